@@ -1,0 +1,55 @@
+"""Shared fixtures: the GPU fixture from ../shared and small CPU profiles captured for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared"
+GPU_FIXTURE_DIR = SHARED / "fixtures" / "gpu_bert_multiworker"
+
+
+def _capture(tmp_path_factory, scenario: str) -> Path:
+    logdir = tmp_path_factory.mktemp(f"cpu_{scenario}")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    subprocess.run([sys.executable, str(HERE / "make_cpu_profile.py"), str(logdir), scenario],
+                   check=True, env=env, timeout=300, capture_output=True)
+    return logdir
+
+
+@pytest.fixture(scope="session")
+def gpu_fixture_file() -> Path:
+    files = sorted(GPU_FIXTURE_DIR.glob("*.xplane.pb"))
+    assert files, f"GPU fixture missing under {GPU_FIXTURE_DIR}"
+    return files[0]
+
+
+@pytest.fixture(scope="session")
+def cpu_logdir(tmp_path_factory) -> Path:
+    """Logdir of a custom-loop CPU profile (step markers, tf.data, host tracer 3)."""
+    return _capture(tmp_path_factory, "loop")
+
+
+@pytest.fixture(scope="session")
+def cpu_python_logdir(tmp_path_factory) -> Path:
+    """Logdir of a CPU profile with the Python tracer on."""
+    return _capture(tmp_path_factory, "python")
+
+
+def xplane_files(logdir: Path) -> list[Path]:
+    return sorted(Path(logdir).glob("plugins/profile/*/*.xplane.pb"))
+
+
+@pytest.fixture(scope="session")
+def cpu_file(cpu_logdir) -> Path:
+    return xplane_files(cpu_logdir)[0]
+
+
+@pytest.fixture(scope="session")
+def cpu_python_file(cpu_python_logdir) -> Path:
+    return xplane_files(cpu_python_logdir)[0]

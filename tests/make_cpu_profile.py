@@ -1,0 +1,55 @@
+"""Capture small real CPU profiles with tensorflow-cpu, for the tests (run in a subprocess).
+
+    python tests/make_cpu_profile.py LOGDIR SCENARIO
+
+Scenarios:
+  loop      custom training loop, tf.profiler.experimental.Trace step markers, tf.data pipeline,
+            host tracer level 3
+  python    the same with the Python tracer on (many more events and lines)
+  html      a loop whose trace names contain HTML (for escaping tests)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(logdir: str, scenario: str, steps: int = 8) -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    ds = (tf.data.Dataset.range(10**6)
+          .map(lambda i: (tf.cast(tf.fill([16], i % 7), tf.float32), i % 3))
+          .batch(8).prefetch(2))
+    w = tf.Variable(tf.random.normal([16, 3]))
+    opt = tf.keras.optimizers.SGD(0.01)
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, w)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        opt.apply_gradients([(tape.gradient(loss, w), w)])
+        return loss
+
+    it = iter(ds)
+    for _ in range(2):
+        train_step(*next(it))
+    options = tf.profiler.experimental.ProfilerOptions(
+        host_tracer_level=3, python_tracer_level=1 if scenario == "python" else 0,
+        device_tracer_level=1)
+    tf.profiler.experimental.start(logdir, options=options)
+    for step in range(steps):
+        with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
+            x, y = next(it)
+            if scenario == "html":
+                with tf.profiler.experimental.Trace("<img src=x onerror=alert(1)>"):
+                    train_step(x, y)
+            else:
+                train_step(x, y)
+    tf.profiler.experimental.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "loop")

@@ -1,0 +1,21 @@
+"""Exceptions raised by tfprof_nb."""
+
+from __future__ import annotations
+
+__all__ = ["ProfileFormatError"]
+
+
+class ProfileFormatError(ValueError):
+    """A profile file cannot be read: wrong type, truncated or corrupt.
+
+    The message names the file and what is wrong with it; ``path`` and ``offset`` (the byte
+    offset where decoding stopped, when known) are available as attributes.
+    """
+
+    def __init__(self, path, problem: str, offset: int | None = None):
+        self.path = None if path is None else str(path)
+        self.problem = problem
+        self.offset = offset
+        where = f" at byte {offset}" if offset is not None else ""
+        name = self.path if self.path is not None else "<bytes>"
+        super().__init__(f"{name}: {problem}{where}")

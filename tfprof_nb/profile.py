@@ -1,0 +1,210 @@
+"""The :class:`Profile`: one profiling run, one decoded XSpace per host, as pandas tables."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ._tables import categorical_from_tables, stat_series
+from .xspace import XSpaceData, read_xspace
+from .xspace.files import find_profile_files, host_name_of
+
+__all__ = ["Profile", "load"]
+
+_EVENT_COLUMNS = ["host", "plane", "line", "name", "start_us", "duration_us", "line_id",
+                  "start_ps", "duration_ps", "num_occurrences"]
+
+
+def load(path, *, parallel: bool = True) -> "Profile":
+    """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
+    file, or a list of these.  Each host's file is decoded independently (in parallel threads:
+    the decoder releases the GIL).
+    """
+    files = find_profile_files(path)
+    hosts = [host_name_of(f) for f in files]
+    dupes = {h for h in hosts if hosts.count(h) > 1}
+    if dupes:  # same file name in different runs: keep them apart
+        hosts = [f"{h} ({f.parent.name})" if h in dupes else h for h, f in zip(hosts, files)]
+    if parallel and len(files) > 1:
+        with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
+            spaces = list(pool.map(read_xspace, files))
+    else:
+        spaces = [read_xspace(f) for f in files]
+    order = np.argsort(hosts, kind="stable")
+    return Profile({hosts[i]: spaces[i] for i in order}, source=[str(f) for f in files])
+
+
+class Profile:
+    """A profiling run: one decoded XSpace per host.
+
+    Tables are built lazily on first access and cached.  Times are relative to the profile
+    start (the earliest host's start), in the unit their column name says.
+    """
+
+    def __init__(self, spaces: dict[str, XSpaceData], source: list[str] | None = None):
+        if not spaces:
+            raise ValueError("a Profile needs at least one host")
+        self.spaces = dict(spaces)
+        self.source = list(source or [])
+
+    # ---- hosts and time -----------------------------------------------------------------
+    @property
+    def hosts(self) -> list[str]:
+        """Host names, one per ``.xplane.pb`` file."""
+        return list(self.spaces)
+
+    @cached_property
+    def _origin_ns(self) -> int:
+        origins = [s.origin_ns() for s in self.spaces.values()]
+        return min(origins)
+
+    def _host_shift_ps(self, space: XSpaceData) -> int:
+        return (space.origin_ns() - self._origin_ns) * 1000
+
+    @property
+    def start_time(self) -> pd.Timestamp | None:
+        """Wall-clock start of the profile (UTC), from the Task Environment plane."""
+        starts = [s.profile_start_ns for s in self.spaces.values() if s.profile_start_ns]
+        return pd.Timestamp(min(starts), unit="ns", tz="UTC") if starts else None
+
+    @property
+    def stop_time(self) -> pd.Timestamp | None:
+        """Wall-clock end of the profile (UTC), from the Task Environment plane."""
+        stops = [s.profile_stop_ns for s in self.spaces.values() if s.profile_stop_ns]
+        return pd.Timestamp(max(stops), unit="ns", tz="UTC") if stops else None
+
+    @property
+    def duration_us(self) -> float:
+        """Profile duration: stop minus start when known, else the span of the events."""
+        if self.start_time is not None and self.stop_time is not None:
+            return (self.stop_time - self.start_time).value / 1e3
+        ev = self.events
+        if ev.empty:
+            return 0.0
+        return float((ev.start_us + ev.duration_us).max() - ev.start_us.min())
+
+    # ---- events ---------------------------------------------------------------------------
+    @cached_property
+    def _event_offsets(self) -> dict[str, int]:
+        offsets, total = {}, 0
+        for host, space in self.spaces.items():
+            offsets[host] = total
+            total += len(space.events)
+        return offsets
+
+    @cached_property
+    def events(self) -> pd.DataFrame:
+        """Every event of every host, one row each; the index is the global event id.
+
+        Columns: host, plane, line, name (categoricals), start_us, duration_us (float, relative
+        to the profile start), line_id, start_ps, duration_ps, num_occurrences (int64).
+        """
+        spaces = list(self.spaces.values())
+        n = [len(s.events) for s in spaces]
+        host_codes = np.repeat(np.arange(len(spaces), dtype=np.int32), n)
+        plane = categorical_from_tables(
+            [s.events.plane for s in spaces], [s.plane_names for s in spaces])
+        line = categorical_from_tables(
+            [s.events.line for s in spaces], [s.line_names for s in spaces])
+        name = categorical_from_tables(
+            [s.events.name_code for s in spaces], [s.events.names for s in spaces])
+        start_ps = np.concatenate(
+            [s.event_start_ps() + self._host_shift_ps(s) for s in spaces]) if spaces else []
+        duration_ps = np.concatenate([s.events.duration_ps for s in spaces])
+        df = pd.DataFrame({
+            "host": pd.Categorical.from_codes(host_codes, categories=self.hosts),
+            "plane": plane,
+            "line": line,
+            "name": name,
+            "start_us": start_ps / 1e6,
+            "duration_us": duration_ps / 1e6,
+            "line_id": np.concatenate([s.line_ids[s.events.line] for s in spaces]),
+            "start_ps": start_ps,
+            "duration_ps": duration_ps,
+            "num_occurrences": np.concatenate([s.events.num_occurrences for s in spaces]),
+        }, copy=False)
+        df.index.name = "event"
+        return df
+
+    def stat(self, name: str) -> pd.Series:
+        """Values of the event stat ``name``, indexed by global event id (vectorised).
+
+        Integers come as int64 (uint64 values above 2**63-1 as their int64 bit pattern when
+        mixed with int64 values, else as uint64), doubles as float64, strings and resolved refs
+        as a categorical, bytes as objects.  Events without the stat are absent.
+        """
+        parts = []
+        for host, space in self.spaces.items():
+            st = space.stats
+            try:
+                code = st.names.index(name)
+            except ValueError:
+                continue
+            rows = np.flatnonzero((st.name_code == code) & (st.owner_kind == 0))
+            if len(rows):
+                parts.append((self._event_offsets[host], st, rows))
+        return stat_series(parts, name)
+
+    def event_stats(self, names, events: pd.DataFrame | None = None) -> pd.DataFrame:
+        """``events`` (default: all) with one column per stat in ``names`` (NaN where absent)."""
+        names = [names] if isinstance(names, str) else list(names)
+        base = self.events if events is None else events
+        out = base.copy()
+        for n in names:
+            out[n] = self.stat(n).reindex(base.index)
+        return out
+
+    # ---- planes and lines ---------------------------------------------------------------
+    @cached_property
+    def planes(self) -> pd.DataFrame:
+        """One row per plane: host, plane, plane_id, lines, events, and its plane-level stats."""
+        rows = []
+        for host, space in self.spaces.items():
+            n_events = np.bincount(space.events.plane, minlength=len(space.plane_names))
+            n_lines = np.bincount(space.line_plane, minlength=len(space.plane_names))
+            for i, pname in enumerate(space.plane_names):
+                rows.append({"host": host, "plane": pname, "plane_id": int(space.plane_ids[i]),
+                             "lines": int(n_lines[i]), "events": int(n_events[i]),
+                             "stats": space.plane_stats(i)})
+        return pd.DataFrame(rows, columns=["host", "plane", "plane_id", "lines", "events",
+                                           "stats"])
+
+    @cached_property
+    def lines(self) -> pd.DataFrame:
+        """One row per line (thread or stream): host, plane, line, line_id, display name,
+        display id, start_us and events."""
+        rows = []
+        for host, space in self.spaces.items():
+            n_events = np.bincount(space.events.line, minlength=len(space.line_names))
+            start = (space.line_start_ps() + self._host_shift_ps(space)) / 1e6
+            for i, lname in enumerate(space.line_names):
+                rows.append({"host": host, "plane": space.plane_names[space.line_plane[i]],
+                             "line": lname, "line_id": int(space.line_ids[i]),
+                             "display_name": space.line_display_names[i],
+                             "display_id": int(space.line_display_ids[i]),
+                             "start_us": float(start[i]), "events": int(n_events[i])})
+        return pd.DataFrame(rows, columns=["host", "plane", "line", "line_id", "display_name",
+                                           "display_id", "start_us", "events"])
+
+    # ---- display --------------------------------------------------------------------------
+    def summary(self) -> str:
+        """A few lines describing the profile (hosts, planes, events, duration)."""
+        n_events = sum(len(s.events) for s in self.spaces.values())
+        lines = [f"Profile: {len(self.hosts)} host(s), {n_events:,} events, "
+                 f"{self.duration_us / 1e3:,.1f} ms"]
+        if self.start_time is not None:
+            lines.append(f"  captured {self.start_time:%Y-%m-%d %H:%M:%S} UTC")
+        for host, space in self.spaces.items():
+            planes = ", ".join(f"{p} ({c:,})" for p, c in zip(
+                space.plane_names, np.bincount(space.events.plane,
+                                               minlength=len(space.plane_names))))
+            lines.append(f"  {host}: {planes}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        n_events = sum(len(s.events) for s in self.spaces.values())
+        return f"<tfprof_nb.Profile hosts={self.hosts!r} events={n_events}>"

@@ -1,0 +1,75 @@
+"""Finding the ``.xplane.pb`` files behind a path the user gives to :func:`tfprof_nb.load`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import ProfileFormatError
+
+__all__ = ["XPLANE_SUFFIX", "find_profile_files", "host_name_of"]
+
+XPLANE_SUFFIX = ".xplane.pb"
+
+
+def host_name_of(path) -> str:
+    """Host name of a profile file: its file name without ``.xplane.pb``."""
+    name = Path(path).name
+    return name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else Path(path).stem
+
+
+def _xplane_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir()
+                      if p.name.endswith(XPLANE_SUFFIX) and p.is_file())
+    except OSError:
+        return []
+
+
+def _run_dirs(directory: Path) -> list[Path]:
+    try:
+        return [d for d in directory.iterdir() if d.is_dir() and _xplane_files(d)]
+    except OSError:
+        return []
+
+
+def _newest(runs: list[Path]) -> Path:
+    """The newest run: profiler run names are timestamps, so order by name, then by mtime."""
+    def key(run: Path):
+        newest_file = max(f.stat().st_mtime for f in _xplane_files(run))
+        return (run.name, newest_file)
+    return max(runs, key=key)
+
+
+def find_profile_files(path) -> list[Path]:
+    """Resolve ``path`` to the ``.xplane.pb`` files of one profile run.
+
+    Accepts one file, a run directory (all hosts in it), a TensorBoard-style logdir (the newest
+    run under ``plugins/profile/``), the ``plugins/profile`` directory itself, or a list of any
+    of these.  Raises FileNotFoundError for a missing path and ProfileFormatError for a
+    directory that holds no profile.
+    """
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise ValueError("tfprof_nb.load() got an empty list of paths")
+        files: list[Path] = []
+        for item in path:
+            for f in find_profile_files(item):
+                if f not in files:
+                    files.append(f)
+        return files
+    p = Path(os.fspath(path)).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file or directory")
+    if p.is_file():
+        return [p]
+    direct = _xplane_files(p)
+    if direct:
+        return direct
+    for runs_root in (p / "plugins" / "profile", p / "profile", p):
+        runs = _run_dirs(runs_root) if runs_root.is_dir() else []
+        if runs:
+            return _xplane_files(_newest(runs))
+    raise ProfileFormatError(
+        p, f"holds no profile: no *{XPLANE_SUFFIX} file in it, in plugins/profile/<run>/ "
+        "or in <run>/ below it (capture one with tfprof_nb or tf.profiler first)")

@@ -1,0 +1,187 @@
+"""Column containers for one decoded XSpace (one host's ``.xplane.pb``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["EventTable", "StatTable", "XSpaceData", "TASK_ENVIRONMENT_PLANE"]
+
+TASK_ENVIRONMENT_PLANE = "Task Environment"
+# Line timestamps at or above this many ns since the epoch (1973) are absolute wall times;
+# smaller ones were normalised to the profile start by the profiler.
+_ABSOLUTE_NS = 10**17
+
+
+@dataclass
+class EventTable:
+    """All XEvents of one XSpace, in file order (plane, line, event)."""
+
+    plane: np.ndarray  # int32 plane index
+    line: np.ndarray  # int32 line index (into XSpaceData.line_*)
+    metadata_id: np.ndarray  # int64 as stored in the event
+    metadata_row: np.ndarray  # int64 row of XSpaceData.event_metadata_*, -1 if missing
+    name_code: np.ndarray  # int32 code into ``names``
+    offset_ps: np.ndarray  # int64 offset from the line timestamp
+    duration_ps: np.ndarray  # int64
+    num_occurrences: np.ndarray  # int64 (aggregated events; 0 for timed events)
+    names: list[str]  # distinct event names
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+
+@dataclass
+class StatTable:
+    """All XStats of one XSpace: of events, of event metadata and of planes.
+
+    ``owner`` is an event row, an event-metadata row or a plane index depending on
+    ``owner_kind`` (0, 1, 2).  ``kind`` is the value's oneof case: 1 double, 2 uint64, 3 int64,
+    4 str, 5 bytes, 6 ref (0: no value).  ``raw_value`` holds the 64 bits of numeric values (a
+    double's bit pattern for kind 1, the ref id for kind 6); ``value_code`` indexes ``values``
+    for kinds 4, 5 and 6 (refs resolved to the referenced stat-metadata name).
+    """
+
+    owner_kind: np.ndarray  # int8
+    owner: np.ndarray  # int64
+    plane: np.ndarray  # int32
+    metadata_id: np.ndarray  # int64
+    name_code: np.ndarray  # int32 code into ``names``
+    kind: np.ndarray  # int8
+    raw_value: np.ndarray  # int64
+    value_code: np.ndarray  # int32, -1 for numeric kinds
+    names: list[str]
+    values: list
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    @property
+    def double_value(self) -> np.ndarray:
+        """``raw_value`` as float64 (meaningful where kind == 1)."""
+        return self.raw_value.view(np.float64)
+
+    @property
+    def uint64_value(self) -> np.ndarray:
+        """``raw_value`` as uint64 (meaningful where kind == 2)."""
+        return self.raw_value.view(np.uint64)
+
+
+@dataclass
+class XSpaceData:
+    """One decoded XSpace: planes, lines, events, stats and metadata as numpy columns."""
+
+    path: str | None
+    n_bytes: int
+    hostnames: list[str]
+    errors: list[str]
+    warnings: list[str]
+    plane_ids: np.ndarray
+    plane_names: list[str]
+    line_plane: np.ndarray
+    line_ids: np.ndarray
+    line_display_ids: np.ndarray
+    line_names: list[str]
+    line_display_names: list[str]
+    line_timestamp_ns: np.ndarray
+    line_duration_ps: np.ndarray
+    event_metadata_plane: np.ndarray
+    event_metadata_key: np.ndarray
+    event_metadata_id: np.ndarray
+    event_metadata_names: list[str]
+    event_metadata_display_names: list[str]
+    event_metadata_bytes: list[bytes]
+    event_metadata_children: np.ndarray  # (n, 2): event-metadata row, child id
+    stat_metadata_plane: np.ndarray
+    stat_metadata_key: np.ndarray
+    stat_metadata_id: np.ndarray
+    stat_metadata_names: list[str]
+    stat_metadata_descriptions: list[str]
+    events: EventTable
+    stats: StatTable
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # ---- planes -------------------------------------------------------------------------
+    def plane_index(self, name: str) -> int | None:
+        """Index of the first plane called ``name``, or None."""
+        try:
+            return self.plane_names.index(name)
+        except ValueError:
+            return None
+
+    def plane_stats(self, plane: int) -> dict[str, object]:
+        """Plane-level stats of plane ``plane`` as {name: value}."""
+        st = self.stats
+        rows = np.flatnonzero((st.owner_kind == 2) & (st.owner == plane))
+        return {st.names[st.name_code[r]]: stat_value(st, r) for r in rows.tolist()}
+
+    # ---- time ---------------------------------------------------------------------------
+    @property
+    def profile_start_ns(self) -> int | None:
+        """Wall-clock start of the profile (ns since the epoch) from the Task Environment."""
+        return self._task_env_time("profile_start_time")
+
+    @property
+    def profile_stop_ns(self) -> int | None:
+        """Wall-clock end of the profile (ns since the epoch) from the Task Environment."""
+        return self._task_env_time("profile_stop_time")
+
+    def _task_env_time(self, name: str) -> int | None:
+        plane = self.plane_index(TASK_ENVIRONMENT_PLANE)
+        if plane is None:
+            return None
+        value = self.plane_stats(plane).get(name)
+        return int(value) if isinstance(value, (int, np.integer)) and value > 0 else None
+
+    def line_start_ps(self) -> np.ndarray:
+        """Start of every line in ps relative to :meth:`origin_ns` (int64)."""
+        ts = self.line_timestamp_ns
+        origin = self.origin_ns()
+        if self._timestamps_absolute():
+            return (ts - origin) * 1000
+        start = self.profile_start_ns
+        shift = 0 if start is None else start - origin
+        return (ts + shift) * 1000
+
+    def origin_ns(self) -> int:
+        """The time zero of this host's relative times, ns since the epoch when known.
+
+        The profile start from the Task Environment plane when present; else the first line
+        timestamp for absolute timestamps; else 0 (times stay relative to the profiler's own
+        zero, which for normalised files is the profile start).
+        """
+        if "origin" not in self._cache:
+            start = self.profile_start_ns
+            if start is not None:
+                origin = start
+            elif self._timestamps_absolute():
+                used = self.line_timestamp_ns[np.unique(self.events.line)] \
+                    if len(self.events) else self.line_timestamp_ns
+                origin = int(used.min()) if len(used) else 0
+            else:
+                origin = 0
+            self._cache["origin"] = int(origin)
+        return self._cache["origin"]
+
+    def _timestamps_absolute(self) -> bool:
+        ts = self.line_timestamp_ns
+        return bool(len(ts)) and int(ts.max()) >= _ABSOLUTE_NS
+
+    def event_start_ps(self) -> np.ndarray:
+        """Start of every event in ps relative to :meth:`origin_ns` (int64)."""
+        return self.line_start_ps()[self.events.line] + self.events.offset_ps
+
+
+def stat_value(st: StatTable, row: int):
+    """The Python value of stat row ``row`` (int, float, str or bytes; None if unset)."""
+    kind = int(st.kind[row])
+    if kind == 1:
+        return float(st.double_value[row])
+    if kind == 2:
+        return int(st.uint64_value[row])
+    if kind == 3:
+        return int(st.raw_value[row])
+    if kind in (4, 5, 6):
+        return st.values[st.value_code[row]]
+    return None
