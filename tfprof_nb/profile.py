@@ -58,12 +58,16 @@ class Profile:
         return list(self.spaces)
 
     @cached_property
-    def _origin_ns(self) -> int:
-        origins = [s.origin_ns() for s in self.spaces.values()]
-        return min(origins)
+    def aligned(self) -> bool:
+        """Whether hosts share one time axis: true when every host's start is a wall-clock time
+        (otherwise each host's times are relative to its own start)."""
+        return all(s.origin_is_wall_clock() for s in self.spaces.values())
 
     def _host_shift_ps(self, space: XSpaceData) -> int:
-        return (space.origin_ns() - self._origin_ns) * 1000
+        if not self.aligned:
+            return 0
+        origin = min(s.origin_ns() for s in self.spaces.values())
+        return (space.origin_ns() - origin) * 1000
 
     @property
     def start_time(self) -> pd.Timestamp | None:

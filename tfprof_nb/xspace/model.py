@@ -164,6 +164,10 @@ class XSpaceData:
             self._cache["origin"] = int(origin)
         return self._cache["origin"]
 
+    def origin_is_wall_clock(self) -> bool:
+        """Whether :meth:`origin_ns` is a wall-clock time (so hosts can be aligned)."""
+        return self.profile_start_ns is not None or self._timestamps_absolute()
+
     def _timestamps_absolute(self) -> bool:
         ts = self.line_timestamp_ns
         return bool(len(ts)) and int(ts.max()) >= _ABSOLUTE_NS

@@ -1,0 +1,33 @@
+"""The package's public surface and import cost."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import tfprof_nb as tp
+
+
+def test_exported_names():
+    assert set(tp.__all__) >= {"load", "Profile", "ProfileFormatError", "__version__"}
+    for name in tp.__all__:
+        assert getattr(tp, name) is not None
+
+
+def test_import_is_light_and_does_not_import_tensorflow():
+    code = ("import sys, time; t = time.perf_counter(); import tfprof_nb; "
+            "dt = time.perf_counter() - t; "
+            "print(dt, 'tensorflow' in sys.modules, 'pandas' in sys.modules, "
+            "'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert float(out[0]) < 0.5
+    assert out[1:] == ["False", "False", "False"]
+
+
+def test_analysis_does_not_import_tensorflow(gpu_fixture_file):
+    code = ("import sys, tfprof_nb as tp; p = tp.load(sys.argv[1]); p.events; "
+            "print('tensorflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(gpu_fixture_file)],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

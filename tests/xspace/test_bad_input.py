@@ -1,0 +1,102 @@
+"""Unreadable input gives a clear error naming the file; nothing crashes or hangs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.xspace import read_xspace
+
+from .reference import tf_parse
+
+
+def _write(tmp_path, name, data: bytes):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_empty_file(tmp_path):
+    p = _write(tmp_path, "h.xplane.pb", b"")
+    with pytest.raises(tp.ProfileFormatError, match="empty") as exc:
+        tp.load(p)
+    assert str(p) in str(exc.value)
+
+
+@pytest.mark.parametrize("make, expect", [
+    (lambda raw: gzip.compress(raw), "gzip"),
+    (lambda raw: b"\x89PNG\r\n\x1a\n" + raw[:100], "PNG"),
+    (lambda raw: json.dumps({"traceEvents": []}).encode(), "JSON"),
+    (lambda raw: b"hello, this is not a profile at all\n" * 20, "text"),
+    (lambda raw: b"PK\x03\x04" + raw[:50], "zip"),
+])
+def test_wrong_file_types_are_named(tmp_path, cpu_file, make, expect):
+    p = _write(tmp_path, "h.xplane.pb", make(cpu_file.read_bytes()))
+    with pytest.raises(tp.ProfileFormatError, match=expect) as exc:
+        tp.load(p)
+    assert str(p) in str(exc.value)
+
+
+def test_random_bytes(tmp_path):
+    rng = np.random.default_rng(0)
+    for i in range(200):
+        p = _write(tmp_path, f"r{i}.xplane.pb", rng.bytes(int(rng.integers(1, 5000))))
+        try:
+            read_xspace(p)
+        except tp.ProfileFormatError as exc:
+            assert str(p) in str(exc)
+
+
+def test_truncated_files_fail_or_agree_with_tensorflow(tmp_path, cpu_file):
+    raw = cpu_file.read_bytes()
+    cuts = sorted(set(np.linspace(1, len(raw) - 1, 60).astype(int).tolist()))
+    raised = 0
+    for cut in cuts:
+        p = _write(tmp_path, "t.xplane.pb", raw[:cut])
+        try:
+            x = read_xspace(p)
+        except tp.ProfileFormatError as exc:
+            raised += 1
+            assert str(p) in str(exc) and "truncated" in str(exc)
+            assert exc.offset is None or 0 <= exc.offset < cut
+            continue
+        # a cut exactly between two fields is a valid, shorter message: TF agrees on it
+        ref = tf_parse(raw[:cut])
+        assert len(x.events) == sum(len(ln.events) for pl in ref.planes for ln in pl.lines)
+    assert raised >= len(cuts) * 0.8
+
+
+def test_flipped_bytes_never_crash(tmp_path, gpu_fixture_file):
+    raw = bytearray(gpu_fixture_file.read_bytes())
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        bad = bytearray(raw)
+        for pos in rng.integers(0, len(raw), 8):
+            bad[pos] ^= 1 << int(rng.integers(0, 8))
+        p = _write(tmp_path, "f.xplane.pb", bytes(bad))
+        try:
+            read_xspace(p)
+        except tp.ProfileFormatError as exc:
+            assert str(p) in str(exc)
+
+
+def test_missing_path():
+    with pytest.raises(FileNotFoundError, match="no-such-dir"):
+        tp.load("/tmp/no-such-dir/for/tfprof")
+
+
+def test_directory_without_profiles(tmp_path):
+    (tmp_path / "plugins" / "profile" / "run1").mkdir(parents=True)
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(tp.ProfileFormatError, match="holds no profile") as exc:
+        tp.load(tmp_path)
+    assert str(tmp_path) in str(exc.value)
+
+
+def test_empty_list_of_paths():
+    with pytest.raises(ValueError):
+        tp.load([])
