@@ -5,19 +5,33 @@
     prof.events                      # one row per trace event
 
 Importing the package is cheap: pandas, numba and TensorFlow load only when first needed.
+``tp.capture`` is the capture function; the ``tfprof_nb.capture`` package holds its modules.
 """
 
 from __future__ import annotations
 
 from ._version import __version__
-from .errors import ProfileFormatError
+from .capture.loop import Capture, capture  # light: TensorFlow loads when a capture starts
+from .errors import CaptureError, CaptureWarning, ProfileFormatError
 
-__all__ = ["Profile", "ProfileFormatError", "__version__", "load"]
+__all__ = ["Capture", "CaptureError", "CaptureWarning", "KerasProfiler", "Profile",
+           "ProfileFormatError", "__version__", "capture", "capture_remote", "load",
+           "load_ipython_extension", "start_server"]
 
 _LAZY = {
     "load": ("tfprof_nb.profile", "load"),
     "Profile": ("tfprof_nb.profile", "Profile"),
+    "KerasProfiler": ("tfprof_nb.capture.keras_callback", "KerasProfiler"),
+    "capture_remote": ("tfprof_nb.capture.remote", "capture_remote"),
+    "start_server": ("tfprof_nb.capture.remote", "start_server"),
 }
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext tfprof_nb``: register the ``%tfprof`` / ``%%tfprof`` magics."""
+    from .magic import TfprofMagics
+
+    ipython.register_magics(TfprofMagics)
 
 
 def __getattr__(name: str):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ProfileFormatError"]
+__all__ = ["CaptureError", "CaptureWarning", "ProfileFormatError"]
 
 
 class ProfileFormatError(ValueError):
@@ -19,3 +19,11 @@ class ProfileFormatError(ValueError):
         where = f" at byte {offset}" if offset is not None else ""
         name = self.path if self.path is not None else "<bytes>"
         super().__init__(f"{name}: {problem}{where}")
+
+
+class CaptureError(RuntimeError):
+    """A profile could not be captured (profiler busy, worker unreachable, ...)."""
+
+
+class CaptureWarning(UserWarning):
+    """Capture finished with less than was asked (e.g. the data ran out early)."""

@@ -159,7 +159,10 @@ class Profile:
         base = self.events if events is None else events
         out = base.copy()
         for n in names:
-            out[n] = self.stat(n).reindex(base.index)
+            values = self.stat(n)
+            # an event may carry a stat twice (e.g. Trace.set_metadata): the last one wins
+            values = values[~values.index.duplicated(keep="last")]
+            out[n] = values.reindex(base.index)
         return out
 
     # ---- planes and lines ---------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""tp.Capture / tp.capture on custom training loops, with real TensorFlow."""
+
+from __future__ import annotations
+
+import pytest
+
+import tfprof_nb as tp
+
+from .conftest import step_markers
+
+
+def test_iterate_profiles_the_window_after_warmup(dataset, train_step, tmp_path):
+    with tp.Capture(steps=4, warmup=2, logdir=str(tmp_path), progress=False) as cap:
+        seen = 0
+        for batch in cap.iterate(dataset):
+            train_step(batch)
+            seen += 1
+    assert seen == 6
+    assert cap.steps_profiled == 4
+    assert step_markers(cap.profile) == [2, 3, 4, 5]
+    assert cap.profile.hosts and str(cap.run_dir).startswith(str(tmp_path))
+
+
+def test_input_is_fetched_inside_the_step_marker(dataset, train_step):
+    with tp.Capture(steps=3, warmup=1, progress=False) as cap:
+        for batch in cap.iterate(iter(dataset)):
+            train_step(batch)
+    prof = cap.profile
+    ev = prof.events
+    steps = ev.loc[prof.stat("step_num").index]
+    gets = ev[ev["name"].astype(str).str.contains("IteratorGetNext")]
+    gets = gets[gets["line"] == "python"] if (gets["line"] == "python").any() else gets
+    assert len(gets) >= 3
+    inside = 0
+    for _, s in steps.iterrows():
+        end = s.start_us + s.duration_us
+        inside += int(((gets.start_us >= s.start_us) & (gets.start_us <= end)).any())
+    assert inside == 3
+
+
+def test_step_context_manager_and_capture_function(dataset, train_step):
+    it = iter(dataset)
+    with tp.Capture(steps=2, warmup=1, progress=False) as cap:
+        for _ in range(10):
+            with cap.step():
+                train_step(next(it))
+    assert step_markers(cap.profile) == [1, 2]
+    prof = tp.capture(train_step, dataset, steps=3, warmup=0, progress=False)
+    assert step_markers(prof) == [0, 1, 2]
+
+
+def test_error_mid_capture_keeps_partial_profile_and_propagates(dataset, train_step):
+    class Boom(RuntimeError):
+        pass
+
+    cap = tp.Capture(steps=5, warmup=1, progress=False)
+    with pytest.raises(Boom) as info:
+        with cap:
+            for i, batch in enumerate(cap.iterate(dataset)):
+                if i == 3:
+                    raise Boom("bad batch")
+                train_step(batch)
+    assert str(info.value) == "bad batch"
+    assert info.value.tfprof_profile is cap.profile
+    assert step_markers(cap.profile) == [1, 2, 3]  # step 3 began, then raised
+    assert any("partial profile" in n for n in info.value.__notes__)
+    # the profiler was stopped: a new capture can start
+    prof = tp.capture(train_step, dataset, steps=1, warmup=0, progress=False)
+    assert step_markers(prof) == [0]
+
+
+def test_data_running_out_warns_and_keeps_what_ran(tf, train_step):
+    short = tf.data.Dataset.range(4).map(lambda i: tf.fill([4, 8], tf.cast(i, tf.float32)))
+    with pytest.warns(tp.CaptureWarning, match="2 of 5"):
+        with tp.Capture(steps=5, warmup=2, progress=False) as cap:
+            for batch in cap.iterate(short):
+                train_step(batch)
+    # step 4 began (its marker holds the fetch that found no data) but did not run: TF's Trace
+    # records a marker once it is created, so it stays; two steps ran
+    assert step_markers(cap.profile) == [2, 3, 4]
+    assert cap.steps_profiled == 2
+
+
+def test_session_already_running_is_left_alone(tf, dataset, train_step, tmp_path):
+    tf.profiler.experimental.start(str(tmp_path / "other"))
+    try:
+        with pytest.raises(tp.CaptureError, match="already running"):
+            with tp.Capture(steps=1, warmup=0, progress=False) as cap:
+                for batch in cap.iterate(dataset):
+                    train_step(batch)
+    finally:
+        tf.profiler.experimental.stop()  # still ours to stop: it was left running
+    assert list((tmp_path / "other").glob("plugins/profile/*/*.xplane.pb"))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"steps": -1}, "steps"), ({"steps": 0}, "steps"), ({"warmup": -2}, "warmup"),
+    ({"host_tracer_level": 7}, "host_tracer_level"), ({"python_tracer_level": "1"}, "integer"),
+    ({"device_tracer_level": 1.5}, "integer"), ({"delay_ms": -5}, "delay_ms"),
+])
+def test_bad_options_fail_before_anything_starts(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        tp.Capture(**kwargs)
+
+
+def test_progress_text_in_a_terminal(dataset, train_step, capsys):
+    with tp.Capture(steps=2, warmup=1) as cap:
+        for batch in cap.iterate(dataset):
+            train_step(batch)
+    err = capsys.readouterr().err
+    assert "warm-up 1/1" in err and "profiling step 2/2" in err and str(cap.run_dir) in err

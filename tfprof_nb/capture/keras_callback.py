@@ -1,0 +1,96 @@
+"""A Keras 3 callback that profiles N batches of ``model.fit`` after a warm-up."""
+
+from __future__ import annotations
+
+import keras
+
+from . import context
+from .loop import DEFAULT_STEPS, DEFAULT_WARMUP, StepWindow
+from .options import TracerOptions
+
+__all__ = ["KerasProfiler"]
+
+
+class KerasProfiler(keras.callbacks.Callback):
+    """Profile ``steps`` training batches of ``model.fit`` after ``warmup`` batches.
+
+        prof_cb = tp.KerasProfiler(steps=10, warmup=3)
+        model.fit(ds, epochs=1, callbacks=[prof_cb])
+        prof_cb.profile
+
+    Each profiled batch is wrapped in a ``train`` step marker (Keras 3 emits none, which is why
+    TensorBoard finds no steps in its profiles).  The batch's input is fetched inside
+    ``train_function``, so it falls inside the marker.  If a batch raises, the profiler is
+    stopped, the partial profile saved and attached to the exception; the exception propagates.
+    Does not need the tensorboard package.
+    """
+
+    def __init__(self, steps: int | None = None, warmup: int | None = None,
+                 logdir: str | None = None, *, host_tracer_level: int | None = None,
+                 python_tracer_level: int | None = None,
+                 device_tracer_level: int | None = None, delay_ms: int | None = None,
+                 progress: bool | None = None):
+        super().__init__()
+        ctx = context.current()
+        given = {"host_tracer_level": host_tracer_level,
+                 "python_tracer_level": python_tracer_level,
+                 "device_tracer_level": device_tracer_level, "delay_ms": delay_ms}
+        tracer = dict(ctx.tracer) if ctx else {}
+        tracer.update({k: v for k, v in given.items() if v is not None})
+        self._window = StepWindow(
+            steps if steps is not None else (ctx.steps if ctx else DEFAULT_STEPS),
+            warmup if warmup is not None else (ctx.warmup if ctx else DEFAULT_WARMUP),
+            logdir or (ctx.logdir if ctx else None), TracerOptions(**tracer), "train",
+            progress if progress is not None else (ctx.progress if ctx else True),
+            owner="tp.KerasProfiler")
+        self._wrapped = None
+
+    @property
+    def profile(self):
+        """The captured Profile (None until the profiled batches are done)."""
+        return self._window.profile
+
+    @property
+    def run_dir(self):
+        return self._window.run_dir
+
+    @property
+    def logdir(self) -> str:
+        return self._window.logdir
+
+    @property
+    def steps_profiled(self) -> int:
+        return self._window.profiled
+
+    # ---- fit hooks ----------------------------------------------------------------------
+    def on_train_begin(self, logs=None):
+        model = self.model
+        original = getattr(model, "train_function", None)
+        if original is None or self._wrapped is not None:
+            return
+        window = self._window
+
+        def train_function(*args, **kwargs):
+            try:
+                return original(*args, **kwargs)
+            except BaseException as exc:
+                window.finish(exc)
+                raise
+
+        self._wrapped = (model, original)
+        model.train_function = train_function
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self._window.done < self._window.total:
+            self._window.begin_step()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._window.done < self._window.total:
+            self._window.end_step()
+
+    def on_train_end(self, logs=None):
+        if self._wrapped is not None:
+            model, original = self._wrapped
+            model.train_function = original
+            self._wrapped = None
+        self._window.finish()

@@ -1,0 +1,253 @@
+"""Profiling N steps of a custom training loop after a warm-up."""
+
+from __future__ import annotations
+
+import warnings
+
+from ..errors import CaptureWarning
+from . import context
+from .options import TracerOptions, check_steps
+from .progress import StepProgress
+from .session import LocalSession
+
+__all__ = ["Capture", "capture", "DEFAULT_STEPS", "DEFAULT_WARMUP"]
+
+# The profiler guide's advice: skip the first steps (tracing, warm caches), profile about 10.
+DEFAULT_STEPS = 10
+DEFAULT_WARMUP = 3
+
+
+class StepWindow:
+    """Counts steps, starts the profiler after the warm-up, marks each profiled step with a
+    ``Trace(step_name, step_num=n, _r=1)`` and stops after the last one.  Shared by the loop
+    API and the Keras callback."""
+
+    def __init__(self, steps, warmup, logdir, tracer: TracerOptions, step_name: str,
+                 progress: bool, owner: str):
+        self.steps, self.warmup = check_steps(steps, warmup)
+        self.tracer = tracer
+        self.step_name = step_name
+        self.session = LocalSession(logdir, tracer, owner)
+        self.progress = StepProgress(self.steps, self.warmup, enabled=progress)
+        self.done = 0  # steps begun and ended
+        self.profiled = 0
+        self.profile = None
+        self.run_dir = None
+        self._trace = None
+        self._finished = False
+
+    @property
+    def logdir(self) -> str:
+        return self.session.logdir
+
+    @property
+    def total(self) -> int:
+        return self.warmup + self.steps
+
+    def begin_step(self) -> None:
+        n = self.done
+        if n == self.warmup and not self.session.running and not self._finished:
+            self.session.start()
+        if self.session.running and self.warmup <= n < self.total:
+            import tensorflow as tf
+
+            self._trace = tf.profiler.experimental.Trace(self.step_name, step_num=n, _r=1)
+            self._trace.__enter__()
+        self.progress.update(n)
+
+    def end_step(self) -> None:
+        self._close_trace()
+        if self.session.running and self.done >= self.warmup:
+            self.profiled += 1
+        self.done += 1
+        if self.done >= self.total and self.session.running:
+            self.finish()
+
+    def abandon_step(self) -> None:
+        """The step did not run (no more data): drop its marker."""
+        self._close_trace()
+
+    def _close_trace(self) -> None:
+        if self._trace is not None:
+            trace, self._trace = self._trace, None
+            trace.__exit__(None, None, None)
+
+    def finish(self, exc: BaseException | None = None):
+        """Stop and save if running; load the profile.  Never masks ``exc``."""
+        if self._finished:
+            return self.profile
+        self._finished = True
+        self._close_trace()
+        if not self.session.running:
+            return None
+        try:
+            self.run_dir = self.session.stop()
+            from ..profile import load
+
+            self.profile = load(self.run_dir)
+        except Exception as err:
+            if exc is None:
+                raise
+            warnings.warn(f"could not save the partial profile: {err}", CaptureWarning,
+                          stacklevel=3)
+            return None
+        ctx = context.current()
+        if ctx is not None:
+            ctx.runs.append(self.run_dir)
+            ctx.profiles.append(self.profile)
+        what = f"{self.profiled} step(s)" if exc is None else \
+            f"{self.profiled} step(s) before the error"
+        self.progress.finish(f"profiled {what}; files in {self.run_dir}")
+        if exc is not None:
+            _attach(exc, self.profile, self.run_dir, self.profiled)
+        elif self.profiled < self.steps:
+            warnings.warn(f"only {self.profiled} of {self.steps} steps were profiled (the loop "
+                          f"ended early); the profile keeps what ran", CaptureWarning,
+                          stacklevel=4)
+        return self.profile
+
+
+def _attach(exc: BaseException, profile, run_dir, profiled: int) -> None:
+    try:
+        exc.tfprof_profile = profile
+    except Exception:  # some exception types refuse new attributes
+        pass
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"tfprof_nb: the partial profile ({profiled} step(s)) was saved in "
+                     f"{run_dir}; it is attached as .tfprof_profile")
+
+
+class Capture:
+    """Profile ``steps`` steps of a training loop after ``warmup`` steps.
+
+        with tp.Capture(steps=10, warmup=3) as cap:
+            for batch in cap.iterate(dataset):
+                train_step(batch)
+        cap.profile
+
+    ``iterate`` takes the next element *inside* each step's trace, so the input pipeline is
+    attributed to the step (the profiler guide shows why the other order misleads the input
+    analysis).  For loops that fetch data themselves, use ``with cap.step(): ...`` per step.
+    If the loop raises, the profiler is stopped, the partial profile saved and attached to the
+    exception (``exc.tfprof_profile``) and to ``cap.profile``; the exception propagates
+    unchanged.  Inside a ``%%tfprof`` cell, unset options come from the magic.
+    """
+
+    def __init__(self, steps: int | None = None, warmup: int | None = None,
+                 logdir: str | None = None, *, host_tracer_level: int | None = None,
+                 python_tracer_level: int | None = None,
+                 device_tracer_level: int | None = None, delay_ms: int | None = None,
+                 step_name: str = "train", progress: bool | None = None):
+        ctx = context.current()
+        given = {"host_tracer_level": host_tracer_level,
+                 "python_tracer_level": python_tracer_level,
+                 "device_tracer_level": device_tracer_level, "delay_ms": delay_ms}
+        tracer = dict(ctx.tracer) if ctx else {}
+        tracer.update({k: v for k, v in given.items() if v is not None})
+        self._window = StepWindow(
+            steps if steps is not None else (ctx.steps if ctx else DEFAULT_STEPS),
+            warmup if warmup is not None else (ctx.warmup if ctx else DEFAULT_WARMUP),
+            logdir or (ctx.logdir if ctx else None), TracerOptions(**tracer), step_name,
+            progress if progress is not None else (ctx.progress if ctx else True),
+            owner="tp.Capture")
+        self._in_with = False
+
+    # ---- results ------------------------------------------------------------------------
+    @property
+    def profile(self):
+        """The captured :class:`~tfprof_nb.Profile` (None until the window is done)."""
+        return self._window.profile
+
+    @property
+    def run_dir(self):
+        """Directory holding the raw ``.xplane.pb`` file(s)."""
+        return self._window.run_dir
+
+    @property
+    def logdir(self) -> str:
+        return self._window.logdir
+
+    @property
+    def steps(self) -> int:
+        return self._window.steps
+
+    @property
+    def warmup(self) -> int:
+        return self._window.warmup
+
+    @property
+    def steps_profiled(self) -> int:
+        return self._window.profiled
+
+    # ---- driving --------------------------------------------------------------------------
+    def __enter__(self) -> "Capture":
+        self._in_with = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._in_with = False
+        self._window.finish(exc)
+        return False
+
+    def iterate(self, iterable, *, continue_after: bool = False):
+        """Yield ``warmup + steps`` elements of ``iterable``, one step each.
+
+        With ``continue_after`` the remaining elements follow, unprofiled.
+        """
+        win = self._window
+        it = iter(iterable)
+        while win.done < win.total:
+            win.begin_step()
+            try:
+                item = next(it)
+            except StopIteration:
+                win.abandon_step()
+                win.finish()
+                return
+            try:
+                yield item
+            except GeneratorExit:
+                # The loop was left early, by break or by an exception (the generator is closed
+                # before any enclosing ``with`` sees the exception).  Inside ``with`` the exit
+                # finishes with the right exception; outside, save what ran now.
+                if not self._in_with:
+                    win.finish()
+                raise
+            win.end_step()
+        if continue_after:
+            yield from it
+
+    def step(self):
+        """Context manager marking one training step."""
+        return _Step(self._window)
+
+    def stop(self):
+        """Stop now (e.g. after breaking out of the loop) and return the profile."""
+        return self._window.finish()
+
+
+class _Step:
+    def __init__(self, window: StepWindow):
+        self.window = window
+
+    def __enter__(self):
+        self.window.begin_step()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None:
+            self.window.end_step()
+        else:
+            self.window.finish(exc)
+        return False
+
+
+def capture(fn, data, steps: int | None = None, warmup: int | None = None, **options):
+    """Call ``fn(batch)`` for each batch of ``data`` through a :class:`Capture`; return the
+    Profile.  ``options`` are those of :class:`Capture`."""
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {type(fn).__name__}")
+    with Capture(steps, warmup, **options) as cap:
+        for batch in cap.iterate(data):
+            fn(batch)
+    return cap.profile

@@ -1,0 +1,56 @@
+"""Validated profiler options (TensorFlow itself only logs a warning for bad ones)."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+__all__ = ["TracerOptions", "check_steps"]
+
+_LEVELS = {
+    "host_tracer_level": (0, 3, "0 off, 1 user Trace events, 2 + high-level TF ops (default), "
+                                "3 + all TF ops"),
+    "python_tracer_level": (0, 1, "0 off (default), 1 trace every Python call"),
+    "device_tracer_level": (0, 1, "0 off, 1 on (default)"),
+}
+
+
+def _check_int(name: str, value, lo: int, hi: int | None, meaning: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        extra = f" ({meaning})" if meaning else ""
+        raise ValueError(f"{name} must be in {rng}{extra}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class TracerOptions:
+    """Tracer levels and start delay, checked when created."""
+
+    host_tracer_level: int = 2
+    python_tracer_level: int = 0
+    device_tracer_level: int = 1
+    delay_ms: int = 0
+
+    def __post_init__(self):
+        for name, (lo, hi, meaning) in _LEVELS.items():
+            object.__setattr__(self, name, _check_int(name, getattr(self, name), lo, hi, meaning))
+        object.__setattr__(self, "delay_ms", _check_int("delay_ms", self.delay_ms, 0, None))
+
+    def to_tf(self):
+        """The matching ``tf.profiler.experimental.ProfilerOptions``."""
+        import tensorflow as tf
+
+        return tf.profiler.experimental.ProfilerOptions(
+            host_tracer_level=self.host_tracer_level,
+            python_tracer_level=self.python_tracer_level,
+            device_tracer_level=self.device_tracer_level,
+            delay_ms=self.delay_ms)
+
+
+def check_steps(steps, warmup) -> tuple[int, int]:
+    """Validate a step window: at least one profiled step, no negative warm-up."""
+    return _check_int("steps", steps, 1, None), _check_int("warmup", warmup, 0, None)
