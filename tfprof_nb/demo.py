@@ -11,34 +11,31 @@ import sys
 import time
 
 
-def profile_small_keras_model(logdir: str, steps: int = 10, warmup: int = 3) -> None:
-    """Train a small Keras model on a tf.data pipeline and profile ``steps`` steps."""
+def profile_small_keras_model(logdir: str, steps: int = 10, warmup: int = 3):
+    """Train a small Keras CNN on a tf.data pipeline with ``model.fit`` and profile ``steps``
+    batches after ``warmup`` with :class:`tfprof_nb.KerasProfiler`; return the Profile."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import keras
     import tensorflow as tf
 
-    (x, y) = (tf.random.normal([4096, 28, 28, 1]), tf.random.uniform([4096], 0, 10, tf.int32))
+    import tfprof_nb as tp
+
+    x = tf.random.normal([2048, 28, 28, 1])
+    y = tf.random.uniform([2048], 0, 10, tf.int32)
     ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(64).prefetch(2)
-    model = tf.keras.Sequential([
-        tf.keras.Input((28, 28, 1)),
-        tf.keras.layers.Conv2D(16, 3, activation="relu"),
-        tf.keras.layers.MaxPooling2D(),
-        tf.keras.layers.Flatten(),
-        tf.keras.layers.Dense(64, activation="relu"),
-        tf.keras.layers.Dense(10),
+    model = keras.Sequential([
+        keras.Input((28, 28, 1)),
+        keras.layers.Conv2D(16, 3, activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+        keras.layers.Dense(64, activation="relu"),
+        keras.layers.Dense(10),
     ])
     model.compile(optimizer="adam",
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    it = iter(ds.repeat())
-    for _ in range(warmup):
-        model.train_on_batch(*next(it))
-    tf.profiler.experimental.start(logdir, options=tf.profiler.experimental.ProfilerOptions(
-        host_tracer_level=2, python_tracer_level=0, device_tracer_level=1))
-    try:
-        for step in range(steps):
-            with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
-                model.train_on_batch(*next(it))
-    finally:
-        tf.profiler.experimental.stop()
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    profiler = tp.KerasProfiler(steps=steps, warmup=warmup, logdir=logdir)
+    model.fit(ds, epochs=1, callbacks=[profiler], verbose=0, shuffle=False)
+    return profiler.profile
 
 
 def main(argv=None) -> int:
@@ -53,7 +50,7 @@ def main(argv=None) -> int:
 
     import tfprof_nb as tp
 
-    prof = tp.load(logdir)
+    prof = tp.load(logdir)  # what a later session would do: read the saved run back
     n = len(prof.events)
     t2 = time.perf_counter()
     print(prof.summary())

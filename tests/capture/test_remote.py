@@ -1,0 +1,84 @@
+"""Remote and multi-worker capture over TensorFlow's gRPC profiler service, on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import tfprof_nb as tp
+
+HERE = Path(__file__).resolve().parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def two_workers():
+    ports = [_free_port(), _free_port()]
+    procs = [subprocess.Popen([sys.executable, str(HERE / "remote_worker.py"), str(p), "60"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+             for p in ports]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        yield ports
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(timeout=30)
+
+
+def test_two_workers_captured_together(two_workers, tmp_path):
+    addrs = [f"grpc://127.0.0.1:{p}" for p in two_workers]
+    prof = tp.capture_remote(addrs, duration_ms=1500, logdir=str(tmp_path))
+    assert set(prof.hosts) == {f"127.0.0.1_{p}" for p in two_workers}
+    steps = prof.stat("step_num")
+    per_host = prof.events.loc[steps.index, "host"].value_counts()
+    for host in prof.hosts:  # each worker ran ~1.5 s of ~10 ms steps
+        assert per_host[host] >= 20
+    assert prof.aligned
+
+
+def test_unreachable_worker_fails_fast_naming_it():
+    port = _free_port()
+    t0 = time.monotonic()
+    with pytest.raises(tp.CaptureError, match=f"127.0.0.1:{port}"):
+        tp.capture_remote(f"127.0.0.1:{port}", duration_ms=500)
+    assert time.monotonic() - t0 < 10
+
+
+def test_silent_server_times_out(tmp_path):
+    """A port that accepts connections but never answers must not hang the caller."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(tp.CaptureError):
+            tp.capture_remote(f"127.0.0.1:{port}", duration_ms=200, timeout_s=8,
+                              num_tracing_attempts=1)
+        assert time.monotonic() - t0 < 20
+    finally:
+        srv.close()
+
+
+@pytest.mark.parametrize("bad", ["", "nohost", "http://x:1", "grpc://x"])
+def test_bad_addresses(bad):
+    with pytest.raises(ValueError):
+        tp.capture_remote(bad, duration_ms=100)
+
+
+def test_remote_tracer_options_warn_that_tf_ignores_them(two_workers):
+    with pytest.warns(tp.CaptureWarning, match="ignores tracer options"):
+        tp.capture_remote(f"127.0.0.1:{two_workers[0]}", duration_ms=300,
+                          host_tracer_level=3)

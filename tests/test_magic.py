@@ -1,0 +1,104 @@
+"""%%tfprof in a real IPython kernel (nbclient), on cells that call Keras model.fit."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+SETUP = """
+import os, json
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np, keras, tensorflow as tf
+x = np.random.rand(640, 8).astype("float32"); y = np.random.rand(640, 1).astype("float32")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+
+def markers(p):
+    steps, roots, ev = p.stat("step_num"), p.stat("_r"), p.events
+    idx = steps.index.intersection(roots.index)
+    idx = idx[ev.loc[idx, "name"] == "train"]
+    return sorted(steps.loc[idx].tolist())
+
+def gen():
+    for i in range(50):
+        if i == 4:
+            raise ValueError("corrupt record")
+        yield np.ones((8, 8), np.float32), np.ones((8, 1), np.float32)
+
+bad_ds = tf.data.Dataset.from_generator(gen, output_signature=(
+    tf.TensorSpec((8, 8), tf.float32), tf.TensorSpec((8, 1), tf.float32)))
+"""
+
+
+def _run(cells: list[str], tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    return nb
+
+
+def _text(cell) -> str:
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type == "error":
+            out.append(f"{o.ename}: {o.evalue}")
+        elif "text/plain" in o.get("data", {}):
+            out.append(o.data["text/plain"])
+    return "".join(out)
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("magic")
+    cells = [
+        "%load_ext tfprof_nb",
+        SETUP,
+        "%%tfprof --steps 3 --warmup 2\nmodel.fit(x, y, batch_size=32, epochs=1, verbose=0)",
+        "print(json.dumps({'markers': markers(_tfprof), 'hosts': _tfprof.hosts}))",
+        "%%tfprof --steps 10 --warmup 1 --out failed --no-show\n"
+        "model.fit(bad_ds, epochs=1, verbose=0)",
+        "print(json.dumps({'markers': markers(failed)}))",
+        "%tfprof --out one --no-show model.predict(x[:64], verbose=0)",
+        "print(json.dumps({'events': len(one.events), 'lines': len(one.lines)}))",
+        "%tfprof --help",
+        "%tfprof --steps -3 model.predict(x[:8])",
+    ]
+    return _run(cells, tmp)
+
+
+def test_fit_cell_profiles_the_step_window(executed):
+    out = _text(executed.cells[2])
+    assert "Profile: 1 host" in out and "stored in `_tfprof`" in out
+    # the progress bar is an ipywidget; its final label is in the saved widget state
+    assert "IntProgress" in out
+    state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    labels = [m["state"].get("value", "") for m in state.values()
+              if m["model_name"] == "LabelModel"]
+    assert any("profiled 3 step(s)" in label for label in labels)
+    res = json.loads(_text(executed.cells[3]))
+    assert res["markers"] == [2, 3, 4]
+    assert len(res["hosts"]) == 1
+
+
+def test_failing_cell_keeps_partial_profile_and_shows_the_error(executed):
+    assert "corrupt record" in _text(executed.cells[4])
+    assert any(o.output_type == "error" for o in executed.cells[4].outputs)
+    res = json.loads(_text(executed.cells[5]))
+    assert res["markers"][:1] == [1] and len(res["markers"]) >= 2
+
+
+def test_line_magic_profiles_one_statement(executed):
+    res = json.loads(_text(executed.cells[7]))
+    assert res["events"] > 0 and res["lines"] > 0
+
+
+def test_help_and_bad_options(executed):
+    assert "--steps" in _text(executed.cells[8]) and "--remote" in _text(executed.cells[8])
+    assert "ValueError: steps must be" in _text(executed.cells[9])
