@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import keras
 
-from . import context
-from .loop import DEFAULT_STEPS, DEFAULT_WARMUP, StepWindow
-from .options import TracerOptions
+from .loop import WindowResults, make_window
 
 __all__ = ["KerasProfiler"]
 
 
-class KerasProfiler(keras.callbacks.Callback):
+class KerasProfiler(WindowResults, keras.callbacks.Callback):
     """Profile ``steps`` training batches of ``model.fit`` after ``warmup`` batches.
 
         prof_cb = tp.KerasProfiler(steps=10, warmup=3)
@@ -31,36 +29,12 @@ class KerasProfiler(keras.callbacks.Callback):
                  device_tracer_level: int | None = None, delay_ms: int | None = None,
                  progress: bool | None = None):
         super().__init__()
-        ctx = context.current()
-        given = {"host_tracer_level": host_tracer_level,
-                 "python_tracer_level": python_tracer_level,
-                 "device_tracer_level": device_tracer_level, "delay_ms": delay_ms}
-        tracer = dict(ctx.tracer) if ctx else {}
-        tracer.update({k: v for k, v in given.items() if v is not None})
-        self._window = StepWindow(
-            steps if steps is not None else (ctx.steps if ctx else DEFAULT_STEPS),
-            warmup if warmup is not None else (ctx.warmup if ctx else DEFAULT_WARMUP),
-            logdir or (ctx.logdir if ctx else None), TracerOptions(**tracer), "train",
-            progress if progress is not None else (ctx.progress if ctx else True),
-            owner="tp.KerasProfiler")
+        self._window = make_window(
+            steps, warmup, logdir,
+            {"host_tracer_level": host_tracer_level, "python_tracer_level": python_tracer_level,
+             "device_tracer_level": device_tracer_level, "delay_ms": delay_ms},
+            "train", progress, owner="tp.KerasProfiler")
         self._wrapped = None
-
-    @property
-    def profile(self):
-        """The captured Profile (None until the profiled batches are done)."""
-        return self._window.profile
-
-    @property
-    def run_dir(self):
-        return self._window.run_dir
-
-    @property
-    def logdir(self) -> str:
-        return self._window.logdir
-
-    @property
-    def steps_profiled(self) -> int:
-        return self._window.profiled
 
     # ---- fit hooks ----------------------------------------------------------------------
     def on_train_begin(self, logs=None):

@@ -107,52 +107,25 @@ class StepWindow:
         return self.profile
 
 
-def _attach(exc: BaseException, profile, run_dir, profiled: int) -> None:
-    try:
-        exc.tfprof_profile = profile
-    except Exception:  # some exception types refuse new attributes
-        pass
-    if hasattr(exc, "add_note"):
-        exc.add_note(f"tfprof_nb: the partial profile ({profiled} step(s)) was saved in "
-                     f"{run_dir}; it is attached as .tfprof_profile")
+def make_window(steps, warmup, logdir, tracer_levels: dict, step_name: str, progress,
+                owner: str) -> StepWindow:
+    """A StepWindow from user options; unset ones come from a running ``%%tfprof`` cell, then
+    from the defaults."""
+    ctx = context.current()
+    tracer = dict(ctx.tracer) if ctx else {}
+    tracer.update({k: v for k, v in tracer_levels.items() if v is not None})
+    return StepWindow(
+        steps if steps is not None else (ctx.steps if ctx else DEFAULT_STEPS),
+        warmup if warmup is not None else (ctx.warmup if ctx else DEFAULT_WARMUP),
+        logdir or (ctx.logdir if ctx else None), TracerOptions(**tracer), step_name,
+        progress if progress is not None else (ctx.progress if ctx else True), owner)
 
 
-class Capture:
-    """Profile ``steps`` steps of a training loop after ``warmup`` steps.
+class WindowResults:
+    """What a finished step window gives: the profile and where its files are."""
 
-        with tp.Capture(steps=10, warmup=3) as cap:
-            for batch in cap.iterate(dataset):
-                train_step(batch)
-        cap.profile
+    _window: StepWindow
 
-    ``iterate`` takes the next element *inside* each step's trace, so the input pipeline is
-    attributed to the step (the profiler guide shows why the other order misleads the input
-    analysis).  For loops that fetch data themselves, use ``with cap.step(): ...`` per step.
-    If the loop raises, the profiler is stopped, the partial profile saved and attached to the
-    exception (``exc.tfprof_profile``) and to ``cap.profile``; the exception propagates
-    unchanged.  Inside a ``%%tfprof`` cell, unset options come from the magic.
-    """
-
-    def __init__(self, steps: int | None = None, warmup: int | None = None,
-                 logdir: str | None = None, *, host_tracer_level: int | None = None,
-                 python_tracer_level: int | None = None,
-                 device_tracer_level: int | None = None, delay_ms: int | None = None,
-                 step_name: str = "train", progress: bool | None = None):
-        ctx = context.current()
-        given = {"host_tracer_level": host_tracer_level,
-                 "python_tracer_level": python_tracer_level,
-                 "device_tracer_level": device_tracer_level, "delay_ms": delay_ms}
-        tracer = dict(ctx.tracer) if ctx else {}
-        tracer.update({k: v for k, v in given.items() if v is not None})
-        self._window = StepWindow(
-            steps if steps is not None else (ctx.steps if ctx else DEFAULT_STEPS),
-            warmup if warmup is not None else (ctx.warmup if ctx else DEFAULT_WARMUP),
-            logdir or (ctx.logdir if ctx else None), TracerOptions(**tracer), step_name,
-            progress if progress is not None else (ctx.progress if ctx else True),
-            owner="tp.Capture")
-        self._in_with = False
-
-    # ---- results ------------------------------------------------------------------------
     @property
     def profile(self):
         """The captured :class:`~tfprof_nb.Profile` (None until the window is done)."""
@@ -178,6 +151,45 @@ class Capture:
     @property
     def steps_profiled(self) -> int:
         return self._window.profiled
+
+
+def _attach(exc: BaseException, profile, run_dir, profiled: int) -> None:
+    try:
+        exc.tfprof_profile = profile
+    except Exception:  # some exception types refuse new attributes
+        pass
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"tfprof_nb: the partial profile ({profiled} step(s)) was saved in "
+                     f"{run_dir}; it is attached as .tfprof_profile")
+
+
+class Capture(WindowResults):
+    """Profile ``steps`` steps of a training loop after ``warmup`` steps.
+
+        with tp.Capture(steps=10, warmup=3) as cap:
+            for batch in cap.iterate(dataset):
+                train_step(batch)
+        cap.profile
+
+    ``iterate`` takes the next element *inside* each step's trace, so the input pipeline is
+    attributed to the step (the profiler guide shows why the other order misleads the input
+    analysis).  For loops that fetch data themselves, use ``with cap.step(): ...`` per step.
+    If the loop raises, the profiler is stopped, the partial profile saved and attached to the
+    exception (``exc.tfprof_profile``) and to ``cap.profile``; the exception propagates
+    unchanged.  Inside a ``%%tfprof`` cell, unset options come from the magic.
+    """
+
+    def __init__(self, steps: int | None = None, warmup: int | None = None,
+                 logdir: str | None = None, *, host_tracer_level: int | None = None,
+                 python_tracer_level: int | None = None,
+                 device_tracer_level: int | None = None, delay_ms: int | None = None,
+                 step_name: str = "train", progress: bool | None = None):
+        self._window = make_window(
+            steps, warmup, logdir,
+            {"host_tracer_level": host_tracer_level, "python_tracer_level": python_tracer_level,
+             "device_tracer_level": device_tracer_level, "delay_ms": delay_ms},
+            step_name, progress, owner="tp.Capture")
+        self._in_with = False
 
     # ---- driving --------------------------------------------------------------------------
     def __enter__(self) -> "Capture":
