@@ -165,6 +165,16 @@ class Profile:
             out[n] = values.reindex(base.index)
         return out
 
+    # ---- analyses -----------------------------------------------------------------------
+    @cached_property
+    def steps(self) -> pd.DataFrame:
+        """One row per step (index ``step``, plus ``host``): ``duration_ms`` and one ``*_ms``
+        column per step-time category.  ``source`` says where the steps came from; profiles
+        without step markers get steps inferred from the repeated tf.function call."""
+        from .analysis.steps import steps_table
+
+        return steps_table(self)
+
     # ---- planes and lines ---------------------------------------------------------------
     @cached_property
     def planes(self) -> pd.DataFrame:

@@ -1,0 +1,1 @@
+"""Analyses of a decoded profile as pandas DataFrames; nothing here plots or imports TF."""
