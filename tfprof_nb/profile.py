@@ -175,6 +175,19 @@ class Profile:
 
         return steps_table(self)
 
+    @cached_property
+    def op_stats(self) -> pd.DataFrame:
+        """TensorFlow stats: one row per op on the host and on devices (``host_or_device``),
+        occurrences, total and self time, self-time % and cumulative % per side (IDLE
+        included; see :meth:`op_stats_table` to exclude it)."""
+        return self.op_stats_table(include_idle=True)
+
+    def op_stats_table(self, include_idle: bool = True) -> pd.DataFrame:
+        """TensorFlow stats with or without the IDLE rows (percentages follow)."""
+        from .analysis.op_stats import op_stats_table
+
+        return op_stats_table(self, include_idle=include_idle)
+
     # ---- planes and lines ---------------------------------------------------------------
     @cached_property
     def planes(self) -> pd.DataFrame:
