@@ -188,6 +188,15 @@ class Profile:
 
         return op_stats_table(self, include_idle=include_idle)
 
+    @cached_property
+    def kernel_stats(self) -> pd.DataFrame:
+        """GPU kernel stats: one row per kernel, launch configuration and op, with registers,
+        shared memory, block and grid dims, occupancy, Tensor Core eligibility and use,
+        occurrences and total/avg/min/max duration (us)."""
+        from .analysis.kernel_stats import kernel_stats_table
+
+        return kernel_stats_table(self)
+
     # ---- planes and lines ---------------------------------------------------------------
     @cached_property
     def planes(self) -> pd.DataFrame:

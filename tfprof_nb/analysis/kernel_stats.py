@@ -1,0 +1,197 @@
+"""GPU kernel stats: one row per (kernel, launch configuration, TensorFlow op).
+
+Kernels are the GPU events with a ``kernel_details`` stat.  ``kernel_details`` comes in several
+formats and all are read:
+
+* current: ``regs:32 static_shared:1024 dynamic_shared:2048 grid:2,3,4 block:128,2,1 occ_pct:50``
+* older TensorFlow: ``regs:38 shm:0 grid:160,1,1 block:1024,1,1`` (``shm`` = static shared)
+* TF <= 2.3: ``registers_per_thread:32\\nstatic_shared_memory_usage:100\\n...grid_x:5...``
+
+Deliberate differences from the reference converter: it ignores ``shm`` and the long keys (it
+reports 0 shared memory and default dims for them), and it only flags Tensor Core kernels when
+the plane names its vendor; a plane with a CUDA compute capability is taken as NVIDIA here.
+Values that do not fit 32 bits (seen in some old profiles with mangled fields) are ignored, as
+in the reference.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .tf_ops import parse_tf_op
+
+__all__ = ["KERNEL_COLUMNS", "kernel_stats_table", "parse_kernel_details"]
+
+KERNEL_COLUMNS = ["host", "rank", "kernel_name", "registers_per_thread", "shmem_bytes",
+                  "static_shmem_bytes", "dynamic_shmem_bytes", "block_dim", "grid_dim",
+                  "occupancy_pct", "is_op_tensor_core_eligible", "is_kernel_using_tensor_core",
+                  "op_name", "occurrences", "total_duration_us", "avg_duration_us",
+                  "min_duration_us", "max_duration_us"]
+_U32 = 2**32
+_NVIDIA_TC = ("16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2",
+              "direct_group", "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832",
+              "i8816", "s884", "s1688", "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse_conv",
+              "xmma_sparse_gemm", "xmma_warp_specialized_implicit_gemm")
+_AMD_TC = ("mfma", "wmma", "attn_fwd")
+_TC_OP_SUFFIX = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
+                 "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
+                 "DepthwiseConv2dNativeBackpropInput", "/MatMul", "FusedMatMul", "/CudnnRNN",
+                 "XlaDot", "XlaDotV2")
+_TC_OP_PART = ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop", "dot_general",
+               "conv_general_dilated")
+_LONG_KEYS = {"registers_per_thread": "regs", "static_shared_memory_usage": "static_shared",
+              "dynamic_shared_memory_usage": "dynamic_shared"}
+
+
+def _u32(text: str) -> int | None:
+    text = text.strip()
+    if not re.fullmatch(r"\+?\d+", text):
+        return None
+    value = int(text)
+    return value if value < _U32 else None
+
+
+def parse_kernel_details(details: str) -> dict:
+    """Launch parameters from a ``kernel_details`` string (any known format)."""
+    out = {"regs": 0, "static_shared": 0, "dynamic_shared": 0, "block": (1, 1, 1),
+           "grid": (1, 1, 1), "occ_pct": 0.0}
+    dims = {}
+    tokens = [t.split(":") for t in re.split(r"[ \n]", details)]
+    tokens = [t for t in tokens if len(t) == 2]
+    # mangled old profiles pack two fields per value (regs:17179869185): trust no shm there
+    mangled = any(re.fullmatch(r"\d+", v.strip()) and int(v) >= _U32 for _, v in tokens)
+    for key, value in tokens:
+        if key == "shm" and mangled:
+            continue
+        key = _LONG_KEYS.get(key, "static_shared" if key == "shm" else key)
+        if key in ("regs", "static_shared", "dynamic_shared"):
+            v = _u32(value)
+            if v is not None:
+                out[key] = v
+        elif key in ("block", "grid"):
+            xyz = [_u32(v) for v in value.split(",")]
+            if len(xyz) == 3 and all(v is not None for v in xyz):
+                out[key] = tuple(xyz)
+        elif key == "occ_pct":
+            try:
+                out["occ_pct"] = float(np.float32(float(value)))
+            except ValueError:
+                pass
+        elif re.fullmatch(r"(block|grid)_[xyz]", key):
+            v = _u32(value)
+            if v is not None:
+                dims[key] = v
+    for kind in ("block", "grid"):
+        if any(f"{kind}_{a}" in dims for a in "xyz"):
+            out[kind] = tuple(dims.get(f"{kind}_{a}", 1) for a in "xyz")
+    return out
+
+
+def _uses_tensor_core(name: str, vendor: str) -> bool:
+    if vendor == "Nvidia":
+        return any(p in name for p in _NVIDIA_TC)
+    if vendor == "AMD":
+        return any(p in name for p in _AMD_TC)
+    return False
+
+
+def _op_eligible(op_name: str) -> bool:
+    return op_name.endswith(_TC_OP_SUFFIX) or any(p in op_name for p in _TC_OP_PART)
+
+
+def _einsum_eligible(equation: str | None) -> bool:
+    if not equation or equation.count("->") != 1:
+        return False
+    return len(equation.split("->")[0].split(",")) == 2
+
+
+def _vendor(prof, host: str) -> dict:
+    """Vendor per GPU plane: its ``device_vendor`` stat, else NVIDIA when it has a compute
+    capability (CUDA only)."""
+    out = {}
+    planes = prof.planes[prof.planes.host == host]
+    for _, row in planes.iterrows():
+        stats = row["stats"]
+        vendor = stats.get("device_vendor")
+        if not vendor and "compute_cap_major" in stats:
+            vendor = "Nvidia"
+        out[row["plane"]] = vendor or ""
+    return out
+
+
+def _host_kernels(prof, host: str) -> pd.DataFrame:
+    ev = prof.events
+    if len(prof.hosts) > 1:
+        ev = ev[ev["host"] == host]
+    planes = ev["plane"].astype(str)
+    device = planes.str.startswith("/device:TPU:")
+    if not device.any():
+        device = planes.str.startswith("/device:GPU:")
+    low = ev["line_id"].to_numpy().astype(np.int64) & 0xFFFFFFFF
+    derived = (low >= 0xDEADBEEF) & (low < 0xDEADBEEF + 290)
+    ev = ev[device.to_numpy() & ~derived & (ev["duration_ps"].to_numpy() > 0)]
+    details = prof.stat("kernel_details")
+    details = details[~details.index.duplicated(keep="last")].reindex(ev.index)
+    keep = details.notna().to_numpy() & (details.astype(str) != "").to_numpy()
+    ev, details = ev[keep], details[keep].astype(str)
+    if ev.empty:
+        return pd.DataFrame()
+    parsed = {d: parse_kernel_details(d) for d in pd.unique(details)}
+    tf_op = prof.stat("tf_op")
+    tf_op = tf_op[~tf_op.index.duplicated(keep="last")].reindex(ev.index).astype(object)
+    equation = prof.stat("equation")
+    equation = equation[~equation.index.duplicated(keep="last")].reindex(ev.index) \
+        .astype(object)
+    vendor = _vendor(prof, host)
+    rows = []
+    names = ev["name"].astype(str).to_numpy()
+    plane_names = ev["plane"].astype(str).to_numpy()
+    ops = tf_op.to_numpy()
+    eqs = equation.to_numpy()
+    for i, d in enumerate(details.to_numpy()):
+        p = parsed[d]
+        op = ops[i] if isinstance(ops[i], str) else ""
+        op_name = parse_tf_op(op)[1].split(":")[0] if op else ""
+        uses_tc = _uses_tensor_core(names[i], vendor.get(plane_names[i], ""))
+        eligible = bool(op) and (_einsum_eligible(eqs[i] if isinstance(eqs[i], str) else None)
+                                 or _op_eligible(op_name) or uses_tc)
+        rows.append((names[i], *p["grid"], *p["block"], p["regs"], p["static_shared"],
+                     p["dynamic_shared"], uses_tc, eligible, op_name, p["occ_pct"]))
+    df = pd.DataFrame(rows, columns=["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2",
+                                     "regs", "static", "dynamic", "uses_tc", "eligible",
+                                     "op_name", "occ"])
+    df["ns"] = ev["duration_ps"].to_numpy() // 1000
+    key = ["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2", "regs", "static", "dynamic",
+           "uses_tc", "eligible", "op_name"]
+    agg = df.groupby(key, sort=False).agg(occ_pct=("occ", "first"), occurrences=("ns", "size"),
+                                          total=("ns", "sum"), min=("ns", "min"),
+                                          max=("ns", "max")).reset_index()
+    agg = agg.sort_values(["total"] + key, ascending=[False] + [True] * len(key),
+                          kind="stable").reset_index(drop=True)
+    return pd.DataFrame({
+        "host": host, "kernel_name": agg.kernel_name,
+        "registers_per_thread": agg.regs, "shmem_bytes": agg.static + agg.dynamic,
+        "static_shmem_bytes": agg.static, "dynamic_shmem_bytes": agg.dynamic,
+        "block_dim": agg.b0.astype(str) + "," + agg.b1.astype(str) + "," + agg.b2.astype(str),
+        "grid_dim": agg.g0.astype(str) + "," + agg.g1.astype(str) + "," + agg.g2.astype(str),
+        "occupancy_pct": agg.occ_pct, "is_op_tensor_core_eligible": agg.eligible,
+        "is_kernel_using_tensor_core": agg.uses_tc, "op_name": agg.op_name,
+        "occurrences": agg.occurrences, "total_duration_us": agg.total / 1e3,
+        "avg_duration_us": (agg.total // agg.occurrences) / 1e3,
+        "min_duration_us": agg["min"] / 1e3, "max_duration_us": agg["max"] / 1e3})
+
+
+def kernel_stats_table(prof) -> pd.DataFrame:
+    """Kernel stats of all hosts, sorted by total duration (rows of different hosts are not
+    merged; ``host`` says which host ran them)."""
+    parts = [t for t in (_host_kernels(prof, h) for h in prof.hosts) if not t.empty]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in KERNEL_COLUMNS})
+    table = pd.concat(parts, ignore_index=True)
+    table = table.sort_values("total_duration_us", ascending=False, kind="stable") \
+        .reset_index(drop=True)
+    table.insert(1, "rank", np.arange(1, len(table) + 1))
+    return table[KERNEL_COLUMNS]
