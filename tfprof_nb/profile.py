@@ -197,6 +197,29 @@ class Profile:
 
         return kernel_stats_table(self)
 
+    @cached_property
+    def _memory(self):
+        from .analysis.memory import memory_tables
+
+        return memory_tables(self)
+
+    @property
+    def memory_summary(self) -> pd.DataFrame:
+        """One row per allocator: allocations, deallocations, capacity, lifetime peak, peak in
+        the profile (time, step, stack, heap, free, fragmentation)."""
+        return self._memory[0]
+
+    @property
+    def memory_timeline(self) -> pd.DataFrame:
+        """One row per allocation/deallocation, by allocator and time, with what was asked
+        and given, the op, step, region, data type, shape and memory in use after it."""
+        return self._memory[1]
+
+    @property
+    def memory_breakdown(self) -> pd.DataFrame:
+        """Allocations active at each allocator's peak, largest first (equal ones merged)."""
+        return self._memory[2]
+
     # ---- planes and lines ---------------------------------------------------------------
     @cached_property
     def planes(self) -> pd.DataFrame:
