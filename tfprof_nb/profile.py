@@ -198,6 +198,30 @@ class Profile:
         return kernel_stats_table(self)
 
     @cached_property
+    def input_pipeline(self):
+        """Input pipeline analysis: ``summary`` (verdict, shares), ``device_side`` (input wait
+        per step), ``host_side`` (reading, preprocessing, enqueue) and ``input_ops``."""
+        from .analysis.input_pipeline import input_pipeline_analysis
+
+        return input_pipeline_analysis(self)
+
+    def overview(self):
+        """The overview page: step-time summary and breakdown, input-bound verdict, device
+        compute precision, top 10 device and host ops, run environment, recommendations, and
+        the reasons for anything missing."""
+        from .analysis.overview import overview
+
+        result = overview(self)
+        result.recommendations = self.recommendations()
+        return result
+
+    def recommendations(self) -> list:
+        """Findings with evidence and a suggested fix (see analysis.recommendations)."""
+        from .analysis.recommendations import recommendations
+
+        return recommendations(self)
+
+    @cached_property
     def _memory(self):
         from .analysis.memory import memory_tables
 

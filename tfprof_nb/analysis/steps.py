@@ -35,7 +35,7 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
                 "device_compute_ms", "device_compute_16_ms", "device_compute_32_ms",
                 "device_to_device_ms", "device_collectives_ms", "host_compute_ms",
                 "kernel_launch_ms", "input_ms", "output_ms", "compilation_ms", "other_ms",
-                "host_to_host_ms"]
+                "host_to_host_ms", "host_to_device_ms"]
 _DROP_EDGE_STEPS_ABOVE = 5
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 _FUNCTION_CALL = re.compile(r"^EagerLocalExecute: __inference_")
@@ -238,6 +238,7 @@ def _step_rows(hev, group, markers, event_rows, kinds, grouping, well_formed) ->
         "compilation_ms": ms[:, HOST_COMPILE],
         "other_ms": (out[:, UNKNOWN] + other) / 1e9,
         "host_to_host_ms": ms[:, HOST_TO_HOST],
+        "host_to_device_ms": ms[:, HOST_TO_DEVICE],
     })[keep]
     names = []
     steps = []

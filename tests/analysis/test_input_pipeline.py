@@ -1,0 +1,77 @@
+"""Input pipeline analysis and the overview against xprof's input_pipeline_analyzer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+
+from .oracle import gviz_frame, run_tool
+
+LABELS = {"Preprocessing": "Data preprocessing", "Enqueue": "Enqueuing data to device",
+          "Demanded file read": "Reading data from files on demand",
+          "Advanced file read": "Reading data from files in advance"}
+KEYS = {"enqueue": "enqueue_us", "demanded_file_read": "demanded_file_read_us",
+        "advanced_file_read": "advanced_file_read_us", "preprocessing": "preprocessing_us",
+        "unclassified": "unclassified_nonequeue_us"}
+
+
+@pytest.fixture(params=["cpu_file", "gpu_fixture_file"])
+def xplane(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_verdict_and_statements_match_xprof(xplane):
+    prof = tp.load(xplane)
+    ref = run_tool(xplane, "input_pipeline_analyzer")
+    props = ref[1]["p"]
+    summary = prof.input_pipeline.summary
+    assert summary["input_statement"] == props["input_conclusion"]
+    assert summary["all_other_statement"] == props["all_other_statement"]
+    assert summary["kernel_launch_statement"] == props["kernel_launch_statement"]
+    assert summary["device_collectives_statement"] == props["device_collectives_statement"]
+    overview = tp.load(xplane).overview()
+    assert overview.input_bound["input_statement"] == props["input_conclusion"]
+    assert f"{overview.step_time['avg_ms']:.1f}" == props["steptime_ms_average"]
+    assert f"{overview.step_time['min_ms']:.1f}" == props["steptime_ms_minimum"]
+    assert f"{overview.step_time['max_ms']:.1f}" == props["steptime_ms_maximum"]
+
+
+def test_host_side_breakdown_and_input_ops_match_xprof(xplane):
+    prof = tp.load(xplane)
+    ref = run_tool(xplane, "input_pipeline_analyzer")
+    ip = prof.input_pipeline
+    for key, ref_key in KEYS.items():
+        assert ip.host_side.loc[key, "time_us"] == pytest.approx(float(ref[2]["p"][ref_key]),
+                                                                 abs=1e-3)
+    ops = gviz_frame(ref[2])
+    assert ip.input_ops.operation.tolist() == ops.opName.tolist()
+    assert ip.input_ops["count"].tolist() == ops["count"].astype(int).tolist()
+    np.testing.assert_allclose(ip.input_ops.self_time_ms, ops.selfTimeInMs, atol=1e-9)
+    np.testing.assert_allclose(ip.input_ops.time_ms, ops.timeInMs, atol=1e-9)
+    np.testing.assert_allclose(ip.input_ops.self_time_pct / 100, ops.selfTimeInPercent,
+                               atol=1e-9)
+    assert ip.input_ops.category.tolist() == [LABELS[c] for c in ops.category]
+
+
+def test_overview_environment_and_reasons(gpu_fixture_file, cpu_file):
+    gpu = tp.load(gpu_fixture_file).overview()
+    env = gpu.environment
+    assert env["device_type"] == "GPU" and env["device_count"] == 8
+    assert env["devices_with_activity"] == 3
+    assert set(env["devices"].compute_capability) == {"7.0"}
+    assert gpu.precision["device_compute_16bit_pct"] > 0
+    assert not gpu.top_host_ops.empty
+    cpu = tp.load(cpu_file).overview()
+    assert cpu.environment["device_type"] == "CPU"
+    assert any("no GPU" in r for r in cpu.reasons)
+    assert len(cpu.top_host_ops) == 10
+    assert "step time" in repr(cpu)
+
+
+def test_recommendations_are_structured(cpu_file):
+    findings = tp.load(cpu_file).recommendations()
+    for f in findings:
+        assert f.kind and f.what and f.fix and isinstance(f.evidence, dict)
+        assert all(isinstance(v, (int, float, str)) for v in f.evidence.values())
