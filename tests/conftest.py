@@ -41,6 +41,12 @@ def cpu_python_logdir(tmp_path_factory) -> Path:
     return _capture(tmp_path_factory, "python")
 
 
+@pytest.fixture(scope="session")
+def cpu_slowmap_logdir(tmp_path_factory) -> Path:
+    """Logdir of an input-bound CPU profile: heavy sequential map, no prefetch."""
+    return _capture(tmp_path_factory, "slowmap")
+
+
 def xplane_files(logdir: Path) -> list[Path]:
     return sorted(Path(logdir).glob("plugins/profile/*/*.xplane.pb"))
 

@@ -7,6 +7,7 @@ Scenarios:
             host tracer level 3
   python    the same with the Python tracer on (many more events and lines)
   html      a loop whose trace names contain HTML (for escaping tests)
+  slowmap   an input-bound loop: a heavy sequential map and no prefetch
 """
 
 from __future__ import annotations
@@ -22,6 +23,17 @@ def main(logdir: str, scenario: str, steps: int = 8) -> None:
     ds = (tf.data.Dataset.range(10**6)
           .map(lambda i: (tf.cast(tf.fill([16], i % 7), tf.float32), i % 3))
           .batch(8).prefetch(2))
+    if scenario == "slowmap":
+        def heavy(i):
+            m = tf.random.stateless_normal([192, 192], seed=[i, 0])
+            for _ in range(24):
+                m = tf.matmul(m, m) / 192.0
+            return m[:8, :16], tf.fill([8], i % 3)  # one ready-made batch per element
+
+        options = tf.data.Options()  # keep the map sequential and the pipeline unprefetched
+        options.experimental_optimization.map_parallelization = False
+        options.experimental_optimization.inject_prefetch = False
+        ds = tf.data.Dataset.range(10**6).map(heavy).with_options(options)
     w = tf.Variable(tf.random.normal([16, 3]))
     opt = tf.keras.optimizers.SGD(0.01)
 

@@ -205,6 +205,14 @@ class Profile:
 
         return input_pipeline_analysis(self)
 
+    @cached_property
+    def tf_data(self):
+        """tf.data bottleneck analysis: ``pipelines``, per-call iterator ``graph`` (total and
+        self time, critical path, bottleneck), ``bottlenecks`` with suggestions, ``summary``."""
+        from .analysis.tf_data import tf_data_analysis
+
+        return tf_data_analysis(self)
+
     def overview(self):
         """The overview page: step-time summary and breakdown, input-bound verdict, device
         compute precision, top 10 device and host ops, run environment, recommendations, and

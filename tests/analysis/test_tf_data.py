@@ -1,0 +1,66 @@
+"""tf.data bottleneck analysis on real pipelines."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tfprof_nb as tp
+from tfprof_nb.analysis.tf_data import SLOW_CALL_US
+
+
+def test_sequential_map_is_the_bottleneck_of_an_input_bound_pipeline(cpu_slowmap_logdir):
+    prof = tp.load(cpu_slowmap_logdir)
+    td = prof.tf_data
+    assert td.summary["is_input_bound"]
+    (b,) = td.bottlenecks.itertuples()
+    assert b.iterator_name == "Map"
+    assert b.iterator_long_name == "Iterator::Root::Map"
+    assert "num_parallel_calls=tf.data.AUTOTUNE" in b.suggestion_text
+    assert "no prefetch" in b.suggestion_text
+    # the steps agree: the program waits for input
+    assert prof.input_pipeline.summary["classification"] == "host"
+
+
+def test_pipeline_summary_and_graph(cpu_file):
+    td = tp.load(cpu_file).tf_data
+    (p,) = td.pipelines.itertuples()
+    assert p.kind == "host" and p.calls == 8  # one root call per step
+    assert p.min_latency_us <= p.avg_latency_us <= p.max_latency_us
+    assert p.slow_calls == int((_latencies(cpu_file) > SLOW_CALL_US).sum())
+    slowest = td.graph[td.graph["rank"] == 0]
+    root = slowest[slowest.name == "Root"].iloc[0]
+    assert root.total_us == np.float64(p.max_latency_us)
+    # self times along the blocking path add up to the root call
+    crit = slowest[slowest.critical]
+    assert crit.self_us.sum() <= root.total_us + 1e-6
+    assert slowest.bottleneck.sum() == 1
+    assert slowest[slowest.bottleneck].iloc[0].critical
+
+
+def _latencies(xplane):
+    prof = tp.load(xplane)
+    ev = prof.events
+    roots = ev[ev.name == "Iterator::Root"]
+    return roots.duration_us.to_numpy()
+
+
+def test_gpu_fixture_device_pipelines(gpu_fixture_file):
+    td = tp.load(gpu_fixture_file).tf_data
+    assert set(td.pipelines.kind) == {"device"}
+    assert td.bottlenecks.empty and not td.summary["is_input_bound"]
+    assert "No tf.data activity" in td.summary["message"]
+
+
+def test_profile_without_tf_data(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import os,sys; os.environ['TF_CPP_MIN_LOG_LEVEL']='2'; import tensorflow as tf\n"
+            "tf.profiler.experimental.start(sys.argv[1])\n"
+            "for i in range(3): tf.reduce_sum(tf.ones([8, 8]))\n"
+            "tf.profiler.experimental.stop()\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, capture_output=True,
+                   timeout=300)
+    td = tp.load(tmp_path).tf_data
+    assert td.pipelines.empty and td.bottlenecks.empty and "pipeline" in td.pipelines.columns
+    assert not td.summary["is_input_bound"]
