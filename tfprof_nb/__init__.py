@@ -15,7 +15,7 @@ from .capture.loop import Capture, capture  # light: TensorFlow loads when a cap
 from .errors import CaptureError, CaptureWarning, ProfileFormatError
 
 __all__ = ["Capture", "CaptureError", "CaptureWarning", "KerasProfiler", "Profile",
-           "ProfileFormatError", "__version__", "capture", "capture_remote", "load",
+           "ProfileFormatError", "__version__", "capture", "capture_remote", "compare", "load",
            "load_ipython_extension", "start_server"]
 
 _LAZY = {
@@ -24,6 +24,7 @@ _LAZY = {
     "KerasProfiler": ("tfprof_nb.capture.keras_callback", "KerasProfiler"),
     "capture_remote": ("tfprof_nb.capture.remote", "capture_remote"),
     "start_server": ("tfprof_nb.capture.remote", "start_server"),
+    "compare": ("tfprof_nb.analysis.compare", "compare"),
 }
 
 

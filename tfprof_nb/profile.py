@@ -213,6 +213,21 @@ class Profile:
 
         return tf_data_analysis(self)
 
+    @cached_property
+    def pod(self) -> pd.DataFrame:
+        """Pod view: each step's breakdown on every host, with the slowest host marked."""
+        from .analysis.pod import pod_table
+
+        return pod_table(self.steps)
+
+    def scope_stats(self, min_bytes: int = 0, max_depth: int | None = None,
+                    side: str = "Host") -> pd.DataFrame:
+        """Time and memory aggregated along the name-scope hierarchy, as a tree table
+        (``scope``, ``parent``, ``depth``); ``min_bytes`` drops scopes that allocate less."""
+        from .analysis.scopes import scope_stats_table
+
+        return scope_stats_table(self, min_bytes=min_bytes, max_depth=max_depth, side=side)
+
     def overview(self):
         """The overview page: step-time summary and breakdown, input-bound verdict, device
         compute precision, top 10 device and host ops, run environment, recommendations, and

@@ -1,0 +1,72 @@
+"""Comparing two profiles: step time and categories, ops and kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .overview import CATEGORY_COLUMNS
+
+__all__ = ["Comparison", "compare"]
+
+
+@dataclass
+class Comparison:
+    """Differences ``b - a``: ``steps`` (mean per category), ``ops`` and ``kernels``."""
+
+    steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    kernels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    labels: tuple = ("a", "b")
+
+    @property
+    def speedup(self) -> float | None:
+        """Mean step time of a divided by that of b (> 1: b is faster)."""
+        if self.steps.empty or "duration_ms" not in self.steps.index:
+            return None
+        row = self.steps.loc["duration_ms"]
+        return float(row.a / row.b) if row.b else None
+
+    def __repr__(self) -> str:
+        a, b = self.labels
+        lines = [f"Comparison {a} -> {b}"]
+        if self.speedup is not None:
+            row = self.steps.loc["duration_ms"]
+            lines.append(f"  step time {row.a:.3f} -> {row.b:.3f} ms ({self.speedup:.2f}x)")
+        changed = self.steps.drop(index="duration_ms", errors="ignore")
+        for name, row in changed[changed.delta.abs() > 0].iterrows():
+            lines.append(f"  {name}: {row.a:.3f} -> {row.b:.3f} ms ({row.delta:+.3f})")
+        return "\n".join(lines)
+
+
+def _delta(a: pd.Series, b: pd.Series, key_name: str) -> pd.DataFrame:
+    df = pd.concat([a.rename("a"), b.rename("b")], axis=1).fillna(0.0)
+    df["delta"] = df.b - df.a
+    df["ratio"] = df.b / df.a.where(df.a != 0)
+    df.index.name = key_name
+    return df.sort_values("delta", key=abs, ascending=False)
+
+
+def compare(a, b, labels=("a", "b")) -> Comparison:
+    """Differences between profiles ``a`` and ``b`` (``b - a``)."""
+    cols = ["duration_ms"] + CATEGORY_COLUMNS
+    sa = a.steps[cols].mean() if len(a.steps) else pd.Series(0.0, index=cols)
+    sb = b.steps[cols].mean() if len(b.steps) else pd.Series(0.0, index=cols)
+    steps = pd.concat([sa.rename("a"), sb.rename("b")], axis=1)
+    steps["delta"] = steps.b - steps.a
+    steps["pct"] = steps.delta / steps.a.where(steps.a != 0) * 100
+    steps.index.name = "metric"
+
+    def op_series(p):
+        ops = p.op_stats_table(include_idle=False)
+        return ops.set_index(["host_or_device", "operation"]).total_self_time_us
+
+    def kernel_series(p):
+        ks = p.kernel_stats
+        if ks.empty:
+            return pd.Series(dtype=float)
+        return ks.groupby(["kernel_name", "op_name"]).total_duration_us.sum()
+
+    return Comparison(steps, _delta(op_series(a), op_series(b), "op"),
+                      _delta(kernel_series(a), kernel_series(b), "kernel"), tuple(labels))
