@@ -60,7 +60,6 @@ def group_events(hev: HostEvents, extra_roots: np.ndarray | None = None) -> Grou
     """Group ``hev``'s events.  ``extra_roots`` (rows) act as level-1 roots in addition to the
     events with an ``_r`` stat (used for inferred steps)."""
     n = len(hev)
-    name = hev.name
     is_async = hev.has["_a"] & (hev.ints["_a"] != 0)
     order = np.lexsort((hev.begin - hev.end, hev.begin, hev.line)).astype(np.int64)
     parent = np.empty(n, dtype=np.int64)
@@ -78,8 +77,8 @@ def group_events(hev: HostEvents, extra_roots: np.ndarray | None = None) -> Grou
     ids, has_id = hev.int_stat("id")
     it, has_it = hev.int_stat("iter_num")
     keyed = has_id & has_it
-    executor = keyed & (name == "ExecutorState::Process")
-    getnext = keyed & np.isin(name, _ITERATOR_GET_NEXT)
+    executor = keyed & hev.name_is("ExecutorState::Process")
+    getnext = keyed & hev.name_is(*_ITERATOR_GET_NEXT)
     if executor.any() and getnext.any():
         # the last ExecutorState::Process of a key wins, as in the reference
         ex_rows = np.flatnonzero(executor)
@@ -92,7 +91,7 @@ def group_events(hev: HostEvents, extra_roots: np.ndarray | None = None) -> Grou
         dst.append(d)
     corr, has_corr = hev.int_stat("correlation_id")
     if has_corr.any():
-        on_host = hev.plane == HOST_PLANE
+        on_host = hev.plane_is(HOST_PLANE)
         zeros = np.zeros(n, dtype=np.int64)
         s, d = _edges_by_key(has_corr & on_host, (zeros, corr), has_corr & ~on_host,
                              (zeros, corr))
@@ -106,8 +105,8 @@ def group_events(hev: HostEvents, extra_roots: np.ndarray | None = None) -> Grou
     r, is_root = hev.int_stat("_r")
     is_root = is_root.copy()
     level = np.where(is_root, r, 0).astype(np.int64)
-    tf_data_ids = ids[has_id & pd.Series(name).str.startswith(
-        "InstantiatedCapturedFunction::").to_numpy()]
+    tf_data_ids = ids[has_id & hev.name_mask(
+        lambda s: s.str.startswith("InstantiatedCapturedFunction::"))]
     if len(tf_data_ids):
         is_root &= ~(has_id & np.isin(ids, tf_data_ids))
     if extra_roots is not None and len(extra_roots):
@@ -142,7 +141,7 @@ def _context_stat(hev: HostEvents, row: int, stat: str, par_off, par_tgt):
 def _group_table(hev: HostEvents, root_of_group, par_off, par_tgt) -> pd.DataFrame:
     rows = []
     for g, root in enumerate(root_of_group.tolist()):
-        root_name = hev.name[root]
+        root_name = hev.names[hev.name_code[root]]
         implicit = root_name in IMPLICIT_ROOTS
         graph_type = _context_stat(hev, root, "graph_type", par_off, par_tgt)
         number = _context_stat(hev, root, "iter_num", par_off, par_tgt)

@@ -12,6 +12,7 @@ __all__ = ["HostEvents", "host_events", "INT_STATS"]
 # Integer stats the grouping and step analyses read.
 INT_STATS = ("_r", "_p", "_pt", "_c", "_ct", "_a", "id", "iter_num", "step_num",
              "correlation_id", "group_id", "parent_id", "element_id")
+STR_STATS = ("graph_type", "step_name", "tf_op", "shape", "_ipl_stage_name")
 THREADPOOL_REGION = "ThreadpoolListener::Region"
 
 
@@ -20,15 +21,17 @@ class HostEvents:
     """Events of one host (real ones first, then synthetic ones) in flat arrays.
 
     ``event_id`` is the global event id of real events and -1 for synthetic ones (threadpool
-    regions).  Integer stats are in ``ints[name]`` with ``has[name]`` saying where present.
+    regions).  Names and planes are codes into small tables, so string tests run once per
+    distinct name.  Integer stats are in ``ints[name]`` with ``has[name]`` saying where present.
     """
 
     host: str
     event_id: np.ndarray
-    name: np.ndarray  # object array of str
-    plane: np.ndarray  # object array of str
+    name_code: np.ndarray  # int64 codes into ``names``
+    names: np.ndarray  # object array of distinct names
+    plane_code: np.ndarray  # int64 codes into ``planes``
+    planes: np.ndarray  # object array of distinct plane names
     line: np.ndarray  # int64, unique per (plane, line) within the host
-    line_name: np.ndarray  # object array of str
     begin: np.ndarray  # int64 ps
     end: np.ndarray  # int64 ps
     ints: dict = field(default_factory=dict)
@@ -40,6 +43,28 @@ class HostEvents:
 
     def int_stat(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         return self.ints[name], self.has[name]
+
+    def name_mask(self, predicate) -> np.ndarray:
+        """Events whose name satisfies ``predicate`` (a function of a Series of names that
+        returns booleans), evaluated once per distinct name."""
+        ok = np.asarray(predicate(pd.Series(self.names, dtype=object)), dtype=bool)
+        return ok[self.name_code] if len(ok) else np.zeros(len(self), dtype=bool)
+
+    def name_is(self, *values) -> np.ndarray:
+        return self.name_mask(lambda s: s.isin(values).to_numpy())
+
+    def name_of(self, rows) -> np.ndarray:
+        return self.names[self.name_code[rows]]
+
+    def plane_mask(self, predicate) -> np.ndarray:
+        ok = np.asarray(predicate(pd.Series(self.planes, dtype=object)), dtype=bool)
+        return ok[self.plane_code] if len(ok) else np.zeros(len(self), dtype=bool)
+
+    def plane_is(self, value: str) -> np.ndarray:
+        return self.plane_mask(lambda s: (s == value).to_numpy())
+
+    def plane_of(self, rows) -> np.ndarray:
+        return self.planes[self.plane_code[rows]]
 
 
 def _aligned(series: pd.Series, ids: np.ndarray) -> pd.Series:
@@ -78,27 +103,37 @@ def _aligned_ints(series: pd.Series, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     return values, present
 
 
-def host_events(prof, host: str, str_stats=("graph_type", "step_name", "tf_op", "shape",
-                                            "_ipl_stage_name")) -> HostEvents:
-    """Collect ``host``'s events and the stats the analyses need; add threadpool regions."""
+def host_events(prof, host: str) -> HostEvents:
+    """``host``'s events with the stats the analyses need, plus threadpool regions (cached on
+    the profile: several analyses share it)."""
+    cache = prof.__dict__.setdefault("_host_events_cache", {})
+    if host not in cache:
+        cache[host] = _build_host_events(prof, host)
+    return cache[host]
+
+
+def _build_host_events(prof, host: str) -> HostEvents:
     ev = prof.events
     if len(prof.hosts) > 1:
         ev = ev[ev["host"] == host]
     ids = ev.index.to_numpy()
     begin = ev["start_ps"].to_numpy()
     end = begin + ev["duration_ps"].to_numpy()
-    plane = ev["plane"].astype(object).to_numpy()
-    line_codes = pd.MultiIndex.from_arrays([ev["plane"].cat.codes, ev["line_id"]]) \
-        .factorize()[0].astype(np.int64) if len(ev) else np.empty(0, np.int64)
+    plane_code = ev["plane"].cat.codes.to_numpy().astype(np.int64)
+    line_code = pd.factorize(ev["line_id"].to_numpy())[0].astype(np.int64)
+    line = pd.factorize(plane_code * (int(line_code.max(initial=0)) + 1) + line_code)[0] \
+        .astype(np.int64)
     ints, has = {}, {}
     for name in INT_STATS:
         ints[name], has[name] = _aligned_ints(prof.stat(name), ids)
     strs = {}
-    for name in str_stats:
+    for name in STR_STATS:
         s = _aligned(prof.stat(name), ids)
         strs[name] = s.astype(object).where(s.notna(), None).to_numpy()
-    hev = HostEvents(host, ids, ev["name"].astype(object).to_numpy(), plane, line_codes,
-                     ev["line"].astype(object).to_numpy(), begin, end, ints, has, strs)
+    hev = HostEvents(host, ids, ev["name"].cat.codes.to_numpy().astype(np.int64),
+                     np.asarray(ev["name"].cat.categories, dtype=object), plane_code,
+                     np.asarray(ev["plane"].cat.categories, dtype=object), line, begin, end,
+                     ints, has, strs)
     return _with_threadpool_regions(hev)
 
 
@@ -106,24 +141,30 @@ def _with_threadpool_regions(hev: HostEvents) -> HostEvents:
     """Add a ``ThreadpoolListener::Region`` event from each StartRegion (with ``_c``) to each
     later StopRegion on the same line, carrying the region's ``_c`` and ``_ct=15``: it makes
     the work a thread-pool thread runs a consumer of the caller's Record event."""
-    name = hev.name
-    is_start = (name == "ThreadpoolListener::StartRegion") & hev.has["_c"]
-    is_stop = name == "ThreadpoolListener::StopRegion"
+    is_start = hev.name_is("ThreadpoolListener::StartRegion") & hev.has["_c"]
+    is_stop = hev.name_is("ThreadpoolListener::StopRegion")
     if not is_start.any() or not is_stop.any():
         return hev
-    df = pd.DataFrame({"line": hev.line, "t": hev.begin, "start": is_start, "stop": is_stop,
-                       "c": hev.ints["_c"]})
-    df = df[df.start | df.stop].sort_values(["line", "t"], kind="stable")
-    last_start_t = df["t"].where(df.start).groupby(df["line"]).ffill()
-    last_c = df["c"].where(df.start).groupby(df["line"]).ffill()
-    regions = df[df.stop & last_start_t.notna()]
+    df = pd.DataFrame({"line": hev.line, "t": hev.begin, "is_start": is_start,
+                       "is_stop": is_stop, "c": hev.ints["_c"]})
+    df = df[df["is_start"] | df["is_stop"]].sort_values(["line", "t"], kind="stable")
+    last_start_t = df["t"].where(df["is_start"]).groupby(df["line"]).ffill()
+    last_c = df["c"].where(df["is_start"]).groupby(df["line"]).ffill()
+    regions = df[df["is_stop"] & last_start_t.notna()]
     if regions.empty:
         return hev
     k = len(regions)
-    first_real = np.flatnonzero(np.isin(hev.line, regions["line"].to_numpy()))
-    line_name_of = dict(zip(hev.line[first_real], hev.line_name[first_real]))
-    plane_of = dict(zip(hev.line[first_real], hev.plane[first_real]))
     new_line = regions["line"].to_numpy()
+    first_of_line = pd.Series(np.arange(len(hev)), index=hev.line)
+    first_of_line = first_of_line[~first_of_line.index.duplicated()]
+    plane_code = hev.plane_code[first_of_line.reindex(new_line).to_numpy()]
+    names = hev.names
+    hits = np.flatnonzero(names == THREADPOOL_REGION)
+    if len(hits):
+        region_code = int(hits[0])
+    else:
+        names = np.concatenate([names, np.array([THREADPOOL_REGION], dtype=object)])
+        region_code = len(names) - 1
 
     def extend(a, fill):
         return np.concatenate([a, np.full(k, fill, dtype=a.dtype)])
@@ -137,10 +178,8 @@ def _with_threadpool_regions(hev: HostEvents) -> HostEvents:
     has["_ct"][n0:] = True
     strs = {n: extend(v, None) for n, v in hev.strs.items()}
     return HostEvents(
-        hev.host, extend(hev.event_id, -1), extend(hev.name, THREADPOOL_REGION),
-        np.concatenate([hev.plane, np.array([plane_of[x] for x in new_line], dtype=object)]),
+        hev.host, extend(hev.event_id, -1), extend(hev.name_code, region_code), names,
+        np.concatenate([hev.plane_code, plane_code]), hev.planes,
         np.concatenate([hev.line, new_line]),
-        np.concatenate([hev.line_name,
-                        np.array([line_name_of[x] for x in new_line], dtype=object)]),
         np.concatenate([hev.begin, last_start_t[regions.index].to_numpy().astype(np.int64)]),
         np.concatenate([hev.end, regions["t"].to_numpy()]), ints, has, strs)

@@ -50,7 +50,7 @@ def _explicit_marker(names: pd.Series) -> np.ndarray:
 def _classify_host(names: pd.Series) -> np.ndarray:
     lower = names.str.lower()
     no_colon = ~names.str.contains(":", regex=False)
-    op_type = names.str.split(":", n=1).str[1].fillna("")
+    op_type = names.str.partition(":")[2] if len(names) else names
     kind = np.full(len(names), HOST_COMPUTE, dtype=np.int64)
     wait_input = lower.str.startswith("iteratorgetnext").to_numpy()
     h2h = (no_colon & lower.str.startswith("memcpyhtoh")).to_numpy()
@@ -82,9 +82,9 @@ def _classify_device(names: pd.Series, shapes: np.ndarray) -> np.ndarray:
 def _infer_step_roots(hev: HostEvents, parent: np.ndarray) -> tuple[np.ndarray, str]:
     """Rows of the repeated top-level events that run a tf.function (the training step when a
     profile has no step markers), and their name."""
-    names = pd.Series(hev.name, dtype=object)
-    calls = np.flatnonzero(names.str.match(_FUNCTION_CALL).fillna(False).to_numpy()
-                           & (hev.plane == HOST_PLANE))
+    calls = np.flatnonzero(
+        hev.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy())
+        & hev.plane_is(HOST_PLANE))
     if not len(calls):
         return np.empty(0, np.int64), ""
     top = calls.copy()
@@ -95,7 +95,7 @@ def _infer_step_roots(hev: HostEvents, parent: np.ndarray) -> tuple[np.ndarray, 
             break
         top = np.where(moved, up, top)
     top = np.unique(top)
-    stats = pd.DataFrame({"row": top, "name": hev.name[top],
+    stats = pd.DataFrame({"row": top, "name": hev.name_of(top),
                           "dur": hev.end[top] - hev.begin[top]})
     per_name = stats.groupby("name").agg(n=("row", "size"), total=("dur", "sum"))
     per_name = per_name[per_name.n >= 2]
@@ -106,7 +106,7 @@ def _infer_step_roots(hev: HostEvents, parent: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _device_planes(hev: HostEvents) -> np.ndarray:
-    return pd.Series(hev.plane, dtype=object).str.startswith("/device:GPU").to_numpy()
+    return hev.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy())
 
 
 def host_steps(prof, host: str) -> pd.DataFrame:
@@ -145,18 +145,23 @@ def host_steps(prof, host: str) -> pd.DataFrame:
 
 def _host_steps(hev: HostEvents, group: np.ndarray, grouping: Grouping | None,
                 inferred: set | None = None) -> pd.DataFrame:
-    host = (hev.plane == HOST_PLANE) & (group >= 0)
+    host = hev.plane_is(HOST_PLANE) & (group >= 0)
     rows = np.flatnonzero(host)
-    names = pd.Series(hev.name[rows], dtype=object)
-    marker = _explicit_marker(names).copy()
+    # classify each distinct name once, then look events up by name code
+    names = pd.Series(hev.names, dtype=object)
+    explicit = _explicit_marker(names)
+    not_compute = names.str.startswith(_NOT_COMPUTE).to_numpy()
+    kind_of_name = _classify_host(names)
+    code = hev.name_code[rows]
+    marker = explicit[code].copy()
     if grouping is not None:
         roots = grouping.groups
         named_roots = set(roots.root[~roots.implicit].tolist())
         if inferred:
             named_roots |= inferred
         marker |= np.isin(rows, list(named_roots))
-    compute = ~names.str.startswith(_NOT_COMPUTE).to_numpy() & ~marker
-    kinds = _classify_host(names[compute])
+    compute = ~not_compute[code] & ~marker
+    kinds = kind_of_name[code[compute]]
     return _step_rows(hev, group, rows[marker], rows[compute], kinds, grouping,
                       well_formed=HOST_COMPUTE)
 
@@ -166,7 +171,7 @@ def _device_steps(hev: HostEvents, group: np.ndarray, on_device: np.ndarray) -> 
     stream = on_device & corr_has & (group >= 0)
     markers = _device_step_markers(hev, group, on_device)
     rows = np.flatnonzero(stream)
-    names = pd.Series(hev.name[rows], dtype=object)
+    names = pd.Series(hev.name_of(rows), dtype=object)
     shapes = hev.strs.get("shape", np.full(len(hev), None, dtype=object))[rows] \
         if "shape" in hev.strs else np.full(len(rows), None, dtype=object)
     kinds = _classify_device(names, shapes)
@@ -175,24 +180,24 @@ def _device_steps(hev: HostEvents, group: np.ndarray, on_device: np.ndarray) -> 
 
 
 def _device_step_markers(hev: HostEvents, group: np.ndarray, on_device: np.ndarray):
-    """Spans of consecutive same-group device events per GPU plane (the derived "Steps")."""
+    """Spans (group, begin, end) of consecutive same-group device events per GPU plane (the
+    derived "Steps" line); ungrouped events belong to the group before them."""
     rows = np.flatnonzero(on_device)
-    df = pd.DataFrame({"plane": hev.plane[rows], "row": rows, "begin": hev.begin[rows],
-                       "group": group[rows]}).sort_values(["plane", "begin"], kind="stable")
+    df = pd.DataFrame({"plane": hev.plane_code[rows], "begin": hev.begin[rows],
+                       "end": hev.end[rows], "group": group[rows]}) \
+        .sort_values(["plane", "begin"], kind="stable")
     df["group"] = df["group"].where(df["group"] >= 0).groupby(df["plane"]).ffill()
     df = df[df["group"].notna()]
     run = ((df["group"] != df["group"].shift()) | (df["plane"] != df["plane"].shift())).cumsum()
-    return df.groupby(run)["row"].agg(list).tolist()
+    spans = df.groupby(run).agg(group=("group", "first"), begin=("begin", "min"),
+                                end=("end", "max"))
+    return spans.astype(np.int64).reset_index(drop=True)
 
 
 def _step_rows(hev, group, markers, event_rows, kinds, grouping, well_formed) -> pd.DataFrame:
     # step spans: the longest marker per group
-    if len(markers) and isinstance(markers[0], list):  # device runs: (first, last) spans
-        spans = pd.DataFrame({
-            "group": [int(group[r[0]]) if group[r[0]] >= 0 else -1 for r in markers],
-            "begin": [int(hev.begin[r].min()) for r in markers],
-            "end": [int(hev.end[r].max()) for r in markers]})
-        spans["group"] = [int(g) for g in spans["group"]]
+    if isinstance(markers, pd.DataFrame):  # device runs, already spans
+        spans = markers.copy()
     else:
         markers = np.asarray(markers, dtype=np.int64)
         spans = pd.DataFrame({"group": group[markers], "begin": hev.begin[markers],
@@ -240,18 +245,15 @@ def _step_rows(hev, group, markers, event_rows, kinds, grouping, well_formed) ->
         "host_to_host_ms": ms[:, HOST_TO_HOST],
         "host_to_device_ms": ms[:, HOST_TO_DEVICE],
     })[keep]
-    names = []
-    steps = []
-    for g in table.group_id.tolist():
-        if grouping is not None and g in grouping.groups.index:
-            info = grouping.groups.loc[g]
-            names.append(info["name"])
-            steps.append(int(info["step_num"]))
-        else:
-            names.append(str(g))
-            steps.append(int(g))
+    gid = table.group_id
+    if grouping is not None:
+        info = grouping.groups.reindex(gid.to_numpy())
+        names = info["name"].where(info["name"].notna(), gid.astype(str).to_numpy()).to_numpy()
+        steps = info["step_num"].where(info["step_num"].notna(), gid.to_numpy()).to_numpy()
+    else:
+        names, steps = gid.astype(str).to_numpy(), gid.to_numpy()
     table.insert(0, "step_name", names)
-    table.index = pd.Index(steps, name="step")
+    table.index = pd.Index(np.asarray(steps, dtype=np.int64), name="step")
     if len(table) > _DROP_EDGE_STEPS_ABOVE:  # first and last steps are usually partial
         table = table.iloc[1:-1]
     return table

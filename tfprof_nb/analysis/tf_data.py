@@ -94,10 +94,10 @@ class TfDataAnalysis:
 def _graph(hev: HostEvents):
     """Children lists (CSR) of iterator calls: same-thread nesting plus produce links."""
     n = len(hev)
-    name = pd.Series(hev.name, dtype=object)
-    is_iter = name.str.startswith("Iterator::").to_numpy() & (hev.plane == HOST_PLANE)
-    is_produce = np.isin(hev.name, list(_PRODUCE))
-    is_consume = np.isin(hev.name, list(_CONSUME))
+    is_iter = hev.name_mask(lambda s: s.str.startswith("Iterator::")) & \
+        hev.plane_is(HOST_PLANE)
+    is_produce = hev.name_is(*_PRODUCE)
+    is_consume = hev.name_is(*_CONSUME)
     is_async = hev.has["_a"] & (hev.ints["_a"] != 0)
     order = np.lexsort((hev.begin - hev.end, hev.begin, hev.line)).astype(np.int64)
     parent = np.empty(n, dtype=np.int64)
@@ -156,7 +156,7 @@ def _execution(root: int, hev: HostEvents, is_iter, off, tgt, ids, has_id):
 
 
 def _host_tf_data(prof, host: str):
-    hev = host_events(prof, host, str_stats=())
+    hev = host_events(prof, host)
     if not len(hev):
         return [], [], []
     is_iter, off, tgt = _graph(hev)
@@ -167,7 +167,7 @@ def _host_tf_data(prof, host: str):
     device_roots = set()
     for ev in np.flatnonzero(is_iter & has_id).tolist():
         iid = int(ids[ev])
-        long_name = hev.name[ev]
+        long_name = hev.names[hev.name_code[ev]]
         if iid not in meta:
             meta[iid] = {"parent_id": int(pid[ev]) if has_pid[ev] else 0,
                          "name": long_name.split("::")[-1], "long_name": long_name}
