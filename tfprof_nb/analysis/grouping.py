@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._group_kernels import assign_groups, csr, nest_strict
+from ._group_kernels import assign_groups, csr
 from .host_events import HostEvents
 
 __all__ = ["Grouping", "group_events", "IMPLICIT_ROOTS", "HOST_PLANE"]
@@ -60,10 +60,7 @@ def group_events(hev: HostEvents, extra_roots: np.ndarray | None = None) -> Grou
     """Group ``hev``'s events.  ``extra_roots`` (rows) act as level-1 roots in addition to the
     events with an ``_r`` stat (used for inferred steps)."""
     n = len(hev)
-    is_async = hev.has["_a"] & (hev.ints["_a"] != 0)
-    order = np.lexsort((hev.begin - hev.end, hev.begin, hev.line)).astype(np.int64)
-    parent = np.empty(n, dtype=np.int64)
-    nest_strict(order, hev.line, hev.begin, hev.end, is_async, parent)
+    parent = hev.nesting_parent()
 
     src = [parent[parent >= 0]]
     dst = [np.flatnonzero(parent >= 0)]

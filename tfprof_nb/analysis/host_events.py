@@ -11,7 +11,7 @@ __all__ = ["HostEvents", "host_events", "INT_STATS"]
 
 # Integer stats the grouping and step analyses read.
 INT_STATS = ("_r", "_p", "_pt", "_c", "_ct", "_a", "id", "iter_num", "step_num",
-             "correlation_id", "group_id", "parent_id", "element_id")
+             "correlation_id", "group_id", "parent_id", "element_id", "is_eager", "is_func")
 STR_STATS = ("graph_type", "step_name", "tf_op", "shape", "_ipl_stage_name")
 THREADPOOL_REGION = "ThreadpoolListener::Region"
 
@@ -32,11 +32,13 @@ class HostEvents:
     plane_code: np.ndarray  # int64 codes into ``planes``
     planes: np.ndarray  # object array of distinct plane names
     line: np.ndarray  # int64, unique per (plane, line) within the host
+    line_id: np.ndarray  # int64 XLine id as stored
     begin: np.ndarray  # int64 ps
     end: np.ndarray  # int64 ps
     ints: dict = field(default_factory=dict)
     has: dict = field(default_factory=dict)
     strs: dict = field(default_factory=dict)  # name -> object array (None where absent)
+    _parent: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.begin)
@@ -66,10 +68,75 @@ class HostEvents:
     def plane_of(self, rows) -> np.ndarray:
         return self.planes[self.plane_code[rows]]
 
+    def nesting_parent(self) -> np.ndarray:
+        """Innermost event on the same line that fully contains each event (-1: none);
+        async events (``_a``) are left out of the nesting.  Computed once."""
+        if self._parent is None:
+            from ._group_kernels import nest_strict
+
+            is_async = self.has["_a"] & (self.ints["_a"] != 0)
+            order = np.lexsort((self.begin - self.end, self.begin, self.line)).astype(np.int64)
+            parent = np.empty(len(self), dtype=np.int64)
+            nest_strict(order, self.line, self.begin, self.end, is_async, parent)
+            self._parent = parent
+        return self._parent
+
+    def is_derived_line(self) -> np.ndarray:
+        """Lines the profiler derives (ids near 0xdeadbeef: Steps, TensorFlow Ops, ...)."""
+        low = self.line_id & 0xFFFFFFFF
+        return (low >= 0xDEADBEEF) & (low < 0xDEADBEEF + 290)
+
 
 def _aligned(series: pd.Series, ids: np.ndarray) -> pd.Series:
     series = series[~series.index.duplicated(keep="last")]
     return series.reindex(ids)
+
+
+def _stat_rows(space, name: str) -> np.ndarray:
+    st = space.stats
+    try:
+        code = st.names.index(name)
+    except ValueError:
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero((st.name_code == code) & (st.owner_kind == 0))
+
+
+def _event_ints(space, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 values, present) of an integer stat for every event of one host, scattered
+    straight from the stat table (the last value wins for repeated stats)."""
+    n = len(space.events)
+    values = np.zeros(n, dtype=np.int64)
+    present = np.zeros(n, dtype=bool)
+    rows = _stat_rows(space, name)
+    if not len(rows):
+        return values, present
+    st = space.stats
+    kind = st.kind[rows]
+    numeric = (kind == 1) | (kind == 2) | (kind == 3)
+    rows, kind = rows[numeric], kind[numeric]
+    raw = st.raw_value[rows]
+    as_double = st.double_value[rows]
+    ok = (kind != 1) | (np.isfinite(as_double) & (np.abs(as_double) < 2.0**63))
+    doubles = np.where((kind == 1) & ok, as_double, 0.0).astype(np.int64)
+    raw = np.where(kind == 1, doubles, raw)
+    owner = st.owner[rows]
+    values[owner[ok]] = raw[ok]
+    present[owner[ok]] = True
+    return values, present
+
+
+def _event_strs(space, name: str) -> np.ndarray:
+    """A string stat for every event of one host (None where absent)."""
+    out = np.full(len(space.events), None, dtype=object)
+    rows = _stat_rows(space, name)
+    if not len(rows):
+        return out
+    st = space.stats
+    codes = st.value_code[rows]
+    rows, codes = rows[codes >= 0], codes[codes >= 0]
+    values = np.asarray(st.values, dtype=object)
+    out[st.owner[rows]] = values[codes]
+    return out
 
 
 def _aligned_ints(series: pd.Series, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,17 +190,17 @@ def _build_host_events(prof, host: str) -> HostEvents:
     line_code = pd.factorize(ev["line_id"].to_numpy())[0].astype(np.int64)
     line = pd.factorize(plane_code * (int(line_code.max(initial=0)) + 1) + line_code)[0] \
         .astype(np.int64)
+    space = prof.spaces[host]
     ints, has = {}, {}
     for name in INT_STATS:
-        ints[name], has[name] = _aligned_ints(prof.stat(name), ids)
+        ints[name], has[name] = _event_ints(space, name)
     strs = {}
     for name in STR_STATS:
-        s = _aligned(prof.stat(name), ids)
-        strs[name] = s.astype(object).where(s.notna(), None).to_numpy()
+        strs[name] = _event_strs(space, name)
     hev = HostEvents(host, ids, ev["name"].cat.codes.to_numpy().astype(np.int64),
                      np.asarray(ev["name"].cat.categories, dtype=object), plane_code,
-                     np.asarray(ev["plane"].cat.categories, dtype=object), line, begin, end,
-                     ints, has, strs)
+                     np.asarray(ev["plane"].cat.categories, dtype=object), line,
+                     ev["line_id"].to_numpy().astype(np.int64), begin, end, ints, has, strs)
     return _with_threadpool_regions(hev)
 
 
@@ -157,7 +224,8 @@ def _with_threadpool_regions(hev: HostEvents) -> HostEvents:
     new_line = regions["line"].to_numpy()
     first_of_line = pd.Series(np.arange(len(hev)), index=hev.line)
     first_of_line = first_of_line[~first_of_line.index.duplicated()]
-    plane_code = hev.plane_code[first_of_line.reindex(new_line).to_numpy()]
+    first_rows = first_of_line.reindex(new_line).to_numpy()
+    plane_code = hev.plane_code[first_rows]
     names = hev.names
     hits = np.flatnonzero(names == THREADPOOL_REGION)
     if len(hits):
@@ -180,6 +248,7 @@ def _with_threadpool_regions(hev: HostEvents) -> HostEvents:
     return HostEvents(
         hev.host, extend(hev.event_id, -1), extend(hev.name_code, region_code), names,
         np.concatenate([hev.plane_code, plane_code]), hev.planes,
-        np.concatenate([hev.line, new_line]),
+        np.concatenate([hev.line, new_line]), np.concatenate([hev.line_id,
+                                                              hev.line_id[first_rows]]),
         np.concatenate([hev.begin, last_start_t[regions.index].to_numpy().astype(np.int64)]),
         np.concatenate([hev.end, regions["t"].to_numpy()]), ints, has, strs)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._group_kernels import csr, nest_strict
+from ._group_kernels import csr
 from .grouping import HOST_PLANE
 from .host_events import HostEvents, host_events
 
@@ -98,10 +98,7 @@ def _graph(hev: HostEvents):
         hev.plane_is(HOST_PLANE)
     is_produce = hev.name_is(*_PRODUCE)
     is_consume = hev.name_is(*_CONSUME)
-    is_async = hev.has["_a"] & (hev.ints["_a"] != 0)
-    order = np.lexsort((hev.begin - hev.end, hev.begin, hev.line)).astype(np.int64)
-    parent = np.empty(n, dtype=np.int64)
-    nest_strict(order, hev.line, hev.begin, hev.end, is_async, parent)
+    parent = hev.nesting_parent()
     src = [parent[parent >= 0]]
     dst = [np.flatnonzero(parent >= 0)]
     ids, has_id = hev.int_stat("id")
