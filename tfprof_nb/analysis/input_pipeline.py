@@ -126,13 +126,9 @@ def _category(name: str, op_type: str) -> str:
 
 
 def _input_ops(prof) -> pd.DataFrame:
-    from .op_stats import _combine, _host_metrics
+    from .op_stats import _combine, host_op_metrics
 
-    parts = []
-    for host in prof.hosts:
-        ev = prof.events if len(prof.hosts) == 1 else prof.events[prof.events.host == host]
-        parts.append(_host_metrics(prof, ev))
-    table, _, _ = _combine(parts)
+    table, _, _ = _combine([host_op_metrics(prof, host) for host in prof.hosts])
     ops = table[(table["type"] == "Dataset") | table["type"].str.startswith("InfeedEnqueue")
                 | (table["operation"] == "MemcpyHToD")]
     ops = ops.sort_values(["self_ps", "operation"], ascending=[False, True], kind="stable")

@@ -123,6 +123,9 @@ def _vendor(prof, host: str) -> dict:
 
 
 def _host_kernels(prof, host: str) -> pd.DataFrame:
+    planes = prof.planes[(prof.planes.host == host) & (prof.planes.events > 0)].plane
+    if not planes.str.startswith(("/device:GPU:", "/device:TPU:")).any():
+        return pd.DataFrame()
     ev = prof.events
     if len(prof.hosts) > 1:
         ev = ev[ev["host"] == host]

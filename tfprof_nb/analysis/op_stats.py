@@ -13,6 +13,7 @@ import pandas as pd
 
 from ._opstack import op_stack_walk
 from .grouping import HOST_PLANE
+from .host_events import HostEvents, host_events
 from .tf_ops import TF, UNKNOWN, parse_tf_op
 
 __all__ = ["OP_STATS_COLUMNS", "op_stats_table"]
@@ -21,76 +22,70 @@ OP_STATS_COLUMNS = ["rank", "host_or_device", "type", "operation", "occurrences"
                     "total_time_us", "avg_time_us", "total_self_time_us", "avg_self_time_us",
                     "self_time_pct", "cumulative_self_time_pct", "eager"]
 IDLE = "IDLE"
-_DERIVED_LINE_MIN, _DERIVED_LINE_SPAN = 0xDEADBEEF, 64
 
 
-def _is_derived_line(line_id: np.ndarray) -> np.ndarray:
-    low = line_id.astype(np.int64) & 0xFFFFFFFF
-    return (low >= _DERIVED_LINE_MIN) & (low < _DERIVED_LINE_MIN + _DERIVED_LINE_SPAN)
-
-
-def _parse_many(names) -> pd.DataFrame:
-    """parse_tf_op over distinct names only."""
+def _parse_table(names) -> pd.DataFrame:
+    """parse_tf_op of each distinct name (the index)."""
     uniq = pd.unique(pd.Series(names, dtype=object))
-    parsed = [parse_tf_op(n) for n in uniq]
-    return pd.DataFrame(parsed, index=pd.Index(uniq, dtype=object),
+    return pd.DataFrame([parse_tf_op(n) for n in uniq], index=pd.Index(uniq, dtype=object),
                         columns=["category", "op", "type"])
 
 
-def _aligned_str(series: pd.Series, ids: np.ndarray) -> np.ndarray:
-    series = series[~series.index.duplicated(keep="last")]
-    out = series.reindex(ids)
-    return out.astype(object).where(out.notna(), None).to_numpy()
+def host_op_metrics(prof, host: str) -> tuple[pd.DataFrame, int, int]:
+    """Per-op metrics of one host's CPU plane: (table, total_time_ps, total_op_time_ps).
+    Cached on the profile (op stats, input pipeline and overview share it)."""
+    cache = prof.__dict__.setdefault("_host_op_metrics", {})
+    if host not in cache:
+        cache[host] = _host_metrics(host_events(prof, host))
+    return cache[host]
 
 
-def _host_metrics(prof, ev: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
-    """Per-op metrics of one host's CPU plane: (table, total_time_ps, total_op_time_ps)."""
-    host = ev[(ev["plane"] == HOST_PLANE) & ~_is_derived_line(ev["line_id"].to_numpy())]
-    if host.empty:
+def _host_metrics(hev: HostEvents) -> tuple[pd.DataFrame, int, int]:
+    real = hev.event_id >= 0
+    on_host = real & hev.plane_is(HOST_PLANE) & ~hev.is_derived_line()
+    if not on_host.any():
         return _empty_metrics(), 0, 0
-    ids = host.index.to_numpy()
-    names = host["name"].astype(object).to_numpy()
-    parsed = _parse_many(names)
-    cat = parsed["category"].reindex(names).to_numpy()
-    is_op = cat != UNKNOWN
-    tf_op = _aligned_str(prof.stat("tf_op"), ids)
-    has_tf_op = np.array([bool(v) for v in tf_op], dtype=bool)
-    begin = host["start_ps"].to_numpy()
-    end = begin + host["duration_ps"].to_numpy()
-    line = pd.MultiIndex.from_arrays([host["line_id"].to_numpy()]).factorize()[0]
-    order_in_line = np.arange(len(host))
-
+    by_name = _parse_table(hev.names)  # one row per distinct event name, in code order
+    name_is_op = (by_name["category"].to_numpy() != UNKNOWN)
+    name_is_tf = (by_name["category"].to_numpy() == TF)
+    tf_op = hev.strs["tf_op"]
+    has_tf_op = on_host & np.array([bool(v) for v in tf_op], dtype=bool)
     parts = []
-    for mask, full in ((is_op, names), (has_tf_op, tf_op)):
-        rows = np.flatnonzero(mask)
-        if not len(rows):
-            continue
-        p = _parse_many(full[rows]).reindex(full[rows])
-        op_name = np.where(p["category"].to_numpy() == UNKNOWN, full[rows], p["op"].to_numpy())
-        parts.append(pd.DataFrame({"row": rows, "slot": 0 if full is names else 2,
-                                   "op": op_name, "type": p["type"].to_numpy(),
-                                   "tf": (p["category"].to_numpy() == TF) & (full is names)}))
+    rows = np.flatnonzero(on_host & name_is_op[hev.name_code])
+    if len(rows):
+        code = hev.name_code[rows]
+        parts.append(pd.DataFrame({"row": rows, "slot": 0,
+                                   "op": by_name["op"].to_numpy()[code],
+                                   "type": by_name["type"].to_numpy()[code],
+                                   "tf": name_is_tf[code]}))
+    rows = np.flatnonzero(has_tf_op)
+    if len(rows):
+        full = tf_op[rows]
+        p = _parse_table(full).reindex(full)
+        op_name = np.where(p["category"].to_numpy() == UNKNOWN, full, p["op"].to_numpy())
+        parts.append(pd.DataFrame({"row": rows, "slot": 2, "op": op_name,
+                                   "type": p["type"].to_numpy(), "tf": False}))
     if not parts:
         return _empty_metrics(), 0, 0
     inst = pd.concat(parts, ignore_index=True)
-    inst["instance"] = np.arange(len(inst))
-    eager = _eager_flags(prof, host, inst["row"].to_numpy(), ids, inst["tf"].to_numpy())
     n = len(inst)
     rows = inst["row"].to_numpy()
+    slot = inst["slot"].to_numpy()
+    instance = np.arange(n, dtype=np.int64)
     acts = pd.DataFrame({
-        "line": np.concatenate([line[rows], line[rows]]),
-        "ts": np.concatenate([begin[rows], end[rows]]),
-        "seq": np.concatenate([order_in_line[rows] * 4 + inst["slot"].to_numpy(),
-                               order_in_line[rows] * 4 + inst["slot"].to_numpy() + 1]),
+        "line": np.concatenate([hev.line[rows]] * 2),
+        "ts": np.concatenate([hev.begin[rows], hev.end[rows]]),
+        "seq": np.concatenate([rows * 4 + slot, rows * 4 + slot + 1]),
         "is_end": np.concatenate([np.zeros(n, bool), np.ones(n, bool)]),
-        "instance": np.concatenate([inst["instance"].to_numpy()] * 2),
+        "instance": np.concatenate([instance, instance]),
     }).sort_values(["line", "ts", "seq"], kind="stable")
     op_codes, op_table = pd.factorize(inst["op"])
     type_codes, type_table = pd.factorize(inst["type"].where(inst["type"] != "", None))
     inst_op = op_codes.astype(np.int64)
     inst_type = type_codes.astype(np.int64)
     k = acts["instance"].to_numpy()
-    n_keys, n_lines = len(op_table), int(line.max()) + 1
+    line = acts["line"].to_numpy(np.int64)
+    n_keys, n_lines = len(op_table), int(hev.line.max()) + 1
     occ = np.zeros(n_keys, np.int64)
     time_ps = np.zeros(n_keys, np.int64)
     self_ps = np.zeros(n_keys, np.int64)
@@ -98,13 +93,14 @@ def _host_metrics(prof, ev: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
     line_op = np.zeros(n_lines, np.int64)
     line_first = np.zeros(n_lines, np.int64)
     line_last = np.zeros(n_lines, np.int64)
-    op_stack_walk(acts["line"].to_numpy(np.int64), acts["ts"].to_numpy(np.int64),
-                  acts["is_end"].to_numpy(), k.astype(np.int64), inst_op[k], inst_type[k],
-                  occ, time_ps, self_ps, first_type, line_op, line_first, line_last)
-    lines_used = np.unique(acts["line"].to_numpy())
+    op_stack_walk(line, acts["ts"].to_numpy(np.int64), acts["is_end"].to_numpy(),
+                  k.astype(np.int64), inst_op[k], inst_type[k], occ, time_ps, self_ps,
+                  first_type, line_op, line_first, line_last)
+    lines_used = np.unique(line)
     total_op = int(line_op[lines_used].sum())
     total = int(np.maximum(line_op[lines_used], line_last[lines_used] -
                            line_first[lines_used]).sum())
+    eager = _eager_flags(hev, rows, inst["tf"].to_numpy())
     eager_by_op = pd.Series(eager).groupby(inst_op).any()
     table = pd.DataFrame({
         "operation": np.asarray(op_table, dtype=object),
@@ -114,25 +110,17 @@ def _host_metrics(prof, ev: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
     return table[occ > 0], total, total_op
 
 
-def _eager_flags(prof, host: pd.DataFrame, rows: np.ndarray, ids: np.ndarray,
-                 tf_op: np.ndarray) -> np.ndarray:
+def _eager_flags(hev: HostEvents, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarray:
     """An op ran eagerly when its event says so (``is_eager``) or, for ``name:Type`` op events,
     when its nearest enclosing ``EagerExecute`` on the same thread has ``is_func == 0``."""
-    is_eager = prof.stat("is_eager")
-    is_eager = is_eager[~is_eager.index.duplicated(keep="last")]
-    flags = is_eager.reindex(ids[rows]).fillna(0).to_numpy() != 0
-    eager_exec = host["name"].to_numpy() == "EagerExecute"
+    value, present = hev.int_stat("is_eager")
+    flags = present[rows] & (value[rows] != 0)
+    eager_exec = hev.name_is("EagerExecute")
     if not eager_exec.any():
         return flags
-    from .nesting import event_nesting
-
-    line = host["line_id"].to_numpy()
-    nest = event_nesting(pd.factorize(line)[0], host["start_ps"].to_numpy(),
-                         host["duration_ps"].to_numpy())
-    parent = nest["parent"].to_numpy()
-    is_func = prof.stat("is_func")
-    is_func = is_func[~is_func.index.duplicated(keep="last")].reindex(ids)
-    eager_call = eager_exec & (is_func.fillna(1).to_numpy() == 0)
+    parent = hev.nesting_parent()
+    is_func, has_func = hev.int_stat("is_func")
+    eager_call = eager_exec & has_func & (is_func == 0)
     node = np.where(tf_op, parent[rows], -1)
     found = np.zeros(len(rows), dtype=bool)
     decided = np.zeros(len(rows), dtype=bool)
@@ -147,25 +135,26 @@ def _eager_flags(prof, host: pd.DataFrame, rows: np.ndarray, ids: np.ndarray,
     return flags | found
 
 
-def _device_metrics(prof, ev: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
-    dev = ev[ev["plane"].astype(str).str.startswith("/device:GPU")
-             & ~_is_derived_line(ev["line_id"].to_numpy())]
-    if dev.empty:
+def _device_metrics(hev: HostEvents) -> tuple[pd.DataFrame, int, int]:
+    dev = (hev.event_id >= 0) & hev.plane_mask(
+        lambda s: s.str.startswith("/device:GPU").to_numpy()) & ~hev.is_derived_line()
+    if not dev.any():
         return _empty_metrics(), 0, 0
-    begin = dev["start_ps"].to_numpy()
-    end = begin + dev["duration_ps"].to_numpy()
-    planes = dev["plane"].astype(object).to_numpy()
-    spans = pd.DataFrame({"plane": planes, "b": begin, "e": end}).groupby("plane") \
-        .agg(b=("b", "min"), e=("e", "max"))
+    rows = np.flatnonzero(dev)
+    spans = pd.DataFrame({"plane": hev.plane_code[rows], "b": hev.begin[rows],
+                          "e": hev.end[rows]}).groupby("plane").agg(b=("b", "min"),
+                                                                    e=("e", "max"))
     total = int((spans.e - spans.b).sum())
-    tf_op = _aligned_str(prof.stat("tf_op"), dev.index.to_numpy())
+    tf_op = hev.strs["tf_op"][rows]
     has = np.array([bool(v) for v in tf_op], dtype=bool)
     if not has.any():
         return _empty_metrics(), total, 0
-    p = _parse_many(tf_op[has]).reindex(tf_op[has])
-    kernels = pd.DataFrame({"op": p["op"].to_numpy(), "type": p["type"].replace("", "unknown")
-                            .to_numpy(), "kernel": dev["name"].astype(object).to_numpy()[has],
-                            "dur": (end - begin)[has]})
+    rows, tf_op = rows[has], tf_op[has]
+    p = _parse_table(tf_op).reindex(tf_op)
+    kernels = pd.DataFrame({"op": p["op"].to_numpy(),
+                            "type": p["type"].replace("", "unknown").to_numpy(),
+                            "kernel": hev.name_code[rows],
+                            "dur": hev.end[rows] - hev.begin[rows]})
     per_kernel = kernels.groupby(["op", "kernel"], sort=False).agg(
         type=("type", "first"), n=("dur", "size"), t=("dur", "sum"))
     per_op = per_kernel.groupby(level="op", sort=False).agg(
@@ -205,13 +194,11 @@ def op_stats_table(prof, include_idle: bool = True) -> pd.DataFrame:
     """The TensorFlow stats table: one row per (side, op), device rows first, each side sorted
     by self time.  Percentages are of the side's total time, with or without its idle time."""
     out = []
-    for side, fn in (("Device", _device_metrics), ("Host", _host_metrics)):
+    for side in ("Device", "Host"):
         parts = []
         for host in prof.hosts:
-            ev = prof.events
-            if len(prof.hosts) > 1:
-                ev = ev[ev["host"] == host]
-            parts.append(fn(prof, ev))
+            parts.append(host_op_metrics(prof, host) if side == "Host" else
+                         _device_metrics(host_events(prof, host)))
         table, total, total_op = _combine(parts)
         if table.empty and total == 0:
             continue
