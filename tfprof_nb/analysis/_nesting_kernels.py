@@ -52,3 +52,32 @@ def nest(order, line, start, duration, parent, depth, child_ps):
             depth[i] = 0
         top += 1
         stack[top] = i
+
+
+@njit(cache=True, nogil=True)
+def merge_nesting_order(n_first, extra, line, start, duration):
+    """Merge rows 0..n_first-1 (already in nesting order) with the rows ``extra`` (sorted the
+    same way) into one order by (line, start, longest first); the first run wins ties."""
+    n = n_first + extra.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    i = 0
+    j = 0
+    for k in range(n):
+        take_first = False
+        if j >= extra.shape[0]:
+            take_first = True
+        elif i < n_first:
+            b = extra[j]
+            if line[i] != line[b]:
+                take_first = line[i] < line[b]
+            elif start[i] != start[b]:
+                take_first = start[i] < start[b]
+            else:
+                take_first = duration[i] >= duration[b]
+        if take_first:
+            out[k] = i
+            i += 1
+        else:
+            out[k] = extra[j]
+            j += 1
+    return out

@@ -74,8 +74,19 @@ class HostEvents:
         if self._parent is None:
             from ._group_kernels import nest_strict
 
+            from ._nesting_kernels import is_nesting_order, merge_nesting_order
+
             is_async = self.has["_a"] & (self.ints["_a"] != 0)
-            order = np.lexsort((self.begin - self.end, self.begin, self.line)).astype(np.int64)
+            dur = self.end - self.begin
+            n_real = int((self.event_id >= 0).sum())
+            if is_nesting_order(self.line[:n_real], self.begin[:n_real], dur[:n_real]):
+                # file order is nesting order: only the synthetic rows need sorting in
+                extra = n_real + np.lexsort((-dur[n_real:], self.begin[n_real:],
+                                             self.line[n_real:]))
+                order = merge_nesting_order(n_real, extra.astype(np.int64), self.line,
+                                            self.begin, dur)
+            else:
+                order = np.lexsort((-dur, self.begin, self.line)).astype(np.int64)
             parent = np.empty(len(self), dtype=np.int64)
             nest_strict(order, self.line, self.begin, self.end, is_async, parent)
             self._parent = parent

@@ -159,7 +159,9 @@ def _host_steps(hev: HostEvents, group: np.ndarray, grouping: Grouping | None,
         named_roots = set(roots.root[~roots.implicit].tolist())
         if inferred:
             named_roots |= inferred
-        marker |= np.isin(rows, list(named_roots))
+        is_named_root = np.zeros(len(hev), dtype=bool)
+        is_named_root[list(named_roots)] = True
+        marker |= is_named_root[rows]
     compute = ~not_compute[code] & ~marker
     kinds = kind_of_name[code[compute]]
     return _step_rows(hev, group, rows[marker], rows[compute], kinds, grouping,
