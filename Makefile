@@ -28,6 +28,7 @@ test: $(VENV)/.test-installed
 bench: $(VENV)/.test-installed
 	$(PY) benchmarks/bench_load.py
 	$(PY) benchmarks/bench_capture.py
+	$(PY) benchmarks/bench_analysis.py
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache
