@@ -98,11 +98,6 @@ class HostEvents:
         return (low >= 0xDEADBEEF) & (low < 0xDEADBEEF + 290)
 
 
-def _aligned(series: pd.Series, ids: np.ndarray) -> pd.Series:
-    series = series[~series.index.duplicated(keep="last")]
-    return series.reindex(ids)
-
-
 def _stat_rows(space, name: str) -> np.ndarray:
     st = space.stats
     try:
@@ -148,37 +143,6 @@ def _event_strs(space, name: str) -> np.ndarray:
     values = np.asarray(st.values, dtype=object)
     out[st.owner[rows]] = values[codes]
     return out
-
-
-def _aligned_ints(series: pd.Series, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 values, present) of an integer stat at event ``ids``, without a float detour
-    (64-bit ids must stay exact); the last value wins for repeated stats."""
-    values = np.zeros(len(ids), dtype=np.int64)
-    present = np.zeros(len(ids), dtype=bool)
-    if series.empty or not len(ids):
-        return values, present
-    raw = series.to_numpy()
-    if raw.dtype == object:
-        ok = np.array([isinstance(v, (int, np.integer)) for v in raw], dtype=bool)
-        ints = np.array([int(v) & 0xFFFFFFFFFFFFFFFF if ok_ else 0 for v, ok_ in zip(raw, ok)],
-                        dtype=np.uint64).view(np.int64)
-    elif raw.dtype.kind == "f":
-        ok = np.isfinite(raw) & (np.abs(raw) < 2.0**63)
-        ints = np.where(ok, raw, 0).astype(np.int64)
-    else:
-        ok = np.ones(len(raw), dtype=bool)
-        ints = raw.astype(np.uint64).view(np.int64) if raw.dtype.kind == "u" else \
-            raw.astype(np.int64)
-    index = series.index.to_numpy()
-    order = np.argsort(index, kind="stable")
-    index, ints, ok = index[order], ints[order], ok[order]
-    last = np.ones(len(index), dtype=bool)
-    last[:-1] = index[1:] != index[:-1]
-    index, ints, ok = index[last], ints[last], ok[last]
-    pos = np.minimum(np.searchsorted(index, ids), len(index) - 1)
-    present = (index[pos] == ids) & ok[pos]
-    values[present] = ints[pos[present]]
-    return values, present
 
 
 def host_events(prof, host: str) -> HostEvents:
