@@ -15,9 +15,6 @@ from .xspace.files import find_profile_files, host_name_of
 
 __all__ = ["Profile", "load"]
 
-_EVENT_COLUMNS = ["host", "plane", "line", "name", "start_us", "duration_us", "line_id",
-                  "start_ps", "duration_ps", "num_occurrences"]
-
 
 def load(path, *, parallel: bool = True) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
