@@ -6,7 +6,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean js
+
+JS_SOURCES := $(wildcard js/src/*.ts) js/package.json js/package-lock.json js/build.mjs
+BUNDLE := tfprof_nb/static/timeline.js
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +22,25 @@ $(VENV)/.test-installed: pyproject.toml | $(PY)
 	$(PIP) install -q -e ".[test]"
 	touch $@
 
-demo: $(VENV)/.demo-installed
+# Widgets: TypeScript in js/, bundled by esbuild into the package.
+js/node_modules/.installed: js/package.json js/package-lock.json
+	cd js && npm ci --no-audit --no-fund
+	touch $@
+
+$(BUNDLE): $(JS_SOURCES) js/node_modules/.installed
+	cd js && npm run build
+
+js: $(BUNDLE)
+
+# Browser tests drive Debian's Chromium (never a downloaded browser build).
+/usr/bin/chromium:
+	apt-get update -qq && apt-get install -y -qq chromium
+
+demo: $(VENV)/.demo-installed $(BUNDLE)
 	$(PY) -m tfprof_nb.demo --out demo_out
 
-test: $(VENV)/.test-installed
+test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
+	cd js && npx tsc --noEmit && npx vitest run
 	$(PY) -m pytest
 
 bench: $(VENV)/.test-installed

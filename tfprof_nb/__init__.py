@@ -36,6 +36,10 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
+    if name == "widgets":
+        import importlib
+
+        return importlib.import_module("tfprof_nb.widgets")
     if name in _LAZY:
         import importlib
 

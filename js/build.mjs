@@ -1,0 +1,16 @@
+// Bundles each widget entry point into one ESM file inside the Python package.
+import { build } from "esbuild";
+
+const entries = ["timeline"];
+for (const name of entries) {
+  await build({
+    entryPoints: [`src/${name}.ts`],
+    bundle: true,
+    format: "esm",
+    target: "es2020",
+    minify: true,
+    sourcemap: false,
+    outfile: `../tfprof_nb/static/${name}.js`,
+    logLevel: "warning",
+  });
+}

@@ -1,0 +1,21 @@
+"""The built wheel ships the widget bundle (built from js/, not tracked by git)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_contains_the_widget_bundle(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
+    (wheel,) = tmp_path.glob("tfprof_nb-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "tfprof_nb/static/timeline.js" in names
+    assert not any(n.startswith("js/") or "node_modules" in n for n in names)
+    bundle = zipfile.ZipFile(wheel).read("tfprof_nb/static/timeline.js")
+    assert bundle == (ROOT / "tfprof_nb" / "static" / "timeline.js").read_bytes()

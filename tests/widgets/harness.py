@@ -1,0 +1,126 @@
+"""Render a widget's real ES module in headless Chromium from the widget's real state.
+
+A tiny page stands in for the notebook's widget manager: it loads the bundle the Python
+widget ships, gives it the widget's synced traits (binary traits as binary buffers, the rest
+as JSON) and records what the view sends back.  Python pushes trait changes with ``push``.
+Every request that does not go to the local test server is blocked and counted.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import shutil
+import socketserver
+import threading
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+PAGE = """<!doctype html><html><head><meta charset="utf-8"></head>
+<body style="margin:0"><div id="root" style="width:1000px"></div>
+<script type="module">
+const state = await (await fetch("state.json")).json();
+for (const [k, v] of Object.entries(state.binary)) {
+  const raw = Uint8Array.from(atob(v), c => c.charCodeAt(0));
+  state.json[k] = new DataView(raw.buffer);
+}
+const listeners = {};
+window.__changes = [];
+const model = {
+  get: k => state.json[k],
+  set: (k, v) => { state.json[k] = v; window.__changes.push([k, v]); },
+  save_changes: () => {},
+  on: (ev, cb) => { (listeners[ev] ||= []).push(cb); },
+  off: (ev, cb) => { listeners[ev] = (listeners[ev] || []).filter(f => f !== cb); },
+};
+window.__push = (k, v) => { state.json[k] = v; (listeners["change:" + k] || []).forEach(f => f()); };
+const mod = await import("./widget.js");
+const el = document.getElementById("root");
+const t = performance.now();
+(mod.default.render || mod.render)({ model, el });
+await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+window.__firstPaintMs = performance.now() - t;
+window.__ready = true;
+</script></body></html>"""
+
+
+def widget_state(widget) -> tuple[dict, dict]:
+    """(json traits, binary traits) as the widget would sync them."""
+    state = widget.get_state()
+    binary, plain = {}, {}
+    for key, value in state.items():
+        if key.startswith("_") or key in ("layout", "comm", "keys", "log"):
+            continue
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            binary[key] = base64.b64encode(bytes(value)).decode()
+        else:
+            plain[key] = value
+    return plain, binary
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class WidgetPage:
+    """Serve and open one widget; use as a context manager."""
+
+    def __init__(self, widget, tmp_path: Path, bundle: Path):
+        self.dir = tmp_path
+        shutil.copy(bundle, tmp_path / "widget.js")
+        plain, binary = widget_state(widget)
+        (tmp_path / "state.json").write_text(json.dumps({"json": plain, "binary": binary}))
+        (tmp_path / "index.html").write_text(PAGE)
+        self.payload_bytes = sum(len(base64.b64decode(v)) for v in binary.values())
+        self.blocked: list[str] = []
+        self.console_errors: list[str] = []
+        self.dialogs: list[str] = []
+
+    def __enter__(self):
+        from playwright.sync_api import sync_playwright
+
+        handler = functools.partial(_Quiet, directory=str(self.dir))
+        self.server = socketserver.TCPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/index.html"
+        self.pw = sync_playwright().start()
+        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self.page = self.browser.new_page(viewport={"width": 1100, "height": 800})
+        local = f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+        def route(r):
+            if r.request.url.startswith(local):
+                r.continue_()
+            else:
+                self.blocked.append(r.request.url)
+                r.abort()
+
+        self.page.route("**/*", route)
+        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.goto(self.url)
+        self.page.wait_for_function("window.__ready === true", timeout=60000)
+        return self
+
+    def __exit__(self, *exc):
+        self.browser.close()
+        self.pw.stop()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def js(self, code: str, arg=None):
+        return self.page.evaluate(code, arg)
+
+    def push(self, key: str, value) -> None:
+        self.js("([k, v]) => window.__push(k, v)", [key, value])
+
+    def changes(self) -> list:
+        return self.js("() => window.__changes")

@@ -1,0 +1,137 @@
+"""The trace timeline in headless Chromium, from real profiles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.widgets._base import bundle
+from tfprof_nb.widgets.timeline import TraceTimeline
+
+from ..conftest import _capture
+from .harness import WidgetPage
+
+TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
+
+
+def _painted(page) -> int:
+    """Canvas pixels in the plot area that differ from the background."""
+    return page.js("""() => {
+      const c = document.querySelector('.tfprof-timeline canvas');
+      const g = c.getContext('2d');
+      const d = g.getImageData(200, 30, c.width - 200, c.height - 30).data;
+      const bg = [d[0], d[1], d[2]];
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4)
+        if (Math.abs(d[i] - bg[0]) + Math.abs(d[i+1] - bg[1]) + Math.abs(d[i+2] - bg[2]) > 30) n++;
+      return n;
+    }""")
+
+
+def _find_event_pixel(page):
+    return page.js(f"""() => {{
+      const t = {TIMELINE};
+      const r = document.querySelector('.tfprof-timeline canvas').getBoundingClientRect();
+      for (let y = 40; y < 500; y += 3)
+        for (let x = 200; x < 1000; x += 3) {{
+          const i = t.hit(x, y);
+          if (i >= 0) return [x + r.left, y + r.top, i];  // page coordinates
+        }}
+      return null;
+    }}""")
+
+
+@pytest.fixture(scope="module")
+def cpu_widget(cpu_logdir):
+    return TraceTimeline(tp.load(cpu_logdir))
+
+
+def test_draws_tracks_and_events_offline(cpu_widget, tmp_path):
+    with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
+        assert _painted(page) > 2000
+        rows = page.js(f"() => {TIMELINE}.rows()")
+        assert sum(r["kind"] == "track" for r in rows) == len(cpu_widget.meta["tracks"])
+        assert page.blocked == [] and page.console_errors == []
+    # 16 bytes per event on the wire plus the names, once
+    n = len(cpu_widget.ev_start) // 8
+    names = sum(len(s.encode()) + 3 for s in cpu_widget.meta["names"])
+    assert (page.payload_bytes + names) / n <= 24
+
+
+def test_zoom_pan_and_view_sync(cpu_widget, tmp_path):
+    with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
+        before = page.js(f"() => {TIMELINE}.view()")
+        page.page.mouse.move(600, 200)
+        page.page.mouse.wheel(0, -600)  # zoom in around the cursor
+        page.page.wait_for_timeout(300)
+        after = page.js(f"() => {TIMELINE}.view()")
+        assert after[1] - after[0] < 0.5 * (before[1] - before[0])
+        page.page.focus(".tl-canvas")
+        page.page.keyboard.press("d")  # pan right
+        panned = page.js(f"() => {TIMELINE}.view()")
+        assert panned[0] > after[0]
+        page.page.wait_for_timeout(400)
+        assert any(k == "view" for k, _ in page.changes())
+        page.push("view", [before[0], before[0] + 10.0])  # Python sets the window
+        assert page.js(f"() => {TIMELINE}.view()") == pytest.approx([before[0],
+                                                                      before[0] + 10.0])
+
+
+def test_click_shows_details_from_python(cpu_widget, tmp_path):
+    with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
+        x, y, index = _find_event_pixel(page)
+        page.page.mouse.click(x, y)
+        sent = [v for k, v in page.changes() if k == "selected_index"]
+        assert sent and sent[-1] == index
+        cpu_widget.selected_index = index  # what the comm delivers to Python
+        assert cpu_widget.details["name"]
+        page.push("details", cpu_widget.details)
+        text = page.js("() => document.querySelector('.tl-details').textContent")
+        assert cpu_widget.details["name"] in text and "duration" in text
+
+
+def test_search_finds_a_known_op(cpu_widget, tmp_path):
+    with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
+        page.page.fill(".tl-search", "matmul")
+        found = page.js("() => document.querySelector('.tl-found').textContent")
+        assert int(found.split()[0]) > 0
+        page.page.press(".tl-search", "Enter")
+        sent = [v for k, v in page.changes() if k == "selected_index"]
+        name_code = np.frombuffer(cpu_widget.ev_name, np.uint32)[sent[-1]]
+        assert "matmul" in cpu_widget.meta["names"][name_code].lower()
+
+
+def test_steps_selector_zooms_to_a_step(cpu_widget, tmp_path):
+    steps = cpu_widget.meta["steps"]
+    assert steps
+    with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
+        page.page.select_option(".tl-steps", "0")
+        view = page.js(f"() => {TIMELINE}.view()")
+        assert view == pytest.approx([steps[0]["start"], steps[0]["end"]])
+
+
+def test_gpu_fixture_renders(gpu_fixture_file, tmp_path):
+    widget = TraceTimeline(tp.load(gpu_fixture_file))
+    sections = {t["section"] for t in widget.meta["tracks"]}
+    assert any("/device:GPU:4" in s for s in sections)
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        assert _painted(page) > 2000 and page.console_errors == []
+
+
+def test_html_in_names_is_text(tmp_path_factory, tmp_path):
+    logdir = _capture(tmp_path_factory, "html")
+    widget = TraceTimeline(tp.load(logdir))
+    evil = "<img src=x onerror=alert(1)>"
+    assert evil in widget.meta["names"]
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        page.page.fill(".tl-search", "<img")
+        page.page.press(".tl-search", "Enter")
+        index = [v for k, v in page.changes() if k == "selected_index"][-1]
+        widget.selected_index = index
+        page.push("details", widget.details)
+        text = page.js("() => document.querySelector('.tl-details').textContent")
+        assert evil in text
+        assert page.js("() => document.querySelectorAll('img').length") == 0
+        page.page.wait_for_timeout(200)
+        assert page.dialogs == [] and page.blocked == []

@@ -1,0 +1,149 @@
+"""Trace timeline widget: every event of a profile, zoomable, on a canvas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import traitlets
+
+from ..analysis.nesting import event_nesting
+from ._base import BaseWidget, bundle
+
+__all__ = ["TraceTimeline", "timeline_payload"]
+
+
+def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
+    """Binary columns and small tables for the timeline, and the event id of each row.
+
+    Events are sorted by (track, nesting depth, start) so that the browser finds what is
+    visible by binary search; per event the wire carries 16 bytes (start float64, duration
+    float32, name code uint32), names go once in a table.
+    """
+    ev = prof.events
+    n = len(ev)
+    track_key = pd.MultiIndex.from_arrays([ev["host"].cat.codes, ev["plane"].cat.codes,
+                                           ev["line_id"]])
+    track_codes, track_index = pd.factorize(track_key)
+    depth = event_nesting(track_codes, ev["start_ps"].to_numpy(),
+                          ev["duration_ps"].to_numpy())["depth"].to_numpy() if n else \
+        np.empty(0, np.int32)
+    order = np.lexsort((ev["start_ps"].to_numpy(), depth, track_codes)) if n else \
+        np.empty(0, np.int64)
+    t_sorted, d_sorted = track_codes[order], depth[order]
+    change = np.flatnonzero(np.diff(t_sorted) != 0) + 1 if n else np.empty(0, np.int64)
+    change = np.union1d(change, np.flatnonzero(np.diff(d_sorted) != 0) + 1) if n else change
+    bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
+    segments = [[int(t_sorted[lo]), int(d_sorted[lo]), int(lo), int(hi)]
+                for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    hosts = ev["host"].cat.categories
+    planes = ev["plane"].cat.categories
+    first = pd.Series(np.arange(n)).groupby(track_codes).first() if n else pd.Series([], int)
+    line_names = ev["line"].astype(object).to_numpy()
+    tracks = []
+    max_depth = pd.Series(depth).groupby(track_codes).max() if n else pd.Series([], int)
+    counts = np.bincount(track_codes, minlength=len(track_index)) if n else []
+    for t, (h, p, _) in enumerate(track_index):
+        tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
+                       "name": str(line_names[first[t]]), "depths": int(max_depth[t]) + 1,
+                       "events": int(counts[t])})
+    start_us = ev["start_us"].to_numpy()[order]
+    end_us = start_us + ev["duration_us"].to_numpy()[order]
+    steps = []
+    try:
+        st = prof.steps
+        steps = [{"name": f"{r.host} step {s}", "start": float(r.start_us),
+                  "end": float(r.start_us + r.duration_ms * 1e3)} for s, r in st.iterrows()]
+    except Exception:  # the timeline works without steps
+        steps = []
+    meta = {"names": [str(x) for x in ev["name"].cat.categories], "tracks": tracks,
+            "segments": segments, "steps": steps,
+            "t0": float(start_us.min()) if n else 0.0,
+            "t1": float(end_us.max()) if n else 1.0}
+    columns = {
+        "ev_start": np.ascontiguousarray(start_us, dtype=np.float64).tobytes(),
+        "ev_dur": np.ascontiguousarray(ev["duration_us"].to_numpy()[order],
+                                       dtype=np.float32).tobytes(),
+        "ev_name": np.ascontiguousarray(ev["name"].cat.codes.to_numpy()[order],
+                                        dtype=np.uint32).tobytes(),
+    }
+    return columns, meta, ev.index.to_numpy()[order]
+
+
+class TraceTimeline(BaseWidget):
+    """The trace viewer in a notebook: one section per host and device, one track per line.
+
+    Zoom with the wheel or W/S, pan by dragging or A/D, search names, zoom to a step, measure
+    with alt+drag, click an event for its details.  ``view`` (start, end in us) and
+    ``selected_event`` (event id) are synced: set them from Python to zoom or select.
+    """
+
+    _esm = bundle("timeline")
+    ev_start = traitlets.Bytes(b"").tag(sync=True)
+    ev_dur = traitlets.Bytes(b"").tag(sync=True)
+    ev_name = traitlets.Bytes(b"").tag(sync=True)
+    meta = traitlets.Dict().tag(sync=True)
+    view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
+    selected_index = traitlets.Int(-1).tag(sync=True)
+    details = traitlets.Dict().tag(sync=True)
+    height = traitlets.Int(520).tag(sync=True)
+
+    def __init__(self, prof, **kwargs):
+        columns, meta, ids = timeline_payload(prof)
+        self._prof = prof
+        self._event_ids = ids
+        self._rank = None
+        super().__init__(**columns, meta=meta, **kwargs)
+
+    @property
+    def selected_event(self) -> int | None:
+        """Global event id of the selected event (None when nothing is selected)."""
+        i = self.selected_index
+        return int(self._event_ids[i]) if 0 <= i < len(self._event_ids) else None
+
+    def select(self, event_id: int, zoom: bool = True) -> None:
+        """Select an event by its id (a row of ``prof.events``) and zoom to it."""
+        if self._rank is None:
+            self._rank = pd.Series(np.arange(len(self._event_ids)), index=self._event_ids)
+        i = int(self._rank[event_id])
+        self.selected_index = i
+        if zoom:
+            ev = self._prof.events.loc[event_id]
+            pad = max(ev.duration_us * 0.1, 0.5)
+            self.view = [float(ev.start_us - pad), float(ev.start_us + ev.duration_us + pad)]
+
+    @traitlets.observe("selected_index")
+    def _on_select(self, change) -> None:
+        self._safely(self._describe)
+
+    def _describe(self) -> None:
+        eid = self.selected_event
+        if eid is None:
+            self.details = {}
+            return
+        ev = self._prof.events.loc[eid]
+        out = {"name": str(ev["name"]), "start": f"{ev.start_us:.3f} us",
+               "duration": f"{ev.duration_us:.3f} us", "host": str(ev.host),
+               "plane": str(ev.plane), "track": str(ev.line), "event id": int(eid)}
+        space = self._prof.spaces[str(ev.host)]
+        local = eid - self._prof._event_offsets[str(ev.host)]
+        st = space.stats
+        from ..xspace import stat_value
+
+        for r in np.flatnonzero((st.owner_kind == 0) & (st.owner == local)).tolist():
+            value = stat_value(st, r)
+            out[st.names[st.name_code[r]]] = value if isinstance(value, (int, float, str)) \
+                else repr(value)
+        step = self._step_of(ev)
+        if step is not None:
+            out["step"] = step
+        self.details = out
+
+    def _step_of(self, ev):
+        try:
+            st = self._prof.steps
+        except Exception:
+            return None
+        st = st[st.host == ev.host]
+        inside = st[(st.start_us <= ev.start_us) &
+                    (ev.start_us < st.start_us + st.duration_ms * 1e3)]
+        return str(inside.step_name.iloc[0]) if len(inside) else None
