@@ -8,7 +8,6 @@ Every request that does not go to the local test server is blocked and counted.
 
 from __future__ import annotations
 
-import base64
 import functools
 import http.server
 import json
@@ -26,9 +25,8 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"></head>
 <body style="margin:0"><div id="root" style="width:1000px"></div>
 <script type="module">
 const state = await (await fetch("state.json")).json();
-for (const [k, v] of Object.entries(state.binary)) {
-  const raw = Uint8Array.from(atob(v), c => c.charCodeAt(0));
-  state.json[k] = new DataView(raw.buffer);
+for (const k of state.binary) {  // binary traits arrive as binary buffers, as over the comm
+  state.json[k] = new DataView(await (await fetch(k + ".bin")).arrayBuffer());
 }
 const listeners = {};
 window.__changes = [];
@@ -58,7 +56,7 @@ def widget_state(widget) -> tuple[dict, dict]:
         if key.startswith("_") or key in ("layout", "comm", "keys", "log"):
             continue
         if isinstance(value, (bytes, bytearray, memoryview)):
-            binary[key] = base64.b64encode(bytes(value)).decode()
+            binary[key] = bytes(value)
         else:
             plain[key] = value
     return plain, binary
@@ -76,9 +74,12 @@ class WidgetPage:
         self.dir = tmp_path
         shutil.copy(bundle, tmp_path / "widget.js")
         plain, binary = widget_state(widget)
-        (tmp_path / "state.json").write_text(json.dumps({"json": plain, "binary": binary}))
+        for key, value in binary.items():
+            (tmp_path / f"{key}.bin").write_bytes(value)
+        (tmp_path / "state.json").write_text(json.dumps({"json": plain,
+                                                         "binary": sorted(binary)}))
         (tmp_path / "index.html").write_text(PAGE)
-        self.payload_bytes = sum(len(base64.b64decode(v)) for v in binary.values())
+        self.payload_bytes = sum(len(v) for v in binary.values())
         self.blocked: list[str] = []
         self.console_errors: list[str] = []
         self.dialogs: list[str] = []
