@@ -1,0 +1,127 @@
+"""The timeline in a real JupyterLab with a real kernel: binary state over the comm, and the
+details of a clicked event coming back from Python."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from .harness import CHROMIUM, CHROMIUM_ARGS
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def lab(tmp_path):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+         f"--port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
+         "--allow-root", f"--ServerApp.root_dir={tmp_path}", "--LabApp.news_url=",
+         "--ServerApp.disable_check_xsrf=True"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not start")
+        yield url, tmp_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_timeline_in_jupyterlab(lab, gpu_fixture_file):
+    from playwright.sync_api import sync_playwright
+
+    url, root = lab
+    source = (f"import tfprof_nb as tp\n"
+              f"w = tp.widgets.TraceTimeline(tp.load({str(gpu_fixture_file)!r}))\n"
+              f"w")
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                     "outputs": [], "source": source}],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "x.ipynb").write_text(json.dumps(nb))
+    external = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+        def route(r):
+            if r.request.url.startswith("http://127.0.0.1") or \
+                    r.request.url.startswith("ws://127.0.0.1") or \
+                    r.request.url.startswith("data:"):
+                r.continue_()
+            else:
+                external.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.goto(f"{url}/lab/tree/x.ipynb")
+        page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
+        # the kernel must be connected before the cell runs
+        page.wait_for_function(
+            "document.body.innerText.includes('Python 3 (ipykernel) | Idle')", timeout=120000)
+        for _ in range(3):
+            page.click(".jp-Notebook .jp-Cell .cm-content")
+            page.keyboard.press("Shift+Enter")
+            try:
+                page.wait_for_function(
+                    "document.querySelector('.jp-InputPrompt').innerText.includes('[')"
+                    " && !document.querySelector('.jp-InputPrompt').innerText.includes('[ ]')",
+                    timeout=20000)
+                break
+            except Exception:
+                continue
+        try:
+            page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
+        except Exception:  # keep what the page showed for the failure report
+            page.screenshot(path=str(root / "failure.png"))
+            print("output area:", page.evaluate(
+                "() => document.querySelector('.jp-OutputArea')?.innerText"))
+            raise
+        page.wait_for_timeout(500)
+        painted = page.evaluate("""() => {
+          const c = document.querySelector('.tfprof-timeline canvas');
+          const d = c.getContext('2d').getImageData(200, 30, c.width - 200, c.height - 30).data;
+          let n = 0;
+          for (let i = 0; i < d.length; i += 4)
+            if (Math.abs(d[i] - d[0]) + Math.abs(d[i+1] - d[1]) + Math.abs(d[i+2] - d[2]) > 30) n++;
+          return n;
+        }""")
+        assert painted > 2000
+        point = page.evaluate("""() => {
+          const root = document.querySelector('.tfprof-timeline');
+          const r = root.querySelector('canvas').getBoundingClientRect();
+          for (let y = 40; y < 500; y += 3)
+            for (let x = 200; x < r.width - 10; x += 3)
+              if (root.__timeline.hit(x, y) >= 0) return [x + r.left, y + r.top];
+          return null;
+        }""")
+        assert point is not None
+        page.mouse.click(*point)
+        page.wait_for_function(
+            "document.querySelector('.tl-details').textContent.includes('duration')",
+            timeout=60000)
+        browser.close()
+    assert external == []
