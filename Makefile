@@ -24,7 +24,7 @@ $(VENV)/.test-installed: pyproject.toml | $(PY)
 
 # Widgets: TypeScript in js/, bundled by esbuild into the package.
 js/node_modules/.installed: js/package.json js/package-lock.json
-	cd js && npm ci --no-audit --no-fund
+	cd js && npm install --no-audit --no-fund
 	touch $@
 
 $(BUNDLE): $(JS_SOURCES) js/node_modules/.installed
