@@ -38,6 +38,7 @@ const model = {
   off: (ev, cb) => { listeners[ev] = (listeners[ev] || []).filter(f => f !== cb); },
 };
 window.__push = (k, v) => { state.json[k] = v; (listeners["change:" + k] || []).forEach(f => f()); };
+if (state.dark) document.body.style.setProperty("--jp-layout-color0", "#111111");
 const mod = await import("./widget.js");
 const el = document.getElementById("root");
 const t = performance.now();
@@ -70,13 +71,13 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 class WidgetPage:
     """Serve and open one widget; use as a context manager."""
 
-    def __init__(self, widget, tmp_path: Path, bundle: Path):
+    def __init__(self, widget, tmp_path: Path, bundle: Path, dark: bool = False):
         self.dir = tmp_path
         shutil.copy(bundle, tmp_path / "widget.js")
         plain, binary = widget_state(widget)
         for key, value in binary.items():
             (tmp_path / f"{key}.bin").write_bytes(value)
-        (tmp_path / "state.json").write_text(json.dumps({"json": plain,
+        (tmp_path / "state.json").write_text(json.dumps({"json": plain, "dark": dark,
                                                          "binary": sorted(binary)}))
         (tmp_path / "index.html").write_text(PAGE)
         self.payload_bytes = sum(len(v) for v in binary.values())

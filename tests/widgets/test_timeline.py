@@ -135,3 +135,15 @@ def test_html_in_names_is_text(tmp_path_factory, tmp_path):
         assert page.js("() => document.querySelectorAll('img').length") == 0
         page.page.wait_for_timeout(200)
         assert page.dialogs == [] and page.blocked == []
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_light_and_dark_themes(cpu_widget, tmp_path, dark):
+    with WidgetPage(cpu_widget, tmp_path, bundle("timeline"), dark=dark) as page:
+        r, g, b = page.js("""() => {
+          const c = document.querySelector('.tfprof-timeline canvas');
+          return Array.from(c.getContext('2d').getImageData(c.width - 2, c.height - 2, 1, 1)
+                            .data.slice(0, 3));
+        }""")
+        assert (r + g + b < 200) == dark
+        assert _painted(page) > 2000
