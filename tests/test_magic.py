@@ -69,6 +69,20 @@ def executed(tmp_path_factory):
         "print(json.dumps({'events': len(one.events), 'lines': len(one.lines)}))",
         "%tfprof --help",
         "%tfprof --steps -3 model.predict(x[:8])",
+        # a custom loop with tp.Capture takes the magic's window as its defaults
+        "%%tfprof --steps 2 --warmup 1 --out loop --no-show\n"
+        "import tfprof_nb as tp\n"
+        "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)\n"
+        "with tp.Capture(progress=False) as cap:\n"
+        "    for xb, yb in cap.iterate(ds):\n"
+        "        model.train_on_batch(xb, yb)",
+        "print(json.dumps({'markers': markers(loop)}))",
+        # a cell with neither fit nor tp loops is profiled whole
+        "%%tfprof --out whole --no-show\n"
+        "for _ in range(3):\n"
+        "    tf.linalg.matmul(tf.ones([64, 64]), tf.ones([64, 64]))",
+        "print(json.dumps({'matmuls': int(whole.events.name.astype(str)"
+        ".str.contains('MatMul').sum())}))",
     ]
     return _run(cells, tmp)
 
@@ -102,3 +116,12 @@ def test_line_magic_profiles_one_statement(executed):
 def test_help_and_bad_options(executed):
     assert "--steps" in _text(executed.cells[8]) and "--remote" in _text(executed.cells[8])
     assert "ValueError: steps must be" in _text(executed.cells[9])
+
+
+def test_capture_in_a_cell_takes_the_magic_window(executed):
+    assert json.loads(_text(executed.cells[11]))["markers"] == [1, 2]
+
+
+def test_cell_without_step_api_is_profiled_whole(executed):
+    assert "Error" not in _text(executed.cells[12])
+    assert json.loads(_text(executed.cells[13]))["matmuls"] >= 3
