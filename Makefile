@@ -9,7 +9,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 .PHONY: demo test bench clean js
 
 JS_SOURCES := $(wildcard js/src/*.ts) js/package.json js/package-lock.json js/build.mjs
-BUNDLE := tfprof_nb/static/timeline.js
+BUNDLE := tfprof_nb/static/dashboard.js
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

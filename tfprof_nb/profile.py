@@ -297,6 +297,18 @@ class Profile:
                                            "display_id", "start_us", "events"])
 
     # ---- display --------------------------------------------------------------------------
+    def show(self):
+        """The dashboard widget of this profile (overview, trace viewer, stats, memory)."""
+        from .widgets.dashboard import Dashboard
+
+        return Dashboard(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        try:
+            return self.show()._repr_mimebundle_(include=include, exclude=exclude)
+        except Exception:  # no widget support (or no bundle): plain text is still useful
+            return {"text/plain": self.summary()}
+
     def summary(self) -> str:
         """A few lines describing the profile (hosts, planes, events, duration)."""
         n_events = sum(len(s.events) for s in self.spaces.values())

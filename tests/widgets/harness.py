@@ -32,7 +32,10 @@ const listeners = {};
 window.__changes = [];
 const model = {
   get: k => state.json[k],
-  set: (k, v) => { state.json[k] = v; window.__changes.push([k, v]); },
+  set: (k, v) => {  // like a Backbone model: local listeners hear the change
+    state.json[k] = v; window.__changes.push([k, v]);
+    (listeners["change:" + k] || []).forEach(f => f());
+  },
   save_changes: () => {},
   on: (ev, cb) => { (listeners[ev] ||= []).push(cb); },
   off: (ev, cb) => { listeners[ev] = (listeners[ev] || []).filter(f => f !== cb); },

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["TraceTimeline"]
+__all__ = ["Dashboard", "KernelTable", "OpStatsTable", "StepTimeGraph", "Table",
+           "TraceTimeline"]
+
+_LAZY = {"TraceTimeline": "timeline", "Dashboard": "dashboard", "StepTimeGraph": "stepgraph",
+         "Table": "tables", "KernelTable": "tables", "OpStatsTable": "tables"}
 
 
 def __getattr__(name: str):
-    if name == "TraceTimeline":
-        from .timeline import TraceTimeline
+    if name in _LAZY:
+        import importlib
 
-        return TraceTimeline
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'tfprof_nb.widgets' has no attribute {name!r}")

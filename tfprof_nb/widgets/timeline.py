@@ -69,6 +69,62 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     return columns, meta, ev.index.to_numpy()[order]
 
 
+class TimelineSource:
+    """The timeline's data for one profile: payload, event ids and event details."""
+
+    def __init__(self, prof):
+        self.prof = prof
+        self.columns, self.meta, self.event_ids = timeline_payload(prof)
+        self._rank = None
+
+    def event_id(self, index: int) -> int | None:
+        return int(self.event_ids[index]) if 0 <= index < len(self.event_ids) else None
+
+    def index_of(self, event_id: int) -> int:
+        if self._rank is None:
+            self._rank = pd.Series(np.arange(len(self.event_ids)), index=self.event_ids)
+        return int(self._rank[event_id])
+
+    def window_of(self, event_id: int) -> list[float]:
+        ev = self.prof.events.loc[event_id]
+        pad = max(ev.duration_us * 0.1, 0.5)
+        return [float(ev.start_us - pad), float(ev.start_us + ev.duration_us + pad)]
+
+    def describe(self, index: int) -> dict:
+        """Name, times, place, every stat and the step of the event at ``index``."""
+        eid = self.event_id(index)
+        if eid is None:
+            return {}
+        prof = self.prof
+        ev = prof.events.loc[eid]
+        out = {"name": str(ev["name"]), "start": f"{ev.start_us:.3f} us",
+               "duration": f"{ev.duration_us:.3f} us", "host": str(ev.host),
+               "plane": str(ev.plane), "track": str(ev.line), "event id": int(eid)}
+        space = prof.spaces[str(ev.host)]
+        local = eid - prof._event_offsets[str(ev.host)]
+        st = space.stats
+        from ..xspace import stat_value
+
+        for r in np.flatnonzero((st.owner_kind == 0) & (st.owner == local)).tolist():
+            value = stat_value(st, r)
+            out[st.names[st.name_code[r]]] = value if isinstance(value, (int, float, str)) \
+                else repr(value)
+        step = self._step_of(ev)
+        if step is not None:
+            out["step"] = step
+        return out
+
+    def _step_of(self, ev):
+        try:
+            st = self.prof.steps
+        except Exception:
+            return None
+        st = st[st.host == ev.host]
+        inside = st[(st.start_us <= ev.start_us) &
+                    (ev.start_us < st.start_us + st.duration_ms * 1e3)]
+        return str(inside.step_name.iloc[0]) if len(inside) else None
+
+
 class TraceTimeline(BaseWidget):
     """The trace viewer in a notebook: one section per host and device, one track per line.
 
@@ -88,62 +144,20 @@ class TraceTimeline(BaseWidget):
     height = traitlets.Int(520).tag(sync=True)
 
     def __init__(self, prof, **kwargs):
-        columns, meta, ids = timeline_payload(prof)
-        self._prof = prof
-        self._event_ids = ids
-        self._rank = None
-        super().__init__(**columns, meta=meta, **kwargs)
+        self._source = TimelineSource(prof)
+        super().__init__(**self._source.columns, meta=self._source.meta, **kwargs)
 
     @property
     def selected_event(self) -> int | None:
         """Global event id of the selected event (None when nothing is selected)."""
-        i = self.selected_index
-        return int(self._event_ids[i]) if 0 <= i < len(self._event_ids) else None
+        return self._source.event_id(self.selected_index)
 
     def select(self, event_id: int, zoom: bool = True) -> None:
         """Select an event by its id (a row of ``prof.events``) and zoom to it."""
-        if self._rank is None:
-            self._rank = pd.Series(np.arange(len(self._event_ids)), index=self._event_ids)
-        i = int(self._rank[event_id])
-        self.selected_index = i
+        self.selected_index = self._source.index_of(event_id)
         if zoom:
-            ev = self._prof.events.loc[event_id]
-            pad = max(ev.duration_us * 0.1, 0.5)
-            self.view = [float(ev.start_us - pad), float(ev.start_us + ev.duration_us + pad)]
+            self.view = self._source.window_of(event_id)
 
     @traitlets.observe("selected_index")
     def _on_select(self, change) -> None:
-        self._safely(self._describe)
-
-    def _describe(self) -> None:
-        eid = self.selected_event
-        if eid is None:
-            self.details = {}
-            return
-        ev = self._prof.events.loc[eid]
-        out = {"name": str(ev["name"]), "start": f"{ev.start_us:.3f} us",
-               "duration": f"{ev.duration_us:.3f} us", "host": str(ev.host),
-               "plane": str(ev.plane), "track": str(ev.line), "event id": int(eid)}
-        space = self._prof.spaces[str(ev.host)]
-        local = eid - self._prof._event_offsets[str(ev.host)]
-        st = space.stats
-        from ..xspace import stat_value
-
-        for r in np.flatnonzero((st.owner_kind == 0) & (st.owner == local)).tolist():
-            value = stat_value(st, r)
-            out[st.names[st.name_code[r]]] = value if isinstance(value, (int, float, str)) \
-                else repr(value)
-        step = self._step_of(ev)
-        if step is not None:
-            out["step"] = step
-        self.details = out
-
-    def _step_of(self, ev):
-        try:
-            st = self._prof.steps
-        except Exception:
-            return None
-        st = st[st.host == ev.host]
-        inside = st[(st.start_us <= ev.start_us) &
-                    (ev.start_us < st.start_us + st.duration_ms * 1e3)]
-        return str(inside.step_name.iloc[0]) if len(inside) else None
+        self._safely(lambda: setattr(self, "details", self._source.describe(change["new"])))

@@ -1,0 +1,186 @@
+// A sortable, filterable, paged table with CSV export. Cells are text only (textContent).
+
+export interface Column {
+  name: string;
+  label: string;
+  type: "number" | "string" | "boolean";
+}
+
+export interface TableSpec {
+  title?: string;
+  columns: Column[];
+  data: Record<string, (number | string | boolean | null)[]>;
+  filter_column?: string; // the column the filter box searches (default: first string column)
+  page_size?: number;
+}
+
+interface ModelLike {
+  get(name: string): any;
+  on?(event: string, cb: () => void): void;
+}
+
+export interface TableState {
+  sortBy: string | null;
+  descending: boolean;
+  filter: string;
+  page: number;
+}
+
+/** Row order after filtering and sorting (pure; unit-tested). */
+export function rowOrder(spec: TableSpec, state: TableState): number[] {
+  const n = spec.columns.length ? (spec.data[spec.columns[0].name] ?? []).length : 0;
+  let rows = Array.from({ length: n }, (_, i) => i);
+  const q = state.filter.trim().toLowerCase();
+  if (q) {
+    const col = spec.filter_column ?? spec.columns.find((c) => c.type === "string")?.name;
+    const values = col ? spec.data[col] : undefined;
+    if (values) rows = rows.filter((i) => String(values[i] ?? "").toLowerCase().includes(q));
+  }
+  if (state.sortBy) {
+    const values = spec.data[state.sortBy] ?? [];
+    const sign = state.descending ? -1 : 1;
+    rows.sort((a, b) => {
+      const x = values[a];
+      const y = values[b];
+      if (x === y) return a - b;
+      if (x === null || x === undefined) return 1;
+      if (y === null || y === undefined) return -1;
+      return (x < y ? -1 : 1) * sign;
+    });
+  }
+  return rows;
+}
+
+function csvCell(v: unknown): string {
+  const s = v === null || v === undefined ? "" : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** The rows (in the given order) as CSV text with a header line. */
+export function toCsv(spec: TableSpec, rows: number[]): string {
+  const lines = [spec.columns.map((c) => csvCell(c.name)).join(",")];
+  for (const i of rows) lines.push(spec.columns.map((c) => csvCell(spec.data[c.name]?.[i])).join(","));
+  return lines.join("\n") + "\n";
+}
+
+function fmt(v: unknown, type: string): string {
+  if (v === null || v === undefined) return "";
+  if (type === "number" && typeof v === "number") {
+    if (Number.isInteger(v)) return v.toLocaleString("en-US");
+    return Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4);
+  }
+  return String(v);
+}
+
+export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refresh: () => void } {
+  const root = document.createElement("div");
+  root.className = "tfprof-table";
+  const bar = document.createElement("div");
+  bar.className = "tt-bar";
+  const title = document.createElement("b");
+  const filter = document.createElement("input");
+  filter.type = "search";
+  filter.className = "tt-filter";
+  filter.placeholder = "filter by name";
+  const prev = document.createElement("button");
+  prev.textContent = "◀";
+  prev.className = "tt-prev";
+  const next = document.createElement("button");
+  next.textContent = "▶";
+  next.className = "tt-next";
+  const info = document.createElement("span");
+  info.className = "tt-info";
+  const csv = document.createElement("button");
+  csv.textContent = "Export as CSV";
+  csv.className = "tt-csv";
+  bar.append(title, filter, prev, next, info, csv);
+  const table = document.createElement("table");
+  table.className = "tt-table";
+  root.append(bar, table);
+  el.append(root);
+  const state: TableState = { sortBy: null, descending: true, filter: "", page: 0 };
+  let order: number[] = [];
+
+  function refresh(): void {
+    const spec = getSpec();
+    title.textContent = spec.title ?? "";
+    order = rowOrder(spec, state);
+    const size = spec.page_size ?? 100;
+    const pages = Math.max(1, Math.ceil(order.length / size));
+    state.page = Math.min(state.page, pages - 1);
+    info.textContent = `${order.length.toLocaleString("en-US")} rows · page ${state.page + 1}/${pages}`;
+    const head = document.createElement("tr");
+    for (const c of spec.columns) {
+      const th = document.createElement("th");
+      th.textContent = c.label + (state.sortBy === c.name ? (state.descending ? " ▼" : " ▲") : "");
+      th.dataset.column = c.name;
+      th.addEventListener("click", () => {
+        if (state.sortBy === c.name) state.descending = !state.descending;
+        else {
+          state.sortBy = c.name;
+          state.descending = c.type === "number";
+        }
+        state.page = 0;
+        refresh();
+      });
+      head.append(th);
+    }
+    const body: HTMLTableRowElement[] = [];
+    for (const i of order.slice(state.page * size, (state.page + 1) * size)) {
+      const tr = document.createElement("tr");
+      for (const c of spec.columns) {
+        const td = document.createElement("td");
+        td.textContent = fmt(spec.data[c.name]?.[i], c.type);
+        if (c.type === "number") td.style.textAlign = "right";
+        tr.append(td);
+      }
+      body.push(tr);
+    }
+    table.replaceChildren(head, ...body);
+  }
+
+  filter.addEventListener("input", () => {
+    state.filter = filter.value;
+    state.page = 0;
+    refresh();
+  });
+  prev.addEventListener("click", () => {
+    state.page = Math.max(0, state.page - 1);
+    refresh();
+  });
+  next.addEventListener("click", () => {
+    state.page += 1;
+    refresh();
+  });
+  csv.addEventListener("click", () => {
+    const text = toCsv(getSpec(), order);
+    (root as any).__lastCsv = text;
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+    a.download = `${(getSpec().title ?? "table").replace(/[^\w.-]+/g, "_")}.csv`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  });
+  (root as any).__table = { order: () => order.slice(), csv: () => toCsv(getSpec(), order) };
+  refresh();
+  return { refresh };
+}
+
+const STYLE = `
+.tfprof-table { font: 12px var(--jp-ui-font-family, sans-serif); color: var(--jp-ui-font-color1, #222); }
+.tfprof-table .tt-bar { display: flex; gap: 6px; align-items: center; padding: 4px 0; }
+.tfprof-table table { border-collapse: collapse; width: 100%; }
+.tfprof-table th { cursor: pointer; text-align: left; border-bottom: 2px solid var(--jp-border-color1, #ccc); padding: 2px 6px; white-space: nowrap; }
+.tfprof-table td { border-bottom: 1px solid var(--jp-border-color2, #eee); padding: 2px 6px; word-break: break-all; }
+`;
+
+export function render({ model, el }: { model: ModelLike; el: HTMLElement }): () => void {
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  el.append(style);
+  const view = renderTable(el, () => model.get("table") as TableSpec);
+  model.on?.("change:table", view.refresh);
+  return () => {};
+}
+
+export default { render };

@@ -1,0 +1,140 @@
+"""Tables, the step-time graph and the dashboard in headless Chromium, from real profiles."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.widgets._base import bundle
+from tfprof_nb.widgets.dashboard import Dashboard
+from tfprof_nb.widgets.stepgraph import StepTimeGraph
+from tfprof_nb.widgets.tables import KernelTable, OpStatsTable, Table
+
+from .harness import WidgetPage
+
+
+def _rows(page):
+    return page.js("() => Array.from(document.querySelectorAll('.tt-table tr')).slice(1)"
+                   ".map(tr => Array.from(tr.children).map(td => td.textContent))")
+
+
+def _header_index(page, column):
+    return page.js("c => Array.from(document.querySelectorAll('.tt-table th'))"
+                   ".findIndex(th => th.dataset.column === c)", column)
+
+
+def test_kernel_table_sort_filter_and_csv(gpu_fixture_file, tmp_path):
+    prof = tp.load(gpu_fixture_file)
+    ks = prof.kernel_stats
+    with WidgetPage(KernelTable(prof), tmp_path, bundle("table")) as page:
+        rows = _rows(page)
+        assert len(rows) == len(ks)
+        col = _header_index(page, "total_duration_us")
+        page.page.click("th[data-column='total_duration_us']")  # numbers sort descending
+        page.page.click("th[data-column='total_duration_us']")  # then ascending
+        shown = [float(r[col].replace(",", "")) for r in _rows(page)]
+        assert shown == sorted(shown) and shown != [float(v) for v in ks.total_duration_us]
+        page.page.fill(".tt-filter", "Philox")
+        filtered = _rows(page)
+        name_col = _header_index(page, "kernel_name")
+        expected = ks[ks.kernel_name.str.contains("philox", case=False)]
+        assert 0 < len(filtered) == len(expected) < len(ks)
+        assert all("Philox" in r[name_col] for r in filtered)
+        page.page.fill(".tt-filter", "")
+        text = page.js("() => document.querySelector('.tfprof-table').__table.csv()")
+        page.page.click(".tt-csv")
+        assert page.js("() => document.querySelector('.tfprof-table').__lastCsv") == text
+    exported = pd.read_csv(io.StringIO(text))
+    assert list(exported.columns) == list(ks.columns)
+    exported = exported.sort_values("rank").reset_index(drop=True)
+    pd.testing.assert_series_equal(exported.kernel_name, ks.kernel_name.reset_index(drop=True))
+    np.testing.assert_allclose(exported.total_duration_us, ks.total_duration_us)
+    assert exported.occurrences.tolist() == ks.occurrences.tolist()
+
+
+def test_op_table_pages_large_tables(gpu_fixture_file, tmp_path):
+    prof = tp.load(gpu_fixture_file)
+    n = len(prof.op_stats)
+    assert n > 1000
+    with WidgetPage(OpStatsTable(prof), tmp_path, bundle("table")) as page:
+        assert len(_rows(page)) == 100
+        info = page.js("() => document.querySelector('.tt-info').textContent")
+        assert f"{n:,} rows" in info and "page 1/" in info
+        first = _rows(page)[0]
+        page.page.click(".tt-next")
+        assert _rows(page)[0] != first
+        assert "page 2/" in page.js("() => document.querySelector('.tt-info').textContent")
+
+
+def test_table_cells_are_text(tmp_path):
+    evil = "<img src=x onerror=alert(1)>"
+    df = pd.DataFrame({"operation": [evil, "ok"], "value": [1.5, 2.0]})
+    with WidgetPage(Table(df, title=evil), tmp_path, bundle("table")) as page:
+        assert evil in page.js("() => document.querySelector('.tfprof-table').textContent")
+        assert page.js("() => document.querySelectorAll('img').length") == 0
+        assert page.dialogs == []
+
+
+def test_step_graph_bars_hover_and_click(cpu_file, tmp_path):
+    prof = tp.load(cpu_file)
+    steps = prof.steps
+    widget = StepTimeGraph(prof)
+    with WidgetPage(widget, tmp_path, bundle("stepgraph")) as page:
+        bars = page.js("() => document.querySelectorAll('.sg-bar').length")
+        nonzero = int((steps[[c["name"] for c in widget.step_graph["categories"]]] > 0)
+                       .to_numpy().sum())
+        assert bars == nonzero
+        page.page.hover(".sg-bar[data-step='2']")
+        tip = page.js("() => document.querySelector('.sg-tip').textContent")
+        assert f"{steps.duration_ms.iloc[2]:.3f} ms" in tip and "Host compute" in tip
+        page.page.click(".sg-bar[data-step='2']")
+        assert ["clicked_step", 2] in page.changes()
+
+
+def test_dashboard_tabs_reasons_and_step_zoom(cpu_file, tmp_path):
+    prof = tp.load(cpu_file)
+    dash = Dashboard(prof)
+    assert "kernels" in dash.reasons and "memory" in dash.reasons
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
+                        ".map(c => c.textContent)")
+        assert any("Average step time" in c for c in cards)
+        assert "input-bound" in page.js("() => document.querySelector('.db-pane').textContent")
+        page.page.click(".db-tab[data-tab='kernels']")
+        assert "No GPU" in page.js(
+            "() => document.querySelector(\"[data-pane='kernels']\").textContent")
+        page.page.click(".db-tab[data-tab='ops']")
+        assert len(_rows(page)) > 5
+        page.page.click(".db-tab[data-tab='overview']")
+        page.page.click(".sg-bar[data-step='1']")
+        view = page.js("() => document.querySelector('.tfprof-timeline').__timeline.view()")
+        step = dash.tl_meta["steps"][1]
+        assert view == pytest.approx([step["start"], step["end"]])
+        assert page.js("() => document.querySelector(\"[data-pane='timeline']\")"
+                       ".style.display") == "block"
+        assert page.blocked == [] and page.console_errors == []
+
+
+def test_dashboard_gpu_fixture(gpu_fixture_file, tmp_path):
+    dash = tp.load(gpu_fixture_file).show()
+    assert "kernels" not in dash.reasons
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        for tab in ("timeline", "ops", "kernels", "memory"):
+            page.page.click(f".db-tab[data-tab='{tab}']")
+        kernel_rows = page.js("() => document.querySelectorAll(\"[data-pane='kernels'] "
+                              ".tt-table tr\").length") - 1
+        assert kernel_rows == len(tp.load(gpu_fixture_file).kernel_stats)
+        assert page.console_errors == []
+
+
+def test_csv_module_roundtrip_of_commas():
+    from tfprof_nb.widgets.tables import table_spec
+
+    spec = table_spec(pd.DataFrame({"name": ['a,"b"', "c"], "n": [1, 2]}))
+    assert spec["data"]["name"] == ['a,"b"', "c"]
+    assert next(csv.reader(['"a,""b"""'])) == ['a,"b"']

@@ -1,0 +1,96 @@
+"""The dashboard: overview, trace viewer, TensorFlow stats, kernel stats and memory in tabs."""
+
+from __future__ import annotations
+
+import traitlets
+
+from ._base import BaseWidget, bundle
+from .stepgraph import step_graph_spec
+from .tables import table_spec
+from .timeline import TimelineSource
+
+__all__ = ["Dashboard"]
+
+
+def _overview_payload(prof) -> dict:
+    ov = prof.overview()
+    cards = []
+    st = ov.step_time
+    if st.get("steps"):
+        cards.append(("Average step time", f"{st['avg_ms']:.3f} ms"))
+        cards.append(("Steps", f"{st['steps']} ({st['source']})"))
+    ib = ov.input_bound
+    if ib.get("classification") not in (None, "unknown"):
+        cards.append(("Waiting for input", f"{ib.get('input_pct', 0.0):.1f}%"))
+    if ov.precision:
+        cards.append(("16-bit device compute",
+                      f"{ov.precision['device_compute_16bit_pct']:.1f}%"))
+    env = ov.environment
+    cards.append(("Hosts / devices", f"{env['host_count']} / {env['device_count']} "
+                                     f"{env['device_type']}"))
+    statements = [s for s in (ib.get("input_statement"), ib.get("all_other_statement"),
+                              ib.get("kernel_launch_statement"),
+                              ov.precision.get("statement")) if s]
+    statements += [f"Note: {r}" for r in ov.reasons]
+    return {"cards": cards, "statements": statements,
+            "recommendations": [str(f) for f in ov.recommendations]}
+
+
+class Dashboard(BaseWidget):
+    """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
+    give it.  Tabs without data say why instead of showing empty charts."""
+
+    _esm = bundle("dashboard")
+    overview = traitlets.Dict().tag(sync=True)
+    reasons = traitlets.Dict().tag(sync=True)
+    step_graph = traitlets.Dict().tag(sync=True)
+    clicked_step = traitlets.Int(-1).tag(sync=True)
+    top_ops = traitlets.Dict().tag(sync=True)
+    ops_table = traitlets.Dict().tag(sync=True)
+    kernels_table = traitlets.Dict().tag(sync=True)
+    memory_table = traitlets.Dict().tag(sync=True)
+    tl_ev_start = traitlets.Bytes(b"").tag(sync=True)
+    tl_ev_dur = traitlets.Bytes(b"").tag(sync=True)
+    tl_ev_name = traitlets.Bytes(b"").tag(sync=True)
+    tl_meta = traitlets.Dict().tag(sync=True)
+    tl_view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
+    tl_selected_index = traitlets.Int(-1).tag(sync=True)
+    tl_details = traitlets.Dict().tag(sync=True)
+    tl_height = traitlets.Int(520).tag(sync=True)
+
+    def __init__(self, prof, **kwargs):
+        self._prof = prof
+        self._timeline = TimelineSource(prof)
+        reasons = {}
+        steps = prof.steps
+        if steps.empty:
+            reasons["steps"] = ("No steps: the profile has no step markers and no repeated "
+                                "tf.function call to infer them from.")
+        ops = prof.op_stats
+        if ops.empty:
+            reasons["ops"] = "No TensorFlow ops in this profile."
+        kernels = prof.kernel_stats
+        if kernels.empty:
+            reasons["kernels"] = "No GPU in this profile: there are no kernels to show."
+        memory = prof.memory_breakdown
+        if memory.empty:
+            reasons["memory"] = ("No memory events in this profile (on CPU only some "
+                                 "allocators and workloads record them).")
+        if not len(prof.events):
+            reasons["timeline"] = "No events in this profile."
+        top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
+                                                   "occurrences", "total_self_time_us"]]
+        super().__init__(
+            overview=_overview_payload(prof), reasons=reasons,
+            step_graph=step_graph_spec(steps),
+            top_ops=table_spec(top, "Top 10 operations by self time", "operation", 10),
+            ops_table=table_spec(ops, "TensorFlow stats", "operation"),
+            kernels_table=table_spec(kernels, "GPU kernel stats", "kernel_name"),
+            memory_table=table_spec(memory, "Memory breakdown at peak", "tf_op"),
+            **{f"tl_{k}": v for k, v in self._timeline.columns.items()},
+            tl_meta=self._timeline.meta, **kwargs)
+
+    @traitlets.observe("tl_selected_index")
+    def _on_select(self, change) -> None:
+        self._safely(lambda: setattr(self, "tl_details",
+                                     self._timeline.describe(change["new"])))
