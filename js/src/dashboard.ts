@@ -3,6 +3,7 @@
 import { render as renderTimeline } from "./timeline";
 import { renderTable, type TableSpec } from "./table";
 import { renderStepGraph } from "./stepgraph";
+import { renderMemory } from "./memory";
 
 interface Model {
   get(name: string): any;
@@ -66,8 +67,9 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     }
     if (name === "overview") buildOverview(pane);
     else if (name === "timeline") cleanups.push(renderTimeline({ model: prefixed(model, "tl_"), el: pane }));
+    else if (name === "memory") cleanups.push(renderMemory(pane, model));
     else {
-      const key = { ops: "ops_table", kernels: "kernels_table", memory: "memory_table" }[name]!;
+      const key = { ops: "ops_table", kernels: "kernels_table" }[name]!;
       renderTable(pane, () => model.get(key) as TableSpec);
     }
   }

@@ -138,3 +138,33 @@ def test_csv_module_roundtrip_of_commas():
     spec = table_spec(pd.DataFrame({"name": ['a,"b"', "c"], "n": [1, 2]}))
     assert spec["data"]["name"] == ['a,"b"', "c"]
     assert next(csv.reader(['"a,""b"""'])) == ['a,"b"']
+
+
+def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, tmp_path):
+    from tfprof_nb.widgets.memory import MemoryTimeline
+
+    prof = tp.load(gpu_fixture_file)
+    widget = MemoryTimeline(prof)
+    allocators = widget.mem_meta["allocators"]
+    assert [a["name"] for a in allocators] == prof.memory_summary.allocator.tolist()
+    with WidgetPage(widget, tmp_path, bundle("memory")) as page:
+        painted = page.js("""() => {
+          const c = document.querySelector('.mem-canvas');
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }""")
+        assert painted > 5000
+        box = page.page.locator(".mem-canvas").bounding_box()
+        page.page.mouse.move(box["x"] + 450, box["y"] + 150)
+        tip = page.js("() => document.querySelector('.mem-tip').textContent")
+        for field in ("requested:", "allocated:", "tf_op:", "step:", "region:", "data type:",
+                      "shape:", "memory in use:", "fragmentation:"):
+            assert field in tip
+        row = page.js("() => document.querySelector('.tfprof-memory').__hovered")
+        tl = prof.memory_timeline
+        assert str(tl.tf_op.iloc[row]) in tip
+        first = allocators[0]
+        assert len(_rows(page)) == int((prof.memory_breakdown.allocator == first["name"]).sum())
+        page.page.select_option(".mem-allocator", "1")
+        second = allocators[1]["name"]
+        assert second in page.js("() => document.querySelector('.tt-bar b').textContent")
+        assert page.console_errors == []

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["Dashboard", "KernelTable", "OpStatsTable", "StepTimeGraph", "Table",
-           "TraceTimeline"]
+__all__ = ["Dashboard", "KernelTable", "MemoryTimeline", "OpStatsTable", "StepTimeGraph",
+           "Table", "TraceTimeline"]
 
 _LAZY = {"TraceTimeline": "timeline", "Dashboard": "dashboard", "StepTimeGraph": "stepgraph",
-         "Table": "tables", "KernelTable": "tables", "OpStatsTable": "tables"}
+         "Table": "tables", "KernelTable": "tables", "OpStatsTable": "tables",
+         "MemoryTimeline": "memory"}
 
 
 def __getattr__(name: str):

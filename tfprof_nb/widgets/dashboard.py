@@ -5,6 +5,7 @@ from __future__ import annotations
 import traitlets
 
 from ._base import BaseWidget, bundle
+from .memory import memory_payload
 from .stepgraph import step_graph_spec
 from .tables import table_spec
 from .timeline import TimelineSource
@@ -49,6 +50,9 @@ class Dashboard(BaseWidget):
     ops_table = traitlets.Dict().tag(sync=True)
     kernels_table = traitlets.Dict().tag(sync=True)
     memory_table = traitlets.Dict().tag(sync=True)
+    mem_meta = traitlets.Dict().tag(sync=True)
+    mem_num = traitlets.Bytes(b"").tag(sync=True)
+    mem_txt = traitlets.Bytes(b"").tag(sync=True)
     tl_ev_start = traitlets.Bytes(b"").tag(sync=True)
     tl_ev_dur = traitlets.Bytes(b"").tag(sync=True)
     tl_ev_name = traitlets.Bytes(b"").tag(sync=True)
@@ -86,7 +90,7 @@ class Dashboard(BaseWidget):
             top_ops=table_spec(top, "Top 10 operations by self time", "operation", 10),
             ops_table=table_spec(ops, "TensorFlow stats", "operation"),
             kernels_table=table_spec(kernels, "GPU kernel stats", "kernel_name"),
-            memory_table=table_spec(memory, "Memory breakdown at peak", "tf_op"),
+            **memory_payload(prof),
             **{f"tl_{k}": v for k, v in self._timeline.columns.items()},
             tl_meta=self._timeline.meta, **kwargs)
 
