@@ -4,6 +4,8 @@ import { render as renderTimeline } from "./timeline";
 import { renderTable, type TableSpec } from "./table";
 import { renderStepGraph } from "./stepgraph";
 import { renderMemory } from "./memory";
+import { renderPod } from "./pod";
+import { renderTfData } from "./tfdata";
 
 interface Model {
   get(name: string): any;
@@ -56,7 +58,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const cleanups: (() => void)[] = [];
   const built = new Set<string>();
   const order: [string, string][] = [["overview", "Overview"], ["timeline", "Trace viewer"],
-    ["ops", "TensorFlow stats"], ["kernels", "GPU kernel stats"], ["memory", "Memory"]];
+    ["ops", "TensorFlow stats"], ["kernels", "GPU kernel stats"], ["memory", "Memory"],
+    ["input", "Input pipeline"], ["tfdata", "tf.data"], ["pod", "Pod viewer"]];
 
   function build(name: string, pane: HTMLElement): void {
     if (built.has(name)) return;
@@ -68,6 +71,9 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     if (name === "overview") buildOverview(pane);
     else if (name === "timeline") cleanups.push(renderTimeline({ model: prefixed(model, "tl_"), el: pane }));
     else if (name === "memory") cleanups.push(renderMemory(pane, model));
+    else if (name === "input") buildInput(pane);
+    else if (name === "tfdata") cleanups.push(renderTfData(pane, model, "tf_data"));
+    else if (name === "pod") cleanups.push(renderPod(pane, model, "pod"));
     else {
       const key = { ops: "ops_table", kernels: "kernels_table" }[name]!;
       renderTable(pane, () => model.get(key) as TableSpec);
@@ -105,6 +111,18 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     for (const r of ov.recommendations ?? []) list.append(text("li", "db-rec", r));
     if (!(ov.recommendations ?? []).length) list.append(text("li", "db-rec", "Nothing stands out."));
     pane.append(list);
+  }
+
+  function buildInput(pane: HTMLElement): void {
+    const summary = (model.get("input_summary") ?? {}) as { statement?: string; next_step?: string };
+    pane.append(text("p", "db-statement", summary.statement ?? ""));
+    pane.append(text("p", "db-statement", summary.next_step ?? ""));
+    pane.append(text("h4", "db-h", "Device side: step time and time waiting for input"));
+    renderStepGraph(pane, model, "input_graph");
+    pane.append(text("h4", "db-h", "Host side: where input time goes"));
+    renderTable(pane, () => model.get("input_host") as TableSpec);
+    pane.append(text("h4", "db-h", "Input ops"));
+    renderTable(pane, () => model.get("input_ops") as TableSpec);
   }
 
   function show(name: string): void {

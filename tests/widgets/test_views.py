@@ -168,3 +168,58 @@ def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, t
         second = allocators[1]["name"]
         assert second in page.js("() => document.querySelector('.tt-bar b').textContent")
         assert page.console_errors == []
+
+
+def test_tf_data_graph_marks_the_bottleneck(cpu_slowmap_logdir, tmp_path):
+    prof = tp.load(cpu_slowmap_logdir)
+    dash = Dashboard(prof)
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='tfdata']")
+        nodes = page.js("() => Array.from(document.querySelectorAll('.tfd-node'))"
+                        ".map(g => [g.querySelector('text').textContent, g.classList.contains("
+                        "'bottleneck'), g.classList.contains('critical')])")
+        bottleneck = [n for n in nodes if n[1]]
+        assert len(bottleneck) == 1 and bottleneck[0][0] == "Map" and bottleneck[0][2]
+        assert any(n[0] == "Root" and n[2] for n in nodes)  # the root is on the critical path
+        text = page.js("() => document.querySelector('.tfd-suggestion').textContent")
+        assert "num_parallel_calls=tf.data.AUTOTUNE" in text
+        title = page.js("() => document.querySelector('.tfd-node.bottleneck title').textContent")
+        assert "self:" in title and "total:" in title and "calls:" in title
+
+
+def test_input_pipeline_tab(cpu_file, tmp_path):
+    prof = tp.load(cpu_file)
+    with WidgetPage(Dashboard(prof), tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='input']")
+        pane = page.js("() => document.querySelector(\"[data-pane='input']\").textContent")
+        assert prof.input_pipeline.summary["input_statement"] in pane
+        assert "Data preprocessing" in pane and "Iterator::Root" in pane
+        bars = page.js("() => document.querySelectorAll(\"[data-pane='input'] .sg-bar\")"
+                       ".length")
+        assert bars >= len(prof.steps)
+        page.page.click(".db-tab[data-tab='pod']")
+        assert "one host" in page.js(
+            "() => document.querySelector(\"[data-pane='pod']\").textContent")
+
+
+def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
+    import shutil
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(cpu_file, run / "worker-0.xplane.pb")
+    shutil.copy(cpu_python_file, run / "worker-1.xplane.pb")
+    prof = tp.load(run)
+    dash = Dashboard(prof)
+    assert "pod" not in dash.reasons
+    (tmp_path / "page").mkdir()
+    with WidgetPage(dash, tmp_path / "page", bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='pod']")
+        assert page.js("() => document.querySelectorAll(\"[data-pane='pod'] .sg-bar\")"
+                       ".length") >= 2
+        label = page.js("() => document.querySelector('.pod-label').textContent")
+        assert "slowest:" in label and "worker-" in label
+        steps = dash.pod["steps"]
+        page.page.fill(".pod-step", str(len(steps) - 1))
+        assert f"step {steps[-1]}" in page.js(
+            "() => document.querySelector('.pod-label').textContent")

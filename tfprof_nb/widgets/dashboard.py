@@ -37,6 +37,53 @@ def _overview_payload(prof) -> dict:
             "recommendations": [str(f) for f in ov.recommendations]}
 
 
+def _input_graph(steps) -> dict:
+    spec = step_graph_spec(steps)
+    wait = spec["values"]["input_ms"]
+    rest = [max(d - w, 0.0) for d, w in zip(spec["duration"], wait)]
+    return {"steps": spec["steps"], "duration": spec["duration"],
+            "categories": [{"name": "input_ms", "label": "Waiting for input"},
+                           {"name": "rest", "label": "Rest of the step"}],
+            "values": {"input_ms": wait, "rest": rest}}
+
+
+def _tf_data_spec(tfd) -> dict:
+    executions = []
+    for (host, pipeline, rank), nodes in tfd.graph.groupby(["host", "pipeline", "rank"],
+                                                           sort=True):
+        executions.append({"host": str(host), "pipeline": str(pipeline), "rank": int(rank),
+                           "nodes": [{"id": str(r.iterator_id), "parent": str(r.parent_id),
+                                      "name": str(r.name), "long_name": str(r.long_name),
+                                      "start_us": float(r.start_us),
+                                      "total_us": float(r.total_us),
+                                      "self_us": float(r.self_us), "calls": int(r.calls),
+                                      "critical": bool(r.critical),
+                                      "bottleneck": bool(r.bottleneck)}
+                                     for r in nodes.itertuples()]})
+    suggestions = {f"{r.host}|{r.pipeline}": f"Bottleneck: {r.iterator_long_name}. "
+                   f"{r.suggestion_text}" for r in tfd.bottlenecks.itertuples()}
+    return {"executions": executions, "suggestions": suggestions,
+            "summary": tfd.summary["message"]}
+
+
+def _pod_spec(pod) -> dict:
+    from .stepgraph import LABELS
+
+    if pod.empty:
+        return {"steps": [], "hosts": [], "categories": [], "values": {}, "duration": []}
+    hosts = sorted(pod.host.unique())
+    steps = sorted(pod.step.unique())
+    table = pod.set_index(["step", "host"])
+    cats = [c for c in LABELS if c in pod.columns]
+
+    def grid(col):
+        return [[float(table.loc[(s, h), col]) for h in hosts] for s in steps]
+
+    return {"steps": [int(s) for s in steps], "hosts": [str(h) for h in hosts],
+            "categories": [{"name": c, "label": LABELS[c]} for c in cats],
+            "values": {c: grid(c) for c in cats}, "duration": grid("duration_ms")}
+
+
 class Dashboard(BaseWidget):
     """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
     give it.  Tabs without data say why instead of showing empty charts."""
@@ -50,6 +97,12 @@ class Dashboard(BaseWidget):
     ops_table = traitlets.Dict().tag(sync=True)
     kernels_table = traitlets.Dict().tag(sync=True)
     memory_table = traitlets.Dict().tag(sync=True)
+    input_summary = traitlets.Dict().tag(sync=True)
+    input_graph = traitlets.Dict().tag(sync=True)
+    input_host = traitlets.Dict().tag(sync=True)
+    input_ops = traitlets.Dict().tag(sync=True)
+    tf_data = traitlets.Dict().tag(sync=True)
+    pod = traitlets.Dict().tag(sync=True)
     mem_meta = traitlets.Dict().tag(sync=True)
     mem_num = traitlets.Bytes(b"").tag(sync=True)
     mem_txt = traitlets.Bytes(b"").tag(sync=True)
@@ -82,6 +135,15 @@ class Dashboard(BaseWidget):
                                  "allocators and workloads record them).")
         if not len(prof.events):
             reasons["timeline"] = "No events in this profile."
+        if steps.empty:
+            reasons["input"] = reasons["steps"]
+        tfd = prof.tf_data
+        if tfd.pipelines.empty:
+            reasons["tfdata"] = tfd.summary["message"]
+        if len(prof.hosts) < 2:
+            reasons["pod"] = ("This profile has one host: the pod viewer compares the step "
+                              "times of several hosts (capture with tp.capture_remote).")
+        ip = prof.input_pipeline
         top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
                                                    "occurrences", "total_self_time_us"]]
         super().__init__(
@@ -91,6 +153,13 @@ class Dashboard(BaseWidget):
             ops_table=table_spec(ops, "TensorFlow stats", "operation"),
             kernels_table=table_spec(kernels, "GPU kernel stats", "kernel_name"),
             **memory_payload(prof),
+            input_summary={"statement": ip.summary.get("input_statement", ""),
+                           "next_step": ip.summary.get("next_step", "")},
+            input_graph=_input_graph(steps),
+            input_host=table_spec(ip.host_side.reset_index(drop=True),
+                                  "Host-side input time", "category", 10),
+            input_ops=table_spec(ip.input_ops, "Input ops", "operation"),
+            tf_data=_tf_data_spec(tfd), pod=_pod_spec(prof.pod),
             **{f"tl_{k}": v for k, v in self._timeline.columns.items()},
             tl_meta=self._timeline.meta, **kwargs)
 
