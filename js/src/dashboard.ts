@@ -6,6 +6,7 @@ import { renderStepGraph } from "./stepgraph";
 import { renderMemory } from "./memory";
 import { renderPod } from "./pod";
 import { renderTfData } from "./tfdata";
+import { pie, renderIcicle, type ScopeRow, type Slice } from "./charts";
 
 interface Model {
   get(name: string): any;
@@ -74,8 +75,12 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     else if (name === "input") buildInput(pane);
     else if (name === "tfdata") cleanups.push(renderTfData(pane, model, "tf_data"));
     else if (name === "pod") cleanups.push(renderPod(pane, model, "pod"));
+    else if (name === "ops") {
+      buildOpCharts(pane);
+      renderTable(pane, () => model.get("ops_table") as TableSpec);
+    }
     else {
-      const key = { ops: "ops_table", kernels: "kernels_table" }[name]!;
+      const key = { kernels: "kernels_table" }[name]!;
       renderTable(pane, () => model.get(key) as TableSpec);
     }
   }
@@ -111,6 +116,46 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     for (const r of ov.recommendations ?? []) list.append(text("li", "db-rec", r));
     if (!(ov.recommendations ?? []).length) list.append(text("li", "db-rec", "Nothing stands out."));
     pane.append(list);
+  }
+
+  function buildOpCharts(pane: HTMLElement): void {
+    const pies = model.get("ops_pies") as Record<string, Record<string, Slice[]>> | undefined;
+    if (pies) {
+      const idle = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.className = "db-idle";
+      box.checked = true;
+      idle.append(box, document.createTextNode(" include idle time"));
+      const row = document.createElement("div");
+      row.className = "db-pies";
+      row.style.display = "flex";
+      row.style.flexWrap = "wrap";
+      const draw = () => {
+        const data = pies[box.checked ? "with_idle" : "without_idle"] ?? {};
+        row.replaceChildren(...[["host_op", "Host: by op"], ["host_type", "Host: by op type"],
+          ["device_op", "Device: by op"], ["device_type", "Device: by op type"]]
+          .filter(([k]) => (data[k] ?? []).length)
+          .map(([k, title]) => pie(title, data[k])));
+      };
+      box.addEventListener("change", draw);
+      draw();
+      pane.append(idle, row);
+    }
+    const scopes = model.get("scopes") as (ScopeRow & { time: number; bytes: number })[] | undefined;
+    if (scopes && scopes.length) {
+      const metric = document.createElement("select");
+      metric.className = "db-scope-metric";
+      metric.append(new Option("name scopes by self time", "time"), new Option("name scopes by allocated memory", "bytes"));
+      const holder = document.createElement("div");
+      const draw = () => {
+        const key = metric.value as "time" | "bytes";
+        holder.replaceChildren(renderIcicle(scopes.map((r) => ({ ...r, value: r[key] }))));
+      };
+      metric.addEventListener("change", draw);
+      draw();
+      pane.append(metric, holder);
+    }
   }
 
   function buildInput(pane: HTMLElement): void {

@@ -26,3 +26,27 @@ describe("tf.data layout", () => {
     expect([pos.get("m")!.order, pos.get("s")!.order]).toEqual([0, 1]);
   });
 });
+
+import { icicle, topSlices } from "../src/charts";
+
+describe("charts", () => {
+  it("keeps the top slices and folds the rest into other", () => {
+    const s = topSlices(Array.from({ length: 12 }, (_, i) => ({ label: `s${i}`, value: i + 1 })), 4);
+    expect(s.map((x) => x.label)).toEqual(["s11", "s10", "s9", "other"]);
+    expect(s[3].value).toBe(1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9);
+  });
+
+  it("lays scopes out inside their parents", () => {
+    const r = icicle([
+      { scope: "a", parent: null, name: "a", value: 10 },
+      { scope: "a/b", parent: "a", name: "b", value: 6 },
+      { scope: "a/c", parent: "a", name: "c", value: 4 },
+      { scope: "d", parent: null, name: "d", value: 10 },
+    ]);
+    const get = (s: string) => r.find((x) => x.scope === s)!;
+    expect(get("a").x1 - get("a").x0).toBeCloseTo(0.5);
+    expect(get("a/b").depth).toBe(1);
+    expect(get("a/b").x0).toBeCloseTo(get("a").x0);
+    expect(get("a/c").x1).toBeCloseTo(get("a").x1);
+  });
+});

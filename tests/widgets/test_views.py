@@ -223,3 +223,24 @@ def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
         page.page.fill(".pod-step", str(len(steps) - 1))
         assert f"step {steps[-1]}" in page.js(
             "() => document.querySelector('.pod-label').textContent")
+
+
+def test_tf_stats_pies_and_scope_icicle(gpu_fixture_file, tmp_path):
+    prof = tp.load(gpu_fixture_file)
+    dash = Dashboard(prof)
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='ops']")
+        pies = page.js("() => document.querySelectorAll('.tfprof-pie').length")
+        assert pies >= 2  # host by op and by type (+ device when it has ops)
+        titles = page.js("() => Array.from(document.querySelectorAll('.pie-slice title'))"
+                         ".map(t => t.textContent)")
+        assert any(t.startswith("IDLE:") for t in titles)
+        page.page.click(".db-idle")  # exclude idle
+        titles = page.js("() => Array.from(document.querySelectorAll('.pie-slice title'))"
+                         ".map(t => t.textContent)")
+        assert not any(t.startswith("IDLE:") for t in titles)
+        nodes = page.js("() => document.querySelectorAll('.icicle-node').length")
+        assert nodes == len(prof.scope_stats(side="all"))
+        page.page.select_option(".db-scope-metric", "bytes")
+        top = page.js("() => document.querySelector('.icicle-node title').textContent")
+        assert top.split(":")[0] in set(prof.scope_stats(side="all").scope)

@@ -47,6 +47,26 @@ def _input_graph(steps) -> dict:
             "values": {"input_ms": wait, "rest": rest}}
 
 
+def _pies(ops) -> dict:
+    out = {}
+    for side, prefix in (("Host", "host"), ("Device", "device")):
+        part = ops[ops.host_or_device == side]
+        by_op = part.groupby("operation", sort=False).total_self_time_us.sum()
+        by_type = part.groupby("type", sort=False).total_self_time_us.sum()
+        for key, series in ((f"{prefix}_op", by_op), (f"{prefix}_type", by_type)):
+            top = series.sort_values(ascending=False)
+            out[key] = [{"label": str(k), "value": float(v)} for k, v in top.head(200).items()]
+    return out
+
+
+def _scopes(prof) -> list:
+    table = prof.scope_stats(side="all")
+    return [{"scope": str(r.scope), "parent": None if r.parent is None or
+             (isinstance(r.parent, float)) else str(r.parent), "name": str(r.name),
+             "time": float(r.self_time_us), "bytes": float(r.allocated_bytes)}
+            for r in table.itertuples()]
+
+
 def _tf_data_spec(tfd) -> dict:
     executions = []
     for (host, pipeline, rank), nodes in tfd.graph.groupby(["host", "pipeline", "rank"],
@@ -95,6 +115,8 @@ class Dashboard(BaseWidget):
     clicked_step = traitlets.Int(-1).tag(sync=True)
     top_ops = traitlets.Dict().tag(sync=True)
     ops_table = traitlets.Dict().tag(sync=True)
+    ops_pies = traitlets.Dict().tag(sync=True)
+    scopes = traitlets.List().tag(sync=True)
     kernels_table = traitlets.Dict().tag(sync=True)
     memory_table = traitlets.Dict().tag(sync=True)
     input_summary = traitlets.Dict().tag(sync=True)
@@ -160,6 +182,9 @@ class Dashboard(BaseWidget):
                                   "Host-side input time", "category", 10),
             input_ops=table_spec(ip.input_ops, "Input ops", "operation"),
             tf_data=_tf_data_spec(tfd), pod=_pod_spec(prof.pod),
+            ops_pies={"with_idle": _pies(ops),
+                      "without_idle": _pies(prof.op_stats_table(include_idle=False))},
+            scopes=_scopes(prof),
             **{f"tl_{k}": v for k, v in self._timeline.columns.items()},
             tl_meta=self._timeline.meta, **kwargs)
 

@@ -1,0 +1,130 @@
+// Small SVG charts for the TensorFlow stats tab: pie charts of self time (host/device x
+// op/op type, idle in or out) and an icicle of the name-scope hierarchy (time or memory).
+// Labels are SVG text nodes (never HTML).
+
+const SVG = "http://www.w3.org/2000/svg";
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+  "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+export interface Slice {
+  label: string;
+  value: number;
+}
+
+/** Top n-1 slices and the rest as "other" (pure; unit-tested). */
+export function topSlices(slices: Slice[], n = 10): Slice[] {
+  const sorted = slices.filter((s) => s.value > 0).sort((a, b) => b.value - a.value);
+  if (sorted.length <= n) return sorted;
+  const rest = sorted.slice(n - 1).reduce((a, s) => a + s.value, 0);
+  return [...sorted.slice(0, n - 1), { label: "other", value: rest }];
+}
+
+export function pie(title: string, slices: Slice[], size = 220): SVGSVGElement {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("width", String(size));
+  svg.setAttribute("height", String(size + 24));
+  svg.setAttribute("class", "tfprof-pie");
+  const head = document.createElementNS(SVG, "text");
+  head.setAttribute("x", "4");
+  head.setAttribute("y", "14");
+  head.setAttribute("font-weight", "bold");
+  head.textContent = title;
+  svg.append(head);
+  const top = topSlices(slices);
+  const total = top.reduce((a, s) => a + s.value, 0);
+  const cx = size / 2;
+  const cy = size / 2 + 22;
+  const r = size / 2 - 6;
+  let angle = -Math.PI / 2;
+  top.forEach((s, k) => {
+    const da = total ? (s.value / total) * Math.PI * 2 : 0;
+    const path = document.createElementNS(SVG, "path");
+    const x1 = cx + r * Math.cos(angle);
+    const y1 = cy + r * Math.sin(angle);
+    const x2 = cx + r * Math.cos(angle + da);
+    const y2 = cy + r * Math.sin(angle + da);
+    const large = da > Math.PI ? 1 : 0;
+    const d = da >= Math.PI * 2 - 1e-9
+      ? `M ${cx - r} ${cy} a ${r} ${r} 0 1 0 ${2 * r} 0 a ${r} ${r} 0 1 0 ${-2 * r} 0`
+      : `M ${cx} ${cy} L ${x1} ${y1} A ${r} ${r} 0 ${large} 1 ${x2} ${y2} Z`;
+    path.setAttribute("d", d);
+    path.setAttribute("fill", PALETTE[k % PALETTE.length]);
+    path.setAttribute("class", "pie-slice");
+    const t = document.createElementNS(SVG, "title");
+    t.textContent = `${s.label}: ${(100 * s.value / (total || 1)).toFixed(1)}%`;
+    path.append(t);
+    svg.append(path);
+    angle += da;
+  });
+  return svg;
+}
+
+export interface ScopeRow {
+  scope: string;
+  parent: string | null;
+  name: string;
+  value: number;
+}
+
+/** Icicle rectangles (pure; unit-tested): x0/x1 in [0, 1] of the total, depth by nesting. */
+export function icicle(rows: ScopeRow[]): { scope: string; name: string; depth: number; x0: number; x1: number; value: number }[] {
+  const children = new Map<string | null, ScopeRow[]>();
+  for (const r of rows) {
+    const p = rows.some((q) => q.scope === r.parent) ? r.parent : null;
+    if (!children.has(p)) children.set(p, []);
+    children.get(p)!.push(r);
+  }
+  const out: { scope: string; name: string; depth: number; x0: number; x1: number; value: number }[] = [];
+  const roots = (children.get(null) ?? []).sort((a, b) => b.value - a.value);
+  const total = roots.reduce((a, r) => a + Math.max(r.value, 0), 0) || 1;
+  const place = (r: ScopeRow, x0: number, width: number, depth: number) => {
+    out.push({ scope: r.scope, name: r.name, depth, x0, x1: x0 + width, value: r.value });
+    let x = x0;
+    const kids = (children.get(r.scope) ?? []).sort((a, b) => b.value - a.value);
+    const sum = Math.max(r.value, kids.reduce((a, k) => a + Math.max(k.value, 0), 0)) || 1;
+    for (const k of kids) {
+      const w = (width * Math.max(k.value, 0)) / sum;
+      place(k, x, w, depth + 1);
+      x += w;
+    }
+  };
+  let x = 0;
+  for (const r of roots) {
+    const w = Math.max(r.value, 0) / total;
+    place(r, x, w, 0);
+    x += w;
+  }
+  return out;
+}
+
+export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20): SVGSVGElement {
+  const rects = icicle(rows);
+  const depth = Math.max(0, ...rects.map((r) => r.depth));
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("width", String(width));
+  svg.setAttribute("height", String((depth + 1) * rowH + 2));
+  svg.setAttribute("class", "tfprof-icicle");
+  rects.forEach((r, k) => {
+    const g = document.createElementNS(SVG, "g");
+    g.setAttribute("class", "icicle-node");
+    const rect = document.createElementNS(SVG, "rect");
+    rect.setAttribute("x", String(r.x0 * width));
+    rect.setAttribute("y", String(r.depth * rowH));
+    rect.setAttribute("width", String(Math.max((r.x1 - r.x0) * width - 1, 0)));
+    rect.setAttribute("height", String(rowH - 1));
+    rect.setAttribute("fill", PALETTE[(r.depth + k) % PALETTE.length]);
+    const t = document.createElementNS(SVG, "title");
+    t.textContent = `${r.scope}: ${r.value.toLocaleString("en-US")}`;
+    g.append(rect, t);
+    if ((r.x1 - r.x0) * width > 60) {
+      const label = document.createElementNS(SVG, "text");
+      label.setAttribute("x", String(r.x0 * width + 3));
+      label.setAttribute("y", String(r.depth * rowH + 14));
+      label.setAttribute("fill", "#111");
+      label.textContent = r.name;
+      g.append(label);
+    }
+    svg.append(g);
+  });
+  return svg;
+}
