@@ -36,3 +36,22 @@ def test_analysis_does_not_import_tensorflow(gpu_fixture_file):
     out = subprocess.run([sys.executable, "-c", code, str(gpu_fixture_file)],
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_layering():
+    """xspace/ and analysis/ import neither tensorflow nor widgets (DESIGN's layers)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(tp.__file__).parent
+    for layer in ("xspace", "analysis"):
+        for path in (root / layer).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom):
+                    module = ("." * node.level) + (node.module or "")
+                elif isinstance(node, ast.Import):
+                    module = ",".join(a.name for a in node.names)
+                else:
+                    continue
+                assert "tensorflow" not in module and "widgets" not in module, \
+                    f"{path.name} imports {module}"

@@ -24,7 +24,7 @@ _LAZY = {
     "KerasProfiler": ("tfprof_nb.capture.keras_callback", "KerasProfiler"),
     "capture_remote": ("tfprof_nb.capture.remote", "capture_remote"),
     "start_server": ("tfprof_nb.capture.remote", "start_server"),
-    "compare": ("tfprof_nb.analysis.compare", "compare"),
+    "compare": ("tfprof_nb.compare", "compare"),
 }
 
 

@@ -107,6 +107,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     } else {
       pane.append(text("div", "db-reason", reasons.steps ?? "No steps in this profile."));
     }
+    const env = model.get("environment") as TableSpec | undefined;
+    if (env && env.columns.length) {
+      pane.append(text("h4", "db-h", "Run environment"));
+      renderTable(pane, () => env);
+    }
     if (model.get("top_ops")) {
       pane.append(text("h4", "db-h", "Top operations"));
       renderTable(pane, () => model.get("top_ops") as TableSpec);

@@ -49,13 +49,16 @@ def lab(tmp_path):
             proc.kill()
 
 
-def test_timeline_in_jupyterlab(lab, gpu_fixture_file):
+@pytest.mark.parametrize("view", ["timeline", "dashboard"])
+def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
+    """A TraceTimeline, and ``display(prof)`` (the dashboard, whose trace viewer reads its
+    traits through a key prefix), both with the details round trip through the kernel."""
     from playwright.sync_api import sync_playwright
 
     url, root = lab
-    source = (f"import tfprof_nb as tp\n"
-              f"w = tp.widgets.TraceTimeline(tp.load({str(gpu_fixture_file)!r}))\n"
-              f"w")
+    load = f"tp.load({str(gpu_fixture_file)!r})"
+    source = ("import tfprof_nb as tp\n" +
+              (f"w = tp.widgets.TraceTimeline({load})\nw" if view == "timeline" else load))
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
                      "outputs": [], "source": source}],
           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -94,6 +97,9 @@ def test_timeline_in_jupyterlab(lab, gpu_fixture_file):
             except Exception:
                 continue
         try:
+            if view == "dashboard":
+                page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
+                page.click(".db-tab[data-tab='timeline']")
             page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
         except Exception:  # keep what the page showed for the failure report
             page.screenshot(path=str(root / "failure.png"))

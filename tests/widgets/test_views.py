@@ -129,6 +129,9 @@ def test_dashboard_gpu_fixture(gpu_fixture_file, tmp_path):
         kernel_rows = page.js("() => document.querySelectorAll(\"[data-pane='kernels'] "
                               ".tt-table tr\").length") - 1
         assert kernel_rows == len(tp.load(gpu_fixture_file).kernel_stats)
+        page.page.click(".db-tab[data-tab='overview']")
+        overview = page.js("() => document.querySelector(\"[data-pane='overview']\").textContent")
+        assert "Run environment" in overview and "/device:GPU:4" in overview and "7.0" in overview
         assert page.console_errors == []
 
 
@@ -244,3 +247,18 @@ def test_tf_stats_pies_and_scope_icicle(gpu_fixture_file, tmp_path):
         page.page.select_option(".db-scope-metric", "bytes")
         top = page.js("() => document.querySelector('.icicle-node title').textContent")
         assert top.split(":")[0] in set(prof.scope_stats(side="all").scope)
+
+
+def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
+    from tfprof_nb.widgets.compare import ComparisonView
+
+    comparison = tp.compare(tp.load(cpu_file), tp.load(cpu_slowmap_logdir),
+                            labels=("before", "after"))
+    view = ComparisonView(comparison)
+    with WidgetPage(view, tmp_path, bundle("compare")) as page:
+        assert page.js("() => document.querySelectorAll('.sg-bar').length") >= 2
+        assert "before -> after" in page.js(
+            "() => document.querySelector('.cmp-summary').textContent")
+        assert len(_rows(page)) > 0
+    data, _ = comparison._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data

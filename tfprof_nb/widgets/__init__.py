@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["Dashboard", "KernelTable", "MemoryTimeline", "OpStatsTable", "StepTimeGraph",
-           "Table", "TraceTimeline"]
+__all__ = ["ComparisonView", "Dashboard", "KernelTable", "MemoryTimeline", "OpStatsTable",
+           "StepTimeGraph", "Table", "TraceTimeline"]
 
 _LAZY = {"TraceTimeline": "timeline", "Dashboard": "dashboard", "StepTimeGraph": "stepgraph",
          "Table": "tables", "KernelTable": "tables", "OpStatsTable": "tables",
-         "MemoryTimeline": "memory"}
+         "MemoryTimeline": "memory", "ComparisonView": "compare"}
 
 
 def __getattr__(name: str):

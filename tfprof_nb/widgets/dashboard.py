@@ -47,6 +47,17 @@ def _input_graph(steps) -> dict:
             "values": {"input_ms": wait, "rest": rest}}
 
 
+def _environment(prof) -> dict:
+    from ..analysis.overview import run_environment
+
+    devices = run_environment(prof)["devices"]
+    if devices.empty:
+        import pandas as pd
+
+        devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
+    return table_spec(devices, "Devices", "device", 50)
+
+
 def _pies(ops) -> dict:
     out = {}
     for side, prefix in (("Host", "host"), ("Device", "device")):
@@ -114,6 +125,7 @@ class Dashboard(BaseWidget):
     step_graph = traitlets.Dict().tag(sync=True)
     clicked_step = traitlets.Int(-1).tag(sync=True)
     top_ops = traitlets.Dict().tag(sync=True)
+    environment = traitlets.Dict().tag(sync=True)
     ops_table = traitlets.Dict().tag(sync=True)
     ops_pies = traitlets.Dict().tag(sync=True)
     scopes = traitlets.List().tag(sync=True)
@@ -172,6 +184,7 @@ class Dashboard(BaseWidget):
             overview=_overview_payload(prof), reasons=reasons,
             step_graph=step_graph_spec(steps),
             top_ops=table_spec(top, "Top 10 operations by self time", "operation", 10),
+            environment=_environment(prof),
             ops_table=table_spec(ops, "TensorFlow stats", "operation"),
             kernels_table=table_spec(kernels, "GPU kernel stats", "kernel_name"),
             **memory_payload(prof),
