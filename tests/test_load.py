@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.xspace import read_xspace

@@ -145,7 +145,6 @@ def decode_xspace(data, path=None) -> XSpaceData:
             f"({guess or 'wrong file type or corrupt'})")
 
     line_plane = L[:, w.L_PLANE].astype(np.int32)
-    n_events = E.shape[0]
     n_stats = S.shape[0]
 
     # --- events: plane, metadata row, name ------------------------------------------------
