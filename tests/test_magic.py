@@ -89,6 +89,9 @@ def executed(tmp_path_factory):
 
 def test_fit_cell_profiles_the_step_window(executed):
     out = _text(executed.cells[2])
+    views = [o for o in executed.cells[2].outputs if o.output_type == "display_data"
+             and "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(views) >= 2  # the progress bar and the dashboard
     assert "Profile: 1 host" in out and "stored in `_tfprof`" in out
     # the progress bar is an ipywidget; its final label is in the saved widget state
     assert "IntProgress" in out

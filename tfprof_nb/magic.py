@@ -196,9 +196,12 @@ class TfprofMagics(Magics):
     def _publish(self, args, profile):
         self.shell.user_ns[args.out] = profile
         if not args.no_show:
+            from IPython.display import display
+
             print(profile.summary())
             print(f"raw files: {', '.join(profile.source)}")
             print(f"stored in `{args.out}`")
+            display(profile)  # the dashboard (plain text where widgets are unavailable)
         return None
 
 
