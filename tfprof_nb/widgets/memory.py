@@ -20,11 +20,12 @@ def memory_payload(prof) -> dict:
     summary = prof.memory_summary
     n = len(tl)
     allocators = []
-    keys = list(zip(tl.host, tl.allocator)) if n else []
     bounds = {}
-    for i, k in enumerate(keys):
-        lo, _ = bounds.get(k, (i, i))
-        bounds[k] = (lo, i + 1)
+    if n:  # each allocator's events are one contiguous run of the timeline
+        spans = pd.Series(np.arange(n)).groupby(
+            [tl.host.to_numpy(), tl.allocator.to_numpy()]).agg(["min", "max"])
+        for key, (lo, hi) in zip(spans.index, spans.to_numpy()):
+            bounds[key] = (int(lo), int(hi) + 1)
     for _, s in summary.iterrows():
         lo, hi = bounds.get((s.host, s.allocator), (0, 0))
         in_use = tl.in_use_bytes.to_numpy()[lo:hi]
