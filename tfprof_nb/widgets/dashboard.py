@@ -1,7 +1,9 @@
-"""The dashboard: overview, trace viewer, TensorFlow stats, kernel stats and memory in tabs."""
+"""The dashboard: every view of a profile in tabs (overview, trace viewer, TensorFlow stats,
+GPU kernel stats, memory, input pipeline, tf.data, pod viewer)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import traitlets
 
 from ._base import BaseWidget, bundle
@@ -52,8 +54,6 @@ def _environment(prof) -> dict:
 
     devices = run_environment(prof)["devices"]
     if devices.empty:
-        import pandas as pd
-
         devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
     return table_spec(devices, "Devices", "device", 50)
 
