@@ -1,10 +1,7 @@
 // Small SVG charts for the TensorFlow stats tab: pie charts of self time (host/device x
 // op/op type, idle in or out) and an icicle of the name-scope hierarchy (time or memory).
 // Labels are SVG text nodes (never HTML).
-
-const SVG = "http://www.w3.org/2000/svg";
-const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-  "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+import { SVG_NS, PALETTE } from "./model";
 
 export interface Slice {
   label: string;
@@ -20,11 +17,11 @@ export function topSlices(slices: Slice[], n = 10): Slice[] {
 }
 
 export function pie(title: string, slices: Slice[], size = 220): SVGSVGElement {
-  const svg = document.createElementNS(SVG, "svg");
+  const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("width", String(size));
   svg.setAttribute("height", String(size + 24));
   svg.setAttribute("class", "tfprof-pie");
-  const head = document.createElementNS(SVG, "text");
+  const head = document.createElementNS(SVG_NS, "text");
   head.setAttribute("x", "4");
   head.setAttribute("y", "14");
   head.setAttribute("font-weight", "bold");
@@ -38,7 +35,7 @@ export function pie(title: string, slices: Slice[], size = 220): SVGSVGElement {
   let angle = -Math.PI / 2;
   top.forEach((s, k) => {
     const da = total ? (s.value / total) * Math.PI * 2 : 0;
-    const path = document.createElementNS(SVG, "path");
+    const path = document.createElementNS(SVG_NS, "path");
     const x1 = cx + r * Math.cos(angle);
     const y1 = cy + r * Math.sin(angle);
     const x2 = cx + r * Math.cos(angle + da);
@@ -50,7 +47,7 @@ export function pie(title: string, slices: Slice[], size = 220): SVGSVGElement {
     path.setAttribute("d", d);
     path.setAttribute("fill", PALETTE[k % PALETTE.length]);
     path.setAttribute("class", "pie-slice");
-    const t = document.createElementNS(SVG, "title");
+    const t = document.createElementNS(SVG_NS, "title");
     t.textContent = `${s.label}: ${(100 * s.value / (total || 1)).toFixed(1)}%`;
     path.append(t);
     svg.append(path);
@@ -100,24 +97,24 @@ export function icicle(rows: ScopeRow[]): { scope: string; name: string; depth: 
 export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20): SVGSVGElement {
   const rects = icicle(rows);
   const depth = Math.max(0, ...rects.map((r) => r.depth));
-  const svg = document.createElementNS(SVG, "svg");
+  const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("width", String(width));
   svg.setAttribute("height", String((depth + 1) * rowH + 2));
   svg.setAttribute("class", "tfprof-icicle");
   rects.forEach((r, k) => {
-    const g = document.createElementNS(SVG, "g");
+    const g = document.createElementNS(SVG_NS, "g");
     g.setAttribute("class", "icicle-node");
-    const rect = document.createElementNS(SVG, "rect");
+    const rect = document.createElementNS(SVG_NS, "rect");
     rect.setAttribute("x", String(r.x0 * width));
     rect.setAttribute("y", String(r.depth * rowH));
     rect.setAttribute("width", String(Math.max((r.x1 - r.x0) * width - 1, 0)));
     rect.setAttribute("height", String(rowH - 1));
     rect.setAttribute("fill", PALETTE[(r.depth + k) % PALETTE.length]);
-    const t = document.createElementNS(SVG, "title");
+    const t = document.createElementNS(SVG_NS, "title");
     t.textContent = `${r.scope}: ${r.value.toLocaleString("en-US")}`;
     g.append(rect, t);
     if ((r.x1 - r.x0) * width > 60) {
-      const label = document.createElementNS(SVG, "text");
+      const label = document.createElementNS(SVG_NS, "text");
       label.setAttribute("x", String(r.x0 * width + 3));
       label.setAttribute("y", String(r.depth * rowH + 14));
       label.setAttribute("fill", "#111");

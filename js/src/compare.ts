@@ -1,12 +1,8 @@
 // Comparison of two profiles: mean step time per category side by side, and the op and kernel
 // deltas as tables.
+import { type ModelLike } from "./model";
 import { renderStepGraph } from "./stepgraph";
 import { renderTable, type TableSpec } from "./table";
-
-interface ModelLike {
-  get(name: string): any;
-  on?(event: string, cb: () => void): void;
-}
 
 export function render({ model, el }: { model: ModelLike; el: HTMLElement }): () => void {
   const root = document.createElement("div");

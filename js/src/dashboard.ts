@@ -1,5 +1,6 @@
 // The dashboard: one tabbed view of a profile. Each tab is one of the standalone views,
 // rendered from the dashboard's own model through a key prefix; a tab without data says why.
+import { type Model } from "./model";
 import { render as renderTimeline } from "./timeline";
 import { renderTable, type TableSpec } from "./table";
 import { renderStepGraph } from "./stepgraph";
@@ -7,14 +8,6 @@ import { renderMemory } from "./memory";
 import { renderPod } from "./pod";
 import { renderTfData } from "./tfdata";
 import { pie, renderIcicle, type ScopeRow, type Slice } from "./charts";
-
-interface Model {
-  get(name: string): any;
-  set(name: string, value: unknown): void;
-  save_changes(): void;
-  on(event: string, cb: () => void): void;
-  off?(event: string, cb: () => void): void;
-}
 
 function prefixed(model: Model, prefix: string): Model {
   return {

@@ -1,14 +1,10 @@
 // Memory timeline: stack and heap stacked over time (free on top when known), fragmentation
 // on a second axis, the peak marked, hover shows the allocation or deallocation under the
 // cursor; the breakdown at the peak sits below as a table. Strings reach the page as text.
+import { type ModelLike } from "./model";
 import { column } from "./data";
 import { renderTable, type TableSpec } from "./table";
 import { lowerBound } from "./lod";
-
-interface ModelLike {
-  get(name: string): any;
-  on?(event: string, cb: () => void): void;
-}
 
 interface Allocator {
   name: string;

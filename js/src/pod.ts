@@ -1,11 +1,7 @@
 // Pod view: for one step (slider), a stacked column per host/worker with the step-time
 // categories, the slowest host marked in the title.
+import { type ModelLike } from "./model";
 import { renderStepGraph, type StepSpec } from "./stepgraph";
-
-interface ModelLike {
-  get(name: string): any;
-  on?(event: string, cb: () => void): void;
-}
 
 export interface PodSpec {
   steps: number[];

@@ -1,5 +1,6 @@
 // Step-time graph: one stacked bar per step, one colour per step-time category, hover shows
 // the breakdown, click reports the step (the dashboard zooms its timeline to it).
+import { type ModelLike, SVG_NS, PALETTE } from "./model";
 
 export interface StepSpec {
   steps: string[];
@@ -7,17 +8,6 @@ export interface StepSpec {
   values: Record<string, number[]>; // ms per category per step
   duration: number[]; // ms
 }
-
-interface ModelLike {
-  get(name: string): any;
-  set?(name: string, v: unknown): void;
-  save_changes?(): void;
-  on?(event: string, cb: () => void): void;
-}
-
-const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-  "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
-const SVG = "http://www.w3.org/2000/svg";
 
 /** Bar segments (pure; unit-tested): per step, stacked [y0, y1) in ms per category. */
 export function stack(spec: StepSpec): { step: number; cat: number; y0: number; y1: number }[] {
@@ -54,7 +44,7 @@ export function renderStepGraph(el: HTMLElement, model: ModelLike, key = "step_g
     const H = 260;
     const L = 50;
     const B = 30;
-    svg = document.createElementNS(SVG, "svg");
+    svg = document.createElementNS(SVG_NS, "svg");
     svg.setAttribute("width", String(W));
     svg.setAttribute("height", String(H));
     root.insertBefore(svg, tip);
@@ -65,7 +55,7 @@ export function renderStepGraph(el: HTMLElement, model: ModelLike, key = "step_g
     const xOf = (s: number) => L + ((W - L - 10) / n) * (s + 0.1);
     const yOf = (ms: number) => H - B - (ms / max) * (H - B - 10);
     for (const f of [0, 0.5, 1]) {
-      const t = document.createElementNS(SVG, "text");
+      const t = document.createElementNS(SVG_NS, "text");
       t.setAttribute("x", "2");
       t.setAttribute("y", String(yOf(max * f) + 4));
       t.setAttribute("fill", "currentColor");
@@ -73,7 +63,7 @@ export function renderStepGraph(el: HTMLElement, model: ModelLike, key = "step_g
       svg.append(t);
     }
     for (const seg of stack(spec)) {
-      const r = document.createElementNS(SVG, "rect");
+      const r = document.createElementNS(SVG_NS, "rect");
       r.setAttribute("x", String(xOf(seg.step)));
       r.setAttribute("width", String(bw));
       r.setAttribute("y", String(yOf(seg.y1)));

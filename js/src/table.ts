@@ -1,4 +1,5 @@
 // A sortable, filterable, paged table with CSV export. Cells are text only (textContent).
+import { type ModelLike } from "./model";
 
 export interface Column {
   name: string;
@@ -12,11 +13,6 @@ export interface TableSpec {
   data: Record<string, (number | string | boolean | null)[]>;
   filter_column?: string; // the column the filter box searches (default: first string column)
   page_size?: number;
-}
-
-interface ModelLike {
-  get(name: string): any;
-  on?(event: string, cb: () => void): void;
 }
 
 export interface TableState {

@@ -1,10 +1,7 @@
 // tf.data pipeline graph: the iterators of one call of a pipeline laid out by depth, the
 // critical (blocking) path in bold, the bottleneck in red; hover (SVG title) shows start,
 // total and self time and calls; the suggestion for the bottleneck is shown beside.
-
-interface ModelLike {
-  get(name: string): any;
-}
+import { type ModelLike, SVG_NS } from "./model";
 
 export interface TfDataNode {
   id: string;
@@ -25,8 +22,6 @@ export interface TfDataSpec {
   suggestions: Record<string, string>; // "host|pipeline" -> text
   summary: string;
 }
-
-const SVG = "http://www.w3.org/2000/svg";
 
 /** Layered layout (pure; unit-tested): depth from the root along parent links, order within
  * a depth by first appearance. */
@@ -78,7 +73,7 @@ export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data")
     const H = 64;
     const maxDepth = Math.max(0, ...[...pos.values()].map((p) => p.depth));
     const maxOrder = Math.max(0, ...[...pos.values()].map((p) => p.order));
-    const svg = document.createElementNS(SVG, "svg");
+    const svg = document.createElementNS(SVG_NS, "svg");
     svg.setAttribute("width", String((maxOrder + 1) * (W + 20) + 20));
     svg.setAttribute("height", String((maxDepth + 1) * (H + 30) + 20));
     const center = (id: string) => {
@@ -89,7 +84,7 @@ export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data")
       if (!pos.has(n.parent) || n.parent === n.id) continue;
       const [x1, y1] = center(n.parent);
       const [x2, y2] = center(n.id);
-      const line = document.createElementNS(SVG, "line");
+      const line = document.createElementNS(SVG_NS, "line");
       line.setAttribute("x1", String(x1));
       line.setAttribute("y1", String(y1 + H));
       line.setAttribute("x2", String(x2));
@@ -100,13 +95,13 @@ export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data")
     }
     for (const n of ex.nodes) {
       const [cx, y] = center(n.id);
-      const g = document.createElementNS(SVG, "g");
+      const g = document.createElementNS(SVG_NS, "g");
       g.setAttribute("class", `tfd-node${n.critical ? " critical" : ""}${n.bottleneck ? " bottleneck" : ""}`);
       g.dataset.id = n.id;
-      const title = document.createElementNS(SVG, "title");
+      const title = document.createElementNS(SVG_NS, "title");
       title.textContent = `${n.long_name}\nstart: ${n.start_us.toFixed(3)} us\ntotal: ${n.total_us.toFixed(3)} us\n` +
         `self: ${n.self_us.toFixed(3)} us\ncalls: ${n.calls}`;
-      const rect = document.createElementNS(SVG, "rect");
+      const rect = document.createElementNS(SVG_NS, "rect");
       rect.setAttribute("x", String(cx - W / 2));
       rect.setAttribute("y", String(y));
       rect.setAttribute("width", String(W));
@@ -115,16 +110,16 @@ export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data")
       rect.setAttribute("fill", n.bottleneck ? "#ffd6d6" : "#f4f6f9");
       rect.setAttribute("stroke", n.bottleneck ? "#d50000" : n.critical ? "#333" : "#aaa");
       rect.setAttribute("stroke-width", n.critical || n.bottleneck ? "3" : "1");
-      const t1 = document.createElementNS(SVG, "text");
+      const t1 = document.createElementNS(SVG_NS, "text");
       t1.setAttribute("x", String(cx - W / 2 + 8));
       t1.setAttribute("y", String(y + 18));
       t1.setAttribute("font-weight", n.critical ? "bold" : "normal");
       t1.textContent = n.name;
-      const t2 = document.createElementNS(SVG, "text");
+      const t2 = document.createElementNS(SVG_NS, "text");
       t2.setAttribute("x", String(cx - W / 2 + 8));
       t2.setAttribute("y", String(y + 36));
       t2.textContent = `self ${n.self_us.toFixed(1)} us / total ${n.total_us.toFixed(1)} us`;
-      const t3 = document.createElementNS(SVG, "text");
+      const t3 = document.createElementNS(SVG_NS, "text");
       t3.setAttribute("x", String(cx - W / 2 + 8));
       t3.setAttribute("y", String(y + 54));
       t3.textContent = `${n.calls} call(s)`;

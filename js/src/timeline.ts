@@ -1,16 +1,9 @@
 // Trace timeline: an anywidget view of every event of a profile, drawn on a canvas with
 // level of detail. Names are user data: they only ever reach the page as canvas text or
 // textContent, never as HTML.
+import { type Model } from "./model";
 import { colorOf, decode, matchingNames, type TimelineData } from "./data";
 import { makeBlocks, lowerBound, visibleBlocks } from "./lod";
-
-interface Model {
-  get(name: string): any;
-  set(name: string, value: unknown): void;
-  save_changes(): void;
-  on(event: string, cb: () => void): void;
-  off?(event: string, cb: () => void): void;
-}
 
 const ROW = 18; // px per depth row
 const HEADER = 20; // px per section header

@@ -1,0 +1,23 @@
+// What the views share: the widget model they are given, and chart constants.
+
+/** An anywidget model (or a prefixed view of the dashboard's model). */
+export interface Model {
+  get(name: string): any;
+  set(name: string, value: unknown): void;
+  save_changes(): void;
+  on(event: string, cb: () => void): void;
+  off?(event: string, cb: () => void): void;
+}
+
+/** What a view that only reads (and maybe reports clicks) needs of a model. */
+export interface ModelLike {
+  get(name: string): any;
+  set?(name: string, value: unknown): void;
+  save_changes?(): void;
+  on?(event: string, cb: () => void): void;
+}
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+
+export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+  "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
