@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,13 @@ import pytest
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
 GPU_FIXTURE_DIR = SHARED / "fixtures" / "gpu_bert_multiworker"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _capture(tmp_path_factory, scenario: str) -> Path:

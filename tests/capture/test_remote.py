@@ -12,18 +12,15 @@ import pytest
 
 import tfprof_nb as tp
 
+from ..conftest import free_port
+
 HERE = Path(__file__).resolve().parent
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture()
 def two_workers():
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     procs = [subprocess.Popen([sys.executable, str(HERE / "remote_worker.py"), str(p), "60"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
              for p in ports]
@@ -49,7 +46,7 @@ def test_two_workers_captured_together(two_workers, tmp_path):
 
 
 def test_unreachable_worker_fails_fast_naming_it():
-    port = _free_port()
+    port = free_port()
     t0 = time.monotonic()
     with pytest.raises(tp.CaptureError, match=f"127.0.0.1:{port}"):
         tp.capture_remote(f"127.0.0.1:{port}", duration_ms=500)

@@ -4,7 +4,6 @@ the comm, and the details of a clicked event coming back from Python."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -12,18 +11,14 @@ import urllib.request
 
 import pytest
 
+from ..conftest import free_port
 from .harness import CHROMIUM, CHROMIUM_ARGS
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(params=["lab", "notebook"])
 def lab(tmp_path, request):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", request.param, "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
