@@ -14,3 +14,13 @@ for (const name of entries) {
     logLevel: "warning",
   });
 }
+// The offline host is inlined into reports and exported notebooks as a classic script.
+await build({
+  entryPoints: ["src/offline.ts"],
+  bundle: true,
+  format: "iife",
+  target: "es2020",
+  minify: true,
+  outfile: "../tfprof_nb/static/offline.js",
+  logLevel: "warning",
+});

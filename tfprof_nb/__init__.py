@@ -13,10 +13,11 @@ from __future__ import annotations
 from ._version import __version__
 from .capture.loop import Capture, capture  # light: TensorFlow loads when a capture starts
 from .errors import CaptureError, CaptureWarning, ProfileFormatError
+from .report import export_notebook, report  # light: the writers load widgets when called
 
 __all__ = ["Capture", "CaptureError", "CaptureWarning", "KerasProfiler", "Profile",
-           "ProfileFormatError", "__version__", "capture", "capture_remote", "compare", "load",
-           "load_ipython_extension", "start_server"]
+           "ProfileFormatError", "__version__", "capture", "capture_remote", "compare",
+           "export_notebook", "load", "load_ipython_extension", "report", "start_server"]
 
 _LAZY = {
     "load": ("tfprof_nb.profile", "load"),

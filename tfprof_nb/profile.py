@@ -309,6 +309,30 @@ class Profile:
         except Exception:  # no widget support (or no bundle): plain text is still useful
             return {"text/plain": self.summary()}
 
+    def _ipython_display_(self):
+        try:
+            dashboard = self.show()
+        except Exception:  # no widget support (or no bundle): plain text is still useful
+            from IPython.display import display
+
+            display({"text/plain": self.summary()}, raw=True)
+            return
+        dashboard._ipython_display_()
+
+    def to_html(self, path, title: str | None = None):
+        """Write one self-contained offline HTML report of this profile (the whole dashboard,
+        interactive, no network needed) to ``path``; returns the file's path."""
+        from .report.html import write_report
+
+        return write_report(self, path, title)
+
+    def export_notebook(self, path, title: str | None = None):
+        """Write a small report notebook (summary and dashboard, rendered offline) to
+        ``path``; returns the path.  Same as ``tp.export_notebook(prof, path)``."""
+        from .report import export_notebook
+
+        return export_notebook(self, path, title)
+
     def summary(self) -> str:
         """A few lines describing the profile (hosts, planes, events, duration)."""
         n_events = sum(len(s.events) for s in self.spaces.values())

@@ -1,4 +1,5 @@
-"""The private base of tfprof_nb's widgets: bundle loading and error reporting."""
+"""The private base of tfprof_nb's widgets: bundle loading, error reporting and the offline
+fallback every displayed view carries."""
 
 from __future__ import annotations
 
@@ -20,14 +21,20 @@ def bundle(name: str) -> Path:
     if not path.is_file():
         raise WidgetBundleMissing(
             f"{path} is missing: build the widget bundle with "
-            "`npm --prefix js ci && npm --prefix js run build` (make test does this)")
+            "`npm --prefix js install && npm --prefix js run build` (make test does this)")
     return path
 
 
 class BaseWidget(anywidget.AnyWidget):
-    """Common traits: ``error`` carries a message the view shows instead of failing."""
+    """Common traits: ``error`` carries a message the view shows instead of failing;
+    ``_tfprof_view`` names the view so offline pages find tfprof_nb's widgets."""
 
     error = traitlets.Unicode("").tag(sync=True)
+    _tfprof_view = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("_tfprof_view", type(self).__name__)
+        super().__init__(*args, **kwargs)
 
     def _safely(self, fn, *args):
         try:
@@ -35,3 +42,39 @@ class BaseWidget(anywidget.AnyWidget):
         except Exception as exc:  # a widget must never take the kernel down
             self.error = f"{type(exc).__name__}: {exc}"
             return None
+
+    def _timeline_source(self):
+        """The TimelineSource of a view with a trace timeline (its events' details are
+        embedded offline), else None."""
+        return None
+
+    def _offline_html(self) -> str:
+        """The ``text/html`` fallback (computed once per widget), or a note saying why not."""
+        if not hasattr(self, "_fallback"):
+            from ._offline import fallback_html
+
+            try:
+                self._fallback = fallback_html(self)
+            except Exception as exc:  # the live view must still display
+                import html
+
+                self._fallback = (f'<p class="tfprof-offline-note">tfprof_nb: no offline copy '
+                                  f'of this view ({html.escape(type(exc).__name__)}: '
+                                  f'{html.escape(str(exc))})</p>')
+        return self._fallback
+
+    def _repr_mimebundle_(self, **kwargs):
+        out = super()._repr_mimebundle_(**kwargs)
+        data, meta = out if isinstance(out, tuple) else (out, {})
+        return {**data, "text/html": self._offline_html()}, meta
+
+    def _ipython_display_(self):
+        """Display the view, then the loader that renders saved widget state offline."""
+        from IPython.display import display
+
+        from ._offline import loader_html
+
+        data, meta = self._repr_mimebundle_()
+        display(data, metadata=meta, raw=True)
+        display({"text/html": loader_html()}, metadata={"tfprof_nb": "offline-loader"},
+                raw=True)

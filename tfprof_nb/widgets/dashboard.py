@@ -201,6 +201,9 @@ class Dashboard(BaseWidget):
             **{f"tl_{k}": v for k, v in self._timeline.columns.items()},
             tl_meta=self._timeline.meta, **kwargs)
 
+    def _timeline_source(self):
+        return self._timeline
+
     @traitlets.observe("tl_selected_index")
     def _on_select(self, change) -> None:
         self._safely(lambda: setattr(self, "tl_details",

@@ -44,6 +44,7 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     counts = np.bincount(track_codes, minlength=len(track_index)) if n else []
     for t, (h, p, _) in enumerate(track_index):
         tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
+                       "host": str(hosts[h]), "plane": str(planes[p]),
                        "name": str(line_names[first[t]]), "depths": int(max_depth[t]) + 1,
                        "events": int(counts[t])})
     start_us = ev["start_us"].to_numpy()[order]
@@ -52,7 +53,8 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     try:
         st = prof.steps
         steps = [{"name": f"{r.host} step {s}", "start": float(r.start_us),
-                  "end": float(r.start_us + r.duration_ms * 1e3)} for s, r in st.iterrows()]
+                  "end": float(r.start_us + r.duration_ms * 1e3), "host": str(r.host),
+                  "step_name": str(r.step_name)} for s, r in st.iterrows()]
     except Exception:  # the timeline works without steps
         steps = []
     meta = {"names": [str(x) for x in ev["name"].cat.categories], "tracks": tracks,
@@ -146,6 +148,9 @@ class TraceTimeline(BaseWidget):
     def __init__(self, prof, **kwargs):
         self._source = TimelineSource(prof)
         super().__init__(**self._source.columns, meta=self._source.meta, **kwargs)
+
+    def _timeline_source(self):
+        return self._source
 
     @property
     def selected_event(self) -> int | None:

@@ -1,0 +1,74 @@
+// The details of one trace event computed in the browser, for views without a kernel.
+// Same fields, order and formatting as the Python widget's TimelineSource.describe.
+import { column } from "./data";
+
+/** Event stats embedded next to a report's timeline (see tfprof_nb.report.details). */
+export interface DetailsBlock {
+  keys: string[]; // stat names
+  values: unknown[]; // distinct stat values (JSON)
+  off: DataView; // uint32, n + 1: stat rows of timeline row i are off[i]..off[i+1]
+  key: DataView; // uint32 per stat row: index into keys
+  val: DataView; // uint32 per stat row: index into values
+  id: DataView; // uint32 per timeline row: event id (row of prof.events)
+  dur: DataView; // float64 per timeline row: exact duration in us
+}
+
+interface TrackInfo {
+  section: string;
+  name: string;
+  host?: string;
+  plane?: string;
+}
+
+interface StepInfo {
+  start: number;
+  end: number;
+  host?: string;
+  step_name?: string;
+}
+
+/** The segment [track, depth, lo, hi] holding timeline row i (segments are sorted by lo). */
+function segmentOf(segments: number[][], i: number): number[] | undefined {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const s = segments[mid];
+    if (i < s[2]) hi = mid - 1;
+    else if (i >= s[3]) lo = mid + 1;
+    else return s;
+  }
+  return undefined;
+}
+
+/** Details of timeline row `i` of the timeline whose traits start with `prefix`. */
+export function eventDetails(state: Record<string, unknown>, prefix: string, i: number,
+  block?: DetailsBlock): Record<string, unknown> {
+  const meta = state[`${prefix}meta`] as { names: string[]; tracks: TrackInfo[];
+    segments: number[][]; steps: StepInfo[] };
+  const start = column(state[`${prefix}ev_start`], Float64Array);
+  if (!meta || !(i >= 0 && i < start.length)) return {};
+  const names = column(state[`${prefix}ev_name`], Uint32Array);
+  const dur = block ? column(block.dur, Float64Array)[i] : column(state[`${prefix}ev_dur`], Float32Array)[i];
+  const seg = segmentOf(meta.segments, i);
+  const track = seg ? meta.tracks[seg[0]] : undefined;
+  const out: Record<string, unknown> = {
+    name: meta.names[names[i]] ?? "",
+    start: `${start[i].toFixed(3)} us`,
+    duration: `${dur.toFixed(3)} us`,
+    host: track?.host ?? "",
+    plane: track?.plane ?? track?.section ?? "",
+    track: track?.name ?? "",
+  };
+  if (block) {
+    out["event id"] = column(block.id, Uint32Array)[i];
+    const off = column(block.off, Uint32Array);
+    const key = column(block.key, Uint32Array);
+    const val = column(block.val, Uint32Array);
+    for (let r = off[i]; r < off[i + 1]; r++) out[block.keys[key[r]]] = block.values[val[r]];
+  }
+  const t = start[i];
+  const step = (meta.steps ?? []).find((s) => s.host === track?.host && s.start <= t && t < s.end);
+  if (step?.step_name !== undefined) out.step = step.step_name;
+  return out;
+}

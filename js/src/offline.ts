@@ -1,0 +1,203 @@
+// Offline host: renders tfprof_nb's widget modules without a kernel or a network.
+//
+// A report or an exported notebook carries a widget's state (JSON traits plus binary
+// buffers) and the widget's own ES module. This host stands in for the notebook's widget
+// manager: it gives the module a model over that state and answers the one request the views
+// send to Python (the details of a clicked trace event) from data embedded next to the state.
+// It is bundled as a classic script exposing `tfprofOffline` so it can be inlined anywhere.
+import { type Model } from "./model";
+import { eventDetails, type DetailsBlock } from "./details";
+
+export interface Embedded {
+  view: string;
+  state: Record<string, unknown>;
+  details?: DetailsBlock;
+}
+
+/** Bytes of a base64 string. */
+export function fromBase64(b64: string): Uint8Array {
+  const native = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64;
+  const clean = b64.replace(/\s+/g, "");
+  if (native) return native(clean);
+  const bin = atob(clean);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+async function inflate(bytes: Uint8Array): Promise<ArrayBuffer> {
+  const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return await new Response(stream).arrayBuffer();
+}
+
+/**
+ * Unpack a payload written by tfprof_nb.report.embed: a deflated blob holding a little-endian
+ * uint32 header length, the JSON header, then the binary buffers (8-byte aligned).
+ */
+export async function unpack(b64: string): Promise<Embedded> {
+  const buf = await inflate(fromBase64(b64));
+  const view = new DataView(buf);
+  const headerLength = view.getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, headerLength)));
+  const base = 4 + headerLength;
+  const slice = (o: number, n: number) => new DataView(buf, base + o, n);
+  const state: Record<string, unknown> = { ...header.state };
+  for (const [key, [o, n]] of Object.entries(header.buffers as Record<string, [number, number]>)) {
+    state[key] = slice(o, n);
+  }
+  let details: DetailsBlock | undefined;
+  if (header.details) {
+    const d = header.details;
+    const col = (k: string) => slice(d.buffers[k][0], d.buffers[k][1]);
+    details = { keys: d.keys, values: d.values, off: col("off"), key: col("key"), val: col("val"),
+      id: col("id"), dur: col("dur") };
+  }
+  return { view: header.view, state, details };
+}
+
+/** A widget model over a plain state object: local listeners hear every change, as in a
+ * Backbone model, and `respond` may answer a change the way the Python side would. */
+export function standInModel(state: Record<string, unknown>,
+  respond?: (key: string, model: Model) => void): Model {
+  const listeners: Record<string, (() => void)[]> = {};
+  const fire = (key: string) => (listeners[`change:${key}`] ?? []).slice().forEach((f) => f());
+  const model: Model = {
+    get: (k) => state[k],
+    set: (k, v) => {
+      state[k] = v;
+      fire(k);
+      respond?.(k, model);
+    },
+    save_changes: () => {},
+    on: (ev, cb) => { (listeners[ev] ??= []).push(cb); },
+    off: (ev, cb) => { listeners[ev] = (listeners[ev] ?? []).filter((f) => f !== cb); },
+  };
+  return model;
+}
+
+/** The timelines inside a state: "" for a TraceTimeline, "tl_" for the dashboard's. */
+function timelinePrefixes(state: Record<string, unknown>): string[] {
+  return ["", "tl_"].filter((p) => state[`${p}ev_start`] !== undefined && state[`${p}meta`] !== undefined);
+}
+
+/** Answer a timeline's selection with the event's details, as the Python widget does. */
+export function detailsResponder(state: Record<string, unknown>, block?: DetailsBlock) {
+  const prefixes = timelinePrefixes(state);
+  return (key: string, model: Model) => {
+    for (const p of prefixes) {
+      if (key !== `${p}selected_index`) continue;
+      model.set(`${p}details`, eventDetails(state, p, Number(state[key]), block));
+    }
+  };
+}
+
+async function importModule(source: string): Promise<any> {
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  try {
+    return await import(/* @vite-ignore */ url);
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+function showError(el: HTMLElement, err: unknown): void {
+  const box = document.createElement("pre");
+  box.className = "tfprof-offline-error";
+  box.style.color = "#b00";
+  box.textContent = `tfprof_nb could not render this view offline: ${String(err)}`;
+  el.append(box);
+  console.error(err);
+}
+
+/** Render a widget module into `el` from its state, without a kernel. */
+export async function renderState(el: HTMLElement, source: string, state: Record<string, unknown>,
+  block?: DetailsBlock): Promise<void> {
+  const mod = await importModule(source);
+  const model = standInModel(state, detailsResponder(state, block));
+  const render = mod.default?.render ?? mod.render;
+  render({ model, el });
+}
+
+/** Render an embedded payload (report, notebook fallback) into `el`. */
+export async function renderPayload(el: HTMLElement, payloadB64: string, esmB64: string): Promise<void> {
+  try {
+    const embedded = await unpack(payloadB64);
+    const source = new TextDecoder().decode(fromBase64(esmB64));
+    el.replaceChildren();
+    await renderState(el, source, embedded.state, embedded.details);
+  } catch (err) {
+    showError(el, err);
+  }
+}
+
+/** Render an offline box: a `.tfprof-offline` element holding the payload, the module and
+ * the `.tfprof-offline-view` to render into. */
+export function renderFallback(box: Element | null): Promise<void> {
+  if (!box?.classList.contains("tfprof-offline")) return Promise.resolve();
+  const payload = box?.querySelector("script.tfprof-payload")?.textContent;
+  const esm = box?.querySelector("script.tfprof-esm")?.textContent;
+  if (!payload || !esm) return Promise.resolve();
+  const target = box.querySelector(".tfprof-offline-view") as HTMLElement;
+  return renderPayload(target, payload, esm);
+}
+
+const VIEW_MIME = "application/vnd.jupyter.widget-view+json";
+const STATE_MIME = "application/vnd.jupyter.widget-state+json";
+
+interface SavedModel {
+  state: Record<string, unknown>;
+  buffers?: { path: string[]; data: string; encoding: string }[];
+}
+
+/**
+ * In a notebook exported with its widget state (nbconvert --execute), render every tfprof_nb
+ * widget from that state, in place of the widget manager the page would load from a CDN.
+ */
+export async function renderNotebookExport(doc: Document = document): Promise<number> {
+  const stateTag = doc.querySelector(`script[type="${STATE_MIME}"]`);
+  if (!stateTag?.textContent) return 0;
+  const saved = JSON.parse(stateTag.textContent).state as Record<string, SavedModel>;
+  let rendered = 0;
+  for (const tag of Array.from(doc.querySelectorAll(`script[type="${VIEW_MIME}"]`))) {
+    let modelId: string;
+    try {
+      modelId = JSON.parse(tag.textContent ?? "{}").model_id;
+    } catch {
+      continue;
+    }
+    const entry = saved[modelId];
+    const source = entry?.state?._esm;
+    if (!entry || typeof source !== "string" || !entry.state._tfprof_view) continue;
+    // ours now: a widget manager loaded later must not render it a second time
+    tag.setAttribute("type", "application/vnd.tfprof.rendered+json");
+    const state: Record<string, unknown> = { ...entry.state };
+    for (const b of entry.buffers ?? []) {
+      const bytes = fromBase64(b.data);
+      state[b.path[0]] = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }
+    const el = doc.createElement("div");
+    el.className = "tfprof-offline-view";
+    tag.parentElement?.append(el);
+    try {
+      await renderState(el, source, state);
+      rendered++;
+    } catch (err) {
+      showError(el, err);
+    }
+  }
+  return rendered;
+}
+
+/** Run `renderNotebookExport` once the whole page is parsed (once per page). */
+export function bootNotebookExport(): void {
+  const w = window as unknown as { __tfprofBooted?: boolean };
+  if (w.__tfprofBooted) return;
+  w.__tfprofBooted = true;
+  const go = () => void renderNotebookExport();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", go);
+  else go();
+}
+
+(globalThis as unknown as { tfprofOffline: unknown }).tfprofOffline = {
+  renderPayload, renderFallback, renderNotebookExport, bootNotebookExport, unpack,
+};

@@ -1,0 +1,69 @@
+"""One self-contained HTML file with the whole dashboard of a profile.
+
+The page embeds the dashboard's state (and every trace event's stats) as a packed payload, the
+dashboard's own ES module and the offline host that renders it: the same code as the live
+widget, no second implementation.  A Content-Security-Policy forbids every network request, so
+the report works from ``file://`` on an air-gapped machine and cannot leak anything.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+from pathlib import Path
+
+from ..widgets._offline import host_script, offline_box
+
+__all__ = ["report_html", "write_report"]
+
+_CSP = ("default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; "
+        "img-src data: blob:")
+
+_STYLE = """
+body { margin: 0; font: 13px system-ui, sans-serif; color: #222; background: #fff; }
+header { padding: 10px 16px; border-bottom: 1px solid #ddd; }
+header h1 { font-size: 18px; margin: 0 0 4px 0; }
+header pre { margin: 0; color: #555; font: 12px ui-monospace, monospace; white-space: pre-wrap; }
+main { padding: 8px 16px; }
+.tfprof-offline-note { color: #666; }
+"""
+
+
+def report_html(prof, title: str | None = None) -> str:
+    """The report page of ``prof`` as a string."""
+    from .. import __version__
+    from ..widgets._payload import widget_payload
+    from ..widgets.dashboard import Dashboard
+
+    dashboard = Dashboard(prof)
+    payload = widget_payload(dashboard)
+    title = title or f"tfprof_nb report: {', '.join(prof.hosts) or 'profile'}"
+    when = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    summary = prof.summary()
+    box = offline_box(payload.data, dashboard._esm, "Loading the profile…")
+    return (
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="tfprof_nb {html.escape(__version__)}">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>"
+        f"<header><h1>{html.escape(title)}</h1>"
+        f"<pre class=\"tfprof-summary\">{html.escape(summary)}\n"
+        f"Written {html.escape(when)} by tfprof_nb {html.escape(__version__)}.</pre></header>"
+        f"<main>{box}<noscript>This report needs JavaScript.</noscript></main>\n"
+        + host_script("tfprofOffline.renderFallback(document.querySelector('.tfprof-offline'));")
+        + "\n</body></html>\n")
+
+
+def write_report(prof, path, title: str | None = None) -> Path:
+    """Write the report of ``prof`` to ``path`` (a file, or a directory to put
+    ``tfprof_report.html`` in) and return the file's path."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        path = path / "tfprof_report.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = report_html(prof, title)
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

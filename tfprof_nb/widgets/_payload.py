@@ -1,0 +1,102 @@
+"""A widget's state packed for pages without a kernel: one deflated, base64-encoded blob.
+
+Layout of the blob before compression: a little-endian uint32 header length, the JSON header
+(``view``, the JSON traits, where each binary trait sits, and the optional event details),
+then the binary buffers, each starting on an 8-byte boundary so the browser can view them as
+typed arrays without a copy.  ``js/src/offline.ts`` unpacks it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import zlib
+from dataclasses import dataclass
+
+__all__ = ["Payload", "widget_payload", "widget_state"]
+
+# Traits of every ipywidget that mean nothing to a page without a kernel.
+_SKIP = {"layout", "comm", "keys", "log", "tabbable", "tooltip"}
+
+
+def widget_state(widget) -> tuple[dict, dict[str, bytes]]:
+    """(JSON traits, binary traits) of a widget, as it would sync them to a front-end."""
+    plain, binary = {}, {}
+    for key, value in widget.get_state().items():
+        if key in _SKIP or (key.startswith("_") and key != "_tfprof_view"):
+            continue
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            binary[key] = bytes(value)
+        else:
+            plain[key] = value
+    return plain, binary
+
+
+def _finite(obj):
+    """JSON has no NaN or infinity: they become null (as the views expect for missing)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _dumps(obj) -> bytes:
+    try:
+        text = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        text = json.dumps(_finite(obj), allow_nan=False, separators=(",", ":"))
+    return text.encode()
+
+
+@dataclass
+class Payload:
+    """A packed widget state: ``data`` (base64 text) and what it holds before packing."""
+
+    data: str
+    raw_bytes: int  # JSON + binary bytes of the state (what a live widget would send)
+    details_bytes: int  # JSON + binary bytes of the embedded event details
+
+    @property
+    def packed_bytes(self) -> int:
+        return len(self.data)
+
+
+def widget_payload(widget, details: bool = True, level: int = 6) -> Payload:
+    """Pack ``widget``'s state (and, for timelines, every event's stats) for offline pages."""
+    plain, binary = widget_state(widget)
+    header = {"view": type(widget).__name__, "state": plain, "buffers": {}, "details": None}
+    buffers: list[bytes] = []
+    offset = 0
+
+    def add(data: bytes) -> list[int]:
+        nonlocal offset
+        pad = (-offset) % 8
+        if pad:
+            buffers.append(b"\0" * pad)
+            offset += pad
+        buffers.append(data)
+        start = offset
+        offset += len(data)
+        return [start, len(data)]
+
+    for key, data in binary.items():
+        header["buffers"][key] = add(data)
+    raw = sum(map(len, binary.values())) + len(_dumps(plain))
+    details_bytes = 0
+    source = widget._timeline_source() if details else None
+    if source is not None:
+        from ._details import event_details_block
+
+        info, columns = event_details_block(source.prof, source.event_ids)
+        info["buffers"] = {k: add(v) for k, v in columns.items()}
+        header["details"] = info
+        details_bytes = sum(map(len, columns.values())) + len(_dumps(info))
+    head = _dumps(header)
+    head += b" " * ((-(4 + len(head))) % 8)  # buffers start 8-byte aligned
+    blob = b"".join([len(head).to_bytes(4, "little"), head, *buffers])
+    packed = base64.b64encode(zlib.compress(blob, level)).decode("ascii")
+    return Payload(packed, raw, details_bytes)
