@@ -55,6 +55,12 @@ def cpu_slowmap_logdir(tmp_path_factory) -> Path:
     return _capture(tmp_path_factory, "slowmap")
 
 
+@pytest.fixture(scope="session")
+def cpu_html_logdir(tmp_path_factory) -> Path:
+    """Logdir of a CPU profile whose trace names contain HTML."""
+    return _capture(tmp_path_factory, "html")
+
+
 def xplane_files(logdir: Path) -> list[Path]:
     return sorted(Path(logdir).glob("plugins/profile/*/*.xplane.pb"))
 

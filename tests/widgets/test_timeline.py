@@ -9,7 +9,6 @@ import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TraceTimeline
 
-from ..conftest import _capture
 from .harness import WidgetPage
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
@@ -119,9 +118,8 @@ def test_gpu_fixture_renders(gpu_fixture_file, tmp_path):
         assert _painted(page) > 2000 and page.console_errors == []
 
 
-def test_html_in_names_is_text(tmp_path_factory, tmp_path):
-    logdir = _capture(tmp_path_factory, "html")
-    widget = TraceTimeline(tp.load(logdir))
+def test_html_in_names_is_text(cpu_html_logdir, tmp_path):
+    widget = TraceTimeline(tp.load(cpu_html_logdir))
     evil = "<img src=x onerror=alert(1)>"
     assert evil in widget.meta["names"]
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:

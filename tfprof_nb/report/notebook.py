@@ -70,9 +70,14 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))
     try:  # trusted here; a failure to sign only means Jupyter asks the reader to trust it
-        nbformat.sign.NotebookNotary().sign(nb)
-    except Exception:
-        pass
+        from nbformat.sign import NotebookNotary
+
+        NotebookNotary().sign(nb)
+    except Exception as exc:
+        import warnings
+
+        warnings.warn(f"{path}: not signed ({exc}); Jupyter will ask to trust it",
+                      stacklevel=2)
     return path
 
 

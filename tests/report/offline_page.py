@@ -1,0 +1,51 @@
+"""Open an offline page (a report, an exported notebook) from file:// in headless Chromium
+with every request that is not file:, blob: or data: blocked and recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..widgets.harness import CHROMIUM, CHROMIUM_ARGS
+
+LOCAL = ("file:", "blob:", "data:")
+
+
+class OfflinePage:
+    """Use as a context manager; ``blocked`` lists the network requests the page tried."""
+
+    def __init__(self, path: Path, wait_for: str = ".tfprof-dashboard"):
+        self.path = Path(path).resolve()
+        self.wait_for = wait_for
+        self.blocked: list[str] = []
+        self.console_errors: list[str] = []
+        self.dialogs: list[str] = []
+
+    def __enter__(self):
+        from playwright.sync_api import sync_playwright
+
+        self.pw = sync_playwright().start()
+        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self.page = self.browser.new_page(viewport={"width": 1200, "height": 900})
+
+        def route(r):
+            if r.request.url.startswith(LOCAL):
+                r.continue_()
+            else:
+                self.blocked.append(r.request.url)
+                r.abort()
+
+        self.page.route("**/*", route)
+        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.goto(self.path.as_uri())
+        if self.wait_for:
+            self.page.wait_for_selector(self.wait_for, timeout=60000)
+        return self
+
+    def __exit__(self, *exc):
+        self.browser.close()
+        self.pw.stop()
+
+    def js(self, code: str, arg=None):
+        return self.page.evaluate(code, arg)

@@ -1,0 +1,153 @@
+"""Notebooks keep their views: nbconvert exports and tp.export_notebook, opened offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.sign import NotebookNotary
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+import tfprof_nb as tp
+from tfprof_nb.widgets import _offline
+from tfprof_nb.widgets.tables import KernelTable
+
+from .offline_page import OfflinePage
+
+# Hosts nbconvert's own HTML template loads from (MathJax, require.js, the widget manager);
+# an offline page blocks them, and the views must not need them.
+TEMPLATE_CDNS = {"cdnjs.cloudflare.com", "unpkg.com", "cdn.jsdelivr.net"}
+
+
+def _notebook(tmp_path: Path, profile: Path) -> Path:
+    nb = new_notebook(cells=[
+        new_code_cell(f"import tfprof_nb as tp\nprof = tp.load({str(profile)!r})\nprof"),
+        new_code_cell("tp.widgets.TraceTimeline(prof)"),
+        new_code_cell("tp.widgets.KernelTable(prof)"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                "language": "python"}})
+    path = tmp_path / "views.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def _nbconvert(path: Path, *extra: str, execute: bool = True) -> Path:
+    cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(path)]
+    if execute:
+        cmd += ["--execute", "--ExecutePreprocessor.timeout=600"]
+    subprocess.run(cmd + list(extra), check=True, capture_output=True, timeout=900)
+    return path.with_suffix(".html")
+
+
+def _painted(page, selector: str) -> int:
+    return page.js("""sel => {
+      const c = document.querySelector(sel);
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const bg = [d[0], d[1], d[2]];
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4)
+        if (Math.abs(d[i]-bg[0]) + Math.abs(d[i+1]-bg[1]) + Math.abs(d[i+2]-bg[2]) > 30) n++;
+      return n; }""", selector)
+
+
+def _check_views(page, prof):
+    page.page.wait_for_selector(".tfprof-timeline canvas", timeout=60000)
+    page.page.wait_for_selector(".tfprof-table .tt-table", timeout=60000)
+    assert page.js("() => document.querySelectorAll('.tfprof-dashboard').length") == 1
+    assert page.js("() => document.querySelectorAll('.tfprof-timeline').length") == 1
+    assert _painted(page, ".tfprof-timeline canvas") > 2000
+    rows = page.js("() => Array.from(document.querySelectorAll('.tfprof-table'))"
+                   ".filter(t => !t.closest('.tfprof-dashboard'))"
+                   ".map(t => t.querySelectorAll('.tt-table tr').length)")
+    assert rows == [len(prof.kernel_stats) + 1]  # the standalone kernel table
+    page.page.click(".db-tab[data-tab='kernels']")  # the dashboard's tabs work too
+    assert page.js("() => document.querySelectorAll(\"[data-pane='kernels'] .tt-table tr\")"
+                   ".length") - 1 == len(prof.kernel_stats)
+    assert page.dialogs == []
+
+
+def _own_errors(page) -> list[str]:
+    """Console errors other than the blocked template resources failing to load."""
+    return [e for e in page.console_errors if "net::ERR_FAILED" not in e]
+
+
+def test_nbconvert_execute_export_shows_the_views_offline(gpu_fixture_file, tmp_path):
+    """The executed export stores the widget state; the loader renders it without a CDN."""
+    html = _nbconvert(_notebook(tmp_path, gpu_fixture_file))
+    executed = nbformat.read(str(tmp_path / "views.ipynb"), as_version=4)  # unchanged input
+    assert not executed.cells[0].get("outputs")
+    prof = tp.load(gpu_fixture_file)
+    with OfflinePage(html) as page:
+        _check_views(page, prof)
+        # the views rendered from the saved widget state, not from the text/html fallback
+        assert page.js("() => document.querySelectorAll('.jupyter-widgets "
+                       ".tfprof-offline-view').length") == 3
+        assert {u.split("/")[2] for u in page.blocked} <= TEMPLATE_CDNS
+        assert _own_errors(page) == []
+
+
+def test_export_without_widget_state_uses_the_fallback(gpu_fixture_file, tmp_path):
+    html = _nbconvert(_notebook(tmp_path, gpu_fixture_file),
+                      "--ExecutePreprocessor.store_widget_state=False")
+    prof = tp.load(gpu_fixture_file)
+    with OfflinePage(html) as page:
+        _check_views(page, prof)
+        assert page.js("() => document.querySelectorAll('.jupyter-widgets').length") == 0
+        # a click shows the event's stats, embedded in the fallback
+        found = page.js("""() => {
+          const root = document.querySelector('.tfprof-timeline');
+          root.scrollIntoView();
+          const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+          for (let y = 40; y < 500; y += 3)
+            for (let x = 210; x < r.width - 5; x += 3)
+              if (t.hit(x, y) >= 0) return [x + r.left, y + r.top];
+          return null; }""")
+        page.page.mouse.click(*found)
+        text = page.js("() => document.querySelector('.tfprof-timeline .tl-details')"
+                       ".textContent")
+        assert "event id" in text and "duration" in text
+        assert {u.split("/")[2] for u in page.blocked} <= TEMPLATE_CDNS
+        assert _own_errors(page) == []
+
+
+def test_export_notebook_is_a_shareable_offline_report(gpu_fixture_file, tmp_path):
+    prof = tp.load(gpu_fixture_file)
+    path = tp.export_notebook(prof, tmp_path / "shared_report")
+    assert path == tmp_path / "shared_report.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    nbformat.validate(nb)
+    assert NotebookNotary().check_signature(nb)  # trusted on this machine
+    assert prof.summary() in "".join(o.get("text", "") for c in nb.cells
+                                     for o in c.get("outputs", []))
+    html = _nbconvert(path, execute=False)
+    with OfflinePage(html) as page:
+        page.page.click(".db-tab[data-tab='kernels']")
+        rows = page.js("() => document.querySelectorAll(\"[data-pane='kernels'] "
+                       ".tt-table tr\").length")
+        assert rows - 1 == len(prof.kernel_stats)
+        assert {u.split("/")[2] for u in page.blocked} <= TEMPLATE_CDNS
+        assert _own_errors(page) == [] and page.dialogs == []
+    # its code reloads the profile: run it, and it works (live outputs come back)
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
+                    "--execute", "--inplace", str(path)], check=True, capture_output=True,
+                   timeout=600)
+    rerun = nbformat.read(str(path), as_version=4)
+    kinds = [set(o.get("data", {})) for o in rerun.cells[2].outputs]
+    assert "application/vnd.jupyter.widget-view+json" in kinds[0]
+
+
+def test_fallback_too_large_for_a_notebook_becomes_a_note(gpu_fixture_file, monkeypatch):
+    monkeypatch.setattr(_offline, "MAX_FALLBACK_BYTES", 1000)
+    data, _ = KernelTable(tp.load(gpu_fixture_file))._repr_mimebundle_()
+    assert "too large to keep in the notebook" in data["text/html"]
+    assert "tfprof-payload" not in data["text/html"]
+
+
+@pytest.mark.parametrize("title", ["<b>bold</b> & *stars*"])
+def test_export_notebook_title_is_text(gpu_fixture_file, tmp_path, title):
+    path = tp.export_notebook(tp.load(gpu_fixture_file), tmp_path / "t.ipynb", title=title)
+    source = nbformat.read(str(path), as_version=4).cells[0].source
+    assert "<b>" not in source and "&lt;b&gt;bold&lt;/b&gt;" in source

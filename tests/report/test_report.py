@@ -1,0 +1,199 @@
+"""Offline HTML reports opened from file:// in Chromium with the network blocked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.widgets._base import bundle
+from tfprof_nb.widgets._payload import widget_payload
+from tfprof_nb.widgets.dashboard import Dashboard
+
+from .offline_page import OfflinePage
+
+TABS = ["overview", "timeline", "ops", "kernels", "memory", "input", "tfdata", "pod"]
+TIMELINE = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
+
+
+def _pane_content(page, tab: str) -> dict:
+    """What the tab shows: painted canvas pixels, SVG shapes, table rows, reason text."""
+    page.page.click(f".db-tab[data-tab='{tab}']")
+    page.page.wait_for_timeout(150)
+    return page.js("""tab => {
+      const pane = document.querySelector(`[data-pane='${tab}']`);
+      let pixels = 0;
+      for (const c of pane.querySelectorAll('canvas')) {
+        if (!c.width || !c.height) continue;
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        const bg = [d[0], d[1], d[2]];
+        for (let i = 0; i < d.length; i += 4)
+          if (d[i+3] > 0 && Math.abs(d[i]-bg[0]) + Math.abs(d[i+1]-bg[1]) + Math.abs(d[i+2]-bg[2]) > 30) pixels++;
+      }
+      return {visible: pane.style.display === 'block', pixels,
+              shapes: pane.querySelectorAll('svg rect, svg path, svg circle, svg line').length,
+              rows: pane.querySelectorAll('.tt-table tr').length,
+              reason: (pane.querySelector('.db-reason') || {}).textContent || ''};
+    }""", tab)
+
+
+def _check_every_tab(page, dash) -> dict:
+    shown = {}
+    for tab in TABS:
+        content = _pane_content(page, tab)
+        assert content["visible"], tab
+        if tab in dash.reasons:
+            assert content["reason"] == dash.reasons[tab], tab
+        else:
+            assert content["pixels"] + content["shapes"] + content["rows"] > 0, (tab, content)
+        shown[tab] = content
+    return shown
+
+
+def _click_an_event(page):
+    """Click the first event found in the dashboard's timeline; returns its row index."""
+    found = page.js(f"""() => {{
+      const t = {TIMELINE};
+      const r = document.querySelector("[data-pane='timeline'] canvas").getBoundingClientRect();
+      for (let y = 40; y < 500; y += 3)
+        for (let x = 210; x < r.width - 5; x += 3) {{
+          const i = t.hit(x, y);
+          if (i >= 0) return [x + r.left, y + r.top, i];
+        }}
+      return null;
+    }}""")
+    assert found, "no event drawn in the trace viewer"
+    x, y, index = found
+    page.page.mouse.click(x, y)
+    return index
+
+
+def _details(page) -> dict:
+    return page.js("""() => Object.fromEntries(Array.from(
+      document.querySelectorAll("[data-pane='timeline'] .tl-details tr"))
+      .map(tr => [tr.children[0].textContent, tr.children[1].textContent]))""")
+
+
+def _same(shown: str, value) -> bool:
+    if isinstance(value, float):
+        return float(shown) == pytest.approx(value, rel=1e-12)
+    return shown == str(value)
+
+
+def _check_report(path, prof):
+    dash = Dashboard(prof)
+    with OfflinePage(path) as page:
+        shown = _check_every_tab(page, dash)
+        # timeline: zoom with the wheel, then a click shows the event's embedded details
+        page.page.click(".db-tab[data-tab='timeline']")
+        before = page.js(f"() => {TIMELINE}.view()")
+        box = page.page.locator("[data-pane='timeline'] canvas").bounding_box()
+        page.page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + 150)
+        page.page.mouse.wheel(0, -600)
+        page.page.wait_for_timeout(300)
+        after = page.js(f"() => {TIMELINE}.view()")
+        assert after[1] - after[0] < 0.5 * (before[1] - before[0])
+        page.page.click("[data-pane='timeline'] .tl-reset")
+        assert page.js(f"() => {TIMELINE}.view()") == pytest.approx(before)
+        index = _click_an_event(page)
+        page.page.wait_for_timeout(100)
+        offline = _details(page)
+        live = dash._timeline.describe(index)
+        assert list(offline) == list(live)
+        for key, value in live.items():
+            assert _same(offline[key], value), (key, offline[key], value)
+        # tables sort in the report as in the notebook
+        page.page.click(".db-tab[data-tab='ops']")
+        pane = "[data-pane='ops']"
+        header = f"{pane} .tt-table th[data-column='total_self_time_us']"
+        col = page.js(f"() => Array.from(document.querySelectorAll(\"{pane} .tt-table th\"))"
+                      ".findIndex(th => th.dataset.column === 'total_self_time_us')")
+        page.page.click(header)
+        page.page.click(header)  # numbers sort descending first, then ascending
+        values = page.js(f"""c => Array.from(document.querySelectorAll("{pane} .tt-table tr"))
+          .slice(1).map(tr => tr.children[c].textContent)""", col)
+        numbers = [float(v.replace(",", "")) for v in values]
+        assert numbers == sorted(numbers) and len(numbers) > 5
+        assert page.blocked == [] and page.console_errors == [] and page.dialogs == []
+    return dash, shown
+
+
+def _size_budget(path, prof):
+    payload = widget_payload(Dashboard(prof))
+    js = len(bundle("dashboard").read_bytes()) + len(bundle("offline").read_bytes())
+    size = path.stat().st_size
+    assert size <= 2 * (payload.raw_bytes + payload.details_bytes) + js
+    return size, payload
+
+
+def test_report_of_a_captured_cpu_profile(cpu_logdir, tmp_path):
+    path = tp.report(cpu_logdir, tmp_path / "cpu.html")
+    prof = tp.load(cpu_logdir)
+    assert path == tmp_path / "cpu.html"
+    dash, shown = _check_report(path, prof)
+    assert shown["timeline"]["pixels"] > 2000 and shown["overview"]["shapes"] > 0
+    assert "kernels" in dash.reasons  # the CPU profile has no GPU: the tab says so
+    _size_budget(path, prof)
+
+
+def test_report_of_the_gpu_fixture(gpu_fixture_file, tmp_path):
+    prof = tp.load(gpu_fixture_file)
+    path = prof.to_html(tmp_path / "gpu.html")
+    dash, shown = _check_report(path, prof)
+    assert shown["kernels"]["rows"] - 1 == len(prof.kernel_stats)
+    assert shown["memory"]["pixels"] > 2000
+    size, payload = _size_budget(path, prof)
+    assert size < payload.raw_bytes  # packed: smaller than what a live widget sends
+
+
+def test_report_shows_html_like_names_as_text(cpu_html_logdir, tmp_path):
+    evil = "<img src=x onerror=alert(1)>"
+    prof = tp.load(cpu_html_logdir)
+    assert evil in set(prof.events.name)
+    path = prof.to_html(tmp_path / "html.html", title=f"title {evil}")
+    assert evil not in path.read_text()  # only escaped or packed, never as markup
+    with OfflinePage(path) as page:
+        assert page.js("() => document.title") == f"title {evil}"
+        page.page.click(".db-tab[data-tab='timeline']")
+        page.page.fill("[data-pane='timeline'] .tl-search", "<img")
+        page.page.press("[data-pane='timeline'] .tl-search", "Enter")
+        page.page.wait_for_timeout(200)
+        assert _details(page)["name"] == evil
+        page.page.click(".db-tab[data-tab='ops']")
+        assert evil in page.js("() => document.body.textContent")
+        assert page.js("() => document.querySelectorAll('img').length") == 0
+        page.page.wait_for_timeout(200)
+        assert page.dialogs == [] and page.blocked == [] and page.console_errors == []
+
+
+def test_report_path_may_be_a_directory_and_writes_atomically(cpu_file, tmp_path):
+    path = tp.report(cpu_file, tmp_path)
+    assert path == tmp_path / "tfprof_report.html"
+    assert [p.name for p in tmp_path.iterdir()] == ["tfprof_report.html"]
+    text = path.read_text()
+    assert text.startswith("<!doctype html>") and "Content-Security-Policy" in text
+    assert "http://" not in text.replace("http://www.w3.org", "")
+    assert "https://" not in text
+
+
+def test_payload_round_trip_of_event_details(cpu_file):
+    """The embedded details equal what the live widget answers, event by event."""
+    from tfprof_nb.widgets._details import event_details_block
+
+    prof = tp.load(cpu_file)
+    dash = Dashboard(prof)
+    info, cols = event_details_block(prof, dash._timeline.event_ids)
+    off = np.frombuffer(cols["off"], np.uint32)
+    key = np.frombuffer(cols["key"], np.uint32)
+    val = np.frombuffer(cols["val"], np.uint32)
+    ids = np.frombuffer(cols["id"], np.uint32)
+    assert len(off) == len(ids) + 1 == len(prof.events) + 1
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(ids), 300, replace=False).tolist():
+        live = dash._timeline.describe(i)
+        assert ids[i] == live["event id"]
+        stats = {info["keys"][k]: info["values"][v]
+                 for k, v in zip(key[off[i]:off[i + 1]], val[off[i]:off[i + 1]])}
+        fixed = {"name", "start", "duration", "host", "plane", "track", "event id", "step"}
+        assert set(live) - fixed <= set(stats)  # a stat may be called "name": it wins
+        assert {k: live[k] for k in stats} == stats
