@@ -1,7 +1,8 @@
 // Bundles each widget entry point into one ESM file inside the Python package.
 import { build } from "esbuild";
 
-const entries = ["timeline", "table", "stepgraph", "memory", "dashboard", "compare"];
+const entries = ["timeline", "table", "stepgraph", "memory", "dashboard", "compare",
+  "pipelinegraph", "podview"];
 for (const name of entries) {
   await build({
     entryPoints: [`src/${name}.ts`],

@@ -8,7 +8,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks")
+                   .glob("[0-9][0-9]_*.ipynb"))
 
 
 def test_there_are_notebooks():
@@ -17,12 +18,22 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs(path, tmp_path):
+    from nbclient.exceptions import CellExecutionError
+
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    try:
+        NotebookClient(nb, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    except CellExecutionError as exc:  # say which cell and why, without the ANSI noise
+        pytest.fail(f"{path.name}: {exc.ename}: {exc.evalue}\n{exc.traceback[-2000:]}")
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
+    # every tfprof_nb view shown keeps an offline copy for exports
+    views = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+             and "tfprof_nb" in o.data.get("text/html", "")]
+    assert views and all("tfprof-payload" in o.data["text/html"] for o in views)
     if path.name == "01_quickstart.ipynb":  # the %%tfprof cell profiled batches 3..12
         assert any("profiled steps: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]" in o.get("text", "")
                    for c in nb.cells if c.cell_type == "code" for o in c.outputs)

@@ -11,12 +11,14 @@ import tfprof_nb as tp
 def test_exported_names():
     assert set(tp.__all__) >= {"load", "Profile", "ProfileFormatError", "__version__",
                                "Capture", "capture", "KerasProfiler", "capture_remote",
-                               "start_server", "CaptureError", "load_ipython_extension"}
+                               "start_server", "CaptureError", "load_ipython_extension",
+                               "report", "export_notebook", "compare"}
     for name in tp.__all__:
         assert getattr(tp, name) is not None
     assert callable(tp.capture)  # the function, not the tfprof_nb.capture package
     import tfprof_nb.capture.remote  # noqa: F401  importing submodules must not shadow it
-    assert callable(tp.capture)
+    import tfprof_nb.report.html  # noqa: F401
+    assert callable(tp.capture) and callable(tp.report)
 
 
 def test_import_is_light_and_does_not_import_tensorflow():

@@ -15,7 +15,8 @@ def test_wheel_contains_the_widget_bundle(tmp_path):
                     str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
     (wheel,) = tmp_path.glob("tfprof_nb-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "tfprof_nb/static/timeline.js" in names
+    for name in ("timeline", "dashboard", "offline", "pipelinegraph", "podview"):
+        assert f"tfprof_nb/static/{name}.js" in names
     assert not any(n.startswith("js/") or "node_modules" in n for n in names)
     bundle = zipfile.ZipFile(wheel).read("tfprof_nb/static/timeline.js")
     assert bundle == (ROOT / "tfprof_nb" / "static" / "timeline.js").read_bytes()

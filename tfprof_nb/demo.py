@@ -1,4 +1,5 @@
-"""The README's demo: profile a small Keras model on CPU and summarise the profile.
+"""The README's demo: profile a small Keras model on CPU, summarise the profile and write the
+offline report (one HTML file) and a report notebook.
 
     python -m tfprof_nb.demo --out demo_out
 """
@@ -39,7 +40,8 @@ def profile_small_keras_model(logdir: str, steps: int = 10, warmup: int = 3):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Profile a small Keras model and summarise it.")
+    ap = argparse.ArgumentParser(description="Profile a small Keras model, summarise it and "
+                                             "write an offline report.")
     ap.add_argument("--out", default="demo_out", help="directory for the logdir and report")
     ap.add_argument("--steps", type=int, default=10)
     args = ap.parse_args(argv)
@@ -60,6 +62,19 @@ def main(argv=None) -> int:
            .sort_values(ascending=False).head(10))
     print("\nevents with the most total time (us):")
     print(top.to_string())
+    steps = prof.steps
+    if len(steps):
+        print(f"\n{len(steps)} steps ({steps.source.iloc[0]}), median "
+              f"{steps.duration_ms.median():.2f} ms")
+    for finding in prof.recommendations():
+        print(f"- {finding}")
+    t3 = time.perf_counter()
+    report = prof.to_html(os.path.join(args.out, "report.html"))
+    notebook = tp.export_notebook(prof, os.path.join(args.out, "report.ipynb"))
+    t4 = time.perf_counter()
+    print(f"\noffline report: {report} ({report.stat().st_size / 1e6:.1f} MB, written in "
+          f"{t4 - t3:.1f} s; open it in any browser, no network needed)")
+    print(f"report notebook: {notebook}")
     return 0
 
 

@@ -109,6 +109,13 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
           return n;
         }""")
         assert painted > 2000
+        # one live view: the offline fallback is not chosen and the loader does nothing
+        counts = page.evaluate("""() => ['.tfprof-dashboard', '.tfprof-timeline',
+          '.tfprof-offline-view'].map(s => document.querySelectorAll(s).length)""")
+        assert counts == [int(view == "dashboard"), 1, 0]
+        loader = page.evaluate("""() => Array.from(document.querySelectorAll(
+          '.jp-OutputArea-child')).map(c => c.getBoundingClientRect().height)""")
+        assert len(loader) == 2 and loader[1] < 30  # the loader's output takes no room
         point = page.evaluate("""() => {
           const root = document.querySelector('.tfprof-timeline');
           const r = root.querySelector('canvas').getBoundingClientRect();

@@ -262,3 +262,29 @@ def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
         assert len(_rows(page)) > 0
     data, _ = comparison._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cpu_file,
+                                                cpu_python_file):
+    import shutil
+
+    from tfprof_nb.widgets import PipelineGraph, PodView
+
+    graph = PipelineGraph(tp.load(cpu_slowmap_logdir))
+    (tmp_path / "graph").mkdir()
+    with WidgetPage(graph, tmp_path / "graph", bundle("pipelinegraph")) as page:
+        bottleneck = page.js("() => Array.from(document.querySelectorAll('.tfd-node.bottleneck"
+                             "')).map(g => g.querySelector('text').textContent)")
+        assert bottleneck == ["Map"]
+        assert page.console_errors == []
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(cpu_file, run / "worker-0.xplane.pb")
+    shutil.copy(cpu_python_file, run / "worker-1.xplane.pb")
+    pod = PodView(tp.load(run))
+    assert pod.pod["hosts"] == ["worker-0", "worker-1"]
+    (tmp_path / "pod").mkdir()
+    with WidgetPage(pod, tmp_path / "pod", bundle("podview")) as page:
+        assert page.js("() => document.querySelectorAll('.sg-bar').length") == 2
+        assert "slowest:" in page.js("() => document.querySelector('.pod-label').textContent")
+        assert page.console_errors == []

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 __all__ = ["ComparisonView", "Dashboard", "KernelTable", "MemoryTimeline", "OpStatsTable",
-           "StepTimeGraph", "Table", "TraceTimeline"]
+           "PipelineGraph", "PodView", "StepTimeGraph", "Table", "TraceTimeline"]
 
 _LAZY = {"TraceTimeline": "timeline", "Dashboard": "dashboard", "StepTimeGraph": "stepgraph",
          "Table": "tables", "KernelTable": "tables", "OpStatsTable": "tables",
-         "MemoryTimeline": "memory", "ComparisonView": "compare"}
+         "MemoryTimeline": "memory", "ComparisonView": "compare",
+         "PipelineGraph": "pipeline", "PodView": "pipeline"}
 
 
 def __getattr__(name: str):

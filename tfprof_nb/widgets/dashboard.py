@@ -8,6 +8,7 @@ import traitlets
 
 from ._base import BaseWidget, bundle
 from .memory import memory_payload
+from .pipeline import pod_spec, tf_data_spec
 from .stepgraph import step_graph_spec
 from .tables import table_spec
 from .timeline import TimelineSource
@@ -76,43 +77,6 @@ def _scopes(prof) -> list:
              (isinstance(r.parent, float)) else str(r.parent), "name": str(r.name),
              "time": float(r.self_time_us), "bytes": float(r.allocated_bytes)}
             for r in table.itertuples()]
-
-
-def _tf_data_spec(tfd) -> dict:
-    executions = []
-    for (host, pipeline, rank), nodes in tfd.graph.groupby(["host", "pipeline", "rank"],
-                                                           sort=True):
-        executions.append({"host": str(host), "pipeline": str(pipeline), "rank": int(rank),
-                           "nodes": [{"id": str(r.iterator_id), "parent": str(r.parent_id),
-                                      "name": str(r.name), "long_name": str(r.long_name),
-                                      "start_us": float(r.start_us),
-                                      "total_us": float(r.total_us),
-                                      "self_us": float(r.self_us), "calls": int(r.calls),
-                                      "critical": bool(r.critical),
-                                      "bottleneck": bool(r.bottleneck)}
-                                     for r in nodes.itertuples()]})
-    suggestions = {f"{r.host}|{r.pipeline}": f"Bottleneck: {r.iterator_long_name}. "
-                   f"{r.suggestion_text}" for r in tfd.bottlenecks.itertuples()}
-    return {"executions": executions, "suggestions": suggestions,
-            "summary": tfd.summary["message"]}
-
-
-def _pod_spec(pod) -> dict:
-    from .stepgraph import LABELS
-
-    if pod.empty:
-        return {"steps": [], "hosts": [], "categories": [], "values": {}, "duration": []}
-    hosts = sorted(pod.host.unique())
-    steps = sorted(pod.step.unique())
-    table = pod.set_index(["step", "host"])
-    cats = [c for c in LABELS if c in pod.columns]
-
-    def grid(col):
-        return [[float(table.loc[(s, h), col]) for h in hosts] for s in steps]
-
-    return {"steps": [int(s) for s in steps], "hosts": [str(h) for h in hosts],
-            "categories": [{"name": c, "label": LABELS[c]} for c in cats],
-            "values": {c: grid(c) for c in cats}, "duration": grid("duration_ms")}
 
 
 class Dashboard(BaseWidget):
@@ -194,7 +158,7 @@ class Dashboard(BaseWidget):
             input_host=table_spec(ip.host_side.reset_index(drop=True),
                                   "Host-side input time", "category", 10),
             input_ops=table_spec(ip.input_ops, "Input ops", "operation"),
-            tf_data=_tf_data_spec(tfd), pod=_pod_spec(prof.pod),
+            tf_data=tf_data_spec(tfd), pod=pod_spec(prof.pod),
             ops_pies={"with_idle": _pies(ops),
                       "without_idle": _pies(prof.op_stats_table(include_idle=False))},
             scopes=_scopes(prof),
