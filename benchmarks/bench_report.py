@@ -1,0 +1,111 @@
+"""Report benchmark: write the offline HTML report of a large profile and open it.
+
+    python benchmarks/bench_report.py [--profile FILE.xplane.pb] [--events 1000000]
+
+Reported: time to write the report from a fresh load (every analysis, the dashboard's payload,
+every event's details, compression), the report's size against the payload it embeds (the
+budget is 2x that payload plus the JS), and in headless Chromium from file:// with the network
+blocked: time to the dashboard and to the first paint of the trace viewer.  Reference in the
+same run: xprof producing the trace viewer's data for the same file (what TensorBoard's
+profiler computes before it can show the trace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+
+def write(path: Path, out: Path) -> dict:
+    import tfprof_nb as tp
+    from tfprof_nb.widgets._payload import widget_payload
+    from tfprof_nb.widgets.dashboard import Dashboard
+
+    t = time.perf_counter()
+    prof = tp.load(path)
+    report = prof.to_html(out)
+    total = time.perf_counter() - t
+    dash = Dashboard(prof)  # analyses are cached now: what packing alone costs
+    t = time.perf_counter()
+    payload = widget_payload(dash)
+    pack = time.perf_counter() - t
+    js = sum(len((HERE.parent / "tfprof_nb" / "static" / f"{n}.js").read_bytes())
+             for n in ("dashboard", "offline"))
+    return {"write_s": round(total, 2), "pack_s": round(pack, 2),
+            "report_mb": round(report.stat().st_size / 1e6, 2),
+            "payload_mb": round(payload.raw_bytes / 1e6, 2),
+            "details_mb": round(payload.details_bytes / 1e6, 2), "js_kb": round(js / 1e3, 1),
+            "budget_ratio": round(report.stat().st_size /
+                                  (2 * (payload.raw_bytes + payload.details_bytes) + js), 3)}
+
+
+def open_in_chromium(report: Path) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS
+
+    blocked = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
+            ("file:", "blob:", "data:")) else (blocked.append(r.request.url), r.abort()))
+        t = time.perf_counter()
+        page.goto(report.resolve().as_uri())
+        page.wait_for_selector(".tfprof-dashboard .db-card", timeout=300000)
+        dashboard = time.perf_counter() - t
+        t = time.perf_counter()
+        page.click(".db-tab[data-tab='timeline']")
+        page.wait_for_selector("[data-pane='timeline'] canvas", timeout=300000)
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                      "requestAnimationFrame(r)))")
+        timeline = time.perf_counter() - t
+        browser.close()
+    return {"open_to_dashboard_s": round(dashboard, 2),
+            "timeline_first_paint_s": round(timeline, 2), "blocked_requests": len(blocked)}
+
+
+def xprof_trace_viewer(path: Path) -> float:
+    from xprof.convert.raw_to_tool_data import xspace_to_tool_data
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        shutil.copy(path, copy)
+        t = time.perf_counter()
+        xspace_to_tool_data([str(copy)], "trace_viewer", {"use_saved_result": False})
+        return time.perf_counter() - t
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", type=Path)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    args = ap.parse_args(argv)
+    from bench_load import ensure_profile
+
+    path = args.profile or ensure_profile(args.events)
+    import tfprof_nb as tp
+
+    tp.load(path).steps  # compile the numba kernels once (cached across processes)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "report.html"
+        res = {"file_mb": round(path.stat().st_size / 1e6, 1),
+               "events": len(tp.load(path).events), **write(path, out),
+               **open_in_chromium(out)}
+    res["xprof_trace_viewer_s"] = round(xprof_trace_viewer(path), 2)
+    res["ratio_vs_xprof_trace_viewer"] = round(res["xprof_trace_viewer_s"] / res["write_s"], 1)
+    print(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { eventDetails, type DetailsBlock } from "../src/details";
+import { detailsResponder, standInModel, unpack } from "../src/offline";
+
+const dv = (a: ArrayBufferView) => new DataView(a.buffer, a.byteOffset, a.byteLength);
+
+// two tracks; rows 0-1 on track 0 (host a), row 2 on track 1 (host b)
+function timelineState(prefix: string): Record<string, unknown> {
+  return {
+    [`${prefix}ev_start`]: dv(new Float64Array([1, 5, 2])),
+    [`${prefix}ev_dur`]: dv(new Float32Array([2, 1, 10])),
+    [`${prefix}ev_name`]: dv(new Uint32Array([0, 1, 1])),
+    [`${prefix}meta`]: {
+      names: ["MatMul", "<b>x</b>"],
+      tracks: [{ section: "a /host:CPU", name: "tf_Compute", host: "a", plane: "/host:CPU" },
+        { section: "b /host:CPU", name: "python", host: "b", plane: "/host:CPU" }],
+      segments: [[0, 0, 0, 2], [1, 0, 2, 3]],
+      steps: [{ start: 0, end: 4, host: "a", step_name: "7" }, { start: 0, end: 4, host: "b", step_name: "9" }],
+    },
+    [`${prefix}selected_index`]: -1,
+    [`${prefix}details`]: {},
+  };
+}
+
+const block: DetailsBlock = {
+  keys: ["tf_op", "group_id"],
+  values: ["MatMul:MatMul", 3, "<i>y</i>"],
+  off: dv(new Uint32Array([0, 2, 2, 3])),
+  key: dv(new Uint32Array([0, 1, 0])),
+  val: dv(new Uint32Array([0, 1, 2])),
+  id: dv(new Uint32Array([10, 11, 12])),
+  dur: dv(new Float64Array([2.0004, 1, 10])),
+};
+
+describe("event details without a kernel", () => {
+  it("gives the Python widget's fields, order and formatting", () => {
+    const d = eventDetails(timelineState(""), "", 0, block);
+    expect(Object.keys(d)).toEqual(["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "group_id", "step"]);
+    expect(d).toMatchObject({ name: "MatMul", start: "1.000 us", duration: "2.000 us", host: "a",
+      track: "tf_Compute", "event id": 10, tf_op: "MatMul:MatMul", group_id: 3, step: "7" });
+  });
+
+  it("finds the step of the event's own host and leaves out stats it does not have", () => {
+    const d = eventDetails(timelineState(""), "", 2, block);
+    expect(d).toMatchObject({ host: "b", step: "9", tf_op: "<i>y</i>" });
+    const bare = eventDetails(timelineState(""), "", 1);
+    expect(bare["event id"]).toBeUndefined();
+    expect(bare.step).toBeUndefined(); // starts at 5, after host a's step
+    expect(eventDetails(timelineState(""), "", 3, block)).toEqual({});
+  });
+
+  it("answers a selection through a prefixed model, like the kernel does", () => {
+    const state = timelineState("tl_");
+    const model = standInModel(state, detailsResponder(state, block));
+    const seen: unknown[] = [];
+    model.on("change:tl_details", () => seen.push(model.get("tl_details")));
+    model.set("tl_selected_index", 2);
+    expect(seen).toHaveLength(1);
+    expect((seen[0] as Record<string, unknown>).name).toBe("<b>x</b>");
+  });
+});
+
+describe("payload", () => {
+  it("unpacks the header, aligned buffers and details", async () => {
+    const header = JSON.stringify({
+      view: "TraceTimeline", state: { meta: { names: [] } }, buffers: { ev_start: [0, 16] },
+      details: { keys: ["k"], values: [1], buffers: { off: [16, 8], key: [24, 4], val: [28, 4], id: [32, 4], dur: [40, 8] } },
+    });
+    const head = new TextEncoder().encode(header + " ".repeat((8 - ((4 + header.length) % 8)) % 8));
+    const blob = new Uint8Array(4 + head.length + 48);
+    new DataView(blob.buffer).setUint32(0, head.length, true);
+    blob.set(head, 4);
+    blob.set(new Uint8Array(new Float64Array([1.5, 2.5]).buffer), 4 + head.length);
+    const packed = new Uint8Array(await new Response(new Blob([blob]).stream()
+      .pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+    const b64 = btoa(String.fromCharCode(...packed));
+    const out = await unpack(b64);
+    expect(out.view).toBe("TraceTimeline");
+    const start = out.state.ev_start as DataView;
+    expect(start.byteOffset % 8).toBe(0);
+    expect(new Float64Array(start.buffer, start.byteOffset, 2)).toEqual(new Float64Array([1.5, 2.5]));
+    expect(out.details?.keys).toEqual(["k"]);
+  });
+});
