@@ -19,6 +19,24 @@ class DisplayedComparison(Comparison):
         except Exception:  # no widget support: the text form
             return {"text/plain": repr(self)}
 
+    def to_html(self, path, title: str | None = None):
+        """Write the comparison view as one self-contained offline HTML page."""
+        from .widgets.compare import ComparisonView
+
+        return ComparisonView(self).to_html(path, title or "tfprof_nb comparison")
+
+    def _ipython_display_(self):
+        try:
+            from .widgets.compare import ComparisonView
+
+            view = ComparisonView(self)
+        except Exception:  # no widget support: the text form
+            from IPython.display import display
+
+            display({"text/plain": repr(self)}, raw=True)
+            return
+        view._ipython_display_()
+
 
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:
     """Differences ``b - a`` between profiles: step time and categories, ops, kernels."""

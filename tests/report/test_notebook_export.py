@@ -144,6 +144,12 @@ def test_fallback_too_large_for_a_notebook_becomes_a_note(gpu_fixture_file, monk
     data, _ = KernelTable(tp.load(gpu_fixture_file))._repr_mimebundle_()
     assert "too large to keep in the notebook" in data["text/html"]
     assert "tfprof-payload" not in data["text/html"]
+    monkeypatch.setenv("TFPROF_NB_MAX_FALLBACK_MB", "0")
+    data, _ = KernelTable(tp.load(gpu_fixture_file))._repr_mimebundle_()
+    assert "no offline copy" in data["text/html"] and "tfprof-payload" not in data["text/html"]
+    monkeypatch.setenv("TFPROF_NB_MAX_FALLBACK_MB", "64")
+    data, _ = KernelTable(tp.load(gpu_fixture_file))._repr_mimebundle_()
+    assert "tfprof-payload" in data["text/html"]
 
 
 @pytest.mark.parametrize("title", ["<b>bold</b> & *stars*"])

@@ -197,3 +197,33 @@ def test_payload_round_trip_of_event_details(cpu_file):
         fixed = {"name", "start", "duration", "host", "plane", "track", "event id", "step"}
         assert set(live) - fixed <= set(stats)  # a stat may be called "name": it wins
         assert {k: live[k] for k in stats} == stats
+
+
+def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logdir,
+                                                      tmp_path):
+    from tfprof_nb.widgets import TraceTimeline
+
+    before, after = tp.load(cpu_file), tp.load(cpu_slowmap_logdir)
+    path = tp.compare(before, after, labels=("before", "after")).to_html(tmp_path)
+    assert path.name == "tfprof_comparisonview.html"
+    with OfflinePage(path, wait_for=".tfprof-compare .sg-bar") as page:
+        assert "before -> after" in page.js(
+            "() => document.querySelector('.cmp-summary').textContent")
+        assert page.blocked == [] and page.console_errors == []
+    timeline = TraceTimeline(before)
+    path = timeline.to_html(tmp_path / "trace.html", title="trace")
+    with OfflinePage(path, wait_for=".tfprof-timeline canvas") as page:
+        root = "document.querySelector('.tfprof-timeline')"
+        point = page.js(f"""() => {{
+          const r = {root}.querySelector('canvas').getBoundingClientRect();
+          for (let y = 40; y < 500; y += 3)
+            for (let x = 210; x < r.width - 5; x += 3) {{
+              const i = {root}.__timeline.hit(x, y);
+              if (i >= 0) return [x + r.left, y + r.top, i];
+            }}
+          return null; }}""")
+        page.page.mouse.click(point[0], point[1])
+        shown = page.js("() => document.querySelector('.tl-details').textContent")
+        live = timeline._source.describe(point[2])
+        assert live["name"] in shown and f"{live['event id']}" in shown
+        assert page.blocked == [] and page.console_errors == []

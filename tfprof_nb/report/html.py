@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..widgets._offline import host_script, offline_box
 
-__all__ = ["report_html", "write_report"]
+__all__ = ["report_html", "widget_page", "write_page", "write_report"]
 
 _CSP = ("default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; "
         "img-src data: blob:")
@@ -29,18 +29,15 @@ main { padding: 8px 16px; }
 """
 
 
-def report_html(prof, title: str | None = None) -> str:
-    """The report page of ``prof`` as a string."""
+def widget_page(widget, title: str, summary: str = "") -> str:
+    """A self-contained offline page rendering ``widget`` (any tfprof_nb view)."""
     from .. import __version__
     from ..widgets._payload import widget_payload
-    from ..widgets.dashboard import Dashboard
 
-    dashboard = Dashboard(prof)
-    payload = widget_payload(dashboard)
-    title = title or f"tfprof_nb report: {', '.join(prof.hosts) or 'profile'}"
+    payload = widget_payload(widget)
     when = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    summary = prof.summary()
-    box = offline_box(payload.data, dashboard._esm, "Loading the profile…")
+    box = offline_box(payload.data, widget._esm, "Loading the profile…")
+    summary = f"{summary}\n" if summary else ""
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
@@ -48,22 +45,35 @@ def report_html(prof, title: str | None = None) -> str:
         f'<meta name="generator" content="tfprof_nb {html.escape(__version__)}">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>"
         f"<header><h1>{html.escape(title)}</h1>"
-        f"<pre class=\"tfprof-summary\">{html.escape(summary)}\n"
+        f"<pre class=\"tfprof-summary\">{html.escape(summary)}"
         f"Written {html.escape(when)} by tfprof_nb {html.escape(__version__)}.</pre></header>"
         f"<main>{box}<noscript>This report needs JavaScript.</noscript></main>\n"
         + host_script("tfprofOffline.renderFallback(document.querySelector('.tfprof-offline'));")
         + "\n</body></html>\n")
 
 
-def write_report(prof, path, title: str | None = None) -> Path:
-    """Write the report of ``prof`` to ``path`` (a file, or a directory to put
-    ``tfprof_report.html`` in) and return the file's path."""
+def report_html(prof, title: str | None = None) -> str:
+    """The report page of ``prof`` (its whole dashboard) as a string."""
+    from ..widgets.dashboard import Dashboard
+
+    title = title or f"tfprof_nb report: {', '.join(prof.hosts) or 'profile'}"
+    return widget_page(Dashboard(prof), title, prof.summary())
+
+
+def write_page(text: str, path, default_name: str = "tfprof_report.html") -> Path:
+    """Write a page to ``path`` (a file, or a directory to put ``default_name`` in) through a
+    temporary file, so a failure never leaves half a report; returns the file's path."""
     path = Path(path).expanduser()
     if path.is_dir():
-        path = path / "tfprof_report.html"
+        path = path / default_name
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = report_html(prof, title)
     tmp = path.with_name(path.name + ".partial")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def write_report(prof, path, title: str | None = None) -> Path:
+    """Write the report of ``prof`` to ``path`` (a file, or a directory to put
+    ``tfprof_report.html`` in) and return the file's path."""
+    return write_page(report_html(prof, title), path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 from functools import lru_cache
 
 from ._base import bundle
@@ -20,7 +21,18 @@ from ._base import bundle
 __all__ = ["MAX_FALLBACK_BYTES", "fallback_html", "loader_html", "offline_box", "host_script"]
 
 # A fallback larger than this (packed) is replaced by a note: notebooks must stay shareable.
+# The environment variable TFPROF_NB_MAX_FALLBACK_MB overrides it (0: never embed data).
 MAX_FALLBACK_BYTES = 32 * 2**20
+
+
+def _limit() -> int:
+    value = os.environ.get("TFPROF_NB_MAX_FALLBACK_MB")
+    if value is None:
+        return MAX_FALLBACK_BYTES
+    try:
+        return int(float(value) * 2**20)
+    except ValueError:
+        raise ValueError(f"TFPROF_NB_MAX_FALLBACK_MB must be a number of MB, got {value!r}")
 
 
 @lru_cache(maxsize=None)
@@ -58,8 +70,13 @@ def fallback_html(widget) -> str:
     from ._payload import widget_payload
 
     name = type(widget).__name__
+    limit = _limit()
+    if limit <= 0:
+        return (f'<p class="tfprof-offline-note">tfprof_nb {html.escape(name)}: no offline '
+                'copy (TFPROF_NB_MAX_FALLBACK_MB=0); write a report with prof.to_html(path).'
+                '</p>')
     payload = widget_payload(widget)
-    if payload.packed_bytes > MAX_FALLBACK_BYTES:
+    if payload.packed_bytes > limit:
         return (f'<p class="tfprof-offline-note">tfprof_nb {html.escape(name)}: the data of '
                 f'this view ({payload.packed_bytes / 2**20:.0f} MB packed) is too large to keep '
                 'in the notebook; write an offline report with prof.to_html(path).</p>')
