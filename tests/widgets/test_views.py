@@ -285,6 +285,8 @@ def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cp
     assert pod.pod["hosts"] == ["worker-0", "worker-1"]
     (tmp_path / "pod").mkdir()
     with WidgetPage(pod, tmp_path / "pod", bundle("podview")) as page:
-        assert page.js("() => document.querySelectorAll('.sg-bar').length") == 2
+        columns = page.js("() => new Set(Array.from(document.querySelectorAll('.sg-bar'))"
+                          ".map(b => b.dataset.step)).size")
+        assert columns == 2  # one stacked column per worker
         assert "slowest:" in page.js("() => document.querySelector('.pod-label').textContent")
         assert page.console_errors == []

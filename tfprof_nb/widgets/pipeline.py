@@ -37,11 +37,12 @@ def pod_spec(pod) -> dict:
         return {"steps": [], "hosts": [], "categories": [], "values": {}, "duration": []}
     hosts = sorted(pod.host.unique())
     steps = sorted(pod.step.unique())
-    table = pod.set_index(["step", "host"])
+    table = pod.groupby(["step", "host"]).first()  # one row per (step, host)
     cats = [c for c in LABELS if c in pod.columns]
 
-    def grid(col):
-        return [[float(table.loc[(s, h), col]) for h in hosts] for s in steps]
+    def grid(col):  # steps x hosts; a step a host did not run counts 0 ms there
+        wide = table[col].unstack("host").reindex(index=steps, columns=hosts)
+        return wide.fillna(0.0).astype(float).to_numpy().tolist()
 
     return {"steps": [int(s) for s in steps], "hosts": [str(h) for h in hosts],
             "categories": [{"name": c, "label": LABELS[c]} for c in cats],

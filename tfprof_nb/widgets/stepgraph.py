@@ -17,7 +17,8 @@ LABELS = {"device_compute_ms": "Device compute", "device_to_device_ms": "Device 
 
 def step_graph_spec(steps) -> dict:
     """Steps as the graph's payload: one list per category, steps in order."""
-    return {"steps": [f"{h} {n}" if steps.host.nunique() > 1 else str(n)
+    many_hosts = steps.host.nunique() > 1
+    return {"steps": [f"{h} {n}" if many_hosts else str(n)
                       for h, n in zip(steps.host, steps.step_name)],
             "categories": [{"name": c, "label": LABELS[c]} for c in CATEGORY_COLUMNS],
             "values": {c: [float(v) for v in steps[c]] for c in CATEGORY_COLUMNS},

@@ -21,9 +21,17 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     """
     ev = prof.events
     n = len(ev)
-    track_key = pd.MultiIndex.from_arrays([ev["host"].cat.codes, ev["plane"].cat.codes,
-                                           ev["line_id"]])
-    track_codes, track_index = pd.factorize(track_key)
+    # one track per (host, plane, line id), numbered in order of first appearance
+    host_codes = ev["host"].cat.codes.to_numpy().astype(np.int64)
+    plane_codes = ev["plane"].cat.codes.to_numpy().astype(np.int64)
+    line_codes, line_ids = pd.factorize(ev["line_id"].to_numpy())
+    n_planes = len(ev["plane"].cat.categories) or 1
+    key = (host_codes * n_planes + plane_codes) * max(len(line_ids), 1) + line_codes
+    track_codes, _ = pd.factorize(key)
+    first_rows = pd.Series(np.arange(n)).groupby(track_codes).first().to_numpy() if n else \
+        np.empty(0, np.int64)
+    track_index = list(zip(host_codes[first_rows], plane_codes[first_rows],
+                           np.asarray(line_ids)[line_codes[first_rows]]))
     depth = event_nesting(track_codes, ev["start_ps"].to_numpy(),
                           ev["duration_ps"].to_numpy())["depth"].to_numpy() if n else \
         np.empty(0, np.int32)
@@ -37,24 +45,26 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
                 for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
     hosts = ev["host"].cat.categories
     planes = ev["plane"].cat.categories
-    first = pd.Series(np.arange(n)).groupby(track_codes).first() if n else pd.Series([], int)
-    line_names = ev["line"].astype(object).to_numpy()
+    line_names = [str(x) for x in ev["line"].iloc[first_rows]]
     tracks = []
     max_depth = pd.Series(depth).groupby(track_codes).max() if n else pd.Series([], int)
     counts = np.bincount(track_codes, minlength=len(track_index)) if n else []
     for t, (h, p, _) in enumerate(track_index):
         tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
                        "host": str(hosts[h]), "plane": str(planes[p]),
-                       "name": str(line_names[first[t]]), "depths": int(max_depth[t]) + 1,
+                       "name": line_names[t], "depths": int(max_depth[t]) + 1,
                        "events": int(counts[t])})
     start_us = ev["start_us"].to_numpy()[order]
     end_us = start_us + ev["duration_us"].to_numpy()[order]
     steps = []
     try:
         st = prof.steps
-        steps = [{"name": f"{r.host} step {s}", "start": float(r.start_us),
-                  "end": float(r.start_us + r.duration_ms * 1e3), "host": str(r.host),
-                  "step_name": str(r.step_name)} for s, r in st.iterrows()]
+        ends = (st.start_us + st.duration_ms * 1e3).tolist()
+        steps = [{"name": f"{h} step {s}", "start": float(a), "end": float(b), "host": str(h),
+                  "step_name": str(name)}
+                 for s, h, a, b, name in zip(st.index.tolist(), st.host.tolist(),
+                                             st.start_us.tolist(), ends,
+                                             st.step_name.tolist())]
     except Exception:  # the timeline works without steps
         steps = []
     meta = {"names": [str(x) for x in ev["name"].cat.categories], "tracks": tracks,
