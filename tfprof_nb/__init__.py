@@ -6,6 +6,7 @@
 
 Importing the package is cheap: pandas, numba and TensorFlow load only when first needed.
 ``tp.capture`` is the capture function; the ``tfprof_nb.capture`` package holds its modules.
+Likewise ``tp.report`` is the report function (its modules: ``import tfprof_nb.report.html``).
 """
 
 from __future__ import annotations

@@ -11,31 +11,24 @@ __all__ = ["compare", "DisplayedComparison"]
 class DisplayedComparison(Comparison):
     """A :class:`Comparison` that shows itself as the comparison view in a notebook."""
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        try:
-            from .widgets.compare import ComparisonView
+    def _view(self):
+        from .widgets.compare import ComparisonView
 
-            return ComparisonView(self)._repr_mimebundle_(include=include, exclude=exclude)
-        except Exception:  # no widget support: the text form
-            return {"text/plain": repr(self)}
+        return ComparisonView(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ._display import view_bundle
+
+        return view_bundle(self._view, self.__repr__, include, exclude)
 
     def to_html(self, path, title: str | None = None):
         """Write the comparison view as one self-contained offline HTML page."""
-        from .widgets.compare import ComparisonView
-
-        return ComparisonView(self).to_html(path, title or "tfprof_nb comparison")
+        return self._view().to_html(path, title or "tfprof_nb comparison")
 
     def _ipython_display_(self):
-        try:
-            from .widgets.compare import ComparisonView
+        from ._display import display_view
 
-            view = ComparisonView(self)
-        except Exception:  # no widget support: the text form
-            from IPython.display import display
-
-            display({"text/plain": repr(self)}, raw=True)
-            return
-        view._ipython_display_()
+        display_view(self._view, self.__repr__)
 
 
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:

@@ -304,20 +304,14 @@ class Profile:
         return Dashboard(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        try:
-            return self.show()._repr_mimebundle_(include=include, exclude=exclude)
-        except Exception:  # no widget support (or no bundle): plain text is still useful
-            return {"text/plain": self.summary()}
+        from ._display import view_bundle
+
+        return view_bundle(self.show, self.summary, include, exclude)
 
     def _ipython_display_(self):
-        try:
-            dashboard = self.show()
-        except Exception:  # no widget support (or no bundle): plain text is still useful
-            from IPython.display import display
+        from ._display import display_view
 
-            display({"text/plain": self.summary()}, raw=True)
-            return
-        dashboard._ipython_display_()
+        display_view(self.show, self.summary)
 
     def to_html(self, path, title: str | None = None):
         """Write one self-contained offline HTML report of this profile (the whole dashboard,
@@ -329,7 +323,7 @@ class Profile:
     def export_notebook(self, path, title: str | None = None):
         """Write a small report notebook (summary and dashboard, rendered offline) to
         ``path``; returns the path.  Same as ``tp.export_notebook(prof, path)``."""
-        from .report import export_notebook
+        from .report.notebook import export_notebook
 
         return export_notebook(self, path, title)
 

@@ -1,8 +1,11 @@
 // The details of one trace event computed in the browser, for views without a kernel.
-// Same fields, order and formatting as the Python widget's TimelineSource.describe.
+// With the embedded details block: the fields, order and values of the Python widget's
+// TimelineSource.describe (times rounded by toFixed, which breaks exact ties upwards where
+// Python rounds them to even). Without it (an nbconvert export of saved widget state): name,
+// times, place and step only, the duration from the float32 wire column.
 import { column } from "./data";
 
-/** Event stats embedded next to a report's timeline (see tfprof_nb.report.details). */
+/** Event stats embedded next to an offline timeline (see tfprof_nb.widgets._details). */
 export interface DetailsBlock {
   keys: string[]; // stat names
   values: unknown[]; // distinct stat values (JSON)
@@ -52,23 +55,25 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   const dur = block ? column(block.dur, Float64Array)[i] : column(state[`${prefix}ev_dur`], Float32Array)[i];
   const seg = segmentOf(meta.segments, i);
   const track = seg ? meta.tracks[seg[0]] : undefined;
-  const out: Record<string, unknown> = {
-    name: meta.names[names[i]] ?? "",
-    start: `${start[i].toFixed(3)} us`,
-    duration: `${dur.toFixed(3)} us`,
-    host: track?.host ?? "",
-    plane: track?.plane ?? track?.section ?? "",
-    track: track?.name ?? "",
-  };
+  // entries, not assignments: a stat may be called "__proto__" (fromEntries keeps the first
+  // position of a repeated key and the last value, like a Python dict)
+  const out: [string, unknown][] = [
+    ["name", meta.names[names[i]] ?? ""],
+    ["start", `${start[i].toFixed(3)} us`],
+    ["duration", `${dur.toFixed(3)} us`],
+    ["host", track?.host ?? ""],
+    ["plane", track?.plane ?? ""],
+    ["track", track?.name ?? ""],
+  ];
   if (block) {
-    out["event id"] = column(block.id, Uint32Array)[i];
+    out.push(["event id", column(block.id, Uint32Array)[i]]);
     const off = column(block.off, Uint32Array);
     const key = column(block.key, Uint32Array);
     const val = column(block.val, Uint32Array);
-    for (let r = off[i]; r < off[i + 1]; r++) out[block.keys[key[r]]] = block.values[val[r]];
+    for (let r = off[i]; r < off[i + 1]; r++) out.push([block.keys[key[r]], block.values[val[r]]]);
   }
   const t = start[i];
   const step = (meta.steps ?? []).find((s) => s.host === track?.host && s.start <= t && t < s.end);
-  if (step?.step_name !== undefined) out.step = step.step_name;
-  return out;
+  if (step?.step_name !== undefined) out.push(["step", step.step_name]);
+  return Object.fromEntries(out);
 }

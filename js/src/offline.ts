@@ -9,7 +9,6 @@ import { type Model } from "./model";
 import { eventDetails, type DetailsBlock } from "./details";
 
 export interface Embedded {
-  view: string;
   state: Record<string, unknown>;
   details?: DetailsBlock;
 }
@@ -31,7 +30,7 @@ async function inflate(bytes: Uint8Array): Promise<ArrayBuffer> {
 }
 
 /**
- * Unpack a payload written by tfprof_nb.report.embed: a deflated blob holding a little-endian
+ * Unpack a payload written by tfprof_nb.widgets._payload: a deflated blob holding a little-endian
  * uint32 header length, the JSON header, then the binary buffers (8-byte aligned).
  */
 export async function unpack(b64: string): Promise<Embedded> {
@@ -52,7 +51,7 @@ export async function unpack(b64: string): Promise<Embedded> {
     details = { keys: d.keys, values: d.values, off: col("off"), key: col("key"), val: col("val"),
       id: col("id"), dur: col("dur") };
   }
-  return { view: header.view, state, details };
+  return { state, details };
 }
 
 /** A widget model over a plain state object: local listeners hear every change, as in a
@@ -157,7 +156,9 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
   const stateTag = doc.querySelector(`script[type="${STATE_MIME}"]`);
   if (!stateTag?.textContent) return 0;
   const saved = JSON.parse(stateTag.textContent).state as Record<string, SavedModel>;
-  let rendered = 0;
+  // claim every tfprof_nb view first, so that a widget manager loading meanwhile (online)
+  // does not render any of them a second time
+  const ours: [Element, SavedModel, string][] = [];
   for (const tag of Array.from(doc.querySelectorAll(`script[type="${VIEW_MIME}"]`))) {
     let modelId: string;
     try {
@@ -168,8 +169,11 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
     const entry = saved[modelId];
     const source = entry?.state?._esm;
     if (!entry || typeof source !== "string" || !entry.state._tfprof_view) continue;
-    // ours now: a widget manager loaded later must not render it a second time
     tag.setAttribute("type", "application/vnd.tfprof.rendered+json");
+    ours.push([tag, entry, source]);
+  }
+  let rendered = 0;
+  for (const [tag, entry, source] of ours) {
     const state: Record<string, unknown> = { ...entry.state };
     for (const b of entry.buffers ?? []) {
       const bytes = fromBase64(b.data);

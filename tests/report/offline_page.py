@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..widgets.harness import CHROMIUM, CHROMIUM_ARGS
+from ..widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
 
 LOCAL = ("file:", "blob:", "data:")
 
@@ -26,18 +26,7 @@ class OfflinePage:
         self.pw = sync_playwright().start()
         self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         self.page = self.browser.new_page(viewport={"width": 1200, "height": 900})
-
-        def route(r):
-            if r.request.url.startswith(LOCAL):
-                r.continue_()
-            else:
-                self.blocked.append(r.request.url)
-                r.abort()
-
-        self.page.route("**/*", route)
-        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        guard(self.page, LOCAL, self.blocked, self.console_errors, self.dialogs)
         self.page.goto(self.path.as_uri())
         if self.wait_for:
             self.page.wait_for_selector(self.wait_for, timeout=60000)

@@ -16,6 +16,8 @@ import socketserver
 import threading
 from pathlib import Path
 
+from tfprof_nb.widgets._payload import widget_state
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
@@ -52,18 +54,22 @@ window.__ready = true;
 </script></body></html>"""
 
 
-def widget_state(widget) -> tuple[dict, dict]:
-    """(json traits, binary traits) as the widget would sync them."""
-    state = widget.get_state()
-    binary, plain = {}, {}
-    for key, value in state.items():
-        if key.startswith("_") or key in ("layout", "comm", "keys", "log"):
-            continue
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            binary[key] = bytes(value)
+def guard(page, allowed: tuple[str, ...], blocked: list, console_errors: list,
+          dialogs: list) -> None:
+    """Block and record every request not starting with one of ``allowed``; record console
+    errors, page errors and dialogs (dismissed)."""
+
+    def route(r):
+        if r.request.url.startswith(allowed):
+            r.continue_()
         else:
-            plain[key] = value
-    return plain, binary
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -99,18 +105,7 @@ class WidgetPage:
         self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         self.page = self.browser.new_page(viewport={"width": 1100, "height": 800})
         local = f"http://127.0.0.1:{self.server.server_address[1]}/"
-
-        def route(r):
-            if r.request.url.startswith(local):
-                r.continue_()
-            else:
-                self.blocked.append(r.request.url)
-                r.abort()
-
-        self.page.route("**/*", route)
-        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        guard(self.page, (local,), self.blocked, self.console_errors, self.dialogs)
         self.page.goto(self.url)
         self.page.wait_for_function("window.__ready === true", timeout=60000)
         return self

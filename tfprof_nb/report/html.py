@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..widgets._offline import host_script, offline_box
 
-__all__ = ["report_html", "widget_page", "write_page", "write_report"]
+__all__ = ["report_html", "widget_page", "write_page", "write_report", "written_at"]
 
 _CSP = ("default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; "
         "img-src data: blob:")
@@ -29,13 +29,18 @@ main { padding: 8px 16px; }
 """
 
 
+def written_at() -> str:
+    """Now, local time, as reports and report notebooks state it."""
+    return _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
 def widget_page(widget, title: str, summary: str = "") -> str:
     """A self-contained offline page rendering ``widget`` (any tfprof_nb view)."""
     from .. import __version__
     from ..widgets._payload import widget_payload
 
     payload = widget_payload(widget)
-    when = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    when = written_at()
     box = offline_box(payload.data, widget._esm, "Loading the profile…")
     summary = f"{summary}\n" if summary else ""
     return (
@@ -61,15 +66,18 @@ def report_html(prof, title: str | None = None) -> str:
 
 
 def write_page(text: str, path, default_name: str = "tfprof_report.html") -> Path:
-    """Write a page to ``path`` (a file, or a directory to put ``default_name`` in) through a
+    """Write a page (or any text file) to ``path`` (a file, or a directory to put ``default_name`` in) through a
     temporary file, so a failure never leaves half a report; returns the file's path."""
     path = Path(path).expanduser()
     if path.is_dir():
         path = path / default_name
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 

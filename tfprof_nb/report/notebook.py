@@ -8,7 +8,6 @@ reload the profile, so running them with the profile at hand gives the live widg
 
 from __future__ import annotations
 
-import datetime as _dt
 from pathlib import Path
 
 __all__ = ["export_notebook"]
@@ -26,49 +25,51 @@ def _source_of(prof) -> str:
 
 
 def export_notebook(prof, path, title: str | None = None) -> Path:
-    """Write a report notebook of ``prof`` to ``path`` and return the path.
+    """Write a report notebook of ``prof`` to ``path`` (``.ipynb`` is added when missing; a
+    directory gets ``tfprof_report.ipynb``) and return the path.
 
-    The notebook is signed on this machine (so Jupyter here trusts it and runs its views);
-    elsewhere, Jupyter asks the reader to trust it before the views run.
+    The dashboard is always embedded whole (the size limit of notebook fallbacks does not
+    apply: it is what this notebook is for).  The notebook is signed on this machine (so
+    Jupyter here trusts it and runs its views); elsewhere, Jupyter asks the reader to trust it.
     """
     import nbformat
-    from nbformat.v4 import (new_code_cell, new_markdown_cell, new_notebook,
-                             new_output)
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     from .. import __version__
-    from ..widgets._offline import loader_html
+    from ..widgets._offline import fallback_html, loader_html
     from ..widgets.dashboard import Dashboard
+    from .html import write_page, written_at
 
     path = Path(path).expanduser()
-    if path.suffix != ".ipynb":
+    if path.is_dir():
+        path = path / "tfprof_report.ipynb"
+    elif path.suffix != ".ipynb":
         path = path.with_suffix(".ipynb")
-    when = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    heading = title or "Profile report"
     intro = new_markdown_cell(
-        f"# {_markdown_text(heading)}\n\nWritten {when} by tfprof_nb {__version__}. The views "
-        "below are embedded in the notebook: they work without a kernel and without a network "
-        "(trust the notebook if Jupyter asks). Run the cells with the profile at hand for "
-        "the live widgets.")
+        f"# {_markdown_text(title or 'Profile report')}\n\nWritten {written_at()} by tfprof_nb "
+        f"{__version__}. The views below are embedded in the notebook: they work without a "
+        "kernel and without a network (trust the notebook if Jupyter asks). Run the cells "
+        "with the profile at hand for the live widgets.")
     load = new_code_cell(
         f"import tfprof_nb as tp\n\nprof = tp.load({_source_of(prof)})\nprint(prof.summary())",
         outputs=[new_output("stream", name="stdout", text=prof.summary() + "\n")])
-    dashboard = Dashboard(prof)
-    data, _ = dashboard._repr_mimebundle_()
     view = new_code_cell("prof.show()", outputs=[
         new_output("display_data", data={"text/plain": "tfprof_nb Dashboard",
-                                         "text/html": data["text/html"]}),
+                                         "text/html": fallback_html(Dashboard(prof),
+                                                                    limited=False)}),
         new_output("display_data", data={"text/html": loader_html()},
                    metadata={"tfprof_nb": "offline-loader"})])
-    findings = [f"- {f}" for f in prof.recommendations()] or ["- Nothing stands out."]
-    recs = new_code_cell("for finding in prof.recommendations():\n    print(finding)",
-                         outputs=[new_output("stream", name="stdout",
-                                             text="\n".join(f[2:] for f in findings) + "\n")])
+    findings = [str(f) for f in prof.recommendations()]
+    recs = new_code_cell(
+        "findings = prof.recommendations()\nfor finding in findings:\n    print(finding)\n"
+        "if not findings:\n    print('Nothing stands out.')",
+        outputs=[new_output("stream", name="stdout",
+                            text="\n".join(findings or ["Nothing stands out."]) + "\n")])
     nb = new_notebook(cells=[intro, load, view, recs], metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})
     nbformat.validate(nb)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(path))
+    write_page(nbformat.writes(nb), path)
     try:  # trusted here; a failure to sign only means Jupyter asks the reader to trust it
         from nbformat.sign import NotebookNotary
 

@@ -49,19 +49,16 @@ class BaseWidget(anywidget.AnyWidget):
         return None
 
     def _offline_html(self) -> str:
-        """The ``text/html`` fallback (computed once per widget), or a note saying why not."""
-        if not hasattr(self, "_fallback"):
-            from ._offline import fallback_html
+        """The ``text/html`` fallback of the view as it is now, or a note saying why not."""
+        from ._offline import fallback_html
 
-            try:
-                self._fallback = fallback_html(self)
-            except Exception as exc:  # the live view must still display
-                import html
+        try:
+            return fallback_html(self)
+        except Exception as exc:  # the live view must still display
+            import html
 
-                self._fallback = (f'<p class="tfprof-offline-note">tfprof_nb: no offline copy '
-                                  f'of this view ({html.escape(type(exc).__name__)}: '
-                                  f'{html.escape(str(exc))})</p>')
-        return self._fallback
+            return (f'<p class="tfprof-offline-note">tfprof_nb: no offline copy of this view '
+                    f'({html.escape(type(exc).__name__)}: {html.escape(str(exc))})</p>')
 
     def to_html(self, path, title: str | None = None):
         """Write this view as one self-contained offline HTML page (no network needed to

@@ -40,8 +40,8 @@ def _value_table(kind: np.ndarray, raw: np.ndarray, value_code: np.ndarray, valu
                           for v in py], np.uint32)
         out[rows] = codes[inverse]
     rows = np.flatnonzero(kind == 0)
-    if len(rows):
-        out[rows] = _code(("none",), None, table, index)
+    if len(rows):  # no value: shown as the live widget shows it
+        out[rows] = _code(("none",), repr(None), table, index)
     return out
 
 

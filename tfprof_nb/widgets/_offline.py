@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from functools import lru_cache
 
 from ._base import bundle
@@ -23,16 +24,19 @@ __all__ = ["MAX_FALLBACK_BYTES", "fallback_html", "loader_html", "offline_box", 
 # A fallback larger than this (packed) is replaced by a note: notebooks must stay shareable.
 # The environment variable TFPROF_NB_MAX_FALLBACK_MB overrides it (0: never embed data).
 MAX_FALLBACK_BYTES = 32 * 2**20
+_BASE64 = re.compile(r"[A-Za-z0-9+/=]*")
 
 
-def _limit() -> int:
+def _limit() -> float:
     value = os.environ.get("TFPROF_NB_MAX_FALLBACK_MB")
     if value is None:
         return MAX_FALLBACK_BYTES
     try:
-        return int(float(value) * 2**20)
+        mb = float(value)
     except ValueError:
-        raise ValueError(f"TFPROF_NB_MAX_FALLBACK_MB must be a number of MB, got {value!r}")
+        raise ValueError("TFPROF_NB_MAX_FALLBACK_MB must be a number of MB, "
+                         f"got {value!r}") from None
+    return mb * 2**20 if mb == mb else MAX_FALLBACK_BYTES  # nan: the default
 
 
 @lru_cache(maxsize=None)
@@ -56,8 +60,10 @@ def _esm_b64(source: str) -> str:
 
 
 def offline_box(payload: str, module: str, placeholder: str) -> str:
-    """The element the host renders into: the view's place, its payload and its ES module
-    (``module`` is the module's source)."""
+    """The element the host renders into: the view's place, its payload (base64) and its ES
+    module (``module`` is the module's source)."""
+    if not _BASE64.fullmatch(payload):
+        raise ValueError("an offline payload must be base64 text")
     return ('<div class="tfprof-offline"><div class="tfprof-offline-view">'
             f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>'
             f'<script type="application/octet-stream" class="tfprof-payload">{payload}</script>'
@@ -65,16 +71,20 @@ def offline_box(payload: str, module: str, placeholder: str) -> str:
             '</script></div>')
 
 
-def fallback_html(widget) -> str:
-    """The ``text/html`` fallback of ``widget``: its packed state and its own ES module."""
+def fallback_html(widget, limited: bool = True) -> str:
+    """The ``text/html`` fallback of ``widget``: its packed state and its own ES module.
+
+    With ``limited``, a fallback larger than the limit (see :data:`MAX_FALLBACK_BYTES`) is a
+    note instead.
+    """
     from ._payload import widget_payload
 
     name = type(widget).__name__
-    limit = _limit()
+    limit = _limit() if limited else float("inf")
     if limit <= 0:
         return (f'<p class="tfprof-offline-note">tfprof_nb {html.escape(name)}: no offline '
-                'copy (TFPROF_NB_MAX_FALLBACK_MB=0); write a report with prof.to_html(path).'
-                '</p>')
+                'copy (TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
+                'prof.to_html(path).</p>')
     payload = widget_payload(widget)
     if payload.packed_bytes > limit:
         return (f'<p class="tfprof-offline-note">tfprof_nb {html.escape(name)}: the data of '

@@ -1,7 +1,7 @@
 """A widget's state packed for pages without a kernel: one deflated, base64-encoded blob.
 
 Layout of the blob before compression: a little-endian uint32 header length, the JSON header
-(``view``, the JSON traits, where each binary trait sits, and the optional event details),
+(the JSON traits, where each binary trait sits, and the optional event details),
 then the binary buffers, each starting on an 8-byte boundary so the browser can view them as
 typed arrays without a copy.  ``js/src/offline.ts`` unpacks it.
 """
@@ -44,11 +44,19 @@ def _finite(obj):
     return obj
 
 
+def _plain(value):
+    """numpy scalars and arrays as Python values (the comm's serialiser accepts them too)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def _dumps(obj) -> bytes:
     try:
-        text = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(obj, allow_nan=False, separators=(",", ":"), default=_plain)
     except ValueError:
-        text = json.dumps(_finite(obj), allow_nan=False, separators=(",", ":"))
+        text = json.dumps(_finite(json.loads(json.dumps(obj, default=_plain))),
+                          allow_nan=False, separators=(",", ":"))
     return text.encode()
 
 
@@ -72,7 +80,7 @@ def widget_payload(widget, details: bool = True, level: int = 1) -> Payload:
     takes 3.4 s for 14.7 MB (displaying a view packs its fallback, so speed matters).
     """
     plain, binary = widget_state(widget)
-    header = {"view": type(widget).__name__, "state": plain, "buffers": {}, "details": None}
+    header = {"state": plain, "buffers": {}, "details": None}
     buffers: list[bytes] = []
     offset = 0
 

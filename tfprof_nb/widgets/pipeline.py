@@ -40,7 +40,7 @@ def pod_spec(pod) -> dict:
     table = pod.groupby(["step", "host"]).first()  # one row per (step, host)
     cats = [c for c in LABELS if c in pod.columns]
 
-    def grid(col):  # steps x hosts; a step a host did not run counts 0 ms there
+    def grid(col):  # steps x hosts (prof.pod keeps steps every host ran; fillna is a guard)
         wide = table[col].unstack("host").reindex(index=steps, columns=hosts)
         return wide.fillna(0.0).astype(float).to_numpy().tolist()
 
