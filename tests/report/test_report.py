@@ -134,6 +134,10 @@ def test_report_of_a_captured_cpu_profile(cpu_logdir, tmp_path):
     assert shown["timeline"]["pixels"] > 2000 and shown["overview"]["shapes"] > 0
     assert "kernels" in dash.reasons  # the CPU profile has no GPU: the tab says so
     _size_budget(path, prof)
+    with OfflinePage(path) as page:  # the page's policy refuses any connection, by itself
+        attempt = page.js("() => fetch('http://127.0.0.1:9/x').then(() => 'sent', "
+                          "() => 'refused')")
+        assert attempt == "refused" and page.blocked == []
 
 
 def test_report_of_the_gpu_fixture(gpu_fixture_file, tmp_path):

@@ -1,0 +1,30 @@
+"""The README's main job: `python -m tfprof_nb.demo` profiles a Keras model on CPU and writes
+an offline report and a report notebook."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import nbformat
+
+import tfprof_nb as tp
+
+from .report.offline_page import OfflinePage
+
+
+def test_demo_writes_a_report_that_opens_offline(tmp_path):
+    out = tmp_path / "demo_out"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    run = subprocess.run([sys.executable, "-m", "tfprof_nb.demo", "--out", str(out),
+                          "--steps", "6"], capture_output=True, text=True, timeout=600, env=env,
+                         check=True)
+    assert "offline report:" in run.stdout and "steps (markers)" in run.stdout
+    nbformat.validate(nbformat.read(str(out / "report.ipynb"), as_version=4))
+    with OfflinePage(out / "report.html") as page:
+        cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
+                        ".map(c => c.textContent)")
+        steps = len(tp.load(out / "logdir").steps)  # edge steps are dropped, as xprof does
+        assert f"Steps{steps} (markers)" in cards and steps >= 4, cards
+        assert page.blocked == [] and page.console_errors == []
