@@ -231,3 +231,17 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
         live = timeline._source.describe(point[2])
         assert live["name"] in shown and f"{live['event id']}" in shown
         assert page.blocked == [] and page.console_errors == []
+
+
+@pytest.mark.parametrize("case", ["tpu_only", "host_no_markers", "empty_planes"])
+def test_reports_of_profiles_with_missing_parts(tmp_path, case):
+    from ..analysis.test_edge_profiles import CASES, _space
+
+    source = tmp_path / f"{case}.xplane.pb"
+    source.write_bytes(_space(CASES[case]))
+    prof = tp.load(source)
+    path = prof.to_html(tmp_path / "r.html")
+    dash = Dashboard(prof)
+    with OfflinePage(path) as page:
+        _check_every_tab(page, dash)
+        assert page.blocked == [] and page.console_errors == []

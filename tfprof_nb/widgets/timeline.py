@@ -21,6 +21,10 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     """
     ev = prof.events
     n = len(ev)
+    if not n:
+        empty = {"ev_start": b"", "ev_dur": b"", "ev_name": b""}
+        return empty, {"names": [], "tracks": [], "segments": [], "steps": [], "t0": 0.0,
+                       "t1": 1.0}, np.empty(0, np.int64)
     # one track per (host, plane, line id), numbered in order of first appearance
     host_codes = ev["host"].cat.codes.to_numpy().astype(np.int64)
     plane_codes = ev["plane"].cat.codes.to_numpy().astype(np.int64)
@@ -28,18 +32,15 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     n_planes = len(ev["plane"].cat.categories) or 1
     key = (host_codes * n_planes + plane_codes) * max(len(line_ids), 1) + line_codes
     track_codes, _ = pd.factorize(key)
-    first_rows = pd.Series(np.arange(n)).groupby(track_codes).first().to_numpy() if n else \
-        np.empty(0, np.int64)
+    first_rows = pd.Series(np.arange(n)).groupby(track_codes).first().to_numpy()
     track_index = list(zip(host_codes[first_rows], plane_codes[first_rows],
                            np.asarray(line_ids)[line_codes[first_rows]]))
     depth = event_nesting(track_codes, ev["start_ps"].to_numpy(),
-                          ev["duration_ps"].to_numpy())["depth"].to_numpy() if n else \
-        np.empty(0, np.int32)
-    order = np.lexsort((ev["start_ps"].to_numpy(), depth, track_codes)) if n else \
-        np.empty(0, np.int64)
+                          ev["duration_ps"].to_numpy())["depth"].to_numpy()
+    order = np.lexsort((ev["start_ps"].to_numpy(), depth, track_codes))
     t_sorted, d_sorted = track_codes[order], depth[order]
-    change = np.flatnonzero(np.diff(t_sorted) != 0) + 1 if n else np.empty(0, np.int64)
-    change = np.union1d(change, np.flatnonzero(np.diff(d_sorted) != 0) + 1) if n else change
+    change = np.union1d(np.flatnonzero(np.diff(t_sorted) != 0) + 1,
+                        np.flatnonzero(np.diff(d_sorted) != 0) + 1)
     bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
     segments = [[int(t_sorted[lo]), int(d_sorted[lo]), int(lo), int(hi)]
                 for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
@@ -47,8 +48,8 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     planes = ev["plane"].cat.categories
     line_names = [str(x) for x in ev["line"].iloc[first_rows]]
     tracks = []
-    max_depth = pd.Series(depth).groupby(track_codes).max() if n else pd.Series([], int)
-    counts = np.bincount(track_codes, minlength=len(track_index)) if n else []
+    max_depth = pd.Series(depth).groupby(track_codes).max()
+    counts = np.bincount(track_codes, minlength=len(track_index))
     for t, (h, p, _) in enumerate(track_index):
         tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
                        "host": str(hosts[h]), "plane": str(planes[p]),
@@ -69,8 +70,7 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
         steps = []
     meta = {"names": [str(x) for x in ev["name"].cat.categories], "tracks": tracks,
             "segments": segments, "steps": steps,
-            "t0": float(start_us.min()) if n else 0.0,
-            "t1": float(end_us.max()) if n else 1.0}
+            "t0": float(start_us.min()), "t1": float(end_us.max())}
     columns = {
         "ev_start": np.ascontiguousarray(start_us, dtype=np.float64).tobytes(),
         "ev_dur": np.ascontiguousarray(ev["duration_us"].to_numpy()[order],
