@@ -245,3 +245,24 @@ def test_reports_of_profiles_with_missing_parts(tmp_path, case):
     with OfflinePage(path) as page:
         _check_every_tab(page, dash)
         assert page.blocked == [] and page.console_errors == []
+
+
+def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_file):
+    import shutil
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(cpu_file, run / "worker-0.xplane.pb")
+    shutil.copy(cpu_python_file, run / "worker-1.xplane.pb")
+    path = tp.report(run, tmp_path / "pod.html")
+    prof = tp.load(run)
+    with OfflinePage(path) as page:
+        shown = _check_every_tab(page, Dashboard(prof))
+        assert shown["pod"]["shapes"] > 0
+        assert "slowest:" in page.js("() => document.querySelector('.pod-label').textContent")
+        page.page.click(".db-tab[data-tab='timeline']")
+        sections = page.js(f"() => {TIMELINE}.rows().filter(r => r.kind !== 'track')"
+                           ".map(r => r.label || r.name || r.section)")
+        assert any("worker-0" in str(s) for s in sections)
+        assert any("worker-1" in str(s) for s in sections)
+        assert page.blocked == [] and page.console_errors == []
