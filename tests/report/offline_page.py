@@ -13,8 +13,10 @@ LOCAL = ("file:", "blob:", "data:")
 class OfflinePage:
     """Use as a context manager; ``blocked`` lists the network requests the page tried."""
 
-    def __init__(self, path: Path, wait_for: str = ".tfprof-dashboard"):
+    def __init__(self, path: Path, wait_for: str = ".tfprof-dashboard",
+                 color_scheme: str = "light"):
         self.path = Path(path).resolve()
+        self.color_scheme = color_scheme
         self.wait_for = wait_for
         self.blocked: list[str] = []
         self.console_errors: list[str] = []
@@ -25,7 +27,8 @@ class OfflinePage:
 
         self.pw = sync_playwright().start()
         self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        self.page = self.browser.new_page(viewport={"width": 1200, "height": 900})
+        self.page = self.browser.new_page(viewport={"width": 1200, "height": 900},
+                                          color_scheme=self.color_scheme)
         guard(self.page, LOCAL, self.blocked, self.console_errors, self.dialogs)
         self.page.goto(self.path.as_uri())
         if self.wait_for:

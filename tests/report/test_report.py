@@ -266,3 +266,18 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
         assert any("worker-0" in str(s) for s in sections)
         assert any("worker-1" in str(s) for s in sections)
         assert page.blocked == [] and page.console_errors == []
+
+
+def test_report_follows_a_dark_colour_scheme(cpu_file, tmp_path):
+    path = tp.report(cpu_file, tmp_path / "dark.html")
+    brightness = {}
+    for scheme in ("light", "dark"):
+        with OfflinePage(path, color_scheme=scheme) as page:
+            page.page.click(".db-tab[data-tab='timeline']")
+            page.page.wait_for_timeout(200)
+            brightness[scheme] = page.js("""() => {
+              const c = document.querySelector("[data-pane='timeline'] canvas");
+              const d = c.getContext('2d').getImageData(c.width - 3, c.height - 3, 1, 1).data;
+              return d[0] + d[1] + d[2]; }""")
+            assert page.console_errors == []
+    assert brightness["dark"] < 150 < brightness["light"]

@@ -1,7 +1,7 @@
-"""One self-contained HTML file with the whole dashboard of a profile.
+"""Self-contained offline HTML pages: the whole dashboard of a profile, or any one view.
 
-The page embeds the dashboard's state (and every trace event's stats) as a packed payload, the
-dashboard's own ES module and the offline host that renders it: the same code as the live
+The page embeds the view's state (and every trace event's stats) as a packed payload, the
+view's own ES module and the offline host that renders it: the same code as the live
 widget, no second implementation.  A Content-Security-Policy forbids every network request, so
 the report works from ``file://`` on an air-gapped machine and cannot leak anything.
 """
@@ -26,6 +26,13 @@ header h1 { font-size: 18px; margin: 0 0 4px 0; }
 header pre { margin: 0; color: #555; font: 12px ui-monospace, monospace; white-space: pre-wrap; }
 main { padding: 8px 16px; }
 .tfprof-offline-note { color: #666; }
+@media (prefers-color-scheme: dark) {
+  :root { --jp-layout-color0: #111; --jp-layout-color1: #1b1b1b; --jp-ui-font-color1: #ddd;
+          --jp-ui-font-color2: #aaa; --jp-border-color1: #444; --jp-border-color2: #333; }
+  body { color: #ddd; background: #111; }
+  header { border-color: #333; }
+  header pre, .tfprof-offline-note { color: #aaa; }
+}
 """
 
 
