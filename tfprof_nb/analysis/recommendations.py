@@ -114,11 +114,15 @@ def _memory(prof, out):
                 "Reduce the batch size, use mixed precision, or recompute activations; check "
                 "the memory breakdown at peak for the largest tensors.", "high"))
         if row.fragmentation_at_peak_pct >= 30:
+            name = str(row.allocator).lower()
+            device = name.startswith("gpu_") and "host" not in name  # GPU_0_bfc
+            fix = ("Try TF_GPU_ALLOCATOR=cuda_malloc_async, and keep" if device else
+                   "Keep")  # TF_GPU_ALLOCATOR changes device allocators only
             out.append(Finding(
                 "fragmentation", f"Allocator {row.allocator} is fragmented at its peak",
                 {"fragmentation_pct": float(row.fragmentation_at_peak_pct)},
-                "Try TF_GPU_ALLOCATOR=cuda_malloc_async, and keep tensor shapes stable between "
-                "steps (pad variable-length batches).", "moderate"))
+                f"{fix} tensor shapes stable between steps (pad variable-length batches).",
+                "moderate"))
 
 
 def recommendations(prof) -> list[Finding]:
