@@ -1,5 +1,6 @@
 # Two commands on a fresh machine:
-#   make demo   installs tfprof_nb with TensorFlow (CPU) and profiles a small Keras model
+#   make demo   installs tfprof_nb with TensorFlow (CPU), profiles a small Keras model and
+#               writes an offline report
 #   make test   installs everything the tests need and runs the whole suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -43,10 +44,11 @@ test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	cd js && npx tsc --noEmit && npx vitest run
 	$(PY) -m pytest
 
-bench: $(VENV)/.test-installed
+bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_load.py
 	$(PY) benchmarks/bench_capture.py
 	$(PY) benchmarks/bench_analysis.py
+	$(PY) benchmarks/bench_report.py
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache
