@@ -155,7 +155,13 @@ interface SavedModel {
 export async function renderNotebookExport(doc: Document = document): Promise<number> {
   const stateTag = doc.querySelector(`script[type="${STATE_MIME}"]`);
   if (!stateTag?.textContent) return 0;
-  const saved = JSON.parse(stateTag.textContent).state as Record<string, SavedModel>;
+  let saved: Record<string, SavedModel>;
+  try {
+    saved = JSON.parse(stateTag.textContent).state ?? {};
+  } catch (err) {
+    console.error("tfprof_nb: the page's saved widget state is not valid JSON", err);
+    return 0;
+  }
   // claim every tfprof_nb view first, so that a widget manager loading meanwhile (online)
   // does not render any of them a second time
   const ours: [Element, SavedModel, string][] = [];
