@@ -8,11 +8,6 @@
 import { type Model } from "./model";
 import { eventDetails, type DetailsBlock } from "./details";
 
-export interface Embedded {
-  state: Record<string, unknown>;
-  details?: DetailsBlock;
-}
-
 /** Bytes of a base64 string. */
 export function fromBase64(b64: string): Uint8Array {
   const native = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64;
@@ -29,29 +24,58 @@ async function inflate(bytes: Uint8Array): Promise<ArrayBuffer> {
   return await new Response(stream).arrayBuffer();
 }
 
+interface Blob8 {
+  header: any;
+  slice(key: string): DataView;
+}
+
 /**
- * Unpack a payload written by tfprof_nb.widgets._payload: a deflated blob holding a little-endian
- * uint32 header length, the JSON header, then the binary buffers (8-byte aligned).
+ * Unpack a blob written by tfprof_nb.widgets._payload: deflated, a little-endian uint32
+ * header length, the JSON header (with ``buffers``: key -> [offset, length]), then the
+ * buffers, 8-byte aligned.
  */
-export async function unpack(b64: string): Promise<Embedded> {
+async function unpackBlob(b64: string): Promise<Blob8> {
   const buf = await inflate(fromBase64(b64));
-  const view = new DataView(buf);
-  const headerLength = view.getUint32(0, true);
+  const headerLength = new DataView(buf).getUint32(0, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, headerLength)));
   const base = 4 + headerLength;
-  const slice = (o: number, n: number) => new DataView(buf, base + o, n);
+  return {
+    header,
+    slice: (key) => new DataView(buf, base + header.buffers[key][0], header.buffers[key][1]),
+  };
+}
+
+/** A widget's state from its packed payload: JSON traits plus binary traits as DataViews. */
+export async function unpack(b64: string): Promise<Record<string, unknown>> {
+  const { header, slice } = await unpackBlob(b64);
   const state: Record<string, unknown> = { ...header.state };
-  for (const [key, [o, n]] of Object.entries(header.buffers as Record<string, [number, number]>)) {
-    state[key] = slice(o, n);
-  }
-  let details: DetailsBlock | undefined;
-  if (header.details) {
-    const d = header.details;
-    const col = (k: string) => slice(d.buffers[k][0], d.buffers[k][1]);
-    details = { keys: d.keys, values: d.values, off: col("off"), key: col("key"), val: col("val"),
-      id: col("id"), dur: col("dur") };
-  }
-  return { state, details };
+  for (const key of Object.keys(header.buffers)) state[key] = slice(key);
+  return state;
+}
+
+/** A timeline's event details from their packed blob. */
+export async function unpackDetails(b64: string): Promise<DetailsBlock> {
+  const { header, slice } = await unpackBlob(b64);
+  return { keys: header.keys, values: header.values, off: slice("off"), key: slice("key"),
+    val: slice("val"), id: slice("id"), dur: slice("dur") };
+}
+
+/** Where a view finds its event details: in its own box, else in the loader output of its
+ * model. Read lazily (on the first click) and once. */
+export type DetailsSource = () => Promise<DetailsBlock | undefined>;
+
+export function detailsFrom(box: Element | null, modelId?: string | null): DetailsSource {
+  let pending: Promise<DetailsBlock | undefined> | undefined;
+  return () => {
+    if (!pending) {
+      const own = box?.querySelector("script.tfprof-details");
+      const shared = modelId ? Array.from(document.querySelectorAll("script.tfprof-details"))
+        .find((s) => s.getAttribute("data-model-id") === modelId) : undefined;
+      const text = (own ?? shared)?.textContent;
+      pending = text ? unpackDetails(text) : Promise.resolve(undefined);
+    }
+    return pending;
+  };
 }
 
 /** A widget model over a plain state object: local listeners hear every change, as in a
@@ -79,13 +103,19 @@ function timelinePrefixes(state: Record<string, unknown>): string[] {
   return ["", "tl_"].filter((p) => state[`${p}ev_start`] !== undefined && state[`${p}meta`] !== undefined);
 }
 
-/** Answer a timeline's selection with the event's details, as the Python widget does. */
-export function detailsResponder(state: Record<string, unknown>, block?: DetailsBlock) {
+/** Answer a timeline's selection with the event's details, as the Python widget does (the
+ * embedded stats are read on the first click; without them, the fields the page knows). */
+export function detailsResponder(state: Record<string, unknown>, source?: DetailsSource) {
   const prefixes = timelinePrefixes(state);
   return (key: string, model: Model) => {
     for (const p of prefixes) {
       if (key !== `${p}selected_index`) continue;
-      model.set(`${p}details`, eventDetails(state, p, Number(state[key]), block));
+      const i = Number(state[key]);
+      const answer = (block?: DetailsBlock) => {
+        if (Number(state[key]) === i) model.set(`${p}details`, eventDetails(state, p, i, block));
+      };
+      if (!source) answer();
+      else source().then(answer, (err) => { console.error(err); answer(); });
     }
   };
 }
@@ -110,34 +140,29 @@ function showError(el: HTMLElement, err: unknown): void {
 
 /** Render a widget module into `el` from its state, without a kernel. */
 export async function renderState(el: HTMLElement, source: string, state: Record<string, unknown>,
-  block?: DetailsBlock): Promise<void> {
+  details?: DetailsSource): Promise<void> {
   const mod = await importModule(source);
-  const model = standInModel(state, detailsResponder(state, block));
+  const model = standInModel(state, detailsResponder(state, details));
   const render = mod.default?.render ?? mod.render;
   render({ model, el });
 }
 
-/** Render an embedded payload (report, notebook fallback) into `el`. */
-export async function renderPayload(el: HTMLElement, payloadB64: string, esmB64: string): Promise<void> {
+/** Render an offline box: a `.tfprof-offline` element holding the packed state, the module,
+ * maybe the packed event details, and the `.tfprof-offline-view` to render into. */
+export async function renderFallback(box: Element | null): Promise<void> {
+  if (!box?.classList.contains("tfprof-offline")) return;
+  const payload = box.querySelector("script.tfprof-payload")?.textContent;
+  const esm = box.querySelector("script.tfprof-esm")?.textContent;
+  const target = box.querySelector(".tfprof-offline-view") as HTMLElement | null;
+  if (!payload || !esm || !target) return;
   try {
-    const embedded = await unpack(payloadB64);
-    const source = new TextDecoder().decode(fromBase64(esmB64));
-    el.replaceChildren();
-    await renderState(el, source, embedded.state, embedded.details);
+    const state = await unpack(payload);
+    const source = new TextDecoder().decode(fromBase64(esm));
+    target.replaceChildren();
+    await renderState(target, source, state, detailsFrom(box, box.getAttribute("data-model-id")));
   } catch (err) {
-    showError(el, err);
+    showError(target, err);
   }
-}
-
-/** Render an offline box: a `.tfprof-offline` element holding the payload, the module and
- * the `.tfprof-offline-view` to render into. */
-export function renderFallback(box: Element | null): Promise<void> {
-  if (!box?.classList.contains("tfprof-offline")) return Promise.resolve();
-  const payload = box?.querySelector("script.tfprof-payload")?.textContent;
-  const esm = box?.querySelector("script.tfprof-esm")?.textContent;
-  if (!payload || !esm) return Promise.resolve();
-  const target = box.querySelector(".tfprof-offline-view") as HTMLElement;
-  return renderPayload(target, payload, esm);
 }
 
 const VIEW_MIME = "application/vnd.jupyter.widget-view+json";
@@ -189,7 +214,8 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
     el.className = "tfprof-offline-view";
     tag.parentElement?.append(el);
     try {
-      await renderState(el, source, state);
+      const modelId = JSON.parse(tag.textContent ?? "{}").model_id as string;
+      await renderState(el, source, state, detailsFrom(null, modelId));
       rendered++;
     } catch (err) {
       showError(el, err);
@@ -209,5 +235,5 @@ export function bootNotebookExport(): void {
 }
 
 (globalThis as unknown as { tfprofOffline: unknown }).tfprofOffline = {
-  renderPayload, renderFallback, renderNotebookExport, bootNotebookExport, unpack,
+  renderFallback, renderNotebookExport, bootNotebookExport, unpack, unpackDetails,
 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { eventDetails, type DetailsBlock } from "../src/details";
-import { detailsResponder, standInModel, unpack } from "../src/offline";
+import { detailsResponder, standInModel, unpack, unpackDetails } from "../src/offline";
 
 const dv = (a: ArrayBufferView) => new DataView(a.buffer, a.byteOffset, a.byteLength);
 
@@ -59,35 +59,54 @@ describe("event details without a kernel", () => {
     expect(d.name).toBe("renamed");
   });
 
-  it("answers a selection through a prefixed model, like the kernel does", () => {
+  it("answers a selection through a prefixed model, like the kernel does", async () => {
     const state = timelineState("tl_");
-    const model = standInModel(state, detailsResponder(state, block));
-    const seen: unknown[] = [];
+    const model = standInModel(state, detailsResponder(state, () => Promise.resolve(block)));
+    const seen: Record<string, unknown>[] = [];
     model.on("change:tl_details", () => seen.push(model.get("tl_details")));
-    model.set("tl_selected_index", 2);
+    model.set("tl_selected_index", 0);
+    model.set("tl_selected_index", 2); // the stats load once; only the last selection answers
+    await new Promise((r) => setTimeout(r, 0));
     expect(seen).toHaveLength(1);
-    expect((seen[0] as Record<string, unknown>).name).toBe("<b>x</b>");
+    expect(seen[0]).toMatchObject({ name: "<b>x</b>", "event id": 12 });
+  });
+
+  it("answers without stats when there are none to read", () => {
+    const state = timelineState("");
+    const model = standInModel(state, detailsResponder(state));
+    model.set("selected_index", 0);
+    expect(model.get("details")).toMatchObject({ name: "MatMul", host: "a" });
   });
 });
 
+async function pack(header: object, body: Uint8Array): Promise<string> {
+  const text = JSON.stringify(header);
+  const head = new TextEncoder().encode(text + " ".repeat((8 - ((4 + text.length) % 8)) % 8));
+  const blob = new Uint8Array(4 + head.length + body.length);
+  new DataView(blob.buffer).setUint32(0, head.length, true);
+  blob.set(head, 4);
+  blob.set(body, 4 + head.length);
+  const packed = new Uint8Array(await new Response(new Blob([blob]).stream()
+    .pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+  return btoa(String.fromCharCode(...packed));
+}
+
 describe("payload", () => {
-  it("unpacks the header, aligned buffers and details", async () => {
-    const header = JSON.stringify({
-      state: { meta: { names: [] } }, buffers: { ev_start: [0, 16] },
-      details: { keys: ["k"], values: [1], buffers: { off: [16, 8], key: [24, 4], val: [28, 4], id: [32, 4], dur: [40, 8] } },
-    });
-    const head = new TextEncoder().encode(header + " ".repeat((8 - ((4 + header.length) % 8)) % 8));
-    const blob = new Uint8Array(4 + head.length + 48);
-    new DataView(blob.buffer).setUint32(0, head.length, true);
-    blob.set(head, 4);
-    blob.set(new Uint8Array(new Float64Array([1.5, 2.5]).buffer), 4 + head.length);
-    const packed = new Uint8Array(await new Response(new Blob([blob]).stream()
-      .pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
-    const b64 = btoa(String.fromCharCode(...packed));
-    const out = await unpack(b64);
-    const start = out.state.ev_start as DataView;
+  it("unpacks the state with aligned binary traits", async () => {
+    const body = new Uint8Array(new Float64Array([1.5, 2.5]).buffer);
+    const state = await unpack(await pack({ state: { meta: { names: [] } }, buffers: { ev_start: [0, 16] } }, body));
+    const start = state.ev_start as DataView;
     expect(start.byteOffset % 8).toBe(0);
     expect(new Float64Array(start.buffer, start.byteOffset, 2)).toEqual(new Float64Array([1.5, 2.5]));
-    expect(out.details?.keys).toEqual(["k"]);
+    expect(state.meta).toEqual({ names: [] });
+  });
+
+  it("unpacks event details", async () => {
+    const body = new Uint8Array(32);
+    new DataView(body.buffer).setUint32(4, 1, true); // off = [0, 1]
+    const d = await unpackDetails(await pack({ keys: ["k"], values: [7],
+      buffers: { off: [0, 8], key: [8, 4], val: [12, 4], id: [16, 4], dur: [24, 8] } }, body));
+    expect(d.keys).toEqual(["k"]);
+    expect(new Uint32Array(d.off.buffer, d.off.byteOffset, 2)).toEqual(new Uint32Array([0, 1]));
   });
 });

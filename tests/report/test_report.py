@@ -69,6 +69,9 @@ def _click_an_event(page):
 
 
 def _details(page) -> dict:
+    """The details pane of the dashboard's timeline, once filled (the stats load lazily)."""
+    page.page.wait_for_function("() => document.querySelectorAll(\"[data-pane='timeline'] "
+                                ".tl-details tr\").length > 0", timeout=30000)
     return page.js("""() => Object.fromEntries(Array.from(
       document.querySelectorAll("[data-pane='timeline'] .tl-details tr"))
       .map(tr => [tr.children[0].textContent, tr.children[1].textContent]))""")
@@ -96,7 +99,6 @@ def _check_report(path, prof):
         page.page.click("[data-pane='timeline'] .tl-reset")
         assert page.js(f"() => {TIMELINE}.view()") == pytest.approx(before)
         index = _click_an_event(page)
-        page.page.wait_for_timeout(100)
         offline = _details(page)
         live = dash._timeline.describe(index)
         assert list(offline) == list(live)
@@ -161,7 +163,6 @@ def test_report_shows_html_like_names_as_text(cpu_html_logdir, tmp_path):
         page.page.click(".db-tab[data-tab='timeline']")
         page.page.fill("[data-pane='timeline'] .tl-search", "<img")
         page.page.press("[data-pane='timeline'] .tl-search", "Enter")
-        page.page.wait_for_timeout(200)
         assert _details(page)["name"] == evil
         page.page.click(".db-tab[data-tab='ops']")
         assert evil in page.js("() => document.body.textContent")
@@ -227,6 +228,8 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
             }}
           return null; }}""")
         page.page.mouse.click(point[0], point[1])
+        page.page.wait_for_function(  # a function: the page's policy forbids eval
+            "() => document.querySelector('.tl-details').textContent.includes('event id')")
         shown = page.js("() => document.querySelector('.tl-details').textContent")
         live = timeline._source.describe(point[2])
         assert live["name"] in shown and f"{live['event id']}" in shown

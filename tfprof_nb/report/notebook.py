@@ -36,7 +36,7 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     from .. import __version__
-    from ..widgets._offline import fallback_html, loader_html
+    from ..widgets._offline import display_outputs
     from ..widgets.dashboard import Dashboard
     from .html import write_page, written_at
 
@@ -53,11 +53,11 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     load = new_code_cell(
         f"import tfprof_nb as tp\n\nprof = tp.load({_source_of(prof)})\nprint(prof.summary())",
         outputs=[new_output("stream", name="stdout", text=prof.summary() + "\n")])
+    fallback, loader = display_outputs(Dashboard(prof), limited=False)
     view = new_code_cell("prof.show()", outputs=[
         new_output("display_data", data={"text/plain": "tfprof_nb Dashboard",
-                                         "text/html": fallback_html(Dashboard(prof),
-                                                                    limited=False)}),
-        new_output("display_data", data={"text/html": loader_html()},
+                                         "text/html": fallback}),
+        new_output("display_data", data={"text/html": loader},
                    metadata={"tfprof_nb": "offline-loader"})])
     findings = [str(f) for f in prof.recommendations()]
     recs = new_code_cell(

@@ -48,12 +48,10 @@ class BaseWidget(anywidget.AnyWidget):
         embedded offline), else None."""
         return None
 
-    def _offline_html(self) -> str:
-        """The ``text/html`` fallback of the view as it is now, or a note saying why not."""
-        from ._offline import fallback_html
-
+    def _offline(self, make):
+        """``make(self)`` (offline fallback pieces), or a note saying why there are none."""
         try:
-            return fallback_html(self)
+            return make(self)
         except Exception as exc:  # the live view must still display
             import html
 
@@ -69,17 +67,25 @@ class BaseWidget(anywidget.AnyWidget):
                           path, f"tfprof_{type(self).__name__.lower()}.html")
 
     def _repr_mimebundle_(self, **kwargs):
+        """The widget view plus a self-contained offline fallback (``text/html``)."""
+        from ._offline import fallback_html
+
+        return self._bundle(self._offline(fallback_html), **kwargs)
+
+    def _bundle(self, fallback: str, **kwargs):
         out = super()._repr_mimebundle_(**kwargs)
         data, meta = out if isinstance(out, tuple) else (out, {})
-        return {**data, "text/html": self._offline_html()}, meta
+        return {**data, "text/html": fallback}, meta
 
     def _ipython_display_(self):
-        """Display the view, then the loader that renders saved widget state offline."""
+        """Display the view (with its fallback), then the loader that renders saved widget
+        state offline and carries the view's event details."""
         from IPython.display import display
 
-        from ._offline import loader_html
+        from ._offline import display_outputs, loader_html
 
-        data, meta = self._repr_mimebundle_()
+        pieces = self._offline(display_outputs)
+        fallback, loader = pieces if isinstance(pieces, tuple) else (pieces, loader_html())
+        data, meta = self._bundle(fallback)
         display(data, metadata=meta, raw=True)
-        display({"text/html": loader_html()}, metadata={"tfprof_nb": "offline-loader"},
-                raw=True)
+        display({"text/html": loader}, metadata={"tfprof_nb": "offline-loader"}, raw=True)

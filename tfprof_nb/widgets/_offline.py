@@ -19,7 +19,8 @@ from functools import lru_cache
 
 from ._base import bundle
 
-__all__ = ["MAX_FALLBACK_BYTES", "fallback_html", "loader_html", "offline_box", "host_script"]
+__all__ = ["MAX_FALLBACK_BYTES", "display_outputs", "fallback_html", "host_script",
+           "loader_html", "offline_box"]
 
 # A fallback larger than this (packed) is replaced by a note: notebooks must stay shareable.
 # The environment variable TFPROF_NB_MAX_FALLBACK_MB overrides it (0: never embed data).
@@ -59,43 +60,74 @@ def _esm_b64(source: str) -> str:
     return base64.b64encode(source.encode()).decode("ascii")
 
 
-def offline_box(payload: str, module: str, placeholder: str) -> str:
-    """The element the host renders into: the view's place, its payload (base64) and its ES
-    module (``module`` is the module's source)."""
-    if not _BASE64.fullmatch(payload):
-        raise ValueError("an offline payload must be base64 text")
-    return ('<div class="tfprof-offline"><div class="tfprof-offline-view">'
-            f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>'
-            f'<script type="application/octet-stream" class="tfprof-payload">{payload}</script>'
-            f'<script type="application/octet-stream" class="tfprof-esm">{_esm_b64(module)}'
-            '</script></div>')
+def _data_script(cls: str, b64: str, model_id: str | None = None) -> str:
+    if not _BASE64.fullmatch(b64):
+        raise ValueError("offline data must be base64 text")
+    owner = f' data-model-id="{html.escape(model_id)}"' if model_id else ""
+    return f'<script type="application/octet-stream" class="{cls}"{owner}>{b64}</script>'
 
 
-def fallback_html(widget, limited: bool = True) -> str:
-    """The ``text/html`` fallback of ``widget``: its packed state and its own ES module.
+def offline_box(payload, module: str, placeholder: str, model_id: str | None = None,
+                details: bool = True) -> str:
+    """The element the host renders into: the view's place, its packed state, its ES module
+    (``module`` is the module's source) and, with ``details``, its packed event details.
+    Without them, the page looks them up by ``model_id`` (in the loader output)."""
+    parts = ['<div class="tfprof-offline"',
+             f' data-model-id="{html.escape(model_id)}">' if model_id else ">",
+             '<div class="tfprof-offline-view">',
+             f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>',
+             _data_script("tfprof-payload", payload.data),
+             _data_script("tfprof-esm", _esm_b64(module))]
+    if details and payload.details:
+        parts.append(_data_script("tfprof-details", payload.details))
+    return "".join(parts) + "</div>"
 
-    With ``limited``, a fallback larger than the limit (see :data:`MAX_FALLBACK_BYTES`) is a
-    note instead.
-    """
-    from ._payload import widget_payload
 
-    name = type(widget).__name__
+def _too_big(widget, limited: bool):
+    """A note instead of the data when the limit says so, else None."""
+    name = html.escape(type(widget).__name__)
     limit = _limit() if limited else float("inf")
     if limit <= 0:
-        return (f'<p class="tfprof-offline-note">tfprof_nb {html.escape(name)}: no offline '
-                'copy (TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
-                'prof.to_html(path).</p>')
+        return (f'<p class="tfprof-offline-note">tfprof_nb {name}: no offline copy '
+                '(TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
+                'prof.to_html(path).</p>'), None
+    from ._payload import widget_payload
+
     payload = widget_payload(widget)
     if payload.packed_bytes > limit:
-        return (f'<p class="tfprof-offline-note">tfprof_nb {html.escape(name)}: the data of '
-                f'this view ({payload.packed_bytes / 2**20:.0f} MB packed) is too large to keep '
-                'in the notebook; write an offline report with prof.to_html(path).</p>')
-    note = (f"tfprof_nb {name}: run the notebook, or trust it to see this view offline "
-            "(it needs JavaScript).")
-    return offline_box(payload.data, widget._esm, note) + host_script(
+        return (f'<p class="tfprof-offline-note">tfprof_nb {name}: the data of this view '
+                f'({payload.packed_bytes / 2**20:.0f} MB packed) is too large to keep in the '
+                'notebook; write an offline report with prof.to_html(path).</p>'), None
+    return None, payload
+
+
+def _fallback(widget, payload, details: bool) -> str:
+    note = (f"tfprof_nb {type(widget).__name__}: run the notebook, or trust it to see this "
+            "view offline (it needs JavaScript).")
+    return offline_box(payload, widget._esm, note, widget.model_id, details) + host_script(
         "tfprofOffline.renderFallback(document.currentScript.previousElementSibling);")
 
 
-def loader_html() -> str:
-    """The loader output: renders saved widget state in an exported page; no-op elsewhere."""
-    return host_script("tfprofOffline.bootNotebookExport();")
+def fallback_html(widget, limited: bool = True) -> str:
+    """The self-contained ``text/html`` fallback of ``widget``: its packed state, event
+    details and its own ES module.  With ``limited``, a fallback larger than the limit (see
+    :data:`MAX_FALLBACK_BYTES`) is a note instead."""
+    note, payload = _too_big(widget, limited)
+    return note or _fallback(widget, payload, details=True)
+
+
+def display_outputs(widget, limited: bool = True) -> tuple[str, str]:
+    """(``text/html`` fallback, loader) for displaying ``widget``: the event details go
+    once, in the loader, where the fallback and an export of saved widget state find them."""
+    note, payload = _too_big(widget, limited)
+    if note:
+        return note, loader_html()
+    return _fallback(widget, payload, details=False), loader_html(widget.model_id,
+                                                                  payload.details)
+
+
+def loader_html(model_id: str | None = None, details: str | None = None) -> str:
+    """The loader output: renders saved widget state in an exported page (a no-op in a live
+    notebook) and carries the event details of the view ``model_id``."""
+    data = _data_script("tfprof-details", details, model_id) if details and model_id else ""
+    return data + host_script("tfprofOffline.bootNotebookExport();")

@@ -1,9 +1,10 @@
 """A widget's state packed for pages without a kernel: one deflated, base64-encoded blob.
 
-Layout of the blob before compression: a little-endian uint32 header length, the JSON header
-(the JSON traits, where each binary trait sits, and the optional event details),
-then the binary buffers, each starting on an 8-byte boundary so the browser can view them as
-typed arrays without a copy.  ``js/src/offline.ts`` unpacks it.
+Layout of a blob before compression: a little-endian uint32 header length, the JSON header
+(the JSON traits, or the details' tables, and where each binary buffer sits), then the
+buffers, each starting on an 8-byte boundary so the browser can view them as typed arrays
+without a copy.  A timeline's event details are a second blob.  ``js/src/offline.ts`` unpacks
+them.
 """
 
 from __future__ import annotations
@@ -62,15 +63,38 @@ def _dumps(obj) -> bytes:
 
 @dataclass
 class Payload:
-    """A packed widget state: ``data`` (base64 text) and what it holds before packing."""
+    """A packed widget state: ``data`` (base64 text), the timeline's event details packed
+    apart (``details``, None for views without a timeline; pages read them lazily, on the
+    first click) and what both hold before packing."""
 
     data: str
+    details: str | None
     raw_bytes: int  # JSON + binary bytes of the state (what a live widget would send)
-    details_bytes: int  # JSON + binary bytes of the embedded event details
+    details_bytes: int  # JSON + binary bytes of the event details
 
     @property
     def packed_bytes(self) -> int:
-        return len(self.data)
+        return len(self.data) + len(self.details or "")
+
+
+def _pack(header: dict, binary: dict[str, bytes], level: int) -> str:
+    """One blob: uint32 header length, JSON header with ``buffers`` {key: [offset, length]},
+    the buffers 8-byte aligned; deflated and base64-encoded."""
+    buffers: list[bytes] = []
+    places = {}
+    offset = 0
+    for key, data in binary.items():
+        pad = (-offset) % 8
+        if pad:
+            buffers.append(b"\0" * pad)
+            offset += pad
+        buffers.append(data)
+        places[key] = [offset, len(data)]
+        offset += len(data)
+    head = _dumps({**header, "buffers": places})
+    head += b" " * ((-(4 + len(head))) % 8)  # buffers start 8-byte aligned
+    blob = b"".join([len(head).to_bytes(4, "little"), head, *buffers])
+    return base64.b64encode(zlib.compress(blob, level)).decode("ascii")
 
 
 def widget_payload(widget, details: bool = True, level: int = 1) -> Payload:
@@ -80,35 +104,13 @@ def widget_payload(widget, details: bool = True, level: int = 1) -> Payload:
     takes 3.4 s for 14.7 MB (displaying a view packs its fallback, so speed matters).
     """
     plain, binary = widget_state(widget)
-    header = {"state": plain, "buffers": {}, "details": None}
-    buffers: list[bytes] = []
-    offset = 0
-
-    def add(data: bytes) -> list[int]:
-        nonlocal offset
-        pad = (-offset) % 8
-        if pad:
-            buffers.append(b"\0" * pad)
-            offset += pad
-        buffers.append(data)
-        start = offset
-        offset += len(data)
-        return [start, len(data)]
-
-    for key, data in binary.items():
-        header["buffers"][key] = add(data)
+    data = _pack({"state": plain}, binary, level)
     raw = sum(map(len, binary.values())) + len(_dumps(plain))
-    details_bytes = 0
     source = widget._timeline_source() if details else None
-    if source is not None:
-        from ._details import event_details_block
+    if source is None:
+        return Payload(data, None, raw, 0)
+    from ._details import event_details_block
 
-        info, columns = event_details_block(source.prof, source.event_ids)
-        info["buffers"] = {k: add(v) for k, v in columns.items()}
-        header["details"] = info
-        details_bytes = sum(map(len, columns.values())) + len(_dumps(info))
-    head = _dumps(header)
-    head += b" " * ((-(4 + len(head))) % 8)  # buffers start 8-byte aligned
-    blob = b"".join([len(head).to_bytes(4, "little"), head, *buffers])
-    packed = base64.b64encode(zlib.compress(blob, level)).decode("ascii")
-    return Payload(packed, raw, details_bytes)
+    info, columns = event_details_block(source.prof, source.event_ids)
+    packed = _pack(info, columns, level)
+    return Payload(data, packed, raw, sum(map(len, columns.values())) + len(_dumps(info)))
