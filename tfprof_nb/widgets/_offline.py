@@ -3,9 +3,11 @@
 A displayed tfprof_nb widget carries, next to the widget view, a ``text/html`` fallback: its
 state packed into the output plus the offline host, so a front-end without the widget (an
 nbconvert export, a notebook saved without widget state, Colab without the custom widget
-manager) renders the very same view from the embedded data, with no network.  A second, tiny
-output (the loader) renders widgets from the widget state an executed export stores
-(``jupyter nbconvert --execute`` keeps the state and picks the widget view over the fallback).
+manager) renders the very same view from the embedded data, with no network.  A second output
+(the loader, invisible) renders widgets from the widget state an executed export stores
+(``jupyter nbconvert --execute`` keeps the state and picks the widget view over the
+fallback), and carries the view's trace-event details, which both ways read on the first
+click.
 Profile strings only ever reach the page as data, never as markup.
 """
 
@@ -84,7 +86,7 @@ def offline_box(payload, module: str, placeholder: str, model_id: str | None = N
 
 
 def _too_big(widget, limited: bool):
-    """A note instead of the data when the limit says so, else None."""
+    """(note, None) when the limit keeps the data out of the notebook, else (None, payload)."""
     name = html.escape(type(widget).__name__)
     limit = _limit() if limited else float("inf")
     if limit <= 0:
