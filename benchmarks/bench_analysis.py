@@ -10,7 +10,6 @@ memory_profile), each on a fresh copy of the file.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -63,20 +62,13 @@ def xprof(path: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--profile", type=Path)
-    ap.add_argument("--events", type=int, default=1_000_000)
-    args = ap.parse_args(argv)
-    from bench_load import ensure_profile
+    from bench_load import profile_from_args
 
-    path = args.profile or ensure_profile(args.events)
-    import tfprof_nb as tp
-
-    tp.load(path).steps  # compile the numba kernels once (cached across processes)
+    path, events = profile_from_args(__doc__, argv)
     mine = ours(path)
     ref = xprof(path)
     res = {"file_mb": round(path.stat().st_size / 1e6, 1),
-           "events": len(tp.load(path).events),
+           "events": events,
            "tfprof_nb_s": {k: round(v, 3) for k, v in mine.items()},
            "xprof_s": {k: round(v, 3) for k, v in ref.items()},
            "ratio": round(ref["total"] / mine["total"], 1)}

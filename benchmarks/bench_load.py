@@ -48,6 +48,21 @@ def ensure_profile(min_events: int) -> Path:
         steps = int(steps * min_events / max(n, 1) * 1.1) + 1
 
 
+def profile_from_args(doc: str, argv=None) -> tuple[Path, int]:
+    """The benchmark's profile (``--profile FILE`` or a cached one of ``--events`` events) and
+    its event count, with the numba kernels compiled (cached across processes)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--profile", type=Path)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    args = ap.parse_args(argv)
+    path = args.profile or ensure_profile(args.events)
+    import tfprof_nb as tp
+
+    prof = tp.load(path)
+    prof.steps  # compile the numba kernels once
+    return path, len(prof.events)
+
+
 def python_loop_reference(path: Path) -> tuple[float, int, int]:
     """Parse with TF's xplane_pb2 and visit every event and stat in Python."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2

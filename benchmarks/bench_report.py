@@ -13,7 +13,6 @@ profiler computes before it can show the trace).
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -93,20 +92,13 @@ def xprof_trace_viewer(path: Path) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--profile", type=Path)
-    ap.add_argument("--events", type=int, default=1_000_000)
-    args = ap.parse_args(argv)
-    from bench_load import ensure_profile
+    from bench_load import profile_from_args
 
-    path = args.profile or ensure_profile(args.events)
-    import tfprof_nb as tp
-
-    tp.load(path).steps  # compile the numba kernels once (cached across processes)
+    path, events = profile_from_args(__doc__, argv)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.html"
         res = {"file_mb": round(path.stat().st_size / 1e6, 1),
-               "events": len(tp.load(path).events), **write(path, out),
+               "events": events, **write(path, out),
                **open_in_chromium(out)}
     res["xprof_trace_viewer_s"] = round(xprof_trace_viewer(path), 2)
     res["ratio_vs_xprof_trace_viewer"] = round(res["xprof_trace_viewer_s"] / res["write_s"], 1)

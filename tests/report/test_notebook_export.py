@@ -15,6 +15,7 @@ import tfprof_nb as tp
 from tfprof_nb.widgets import _offline
 from tfprof_nb.widgets.tables import KernelTable
 
+from ..widgets.harness import event_point
 from .offline_page import OfflinePage
 
 # Hosts nbconvert's own HTML template loads from (MathJax, require.js, the widget manager);
@@ -71,15 +72,8 @@ def _check_views(page, prof):
 
 def _click_timeline_event(page) -> str:
     """Click an event of the standalone timeline; its details once they show stats."""
-    found = page.js("""() => {
-      const root = document.querySelector('.tfprof-timeline');
-      root.scrollIntoView();
-      const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
-      for (let y = 40; y < 500; y += 3)
-        for (let x = 210; x < r.width - 5; x += 3)
-          if (t.hit(x, y) >= 0) return [x + r.left, y + r.top];
-      return null; }""")
-    page.page.mouse.click(*found)
+    x, y, _ = event_point(page.page)
+    page.page.mouse.click(x, y)
     page.page.wait_for_function("() => document.querySelector('.tfprof-timeline .tl-details')"
                                 ".textContent.includes('event id')", timeout=30000)
     return page.js("() => document.querySelector('.tfprof-timeline .tl-details').textContent")

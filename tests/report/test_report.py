@@ -10,6 +10,7 @@ from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets._payload import widget_payload
 from tfprof_nb.widgets.dashboard import Dashboard
 
+from ..widgets.harness import event_point
 from .offline_page import OfflinePage
 
 TABS = ["overview", "timeline", "ops", "kernels", "memory", "input", "tfdata", "pod"]
@@ -52,16 +53,7 @@ def _check_every_tab(page, dash) -> dict:
 
 def _click_an_event(page):
     """Click the first event found in the dashboard's timeline; returns its row index."""
-    found = page.js(f"""() => {{
-      const t = {TIMELINE};
-      const r = document.querySelector("[data-pane='timeline'] canvas").getBoundingClientRect();
-      for (let y = 40; y < 500; y += 3)
-        for (let x = 210; x < r.width - 5; x += 3) {{
-          const i = t.hit(x, y);
-          if (i >= 0) return [x + r.left, y + r.top, i];
-        }}
-      return null;
-    }}""")
+    found = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline")
     assert found, "no event drawn in the trace viewer"
     x, y, index = found
     page.page.mouse.click(x, y)
@@ -218,15 +210,7 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
     timeline = TraceTimeline(before)
     path = timeline.to_html(tmp_path / "trace.html", title="trace")
     with OfflinePage(path, wait_for=".tfprof-timeline canvas") as page:
-        root = "document.querySelector('.tfprof-timeline')"
-        point = page.js(f"""() => {{
-          const r = {root}.querySelector('canvas').getBoundingClientRect();
-          for (let y = 40; y < 500; y += 3)
-            for (let x = 210; x < r.width - 5; x += 3) {{
-              const i = {root}.__timeline.hit(x, y);
-              if (i >= 0) return [x + r.left, y + r.top, i];
-            }}
-          return null; }}""")
+        point = event_point(page.page)
         page.page.mouse.click(point[0], point[1])
         page.page.wait_for_function(  # a function: the page's policy forbids eval
             "() => document.querySelector('.tl-details').textContent.includes('event id')")

@@ -72,6 +72,22 @@ def guard(page, allowed: tuple[str, ...], blocked: list, console_errors: list,
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
 
+def event_point(page, root: str = ".tfprof-timeline") -> list | None:
+    """[x, y, row] of an event drawn by the timeline under ``root``: page coordinates to click
+    and its row in the timeline's order (the timeline is scrolled into view first)."""
+    return page.evaluate("""sel => {
+      const root = document.querySelector(sel);
+      root.scrollIntoView();
+      const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+      for (let y = 40; y < 500; y += 3)
+        for (let x = 210; x < r.width - 5; x += 3) {
+          const i = t.hit(x, y);
+          if (i >= 0) return [x + r.left, y + r.top, i];
+        }
+      return null;
+    }""", root)
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass

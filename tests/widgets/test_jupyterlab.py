@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from ..conftest import free_port
-from .harness import CHROMIUM, CHROMIUM_ARGS
+from .harness import CHROMIUM, CHROMIUM_ARGS, event_point
 
 
 
@@ -116,16 +116,9 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
         loader = page.evaluate("""() => Array.from(document.querySelectorAll(
           '.jp-OutputArea-child')).map(c => c.getBoundingClientRect().height)""")
         assert len(loader) == 2 and loader[1] < 30  # the loader's output takes no room
-        point = page.evaluate("""() => {
-          const root = document.querySelector('.tfprof-timeline');
-          const r = root.querySelector('canvas').getBoundingClientRect();
-          for (let y = 40; y < 500; y += 3)
-            for (let x = 200; x < r.width - 10; x += 3)
-              if (root.__timeline.hit(x, y) >= 0) return [x + r.left, y + r.top];
-          return null;
-        }""")
+        point = event_point(page)
         assert point is not None
-        page.mouse.click(*point)
+        page.mouse.click(point[0], point[1])
         page.wait_for_function(
             "document.querySelector('.tl-details').textContent.includes('duration')",
             timeout=60000)

@@ -9,7 +9,7 @@ import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TraceTimeline
 
-from .harness import WidgetPage
+from .harness import WidgetPage, event_point
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
 
@@ -26,19 +26,6 @@ def _painted(page) -> int:
         if (Math.abs(d[i] - bg[0]) + Math.abs(d[i+1] - bg[1]) + Math.abs(d[i+2] - bg[2]) > 30) n++;
       return n;
     }""")
-
-
-def _find_event_pixel(page):
-    return page.js(f"""() => {{
-      const t = {TIMELINE};
-      const r = document.querySelector('.tfprof-timeline canvas').getBoundingClientRect();
-      for (let y = 40; y < 500; y += 3)
-        for (let x = 200; x < 1000; x += 3) {{
-          const i = t.hit(x, y);
-          if (i >= 0) return [x + r.left, y + r.top, i];  // page coordinates
-        }}
-      return null;
-    }}""")
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +66,7 @@ def test_zoom_pan_and_view_sync(cpu_widget, tmp_path):
 
 def test_click_shows_details_from_python(cpu_widget, tmp_path):
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
-        x, y, index = _find_event_pixel(page)
+        x, y, index = event_point(page.page)
         page.page.mouse.click(x, y)
         sent = [v for k, v in page.changes() if k == "selected_index"]
         assert sent and sent[-1] == index
