@@ -29,12 +29,11 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     host_codes = ev["host"].cat.codes.to_numpy().astype(np.int64)
     plane_codes = ev["plane"].cat.codes.to_numpy().astype(np.int64)
     line_codes, line_ids = pd.factorize(ev["line_id"].to_numpy())
-    n_planes = len(ev["plane"].cat.categories) or 1
-    key = (host_codes * n_planes + plane_codes) * max(len(line_ids), 1) + line_codes
+    n_planes = len(ev["plane"].cat.categories)
+    key = (host_codes * n_planes + plane_codes) * len(line_ids) + line_codes
     track_codes, _ = pd.factorize(key)
     first_rows = pd.Series(np.arange(n)).groupby(track_codes).first().to_numpy()
-    track_index = list(zip(host_codes[first_rows], plane_codes[first_rows],
-                           np.asarray(line_ids)[line_codes[first_rows]]))
+    track_places = list(zip(host_codes[first_rows], plane_codes[first_rows]))
     depth = event_nesting(track_codes, ev["start_ps"].to_numpy(),
                           ev["duration_ps"].to_numpy())["depth"].to_numpy()
     order = np.lexsort((ev["start_ps"].to_numpy(), depth, track_codes))
@@ -49,8 +48,8 @@ def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
     line_names = [str(x) for x in ev["line"].iloc[first_rows]]
     tracks = []
     max_depth = pd.Series(depth).groupby(track_codes).max()
-    counts = np.bincount(track_codes, minlength=len(track_index))
-    for t, (h, p, _) in enumerate(track_index):
+    counts = np.bincount(track_codes, minlength=len(track_places))
+    for t, (h, p) in enumerate(track_places):
         tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
                        "host": str(hosts[h]), "plane": str(planes[p]),
                        "name": line_names[t], "depths": int(max_depth[t]) + 1,
