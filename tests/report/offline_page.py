@@ -30,7 +30,7 @@ class OfflinePage:
         self.page = self.browser.new_page(viewport={"width": 1200, "height": 900},
                                           color_scheme=self.color_scheme)
         guard(self.page, LOCAL, self.blocked, self.console_errors, self.dialogs)
-        self.page.goto(self.path.as_uri())
+        self.page.goto(self.path.as_uri(), timeout=120000)
         if self.wait_for:
             self.page.wait_for_selector(self.wait_for, timeout=60000)
         return self

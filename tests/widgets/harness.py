@@ -122,7 +122,7 @@ class WidgetPage:
         self.page = self.browser.new_page(viewport={"width": 1100, "height": 800})
         local = f"http://127.0.0.1:{self.server.server_address[1]}/"
         guard(self.page, (local,), self.blocked, self.console_errors, self.dialogs)
-        self.page.goto(self.url)
+        self.page.goto(self.url, timeout=120000)
         self.page.wait_for_function("window.__ready === true", timeout=60000)
         return self
 
