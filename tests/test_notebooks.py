@@ -29,11 +29,17 @@ def test_notebook_runs(path, tmp_path):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
-    # every tfprof_nb view shown keeps an offline copy for exports
-    views = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    # every tfprof_nb view shown keeps an offline copy (exports, reopened notebooks): its
+    # place in the widget output, its data in the loader output right after it
+    pairs = [(o, c.outputs[i + 1] if i + 1 < len(c.outputs) else None)
+             for c in nb.cells if c.cell_type == "code" for i, o in enumerate(c.outputs)
              if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
-             and "tfprof_nb" in o.data.get("text/html", "")]
-    assert views and all("tfprof-payload" in o.data["text/html"] for o in views)
+             and "tfprof-offline" in o.data.get("text/html", "")]
+    assert pairs
+    for view, loader in pairs:
+        model_id = view.data["application/vnd.jupyter.widget-view+json"]["model_id"]
+        assert loader is not None and loader.metadata.get("tfprof_nb") == "offline-loader"
+        assert f'class="tfprof-payload" data-model-id="{model_id}"' in loader.data["text/html"]
     if path.name == "01_quickstart.ipynb":  # the %%tfprof cell profiled batches 3..12
         assert any("profiled steps: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]" in o.get("text", "")
                    for c in nb.cells if c.cell_type == "code" for o in c.outputs)

@@ -64,14 +64,20 @@ export async function unpackDetails(b64: string): Promise<DetailsBlock> {
  * model. Read lazily (on the first click) and once. */
 export type DetailsSource = () => Promise<DetailsBlock | undefined>;
 
+/** The text of the `script.<cls>` inside `box`, else of the one a loader output carries for
+ * `modelId`. */
+function dataOf(cls: string, box: Element | null, modelId?: string | null): string | undefined {
+  const own = box?.querySelector(`script.${cls}`);
+  const shared = !own && modelId ? Array.from(document.querySelectorAll(`script.${cls}`))
+    .find((s) => s.getAttribute("data-model-id") === modelId) : undefined;
+  return (own ?? shared)?.textContent ?? undefined;
+}
+
 export function detailsFrom(box: Element | null, modelId?: string | null): DetailsSource {
   let pending: Promise<DetailsBlock | undefined> | undefined;
   return () => {
     if (!pending) {
-      const own = box?.querySelector("script.tfprof-details");
-      const shared = modelId ? Array.from(document.querySelectorAll("script.tfprof-details"))
-        .find((s) => s.getAttribute("data-model-id") === modelId) : undefined;
-      const text = (own ?? shared)?.textContent;
+      const text = dataOf("tfprof-details", box, modelId);
       pending = text ? unpackDetails(text) : Promise.resolve(undefined);
     }
     return pending;
@@ -147,22 +153,100 @@ export async function renderState(el: HTMLElement, source: string, state: Record
   render({ model, el });
 }
 
-/** Render an offline box: a `.tfprof-offline` element holding the packed state, the module,
- * maybe the packed event details, and the `.tfprof-offline-view` to render into. */
-export async function renderFallback(box: Element | null): Promise<void> {
-  if (!box?.classList.contains("tfprof-offline")) return;
-  const payload = box.querySelector("script.tfprof-payload")?.textContent;
-  const esm = box.querySelector("script.tfprof-esm")?.textContent;
-  const target = box.querySelector(".tfprof-offline-view") as HTMLElement | null;
-  if (!payload || !esm || !target) return;
+/** Render a view from its packed state and module into `target` (an error shows there). */
+async function renderPacked(target: HTMLElement, payload: string, esm: string,
+  details: DetailsSource): Promise<void> {
   try {
     const state = await unpack(payload);
     const source = new TextDecoder().decode(fromBase64(esm));
     target.replaceChildren();
-    await renderState(target, source, state, detailsFrom(box, box.getAttribute("data-model-id")));
+    await renderState(target, source, state, details);
   } catch (err) {
     showError(target, err);
   }
+}
+
+/** Render an offline box: a `.tfprof-offline` element with the `.tfprof-offline-view` to
+ * render into, holding the packed state, the module and maybe the packed event details, or
+ * else finding them in the loader output of its model (once per box; a box whose data is not
+ * on the page yet waits for its loader). */
+export async function renderFallback(box: Element | null): Promise<void> {
+  if (!box?.classList.contains("tfprof-offline") || box.hasAttribute("data-tfprof-rendered")) return;
+  const modelId = box.getAttribute("data-model-id");
+  const payload = dataOf("tfprof-payload", box, modelId);
+  const esm = dataOf("tfprof-esm", box, modelId);
+  const target = box.querySelector(".tfprof-offline-view") as HTMLElement | null;
+  if (!payload || !esm || !target) return;
+  box.setAttribute("data-tfprof-rendered", "");
+  await renderPacked(target, payload, esm, detailsFrom(box, modelId));
+}
+
+const NOT_FOUND = /model not found/i;
+
+/**
+ * In JupyterLab or Notebook 7, a notebook reopened without the kernel that made its widgets
+ * shows "Error displaying widget: model not found" in their place. Render the view of
+ * `modelId` there from the loader's data, once that message shows, unless a live view comes.
+ */
+function reviveWidgetOutput(loader: Element, modelId: string): void {
+  const output = loader.closest(".jp-OutputArea-child")?.previousElementSibling
+    ?.querySelector(".jp-OutputArea-output") as HTMLElement | null | undefined;
+  if (!output) return;
+  const live = () => output.querySelector("[class*='tfprof-']") !== null;
+  let done = false;
+  const check = () => {
+    if (done) return;
+    if (live()) done = true;
+    else if (output.classList.contains("jupyter-widgets") &&
+      NOT_FOUND.test(output.textContent ?? "")) {  // the widget manager's own message
+      done = true;
+      const payload = dataOf("tfprof-payload", null, modelId);
+      const esm = dataOf("tfprof-esm", null, modelId);
+      if (!payload || !esm) return;
+      const caption = document.createElement("p");
+      caption.className = "tfprof-offline-caption";
+      caption.textContent = "tfprof_nb: the view as saved (its kernel is gone); run the cell " +
+        "again for the live widget.";
+      caption.style.cssText = "margin:0 0 4px;font-size:12px;opacity:0.7";
+      const view = document.createElement("div");
+      view.className = "tfprof-offline-view";
+      output.replaceChildren(caption, view);
+      void renderPacked(view, payload, esm, detailsFrom(null, modelId));
+    }
+    if (done) observer.disconnect();
+  };
+  const observer = new MutationObserver(check);
+  observer.observe(output, { childList: true, subtree: true, characterData: true });
+  check();
+}
+
+/** The model id of the data a loader's host script follows. */
+function loaderModelId(script: Element): string | null {
+  for (let el = script.previousElementSibling; el?.matches("script[class^='tfprof-']");
+    el = el.previousElementSibling) {
+    const id = el.getAttribute("data-model-id");
+    if (id) return id;
+  }
+  return null;
+}
+
+/**
+ * Run a loader output (`script` is its host script): render saved widget state in an export
+ * page, and the loader's own view wherever no live widget shows it (its placeholder in an
+ * export, its widget output in a reopened notebook).
+ */
+export function bootLoader(script: Element | null): void {
+  bootNotebookExport();
+  const modelId = script ? loaderModelId(script) : null;
+  if (!script || !modelId) return;
+  const go = () => {
+    for (const box of Array.from(document.querySelectorAll(".tfprof-offline"))) {
+      if (box.getAttribute("data-model-id") === modelId) void renderFallback(box);
+    }
+    reviveWidgetOutput(script, modelId);
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", go);
+  else go();
 }
 
 const VIEW_MIME = "application/vnd.jupyter.widget-view+json";
@@ -235,5 +319,5 @@ export function bootNotebookExport(): void {
 }
 
 (globalThis as unknown as { tfprofOffline: unknown }).tfprofOffline = {
-  renderFallback, renderNotebookExport, bootNotebookExport, unpack, unpackDetails,
+  renderFallback, renderNotebookExport, bootNotebookExport, bootLoader, unpack, unpackDetails,
 };

@@ -45,6 +45,42 @@ def lab(tmp_path, request):
         except subprocess.TimeoutExpired:
             proc.kill()
 
+# the standalone timeline: the one outside the dashboard
+ALONE = ("const alone = Array.from(document.querySelectorAll('.tfprof-timeline'))"
+         ".find(t => !t.closest('.tfprof-dashboard'))")
+
+
+def _open(pw, url: str, app: str, external: list):
+    """A browser on x.ipynb in JupyterLab or Notebook 7; requests leaving the machine are
+    blocked and recorded in ``external``."""
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+    def local(u: str) -> bool:
+        return u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+
+    def block(r):
+        external.append(r.request.url)
+        r.abort()
+
+    # only requests leaving the machine pass through Python (to be blocked and recorded):
+    # routing Lab's hundreds of local chunks through a handler once made a load outlast 30 s
+    page.route(lambda u: not local(u), block)
+    page.goto(f"{url}/lab/tree/x.ipynb" if app == "lab" else f"{url}/notebooks/x.ipynb",
+              wait_until="domcontentloaded", timeout=120000)
+    return browser, page
+
+
+# pixels of a timeline canvas (past its labels and ruler) unlike its background
+PAINTED = """sel => {
+  const c = document.querySelector(sel);
+  const d = c.getContext('2d').getImageData(200, 30, c.width - 200, c.height - 30).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4)
+    if (Math.abs(d[i] - d[0]) + Math.abs(d[i+1] - d[1]) + Math.abs(d[i+2] - d[2]) > 30) n++;
+  return n;
+}"""
+
 
 @pytest.mark.parametrize("view", ["timeline", "dashboard"])
 def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
@@ -64,21 +100,7 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
     (root / "x.ipynb").write_text(json.dumps(nb))
     external = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-
-        def local(u: str) -> bool:
-            return u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-
-        def block(r):
-            external.append(r.request.url)
-            r.abort()
-
-        # only requests leaving the machine pass through Python (to be blocked and recorded):
-        # routing Lab's hundreds of local chunks through a handler once made a load outlast 30 s
-        page.route(lambda u: not local(u), block)
-        page.goto(f"{url}/lab/tree/x.ipynb" if app == "lab" else f"{url}/notebooks/x.ipynb",
-                  wait_until="domcontentloaded", timeout=120000)
+        browser, page = _open(pw, url, app, external)
         page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
         # run the cell once the kernel takes it: retry until its prompt shows a number
         page.wait_for_timeout(2000)
@@ -103,15 +125,8 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
                 "() => document.querySelector('.jp-OutputArea')?.innerText"))
             raise
         page.wait_for_timeout(500)
-        painted = page.evaluate("""() => {
-          const c = document.querySelector('.tfprof-timeline canvas');
-          const d = c.getContext('2d').getImageData(200, 30, c.width - 200, c.height - 30).data;
-          let n = 0;
-          for (let i = 0; i < d.length; i += 4)
-            if (Math.abs(d[i] - d[0]) + Math.abs(d[i+1] - d[1]) + Math.abs(d[i+2] - d[2]) > 30) n++;
-          return n;
-        }""")
-        assert painted > 2000
+        page.wait_for_function(f"sel => ({PAINTED})(sel) > 2000",
+                               arg=".tfprof-timeline canvas", timeout=30000)
         # one live view: the offline fallback is not chosen and the loader does nothing
         counts = page.evaluate("""() => ['.tfprof-dashboard', '.tfprof-timeline',
           '.tfprof-offline-view'].map(s => document.querySelectorAll(s).length)""")
@@ -125,5 +140,64 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
         page.wait_for_function(
             "document.querySelector('.tl-details').textContent.includes('duration')",
             timeout=60000)
+        browser.close()
+    assert external == []
+
+
+def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
+    """A notebook run, saved (without widget state, Lab's default) and opened again: its new
+    kernel holds no widget, so Lab says "model not found"; the loader shows the saved views
+    there instead, event details included, with no request leaving the machine."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbformat.sign import NotebookNotary
+    from playwright.sync_api import sync_playwright
+
+    url, root, app = lab
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(f"import tfprof_nb as tp\nprof = tp.load("
+                                  f"{str(gpu_fixture_file)!r})\nprof"),
+        nbformat.v4.new_code_cell("tp.widgets.TraceTimeline(prof)")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}})
+    NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False).execute()
+    NotebookNotary().sign(nb)  # what saving a notebook one ran does: it stays trusted
+    nbformat.write(nb, str(root / "x.ipynb"))
+    external = []
+    with sync_playwright() as pw:
+        browser, page = _open(pw, url, app, external)
+        try:
+            page.wait_for_function("() => document.querySelectorAll("
+                                   "'.tfprof-offline-caption').length === 2", timeout=120000)
+            page.wait_for_selector(".tfprof-dashboard .db-card", timeout=60000)
+            page.wait_for_function(f"() => {{ {ALONE}; return !!alone?.querySelector('canvas'); }}",
+                                   timeout=60000)
+        except Exception:  # keep what the page showed for the failure report
+            page.screenshot(path=str(root / "failure.png"))
+            print("outputs:", page.evaluate(
+                "() => Array.from(document.querySelectorAll('.jp-OutputArea'))"
+                ".map(o => o.innerText.slice(0, 300))"))
+            raise
+        page.wait_for_timeout(500)
+        texts = page.evaluate("() => Array.from(document.querySelectorAll("
+                              "'.jp-OutputArea-output')).map(o => o.innerText)")
+        assert not any("model not found" in t for t in texts)
+        # in place of the widget, one view each; the loaders take no room
+        assert page.evaluate(f"""() => {{ {ALONE}; return [
+          document.querySelectorAll('.tfprof-dashboard').length,
+          document.querySelectorAll('.tfprof-timeline').length - (alone ? 1 : 0)]; }}""") \
+            in ([1, 0], [1, 1])  # the dashboard makes its trace viewer on first showing it
+        heights = page.evaluate("""() => Array.from(document.querySelectorAll(
+          '.jp-OutputArea-child')).map(c => c.getBoundingClientRect().height)""")
+        assert len(heights) == 4 and heights[1] < 30 and heights[3] < 30
+        page.evaluate(f"() => {{ {ALONE}; alone.id = 'alone'; }}")
+        point = event_point(page, "#alone")
+        assert point is not None
+        # drawn once on screen (the view draws on the next frames after it scrolls in)
+        page.wait_for_function(f"sel => ({PAINTED})(sel) > 2000", arg="#alone canvas",
+                               timeout=30000)
+        page.mouse.click(point[0], point[1])
+        page.wait_for_function("() => document.querySelector('#alone .tl-details')"
+                               ".textContent.includes('duration')", timeout=60000)
         browser.close()
     assert external == []

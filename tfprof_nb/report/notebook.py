@@ -1,8 +1,9 @@
 """A small report notebook to share: the summary and the dashboard, already rendered.
 
 The outputs are written without a kernel: the summary as text and the dashboard as its
-offline fallback (packed state plus the same JS modules), so the notebook shows its views in
-Jupyter once trusted, and in an HTML export, with no kernel and no network.  Its code cells
+offline copy (its place, then the loader output with its packed state and JS module), so the
+notebook shows its views in Jupyter once trusted, and in an HTML export, with no kernel and
+no network.  Its code cells
 reload the profile, so running them with the profile at hand gives the live widgets back.
 """
 

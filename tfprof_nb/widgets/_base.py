@@ -78,8 +78,9 @@ class BaseWidget(anywidget.AnyWidget):
         return {**data, "text/html": fallback}, meta
 
     def _ipython_display_(self):
-        """Display the view (with its fallback), then the loader that renders saved widget
-        state offline and carries the view's event details."""
+        """Display the view (its ``text/html`` is the view's place), then the loader: the
+        view's offline copy, rendered wherever no live widget shows (exports, reopened
+        notebooks)."""
         from IPython.display import display
 
         from ._offline import display_outputs, loader_html

@@ -1,13 +1,15 @@
 """Offline fallbacks for notebooks: what a widget output shows where no kernel runs.
 
-A displayed tfprof_nb widget carries, next to the widget view, a ``text/html`` fallback: its
-state packed into the output plus the offline host, so a front-end without the widget (an
-nbconvert export, a notebook saved without widget state, Colab without the custom widget
-manager) renders the very same view from the embedded data, with no network.  A second output
-(the loader, invisible) renders widgets from the widget state an executed export stores
-(``jupyter nbconvert --execute`` keeps the state and picks the widget view over the
-fallback), and carries the view's trace-event details, which both ways read on the first
-click.
+Displaying a tfprof_nb widget writes two outputs.  The first is the widget view with a
+``text/html`` alternative: the place of the view.  The second, the loader (invisible), carries
+the view's data once: its state packed, its ES module and its trace-event details, plus the
+offline host.  Wherever no live widget can show, the loader renders the very same view from
+that data, with no network: into the placeholder (an nbconvert export of a notebook saved
+without widget state, a front-end without the widget), from the widget state an executed
+export stores (``jupyter nbconvert --execute`` keeps it and picks the widget view), and into
+the widget output of a trusted notebook reopened in JupyterLab or Notebook 7 whose kernel no
+longer holds the widget ("model not found").
+A bundle asked for alone (``_repr_mimebundle_``) carries a self-contained fallback instead.
 Profile strings only ever reach the page as data, never as markup.
 """
 
@@ -69,19 +71,21 @@ def _data_script(cls: str, b64: str, model_id: str | None = None) -> str:
     return f'<script type="application/octet-stream" class="{cls}"{owner}>{b64}</script>'
 
 
-def offline_box(payload, module: str, placeholder: str, model_id: str | None = None,
-                details: bool = True) -> str:
-    """The element the host renders into: the view's place, its packed state, its ES module
-    (``module`` is the module's source) and, with ``details``, its packed event details.
-    Without them, the page looks them up by ``model_id`` (in the loader output)."""
+def offline_box(placeholder: str, model_id: str | None = None, payload=None,
+                module: str | None = None) -> str:
+    """The element the host renders into: the view's place (showing ``placeholder`` until
+    then) and, given a ``payload``, its packed state and event details and its ES module
+    (``module`` is the module's source).  Without them, the loader output of ``model_id``
+    has them."""
     parts = ['<div class="tfprof-offline"',
              f' data-model-id="{html.escape(model_id)}">' if model_id else ">",
              '<div class="tfprof-offline-view">',
-             f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>',
-             _data_script("tfprof-payload", payload.data),
-             _data_script("tfprof-esm", _esm_b64(module))]
-    if details and payload.details:
-        parts.append(_data_script("tfprof-details", payload.details))
+             f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>']
+    if payload is not None:
+        parts += [_data_script("tfprof-payload", payload.data),
+                  _data_script("tfprof-esm", _esm_b64(module or ""))]
+        if payload.details:
+            parts.append(_data_script("tfprof-details", payload.details))
     return "".join(parts) + "</div>"
 
 
@@ -103,11 +107,9 @@ def _too_big(widget, limited: bool):
     return None, payload
 
 
-def _fallback(widget, payload, details: bool) -> str:
-    note = (f"tfprof_nb {type(widget).__name__}: run the notebook, or trust it to see this "
+def _note(widget) -> str:
+    return (f"tfprof_nb {type(widget).__name__}: run the notebook, or trust it to see this "
             "view offline (it needs JavaScript).")
-    return offline_box(payload, widget._esm, note, widget.model_id, details) + host_script(
-        "tfprofOffline.renderFallback(document.currentScript.previousElementSibling);")
 
 
 def fallback_html(widget, limited: bool = True) -> str:
@@ -115,21 +117,30 @@ def fallback_html(widget, limited: bool = True) -> str:
     details and its own ES module.  With ``limited``, a fallback larger than the limit (see
     :data:`MAX_FALLBACK_BYTES`) is a note instead."""
     note, payload = _too_big(widget, limited)
-    return note or _fallback(widget, payload, details=True)
+    if note:
+        return note
+    return offline_box(_note(widget), widget.model_id, payload, widget._esm) + host_script(
+        "tfprofOffline.renderFallback(document.currentScript.previousElementSibling);")
 
 
 def display_outputs(widget, limited: bool = True) -> tuple[str, str]:
-    """(``text/html`` fallback, loader) for displaying ``widget``: the event details go
-    once, in the loader, where the fallback and an export of saved widget state find them."""
+    """(``text/html`` of the widget output, loader output) for displaying ``widget``: the
+    first is the view's place, the second its data and the host that renders it offline."""
     note, payload = _too_big(widget, limited)
     if note:
         return note, loader_html()
-    return _fallback(widget, payload, details=False), loader_html(widget.model_id,
-                                                                  payload.details)
+    return (offline_box(_note(widget), widget.model_id),
+            loader_html(widget.model_id, payload, widget._esm))
 
 
-def loader_html(model_id: str | None = None, details: str | None = None) -> str:
-    """The loader output: renders saved widget state in an exported page (a no-op in a live
-    notebook) and carries the event details of the view ``model_id``."""
-    data = _data_script("tfprof-details", details, model_id) if details and model_id else ""
-    return data + host_script("tfprofOffline.bootNotebookExport();")
+def loader_html(model_id: str | None = None, payload=None, module: str | None = None) -> str:
+    """The loader output: the data of the view ``model_id`` (packed state, ES module, event
+    details) and the host, which renders that view wherever no live widget shows it (a no-op
+    next to a live widget) and renders saved widget state in an exported page."""
+    parts = []
+    if model_id and payload is not None:
+        parts += [_data_script("tfprof-payload", payload.data, model_id),
+                  _data_script("tfprof-esm", _esm_b64(module or ""), model_id)]
+        if payload.details:
+            parts.append(_data_script("tfprof-details", payload.details, model_id))
+    return "".join(parts) + host_script("tfprofOffline.bootLoader(document.currentScript);")
