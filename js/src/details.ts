@@ -1,9 +1,25 @@
 // The details of one trace event computed in the browser, for views without a kernel.
 // With the embedded details block: the fields, order and values of the Python widget's
-// TimelineSource.describe (times rounded by toFixed, which breaks exact ties upwards where
-// Python rounds them to even). Without it (an nbconvert export of saved widget state): name,
+// TimelineSource.describe (times written as Python's "{:.3f}" writes them). Without it (an nbconvert export of saved widget state): name,
 // times, place and step only, the duration from the float32 wire column.
 import { column } from "./data";
+
+/**
+ * `x` with three decimals, as Python's `format(x, ".3f")` writes it: correctly rounded, with an
+ * exact tie (x = odd / 2000, e.g. 0.0625) going to the even neighbour where `toFixed` goes up.
+ */
+export function fixed3(x: number): string {
+  const fixed = x.toFixed(3);
+  const n = Math.abs(x) * 2000;
+  // a tie is exact in binary only when 125 divides the odd numerator (x = m / 16)
+  if (!Number.isSafeInteger(n) || n % 2 !== 1 || n % 125 !== 0 || n / 125 / 16 !== Math.abs(x)) {
+    return fixed;
+  }
+  const low = (n - 1) / 2; // thousandths below the tie; toFixed took low + 1
+  const even = low % 2 === 0 ? low : low + 1;
+  const digits = String(even).padStart(4, "0");
+  return `${x < 0 ? "-" : ""}${digits.slice(0, -3)}.${digits.slice(-3)}`;
+}
 
 /** Event stats embedded next to an offline timeline (see tfprof_nb.widgets._details). */
 export interface DetailsBlock {
@@ -59,8 +75,8 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   // position of a repeated key and the last value, like a Python dict)
   const out: [string, unknown][] = [
     ["name", meta.names[names[i]] ?? ""],
-    ["start", `${start[i].toFixed(3)} us`],
-    ["duration", `${dur.toFixed(3)} us`],
+    ["start", `${fixed3(start[i])} us`],
+    ["duration", `${fixed3(dur)} us`],
     ["host", track?.host ?? ""],
     ["plane", track?.plane ?? ""],
     ["track", track?.name ?? ""],

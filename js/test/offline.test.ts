@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eventDetails, type DetailsBlock } from "../src/details";
+import { eventDetails, fixed3, type DetailsBlock } from "../src/details";
 import { detailsResponder, standInModel, unpack, unpackDetails } from "../src/offline";
 
 const dv = (a: ArrayBufferView) => new DataView(a.buffer, a.byteOffset, a.byteLength);
@@ -108,5 +108,17 @@ describe("payload", () => {
       buffers: { off: [0, 8], key: [8, 4], val: [12, 4], id: [16, 4], dur: [24, 8] } }, body));
     expect(d.keys).toEqual(["k"]);
     expect(new Uint32Array(d.off.buffer, d.off.byteOffset, 2)).toEqual(new Uint32Array([0, 1]));
+  });
+});
+
+describe("times with three decimals", () => {
+  it("writes what Python's format(x, '.3f') writes, exact ties to even", () => {
+    // expected strings printed by CPython 3.11
+    const cases: [number, string][] = [
+      [0.0625, "0.062"], [0.1875, "0.188"], [-0.0625, "-0.062"], [0.3125, "0.312"],
+      [123456.0625, "123456.062"], [0.0025, "0.003"], [1.0005, "1.000"], [2.5, "2.500"],
+      [0, "0.000"], [21.3096, "21.310"], [4503599627370498, "4503599627370498.000"],
+    ];
+    for (const [x, want] of cases) expect(fixed3(x)).toBe(want);
   });
 });
