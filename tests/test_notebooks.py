@@ -34,7 +34,7 @@ def test_notebook_runs(path, tmp_path):
     pairs = [(o, c.outputs[i + 1] if i + 1 < len(c.outputs) else None)
              for c in nb.cells if c.cell_type == "code" for i, o in enumerate(c.outputs)
              if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
-             and "tfprof-offline" in o.data.get("text/html", "")]
+             and 'class="tfprof-offline"' in o.data.get("text/html", "")]
     assert pairs
     for view, loader in pairs:
         model_id = view.data["application/vnd.jupyter.widget-view+json"]["model_id"]

@@ -6,19 +6,23 @@ import { column } from "./data";
 
 /**
  * `x` with three decimals, as Python's `format(x, ".3f")` writes it: correctly rounded, with an
- * exact tie (x = odd / 2000, e.g. 0.0625) going to the even neighbour where `toFixed` goes up.
+ * exact tie (e.g. 0.0625) going to the even neighbour where `toFixed` goes up; all digits of
+ * large values; "-0.000", "nan", "inf" as Python has them.
  */
 export function fixed3(x: number): string {
-  const fixed = x.toFixed(3);
-  const n = Math.abs(x) * 2000;
-  // a tie is exact in binary only when 125 divides the odd numerator (x = m / 16)
-  if (!Number.isSafeInteger(n) || n % 2 !== 1 || n % 125 !== 0 || n / 125 / 16 !== Math.abs(x)) {
-    return fixed;
-  }
-  const low = (n - 1) / 2; // thousandths below the tie; toFixed took low + 1
-  const even = low % 2 === 0 ? low : low + 1;
-  const digits = String(even).padStart(4, "0");
-  return `${x < 0 ? "-" : ""}${digits.slice(0, -3)}.${digits.slice(-3)}`;
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+  const a = Math.abs(x);
+  if (a >= 1e21) return `${sign}${BigInt(a).toString()}.000`; // an integer; toFixed goes e+21
+  // a tie is a thousandth and a half: a = odd / 2000, exact in binary only when a * 16 (an
+  // exact product) is an odd integer j, so that a = 125 j / 2000
+  const j = a * 16;
+  if (!Number.isInteger(j) || j % 2 !== 1) return sign + a.toFixed(3);
+  const low = (BigInt(j) * BigInt(125) - BigInt(1)) / BigInt(2); // thousandths below the tie
+  const even = low % BigInt(2) === BigInt(0) ? low : low + BigInt(1);
+  const digits = even.toString().padStart(4, "0");
+  return `${sign}${digits.slice(0, -3)}.${digits.slice(-3)}`;
 }
 
 /** Event stats embedded next to an offline timeline (see tfprof_nb.widgets._details). */

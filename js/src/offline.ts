@@ -1,10 +1,13 @@
 // Offline host: renders tfprof_nb's widget modules without a kernel or a network.
 //
-// A report or an exported notebook carries a widget's state (JSON traits plus binary
-// buffers) and the widget's own ES module. This host stands in for the notebook's widget
-// manager: it gives the module a model over that state and answers the one request the views
-// send to Python (the details of a clicked trace event) from data embedded next to the state.
-// It is bundled as a classic script exposing `tfprofOffline` so it can be inlined anywhere.
+// A report, an exported notebook or a notebook's loader output carries a widget's state (JSON
+// traits plus binary buffers) and the widget's own ES module. This host stands in for the
+// notebook's widget manager: it gives the module a model over that state and answers the one
+// request the views send to Python (the details of a clicked trace event) from data embedded
+// next to the state. In a notebook it renders a view wherever no live widget shows it: its
+// placeholder in an HTML export, saved widget state in an executed export, and the widget's
+// place in a notebook reopened without the kernel that made it. It is bundled as a classic
+// script exposing `tfprofOffline` so it can be inlined anywhere.
 import { type Model } from "./model";
 import { eventDetails, type DetailsBlock } from "./details";
 
@@ -73,15 +76,20 @@ function dataOf(cls: string, box: Element | null, modelId?: string | null): stri
   return (own ?? shared)?.textContent ?? undefined;
 }
 
-export function detailsFrom(box: Element | null, modelId?: string | null): DetailsSource {
+/** Details read from `text()` on the first request, and once. */
+function lazyDetails(text: () => string | undefined): DetailsSource {
   let pending: Promise<DetailsBlock | undefined> | undefined;
   return () => {
     if (!pending) {
-      const text = dataOf("tfprof-details", box, modelId);
-      pending = text ? unpackDetails(text) : Promise.resolve(undefined);
+      const t = text();
+      pending = t ? unpackDetails(t) : Promise.resolve(undefined);
     }
     return pending;
   };
+}
+
+export function detailsFrom(box: Element | null, modelId?: string | null): DetailsSource {
+  return lazyDetails(() => dataOf("tfprof-details", box, modelId));
 }
 
 /** A widget model over a plain state object: local listeners hear every change, as in a
@@ -166,43 +174,74 @@ async function renderPacked(target: HTMLElement, payload: string, esm: string,
   }
 }
 
-/** Render an offline box: a `.tfprof-offline` element with the `.tfprof-offline-view` to
- * render into, holding the packed state, the module and maybe the packed event details, or
- * else finding them in the loader output of its model (once per box; a box whose data is not
- * on the page yet waits for its loader). */
+/** Render a self-contained offline box: a `.tfprof-offline` element with the
+ * `.tfprof-offline-view` to render into, the packed state, the module and maybe the packed
+ * event details (once per box). */
 export async function renderFallback(box: Element | null): Promise<void> {
   if (!box?.classList.contains("tfprof-offline") || box.hasAttribute("data-tfprof-rendered")) return;
-  const modelId = box.getAttribute("data-model-id");
-  const payload = dataOf("tfprof-payload", box, modelId);
-  const esm = dataOf("tfprof-esm", box, modelId);
+  const payload = box.querySelector("script.tfprof-payload")?.textContent;
+  const esm = box.querySelector("script.tfprof-esm")?.textContent;
   const target = box.querySelector(".tfprof-offline-view") as HTMLElement | null;
   if (!payload || !esm || !target) return;
   box.setAttribute("data-tfprof-rendered", "");
-  await renderPacked(target, payload, esm, detailsFrom(box, modelId));
+  await renderPacked(target, payload, esm, detailsFrom(box));
+}
+
+/** What a loader output carries for one view: its model id, packed state, module and
+ * details (the data scripts right before the loader's host script). */
+interface LoaderData {
+  modelId: string;
+  payload: string;
+  esm: string;
+  details: DetailsSource;
+}
+
+function loaderData(script: Element): LoaderData | null {
+  const text: Record<string, string> = {};
+  let modelId: string | null = null;
+  for (let el = script.previousElementSibling; el?.matches("script[class^='tfprof-']");
+    el = el.previousElementSibling) {
+    text[el.className] = el.textContent ?? "";
+    modelId ??= el.getAttribute("data-model-id");
+  }
+  const payload = text["tfprof-payload"], esm = text["tfprof-esm"];
+  if (!modelId || !payload || !esm) return null;
+  const details = text["tfprof-details"];
+  return { modelId, payload, esm, details: lazyDetails(() => details) };
+}
+
+/** In an HTML export, the placeholder of this loader's view: the nearest one of its model
+ * before it not rendered yet (a view shown twice has two pairs, each with its own state). */
+function renderPlaceholder(script: Element, data: LoaderData): void {
+  const boxes = Array.from(document.querySelectorAll(".tfprof-offline")).filter((box) =>
+    box.getAttribute("data-model-id") === data.modelId && !box.hasAttribute("data-tfprof-rendered") &&
+    !box.querySelector("script.tfprof-payload") &&
+    (box.compareDocumentPosition(script) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0);
+  const box = boxes[boxes.length - 1];
+  const target = box?.querySelector(".tfprof-offline-view") as HTMLElement | null | undefined;
+  if (!box || !target) return;
+  box.setAttribute("data-tfprof-rendered", "");
+  void renderPacked(target, data.payload, data.esm, data.details);
 }
 
 const NOT_FOUND = /model not found/i;
 
 /**
  * In JupyterLab or Notebook 7, a notebook reopened without the kernel that made its widgets
- * shows "Error displaying widget: model not found" in their place. Render the view of
- * `modelId` there from the loader's data, once that message shows, unless a live view comes.
+ * shows "Error displaying widget: model not found" in their place (the output right before
+ * the loader's). Render the loader's view there once that message shows, unless a live view
+ * comes first.
  */
-function reviveWidgetOutput(loader: Element, modelId: string): void {
-  const output = loader.closest(".jp-OutputArea-child")?.previousElementSibling
+function reviveWidgetOutput(script: Element, data: LoaderData): void {
+  const output = script.closest(".jp-OutputArea-child")?.previousElementSibling
     ?.querySelector(".jp-OutputArea-output") as HTMLElement | null | undefined;
   if (!output) return;
-  const live = () => output.querySelector("[class*='tfprof-']") !== null;
-  let done = false;
+  const failed = () => output.classList.contains("jupyter-widgets") &&  // the manager's message
+    NOT_FOUND.test(output.textContent ?? "") && !output.querySelector("[class*='tfprof-']");
+  const settled = () => !output.isConnected || !script.isConnected ||
+    output.querySelector("[class*='tfprof-']") !== null;
   const check = () => {
-    if (done) return;
-    if (live()) done = true;
-    else if (output.classList.contains("jupyter-widgets") &&
-      NOT_FOUND.test(output.textContent ?? "")) {  // the widget manager's own message
-      done = true;
-      const payload = dataOf("tfprof-payload", null, modelId);
-      const esm = dataOf("tfprof-esm", null, modelId);
-      if (!payload || !esm) return;
+    if (failed()) {
       const caption = document.createElement("p");
       caption.className = "tfprof-offline-caption";
       caption.textContent = "tfprof_nb: the view as saved (its kernel is gone); run the cell " +
@@ -211,39 +250,27 @@ function reviveWidgetOutput(loader: Element, modelId: string): void {
       const view = document.createElement("div");
       view.className = "tfprof-offline-view";
       output.replaceChildren(caption, view);
-      void renderPacked(view, payload, esm, detailsFrom(null, modelId));
+      void renderPacked(view, data.payload, data.esm, data.details);
     }
-    if (done) observer.disconnect();
+    if (settled()) observer.disconnect();  // revived, live, or the outputs were replaced
   };
   const observer = new MutationObserver(check);
   observer.observe(output, { childList: true, subtree: true, characterData: true });
   check();
 }
 
-/** The model id of the data a loader's host script follows. */
-function loaderModelId(script: Element): string | null {
-  for (let el = script.previousElementSibling; el?.matches("script[class^='tfprof-']");
-    el = el.previousElementSibling) {
-    const id = el.getAttribute("data-model-id");
-    if (id) return id;
-  }
-  return null;
-}
-
 /**
  * Run a loader output (`script` is its host script): render saved widget state in an export
- * page, and the loader's own view wherever no live widget shows it (its placeholder in an
- * export, its widget output in a reopened notebook).
+ * page, and the loader's own view, from its own data, wherever no live widget shows it (its
+ * placeholder in an export, its widget output in a reopened notebook).
  */
 export function bootLoader(script: Element | null): void {
   bootNotebookExport();
-  const modelId = script ? loaderModelId(script) : null;
-  if (!script || !modelId) return;
+  const data = script ? loaderData(script) : null;
+  if (!script || !data) return;
   const go = () => {
-    for (const box of Array.from(document.querySelectorAll(".tfprof-offline"))) {
-      if (box.getAttribute("data-model-id") === modelId) void renderFallback(box);
-    }
-    reviveWidgetOutput(script, modelId);
+    renderPlaceholder(script, data);
+    reviveWidgetOutput(script, data);
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", go);
   else go();

@@ -113,6 +113,30 @@ def test_export_without_widget_state_uses_the_fallback(gpu_fixture_file, tmp_pat
         assert _own_errors(page) == []
 
 
+def test_a_view_shown_twice_keeps_each_state(tmp_path):
+    """One widget displayed, changed, displayed again: each output is its own snapshot, and
+    each loader renders its own placeholder from its own data."""
+    nb = new_notebook(cells=[new_code_cell(
+        "import pandas as pd\nimport tfprof_nb as tp\n"
+        "t = tp.widgets.Table(pd.DataFrame({'x': [1, 2]}), title='first state')\n"
+        "display(t)\n"
+        "t.table = {**t.table, 'title': 'second state'}\n"
+        "display(t)")], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                 "language": "python"}})
+    path = tmp_path / "twice.ipynb"
+    nbformat.write(nb, str(path))
+    html = _nbconvert(path, "--ExecutePreprocessor.store_widget_state=False")
+    with OfflinePage(html, wait_for=".tfprof-table") as page:
+        page.page.wait_for_function(
+            "() => document.querySelectorAll('.tfprof-table').length === 2", timeout=60000)
+        titles = page.js("() => Array.from(document.querySelectorAll('.tfprof-table .tt-bar b'))"
+                         ".map(b => b.textContent)")
+        assert titles == ["first state", "second state"]
+        assert page.js("() => document.querySelectorAll('.tfprof-offline-note').length") == 0
+        assert {u.split("/")[2] for u in page.blocked} <= TEMPLATE_CDNS
+        assert _own_errors(page) == [] and page.dialogs == []
+
+
 def test_export_notebook_is_a_shareable_offline_report(gpu_fixture_file, tmp_path):
     prof = tp.load(gpu_fixture_file)
     path = tp.export_notebook(prof, tmp_path / "shared_report")
