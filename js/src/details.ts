@@ -1,7 +1,8 @@
 // The details of one trace event computed in the browser, for views without a kernel.
 // With the embedded details block: the fields, order and values of the Python widget's
-// TimelineSource.describe (times written as Python's "{:.3f}" writes them). Without it (an nbconvert export of saved widget state): name,
-// times, place and step only, the duration from the float32 wire column.
+// TimelineSource.describe (times written as Python's "{:.3f}" writes them). Without it (an
+// nbconvert export of saved widget state): name, times, place and step only, the duration
+// from the float32 wire column.
 import { column } from "./data";
 
 /**

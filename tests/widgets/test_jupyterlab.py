@@ -48,6 +48,7 @@ def lab(tmp_path, request):
         except subprocess.TimeoutExpired:
             proc.kill()
 
+
 # the standalone timeline: the one outside the dashboard
 ALONE = ("const alone = Array.from(document.querySelectorAll('.tfprof-timeline'))"
          ".find(t => !t.closest('.tfprof-dashboard'))")

@@ -3,8 +3,8 @@
 The outputs are written without a kernel: the summary as text and the dashboard as its
 offline copy (its place, then the loader output with its packed state and JS module), so the
 notebook shows its views in Jupyter once trusted, and in an HTML export, with no kernel and
-no network.  Its code cells
-reload the profile, so running them with the profile at hand gives the live widgets back.
+no network.  Its code cells reload the profile, so running them with the profile at hand
+gives the live widgets back.
 """
 
 from __future__ import annotations
