@@ -4,9 +4,10 @@
 
 Reported: time to write the report from a fresh load (every analysis, the dashboard's payload,
 every event's details, compression), the dashboard's build and packing alone, what displaying
-the dashboard with its offline fallback costs once analysed, the report's size against the payload it embeds (the
-budget is 2x that payload plus the JS), and in headless Chromium from file:// with the network
-blocked: time to the dashboard and to the first paint of the trace viewer.  Reference in the
+the dashboard with its offline fallback costs once analysed, the report's size against the
+payload it embeds (the budget is 2x that payload plus the JS), and in headless Chromium from
+file:// with the network blocked: time to the dashboard and to the first paint of the trace
+viewer.  Reference in the
 same run: xprof producing the trace viewer's data for the same file (what TensorBoard's
 profiler computes before it can show the trace).
 """
@@ -57,14 +58,14 @@ def write(path: Path, out: Path) -> dict:
 def open_in_chromium(report: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
-    from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS
+    from tests.report.offline_page import LOCAL
+    from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
 
     blocked = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
-            ("file:", "blob:", "data:")) else (blocked.append(r.request.url), r.abort()))
+        guard(page, LOCAL, blocked, [], [])
         t = time.perf_counter()
         page.goto(report.resolve().as_uri())
         page.wait_for_selector(".tfprof-dashboard .db-card", timeout=300000)

@@ -17,7 +17,6 @@ from ..conftest import free_port
 HERE = Path(__file__).resolve().parent
 
 
-
 @pytest.fixture()
 def two_workers():
     ports = [free_port(), free_port()]

@@ -15,7 +15,7 @@ import tfprof_nb as tp
 from tfprof_nb.widgets import _offline
 from tfprof_nb.widgets.tables import KernelTable
 
-from ..widgets.harness import event_point
+from ..widgets.harness import event_point, painted
 from .offline_page import OfflinePage
 
 # Hosts nbconvert's own HTML template loads from (MathJax, require.js, the widget manager);
@@ -43,23 +43,12 @@ def _nbconvert(path: Path, *extra: str, execute: bool = True) -> Path:
     return path.with_suffix(".html")
 
 
-def _painted(page, selector: str) -> int:
-    return page.js("""sel => {
-      const c = document.querySelector(sel);
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      const bg = [d[0], d[1], d[2]];
-      let n = 0;
-      for (let i = 0; i < d.length; i += 4)
-        if (Math.abs(d[i]-bg[0]) + Math.abs(d[i+1]-bg[1]) + Math.abs(d[i+2]-bg[2]) > 30) n++;
-      return n; }""", selector)
-
-
 def _check_views(page, prof):
     page.page.wait_for_selector(".tfprof-timeline canvas", timeout=60000)
     page.page.wait_for_selector(".tfprof-table .tt-table", timeout=60000)
     assert page.js("() => document.querySelectorAll('.tfprof-dashboard').length") == 1
     assert page.js("() => document.querySelectorAll('.tfprof-timeline').length") == 1
-    assert _painted(page, ".tfprof-timeline canvas") > 2000
+    assert painted(page.page) > 2000
     rows = page.js("() => Array.from(document.querySelectorAll('.tfprof-table'))"
                    ".filter(t => !t.closest('.tfprof-dashboard'))"
                    ".map(t => t.querySelectorAll('.tt-table tr').length)")

@@ -59,17 +59,32 @@ def guard(page, allowed: tuple[str, ...], blocked: list, console_errors: list,
     """Block and record every request not starting with one of ``allowed``; record console
     errors, page errors and dialogs (dismissed)."""
 
-    def route(r):
-        if r.request.url.startswith(allowed):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
+    def block(r):
+        blocked.append(r.request.url)
+        r.abort()
 
-    page.route("**/*", route)
+    # only the requests to block pass through Python: routing every request through a handler
+    # (JupyterLab loads hundreds of local chunks) once made a page load outlast 30 s
+    page.route(lambda url: not url.startswith(allowed), block)
     page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
     page.on("pageerror", lambda e: console_errors.append(str(e)))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+
+# pixels of a timeline canvas (past its labels and ruler) unlike its background
+PAINTED = """sel => {
+  const c = document.querySelector(sel);
+  const d = c.getContext('2d').getImageData(200, 30, c.width - 200, c.height - 30).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4)
+    if (Math.abs(d[i] - d[0]) + Math.abs(d[i+1] - d[1]) + Math.abs(d[i+2] - d[2]) > 30) n++;
+  return n;
+}"""
+
+
+def painted(page, selector: str = ".tfprof-timeline canvas") -> int:
+    """Pixels the timeline canvas at ``selector`` draws in its plot area (Playwright page)."""
+    return page.evaluate(PAINTED, selector)
 
 
 def event_point(page, root: str = ".tfprof-timeline") -> list | None:

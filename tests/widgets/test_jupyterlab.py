@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from ..conftest import free_port
-from .harness import CHROMIUM, CHROMIUM_ARGS, event_point
+from .harness import CHROMIUM, CHROMIUM_ARGS, PAINTED, event_point, guard
 
 
 @pytest.fixture(params=["lab", "notebook"])
@@ -59,31 +59,10 @@ def _open(pw, url: str, app: str, external: list):
     blocked and recorded in ``external``."""
     browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-
-    def local(u: str) -> bool:
-        return u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-
-    def block(r):
-        external.append(r.request.url)
-        r.abort()
-
-    # only requests leaving the machine pass through Python (to be blocked and recorded):
-    # routing Lab's hundreds of local chunks through a handler once made a load outlast 30 s
-    page.route(lambda u: not local(u), block)
+    guard(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"), external, [], [])
     page.goto(f"{url}/lab/tree/x.ipynb" if app == "lab" else f"{url}/notebooks/x.ipynb",
               wait_until="domcontentloaded", timeout=120000)
     return browser, page
-
-
-# pixels of a timeline canvas (past its labels and ruler) unlike its background
-PAINTED = """sel => {
-  const c = document.querySelector(sel);
-  const d = c.getContext('2d').getImageData(200, 30, c.width - 200, c.height - 30).data;
-  let n = 0;
-  for (let i = 0; i < d.length; i += 4)
-    if (Math.abs(d[i] - d[0]) + Math.abs(d[i+1] - d[1]) + Math.abs(d[i+2] - d[2]) > 30) n++;
-  return n;
-}"""
 
 
 @pytest.mark.parametrize("view", ["timeline", "dashboard"])

@@ -9,23 +9,9 @@ import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TraceTimeline
 
-from .harness import WidgetPage, event_point
+from .harness import WidgetPage, event_point, painted
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
-
-
-def _painted(page) -> int:
-    """Canvas pixels in the plot area that differ from the background."""
-    return page.js("""() => {
-      const c = document.querySelector('.tfprof-timeline canvas');
-      const g = c.getContext('2d');
-      const d = g.getImageData(200, 30, c.width - 200, c.height - 30).data;
-      const bg = [d[0], d[1], d[2]];
-      let n = 0;
-      for (let i = 0; i < d.length; i += 4)
-        if (Math.abs(d[i] - bg[0]) + Math.abs(d[i+1] - bg[1]) + Math.abs(d[i+2] - bg[2]) > 30) n++;
-      return n;
-    }""")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +21,7 @@ def cpu_widget(cpu_logdir):
 
 def test_draws_tracks_and_events_offline(cpu_widget, tmp_path):
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
-        assert _painted(page) > 2000
+        assert painted(page.page) > 2000
         rows = page.js(f"() => {TIMELINE}.rows()")
         assert sum(r["kind"] == "track" for r in rows) == len(cpu_widget.meta["tracks"])
         assert page.blocked == [] and page.console_errors == []
@@ -102,7 +88,7 @@ def test_gpu_fixture_renders(gpu_fixture_file, tmp_path):
     sections = {t["section"] for t in widget.meta["tracks"]}
     assert any("/device:GPU:4" in s for s in sections)
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
-        assert _painted(page) > 2000 and page.console_errors == []
+        assert painted(page.page) > 2000 and page.console_errors == []
 
 
 def test_html_in_names_is_text(cpu_html_logdir, tmp_path):
@@ -131,4 +117,4 @@ def test_light_and_dark_themes(cpu_widget, tmp_path, dark):
                             .data.slice(0, 3));
         }""")
         assert (r + g + b < 200) == dark
-        assert _painted(page) > 2000
+        assert painted(page.page) > 2000

@@ -73,8 +73,9 @@ def report_html(prof, title: str | None = None) -> str:
 
 
 def write_page(text: str, path, default_name: str = "tfprof_report.html") -> Path:
-    """Write a page (or any text file) to ``path`` (a file, or a directory to put ``default_name`` in) through a
-    temporary file, so a failure never leaves half a report; returns the file's path."""
+    """Write a page (or any text file) to ``path`` (a file, or a directory to put
+    ``default_name`` in) through a temporary file, so a failure never leaves half a report;
+    returns the file's path."""
     path = Path(path).expanduser()
     if path.is_dir():
         path = path / default_name
