@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tfprof_nb as tp
@@ -47,6 +49,27 @@ def test_step_context_manager_and_capture_function(dataset, train_step):
     assert step_markers(cap.profile) == [1, 2]
     prof = tp.capture(train_step, dataset, steps=3, warmup=0, progress=False)
     assert step_markers(prof) == [0, 1, 2]
+
+
+def test_captures_into_one_logdir_within_a_second_keep_every_profile(dataset, train_step,
+                                                                     tmp_path):
+    """TensorFlow names a run by the second it saves in and writes into an existing run of
+    that name: a second capture in the same second must not replace the first one's file."""
+    import time
+
+    from tfprof_nb.capture.session import run_dirs, wait_for_a_free_run_name
+
+    runs = [tp.capture(train_step, dataset, steps=1, warmup=0, logdir=str(tmp_path),
+                       progress=False) for _ in range(3)]
+    dirs = run_dirs(tmp_path)
+    assert len(dirs) == 3 and {p.parent for r in runs for p in map(Path, r.source)} == dirs
+    for run in runs:  # each file on disk is still its own capture
+        assert step_markers(tp.load(Path(run.source[0]).parent)) == step_markers(run) == [0]
+    # the wait itself: a run named for this second makes it wait for the next one
+    taken = time.strftime("%Y_%m_%d_%H_%M_%S")
+    (tmp_path / "plugins" / "profile" / taken).mkdir(exist_ok=True)
+    wait_for_a_free_run_name(tmp_path)
+    assert time.strftime("%Y_%m_%d_%H_%M_%S") != taken
 
 
 def test_error_mid_capture_keeps_partial_profile_and_propagates(dataset, train_step):

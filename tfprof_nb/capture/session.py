@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
 from ..errors import CaptureError, CaptureWarning
 from .options import TracerOptions
 
-__all__ = ["LocalSession", "new_logdir", "run_dirs"]
+__all__ = ["LocalSession", "new_logdir", "run_dirs", "wait_for_a_free_run_name"]
 
 _active: "LocalSession | None" = None
 
@@ -30,6 +31,20 @@ def run_dirs(logdir) -> set[Path]:
     """The run directories under ``logdir/plugins/profile``."""
     root = Path(logdir) / "plugins" / "profile"
     return {p for p in root.iterdir() if p.is_dir()} if root.is_dir() else set()
+
+
+def wait_for_a_free_run_name(logdir) -> None:
+    """Return once no run directory under ``logdir`` is named for the current second.
+
+    TensorFlow names a run directory by the second it saves in (``YYYY_MM_DD_HH_MM_SS``) and
+    writes into an existing one of that name, replacing the earlier profile's file: two
+    captures into one logdir within a second would leave one profile.  Both the local and the
+    UTC name are checked.
+    """
+    names = {p.name for p in run_dirs(logdir)}
+    while names & {time.strftime("%Y_%m_%d_%H_%M_%S", t(time.time()))
+                   for t in (time.localtime, time.gmtime)}:
+        time.sleep(1.0 - time.time() % 1.0 + 0.01)
 
 
 class LocalSession:
@@ -77,6 +92,7 @@ class LocalSession:
         self.running = False
         if _active is self:
             _active = None
+        wait_for_a_free_run_name(self.logdir)
         tf.profiler.experimental.stop()
         new = run_dirs(self.logdir) - self._before
         if not new:
