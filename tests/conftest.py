@@ -1,4 +1,4 @@
-"""Shared fixtures: the GPU fixture from ../shared and small CPU profiles captured for real."""
+"""Shared fixtures: the GPU fixture under tests/data and small CPU profiles captured for real."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
-GPU_FIXTURE_DIR = SHARED / "fixtures" / "gpu_bert_multiworker"
+DATA = HERE / "data"
+GPU_FIXTURE_DIR = DATA / "gpu_bert_multiworker"  # origin and licence: data/README.md
 
 
 def free_port() -> int:
