@@ -6,24 +6,16 @@ import os
 
 import numpy as np
 
+from .. import _native as native
 from ..errors import ProfileFormatError
-from . import _wire as w
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
-from .strings import decode_spans, intern_spans
+from .strings import decode_spans
 
 __all__ = ["decode_xspace", "read_xspace"]
 
 # Stat names whose kind numbers are public: StatTable.kind uses these codes.
-KIND_NAMES = {
-    w.KIND_NONE: "none",
-    w.KIND_DOUBLE: "double",
-    w.KIND_UINT64: "uint64",
-    w.KIND_INT64: "int64",
-    w.KIND_STR: "str",
-    w.KIND_BYTES: "bytes",
-    w.KIND_REF: "ref",
-}
+KIND_NAMES = {0: "none", 1: "double", 2: "uint64", 3: "int64", 4: "str", 5: "bytes", 6: "ref"}
 
 
 def read_xspace(path) -> XSpaceData:
@@ -41,42 +33,87 @@ def read_xspace(path) -> XSpaceData:
     return decode_xspace(data, path=path)
 
 
-_TABLES = ((w.C_PLANE, w.P_COLS, 64), (w.C_LINE, w.L_COLS, 32), (w.C_EVENT, w.E_COLS, 8),
-           (w.C_STAT, w.S_COLS, 6), (w.C_EVMETA, w.M_COLS, 16), (w.C_STATMETA, w.SM_COLS, 16),
-           (w.C_CHILD, w.CH_COLS, 16), (w.C_SPACESTR, w.X_COLS, 32))
-# Above this size the decoder counts records first instead of reserving address space for a
-# generous guess (which the OS only backs with memory where rows are written).
-_SINGLE_PASS_MAX_BYTES = 512 * 2**20
+# record tables of the walker (tfprof_nb/_native/wire.c): index, columns, bytes per row guess
+(T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX) = range(10)
+_SMALL = {T_P: 3, T_L: 9, T_M: 9, T_SM: 7, T_CH: 2, T_X: 3, T_EX: 3}
+_BYTES_PER_ROW = {T_P: 256, T_L: 64, T_M: 16, T_SM: 16, T_CH: 16, T_X: 64, T_EV: 8, T_EX: 512,
+                  T_ST: 5, T_TX: 8}
+KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = range(7)
+ERR_CAPACITY = -7
+ERROR_MESSAGES = {
+    -1: "a varint runs past the end of its message (truncated or corrupt data)",
+    -2: "a varint is longer than 10 bytes (corrupt data)",
+    -3: "a length-delimited field runs past the end of its message (truncated or corrupt data)",
+    -4: "a fixed-width field runs past the end of its message (truncated or corrupt data)",
+    -5: "a field has an invalid or unsupported wire type (corrupt data)",
+    -6: "a field number is 0 (corrupt data)",
+    -8: "a field tag is out of range (corrupt data)",
+    -9: "too many records for 32-bit row numbers, or out of memory",
+}
 
 
-def _table(rows: int, cols: int) -> np.ndarray:
-    return np.empty((rows, cols), dtype=np.int64, order="F")
+class _Tables:
+    """The walker's output columns, allocated for given capacities (rows past a table's
+    count are never touched, so a generous capacity costs address space, not memory)."""
+
+    def __init__(self, cap: np.ndarray):
+        self.cap = cap
+        self.small = {t: np.empty((int(cap[t]), cols), dtype=np.int64)
+                      for t, cols in _SMALL.items()}
+        ne, ns = int(cap[T_EV]), int(cap[T_ST])
+        self.ev_line = np.empty(ne, np.int32)
+        self.ev_meta = np.empty(ne, np.int32)
+        self.ev_off = np.empty(ne, np.int64)
+        self.ev_dur = np.empty(ne, np.int64)
+        self.st_owner = np.empty(ns, np.int32)
+        self.st_okind = np.empty(ns, np.int8)
+        self.st_meta = np.empty(ns, np.int32)
+        self.st_kind = np.empty(ns, np.int8)
+        self.st_value = np.empty(ns, np.int64)
+        self.tx_row = np.empty(int(cap[T_TX]), np.int32)
+        self.tx_len = np.empty(int(cap[T_TX]), np.int32)
+
+    def addresses(self) -> np.ndarray:
+        s = self.small
+        arrays = [s[T_P], s[T_L], s[T_M], s[T_SM], s[T_CH], s[T_X], self.ev_line, self.ev_meta,
+                  self.ev_off, self.ev_dur, s[T_EX], self.st_owner, self.st_okind, self.st_meta,
+                  self.st_kind, self.st_value, self.tx_row, self.tx_len]
+        return np.array([a.ctypes.data for a in arrays], dtype=np.int64)
+
+    def trim(self, cnt: np.ndarray) -> None:
+        for t in _SMALL:
+            self.small[t] = self.small[t][:cnt[t]]
+        ne, ns, nt = int(cnt[T_EV]), int(cnt[T_ST]), int(cnt[T_TX])
+        for name in ("ev_line", "ev_meta", "ev_off", "ev_dur"):
+            setattr(self, name, getattr(self, name)[:ne])
+        for name in ("st_owner", "st_okind", "st_meta", "st_kind", "st_value"):
+            setattr(self, name, getattr(self, name)[:ns])
+        self.tx_row, self.tx_len = self.tx_row[:nt], self.tx_len[:nt]
 
 
-def _walk(buf: np.ndarray, path):
-    """Run the wire walker; return the eight record tables trimmed to their row counts."""
-    cnt = np.zeros(w.N_COUNTERS, dtype=np.int64)
-    if buf.size <= _SINGLE_PASS_MAX_BYTES:
-        # one pass into tables sized by a bound on typical record sizes
-        tables = [_table(buf.size // per_row + 64, cols) for _, cols, per_row in _TABLES]
-        rc = w.walk_space(buf, cnt, *tables, True)
+def _walk(buf: np.ndarray, path) -> _Tables:
+    """Run the wire walker: once into tables sized by a guess, again with exact sizes if a
+    guess was too small."""
+    lib = native.lib()
+    cnt = np.zeros(len(_BYTES_PER_ROW) + 1, dtype=np.int64)
+    cap = np.array([buf.size // _BYTES_PER_ROW[t] + 64 for t in range(len(_BYTES_PER_ROW))],
+                   dtype=np.int64)
+    for _ in range(2):
+        tables = _Tables(cap)
+        rc = lib.tfp_walk_space(buf.ctypes.data, buf.size, tables.addresses().ctypes.data,
+                                cap.ctypes.data, cnt.ctypes.data)
         if rc == 0:
-            return [t[:cnt[k]] for t, (k, _, _) in zip(tables, _TABLES)]
-        if rc != w.ERR_CAPACITY:
-            _raise_wire_error(buf, path, rc, int(cnt[w.C_ERRPOS]))
+            tables.trim(cnt)
+            return tables
+        if rc != ERR_CAPACITY:
+            _raise_wire_error(buf, path, int(rc), int(cnt[-1]))
+        cap = np.maximum(cnt[:-1], 1)
         del tables
-    rc = w.walk_space(buf, cnt, *(_table(0, cols) for _, cols, _ in _TABLES), False)
-    if rc < 0:
-        _raise_wire_error(buf, path, rc, int(cnt[w.C_ERRPOS]))
-    tables = [_table(int(cnt[k]), cols) for k, cols, _ in _TABLES]
-    rc = w.walk_space(buf, cnt, *tables, True)
-    if rc < 0:
-        _raise_wire_error(buf, path, rc, int(cnt[w.C_ERRPOS]))
-    return tables
+    _raise_wire_error(buf, path, ERR_CAPACITY, -1)
 
 
 def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
-    problem = w.ERROR_MESSAGES.get(code, f"decoding failed (code {code})")
+    problem = ERROR_MESSAGES.get(code, f"decoding failed (code {code})")
     guess = describe_non_xspace(buf)
     if guess:
         problem = f"not an XSpace profile ({guess}); {problem}"
@@ -85,46 +122,45 @@ def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
     raise ProfileFormatError(path, problem, offset=offset if offset >= 0 else None)
 
 
-def _lookup(plane_of_row: np.ndarray, key_of_row: np.ndarray, plane_q: np.ndarray,
-            key_q: np.ndarray) -> np.ndarray:
-    """Row index of (plane, key) in a metadata table, -1 where absent.
+def _intern_text(buf: np.ndarray, raw: bytes, t: _Tables) -> list:
+    """Replace the buffer offsets of str/bytes stat values by codes into the returned table
+    of distinct values (``bytes`` for bytes values, else ``str``)."""
+    n = len(t.tx_row)
+    if n == 0:
+        return []
+    rep_off = np.empty(n, np.int64)
+    rep_len = np.empty(n, np.int32)
+    rep_kind = np.empty(n, np.int8)
+    k = native.lib().tfp_intern_text(
+        buf.ctypes.data, n, t.tx_row.ctypes.data, t.tx_len.ctypes.data, t.st_kind.ctypes.data,
+        t.st_value.ctypes.data, rep_off.ctypes.data, rep_len.ctypes.data, rep_kind.ctypes.data)
+    if k < 0:
+        raise MemoryError("out of memory while decoding stat values")
+    values = []
+    for off, length, kind in zip(rep_off[:k].tolist(), rep_len[:k].tolist(),
+                                 rep_kind[:k].tolist()):
+        chunk = raw[off:off + length]
+        values.append(chunk if kind == KIND_BYTES else chunk.decode("utf-8", "replace"))
+    return values
 
-    Duplicate keys keep the last row, as protobuf maps do.
-    """
-    if len(plane_of_row) == 0 or len(plane_q) == 0:
-        return np.full(len(plane_q), -1, dtype=np.int64)
-    out = np.empty(len(plane_q), dtype=np.int64)
-    n_planes = int(max(plane_of_row.max(), plane_q.max())) + 1
-    i64 = np.int64
-    if w.dense_key_lookup(np.ascontiguousarray(plane_of_row, i64),
-                          np.ascontiguousarray(key_of_row, i64), n_planes,
-                          np.ascontiguousarray(plane_q, i64), np.ascontiguousarray(key_q, i64),
-                          out):
-        return out
-    order = np.lexsort((np.arange(len(key_of_row)), key_of_row, plane_of_row))
-    p_sorted = plane_of_row[order]
-    k_sorted = key_of_row[order]
-    # keep the last row of every (plane, key) run
-    last = np.ones(len(order), dtype=bool)
-    last[:-1] = (p_sorted[1:] != p_sorted[:-1]) | (k_sorted[1:] != k_sorted[:-1])
-    order, p_sorted, k_sorted = order[last], p_sorted[last], k_sorted[last]
-    # binary search on the (plane, key) pair: planes are few, so search per plane block
-    out = np.full(len(plane_q), -1, dtype=np.int64)
-    bounds = np.searchsorted(p_sorted, np.arange(int(p_sorted[-1]) + 2))
-    q_order = np.argsort(plane_q, kind="stable")
-    q_planes = plane_q[q_order]
-    q_bounds = np.searchsorted(q_planes, np.arange(int(p_sorted[-1]) + 2))
-    for p in range(int(p_sorted[-1]) + 1):
-        lo, hi = bounds[p], bounds[p + 1]
-        qlo, qhi = q_bounds[p], q_bounds[p + 1]
-        if lo == hi or qlo == qhi:
-            continue
-        sel = q_order[qlo:qhi]
-        keys = k_sorted[lo:hi]
-        pos = np.searchsorted(keys, key_q[sel])
-        pos_c = np.minimum(pos, hi - lo - 1)
-        hit = keys[pos_c] == key_q[sel]
-        out[sel[hit]] = order[lo + pos_c[hit]]
+
+def _name_codes(names: list[str], rows: np.ndarray) -> tuple[np.ndarray, list[str], int]:
+    """(int32 code of each metadata row's name into a table of distinct names in first-seen
+    order, the table, the code for ``rows`` of -1): missing metadata reads as the name ""."""
+    table: dict[str, int] = {}
+    codes = np.fromiter((table.setdefault(s, len(table)) for s in names), dtype=np.int32,
+                        count=len(names))
+    missing = table.setdefault("", len(table)) if (rows < 0).any() else 0
+    return codes, list(table), missing
+
+
+def _remap(rows: np.ndarray, codes: np.ndarray, missing: int, out: np.ndarray | None = None):
+    """codes[rows] with ``missing`` where rows < 0, in compiled code (``out`` may be rows)."""
+    out = np.empty(len(rows), np.int32) if out is None else out
+    if len(rows):
+        table = codes if len(codes) else np.zeros(1, np.int32)
+        native.lib().tfp_gather_i32(rows.ctypes.data, len(rows), table.ctypes.data, missing,
+                                    out.ctypes.data)
     return out
 
 
@@ -137,128 +173,67 @@ def decode_xspace(data, path=None) -> XSpaceData:
     guess = describe_known_format(buf)
     if guess:
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
-    P, L, E, S, M, SM, CH, X = _walk(buf, path)
+    t = _walk(buf, path)
+    P, L, M, SM, CH, X, EX = (t.small[k] for k in (T_P, T_L, T_M, T_SM, T_CH, T_X, T_EX))
     if P.shape[0] == 0:
         guess = describe_non_xspace(buf)
         raise ProfileFormatError(
             path, "contains no XPlane: not an XSpace profile "
             f"({guess or 'wrong file type or corrupt'})")
 
-    line_plane = L[:, w.L_PLANE].astype(np.int32)
-    n_stats = S.shape[0]
-
-    # --- events: plane, metadata row, name ------------------------------------------------
-    ev_plane = line_plane[E[:, w.E_LINE]]
-    ev_meta_row = _lookup(M[:, w.M_PLANE], M[:, w.M_KEY], ev_plane, E[:, w.E_METADATA_ID])
-    em_names = decode_spans(raw, M[:, w.M_NAME_OFF], M[:, w.M_NAME_LEN])
-    ev_name, em_name_table = _codes_with_empty(em_names, ev_meta_row)
-
-    # --- stats: owner, plane, name, value ---------------------------------------------------
-    stat_plane = np.empty(n_stats, dtype=np.int32)
-    kind = np.empty(n_stats, dtype=np.int8)
-    owner_kind = np.empty(n_stats, dtype=np.int8)
-    w.split_stat_kinds(S, ev_plane, M[:, w.M_PLANE].astype(np.int32), stat_plane, kind,
-                       owner_kind)
-    value = S[:, w.S_VALUE]
-    sm_names = decode_spans(raw, SM[:, w.SM_NAME_OFF], SM[:, w.SM_NAME_LEN])
-    stat_meta_row = _lookup(SM[:, w.SM_PLANE], SM[:, w.SM_KEY], stat_plane,
-                            S[:, w.S_METADATA_ID])
-    stat_name, stat_name_table = _codes_with_empty(sm_names, stat_meta_row)
-
-    # str/bytes values are interned by content; refs resolve to stat-metadata names
-    text_rows = np.flatnonzero((kind == w.KIND_STR) | (kind == w.KIND_BYTES))
-    values, text_codes = intern_spans(buf, raw, value[text_rows], S[text_rows, w.S_LEN],
-                                      kind[text_rows] == w.KIND_BYTES)
-    value_code = np.full(n_stats, -1, dtype=np.int32)
-    value_code[text_rows] = text_codes
-    value[text_rows] = 0  # was the buffer offset of the text (S is ours to change)
-    ref_rows = np.flatnonzero(kind == w.KIND_REF)
-    if len(ref_rows):
-        ref_meta = _lookup(SM[:, w.SM_PLANE], SM[:, w.SM_KEY], stat_plane[ref_rows],
-                           value[ref_rows])
-        # stat-metadata names become extra entries of the value table (missing ones read "")
-        ref_codes, ref_table = _codes_with_empty(sm_names, ref_meta)
-        value_code[ref_rows] = len(values) + ref_codes
+    em_names = decode_spans(raw, M[:, 3], M[:, 4])
+    em_codes, event_names, missing_event = _name_codes(em_names, t.ev_meta)
+    name_code = _remap(t.ev_meta, em_codes, missing_event)
+    sm_names = decode_spans(raw, SM[:, 3], SM[:, 4])
+    sm_codes, stat_names, missing_stat = _name_codes(sm_names, t.st_meta)
+    values = _intern_text(buf, raw, t)
+    is_ref = t.st_kind == KIND_REF
+    if is_ref.any():
+        # references resolve to stat-metadata names, appended to the value table ("" when
+        # the referenced metadata is missing)
+        ref_names = sm_names + [""]
+        ref_codes, ref_table, _ = _name_codes(ref_names, np.zeros(0, np.int32))
+        native.lib().tfp_resolve_refs(t.st_kind.ctypes.data, len(t.st_kind),
+                                      t.st_value.ctypes.data, ref_codes.ctypes.data, len(values),
+                                      int(ref_codes[-1]))
         values = values + ref_table
-
-    stats = StatTable(
-        owner_kind=owner_kind,
-        owner=S[:, w.S_OWNER],
-        plane=stat_plane,
-        metadata_id=S[:, w.S_METADATA_ID],
-        name_code=stat_name,
-        kind=kind,
-        raw_value=value,
-        value_code=value_code,
-        names=stat_name_table,
-        values=values,
-    )
-    events = EventTable(
-        plane=ev_plane,
-        line=E[:, w.E_LINE].astype(np.int32),
-        metadata_id=E[:, w.E_METADATA_ID],
-        metadata_row=ev_meta_row,
-        name_code=ev_name,
-        offset_ps=E[:, w.E_OFFSET_PS],
-        duration_ps=E[:, w.E_DURATION_PS],
-        num_occurrences=E[:, w.E_NUM_OCCURRENCES],
-        names=em_name_table,
-    )
-
-    space_strings = decode_spans(raw, X[:, w.X_OFF], X[:, w.X_LEN])
-    field = X[:, w.X_FIELD]
+    del is_ref
+    stats = StatTable(owner_kind=t.st_okind, owner=t.st_owner,
+                      name_code=_remap(t.st_meta, sm_codes, missing_stat, out=t.st_meta),
+                      kind=t.st_kind, raw_value=t.st_value, names=stat_names, values=values)
+    line_plane = L[:, 0].astype(np.int32)
+    events = EventTable(line=t.ev_line, metadata_row=t.ev_meta, name_code=name_code,
+                        offset_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
+                        line_plane=line_plane, metadata_key=M[:, 1].copy(), extras=EX)
+    space_strings = decode_spans(raw, X[:, 1], X[:, 2])
+    field = X[:, 0]
     return XSpaceData(
         path=None if path is None else str(path),
         n_bytes=int(buf.size),
         hostnames=[s for s, f in zip(space_strings, field) if f == 4],
         errors=[s for s, f in zip(space_strings, field) if f == 2],
         warnings=[s for s, f in zip(space_strings, field) if f == 3],
-        plane_ids=P[:, w.P_ID],
-        plane_names=decode_spans(raw, P[:, w.P_NAME_OFF], P[:, w.P_NAME_LEN]),
+        plane_ids=P[:, 0].copy(),
+        plane_names=decode_spans(raw, P[:, 1], P[:, 2]),
         line_plane=line_plane,
-        line_ids=L[:, w.L_ID],
-        line_display_ids=L[:, w.L_DISPLAY_ID],
-        line_names=decode_spans(raw, L[:, w.L_NAME_OFF], L[:, w.L_NAME_LEN]),
-        line_display_names=decode_spans(raw, L[:, w.L_DNAME_OFF], L[:, w.L_DNAME_LEN]),
-        line_timestamp_ns=L[:, w.L_TIMESTAMP_NS],
-        line_duration_ps=L[:, w.L_DURATION_PS],
-        event_metadata_plane=M[:, w.M_PLANE].astype(np.int32),
-        event_metadata_key=M[:, w.M_KEY],
-        event_metadata_id=M[:, w.M_ID],
+        line_ids=L[:, 1].copy(),
+        line_display_ids=L[:, 2].copy(),
+        line_names=decode_spans(raw, L[:, 3], L[:, 4]),
+        line_display_names=decode_spans(raw, L[:, 5], L[:, 6]),
+        line_timestamp_ns=L[:, 7].copy(),
+        line_duration_ps=L[:, 8].copy(),
+        event_metadata_plane=M[:, 0].astype(np.int32),
+        event_metadata_key=events.metadata_key,
+        event_metadata_id=M[:, 2].copy(),
         event_metadata_names=em_names,
-        event_metadata_display_names=decode_spans(raw, M[:, w.M_DNAME_OFF], M[:, w.M_DNAME_LEN]),
-        event_metadata_bytes=[raw[o:o + n] for o, n in
-                              zip(M[:, w.M_META_OFF].tolist(), M[:, w.M_META_LEN].tolist())],
-        event_metadata_children=CH,
-        stat_metadata_plane=SM[:, w.SM_PLANE].astype(np.int32),
-        stat_metadata_key=SM[:, w.SM_KEY],
-        stat_metadata_id=SM[:, w.SM_ID],
+        event_metadata_display_names=decode_spans(raw, M[:, 5], M[:, 6]),
+        event_metadata_bytes=[raw[o:o + n] for o, n in zip(M[:, 7].tolist(), M[:, 8].tolist())],
+        event_metadata_children=CH.copy(),
+        stat_metadata_plane=SM[:, 0].astype(np.int32),
+        stat_metadata_key=SM[:, 1].copy(),
+        stat_metadata_id=SM[:, 2].copy(),
         stat_metadata_names=sm_names,
-        stat_metadata_descriptions=decode_spans(raw, SM[:, w.SM_DESC_OFF], SM[:, w.SM_DESC_LEN]),
+        stat_metadata_descriptions=decode_spans(raw, SM[:, 5], SM[:, 6]),
         events=events,
         stats=stats,
     )
-
-
-def _factorize_strings(strings: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Codes into a table of unique strings (first-seen order)."""
-    table: dict[str, int] = {}
-    codes = np.fromiter((table.setdefault(s, len(table)) for s in strings), dtype=np.int64,
-                        count=len(strings))
-    return codes, list(table)
-
-
-def _codes_with_empty(names: list[str], rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """int32 name codes of metadata ``rows``; rows of -1 (missing metadata) get the name ""."""
-    codes, table = _factorize_strings(names)
-    out = np.empty(len(rows), dtype=np.int32)
-    if len(rows) == 0:
-        return out, table
-    if (rows < 0).any():
-        if "" not in table:
-            table.append("")
-        missing = table.index("")
-    else:
-        missing = 0
-    w.gather_codes(np.ascontiguousarray(rows, np.int64), codes.astype(np.int32), missing, out)
-    return out, table

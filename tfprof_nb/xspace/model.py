@@ -16,20 +16,49 @@ _ABSOLUTE_NS = 10**17
 
 @dataclass
 class EventTable:
-    """All XEvents of one XSpace, in file order (plane, line, event)."""
+    """All XEvents of one XSpace, in file order (plane, line, event), in narrow columns.
 
-    plane: np.ndarray  # int32 plane index
+    ``metadata_row`` is the row of the event's metadata in ``XSpaceData.event_metadata_*``
+    (-1 when the plane has no metadata of the event's id); ``name_code`` indexes ``names``.
+    The rare per-event extras (``num_occurrences`` of aggregated events, the metadata id of
+    events whose metadata is missing) are kept sparse and expanded by the properties.
+    """
+
     line: np.ndarray  # int32 line index (into XSpaceData.line_*)
-    metadata_id: np.ndarray  # int64 as stored in the event
-    metadata_row: np.ndarray  # int64 row of XSpaceData.event_metadata_*, -1 if missing
+    metadata_row: np.ndarray  # int32
     name_code: np.ndarray  # int32 code into ``names``
     offset_ps: np.ndarray  # int64 offset from the line timestamp
     duration_ps: np.ndarray  # int64
-    num_occurrences: np.ndarray  # int64 (aggregated events; 0 for timed events)
     names: list[str]  # distinct event names
+    line_plane: np.ndarray = field(repr=False)  # int32 plane of each line
+    metadata_key: np.ndarray = field(repr=False)  # int64 map key of each metadata row
+    extras: np.ndarray = field(repr=False)  # int64 (n, 3): event row, what, value
 
     def __len__(self) -> int:
         return len(self.line)
+
+    @property
+    def plane(self) -> np.ndarray:
+        """int32 plane index of every event."""
+        return self.line_plane[self.line]
+
+    @property
+    def num_occurrences(self) -> np.ndarray:
+        """int64 occurrences of aggregated events (0 for timed events)."""
+        out = np.zeros(len(self), dtype=np.int64)
+        ex = self.extras[self.extras[:, 1] == 0]
+        out[ex[:, 0]] = ex[:, 2]
+        return out
+
+    @property
+    def metadata_id(self) -> np.ndarray:
+        """int64 metadata id of every event, as stored in the file."""
+        known = self.metadata_row >= 0
+        out = np.where(known, self.metadata_key[np.where(known, self.metadata_row, 0)], 0) \
+            if len(self.metadata_key) else np.zeros(len(self), dtype=np.int64)
+        ex = self.extras[self.extras[:, 1] == 1]
+        out[ex[:, 0]] = ex[:, 2]
+        return out
 
 
 @dataclass
@@ -39,23 +68,26 @@ class StatTable:
     ``owner`` is an event row, an event-metadata row or a plane index depending on
     ``owner_kind`` (0, 1, 2).  ``kind`` is the value's oneof case: 1 double, 2 uint64, 3 int64,
     4 str, 5 bytes, 6 ref (0: no value).  ``raw_value`` holds the 64 bits of numeric values (a
-    double's bit pattern for kind 1, the ref id for kind 6); ``value_code`` indexes ``values``
-    for kinds 4, 5 and 6 (refs resolved to the referenced stat-metadata name).
+    double's bit pattern for kind 1) and, for kinds 4, 5 and 6, the code of the value in
+    ``values`` (refs resolved to the referenced stat-metadata name).
     """
 
     owner_kind: np.ndarray  # int8
-    owner: np.ndarray  # int64
-    plane: np.ndarray  # int32
-    metadata_id: np.ndarray  # int64
+    owner: np.ndarray  # int32
     name_code: np.ndarray  # int32 code into ``names``
     kind: np.ndarray  # int8
     raw_value: np.ndarray  # int64
-    value_code: np.ndarray  # int32, -1 for numeric kinds
     names: list[str]
     values: list
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    @property
+    def value_code(self) -> np.ndarray:
+        """Code into ``values`` of kinds 4, 5 and 6; -1 for numeric kinds (computed)."""
+        text = self.kind >= 4
+        return np.where(text, self.raw_value, -1)
 
     @property
     def double_value(self) -> np.ndarray:
@@ -66,6 +98,14 @@ class StatTable:
     def uint64_value(self) -> np.ndarray:
         """``raw_value`` as uint64 (meaningful where kind == 2)."""
         return self.raw_value.view(np.uint64)
+
+    def rows_named(self, name: str, owner_kind: int = 0) -> np.ndarray:
+        """Rows of the stat ``name`` owned by ``owner_kind`` (0: events), in row order."""
+        try:
+            code = self.names.index(name)
+        except ValueError:
+            return np.empty(0, dtype=np.int64)
+        return np.flatnonzero((self.name_code == code) & (self.owner_kind == owner_kind))
 
 
 @dataclass
@@ -187,5 +227,5 @@ def stat_value(st: StatTable, row: int):
     if kind == 3:
         return int(st.raw_value[row])
     if kind in (4, 5, 6):
-        return st.values[st.value_code[row]]
+        return st.values[st.raw_value[row]]
     return None

@@ -1,0 +1,81 @@
+"""tfprof_nb's compiled kernels: C code loaded with ctypes.
+
+The XSpace walker and the analyses' hot loops are plain C (``*.c`` here).  Installed wheels
+carry the compiled library; a source checkout builds it on first use with the system C
+compiler (about two seconds, once per source version) into this directory, or into
+``$TFPROF_NB_CACHE`` / ``~/.cache/tfprof_nb/native`` when this directory is read-only.
+
+ctypes releases the GIL while a kernel runs, so hosts can be analysed in parallel threads.
+Use :func:`lib` to get the loaded library with every function's signature declared.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .build import SOURCE_DIR, build_library, library_name
+
+__all__ = ["lib", "ptr"]
+
+_LOCK = threading.Lock()
+_LIB: ctypes.CDLL | None = None
+
+I64, I32, I8, U8, F64 = ctypes.c_int64, ctypes.c_int32, ctypes.c_int8, ctypes.c_uint8, \
+    ctypes.c_double
+P = ctypes.c_void_p
+
+# name: (restype, argtypes); every array is passed as a raw pointer (see ptr())
+_SIGNATURES = {
+    "tfp_walk_space": (I64, [P, I64, P, P, P]),
+    "tfp_intern_text": (I64, [P, I64, P, P, P, P, P, P, P]),
+    "tfp_gather_i32": (None, [P, I64, P, I32, P]),
+    "tfp_resolve_refs": (None, [P, I64, P, P, I64, I64]),
+}
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("TFPROF_NB_CACHE")
+    if base:
+        return Path(base) / "native"
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tfprof_nb" / \
+        "native"
+
+
+def _find_or_build() -> Path:
+    name = library_name()
+    for directory in (SOURCE_DIR, _cache_dir()):
+        if (directory / name).is_file():
+            return directory / name
+    if os.access(SOURCE_DIR, os.W_OK):
+        return build_library(SOURCE_DIR)
+    return build_library(_cache_dir())
+
+
+def lib() -> ctypes.CDLL:
+    """The native library, built first if needed, with its functions' signatures set."""
+    global _LIB
+    if _LIB is None:
+        with _LOCK:
+            if _LIB is None:
+                handle = ctypes.CDLL(str(_find_or_build()))
+                for fname, (restype, argtypes) in _SIGNATURES.items():
+                    fn = getattr(handle, fname)
+                    fn.restype = restype
+                    fn.argtypes = argtypes
+                _LIB = handle
+    return _LIB
+
+
+def ptr(array: np.ndarray, dtype=None) -> int:
+    """Address of a C-contiguous array's data (checked: dtype, contiguity, writeable views
+    are the caller's business)."""
+    if dtype is not None and array.dtype != np.dtype(dtype):
+        raise TypeError(f"native kernel expects {np.dtype(dtype)}, got {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise ValueError("native kernel expects a C-contiguous array")
+    return array.ctypes.data

@@ -1,0 +1,123 @@
+/* Shared helpers of tfprof_nb's native kernels: an int64 -> int64 hash map. */
+#ifndef TFPROF_COMMON_H
+#define TFPROF_COMMON_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Open addressing, linear probing, power-of-two capacity; key INT64_MIN marks empty slots
+   (so that key is not storable: callers treat it as absent). */
+typedef struct {
+    int64_t *keys;
+    int64_t *vals;
+    int64_t cap;
+    int64_t size;
+} I64Map;
+
+#define I64MAP_EMPTY INT64_MIN
+
+static inline uint64_t i64map_hash(int64_t key) {
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 29);
+}
+
+static inline int i64map_init(I64Map *m, int64_t expected) {
+    int64_t cap = 16;
+    while (cap < 2 * expected + 2) cap <<= 1;
+    m->keys = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    m->vals = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    m->cap = cap;
+    m->size = 0;
+    if (!m->keys || !m->vals) {
+        free(m->keys);
+        free(m->vals);
+        m->keys = m->vals = NULL;
+        return -1;
+    }
+    for (int64_t i = 0; i < cap; i++) m->keys[i] = I64MAP_EMPTY;
+    return 0;
+}
+
+static inline void i64map_free(I64Map *m) {
+    free(m->keys);
+    free(m->vals);
+    m->keys = m->vals = NULL;
+    m->cap = m->size = 0;
+}
+
+static inline int64_t i64map_slot(const I64Map *m, int64_t key) {
+    uint64_t mask = (uint64_t)m->cap - 1;
+    uint64_t i = i64map_hash(key) & mask;
+    while (m->keys[i] != I64MAP_EMPTY && m->keys[i] != key) i = (i + 1) & mask;
+    return (int64_t)i;
+}
+
+static inline int i64map_grow(I64Map *m) {
+    I64Map bigger;
+    if (i64map_init(&bigger, m->cap) != 0) return -1;
+    for (int64_t i = 0; i < m->cap; i++) {
+        if (m->keys[i] != I64MAP_EMPTY) {
+            int64_t s = i64map_slot(&bigger, m->keys[i]);
+            bigger.keys[s] = m->keys[i];
+            bigger.vals[s] = m->vals[i];
+            bigger.size++;
+        }
+    }
+    i64map_free(m);
+    *m = bigger;
+    return 0;
+}
+
+/* Insert or overwrite (the last value wins).  Returns -1 when out of memory. */
+static inline int i64map_put(I64Map *m, int64_t key, int64_t val) {
+    if (key == I64MAP_EMPTY) return 0;
+    if (2 * (m->size + 1) > m->cap && i64map_grow(m) != 0) return -1;
+    int64_t s = i64map_slot(m, key);
+    if (m->keys[s] == I64MAP_EMPTY) {
+        m->keys[s] = key;
+        m->size++;
+    }
+    m->vals[s] = val;
+    return 0;
+}
+
+static inline int64_t i64map_get(const I64Map *m, int64_t key, int64_t missing) {
+    if (m->cap == 0 || key == I64MAP_EMPTY) return missing;
+    int64_t s = i64map_slot(m, key);
+    return m->keys[s] == key ? m->vals[s] : missing;
+}
+
+static inline int i64map_has(const I64Map *m, int64_t key) {
+    if (m->cap == 0 || key == I64MAP_EMPTY) return 0;
+    return m->keys[i64map_slot(m, key)] == key;
+}
+
+static inline int i64map_del(I64Map *m, int64_t key) {
+    /* backward-shift deletion keeps probe chains intact */
+    if (m->cap == 0 || key == I64MAP_EMPTY) return 0;
+    uint64_t mask = (uint64_t)m->cap - 1;
+    int64_t s = i64map_slot(m, key);
+    if (m->keys[s] != key) return 0;
+    uint64_t i = (uint64_t)s;
+    uint64_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (m->keys[j] == I64MAP_EMPTY) break;
+        uint64_t home = i64map_hash(m->keys[j]) & mask;
+        /* move j back to i when its home is not in the cyclic range (i, j] */
+        int in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!in_range) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            i = j;
+        }
+    }
+    m->keys[i] = I64MAP_EMPTY;
+    m->size--;
+    return 1;
+}
+
+#endif
