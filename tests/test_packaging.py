@@ -1,4 +1,5 @@
-"""The built wheel ships the widget bundle (built from js/, not tracked by git)."""
+"""The built wheel ships the widget bundle (built from js/, not tracked by git) and the
+compiled native library."""
 
 from __future__ import annotations
 
@@ -18,5 +19,11 @@ def test_wheel_contains_the_widget_bundle(tmp_path):
     for name in ("timeline", "dashboard", "offline", "pipelinegraph", "podview"):
         assert f"tfprof_nb/static/{name}.js" in names
     assert not any(n.startswith("js/") or "node_modules" in n for n in names)
+    # the compiled decoder and kernels, for this platform (any Python 3: loaded with ctypes)
+    assert any(n.startswith("tfprof_nb/_native/libtfprof_nb-") and n.endswith(".so")
+               for n in names)
+    assert "tfprof_nb/_native/wire.c" in names
+    assert wheel.name.startswith("tfprof_nb-") and "-py3-none-" in wheel.name
+    assert "-any.whl" not in wheel.name
     bundle = zipfile.ZipFile(wheel).read("tfprof_nb/static/timeline.js")
     assert bundle == (ROOT / "tfprof_nb" / "static" / "timeline.js").read_bytes()

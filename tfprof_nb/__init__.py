@@ -4,7 +4,8 @@
     prof = tp.load("logs/")          # logdir, run dir, one .xplane.pb, or a list
     prof.events                      # one row per trace event
 
-Importing the package is cheap: pandas, numba and TensorFlow load only when first needed.
+Importing the package is cheap: pandas, the native library and TensorFlow load only when first
+needed.
 ``tp.capture`` is the capture function; the ``tfprof_nb.capture`` package holds its modules.
 Likewise ``tp.report`` is the report function (its modules: ``import tfprof_nb.report.html``).
 """

@@ -1,38 +1,120 @@
-"""The :class:`Profile`: one profiling run, one decoded XSpace per host, as pandas tables."""
+"""The :class:`Profile`: one profiling run, one decoded XSpace per host, as pandas tables.
+
+Each host is decoded and analysed on its own (here in threads, or on Dask workers with
+``tp.load(path, client=client)``); the tables combine the hosts' small partial results.
+"""
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import warnings
+from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from ._tables import categorical_from_tables, stat_series
-from .xspace import XSpaceData, read_xspace
+from .errors import ProfileFormatError
 from .xspace.files import find_profile_files, host_name_of
 
-__all__ = ["Profile", "load"]
+__all__ = ["Profile", "load", "LoadWarning"]
+
+# decoding keeps about 2x a file's size in columns; the analyses need about as much again
+_MEMORY_PER_FILE_BYTE = 4.0
 
 
-def load(path, *, parallel: bool = True) -> "Profile":
+class LoadWarning(UserWarning):
+    """Some hosts of a profile could not be read (see ``Profile.load_errors``)."""
+
+
+def load(path, *, parallel: bool = True, strict: bool = False, client=None,
+         timeout: float = 600.0) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
-    file, or a list of these.  Each host's file is decoded independently (in parallel threads:
-    the decoder releases the GIL).
+    file, or a list of these.
+
+    Each host's file is decoded independently (in parallel threads: the decoder releases the
+    GIL).  A host that cannot be read is left out with a :class:`LoadWarning` and named in
+    ``prof.load_errors``; with ``strict=True`` it raises :class:`ProfileFormatError` instead.
+    With ``client`` (a ``dask.distributed.Client``) every host is decoded and analysed on a
+    worker and only partial results come back; ``timeout`` (s) bounds each wait for workers.
+    A profile too large for this machine's free memory fails before decoding, suggesting
+    ``client=``.
     """
     files = find_profile_files(path)
     hosts = [host_name_of(f) for f in files]
     dupes = {h for h in hosts if hosts.count(h) > 1}
     if dupes:  # same file name in different runs: keep them apart
         hosts = [f"{h} ({f.parent.name})" if h in dupes else h for h, f in zip(hosts, files)]
-    if parallel and len(files) > 1:
-        with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
-            spaces = list(pool.map(read_xspace, files))
+    named = {h: f for h, f in sorted(zip(hosts, files), key=lambda hf: hf[0])}
+    if client is None:
+        from .analysis.engine import LocalHosts
+
+        _check_memory(named, parallel)
+        engine = LocalHosts(named, strict=strict, parallel=parallel)
     else:
-        spaces = [read_xspace(f) for f in files]
-    order = np.argsort(hosts, kind="stable")
-    return Profile({hosts[i]: spaces[i] for i in order}, source=[str(f) for f in files])
+        from .analysis.engine import DaskHosts
+
+        engine = DaskHosts(named, client, strict=strict, timeout=timeout)
+    if not engine.names:
+        problems = "; ".join(f"{h}: {e}" for h, e in engine.errors.items())
+        raise ProfileFormatError(path, f"no host could be read ({problems})")
+    if engine.errors:
+        warnings.warn(f"{len(engine.errors)} of {len(named)} host(s) could not be read and "
+                      f"are left out: {', '.join(engine.errors)} (see prof.load_errors)",
+                      LoadWarning, stacklevel=2)
+    return Profile(engine, source=[str(f) for f in files])
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to this process now (None when unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_memory(files: Mapping, parallel: bool) -> None:
+    """Refuse (MemoryError) a profile whose decoded size would not fit in free memory."""
+    available = _available_memory()
+    if available is None:
+        return
+    sizes = [os.path.getsize(f) for f in files.values()]
+    need = _MEMORY_PER_FILE_BYTE * sum(sizes)
+    if need > available:
+        raise MemoryError(
+            f"this profile ({len(sizes)} host file(s), {sum(sizes) / 2**30:.2f} GiB) needs "
+            f"about {need / 2**30:.1f} GiB of memory to load and analyse, and "
+            f"{available / 2**30:.1f} GiB are free: load it on a Dask cluster with "
+            "tp.load(path, client=dask.distributed.Client(...)), or load fewer hosts")
+
+
+class _Spaces(Mapping):
+    """{host: XSpaceData}, brought over from where each host lives when first asked."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self._fetched: dict = {}
+
+    def __getitem__(self, host):
+        if host not in self._fetched:
+            if host not in self._engine.names:
+                raise KeyError(host)
+            self._fetched[host] = self._engine.space(host)
+        return self._fetched[host]
+
+    def __iter__(self):
+        return iter(sorted(self._engine.names))
+
+    def __len__(self):
+        return len(self._engine.names)
 
 
 class Profile:
@@ -42,40 +124,65 @@ class Profile:
     start (the earliest host's start), in the unit their column name says.
     """
 
-    def __init__(self, spaces: dict[str, XSpaceData], source: list[str] | None = None):
-        if not spaces:
-            raise ValueError("a Profile needs at least one host")
-        self.spaces = dict(spaces)
+    def __init__(self, hosts, source: list[str] | None = None):
+        if isinstance(hosts, Mapping):  # {host: XSpaceData}
+            from .analysis.engine import LocalHosts
+
+            if not hosts:
+                raise ValueError("a Profile needs at least one host")
+            hosts = LocalHosts.from_spaces(dict(hosts))
+        self._engine = hosts
         self.source = list(source or [])
+        self.spaces = _Spaces(hosts)
 
     # ---- hosts and time -----------------------------------------------------------------
     @property
     def hosts(self) -> list[str]:
-        """Host names, one per ``.xplane.pb`` file."""
-        return list(self.spaces)
+        """Host names, one per ``.xplane.pb`` file that could be read."""
+        return sorted(self._engine.names)
+
+    @property
+    def load_errors(self) -> dict[str, str]:
+        """{host: what is wrong} for the host files that could not be read."""
+        return dict(self._engine.errors)
+
+    def host_partials(self, step: str) -> dict:
+        """{host: partial result} of the per-host analysis ``step`` (see analysis.partials),
+        in host order, computed where each host lives."""
+        shifts = {} if step == "info" else self._shifts_ps
+        parts = self._engine.partials(step, shifts)
+        return {h: parts[h] for h in self.hosts}
+
+    @cached_property
+    def _infos(self) -> dict:
+        return self.host_partials("info")
 
     @cached_property
     def aligned(self) -> bool:
         """Whether hosts share one time axis: true when every host's start is a wall-clock time
         (otherwise each host's times are relative to its own start)."""
-        return all(s.origin_is_wall_clock() for s in self.spaces.values())
+        return all(i["wall_clock"] for i in self._infos.values())
 
-    def _host_shift_ps(self, space: XSpaceData) -> int:
+    @cached_property
+    def _shifts_ps(self) -> dict[str, int]:
         if not self.aligned:
-            return 0
-        origin = min(s.origin_ns() for s in self.spaces.values())
-        return (space.origin_ns() - origin) * 1000
+            return {h: 0 for h in self.hosts}
+        origin = min(i["origin_ns"] for i in self._infos.values())
+        return {h: (i["origin_ns"] - origin) * 1000 for h, i in self._infos.items()}
+
+    def _host_shift_ps(self, host: str) -> int:
+        return self._shifts_ps[host]
 
     @property
     def start_time(self) -> pd.Timestamp | None:
         """Wall-clock start of the profile (UTC), from the Task Environment plane."""
-        starts = [s.profile_start_ns for s in self.spaces.values() if s.profile_start_ns]
+        starts = [i["start_ns"] for i in self._infos.values() if i["start_ns"]]
         return pd.Timestamp(min(starts), unit="ns", tz="UTC") if starts else None
 
     @property
     def stop_time(self) -> pd.Timestamp | None:
         """Wall-clock end of the profile (UTC), from the Task Environment plane."""
-        stops = [s.profile_stop_ns for s in self.spaces.values() if s.profile_stop_ns]
+        stops = [i["stop_ns"] for i in self._infos.values() if i["stop_ns"]]
         return pd.Timestamp(max(stops), unit="ns", tz="UTC") if stops else None
 
     @property
@@ -83,18 +190,25 @@ class Profile:
         """Profile duration: stop minus start when known, else the span of the events."""
         if self.start_time is not None and self.stop_time is not None:
             return (self.stop_time - self.start_time).value / 1e3
-        ev = self.events
-        if ev.empty:
+        spans = [(i["span_ps"][0] + self._shifts_ps[h], i["span_ps"][1] + self._shifts_ps[h])
+                 for h, i in self._infos.items() if i["span_ps"] is not None]
+        if not spans:
             return 0.0
-        return float((ev.start_us + ev.duration_us).max() - ev.start_us.min())
+        return (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e6
+
+    @property
+    def n_events(self) -> int:
+        """Number of events of all hosts."""
+        return sum(i["events"] for i in self._infos.values())
 
     # ---- events ---------------------------------------------------------------------------
     @cached_property
     def _event_offsets(self) -> dict[str, int]:
+        """Global event id of each host's first event."""
         offsets, total = {}, 0
-        for host, space in self.spaces.items():
+        for host in self.hosts:
             offsets[host] = total
-            total += len(space.events)
+            total += self._infos[host]["events"]
         return offsets
 
     @cached_property
@@ -104,7 +218,7 @@ class Profile:
         Columns: host, plane, line, name (categoricals), start_us, duration_us (float, relative
         to the profile start), line_id, start_ps, duration_ps, num_occurrences (int64).
         """
-        spaces = list(self.spaces.values())
+        spaces = [self.spaces[h] for h in self.hosts]
         n = [len(s.events) for s in spaces]
         host_codes = np.repeat(np.arange(len(spaces), dtype=np.int32), n)
         plane = categorical_from_tables(
@@ -114,7 +228,7 @@ class Profile:
         name = categorical_from_tables(
             [s.events.name_code for s in spaces], [s.events.names for s in spaces])
         start_ps = np.concatenate(
-            [s.event_start_ps() + self._host_shift_ps(s) for s in spaces]) if spaces else []
+            [s.event_start_ps() + self._host_shift_ps(h) for h, s in zip(self.hosts, spaces)])
         duration_ps = np.concatenate([s.events.duration_ps for s in spaces])
         df = pd.DataFrame({
             "host": pd.Categorical.from_codes(host_codes, categories=self.hosts),
@@ -139,13 +253,9 @@ class Profile:
         as a categorical, bytes as objects.  Events without the stat are absent.
         """
         parts = []
-        for host, space in self.spaces.items():
-            st = space.stats
-            try:
-                code = st.names.index(name)
-            except ValueError:
-                continue
-            rows = np.flatnonzero((st.name_code == code) & (st.owner_kind == 0))
+        for host in self.hosts:
+            st = self.spaces[host].stats
+            rows = st.rows_named(name)
             if len(rows):
                 parts.append((self._event_offsets[host], st, rows))
         return stat_series(parts, name)
@@ -168,9 +278,9 @@ class Profile:
         """One row per step (index ``step``, plus ``host``): ``duration_ms`` and one ``*_ms``
         column per step-time category.  ``source`` says where the steps came from; profiles
         without step markers get steps inferred from the repeated tf.function call."""
-        from .analysis.steps import steps_table
+        from .analysis.steps import combine_steps
 
-        return steps_table(self)
+        return combine_steps(list(self.host_partials("steps").values()))
 
     @cached_property
     def op_stats(self) -> pd.DataFrame:
@@ -190,9 +300,9 @@ class Profile:
         """GPU kernel stats: one row per kernel, launch configuration and op, with registers,
         shared memory, block and grid dims, occupancy, Tensor Core eligibility and use,
         occurrences and total/avg/min/max duration (us)."""
-        from .analysis.kernel_stats import kernel_stats_table
+        from .analysis.kernel_stats import combine_kernels
 
-        return kernel_stats_table(self)
+        return combine_kernels(list(self.host_partials("kernels").values()))
 
     @cached_property
     def input_pipeline(self):
@@ -206,9 +316,9 @@ class Profile:
     def tf_data(self):
         """tf.data bottleneck analysis: ``pipelines``, per-call iterator ``graph`` (total and
         self time, critical path, bottleneck), ``bottlenecks`` with suggestions, ``summary``."""
-        from .analysis.tf_data import tf_data_analysis
+        from .analysis.tf_data import combine_tf_data
 
-        return tf_data_analysis(self)
+        return combine_tf_data(list(self.host_partials("tf_data").values()))
 
     @cached_property
     def pod(self) -> pd.DataFrame:
@@ -241,11 +351,23 @@ class Profile:
 
         return recommendations(self)
 
+    def analyse(self, release: bool = True) -> "Profile":
+        """Run every analysis now (each host's steps in one go, hosts in parallel) and, with
+        ``release``, drop the per-event arrays they derived; returns the profile."""
+        for step in ("steps", "host_ops", "device_ops", "kernels", "memory", "tf_data"):
+            self.host_partials(step)
+        if release:
+            self._engine.release()
+        self.overview()
+        return self
+
     @cached_property
     def _memory(self):
-        from .analysis.memory import memory_tables
+        from .analysis.memory import combine_memory
 
-        return memory_tables(self)
+        parts = self.host_partials("memory")
+        return combine_memory(list(parts.values()),
+                              [self._event_offsets[h] for h in parts])
 
     @property
     def memory_summary(self) -> pd.DataFrame:
@@ -268,14 +390,7 @@ class Profile:
     @cached_property
     def planes(self) -> pd.DataFrame:
         """One row per plane: host, plane, plane_id, lines, events, and its plane-level stats."""
-        rows = []
-        for host, space in self.spaces.items():
-            n_events = np.bincount(space.events.plane, minlength=len(space.plane_names))
-            n_lines = np.bincount(space.line_plane, minlength=len(space.plane_names))
-            for i, pname in enumerate(space.plane_names):
-                rows.append({"host": host, "plane": pname, "plane_id": int(space.plane_ids[i]),
-                             "lines": int(n_lines[i]), "events": int(n_events[i]),
-                             "stats": space.plane_stats(i)})
+        rows = [{"host": h, **p} for h in self.hosts for p in self._infos[h]["planes"]]
         return pd.DataFrame(rows, columns=["host", "plane", "plane_id", "lines", "events",
                                            "stats"])
 
@@ -283,18 +398,18 @@ class Profile:
     def lines(self) -> pd.DataFrame:
         """One row per line (thread or stream): host, plane, line, line_id, display name,
         display id, start_us and events."""
-        rows = []
-        for host, space in self.spaces.items():
-            n_events = np.bincount(space.events.line, minlength=len(space.line_names))
-            start = (space.line_start_ps() + self._host_shift_ps(space)) / 1e6
-            for i, lname in enumerate(space.line_names):
-                rows.append({"host": host, "plane": space.plane_names[space.line_plane[i]],
-                             "line": lname, "line_id": int(space.line_ids[i]),
-                             "display_name": space.line_display_names[i],
-                             "display_id": int(space.line_display_ids[i]),
-                             "start_us": float(start[i]), "events": int(n_events[i])})
-        return pd.DataFrame(rows, columns=["host", "plane", "line", "line_id", "display_name",
-                                           "display_id", "start_us", "events"])
+        parts = []
+        for h in self.hosts:
+            lines = self._infos[h]["lines"]
+            parts.append(pd.DataFrame({
+                "host": h, "plane": lines.plane, "line": lines.line, "line_id": lines.line_id,
+                "display_name": lines.display_name, "display_id": lines.display_id,
+                "start_us": (lines.start_ps + self._shifts_ps[h]) / 1e6,
+                "events": lines.events}))
+        columns = ["host", "plane", "line", "line_id", "display_name", "display_id",
+                   "start_us", "events"]
+        return pd.concat(parts, ignore_index=True)[columns] if parts else \
+            pd.DataFrame(columns=columns)
 
     # ---- display --------------------------------------------------------------------------
     def show(self):
@@ -329,18 +444,17 @@ class Profile:
 
     def summary(self) -> str:
         """A few lines describing the profile (hosts, planes, events, duration)."""
-        n_events = sum(len(s.events) for s in self.spaces.values())
-        lines = [f"Profile: {len(self.hosts)} host(s), {n_events:,} events, "
+        lines = [f"Profile: {len(self.hosts)} host(s), {self.n_events:,} events, "
                  f"{self.duration_us / 1e3:,.1f} ms"]
         if self.start_time is not None:
             lines.append(f"  captured {self.start_time:%Y-%m-%d %H:%M:%S} UTC")
-        for host, space in self.spaces.items():
-            planes = ", ".join(f"{p} ({c:,})" for p, c in zip(
-                space.plane_names, np.bincount(space.events.plane,
-                                               minlength=len(space.plane_names))))
+        for host in self.hosts:
+            planes = ", ".join(f"{p['plane']} ({p['events']:,})"
+                               for p in self._infos[host]["planes"])
             lines.append(f"  {host}: {planes}")
+        for host, problem in self.load_errors.items():
+            lines.append(f"  {host}: not loaded ({problem})")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        n_events = sum(len(s.events) for s in self.spaces.values())
-        return f"<tfprof_nb.Profile hosts={self.hosts!r} events={n_events}>"
+        return f"<tfprof_nb.Profile hosts={self.hosts!r} events={self.n_events}>"

@@ -36,6 +36,15 @@ def test_fit_profiles_steps_with_markers(model, xy):
     assert "tensorboard" not in sys.modules
 
 
+def test_every_profiled_batch_is_a_step(model, xy):
+    """8 profiled batches give 8 steps (whole steps at the window's edges are kept)."""
+    cb = tp.KerasProfiler(steps=8, warmup=3, progress=False)
+    model.fit(*xy, batch_size=32, epochs=1, callbacks=[cb], verbose=0)
+    steps = cb.profile.steps
+    assert steps.index.tolist() == list(range(3, 11))
+    assert (steps.duration_ms > 0).all()
+
+
 def test_window_spans_epochs(model, xy):
     cb = tp.KerasProfiler(steps=5, warmup=8, progress=False)
     model.fit(xy[0][:320], xy[1][:320], batch_size=32, epochs=2, callbacks=[cb], verbose=0)

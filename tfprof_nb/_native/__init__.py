@@ -35,6 +35,21 @@ _SIGNATURES = {
     "tfp_intern_text": (I64, [P, I64, P, P, P, P, P, P, P]),
     "tfp_gather_i32": (None, [P, I64, P, I32, P]),
     "tfp_resolve_refs": (None, [P, I64, P, P, I64, I64]),
+    "tfp_argsort_i64": (I64, [P, I64, P, P]),
+    "tfp_argsort_i32": (I64, [P, I64, P, P]),
+    "tfp_bucket_rows": (I64, [P, P, I64, I64, P, P]),
+    "tfp_is_nesting_order": (I64, [P, P, P, I64]),
+    "tfp_merge_nesting_order": (None, [P, I64, P, I64, I64, P, P, P, P, P, P, P]),
+    "tfp_nest_strict": (None, [P, I64, I64, P, P, P, P, P, P, P, P, P]),
+    "tfp_nest_loose": (None, [P, I64, P, P, P, P, P, P, P]),
+    "tfp_csr": (I64, [P, P, I64, I64, P, P]),
+    "tfp_join_sorted": (I64, [P, P, P, I64, P, P, P, I64, I64, P, P, I64]),
+    "tfp_assign_groups": (I64, [P, I64, P, I64, P, P, P, P, P, P]),
+    "tfp_threadpool_regions": (I64, [I64, P, P, P, P, P, P, P, P]),
+    "tfp_step_breakdown": (I64, [I64, P, P, P, P, I64, P, P, P, P]),
+    "tfp_op_stack_walk": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
+    "tfp_inherit_from_allocations": (I64, [I64, P, P, P]),
+    "tfp_active_at_peak": (I64, [I64, P, P, P, P, P, I64, I64, P]),
 }
 
 

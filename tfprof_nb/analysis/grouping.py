@@ -1,11 +1,16 @@
 """Event grouping: which step (group) every event belongs to.
 
 Raw ``.xplane.pb`` files carry no ``group_id``; the reference converters derive it.  This does
-the same, vectorised: events form a forest through (1) nesting by time on each thread,
-(2) producer/consumer links (``_pt``/``_p`` -> ``_ct``/``_c``, including thread-pool regions),
-(3) ``ExecutorState::Process`` -> ``IteratorGetNext*::DoCompute`` with equal ``id``/``iter_num``
-and (4) kernel launch -> kernel execution by ``correlation_id``.  Events with an ``_r`` stat are
-roots; each root, by level then time, starts a group that spreads breadth-first.
+the same over one host's events in compiled kernels: events form a forest through (1) nesting
+by time on each thread, (2) producer/consumer links (``_pt``/``_p`` -> ``_ct``/``_c``,
+including thread-pool regions), (3) ``ExecutorState::Process`` -> ``IteratorGetNext*::DoCompute``
+with equal ``id``/``iter_num`` and (4) kernel launch -> kernel execution by ``correlation_id``.
+Events with an ``_r`` stat are roots; each root, by level then time, starts a group that
+spreads breadth-first.
+
+Thread-pool regions (``ThreadpoolListener::Region``, from each StopRegion back to the last
+StartRegion on its thread) are synthetic nodes numbered after the real events: they make the
+work a pool thread runs a consumer of the caller's ``Record`` event.
 """
 
 from __future__ import annotations
@@ -15,144 +20,238 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._group_kernels import assign_groups, csr
-from .host_events import HostEvents
+from .._native.kernels import (argsort, assign_groups, csr, join_on_keys, merge_orders,
+                               nest_strict, nesting_order, threadpool_regions)
+from .host import HOST_PLANE, HostData
 
-__all__ = ["Grouping", "group_events", "IMPLICIT_ROOTS", "HOST_PLANE"]
+__all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
+           "IMPLICIT_ROOTS", "HOST_PLANE"]
 
-HOST_PLANE = "/host:CPU"
 IMPLICIT_ROOTS = frozenset({"FunctionRun", "SessionRun", "RunGraph", "ExecutorState::Process"})
 _ITERATOR_GET_NEXT = ("IteratorGetNextOp::DoCompute", "IteratorGetNextAsOptionalOp::DoCompute")
 _MAX_CONTEXT_FANOUT = 64
+_REGION_CONTEXT_TYPE = 15
+
+
+@dataclass
+class Regions:
+    """Synthetic thread-pool region nodes (rows n.. of the grouping graph)."""
+
+    line: np.ndarray  # int32 line key
+    begin: np.ndarray  # int64 ps
+    duration: np.ndarray  # int64 ps
+    context: np.ndarray  # int64 ``_c`` of the region (its ``_ct`` is 15)
+
+    def __len__(self) -> int:
+        return len(self.line)
 
 
 @dataclass
 class Grouping:
-    """Per-event group ids (-1: ungrouped) and per-group root, name and step number."""
+    """Per-node group ids (-1: ungrouped) over the real events then the regions, per-node
+    nesting parent on the same line, and per-group root, name and step number."""
 
-    group: np.ndarray
-    parent: np.ndarray  # nesting parent on the same line, -1 for none
-    groups: pd.DataFrame  # index group id: root (event row), name, step_num, implicit
-
-
-def _edges_by_key(src_mask, src_keys, dst_mask, dst_keys, limit=None):
-    """Pairs (producer row, consumer row) with equal keys; skip keys where both sides have
-    ``limit`` or more events."""
-    a = pd.DataFrame({"k0": src_keys[0][src_mask], "k1": src_keys[1][src_mask],
-                      "src": np.flatnonzero(src_mask)})
-    b = pd.DataFrame({"k0": dst_keys[0][dst_mask], "k1": dst_keys[1][dst_mask],
-                      "dst": np.flatnonzero(dst_mask)})
-    if a.empty or b.empty:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    if limit is not None:
-        na = a.groupby(["k0", "k1"]).size().rename("na")
-        nb = b.groupby(["k0", "k1"]).size().rename("nb")
-        both = pd.concat([na, nb], axis=1, join="inner")
-        bad = both[(both.na >= limit) & (both.nb >= limit)].index
-        if len(bad):
-            keep = ~pd.MultiIndex.from_frame(a[["k0", "k1"]]).isin(bad)
-            a = a[keep]
-    m = a.merge(b, on=["k0", "k1"])
-    return m["src"].to_numpy(np.int64), m["dst"].to_numpy(np.int64)
+    group: np.ndarray  # int32, len(hd) + len(regions)
+    parent: np.ndarray  # int32, same length
+    groups: pd.DataFrame  # index group id: root (node), name, step_num, implicit
+    regions: Regions
 
 
-def group_events(hev: HostEvents, extra_roots: np.ndarray | None = None) -> Grouping:
-    """Group ``hev``'s events.  ``extra_roots`` (rows) act as level-1 roots in addition to the
-    events with an ``_r`` stat (used for inferred steps)."""
-    n = len(hev)
-    parent = hev.nesting_parent()
+def threadpool_regions_of(hd: HostData) -> Regions:
+    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line."""
+    c = hd.int_stat("_c")
+    start_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
+    stop_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
+    empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
+                    np.empty(0, np.int64))
+    if not start_code.any() or not stop_code.any():
+        return empty
+    code = hd.name_code
+    starts = c.rows[start_code[code[c.rows]]]
+    stops = np.flatnonzero(stop_code[code]).astype(np.int32)
+    if not len(starts) or not len(stops):
+        return empty
+    rows = np.union1d(starts, stops).astype(np.int32)  # file order breaks ties in time
+    line, t = hd.line[rows], hd.begin[rows]
+    order = argsort(line, t)
+    rows = rows[order]
+    is_start = np.isin(rows, starts)
+    ctx, _ = c.lookup(rows)
+    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start, line[order], t[order], ctx)
+    return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
 
-    src = [parent[parent >= 0]]
-    dst = [np.flatnonzero(parent >= 0)]
-    p, hp = hev.int_stat("_p")
-    pt, hpt = hev.int_stat("_pt")
-    c, hc = hev.int_stat("_c")
-    ct, hct = hev.int_stat("_ct")
-    s, d = _edges_by_key(hp & hpt, (pt, p), hc & hct, (ct, c), limit=_MAX_CONTEXT_FANOUT)
-    src.append(s)
-    dst.append(d)
-    ids, has_id = hev.int_stat("id")
-    it, has_it = hev.int_stat("iter_num")
-    keyed = has_id & has_it
-    executor = keyed & hev.name_is("ExecutorState::Process")
-    getnext = keyed & hev.name_is(*_ITERATOR_GET_NEXT)
-    if executor.any() and getnext.any():
-        # the last ExecutorState::Process of a key wins, as in the reference
-        ex_rows = np.flatnonzero(executor)
-        last = pd.DataFrame({"k0": ids[ex_rows], "k1": it[ex_rows], "src": ex_rows}) \
-            .drop_duplicates(["k0", "k1"], keep="last")
-        only_last = np.zeros(n, dtype=bool)
-        only_last[last["src"].to_numpy()] = True
-        s, d = _edges_by_key(only_last, (ids, it), getnext, (ids, it))
+
+def _nesting(hd: HostData, regions: Regions) -> np.ndarray:
+    """Strict nesting parent over the real events and the regions (async events skipped)."""
+    n = len(hd)
+    real = (hd.line, hd.begin, hd.duration)
+    extra = (regions.line, regions.begin, regions.duration)
+    order = nesting_order(*real)
+    if len(regions):
+        extra_order = (argsort(regions.line, regions.begin, -regions.duration) + n) \
+            .astype(np.int32)
+        order = merge_orders(order, extra_order, n, real, extra)
+    a = hd.int_stat("_a")
+    skip = np.zeros(n + len(regions), np.uint8)
+    skip[a.rows[a.values != 0]] = 1
+    return nest_strict(order, n, real, extra, skip)
+
+
+def _keyed(stat_a, stat_b, rows=None):
+    """(rows, values of a, values of b) of the events carrying both stats (within ``rows``)."""
+    both = np.intersect1d(stat_a.rows, stat_b.rows, assume_unique=True)
+    if rows is not None:
+        both = np.intersect1d(both, rows, assume_unique=True)
+    va, _ = stat_a.lookup(both)
+    vb, _ = stat_b.lookup(both)
+    return both.astype(np.int32), va, vb
+
+
+def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
+    """Edge lists (src, dst), parent -> child, of the grouping graph."""
+    n = len(hd)
+    child = np.flatnonzero(parent >= 0).astype(np.int32)
+    src, dst = [parent[child]], [child]
+    # producer -> consumer by (type, id); regions consume with type 15
+    p_rows, pt, p = _keyed(hd.int_stat("_pt"), hd.int_stat("_p"))
+    c_rows, ct, c = _keyed(hd.int_stat("_ct"), hd.int_stat("_c"))
+    if len(regions):
+        c_rows = np.concatenate([c_rows, np.arange(n, n + len(regions), dtype=np.int32)])
+        ct = np.concatenate([ct, np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64)])
+        c = np.concatenate([c, regions.context])
+    if len(p_rows) and len(c_rows):
+        s, d = join_on_keys(p_rows, (pt, p), c_rows, (ct, c), limit=_MAX_CONTEXT_FANOUT)
         src.append(s)
         dst.append(d)
-    corr, has_corr = hev.int_stat("correlation_id")
-    if has_corr.any():
-        on_host = hev.plane_is(HOST_PLANE)
-        zeros = np.zeros(n, dtype=np.int64)
-        s, d = _edges_by_key(has_corr & on_host, (zeros, corr), has_corr & ~on_host,
-                             (zeros, corr))
+    # the last ExecutorState::Process of an (id, iter_num) -> IteratorGetNext of that key
+    ids, iters = hd.int_stat("id"), hd.int_stat("iter_num")
+    executor = np.flatnonzero(hd.name_is("ExecutorState::Process"))
+    getnext = np.flatnonzero(hd.name_is(*_ITERATOR_GET_NEXT))
+    if len(executor) and len(getnext):
+        e_rows, e_id, e_it = _keyed(ids, iters, executor)
+        g_rows, g_id, g_it = _keyed(ids, iters, getnext)
+        if len(e_rows) and len(g_rows):
+            last = ~pd.DataFrame({"a": e_id, "b": e_it}).duplicated(keep="last").to_numpy()
+            s, d = join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows, (g_id, g_it))
+            src.append(s)
+            dst.append(d)
+    # kernel launch on the host -> kernel on a device, by correlation id
+    corr = hd.int_stat("correlation_id")
+    if len(corr):
+        on_host = hd.plane_is(HOST_PLANE)[corr.rows]
+        zeros = np.zeros(len(corr), np.int64)
+        s, d = join_on_keys(corr.rows[on_host], (zeros[on_host], corr.values[on_host]),
+                            corr.rows[~on_host], (zeros[~on_host], corr.values[~on_host]))
         src.append(s)
         dst.append(d)
-    src = np.concatenate(src)
-    dst = np.concatenate(dst)
-    ch_off, ch_tgt = csr(src, dst, n)
-    par_off, par_tgt = csr(dst, src, n)
+    return np.concatenate(src).astype(np.int32), np.concatenate(dst).astype(np.int32)
 
-    r, is_root = hev.int_stat("_r")
-    is_root = is_root.copy()
-    level = np.where(is_root, r, 0).astype(np.int64)
-    tf_data_ids = ids[has_id & hev.name_mask(
-        lambda s: s.str.startswith("InstantiatedCapturedFunction::"))]
-    if len(tf_data_ids):
-        is_root &= ~(has_id & np.isin(ids, tf_data_ids))
+
+@dataclass
+class GroupingGraph:
+    """The grouping graph of a host: nesting parents, children and parents lists (CSR) and
+    the root level of every node (-1: not a root), before groups are assigned."""
+
+    parent: np.ndarray
+    children: tuple
+    parents: tuple
+    root_level: np.ndarray
+    regions: Regions
+    n_real: int
+
+    def begin_of(self, hd: HostData, nodes: np.ndarray) -> np.ndarray:
+        """int64 start of ``nodes`` (real events and regions)."""
+        real = nodes < self.n_real
+        out = np.empty(len(nodes), np.int64)
+        out[real] = hd.begin[nodes[real]]
+        out[~real] = self.regions.begin[nodes[~real] - self.n_real]
+        return out
+
+
+def grouping_graph(hd: HostData) -> GroupingGraph:
+    """Build the graph :func:`group_events` spreads groups over."""
+    n = len(hd)
+    regions = threadpool_regions_of(hd)
+    m = n + len(regions)
+    parent = _nesting(hd, regions)
+    src, dst = _edges(hd, regions, parent)
+    children, parents = csr(src, dst, m), csr(dst, src, m)
+    del src, dst
+    r = hd.int_stat("_r")
+    root_level = np.full(m, -1, np.int32)
+    root_level[r.rows] = r.values.astype(np.int32)
+    ids = hd.int_stat("id")
+    tf_data = hd.name_table(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
+    tf_data_ids = ids.values[tf_data[hd.name_code[ids.rows]]] if len(tf_data) else []
+    if len(tf_data_ids) and len(r):
+        root_ids, has_id = ids.lookup(r.rows)
+        root_level[r.rows[has_id & np.isin(root_ids, tf_data_ids)]] = -1
+    return GroupingGraph(parent, children, parents, root_level, regions, n)
+
+
+def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
+                 graph: GroupingGraph | None = None) -> Grouping:
+    """Group ``hd``'s events.  ``extra_roots`` (event rows) act as level-1 roots in addition
+    to the events with an ``_r`` stat (used for inferred steps); ``graph`` reuses a graph
+    built by :func:`grouping_graph`."""
+    graph = grouping_graph(hd) if graph is None else graph
+    root_level = graph.root_level
     if extra_roots is not None and len(extra_roots):
-        is_root[extra_roots] = True
-        level[extra_roots] = 1
-    roots = np.flatnonzero(is_root)
-    roots = roots[np.lexsort((hev.begin[roots], -level[roots]))].astype(np.int64)
-    group = np.full(n, -1, dtype=np.int64)
-    root_of_group = np.empty(len(roots), dtype=np.int64)
-    n_groups = assign_groups(roots, is_root, level, ch_off, ch_tgt, par_off, par_tgt, group,
-                             root_of_group)
-    root_of_group = root_of_group[:n_groups]
-    return Grouping(group, parent, _group_table(hev, root_of_group, par_off, par_tgt))
+        root_level = root_level.copy()
+        root_level[extra_roots] = 1
+    roots = np.flatnonzero(root_level >= 0).astype(np.int32)
+    roots = roots[argsort(-root_level[roots].astype(np.int64), graph.begin_of(hd, roots))]
+    group, root_of_group = assign_groups(roots, root_level, graph.children, graph.parents)
+    return Grouping(group, graph.parent, _group_table(hd, root_of_group, graph.parents),
+                    graph.regions)
 
 
-def _context_stat(hev: HostEvents, row: int, stat: str, par_off, par_tgt):
-    """A stat of ``row`` or, breadth-first, of its nearest ancestor that has it."""
-    seen, queue = set(), [row]
-    while queue:
-        v = queue.pop(0)
-        if v in seen:
-            continue
-        seen.add(v)
-        if stat in hev.has and hev.has[stat][v]:
-            return int(hev.ints[stat][v])
-        if stat in hev.strs and hev.strs[stat][v] is not None:
-            return hev.strs[stat][v]
-        queue.extend(par_tgt[par_off[v]:par_off[v + 1]].tolist())
-    return None
+def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np.ndarray]:
+    """(value, found) of ``stat`` on each root or, breadth-first over parent edges, on its
+    nearest ancestor that has it.  Most roots carry the stat themselves; the few others walk
+    up in Python."""
+    values, found = stat.lookup(np.minimum(roots, len(hd) - 1))
+    found &= roots < len(hd)
+    values = values.astype(object)
+    par_off, par_tgt = par
+    for i in np.flatnonzero(~found).tolist():
+        seen, queue = set(), [int(roots[i])]
+        while queue:
+            v = queue.pop(0)
+            if v in seen:
+                continue
+            seen.add(v)
+            if v < len(hd):
+                val, hit = stat.lookup(np.array([v]))
+                if hit[0]:
+                    values[i], found[i] = val[0], True
+                    break
+            queue.extend(par_tgt[par_off[v]:par_off[v + 1]].tolist())
+    return values, found
 
 
-def _group_table(hev: HostEvents, root_of_group, par_off, par_tgt) -> pd.DataFrame:
-    rows = []
-    for g, root in enumerate(root_of_group.tolist()):
-        root_name = hev.names[hev.name_code[root]]
-        implicit = root_name in IMPLICIT_ROOTS
-        graph_type = _context_stat(hev, root, "graph_type", par_off, par_tgt)
-        number = _context_stat(hev, root, "iter_num", par_off, par_tgt)
-        step_num = _context_stat(hev, root, "step_num", par_off, par_tgt)
-        if number is None:
-            number = step_num
-        if number is None:
-            number = g
-        if graph_type is not None:
-            prefix = f"{graph_type} "
-        else:
-            prefix = "" if implicit else f"{root_name} "
-        rows.append({"group": g, "root": root, "name": f"{prefix}{number}",
-                     "step_num": step_num if step_num is not None else g,
-                     "implicit": implicit})
-    return pd.DataFrame(rows, columns=["group", "root", "name", "step_num", "implicit"]) \
-        .set_index("group")
+def _group_table(hd: HostData, root_of_group: np.ndarray, par) -> pd.DataFrame:
+    k = len(root_of_group)
+    if not k:
+        return pd.DataFrame({"root": pd.Series(dtype=np.int64), "name": pd.Series(dtype=object),
+                             "step_num": pd.Series(dtype=np.int64),
+                             "implicit": pd.Series(dtype=bool)},
+                            index=pd.Index([], name="group", dtype=np.int64))
+    n = len(hd)
+    real_root = np.minimum(root_of_group, n - 1)
+    root_name = np.where(root_of_group < n, hd.name_of(real_root), "ThreadpoolListener::Region")
+    implicit = np.isin(root_name, list(IMPLICIT_ROOTS))
+    graph_code, has_graph = _context(hd, root_of_group, par, hd.str_stat("graph_type"))
+    graph_type = hd.str_stat("graph_type").text(np.where(has_graph, graph_code, -1)
+                                                .astype(np.int64))
+    iter_num, has_iter = _context(hd, root_of_group, par, hd.int_stat("iter_num"))
+    step_num, has_step = _context(hd, root_of_group, par, hd.int_stat("step_num"))
+    g = np.arange(k)
+    number = np.where(has_iter, iter_num, np.where(has_step, step_num, g))
+    prefix = np.where(has_graph, pd.Series(graph_type, dtype=object).astype(str) + " ",
+                      np.where(implicit, "", pd.Series(root_name, dtype=object) + " "))
+    names = pd.Series(prefix, dtype=object) + pd.Series(number, dtype=object).astype(str)
+    return pd.DataFrame({"root": root_of_group.astype(np.int64), "name": names.to_numpy(),
+                         "step_num": np.where(has_step, step_num, g).astype(np.int64),
+                         "implicit": implicit},
+                        index=pd.Index(g, name="group", dtype=np.int64))

@@ -126,13 +126,14 @@ def _category(name: str, op_type: str) -> str:
 
 
 def _input_ops(prof) -> pd.DataFrame:
-    from .op_stats import _combine, host_op_metrics
+    from .op_stats import combine_metrics
 
-    table, _, _ = _combine([host_op_metrics(prof, host) for host in prof.hosts])
+    table, _, _ = combine_metrics(list(prof.host_partials("host_ops").values()))
     ops = table[(table["type"] == "Dataset") | table["type"].str.startswith("InfeedEnqueue")
                 | (table["operation"] == "MemcpyHToD")]
     ops = ops.sort_values(["self_ps", "operation"], ascending=[False, True], kind="stable")
     total = float(ops.self_ps.sum())
+    keys = [_category(n, t) for n, t in zip(ops.operation, ops["type"])]  # one per input op
     return pd.DataFrame({
         "operation": ops.operation.to_numpy(), "count": ops.occurrences.to_numpy(),
         "time_ms": ops.time_ps.to_numpy() / 1e9,
@@ -140,9 +141,8 @@ def _input_ops(prof) -> pd.DataFrame:
         "self_time_ms": ops.self_ps.to_numpy() / 1e9,
         "self_time_pct": (ops.self_ps / total * 100 if total else ops.self_ps * 0.0)
         .to_numpy(),
-        "category": [HOST_CATEGORIES[_category(n, t)] for n, t in
-                     zip(ops.operation, ops["type"])],
-        "_key": [_category(n, t) for n, t in zip(ops.operation, ops["type"])],
+        "category": [HOST_CATEGORIES[k] for k in keys],
+        "_key": keys,
     })
 
 

@@ -21,9 +21,10 @@ import re
 import numpy as np
 import pandas as pd
 
+from .host import HostData
 from .tf_ops import parse_tf_op
 
-__all__ = ["KERNEL_COLUMNS", "kernel_stats_table", "parse_kernel_details"]
+__all__ = ["KERNEL_COLUMNS", "combine_kernels", "host_kernels", "parse_kernel_details"]
 
 KERNEL_COLUMNS = ["host", "rank", "kernel_name", "registers_per_thread", "shmem_bytes",
                   "static_shmem_bytes", "dynamic_shmem_bytes", "block_dim", "grid_dim",
@@ -108,74 +109,79 @@ def _einsum_eligible(equation: str | None) -> bool:
     return len(equation.split("->")[0].split(",")) == 2
 
 
-def _vendor(prof, host: str) -> dict:
-    """Vendor per GPU plane: its ``device_vendor`` stat, else NVIDIA when it has a compute
+def _vendor(hd: HostData) -> list[str]:
+    """Vendor per plane: its ``device_vendor`` stat, else NVIDIA when it has a compute
     capability (CUDA only)."""
-    out = {}
-    planes = prof.planes[prof.planes.host == host]
-    for _, row in planes.iterrows():
-        stats = row["stats"]
+    out = []
+    for i in range(len(hd.plane_names)):
+        stats = hd.space.plane_stats(i)
         vendor = stats.get("device_vendor")
         if not vendor and "compute_cap_major" in stats:
             vendor = "Nvidia"
-        out[row["plane"]] = vendor or ""
+        out.append(vendor if isinstance(vendor, str) else "")
     return out
 
 
-def _host_kernels(prof, host: str) -> pd.DataFrame:
-    planes = prof.planes[(prof.planes.host == host) & (prof.planes.events > 0)].plane
-    if not planes.str.startswith(("/device:GPU:", "/device:TPU:")).any():
+def host_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
+    """Kernel stats of one host (rows not ranked; see :func:`combine_kernels`)."""
+    planes = pd.Series(hd.plane_names, dtype=object)
+    device_planes = planes.str.startswith("/device:TPU:")
+    if not device_planes.any():
+        device_planes = planes.str.startswith("/device:GPU:")
+    if not device_planes.any():
         return pd.DataFrame()
-    ev = prof.events
-    if len(prof.hosts) > 1:
-        ev = ev[ev["host"] == host]
-    planes = ev["plane"].astype(str)
-    device = planes.str.startswith("/device:TPU:")
-    if not device.any():
-        device = planes.str.startswith("/device:GPU:")
-    low = ev["line_id"].to_numpy().astype(np.int64) & 0xFFFFFFFF
-    derived = (low >= 0xDEADBEEF) & (low < 0xDEADBEEF + 290)
-    ev = ev[device.to_numpy() & ~derived & (ev["duration_ps"].to_numpy() > 0)]
-    details = prof.stat("kernel_details")
-    details = details[~details.index.duplicated(keep="last")].reindex(ev.index)
-    keep = details.notna().to_numpy() & (details.astype(str) != "").to_numpy()
-    ev, details = ev[keep], details[keep].astype(str)
-    if ev.empty:
+    device = hd.line_mask(device_planes.to_numpy()[hd.space.line_plane])
+    rows = np.flatnonzero(device & ~hd.derived_line_mask() & (hd.duration > 0))
+    details = hd.str_stat("kernel_details")
+    d_code, has = details.lookup(rows)
+    nonempty = np.array([bool(v) for v in details.table], dtype=bool)
+    keep = has & (nonempty[d_code] if len(nonempty) else False)
+    rows, d_code = rows[keep], d_code[keep]
+    if not len(rows):
         return pd.DataFrame()
-    parsed = {d: parse_kernel_details(d) for d in pd.unique(details)}
-    tf_op = prof.stat("tf_op")
-    tf_op = tf_op[~tf_op.index.duplicated(keep="last")].reindex(ev.index).astype(object)
-    equation = prof.stat("equation")
-    equation = equation[~equation.index.duplicated(keep="last")].reindex(ev.index) \
-        .astype(object)
-    vendor = _vendor(prof, host)
-    rows = []
-    names = ev["name"].astype(str).to_numpy()
-    plane_names = ev["plane"].astype(str).to_numpy()
-    ops = tf_op.to_numpy()
-    eqs = equation.to_numpy()
-    for i, d in enumerate(details.to_numpy()):
+    tf_op, eq = hd.str_stat("tf_op"), hd.str_stat("equation")
+    op_code, has_op = tf_op.lookup(rows)
+    eq_code, has_eq = eq.lookup(rows)
+    events = pd.DataFrame({
+        "name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
+        "details": d_code, "op": np.where(has_op, op_code, -1),
+        "eq": np.where(has_eq, eq_code, -1), "ns": hd.duration[rows] // 1000})
+    # everything but the duration is decided once per distinct combination
+    combo_cols = ["name", "plane", "details", "op", "eq"]
+    combos = events.groupby(combo_cols, sort=False).agg(
+        occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
+        max=("ns", "max")).reset_index()
+    vendor = _vendor(hd)
+    parsed = [parse_kernel_details(v) for v in details.table]
+    ops = tf_op.text(combos["op"].to_numpy())
+    eqs = eq.text(combos["eq"].to_numpy())
+    values = []
+    for name_code, plane, d, op, equation in zip(combos["name"].tolist(), combos["plane"].tolist(),
+                                                combos["details"].tolist(), ops, eqs):
         p = parsed[d]
-        op = ops[i] if isinstance(ops[i], str) else ""
+        name = hd.names[name_code]
+        op = op if isinstance(op, str) else ""
         op_name = parse_tf_op(op)[1].split(":")[0] if op else ""
-        uses_tc = _uses_tensor_core(names[i], vendor.get(plane_names[i], ""))
-        eligible = bool(op) and (_einsum_eligible(eqs[i] if isinstance(eqs[i], str) else None)
+        uses_tc = _uses_tensor_core(name, vendor[plane])
+        eligible = bool(op) and (_einsum_eligible(equation if isinstance(equation, str)
+                                                  else None)
                                  or _op_eligible(op_name) or uses_tc)
-        rows.append((names[i], *p["grid"], *p["block"], p["regs"], p["static_shared"],
-                     p["dynamic_shared"], uses_tc, eligible, op_name, p["occ_pct"]))
-    df = pd.DataFrame(rows, columns=["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2",
-                                     "regs", "static", "dynamic", "uses_tc", "eligible",
-                                     "op_name", "occ"])
-    df["ns"] = ev["duration_ps"].to_numpy() // 1000
+        values.append((name, *p["grid"], *p["block"], p["regs"], p["static_shared"],
+                       p["dynamic_shared"], uses_tc, eligible, op_name, p["occ_pct"]))
+    df = pd.DataFrame(values, columns=["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2",
+                                       "regs", "static", "dynamic", "uses_tc", "eligible",
+                                       "op_name", "occ"])
+    df = pd.concat([df, combos[["occurrences", "total", "min", "max"]]], axis=1)
     key = ["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2", "regs", "static", "dynamic",
            "uses_tc", "eligible", "op_name"]
-    agg = df.groupby(key, sort=False).agg(occ_pct=("occ", "first"), occurrences=("ns", "size"),
-                                          total=("ns", "sum"), min=("ns", "min"),
-                                          max=("ns", "max")).reset_index()
+    agg = df.groupby(key, sort=False).agg(occ_pct=("occ", "first"),
+                                          occurrences=("occurrences", "sum"),
+                                          total=("total", "sum"), min=("min", "min"),
+                                          max=("max", "max")).reset_index()
     agg = agg.sort_values(["total"] + key, ascending=[False] + [True] * len(key),
                           kind="stable").reset_index(drop=True)
     return pd.DataFrame({
-        "host": host, "kernel_name": agg.kernel_name,
+        "host": hd.name, "kernel_name": agg.kernel_name,
         "registers_per_thread": agg.regs, "shmem_bytes": agg.static + agg.dynamic,
         "static_shmem_bytes": agg.static, "dynamic_shmem_bytes": agg.dynamic,
         "block_dim": agg.b0.astype(str) + "," + agg.b1.astype(str) + "," + agg.b2.astype(str),
@@ -187,10 +193,10 @@ def _host_kernels(prof, host: str) -> pd.DataFrame:
         "min_duration_us": agg["min"] / 1e3, "max_duration_us": agg["max"] / 1e3})
 
 
-def kernel_stats_table(prof) -> pd.DataFrame:
+def combine_kernels(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """Kernel stats of all hosts, sorted by total duration (rows of different hosts are not
     merged; ``host`` says which host ran them)."""
-    parts = [t for t in (_host_kernels(prof, h) for h in prof.hosts) if not t.empty]
+    parts = [t for t in parts if not t.empty]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in KERNEL_COLUMNS})
     table = pd.concat(parts, ignore_index=True)

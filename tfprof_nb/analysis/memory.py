@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from numba import njit
+from .._native.kernels import active_at_peak, inherit_from_allocations
+from .host import HOST_PLANE, HostData
 
-from .grouping import HOST_PLANE
-
-__all__ = ["memory_tables", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS", "BREAKDOWN_COLUMNS"]
+__all__ = ["host_memory", "combine_memory", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
+           "BREAKDOWN_COLUMNS"]
 
 SUMMARY_COLUMNS = ["host", "allocator", "num_allocations", "num_deallocations",
                    "memory_capacity_bytes", "peak_heap_usage_lifetime_bytes",
@@ -46,102 +46,54 @@ def data_type_name(code) -> str:
     return f"unknown dtype enum ({code})"
 
 
-@njit(cache=True, nogil=True)
-def _inherit_from_allocations(is_alloc, address, source):
-    """For each deallocation, the row of the live allocation at its address (-1 if none)."""
-    live = dict()
-    live[np.int64(0)] = np.int64(-1)
-    del live[np.int64(0)]
-    for i in range(is_alloc.shape[0]):
-        a = address[i]
-        if is_alloc[i]:
-            source[i] = -1
-            if a not in live:
-                live[a] = np.int64(i)
-        else:
-            if a in live:
-                source[i] = live[a]
-                del live[a]
-            else:
-                source[i] = -1
+_NUMERIC = {"reserved": "bytes_reserved", "heap": "bytes_allocated", "free": "bytes_available",
+            "peak": "peak_bytes_in_use", "requested": "requested_bytes",
+            "allocation": "allocation_bytes", "address": "addr"}
+_TEXT = {"tf_op": "tf_op", "region_type": "region_type", "tensor_shape": "shape"}
 
 
-@njit(cache=True, nogil=True)
-def _active_at_peak(is_alloc, address, step, time, alloc_bytes, peak_time, peak_step, active):
-    """Mark allocations of the peak step still live at the peak time; return the bytes of
-    deallocations of memory allocated before the window (not attributable to an op)."""
-    live = dict()
-    live[np.int64(0)] = np.int64(-1)
-    del live[np.int64(0)]
-    unmapped = np.int64(0)
-    unmapped_dealloc = np.int64(0)
-    for i in range(is_alloc.shape[0]):
-        if time[i] > peak_time:
-            break
-        if step[i] != peak_step:
-            continue
-        if is_alloc[i]:
-            live[address[i]] = np.int64(i)
-            unmapped -= alloc_bytes[i]
-        else:
-            if address[i] in live:
-                del live[address[i]]
-            else:
-                unmapped_dealloc += alloc_bytes[i]
-            unmapped += alloc_bytes[i]
-    for a in live:
-        active[live[a]] = True
-    return unmapped - unmapped_dealloc
+def _data_type_names(codes: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """TensorFlow's name of each DataType code ("" where absent), once per distinct code."""
+    out = np.full(len(codes), "", dtype=object)
+    if present.any():
+        distinct, inverse = np.unique(codes[present], return_inverse=True)
+        names = np.array([data_type_name(int(c)) for c in distinct.tolist()], dtype=object)
+        out[present] = names[inverse.reshape(-1)]
+    return out
 
 
-def _stat_frame(prof, ids: np.ndarray, names) -> pd.DataFrame:
-    cols = {}
-    for n in names:
-        s = prof.stat(n)
-        s = s[~s.index.duplicated(keep="last")]
-        cols[n] = s.reindex(ids)
-    return pd.DataFrame(cols, index=ids)
-
-
-def _host_memory(prof, host: str):
-    ev = prof.events
-    if len(prof.hosts) > 1:
-        ev = ev[ev["host"] == host]
-    mem = ev[(ev["plane"] == HOST_PLANE)
-             & ev["name"].isin(["MemoryAllocation", "MemoryDeallocation"])]
-    if mem.empty:
+def _memory_events(hd: HostData) -> pd.DataFrame | None:
+    """The host's allocation and deallocation events with their stats, in file order."""
+    is_mem = hd.name_is("MemoryAllocation", "MemoryDeallocation") & hd.plane_is(HOST_PLANE)
+    rows = np.flatnonzero(is_mem)
+    if not len(rows):
         return None
-    st = _stat_frame(prof, mem.index.to_numpy(), [
-        "allocator_name", "index_on_host", "device_ordinal", "bytes_reserved",
-        "bytes_allocated", "bytes_available", "fragmentation", "peak_bytes_in_use",
-        "requested_bytes", "allocation_bytes", "addr", "tf_op", "group_id", "region_type",
-        "data_type", "shape"])
-    allocator = st["allocator_name"].astype(object)
+    cols = {}
+    for col, stat in _NUMERIC.items():
+        cols[col] = hd.int_stat(stat).lookup(rows)[0]
+    frag, has_frag = hd.float_stat("fragmentation").lookup(rows)
+    cols["fragmentation"] = np.where(has_frag, frag, 0.0)
+    for col, stat in _TEXT.items():
+        sparse = hd.str_stat(stat)
+        codes, present = sparse.lookup(rows)
+        cols[col] = pd.Series(sparse.text(np.where(present, codes, -1)),
+                              dtype=object).fillna("").astype(str).to_numpy(dtype=object)
+    step, has_step = hd.int_stat("group_id").lookup(rows)
+    cols["step"] = np.where(has_step, step, -1)
+    dtype, has_dtype = hd.int_stat("data_type").lookup(rows)
+    cols["data_type"] = _data_type_names(dtype, has_dtype)
+    name = hd.str_stat("allocator_name")
+    codes, present = name.lookup(rows)
+    allocator = pd.Series(name.text(np.where(present, codes, -1)), dtype=object)
     for fallback in ("device_ordinal", "index_on_host"):
-        allocator = allocator.where(allocator.notna(), st[fallback].map(
-            lambda v: None if pd.isna(v) else str(int(v))))
-    df = pd.DataFrame({
-        "allocator": allocator.fillna("").astype(str).to_numpy(),
-        "time_ps": mem["start_ps"].to_numpy(),
-        "is_alloc": (mem["name"] == "MemoryAllocation").to_numpy(),
-        "reserved": st["bytes_reserved"].fillna(0).to_numpy(np.int64),
-        "heap": st["bytes_allocated"].fillna(0).to_numpy(np.int64),
-        "free": st["bytes_available"].fillna(0).to_numpy(np.int64),
-        "fragmentation": pd.to_numeric(st["fragmentation"], errors="coerce").fillna(0.0)
-        .to_numpy(float),
-        "peak": st["peak_bytes_in_use"].fillna(0).to_numpy(np.int64),
-        "requested": st["requested_bytes"].fillna(0).to_numpy(np.int64),
-        "allocation": st["allocation_bytes"].fillna(0).to_numpy(np.int64),
-        "address": st["addr"].fillna(0).to_numpy(np.int64) if st["addr"].dtype != object
-        else np.array([int(v) if not pd.isna(v) else 0 for v in st["addr"]], np.int64),
-        "tf_op": st["tf_op"].astype(object).fillna("").to_numpy(),
-        "step": st["group_id"].fillna(-1).to_numpy(np.int64),
-        "region_type": st["region_type"].astype(object).fillna("").to_numpy(),
-        "data_type": [data_type_name(v) for v in st["data_type"].to_numpy()],
-        "tensor_shape": st["shape"].astype(object).fillna("").to_numpy(),
-        "event_id": mem.index.to_numpy(),
-    })
-    return df
+        value, has = hd.int_stat(fallback).lookup(rows)
+        allocator = allocator.where(allocator.notna(),
+                                    pd.Series(np.where(has, value.astype(str), None),
+                                              dtype=object))
+    return pd.DataFrame({"allocator": allocator.fillna("").astype(str).to_numpy(dtype=object),
+                         "time_ps": hd.begin[rows],
+                         "is_alloc": hd.name_is("MemoryAllocation")[rows], **cols,
+                         "event_id": rows.astype(np.int64)})
 
 
 def _per_allocator(host: str, name: str, raw: pd.DataFrame):
@@ -155,8 +107,7 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
     # steps: events without one belong to the step after the last known one
     last_known = tl.step.where(tl.step >= 0).shift().ffill().fillna(-1).astype(np.int64)
     tl["step"] = np.where(tl.step >= 0, tl.step, last_known + 1)
-    source = np.empty(len(tl), dtype=np.int64)
-    _inherit_from_allocations(tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64), source)
+    source = inherit_from_allocations(tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64))
     inherit = source >= 0
     for col in ("tf_op", "region_type", "data_type", "tensor_shape"):
         values = tl[col].to_numpy(dtype=object).copy()
@@ -165,11 +116,11 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
     in_use_sorted = (tl.reserved + tl.heap).to_numpy()
     peak_step = int(tl.step[in_use_sorted == peak_bytes].iloc[-1]) \
         if (in_use_sorted == peak_bytes).any() else 0
-    active = np.zeros(len(tl), dtype=bool)
-    unmapped = int(peak.heap) + int(_active_at_peak(
+    active, unattributed = active_at_peak(
         tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64), tl.step.to_numpy(np.int64),
         tl.time_ps.to_numpy(np.int64), tl.allocation.to_numpy(np.int64), int(peak.time_ps),
-        peak_step, active))
+        peak_step)
+    unmapped = int(peak.heap) + unattributed
     items = tl.loc[active, ["tf_op", "allocation", "requested", "region_type", "data_type",
                            "tensor_shape"]].copy()
     specials = []
@@ -213,17 +164,25 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
     return summary, timeline, breakdown
 
 
-def memory_tables(prof) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(summary, timeline, breakdown) over all hosts and allocators, allocators sorted."""
+def host_memory(hd: HostData, shift_ps: int = 0) -> list[tuple]:
+    """(summary row, timeline, breakdown) of each allocator of one host, allocators sorted;
+    times are shifted by ``shift_ps``, ``event_id`` holds the host's own event rows."""
+    raw = _memory_events(hd)
+    if raw is None:
+        return []
+    raw["time_ps"] = raw.time_ps + shift_ps
+    return [_per_allocator(hd.name, name, raw[raw.allocator == name])
+            for name in sorted(raw.allocator.unique())]
+
+
+def combine_memory(parts: list[list[tuple]], event_offsets: list[int]):
+    """(summary, timeline, breakdown) over all hosts; ``event_offsets`` turn each host's
+    event rows into global event ids."""
     summaries, timelines, breakdowns = [], [], []
-    for host in prof.hosts:
-        raw = _host_memory(prof, host)
-        if raw is None:
-            continue
-        for name in sorted(raw.allocator.unique()):
-            s, t, b = _per_allocator(host, name, raw[raw.allocator == name])
+    for allocators, offset in zip(parts, event_offsets):
+        for s, t, b in allocators:
             summaries.append(s)
-            timelines.append(t)
+            timelines.append(t.assign(event_id=t.event_id + offset))
             breakdowns.append(b)
     summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS)
     timeline = pd.concat(timelines, ignore_index=True) if timelines else \

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._nesting_kernels import is_nesting_order, nest
+from .._native.kernels import nest_loose
 
 __all__ = ["event_nesting"]
 
@@ -19,21 +19,12 @@ def event_nesting(line: np.ndarray, start_ps: np.ndarray, duration_ps: np.ndarra
     starts; ties in start put the longer event outside.  Self time is the duration minus the
     children's durations clipped to the parent's end.
     """
-    line = np.ascontiguousarray(line, dtype=np.int64)
-    start = np.ascontiguousarray(start_ps, dtype=np.int64)
     duration = np.ascontiguousarray(duration_ps, dtype=np.int64)
-    n = len(line)
-    if is_nesting_order(line, start, duration):
-        order = np.arange(n, dtype=np.int64)
-    else:
-        order = np.lexsort((-duration, start, line)).astype(np.int64)
-    parent = np.empty(n, dtype=np.int64)
-    depth = np.empty(n, dtype=np.int32)
-    child_ps = np.zeros(n, dtype=np.int64)
-    nest(order, line, start, duration, parent, depth, child_ps)
+    parent, depth, child_ps = nest_loose(np.asarray(line).astype(np.int32), start_ps, duration)
+    n = len(parent)
     idx = np.arange(n) if index is None else np.asarray(index)
+    parent = parent.astype(np.int64)
     if index is not None:  # parents as event ids
         parent = np.where(parent >= 0, idx[np.maximum(parent, 0)], -1)
-    return pd.DataFrame({"parent": parent, "depth": depth,
-                         "self_ps": duration - child_ps},
+    return pd.DataFrame({"parent": parent, "depth": depth, "self_ps": duration - child_ps},
                         index=pd.Index(idx, name="event"))

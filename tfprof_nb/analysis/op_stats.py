@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._opstack import op_stack_walk
-from .grouping import HOST_PLANE
-from .host_events import HostEvents, host_events
+from .._native.kernels import argsort, op_stack_walk
+from .host import HOST_PLANE, HostData
 from .tf_ops import TF, UNKNOWN, parse_tf_op
 
-__all__ = ["OP_STATS_COLUMNS", "op_stats_table"]
+__all__ = ["OP_STATS_COLUMNS", "op_stats_table", "host_op_partial", "device_op_partial",
+           "combine_metrics"]
 
 OP_STATS_COLUMNS = ["rank", "host_or_device", "type", "operation", "occurrences",
                     "total_time_us", "avg_time_us", "total_self_time_us", "avg_self_time_us",
@@ -31,97 +31,87 @@ def _parse_table(names) -> pd.DataFrame:
                         columns=["category", "op", "type"])
 
 
-def host_op_metrics(prof, host: str) -> tuple[pd.DataFrame, int, int]:
-    """Per-op metrics of one host's CPU plane: (table, total_time_ps, total_op_time_ps).
-    Cached on the profile (op stats, input pipeline and overview share it)."""
-    cache = prof.__dict__.setdefault("_host_op_metrics", {})
-    if host not in cache:
-        cache[host] = _host_metrics(host_events(prof, host))
-    return cache[host]
-
-
-def _host_metrics(hev: HostEvents) -> tuple[pd.DataFrame, int, int]:
-    real = hev.event_id >= 0
-    on_host = real & hev.plane_is(HOST_PLANE) & ~hev.is_derived_line()
+def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int, int]:
+    """Per-op metrics of one host's CPU plane: (table, total_time_ps, total_op_time_ps)."""
+    on_host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask()
     if not on_host.any():
         return _empty_metrics(), 0, 0
-    by_name = _parse_table(hev.names)  # one row per distinct event name, in code order
-    name_is_op = (by_name["category"].to_numpy() != UNKNOWN)
-    name_is_tf = (by_name["category"].to_numpy() == TF)
-    tf_op = hev.strs["tf_op"]
-    has_tf_op = on_host & np.array([bool(v) for v in tf_op], dtype=bool)
-    parts = []
-    rows = np.flatnonzero(on_host & name_is_op[hev.name_code])
-    if len(rows):
-        code = hev.name_code[rows]
-        parts.append(pd.DataFrame({"row": rows, "slot": 0,
-                                   "op": by_name["op"].to_numpy()[code],
-                                   "type": by_name["type"].to_numpy()[code],
-                                   "tf": name_is_tf[code]}))
-    rows = np.flatnonzero(has_tf_op)
-    if len(rows):
-        full = tf_op[rows]
-        p = _parse_table(full).reindex(full)
-        op_name = np.where(p["category"].to_numpy() == UNKNOWN, full, p["op"].to_numpy())
-        parts.append(pd.DataFrame({"row": rows, "slot": 2, "op": op_name,
-                                   "type": p["type"].to_numpy(), "tf": False}))
-    if not parts:
+    by_name = _parse_table(hd.names)  # one row per distinct event name, in code order
+    name_is_op = by_name["category"].to_numpy() != UNKNOWN
+    name_is_tf = by_name["category"].to_numpy() == TF
+    rows0 = np.flatnonzero(on_host & name_is_op[hd.name_code]).astype(np.int32)
+    code0 = hd.name_code[rows0]
+    tf_op = hd.str_stat("tf_op")
+    nonempty = np.array([bool(v) for v in tf_op.table], dtype=bool)  # per distinct value
+    keep = on_host[tf_op.rows] & nonempty[tf_op.values] if len(tf_op) else np.zeros(0, bool)
+    rows2, code2 = tf_op.rows[keep], tf_op.values[keep]
+    if not len(rows0) and not len(rows2):
         return _empty_metrics(), 0, 0
-    inst = pd.concat(parts, ignore_index=True)
-    n = len(inst)
-    rows = inst["row"].to_numpy()
-    slot = inst["slot"].to_numpy()
-    instance = np.arange(n, dtype=np.int64)
-    acts = pd.DataFrame({
-        "line": np.concatenate([hev.line[rows]] * 2),
-        "ts": np.concatenate([hev.begin[rows], hev.end[rows]]),
-        "seq": np.concatenate([rows * 4 + slot, rows * 4 + slot + 1]),
-        "is_end": np.concatenate([np.zeros(n, bool), np.ones(n, bool)]),
-        "instance": np.concatenate([instance, instance]),
-    }).sort_values(["line", "ts", "seq"], kind="stable")
-    op_codes, op_table = pd.factorize(inst["op"])
-    type_codes, type_table = pd.factorize(inst["type"].where(inst["type"] != "", None))
-    inst_op = op_codes.astype(np.int64)
-    inst_type = type_codes.astype(np.int64)
-    k = acts["instance"].to_numpy()
-    line = acts["line"].to_numpy(np.int64)
-    n_keys, n_lines = len(op_table), int(hev.line.max()) + 1
-    occ = np.zeros(n_keys, np.int64)
-    time_ps = np.zeros(n_keys, np.int64)
-    self_ps = np.zeros(n_keys, np.int64)
-    first_type = np.full(n_keys, -1, np.int64)
-    line_op = np.zeros(n_lines, np.int64)
-    line_first = np.zeros(n_lines, np.int64)
-    line_last = np.zeros(n_lines, np.int64)
-    op_stack_walk(line, acts["ts"].to_numpy(np.int64), acts["is_end"].to_numpy(),
-                  k.astype(np.int64), inst_op[k], inst_type[k], occ, time_ps, self_ps,
-                  first_type, line_op, line_first, line_last)
-    lines_used = np.unique(line)
-    total_op = int(line_op[lines_used].sum())
-    total = int(np.maximum(line_op[lines_used], line_last[lines_used] -
-                           line_first[lines_used]).sum())
-    eager = _eager_flags(hev, rows, inst["tf"].to_numpy())
-    eager_by_op = pd.Series(eager).groupby(inst_op).any()
+    p = _parse_table(tf_op.table)  # per distinct tf_op value
+    op2 = np.where(p["category"].to_numpy() == UNKNOWN, p.index.to_numpy(dtype=object),
+                   p["op"].to_numpy())
+    # op and type codes: distinct op names of both kinds of instances, factorised once
+    ops, op_of_name = _codes(by_name["op"].to_numpy(dtype=object), op2)
+    types, type_of_name = _codes(by_name["type"].to_numpy(dtype=object),
+                                 p["type"].to_numpy(dtype=object), empty_is_none=True)
+    n0 = len(rows0)
+    rows = np.concatenate([rows0, rows2])
+    slot = np.concatenate([np.zeros(n0, np.int64), np.full(len(rows2), 2, np.int64)])
+    key = np.concatenate([op_of_name[0][code0], op_of_name[1][code2]]).astype(np.int32)
+    typ = np.concatenate([type_of_name[0][code0], type_of_name[1][code2]]).astype(np.int32)
+    is_tf = np.concatenate([name_is_tf[code0], np.zeros(len(rows2), bool)])
+    # instances in (row, slot) order: begin/end activities then sort by (line, time) stably
+    order = argsort(rows.astype(np.int64) * 4 + slot)
+    rows, key, typ, is_tf = rows[order], key[order], typ[order], is_tf[order]
+    line = hd.line[rows]
+    begin, end = hd.begin[rows], hd.end_of(rows)
+    m = len(rows)
+    act_line = np.repeat(line, 2)
+    act_ts = np.empty(2 * m, np.int64)
+    act_ts[0::2], act_ts[1::2] = begin, end
+    act = argsort(act_line, act_ts)
+    del act_line, act_ts
+    occ, time_ps, self_ps, first_type, line_op, line_first, line_last = op_stack_walk(
+        act, line, begin, end, key, typ, len(ops), hd.n_lines)
+    used = np.unique(line)
+    total_op = int(line_op[used].sum())
+    total = int(np.maximum(line_op[used], line_last[used] - line_first[used]).sum())
+    eager = _eager_flags(hd, rows, is_tf)
+    eager_by_op = np.zeros(len(ops), dtype=bool)
+    np.logical_or.at(eager_by_op, key, eager)
     table = pd.DataFrame({
-        "operation": np.asarray(op_table, dtype=object),
-        "type": [type_table[t] if t >= 0 else "" for t in first_type],
-        "occurrences": occ, "time_ps": time_ps, "self_ps": self_ps,
-        "eager": eager_by_op.reindex(np.arange(n_keys), fill_value=False).to_numpy()})
-    return table[occ > 0], total, total_op
+        "operation": ops, "type": [types[t] if t >= 0 else "" for t in first_type],
+        "occurrences": occ, "time_ps": time_ps, "self_ps": self_ps, "eager": eager_by_op})
+    return table[occ > 0].reset_index(drop=True), total, total_op
 
 
-def _eager_flags(hev: HostEvents, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarray:
+def _codes(*tables, empty_is_none: bool = False):
+    """(distinct values of several code tables, per table the int64 code of each entry);
+    with ``empty_is_none`` the value "" gets code -1."""
+    merged: dict = {}
+    maps = []
+    for table in tables:
+        codes = np.empty(len(table), np.int64)
+        for i, v in enumerate(table):
+            codes[i] = -1 if (empty_is_none and v == "") else merged.setdefault(v, len(merged))
+        maps.append(codes)
+    return np.asarray(list(merged), dtype=object), maps
+
+
+def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarray:
     """An op ran eagerly when its event says so (``is_eager``) or, for ``name:Type`` op events,
     when its nearest enclosing ``EagerExecute`` on the same thread has ``is_func == 0``."""
-    value, present = hev.int_stat("is_eager")
-    flags = present[rows] & (value[rows] != 0)
-    eager_exec = hev.name_is("EagerExecute")
+    value, present = hd.int_stat("is_eager").lookup(rows)
+    flags = present & (value != 0)
+    eager_exec = hd.name_is("EagerExecute")
     if not eager_exec.any():
         return flags
-    parent = hev.nesting_parent()
-    is_func, has_func = hev.int_stat("is_func")
-    eager_call = eager_exec & has_func & (is_func == 0)
-    node = np.where(tf_op, parent[rows], -1)
+    parent = hd.nesting_parent()
+    is_func = hd.int_stat("is_func")
+    eager_call = np.zeros(len(hd), dtype=bool)
+    eager_call[is_func.rows[is_func.values == 0]] = True
+    eager_call &= eager_exec
+    node = np.where(tf_op, parent[rows], -1).astype(np.int64)
     found = np.zeros(len(rows), dtype=bool)
     decided = np.zeros(len(rows), dtype=bool)
     for _ in range(64):
@@ -135,26 +125,28 @@ def _eager_flags(hev: HostEvents, rows: np.ndarray, tf_op: np.ndarray) -> np.nda
     return flags | found
 
 
-def _device_metrics(hev: HostEvents) -> tuple[pd.DataFrame, int, int]:
-    dev = (hev.event_id >= 0) & hev.plane_mask(
-        lambda s: s.str.startswith("/device:GPU").to_numpy()) & ~hev.is_derived_line()
+def device_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int, int]:
+    """Per-op metrics of one host's GPU planes: (table, total_time_ps, total_op_time_ps)."""
+    dev = hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy()) & \
+        ~hd.derived_line_mask()
     if not dev.any():
         return _empty_metrics(), 0, 0
     rows = np.flatnonzero(dev)
-    spans = pd.DataFrame({"plane": hev.plane_code[rows], "b": hev.begin[rows],
-                          "e": hev.end[rows]}).groupby("plane").agg(b=("b", "min"),
-                                                                    e=("e", "max"))
+    spans = pd.DataFrame({"plane": hd.space.line_plane[hd.space.events.line[rows]],
+                          "b": hd.begin[rows], "e": hd.end_of(rows)}).groupby("plane") \
+        .agg(b=("b", "min"), e=("e", "max"))
     total = int((spans.e - spans.b).sum())
-    tf_op = hev.strs["tf_op"][rows]
-    has = np.array([bool(v) for v in tf_op], dtype=bool)
+    tf_op = hd.str_stat("tf_op")
+    nonempty = np.array([bool(v) for v in tf_op.table], dtype=bool)
+    codes, has = tf_op.lookup(rows)
+    has &= nonempty[codes] if len(nonempty) else False
     if not has.any():
         return _empty_metrics(), total, 0
-    rows, tf_op = rows[has], tf_op[has]
-    p = _parse_table(tf_op).reindex(tf_op)
-    kernels = pd.DataFrame({"op": p["op"].to_numpy(),
-                            "type": p["type"].replace("", "unknown").to_numpy(),
-                            "kernel": hev.name_code[rows],
-                            "dur": hev.end[rows] - hev.begin[rows]})
+    rows, codes = rows[has], codes[has]
+    p = _parse_table(tf_op.table)
+    kernels = pd.DataFrame({"op": p["op"].to_numpy(dtype=object)[codes],
+                            "type": p["type"].replace("", "unknown").to_numpy(dtype=object)[codes],
+                            "kernel": hd.name_code[rows], "dur": hd.duration[rows]})
     per_kernel = kernels.groupby(["op", "kernel"], sort=False).agg(
         type=("type", "first"), n=("dur", "size"), t=("dur", "sum"))
     per_op = per_kernel.groupby(level="op", sort=False).agg(
@@ -175,7 +167,8 @@ def _empty_metrics() -> pd.DataFrame:
                          "eager": pd.Series(dtype=bool)})
 
 
-def _combine(parts) -> tuple[pd.DataFrame, int, int]:
+def combine_metrics(parts) -> tuple[pd.DataFrame, int, int]:
+    """Per-op metrics of several hosts summed: (table, total_time_ps, total_op_time_ps)."""
     tables = [t for t, _, _ in parts if not t.empty]
     total = sum(t for _, t, _ in parts)
     total_op = sum(o for _, _, o in parts)
@@ -194,12 +187,8 @@ def op_stats_table(prof, include_idle: bool = True) -> pd.DataFrame:
     """The TensorFlow stats table: one row per (side, op), device rows first, each side sorted
     by self time.  Percentages are of the side's total time, with or without its idle time."""
     out = []
-    for side in ("Device", "Host"):
-        parts = []
-        for host in prof.hosts:
-            parts.append(host_op_metrics(prof, host) if side == "Host" else
-                         _device_metrics(host_events(prof, host)))
-        table, total, total_op = _combine(parts)
+    for side, step in (("Device", "device_ops"), ("Host", "host_ops")):
+        table, total, total_op = combine_metrics(list(prof.host_partials(step).values()))
         if table.empty and total == 0:
             continue
         if include_idle:

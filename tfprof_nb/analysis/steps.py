@@ -9,7 +9,13 @@ use device events.  Deliberate differences, each visible in the result:
   repeated top-level ``tf.function`` call; ``source`` says so (the reference finds none);
 * GPU copies named ``MemcpyH2D``/``MemcpyD2H``/``MemcpyD2D`` (CUPTI's names) count as input,
   output and device-to-device (the reference only matches ``MemcpyHToD``-style names and counts
-  them as compute).
+  them as compute);
+* a step is dropped only when the profile window cuts it (it starts before the window or
+  ends after it), so a capture of N marked steps shows N steps; the reference drops the first
+  and the last step of any profile with more than five.
+
+The per-host step (:func:`host_steps`) returns the host's rows with times relative to the
+host's origin plus ``shift_us``; :func:`combine_steps` concatenates hosts.
 """
 
 from __future__ import annotations
@@ -19,11 +25,11 @@ import re
 import numpy as np
 import pandas as pd
 
-from ._sweep import N_TYPES, breakdown
-from .grouping import HOST_PLANE, Grouping, group_events
-from .host_events import HostEvents, host_events
+from .._native.kernels import N_TYPES, step_breakdown
+from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
+from .host import HostData
 
-__all__ = ["STEP_COLUMNS", "host_steps", "steps_table"]
+__all__ = ["STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps"]
 
 # Event types by priority (higher wins when events overlap).
 (UNKNOWN, HOST_COMPUTE, HOST_COMPILE, HOST_TO_HOST, HOST_TO_DEVICE, HOST_PREPARE,
@@ -36,10 +42,8 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
                 "device_to_device_ms", "device_collectives_ms", "host_compute_ms",
                 "kernel_launch_ms", "input_ms", "output_ms", "compilation_ms", "other_ms",
                 "host_to_host_ms", "host_to_device_ms"]
-_DROP_EDGE_STEPS_ABOVE = 5
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 _FUNCTION_CALL = re.compile(r"^EagerLocalExecute: __inference_")
-_STEPS_LINE_ID = 0xDEADBEEF
 
 
 def _explicit_marker(names: pd.Series) -> np.ndarray:
@@ -51,7 +55,7 @@ def _classify_host(names: pd.Series) -> np.ndarray:
     lower = names.str.lower()
     no_colon = ~names.str.contains(":", regex=False)
     op_type = names.str.partition(":")[2] if len(names) else names
-    kind = np.full(len(names), HOST_COMPUTE, dtype=np.int64)
+    kind = np.full(len(names), HOST_COMPUTE, dtype=np.int8)
     wait_input = lower.str.startswith("iteratorgetnext").to_numpy()
     h2h = (no_colon & lower.str.startswith("memcpyhtoh")).to_numpy()
     h2d = ((no_colon & lower.str.startswith("memcpyhtod"))
@@ -62,11 +66,11 @@ def _classify_host(names: pd.Series) -> np.ndarray:
     return kind
 
 
-def _classify_device(names: pd.Series, shapes: np.ndarray) -> np.ndarray:
+def _classify_device(names: pd.Series, shapes: pd.Series) -> np.ndarray:
     lower = names.str.lower()
     no_colon = ~names.str.contains(":", regex=False)
-    kind = np.full(len(names), DEVICE_COMPUTE_32, dtype=np.int64)
-    shape = pd.Series(shapes, dtype=object).fillna("").astype(str)
+    kind = np.full(len(names), DEVICE_COMPUTE_32, dtype=np.int8)
+    shape = shapes.fillna("").astype(str)
     half = np.where(shape != "", shape.str.contains("half"),
                     lower.str.contains("half") | lower.str.contains("fp16"))
     kind[np.asarray(half, dtype=bool)] = DEVICE_COMPUTE_16
@@ -79,15 +83,15 @@ def _classify_device(names: pd.Series, shapes: np.ndarray) -> np.ndarray:
     return kind
 
 
-def _infer_step_roots(hev: HostEvents, parent: np.ndarray) -> tuple[np.ndarray, str]:
+def _infer_step_roots(hd: HostData, parent: np.ndarray) -> tuple[np.ndarray, str]:
     """Rows of the repeated top-level events that run a tf.function (the training step when a
     profile has no step markers), and their name."""
     calls = np.flatnonzero(
-        hev.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy())
-        & hev.plane_is(HOST_PLANE))
+        hd.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy())
+        & hd.plane_is(HOST_PLANE))
     if not len(calls):
-        return np.empty(0, np.int64), ""
-    top = calls.copy()
+        return np.empty(0, np.int32), ""
+    top = calls.astype(np.int64)
     for _ in range(64):  # climb to the top-level event on the same line
         up = parent[top]
         moved = up >= 0
@@ -95,99 +99,134 @@ def _infer_step_roots(hev: HostEvents, parent: np.ndarray) -> tuple[np.ndarray, 
             break
         top = np.where(moved, up, top)
     top = np.unique(top)
-    stats = pd.DataFrame({"row": top, "name": hev.name_of(top),
-                          "dur": hev.end[top] - hev.begin[top]})
+    stats = pd.DataFrame({"row": top, "name": hd.name_of(top),
+                          "dur": hd.duration[top]})
     per_name = stats.groupby("name").agg(n=("row", "size"), total=("dur", "sum"))
     per_name = per_name[per_name.n >= 2]
     if per_name.empty:
-        return np.empty(0, np.int64), ""
+        return np.empty(0, np.int32), ""
     best = per_name.total.idxmax()
-    return stats.loc[stats.name == best, "row"].to_numpy(np.int64), str(best)
+    return stats.loc[stats.name == best, "row"].to_numpy(np.int32), str(best)
 
 
-def _device_planes(hev: HostEvents) -> np.ndarray:
-    return hev.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy())
+def _device_planes(hd: HostData) -> np.ndarray:
+    return hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy())
 
 
-def host_steps(prof, host: str) -> pd.DataFrame:
-    """The step table of one host (see :func:`steps_table`)."""
-    hev = host_events(prof, host)
-    if not len(hev):
-        return _empty()
-    on_device = _device_planes(hev)
+def window_ps(hd: HostData) -> tuple[int, int]:
+    """The profile window of a host in ps relative to its origin: the Task Environment's
+    start and stop when known, else the span of its events."""
+    sp = hd.space
+    start, stop = sp.profile_start_ns, sp.profile_stop_ns
+    if start is not None and stop is not None and stop > start:
+        w0 = (start - sp.origin_ns()) * 1000
+        return w0, w0 + (stop - start) * 1000
+    if not len(hd):
+        return 0, 0
+    return int(hd.begin.min()), int((hd.begin + hd.duration).max())
+
+
+def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
+    """The step table of one host (see :func:`combine_steps`); start times are relative to
+    the host's origin plus ``shift_ps``."""
+    if not len(hd):
+        return empty_steps()
+    on_device = _device_planes(hd)
     has_device = bool(on_device.any())
-    gid, has_gid = hev.int_stat("group_id")
-    if has_gid.any():  # an already-processed file: keep its groups
-        group = np.where(has_gid, gid, -1)
-        grouping = None
+    gid = hd.int_stat("group_id")
+    grouping = graph = None
+    if len(gid):  # an already-processed file: keep its groups
+        group = gid.dense(len(hd), fill=-1).astype(np.int32)
         source = "group_id"
     else:
-        grouping = group_events(hev)
+        graph = grouping_graph(hd)
+        grouping = group_events(hd, graph=graph)
         group = grouping.group
         source = "markers"
     if has_device:
-        table = _device_steps(hev, group, on_device)
+        table = _device_steps(hd, group, on_device)
         source = "device" if source != "group_id" else "group_id (device)"
     else:
-        table = _host_steps(hev, group, grouping)
+        table = _host_steps(hd, group, grouping)
         if table.empty and grouping is not None:
-            roots, name = _infer_step_roots(hev, grouping.parent)
+            roots, name = _infer_step_roots(hd, grouping.parent)
             if len(roots) >= 2:
-                grouping = group_events(hev, extra_roots=roots)
-                table = _host_steps(hev, grouping.group, grouping, inferred=set(roots.tolist()))
+                grouping = group_events(hd, extra_roots=roots, graph=graph)
+                table = _host_steps(hd, grouping.group, grouping, inferred=roots)
                 source = f"inferred: repeated '{name}'"
     if table.empty:
-        return _empty()
-    table.insert(0, "host", host)
+        return empty_steps()
+    w0, w1 = window_ps(hd)
+    begin_ps = table.pop("begin_ps").to_numpy()
+    end_ps = begin_ps + np.rint(table.duration_ms.to_numpy() * 1e9).astype(np.int64)
+    table = table[(begin_ps >= w0) & (end_ps <= w1)].copy()
+    table["start_us"] = table.start_us + shift_ps / 1e6
+    table.insert(0, "host", hd.name)
     table["source"] = source
     return table[STEP_COLUMNS]
 
 
-def _host_steps(hev: HostEvents, group: np.ndarray, grouping: Grouping | None,
-                inferred: set | None = None) -> pd.DataFrame:
-    host = hev.plane_is(HOST_PLANE) & (group >= 0)
-    rows = np.flatnonzero(host)
+def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
+                inferred: np.ndarray | None = None) -> pd.DataFrame:
+    n = len(hd)
+    on_host = hd.plane_is(HOST_PLANE)
+    rows = np.flatnonzero(on_host & (group[:n] >= 0))
     # classify each distinct name once, then look events up by name code
-    names = pd.Series(hev.names, dtype=object)
+    names = pd.Series(hd.names, dtype=object)
     explicit = _explicit_marker(names)
     not_compute = names.str.startswith(_NOT_COMPUTE).to_numpy()
     kind_of_name = _classify_host(names)
-    code = hev.name_code[rows]
+    code = hd.name_code[rows]
     marker = explicit[code].copy()
     if grouping is not None:
         roots = grouping.groups
-        named_roots = set(roots.root[~roots.implicit].tolist())
-        if inferred:
-            named_roots |= inferred
-        is_named_root = np.zeros(len(hev), dtype=bool)
-        is_named_root[list(named_roots)] = True
+        named = roots.root[~roots.implicit].to_numpy()
+        is_named_root = np.zeros(n, dtype=bool)
+        is_named_root[named[named < n]] = True
+        if inferred is not None:
+            is_named_root[inferred] = True
         marker |= is_named_root[rows]
     compute = ~not_compute[code] & ~marker
-    kinds = kind_of_name[code[compute]]
-    return _step_rows(hev, group, rows[marker], rows[compute], kinds, grouping,
-                      well_formed=HOST_COMPUTE)
+    markers = rows[marker]
+    spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
+                          "end": hd.end_of(markers)})
+    rows = rows[compute]
+    events = (group[rows], hd.begin[rows], hd.end_of(rows), kind_of_name[code[compute]])
+    if grouping is not None and len(grouping.regions):
+        # thread-pool regions on the host's threads are host compute too (the reference adds
+        # them to the plane before it computes steps)
+        r = grouping.regions
+        host_line = np.zeros(hd.n_lines, dtype=bool)
+        host_line[hd.line[on_host]] = True
+        keep = host_line[r.line] & (group[n:] >= 0)
+        events = tuple(np.concatenate([a, b]) for a, b in zip(events, (
+            group[n:][keep], r.begin[keep], r.begin[keep] + r.duration[keep],
+            np.full(int(keep.sum()), HOST_COMPUTE, np.int8))))
+    return _step_rows(hd, group, spans, events, grouping, well_formed=HOST_COMPUTE)
 
 
-def _device_steps(hev: HostEvents, group: np.ndarray, on_device: np.ndarray) -> pd.DataFrame:
-    corr_has = hev.has["correlation_id"]
-    stream = on_device & corr_has & (group >= 0)
-    markers = _device_step_markers(hev, group, on_device)
+def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> pd.DataFrame:
+    corr = hd.int_stat("correlation_id")
+    stream = np.zeros(len(hd), dtype=bool)
+    stream[corr.rows] = True
+    stream &= on_device & (group[:len(hd)] >= 0)
     rows = np.flatnonzero(stream)
-    names = pd.Series(hev.name_of(rows), dtype=object)
-    shapes = hev.strs.get("shape", np.full(len(hev), None, dtype=object))[rows] \
-        if "shape" in hev.strs else np.full(len(rows), None, dtype=object)
-    kinds = _classify_device(names, shapes)
-    return _step_rows(hev, group, markers, rows, kinds, None,
+    names = pd.Series(hd.name_of(rows), dtype=object)
+    shape = hd.str_stat("shape")
+    codes, present = shape.lookup(rows)
+    shapes = pd.Series(shape.text(np.where(present, codes, -1)), dtype=object)
+    events = (group[rows], hd.begin[rows], hd.end_of(rows), _classify_device(names, shapes))
+    return _step_rows(hd, group, _device_step_spans(hd, group, on_device), events, None,
                       well_formed=(DEVICE_COMPUTE_16, DEVICE_COMPUTE_32))
 
 
-def _device_step_markers(hev: HostEvents, group: np.ndarray, on_device: np.ndarray):
+def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
     """Spans (group, begin, end) of consecutive same-group device events per GPU plane (the
     derived "Steps" line); ungrouped events belong to the group before them."""
     rows = np.flatnonzero(on_device)
-    df = pd.DataFrame({"plane": hev.plane_code[rows], "begin": hev.begin[rows],
-                       "end": hev.end[rows], "group": group[rows]}) \
-        .sort_values(["plane", "begin"], kind="stable")
+    df = pd.DataFrame({"plane": hd.space.line_plane[hd.space.events.line[rows]],
+                       "begin": hd.begin[rows], "end": hd.end_of(rows),
+                       "group": group[rows]}).sort_values(["plane", "begin"], kind="stable")
     df["group"] = df["group"].where(df["group"] >= 0).groupby(df["plane"]).ffill()
     df = df[df["group"].notna()]
     run = ((df["group"] != df["group"].shift()) | (df["plane"] != df["plane"].shift())).cumsum()
@@ -196,42 +235,33 @@ def _device_step_markers(hev: HostEvents, group: np.ndarray, on_device: np.ndarr
     return spans.astype(np.int64).reset_index(drop=True)
 
 
-def _step_rows(hev, group, markers, event_rows, kinds, grouping, well_formed) -> pd.DataFrame:
-    # step spans: the longest marker per group
-    if isinstance(markers, pd.DataFrame):  # device runs, already spans
-        spans = markers.copy()
-    else:
-        markers = np.asarray(markers, dtype=np.int64)
-        spans = pd.DataFrame({"group": group[markers], "begin": hev.begin[markers],
-                              "end": hev.end[markers]})
+def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
+    """Step table from step spans (longest per group) and the steps' typed events (group,
+    begin, end, type)."""
     if spans.empty:
-        return _empty()
+        return pd.DataFrame()
+    spans = spans.copy()
     spans["dur"] = spans.end - spans.begin
     spans = spans.sort_values(["group", "dur"], ascending=[True, False], kind="stable") \
         .drop_duplicates("group")
     spans = spans[spans.dur > 0].set_index("group").sort_index()
     if spans.empty:
-        return _empty()
-    ev = pd.DataFrame({"group": group[event_rows], "begin": hev.begin[event_rows],
-                       "end": hev.end[event_rows], "kind": kinds})
-    ev = ev[ev.group.isin(spans.index)]
-    step_index = pd.Index(spans.index)
-    ev["step"] = step_index.get_indexer(ev.group)
-    ev = ev.sort_values("step", kind="stable")
-    out = np.zeros((len(spans), N_TYPES), dtype=np.int64)
-    breakdown(ev.step.to_numpy(np.int64), ev.begin.to_numpy(np.int64),
-              ev.end.to_numpy(np.int64), ev.kind.to_numpy(np.int64),
-              spans.begin.to_numpy(np.int64), spans.end.to_numpy(np.int64), out)
-    present = np.zeros((len(spans), N_TYPES), dtype=bool)
-    np.logical_or.at(present, (ev.step.to_numpy(), ev.kind.to_numpy()), True)
-    wf = np.atleast_1d(well_formed)
-    keep = present[:, wf].any(axis=1)
+        return pd.DataFrame()
+    step_of_group = np.full(int(max(spans.index.max(), group.max(initial=0))) + 1, -1,
+                            np.int32)
+    step_of_group[spans.index.to_numpy()] = np.arange(len(spans), dtype=np.int32)
+    ev_group, ev_begin, ev_end, kinds = events
+    ev_step = np.where(ev_group >= 0, step_of_group[np.maximum(ev_group, 0)], -1)
+    out, present = step_breakdown(ev_step, ev_begin, ev_end, kinds, spans.begin.to_numpy(),
+                                  spans.end.to_numpy())
+    keep = present[:, np.atleast_1d(well_formed)].any(axis=1)
     dur = spans.dur.to_numpy()
     other = np.maximum(dur - out.sum(axis=1), 0)
     ms = out / 1e9
     table = pd.DataFrame({
         "group_id": spans.index.to_numpy(),
         "start_us": spans.begin.to_numpy() / 1e6,
+        "begin_ps": spans.begin.to_numpy(),
         "duration_ms": dur / 1e9,
         "device_compute_ms": ms[:, DEVICE_COMPUTE_16] + ms[:, DEVICE_COMPUTE_32],
         "device_compute_16_ms": ms[:, DEVICE_COMPUTE_16],
@@ -256,12 +286,11 @@ def _step_rows(hev, group, markers, event_rows, kinds, grouping, well_formed) ->
         names, steps = gid.astype(str).to_numpy(), gid.to_numpy()
     table.insert(0, "step_name", names)
     table.index = pd.Index(np.asarray(steps, dtype=np.int64), name="step")
-    if len(table) > _DROP_EDGE_STEPS_ABOVE:  # first and last steps are usually partial
-        table = table.iloc[1:-1]
     return table
 
 
-def _empty() -> pd.DataFrame:
+def empty_steps() -> pd.DataFrame:
+    """A step table without rows, with every column."""
     df = pd.DataFrame({c: pd.Series(dtype=object if c in ("host", "step_name", "source")
                                     else "float64") for c in STEP_COLUMNS})
     df["group_id"] = df["group_id"].astype("int64")
@@ -269,15 +298,14 @@ def _empty() -> pd.DataFrame:
     return df
 
 
-def steps_table(prof) -> pd.DataFrame:
+def combine_steps(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """One row per step and host: duration and step-time categories in ms.
 
     ``source`` says where the steps came from: ``markers`` (Trace/``_r`` step markers),
     ``device`` (device activity grouped by step), ``group_id`` (groups already in the file)
     or ``inferred: repeated '<name>'`` (no markers: the repeated top-level tf.function call).
     """
-    parts = [host_steps(prof, h) for h in prof.hosts]
     parts = [p for p in parts if not p.empty]
     if not parts:
-        return _empty()
+        return empty_steps()
     return pd.concat(parts)

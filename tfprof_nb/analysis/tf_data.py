@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._group_kernels import csr
-from .grouping import HOST_PLANE
-from .host_events import HostEvents, host_events
+from .._native.kernels import csr
+from .host import HOST_PLANE, HostData
 
-__all__ = ["TfDataAnalysis", "tf_data_analysis", "suggestion_for", "SLOW_CALL_US"]
+__all__ = ["TfDataAnalysis", "combine_tf_data", "host_tf_data", "suggestion_for",
+           "SLOW_CALL_US"]
 
 SLOW_CALL_US = 50.0  # a root call slower than this is slow (tf.data performance guide)
 _ASYNC = {"Prefetch", "ParallelInterleave", "ParallelMap", "ParseExample", "MapAndBatch",
@@ -91,60 +91,83 @@ class TfDataAnalysis:
                f"{self.summary.get('message', '')}>"
 
 
-def _graph(hev: HostEvents):
-    """Children lists (CSR) of iterator calls: same-thread nesting plus produce links."""
-    n = len(hev)
-    is_iter = hev.name_mask(lambda s: s.str.startswith("Iterator::")) & \
-        hev.plane_is(HOST_PLANE)
-    is_produce = hev.name_is(*_PRODUCE)
-    is_consume = hev.name_is(*_CONSUME)
-    parent = hev.nesting_parent()
-    src = [parent[parent >= 0]]
-    dst = [np.flatnonzero(parent >= 0)]
-    ids, has_id = hev.int_stat("id")
-    pid, has_pid = hev.int_stat("parent_id")
-    elem, has_elem = hev.int_stat("element_id")
+@dataclass
+class _IteratorGraph:
+    """Iterator calls of one host (``rows``: event rows, increasing) and the calls each one
+    made (CSR over positions in ``rows``): nested calls on the same thread and, across
+    threads, the producer call behind each consumed element."""
+
+    rows: np.ndarray
+    off: np.ndarray
+    tgt: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    ids: np.ndarray
+    has_id: np.ndarray
+
+
+def _graph(hd: HostData) -> _IteratorGraph:
+    is_iter = hd.name_mask(lambda s: s.str.startswith("Iterator::")) & hd.plane_is(HOST_PLANE)
+    rows = np.flatnonzero(is_iter).astype(np.int32)
+    pos_of = np.full(len(hd), -1, np.int32)
+    pos_of[rows] = np.arange(len(rows), dtype=np.int32)
+    parent = hd.nesting_parent()
+    up = parent[rows]
+    nested = (up >= 0) & (pos_of[np.maximum(up, 0)] >= 0)  # an iterator inside an iterator
+    src = [pos_of[up[nested]]]
+    dst = [np.flatnonzero(nested).astype(np.int32)]
+    ids, pids, elems = hd.int_stat("id"), hd.int_stat("parent_id"), hd.int_stat("element_id")
     # a Produce event's first iterator child (by start time) produced that element
-    child = np.flatnonzero((parent >= 0) & is_iter)
-    child = child[is_produce[parent[child]] & has_elem[parent[child]]]
+    is_produce = hd.name_is(*_PRODUCE)
+    child = rows[(up >= 0) & is_produce[np.maximum(up, 0)]]
     if len(child):
-        first = pd.DataFrame({"p": parent[child], "c": child, "t": hev.begin[child]}) \
-            .sort_values(["p", "t"], kind="stable").drop_duplicates("p")
-        first = first[has_pid[first.c.to_numpy()]]
-        producers = pd.DataFrame({"k0": pid[first.c.to_numpy()], "k1": elem[first.p.to_numpy()],
-                                  "producer": first.c.to_numpy()})
-        cons = np.flatnonzero(is_consume & has_elem & (parent >= 0))
+        p_of = parent[child]
+        elem, has_elem = elems.lookup(p_of)
+        child, p_of, elem = child[has_elem], p_of[has_elem], elem[has_elem]
+        order = np.lexsort((hd.begin[child], p_of))  # by producer, then start
+        child, p_of, elem = child[order], p_of[order], elem[order]
+        first = np.ones(len(child), dtype=bool)
+        first[1:] = p_of[1:] != p_of[:-1]
+        child, elem = child[first], elem[first]
+        pid, has_pid = pids.lookup(child)
+        producers = pd.DataFrame({"k0": pid[has_pid], "k1": elem[has_pid],
+                                  "producer": pos_of[child[has_pid]]})
+        cons = np.flatnonzero(hd.name_is(*_CONSUME) & (parent >= 0))
+        c_elem, c_has = elems.lookup(cons)
+        cons, c_elem = cons[c_has], c_elem[c_has]
         around = parent[cons]
-        ok = is_iter[around] & has_id[around]
-        consumers = pd.DataFrame({"k0": ids[around[ok]], "k1": elem[cons[ok]],
-                                  "consumer": around[ok]})
+        a_id, a_has = ids.lookup(around)
+        ok = (pos_of[around] >= 0) & a_has
+        consumers = pd.DataFrame({"k0": a_id[ok], "k1": c_elem[ok],
+                                  "consumer": pos_of[around[ok]]})
         links = consumers.merge(producers, on=["k0", "k1"])
-        src.append(links.consumer.to_numpy(np.int64))
-        dst.append(links.producer.to_numpy(np.int64))
-    off, tgt = csr(np.concatenate(src), np.concatenate(dst), n)
-    return is_iter, off, tgt
+        src.append(links.consumer.to_numpy(np.int32))
+        dst.append(links.producer.to_numpy(np.int32))
+    off, tgt = csr(np.concatenate(src), np.concatenate(dst), len(rows))
+    id_values, has_id = ids.lookup(rows)
+    return _IteratorGraph(rows, off, tgt, hd.begin[rows], hd.end_of(rows), id_values, has_id)
 
 
-def _execution(root: int, hev: HostEvents, is_iter, off, tgt, ids, has_id):
-    """Per-iterator totals of one root call: {iterator id: [start, total, self, blocking,
-    calls]}, walking the call tree depth first (at most 100 levels)."""
+def _execution(root: int, g: _IteratorGraph):
+    """Per-iterator totals of one root call (a position in ``g``): {iterator id: [start,
+    total, self, blocking, calls]}, walking the call tree depth first (at most 100 levels)."""
     stats: dict = {}
     stack = [(root, True, 0)]
+    begin, end = g.begin, g.end
     while stack:
         ev, blocking, level = stack.pop()
-        if level > 100 or not has_id[ev]:
+        if level > 100 or not g.has_id[ev]:
             continue
-        iid = int(ids[ev])
-        s = stats.setdefault(iid, [int(hev.begin[ev]), 0, 0, False, 0])
-        dur = int(hev.end[ev] - hev.begin[ev])
+        iid = int(g.ids[ev])
+        s = stats.setdefault(iid, [int(begin[ev]), 0, 0, False, 0])
+        dur = int(end[ev] - begin[ev])
         s[1] += dur
         own = dur
         kids = []
-        for c in tgt[off[ev]:off[ev + 1]]:
-            if is_iter[c]:
-                overlap = max(0, min(hev.end[ev], hev.end[c]) - max(hev.begin[ev], hev.begin[c]))
-                own -= overlap
-                kids.append((int(c), blocking and overlap > 0, level + 1))
+        for c in g.tgt[g.off[ev]:g.off[ev + 1]].tolist():
+            overlap = max(0, min(end[ev], end[c]) - max(begin[ev], begin[c]))
+            own -= overlap
+            kids.append((c, blocking and overlap > 0, level + 1))
         s[2] += own
         s[3] = s[3] or blocking
         s[4] += 1
@@ -152,52 +175,62 @@ def _execution(root: int, hev: HostEvents, is_iter, off, tgt, ids, has_id):
     return stats
 
 
-def _host_tf_data(prof, host: str):
-    hev = host_events(prof, host)
-    if not len(hev):
+def _iterator_meta(hd: HostData, g: _IteratorGraph) -> dict:
+    """{iterator id: parent id, short and long name} from each iterator's first call."""
+    ids = g.ids[g.has_id]
+    rows = g.rows[g.has_id]
+    _, first = np.unique(ids, return_index=True)
+    first_rows = rows[first]
+    pid, has_pid = hd.int_stat("parent_id").lookup(first_rows)
+    long_names = hd.name_of(first_rows)
+    return {int(i): {"parent_id": int(p) if h else 0, "name": n.split("::")[-1],
+                     "long_name": n}
+            for i, p, h, n in zip(ids[first].tolist(), pid.tolist(), has_pid.tolist(),
+                                  long_names)}
+
+
+def host_tf_data(hd: HostData, shift_ps: int = 0):
+    """(pipelines, graph, bottlenecks) row lists of one host's tf.data pipelines."""
+    if not len(hd):
         return [], [], []
-    is_iter, off, tgt = _graph(hev)
-    ids, has_id = hev.int_stat("id")
-    pid, has_pid = hev.int_stat("parent_id")
-    meta: dict = {}
-    roots: dict = {}
-    device_roots = set()
-    for ev in np.flatnonzero(is_iter & has_id).tolist():
-        iid = int(ids[ev])
-        long_name = hev.names[hev.name_code[ev]]
-        if iid not in meta:
-            meta[iid] = {"parent_id": int(pid[ev]) if has_pid[ev] else 0,
-                         "name": long_name.split("::")[-1], "long_name": long_name}
-        if long_name == _DEVICE_SECOND and has_pid[ev]:
-            device_roots.add(int(pid[ev]))
-        elif len(long_name.split("::")) == 2:
-            roots.setdefault(iid, []).append(ev)
+    g = _graph(hd)
+    meta = _iterator_meta(hd, g)
+    names = pd.Series(hd.name_of(g.rows), dtype=object)
+    pid, has_pid = hd.int_stat("parent_id").lookup(g.rows)
+    device_second = (names == _DEVICE_SECOND).to_numpy() & has_pid & g.has_id
+    device_roots = set(pid[device_second].tolist())
+    is_root = (names.str.count("::") == 1).to_numpy() & g.has_id & ~device_second
+    root_pos = np.flatnonzero(is_root)
+    calls = pd.DataFrame({"root_id": g.ids[root_pos], "pos": root_pos,
+                          "dur": g.end[root_pos] - g.begin[root_pos]})
     pipelines, graph, bottlenecks = [], [], []
     counters = {"host": 0, "device": 0}
-    for root_id in sorted(roots):
-        events = sorted(roots[root_id], key=lambda e: -(hev.end[e] - hev.begin[e]))
+    host = hd.name
+    for root_id, group in calls.groupby("root_id", sort=True):
+        group = group.sort_values("dur", ascending=False, kind="stable")
+        root_id = int(root_id)
         kind = "device" if root_id in device_roots else "host"
         name = f"{kind.capitalize()}:{counters[kind]}"
         counters[kind] += 1
-        lat = np.array([hev.end[e] - hev.begin[e] for e in events], dtype=np.int64) / 1e6
+        lat = group.dur.to_numpy() / 1e6
         pipelines.append({"host": host, "pipeline": name, "root_id": root_id, "kind": kind,
-                          "calls": len(events), "slow_calls": int((lat > SLOW_CALL_US).sum()),
+                          "calls": len(group), "slow_calls": int((lat > SLOW_CALL_US).sum()),
                           "min_latency_us": float(lat.min()),
                           "avg_latency_us": float(lat.mean()),
                           "max_latency_us": float(lat.max())})
         has_prefetch = any(m["name"] == "Prefetch" for m in meta.values()
                            if _in_pipeline(m, root_id, meta))
-        for rank, ev in enumerate(events[:_MAX_EXECUTIONS]):
-            stats = _execution(ev, hev, is_iter, off, tgt, ids, has_id)
+        for rank, pos in enumerate(group.pos.to_numpy()[:_MAX_EXECUTIONS].tolist()):
+            stats = _execution(pos, g)
             blocking = {i: s for i, s in stats.items() if s[3]}
             bottleneck = max(blocking, key=lambda i: blocking[i][2]) if blocking else None
-            for iid, (start, total, own, block, calls) in sorted(stats.items()):
+            for iid, (start, total, own, block, n_calls) in sorted(stats.items()):
                 m = meta.get(iid, {"parent_id": 0, "name": "", "long_name": ""})
                 graph.append({"host": host, "pipeline": name, "root_id": root_id, "rank": rank,
                               "iterator_id": iid, "parent_id": m["parent_id"],
                               "name": m["name"], "long_name": m["long_name"],
-                              "start_us": start / 1e6, "total_us": total / 1e6,
-                              "self_us": own / 1e6, "calls": calls, "critical": block,
+                              "start_us": (start + shift_ps) / 1e6, "total_us": total / 1e6,
+                              "self_us": own / 1e6, "calls": n_calls, "critical": block,
                               "bottleneck": iid == bottleneck})
             if rank == 0 and kind == "host" and bottleneck is not None:
                 m = meta.get(bottleneck, {"name": "", "long_name": ""})
@@ -220,11 +253,10 @@ def _in_pipeline(m: dict, root_id: int, meta: dict) -> bool:
     return False
 
 
-def tf_data_analysis(prof) -> TfDataAnalysis:
-    """The tf.data analysis of every host."""
+def combine_tf_data(parts: list[tuple]) -> TfDataAnalysis:
+    """The tf.data analysis of every host from the hosts' row lists."""
     pipelines, graph, bottlenecks = [], [], []
-    for host in prof.hosts:
-        p, g, b = _host_tf_data(prof, host)
+    for p, g, b in parts:
         pipelines += p
         graph += g
         bottlenecks += b

@@ -1,7 +1,7 @@
 """Fast decoder of TensorFlow profiler ``*.xplane.pb`` files (XSpace protobuf) into numpy.
 
-No TensorFlow needed: the wire format is walked by compiled code (numba) straight into
-columnar tables.  :func:`read_xspace` decodes one file, :func:`decode_xspace` bytes.
+No TensorFlow needed: the wire format is walked by compiled C code (``tfprof_nb._native``)
+straight into columnar tables.  :func:`read_xspace` decodes one file, :func:`decode_xspace` bytes.
 """
 
 from .decoder import KIND_NAMES, decode_xspace, read_xspace

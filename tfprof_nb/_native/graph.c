@@ -1,0 +1,236 @@
+/* Event graph kernels: nesting by time on a line, key joins, CSR adjacency, group BFS.
+
+   Nodes are real events (rows 0..n_first-1, first set of arrays) followed by synthetic ones
+   (rows n_first.., second set of arrays), so callers never concatenate per-event arrays. */
+#include "common.h"
+
+#define NODE(a1, a2, r) ((r) < n_first ? (a1)[r] : (a2)[(r) - n_first])
+
+/* Parent of each node = the innermost earlier node on its line that fully contains it
+   (begin <= begin and end <= end); nodes with skip set get -1 and never become parents.
+   ``order`` lists all m nodes by (line, begin, longest first). */
+EXPORT void tfp_nest_strict(const int32_t *order, int64_t m, int64_t n_first,
+                            const int32_t *line1, const int64_t *begin1, const int64_t *dur1,
+                            const int32_t *line2, const int64_t *begin2, const int64_t *dur2,
+                            const uint8_t *skip, int32_t *parent, int32_t *stack) {
+    int64_t top = -1;
+    int64_t current = INT64_MIN;
+    for (int64_t k = 0; k < m; k++) {
+        int32_t i = order[k];
+        int64_t ln = NODE(line1, line2, i);
+        int64_t b = NODE(begin1, begin2, i);
+        int64_t e = b + NODE(dur1, dur2, i);
+        parent[i] = -1;
+        if (ln != current) {
+            current = ln;
+            top = -1;
+        }
+        if (skip && skip[i]) continue;
+        while (top >= 0) {
+            int32_t t = stack[top];
+            int64_t tb = NODE(begin1, begin2, t);
+            if (tb <= b && e <= tb + NODE(dur1, dur2, t)) {
+                parent[i] = t;
+                break;
+            }
+            top--;
+        }
+        stack[++top] = i;
+    }
+}
+
+/* Loose nesting (trace viewer rows, self time): a node's parent is the innermost open node
+   on its line that ends after it starts.  Writes parent (-1 for roots) and depth, and adds
+   each node's duration, clipped to its parent's end, to the parent's child_ps.  ``order``:
+   rows 0..n-1 by (line, begin, longest first). */
+EXPORT void tfp_nest_loose(const int32_t *order, int64_t n, const int32_t *line,
+                           const int64_t *begin, const int64_t *dur, int32_t *parent,
+                           int32_t *depth, int64_t *child_ps, int32_t *stack) {
+    int64_t top = -1;
+    int64_t current = INT64_MIN;
+    for (int64_t k = 0; k < n; k++) {
+        int32_t i = order[k];
+        if (line[i] != current) {
+            current = line[i];
+            top = -1;
+        }
+        int64_t s = begin[i];
+        while (top >= 0 && begin[stack[top]] + dur[stack[top]] <= s) top--;
+        if (top >= 0) {
+            int32_t p = stack[top];
+            parent[i] = p;
+            depth[i] = (int32_t)(top + 1);
+            int64_t end = s + dur[i], p_end = begin[p] + dur[p];
+            child_ps[p] += (end < p_end ? end : p_end) - s;
+        } else {
+            parent[i] = -1;
+            depth[i] = 0;
+        }
+        stack[++top] = i;
+    }
+}
+
+/* Adjacency lists of the edges src -> dst over n nodes: off (n + 1) and tgt (e), edges kept
+   in their order. */
+EXPORT int64_t tfp_csr(const int32_t *src, const int32_t *dst, int64_t e, int64_t n,
+                       int64_t *off, int32_t *tgt) {
+    memset(off, 0, (size_t)(n + 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < e; i++) off[src[i] + 1]++;
+    for (int64_t i = 0; i < n; i++) off[i + 1] += off[i];
+    int64_t *fill = (int64_t *)malloc((size_t)(n + 1) * sizeof(int64_t));
+    if (!fill) return -1;
+    memcpy(fill, off, (size_t)(n + 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < e; i++) tgt[fill[src[i]]++] = dst[i];
+    free(fill);
+    return 0;
+}
+
+/* Join two row sets on equal (k0, k1) keys: every pair (a row, b row) with equal keys, in
+   order of a's sorted keys.  Keys where both sides have ``limit`` or more rows are skipped
+   (limit <= 0: none).  Both sides must be sorted by (k0, k1) (their row order breaks ties).
+   Writes at most ``cap`` pairs; returns the number of pairs (rerun with a larger cap when it
+   exceeds cap). */
+EXPORT int64_t tfp_join_sorted(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
+                               int64_t na, const int32_t *b_rows, const int64_t *b_k0,
+                               const int64_t *b_k1, int64_t nb, int64_t limit, int32_t *out_a,
+                               int32_t *out_b, int64_t cap) {
+    int64_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        int64_t x0 = a_k0[i], x1 = a_k1[i], y0 = b_k0[j], y1 = b_k1[j];
+        if (x0 < y0 || (x0 == y0 && x1 < y1)) {
+            i++;
+            continue;
+        }
+        if (y0 < x0 || (y0 == x0 && y1 < x1)) {
+            j++;
+            continue;
+        }
+        int64_t i2 = i, j2 = j;
+        while (i2 < na && a_k0[i2] == x0 && a_k1[i2] == x1) i2++;
+        while (j2 < nb && b_k0[j2] == x0 && b_k1[j2] == x1) j2++;
+        if (!(limit > 0 && i2 - i >= limit && j2 - j >= limit)) {
+            for (int64_t p = i; p < i2; p++)
+                for (int64_t q = j; q < j2; q++) {
+                    if (k < cap) {
+                        out_a[k] = a_rows[p];
+                        out_b[k] = b_rows[q];
+                    }
+                    k++;
+                }
+        }
+        i = i2;
+        j = j2;
+    }
+    return k;
+}
+
+/* Whether an ancestor of r (over every parent edge) is a root of r's level. */
+static int has_root_ancestor(int32_t r, const int32_t *root_level, const int64_t *par_off,
+                             const int32_t *par_tgt, int64_t *seen, int64_t stamp,
+                             int32_t **queue, int64_t *qcap) {
+    int64_t head = 0, tail = 0;
+    int32_t level = root_level[r];
+    seen[r] = stamp;
+    for (int64_t k = par_off[r]; k < par_off[r + 1]; k++) {
+        if (tail == *qcap) {
+            int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
+            if (!q) return -1;
+            *queue = q;
+            *qcap *= 2;
+        }
+        (*queue)[tail++] = par_tgt[k];
+    }
+    while (head < tail) {
+        int32_t v = (*queue)[head++];
+        if (seen[v] == stamp) continue;
+        seen[v] = stamp;
+        if (root_level[v] == level) return 1;
+        for (int64_t k = par_off[v]; k < par_off[v + 1]; k++) {
+            if (tail == *qcap) {
+                int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
+                if (!q) return -1;
+                *queue = q;
+                *qcap *= 2;
+            }
+            (*queue)[tail++] = par_tgt[k];
+        }
+    }
+    return 0;
+}
+
+/* Give each root (in the given order) a new group unless it is grouped already or has a
+   root ancestor of its level, then spread the group breadth-first to ungrouped descendants.
+   root_level[v] is v's root level, -1 for non-roots.  group (n) receives group ids (-1:
+   none), root_of_group the root of each group.  Returns the number of groups, -1 when out
+   of memory. */
+EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const int32_t *root_level,
+                                 int64_t n, const int64_t *ch_off, const int32_t *ch_tgt,
+                                 const int64_t *par_off, const int32_t *par_tgt, int32_t *group,
+                                 int32_t *root_of_group) {
+    int64_t *seen = (int64_t *)calloc((size_t)n + 1, sizeof(int64_t));
+    int64_t qcap = 64;
+    int32_t *pq = (int32_t *)malloc((size_t)qcap * sizeof(int32_t));
+    int32_t *queue = (int32_t *)malloc(((size_t)ch_off[n] + 1) * sizeof(int32_t));
+    if (!seen || !pq || !queue) {
+        free(seen);
+        free(pq);
+        free(queue);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) group[i] = -1;
+    int32_t next = 0;
+    for (int64_t k = 0; k < n_roots; k++) {
+        int32_t r = roots[k];
+        if (group[r] >= 0) continue;
+        int ancestor = has_root_ancestor(r, root_level, par_off, par_tgt, seen, k + 1, &pq,
+                                         &qcap);
+        if (ancestor < 0) {
+            next = -1;
+            break;
+        }
+        if (ancestor) continue;
+        int32_t g = next++;
+        root_of_group[g] = r;
+        group[r] = g;
+        int64_t head = 0, tail = 0;
+        for (int64_t j = ch_off[r]; j < ch_off[r + 1]; j++) queue[tail++] = ch_tgt[j];
+        while (head < tail) {
+            int32_t v = queue[head++];
+            if (group[v] >= 0) continue;
+            group[v] = g;
+            for (int64_t j = ch_off[v]; j < ch_off[v + 1]; j++) queue[tail++] = ch_tgt[j];
+        }
+    }
+    free(seen);
+    free(pq);
+    free(queue);
+    return next;
+}
+
+/* ThreadpoolListener regions: from each StopRegion back to the last StartRegion before it
+   on the same line.  Input rows are sorted by (line, time); writes the (line, begin, end,
+   context) of each region and returns how many. */
+EXPORT int64_t tfp_threadpool_regions(int64_t m, const uint8_t *is_start, const int32_t *line,
+                                      const int64_t *t, const int64_t *ctx, int32_t *r_line,
+                                      int64_t *r_begin, int64_t *r_end, int64_t *r_ctx) {
+    int64_t k = 0, cur = INT64_MIN, last_t = 0, last_c = 0;
+    int have = 0;
+    for (int64_t i = 0; i < m; i++) {
+        if (line[i] != cur) {
+            cur = line[i];
+            have = 0;
+        }
+        if (is_start[i]) {
+            have = 1;
+            last_t = t[i];
+            last_c = ctx[i];
+        } else if (have) {
+            r_line[k] = line[i];
+            r_begin[k] = last_t;
+            r_end[k] = t[i];
+            r_ctx[k] = last_c;
+            k++;
+        }
+    }
+    return k;
+}

@@ -1,0 +1,235 @@
+"""numpy-facing wrappers of the native kernels: arrays in, arrays out, dtypes checked.
+
+Row numbers are int32 (a host holds fewer than 2**31 events), times int64 picoseconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import lib
+
+__all__ = ["argsort", "bucket_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
+           "join_on_keys", "assign_groups", "threadpool_regions", "step_breakdown",
+           "op_stack_walk", "inherit_from_allocations", "active_at_peak", "N_TYPES"]
+
+N_TYPES = 18  # step-time event types (see analysis.steps)
+
+
+def _c(a: np.ndarray, dtype) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _p(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """Stable int32 argsort by several keys, most significant first (like sorting by the
+    tuple ``keys``); ``order`` (int32) is the starting permutation, which breaks ties."""
+    n = len(keys[0])
+    order = np.arange(n, dtype=np.int32) if order is None else _c(order, np.int32).copy()
+    if n < 2:
+        return order
+    tmp = np.empty(n, np.int32)
+    for key in reversed(keys):
+        if key.dtype == np.int32:
+            lib().tfp_argsort_i32(_p(_c(key, np.int32)), n, _p(order), _p(tmp))
+        else:
+            key = _c(key, np.int64)
+            lib().tfp_argsort_i64(_p(key), n, _p(order), _p(tmp))
+    return order
+
+
+def bucket_rows(code: np.ndarray, n_codes: int, want: np.ndarray | None = None):
+    """(offsets int64 of n_codes + 1, rows int32): the rows r where ``want[r]`` (default all)
+    grouped by ``code[r]``, increasing within each code."""
+    code = _c(code, np.int32)
+    n = len(code)
+    want_arr = None if want is None else _c(want, np.int8)
+    count = n if want_arr is None else int(np.count_nonzero(want_arr))
+    off = np.empty(n_codes + 1, np.int64)
+    rows = np.empty(count, np.int32)
+    if lib().tfp_bucket_rows(_p(code), 0 if want_arr is None else _p(want_arr), n, n_codes,
+                             _p(off), _p(rows)) < 0:
+        raise MemoryError("out of memory while bucketing rows")
+    return off, rows
+
+
+def nesting_order(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """int32 rows ordered by (line, begin, longest first); ties keep row order."""
+    line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
+    n = len(line)
+    if lib().tfp_is_nesting_order(_p(line), _p(begin), _p(dur), n):
+        return np.arange(n, dtype=np.int32)
+    return argsort(line, begin, -dur)
+
+
+def merge_orders(a: np.ndarray, b: np.ndarray, n_first: int, first: tuple, second: tuple):
+    """Merge two nesting orders of node rows (rows < n_first index the ``first`` (line,
+    begin, dur) arrays, the others ``second`` at row - n_first); ``a`` wins ties."""
+    a, b = _c(a, np.int32), _c(b, np.int32)
+    l1, b1, d1 = _c(first[0], np.int32), _c(first[1], np.int64), _c(first[2], np.int64)
+    l2, b2, d2 = _c(second[0], np.int32), _c(second[1], np.int64), _c(second[2], np.int64)
+    out = np.empty(len(a) + len(b), np.int32)
+    lib().tfp_merge_nesting_order(_p(a), len(a), _p(b), len(b), n_first, _p(l1), _p(b1),
+                                  _p(d1), _p(l2), _p(b2), _p(d2), _p(out))
+    return out
+
+
+def nest_strict(order: np.ndarray, n_first: int, first: tuple, second: tuple,
+                skip: np.ndarray | None = None) -> np.ndarray:
+    """int32 parent of each node: the innermost earlier node on its line that fully contains
+    it (-1: none); ``skip`` nodes get no parent and are never parents."""
+    order = _c(order, np.int32)
+    m = len(order)
+    l1, b1, d1 = _c(first[0], np.int32), _c(first[1], np.int64), _c(first[2], np.int64)
+    l2, b2, d2 = _c(second[0], np.int32), _c(second[1], np.int64), _c(second[2], np.int64)
+    skip_arr = None if skip is None else _c(skip, np.uint8)
+    parent = np.empty(m, np.int32)
+    stack = np.empty(m + 1, np.int32)
+    lib().tfp_nest_strict(_p(order), m, n_first, _p(l1), _p(b1), _p(d1), _p(l2), _p(b2),
+                          _p(d2), 0 if skip_arr is None else _p(skip_arr), _p(parent),
+                          _p(stack))
+    return parent
+
+
+def nest_loose(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
+    """(parent int32, depth int32, child_ps int64) of the loose nesting of rows by line
+    (an event's parent is the innermost open event that ends after it starts)."""
+    line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
+    n = len(line)
+    order = nesting_order(line, begin, dur)
+    parent = np.empty(n, np.int32)
+    depth = np.empty(n, np.int32)
+    child = np.zeros(n, np.int64)
+    stack = np.empty(n + 1, np.int32)
+    lib().tfp_nest_loose(_p(order), n, _p(line), _p(begin), _p(dur), _p(parent), _p(depth),
+                         _p(child), _p(stack))
+    return parent, depth, child
+
+
+def csr(src: np.ndarray, dst: np.ndarray, n: int):
+    """Adjacency lists (offsets int64 of n + 1, targets int32) of edges src -> dst."""
+    src, dst = _c(src, np.int32), _c(dst, np.int32)
+    off = np.empty(n + 1, np.int64)
+    tgt = np.empty(len(src), np.int32)
+    if lib().tfp_csr(_p(src), _p(dst), len(src), n, _p(off), _p(tgt)) < 0:
+        raise MemoryError("out of memory while building adjacency lists")
+    return off, tgt
+
+
+def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
+    """Pairs (a row, b row) whose two keys are equal; keys where both sides have ``limit`` or
+    more rows are skipped (0: no limit)."""
+    pairs = []
+    sides = []
+    for rows, (k0, k1) in ((a_rows, a_keys), (b_rows, b_keys)):
+        rows = _c(rows, np.int32)
+        k0, k1 = _c(k0, np.int64), _c(k1, np.int64)
+        o = argsort(k0, k1)
+        sides.append((_c(rows[o], np.int32), _c(k0[o], np.int64), _c(k1[o], np.int64)))
+    (ar, a0, a1), (br, b0, b1) = sides
+    cap = max(len(ar), len(br))
+    for _ in range(2):
+        out_a = np.empty(cap, np.int32)
+        out_b = np.empty(cap, np.int32)
+        k = lib().tfp_join_sorted(_p(ar), _p(a0), _p(a1), len(ar), _p(br), _p(b0), _p(b1),
+                                  len(br), limit, _p(out_a), _p(out_b), cap)
+        if k <= cap:
+            pairs = (out_a[:k], out_b[:k])
+            break
+        cap = k
+    return pairs
+
+
+def assign_groups(roots: np.ndarray, root_level: np.ndarray, ch: tuple, par: tuple):
+    """(group int32 per node, root of each group int32) by breadth-first spreading from
+    ``roots`` in order (see tfp_assign_groups)."""
+    roots = _c(roots, np.int32)
+    root_level = _c(root_level, np.int32)
+    n = len(root_level)
+    group = np.empty(n, np.int32)
+    root_of_group = np.empty(max(len(roots), 1), np.int32)
+    ch_off, ch_tgt = _c(ch[0], np.int64), _c(ch[1], np.int32)
+    par_off, par_tgt = _c(par[0], np.int64), _c(par[1], np.int32)
+    k = lib().tfp_assign_groups(_p(roots), len(roots), _p(root_level), n, _p(ch_off),
+                                _p(ch_tgt), _p(par_off), _p(par_tgt), _p(group),
+                                _p(root_of_group))
+    if k < 0:
+        raise MemoryError("out of memory while grouping events")
+    return group, root_of_group[:k]
+
+
+def threadpool_regions(is_start, line, t, ctx):
+    """Regions (line int32, begin, end, context int64) from rows sorted by (line, time)."""
+    is_start, line = _c(is_start, np.uint8), _c(line, np.int32)
+    t, ctx = _c(t, np.int64), _c(ctx, np.int64)
+    m = len(line)
+    r_line = np.empty(m, np.int32)
+    r_begin = np.empty(m, np.int64)
+    r_end = np.empty(m, np.int64)
+    r_ctx = np.empty(m, np.int64)
+    k = lib().tfp_threadpool_regions(m, _p(is_start), _p(line), _p(t), _p(ctx), _p(r_line),
+                                     _p(r_begin), _p(r_end), _p(r_ctx))
+    return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
+
+
+def step_breakdown(step, begin, end, kind, step_begin, step_end):
+    """(time per step and type int64 (n_steps, N_TYPES), types present (bool)) of events
+    (step index, begin, end, type code); the highest type code wins where events overlap."""
+    step, kind = _c(step, np.int32), _c(kind, np.int8)
+    begin, end = _c(begin, np.int64), _c(end, np.int64)
+    step_begin, step_end = _c(step_begin, np.int64), _c(step_end, np.int64)
+    n_steps = len(step_begin)
+    out = np.zeros((n_steps, N_TYPES), np.int64)
+    present = np.zeros((n_steps, N_TYPES), np.uint8)
+    if lib().tfp_step_breakdown(len(step), _p(step), _p(begin), _p(end), _p(kind), n_steps,
+                                _p(step_begin), _p(step_end), _p(out), _p(present)) < 0:
+        raise MemoryError("out of memory in the step-time breakdown")
+    return out, present.astype(bool)
+
+
+def op_stack_walk(act, inst_line, inst_begin, inst_end, inst_key, inst_type, n_keys, n_lines):
+    """Occurrences, time and self time per op key, first type per key, and per line the op
+    self time and first/last activity times (see tfp_op_stack_walk)."""
+    act = _c(act, np.int32)
+    inst_line, inst_key, inst_type = (_c(a, np.int32) for a in (inst_line, inst_key, inst_type))
+    inst_begin, inst_end = _c(inst_begin, np.int64), _c(inst_end, np.int64)
+    occ = np.zeros(n_keys, np.int64)
+    time_ps = np.zeros(n_keys, np.int64)
+    self_ps = np.zeros(n_keys, np.int64)
+    first_type = np.full(n_keys, -1, np.int32)
+    line_op = np.zeros(n_lines, np.int64)
+    line_first = np.zeros(n_lines, np.int64)
+    line_last = np.zeros(n_lines, np.int64)
+    if lib().tfp_op_stack_walk(_p(act), len(act), _p(inst_line), _p(inst_begin), _p(inst_end),
+                               _p(inst_key), _p(inst_type), _p(occ), _p(time_ps), _p(self_ps),
+                               _p(first_type), _p(line_op), _p(line_first),
+                               _p(line_last)) < 0:
+        raise MemoryError("out of memory in the op stack walk")
+    return occ, time_ps, self_ps, first_type, line_op, line_first, line_last
+
+
+def inherit_from_allocations(is_alloc, address) -> np.ndarray:
+    """For each deallocation, the row of the live allocation at its address (-1 if none)."""
+    is_alloc, address = _c(is_alloc, np.uint8), _c(address, np.int64)
+    source = np.empty(len(address), np.int64)
+    if lib().tfp_inherit_from_allocations(len(address), _p(is_alloc), _p(address),
+                                          _p(source)) < 0:
+        raise MemoryError("out of memory while matching deallocations")
+    return source
+
+
+def active_at_peak(is_alloc, address, step, time, alloc_bytes, peak_time, peak_step):
+    """(active flag per row, unattributed bytes) at an allocator's peak."""
+    is_alloc = _c(is_alloc, np.uint8)
+    address, step, time, alloc_bytes = (_c(a, np.int64) for a in (address, step, time,
+                                                                  alloc_bytes))
+    active = np.zeros(len(address), np.uint8)
+    unmapped = lib().tfp_active_at_peak(len(address), _p(is_alloc), _p(address), _p(step),
+                                        _p(time), _p(alloc_bytes), int(peak_time),
+                                        int(peak_step), _p(active))
+    if unmapped == np.iinfo(np.int64).min:
+        raise MemoryError("out of memory at the memory peak")
+    return active.astype(bool), int(unmapped)

@@ -1,0 +1,189 @@
+/* Sorting and bucketing kernels: stable radix argsorts and counting sorts over int32 rows. */
+#include "common.h"
+
+/* Stable LSD radix argsort: reorder ``order`` (n row numbers) by key(order[i]) ascending,
+   where key(r) = keys[r] (int64, signed).  ``tmp`` is scratch of n int32.  Byte passes whose
+   byte is the same for every key are skipped.  Returns -1 when out of memory. */
+EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
+    if (n < 2) return 0;
+    uint64_t lo_or = 0, all_and = ~0ULL;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t k = (uint64_t)keys[order[i]] ^ 0x8000000000000000ULL;
+        lo_or |= k;
+        all_and &= k;
+    }
+    uint64_t varying = lo_or ^ all_and; /* bits that differ between some keys */
+    int64_t count[256];
+    int32_t *src = order, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((varying >> shift) & 0xFF) == 0) continue;
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < n; i++)
+            count[(((uint64_t)keys[src[i]] ^ 0x8000000000000000ULL) >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int32_t r = src[i];
+            dst[count[(((uint64_t)keys[r] ^ 0x8000000000000000ULL) >> shift) & 0xFF]++] = r;
+        }
+        int32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != order) memcpy(order, src, (size_t)n * sizeof(int32_t));
+    return 0;
+}
+
+/* The same for int32 keys (keys[r] for row r). */
+EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
+    if (n < 2) return 0;
+    uint32_t lo_or = 0, all_and = ~0U;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)keys[order[i]] ^ 0x80000000U;
+        lo_or |= k;
+        all_and &= k;
+    }
+    uint32_t varying = lo_or ^ all_and;
+    int64_t count[256];
+    int32_t *src = order, *dst = tmp;
+    for (int shift = 0; shift < 32; shift += 8) {
+        if (((varying >> shift) & 0xFF) == 0) continue;
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < n; i++)
+            count[(((uint32_t)keys[src[i]] ^ 0x80000000U) >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int32_t r = src[i];
+            dst[count[(((uint32_t)keys[r] ^ 0x80000000U) >> shift) & 0xFF]++] = r;
+        }
+        int32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != order) memcpy(order, src, (size_t)n * sizeof(int32_t));
+    return 0;
+}
+
+/* Bucket the rows r (0 <= r < n) with want[r] != 0 by code[r] (0 <= code < n_codes):
+   ``off`` (n_codes + 1) gets bucket offsets, ``rows`` the rows, increasing within a bucket.
+   ``want`` may be NULL (all rows).  Returns the number of rows bucketed. */
+EXPORT int64_t tfp_bucket_rows(const int32_t *code, const int8_t *want, int64_t n,
+                               int64_t n_codes, int64_t *off, int32_t *rows) {
+    memset(off, 0, (size_t)(n_codes + 1) * sizeof(int64_t));
+    for (int64_t r = 0; r < n; r++)
+        if (!want || want[r]) off[code[r] + 1]++;
+    for (int64_t c = 0; c < n_codes; c++) off[c + 1] += off[c];
+    int64_t *fill = (int64_t *)malloc((size_t)(n_codes + 1) * sizeof(int64_t));
+    if (!fill) return -1;
+    memcpy(fill, off, (size_t)(n_codes + 1) * sizeof(int64_t));
+    for (int64_t r = 0; r < n; r++)
+        if (!want || want[r]) rows[fill[code[r]]++] = (int32_t)r;
+    free(fill);
+    return off[n_codes];
+}
+
+/* Whether rows 0..n-1 are ordered by (line, begin, longest first). */
+EXPORT int64_t tfp_is_nesting_order(const int32_t *line, const int64_t *begin,
+                                    const int64_t *dur, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        if (line[i] != line[i - 1]) {
+            if (line[i] < line[i - 1]) return 0;
+        } else if (begin[i] != begin[i - 1]) {
+            if (begin[i] < begin[i - 1]) return 0;
+        } else if (dur[i] > dur[i - 1]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Merge ``a`` (na rows) and ``b`` (nb rows), each ordered by (line, begin, longest first),
+   into ``out``; rows index the node arrays (rows < n_first read the first set of arrays,
+   the others the second set at row - n_first); ``a`` wins ties. */
+EXPORT void tfp_merge_nesting_order(const int32_t *a, int64_t na, const int32_t *b, int64_t nb,
+                                    int64_t n_first, const int32_t *line1, const int64_t *begin1,
+                                    const int64_t *dur1, const int32_t *line2,
+                                    const int64_t *begin2, const int64_t *dur2, int32_t *out) {
+    int64_t i = 0, j = 0, k = 0;
+#define NODE_LINE(r) ((r) < n_first ? line1[r] : line2[(r) - n_first])
+#define NODE_BEGIN(r) ((r) < n_first ? begin1[r] : begin2[(r) - n_first])
+#define NODE_DUR(r) ((r) < n_first ? dur1[r] : dur2[(r) - n_first])
+    while (i < na && j < nb) {
+        int32_t x = a[i], y = b[j];
+        int take_a;
+        if (NODE_LINE(x) != NODE_LINE(y)) take_a = NODE_LINE(x) < NODE_LINE(y);
+        else if (NODE_BEGIN(x) != NODE_BEGIN(y)) take_a = NODE_BEGIN(x) < NODE_BEGIN(y);
+        else take_a = NODE_DUR(x) >= NODE_DUR(y);
+        out[k++] = take_a ? a[i++] : b[j++];
+    }
+    while (i < na) out[k++] = a[i++];
+    while (j < nb) out[k++] = b[j++];
+#undef NODE_LINE
+#undef NODE_BEGIN
+#undef NODE_DUR
+}
+
+/* Sort (key, payload) pairs by key, stably (merge sort; tmp holds n of each). */
+void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_t *tval) {
+    if (n < 2) return;
+    for (int64_t lo = 0; lo < n; lo += 16) { /* insertion sort of runs of 16 */
+        int64_t hi = lo + 16 < n ? lo + 16 : n;
+        for (int64_t i = lo + 1; i < hi; i++) {
+            int64_t k = key[i];
+            int32_t v = val[i];
+            int64_t j = i - 1;
+            while (j >= lo && key[j] > k) {
+                key[j + 1] = key[j];
+                val[j + 1] = val[j];
+                j--;
+            }
+            key[j + 1] = k;
+            val[j + 1] = v;
+        }
+    }
+    int64_t *sk = key, *dk = tkey;
+    int32_t *sv = val, *dv = tval;
+    for (int64_t width = 16; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n;
+            int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                if (sk[j] < sk[i]) {
+                    dk[k] = sk[j];
+                    dv[k++] = sv[j++];
+                } else {
+                    dk[k] = sk[i];
+                    dv[k++] = sv[i++];
+                }
+            }
+            while (i < mid) {
+                dk[k] = sk[i];
+                dv[k++] = sv[i++];
+            }
+            while (j < hi) {
+                dk[k] = sk[j];
+                dv[k++] = sv[j++];
+            }
+        }
+        int64_t *t = sk;
+        sk = dk;
+        dk = t;
+        int32_t *tv = sv;
+        sv = dv;
+        dv = tv;
+    }
+    if (sk != key) {
+        memcpy(key, sk, (size_t)n * sizeof(int64_t));
+        memcpy(val, sv, (size_t)n * sizeof(int32_t));
+    }
+}

@@ -1,0 +1,214 @@
+"""Where hosts live and how their per-host analysis steps run.
+
+A profile's hosts are decoded and analysed independently; only small partial results come
+back to be combined.  :class:`LocalHosts` keeps every host's :class:`HostData` in this process
+and runs steps in threads (the compiled kernels release the GIL); :class:`DaskHosts` decodes
+each host on a Dask worker, keeps it there and gathers only the partials.
+
+Policy for a host that fails (corrupt file, a bug, a worker that dies): loading skips an
+unreadable host and records why (``errors``) unless ``strict``; a failing analysis step raises
+:class:`HostAnalysisError` naming the host and the step, after the other hosts' partials are
+computed and cached.  Nothing waits forever: Dask calls have a timeout.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..errors import ProfileFormatError
+from ..xspace import XSpaceData, read_xspace
+from . import partials as _partials
+from .host import HostData
+
+__all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
+
+
+class HostAnalysisError(RuntimeError):
+    """An analysis step failed on one host; ``host``, ``step`` and ``cause`` say where and
+    why (the other hosts' results are kept)."""
+
+    def __init__(self, host: str, step: str, cause: BaseException | str):
+        self.host, self.step, self.cause = host, step, cause
+        super().__init__(f"host {host!r}: the {step!r} analysis failed: {cause}")
+
+
+def load_host(name: str, path) -> HostData:
+    """Decode one host's file into a :class:`HostData` (a task on whatever runs it)."""
+    return HostData(name, read_xspace(path))
+
+
+def _threads(n: int) -> int:
+    return max(1, min(n, os.cpu_count() or 1))
+
+
+class LocalHosts:
+    """Every host decoded in this process."""
+
+    def __init__(self, files: dict[str, Path], strict: bool = False, parallel: bool = True):
+        self.errors: dict[str, str] = {}
+        self.data: dict[str, HostData] = {}
+        names = list(files)
+
+        def load(name):
+            try:
+                return load_host(name, files[name])
+            except (ProfileFormatError, OSError) as exc:
+                if strict:
+                    raise
+                return exc
+
+        if parallel and len(names) > 1:
+            with ThreadPoolExecutor(_threads(len(names))) as pool:
+                results = list(pool.map(load, names))
+        else:
+            results = [load(n) for n in names]
+        for name, result in zip(names, results):
+            if isinstance(result, BaseException):
+                self.errors[name] = str(result)
+            else:
+                self.data[name] = result
+        self._partials: dict[tuple, object] = {}
+
+    @classmethod
+    def from_spaces(cls, spaces: dict[str, XSpaceData]) -> "LocalHosts":
+        """Hosts already decoded."""
+        self = cls.__new__(cls)
+        self.errors = {}
+        self.data = {name: HostData(name, space) for name, space in spaces.items()}
+        self._partials = {}
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.data)
+
+    def space(self, host: str) -> XSpaceData:
+        return self.data[host].space
+
+    def partials(self, step: str, shifts: dict[str, int]) -> dict:
+        """{host: partial} of analysis ``step`` (computed once per host, in parallel)."""
+        todo = [h for h in self.data if (step, h) not in self._partials]
+        failures = {}
+
+        def run(host):
+            try:
+                return _partials.run(self.data[host], step, shifts.get(host, 0)), None
+            except MemoryError:
+                raise
+            except Exception as exc:  # reported per host, with the others kept
+                return None, exc
+
+        if len(todo) > 1:
+            with ThreadPoolExecutor(_threads(len(todo))) as pool:
+                results = list(pool.map(run, todo))
+        else:
+            results = [run(h) for h in todo]
+        for host, (value, exc) in zip(todo, results):
+            if exc is None:
+                self._partials[(step, host)] = value
+            else:
+                failures[host] = exc
+        if failures:
+            host, exc = next(iter(failures.items()))
+            raise HostAnalysisError(host, step, exc) from exc
+        return {h: self._partials[(step, h)] for h in self.data}
+
+    def release(self) -> None:
+        """Drop every host's derived arrays (partials stay cached)."""
+        for hd in self.data.values():
+            hd.release()
+
+
+class DaskHosts:
+    """Hosts decoded and analysed on the workers of a ``dask.distributed`` client.
+
+    Each host's :class:`HostData` stays on the worker that decoded it; a step runs there and
+    only its partial travels.  ``timeout`` (seconds) bounds every wait.
+    """
+
+    def __init__(self, files: dict[str, Path], client, strict: bool = False,
+                 timeout: float = 600.0):
+        self.client = client
+        self.timeout = timeout
+        self.errors: dict[str, str] = {}
+        futures = {name: client.submit(load_host, name, str(path), key=f"tfprof-load-{name}-"
+                                       f"{os.getpid()}-{id(self)}", pure=False)
+                   for name, path in files.items()}
+        infos = {name: client.submit(_partials.run, fut, "info", 0, pure=False)
+                 for name, fut in futures.items()}
+        results = self._wait(infos, "load")
+        self.futures = {}
+        for name, (value, exc) in results.items():
+            if exc is None:
+                self.futures[name] = futures[name]
+            elif strict:
+                raise _as_format_error(exc, name) from exc
+            else:
+                self.errors[name] = str(exc)
+        self._partials: dict[tuple, object] = {
+            ("info", name): value for name, (value, exc) in results.items() if exc is None}
+
+    def _wait(self, futures: dict, step: str) -> dict:
+        """{host: (value, exception)} once every future is done or the timeout passes."""
+        from distributed import wait
+
+        done, not_done = wait(list(futures.values()), timeout=self.timeout,
+                              return_when="ALL_COMPLETED") if futures else ([], [])
+        out = {}
+        for host, fut in futures.items():
+            if fut in not_done:
+                fut.cancel()
+                out[host] = (None, TimeoutError(
+                    f"no result after {self.timeout:.0f} s (worker busy, lost or hung)"))
+            elif fut.status == "finished":
+                out[host] = (fut.result(), None)
+            else:
+                try:
+                    exc = fut.exception(timeout=5)
+                except Exception as err:  # cancelled or lost futures raise here
+                    exc = err
+                out[host] = (None, exc)
+        return out
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.futures)
+
+    def space(self, host: str) -> XSpaceData:
+        """Bring one host's decoded data over (on demand)."""
+        fut = self.client.submit(_space_of, self.futures[host], pure=False)
+        return fut.result(timeout=self.timeout)
+
+    def partials(self, step: str, shifts: dict[str, int]) -> dict:
+        todo = {h: self.client.submit(_partials.run, fut, step, shifts.get(h, 0), pure=False)
+                for h, fut in self.futures.items() if (step, h) not in self._partials}
+        failures = {}
+        for host, (value, exc) in self._wait(todo, step).items():
+            if exc is None:
+                self._partials[(step, host)] = value
+            else:
+                failures[host] = exc
+        if failures:
+            host, exc = next(iter(failures.items()))
+            raise HostAnalysisError(host, step, exc)
+        return {h: self._partials[(step, h)] for h in self.futures}
+
+    def release(self) -> None:
+        for fut in self.futures.values():
+            self.client.submit(_release, fut, pure=False).result(timeout=self.timeout)
+
+
+def _space_of(hd: HostData) -> XSpaceData:
+    return hd.space
+
+
+def _release(hd: HostData) -> None:
+    hd.release()
+
+
+def _as_format_error(exc: BaseException, host: str) -> BaseException:
+    if isinstance(exc, (ProfileFormatError, OSError)):
+        return exc
+    return ProfileFormatError(host, str(exc))

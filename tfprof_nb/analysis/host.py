@@ -1,0 +1,271 @@
+"""One host's decoded profile and what the analyses derive from it (each computed once).
+
+:class:`HostData` is the unit every per-host analysis step receives: it lives where the host
+was decoded (this process, a thread, or a Dask worker) and never travels.  Event columns are
+the decoder's narrow arrays; derived columns are built on first use and cached.  Stats are
+read sparsely (:class:`SparseStat`: the event rows that have a stat and their values), so no
+per-event object or per-stat dense array is ever made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._native.kernels import bucket_rows, nest_strict, nesting_order
+from ..xspace import XSpaceData
+
+__all__ = ["HostData", "SparseStat", "HOST_PLANE", "INT_KINDS"]
+
+HOST_PLANE = "/host:CPU"
+INT_KINDS = (1, 2, 3)  # double, uint64, int64: stats read as integers
+_DERIVED_LINE_LOW = 0xDEADBEEF  # the profiler's derived lines (Steps, TensorFlow Ops, ...)
+
+
+@dataclass
+class SparseStat:
+    """One stat of one host's events: ``rows`` (int32, increasing, unique) that carry it and
+    ``values`` (int64 numbers, or int32 codes into ``table`` for text stats)."""
+
+    rows: np.ndarray
+    values: np.ndarray
+    table: np.ndarray | None = None  # object array of the text values (text stats only)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def present(self, n: int) -> np.ndarray:
+        """bool per event: whether it carries the stat."""
+        out = np.zeros(n, dtype=bool)
+        out[self.rows] = True
+        return out
+
+    def dense(self, n: int, fill=0) -> np.ndarray:
+        """The values scattered over ``n`` events (``fill`` where absent); text stats give
+        their codes (-1 where absent when fill is -1)."""
+        out = np.full(n, fill, dtype=self.values.dtype)
+        out[self.rows] = self.values
+        return out
+
+    def lookup(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values, present) of the stat at event ``rows`` (values 0 where absent)."""
+        rows = np.asarray(rows)
+        pos = np.searchsorted(self.rows, rows)
+        pos = np.minimum(pos, max(len(self.rows) - 1, 0))
+        if not len(self.rows):
+            return np.zeros(len(rows), self.values.dtype), np.zeros(len(rows), bool)
+        hit = self.rows[pos] == rows
+        return np.where(hit, self.values[pos], 0), hit
+
+    def text(self, codes: np.ndarray) -> np.ndarray:
+        """Object array of the text values of ``codes`` (None for -1)."""
+        table = np.concatenate([self.table, np.array([None], dtype=object)])
+        return table[np.where(np.asarray(codes) < 0, len(self.table), codes)]
+
+
+class HostData:
+    """One host: its decoded :class:`XSpaceData` and derived, cached per-event arrays.
+
+    Times (``begin``) are picoseconds relative to the host's own origin (``space.origin_ns``);
+    analyses add the profile's shift for the host to what they return.
+    """
+
+    def __init__(self, name: str, space: XSpaceData):
+        self.name = name
+        self.space = space
+        self._cache: dict = {}
+
+    def __len__(self) -> int:
+        return len(self.space.events)
+
+    def __repr__(self) -> str:
+        return f"<HostData {self.name!r}: {len(self):,} events>"
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def release(self) -> None:
+        """Drop the derived arrays (they are rebuilt when needed)."""
+        self._cache.clear()
+
+    # ---- names and planes ------------------------------------------------------------------
+    @property
+    def names(self) -> np.ndarray:
+        """Object array of the distinct event names (index: ``name_code``)."""
+        return self._cached("names", lambda: np.asarray(self.space.events.names, dtype=object))
+
+    @property
+    def name_code(self) -> np.ndarray:
+        return self.space.events.name_code
+
+    def name_table(self, predicate) -> np.ndarray:
+        """bool per distinct name: ``predicate`` (a function of a Series of names returning
+        booleans) evaluated once per name."""
+        names = pd.Series(self.names, dtype=object)
+        return np.asarray(predicate(names), dtype=bool) if len(names) else np.zeros(0, bool)
+
+    def name_mask(self, predicate) -> np.ndarray:
+        """bool per event whose name satisfies ``predicate`` (see :meth:`name_table`)."""
+        ok = self.name_table(predicate)
+        return ok[self.name_code] if len(ok) else np.zeros(len(self), dtype=bool)
+
+    def name_is(self, *values) -> np.ndarray:
+        return self.name_mask(lambda s: s.isin(values).to_numpy())
+
+    def name_of(self, rows) -> np.ndarray:
+        return self.names[self.name_code[rows]]
+
+    @property
+    def plane_names(self) -> list[str]:
+        return self.space.plane_names
+
+    def plane_mask(self, predicate) -> np.ndarray:
+        """bool per event whose plane name satisfies ``predicate`` (a function of a Series)."""
+        planes = pd.Series(self.plane_names, dtype=object)
+        ok = np.asarray(predicate(planes), dtype=bool)
+        return self.line_mask(ok[self.space.line_plane])
+
+    def plane_is(self, name: str) -> np.ndarray:
+        return self.plane_mask(lambda s: (s == name).to_numpy())
+
+    def line_mask(self, line_ok: np.ndarray) -> np.ndarray:
+        """bool per event from a bool per decoded line."""
+        return line_ok[self.space.events.line] if len(line_ok) else np.zeros(len(self), bool)
+
+    def plane_of(self, rows) -> np.ndarray:
+        """Plane names of event ``rows``."""
+        planes = np.asarray(self.plane_names, dtype=object)
+        return planes[self.space.line_plane[self.space.events.line[rows]]]
+
+    # ---- lines and times ---------------------------------------------------------------------
+    @property
+    def line_key(self) -> np.ndarray:
+        """int32 per decoded line: lines of one plane with the same id share a key."""
+        def build():
+            sp = self.space
+            key = sp.line_plane.astype(np.int64) * (2**32) + (sp.line_ids & 0xFFFFFFFF)
+            return pd.factorize(key)[0].astype(np.int32)
+        return self._cached("line_key", build)
+
+    @property
+    def line(self) -> np.ndarray:
+        """int32 line key of every event (see :attr:`line_key`)."""
+        return self._cached("line", lambda: self.line_key[self.space.events.line])
+
+    @property
+    def n_lines(self) -> int:
+        return int(self.line_key.max()) + 1 if len(self.line_key) else 0
+
+    @property
+    def begin(self) -> np.ndarray:
+        """int64 start of every event in ps relative to the host's origin."""
+        return self._cached("begin", self.space.event_start_ps)
+
+    @property
+    def duration(self) -> np.ndarray:
+        return self.space.events.duration_ps
+
+    def end_of(self, rows) -> np.ndarray:
+        return self.begin[rows] + self.duration[rows]
+
+    def derived_line_mask(self) -> np.ndarray:
+        """bool per event on a line the profiler derives (Steps, TensorFlow Ops, ...)."""
+        low = self.space.line_ids & 0xFFFFFFFF
+        derived = (low >= _DERIVED_LINE_LOW) & (low < _DERIVED_LINE_LOW + 290)
+        return self.line_mask(derived)
+
+    # ---- stats --------------------------------------------------------------------------------
+    def _stat_buckets(self):
+        def build():
+            st = self.space.stats
+            return bucket_rows(st.name_code, len(st.names), want=st.owner_kind == 0)
+        return self._cached("stat_buckets", build)
+
+    def stat_rows(self, name: str) -> np.ndarray:
+        """Rows of the stat table holding event stat ``name``, increasing."""
+        st = self.space.stats
+        try:
+            code = st.names.index(name)
+        except ValueError:
+            return np.empty(0, dtype=np.int32)
+        off, rows = self._stat_buckets()
+        return rows[off[code]:off[code + 1]]
+
+    def has_stat(self, name: str) -> bool:
+        return len(self.stat_rows(name)) > 0
+
+    def int_stat(self, name: str) -> SparseStat:
+        """Integer stat ``name`` (doubles truncated; the last value wins when an event carries
+        the stat twice).  Cached."""
+        return self._cached(("int", name), lambda: self._int_stat(name))
+
+    def _int_stat(self, name: str) -> SparseStat:
+        st = self.space.stats
+        rows = self.stat_rows(name)
+        kind = st.kind[rows]
+        rows = rows[(kind == 1) | (kind == 2) | (kind == 3)]
+        kind = st.kind[rows]
+        raw = st.raw_value[rows]
+        as_double = raw.view(np.float64)
+        ok = (kind != 1) | (np.isfinite(as_double) & (np.abs(as_double) < 2.0**63))
+        values = np.where(kind == 1, np.where((kind == 1) & ok, as_double, 0.0).astype(np.int64),
+                          raw)[ok]
+        owner = st.owner[rows[ok]]
+        return _last_per_owner(owner, values)
+
+    def float_stat(self, name: str) -> SparseStat:
+        """Numeric stat ``name`` as float64 (the last value wins).  Not cached."""
+        st = self.space.stats
+        rows = self.stat_rows(name)
+        kind = st.kind[rows]
+        rows = rows[(kind == 1) | (kind == 2) | (kind == 3)]
+        kind = st.kind[rows]
+        raw = st.raw_value[rows]
+        values = np.where(kind == 1, raw.view(np.float64),
+                          np.where(kind == 2, raw.view(np.uint64).astype(np.float64),
+                                   raw.astype(np.float64)))
+        return _last_per_owner(st.owner[rows], values)
+
+    def str_stat(self, name: str) -> SparseStat:
+        """Text stat ``name`` (str, bytes or ref values; the last one wins): codes into the
+        stat table's values, ``table`` holding them.  Cached."""
+        return self._cached(("str", name), lambda: self._str_stat(name))
+
+    def _str_stat(self, name: str) -> SparseStat:
+        st = self.space.stats
+        rows = self.stat_rows(name)
+        rows = rows[st.kind[rows] >= 4]
+        sparse = _last_per_owner(st.owner[rows], st.raw_value[rows].astype(np.int32))
+        used, inverse = np.unique(sparse.values, return_inverse=True)
+        table = np.empty(len(used), dtype=object)
+        table[:] = [st.values[c] for c in used.tolist()]
+        return SparseStat(sparse.rows, inverse.astype(np.int32).reshape(-1), table)
+
+    # ---- nesting ------------------------------------------------------------------------------
+    def nesting_parent(self) -> np.ndarray:
+        """int32 innermost event on the same line that fully contains each event (-1: none);
+        async events (``_a`` set) are left out.  Computed once."""
+        def build():
+            n = len(self)
+            line, begin, dur = self.line, self.begin, self.duration
+            order = nesting_order(line, begin, dur)
+            a = self.int_stat("_a")
+            skip = np.zeros(n, np.uint8)
+            skip[a.rows[a.values != 0]] = 1
+            empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
+            return nest_strict(order, n, (line, begin, dur), empty, skip)
+        return self._cached("parent", build)
+
+
+def _last_per_owner(owner: np.ndarray, values: np.ndarray) -> SparseStat:
+    """Keep the last value of each owner (owners are non-decreasing)."""
+    if len(owner) > 1:
+        last = np.empty(len(owner), dtype=bool)
+        last[:-1] = owner[1:] != owner[:-1]
+        last[-1] = True
+        owner, values = owner[last], values[last]
+    return SparseStat(np.ascontiguousarray(owner, np.int32), values)
