@@ -70,18 +70,18 @@ EXPORT void tfp_nest_loose(const int32_t *order, int64_t n, const int32_t *line,
     }
 }
 
-/* Adjacency lists of the edges src -> dst over n nodes: off (n + 1) and tgt (e), edges kept
-   in their order. */
+/* Adjacency lists of the edges src -> dst over n nodes: off (n + 1) and tgt (e < 2**31),
+   edges kept in their order. */
 EXPORT int64_t tfp_csr(const int32_t *src, const int32_t *dst, int64_t e, int64_t n,
-                       int64_t *off, int32_t *tgt) {
-    memset(off, 0, (size_t)(n + 1) * sizeof(int64_t));
+                       int32_t *off, int32_t *tgt) {
+    if (e > INT32_MAX) return -1;
+    memset(off, 0, (size_t)(n + 1) * sizeof(int32_t));
     for (int64_t i = 0; i < e; i++) off[src[i] + 1]++;
     for (int64_t i = 0; i < n; i++) off[i + 1] += off[i];
-    int64_t *fill = (int64_t *)malloc((size_t)(n + 1) * sizeof(int64_t));
-    if (!fill) return -1;
-    memcpy(fill, off, (size_t)(n + 1) * sizeof(int64_t));
-    for (int64_t i = 0; i < e; i++) tgt[fill[src[i]]++] = dst[i];
-    free(fill);
+    for (int64_t i = 0; i < e; i++) tgt[off[src[i]]++] = dst[i];
+    /* each off[v] now holds the end of v's list: shift back to starts */
+    for (int64_t i = n; i > 0; i--) off[i] = off[i - 1];
+    off[0] = 0;
     return 0;
 }
 
@@ -125,13 +125,13 @@ EXPORT int64_t tfp_join_sorted(const int32_t *a_rows, const int64_t *a_k0, const
 }
 
 /* Whether an ancestor of r (over every parent edge) is a root of r's level. */
-static int has_root_ancestor(int32_t r, const int32_t *root_level, const int64_t *par_off,
-                             const int32_t *par_tgt, int64_t *seen, int64_t stamp,
+static int has_root_ancestor(int32_t r, const int32_t *root_level, const int32_t *par_off,
+                             const int32_t *par_tgt, int32_t *seen, int32_t stamp,
                              int32_t **queue, int64_t *qcap) {
     int64_t head = 0, tail = 0;
     int32_t level = root_level[r];
     seen[r] = stamp;
-    for (int64_t k = par_off[r]; k < par_off[r + 1]; k++) {
+    for (int32_t k = par_off[r]; k < par_off[r + 1]; k++) {
         if (tail == *qcap) {
             int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
             if (!q) return -1;
@@ -145,7 +145,7 @@ static int has_root_ancestor(int32_t r, const int32_t *root_level, const int64_t
         if (seen[v] == stamp) continue;
         seen[v] = stamp;
         if (root_level[v] == level) return 1;
-        for (int64_t k = par_off[v]; k < par_off[v + 1]; k++) {
+        for (int32_t k = par_off[v]; k < par_off[v + 1]; k++) {
             if (tail == *qcap) {
                 int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
                 if (!q) return -1;
@@ -164,10 +164,10 @@ static int has_root_ancestor(int32_t r, const int32_t *root_level, const int64_t
    none), root_of_group the root of each group.  Returns the number of groups, -1 when out
    of memory. */
 EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const int32_t *root_level,
-                                 int64_t n, const int64_t *ch_off, const int32_t *ch_tgt,
-                                 const int64_t *par_off, const int32_t *par_tgt, int32_t *group,
+                                 int64_t n, const int32_t *ch_off, const int32_t *ch_tgt,
+                                 const int32_t *par_off, const int32_t *par_tgt, int32_t *group,
                                  int32_t *root_of_group) {
-    int64_t *seen = (int64_t *)calloc((size_t)n + 1, sizeof(int64_t));
+    int32_t *seen = (int32_t *)calloc((size_t)n + 1, sizeof(int32_t));
     int64_t qcap = 64;
     int32_t *pq = (int32_t *)malloc((size_t)qcap * sizeof(int32_t));
     int32_t *queue = (int32_t *)malloc(((size_t)ch_off[n] + 1) * sizeof(int32_t));
@@ -182,8 +182,8 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
     for (int64_t k = 0; k < n_roots; k++) {
         int32_t r = roots[k];
         if (group[r] >= 0) continue;
-        int ancestor = has_root_ancestor(r, root_level, par_off, par_tgt, seen, k + 1, &pq,
-                                         &qcap);
+        int ancestor = has_root_ancestor(r, root_level, par_off, par_tgt, seen,
+                                         (int32_t)(k + 1), &pq, &qcap);
         if (ancestor < 0) {
             next = -1;
             break;
@@ -193,12 +193,12 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
         root_of_group[g] = r;
         group[r] = g;
         int64_t head = 0, tail = 0;
-        for (int64_t j = ch_off[r]; j < ch_off[r + 1]; j++) queue[tail++] = ch_tgt[j];
+        for (int32_t j = ch_off[r]; j < ch_off[r + 1]; j++) queue[tail++] = ch_tgt[j];
         while (head < tail) {
             int32_t v = queue[head++];
             if (group[v] >= 0) continue;
             group[v] = g;
-            for (int64_t j = ch_off[v]; j < ch_off[v + 1]; j++) queue[tail++] = ch_tgt[j];
+            for (int32_t j = ch_off[v]; j < ch_off[v + 1]; j++) queue[tail++] = ch_tgt[j];
         }
     }
     free(seen);
@@ -233,4 +233,34 @@ EXPORT int64_t tfp_threadpool_regions(int64_t m, const uint8_t *is_start, const 
         }
     }
     return k;
+}
+
+/* Adjacency lists of a graph whose edges are the tree edges parent[i] -> i (parent >= 0),
+   then the extra edges src -> dst; ``reverse`` builds the lists of the reversed edges (each
+   node's parents).  off (m + 1), tgt (tree edges + e).  Returns -1 past 2**31 edges. */
+EXPORT int64_t tfp_tree_csr(const int32_t *parent, int64_t m, const int32_t *src,
+                            const int32_t *dst, int64_t e, int64_t reverse, int32_t *off,
+                            int32_t *tgt) {
+    memset(off, 0, (size_t)(m + 1) * sizeof(int32_t));
+    int64_t total = e;
+    for (int64_t i = 0; i < m; i++) {
+        if (parent[i] < 0) continue;
+        off[(reverse ? i : parent[i]) + 1]++;
+        total++;
+    }
+    if (total > INT32_MAX) return -1;
+    for (int64_t i = 0; i < e; i++) off[(reverse ? dst[i] : src[i]) + 1]++;
+    for (int64_t i = 0; i < m; i++) off[i + 1] += off[i];
+    for (int64_t i = 0; i < m; i++) {
+        if (parent[i] < 0) continue;
+        if (reverse) tgt[off[i]++] = parent[i];
+        else tgt[off[parent[i]]++] = (int32_t)i;
+    }
+    for (int64_t i = 0; i < e; i++) {
+        if (reverse) tgt[off[dst[i]]++] = src[i];
+        else tgt[off[src[i]]++] = dst[i];
+    }
+    for (int64_t i = m; i > 0; i--) off[i] = off[i - 1];
+    off[0] = 0;
+    return total;
 }

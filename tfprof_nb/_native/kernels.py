@@ -9,8 +9,8 @@ import numpy as np
 
 from . import lib
 
-__all__ = ["argsort", "bucket_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
-           "join_on_keys", "assign_groups", "threadpool_regions", "step_breakdown",
+__all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr", "tree_csr",
+           "join_on_keys", "assign_groups", "threadpool_regions", "step_breakdown", "nonzero", "span",
            "op_stack_walk", "inherit_from_allocations", "active_at_peak", "N_TYPES"]
 
 N_TYPES = 18  # step-time event types (see analysis.steps)
@@ -41,19 +41,19 @@ def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     return order
 
 
-def bucket_rows(code: np.ndarray, n_codes: int, want: np.ndarray | None = None):
-    """(offsets int64 of n_codes + 1, rows int32): the rows r where ``want[r]`` (default all)
-    grouped by ``code[r]``, increasing within each code."""
+def select_rows(code: np.ndarray, value: int, kind: np.ndarray | None = None,
+                kind_value: int = 0, guess: int = 1024) -> np.ndarray:
+    """int32 rows r where code[r] == value (and kind[r] == kind_value), increasing."""
     code = _c(code, np.int32)
-    n = len(code)
-    want_arr = None if want is None else _c(want, np.int8)
-    count = n if want_arr is None else int(np.count_nonzero(want_arr))
-    off = np.empty(n_codes + 1, np.int64)
-    rows = np.empty(count, np.int32)
-    if lib().tfp_bucket_rows(_p(code), 0 if want_arr is None else _p(want_arr), n, n_codes,
-                             _p(off), _p(rows)) < 0:
-        raise MemoryError("out of memory while bucketing rows")
-    return off, rows
+    kind_arr = None if kind is None else _c(kind, np.int8)
+    cap = guess
+    while True:
+        out = np.empty(cap, np.int32)
+        k = lib().tfp_select_rows(_p(code), 0 if kind_arr is None else _p(kind_arr), len(code),
+                                  int(value), int(kind_value), _p(out), cap)
+        if k <= cap:
+            return out[:k].copy() if k < cap // 2 else out[:k]
+        cap = k
 
 
 def nesting_order(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -110,12 +110,26 @@ def nest_loose(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
 
 
 def csr(src: np.ndarray, dst: np.ndarray, n: int):
-    """Adjacency lists (offsets int64 of n + 1, targets int32) of edges src -> dst."""
+    """Adjacency lists (offsets int32 of n + 1, targets int32) of edges src -> dst."""
     src, dst = _c(src, np.int32), _c(dst, np.int32)
-    off = np.empty(n + 1, np.int64)
+    off = np.empty(n + 1, np.int32)
     tgt = np.empty(len(src), np.int32)
     if lib().tfp_csr(_p(src), _p(dst), len(src), n, _p(off), _p(tgt)) < 0:
         raise MemoryError("out of memory while building adjacency lists")
+    return off, tgt
+
+
+def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray, reverse: bool = False):
+    """Adjacency lists (offsets, targets; int32) of the tree edges parent[i] -> i followed by
+    the edges src -> dst; ``reverse``: the lists of each node's parents instead."""
+    parent, src, dst = _c(parent, np.int32), _c(src, np.int32), _c(dst, np.int32)
+    m = len(parent)
+    n_edges = int(np.count_nonzero(parent >= 0)) + len(src)
+    off = np.empty(m + 1, np.int32)
+    tgt = np.empty(n_edges, np.int32)
+    if lib().tfp_tree_csr(_p(parent), m, _p(src), _p(dst), len(src), int(reverse), _p(off),
+                          _p(tgt)) < 0:
+        raise MemoryError("too many edges for 32-bit adjacency lists")
     return off, tgt
 
 
@@ -151,8 +165,8 @@ def assign_groups(roots: np.ndarray, root_level: np.ndarray, ch: tuple, par: tup
     n = len(root_level)
     group = np.empty(n, np.int32)
     root_of_group = np.empty(max(len(roots), 1), np.int32)
-    ch_off, ch_tgt = _c(ch[0], np.int64), _c(ch[1], np.int32)
-    par_off, par_tgt = _c(par[0], np.int64), _c(par[1], np.int32)
+    ch_off, ch_tgt = _c(ch[0], np.int32), _c(ch[1], np.int32)
+    par_off, par_tgt = _c(par[0], np.int32), _c(par[1], np.int32)
     k = lib().tfp_assign_groups(_p(roots), len(roots), _p(root_level), n, _p(ch_off),
                                 _p(ch_tgt), _p(par_off), _p(par_tgt), _p(group),
                                 _p(root_of_group))
@@ -175,19 +189,42 @@ def threadpool_regions(is_start, line, t, ctx):
     return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
 
 
-def step_breakdown(step, begin, end, kind, step_begin, step_end):
-    """(time per step and type int64 (n_steps, N_TYPES), types present (bool)) of events
-    (step index, begin, end, type code); the highest type code wins where events overlap."""
-    step, kind = _c(step, np.int32), _c(kind, np.int8)
-    begin, end = _c(begin, np.int64), _c(end, np.int64)
+def step_breakdown(rows, kind, group, step_of_group, first: tuple, second: tuple,
+                   step_begin, step_end):
+    """(time per step and type int64 (n_steps, N_TYPES), types present (bool)) of the graph
+    nodes ``rows`` typed ``kind``: node r belongs to step step_of_group[group[r]]; nodes below
+    len(first[0]) read (begin, duration) from ``first``, the others from ``second``.  The
+    highest type code wins where events overlap."""
+    rows, kind, group = _c(rows, np.int32), _c(kind, np.int8), _c(group, np.int32)
+    step_of_group = _c(step_of_group, np.int32)
+    b1, d1 = _c(first[0], np.int64), _c(first[1], np.int64)
+    b2, d2 = _c(second[0], np.int64), _c(second[1], np.int64)
     step_begin, step_end = _c(step_begin, np.int64), _c(step_end, np.int64)
     n_steps = len(step_begin)
     out = np.zeros((n_steps, N_TYPES), np.int64)
     present = np.zeros((n_steps, N_TYPES), np.uint8)
-    if lib().tfp_step_breakdown(len(step), _p(step), _p(begin), _p(end), _p(kind), n_steps,
-                                _p(step_begin), _p(step_end), _p(out), _p(present)) < 0:
+    if lib().tfp_step_breakdown(len(rows), _p(rows), _p(kind), _p(group), _p(step_of_group),
+                                len(step_of_group), len(b1), _p(b1), _p(d1), _p(b2), _p(d2),
+                                n_steps, _p(step_begin), _p(step_end), _p(out),
+                                _p(present)) < 0:
         raise MemoryError("out of memory in the step-time breakdown")
     return out, present.astype(bool)
+
+
+def span(begin: np.ndarray, duration: np.ndarray) -> tuple[int, int]:
+    """(earliest begin, latest end) of a non-empty set of events, without temporaries."""
+    begin, duration = _c(begin, np.int64), _c(duration, np.int64)
+    out = np.empty(2, np.int64)
+    lib().tfp_span(_p(begin), _p(duration), len(begin), _p(out))
+    return int(out[0]), int(out[1])
+
+
+def nonzero(mask: np.ndarray) -> np.ndarray:
+    """int32 indices of the true entries of a bool mask (np.flatnonzero without int64)."""
+    mask = _c(mask, np.bool_)
+    out = np.empty(int(np.count_nonzero(mask)), np.int32)
+    lib().tfp_nonzero_i32(_p(mask), len(mask), _p(out))
+    return out
 
 
 def op_stack_walk(act, inst_line, inst_begin, inst_end, inst_key, inst_type, n_keys, n_lines):

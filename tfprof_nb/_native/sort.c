@@ -73,24 +73,6 @@ EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, i
     return 0;
 }
 
-/* Bucket the rows r (0 <= r < n) with want[r] != 0 by code[r] (0 <= code < n_codes):
-   ``off`` (n_codes + 1) gets bucket offsets, ``rows`` the rows, increasing within a bucket.
-   ``want`` may be NULL (all rows).  Returns the number of rows bucketed. */
-EXPORT int64_t tfp_bucket_rows(const int32_t *code, const int8_t *want, int64_t n,
-                               int64_t n_codes, int64_t *off, int32_t *rows) {
-    memset(off, 0, (size_t)(n_codes + 1) * sizeof(int64_t));
-    for (int64_t r = 0; r < n; r++)
-        if (!want || want[r]) off[code[r] + 1]++;
-    for (int64_t c = 0; c < n_codes; c++) off[c + 1] += off[c];
-    int64_t *fill = (int64_t *)malloc((size_t)(n_codes + 1) * sizeof(int64_t));
-    if (!fill) return -1;
-    memcpy(fill, off, (size_t)(n_codes + 1) * sizeof(int64_t));
-    for (int64_t r = 0; r < n; r++)
-        if (!want || want[r]) rows[fill[code[r]]++] = (int32_t)r;
-    free(fill);
-    return off[n_codes];
-}
-
 /* Whether rows 0..n-1 are ordered by (line, begin, longest first). */
 EXPORT int64_t tfp_is_nesting_order(const int32_t *line, const int64_t *begin,
                                     const int64_t *dur, int64_t n) {
@@ -186,4 +168,37 @@ void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_
         memcpy(key, sk, (size_t)n * sizeof(int64_t));
         memcpy(val, sv, (size_t)n * sizeof(int32_t));
     }
+}
+
+/* Rows r with code[r] == value and (kind == NULL or kind[r] == kind_value), increasing, into
+   ``out`` (at most cap); returns how many there are (rerun with a larger cap if more). */
+EXPORT int64_t tfp_select_rows(const int32_t *code, const int8_t *kind, int64_t n,
+                               int32_t value, int8_t kind_value, int32_t *out, int64_t cap) {
+    int64_t k = 0;
+    for (int64_t r = 0; r < n; r++) {
+        if (code[r] == value && (!kind || kind[r] == kind_value)) {
+            if (k < cap) out[k] = (int32_t)r;
+            k++;
+        }
+    }
+    return k;
+}
+
+/* Indices of the nonzero bytes of mask, as int32; returns how many. */
+EXPORT int64_t tfp_nonzero_i32(const uint8_t *mask, int64_t n, int32_t *out) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (mask[i]) out[k++] = (int32_t)i;
+    return k;
+}
+
+/* out[0] = min(begin), out[1] = max(begin + dur) over n > 0 events. */
+EXPORT void tfp_span(const int64_t *begin, const int64_t *dur, int64_t n, int64_t *out) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        if (begin[i] < lo) lo = begin[i];
+        if (begin[i] + dur[i] > hi) hi = begin[i] + dur[i];
+    }
+    out[0] = lo;
+    out[1] = hi;
 }

@@ -8,21 +8,30 @@ void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_
 /* Per step, add to out[step * N_TYPES + type] the time of each elementary interval inside the
    step span that belongs to the highest-priority event type active then (higher type codes
    win); present[step * N_TYPES + type] marks the types seen in each step.
-   Events are (step, begin, end, type) with step in [0, n_steps) (others are ignored);
-   at equal times ends come before starts.  Returns -1 when out of memory. */
-EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *step, const int64_t *begin,
-                                  const int64_t *end, const int8_t *type, int64_t n_steps,
+   The events are graph nodes: node r < n_first reads begin1/dur1[r], others begin2/dur2[r -
+   n_first]; node r belongs to step step_of_group[group[r]] (group -1 or a group without a
+   step: ignored); type[i] is the type of rows[i].  At equal times ends come before starts.
+   Returns -1 when out of memory. */
+EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *type,
+                                  const int32_t *group, const int32_t *step_of_group,
+                                  int64_t n_groups, int64_t n_first, const int64_t *begin1,
+                                  const int64_t *dur1, const int64_t *begin2,
+                                  const int64_t *dur2, int64_t n_steps,
                                   const int64_t *step_begin, const int64_t *step_end,
                                   int64_t *out, uint8_t *present) {
+#define STEP_OF(i) (group[rows[i]] >= 0 && group[rows[i]] < n_groups \
+                    ? step_of_group[group[rows[i]]] : -1)
     int64_t *off = (int64_t *)calloc((size_t)n_steps + 1, sizeof(int64_t));
-    int32_t *rows = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
-    if (!off || !rows) {
+    int32_t *order = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+    if (!off || !order) {
         free(off);
-        free(rows);
+        free(order);
         return -1;
     }
-    for (int64_t i = 0; i < n; i++)
-        if (step[i] >= 0 && step[i] < n_steps) off[step[i] + 1]++;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t s = STEP_OF(i);
+        if (s >= 0 && s < n_steps) off[s + 1]++;
+    }
     int64_t max_m = 0;
     for (int64_t s = 0; s < n_steps; s++) {
         if (off[s + 1] > max_m) max_m = off[s + 1];
@@ -35,7 +44,7 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *step, const int64_t 
     int32_t *tval = (int32_t *)malloc((size_t)(2 * max_m + 1) * sizeof(int32_t));
     if (!fill || !key || !tkey || !val || !tval) {
         free(off);
-        free(rows);
+        free(order);
         free(fill);
         free(key);
         free(tkey);
@@ -44,20 +53,26 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *step, const int64_t 
         return -1;
     }
     memcpy(fill, off, ((size_t)n_steps + 1) * sizeof(int64_t));
-    for (int64_t i = 0; i < n; i++)
-        if (step[i] >= 0 && step[i] < n_steps) rows[fill[step[i]]++] = (int32_t)i;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t s = STEP_OF(i);
+        if (s >= 0 && s < n_steps) order[fill[s]++] = (int32_t)i;
+    }
+#undef STEP_OF
     for (int64_t s = 0; s < n_steps; s++) {
         int64_t lo = off[s], m = off[s + 1] - off[s];
         if (m == 0) continue;
         /* boundary keys: time * 2 + (1 for starts), so ends sort first at equal times;
            payload: event type * 2 + start flag */
         for (int64_t k = 0; k < m; k++) {
-            int32_t i = rows[lo + k];
+            int32_t i = order[lo + k];
+            int32_t r = rows[i];
+            int64_t b = r < n_first ? begin1[r] : begin2[r - n_first];
+            int64_t d = r < n_first ? dur1[r] : dur2[r - n_first];
             int t = type[i];
             present[s * N_TYPES + t] = 1;
-            key[2 * k] = begin[i] * 2 + 1;
+            key[2 * k] = b * 2 + 1;
             val[2 * k] = t * 2 + 1;
-            key[2 * k + 1] = end[i] * 2;
+            key[2 * k + 1] = (b + d) * 2;
             val[2 * k + 1] = t * 2;
         }
         tfp_sort_pairs(key, val, 2 * m, tkey, tval);
@@ -69,9 +84,9 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *step, const int64_t 
             int64_t t = key[k] >> 1; /* arithmetic shift: floor for negative times too */
             if (t > prev) {
                 int top = -1;
-                for (int r = N_TYPES - 1; r >= 0; r--)
-                    if (active[r] > 0) {
-                        top = r;
+                for (int q = N_TYPES - 1; q >= 0; q--)
+                    if (active[q] > 0) {
+                        top = q;
                         break;
                     }
                 if (top >= 0) {
@@ -86,7 +101,7 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *step, const int64_t 
         }
     }
     free(off);
-    free(rows);
+    free(order);
     free(fill);
     free(key);
     free(tkey);

@@ -678,3 +678,9 @@ EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value
         st_value[i] = base + (r < 0 ? missing : name_code_of_row[r]);
     }
 }
+
+/* values[i] += table[rows[i]] (in place: event offsets become starts) */
+EXPORT void tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
+                                 const int64_t *table) {
+    for (int64_t i = 0; i < n; i++) values[i] += table[rows[i]];
+}

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import (argsort, assign_groups, csr, join_on_keys, merge_orders,
-                               nest_strict, nesting_order, threadpool_regions)
+from .._native.kernels import (argsort, assign_groups, join_on_keys, merge_orders,
+                               nest_strict, nesting_order, threadpool_regions, tree_csr)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -59,25 +59,25 @@ class Grouping:
 
 def threadpool_regions_of(hd: HostData) -> Regions:
     """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line."""
-    c = hd.int_stat("_c")
+    c = hd.int_stat("_c", cache=False)
     start_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
     stop_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
     empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
                     np.empty(0, np.int64))
     if not start_code.any() or not stop_code.any():
         return empty
-    code = hd.name_code
-    starts = c.rows[start_code[code[c.rows]]]
-    stops = np.flatnonzero(stop_code[code]).astype(np.int32)
-    if not len(starts) or not len(stops):
+    is_start = np.zeros(len(hd), dtype=bool)
+    is_start[c.rows[start_code[hd.name_code[c.rows]]]] = True
+    is_stop = stop_code[hd.name_code]
+    if not is_start.any() or not is_stop.any():
         return empty
-    rows = np.union1d(starts, stops).astype(np.int32)  # file order breaks ties in time
+    rows = np.flatnonzero(is_start | is_stop).astype(np.int32)  # file order breaks time ties
     line, t = hd.line[rows], hd.begin[rows]
     order = argsort(line, t)
     rows = rows[order]
-    is_start = np.isin(rows, starts)
     ctx, _ = c.lookup(rows)
-    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start, line[order], t[order], ctx)
+    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start[rows], line[order], t[order],
+                                                       ctx)
     return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
 
 
@@ -108,13 +108,13 @@ def _keyed(stat_a, stat_b, rows=None):
 
 
 def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
-    """Edge lists (src, dst), parent -> child, of the grouping graph."""
+    """Edge lists (src, dst), parent -> child, of the grouping graph besides the nesting
+    (tree) edges."""
     n = len(hd)
-    child = np.flatnonzero(parent >= 0).astype(np.int32)
-    src, dst = [parent[child]], [child]
+    src, dst = [np.empty(0, np.int32)], [np.empty(0, np.int32)]
     # producer -> consumer by (type, id); regions consume with type 15
-    p_rows, pt, p = _keyed(hd.int_stat("_pt"), hd.int_stat("_p"))
-    c_rows, ct, c = _keyed(hd.int_stat("_ct"), hd.int_stat("_c"))
+    p_rows, pt, p = _keyed(hd.int_stat("_pt", cache=False), hd.int_stat("_p", cache=False))
+    c_rows, ct, c = _keyed(hd.int_stat("_ct", cache=False), hd.int_stat("_c", cache=False))
     if len(regions):
         c_rows = np.concatenate([c_rows, np.arange(n, n + len(regions), dtype=np.int32)])
         ct = np.concatenate([ct, np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64)])
@@ -124,7 +124,7 @@ def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
         src.append(s)
         dst.append(d)
     # the last ExecutorState::Process of an (id, iter_num) -> IteratorGetNext of that key
-    ids, iters = hd.int_stat("id"), hd.int_stat("iter_num")
+    ids, iters = hd.int_stat("id", cache=False), hd.int_stat("iter_num", cache=False)
     executor = np.flatnonzero(hd.name_is("ExecutorState::Process"))
     getnext = np.flatnonzero(hd.name_is(*_ITERATOR_GET_NEXT))
     if len(executor) and len(getnext):
@@ -136,7 +136,7 @@ def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
             src.append(s)
             dst.append(d)
     # kernel launch on the host -> kernel on a device, by correlation id
-    corr = hd.int_stat("correlation_id")
+    corr = hd.int_stat("correlation_id", cache=False)
     if len(corr):
         on_host = hd.plane_is(HOST_PLANE)[corr.rows]
         zeros = np.zeros(len(corr), np.int64)
@@ -172,13 +172,13 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over."""
     n = len(hd)
     regions = threadpool_regions_of(hd)
-    m = n + len(regions)
     parent = _nesting(hd, regions)
     src, dst = _edges(hd, regions, parent)
-    children, parents = csr(src, dst, m), csr(dst, src, m)
+    children = tree_csr(parent, src, dst)
+    parents = tree_csr(parent, src, dst, reverse=True)
     del src, dst
     r = hd.int_stat("_r")
-    root_level = np.full(m, -1, np.int32)
+    root_level = np.full(len(parent), -1, np.int32)
     root_level[r.rows] = r.values.astype(np.int32)
     ids = hd.int_stat("id")
     tf_data = hd.name_table(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
@@ -208,25 +208,37 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
 
 def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np.ndarray]:
     """(value, found) of ``stat`` on each root or, breadth-first over parent edges, on its
-    nearest ancestor that has it.  Most roots carry the stat themselves; the few others walk
-    up in Python."""
-    values, found = stat.lookup(np.minimum(roots, len(hd) - 1))
-    found &= roots < len(hd)
-    values = values.astype(object)
+    nearest ancestor that has it (the first found in breadth-first order).  All roots walk up
+    together, one level at a time."""
+    n = len(hd)
+    has = stat.present(n)
+    values = np.zeros(len(roots), dtype=stat.values.dtype)
+    found = np.zeros(len(roots), dtype=bool)
     par_off, par_tgt = par
-    for i in np.flatnonzero(~found).tolist():
-        seen, queue = set(), [int(roots[i])]
-        while queue:
-            v = queue.pop(0)
-            if v in seen:
-                continue
-            seen.add(v)
-            if v < len(hd):
-                val, hit = stat.lookup(np.array([v]))
-                if hit[0]:
-                    values[i], found[i] = val[0], True
-                    break
-            queue.extend(par_tgt[par_off[v]:par_off[v + 1]].tolist())
+    owner = np.arange(len(roots))
+    node = roots.astype(np.int64)
+    for _ in range(100):
+        if not len(node):
+            break
+        real = node < n
+        hit = np.zeros(len(node), dtype=bool)
+        hit[real] = has[node[real]]
+        hit &= ~found[owner]
+        if hit.any():
+            first = np.unique(owner[hit], return_index=True)[1]
+            who, where = owner[hit][first], node[hit][first]
+            values[who] = stat.lookup(where)[0]
+            found[who] = True
+        live = ~found[owner]
+        owner, node = owner[live], node[live]
+        counts = par_off[node + 1] - par_off[node]
+        starts = np.repeat(par_off[node], counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        owner, node = np.repeat(owner, counts), par_tgt[starts + offsets].astype(np.int64)
+        if len(node) > 2 * len(roots):  # diamonds: keep each (root, node) pair once
+            keep = np.sort(np.unique(owner * (n + par_off.shape[0]) + node,
+                                     return_index=True)[1])
+            owner, node = owner[keep], node[keep]
     return values, found
 
 

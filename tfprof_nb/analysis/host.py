@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import bucket_rows, nest_strict, nesting_order
+from .._native.kernels import nest_strict, nesting_order, select_rows
 from ..xspace import XSpaceData
 
 __all__ = ["HostData", "SparseStat", "HOST_PLANE", "INT_KINDS"]
@@ -27,7 +27,8 @@ _DERIVED_LINE_LOW = 0xDEADBEEF  # the profiler's derived lines (Steps, TensorFlo
 @dataclass
 class SparseStat:
     """One stat of one host's events: ``rows`` (int32, increasing, unique) that carry it and
-    ``values`` (int64 numbers, or int32 codes into ``table`` for text stats)."""
+    ``values`` (integers, stored as int32 when they fit; float64 numbers; or int32 codes into
+    ``table`` for text stats).  :meth:`dense` and :meth:`lookup` give integers as int64."""
 
     rows: np.ndarray
     values: np.ndarray
@@ -42,10 +43,14 @@ class SparseStat:
         out[self.rows] = True
         return out
 
+    def _wide(self) -> np.dtype:
+        return np.dtype(np.int64) if self.table is None and self.values.dtype == np.int32 \
+            else self.values.dtype
+
     def dense(self, n: int, fill=0) -> np.ndarray:
         """The values scattered over ``n`` events (``fill`` where absent); text stats give
         their codes (-1 where absent when fill is -1)."""
-        out = np.full(n, fill, dtype=self.values.dtype)
+        out = np.full(n, fill, dtype=self._wide())
         out[self.rows] = self.values
         return out
 
@@ -55,9 +60,9 @@ class SparseStat:
         pos = np.searchsorted(self.rows, rows)
         pos = np.minimum(pos, max(len(self.rows) - 1, 0))
         if not len(self.rows):
-            return np.zeros(len(rows), self.values.dtype), np.zeros(len(rows), bool)
+            return np.zeros(len(rows), self._wide()), np.zeros(len(rows), bool)
         hit = self.rows[pos] == rows
-        return np.where(hit, self.values[pos], 0), hit
+        return np.where(hit, self.values[pos], 0).astype(self._wide(), copy=False), hit
 
     def text(self, codes: np.ndarray) -> np.ndarray:
         """Object array of the text values of ``codes`` (None for -1)."""
@@ -88,9 +93,14 @@ class HostData:
             self._cache[key] = build()
         return self._cache[key]
 
-    def release(self) -> None:
-        """Drop the derived arrays (they are rebuilt when needed)."""
-        self._cache.clear()
+    _CORE = frozenset({"names", "line_key", "line"})
+
+    def release(self, keep_core: bool = False) -> None:
+        """Drop the derived arrays (they are rebuilt when needed); ``keep_core`` keeps the
+        small per-line and per-name tables every step uses."""
+        for key in list(self._cache):
+            if not (keep_core and key in self._CORE):
+                del self._cache[key]
 
     # ---- names and planes ------------------------------------------------------------------
     @property
@@ -153,8 +163,14 @@ class HostData:
 
     @property
     def line(self) -> np.ndarray:
-        """int32 line key of every event (see :attr:`line_key`)."""
-        return self._cached("line", lambda: self.line_key[self.space.events.line])
+        """int32 line key of every event (see :attr:`line_key`; the decoded line index itself
+        when no two lines share a key)."""
+        def build():
+            key = self.line_key
+            if np.array_equal(key, np.arange(len(key))):
+                return self.space.events.line
+            return key[self.space.events.line]
+        return self._cached("line", build)
 
     @property
     def n_lines(self) -> int:
@@ -163,7 +179,7 @@ class HostData:
     @property
     def begin(self) -> np.ndarray:
         """int64 start of every event in ps relative to the host's origin."""
-        return self._cached("begin", self.space.event_start_ps)
+        return self.space.events.start_ps
 
     @property
     def duration(self) -> np.ndarray:
@@ -179,12 +195,6 @@ class HostData:
         return self.line_mask(derived)
 
     # ---- stats --------------------------------------------------------------------------------
-    def _stat_buckets(self):
-        def build():
-            st = self.space.stats
-            return bucket_rows(st.name_code, len(st.names), want=st.owner_kind == 0)
-        return self._cached("stat_buckets", build)
-
     def stat_rows(self, name: str) -> np.ndarray:
         """Rows of the stat table holding event stat ``name``, increasing."""
         st = self.space.stats
@@ -192,15 +202,16 @@ class HostData:
             code = st.names.index(name)
         except ValueError:
             return np.empty(0, dtype=np.int32)
-        off, rows = self._stat_buckets()
-        return rows[off[code]:off[code + 1]]
+        return select_rows(st.name_code, code, st.owner_kind, 0)
 
     def has_stat(self, name: str) -> bool:
         return len(self.stat_rows(name)) > 0
 
-    def int_stat(self, name: str) -> SparseStat:
+    def int_stat(self, name: str, cache: bool = True) -> SparseStat:
         """Integer stat ``name`` (doubles truncated; the last value wins when an event carries
-        the stat twice).  Cached."""
+        the stat twice).  Cached unless ``cache`` is false."""
+        if not cache and ("int", name) not in self._cache:
+            return self._int_stat(name)
         return self._cached(("int", name), lambda: self._int_stat(name))
 
     def _int_stat(self, name: str) -> SparseStat:
@@ -262,10 +273,14 @@ class HostData:
 
 
 def _last_per_owner(owner: np.ndarray, values: np.ndarray) -> SparseStat:
-    """Keep the last value of each owner (owners are non-decreasing)."""
+    """Keep the last value of each owner (owners are non-decreasing); integer values that
+    fit are kept as int32."""
     if len(owner) > 1:
         last = np.empty(len(owner), dtype=bool)
         last[:-1] = owner[1:] != owner[:-1]
         last[-1] = True
         owner, values = owner[last], values[last]
+    if values.dtype == np.int64 and len(values) and \
+            values.min() >= -2**31 and values.max() < 2**31:
+        values = values.astype(np.int32)
     return SparseStat(np.ascontiguousarray(owner, np.int32), values)

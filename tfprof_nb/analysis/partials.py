@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._native.kernels import span
 from .host import HostData
 
 __all__ = ["STEPS", "run", "host_info"]
@@ -21,12 +22,13 @@ def host_info(hd: HostData, shift_ps: int = 0) -> dict:
     sp = hd.space
     ev = sp.events
     n_planes = len(sp.plane_names)
-    n_events = np.bincount(ev.plane, minlength=n_planes) if len(ev) else np.zeros(n_planes, int)
+    line_events = np.bincount(ev.line, minlength=len(sp.line_names))
+    n_events = np.bincount(sp.line_plane, weights=line_events, minlength=n_planes) \
+        .astype(np.int64)
     n_lines = np.bincount(sp.line_plane, minlength=n_planes)
     planes = [{"plane": p, "plane_id": int(sp.plane_ids[i]), "lines": int(n_lines[i]),
                "events": int(n_events[i]), "stats": sp.plane_stats(i)}
               for i, p in enumerate(sp.plane_names)]
-    line_events = np.bincount(ev.line, minlength=len(sp.line_names))
     lines = pd.DataFrame({
         "plane": [sp.plane_names[p] for p in sp.line_plane.tolist()],
         "line": sp.line_names, "line_id": sp.line_ids, "display_name": sp.line_display_names,
@@ -41,9 +43,7 @@ def host_info(hd: HostData, shift_ps: int = 0) -> dict:
 
 
 def _span_ps(hd: HostData) -> tuple[int, int] | None:
-    if not len(hd):
-        return None
-    return int(hd.begin.min()), int((hd.begin + hd.duration).max())
+    return span(hd.begin, hd.duration) if len(hd) else None
 
 
 def _steps():
@@ -62,11 +62,16 @@ STEPS: dict = {}
 
 
 def run(hd: HostData, step: str, shift_ps: int = 0):
-    """Run the per-host analysis ``step`` on ``hd`` (times shifted by ``shift_ps``)."""
+    """Run the per-host analysis ``step`` on ``hd`` (times shifted by ``shift_ps``).  The
+    per-event arrays the step derives are dropped after it, so a host's memory between steps
+    is its decoded columns."""
     if not STEPS:
         STEPS.update(_steps())
     try:
         fn = STEPS[step]
     except KeyError:
         raise ValueError(f"unknown analysis step {step!r}; known: {sorted(STEPS)}") from None
-    return fn(hd, shift_ps)
+    try:
+        return fn(hd, shift_ps)
+    finally:
+        hd.release(keep_core=True)

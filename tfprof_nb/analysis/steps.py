@@ -25,7 +25,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import N_TYPES, step_breakdown
+from .._native.kernels import N_TYPES, nonzero, span, step_breakdown
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
 
@@ -121,9 +121,7 @@ def window_ps(hd: HostData) -> tuple[int, int]:
     if start is not None and stop is not None and stop > start:
         w0 = (start - sp.origin_ns()) * 1000
         return w0, w0 + (stop - start) * 1000
-    if not len(hd):
-        return 0, 0
-    return int(hd.begin.min()), int((hd.begin + hd.duration).max())
+    return span(hd.begin, hd.duration) if len(hd) else (0, 0)
 
 
 def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
@@ -143,6 +141,8 @@ def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
         grouping = group_events(hd, graph=graph)
         group = grouping.group
         source = "markers"
+        if has_device or _has_markers(hd, grouping):
+            graph = None  # steps will not be inferred: free the graph (rebuilt if need be)
     if has_device:
         table = _device_steps(hd, group, on_device)
         source = "device" if source != "group_id" else "group_id (device)"
@@ -151,6 +151,7 @@ def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
         if table.empty and grouping is not None:
             roots, name = _infer_step_roots(hd, grouping.parent)
             if len(roots) >= 2:
+                graph = grouping_graph(hd) if graph is None else graph
                 grouping = group_events(hd, extra_roots=roots, graph=graph)
                 table = _host_steps(hd, grouping.group, grouping, inferred=roots)
                 source = f"inferred: repeated '{name}'"
@@ -166,18 +167,26 @@ def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
     return table[STEP_COLUMNS]
 
 
+def _has_markers(hd: HostData, grouping: Grouping) -> bool:
+    """Whether a host has step markers (named roots or marker names) to make steps of."""
+    if (~grouping.groups.implicit).any():
+        return True
+    names = pd.Series(hd.names, dtype=object)
+    return bool(_explicit_marker(names).any()) if len(names) else False
+
+
 def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
                 inferred: np.ndarray | None = None) -> pd.DataFrame:
     n = len(hd)
     on_host = hd.plane_is(HOST_PLANE)
-    rows = np.flatnonzero(on_host & (group[:n] >= 0))
+    rows = nonzero(on_host & (group[:n] >= 0))
     # classify each distinct name once, then look events up by name code
     names = pd.Series(hd.names, dtype=object)
     explicit = _explicit_marker(names)
     not_compute = names.str.startswith(_NOT_COMPUTE).to_numpy()
     kind_of_name = _classify_host(names)
     code = hd.name_code[rows]
-    marker = explicit[code].copy()
+    marker = explicit[code]
     if grouping is not None:
         roots = grouping.groups
         named = roots.root[~roots.implicit].to_numpy()
@@ -190,19 +199,21 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
     markers = rows[marker]
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
-    rows = rows[compute]
-    events = (group[rows], hd.begin[rows], hd.end_of(rows), kind_of_name[code[compute]])
+    rows, kinds = rows[compute], kind_of_name[code[compute]]
+    del code, marker, compute
+    second = (np.empty(0, np.int64), np.empty(0, np.int64))
     if grouping is not None and len(grouping.regions):
         # thread-pool regions on the host's threads are host compute too (the reference adds
         # them to the plane before it computes steps)
         r = grouping.regions
         host_line = np.zeros(hd.n_lines, dtype=bool)
         host_line[hd.line[on_host]] = True
-        keep = host_line[r.line] & (group[n:] >= 0)
-        events = tuple(np.concatenate([a, b]) for a, b in zip(events, (
-            group[n:][keep], r.begin[keep], r.begin[keep] + r.duration[keep],
-            np.full(int(keep.sum()), HOST_COMPUTE, np.int8))))
-    return _step_rows(hd, group, spans, events, grouping, well_formed=HOST_COMPUTE)
+        keep = nonzero(host_line[r.line] & (group[n:] >= 0))
+        rows = np.concatenate([rows, keep + np.int32(n)])
+        kinds = np.concatenate([kinds, np.full(len(keep), HOST_COMPUTE, np.int8)])
+        second = (r.begin, r.duration)
+    return _step_rows(hd, group, spans, (rows, kinds, second), grouping,
+                      well_formed=HOST_COMPUTE)
 
 
 def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> pd.DataFrame:
@@ -210,12 +221,17 @@ def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> pd.
     stream = np.zeros(len(hd), dtype=bool)
     stream[corr.rows] = True
     stream &= on_device & (group[:len(hd)] >= 0)
-    rows = np.flatnonzero(stream)
-    names = pd.Series(hd.name_of(rows), dtype=object)
+    rows = nonzero(stream)
     shape = hd.str_stat("shape")
     codes, present = shape.lookup(rows)
-    shapes = pd.Series(shape.text(np.where(present, codes, -1)), dtype=object)
-    events = (group[rows], hd.begin[rows], hd.end_of(rows), _classify_device(names, shapes))
+    # classify each distinct (name, shape) once
+    pair = hd.name_code[rows].astype(np.int64) * (len(shape.table) + 1) + \
+        np.where(present, codes + 1, 0)
+    distinct, inverse = np.unique(pair, return_inverse=True)
+    name_codes, shape_codes = np.divmod(distinct, len(shape.table) + 1)
+    kinds = _classify_device(pd.Series(hd.names[name_codes], dtype=object),
+                             pd.Series(shape.text(shape_codes - 1), dtype=object))
+    events = (rows, kinds[inverse.reshape(-1)], (np.empty(0, np.int64),) * 2)
     return _step_rows(hd, group, _device_step_spans(hd, group, on_device), events, None,
                       well_formed=(DEVICE_COMPUTE_16, DEVICE_COMPUTE_32))
 
@@ -236,8 +252,8 @@ def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
 
 
 def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
-    """Step table from step spans (longest per group) and the steps' typed events (group,
-    begin, end, type)."""
+    """Step table from step spans (longest per group) and the steps' typed events: (graph
+    node rows, their types, (begin, duration) of the nodes past the real events)."""
     if spans.empty:
         return pd.DataFrame()
     spans = spans.copy()
@@ -250,10 +266,9 @@ def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
     step_of_group = np.full(int(max(spans.index.max(), group.max(initial=0))) + 1, -1,
                             np.int32)
     step_of_group[spans.index.to_numpy()] = np.arange(len(spans), dtype=np.int32)
-    ev_group, ev_begin, ev_end, kinds = events
-    ev_step = np.where(ev_group >= 0, step_of_group[np.maximum(ev_group, 0)], -1)
-    out, present = step_breakdown(ev_step, ev_begin, ev_end, kinds, spans.begin.to_numpy(),
-                                  spans.end.to_numpy())
+    rows, kinds, second = events
+    out, present = step_breakdown(rows, kinds, group, step_of_group, (hd.begin, hd.duration),
+                                  second, spans.begin.to_numpy(), spans.end.to_numpy())
     keep = present[:, np.atleast_1d(well_formed)].any(axis=1)
     dur = spans.dur.to_numpy()
     other = np.maximum(dur - out.sum(axis=1), 0)

@@ -195,11 +195,13 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
         return [], [], []
     g = _graph(hd)
     meta = _iterator_meta(hd, g)
-    names = pd.Series(hd.name_of(g.rows), dtype=object)
     pid, has_pid = hd.int_stat("parent_id").lookup(g.rows)
-    device_second = (names == _DEVICE_SECOND).to_numpy() & has_pid & g.has_id
+    code = hd.name_code[g.rows]  # name tests once per distinct name
+    device_second = hd.name_table(lambda s: (s == _DEVICE_SECOND).to_numpy())[code] & \
+        has_pid & g.has_id
     device_roots = set(pid[device_second].tolist())
-    is_root = (names.str.count("::") == 1).to_numpy() & g.has_id & ~device_second
+    is_root = hd.name_table(lambda s: (s.str.count("::") == 1).to_numpy())[code] & \
+        g.has_id & ~device_second
     root_pos = np.flatnonzero(is_root)
     calls = pd.DataFrame({"root_id": g.ids[root_pos], "pos": root_pos,
                           "dur": g.end[root_pos] - g.begin[root_pos]})

@@ -203,11 +203,12 @@ def decode_xspace(data, path=None) -> XSpaceData:
                       kind=t.st_kind, raw_value=t.st_value, names=stat_names, values=values)
     line_plane = L[:, 0].astype(np.int32)
     events = EventTable(line=t.ev_line, metadata_row=t.ev_meta, name_code=name_code,
-                        offset_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
-                        line_plane=line_plane, metadata_key=M[:, 1].copy(), extras=EX)
+                        start_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
+                        line_plane=line_plane, metadata_key=M[:, 1].copy(), extras=EX,
+                        line_start_ps=np.zeros(len(L), np.int64))
     space_strings = decode_spans(raw, X[:, 1], X[:, 2])
     field = X[:, 0]
-    return XSpaceData(
+    space = XSpaceData(
         path=None if path is None else str(path),
         n_bytes=int(buf.size),
         hostnames=[s for s, f in zip(space_strings, field) if f == 4],
@@ -237,3 +238,9 @@ def decode_xspace(data, path=None) -> XSpaceData:
         events=events,
         stats=stats,
     )
+    # offsets become starts relative to the space's origin, in place
+    events.line_start_ps = space.line_start_ps()
+    if len(events):
+        native.lib().tfp_add_gathered_i64(events.start_ps.ctypes.data, events.line.ctypes.data,
+                                          len(events), events.line_start_ps.ctypes.data)
+    return space

@@ -27,12 +27,18 @@ class EventTable:
     line: np.ndarray  # int32 line index (into XSpaceData.line_*)
     metadata_row: np.ndarray  # int32
     name_code: np.ndarray  # int32 code into ``names``
-    offset_ps: np.ndarray  # int64 offset from the line timestamp
+    start_ps: np.ndarray  # int64 start relative to the space's origin (see XSpaceData)
     duration_ps: np.ndarray  # int64
     names: list[str]  # distinct event names
     line_plane: np.ndarray = field(repr=False)  # int32 plane of each line
     metadata_key: np.ndarray = field(repr=False)  # int64 map key of each metadata row
     extras: np.ndarray = field(repr=False)  # int64 (n, 3): event row, what, value
+    line_start_ps: np.ndarray = field(repr=False)  # int64 start of each line (same origin)
+
+    @property
+    def offset_ps(self) -> np.ndarray:
+        """int64 offset of every event from its line's timestamp, as stored in the file."""
+        return self.start_ps - self.line_start_ps[self.line]
 
     def __len__(self) -> int:
         return len(self.line)
@@ -196,8 +202,10 @@ class XSpaceData:
             if start is not None:
                 origin = start
             elif self._timestamps_absolute():
-                used = self.line_timestamp_ns[np.unique(self.events.line)] \
-                    if len(self.events) else self.line_timestamp_ns
+                lines_used = np.bincount(self.events.line,
+                                         minlength=len(self.line_timestamp_ns)) > 0
+                used = self.line_timestamp_ns[lines_used] if len(self.events) else \
+                    self.line_timestamp_ns
                 origin = int(used.min()) if len(used) else 0
             else:
                 origin = 0
@@ -213,8 +221,8 @@ class XSpaceData:
         return bool(len(ts)) and int(ts.max()) >= _ABSOLUTE_NS
 
     def event_start_ps(self) -> np.ndarray:
-        """Start of every event in ps relative to :meth:`origin_ns` (int64)."""
-        return self.line_start_ps()[self.events.line] + self.events.offset_ps
+        """Start of every event in ps relative to :meth:`origin_ns` (int64; no copy)."""
+        return self.events.start_ps
 
 
 def stat_value(st: StatTable, row: int):
