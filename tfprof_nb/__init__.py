@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from ._version import __version__
 from .capture.loop import Capture, capture  # light: TensorFlow loads when a capture starts
-from .errors import CaptureError, CaptureWarning, ProfileFormatError
+from .errors import (CaptureError, CaptureWarning, HostAnalysisError, LoadWarning,
+                     ProfileFormatError)
 from .report import export_notebook, report  # light: the writers load widgets when called
 
-__all__ = ["Capture", "CaptureError", "CaptureWarning", "KerasProfiler", "Profile",
-           "ProfileFormatError", "__version__", "capture", "capture_remote", "compare",
-           "export_notebook", "load", "load_ipython_extension", "report", "start_server"]
+__all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "KerasProfiler",
+           "LoadWarning", "Profile", "ProfileFormatError", "__version__", "capture",
+           "capture_remote", "compare", "export_notebook", "load", "load_ipython_extension",
+           "report", "start_server"]
 
 _LAZY = {
     "load": ("tfprof_nb.profile", "load"),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["CaptureError", "CaptureWarning", "ProfileFormatError"]
+__all__ = ["CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
+           "ProfileFormatError"]
 
 
 class ProfileFormatError(ValueError):
@@ -27,3 +28,17 @@ class CaptureError(RuntimeError):
 
 class CaptureWarning(UserWarning):
     """Capture finished with less than was asked (e.g. the data ran out early)."""
+
+
+class LoadWarning(UserWarning):
+    """Some hosts of a profile could not be read and were left out (``Profile.load_errors``
+    says why)."""
+
+
+class HostAnalysisError(RuntimeError):
+    """An analysis step failed on one host; ``host``, ``step`` and ``cause`` say where and
+    why.  The other hosts' results are kept."""
+
+    def __init__(self, host: str, step: str, cause):
+        self.host, self.step, self.cause = host, step, cause
+        super().__init__(f"host {host!r}: the {step!r} analysis failed: {cause}")

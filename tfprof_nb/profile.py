@@ -15,17 +15,13 @@ import numpy as np
 import pandas as pd
 
 from ._tables import categorical_from_tables, stat_series
-from .errors import ProfileFormatError
+from .errors import LoadWarning, ProfileFormatError
 from .xspace.files import find_profile_files, host_name_of
 
-__all__ = ["Profile", "load", "LoadWarning"]
+__all__ = ["Profile", "load"]
 
 # decoding keeps about 2x a file's size in columns; the analyses need about as much again
 _MEMORY_PER_FILE_BYTE = 4.0
-
-
-class LoadWarning(UserWarning):
-    """Some hosts of a profile could not be read (see ``Profile.load_errors``)."""
 
 
 def load(path, *, parallel: bool = True, strict: bool = False, client=None,

@@ -17,21 +17,12 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..errors import ProfileFormatError
+from ..errors import HostAnalysisError, ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
 from . import partials as _partials
 from .host import HostData
 
 __all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
-
-
-class HostAnalysisError(RuntimeError):
-    """An analysis step failed on one host; ``host``, ``step`` and ``cause`` say where and
-    why (the other hosts' results are kept)."""
-
-    def __init__(self, host: str, step: str, cause: BaseException | str):
-        self.host, self.step, self.cause = host, step, cause
-        super().__init__(f"host {host!r}: the {step!r} analysis failed: {cause}")
 
 
 def load_host(name: str, path) -> HostData:

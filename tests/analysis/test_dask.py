@@ -1,0 +1,103 @@
+"""Pods on Dask: hosts decoded and analysed on the workers of a real LocalCluster (two worker
+processes); only partial results travel, and the tables equal the local ones."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import distributed  # installed by `make test` (the tfprof-nb[dask] extra)
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+
+TABLES = ["steps", "op_stats", "kernel_stats", "memory_summary", "memory_timeline",
+          "memory_breakdown", "pod", "planes", "lines"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture()
+def pod_dir(tmp_path, cpu_file, cpu_slowmap_logdir, gpu_fixture_file):
+    from ..conftest import xplane_files
+
+    shutil.copy(cpu_file, tmp_path / "worker-0.xplane.pb")
+    shutil.copy(xplane_files(cpu_slowmap_logdir)[0], tmp_path / "worker-1.xplane.pb")
+    shutil.copy(gpu_fixture_file, tmp_path / "worker-2.xplane.pb")
+    return tmp_path
+
+
+def _same(a, b):
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b)
+    else:
+        assert a == b
+
+
+def test_dask_results_equal_local_ones(client, pod_dir):
+    local = tp.load(pod_dir)
+    remote = tp.load(pod_dir, client=client, timeout=120)
+    assert remote.hosts == local.hosts == ["worker-0", "worker-1", "worker-2"]
+    # the hosts live on the workers: nothing decoded came over yet
+    assert not remote.spaces._fetched
+    for name in TABLES:
+        _same(getattr(remote, name), getattr(local, name))
+    for a, b in zip(remote.input_pipeline.__dict__.values(),
+                    local.input_pipeline.__dict__.values()):
+        _same(a, b)
+    for a, b in zip(remote.tf_data.__dict__.values(), local.tf_data.__dict__.values()):
+        _same(a, b)
+    pd.testing.assert_frame_equal(remote.scope_stats(), local.scope_stats())
+    assert [str(f) for f in remote.recommendations()] == \
+        [str(f) for f in local.recommendations()]
+    assert remote.summary() == local.summary()
+    assert not remote.spaces._fetched  # every analysis ran on the workers
+    # one host's events come over on demand
+    pd.testing.assert_frame_equal(remote.events, local.events)
+    assert set(remote.spaces._fetched) == set(remote.hosts)
+
+
+def test_dask_corrupt_host_is_named(client, pod_dir):
+    (pod_dir / "worker-1.xplane.pb").write_bytes(b"not a profile at all")
+    with pytest.warns(tp.LoadWarning, match="worker-1"):
+        prof = tp.load(pod_dir, client=client, timeout=120)
+    assert prof.hosts == ["worker-0", "worker-2"]
+    assert "worker-1.xplane.pb" in prof.load_errors["worker-1"]
+    assert set(prof.steps.host) == {"worker-0", "worker-2"}
+    with pytest.raises(tp.ProfileFormatError, match="worker-1.xplane.pb"):
+        tp.load(pod_dir, client=client, strict=True, timeout=120)
+
+
+def test_a_dead_worker_gives_a_clear_error_in_bounded_time(client, pod_dir):
+    """The worker holding one host dies and that host's file is gone by then, so Dask cannot
+    rebuild it: the error names the host, comes within the timeout, and the other hosts'
+    results are kept."""
+    prof = tp.load(pod_dir, client=client, timeout=60)
+    prof.host_partials("steps")  # every host analysed once
+    victim = "worker-1"
+    os.remove(pod_dir / f"{victim}.xplane.pb")
+    future = prof._engine.futures[victim]
+    holders = list(client.who_has([future]).get(future.key, ()))
+    assert holders
+    try:
+        client.run(os._exit, 1, workers=holders)
+    except Exception:  # the worker dies while answering
+        pass
+    t0 = time.monotonic()
+    with pytest.raises(tp.HostAnalysisError) as info:
+        prof.host_partials("host_ops")
+    assert time.monotonic() - t0 < 90
+    assert info.value.host == victim
+    assert victim in str(info.value)
+    kept = prof._engine._partials
+    assert ("host_ops", "worker-0") in kept and ("host_ops", "worker-2") in kept
+    assert ("steps", victim) in kept  # results computed before the loss stay
