@@ -348,12 +348,19 @@ class Profile:
         return recommendations(self)
 
     def analyse(self, release: bool = True) -> "Profile":
-        """Run every analysis now (each host's steps in one go, hosts in parallel) and, with
-        ``release``, drop the per-event arrays they derived; returns the profile."""
+        """Run every analysis now: each host's steps where the host lives (hosts in
+        parallel), then every table (steps, TensorFlow and kernel stats, memory, input
+        pipeline, tf.data, pod, name scopes, overview with recommendations).  With
+        ``release`` the per-event arrays the hosts derived are dropped afterwards.  Returns
+        the profile."""
         for step in ("steps", "host_ops", "device_ops", "kernels", "memory", "tf_data"):
             self.host_partials(step)
         if release:
             self._engine.release()
+        for table in ("steps", "op_stats", "kernel_stats", "memory_summary", "input_pipeline",
+                      "tf_data", "pod"):
+            getattr(self, table)
+        self.scope_stats()
         self.overview()
         return self
 

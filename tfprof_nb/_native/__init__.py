@@ -20,7 +20,7 @@ import numpy as np
 
 from .build import SOURCE_DIR, build_library, library_name
 
-__all__ = ["lib", "ptr"]
+__all__ = ["lib", "ptr", "release_free_memory"]
 
 _LOCK = threading.Lock()
 _LIB: ctypes.CDLL | None = None
@@ -38,7 +38,7 @@ _SIGNATURES = {
     "tfp_add_gathered_i64": (None, [P, P, I64, P]),
     "tfp_argsort_i64": (I64, [P, I64, P, P]),
     "tfp_argsort_i32": (I64, [P, I64, P, P]),
-    "tfp_select_rows": (I64, [P, P, I64, I32, I8, P, I64]),
+    "tfp_select_rows": (I64, [P, I64, P, I64, I32, I8, P, I64]),
     "tfp_is_nesting_order": (I64, [P, P, P, I64]),
     "tfp_merge_nesting_order": (None, [P, I64, P, I64, I64, P, P, P, P, P, P, P]),
     "tfp_nest_strict": (None, [P, I64, I64, P, P, P, P, P, P, P, P, P]),
@@ -51,6 +51,11 @@ _SIGNATURES = {
     "tfp_step_breakdown": (I64, [I64, P, P, P, P, I64, I64, P, P, P, P, I64, P, P, P, P]),
     "tfp_nonzero_i32": (I64, [P, I64, P]),
     "tfp_span": (None, [P, P, I64, P]),
+    "tfp_int_stat": (I64, [P, I64, P, P, P, P, I64, I32, P, P, I64]),
+    "tfp_sparse_lookup": (None, [P, P, I64, P, I64, P, P]),
+    "tfp_sparse_intersect": (I64, [P, P, I64, P, P, I64, P, P, P]),
+    "tfp_hash_join": (I64, [P, P, P, I64, P, P, P, I64, I64, P, P, I64]),
+    "tfp_is_sorted_by": (I64, [P, P, I64]),
     "tfp_op_stack_walk": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
     "tfp_inherit_from_allocations": (I64, [I64, P, P, P]),
     "tfp_active_at_peak": (I64, [I64, P, P, P, P, P, I64, I64, P]),
@@ -88,6 +93,22 @@ def lib() -> ctypes.CDLL:
                     fn.argtypes = argtypes
                 _LIB = handle
     return _LIB
+
+
+_TRIM = []
+
+
+def release_free_memory() -> None:
+    """Give memory freed by the analyses back to the OS now (glibc's ``malloc_trim``; a
+    no-op elsewhere).  Large temporaries freed in the middle of the heap otherwise stay
+    resident until the heap's top is freed."""
+    if not _TRIM:
+        try:
+            _TRIM.append(ctypes.CDLL("libc.so.6").malloc_trim)
+        except (OSError, AttributeError):
+            _TRIM.append(None)
+    if _TRIM[0] is not None:
+        _TRIM[0](0)
 
 
 def ptr(array: np.ndarray, dtype=None) -> int:

@@ -8,6 +8,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */
+#define CODE_AT(p, code_bytes, i) \
+    ((code_bytes) == 2 ? (int32_t)((const uint16_t *)(p))[i] : ((const int32_t *)(p))[i])
+
 /* Open addressing, linear probing, power-of-two capacity; key INT64_MIN marks empty slots
    (so that key is not storable: callers treat it as absent). */
 typedef struct {

@@ -124,38 +124,40 @@ EXPORT int64_t tfp_join_sorted(const int32_t *a_rows, const int64_t *a_k0, const
     return k;
 }
 
-/* Whether an ancestor of r (over every parent edge) is a root of r's level. */
-static int has_root_ancestor(int32_t r, const int32_t *root_level, const int32_t *par_off,
-                             const int32_t *par_tgt, int32_t *seen, int32_t stamp,
-                             int32_t **queue, int64_t *qcap) {
+/* Whether an ancestor of r (over every parent edge) is a root of r's level.  ``seen`` is a
+   per-node scratch flag, all clear on entry and on return. */
+static int has_root_ancestor(int32_t r, const int8_t *root_level, const int32_t *par_off,
+                             const int32_t *par_tgt, uint8_t *seen, int32_t **queue,
+                             int64_t *qcap) {
     int64_t head = 0, tail = 0;
-    int32_t level = root_level[r];
-    seen[r] = stamp;
-    for (int32_t k = par_off[r]; k < par_off[r + 1]; k++) {
-        if (tail == *qcap) {
-            int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
-            if (!q) return -1;
-            *queue = q;
-            *qcap *= 2;
-        }
-        (*queue)[tail++] = par_tgt[k];
-    }
-    while (head < tail) {
+    int8_t level = root_level[r];
+    int found = 0;
+    (*queue)[tail++] = r;
+    seen[r] = 1;
+    while (head < tail && !found) {
         int32_t v = (*queue)[head++];
-        if (seen[v] == stamp) continue;
-        seen[v] = stamp;
-        if (root_level[v] == level) return 1;
         for (int32_t k = par_off[v]; k < par_off[v + 1]; k++) {
+            int32_t p = par_tgt[k];
+            if (seen[p]) continue;
+            if (root_level[p] == level) {
+                found = 1;
+                break;
+            }
             if (tail == *qcap) {
                 int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
-                if (!q) return -1;
+                if (!q) {
+                    found = -1;
+                    break;
+                }
                 *queue = q;
                 *qcap *= 2;
             }
-            (*queue)[tail++] = par_tgt[k];
+            seen[p] = 1;
+            (*queue)[tail++] = p;
         }
     }
-    return 0;
+    for (int64_t i = 0; i < tail; i++) seen[(*queue)[i]] = 0;
+    return found;
 }
 
 /* Give each root (in the given order) a new group unless it is grouped already or has a
@@ -163,14 +165,14 @@ static int has_root_ancestor(int32_t r, const int32_t *root_level, const int32_t
    root_level[v] is v's root level, -1 for non-roots.  group (n) receives group ids (-1:
    none), root_of_group the root of each group.  Returns the number of groups, -1 when out
    of memory. */
-EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const int32_t *root_level,
+EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const int8_t *root_level,
                                  int64_t n, const int32_t *ch_off, const int32_t *ch_tgt,
                                  const int32_t *par_off, const int32_t *par_tgt, int32_t *group,
                                  int32_t *root_of_group) {
-    int32_t *seen = (int32_t *)calloc((size_t)n + 1, sizeof(int32_t));
+    uint8_t *seen = (uint8_t *)calloc((size_t)n + 1, 1);
     int64_t qcap = 64;
     int32_t *pq = (int32_t *)malloc((size_t)qcap * sizeof(int32_t));
-    int32_t *queue = (int32_t *)malloc(((size_t)ch_off[n] + 1) * sizeof(int32_t));
+    int32_t *queue = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
     if (!seen || !pq || !queue) {
         free(seen);
         free(pq);
@@ -182,8 +184,7 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
     for (int64_t k = 0; k < n_roots; k++) {
         int32_t r = roots[k];
         if (group[r] >= 0) continue;
-        int ancestor = has_root_ancestor(r, root_level, par_off, par_tgt, seen,
-                                         (int32_t)(k + 1), &pq, &qcap);
+        int ancestor = has_root_ancestor(r, root_level, par_off, par_tgt, seen, &pq, &qcap);
         if (ancestor < 0) {
             next = -1;
             break;
@@ -192,13 +193,17 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
         int32_t g = next++;
         root_of_group[g] = r;
         group[r] = g;
+        /* breadth first; a node is queued once (grouped when queued) */
         int64_t head = 0, tail = 0;
-        for (int32_t j = ch_off[r]; j < ch_off[r + 1]; j++) queue[tail++] = ch_tgt[j];
+        queue[tail++] = r;
         while (head < tail) {
             int32_t v = queue[head++];
-            if (group[v] >= 0) continue;
-            group[v] = g;
-            for (int32_t j = ch_off[v]; j < ch_off[v + 1]; j++) queue[tail++] = ch_tgt[j];
+            for (int32_t j = ch_off[v]; j < ch_off[v + 1]; j++) {
+                int32_t c = ch_tgt[j];
+                if (group[c] >= 0) continue;
+                group[c] = g;
+                queue[tail++] = c;
+            }
         }
     }
     free(seen);

@@ -9,9 +9,11 @@ import numpy as np
 
 from . import lib
 
-__all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr", "tree_csr",
-           "join_on_keys", "assign_groups", "threadpool_regions", "step_breakdown", "nonzero", "span",
-           "op_stack_walk", "inherit_from_allocations", "active_at_peak", "N_TYPES"]
+__all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
+           "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat",
+           "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
+           "nonzero", "span", "op_stack_walk", "inherit_from_allocations", "active_at_peak",
+           "N_TYPES"]
 
 N_TYPES = 18  # step-time event types (see analysis.steps)
 
@@ -34,26 +36,74 @@ def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     tmp = np.empty(n, np.int32)
     for key in reversed(keys):
         if key.dtype == np.int32:
-            lib().tfp_argsort_i32(_p(_c(key, np.int32)), n, _p(order), _p(tmp))
+            rc = lib().tfp_argsort_i32(_p(_c(key, np.int32)), n, _p(order), _p(tmp))
         else:
             key = _c(key, np.int64)
-            lib().tfp_argsort_i64(_p(key), n, _p(order), _p(tmp))
+            rc = lib().tfp_argsort_i64(_p(key), n, _p(order), _p(tmp))
+        if rc < 0:
+            raise MemoryError("out of memory while sorting")
     return order
 
 
+def is_sorted_by(line: np.ndarray, t: np.ndarray) -> bool:
+    """Whether rows are ordered by (line, t) already."""
+    line, t = _c(line, np.int32), _c(t, np.int64)
+    return bool(lib().tfp_is_sorted_by(_p(line), _p(t), len(line)))
+
+
+def int_stat(name_code, owner_kind, kind, raw, owner, code: int):
+    """(event rows int32, values int64) of the integer stat ``code`` of events: doubles
+    truncated, the last value of an event that carries the stat twice."""
+    name_code, width = _codes(name_code)
+    args = (_p(name_code), width, _p(owner_kind), _p(kind), _p(raw), _p(owner), len(name_code),
+            int(code))
+    k = lib().tfp_int_stat(*args, 0, 0, 0)  # count, then fill arrays of the exact size
+    rows, values = np.empty(k, np.int32), np.empty(k, np.int64)
+    if lib().tfp_int_stat(*args, _p(rows), _p(values), k) != k:
+        raise RuntimeError("the stat table changed between two passes")
+    return rows, values
+
+
+def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
+    """(values int64, hit bool) of a sparse column (rows increasing) at ``query`` rows."""
+    rows, values, query = _c(rows, np.int32), _c(values, np.int64), _c(query, np.int32)
+    out = np.empty(len(query), np.int64)
+    hit = np.empty(len(query), np.uint8)
+    lib().tfp_sparse_lookup(_p(rows), _p(values), len(rows), _p(query), len(query), _p(out),
+                            _p(hit))
+    return out, hit.view(bool)
+
+
+def sparse_intersect(rows_a, values_a, rows_b, values_b):
+    """(rows int32, values of a, values of b) of the rows in both sparse columns."""
+    ra, va = _c(rows_a, np.int32), _c(values_a, np.int64)
+    rb, vb = _c(rows_b, np.int32), _c(values_b, np.int64)
+    k = min(len(ra), len(rb))
+    rows, out_a, out_b = np.empty(k, np.int32), np.empty(k, np.int64), np.empty(k, np.int64)
+    k = lib().tfp_sparse_intersect(_p(ra), _p(va), len(ra), _p(rb), _p(vb), len(rb),
+                                   _p(rows), _p(out_a), _p(out_b))
+    return rows[:k], out_a[:k], out_b[:k]
+
+
+def _codes(code: np.ndarray) -> tuple[np.ndarray, int]:
+    """A code column as stored (uint16 or int32) and its width in bytes."""
+    if code.dtype == np.uint16:
+        return _c(code, np.uint16), 2
+    return _c(code, np.int32), 4
+
+
 def select_rows(code: np.ndarray, value: int, kind: np.ndarray | None = None,
-                kind_value: int = 0, guess: int = 1024) -> np.ndarray:
-    """int32 rows r where code[r] == value (and kind[r] == kind_value), increasing."""
-    code = _c(code, np.int32)
+                kind_value: int = 0) -> np.ndarray:
+    """int32 rows r where code[r] == value (and kind[r] == kind_value), increasing; codes are
+    uint16 or int32."""
+    code, width = _codes(code)
     kind_arr = None if kind is None else _c(kind, np.int8)
-    cap = guess
-    while True:
-        out = np.empty(cap, np.int32)
-        k = lib().tfp_select_rows(_p(code), 0 if kind_arr is None else _p(kind_arr), len(code),
-                                  int(value), int(kind_value), _p(out), cap)
-        if k <= cap:
-            return out[:k].copy() if k < cap // 2 else out[:k]
-        cap = k
+    args = (_p(code), width, 0 if kind_arr is None else _p(kind_arr), len(code), int(value),
+            int(kind_value))
+    k = lib().tfp_select_rows(*args, 0, 0)  # count, then fill an array of the exact size
+    out = np.empty(k, np.int32)
+    lib().tfp_select_rows(*args, _p(out), k)
+    return out
 
 
 def nesting_order(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -134,34 +184,28 @@ def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray, reverse: bool
 
 
 def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
-    """Pairs (a row, b row) whose two keys are equal; keys where both sides have ``limit`` or
-    more rows are skipped (0: no limit)."""
-    pairs = []
-    sides = []
-    for rows, (k0, k1) in ((a_rows, a_keys), (b_rows, b_keys)):
-        rows = _c(rows, np.int32)
-        k0, k1 = _c(k0, np.int64), _c(k1, np.int64)
-        o = argsort(k0, k1)
-        sides.append((_c(rows[o], np.int32), _c(k0[o], np.int64), _c(k1[o], np.int64)))
-    (ar, a0, a1), (br, b0, b1) = sides
+    """Pairs (a row, b row) whose two keys are equal, in b's order; keys where both sides
+    have ``limit`` or more rows are skipped (0: no limit).  A hash join."""
+    ar, br = _c(a_rows, np.int32), _c(b_rows, np.int32)
+    a0, a1 = _c(a_keys[0], np.int64), _c(a_keys[1], np.int64)
+    b0, b1 = _c(b_keys[0], np.int64), _c(b_keys[1], np.int64)
     cap = max(len(ar), len(br))
-    for _ in range(2):
-        out_a = np.empty(cap, np.int32)
-        out_b = np.empty(cap, np.int32)
-        k = lib().tfp_join_sorted(_p(ar), _p(a0), _p(a1), len(ar), _p(br), _p(b0), _p(b1),
-                                  len(br), limit, _p(out_a), _p(out_b), cap)
+    while True:
+        out_a, out_b = np.empty(cap, np.int32), np.empty(cap, np.int32)
+        k = lib().tfp_hash_join(_p(ar), _p(a0), _p(a1), len(ar), _p(br), _p(b0), _p(b1),
+                                len(br), limit, _p(out_a), _p(out_b), cap)
+        if k < 0:
+            raise MemoryError("out of memory while joining events on keys")
         if k <= cap:
-            pairs = (out_a[:k], out_b[:k])
-            break
+            return out_a[:k], out_b[:k]
         cap = k
-    return pairs
 
 
 def assign_groups(roots: np.ndarray, root_level: np.ndarray, ch: tuple, par: tuple):
     """(group int32 per node, root of each group int32) by breadth-first spreading from
     ``roots`` in order (see tfp_assign_groups)."""
     roots = _c(roots, np.int32)
-    root_level = _c(root_level, np.int32)
+    root_level = _c(root_level, np.int8)
     n = len(root_level)
     group = np.empty(n, np.int32)
     root_of_group = np.empty(max(len(roots), 1), np.int32)

@@ -2,39 +2,59 @@
 #include "common.h"
 
 /* Stable LSD radix argsort: reorder ``order`` (n row numbers) by key(order[i]) ascending,
-   where key(r) = keys[r] (int64, signed).  ``tmp`` is scratch of n int32.  Byte passes whose
-   byte is the same for every key are skipped.  Returns -1 when out of memory. */
+   where key(r) = keys[r] (int64, signed).  Keys are gathered once and sorted with their rows
+   (sequential passes), 8-bit digits for small inputs and 16-bit ones for large; digits that
+   are the same for every key are skipped.  ``tmp`` is scratch of n int32.  Returns -1 when
+   out of memory. */
 EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
     if (n < 2) return 0;
-    uint64_t lo_or = 0, all_and = ~0ULL;
+    uint64_t *ka = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));
+    uint64_t *kb = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));
+    int bits = n > (1 << 18) ? 16 : 8;
+    int64_t buckets = (int64_t)1 << bits;
+    int64_t *count = (int64_t *)malloc((size_t)buckets * sizeof(int64_t));
+    if (!ka || !kb || !count) {
+        free(ka);
+        free(kb);
+        free(count);
+        return -1;
+    }
+    uint64_t any = 0, all = ~0ULL;
     for (int64_t i = 0; i < n; i++) {
         uint64_t k = (uint64_t)keys[order[i]] ^ 0x8000000000000000ULL;
-        lo_or |= k;
-        all_and &= k;
+        ka[i] = k;
+        any |= k;
+        all &= k;
     }
-    uint64_t varying = lo_or ^ all_and; /* bits that differ between some keys */
-    int64_t count[256];
-    int32_t *src = order, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        if (((varying >> shift) & 0xFF) == 0) continue;
-        memset(count, 0, sizeof(count));
-        for (int64_t i = 0; i < n; i++)
-            count[(((uint64_t)keys[src[i]] ^ 0x8000000000000000ULL) >> shift) & 0xFF]++;
+    uint64_t varying = any ^ all, mask = (uint64_t)buckets - 1;
+    uint64_t *sk = ka, *dk = kb;
+    int32_t *sv = order, *dv = tmp;
+    for (int shift = 0; shift < 64; shift += bits) {
+        if (((varying >> shift) & mask) == 0) continue;
+        memset(count, 0, (size_t)buckets * sizeof(int64_t));
+        for (int64_t i = 0; i < n; i++) count[(sk[i] >> shift) & mask]++;
         int64_t sum = 0;
-        for (int b = 0; b < 256; b++) {
+        for (int64_t b = 0; b < buckets; b++) {
             int64_t c = count[b];
             count[b] = sum;
             sum += c;
         }
         for (int64_t i = 0; i < n; i++) {
-            int32_t r = src[i];
-            dst[count[(((uint64_t)keys[r] ^ 0x8000000000000000ULL) >> shift) & 0xFF]++] = r;
+            int64_t d = count[(sk[i] >> shift) & mask]++;
+            dk[d] = sk[i];
+            dv[d] = sv[i];
         }
-        int32_t *t = src;
-        src = dst;
-        dst = t;
+        uint64_t *tk = sk;
+        sk = dk;
+        dk = tk;
+        int32_t *tv = sv;
+        sv = dv;
+        dv = tv;
     }
-    if (src != order) memcpy(order, src, (size_t)n * sizeof(int32_t));
+    if (sv != order) memcpy(order, sv, (size_t)n * sizeof(int32_t));
+    free(ka);
+    free(kb);
+    free(count);
     return 0;
 }
 
@@ -171,12 +191,14 @@ void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_
 }
 
 /* Rows r with code[r] == value and (kind == NULL or kind[r] == kind_value), increasing, into
-   ``out`` (at most cap); returns how many there are (rerun with a larger cap if more). */
-EXPORT int64_t tfp_select_rows(const int32_t *code, const int8_t *kind, int64_t n,
-                               int32_t value, int8_t kind_value, int32_t *out, int64_t cap) {
+   ``out`` (at most cap); returns how many there are (rerun with a larger cap if more).
+   ``code`` holds uint16 (code_bytes 2) or int32 (code_bytes 4) codes. */
+EXPORT int64_t tfp_select_rows(const void *code, int64_t code_bytes, const int8_t *kind,
+                               int64_t n, int32_t value, int8_t kind_value, int32_t *out,
+                               int64_t cap) {
     int64_t k = 0;
     for (int64_t r = 0; r < n; r++) {
-        if (code[r] == value && (!kind || kind[r] == kind_value)) {
+        if (CODE_AT(code, code_bytes, r) == value && (!kind || kind[r] == kind_value)) {
             if (k < cap) out[k] = (int32_t)r;
             k++;
         }

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import HostAnalysisError, ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
+from .._native import release_free_memory
 from . import partials as _partials
 from .host import HostData
 
@@ -27,7 +28,9 @@ __all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
 
 def load_host(name: str, path) -> HostData:
     """Decode one host's file into a :class:`HostData` (a task on whatever runs it)."""
-    return HostData(name, read_xspace(path))
+    hd = HostData(name, read_xspace(path))
+    release_free_memory()  # the file's bytes and the decoder's temporaries
+    return hd
 
 
 def _threads(n: int) -> int:

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import (argsort, assign_groups, join_on_keys, merge_orders,
-                               nest_strict, nesting_order, threadpool_regions, tree_csr)
+from .._native import release_free_memory
+from .._native.kernels import (argsort, assign_groups, is_sorted_by, join_on_keys,
+                               merge_orders, nest_strict, nesting_order, nonzero,
+                               sparse_intersect, threadpool_regions, tree_csr)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -71,13 +73,13 @@ def threadpool_regions_of(hd: HostData) -> Regions:
     is_stop = stop_code[hd.name_code]
     if not is_start.any() or not is_stop.any():
         return empty
-    rows = np.flatnonzero(is_start | is_stop).astype(np.int32)  # file order breaks time ties
+    rows = nonzero(is_start | is_stop)  # file order breaks ties in time
     line, t = hd.line[rows], hd.begin[rows]
-    order = argsort(line, t)
-    rows = rows[order]
+    if not is_sorted_by(line, t):
+        order = argsort(line, t)
+        rows, line, t = rows[order], line[order], t[order]
     ctx, _ = c.lookup(rows)
-    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start[rows], line[order], t[order],
-                                                       ctx)
+    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start[rows], line, t, ctx)
     return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
 
 
@@ -88,8 +90,7 @@ def _nesting(hd: HostData, regions: Regions) -> np.ndarray:
     extra = (regions.line, regions.begin, regions.duration)
     order = nesting_order(*real)
     if len(regions):
-        extra_order = (argsort(regions.line, regions.begin, -regions.duration) + n) \
-            .astype(np.int32)
+        extra_order = nesting_order(regions.line, regions.begin, regions.duration) + np.int32(n)
         order = merge_orders(order, extra_order, n, real, extra)
     a = hd.int_stat("_a")
     skip = np.zeros(n + len(regions), np.uint8)
@@ -99,12 +100,11 @@ def _nesting(hd: HostData, regions: Regions) -> np.ndarray:
 
 def _keyed(stat_a, stat_b, rows=None):
     """(rows, values of a, values of b) of the events carrying both stats (within ``rows``)."""
-    both = np.intersect1d(stat_a.rows, stat_b.rows, assume_unique=True)
+    both, va, vb = sparse_intersect(stat_a.rows, stat_a.values, stat_b.rows, stat_b.values)
     if rows is not None:
-        both = np.intersect1d(both, rows, assume_unique=True)
-    va, _ = stat_a.lookup(both)
-    vb, _ = stat_b.lookup(both)
-    return both.astype(np.int32), va, vb
+        keep = np.isin(both, rows, assume_unique=True)
+        both, va, vb = both[keep], va[keep], vb[keep]
+    return both, va, vb
 
 
 def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
@@ -173,13 +173,15 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     n = len(hd)
     regions = threadpool_regions_of(hd)
     parent = _nesting(hd, regions)
+    release_free_memory()  # the stages' temporaries, before the next one's
     src, dst = _edges(hd, regions, parent)
+    release_free_memory()
     children = tree_csr(parent, src, dst)
     parents = tree_csr(parent, src, dst, reverse=True)
     del src, dst
     r = hd.int_stat("_r")
-    root_level = np.full(len(parent), -1, np.int32)
-    root_level[r.rows] = r.values.astype(np.int32)
+    root_level = np.full(len(parent), -1, np.int8)  # _r levels are small: 1, 2, ...
+    root_level[r.rows] = np.clip(r.values, 0, 127)
     ids = hd.int_stat("id")
     tf_data = hd.name_table(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
     tf_data_ids = ids.values[tf_data[hd.name_code[ids.rows]]] if len(tf_data) else []
@@ -200,7 +202,7 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
         root_level = root_level.copy()
         root_level[extra_roots] = 1
     roots = np.flatnonzero(root_level >= 0).astype(np.int32)
-    roots = roots[argsort(-root_level[roots].astype(np.int64), graph.begin_of(hd, roots))]
+    roots = roots[argsort(-root_level[roots].astype(np.int32), graph.begin_of(hd, roots))]
     group, root_of_group = assign_groups(roots, root_level, graph.children, graph.parents)
     return Grouping(group, graph.parent, _group_table(hd, root_of_group, graph.parents),
                     graph.regions)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import nest_strict, nesting_order, select_rows
+from .._native.kernels import (int_stat, nest_strict, nesting_order, select_rows,
+                               sparse_lookup)
 from ..xspace import XSpaceData
 
 __all__ = ["HostData", "SparseStat", "HOST_PLANE", "INT_KINDS"]
@@ -57,12 +58,14 @@ class SparseStat:
     def lookup(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(values, present) of the stat at event ``rows`` (values 0 where absent)."""
         rows = np.asarray(rows)
-        pos = np.searchsorted(self.rows, rows)
-        pos = np.minimum(pos, max(len(self.rows) - 1, 0))
+        if self.values.dtype.kind in "iu":
+            values, hit = sparse_lookup(self.rows, self.values, rows)
+            return values.astype(self._wide(), copy=False), hit
+        pos = np.minimum(np.searchsorted(self.rows, rows), max(len(self.rows) - 1, 0))
         if not len(self.rows):
             return np.zeros(len(rows), self._wide()), np.zeros(len(rows), bool)
         hit = self.rows[pos] == rows
-        return np.where(hit, self.values[pos], 0).astype(self._wide(), copy=False), hit
+        return np.where(hit, self.values[pos], 0), hit
 
     def text(self, codes: np.ndarray) -> np.ndarray:
         """Object array of the text values of ``codes`` (None for -1)."""
@@ -216,17 +219,13 @@ class HostData:
 
     def _int_stat(self, name: str) -> SparseStat:
         st = self.space.stats
-        rows = self.stat_rows(name)
-        kind = st.kind[rows]
-        rows = rows[(kind == 1) | (kind == 2) | (kind == 3)]
-        kind = st.kind[rows]
-        raw = st.raw_value[rows]
-        as_double = raw.view(np.float64)
-        ok = (kind != 1) | (np.isfinite(as_double) & (np.abs(as_double) < 2.0**63))
-        values = np.where(kind == 1, np.where((kind == 1) & ok, as_double, 0.0).astype(np.int64),
-                          raw)[ok]
-        owner = st.owner[rows[ok]]
-        return _last_per_owner(owner, values)
+        try:
+            code = st.names.index(name)
+        except ValueError:
+            return SparseStat(np.empty(0, np.int32), np.empty(0, np.int32))
+        rows, values = int_stat(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
+                                code)
+        return SparseStat(rows, _narrow(values))
 
     def float_stat(self, name: str) -> SparseStat:
         """Numeric stat ``name`` as float64 (the last value wins).  Not cached."""
@@ -272,15 +271,18 @@ class HostData:
         return self._cached("parent", build)
 
 
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """int64 values as int32 when they all fit (they are stored per stat-carrying event)."""
+    if len(values) and values.min() >= -2**31 and values.max() < 2**31:
+        return values.astype(np.int32)
+    return values
+
+
 def _last_per_owner(owner: np.ndarray, values: np.ndarray) -> SparseStat:
-    """Keep the last value of each owner (owners are non-decreasing); integer values that
-    fit are kept as int32."""
+    """Keep the last value of each owner (owners are non-decreasing)."""
     if len(owner) > 1:
         last = np.empty(len(owner), dtype=bool)
         last[:-1] = owner[1:] != owner[:-1]
         last[-1] = True
         owner, values = owner[last], values[last]
-    if values.dtype == np.int64 and len(values) and \
-            values.min() >= -2**31 and values.max() < 2**31:
-        values = values.astype(np.int32)
     return SparseStat(np.ascontiguousarray(owner, np.int32), values)

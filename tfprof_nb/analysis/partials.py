@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._native import release_free_memory
 from .._native.kernels import span
 from .host import HostData
 
@@ -75,3 +76,4 @@ def run(hd: HostData, step: str, shift_ps: int = 0):
         return fn(hd, shift_ps)
     finally:
         hd.release(keep_core=True)
+        release_free_memory()

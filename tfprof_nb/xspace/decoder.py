@@ -164,6 +164,11 @@ def _remap(rows: np.ndarray, codes: np.ndarray, missing: int, out: np.ndarray | 
     return out
 
 
+def _narrow(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """int32 codes into ``n_values`` values as uint16 when they fit (codes are >= 0)."""
+    return codes.astype(np.uint16) if n_values <= 2**16 else codes
+
+
 def decode_xspace(data, path=None) -> XSpaceData:
     """Decode serialized XSpace bytes.  ``path`` is only used in error messages."""
     raw = bytes(data) if not isinstance(data, bytes) else data
@@ -183,7 +188,7 @@ def decode_xspace(data, path=None) -> XSpaceData:
 
     em_names = decode_spans(raw, M[:, 3], M[:, 4])
     em_codes, event_names, missing_event = _name_codes(em_names, t.ev_meta)
-    name_code = _remap(t.ev_meta, em_codes, missing_event)
+    name_code = _narrow(_remap(t.ev_meta, em_codes, missing_event), len(event_names))
     sm_names = decode_spans(raw, SM[:, 3], SM[:, 4])
     sm_codes, stat_names, missing_stat = _name_codes(sm_names, t.st_meta)
     values = _intern_text(buf, raw, t)
@@ -199,10 +204,12 @@ def decode_xspace(data, path=None) -> XSpaceData:
         values = values + ref_table
     del is_ref
     stats = StatTable(owner_kind=t.st_okind, owner=t.st_owner,
-                      name_code=_remap(t.st_meta, sm_codes, missing_stat, out=t.st_meta),
+                      name_code=_narrow(_remap(t.st_meta, sm_codes, missing_stat, out=t.st_meta),
+                                        len(stat_names)),
                       kind=t.st_kind, raw_value=t.st_value, names=stat_names, values=values)
     line_plane = L[:, 0].astype(np.int32)
-    events = EventTable(line=t.ev_line, metadata_row=t.ev_meta, name_code=name_code,
+    metadata_row = t.ev_meta.astype(np.int16) if len(M) < 2**15 else t.ev_meta
+    events = EventTable(line=t.ev_line, metadata_row=metadata_row, name_code=name_code,
                         start_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
                         line_plane=line_plane, metadata_key=M[:, 1].copy(), extras=EX,
                         line_start_ps=np.zeros(len(L), np.int64))

@@ -25,8 +25,8 @@ class EventTable:
     """
 
     line: np.ndarray  # int32 line index (into XSpaceData.line_*)
-    metadata_row: np.ndarray  # int32
-    name_code: np.ndarray  # int32 code into ``names``
+    metadata_row: np.ndarray  # int16 or int32
+    name_code: np.ndarray  # uint16 or int32 code into ``names``
     start_ps: np.ndarray  # int64 start relative to the space's origin (see XSpaceData)
     duration_ps: np.ndarray  # int64
     names: list[str]  # distinct event names
@@ -80,7 +80,7 @@ class StatTable:
 
     owner_kind: np.ndarray  # int8
     owner: np.ndarray  # int32
-    name_code: np.ndarray  # int32 code into ``names``
+    name_code: np.ndarray  # uint16 or int32 code into ``names``
     kind: np.ndarray  # int8
     raw_value: np.ndarray  # int64
     names: list[str]
@@ -158,9 +158,14 @@ class XSpaceData:
 
     def plane_stats(self, plane: int) -> dict[str, object]:
         """Plane-level stats of plane ``plane`` as {name: value}."""
-        st = self.stats
-        rows = np.flatnonzero((st.owner_kind == 2) & (st.owner == plane))
-        return {st.names[st.name_code[r]]: stat_value(st, r) for r in rows.tolist()}
+        if "plane_stats" not in self._cache:
+            st = self.stats
+            rows = np.flatnonzero(st.owner_kind == 2)
+            per_plane: dict = {}
+            for r, owner in zip(rows.tolist(), st.owner[rows].tolist()):
+                per_plane.setdefault(owner, {})[st.names[st.name_code[r]]] = stat_value(st, r)
+            self._cache["plane_stats"] = per_plane
+        return dict(self._cache["plane_stats"].get(plane, {}))
 
     # ---- time ---------------------------------------------------------------------------
     @property

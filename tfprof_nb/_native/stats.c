@@ -1,0 +1,212 @@
+/* Reading one stat of every event: sparse (rows, values) columns, lookups and joins. */
+#include "common.h"
+
+enum { KIND_DOUBLE = 1, KIND_UINT64 = 2, KIND_INT64 = 3 };
+
+/* The integer stat ``code`` of events (owner_kind 0): for each event carrying it, its row
+   and value (doubles truncated toward zero; non-finite or out-of-range doubles skipped; the
+   last value wins when an event carries the stat twice).  Stat rows are in event order;
+   name codes are uint16 or int32 (code_bytes 2 or 4).  Writes at most cap entries; returns
+   how many there are. */
+EXPORT int64_t tfp_int_stat(const void *name_code, int64_t code_bytes,
+                            const int8_t *owner_kind, const int8_t *kind, const int64_t *raw,
+                            const int32_t *owner, int64_t n, int32_t code, int32_t *out_rows,
+                            int64_t *out_values, int64_t cap) {
+    int64_t k = 0;
+    int32_t last_owner = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (CODE_AT(name_code, code_bytes, i) != code || owner_kind[i] != 0) continue;
+        int8_t t = kind[i];
+        int64_t v;
+        if (t == KIND_DOUBLE) {
+            double d;
+            memcpy(&d, &raw[i], sizeof(double));
+            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
+                continue;
+            v = (int64_t)d;
+        } else if (t == KIND_UINT64 || t == KIND_INT64) {
+            v = raw[i];
+        } else {
+            continue;
+        }
+        int32_t o = owner[i];
+        if (k > 0 && last_owner == o) { /* the same event again: the last value wins */
+            if (k <= cap) out_values[k - 1] = v;
+            continue;
+        }
+        if (k < cap) {
+            out_rows[k] = o;
+            out_values[k] = v;
+        }
+        last_owner = o;
+        k++;
+    }
+    return k;
+}
+
+/* Values of a sparse stat (rows increasing) at query rows: out[i] = values[j] where
+   rows[j] == query[i] (hit[i] = 1), else 0.  Sorted queries are merged in one pass, others
+   binary-searched. */
+EXPORT void tfp_sparse_lookup(const int32_t *rows, const int64_t *values, int64_t n,
+                              const int32_t *query, int64_t m, int64_t *out, uint8_t *hit) {
+    int sorted = 1;
+    for (int64_t i = 1; i < m; i++)
+        if (query[i] < query[i - 1]) {
+            sorted = 0;
+            break;
+        }
+    int64_t j = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int32_t q = query[i];
+        if (sorted) {
+            while (j < n && rows[j] < q) j++;
+        } else {
+            int64_t lo = 0, hi = n;
+            while (lo < hi) {
+                int64_t mid = (lo + hi) >> 1;
+                if (rows[mid] < q) lo = mid + 1;
+                else hi = mid;
+            }
+            j = lo;
+        }
+        if (j < n && rows[j] == q) {
+            out[i] = values[j];
+            hit[i] = 1;
+        } else {
+            out[i] = 0;
+            hit[i] = 0;
+        }
+    }
+}
+
+/* Rows present in both sparse stats (rows increasing), with both values. */
+EXPORT int64_t tfp_sparse_intersect(const int32_t *ra, const int64_t *va, int64_t na,
+                                    const int32_t *rb, const int64_t *vb, int64_t nb,
+                                    int32_t *rows, int64_t *out_a, int64_t *out_b) {
+    int64_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        if (ra[i] < rb[j]) i++;
+        else if (rb[j] < ra[i]) j++;
+        else {
+            rows[k] = ra[i];
+            out_a[k] = va[i];
+            out_b[k] = vb[j];
+            k++;
+            i++;
+            j++;
+        }
+    }
+    return k;
+}
+
+static inline uint64_t pair_hash(int64_t a, int64_t b) {
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)b + 0x632BE59BD9B4E019ULL);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 29);
+}
+
+/* Distinct (k0, k1) keys of a: open addressing over key ids; a key id's representative
+   row of a holds the key, so the table itself stores only int32 ids. */
+typedef struct {
+    int32_t *tab; /* key id per slot, -1: empty */
+    int32_t *rep; /* a's index holding each key */
+    const int64_t *k0, *k1;
+    int64_t cap;
+} KeyIndex;
+
+static int64_t key_slot(const KeyIndex *x, int64_t a, int64_t b, int *found) {
+    uint64_t mask = (uint64_t)x->cap - 1, i = pair_hash(a, b) & mask;
+    while (x->tab[i] >= 0) {
+        int32_t r = x->rep[x->tab[i]];
+        if (x->k0[r] == a && x->k1[r] == b) {
+            *found = 1;
+            return (int64_t)i;
+        }
+        i = (i + 1) & mask;
+    }
+    *found = 0;
+    return (int64_t)i;
+}
+
+/* Join two row sets on equal (k0, k1): every pair (a row, b row) with equal keys, in b's
+   order (then a's).  Keys where both sides have ``limit`` or more rows are skipped (limit
+   <= 0: none).  Writes at most cap pairs; returns the number of pairs, -1 when out of
+   memory. */
+EXPORT int64_t tfp_hash_join(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
+                             int64_t na, const int32_t *b_rows, const int64_t *b_k0,
+                             const int64_t *b_k1, int64_t nb, int64_t limit, int32_t *out_a,
+                             int32_t *out_b, int64_t cap) {
+    KeyIndex x;
+    x.cap = 16;
+    while (x.cap < 2 * na + 2) x.cap <<= 1;
+    x.k0 = a_k0;
+    x.k1 = a_k1;
+    x.tab = (int32_t *)malloc((size_t)x.cap * sizeof(int32_t));
+    x.rep = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
+    int32_t *key_of = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
+    int32_t *a_count = (int32_t *)calloc((size_t)na + 1, sizeof(int32_t));
+    int32_t *b_count = (int32_t *)calloc((size_t)na + 1, sizeof(int32_t));
+    int32_t *a_off = (int32_t *)malloc(((size_t)na + 2) * sizeof(int32_t));
+    int64_t k = -1;
+    int found;
+    if (!x.tab || !x.rep || !key_of || !a_count || !b_count || !a_off) goto done;
+    for (int64_t i = 0; i < x.cap; i++) x.tab[i] = -1;
+    int32_t n_keys = 0;
+    for (int64_t i = 0; i < na; i++) { /* distinct keys of a, rows per key */
+        int64_t s = key_slot(&x, a_k0[i], a_k1[i], &found);
+        if (!found) {
+            x.rep[n_keys] = (int32_t)i;
+            x.tab[s] = n_keys++;
+        }
+        key_of[i] = x.tab[s];
+        a_count[x.tab[s]]++;
+    }
+    a_off[0] = 0;
+    for (int32_t q = 0; q < n_keys; q++) a_off[q + 1] = a_off[q] + a_count[q];
+    /* a's rows grouped by key, in a's order */
+    int32_t *grouped = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
+    if (!grouped) goto done;
+    for (int32_t q = 0; q < n_keys; q++) a_count[q] = 0;
+    for (int64_t i = 0; i < na; i++) {
+        int32_t q = key_of[i];
+        grouped[a_off[q] + a_count[q]++] = a_rows[i];
+    }
+    free(key_of);
+    key_of = grouped;
+    for (int64_t j = 0; j < nb; j++) {
+        int64_t s = key_slot(&x, b_k0[j], b_k1[j], &found);
+        if (found) b_count[x.tab[s]]++;
+    }
+    k = 0;
+    for (int64_t j = 0; j < nb; j++) {
+        int64_t s = key_slot(&x, b_k0[j], b_k1[j], &found);
+        if (!found) continue;
+        int32_t q = x.tab[s];
+        if (limit > 0 && a_count[q] >= limit && b_count[q] >= limit) continue;
+        for (int32_t p = a_off[q]; p < a_off[q + 1]; p++) {
+            if (k < cap) {
+                out_a[k] = key_of[p];
+                out_b[k] = b_rows[j];
+            }
+            k++;
+        }
+    }
+done:
+    free(x.tab);
+    free(x.rep);
+    free(key_of);
+    free(a_count);
+    free(b_count);
+    free(a_off);
+    return k;
+}
+
+/* Whether rows are ordered by (line, time) already. */
+EXPORT int64_t tfp_is_sorted_by(const int32_t *line, const int64_t *t, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        if (line[i] < line[i - 1]) return 0;
+        if (line[i] == line[i - 1] && t[i] < t[i - 1]) return 0;
+    }
+    return 1;
+}
