@@ -36,6 +36,7 @@ _SIGNATURES = {
     "tfp_gather_i32": (None, [P, I64, P, I32, P]),
     "tfp_resolve_refs": (None, [P, I64, P, P, I64, I64]),
     "tfp_add_gathered_i64": (None, [P, P, I64, P]),
+    "tfp_narrow_codes": (None, [P, I64, P, I32, P, I64, P]),
     "tfp_argsort_i64": (I64, [P, I64, P, P]),
     "tfp_argsort_i32": (I64, [P, I64, P, P]),
     "tfp_select_rows": (I64, [P, I64, P, I64, I32, I8, P, I64]),

@@ -22,6 +22,7 @@ enum {
 /* tables: counters and capacities use these indices */
 enum { T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX, N_TABLES };
 #define C_ERRPOS N_TABLES
+#define C_STAT_NO_META (N_TABLES + 1) /* stats whose metadata id is not in their plane */
 
 /* column pointers handed in by the caller */
 enum {
@@ -43,6 +44,28 @@ enum {
 enum { OWNER_EVENT, OWNER_EVENT_METADATA, OWNER_PLANE };
 enum { KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF };
 
+/* metadata key -> row of one plane: a dense array when keys are small and dense (the
+   profiler numbers metadata 1, 2, 3...), else a hash map */
+typedef struct {
+    int32_t *dense;
+    int64_t lo, size;
+    I64Map map;
+} Lookup;
+
+static inline int64_t lookup_get(const Lookup *l, int64_t key) {
+    if (l->dense) {
+        uint64_t i = (uint64_t)(key - l->lo);
+        return i < (uint64_t)l->size ? l->dense[i] : -1;
+    }
+    return i64map_get(&l->map, key, -1);
+}
+
+static void lookup_free(Lookup *l) {
+    free(l->dense);
+    l->dense = NULL;
+    i64map_free(&l->map);
+}
+
 typedef struct {
     const uint8_t *b;
     int64_t *cnt;
@@ -53,7 +76,7 @@ typedef struct {
     int32_t *st_owner, *st_meta, *tx_row, *tx_len;
     int8_t *st_okind, *st_kind;
     int64_t *st_value;
-    I64Map evmap, smmap; /* metadata key -> row, for the plane being walked */
+    Lookup evmap, smmap; /* metadata key -> row, for the plane being walked */
 } W;
 
 static inline int64_t varint(const uint8_t *b, int64_t pos, int64_t end, uint64_t *out) {
@@ -176,10 +199,12 @@ static int64_t stat(W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
         }
     }
     if (fits(w, T_ST, row)) {
-        if (kind == KIND_REF) value = i64map_get(&w->smmap, value, -1);
+        if (kind == KIND_REF) value = lookup_get(&w->smmap, value);
         w->st_owner[row] = (int32_t)owner;
         w->st_okind[row] = (int8_t)okind;
-        w->st_meta[row] = (int32_t)i64map_get(&w->smmap, md, -1);
+        int64_t meta = lookup_get(&w->smmap, md);
+        if (meta < 0) w->cnt[C_STAT_NO_META]++;
+        w->st_meta[row] = (int32_t)meta;
         w->st_kind[row] = (int8_t)kind;
         w->st_value[row] = value;
     }
@@ -222,7 +247,7 @@ static int64_t event(W *w, int64_t pos, int64_t end, int64_t line_row) {
     }
     int64_t meta = -1;
     if (fits(w, T_EV, row)) {
-        meta = i64map_get(&w->evmap, md, -1);
+        meta = lookup_get(&w->evmap, md);
         w->ev_line[row] = (int32_t)line_row;
         w->ev_meta[row] = (int32_t)meta;
         w->ev_off[row] = offset;
@@ -424,11 +449,28 @@ static int64_t map_entry(W *w, int64_t pos, int64_t end, int64_t plane, int is_e
     return pos;
 }
 
-/* key -> row maps of one plane's metadata rows [first, last) (the last row of a key wins) */
-static int build_map(I64Map *m, const int64_t *table, int cols, int64_t first, int64_t last) {
-    if (i64map_init(m, last - first) != 0) return -1;
+/* key -> row lookup of one plane's metadata rows [first, last) (the last row of a key
+   wins) */
+static int build_map(Lookup *l, const int64_t *table, int cols, int64_t first, int64_t last) {
+    memset(l, 0, sizeof(*l));
+    int64_t n = last - first, lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t r = first; r < last; r++) {
+        int64_t k = table[r * cols + 1];
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    if (n > 0 && hi - lo >= 0 && hi - lo < 4 * n + 4096) {
+        l->lo = lo;
+        l->size = hi - lo + 1;
+        l->dense = (int32_t *)malloc((size_t)l->size * sizeof(int32_t));
+        if (!l->dense) return -1;
+        for (int64_t i = 0; i < l->size; i++) l->dense[i] = -1;
+        for (int64_t r = first; r < last; r++) l->dense[table[r * cols + 1] - lo] = (int32_t)r;
+        return 0;
+    }
+    if (i64map_init(&l->map, n) != 0) return -1;
     for (int64_t r = first; r < last; r++)
-        if (i64map_put(m, table[r * cols + 1], r) != 0) return -1;
+        if (i64map_put(&l->map, table[r * cols + 1], r) != 0) return -1;
     return 0;
 }
 
@@ -503,20 +545,20 @@ static int64_t plane(W *w, int64_t pos, int64_t end) {
     if (p < 0) return p;
     int64_t m0 = stored(w, T_M);
     if (build_map(&w->smmap, w->SM, SM_COLS, s0, stored(w, T_SM)) != 0) {
-        i64map_free(&w->smmap);
+        lookup_free(&w->smmap);
         return ERR_NO_MEMORY;
     }
     p = plane_maps(w, pos, end, row, NULL, 4);
     if (p >= 0 && build_map(&w->evmap, w->M, M_COLS, m0, stored(w, T_M)) != 0) p = ERR_NO_MEMORY;
     if (p >= 0) p = plane_lines(w, pos, end, row);
-    i64map_free(&w->evmap);
-    i64map_free(&w->smmap);
+    lookup_free(&w->evmap);
+    lookup_free(&w->smmap);
     return p;
 }
 
 /* Walk a whole serialized XSpace.  ``arrays`` holds the column addresses (A_*), ``cap`` the
-   capacity of each table (T_*); ``cnt`` receives each table's row count (T_*) and the error
-   position (C_ERRPOS).  Returns 0, ERR_CAPACITY when a table was too small (counts are exact
+   capacity of each table (T_*); ``cnt`` receives each table's row count (T_*), the error
+   position (C_ERRPOS) and the number of stats without metadata (C_STAT_NO_META).  Returns 0, ERR_CAPACITY when a table was too small (counts are exact
    then), or another negative error code. */
 EXPORT int64_t tfp_walk_space(const uint8_t *buf, int64_t n, const int64_t *arrays,
                               const int64_t *cap, int64_t *cnt) {
@@ -545,6 +587,7 @@ EXPORT int64_t tfp_walk_space(const uint8_t *buf, int64_t n, const int64_t *arra
     w.tx_len = (int32_t *)arrays[A_TX_LEN];
     for (int t = 0; t < N_TABLES; t++) cnt[t] = 0;
     cnt[C_ERRPOS] = -1;
+    cnt[C_STAT_NO_META] = 0;
     int64_t pos = 0, field, stop;
     int wt;
     while (pos < n) {
@@ -683,4 +726,19 @@ EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value
 EXPORT void tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
                                  const int64_t *table) {
     for (int64_t i = 0; i < n; i++) values[i] += table[rows[i]];
+}
+
+/* Narrow copies of a column of metadata rows (-1: missing): their name codes
+   (code_of_row[row], ``missing`` for -1) as uint16 or int32 (name_bytes 2 or 4), and, when
+   rows16 is given, the rows themselves as int16. */
+EXPORT void tfp_narrow_codes(const int32_t *rows, int64_t n, const int32_t *code_of_row,
+                             int32_t missing, void *names, int64_t name_bytes,
+                             int16_t *rows16) {
+    for (int64_t i = 0; i < n; i++) {
+        int32_t r = rows[i];
+        int32_t c = r < 0 ? missing : code_of_row[r];
+        if (name_bytes == 2) ((uint16_t *)names)[i] = (uint16_t)c;
+        else ((int32_t *)names)[i] = c;
+        if (rows16) rows16[i] = (int16_t)r;
+    }
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import os
 
 import numpy as np
@@ -27,10 +28,20 @@ def read_xspace(path) -> XSpaceData:
         raise ProfileFormatError(path, "is a directory, expected an .xplane.pb file")
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            try:  # map the file: the page cache is read in place, nothing is copied
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (ValueError, OSError):  # empty files and special files cannot be mapped
+                data = f.read()
     except OSError as exc:
         raise ProfileFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    return decode_xspace(data, path=path)
+    try:
+        return decode_xspace(data, path=path)
+    finally:
+        if isinstance(data, mmap.mmap):
+            try:
+                data.close()
+            except BufferError:  # an error's traceback still holds a view: closed when freed
+                pass
 
 
 # record tables of the walker (tfprof_nb/_native/wire.c): index, columns, bytes per row guess
@@ -95,7 +106,7 @@ def _walk(buf: np.ndarray, path) -> _Tables:
     """Run the wire walker: once into tables sized by a guess, again with exact sizes if a
     guess was too small."""
     lib = native.lib()
-    cnt = np.zeros(len(_BYTES_PER_ROW) + 1, dtype=np.int64)
+    cnt = np.zeros(len(_BYTES_PER_ROW) + 2, dtype=np.int64)
     cap = np.array([buf.size // _BYTES_PER_ROW[t] + 64 for t in range(len(_BYTES_PER_ROW))],
                    dtype=np.int64)
     for _ in range(2):
@@ -104,10 +115,11 @@ def _walk(buf: np.ndarray, path) -> _Tables:
                                 cap.ctypes.data, cnt.ctypes.data)
         if rc == 0:
             tables.trim(cnt)
+            tables.stats_without_metadata = int(cnt[-1])
             return tables
         if rc != ERR_CAPACITY:
-            _raise_wire_error(buf, path, int(rc), int(cnt[-1]))
-        cap = np.maximum(cnt[:-1], 1)
+            _raise_wire_error(buf, path, int(rc), int(cnt[-2]))
+        cap = np.maximum(cnt[:-2], 1)
         del tables
     _raise_wire_error(buf, path, ERR_CAPACITY, -1)
 
@@ -144,34 +156,35 @@ def _intern_text(buf: np.ndarray, raw: bytes, t: _Tables) -> list:
     return values
 
 
-def _name_codes(names: list[str], rows: np.ndarray) -> tuple[np.ndarray, list[str], int]:
+def _name_codes(names: list[str], any_missing: bool) -> tuple[np.ndarray, list[str], int]:
     """(int32 code of each metadata row's name into a table of distinct names in first-seen
-    order, the table, the code for ``rows`` of -1): missing metadata reads as the name ""."""
+    order, the table, the code of rows that are missing): missing metadata reads as the name
+    "" (added to the table when ``any_missing``)."""
     table: dict[str, int] = {}
     codes = np.fromiter((table.setdefault(s, len(table)) for s in names), dtype=np.int32,
                         count=len(names))
-    missing = table.setdefault("", len(table)) if (rows < 0).any() else 0
+    missing = table.setdefault("", len(table)) if any_missing else 0
     return codes, list(table), missing
 
 
-def _remap(rows: np.ndarray, codes: np.ndarray, missing: int, out: np.ndarray | None = None):
-    """codes[rows] with ``missing`` where rows < 0, in compiled code (``out`` may be rows)."""
-    out = np.empty(len(rows), np.int32) if out is None else out
+def _codes_of(rows: np.ndarray, code_of_row: np.ndarray, missing: int, n_names: int,
+              rows_too: bool = False):
+    """Name codes of a column of metadata rows (``missing`` where -1), as uint16 when the
+    names fit, else int32; with ``rows_too`` also the rows as int16 when they fit."""
+    names = np.empty(len(rows), np.uint16 if n_names <= 2**16 else np.int32)
+    rows16 = np.empty(len(rows), np.int16) if rows_too and len(code_of_row) < 2**15 else None
+    table = code_of_row if len(code_of_row) else np.zeros(1, np.int32)
     if len(rows):
-        table = codes if len(codes) else np.zeros(1, np.int32)
-        native.lib().tfp_gather_i32(rows.ctypes.data, len(rows), table.ctypes.data, missing,
-                                    out.ctypes.data)
-    return out
-
-
-def _narrow(codes: np.ndarray, n_values: int) -> np.ndarray:
-    """int32 codes into ``n_values`` values as uint16 when they fit (codes are >= 0)."""
-    return codes.astype(np.uint16) if n_values <= 2**16 else codes
+        native.lib().tfp_narrow_codes(rows.ctypes.data, len(rows), table.ctypes.data, missing,
+                                      names.ctypes.data, names.itemsize,
+                                      0 if rows16 is None else rows16.ctypes.data)
+    return names, (rows if rows16 is None else rows16)
 
 
 def decode_xspace(data, path=None) -> XSpaceData:
-    """Decode serialized XSpace bytes.  ``path`` is only used in error messages."""
-    raw = bytes(data) if not isinstance(data, bytes) else data
+    """Decode serialized XSpace bytes (or a read-only ``mmap``).  ``path`` is only used in
+    error messages."""
+    raw = data if isinstance(data, (bytes, mmap.mmap)) else bytes(data)
     buf = np.frombuffer(raw, dtype=np.uint8)
     if buf.size == 0:
         raise ProfileFormatError(path, "is empty (0 bytes), expected an XSpace profile")
@@ -187,28 +200,27 @@ def decode_xspace(data, path=None) -> XSpaceData:
             f"({guess or 'wrong file type or corrupt'})")
 
     em_names = decode_spans(raw, M[:, 3], M[:, 4])
-    em_codes, event_names, missing_event = _name_codes(em_names, t.ev_meta)
-    name_code = _narrow(_remap(t.ev_meta, em_codes, missing_event), len(event_names))
+    em_codes, event_names, missing_event = _name_codes(em_names, bool((EX[:, 1] == 1).any()))
+    name_code, metadata_row = _codes_of(t.ev_meta, em_codes, missing_event, len(event_names),
+                                        rows_too=True)
     sm_names = decode_spans(raw, SM[:, 3], SM[:, 4])
-    sm_codes, stat_names, missing_stat = _name_codes(sm_names, t.st_meta)
+    sm_codes, stat_names, missing_stat = _name_codes(sm_names, t.stats_without_metadata > 0)
     values = _intern_text(buf, raw, t)
     is_ref = t.st_kind == KIND_REF
     if is_ref.any():
         # references resolve to stat-metadata names, appended to the value table ("" when
         # the referenced metadata is missing)
         ref_names = sm_names + [""]
-        ref_codes, ref_table, _ = _name_codes(ref_names, np.zeros(0, np.int32))
+        ref_codes, ref_table, _ = _name_codes(ref_names, False)
         native.lib().tfp_resolve_refs(t.st_kind.ctypes.data, len(t.st_kind),
                                       t.st_value.ctypes.data, ref_codes.ctypes.data, len(values),
                                       int(ref_codes[-1]))
         values = values + ref_table
     del is_ref
     stats = StatTable(owner_kind=t.st_okind, owner=t.st_owner,
-                      name_code=_narrow(_remap(t.st_meta, sm_codes, missing_stat, out=t.st_meta),
-                                        len(stat_names)),
+                      name_code=_codes_of(t.st_meta, sm_codes, missing_stat, len(stat_names))[0],
                       kind=t.st_kind, raw_value=t.st_value, names=stat_names, values=values)
     line_plane = L[:, 0].astype(np.int32)
-    metadata_row = t.ev_meta.astype(np.int16) if len(M) < 2**15 else t.ev_meta
     events = EventTable(line=t.ev_line, metadata_row=metadata_row, name_code=name_code,
                         start_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
                         line_plane=line_plane, metadata_key=M[:, 1].copy(), extras=EX,
