@@ -124,11 +124,27 @@ EXPORT int64_t tfp_join_sorted(const int32_t *a_rows, const int64_t *a_k0, const
     return k;
 }
 
+/* The parents of a node: its nesting parent (parent[v], -1: none) then the sources of the
+   extra edges into it, which are sorted by destination (x_dst increasing, x_src alongside). */
+typedef struct {
+    const int32_t *parent, *x_dst, *x_src;
+    int64_t n_x;
+} Parents;
+
+static inline int64_t first_extra(const Parents *p, int32_t v) {
+    int64_t lo = 0, hi = p->n_x;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) >> 1;
+        if (p->x_dst[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Whether an ancestor of r (over every parent edge) is a root of r's level.  ``seen`` is a
    per-node scratch flag, all clear on entry and on return. */
-static int has_root_ancestor(int32_t r, const int8_t *root_level, const int32_t *par_off,
-                             const int32_t *par_tgt, uint8_t *seen, int32_t **queue,
-                             int64_t *qcap) {
+static int has_root_ancestor(int32_t r, const int8_t *root_level, const Parents *par,
+                             uint8_t *seen, int32_t **queue, int64_t *qcap) {
     int64_t head = 0, tail = 0;
     int8_t level = root_level[r];
     int found = 0;
@@ -136,24 +152,27 @@ static int has_root_ancestor(int32_t r, const int8_t *root_level, const int32_t 
     seen[r] = 1;
     while (head < tail && !found) {
         int32_t v = (*queue)[head++];
-        for (int32_t k = par_off[v]; k < par_off[v + 1]; k++) {
-            int32_t p = par_tgt[k];
-            if (seen[p]) continue;
-            if (root_level[p] == level) {
-                found = 1;
-                break;
-            }
-            if (tail == *qcap) {
-                int32_t *q = (int32_t *)realloc(*queue, (size_t)(*qcap * 2) * sizeof(int32_t));
-                if (!q) {
-                    found = -1;
+        int64_t j = first_extra(par, v);
+        for (int32_t p = par->parent[v]; found == 0; p = par->x_src[j++]) {
+            if (p >= 0 && !seen[p]) {
+                if (root_level[p] == level) {
+                    found = 1;
                     break;
                 }
-                *queue = q;
-                *qcap *= 2;
+                if (tail == *qcap) {
+                    int32_t *q = (int32_t *)realloc(*queue,
+                                                    (size_t)(*qcap * 2) * sizeof(int32_t));
+                    if (!q) {
+                        found = -1;
+                        break;
+                    }
+                    *queue = q;
+                    *qcap *= 2;
+                }
+                seen[p] = 1;
+                (*queue)[tail++] = p;
             }
-            seen[p] = 1;
-            (*queue)[tail++] = p;
+            if (j >= par->n_x || par->x_dst[j] != v) break;
         }
     }
     for (int64_t i = 0; i < tail; i++) seen[(*queue)[i]] = 0;
@@ -162,13 +181,16 @@ static int has_root_ancestor(int32_t r, const int8_t *root_level, const int32_t 
 
 /* Give each root (in the given order) a new group unless it is grouped already or has a
    root ancestor of its level, then spread the group breadth-first to ungrouped descendants.
-   root_level[v] is v's root level, -1 for non-roots.  group (n) receives group ids (-1:
-   none), root_of_group the root of each group.  Returns the number of groups, -1 when out
-   of memory. */
+   root_level[v] is v's root level, -1 for non-roots; children are CSR lists, parents the
+   nesting parent plus extra edges sorted by destination (see Parents).  group (n) receives
+   group ids (-1: none), root_of_group the root of each group.  Returns the number of
+   groups, -1 when out of memory. */
 EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const int8_t *root_level,
                                  int64_t n, const int32_t *ch_off, const int32_t *ch_tgt,
-                                 const int32_t *par_off, const int32_t *par_tgt, int32_t *group,
+                                 const int32_t *parent, const int32_t *x_dst,
+                                 const int32_t *x_src, int64_t n_x, int32_t *group,
                                  int32_t *root_of_group) {
+    Parents par = {parent, x_dst, x_src, n_x};
     uint8_t *seen = (uint8_t *)calloc((size_t)n + 1, 1);
     int64_t qcap = 64;
     int32_t *pq = (int32_t *)malloc((size_t)qcap * sizeof(int32_t));
@@ -184,7 +206,7 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
     for (int64_t k = 0; k < n_roots; k++) {
         int32_t r = roots[k];
         if (group[r] >= 0) continue;
-        int ancestor = has_root_ancestor(r, root_level, par_off, par_tgt, seen, &pq, &qcap);
+        int ancestor = has_root_ancestor(r, root_level, &par, seen, &pq, &qcap);
         if (ancestor < 0) {
             next = -1;
             break;
@@ -241,30 +263,25 @@ EXPORT int64_t tfp_threadpool_regions(int64_t m, const uint8_t *is_start, const 
 }
 
 /* Adjacency lists of a graph whose edges are the tree edges parent[i] -> i (parent >= 0),
-   then the extra edges src -> dst; ``reverse`` builds the lists of the reversed edges (each
-   node's parents).  off (m + 1), tgt (tree edges + e).  Returns -1 past 2**31 edges. */
+   then the extra edges src -> dst.  off (m + 1), tgt (tree edges + e).  Returns -1 past
+   2**31 edges. */
 EXPORT int64_t tfp_tree_csr(const int32_t *parent, int64_t m, const int32_t *src,
-                            const int32_t *dst, int64_t e, int64_t reverse, int32_t *off,
-                            int32_t *tgt) {
+                            const int32_t *dst, int64_t e, int32_t *off, int32_t *tgt) {
     memset(off, 0, (size_t)(m + 1) * sizeof(int32_t));
     int64_t total = e;
     for (int64_t i = 0; i < m; i++) {
         if (parent[i] < 0) continue;
-        off[(reverse ? i : parent[i]) + 1]++;
+        off[parent[i] + 1]++;
         total++;
     }
     if (total > INT32_MAX) return -1;
-    for (int64_t i = 0; i < e; i++) off[(reverse ? dst[i] : src[i]) + 1]++;
+    for (int64_t i = 0; i < e; i++) off[src[i] + 1]++;
     for (int64_t i = 0; i < m; i++) off[i + 1] += off[i];
     for (int64_t i = 0; i < m; i++) {
         if (parent[i] < 0) continue;
-        if (reverse) tgt[off[i]++] = parent[i];
-        else tgt[off[parent[i]]++] = (int32_t)i;
+        tgt[off[parent[i]]++] = (int32_t)i;
     }
-    for (int64_t i = 0; i < e; i++) {
-        if (reverse) tgt[off[dst[i]]++] = src[i];
-        else tgt[off[src[i]]++] = dst[i];
-    }
+    for (int64_t i = 0; i < e; i++) tgt[off[src[i]]++] = dst[i];
     for (int64_t i = m; i > 0; i--) off[i] = off[i - 1];
     off[0] = 0;
     return total;

@@ -10,7 +10,7 @@ import numpy as np
 from . import lib
 
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
-           "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat",
+           "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
            "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
            "nonzero", "span", "op_stack_walk", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
@@ -36,7 +36,8 @@ def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     tmp = np.empty(n, np.int32)
     for key in reversed(keys):
         if key.dtype == np.int32:
-            rc = lib().tfp_argsort_i32(_p(_c(key, np.int32)), n, _p(order), _p(tmp))
+            key = _c(key, np.int32)  # kept alive through the call
+            rc = lib().tfp_argsort_i32(_p(key), n, _p(order), _p(tmp))
         else:
             key = _c(key, np.int64)
             rc = lib().tfp_argsort_i64(_p(key), n, _p(order), _p(tmp))
@@ -62,6 +63,33 @@ def int_stat(name_code, owner_kind, kind, raw, owner, code: int):
     if lib().tfp_int_stat(*args, _p(rows), _p(values), k) != k:
         raise RuntimeError("the stat table changed between two passes")
     return rows, values
+
+
+def int_stats(name_code, owner_kind, kind, raw, owner, codes: list[int]) -> list[tuple]:
+    """:func:`int_stat` of several stat codes in two passes over the stat table (count, then
+    fill): one (rows, values) pair per code."""
+    name_code, width = _codes(name_code)
+    n_codes = int(max(codes)) + 1 if codes else 0
+    slot_of_code = np.full(max(n_codes, 1), -1, np.int8)
+    slot_of_code[np.asarray(codes, np.int64)] = np.arange(len(codes), dtype=np.int8)
+    k = len(codes)
+    counts, last = np.zeros(k, np.int64), np.empty(k, np.int32)
+
+    def scan(rows, values, caps):
+        # the address arrays must outlive the call: keep them in locals
+        rows_addr = np.array([_p(r) for r in rows], np.int64)
+        values_addr = np.array([_p(v) for v in values], np.int64)
+        caps = np.asarray(caps, np.int64)
+        lib().tfp_int_stats(_p(name_code), width, _p(owner_kind), _p(kind), _p(raw), _p(owner),
+                            len(name_code), _p(slot_of_code), n_codes, _p(rows_addr),
+                            _p(values_addr), _p(caps), _p(counts), _p(last), k)
+
+    empty_rows = [np.empty(1, np.int32) for _ in codes]
+    scan(empty_rows, [np.empty(1, np.int64) for _ in codes], [0] * k)
+    rows = [np.empty(int(c), np.int32) for c in counts]
+    values = [np.empty(int(c), np.int64) for c in counts]
+    scan(rows, values, counts.copy())
+    return list(zip(rows, values))
 
 
 def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
@@ -169,16 +197,15 @@ def csr(src: np.ndarray, dst: np.ndarray, n: int):
     return off, tgt
 
 
-def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray, reverse: bool = False):
+def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray):
     """Adjacency lists (offsets, targets; int32) of the tree edges parent[i] -> i followed by
-    the edges src -> dst; ``reverse``: the lists of each node's parents instead."""
+    the edges src -> dst."""
     parent, src, dst = _c(parent, np.int32), _c(src, np.int32), _c(dst, np.int32)
     m = len(parent)
     n_edges = int(np.count_nonzero(parent >= 0)) + len(src)
     off = np.empty(m + 1, np.int32)
     tgt = np.empty(n_edges, np.int32)
-    if lib().tfp_tree_csr(_p(parent), m, _p(src), _p(dst), len(src), int(reverse), _p(off),
-                          _p(tgt)) < 0:
+    if lib().tfp_tree_csr(_p(parent), m, _p(src), _p(dst), len(src), _p(off), _p(tgt)) < 0:
         raise MemoryError("too many edges for 32-bit adjacency lists")
     return off, tgt
 
@@ -201,19 +228,21 @@ def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
         cap = k
 
 
-def assign_groups(roots: np.ndarray, root_level: np.ndarray, ch: tuple, par: tuple):
+def assign_groups(roots: np.ndarray, root_level: np.ndarray, children: tuple,
+                  parents: tuple):
     """(group int32 per node, root of each group int32) by breadth-first spreading from
-    ``roots`` in order (see tfp_assign_groups)."""
+    ``roots`` in order (see tfp_assign_groups); ``children``: CSR lists; ``parents``: (nesting
+    parent per node, extra edges' destinations sorted, their sources)."""
     roots = _c(roots, np.int32)
     root_level = _c(root_level, np.int8)
     n = len(root_level)
     group = np.empty(n, np.int32)
     root_of_group = np.empty(max(len(roots), 1), np.int32)
-    ch_off, ch_tgt = _c(ch[0], np.int32), _c(ch[1], np.int32)
-    par_off, par_tgt = _c(par[0], np.int32), _c(par[1], np.int32)
+    ch_off, ch_tgt = _c(children[0], np.int32), _c(children[1], np.int32)
+    parent, x_dst, x_src = (_c(a, np.int32) for a in parents)
     k = lib().tfp_assign_groups(_p(roots), len(roots), _p(root_level), n, _p(ch_off),
-                                _p(ch_tgt), _p(par_off), _p(par_tgt), _p(group),
-                                _p(root_of_group))
+                                _p(ch_tgt), _p(parent), _p(x_dst), _p(x_src), len(x_dst),
+                                _p(group), _p(root_of_group))
     if k < 0:
         raise MemoryError("out of memory while grouping events")
     return group, root_of_group[:k]

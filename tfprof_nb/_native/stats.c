@@ -210,3 +210,53 @@ EXPORT int64_t tfp_is_sorted_by(const int32_t *line, const int64_t *t, int64_t n
     }
     return 1;
 }
+
+/* Several integer stats of events in one pass over the stat table: slot_of_code[name code]
+   is the output slot (-1: not wanted).  For each slot s, writes at most caps[s] (row, value)
+   pairs to the arrays at rows_addr[s] / values_addr[s] (as tfp_int_stat does) and its count
+   to counts[s]. */
+EXPORT void tfp_int_stats(const void *name_code, int64_t code_bytes, const int8_t *owner_kind,
+                          const int8_t *kind, const int64_t *raw, const int32_t *owner,
+                          int64_t n, const int8_t *slot_of_code, int64_t n_codes,
+                          const int64_t *rows_addr, const int64_t *values_addr,
+                          const int64_t *caps, int64_t *counts, int32_t *last_owner,
+                          int64_t n_slots) {
+    for (int64_t s = 0; s < n_slots; s++) {
+        counts[s] = 0;
+        last_owner[s] = -1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (owner_kind[i] != 0) continue;
+        int32_t c = CODE_AT(name_code, code_bytes, i);
+        if (c < 0 || c >= n_codes) continue;
+        int s = slot_of_code[c];
+        if (s < 0) continue;
+        int8_t t = kind[i];
+        int64_t v;
+        if (t == KIND_DOUBLE) {
+            double d;
+            memcpy(&d, &raw[i], sizeof(double));
+            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
+                continue;
+            v = (int64_t)d;
+        } else if (t == KIND_UINT64 || t == KIND_INT64) {
+            v = raw[i];
+        } else {
+            continue;
+        }
+        int32_t o = owner[i];
+        int64_t k = counts[s];
+        int32_t *rows = (int32_t *)rows_addr[s];
+        int64_t *values = (int64_t *)values_addr[s];
+        if (k > 0 && last_owner[s] == o) { /* the same event again: the last value wins */
+            if (k <= caps[s]) values[k - 1] = v;
+            continue;
+        }
+        if (k < caps[s]) {
+            rows[k] = o;
+            values[k] = v;
+        }
+        last_owner[s] = o;
+        counts[s] = k + 1;
+    }
+}

@@ -59,9 +59,13 @@ class Grouping:
     regions: Regions
 
 
-def threadpool_regions_of(hd: HostData) -> Regions:
-    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line."""
-    c = hd.int_stat("_c", cache=False)
+_GRAPH_STATS = ("_p", "_pt", "_c", "_ct", "id", "iter_num", "correlation_id", "_a")
+
+
+def threadpool_regions_of(hd: HostData, c=None) -> Regions:
+    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line
+    (``c``: the host's ``_c`` stat, when already read)."""
+    c = hd.int_stat("_c", cache=False) if c is None else c
     start_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
     stop_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
     empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
@@ -83,8 +87,9 @@ def threadpool_regions_of(hd: HostData) -> Regions:
     return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
 
 
-def _nesting(hd: HostData, regions: Regions) -> np.ndarray:
-    """Strict nesting parent over the real events and the regions (async events skipped)."""
+def _nesting(hd: HostData, regions: Regions, a) -> np.ndarray:
+    """Strict nesting parent over the real events and the regions (async events, ``a`` set,
+    skipped)."""
     n = len(hd)
     real = (hd.line, hd.begin, hd.duration)
     extra = (regions.line, regions.begin, regions.duration)
@@ -92,7 +97,6 @@ def _nesting(hd: HostData, regions: Regions) -> np.ndarray:
     if len(regions):
         extra_order = nesting_order(regions.line, regions.begin, regions.duration) + np.int32(n)
         order = merge_orders(order, extra_order, n, real, extra)
-    a = hd.int_stat("_a")
     skip = np.zeros(n + len(regions), np.uint8)
     skip[a.rows[a.values != 0]] = 1
     return nest_strict(order, n, real, extra, skip)
@@ -107,14 +111,14 @@ def _keyed(stat_a, stat_b, rows=None):
     return both, va, vb
 
 
-def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
+def _edges(hd: HostData, regions: Regions, stats: dict):
     """Edge lists (src, dst), parent -> child, of the grouping graph besides the nesting
-    (tree) edges."""
+    (tree) edges; ``stats``: the integer stats the links are made of."""
     n = len(hd)
     src, dst = [np.empty(0, np.int32)], [np.empty(0, np.int32)]
     # producer -> consumer by (type, id); regions consume with type 15
-    p_rows, pt, p = _keyed(hd.int_stat("_pt", cache=False), hd.int_stat("_p", cache=False))
-    c_rows, ct, c = _keyed(hd.int_stat("_ct", cache=False), hd.int_stat("_c", cache=False))
+    p_rows, pt, p = _keyed(stats.pop("_pt"), stats.pop("_p"))  # popped: freed when used
+    c_rows, ct, c = _keyed(stats.pop("_ct"), stats.pop("_c"))
     if len(regions):
         c_rows = np.concatenate([c_rows, np.arange(n, n + len(regions), dtype=np.int32)])
         ct = np.concatenate([ct, np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64)])
@@ -123,8 +127,9 @@ def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
         s, d = join_on_keys(p_rows, (pt, p), c_rows, (ct, c), limit=_MAX_CONTEXT_FANOUT)
         src.append(s)
         dst.append(d)
+    del p_rows, pt, p, c_rows, ct, c
     # the last ExecutorState::Process of an (id, iter_num) -> IteratorGetNext of that key
-    ids, iters = hd.int_stat("id", cache=False), hd.int_stat("iter_num", cache=False)
+    ids, iters = stats.pop("id"), stats.pop("iter_num")
     executor = np.flatnonzero(hd.name_is("ExecutorState::Process"))
     getnext = np.flatnonzero(hd.name_is(*_ITERATOR_GET_NEXT))
     if len(executor) and len(getnext):
@@ -136,7 +141,7 @@ def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
             src.append(s)
             dst.append(d)
     # kernel launch on the host -> kernel on a device, by correlation id
-    corr = hd.int_stat("correlation_id", cache=False)
+    corr = stats.pop("correlation_id")
     if len(corr):
         on_host = hd.plane_is(HOST_PLANE)[corr.rows]
         zeros = np.zeros(len(corr), np.int64)
@@ -149,8 +154,9 @@ def _edges(hd: HostData, regions: Regions, parent: np.ndarray):
 
 @dataclass
 class GroupingGraph:
-    """The grouping graph of a host: nesting parents, children and parents lists (CSR) and
-    the root level of every node (-1: not a root), before groups are assigned."""
+    """The grouping graph of a host: nesting parents, children lists (CSR), the parents
+    besides the nesting one (extra edges sorted by destination) and the root level of every
+    node (-1: not a root), before groups are assigned."""
 
     parent: np.ndarray
     children: tuple
@@ -171,14 +177,17 @@ class GroupingGraph:
 def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over."""
     n = len(hd)
-    regions = threadpool_regions_of(hd)
-    parent = _nesting(hd, regions)
+    stats = hd.int_stats(_GRAPH_STATS, cache=False)  # one pass over the stat table
+    regions = threadpool_regions_of(hd, stats["_c"])
+    parent = _nesting(hd, regions, stats["_a"])
     release_free_memory()  # the stages' temporaries, before the next one's
-    src, dst = _edges(hd, regions, parent)
+    src, dst = _edges(hd, regions, stats)
+    del stats
     release_free_memory()
     children = tree_csr(parent, src, dst)
-    parents = tree_csr(parent, src, dst, reverse=True)
-    del src, dst
+    by_dst = argsort(dst)  # stable: a node's extra parents keep the edges' order
+    parents = (parent, dst[by_dst], src[by_dst])
+    del src, dst, by_dst
     r = hd.int_stat("_r")
     root_level = np.full(len(parent), -1, np.int8)  # _r levels are small: 1, 2, ...
     root_level[r.rows] = np.clip(r.values, 0, 127)
@@ -208,6 +217,27 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
                     graph.regions)
 
 
+def _parents_of(par, node: np.ndarray, owner: np.ndarray):
+    """(owner, parent) pairs of every parent of each node: its nesting parent first, then
+    its extra parents in edge order (``par``: see GroupingGraph.parents)."""
+    parent, x_dst, x_src = par
+    lo = np.searchsorted(x_dst, node, side="left")
+    hi = np.searchsorted(x_dst, node, side="right")
+    tree = parent[node]
+    counts = (tree >= 0).astype(np.int64) + (hi - lo)
+    out_owner = np.repeat(owner, counts)
+    out_node = np.empty(int(counts.sum()), np.int64)
+    first = np.cumsum(counts) - counts
+    has_tree = tree >= 0
+    out_node[first[has_tree]] = tree[has_tree]
+    n_extra = hi - lo
+    starts = first + has_tree
+    pos = np.repeat(starts, n_extra) + (np.arange(int(n_extra.sum())) -
+                                        np.repeat(np.cumsum(n_extra) - n_extra, n_extra))
+    out_node[pos] = x_src[np.repeat(lo, n_extra) + (pos - np.repeat(starts, n_extra))]
+    return out_owner, out_node
+
+
 def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np.ndarray]:
     """(value, found) of ``stat`` on each root or, breadth-first over parent edges, on its
     nearest ancestor that has it (the first found in breadth-first order).  All roots walk up
@@ -216,9 +246,9 @@ def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np
     has = stat.present(n)
     values = np.zeros(len(roots), dtype=stat.values.dtype)
     found = np.zeros(len(roots), dtype=bool)
-    par_off, par_tgt = par
     owner = np.arange(len(roots))
     node = roots.astype(np.int64)
+    n_nodes = len(par[0])
     for _ in range(100):
         if not len(node):
             break
@@ -232,14 +262,9 @@ def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np
             values[who] = stat.lookup(where)[0]
             found[who] = True
         live = ~found[owner]
-        owner, node = owner[live], node[live]
-        counts = par_off[node + 1] - par_off[node]
-        starts = np.repeat(par_off[node], counts)
-        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        owner, node = np.repeat(owner, counts), par_tgt[starts + offsets].astype(np.int64)
+        owner, node = _parents_of(par, node[live], owner[live])
         if len(node) > 2 * len(roots):  # diamonds: keep each (root, node) pair once
-            keep = np.sort(np.unique(owner * (n + par_off.shape[0]) + node,
-                                     return_index=True)[1])
+            keep = np.sort(np.unique(owner * (n_nodes + 1) + node, return_index=True)[1])
             owner, node = owner[keep], node[keep]
     return values, found
 

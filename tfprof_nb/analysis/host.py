@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import (int_stat, nest_strict, nesting_order, select_rows,
-                               sparse_lookup)
+from .._native.kernels import (int_stat, int_stats, nest_strict, nesting_order,
+                               select_rows, sparse_lookup)
 from ..xspace import XSpaceData
 
 __all__ = ["HostData", "SparseStat", "HOST_PLANE", "INT_KINDS"]
@@ -216,6 +216,26 @@ class HostData:
         if not cache and ("int", name) not in self._cache:
             return self._int_stat(name)
         return self._cached(("int", name), lambda: self._int_stat(name))
+
+    def int_stats(self, names, cache: bool = True) -> dict[str, SparseStat]:
+        """Several integer stats read in one pass over the stat table ({name: stat});
+        cached ones are reused, the others cached unless ``cache`` is false."""
+        out = {n: self._cache[("int", n)] for n in names if ("int", n) in self._cache}
+        st = self.space.stats
+        todo = [n for n in names if n not in out]
+        codes = {n: st.names.index(n) for n in todo if n in st.names}
+        read = int_stats(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
+                         list(codes.values())) if codes else []
+        for i, n in enumerate(codes):  # narrowed one by one: the wide copies go right away
+            rows, values = read[i]
+            read[i] = None
+            out[n] = SparseStat(rows, _narrow(values))
+            del values
+        for n in todo:
+            out.setdefault(n, SparseStat(np.empty(0, np.int32), np.empty(0, np.int32)))
+            if cache:
+                self._cache[("int", n)] = out[n]
+        return out
 
     def _int_stat(self, name: str) -> SparseStat:
         st = self.space.stats

@@ -111,7 +111,8 @@ def _walk(buf: np.ndarray, path) -> _Tables:
                    dtype=np.int64)
     for _ in range(2):
         tables = _Tables(cap)
-        rc = lib.tfp_walk_space(buf.ctypes.data, buf.size, tables.addresses().ctypes.data,
+        addresses = tables.addresses()  # kept alive through the call
+        rc = lib.tfp_walk_space(buf.ctypes.data, buf.size, addresses.ctypes.data,
                                 cap.ctypes.data, cnt.ctypes.data)
         if rc == 0:
             tables.trim(cnt)
