@@ -353,8 +353,8 @@ class Profile:
         pipeline, tf.data, pod, name scopes, overview with recommendations).  With
         ``release`` the per-event arrays the hosts derived are dropped afterwards.  Returns
         the profile."""
-        for step in ("steps", "host_ops", "device_ops", "kernels", "memory", "tf_data"):
-            self.host_partials(step)
+        self._engine.run_steps(["steps", "host_ops", "device_ops", "kernels", "memory",
+                                "tf_data"], self._shifts_ps)
         if release:
             self._engine.release()
         for table in ("steps", "op_stats", "kernel_stats", "memory_summary", "input_pipeline",

@@ -211,8 +211,9 @@ def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray):
 
 
 def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
-    """Pairs (a row, b row) whose two keys are equal, in b's order; keys where both sides
-    have ``limit`` or more rows are skipped (0: no limit).  A hash join."""
+    """Pairs (a row, b row) whose two keys are equal; keys where both sides have ``limit`` or
+    more rows are skipped (0: no limit).  A hash join over hash partitions, so the pairs come
+    partition by partition."""
     ar, br = _c(a_rows, np.int32), _c(b_rows, np.int32)
     a0, a1 = _c(a_keys[0], np.int64), _c(a_keys[1], np.int64)
     b0, b1 = _c(b_keys[0], np.int64), _c(b_keys[1], np.int64)

@@ -129,76 +129,126 @@ static int64_t key_slot(const KeyIndex *x, int64_t a, int64_t b, int *found) {
     return (int64_t)i;
 }
 
-/* Join two row sets on equal (k0, k1): every pair (a row, b row) with equal keys, in b's
-   order (then a's).  Keys where both sides have ``limit`` or more rows are skipped (limit
-   <= 0: none).  Writes at most cap pairs; returns the number of pairs, -1 when out of
-   memory. */
+/* Join one partition: a's entries ia[0..na) and b's entries ib[0..nb) (indices into the key
+   arrays); appends pairs to out at *k (writes only below cap). */
+static int join_partition(const int32_t *ia, int64_t na, const int32_t *ib, int64_t nb,
+                          const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
+                          const int32_t *b_rows, const int64_t *b_k0, const int64_t *b_k1,
+                          int64_t limit, int32_t *out_a, int32_t *out_b, int64_t cap,
+                          int64_t *k, KeyIndex *x, int32_t *key_of, int32_t *a_count,
+                          int32_t *b_count, int32_t *a_off, int32_t *grouped) {
+    int found;
+    x->cap = 16;
+    while (x->cap < 2 * na + 2) x->cap <<= 1;
+    for (int64_t i = 0; i < x->cap; i++) x->tab[i] = -1;
+    int32_t n_keys = 0;
+    for (int64_t i = 0; i < na; i++) { /* distinct keys, rows per key */
+        int32_t e = ia[i];
+        int64_t s = key_slot(x, a_k0[e], a_k1[e], &found);
+        if (!found) {
+            x->rep[n_keys] = e;
+            a_count[n_keys] = 0;
+            b_count[n_keys] = 0;
+            x->tab[s] = n_keys++;
+        }
+        key_of[i] = x->tab[s];
+        a_count[x->tab[s]]++;
+    }
+    a_off[0] = 0;
+    for (int32_t q = 0; q < n_keys; q++) {
+        a_off[q + 1] = a_off[q] + a_count[q];
+        a_count[q] = 0;
+    }
+    for (int64_t i = 0; i < na; i++) {
+        int32_t q = key_of[i];
+        grouped[a_off[q] + a_count[q]++] = a_rows[ia[i]];
+    }
+    for (int64_t j = 0; j < nb; j++) {
+        int32_t e = ib[j];
+        int64_t s = key_slot(x, b_k0[e], b_k1[e], &found);
+        key_of[na + j] = found ? x->tab[s] : -1; /* b's key ids follow a's */
+        if (found) b_count[x->tab[s]]++;
+    }
+    for (int64_t j = 0; j < nb; j++) {
+        int32_t q = key_of[na + j];
+        if (q < 0) continue;
+        if (limit > 0 && a_count[q] >= limit && b_count[q] >= limit) continue;
+        for (int32_t p = a_off[q]; p < a_off[q + 1]; p++) {
+            if (*k < cap) {
+                out_a[*k] = grouped[p];
+                out_b[*k] = b_rows[ib[j]];
+            }
+            (*k)++;
+        }
+    }
+    return 0;
+}
+
+/* Join two row sets on equal (k0, k1): every pair (a row, b row) with equal keys.  Keys
+   where both sides have ``limit`` or more rows are skipped (limit <= 0: none).  Both sides
+   are first split into partitions by their keys' hash, so each partition's table stays in
+   cache; pairs come partition by partition, in b's then a's order within one.  Writes at
+   most cap pairs; returns the number of pairs, -1 when out of memory. */
 EXPORT int64_t tfp_hash_join(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
                              int64_t na, const int32_t *b_rows, const int64_t *b_k0,
                              const int64_t *b_k1, int64_t nb, int64_t limit, int32_t *out_a,
                              int32_t *out_b, int64_t cap) {
-    KeyIndex x;
-    x.cap = 16;
-    while (x.cap < 2 * na + 2) x.cap <<= 1;
-    x.k0 = a_k0;
-    x.k1 = a_k1;
-    x.tab = (int32_t *)malloc((size_t)x.cap * sizeof(int32_t));
-    x.rep = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
-    int32_t *key_of = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
-    int32_t *a_count = (int32_t *)calloc((size_t)na + 1, sizeof(int32_t));
-    int32_t *b_count = (int32_t *)calloc((size_t)na + 1, sizeof(int32_t));
-    int32_t *a_off = (int32_t *)malloc(((size_t)na + 2) * sizeof(int32_t));
+    int bits = 0;
+    while (bits < 12 && (na >> bits) > 16384) bits++;
+    int64_t parts = (int64_t)1 << bits;
+    int32_t *pa = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
+    int32_t *pb = (int32_t *)malloc(((size_t)nb + 1) * sizeof(int32_t));
+    int64_t *off_a = (int64_t *)calloc((size_t)parts + 1, sizeof(int64_t));
+    int64_t *off_b = (int64_t *)calloc((size_t)parts + 1, sizeof(int64_t));
+    int64_t *fill = (int64_t *)malloc(((size_t)parts + 1) * sizeof(int64_t));
     int64_t k = -1;
-    int found;
-    if (!x.tab || !x.rep || !key_of || !a_count || !b_count || !a_off) goto done;
-    for (int64_t i = 0; i < x.cap; i++) x.tab[i] = -1;
-    int32_t n_keys = 0;
-    for (int64_t i = 0; i < na; i++) { /* distinct keys of a, rows per key */
-        int64_t s = key_slot(&x, a_k0[i], a_k1[i], &found);
-        if (!found) {
-            x.rep[n_keys] = (int32_t)i;
-            x.tab[s] = n_keys++;
-        }
-        key_of[i] = x.tab[s];
-        a_count[x.tab[s]]++;
+    KeyIndex x = {NULL, NULL, a_k0, a_k1, 0};
+    int32_t *key_of = NULL, *a_count = NULL, *b_count = NULL, *a_off = NULL, *grouped = NULL;
+    if (!pa || !pb || !off_a || !off_b || !fill) goto done;
+    /* partition by the top bits of the hash (the table uses the low bits) */
+#define PART(k0, k1) (bits ? (int64_t)(pair_hash(k0, k1) >> (64 - bits)) : 0)
+    for (int64_t i = 0; i < na; i++) off_a[PART(a_k0[i], a_k1[i]) + 1]++;
+    for (int64_t j = 0; j < nb; j++) off_b[PART(b_k0[j], b_k1[j]) + 1]++;
+    int64_t max_a = 0, max_b = 0;
+    for (int64_t p = 0; p < parts; p++) {
+        if (off_a[p + 1] > max_a) max_a = off_a[p + 1];
+        if (off_b[p + 1] > max_b) max_b = off_b[p + 1];
+        off_a[p + 1] += off_a[p];
+        off_b[p + 1] += off_b[p];
     }
-    a_off[0] = 0;
-    for (int32_t q = 0; q < n_keys; q++) a_off[q + 1] = a_off[q] + a_count[q];
-    /* a's rows grouped by key, in a's order */
-    int32_t *grouped = (int32_t *)malloc(((size_t)na + 1) * sizeof(int32_t));
-    if (!grouped) goto done;
-    for (int32_t q = 0; q < n_keys; q++) a_count[q] = 0;
-    for (int64_t i = 0; i < na; i++) {
-        int32_t q = key_of[i];
-        grouped[a_off[q] + a_count[q]++] = a_rows[i];
-    }
-    free(key_of);
-    key_of = grouped;
-    for (int64_t j = 0; j < nb; j++) {
-        int64_t s = key_slot(&x, b_k0[j], b_k1[j], &found);
-        if (found) b_count[x.tab[s]]++;
-    }
+    memcpy(fill, off_a, (size_t)parts * sizeof(int64_t));
+    for (int64_t i = 0; i < na; i++) pa[fill[PART(a_k0[i], a_k1[i])]++] = (int32_t)i;
+    memcpy(fill, off_b, (size_t)parts * sizeof(int64_t));
+    for (int64_t j = 0; j < nb; j++) pb[fill[PART(b_k0[j], b_k1[j])]++] = (int32_t)j;
+#undef PART
+    int64_t tcap = 16;
+    while (tcap < 2 * max_a + 2) tcap <<= 1;
+    x.tab = (int32_t *)malloc((size_t)tcap * sizeof(int32_t));
+    x.rep = (int32_t *)malloc(((size_t)max_a + 1) * sizeof(int32_t));
+    key_of = (int32_t *)malloc(((size_t)max_a + max_b + 1) * sizeof(int32_t));
+    a_count = (int32_t *)malloc(((size_t)max_a + 1) * sizeof(int32_t));
+    b_count = (int32_t *)malloc(((size_t)max_a + 1) * sizeof(int32_t));
+    a_off = (int32_t *)malloc(((size_t)max_a + 2) * sizeof(int32_t));
+    grouped = (int32_t *)malloc(((size_t)max_a + 1) * sizeof(int32_t));
+    if (!x.tab || !x.rep || !key_of || !a_count || !b_count || !a_off || !grouped) goto done;
     k = 0;
-    for (int64_t j = 0; j < nb; j++) {
-        int64_t s = key_slot(&x, b_k0[j], b_k1[j], &found);
-        if (!found) continue;
-        int32_t q = x.tab[s];
-        if (limit > 0 && a_count[q] >= limit && b_count[q] >= limit) continue;
-        for (int32_t p = a_off[q]; p < a_off[q + 1]; p++) {
-            if (k < cap) {
-                out_a[k] = key_of[p];
-                out_b[k] = b_rows[j];
-            }
-            k++;
-        }
-    }
+    for (int64_t p = 0; p < parts; p++)
+        join_partition(pa + off_a[p], off_a[p + 1] - off_a[p], pb + off_b[p],
+                       off_b[p + 1] - off_b[p], a_rows, a_k0, a_k1, b_rows, b_k0, b_k1, limit,
+                       out_a, out_b, cap, &k, &x, key_of, a_count, b_count, a_off, grouped);
 done:
+    free(pa);
+    free(pb);
+    free(off_a);
+    free(off_b);
+    free(fill);
     free(x.tab);
     free(x.rep);
     free(key_of);
     free(a_count);
     free(b_count);
     free(a_off);
+    free(grouped);
     return k;
 }
 

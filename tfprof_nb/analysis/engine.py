@@ -33,6 +33,9 @@ def load_host(name: str, path) -> HostData:
     return hd
 
 
+_PARALLEL_STEPS_MIN_BYTES = 256 * 2**20
+
+
 def _threads(n: int) -> int:
     return max(1, min(n, os.cpu_count() or 1))
 
@@ -83,10 +86,18 @@ class LocalHosts:
 
     def partials(self, step: str, shifts: dict[str, int]) -> dict:
         """{host: partial} of analysis ``step`` (computed once per host, in parallel)."""
-        todo = [h for h in self.data if (step, h) not in self._partials]
+        self.run_steps([step], shifts)
+        return {h: self._partials[(step, h)] for h in self.data}
+
+    def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
+        """Compute the partials of ``steps`` for every host, in parallel threads: across
+        hosts, and across the steps of one host when it is large enough for that to pay and
+        memory allows (each concurrent step needs its own working memory)."""
+        todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
         failures = {}
 
-        def run(host):
+        def run(pair):
+            step, host = pair
             try:
                 return _partials.run(self.data[host], step, shifts.get(host, 0)), None
             except MemoryError:
@@ -94,20 +105,29 @@ class LocalHosts:
             except Exception as exc:  # reported per host, with the others kept
                 return None, exc
 
-        if len(todo) > 1:
+        if len(self.data) > 1 or self._steps_in_parallel():
             with ThreadPoolExecutor(_threads(len(todo))) as pool:
                 results = list(pool.map(run, todo))
         else:
-            results = [run(h) for h in todo]
-        for host, (value, exc) in zip(todo, results):
+            results = [run(pair) for pair in todo]
+        for pair, (value, exc) in zip(todo, results):
             if exc is None:
-                self._partials[(step, host)] = value
+                self._partials[pair] = value
             else:
-                failures[host] = exc
+                failures[pair] = exc
         if failures:
-            host, exc = next(iter(failures.items()))
+            (step, host), exc = next(iter(failures.items()))
             raise HostAnalysisError(host, step, exc) from exc
-        return {h: self._partials[(step, h)] for h in self.data}
+
+    def _steps_in_parallel(self) -> bool:
+        """One host's steps run side by side when it is big (>= 256 MB decoded from file)
+        and free memory is more than 8 times its file."""
+        from ..profile import _available_memory
+
+        (hd,) = self.data.values()
+        size = hd.space.n_bytes
+        free = _available_memory()
+        return size >= _PARALLEL_STEPS_MIN_BYTES and free is not None and free > 8 * size
 
     def release(self) -> None:
         """Drop every host's derived arrays (partials stay cached)."""
@@ -144,26 +164,27 @@ class DaskHosts:
         self._partials: dict[tuple, object] = {
             ("info", name): value for name, (value, exc) in results.items() if exc is None}
 
-    def _wait(self, futures: dict, step: str) -> dict:
-        """{host: (value, exception)} once every future is done or the timeout passes."""
+    def _wait(self, futures: dict, what: str) -> dict:
+        """{key: (value, exception)} once every future is done or the timeout passes."""
         from distributed import wait
 
         done, not_done = wait(list(futures.values()), timeout=self.timeout,
                               return_when="ALL_COMPLETED") if futures else ([], [])
         out = {}
-        for host, fut in futures.items():
+        for key, fut in futures.items():
             if fut in not_done:
                 fut.cancel()
-                out[host] = (None, TimeoutError(
-                    f"no result after {self.timeout:.0f} s (worker busy, lost or hung)"))
+                out[key] = (None, TimeoutError(
+                    f"no {what} result after {self.timeout:.0f} s (worker busy, lost or "
+                    "hung)"))
             elif fut.status == "finished":
-                out[host] = (fut.result(), None)
+                out[key] = (fut.result(), None)
             else:
                 try:
                     exc = fut.exception(timeout=5)
                 except Exception as err:  # cancelled or lost futures raise here
                     exc = err
-                out[host] = (None, exc)
+                out[key] = (None, exc)
         return out
 
     @property
@@ -176,18 +197,24 @@ class DaskHosts:
         return fut.result(timeout=self.timeout)
 
     def partials(self, step: str, shifts: dict[str, int]) -> dict:
-        todo = {h: self.client.submit(_partials.run, fut, step, shifts.get(h, 0), pure=False)
-                for h, fut in self.futures.items() if (step, h) not in self._partials}
-        failures = {}
-        for host, (value, exc) in self._wait(todo, step).items():
-            if exc is None:
-                self._partials[(step, host)] = value
-            else:
-                failures[host] = exc
-        if failures:
-            host, exc = next(iter(failures.items()))
-            raise HostAnalysisError(host, step, exc)
+        self.run_steps([step], shifts)
         return {h: self._partials[(step, h)] for h in self.futures}
+
+    def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
+        """Submit every (step, host) pair at once; the scheduler runs them where the hosts
+        live."""
+        todo = {(s, h): self.client.submit(_partials.run, fut, s, shifts.get(h, 0), pure=False)
+                for s in steps for h, fut in self.futures.items()
+                if (s, h) not in self._partials}
+        failures = {}
+        for pair, (value, exc) in self._wait(todo, "analysis").items():
+            if exc is None:
+                self._partials[pair] = value
+            else:
+                failures[pair] = exc
+        if failures:
+            (step, host), exc = next(iter(failures.items()))
+            raise HostAnalysisError(host, step, exc)
 
     def release(self) -> None:
         for fut in self.futures.values():

@@ -92,9 +92,10 @@ class HostData:
         return f"<HostData {self.name!r}: {len(self):,} events>"
 
     def _cached(self, key, build):
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
+        value = self._cache.get(key)
+        if value is None:  # (another thread's release may drop keys at any time)
+            value = self._cache[key] = build()
+        return value
 
     _CORE = frozenset({"names", "line_key", "line"})
 
