@@ -48,6 +48,7 @@ def _span_ps(hd: HostData) -> tuple[int, int] | None:
 
 
 def _steps():
+    from .framework import host_framework
     from .kernel_stats import host_kernels
     from .memory import host_memory
     from .op_stats import device_op_partial, host_op_partial
@@ -56,7 +57,7 @@ def _steps():
 
     return {"info": host_info, "steps": host_steps, "host_ops": host_op_partial,
             "device_ops": device_op_partial, "kernels": host_kernels, "memory": host_memory,
-            "tf_data": host_tf_data}
+            "tf_data": host_tf_data, "framework": host_framework}
 
 
 STEPS: dict = {}
