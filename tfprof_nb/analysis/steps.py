@@ -5,8 +5,10 @@ event gets a type, and within each step every instant counts for the highest-pri
 active then; the untraced rest is "other".  CPU-only hosts use host events; hosts with GPUs
 use device events.  Deliberate differences, each visible in the result:
 
-* profiles without step markers (Keras 3 ``fit``, plain loops) get steps inferred from the
-  repeated top-level ``tf.function`` call; ``source`` says so (the reference finds none);
+* profiles without step markers (Keras 3 ``fit``, plain loops, JAX loops) get steps inferred
+  from the repeated top-level call of a compiled function: a ``tf.function``
+  (``EagerLocalExecute: __inference_...``) or a jitted JAX function (``PjitFunction(f)``);
+  ``source`` says so (the reference finds none);
 * GPU copies named ``MemcpyH2D``/``MemcpyD2H``/``MemcpyD2D`` (CUPTI's names) count as input,
   output and device-to-device (the reference only matches ``MemcpyHToD``-style names and counts
   them as compute);
@@ -43,7 +45,8 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
                 "kernel_launch_ms", "input_ms", "output_ms", "compilation_ms", "other_ms",
                 "host_to_host_ms", "host_to_device_ms"]
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
-_FUNCTION_CALL = re.compile(r"^EagerLocalExecute: __inference_")
+# Calls of a compiled function on the host: a tf.function, a jitted or pmapped JAX function.
+_FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(|PmapFunction\()")
 
 
 def _explicit_marker(names: pd.Series) -> np.ndarray:
@@ -84,23 +87,36 @@ def _classify_device(names: pd.Series, shapes: pd.Series) -> np.ndarray:
 
 
 def _infer_step_roots(hd: HostData, parent: np.ndarray) -> tuple[np.ndarray, str]:
-    """Rows of the repeated top-level events that run a tf.function (the training step when a
-    profile has no step markers), and their name."""
+    """Rows and name of the events taken for steps when a profile has no step markers: the
+    repeated top-level events (on their thread) that call a compiled function, or, when no
+    top-level event repeats (one long Python call around the loop), the repeated outermost
+    calls themselves (a jitted call nested in another counts once)."""
     calls = np.flatnonzero(
         hd.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy())
         & hd.plane_is(HOST_PLANE))
     if not len(calls):
         return np.empty(0, np.int32), ""
+    is_call = np.zeros(len(parent), dtype=bool)
+    is_call[calls] = True
     top = calls.astype(np.int64)
+    nested = np.zeros(len(calls), dtype=bool)  # a call inside another call
     for _ in range(64):  # climb to the top-level event on the same line
         up = parent[top]
         moved = up >= 0
         if not moved.any():
             break
         top = np.where(moved, up, top)
-    top = np.unique(top)
-    stats = pd.DataFrame({"row": top, "name": hd.name_of(top),
-                          "dur": hd.duration[top]})
+        nested |= moved & is_call[np.maximum(up, 0)]
+    rows, name = _most_repeated(hd, np.unique(top))
+    if not len(rows):
+        rows, name = _most_repeated(hd, calls[~nested])
+    return rows, name
+
+
+def _most_repeated(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, str]:
+    """The rows of the name among ``rows`` that occurs at least twice with the largest total
+    time, and that name (none: empty rows)."""
+    stats = pd.DataFrame({"row": rows, "name": hd.name_of(rows), "dur": hd.duration[rows]})
     per_name = stats.groupby("name").agg(n=("row", "size"), total=("dur", "sum"))
     per_name = per_name[per_name.n >= 2]
     if per_name.empty:
@@ -187,15 +203,20 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
     kind_of_name = _classify_host(names)
     code = hd.name_code[rows]
     marker = explicit[code]
+    does_work = np.zeros(len(rows), dtype=bool)
     if grouping is not None:
         roots = grouping.groups
         named = roots.root[~roots.implicit].to_numpy()
         is_named_root = np.zeros(n, dtype=bool)
         is_named_root[named[named < n]] = True
         if inferred is not None:
+            # an inferred step is a real call (a jitted function's dispatch is host work)
             is_named_root[inferred] = True
+            is_inferred = np.zeros(n, dtype=bool)
+            is_inferred[inferred] = True
+            does_work = is_inferred[rows]
         marker |= is_named_root[rows]
-    compute = ~not_compute[code] & ~marker
+    compute = ~not_compute[code] & (~marker | does_work)
     markers = rows[marker]
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
@@ -212,8 +233,28 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
         rows = np.concatenate([rows, keep + np.int32(n)])
         kinds = np.concatenate([kinds, np.full(len(keep), HOST_COMPUTE, np.int8)])
         second = (r.begin, r.duration)
+    if inferred is not None:
+        spans = _inferred_spans(hd, spans, group, rows, second)
     return _step_rows(hd, group, spans, (rows, kinds, second), grouping,
                       well_formed=HOST_COMPUTE)
+
+
+def _inferred_spans(hd: HostData, spans: pd.DataFrame, group: np.ndarray, rows: np.ndarray,
+                    second: tuple) -> pd.DataFrame:
+    """Inferred steps last from one call to the next (a loop's period: what runs between two
+    calls belongs to the step before), the last one until its group's last event ends (a
+    jitted call returns before the computation it dispatched is done)."""
+    n = len(hd)
+    real = rows[rows < n]
+    extra = rows[rows >= n] - n
+    ends = np.concatenate([hd.end_of(real), second[0][extra] + second[1][extra]])
+    extent = pd.Series(ends).groupby(group[np.concatenate([real, extra + n])]).max()
+    spans = spans.sort_values("begin", kind="stable").reset_index(drop=True)
+    next_begin = spans.begin.shift(-1)
+    last_end = extent.reindex(spans.group).to_numpy()
+    end = np.where(next_begin.notna(), next_begin, last_end)
+    spans["end"] = np.maximum(spans.end.to_numpy(), np.nan_to_num(end).astype(np.int64))
+    return spans
 
 
 def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> pd.DataFrame:
@@ -316,9 +357,10 @@ def empty_steps() -> pd.DataFrame:
 def combine_steps(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """One row per step and host: duration and step-time categories in ms.
 
-    ``source`` says where the steps came from: ``markers`` (Trace/``_r`` step markers),
-    ``device`` (device activity grouped by step), ``group_id`` (groups already in the file)
-    or ``inferred: repeated '<name>'`` (no markers: the repeated top-level tf.function call).
+    ``source`` says where the steps came from: ``markers`` (step markers: TensorFlow's
+    ``Trace(..., _r=1)``, JAX's ``StepTraceAnnotation``, any name), ``device`` (device activity
+    grouped by step), ``group_id`` (groups already in the file) or ``inferred: repeated
+    '<name>'`` (no markers: the repeated top-level call of a tf.function or jitted function).
     """
     parts = [p for p in parts if not p.empty]
     if not parts:
