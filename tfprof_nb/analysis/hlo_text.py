@@ -1,0 +1,425 @@
+"""HLO instructions as text and their profiler category, from the parsed HloProto.
+
+:func:`expression` writes an instruction the way XLA prints it for the profiler (the
+``hlo_op_expression`` of XProf's HLO stats): ``%name = shape opcode(operand shapes and
+names), attributes``, without metadata, backend config or large constants.  :func:`category`
+is XLA's ``ToCategory``: the fusion kind for fusions, "data formatting" for transposes, copies
+and reshapes, "non-fusion elementwise" for elementwise ops, else the opcode.
+"""
+
+from __future__ import annotations
+
+from .hlo_proto import PRIMITIVE_TYPES, HloModule
+
+__all__ = ["expression", "category", "shape_text", "is_elementwise", "ELEMENTWISE"]
+
+ELEMENTWISE = frozenset({
+    # unary
+    "abs", "round-nearest-afz", "round-nearest-even", "ceil", "clz", "convert", "cos",
+    "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
+    "log-plus-one", "not", "negate", "popcnt", "real", "reduce-precision", "rsqrt",
+    "logistic", "sign", "sine", "sqrt", "cbrt", "tan", "tanh", "erf", "copy",
+    "bitcast-convert",
+    # binary
+    "add", "atan2", "compare", "complex", "divide", "maximum", "minimum", "multiply", "power",
+    "remainder", "subtract", "and", "or", "xor", "shift-left", "shift-right-arithmetic",
+    "shift-right-logical", "stochastic-convert",
+    # ternary
+    "select", "clamp",
+    # constants count as elementwise in XLA
+    "constant",
+})
+_DATA_FORMATTING = frozenset({"transpose", "copy", "reshape", "dynamic-reshape"})
+_FUSION_CATEGORY = {"kLoop": "loop fusion", "kInput": "input fusion",
+                    "kOutput": "output fusion", "kCustom": "custom fusion"}
+_TO_APPLY = frozenset({"call", "map", "reduce-window", "reduce", "all-reduce",
+                       "reduce-scatter", "all-reduce-start", "scatter", "sort", "topk"})
+_ASYNC = frozenset({"async-start", "async-update", "async-done"})
+_PRECISION = {0: "default", 1: "high", 2: "highest"}
+_RNG_ALGORITHM = {0: "rng_default", 1: "rng_three_fry", 2: "rng_philox"}
+_RNG_DISTRIBUTION = {1: "rng_uniform", 2: "rng_normal"}
+_DEFAULT_COMPARE_TYPE = {"f": "FLOAT", "b": "FLOAT", "c": "FLOAT", "s": "SIGNED",
+                         "u": "UNSIGNED", "p": "UNSIGNED"}
+
+
+def _annotated(items: list[str]) -> str:
+    """Items joined by ", " with XLA's ``/*index=N*/`` before every fifth one."""
+    return ", ".join(f"/*index={i}*/{t}" if i and i % 5 == 0 else t
+                     for i, t in enumerate(items))
+
+
+# ---- shapes ----------------------------------------------------------------------------------
+def _type_name(element_type: int) -> str:
+    return PRIMITIVE_TYPES.get(element_type, (f"type{element_type}", 0))[0]
+
+
+def _layout_text(layout, rank: int) -> str:
+    parts = ",".join(str(d) for d in layout.minor_to_major)
+    extra = []
+    if len(layout.tiles):
+        extra.append("".join("(" + ",".join("*" if d == -9223372036854775808 else str(d)
+                                            for d in t.dimensions) + ")"
+                             for t in layout.tiles))
+        extra[-1] = "T" + extra[-1]
+    if layout.element_size_in_bits:
+        extra.append(f"E({layout.element_size_in_bits})")
+    if layout.memory_space:
+        extra.append(f"S({layout.memory_space})")
+    return "{" + parts + (":" + "".join(extra) if extra else "") + "}"
+
+
+def shape_text(shape, layout: bool = True) -> str:
+    """XLA's human-readable shape: ``f32[8,16]{1,0}``, ``(f32[], s32[2]{0})``, ``token[]``."""
+    et = shape.element_type
+    if et == 13:  # tuple
+        return "(" + _annotated([shape_text(s, layout) for s in shape.tuple_shapes]) + ")"
+    name = _type_name(et)
+    if et in (14, 17):  # opaque, token
+        return f"{name}[]"
+    dyn = list(shape.is_dynamic_dimension)
+    dims = ",".join(("<=" if i < len(dyn) and dyn[i] else "") + str(d)
+                    for i, d in enumerate(shape.dimensions))
+    text = f"{name}[{dims}]"
+    if layout and len(shape.dimensions) and shape.HasField("layout"):
+        text += _layout_text(shape.layout, len(shape.dimensions))
+    return text
+
+
+def elements(shape) -> int:
+    """Number of elements of an array shape (tuples: 0)."""
+    if shape.element_type in (13, 14, 17):
+        return 0
+    n = 1
+    for d in shape.dimensions:
+        n *= d
+    return n
+
+
+# ---- category --------------------------------------------------------------------------------
+def is_elementwise(module: HloModule, instr) -> bool:
+    """XLA's IsElementwise for a non-fusion instruction."""
+    op = instr.opcode
+    if op == "bitcast-convert":
+        ops = module.operands(instr)
+        src = ops[0].shape.element_type if ops and ops[0] is not None else 0
+        return PRIMITIVE_TYPES.get(instr.shape.element_type, ("", 0))[1] == \
+            PRIMITIVE_TYPES.get(src, ("", 0))[1]
+    return op in ELEMENTWISE
+
+
+def category(module: HloModule, instr) -> str:
+    """XLA's ToCategory of ``instr`` (the ``category`` column of HLO stats)."""
+    op = instr.opcode
+    if op == "fusion":
+        return _FUSION_CATEGORY.get(instr.fusion_kind, "loop fusion")
+    if op in _DATA_FORMATTING:
+        return "data formatting"
+    if is_elementwise(module, instr):
+        return "non-fusion elementwise"
+    return op
+
+
+# ---- literals --------------------------------------------------------------------------------
+def _float_text(value: float, single: bool) -> str:
+    import math
+
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    import numpy as np
+
+    short, full = (6, 9) if single else (15, 17)
+    text = f"{value:.{short}g}"
+    same = np.float32(float(text)) == np.float32(value) if single else float(text) == value
+    return text if same else f"{value:.{full}g}"
+
+
+def _literal_values(literal, et: int) -> list[str] | None:
+    import numpy as np
+
+    if et == 1:
+        return ["true" if v else "false" for v in literal.preds]
+    if et == 11:
+        return [_float_text(v, True) for v in literal.f32s]
+    if et == 12:
+        return [_float_text(v, False) for v in literal.f64s]
+    if et == 4:
+        return [str(v) for v in literal.s32s]
+    if et == 5:
+        return [str(v) for v in literal.s64s]
+    if et == 8:
+        return [str(v) for v in literal.u32s]
+    if et == 9:
+        return [str(v) for v in literal.u64s]
+    raw = {2: ("s8s", np.int8), 6: ("u8s", np.uint8), 3: ("s16s", "<i2"),
+           7: ("u16s", "<u2"), 10: ("f16s", "<f2")}.get(et)
+    if raw is None:
+        return None
+    values = np.frombuffer(getattr(literal, raw[0]), dtype=raw[1])
+    if et == 10:
+        return [_float_text(float(v), True) for v in values]
+    return [str(int(v)) for v in values]
+
+
+def _constant_operands(instr) -> str:
+    shape = instr.shape
+    n = elements(shape)
+    if shape.element_type in (13, 14, 17) or n > 10 or not instr.HasField("literal"):
+        return "{...}"
+    values = _literal_values(instr.literal, shape.element_type)
+    if values == [] and n:  # some writers leave zero values out of the proto
+        values = ["false" if shape.element_type == 1 else "0"] * n
+    if values is None or len(values) != n:
+        return "{...}"
+    dims = list(shape.dimensions)
+    if not dims:
+        return values[0]
+
+    def nest(level: int, flat: list[str]) -> str:
+        if level == len(dims) - 1:
+            return "{" + ", ".join(flat) + "}"
+        step = len(flat) // dims[level] if dims[level] else 0
+        inner = [nest(level + 1, flat[i * step:(i + 1) * step]) for i in range(dims[level])]
+        return "{ " + ", ".join(inner) + " }"
+    return nest(0, values)
+
+
+# ---- attributes ------------------------------------------------------------------------------
+def _ints(values) -> str:
+    return "{" + ",".join(str(v) for v in values) + "}"
+
+
+def _window_text(window) -> str:
+    dims = list(window.dimensions)
+    parts = ["size=" + "x".join(str(d.size) for d in dims)]
+    if any(d.stride != 1 for d in dims):
+        parts.append("stride=" + "x".join(str(d.stride) for d in dims))
+    if any(d.padding_low or d.padding_high for d in dims):
+        parts.append("pad=" + "x".join(f"{d.padding_low}_{d.padding_high}" for d in dims))
+    if any(d.base_dilation != 1 for d in dims):
+        parts.append("lhs_dilate=" + "x".join(str(d.base_dilation) for d in dims))
+    if any(d.window_dilation != 1 for d in dims):
+        parts.append("rhs_dilate=" + "x".join(str(d.window_dilation) for d in dims))
+    if any(d.window_reversal for d in dims):
+        parts.append("rhs_reversal=" + "x".join("1" if d.window_reversal else "0"
+                                                 for d in dims))
+    return "{" + " ".join(parts) + "}"
+
+
+def _conv_labels(dn) -> str:
+    def labels(first, first_l, second, second_l, spatial):
+        n = max([first, second, *spatial]) + 1
+        out = ["?"] * n
+        out[first], out[second] = first_l, second_l
+        for i, d in enumerate(spatial):
+            out[d] = str(i)
+        return "".join(out)
+    lhs = labels(dn.input_batch_dimension, "b", dn.input_feature_dimension, "f",
+                 dn.input_spatial_dimensions)
+    rhs = labels(dn.kernel_input_feature_dimension, "i", dn.kernel_output_feature_dimension,
+                 "o", dn.kernel_spatial_dimensions)
+    out = labels(dn.output_batch_dimension, "b", dn.output_feature_dimension, "f",
+                 dn.output_spatial_dimensions)
+    return f"{lhs}_{rhs}->{out}"
+
+
+def _precision(instr) -> list[str]:
+    if not instr.HasField("precision_config"):
+        return []
+    ops = list(instr.precision_config.operand_precision)
+    out = []
+    if any(p != 0 for p in ops):
+        out.append("operand_precision={" + ",".join(_PRECISION.get(p, str(p)) for p in ops)
+                   + "}")
+    return out
+
+
+def _dot_dims(dn) -> list[str]:
+    out = []
+    if len(dn.lhs_batch_dimensions):
+        out.append("lhs_batch_dims=" + _ints(dn.lhs_batch_dimensions))
+    out.append("lhs_contracting_dims=" + _ints(dn.lhs_contracting_dimensions))
+    if len(dn.rhs_batch_dimensions):
+        out.append("rhs_batch_dims=" + _ints(dn.rhs_batch_dimensions))
+    out.append("rhs_contracting_dims=" + _ints(dn.rhs_contracting_dimensions))
+    return out
+
+
+def _slice_text(instr) -> str:
+    parts = []
+    for s in instr.slice_dimensions:
+        parts.append(f"[{s.start}:{s.limit}]" if s.stride == 1
+                     else f"[{s.start}:{s.limit}:{s.stride}]")
+    return "slice={" + ", ".join(parts) + "}"
+
+
+def _padding_text(config) -> str:
+    dims = list(config.dimensions)
+    interior = any(d.interior_padding for d in dims)
+    return "x".join(f"{d.edge_padding_low}_{d.edge_padding_high}"
+                    + (f"_{d.interior_padding}" if interior else "") for d in dims)
+
+
+def _specific_attributes(module: HloModule, instr) -> list[str]:
+    """The attributes XLA's instruction subclasses print (ExtraAttributesToStringImpl)."""
+    op = instr.opcode
+    out: list[str] = []
+    if op in ("broadcast", "transpose", "reduce", "concatenate", "reverse", "all-gather",
+              "all-to-all", "map", "get-dimension-size", "set-dimension-size"):
+        if op != "all-to-all" or len(instr.dimensions):
+            out.append("dimensions=" + _ints(instr.dimensions))
+    elif op == "sort":
+        out.append("dimensions=" + _ints(instr.dimensions))
+        if instr.is_stable:
+            out.append("is_stable=true")
+    elif op == "fusion":
+        out.append(f"kind={instr.fusion_kind}")
+    elif op == "get-tuple-element":
+        out.append(f"index={instr.tuple_index}")
+    elif op == "iota":
+        out.append(f"iota_dimension={instr.dimensions[0] if len(instr.dimensions) else 0}")
+    elif op == "compare":
+        out.append(f"direction={instr.comparison_direction}")
+        ops = module.operands(instr)
+        if instr.comparison_type and ops and ops[0] is not None:
+            kind = _type_name(ops[0].shape.element_type)[:1]
+            if instr.comparison_type != _DEFAULT_COMPARE_TYPE.get(kind, ""):
+                out.append(f"type={instr.comparison_type}")
+    elif op == "dot":
+        out += _dot_dims(instr.dot_dimension_numbers) + _precision(instr)
+    elif op == "convolution":
+        out.append("window=" + _window_text(instr.window))
+        out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
+        if instr.feature_group_count > 1:
+            out.append(f"feature_group_count={instr.feature_group_count}")
+        if instr.batch_group_count > 1:
+            out.append(f"batch_group_count={instr.batch_group_count}")
+        out += _precision(instr)
+    elif op in ("reduce-window", "select-and-scatter"):
+        out.append("window=" + _window_text(instr.window))
+    elif op == "slice":
+        out.append(_slice_text(instr))
+    elif op == "pad":
+        out.append("padding=" + _padding_text(instr.padding_config))
+    elif op == "dynamic-slice":
+        out.append("dynamic_slice_sizes=" + _ints(instr.dynamic_slice_sizes))
+    elif op == "gather":
+        g = instr.gather_dimension_numbers
+        out += ["offset_dims=" + _ints(g.offset_dims),
+                "collapsed_slice_dims=" + _ints(g.collapsed_slice_dims),
+                "start_index_map=" + _ints(g.start_index_map)]
+        if len(g.operand_batching_dims):
+            out.append("operand_batching_dims=" + _ints(g.operand_batching_dims))
+        if len(g.start_indices_batching_dims):
+            out.append("start_indices_batching_dims=" + _ints(g.start_indices_batching_dims))
+        out += [f"index_vector_dim={g.index_vector_dim}",
+                "slice_sizes=" + _ints(instr.gather_slice_sizes)]
+        if instr.indices_are_sorted:
+            out.append("indices_are_sorted=true")
+    elif op == "scatter":
+        s = instr.scatter_dimension_numbers
+        out += ["update_window_dims=" + _ints(s.update_window_dims),
+                "inserted_window_dims=" + _ints(s.inserted_window_dims),
+                "scatter_dims_to_operand_dims=" + _ints(s.scatter_dims_to_operand_dims)]
+        if len(s.input_batching_dims):
+            out.append("input_batching_dims=" + _ints(s.input_batching_dims))
+        if len(s.scatter_indices_batching_dims):
+            out.append("scatter_indices_batching_dims="
+                       + _ints(s.scatter_indices_batching_dims))
+        out.append(f"index_vector_dim={s.index_vector_dim}")
+        if instr.indices_are_sorted:
+            out.append("indices_are_sorted=true")
+        if instr.unique_indices:
+            out.append("unique_indices=true")
+    elif op == "reduce-precision":
+        out += [f"exponent_bits={instr.exponent_bits}", f"mantissa_bits={instr.mantissa_bits}"]
+    elif op == "rng-bit-generator":
+        out.append("algorithm=" + _RNG_ALGORITHM.get(instr.rng_algorithm, "rng_default"))
+    elif op == "rng":
+        out.append("distribution=" + _RNG_DISTRIBUTION.get(instr.distribution, "rng_uniform"))
+    elif op == "parameter" and instr.HasField("parameter_replication"):
+        out.append("parameter_replication={" + ",".join(
+            "true" if v else "false"
+            for v in instr.parameter_replication.replicated_at_leaf_buffers) + "}")
+    elif op == "custom-call":
+        out.append(f'custom_call_target="{instr.custom_call_target}"')
+        if instr.HasField("window"):
+            out.append("window=" + _window_text(instr.window))
+        if instr.HasField("convolution_dimension_numbers"):
+            out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
+        if instr.feature_group_count > 1:
+            out.append(f"feature_group_count={instr.feature_group_count}")
+        if instr.batch_group_count > 1:
+            out.append(f"batch_group_count={instr.batch_group_count}")
+        if instr.custom_call_has_side_effect:
+            out.append("custom_call_has_side_effect=true")
+    elif op == "topk":
+        out.append(f"k={instr.k}")
+        if instr.largest:
+            out.append("largest=true")
+    if op in ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+              "reduce-scatter", "all-to-all", "collective-permute", "send", "recv",
+              "send-done", "recv-done") and instr.channel_id:
+        out.insert(0, f"channel_id={instr.channel_id}")
+    if op in ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+              "reduce-scatter", "all-to-all") and len(instr.replica_groups):
+        out.append("replica_groups={" + ",".join(_ints(g.replica_ids)
+                                                 for g in instr.replica_groups) + "}")
+        if instr.use_global_device_ids:
+            out.append("use_global_device_ids=true")
+    if op in ("send", "recv", "send-done", "recv-done") and instr.is_host_transfer:
+        out.append("is_host_transfer=true")
+    return out
+
+
+def _called_attributes(module: HloModule, instr) -> list[str]:
+    """The called computations, by name (XLA's kNameOnly subcomputation mode)."""
+    op = instr.opcode
+    names = [f"%{c.name}" for c in module.called(instr)]
+    if not names:
+        return []
+    if op == "while":  # called ids: body, then condition
+        body, cond = (names + ["", ""])[:2]
+        return [f"condition={cond}", f"body={body}"]
+    if op == "select-and-scatter":
+        return [f"select={names[0]}", f"scatter={names[-1]}"]
+    if op == "conditional":
+        ops = module.operands(instr)
+        if ops and ops[0] is not None and ops[0].shape.element_type == 1 and len(names) == 2:
+            return [f"true_computation={names[0]}", f"false_computation={names[1]}"]
+        return ["branch_computations={" + ", ".join(names) + "}"]
+    if op in _TO_APPLY:
+        return [f"to_apply={names[0]}"]
+    if op == "custom-call":
+        return ["called_computations={" + ", ".join(names) + "}"]
+    if op in _ASYNC:
+        return [f"calls={names[0]}"]
+    return ["calls=" + ", ".join(names)]
+
+
+def expression(module: HloModule, instr) -> str:
+    """The instruction as XLA prints it for the profiler (``hlo_op_expression``)."""
+    op = instr.opcode
+    if op == "constant":
+        operands = _constant_operands(instr)
+    elif op == "parameter":
+        operands = str(instr.parameter_number)
+    else:
+        parts = []
+        for o in module.operands(instr):
+            parts.append("null " if o is None else f"{shape_text(o.shape)} %{o.name}")
+        operands = _annotated(parts)
+    text = f"%{instr.name} = {shape_text(instr.shape)} {op}({operands})"
+    extra = _specific_attributes(module, instr) + _called_attributes(module, instr)
+    attrs = instr.frontend_attributes.map if instr.HasField("frontend_attributes") else {}
+    if len(attrs):
+        extra.append("frontend_attributes={" + ",".join(
+            f'{k}="{attrs[k]}"' for k in sorted(attrs)) + "}")
+    if len(instr.control_predecessor_ids):
+        preds = [module.by_id.get(i) for i in instr.control_predecessor_ids]
+        extra.append("control-predecessors={" + ", ".join(
+            f"%{p.name}" for p in preds if p is not None) + "}")
+    if extra:
+        text += ", " + ", ".join(extra)
+    return text
