@@ -10,6 +10,7 @@ from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .capture import context
+from .capture.backends import BACKENDS
 from .capture.loop import DEFAULT_STEPS, DEFAULT_WARMUP
 from .capture.options import TracerOptions, check_steps
 from .capture.session import LocalSession, new_logdir
@@ -20,7 +21,7 @@ __all__ = ["TfprofMagics"]
 _STEP_API = re.compile(r"\.fit\s*\(|\.iterate\s*\(|\.step\s*\(|\bcapture\s*\(|\bCapture\s*\(")
 _VALUE_OPTIONS = {"--steps", "--warmup", "--logdir", "--host-tracer-level",
                   "--python-tracer-level", "--device-tracer-level", "--delay-ms", "--out",
-                  "--remote", "--duration-ms"}
+                  "--remote", "--duration-ms", "--backend"}
 
 
 def split_line(line: str) -> tuple[str, str]:
@@ -79,16 +80,22 @@ class TfprofMagics(Magics):
                                    "while the cell runs")
     @magic_arguments.argument("--duration-ms", type=int, default=2000,
                               help="trace duration for --remote (default %(default)s)")
+    @magic_arguments.argument("--backend", default="auto", choices=BACKENDS,
+                              help="profiler: jax, tensorflow or auto (default: JAX when the "
+                                   "cell uses JAX and not TensorFlow, or JAX has run in this "
+                                   "process)")
     @line_cell_magic
     def tfprof(self, line: str, cell: str | None = None):
-        """Profile a training cell with the TensorFlow profiler and show the result.
+        """Profile a training cell with the TensorFlow or JAX profiler and show the result.
 
         %%tfprof --steps 10 --warmup 3
         model.fit(ds, epochs=1)
 
         A Keras ``fit`` in the cell gets a profiler callback for the step window, and
         ``tp.Capture`` step loops use the window as their defaults; a cell with neither is
-        profiled whole.  The Profile is stored in ``--out`` (default ``_tfprof``), also when
+        profiled whole (steps are then inferred from the repeated tf.function or jitted call).
+        ``--backend auto`` profiles JAX code with ``jax.profiler`` (without importing
+        TensorFlow) and everything else with TensorFlow's profiler.  The Profile is stored in ``--out`` (default ``_tfprof``), also when
         the cell raises (then it holds the partial profile).  ``%tfprof [options] statement``
         profiles one statement.
         """
@@ -110,7 +117,8 @@ class TfprofMagics(Magics):
         ctx = context.CellContext(steps, warmup, args.logdir or new_logdir(),
                                   {k: getattr(tracer, k) for k in
                                    ("host_tracer_level", "python_tracer_level",
-                                    "device_tracer_level", "delay_ms")})
+                                    "device_tracer_level", "delay_ms")},
+                                  backend=args.backend, source=code)
         if args.remote:
             profile = self._run_remote(args, tracer, ctx, source)
         elif args.whole_cell or not _STEP_API.search(code):
@@ -129,7 +137,8 @@ class TfprofMagics(Magics):
             exec(compile(source, "<tfprof cell>", "exec"), self.shell.user_ns)
 
     def _run_whole(self, tracer, ctx, source):
-        session = LocalSession(ctx.logdir, tracer, owner="%%tfprof").start()
+        session = LocalSession(ctx.logdir, tracer, owner="%%tfprof", backend=ctx.backend,
+                               source=ctx.source).start()
         try:
             with context.cell_context(ctx):
                 self._exec(source)

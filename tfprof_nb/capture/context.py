@@ -14,6 +14,8 @@ class CellContext:
     logdir: str
     tracer: dict
     progress: bool = True
+    backend: str = "auto"  # "auto", "jax" or "tensorflow"
+    source: str | None = None  # the cell's code (helps "auto" decide)
     runs: list = field(default_factory=list)  # run directories captured in the cell
     profiles: list = field(default_factory=list)
 

@@ -20,20 +20,23 @@ class KerasProfiler(WindowResults, keras.callbacks.Callback):
     TensorBoard finds no steps in its profiles).  The batch's input is fetched inside
     ``train_function``, so it falls inside the marker.  If a batch raises, the profiler is
     stopped, the partial profile saved and attached to the exception; the exception propagates.
-    Does not need the tensorboard package.
+    Does not need the tensorboard package.  ``backend="auto"`` follows Keras' backend (JAX's
+    profiler for ``KERAS_BACKEND=jax``, TensorFlow's for ``tensorflow``).
     """
 
     def __init__(self, steps: int | None = None, warmup: int | None = None,
                  logdir: str | None = None, *, host_tracer_level: int | None = None,
                  python_tracer_level: int | None = None,
                  device_tracer_level: int | None = None, delay_ms: int | None = None,
-                 progress: bool | None = None):
+                 progress: bool | None = None, backend: str | None = None):
         super().__init__()
+        if backend in (None, "auto") and keras.backend.backend() in ("jax", "tensorflow"):
+            backend = keras.backend.backend()
         self._window = make_window(
             steps, warmup, logdir,
             {"host_tracer_level": host_tracer_level, "python_tracer_level": python_tracer_level,
              "device_tracer_level": device_tracer_level, "delay_ms": delay_ms},
-            "train", progress, owner="tp.KerasProfiler")
+            "train", progress, owner="tp.KerasProfiler", backend=backend)
         self._wrapped = None
 
     # ---- fit hooks ----------------------------------------------------------------------

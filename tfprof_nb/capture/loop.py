@@ -6,6 +6,7 @@ import warnings
 
 from ..errors import CaptureWarning
 from . import context
+from .backends import check_backend
 from .options import TracerOptions, check_steps
 from .progress import StepProgress
 from .session import LocalSession
@@ -19,15 +20,17 @@ DEFAULT_WARMUP = 3
 
 class StepWindow:
     """Counts steps, starts the profiler after the warm-up, marks each profiled step with a
-    ``Trace(step_name, step_num=n, _r=1)`` and stops after the last one.  Shared by the loop
-    API and the Keras callback."""
+    step marker (``step_name``, ``step_num=n``, ``_r=1``: TensorFlow's ``Trace`` or JAX's
+    ``StepTraceAnnotation``) and stops after the last one.  Shared by the loop API and the
+    Keras callback."""
 
     def __init__(self, steps, warmup, logdir, tracer: TracerOptions, step_name: str,
-                 progress: bool, owner: str):
+                 progress: bool, owner: str, backend: str = "auto", fn=None,
+                 source: str | None = None):
         self.steps, self.warmup = check_steps(steps, warmup)
         self.tracer = tracer
         self.step_name = step_name
-        self.session = LocalSession(logdir, tracer, owner)
+        self.session = LocalSession(logdir, tracer, owner, backend, fn, source)
         self.progress = StepProgress(self.steps, self.warmup, enabled=progress)
         self.done = 0  # steps begun and ended
         self.profiled = 0
@@ -49,9 +52,7 @@ class StepWindow:
         if n == self.warmup and not self.session.running and not self._finished:
             self.session.start()
         if self.session.running and self.warmup <= n < self.total:
-            import tensorflow as tf
-
-            self._trace = tf.profiler.experimental.Trace(self.step_name, step_num=n, _r=1)
+            self._trace = self.session.step_marker(self.step_name, n)
             self._trace.__enter__()
         self.progress.update(n)
 
@@ -108,17 +109,21 @@ class StepWindow:
 
 
 def make_window(steps, warmup, logdir, tracer_levels: dict, step_name: str, progress,
-                owner: str) -> StepWindow:
+                owner: str, backend: str | None = None, fn=None) -> StepWindow:
     """A StepWindow from user options; unset ones come from a running ``%%tfprof`` cell, then
-    from the defaults."""
+    from the defaults (``backend``: ``"auto"``)."""
     ctx = context.current()
     tracer = dict(ctx.tracer) if ctx else {}
     tracer.update({k: v for k, v in tracer_levels.items() if v is not None})
+    if backend is not None:
+        check_backend(backend)
     return StepWindow(
         steps if steps is not None else (ctx.steps if ctx else DEFAULT_STEPS),
         warmup if warmup is not None else (ctx.warmup if ctx else DEFAULT_WARMUP),
         logdir or (ctx.logdir if ctx else None), TracerOptions(**tracer), step_name,
-        progress if progress is not None else (ctx.progress if ctx else True), owner)
+        progress if progress is not None else (ctx.progress if ctx else True), owner,
+        backend if backend is not None else (ctx.backend if ctx else "auto"), fn,
+        ctx.source if ctx else None)
 
 
 class WindowResults:
@@ -152,6 +157,11 @@ class WindowResults:
     def steps_profiled(self) -> int:
         return self._window.profiled
 
+    @property
+    def backend(self) -> str | None:
+        """The profiler used, ``"jax"`` or ``"tensorflow"`` (None until it started)."""
+        return self._window.session.backend
+
 
 def _attach(exc: BaseException, profile, run_dir, profiled: int) -> None:
     try:
@@ -177,18 +187,25 @@ class Capture(WindowResults):
     If the loop raises, the profiler is stopped, the partial profile saved and attached to the
     exception (``exc.tfprof_profile``) and to ``cap.profile``; the exception propagates
     unchanged.  Inside a ``%%tfprof`` cell, unset options come from the magic.
+
+    ``backend``: ``"tensorflow"``, ``"jax"`` or ``"auto"`` (default): JAX when JAX has run
+    computations in this process or is imported without TensorFlow, else TensorFlow (decided
+    when profiling starts, after the warm-up; see :mod:`tfprof_nb.capture.backends`).  A JAX
+    capture uses ``jax.profiler`` and marks steps with ``StepTraceAnnotation``; it never
+    imports TensorFlow.
     """
 
     def __init__(self, steps: int | None = None, warmup: int | None = None,
                  logdir: str | None = None, *, host_tracer_level: int | None = None,
                  python_tracer_level: int | None = None,
                  device_tracer_level: int | None = None, delay_ms: int | None = None,
-                 step_name: str = "train", progress: bool | None = None):
+                 step_name: str = "train", progress: bool | None = None,
+                 backend: str | None = None, _fn=None):
         self._window = make_window(
             steps, warmup, logdir,
             {"host_tracer_level": host_tracer_level, "python_tracer_level": python_tracer_level,
              "device_tracer_level": device_tracer_level, "delay_ms": delay_ms},
-            step_name, progress, owner="tp.Capture")
+            step_name, progress, owner="tp.Capture", backend=backend, fn=_fn)
         self._in_with = False
 
     # ---- driving --------------------------------------------------------------------------
@@ -256,10 +273,11 @@ class _Step:
 
 def capture(fn, data, steps: int | None = None, warmup: int | None = None, **options):
     """Call ``fn(batch)`` for each batch of ``data`` through a :class:`Capture`; return the
-    Profile.  ``options`` are those of :class:`Capture`."""
+    Profile.  ``options`` are those of :class:`Capture`; with ``backend="auto"`` a jitted JAX
+    ``fn`` is profiled with JAX."""
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {type(fn).__name__}")
-    with Capture(steps, warmup, **options) as cap:
+    with Capture(steps, warmup, _fn=fn, **options) as cap:
         for batch in cap.iterate(data):
             fn(batch)
     return cap.profile

@@ -1,9 +1,10 @@
 """One local profiler session: start, stop-and-save, and where the files went.
 
-TensorFlow allows one profiler session per process.  A session started here is remembered so a
-later capture can tell "another tool's session is running" (left alone, CaptureError) from "our
-own session was abandoned" (e.g. a Keras fit that raised outside a tfprof_nb context; it is
-stopped and saved with a warning).
+The session drives TensorFlow's or JAX's profiler (see :mod:`.backends`; ``"auto"`` is
+decided when the session starts, after the warm-up).  Each allows one session per process.  A
+session started here is remembered so a later capture can tell "another tool's session is
+running" (left alone, CaptureError) from "our own session was abandoned" (e.g. a Keras fit that
+raised outside a tfprof_nb context; it is stopped and saved with a warning).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import CaptureError, CaptureWarning
+from .backends import check_backend, choose_backend, get_backend
 from .options import TracerOptions
 
 __all__ = ["LocalSession", "new_logdir", "run_dirs", "wait_for_a_free_run_name"]
@@ -36,10 +38,10 @@ def run_dirs(logdir) -> set[Path]:
 def wait_for_a_free_run_name(logdir) -> None:
     """Return once no run directory under ``logdir`` is named for the current second.
 
-    TensorFlow names a run directory by the second it saves in (``YYYY_MM_DD_HH_MM_SS``) and
-    writes into an existing one of that name, replacing the earlier profile's file: two
-    captures into one logdir within a second would leave one profile.  Both the local and the
-    UTC name are checked.
+    TensorFlow and JAX name a run directory by the second they save in
+    (``YYYY_MM_DD_HH_MM_SS``) and write into an existing one of that name, replacing the
+    earlier profile's file: two captures into one logdir within a second would leave one
+    profile.  Both the local and the UTC name are checked.
     """
     names = {p.name for p in run_dirs(logdir)}
     while names & {time.strftime("%Y_%m_%d_%H_%M_%S", t(time.time()))
@@ -48,19 +50,29 @@ def wait_for_a_free_run_name(logdir) -> None:
 
 
 class LocalSession:
-    """A started TensorFlow profiler session writing under ``logdir``."""
+    """A profiler session writing under ``logdir``, with TensorFlow's or JAX's profiler.
 
-    def __init__(self, logdir: str | None, options: TracerOptions, owner: str):
+    ``backend``: ``"auto"``, ``"jax"`` or ``"tensorflow"``; ``fn`` (the step function) and
+    ``source`` (a cell's code) help ``"auto"`` decide.  :attr:`backend` is the one used, once
+    started.
+    """
+
+    def __init__(self, logdir: str | None, options: TracerOptions, owner: str,
+                 backend: str = "auto", fn=None, source: str | None = None):
         self.logdir = os.path.abspath(logdir or new_logdir())
         self.options = options
         self.owner = owner
+        self.requested = check_backend(backend)
+        self.backend: str | None = None
+        self._fn, self._source = fn, source
+        self._profiler = None
         self.run_dir: Path | None = None
         self.running = False
 
     def start(self) -> "LocalSession":
         global _active
-        import tensorflow as tf
-
+        self.backend = choose_backend(self.requested, self._fn, self._source)
+        profiler = get_backend(self.backend)
         if _active is not None and _active.running:
             warnings.warn(f"stopping an abandoned tfprof_nb session ({_active.owner}); its "
                           f"partial profile is saved under {_active.logdir}", CaptureWarning,
@@ -68,23 +80,19 @@ class LocalSession:
             _active.stop()
         os.makedirs(self.logdir, exist_ok=True)
         self._before = run_dirs(self.logdir)
-        try:
-            tf.profiler.experimental.start(self.logdir, options=self.options.to_tf())
-        except tf.errors.AlreadyExistsError:
-            raise CaptureError(
-                "a TensorFlow profiler session is already running in this process (started "
-                "by tf.profiler, TensorBoard's callback or a profiler server request); "
-                "TensorFlow allows one at a time. It was left running: stop it with "
-                "tf.profiler.experimental.stop() and try again.") from None
+        profiler.start(self.logdir, self.options)
+        self._profiler = profiler
         self.running = True
         _active = self
         return self
 
+    def step_marker(self, name: str, step_num: int):
+        """A context manager marking step ``step_num`` (``_r=1``) for the running profiler."""
+        return self._profiler.step_marker(name, step_num)
+
     def stop(self) -> Path:
         """Stop and save; return the run directory holding the ``.xplane.pb`` file(s)."""
         global _active
-        import tensorflow as tf
-
         if not self.running:
             if self.run_dir is None:
                 raise CaptureError("the profiler session was never started")
@@ -93,7 +101,7 @@ class LocalSession:
         if _active is self:
             _active = None
         wait_for_a_free_run_name(self.logdir)
-        tf.profiler.experimental.stop()
+        self._profiler.stop()
         new = run_dirs(self.logdir) - self._before
         if not new:
             raise CaptureError(f"the profiler saved nothing under {self.logdir}")

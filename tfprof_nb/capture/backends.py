@@ -1,0 +1,141 @@
+"""The profilers a local capture drives: TensorFlow's and JAX's.
+
+Both write the same XSpace files (``logdir/plugins/profile/<run>/<host>.xplane.pb``) and both
+mark a step the same way (a trace event with ``_r=1`` and ``step_num``), so everything after
+the capture is shared.  Each backend imports its framework only when a capture starts; a JAX
+capture never imports TensorFlow.
+
+``backend="auto"`` (the default) chooses JAX when the step function is a jitted JAX function,
+when JAX has already run computations in this process (its backend is initialised) or when
+JAX is imported and TensorFlow is not; a ``%%tfprof`` cell also counts as JAX when its code
+uses ``jax`` and not ``tensorflow``/``tf.``.  Everything else is profiled with TensorFlow.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+import warnings
+
+from ..errors import CaptureError, CaptureWarning
+from .options import TracerOptions
+
+__all__ = ["BACKENDS", "check_backend", "choose_backend", "is_jax_function", "get_backend"]
+
+BACKENDS = ("auto", "jax", "tensorflow")
+_JAX_CODE = re.compile(r"\bjax\b|\bjnp\.")
+_TF_CODE = re.compile(r"\btensorflow\b|\btf\.")
+
+
+def check_backend(name) -> str:
+    """Validate a backend name (``"auto"``, ``"jax"`` or ``"tensorflow"``)."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, "
+                         f"got {name!r}")
+    return name
+
+
+def is_jax_function(fn) -> bool:
+    """Whether ``fn`` is a jitted (or pmapped) JAX function; never imports JAX."""
+    kind = type(fn)
+    return kind.__module__.split(".")[0] == "jaxlib" and kind.__name__ in (
+        "PjitFunction", "PmapFunction")
+
+
+def _jax_has_run() -> bool:
+    """Whether JAX has initialised a backend in this process (it ran something)."""
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    check = getattr(bridge, "backends_are_initialized", None)
+    return bool(check()) if callable(check) else False
+
+
+def choose_backend(name: str = "auto", fn=None, source: str | None = None) -> str:
+    """``"jax"`` or ``"tensorflow"`` for a capture asked for with backend ``name`` (see the
+    module's docstring for what ``"auto"`` looks at)."""
+    if check_backend(name) != "auto":
+        return name
+    if fn is not None and is_jax_function(fn):
+        return "jax"
+    if _jax_has_run():
+        return "jax"
+    jax = "jax" in sys.modules or bool(source and _JAX_CODE.search(source))
+    tf = "tensorflow" in sys.modules or bool(source and _TF_CODE.search(source))
+    return "jax" if jax and not tf else "tensorflow"
+
+
+class TensorFlowProfiler:
+    """``tf.profiler.experimental``: start, stop, step markers."""
+
+    name = "tensorflow"
+
+    def start(self, logdir: str, options: TracerOptions) -> None:
+        import tensorflow as tf
+
+        try:
+            tf.profiler.experimental.start(logdir, options=options.to_tf())
+        except tf.errors.AlreadyExistsError:
+            raise CaptureError(
+                "a TensorFlow profiler session is already running in this process (started "
+                "by tf.profiler, TensorBoard's callback or a profiler server request); "
+                "TensorFlow allows one at a time. It was left running: stop it with "
+                "tf.profiler.experimental.stop() and try again.") from None
+
+    def stop(self) -> None:
+        import tensorflow as tf
+
+        tf.profiler.experimental.stop()
+
+    def step_marker(self, name: str, step_num: int):
+        import tensorflow as tf
+
+        return tf.profiler.experimental.Trace(name, step_num=step_num, _r=1)
+
+
+class JaxProfiler:
+    """``jax.profiler``: ``start_trace``/``stop_trace`` and ``StepTraceAnnotation``."""
+
+    name = "jax"
+
+    def start(self, logdir: str, options: TracerOptions) -> None:
+        import jax
+
+        if options.device_tracer_level == 0:
+            warnings.warn("JAX's profiler has no device tracer switch: devices are traced "
+                          "(device_tracer_level=0 is ignored)", CaptureWarning, stacklevel=5)
+        jax_options = jax.profiler.ProfileOptions()
+        jax_options.host_tracer_level = options.host_tracer_level
+        jax_options.python_tracer_level = options.python_tracer_level
+        if options.delay_ms:  # the session waits until then before it starts tracing
+            jax_options.start_timestamp_ns = time.time_ns() + options.delay_ms * 1_000_000
+        try:
+            jax.profiler.start_trace(logdir, profiler_options=jax_options)
+        except RuntimeError as err:
+            if "already" not in str(err):
+                raise
+            raise CaptureError(
+                "a JAX profiler trace is already running in this process (started by "
+                "jax.profiler.start_trace, jax.profiler.trace or a profiler server request); "
+                "JAX allows one at a time. It was left running: stop it with "
+                "jax.profiler.stop_trace() and try again.") from None
+
+    def stop(self) -> None:
+        import jax
+
+        jax.profiler.stop_trace()
+
+    def step_marker(self, name: str, step_num: int):
+        import jax
+
+        return jax.profiler.StepTraceAnnotation(name, step_num=step_num)
+
+
+_PROFILERS = {"tensorflow": TensorFlowProfiler, "jax": JaxProfiler}
+
+
+def get_backend(name: str):
+    """The profiler of a chosen backend (``"jax"`` or ``"tensorflow"``)."""
+    try:
+        return _PROFILERS[name]()
+    except KeyError:
+        raise ValueError(f"no profiler backend {name!r}; known: {sorted(_PROFILERS)}") from None
