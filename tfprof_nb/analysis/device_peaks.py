@@ -1,0 +1,125 @@
+"""Peak FLOP rate and memory bandwidth of the devices in a profile (for rooflines).
+
+GPU planes carry their capabilities as plane stats: ``clock_rate`` (kHz), ``core_count``
+(SMs), ``memory_bandwidth`` (bytes/s), ``compute_cap_major``/``minor`` and optionally
+``peak_teraflops_per_second``.  The peak FLOP rate is the plane's own figure when it has one,
+else SMs x clock x the densest per-SM-per-cycle rate of the architecture (fp32/fp16 on CUDA
+cores or Tensor Cores, dense math, the same choice XProf makes); shared memory / L1 bandwidth
+is 32 banks x 8 bytes per cycle per SM.  TPU planes give ``peak_teraflops_per_second`` and
+``peak_hbm_bw_gigabytes_per_second``.  CPUs and unknown devices have no peaks: pass them with
+``Profile.set_device_peaks`` or per call (``Profile.roofline_for``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DevicePeaks", "peaks_from_plane_stats", "combine_peaks"]
+
+# FLOPs per SM per cycle, dense: max over fp32/fp16 on CUDA cores and Tensor Cores, by
+# compute capability (major * 1000 + minor * 10); an unlisted one takes the nearest lower.
+_FLOPS_PER_SM_CYCLE = {10000: 8192, 9000: 4096, 8090: 1024, 8060: 1024, 8000: 2048,
+                       7050: 1024, 7000: 1024, 6010: 256, 6000: 256, 5000: 256, 3000: 384,
+                       2000: 64}
+
+
+@dataclass(frozen=True)
+class DevicePeaks:
+    """Peaks of one kind of device: FLOP/s, memory (HBM/DRAM) bytes/s, on-chip shared memory
+    bytes/s (0 when unknown), a name and where the numbers came from."""
+
+    peak_flops_per_s: float = 0.0
+    memory_bw_bytes_per_s: float = 0.0
+    shared_memory_bw_bytes_per_s: float = 0.0
+    device: str = ""
+    source: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.peak_flops_per_s > 0 and self.memory_bw_bytes_per_s > 0
+
+    @property
+    def ridge_point_flops_per_byte(self) -> float:
+        """Arithmetic intensity where the roofline turns from memory- to compute-bound."""
+        return self.peak_flops_per_s / self.memory_bw_bytes_per_s \
+            if self.memory_bw_bytes_per_s else 0.0
+
+
+def _num(stats: dict, name: str) -> float:
+    value = stats.get(name)
+    return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
+
+
+def _nvidia_name(major: int) -> str:
+    names = {10: "Blackwell", 9: "Hopper", 8: "Ampere", 7: "Volta/Turing", 6: "Pascal",
+             5: "Maxwell", 3: "Kepler", 2: "Fermi"}
+    return f"Nvidia GPU ({names.get(major, 'unknown')})"
+
+
+def peaks_from_plane_stats(plane: str, stats: dict) -> tuple[DevicePeaks, str | None]:
+    """(peaks, reason when they are unknown) of one device plane from its stats."""
+    if plane.startswith("/device:TPU"):
+        flops = _num(stats, "peak_teraflops_per_second") * 1e12
+        hbm = _num(stats, "peak_hbm_bw_gigabytes_per_second") * 1e9
+        peaks = DevicePeaks(flops, hbm, 0.0, str(stats.get("device_type_string", "TPU")),
+                            "plane stats")
+        return peaks, None if peaks.known else \
+            f"{plane}: no peak_teraflops_per_second / peak_hbm_bw_gigabytes_per_second stats"
+    if not plane.startswith("/device:GPU"):
+        return DevicePeaks(device=plane), f"{plane}: no peak numbers for this device"
+    clock_ghz = _num(stats, "clock_rate") / 1e6  # kHz
+    cores = _num(stats, "core_count")
+    hbm = _num(stats, "memory_bandwidth")
+    major = int(_num(stats, "compute_cap_major"))
+    minor = int(_num(stats, "compute_cap_minor"))
+    vendor = str(stats.get("device_vendor", "Nvidia"))
+    flops = _num(stats, "peak_teraflops_per_second") * 1e12
+    if flops <= 0 and vendor.lower().startswith("nvidia") and major:
+        key = major * 1000 + minor * 10
+        lower = [k for k in _FLOPS_PER_SM_CYCLE if k <= key]
+        if lower:
+            flops = cores * _FLOPS_PER_SM_CYCLE[max(lower)] * clock_ghz * 1e9
+    shm = _num(stats, "peak_sram_rd_bw_gigabytes_per_second") * 1e9 or \
+        cores * (64 if 0 < major <= 2 else 256) * clock_ghz * 1e9
+    name = str(stats.get("gpu_device_name", "")) or (_nvidia_name(major) if major else "GPU")
+    peaks = DevicePeaks(flops, hbm, shm, name, "plane stats")
+    if peaks.known:
+        return peaks, None
+    missing = [s for s, v in (("clock_rate", clock_ghz), ("core_count", cores),
+                              ("compute_cap_major", major), ("memory_bandwidth", hbm)) if not v]
+    return peaks, (f"{plane}: peak FLOP rate and memory bandwidth unknown (missing plane "
+                   f"stats: {', '.join(missing) or 'vendor ' + vendor})")
+
+
+def combine_peaks(found: list[DevicePeaks]) -> DevicePeaks:
+    """The peaks of the first device that has them (XProf also takes the first device);
+    empty peaks when none has."""
+    for p in found:
+        if p.known:
+            return p
+    return found[0] if found else DevicePeaks()
+
+
+def bound_by(normalized_flops, bytes_accessed, time_ps, peaks: DevicePeaks,
+             memory_label: str = "HBM"):
+    """Vectorised roofline verdicts: (FLOP/s, bytes/s, compute utilisation, memory
+    utilisation, bound-by label) from normalized FLOPs, bytes and time (ps).  The resource
+    with the highest utilisation bounds the op ("Compute", ``memory_label`` or "Shm/L1" when
+    only the shared-memory peak is known); "Unknown" when no utilisation is positive."""
+    import numpy as np
+
+    t = np.asarray(time_ps, dtype=float) / 1e12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(t > 0, np.asarray(normalized_flops, dtype=float) / t, 0.0)
+        bw = np.where(t > 0, np.asarray(bytes_accessed, dtype=float) / t, 0.0)
+    rate, bw = np.nan_to_num(rate), np.nan_to_num(bw)
+    compute = rate / peaks.peak_flops_per_s if peaks.peak_flops_per_s > 0 else rate * 0
+    memory = bw / peaks.memory_bw_bytes_per_s if peaks.memory_bw_bytes_per_s > 0 else bw * 0
+    shm = bw / peaks.shared_memory_bw_bytes_per_s \
+        if peaks.shared_memory_bw_bytes_per_s > 0 else bw * 0
+    label = np.full(len(t), "Unknown", dtype=object)
+    best = np.zeros(len(t))
+    for util, name in ((compute, "Compute"), (memory, memory_label), (shm, "Shm/L1")):
+        win = util > best
+        label[win], best[win] = name, util[win]
+    return rate, bw, compute, memory, label

@@ -1,0 +1,235 @@
+"""HLO stats: one row per HLO op of the XLA programs a profile ran (XProf's ``hlo_stats``).
+
+The hosts' partials (:func:`.xla_ops.host_xla_ops`) are summed per (device type, program, op)
+(XProf sums devices too).  Times and occurrences are those of the events; percentages are of
+the devices' total time (each GPU's span, idle included, and the XLA:CPU thunks' span).  FLOPs
+and bytes are per execution from our cost model (:mod:`.hlo_cost`) times occurrences, or the
+events' own ``flops``/``bytes_accessed`` stats where the model has nothing.  GPU kernels of
+TensorFlow ops outside XLA are listed too (program 0, named ``op/kernel``), as XProf does.
+
+Every table carries ``attrs["reasons"]``: a list of sentences saying what is missing and why
+(no HLO protos, a proto that does not parse, unknown device peaks, ...); rows whose op could
+not be matched with an HLO proto have ``resolved`` False and empty instruction columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .device_peaks import DevicePeaks, bound_by, combine_peaks
+from .tf_ops import parse_tf_op
+from .xla_ops import OP_COLUMNS
+
+__all__ = ["HLO_STATS_COLUMNS", "XlaData", "combine_xla", "hlo_stats_table",
+           "framework_metrics", "op_totals"]
+
+HLO_STATS_COLUMNS = [
+    "rank", "device_type", "program_id", "module", "category", "hlo_op_name",
+    "hlo_op_expression", "framework_op_name", "occurrences", "total_time_us", "avg_time_us",
+    "total_self_time_us", "avg_self_time_us", "self_time_pct", "cumulative_self_time_pct",
+    "flops", "normalized_flops", "memory_accessed_bytes", "model_flop_rate_flops_per_s",
+    "normalized_flop_rate_flops_per_s", "memory_bw_bytes_per_s",
+    "arithmetic_intensity_flops_per_byte", "bound_by", "source", "source_stack",
+    "deduplicated_name", "resolved"]
+
+
+@dataclass
+class XlaData:
+    """The XLA partials of all hosts combined: ``ops`` (OP_COLUMNS, summed over hosts),
+    ``tf_kernels``, ``totals`` (per device plane), ``peaks`` (first device with known
+    peaks), ``programs`` and ``reasons``."""
+
+    ops: pd.DataFrame
+    tf_kernels: pd.DataFrame
+    totals: pd.DataFrame
+    peaks: DevicePeaks
+    programs: dict = field(default_factory=dict)
+    reasons: list = field(default_factory=list)
+
+    @property
+    def total_ps(self) -> int:
+        """The devices' total time: per plane the larger of its span and its op time."""
+        if self.totals.empty:
+            return 0
+        return int(np.maximum(self.totals.span_ps, self.totals.op_ps).sum())
+
+
+def combine_xla(parts: list[dict]) -> XlaData:
+    """Combine the hosts' XLA partials."""
+    ops = [p["ops"] for p in parts if len(p["ops"])]
+    if ops:
+        merged = pd.concat(ops, ignore_index=True)
+        keys = ["device_type", "program_id", "hlo_op"]
+        info = [c for c in OP_COLUMNS if c not in keys + ["occurrences", "time_ps",
+                                                          "self_ps", "event_flops",
+                                                          "event_bytes"]]
+        agg = {"occurrences": ("occurrences", "sum"), "time_ps": ("time_ps", "sum"),
+               "self_ps": ("self_ps", "sum"), "event_flops": ("event_flops", "last"),
+               "event_bytes": ("event_bytes", "last")}
+        agg.update({c: (c, "first") for c in info})
+        merged = merged.groupby(keys, sort=False, dropna=False).agg(**agg).reset_index()
+        merged = merged[OP_COLUMNS]
+    else:
+        merged = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
+    tf = [p["tf_kernels"] for p in parts if len(p["tf_kernels"])]
+    tf_kernels = pd.concat(tf, ignore_index=True).groupby(
+        ["hlo_op", "category", "provenance"], sort=False).agg(
+        occurrences=("occurrences", "sum"), time_ps=("time_ps", "sum")).reset_index() \
+        if tf else parts[0]["tf_kernels"] if parts else pd.DataFrame(
+            columns=["hlo_op", "category", "provenance", "occurrences", "time_ps"])
+    totals = pd.concat([p["totals"] for p in parts], ignore_index=True) if parts else \
+        pd.DataFrame(columns=["device_type", "plane", "span_ps", "op_ps"])
+    found = [pk for p in parts for _, pk, _ in p["peaks"]]
+    reasons: list = []
+    for p in parts:
+        for r in p["reasons"]:
+            if r not in reasons:
+                reasons.append(r)
+    programs: dict = {}
+    for p in parts:
+        for k, v in p["programs"].items():
+            programs.setdefault(k, v)
+    xla = XlaData(merged, tf_kernels, totals, combine_peaks(found), programs, reasons)
+    xla.peak_reasons = [why for p in parts for _, _, why in p["peaks"] if why]
+    return xla
+
+
+def _cost_columns(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Total model FLOPs, normalized FLOPs and bytes of each op (NaN where unknown)."""
+    occ = ops.occurrences.to_numpy(dtype=float)
+    model = ops.flops.to_numpy(dtype=float)
+    norm = ops.normalized_flops.to_numpy(dtype=float)
+    nbytes = ops.bytes_accessed.to_numpy(dtype=float)
+    ev_f = ops.event_flops.to_numpy(dtype=float)
+    ev_b = ops.event_bytes.to_numpy(dtype=float)
+    use_ev = ~(model > 0) & (ev_f > 0)
+    model = np.where(use_ev, ev_f, model)
+    norm = np.where(~(norm > 0) & (ev_f > 0), ev_f, norm)
+    nbytes = np.where(~(nbytes > 0) & (ev_b > 0), ev_b, nbytes)
+    return model * occ, norm * occ, nbytes * occ
+
+
+def _peak_reasons(xla: XlaData, peaks: DevicePeaks) -> list[str]:
+    if peaks.known or xla.ops.empty:
+        return []
+    why = getattr(xla, "peak_reasons", []) or [
+        "no device peak FLOP rate and memory bandwidth in the profile (CPU or unknown device)"]
+    return why + ["bound-by and utilisation need peaks: pass them with "
+                  "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...)"]
+
+
+def hlo_stats_table(xla: XlaData, peaks: DevicePeaks | None = None) -> pd.DataFrame:
+    """The HLO stats table (HLO_STATS_COLUMNS), sorted by self time; ``attrs["reasons"]``."""
+    peaks = peaks if peaks is not None else xla.peaks
+    ops = xla.ops
+    tf = xla.tf_kernels
+    flops, norm, nbytes = _cost_columns(ops) if len(ops) else (np.zeros(0),) * 3
+    source = np.where(ops.source_file.fillna("").astype(str) != "",
+                      ops.source_file.fillna("").astype(str) + ":"
+                      + ops.source_line.fillna(-1).astype(int).astype(str), "") \
+        if len(ops) else np.zeros(0, object)
+    frame = pd.DataFrame({
+        "device_type": ops.device_type.to_numpy(dtype=object),
+        "program_id": ops.program_id.to_numpy(dtype=np.int64),
+        "module": ops.module.fillna("").to_numpy(dtype=object),
+        "category": ops.category.fillna("").to_numpy(dtype=object),
+        "hlo_op_name": ops.hlo_op.to_numpy(dtype=object),
+        "hlo_op_expression": ops.expression.fillna("").to_numpy(dtype=object),
+        "framework_op_name": ops.provenance.fillna("").to_numpy(dtype=object),
+        "occurrences": ops.occurrences.to_numpy(dtype=np.int64),
+        "time_ps": ops.time_ps.to_numpy(dtype=np.int64),
+        "self_ps": ops.self_ps.to_numpy(dtype=np.int64),
+        "flops": flops, "normalized_flops": norm, "memory_accessed_bytes": nbytes,
+        "source": source, "source_stack": ops.source_stack.fillna("").to_numpy(dtype=object),
+        "deduplicated_name": ops.deduplicated_name.fillna("").to_numpy(dtype=object),
+        "resolved": ops.resolved.fillna(False).to_numpy(dtype=bool)})
+    if len(tf):
+        frame = pd.concat([frame, pd.DataFrame({
+            "device_type": "GPU", "program_id": 0, "module": "",
+            "category": tf.category.to_numpy(dtype=object),
+            "hlo_op_name": tf.hlo_op.to_numpy(dtype=object),
+            "hlo_op_expression": tf.hlo_op.to_numpy(dtype=object),
+            "framework_op_name": tf.provenance.to_numpy(dtype=object),
+            "occurrences": tf.occurrences.to_numpy(dtype=np.int64),
+            "time_ps": tf.time_ps.to_numpy(dtype=np.int64),
+            "self_ps": tf.time_ps.to_numpy(dtype=np.int64), "flops": np.nan,
+            "normalized_flops": np.nan, "memory_accessed_bytes": np.nan, "source": "",
+            "source_stack": "", "deduplicated_name": "", "resolved": False})],
+            ignore_index=True)
+    frame = frame.sort_values(["self_ps", "hlo_op_name"], ascending=[False, True],
+                              kind="stable").reset_index(drop=True)
+    total = xla.total_ps
+    occ = frame.occurrences.replace(0, np.nan)
+    pct = frame.self_ps / total * 100 if total else frame.self_ps * 0.0
+    memory_label = np.where(frame.device_type == "CPU", "Memory", "HBM")
+    rate, bw, _, _, label = bound_by(frame.normalized_flops.fillna(0), frame
+                                     .memory_accessed_bytes.fillna(0), frame.time_ps, peaks)
+    label = np.where((label == "HBM") & (memory_label == "Memory"), "Memory", label)
+    t = frame.time_ps.to_numpy(dtype=float) / 1e12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        model_rate = np.where(t > 0, frame.flops / t, np.nan)
+        norm_rate = np.where(t > 0, frame.normalized_flops / t, np.nan)
+        bw = np.where(t > 0, frame.memory_accessed_bytes / t, np.nan)
+        ai = np.where(frame.memory_accessed_bytes > 0,
+                      frame.normalized_flops / frame.memory_accessed_bytes, np.nan)
+    out = pd.DataFrame({
+        "rank": np.arange(1, len(frame) + 1),
+        **{c: frame[c] for c in ("device_type", "program_id", "module", "category",
+                                 "hlo_op_name", "hlo_op_expression", "framework_op_name",
+                                 "occurrences")},
+        "total_time_us": frame.time_ps / 1e6,
+        "avg_time_us": (frame.time_ps / occ / 1e6).fillna(0.0),
+        "total_self_time_us": frame.self_ps / 1e6,
+        "avg_self_time_us": (frame.self_ps / occ / 1e6).fillna(0.0),
+        "self_time_pct": pct, "cumulative_self_time_pct": pct.cumsum(),
+        "flops": frame.flops, "normalized_flops": frame.normalized_flops,
+        "memory_accessed_bytes": frame.memory_accessed_bytes,
+        "model_flop_rate_flops_per_s": model_rate, "normalized_flop_rate_flops_per_s": norm_rate,
+        "memory_bw_bytes_per_s": bw, "arithmetic_intensity_flops_per_byte": ai,
+        "bound_by": label, "source": frame.source, "source_stack": frame.source_stack,
+        "deduplicated_name": frame.deduplicated_name, "resolved": frame.resolved})
+    out = out[HLO_STATS_COLUMNS]
+    out.attrs["reasons"] = list(xla.reasons) + _peak_reasons(xla, peaks)
+    out.attrs["total_time_us"] = total / 1e6
+    out.attrs["peaks"] = peaks
+    return out
+
+
+def op_totals(xla: XlaData, device_type: str) -> tuple[int, int]:
+    """(total time, op time) in ps of one device type's planes."""
+    t = xla.totals[xla.totals.device_type == device_type]
+    return int(t.span_ps.sum()), int(t.op_ps.sum())
+
+
+def framework_metrics(xla: XlaData) -> pd.DataFrame:
+    """Device time of XLA ops rolled up into framework ops, as XProf's framework op stats
+    do: one row per framework op (``op_name`` of the ``op_name:op_type`` provenance; the HLO
+    op itself, type "Unknown", when it has none), occurrences the most of its HLO ops, times
+    summed.  Columns: operation, type, occurrences, time_ps, self_ps, eager."""
+    ops = xla.ops
+    if ops.empty:
+        return pd.DataFrame({"operation": pd.Series(dtype=object),
+                             "type": pd.Series(dtype=object),
+                             "occurrences": pd.Series(dtype=np.int64),
+                             "time_ps": pd.Series(dtype=np.int64),
+                             "self_ps": pd.Series(dtype=np.int64),
+                             "eager": pd.Series(dtype=bool)})
+    prov = ops.provenance.fillna("").to_numpy(dtype=object)
+    uniq, inverse = np.unique(prov.astype(str), return_inverse=True)
+    parsed = [parse_tf_op(p) if p else None for p in uniq]
+    name = np.array([p[1] if p else "" for p in parsed], dtype=object)[inverse]
+    kind = np.array([(p[2] or "Unknown") if p else "Unknown" for p in parsed],
+                    dtype=object)[inverse]
+    name = np.where(name == "", ops.hlo_op.to_numpy(dtype=object), name)
+    frame = pd.DataFrame({"operation": name, "type": kind,
+                          "occurrences": ops.occurrences.to_numpy(dtype=np.int64),
+                          "time_ps": ops.time_ps.to_numpy(dtype=np.int64),
+                          "self_ps": ops.self_ps.to_numpy(dtype=np.int64)})
+    out = frame.groupby("operation", sort=False).agg(
+        type=("type", "first"), occurrences=("occurrences", "max"), time_ps=("time_ps", "sum"),
+        self_ps=("self_ps", "sum")).reset_index()
+    out["eager"] = False
+    return out

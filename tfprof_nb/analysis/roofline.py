@@ -1,0 +1,95 @@
+"""Roofline: each HLO op's arithmetic intensity and achieved FLOP rate against the device's
+roofline (XProf's ``roofline_model``, its "Total" step).
+
+The first row is the whole program (category and operation ``Program``): its time is the
+devices' total time, idle included, and its FLOPs and bytes the sum over ops (``while``,
+``call`` and ``conditional`` left out: their work is in the ops they run).  Then one row per
+HLO op, by self time.  Rates use the ops' time; arithmetic intensity is normalized FLOPs per
+byte accessed.  Against the peaks (``attrs["peaks"]``): ``compute_efficiency_pct`` (FLOP rate
+/ peak), ``memory_bw_utilization_pct`` (bandwidth / peak), ``roofline_efficiency_pct`` (the
+larger of the two; XProf's roofline efficiency), ``attainable_flop_rate_flops_per_s``
+(min(peak FLOP rate, intensity x peak bandwidth)) and ``bound_by`` (the resource nearest its
+limit).  Without peaks these are empty and ``attrs["reasons"]`` says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .device_peaks import DevicePeaks, bound_by
+from .hlo_stats import XlaData, hlo_stats_table
+
+__all__ = ["roofline_table", "ROOFLINE_COLUMNS"]
+
+ROOFLINE_COLUMNS = [
+    "rank", "category", "operation", "program_id", "device_type", "occurrences",
+    "total_time_us", "avg_time_us", "total_self_time_us", "self_time_pct",
+    "cumulative_self_time_pct", "flops", "normalized_flops", "memory_accessed_bytes",
+    "model_flop_rate_flops_per_s", "flop_rate_flops_per_s", "memory_bw_bytes_per_s",
+    "arithmetic_intensity_flops_per_byte", "bound_by", "compute_efficiency_pct",
+    "memory_bw_utilization_pct", "roofline_efficiency_pct", "attainable_flop_rate_flops_per_s",
+    "source"]
+_INNER_OPS = ("while", "call", "conditional")
+_MAX_OPS = 1000
+
+
+def roofline_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
+    """The roofline table (ROOFLINE_COLUMNS); ``attrs``: ``peaks``, ``ridge_point_flops_per_byte``
+    and ``reasons``."""
+    stats = hlo_stats_table(xla, peaks)
+    ops = stats[stats.occurrences > 0].head(_MAX_OPS)
+    counted = ~stats.category.isin(_INNER_OPS)
+    total_ps = xla.total_ps
+    program = pd.DataFrame({
+        "rank": [0], "category": ["Program"], "operation": ["Program"], "program_id": [-1],
+        "device_type": [",".join(sorted(set(stats.device_type)))], "occurrences": [1],
+        "total_time_us": [total_ps / 1e6], "avg_time_us": [total_ps / 1e6],
+        "total_self_time_us": [total_ps / 1e6], "self_time_pct": [100.0 if total_ps else 0.0],
+        "cumulative_self_time_pct": [100.0 if total_ps else 0.0],
+        "flops": [stats.flops[counted].sum()],
+        "normalized_flops": [stats.normalized_flops[counted].sum()],
+        "memory_accessed_bytes": [stats.memory_accessed_bytes[counted].sum()],
+        "source": [""]})
+    rows = pd.DataFrame({
+        "rank": ops["rank"], "category": ops.category, "operation": ops.hlo_op_name,
+        "program_id": ops.program_id, "device_type": ops.device_type,
+        "occurrences": ops.occurrences, "total_time_us": ops.total_time_us,
+        "avg_time_us": ops.avg_time_us, "total_self_time_us": ops.total_self_time_us,
+        "self_time_pct": ops.self_time_pct,
+        "cumulative_self_time_pct": ops.cumulative_self_time_pct, "flops": ops.flops,
+        "normalized_flops": ops.normalized_flops,
+        "memory_accessed_bytes": ops.memory_accessed_bytes, "source": ops.source})
+    table = pd.concat([program, rows], ignore_index=True) if len(stats) else \
+        rows.iloc[:0].copy()
+    time_ps = table.total_time_us.to_numpy(dtype=float) * 1e6
+    rate, bw, compute, memory, label = bound_by(table.normalized_flops.fillna(0),
+                                                table.memory_accessed_bytes.fillna(0),
+                                                time_ps, peaks)
+    secs = time_ps / 1e12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["model_flop_rate_flops_per_s"] = np.where(secs > 0, table.flops / secs, np.nan)
+        table["flop_rate_flops_per_s"] = np.where(secs > 0, table.normalized_flops / secs,
+                                                  np.nan)
+        table["memory_bw_bytes_per_s"] = np.where(secs > 0,
+                                                  table.memory_accessed_bytes / secs, np.nan)
+        ai = np.where(table.memory_accessed_bytes > 0,
+                      table.normalized_flops / table.memory_accessed_bytes, np.nan)
+    table["arithmetic_intensity_flops_per_byte"] = ai
+    cpu = table.device_type == "CPU"
+    table["bound_by"] = np.where(cpu & (label == "HBM"), "Memory", label)
+    if peaks.known:
+        table["compute_efficiency_pct"] = compute * 100
+        table["memory_bw_utilization_pct"] = memory * 100
+        table["roofline_efficiency_pct"] = np.maximum(compute, memory) * 100
+        table["attainable_flop_rate_flops_per_s"] = np.minimum(
+            peaks.peak_flops_per_s, ai * peaks.memory_bw_bytes_per_s)
+    else:
+        for c in ("compute_efficiency_pct", "memory_bw_utilization_pct",
+                  "roofline_efficiency_pct", "attainable_flop_rate_flops_per_s"):
+            table[c] = np.nan
+    out = table[ROOFLINE_COLUMNS].reset_index(drop=True)
+    out.attrs["peaks"] = peaks
+    out.attrs["ridge_point_flops_per_byte"] = peaks.ridge_point_flops_per_byte
+    out.attrs["reasons"] = list(stats.attrs.get("reasons", []))
+    return out

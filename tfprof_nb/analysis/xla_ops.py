@@ -1,0 +1,286 @@
+"""The per-host step of the XLA analyses: time of every HLO op a host's devices ran.
+
+XLA programs show up in two ways:
+
+* GPU: kernels on the CUPTI stream lines of ``/device:GPU:N`` carry ``hlo_op`` (its last
+  ``::`` part names the instruction), ``hlo_module`` and ``program_id``.  Every kernel event
+  is one occurrence (an HLO op that launches two kernels per run counts two, as in XProf);
+  self time equals time.  Kernels with a ``tf_op`` but no ``hlo_op`` are TensorFlow ops run
+  outside XLA and are kept apart (XProf lists them in its HLO stats too, as program 0).
+* CPU (XLA:CPU: JAX on CPU, TensorFlow ``jit_compile`` on CPU): the thunks XLA:CPU runs are
+  host events on ``/host:CPU`` with the same stats.  A thunk that finishes asynchronously
+  (e.g. a dot handed to the Eigen pool) ends with an ``end: <op>`` event, on whatever thread
+  completed it, linked to the thunk by its ``_p``/``_c`` context: the op's time runs to that
+  event's end.  Thunks nest (a while loop's body runs inside the while thunk), so self time is
+  time minus the nested thunks' time.  XProf ignores these events altogether.
+
+Each op is then resolved against the program's HLO proto (``/host:metadata``): category,
+expression, framework op (provenance), source and FLOPs/bytes from :mod:`.hlo_cost`.  Ops that
+cannot be resolved (no proto, a proto that does not parse, a name the proto lacks) are kept
+with those columns empty and a reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .device_peaks import peaks_from_plane_stats
+from .hlo_cost import GPU_ELEMENTWISE_FLOPS, CostModel
+from .hlo_proto import programs_of_space
+from .hlo_text import category, expression
+from .host import HOST_PLANE, HostData
+from .tf_ops import UNKNOWN, parse_tf_op
+
+__all__ = ["host_xla_ops", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname", "source_of"]
+
+INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_name",
+                "source_file", "source_line", "source_stack", "flops", "normalized_flops",
+                "bytes_accessed", "resolved"]
+OP_COLUMNS = ["device_type", "program_id", "hlo_op", "occurrences", "time_ps", "self_ps",
+              "event_flops", "event_bytes"] + INFO_COLUMNS
+_END_PREFIX = "end: "
+
+
+def tf_op_fullname(metadata) -> str:
+    """XLA's framework-op name of an instruction: ``op_name:op_type`` ("" if both empty)."""
+    if not metadata.op_type and not metadata.op_name:
+        return ""
+    return f"{metadata.op_name}:{metadata.op_type}"
+
+
+def source_of(module, instr) -> tuple[str, int, str]:
+    """(file, line, stack) of an instruction: its metadata's source file and line, else the
+    first ``file:line:col`` of its stack frames (as XProf reads them)."""
+    md = instr.metadata
+    stack = module.stack(md.stack_frame_id) if md.stack_frame_id else ""
+    if md.source_file:
+        return md.source_file, int(md.source_line), stack
+    if stack:
+        parts = stack.split("\n", 1)[0].split(":")
+        if len(parts) >= 2:
+            line = int(parts[1]) if parts[1].lstrip("-").isdigit() else -1
+            return parts[0], line, stack
+    return "", -1, stack
+
+
+def _empty_ops() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
+
+
+def _op_names(table) -> np.ndarray:
+    """The instruction name of each distinct ``hlo_op`` value (its last ``::`` part)."""
+    return np.array([str(v).split("::")[-1] for v in table], dtype=object)
+
+
+def _last_per_key(keys: np.ndarray, values: np.ndarray, present: np.ndarray) -> pd.Series:
+    """The last present value of each key (events in row order)."""
+    if not present.any():
+        return pd.Series(dtype=np.int64)
+    frame = pd.DataFrame({"k": keys[present], "v": values[present]})
+    return frame.groupby("k", sort=False)["v"].last()
+
+
+def _aggregate(hd: HostData, rows, codes, hlo, pids, time_ps, self_ps,
+               device_type) -> pd.DataFrame:
+    """Occurrences, time and self time per (program, op name) of event ``rows`` whose
+    ``hlo_op`` values are ``codes``; the last ``flops``/``bytes_accessed`` stats seen."""
+    name_id, names = pd.factorize(pd.Series(_op_names(hlo.table), dtype=object))
+    fl, fl_has = hd.int_stat("flops").lookup(rows)
+    by, by_has = hd.int_stat("bytes_accessed").lookup(rows)
+    frame = pd.DataFrame({"p": pids, "n": name_id[codes], "t": time_ps, "s": self_ps})
+    keys = frame.groupby(["p", "n"], sort=False).ngroup().to_numpy()
+    frame["k"] = keys
+    out = frame.groupby("k", sort=True).agg(program_id=("p", "first"), n=("n", "first"),
+                                           occurrences=("t", "size"), time_ps=("t", "sum"),
+                                           self_ps=("s", "sum"))
+    out.insert(1, "hlo_op", np.asarray(names, dtype=object)[out.n.to_numpy()])
+    out = out.drop(columns="n")
+    out["event_flops"] = _last_per_key(keys, fl, fl_has).reindex(out.index).fillna(0)
+    out["event_bytes"] = _last_per_key(keys, by, by_has).reindex(out.index).fillna(0)
+    out.insert(0, "device_type", device_type)
+    return out.reset_index(drop=True)
+
+
+def _gpu_ops(hd: HostData, hlo, pid_stat):
+    """(ops, TF kernels, per-plane totals) of the GPU planes."""
+    dev = hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy()) & \
+        ~hd.derived_line_mask()
+    rows = np.flatnonzero(dev)
+    if not len(rows):
+        return None, None, []
+    plane = hd.space.line_plane[hd.space.events.line[rows]]
+    spans = pd.DataFrame({"plane": plane, "b": hd.begin[rows], "e": hd.end_of(rows)}) \
+        .groupby("plane").agg(b=("b", "min"), e=("e", "max"))
+    codes, has = hlo.lookup(rows)
+    xrows = rows[has]
+    pid, pid_has = pid_stat.lookup(xrows)
+    dur = hd.duration[xrows]
+    ops = _aggregate(hd, xrows, codes[has], hlo, np.where(pid_has, pid, -1), dur, dur,
+                     "GPU") if len(xrows) else None
+    op_time = pd.Series(dur, index=plane[has]).groupby(level=0).sum()
+    totals = [{"device_type": "GPU", "plane": hd.plane_names[p],
+               "span_ps": int(spans.e[p] - spans.b[p]), "op_ps": int(op_time.get(p, 0))}
+              for p in spans.index]
+    tf_kernels = _tf_kernels(hd, rows[~has])
+    return ops, tf_kernels, totals
+
+
+def _tf_kernels(hd: HostData, rows: np.ndarray) -> pd.DataFrame:
+    """GPU kernels of TensorFlow ops run outside XLA, one row per (op, kernel name)."""
+    tf_op = hd.str_stat("tf_op")
+    codes, has = tf_op.lookup(rows)
+    if not has.any():
+        return pd.DataFrame(columns=["hlo_op", "category", "provenance", "occurrences",
+                                     "time_ps"])
+    rows, codes = rows[has], codes[has]
+    parsed = [parse_tf_op(str(v)) for v in tf_op.table]
+    op = np.array([p[1] for p in parsed], dtype=object)
+    kind = np.array([p[2] if p[0] != UNKNOWN and p[2] else "Unknown" for p in parsed],
+                    dtype=object)
+    frame = pd.DataFrame({"code": codes, "kernel": hd.name_code[rows],
+                          "t": hd.duration[rows]})
+    out = frame.groupby(["code", "kernel"]).agg(occurrences=("t", "size"),
+                                                time_ps=("t", "sum")).reset_index()
+    c = out.code.to_numpy()
+    return pd.DataFrame({
+        "hlo_op": op[c] + "/" + hd.names[out.kernel.to_numpy()].astype(object),
+        "category": kind[c], "provenance": np.asarray(tf_op.table, dtype=object)[c],
+        "occurrences": out.occurrences.to_numpy(), "time_ps": out.time_ps.to_numpy()})
+
+
+def _cpu_ops(hd: HostData, hlo, pid_stat):
+    """(ops, totals) of the XLA:CPU thunks on the host plane."""
+    host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask()
+    on_host = host[hlo.rows]
+    rows = hlo.rows[on_host].astype(np.int64)
+    if not len(rows):
+        return None, []
+    begin, end = hd.begin[rows], hd.end_of(rows)
+    # thunks completing asynchronously: their 'end: <op>' event (linked by _p/_c) ends them
+    ends = np.flatnonzero(host & hd.name_mask(lambda s: s.str.startswith(_END_PREFIX)
+                                              .to_numpy()))
+    if len(ends):
+        c_val, c_has = hd.int_stat("_c").lookup(ends)
+        p_val, p_has = hd.int_stat("_p").lookup(rows)
+        ends, c_val = ends[c_has], c_val[c_has]
+        finish = pd.Series(hd.end_of(ends), index=c_val)
+        finish = finish[~finish.index.duplicated(keep="last")]
+        pos = finish.index.get_indexer(np.where(p_has, p_val, -1))
+        linked = (pos >= 0) & p_has
+        end = np.where(linked, np.maximum(end, finish.to_numpy()[np.maximum(pos, 0)]), end)
+    total = end - begin
+    # self time: minus the nested thunks (nearest thunk ancestor on the same thread)
+    is_thunk = np.zeros(len(hd), dtype=bool)
+    is_thunk[rows] = True
+    parent = hd.nesting_parent()
+    node = parent[rows].astype(np.int64)
+    for _ in range(64):
+        walk = (node >= 0) & ~is_thunk[np.maximum(node, 0)]
+        if not walk.any():
+            break
+        node = np.where(walk, parent[np.maximum(node, 0)], node)
+    child = np.zeros(len(hd), dtype=np.int64)
+    has_parent = node >= 0
+    np.add.at(child, node[has_parent], total[has_parent])
+    self_ps = np.maximum(total - child[rows], 0)
+    pid, pid_has = pid_stat.lookup(rows)
+    ops = _aggregate(hd, rows, hlo.values[on_host], hlo, np.where(pid_has, pid, -1),
+                     total, self_ps, "CPU")
+    totals = [{"device_type": "CPU", "plane": HOST_PLANE,
+               "span_ps": int(end.max() - begin.min()), "op_ps": int(self_ps.sum())}]
+    return ops, totals
+
+
+def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list) -> None:
+    """Fill the instruction columns of ``ops`` in place from the programs' HLO protos."""
+    info = {c: [] for c in INFO_COLUMNS}
+    models: dict = {}
+    missing: dict = {}
+    for device, pid, name in zip(ops.device_type, ops.program_id, ops.hlo_op):
+        module = modules.get(pid)
+        instr = module.instructions.get(name) if module is not None else None
+        if instr is None:
+            missing.setdefault(pid, []).append(name)
+            row = {c: None for c in INFO_COLUMNS}
+            row.update(module=module.name if module is not None else module_stat.get(pid, ""),
+                       category="", expression="", provenance="", deduplicated_name="",
+                       source_file="", source_line=-1, source_stack="", resolved=False)
+        else:
+            key = (device, pid)
+            if key not in models:
+                models[key] = CostModel(module, GPU_ELEMENTWISE_FLOPS if device == "GPU"
+                                        else 1)
+            cost = models[key].cost(instr)
+            file, line, stack = source_of(module, instr)
+            row = dict(module=module.name, category=category(module, instr),
+                       expression=expression(module, instr),
+                       provenance=tf_op_fullname(instr.metadata),
+                       deduplicated_name=instr.metadata.deduplicated_name, source_file=file,
+                       source_line=line, source_stack=stack, flops=cost.flops,
+                       normalized_flops=cost.normalized_flops,
+                       bytes_accessed=cost.bytes_accessed, resolved=True)
+        for c in INFO_COLUMNS:
+            info[c].append(row[c])
+    for c in INFO_COLUMNS:
+        ops[c] = pd.Series(info[c], index=ops.index, dtype=object if c not in
+                           ("flops", "normalized_flops", "bytes_accessed") else float)
+    for pid, names in missing.items():
+        shown = ", ".join(sorted(names)[:5]) + (" ..." if len(names) > 5 else "")
+        if pid < 0:
+            reasons.append(f"{len(names)} XLA op(s) carry no program_id ({shown}): they "
+                           "cannot be matched with an HLO proto")
+        elif pid not in modules:
+            reasons.append(f"program {pid} ({module_stat.get(pid, '?')}) has no readable HLO "
+                           f"proto: category, expression, framework op and FLOPs of its "
+                           f"{len(names)} op(s) are unknown")
+        else:
+            reasons.append(f"{len(names)} op(s) of program {pid} ({modules[pid].name}) are "
+                           f"not in its HLO proto: {shown}")
+
+
+def host_xla_ops(hd: HostData, shift_ps: int = 0) -> dict:
+    """One host's XLA ops (GPU kernels and XLA:CPU thunks) resolved against its HLO protos:
+    ``ops`` (one row per device type, program and HLO op), ``tf_kernels`` (GPU kernels of
+    TensorFlow ops outside XLA), ``totals`` (per device plane: span and op time, ps),
+    ``peaks`` (per device plane), ``programs`` ({program id: name}) and ``reasons``."""
+    modules, program_names, reasons = programs_of_space(hd.space)
+    hlo = hd.str_stat("hlo_op")
+    pid_stat = hd.int_stat("program_id")
+    parts, totals = [], []
+    gpu, tf_kernels, gpu_totals = _gpu_ops(hd, hlo, pid_stat)
+    cpu, cpu_totals = _cpu_ops(hd, hlo, pid_stat) if len(hlo) else (None, [])
+    for part, tot in ((gpu, gpu_totals), (cpu, cpu_totals)):
+        if part is not None and len(part):
+            parts.append(part)
+        totals += tot
+    ops = pd.concat(parts, ignore_index=True) if parts else _empty_ops()
+    if len(ops):
+        if not modules:
+            reasons.append("no HLO protos in the profile (no 'Hlo Proto' stats in a "
+                           "/host:metadata plane): categories, expressions, framework ops "
+                           "and FLOPs of XLA ops are unknown")
+            modules = {}
+        module_stat = _module_names(hd, hlo)
+        _resolve(ops, modules, module_stat, reasons)
+    ops = ops.reindex(columns=OP_COLUMNS)
+    peaks = []
+    for i, plane in enumerate(hd.plane_names):
+        if plane.startswith(("/device:GPU", "/device:TPU")):
+            p, why = peaks_from_plane_stats(plane, hd.space.plane_stats(i))
+            peaks.append((plane, p, why))
+    return {"ops": ops, "tf_kernels": tf_kernels if tf_kernels is not None else
+            _tf_kernels(hd, np.zeros(0, np.int64)),
+            "totals": pd.DataFrame(totals, columns=["device_type", "plane", "span_ps",
+                                                    "op_ps"]),
+            "peaks": peaks, "programs": dict(program_names), "reasons": reasons}
+
+
+def _module_names(hd: HostData, hlo) -> dict:
+    """{program id: the ``hlo_module`` stat of its events} (names programs without protos)."""
+    mod = hd.str_stat("hlo_module")
+    if not len(mod) or not len(hlo):
+        return {}
+    pid, has = hd.int_stat("program_id").lookup(mod.rows)
+    first = pd.DataFrame({"p": pid[has], "c": mod.values[has]}).drop_duplicates("p")
+    return dict(zip(first.p.tolist(), mod.text(first.c.to_numpy()).tolist()))
