@@ -84,22 +84,3 @@ def test_recommendations_are_structured(cpu_file):
     for f in findings:
         assert f.kind and f.what and f.fix and isinstance(f.evidence, dict)
         assert all(isinstance(v, (int, float, str)) for v in f.evidence.values())
-
-
-def test_fragmentation_fix_fits_the_allocator():
-    """TF_GPU_ALLOCATOR changes device allocators only: not advised for CPU or pinned host."""
-    from types import SimpleNamespace
-
-    import pandas as pd
-
-    from tfprof_nb.analysis.recommendations import _memory
-
-    table = pd.DataFrame({"allocator": ["mklcpu", "GPU_0_bfc", "gpu_host_bfc"],
-                          "memory_capacity_bytes": [0, 0, 0], "peak_bytes_in_use": [1, 1, 1],
-                          "fragmentation_at_peak_pct": [40.0, 40.0, 40.0]})
-    out = []
-    _memory(SimpleNamespace(memory_summary=table), out)
-    fixes = {f.what.split()[1]: f.fix for f in out if f.kind == "fragmentation"}
-    assert "TF_GPU_ALLOCATOR" in fixes["GPU_0_bfc"]
-    assert "TF_GPU_ALLOCATOR" not in fixes["mklcpu"] + fixes["gpu_host_bfc"]
-    assert all("shapes stable" in f for f in fixes.values())

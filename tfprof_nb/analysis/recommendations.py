@@ -1,10 +1,23 @@
-"""Findings with evidence and a suggested fix, from the profiler guide's best practices."""
+"""Findings with evidence and a suggested fix, from the profiler guide's best practices.
+
+Fixes are worded for the framework that wrote the profile and its GPU vendor (see
+:mod:`.framework` and :mod:`.advice`): a JAX profile gets JAX's remedies (``jax.lax.scan``,
+``XLA_PYTHON_CLIENT_MEM_FRACTION``), never TensorFlow's environment variables, and an AMD
+profile no CUDA allocator.  Allocators with the same cause and remedy make one finding that
+lists them all.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Finding", "recommendations"]
+import numpy as np
+import pandas as pd
+
+from .advice import allocator_fix, fix, is_device_allocator
+from .framework import UNKNOWN, framework_of, gpu_vendors
+
+__all__ = ["Finding", "Target", "recommendations"]
 
 
 @dataclass
@@ -23,25 +36,32 @@ class Finding:
         return f"[{self.severity}] {self.what} ({ev}). Fix: {self.fix}"
 
 
-def _input_bound(prof, verdict, out):
+@dataclass(frozen=True)
+class Target:
+    """Whom the advice is for: the framework (``"jax"``, ``"tensorflow"``, ``"unknown"``) and
+    the GPU vendors (``"nvidia"``, ``"amd"``, ``"unknown"``; empty without GPUs)."""
+
+    framework: str = UNKNOWN
+    vendors: tuple = ()
+
+
+def _input_bound(prof, verdict, out, target: Target):
     if verdict.get("classification") not in ("host", "both") or verdict.get("input_pct", 0) < 5:
         return
     pct = verdict["input_pct"]
-    fix = ("Overlap input with compute: end the tf.data pipeline with .prefetch(tf.data.AUTOTUNE), "
-           "use num_parallel_calls=tf.data.AUTOTUNE in map and interleave, .cache() data that fits "
-           "in memory, and fetch the next batch inside the step.")
+    text = fix("input_bound", target.framework)
     try:
         tfd = prof.tf_data
         if not tfd.bottlenecks.empty:
             b = tfd.bottlenecks.iloc[0]
-            fix = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
+            text = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
     except Exception:  # the tf.data analysis is optional evidence
         pass
     out.append(Finding("input_bound", f"Steps wait for input {pct:.1f}% of the time",
-                       {"input_pct": pct}, fix, "high" if pct >= 20 else "moderate"))
+                       {"input_pct": pct}, text, "high" if pct >= 20 else "moderate"))
 
 
-def _launch_bound(prof, verdict, out):
+def _launch_bound(prof, verdict, out, target: Target):
     ks = prof.kernel_stats
     pct = verdict.get("kernel_launch_pct", 0.0)
     small = ks[ks.avg_duration_us < 10] if len(ks) else ks
@@ -50,12 +70,10 @@ def _launch_bound(prof, verdict, out):
         out.append(Finding(
             "launch_bound", "Many small GPU kernels: launch overhead dominates",
             {"kernel_launch_pct": pct, "kernels_under_10us_share": float(share_small)},
-            "Fuse ops with XLA: @tf.function(jit_compile=True) on the train step, or "
-            "model.compile(jit_compile=True) in Keras; use steps_per_execution to run several "
-            "steps per call.", "high" if pct >= 15 else "moderate"))
+            fix("launch_bound", target.framework), "high" if pct >= 15 else "moderate"))
 
 
-def _mixed_precision(prof, out):
+def _mixed_precision(prof, out, target: Target):
     from .overview import run_environment
 
     env = run_environment(prof)
@@ -69,15 +87,15 @@ def _mixed_precision(prof, out):
         return
     pct16 = 100 * steps.device_compute_16_ms.sum() / steps.device_compute_ms.sum()
     if pct16 < 50:
+        cores = "Matrix-core" if target.vendors == ("amd",) else "Tensor-Core"
         out.append(Finding(
-            "mixed_precision", "Tensor-Core-capable GPU computes mostly in 32 bit",
+            "mixed_precision", f"{cores}-capable GPU computes mostly in 32 bit",
             {"device_compute_16bit_pct": float(pct16),
              "compute_capability": str(capable.iloc[0])},
-            "Enable mixed precision: keras.mixed_precision.set_global_policy('mixed_float16') "
-            "(keep the output layer in float32).", "moderate"))
+            fix("mixed_precision", target.framework), "moderate"))
 
 
-def _layout(prof, out):
+def _layout(prof, out, target: Target):
     ks = prof.kernel_stats
     ops = prof.op_stats
     nchw = ks[ks.kernel_name.str.contains("nchw", case=False)] if len(ks) else ks
@@ -87,54 +105,69 @@ def _layout(prof, out):
         out.append(Finding(
             "layout", "Kernels run in NCHW layout or spend time transposing",
             {"nchw_kernels": int(len(nchw)), "device_transpose_pct": share},
-            "Use channels_last (NHWC) tensors, which Tensor Cores prefer with fp16; avoid "
-            "data_format='channels_first'.", "moderate"))
+            fix("layout", target.framework), "moderate"))
 
 
-def _host_python(verdict, out):
+def _host_python(verdict, out, target: Target):
     pct = verdict.get("all_other_pct", 0.0)
     if pct >= 15:
         out.append(Finding(
             "host_overhead", "Much step time is untraced host work between ops (Python)",
-            {"all_other_pct": pct},
-            "Put the whole train step in one tf.function, avoid Python-side work and .numpy() "
-            "calls per step, and use steps_per_execution in Keras.", "high" if pct >= 30 else
+            {"all_other_pct": pct}, fix("host_overhead", target.framework),
+            "high" if pct >= 30 else "moderate"))
+
+
+def _memory(summary: pd.DataFrame, out, target: Target = Target()):
+    """Allocators peaking near their capacity, and allocators fragmented at their peak: one
+    finding per cause and remedy (device or host allocator), listing every allocator (with
+    its host when there are several) that has it."""
+    if summary.empty:
+        return
+    cap = summary.memory_capacity_bytes.to_numpy(dtype=float)
+    peak = summary.peak_bytes_in_use.to_numpy(dtype=float)
+    peak_pct = np.divide(100 * peak, cap, out=np.zeros(len(cap)), where=cap > 0)
+    names = summary.allocator.astype(str)
+    if "host" in summary and summary["host"].nunique() > 1:
+        names = summary["host"].astype(str) + "/" + names
+    table = pd.DataFrame({
+        "label": names.to_numpy(), "peak": peak, "cap": cap, "peak_pct": peak_pct,
+        "frag": summary.fragmentation_at_peak_pct.to_numpy(dtype=float),
+        "device": summary.allocator.map(is_device_allocator).to_numpy(dtype=bool)})
+    for device, rows in table[table.peak_pct >= 90].groupby("device", sort=False):
+        worst = rows.loc[rows.peak_pct.idxmax()]
+        out.append(Finding(
+            "memory_capacity", _listing(rows.label, "peaks near its capacity",
+                                        "peak near their capacity"),
+            {"allocators": ", ".join(rows.label), "peak_pct": float(worst.peak_pct),
+             "peak_bytes": int(worst.peak), "capacity_bytes": int(worst.cap)},
+            allocator_fix("memory_capacity", bool(device), target.framework, target.vendors),
+            "high"))
+    for device, rows in table[table.frag >= 30].groupby("device", sort=False):
+        out.append(Finding(
+            "fragmentation", _listing(rows.label, "is fragmented at its peak",
+                                      "are fragmented at their peak"),
+            {"allocators": ", ".join(rows.label), "fragmentation_pct": float(rows.frag.max())},
+            allocator_fix("fragmentation", bool(device), target.framework, target.vendors),
             "moderate"))
 
 
-def _memory(prof, out):
-    ms = prof.memory_summary
-    for _, row in ms.iterrows():
-        cap = row.memory_capacity_bytes
-        if cap and row.peak_bytes_in_use / cap >= 0.9:
-            out.append(Finding(
-                "memory_capacity", f"Allocator {row.allocator} peaks near its capacity",
-                {"peak_bytes": int(row.peak_bytes_in_use), "capacity_bytes": int(cap),
-                 "peak_pct": 100 * row.peak_bytes_in_use / cap},
-                "Reduce the batch size, use mixed precision, or recompute activations; check "
-                "the memory breakdown at peak for the largest tensors.", "high"))
-        if row.fragmentation_at_peak_pct >= 30:
-            name = str(row.allocator).lower()
-            device = name.startswith("gpu_") and "host" not in name  # GPU_0_bfc
-            fix = ("Try TF_GPU_ALLOCATOR=cuda_malloc_async, and keep" if device else
-                   "Keep")  # TF_GPU_ALLOCATOR changes device allocators only
-            out.append(Finding(
-                "fragmentation", f"Allocator {row.allocator} is fragmented at its peak",
-                {"fragmentation_pct": float(row.fragmentation_at_peak_pct)},
-                f"{fix} tensor shapes stable between steps (pad variable-length batches).",
-                "moderate"))
+def _listing(labels: pd.Series, one: str, many: str) -> str:
+    if len(labels) == 1:
+        return f"Allocator {labels.iloc[0]} {one}"
+    return f"{len(labels)} allocators {many}: {', '.join(labels)}"
 
 
 def recommendations(prof) -> list[Finding]:
-    """All findings for ``prof``, most severe first."""
+    """All findings for ``prof``, most severe first, worded for its framework and GPUs."""
     from .input_pipeline import bottleneck_verdicts
 
+    target = Target(framework_of(prof), tuple(gpu_vendors(prof)))
     verdict = bottleneck_verdicts(prof.steps)
     out: list[Finding] = []
-    _input_bound(prof, verdict, out)
-    _launch_bound(prof, verdict, out)
-    _mixed_precision(prof, out)
-    _layout(prof, out)
-    _host_python(verdict, out)
-    _memory(prof, out)
+    _input_bound(prof, verdict, out, target)
+    _launch_bound(prof, verdict, out, target)
+    _mixed_precision(prof, out, target)
+    _layout(prof, out, target)
+    _host_python(verdict, out, target)
+    _memory(prof.memory_summary, out, target)
     return sorted(out, key=lambda f: f.severity != "high")

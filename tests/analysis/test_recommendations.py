@@ -1,0 +1,192 @@
+"""Recommendations that know the framework and the GPU vendor, one finding per cause.
+
+Memory findings are checked on small XSpace files written with TensorFlow's xplane_pb2:
+``MemoryAllocation`` events on ``/host:CPU`` with the stats the memory profile reads, a host
+event that says which framework ran (a jitted JAX call or a tf.function call), JAX's
+``/host:metadata`` stats, and GPU planes with a ``device_vendor`` stat.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.analysis.framework import framework_of, gpu_vendors
+
+from ..make_jax_profile import capture
+
+GIB = 2**30
+CALLS = {"jax": "PjitFunction(train_step)", "tensorflow": "EagerLocalExecute: "
+         "__inference_train_step_1234", "unknown": "my_loop"}
+
+
+class _Plane:
+    """Adds events and stats to one XPlane, keeping its metadata tables."""
+
+    def __init__(self, plane):
+        self.plane, self.stats, self.events = plane, {}, {}
+
+    def stat_id(self, name: str) -> int:
+        if name not in self.stats:
+            i = self.stats[name] = len(self.stats) + 1
+            self.plane.stat_metadata[i].id = i
+            self.plane.stat_metadata[i].name = name
+        return self.stats[name]
+
+    def set(self, target, name: str, value) -> None:
+        stat = target.stats.add(metadata_id=self.stat_id(name))
+        if isinstance(value, str):
+            stat.str_value = value
+        elif isinstance(value, float):
+            stat.double_value = value
+        else:
+            stat.int64_value = value
+
+    def event(self, line, name: str, offset_ps: int, duration_ps: int, **stats) -> None:
+        if name not in self.events:
+            i = self.events[name] = len(self.events) + 1
+            self.plane.event_metadata[i].id = i
+            self.plane.event_metadata[i].name = name
+        ev = line.events.add(metadata_id=self.events[name], offset_ps=offset_ps,
+                             duration_ps=duration_ps)
+        for key, value in stats.items():
+            self.set(ev, key, value)
+
+
+def write_profile(path, framework: str, allocators: dict, vendor: str | None = "Nvidia",
+                  gpus: int = 8, jax_metadata: bool = True):
+    """An XSpace whose host ran ``framework``'s calls and whose ``allocators`` ({name: (peak
+    fraction of capacity, fragmentation 0..1)}) each allocated once, with ``gpus`` GPU planes
+    of ``vendor`` (no device_vendor stat when None)."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.hostnames.append("worker-0")
+    if framework == "jax" and jax_metadata:
+        meta = _Plane(space.planes.add(id=0, name="/host:metadata"))
+        meta.set(meta.plane, "jax_version", "0.10.2")
+        meta.set(meta.plane, "jaxlib_version", "0.10.2")
+    host = _Plane(space.planes.add(id=1, name="/host:CPU"))
+    line = host.plane.lines.add(id=1, name="python", timestamp_ns=1_000_000)
+    for i in range(3):
+        host.event(line, CALLS[framework], i * 10**9, 5 * 10**8)
+    for k, (name, (peak, frag)) in enumerate(allocators.items()):
+        in_use = int(peak * 16 * GIB)
+        host.event(line, "MemoryAllocation", 4 * 10**9 + k * 1000, 100,
+                   allocator_name=name, bytes_reserved=0, bytes_allocated=in_use,
+                   bytes_available=16 * GIB - in_use, fragmentation=float(frag),
+                   peak_bytes_in_use=in_use, requested_bytes=in_use, allocation_bytes=in_use,
+                   addr=4096 * (k + 1))
+    for g in range(gpus):
+        gpu = _Plane(space.planes.add(id=2 + g, name=f"/device:GPU:{g}"))
+        if vendor is not None:
+            gpu.set(gpu.plane, "device_vendor", vendor)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(space.SerializeToString())
+    return path
+
+
+def _gpu_allocators(n=8, peak=0.5, frag=0.45) -> dict:
+    return {f"GPU_{g}_bfc": (peak, frag) for g in range(n)}
+
+
+def _findings(prof, kind):
+    return [f for f in prof.recommendations() if f.kind == kind]
+
+
+def _all_text(prof) -> str:
+    return " ".join(f"{f.what} {f.fix}" for f in prof.recommendations())
+
+
+def test_jax_fragmentation_gets_jax_advice_once(tmp_path):
+    """Eight fragmented JAX GPU allocators: one finding naming all eight, JAX's allocator
+    settings, and no TensorFlow environment variable anywhere."""
+    prof = tp.load(write_profile(tmp_path / "jax.xplane.pb", "jax", _gpu_allocators()))
+    assert framework_of(prof) == "jax" and gpu_vendors(prof) == ["nvidia"]
+    (frag,) = _findings(prof, "fragmentation")
+    assert frag.evidence["allocators"] == ", ".join(f"GPU_{g}_bfc" for g in range(8))
+    assert frag.evidence["fragmentation_pct"] == pytest.approx(45.0)
+    assert frag.what.startswith("8 allocators are fragmented at their peak: GPU_0_bfc")
+    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in frag.fix
+    assert "XLA_PYTHON_CLIENT_ALLOCATOR=platform" in frag.fix
+    assert "TF_GPU_ALLOCATOR" not in _all_text(prof)
+    assert all(isinstance(v, (int, float, str)) for v in frag.evidence.values())
+
+
+def test_jax_recognised_from_its_calls_without_metadata(tmp_path):
+    """Older JAX wrote no version metadata: its jitted calls say it is JAX."""
+    path = write_profile(tmp_path / "old_jax.xplane.pb", "jax", _gpu_allocators(2),
+                         jax_metadata=False)
+    prof = tp.load(path)
+    assert framework_of(prof) == "jax"
+    assert "TF_GPU_ALLOCATOR" not in _all_text(prof)
+
+
+def test_tensorflow_nvidia_fragmentation_keeps_tf_advice_once(tmp_path):
+    prof = tp.load(write_profile(tmp_path / "tf.xplane.pb", "tensorflow", _gpu_allocators()))
+    assert framework_of(prof) == "tensorflow"
+    (frag,) = _findings(prof, "fragmentation")
+    assert frag.evidence["allocators"].count("_bfc") == 8
+    assert frag.fix.startswith("Try TF_GPU_ALLOCATOR=cuda_malloc_async")
+    assert "XLA_PYTHON_CLIENT" not in _all_text(prof)
+
+
+def test_amd_gets_no_cuda_allocator(tmp_path):
+    for framework in ("tensorflow", "jax"):
+        path = write_profile(tmp_path / f"{framework}_amd.xplane.pb", framework,
+                             _gpu_allocators(4), vendor="AMD")
+        prof = tp.load(path)
+        assert gpu_vendors(prof) == ["amd"]
+        (frag,) = _findings(prof, "fragmentation")
+        assert "TF_GPU_ALLOCATOR" not in frag.fix and "cuda" not in frag.fix.lower()
+        assert "shapes stable" in frag.fix
+
+
+def test_device_and_host_allocators_get_their_own_remedy(tmp_path):
+    """One finding per cause and remedy: the GPU arenas together, the host allocators
+    (CPU, pinned host memory) together, without a device allocator setting."""
+    allocators = {**_gpu_allocators(2), "mklcpu": (0.5, 0.4), "gpu_host_bfc": (0.5, 0.4)}
+    prof = tp.load(write_profile(tmp_path / "mixed.xplane.pb", "tensorflow", allocators))
+    frag = {f.evidence["allocators"]: f.fix for f in _findings(prof, "fragmentation")}
+    assert set(frag) == {"GPU_0_bfc, GPU_1_bfc", "gpu_host_bfc, mklcpu"}
+    assert "TF_GPU_ALLOCATOR" in frag["GPU_0_bfc, GPU_1_bfc"]
+    assert "TF_GPU_ALLOCATOR" not in frag["gpu_host_bfc, mklcpu"]
+    assert all("shapes stable" in fix for fix in frag.values())
+
+
+def test_capacity_finding_lists_allocators_with_framework_advice(tmp_path):
+    allocators = {"GPU_0_bfc": (0.97, 0.0), "GPU_1_bfc": (0.93, 0.0), "GPU_2_bfc": (0.5, 0.0)}
+    jax = tp.load(write_profile(tmp_path / "jax_cap.xplane.pb", "jax", allocators))
+    (cap,) = _findings(jax, "memory_capacity")
+    assert cap.evidence["allocators"] == "GPU_0_bfc, GPU_1_bfc"
+    assert cap.evidence["peak_pct"] == pytest.approx(97.0, abs=0.01)
+    assert cap.severity == "high" and "XLA_PYTHON_CLIENT_MEM_FRACTION" in cap.fix
+    tf = tp.load(write_profile(tmp_path / "tf_cap.xplane.pb", "tensorflow", allocators))
+    (cap,) = _findings(tf, "memory_capacity")
+    assert "XLA_PYTHON_CLIENT" not in cap.fix and "batch size" in cap.fix
+
+
+def test_allocators_of_several_hosts_are_named_with_their_host(tmp_path):
+    a = write_profile(tmp_path / "a" / "w0.xplane.pb", "jax", _gpu_allocators(2))
+    b = write_profile(tmp_path / "b" / "w1.xplane.pb", "jax", _gpu_allocators(2))
+    (frag,) = _findings(tp.load([a, b]), "fragmentation")
+    names = frag.evidence["allocators"].split(", ")
+    assert len(names) == 4 and all("/GPU_" in n for n in names)
+
+
+def test_framework_of_real_profiles(tmp_path, cpu_file, gpu_fixture_file):
+    """A real JAX capture, a real TensorFlow capture and the TensorFlow GPU fixture (written
+    before profilers recorded the vendor)."""
+    jax = tp.load(capture(tmp_path, "marked"))
+    assert framework_of(jax) == "jax" and gpu_vendors(jax) == []
+    assert "tf.function" not in _all_text(jax) and "tf.data" not in _all_text(jax)
+    assert framework_of(tp.load(cpu_file)) == "tensorflow"
+    gpu = tp.load(gpu_fixture_file)
+    assert framework_of(gpu) == "tensorflow" and gpu_vendors(gpu) == ["unknown"]
+
+
+def test_unknown_framework_names_tensorflow_in_its_advice(tmp_path):
+    prof = tp.load(write_profile(tmp_path / "x.xplane.pb", "unknown", _gpu_allocators(2)))
+    assert framework_of(prof) == "unknown"
+    (frag,) = _findings(prof, "fragmentation")
+    assert frag.fix.startswith("With TensorFlow, try TF_GPU_ALLOCATOR")
