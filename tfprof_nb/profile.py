@@ -341,6 +341,81 @@ class Profile:
         result.recommendations = self.recommendations()
         return result
 
+    # ---- XLA programs ---------------------------------------------------------------------
+    @cached_property
+    def _xla(self):
+        from .analysis.hlo_stats import combine_xla
+
+        return combine_xla(list(self.host_partials("xla_ops").values()),
+                           list(self.host_partials("tf_kernels").values()))
+
+    @property
+    def device_peaks(self):
+        """Peak FLOP/s and memory bandwidth used by the XLA tables (a ``DevicePeaks``): those
+        set with :meth:`set_device_peaks`, else the first device plane's (GPU/TPU plane
+        stats); empty for CPUs and unknown devices."""
+        return getattr(self, "_user_peaks", None) or self._xla.peaks
+
+    def set_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
+                         device: str = "user") -> None:
+        """Set the device's peak FLOP/s and memory bandwidth (bytes/s) for ``hlo_stats``
+        (bound-by), ``op_profile()`` and ``roofline``: for CPUs and devices whose planes do
+        not carry them, or to override them."""
+        from .analysis.device_peaks import DevicePeaks
+
+        self._user_peaks = DevicePeaks(float(peak_flops_per_s), float(memory_bw_bytes_per_s),
+                                       0.0, device, "set_device_peaks")
+        for name in ("hlo_stats", "roofline"):
+            self.__dict__.pop(name, None)
+
+    @cached_property
+    def hlo_stats(self) -> pd.DataFrame:
+        """XLA programs: one row per HLO op (GPU kernels, XLA:CPU thunks): program, category,
+        expression, framework op, occurrences, total/avg/self time, FLOPs and bytes, rates,
+        arithmetic intensity, bound-by, source.  ``attrs["reasons"]`` lists what is missing
+        and why (see analysis.hlo_stats)."""
+        from .analysis.hlo_stats import hlo_stats_table
+
+        return hlo_stats_table(self._xla, self.device_peaks)
+
+    def op_profile(self, group_by: str = "program", include_idle: bool = True,
+                   peak_flops_per_s: float | None = None,
+                   memory_bw_bytes_per_s: float | None = None) -> pd.DataFrame:
+        """XLA time as a tree (one row per node: ``node``, ``parent``, ``depth``, ``kind``) by
+        program -> category -> op (``group_by="program"``) or category -> op
+        (``"category"``), with FLOP and bandwidth utilisation against the device's peaks (or
+        the peaks given here).  See analysis.op_profile."""
+        from .analysis.op_profile import op_profile_table
+
+        return op_profile_table(self._xla, self._peaks(peak_flops_per_s, memory_bw_bytes_per_s),
+                                group_by=group_by, include_idle=include_idle)
+
+    @cached_property
+    def roofline(self) -> pd.DataFrame:
+        """Per HLO op: arithmetic intensity and achieved FLOP/s against the device's roofline
+        (``attrs["peaks"]``, ``attrs["ridge_point_flops_per_byte"]``); the first row is the
+        whole program.  For other peaks see :meth:`roofline_for`."""
+        from .analysis.roofline import roofline_table
+
+        return roofline_table(self._xla, self.device_peaks)
+
+    def roofline_for(self, peak_flops_per_s: float,
+                     memory_bw_bytes_per_s: float) -> pd.DataFrame:
+        """The roofline table against the given peak FLOP/s and memory bandwidth (bytes/s)."""
+        from .analysis.roofline import roofline_table
+
+        return roofline_table(self._xla, self._peaks(peak_flops_per_s, memory_bw_bytes_per_s))
+
+    def _peaks(self, peak_flops_per_s, memory_bw_bytes_per_s):
+        from .analysis.device_peaks import DevicePeaks
+
+        if peak_flops_per_s is None and memory_bw_bytes_per_s is None:
+            return self.device_peaks
+        if peak_flops_per_s is None or memory_bw_bytes_per_s is None:
+            raise ValueError("give both peak_flops_per_s and memory_bw_bytes_per_s")
+        return DevicePeaks(float(peak_flops_per_s), float(memory_bw_bytes_per_s), 0.0, "user",
+                           "argument")
+
     def recommendations(self) -> list:
         """Findings with evidence and a suggested fix (see analysis.recommendations)."""
         from .analysis.recommendations import recommendations
