@@ -140,6 +140,9 @@ def device_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, in
     nonempty = np.array([bool(v) for v in tf_op.table], dtype=bool)
     codes, has = tf_op.lookup(rows)
     has &= nonempty[codes] if len(nonempty) else False
+    hlo = hd.str_stat("hlo_op")
+    if len(hlo):  # XLA ops are counted by their HLO op (analysis.xla_ops), not here
+        has &= ~hlo.lookup(rows)[1]
     if not has.any():
         return _empty_metrics(), total, 0
     rows, codes = rows[has], codes[has]
@@ -183,12 +186,30 @@ def combine_metrics(parts) -> tuple[pd.DataFrame, int, int]:
     return table, total, total_op
 
 
+def _with_xla(prof, table, total, total_op):
+    """Device metrics with the XLA ops added, rolled up into framework ops (GPU kernels'
+    time is already in the GPU planes' total; XLA:CPU thunks add their own span)."""
+    from .hlo_stats import combine_xla, framework_metrics, op_totals
+
+    xla = combine_xla(list(prof.host_partials("xla_ops").values()))
+    if xla.ops.empty:
+        return table, total, total_op
+    xla_table = framework_metrics(xla)
+    cpu_total, _ = op_totals(xla, "CPU")
+    total_op += int(xla_table.self_ps.sum())
+    total = max(total + cpu_total, total_op)
+    merged = pd.concat([t for t in (table, xla_table) if not t.empty], ignore_index=True)
+    return merged, total, total_op
+
+
 def op_stats_table(prof, include_idle: bool = True) -> pd.DataFrame:
     """The TensorFlow stats table: one row per (side, op), device rows first, each side sorted
     by self time.  Percentages are of the side's total time, with or without its idle time."""
     out = []
     for side, step in (("Device", "device_ops"), ("Host", "host_ops")):
         table, total, total_op = combine_metrics(list(prof.host_partials(step).values()))
+        if side == "Device":
+            table, total, total_op = _with_xla(prof, table, total, total_op)
         if table.empty and total == 0:
             continue
         if include_idle:
