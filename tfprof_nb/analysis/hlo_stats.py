@@ -57,8 +57,8 @@ class XlaData:
         return int(np.maximum(self.totals.span_ps, self.totals.op_ps).sum())
 
 
-def combine_xla(parts: list[dict]) -> XlaData:
-    """Combine the hosts' XLA partials."""
+def combine_xla(parts: list[dict], tf_parts: list[pd.DataFrame] | None = None) -> XlaData:
+    """Combine the hosts' XLA partials (and their TensorFlow-kernel partials)."""
     ops = [p["ops"] for p in parts if len(p["ops"])]
     if ops:
         merged = pd.concat(ops, ignore_index=True)
@@ -74,12 +74,12 @@ def combine_xla(parts: list[dict]) -> XlaData:
         merged = merged[OP_COLUMNS]
     else:
         merged = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
-    tf = [p["tf_kernels"] for p in parts if len(p["tf_kernels"])]
+    tf = [t for t in (tf_parts or []) if len(t)]
     tf_kernels = pd.concat(tf, ignore_index=True).groupby(
         ["hlo_op", "category", "provenance"], sort=False).agg(
         occurrences=("occurrences", "sum"), time_ps=("time_ps", "sum")).reset_index() \
-        if tf else parts[0]["tf_kernels"] if parts else pd.DataFrame(
-            columns=["hlo_op", "category", "provenance", "occurrences", "time_ps"])
+        if tf else pd.DataFrame(columns=["hlo_op", "category", "provenance", "occurrences",
+                                         "time_ps"])
     totals = pd.concat([p["totals"] for p in parts], ignore_index=True) if parts else \
         pd.DataFrame(columns=["device_type", "plane", "span_ps", "op_ps"])
     found = [pk for p in parts for _, pk, _ in p["peaks"]]

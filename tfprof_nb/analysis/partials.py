@@ -54,11 +54,12 @@ def _steps():
     from .op_stats import device_op_partial, host_op_partial
     from .steps import host_steps
     from .tf_data import host_tf_data
-    from .xla_ops import host_xla_ops
+    from .xla_ops import host_tf_kernels, host_xla_ops
 
     return {"info": host_info, "steps": host_steps, "host_ops": host_op_partial,
             "device_ops": device_op_partial, "kernels": host_kernels, "memory": host_memory,
-            "tf_data": host_tf_data, "framework": host_framework, "xla_ops": host_xla_ops}
+            "tf_data": host_tf_data, "framework": host_framework, "xla_ops": host_xla_ops,
+            "tf_kernels": host_tf_kernels}
 
 
 STEPS: dict = {}

@@ -32,7 +32,7 @@ from .hlo_text import category, expression
 from .host import HOST_PLANE, HostData
 from .tf_ops import UNKNOWN, parse_tf_op
 
-__all__ = ["host_xla_ops", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname", "source_of"]
+__all__ = ["host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname", "source_of"]
 
 INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_name",
                 "source_file", "source_line", "source_stack", "flops", "normalized_flops",
@@ -102,13 +102,29 @@ def _aggregate(hd: HostData, rows, codes, hlo, pids, time_ps, self_ps,
     return out.reset_index(drop=True)
 
 
-def _gpu_ops(hd: HostData, hlo, pid_stat):
-    """(ops, TF kernels, per-plane totals) of the GPU planes."""
+def _gpu_rows(hd: HostData) -> np.ndarray:
+    """Rows of the events on GPU planes' stream lines (derived lines left out)."""
     dev = hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy()) & \
         ~hd.derived_line_mask()
-    rows = np.flatnonzero(dev)
+    return np.flatnonzero(dev)
+
+
+def host_tf_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
+    """GPU kernels of TensorFlow ops run outside XLA (a ``tf_op`` but no ``hlo_op`` stat),
+    one row per (op, kernel name): hlo_op (``op/kernel``), category (op type), provenance,
+    occurrences, time_ps."""
+    rows = _gpu_rows(hd)
+    hlo = hd.str_stat("hlo_op")
+    if len(hlo) and len(rows):
+        rows = rows[~hlo.lookup(rows)[1]]
+    return _tf_kernels(hd, rows)
+
+
+def _gpu_ops(hd: HostData, hlo, pid_stat):
+    """(ops, per-plane totals) of the GPU planes."""
+    rows = _gpu_rows(hd)
     if not len(rows):
-        return None, None, []
+        return None, []
     plane = hd.space.line_plane[hd.space.events.line[rows]]
     spans = pd.DataFrame({"plane": plane, "b": hd.begin[rows], "e": hd.end_of(rows)}) \
         .groupby("plane").agg(b=("b", "min"), e=("e", "max"))
@@ -122,8 +138,7 @@ def _gpu_ops(hd: HostData, hlo, pid_stat):
     totals = [{"device_type": "GPU", "plane": hd.plane_names[p],
                "span_ps": int(spans.e[p] - spans.b[p]), "op_ps": int(op_time.get(p, 0))}
               for p in spans.index]
-    tf_kernels = _tf_kernels(hd, rows[~has])
-    return ops, tf_kernels, totals
+    return ops, totals
 
 
 def _tf_kernels(hd: HostData, rows: np.ndarray) -> pd.DataFrame:
@@ -241,15 +256,23 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list)
 
 def host_xla_ops(hd: HostData, shift_ps: int = 0) -> dict:
     """One host's XLA ops (GPU kernels and XLA:CPU thunks) resolved against its HLO protos:
-    ``ops`` (one row per device type, program and HLO op), ``tf_kernels`` (GPU kernels of
-    TensorFlow ops outside XLA), ``totals`` (per device plane: span and op time, ps),
-    ``peaks`` (per device plane), ``programs`` ({program id: name}) and ``reasons``."""
-    modules, program_names, reasons = programs_of_space(hd.space)
+    ``ops`` (one row per device type, program and HLO op), ``totals`` (per device plane:
+    span and op time, ps), ``peaks`` (per device plane), ``programs`` ({program id: name})
+    and ``reasons``.  A host without ``hlo_op`` stats costs next to nothing."""
     hlo = hd.str_stat("hlo_op")
+    peaks = []
+    for i, plane in enumerate(hd.plane_names):
+        if plane.startswith(("/device:GPU", "/device:TPU")):
+            p, why = peaks_from_plane_stats(plane, hd.space.plane_stats(i))
+            peaks.append((plane, p, why))
+    if not len(hlo):
+        return {"ops": _empty_ops(), "totals": _totals([]), "peaks": peaks, "programs": {},
+                "reasons": []}
+    modules, program_names, reasons = programs_of_space(hd.space)
     pid_stat = hd.int_stat("program_id")
     parts, totals = [], []
-    gpu, tf_kernels, gpu_totals = _gpu_ops(hd, hlo, pid_stat)
-    cpu, cpu_totals = _cpu_ops(hd, hlo, pid_stat) if len(hlo) else (None, [])
+    gpu, gpu_totals = _gpu_ops(hd, hlo, pid_stat)
+    cpu, cpu_totals = _cpu_ops(hd, hlo, pid_stat)
     for part, tot in ((gpu, gpu_totals), (cpu, cpu_totals)):
         if part is not None and len(part):
             parts.append(part)
@@ -263,17 +286,12 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0) -> dict:
             modules = {}
         module_stat = _module_names(hd, hlo)
         _resolve(ops, modules, module_stat, reasons)
-    ops = ops.reindex(columns=OP_COLUMNS)
-    peaks = []
-    for i, plane in enumerate(hd.plane_names):
-        if plane.startswith(("/device:GPU", "/device:TPU")):
-            p, why = peaks_from_plane_stats(plane, hd.space.plane_stats(i))
-            peaks.append((plane, p, why))
-    return {"ops": ops, "tf_kernels": tf_kernels if tf_kernels is not None else
-            _tf_kernels(hd, np.zeros(0, np.int64)),
-            "totals": pd.DataFrame(totals, columns=["device_type", "plane", "span_ps",
-                                                    "op_ps"]),
+    return {"ops": ops.reindex(columns=OP_COLUMNS), "totals": _totals(totals),
             "peaks": peaks, "programs": dict(program_names), "reasons": reasons}
+
+
+def _totals(rows: list) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["device_type", "plane", "span_ps", "op_ps"])
 
 
 def _module_names(hd: HostData, hlo) -> dict:
