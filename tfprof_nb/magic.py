@@ -81,9 +81,8 @@ class TfprofMagics(Magics):
     @magic_arguments.argument("--duration-ms", type=int, default=2000,
                               help="trace duration for --remote (default %(default)s)")
     @magic_arguments.argument("--backend", default="auto", choices=BACKENDS,
-                              help="profiler: jax, tensorflow or auto (default: JAX when the "
-                                   "cell uses JAX and not TensorFlow, or JAX has run in this "
-                                   "process)")
+                              help="profiler: jax, tensorflow or auto (default: JAX when JAX "
+                                   "is imported or used in the cell and TensorFlow is not)")
     @line_cell_magic
     def tfprof(self, line: str, cell: str | None = None):
         """Profile a training cell with the TensorFlow or JAX profiler and show the result.

@@ -5,10 +5,11 @@ mark a step the same way (a trace event with ``_r=1`` and ``step_num``), so ever
 the capture is shared.  Each backend imports its framework only when a capture starts; a JAX
 capture never imports TensorFlow.
 
-``backend="auto"`` (the default) chooses JAX when the step function is a jitted JAX function,
-when JAX has already run computations in this process (its backend is initialised) or when
-JAX is imported and TensorFlow is not; a ``%%tfprof`` cell also counts as JAX when its code
-uses ``jax`` and not ``tensorflow``/``tf.``.  Everything else is profiled with TensorFlow.
+``backend="auto"`` (the default) chooses JAX when the step function is a jitted JAX function
+or when JAX is imported and TensorFlow is not (a ``%%tfprof`` cell's code counts too: ``jax``
+without ``tensorflow``/``tf.``); everything else is profiled with TensorFlow.  A process that
+imported both (JAX training on a tf.data pipeline, say) gets TensorFlow's profiler unless it
+asks for ``backend="jax"``: each profiler sees only its own framework's work.
 """
 
 from __future__ import annotations
@@ -43,21 +44,12 @@ def is_jax_function(fn) -> bool:
         "PjitFunction", "PmapFunction")
 
 
-def _jax_has_run() -> bool:
-    """Whether JAX has initialised a backend in this process (it ran something)."""
-    bridge = sys.modules.get("jax._src.xla_bridge")
-    check = getattr(bridge, "backends_are_initialized", None)
-    return bool(check()) if callable(check) else False
-
-
 def choose_backend(name: str = "auto", fn=None, source: str | None = None) -> str:
     """``"jax"`` or ``"tensorflow"`` for a capture asked for with backend ``name`` (see the
     module's docstring for what ``"auto"`` looks at)."""
     if check_backend(name) != "auto":
         return name
     if fn is not None and is_jax_function(fn):
-        return "jax"
-    if _jax_has_run():
         return "jax"
     jax = "jax" in sys.modules or bool(source and _JAX_CODE.search(source))
     tf = "tensorflow" in sys.modules or bool(source and _TF_CODE.search(source))

@@ -16,6 +16,7 @@ __all__ = ["Capture", "capture", "DEFAULT_STEPS", "DEFAULT_WARMUP"]
 # The profiler guide's advice: skip the first steps (tracing, warm caches), profile about 10.
 DEFAULT_STEPS = 10
 DEFAULT_WARMUP = 3
+_PROFILER_NAMES = {"jax": "JAX's profiler", "tensorflow": "TensorFlow's profiler"}
 
 
 class StepWindow:
@@ -98,7 +99,8 @@ class StepWindow:
             ctx.profiles.append(self.profile)
         what = f"{self.profiled} step(s)" if exc is None else \
             f"{self.profiled} step(s) before the error"
-        self.progress.finish(f"profiled {what}; files in {self.run_dir}")
+        self.progress.finish(f"profiled {what} with {_PROFILER_NAMES[self.session.backend]}; "
+                             f"files in {self.run_dir}")
         if exc is not None:
             _attach(exc, self.profile, self.run_dir, self.profiled)
         elif self.profiled < self.steps:
@@ -188,9 +190,9 @@ class Capture(WindowResults):
     exception (``exc.tfprof_profile``) and to ``cap.profile``; the exception propagates
     unchanged.  Inside a ``%%tfprof`` cell, unset options come from the magic.
 
-    ``backend``: ``"tensorflow"``, ``"jax"`` or ``"auto"`` (default): JAX when JAX has run
-    computations in this process or is imported without TensorFlow, else TensorFlow (decided
-    when profiling starts, after the warm-up; see :mod:`tfprof_nb.capture.backends`).  A JAX
+    ``backend``: ``"tensorflow"``, ``"jax"`` or ``"auto"`` (default): JAX when JAX is imported
+    and TensorFlow is not, else TensorFlow (decided when profiling starts, after the warm-up;
+    see :mod:`tfprof_nb.capture.backends`); pass ``"jax"`` when both are imported.  A JAX
     capture uses ``jax.profiler`` and marks steps with ``StepTraceAnnotation``; it never
     imports TensorFlow.
     """
