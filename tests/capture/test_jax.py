@@ -74,6 +74,25 @@ print(json.dumps({{"backend": cap.backend, "steps": steps.index.tolist(),
     assert res["function_steps"] == [1, 2, 3]
 
 
+def test_keras_profiler_follows_the_keras_backend():
+    """Keras 3 on JAX: KerasProfiler profiles with JAX, without importing TensorFlow."""
+    res = _python("""
+import os, sys, json
+os.environ["KERAS_BACKEND"] = "jax"
+import numpy as np, keras
+import tfprof_nb as tp
+x = np.random.rand(320, 8).astype("float32"); y = np.random.rand(320, 1).astype("float32")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+cb = tp.KerasProfiler(steps=3, warmup=2, progress=False)
+model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[cb])
+steps = cb.profile.steps
+print(json.dumps({"backend": cb.backend, "steps": steps.index.tolist(),
+                  "tensorflow": "tensorflow" in sys.modules}))
+""")
+    assert res == {"backend": "jax", "steps": [2, 3, 4], "tensorflow": False}
+
+
 def test_auto_backend_choice(tmp_path):
     """auto: JAX for a jitted step function or when JAX is imported without TensorFlow (or
     a cell uses JAX and not TensorFlow); TensorFlow otherwise (checked in a fresh process)."""
