@@ -43,10 +43,15 @@ _END_PREFIX = "end: "
 
 
 def tf_op_fullname(metadata) -> str:
-    """XLA's framework-op name of an instruction: ``op_name:op_type`` ("" if both empty)."""
-    if not metadata.op_type and not metadata.op_name:
-        return ""
-    return f"{metadata.op_name}:{metadata.op_type}"
+    """XLA's framework-op name of an instruction: ``op_name:op_type`` ("" if both empty;
+    TensorFlow's ``XLA_Args``/``XLA_Retvals`` are their own type)."""
+    op_type, op_name = metadata.op_type, metadata.op_name
+    if not op_type:
+        if not op_name:
+            return ""
+        if op_name in ("XLA_Args", "XLA_Retvals"):
+            op_type = op_name
+    return f"{op_name}:{op_type}"
 
 
 def source_of(module, instr) -> tuple[str, int, str]:
