@@ -94,9 +94,9 @@ class TfprofMagics(Magics):
         ``tp.Capture`` step loops use the window as their defaults; a cell with neither is
         profiled whole (steps are then inferred from the repeated tf.function or jitted call).
         ``--backend auto`` profiles JAX code with ``jax.profiler`` (without importing
-        TensorFlow) and everything else with TensorFlow's profiler.  The Profile is stored in ``--out`` (default ``_tfprof``), also when
-        the cell raises (then it holds the partial profile).  ``%tfprof [options] statement``
-        profiles one statement.
+        TensorFlow) and everything else with TensorFlow's profiler.  The Profile is stored in
+        ``--out`` (default ``_tfprof``), also when the cell raises (then it holds the partial
+        profile).  ``%tfprof [options] statement`` profiles one statement.
         """
         if cell is None:
             options, code = split_line(line)
