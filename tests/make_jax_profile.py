@@ -3,8 +3,9 @@
     python tests/make_jax_profile.py LOGDIR SCENARIO [STEPS]
 
 A jitted training step (a tiny MLP, value_and_grad and an SGD update) runs STEPS times
-(default 6) under ``jax.profiler.start_trace`` after two warm-up calls; each step reads its
-loss (``float(loss)``, as loops that log do).  Scenarios:
+(default 6) under ``jax.profiler.start_trace`` after two warm-up calls; each step does some
+untraced Python work (a 2 ms sleep) while the dispatched program runs, then reads its loss
+(``float(loss)``, as loops that log do).  Scenarios:
 
   marked    each step inside ``jax.profiler.StepTraceAnnotation("train", step_num=i)``
   named     the same with the marker name ``my_step`` (not one xprof knows by name)
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -51,15 +53,19 @@ def main(logdir: str, scenario: str, steps: int = 6) -> None:
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     jax.profiler.start_trace(logdir, profiler_options=options)
+    def step(w):
+        w, loss = train_step(w, x, y)
+        time.sleep(0.002)
+        float(loss)
+        return w
+
     for i in range(steps):
         if scenario == "unmarked":
-            w, loss = train_step(w, x, y)
-            float(loss)
+            w = step(w)
             continue
         name = "my_step" if scenario == "named" else "train"
         with jax.profiler.StepTraceAnnotation(name, step_num=i):
-            w, loss = train_step(w, x, y)
-            float(loss)
+            w = step(w)
     jax.profiler.stop_trace()
     print("tensorflow imported:", "tensorflow" in sys.modules)
 

@@ -7,11 +7,15 @@ use device events.  Deliberate differences, each visible in the result:
 
 * profiles without step markers (Keras 3 ``fit``, plain loops, JAX loops) get steps inferred
   from the repeated top-level call of a compiled function: a ``tf.function``
-  (``EagerLocalExecute: __inference_...``) or a jitted JAX function (``PjitFunction(f)``);
-  ``source`` says so (the reference finds none);
+  (``EagerLocalExecute: __inference_...``) or a jitted JAX function (``PjitFunction(f)``),
+  each step lasting until the next call; ``source`` says so (the reference finds none);
 * GPU copies named ``MemcpyH2D``/``MemcpyD2H``/``MemcpyD2D`` (CUPTI's names) count as input,
   output and device-to-device (the reference only matches ``MemcpyHToD``-style names and counts
   them as compute);
+* in JAX profiles, the thread-pool region in which XLA:CPU runs a step's program counts as
+  that step's host compute, as it does in TensorFlow profiles (the reference leaves it out of
+  JAX steps, yet turns host compute on from a region's start in an idle moment until the
+  calling thread's next events end);
 * a step is dropped only when the profile window cuts it (it starts before the window or
   ends after it), so a capture of N marked steps shows N steps; the reference drops the first
   and the last step of any profile with more than five.
