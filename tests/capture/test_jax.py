@@ -93,6 +93,35 @@ print(json.dumps({"backend": cb.backend, "steps": steps.index.tolist(),
     assert res == {"backend": "jax", "steps": [2, 3, 4], "tensorflow": False}
 
 
+def test_remote_capture_of_a_jax_worker(tmp_path):
+    """tp.start_server in a JAX-only worker starts JAX's profiler server (no TensorFlow);
+    capture_remote traces it with TensorFlow's client and finds the worker's marked steps."""
+    from ..conftest import free_port
+
+    port = free_port()
+    worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent(TRAIN_STEP + f"""
+import sys, time
+import tfprof_nb as tp
+tp.start_server({port})
+print("ready", "tensorflow" in sys.modules, flush=True)
+for i in range(100000):
+    with jax.profiler.StepTraceAnnotation("train", step_num=i):
+        w, loss = train_step(w, x)
+        float(loss)
+    time.sleep(0.002)
+""")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert worker.stdout.readline().split() == ["ready", "False"]
+        prof = tp.capture_remote([f"127.0.0.1:{port}"], duration_ms=500, logdir=str(tmp_path))
+    finally:
+        worker.kill()
+        worker.wait()
+    from tfprof_nb.analysis.framework import framework_of
+
+    assert framework_of(prof) == "jax"
+    assert len(prof.steps) >= 10 and (prof.steps.source == "markers").all()
+
+
 def test_auto_backend_choice(tmp_path):
     """auto: JAX for a jitted step function or when JAX is imported without TensorFlow (or
     a cell uses JAX and not TensorFlow); TensorFlow otherwise (checked in a fresh process)."""

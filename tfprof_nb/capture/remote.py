@@ -9,6 +9,7 @@ import warnings
 from urllib.parse import urlparse
 
 from ..errors import CaptureError, CaptureWarning
+from .backends import choose_backend
 from .options import TracerOptions, _check_int
 from .session import new_logdir, run_dirs
 
@@ -17,13 +18,20 @@ __all__ = ["capture_remote", "start_server", "parse_addresses"]
 _GRPC = "grpc://"
 
 
-def start_server(port: int) -> int:
-    """Start TensorFlow's profiler gRPC server in this process on ``port``; return the port.
+def start_server(port: int, backend: str = "auto") -> int:
+    """Start the profiler gRPC server in this process on ``port``; return the port.
 
     Other processes (or a notebook) can then capture this one with :func:`capture_remote`.
-    The server lives until the process exits.
+    The server lives until the process exits.  ``backend``: ``"tensorflow"``, ``"jax"``
+    (``jax.profiler.start_server``; TensorFlow is not imported) or ``"auto"`` (JAX when it
+    is imported and TensorFlow is not).
     """
     port = _check_int("port", port, 1, 65535)
+    if choose_backend(backend) == "jax":
+        import jax
+
+        jax.profiler.start_server(port)
+        return port
     import tensorflow as tf
 
     tf.profiler.experimental.server.start(port)
@@ -66,7 +74,8 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
     """Trace one or many workers for ``duration_ms`` and return one multi-host Profile.
 
     ``addresses``: "grpc://host:port" strings (a list or one comma-separated string) of
-    processes that called :func:`start_server` (or ``tf.profiler.experimental.server.start``).
+    processes that called :func:`start_server` (or ``tf.profiler.experimental.server.start``,
+    ``jax.profiler.start_server``).  The client is TensorFlow's, for JAX workers too.
     Unreachable workers raise :class:`CaptureError` naming them within ``connect_timeout_s``;
     the whole capture is bounded by ``timeout_s`` (default: duration + delay + 60 s).
     """
