@@ -244,11 +244,12 @@ class CostModel:
     def cost(self, instr) -> InstructionCost:
         """:class:`InstructionCost` of one execution of ``instr``."""
         flops = self.flops(instr)
-        return InstructionCost(flops, flops // self._flop_rate_divisor(instr),
+        return InstructionCost(flops, round(flops / self._flop_rate_divisor(instr)),
                                self.bytes_accessed(instr))
 
     def _flop_rate_divisor(self, instr) -> int:
-        widths = [PRIMITIVE_TYPES.get(o.shape.element_type, ("", 0))[1]
+        widths = [1 if o.shape.element_type == 1 else  # pred: 1 bit wide
+                  PRIMITIVE_TYPES.get(o.shape.element_type, ("", 0))[1]
                   for o in self.module.operands(instr)
                   if o is not None and o.shape.element_type not in (13, 14, 17)]
         if instr.opcode == "custom-call":

@@ -54,7 +54,8 @@ def op_profile_table(xla: XlaData, peaks: DevicePeaks, group_by: str = "program"
         "self_ps": (stats.total_self_time_us * 1e6).round().astype(np.int64),
         "flops": stats.flops.fillna(0), "normalized_flops": stats.normalized_flops.fillna(0),
         "memory_accessed_bytes": stats.memory_accessed_bytes.fillna(0),
-        "expression": stats.hlo_op_expression, "provenance": stats.framework_op_name,
+        "expression": stats.hlo_op_expression.where(stats.program_id > 0, ""),
+        "provenance": stats.framework_op_name,
         "dedup": stats.deduplicated_name})
     ops["program"] = np.where((ops.program_id == 0) & (ops.module == ""), "main",
                               ops.module + "(" + ops.program_id.astype(str) + ")")
@@ -71,7 +72,7 @@ def op_profile_table(xla: XlaData, peaks: DevicePeaks, group_by: str = "program"
         rows.append({"node": node, "parent": parent, "depth": depth, "kind": kind,
                      "name": name, **sums})
 
-    add("root", None, 0, "root", f"by_{group_by}", ops, time_ps=root_time, occurrences=0)
+    add("root", "", 0, "root", f"by_{group_by}", ops, time_ps=root_time, occurrences=0)
     if group_by == "program":
         for prog, frame in _ordered(ops, "program", "self_ps"):
             pnode = f"root/{prog}"
@@ -81,10 +82,21 @@ def op_profile_table(xla: XlaData, peaks: DevicePeaks, group_by: str = "program"
     else:
         _categories(add, ops, "root", 1)
     if include_idle:
-        idle = max(total - op_time, 0)
-        add("root/IDLE", "root", 1, "idle", "IDLE", ops.iloc[:0], time_ps=idle,
-            category="IDLE")
+        add("root/IDLE", "root", 1, "idle", "IDLE", ops.iloc[:0],
+            time_ps=max(total - op_time, 0), category="IDLE")
+    rows = _root_children_by_time(rows)
     return _finish(pd.DataFrame(rows), root_time, peaks, stats.attrs.get("reasons", []))
+
+
+def _root_children_by_time(rows: list[dict]) -> list[dict]:
+    """The rows (depth-first) with the root's subtrees ordered by time, IDLE among them."""
+    subtrees: list[list[dict]] = []
+    for row in rows[1:]:
+        if row["depth"] == 1:
+            subtrees.append([])
+        subtrees[-1].append(row)
+    subtrees.sort(key=lambda t: -t[0]["time_ps"])
+    return rows[:1] + [r for t in subtrees for r in t]
 
 
 def _ordered(frame: pd.DataFrame, key: str, by: str):
