@@ -137,6 +137,55 @@ def _tf_module() -> tuple[str, bytes]:
     return "tf_step", data
 
 
+def _gemm_module(tf_module: bytes) -> tuple[str, bytes]:
+    """The TensorFlow program with its dot rewritten as a cuBLAS gemm custom-call, the way
+    XLA:GPU emits matmuls (output and workspace in a tuple, dimension numbers in the JSON
+    backend config), read back through a get-tuple-element."""
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    proto = hlo_pb2.HloProto()
+    proto.ParseFromString(tf_module)
+    module = proto.hlo_module
+    module.name = "gemm_step"
+    module.ClearField("schedule")  # (it would lack the new instruction)
+    entry = [c for c in module.computations if c.id == module.entry_computation_id][0]
+    dot = [i for i in entry.instructions if i.opcode == "dot"][0]
+    out_shape = type(dot.shape)()
+    out_shape.CopyFrom(dot.shape)
+    dot.opcode = "custom-call"
+    dot.custom_call_target = "__cublas$gemm"
+    dot.backend_config = json.dumps({"gemm_backend_config": {
+        "alpha_real": 1.0, "beta": 0.0,
+        "dot_dimension_numbers": {"lhs_contracting_dimensions": ["1"],
+                                  "rhs_contracting_dimensions": ["0"]}}}).encode()
+    dot.ClearField("dot_dimension_numbers")
+    dot.shape.Clear()
+    dot.shape.element_type = 13  # (f32[64,16], s8[4194304] workspace)
+    dot.shape.tuple_shapes.add().CopyFrom(out_shape)
+    ws = dot.shape.tuple_shapes.add()
+    ws.element_type, ws.dimensions[:] = 2, [4194304]
+    ws.layout.minor_to_major[:] = [0]
+    gte = hlo_pb2.HloInstructionProto(name="get-tuple-element.99", opcode="get-tuple-element",
+                                      tuple_index=0, operand_ids=[dot.id])
+    local = max(i.id & 0xFFFFFFFF for c in module.computations for i in c.instructions) + 1
+    gte.id = (dot.id >> 32 << 32) + local  # ids: computation in the high bits, local low
+    gte.shape.CopyFrom(out_shape)
+    ordered = []
+    for instr in entry.instructions:  # the dot's users now read the get-tuple-element
+        instr.operand_ids[:] = [gte.id if o == dot.id else o for o in instr.operand_ids]
+        ordered.append(instr)
+        if instr.id == dot.id:
+            ordered.append(gte)
+    copies = [type(gte)() for _ in ordered]
+    for c, i in zip(copies, ordered):
+        c.CopyFrom(i)
+    del entry.instructions[:]
+    entry.instructions.extend(copies)
+    if entry.root_id == dot.id:
+        entry.root_id = gte.id
+    return module.name, proto.SerializeToString()
+
+
 class _Plane:
     """A small XPlane builder over TensorFlow's xplane_pb2."""
 
@@ -192,7 +241,8 @@ def gpu(outdir: str) -> None:
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     modules = _jax_modules() + [_tf_module()]
-    programs = {pid: (name, data) for pid, (name, data) in zip((11, 12, 7), modules)}
+    modules.append(_gemm_module(modules[-1][1]))
+    programs = {pid: (name, data) for pid, (name, data) in zip((11, 12, 7, 13), modules)}
     (out / "programs.json").write_text(json.dumps(
         {pid: {"module": name, "instructions": _instructions(data)}
          for pid, (name, data) in programs.items()}))

@@ -25,7 +25,8 @@ Bytes accessed: the output plus every operand (XLA's default), except ``bitcast`
 ``tuple`` (its table of pointers); a fusion reads each fused parameter once in full (or only
 what ``slice``, ``dynamic-slice`` and ``gather`` take of it when those are its only users) and
 writes its outputs, except that a root ``dynamic-update-slice`` of a parameter updates that
-buffer in place (only the update is written, the buffer is not read).  Tuples count as 8-byte
+buffer in place (only the update is written, the buffer is not read); cuBLAS and cuDNN
+custom-calls write their first output only (the second is their workspace).  Tuples count as 8-byte
 pointers per element, as XLA's GPU shape sizes do.
 
 ``model_flops`` are these FLOPs; ``normalized_flops`` divide them by 2 for ops whose widest
@@ -199,8 +200,8 @@ class CostModel:
             return shape_bytes(instr.shape)
         out = instr.shape
         if op == "custom-call" and out.element_type == 13 and len(out.tuple_shapes) and \
-                instr.custom_call_target.startswith(_CONV_TARGET_PREFIX):
-            out = out.tuple_shapes[0]  # cuDNN's scratch buffer is not an output
+                instr.custom_call_target.startswith((_CONV_TARGET_PREFIX, *_GEMM_TARGETS)):
+            out = out.tuple_shapes[0]  # cuDNN's / cuBLAS's workspace is not an output
         total = shape_bytes(out)
         for o in m.operands(instr):
             if o is not None:

@@ -38,6 +38,9 @@ _ASYNC = frozenset({"async-start", "async-update", "async-done"})
 _PRECISION = {0: "default", 1: "high", 2: "highest"}
 _RNG_ALGORITHM = {0: "rng_default", 1: "rng_three_fry", 2: "rng_philox"}
 _RNG_DISTRIBUTION = {1: "rng_uniform", 2: "rng_normal"}
+_API_VERSION = {0: "API_VERSION_UNSPECIFIED", 1: "API_VERSION_ORIGINAL",
+                2: "API_VERSION_STATUS_RETURNING", 3: "API_VERSION_STATUS_RETURNING_UNIFIED",
+                4: "API_VERSION_TYPED_FFI"}
 _DEFAULT_COMPARE_TYPE = {"f": "FLOAT", "b": "FLOAT", "c": "FLOAT", "s": "SIGNED",
                          "u": "UNSIGNED", "p": "UNSIGNED"}
 
@@ -354,6 +357,9 @@ def _specific_attributes(module: HloModule, instr) -> list[str]:
             out.append(f"batch_group_count={instr.batch_group_count}")
         if instr.custom_call_has_side_effect:
             out.append("custom_call_has_side_effect=true")
+        if instr.custom_call_api_version != 1:  # API_VERSION_ORIGINAL is left out
+            out.append("api_version=" + _API_VERSION.get(instr.custom_call_api_version,
+                                                         str(instr.custom_call_api_version)))
     elif op == "topk":
         out.append(f"k={instr.k}")
         if instr.largest:
