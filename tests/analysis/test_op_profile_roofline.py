@@ -218,3 +218,14 @@ def test_peaks_from_plane_stats():
     tpu, why = peaks_from_plane_stats("/device:TPU:0", {"peak_teraflops_per_second": 197.0,
                                                         "peak_hbm_bw_gigabytes_per_second": 819.0})
     assert why is None and tpu.ridge_point_flops_per_byte == pytest.approx(197e12 / 819e9)
+
+
+def test_profile_without_xla(gpu_fixture_file):
+    """A TensorFlow GPU profile without XLA: empty tables with their columns and a reason
+    (xprof's hlo_stats is empty too)."""
+    prof = tp.load(gpu_fixture_file)
+    assert len(oracle_frame(gpu_fixture_file, "hlo_stats")) == 0
+    for table in (prof.hlo_stats, prof.op_profile(), prof.roofline):
+        assert table.empty and len(table.columns) >= 19
+        assert any("no XLA ops" in r for r in table.attrs["reasons"])
+    assert prof.device_peaks.known  # the V100 planes' stats still give peaks

@@ -192,7 +192,9 @@ def hlo_stats_table(xla: XlaData, peaks: DevicePeaks | None = None) -> pd.DataFr
         "bound_by": label, "source": frame.source, "source_stack": frame.source_stack,
         "deduplicated_name": frame.deduplicated_name, "resolved": frame.resolved})
     out = out[HLO_STATS_COLUMNS]
-    out.attrs["reasons"] = list(xla.reasons) + _peak_reasons(xla, peaks)
+    out.attrs["reasons"] = list(xla.reasons) + _peak_reasons(xla, peaks) + (
+        [] if len(out) else ["no XLA ops in this profile (no device or XLA:CPU events with an "
+                             "hlo_op stat, no GPU kernels of TensorFlow ops)"])
     out.attrs["total_time_us"] = total / 1e6
     out.attrs["peaks"] = peaks
     return out

@@ -46,6 +46,10 @@ def op_profile_table(xla: XlaData, peaks: DevicePeaks, group_by: str = "program"
     if group_by not in ("program", "category"):
         raise ValueError(f"group_by must be 'program' or 'category', not {group_by!r}")
     stats = hlo_stats_table(xla, peaks)
+    if stats.empty:
+        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_PROFILE_COLUMNS})
+        empty.attrs.update(reasons=list(stats.attrs["reasons"]), peaks=peaks)
+        return empty
     ops = pd.DataFrame({
         "name": stats.hlo_op_name, "program_id": stats.program_id, "module": stats.module,
         "category": stats.category.replace("", "unknown"),
