@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.hlo_proto import HloParseError, parse_hlo_proto
+from tfprof_nb.analysis.hlo_proto import HloParseError, parse_hlo_proto, programs_of_space
 
 from .xla_profiles import make, oracle_frame, programs, xplane
 
@@ -111,7 +111,6 @@ def test_flops_and_bytes_of_kernel_level_ops(gpu, gpu_dir):
     b = b.join(_ref_costs(b))
     fused = {(pid, name) for pid, p in programs(gpu_dir).items()
              for name, _, in_fusion in p["instructions"] if in_fusion}
-    from tfprof_nb.analysis.hlo_proto import programs_of_space
     prof = tp.load(gpu_dir / "full.xplane.pb")
     modules, _, _ = programs_of_space(prof.spaces[prof.hosts[0]])
 

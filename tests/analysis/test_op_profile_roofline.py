@@ -10,7 +10,6 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.analysis.device_peaks import peaks_from_plane_stats
 
-from .oracle import run_tool
 from .xla_profiles import make, oracle, oracle_frame, xplane
 
 GIB = 2**30
@@ -56,20 +55,7 @@ def _ours_by_path(tree: pd.DataFrame) -> dict:
 def test_op_profile_tree_equals_xprof(full, group_by):
     prof = tp.load(full)
     tree = prof.op_profile(group_by=group_by)
-    ref = run_tool(full, "op_profile") if group_by == "program" else None
-    if ref is None:
-        from xprof.convert.raw_to_tool_data import xspace_to_tool_data
-        import json
-        import shutil
-        import tempfile
-        from pathlib import Path
-
-        with tempfile.TemporaryDirectory() as tmp:
-            copy = Path(tmp) / full.name
-            shutil.copy(full, copy)
-            raw, _ = xspace_to_tool_data([str(copy)], "op_profile",
-                                         {"use_saved_result": False, "group_by": "category"})
-        ref = json.loads(raw)
+    ref = oracle(full, "op_profile", group_by=group_by)
     root = ref["byProgram" if group_by == "program" else "byCategory"]
     theirs, ours = _flatten(root), _ours_by_path(tree)
     assert round(ours[(f"by_{group_by}",)].time_us * 1e6) == root["metrics"]["rawTime"]

@@ -43,11 +43,24 @@ def xplane(directory: Path) -> Path:
     return files[0]
 
 
-def oracle(path: Path, tool: str):
-    """xprof's ``tool`` output for ``path`` (run once per file and tool)."""
-    key = (str(path), tool)
+def oracle(path: Path, tool: str, group_by: str | None = None):
+    """xprof's ``tool`` output for ``path`` (run once per file, tool and grouping)."""
+    key = (str(path), tool, group_by)
     if key not in _ORACLE:
-        _ORACLE[key] = run_tool(path, tool)
+        if group_by is None:
+            _ORACLE[key] = run_tool(path, tool)
+        else:  # op_profile's grouping
+            import shutil
+            import tempfile
+
+            from xprof.convert.raw_to_tool_data import xspace_to_tool_data
+
+            with tempfile.TemporaryDirectory() as tmp:
+                copy = Path(tmp) / Path(path).name
+                shutil.copy(path, copy)
+                raw, _ = xspace_to_tool_data([str(copy)], tool, {"use_saved_result": False,
+                                                                 "group_by": group_by})
+            _ORACLE[key] = json.loads(raw)
     return _ORACLE[key]
 
 

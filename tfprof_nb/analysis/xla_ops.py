@@ -32,7 +32,8 @@ from .hlo_text import category, expression
 from .host import HOST_PLANE, HostData
 from .tf_ops import UNKNOWN, parse_tf_op
 
-__all__ = ["host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname", "source_of"]
+__all__ = ["host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname",
+           "source_of"]
 
 INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_name",
                 "source_file", "source_line", "source_stack", "flops", "normalized_flops",
