@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test bench clean js
+.PHONY: demo test bench screenshots clean js
 
 JS_SOURCES := $(wildcard js/src/*.ts) js/package.json js/package-lock.json js/build.mjs
 BUNDLE := tfprof_nb/static/dashboard.js
@@ -50,6 +50,12 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_analysis.py
 	$(PY) benchmarks/bench_engine.py --pod --big
 	$(PY) benchmarks/bench_report.py
+	$(PY) benchmarks/bench_plot.py
+
+# docs/screenshots: every tab of the CPU and GPU reports, taken by the report tests
+screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
+	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/report/test_report.py \
+		-k "captured_cpu_profile or gpu_fixture"
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache

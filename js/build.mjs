@@ -1,8 +1,10 @@
 // Bundles each widget entry point into one ESM file inside the Python package.
 import { build } from "esbuild";
 
+// one bundle per view (plotly.js is bundled into the views that draw figures, evaluated on
+// first use); the dashboard bundle holds every view
 const entries = ["timeline", "table", "stepgraph", "memory", "dashboard", "compare",
-  "pipelinegraph", "podview"];
+  "pipelinegraph", "podview", "overview", "opstats", "kernels", "input", "xla"];
 for (const name of entries) {
   await build({
     entryPoints: [`src/${name}.ts`],

@@ -16,7 +16,8 @@ def test_wheel_contains_the_widget_bundle(tmp_path):
                     str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
     (wheel,) = tmp_path.glob("tfprof_nb-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for name in ("timeline", "dashboard", "offline", "pipelinegraph", "podview"):
+    for name in ("timeline", "dashboard", "offline", "pipelinegraph", "podview", "overview",
+                 "opstats", "kernels", "memory", "input", "stepgraph", "compare", "table"):
         assert f"tfprof_nb/static/{name}.js" in names
     assert not any(n.startswith("js/") or "node_modules" in n for n in names)
     # the compiled decoder and kernels, for this platform (any Python 3: loaded with ctypes)

@@ -1,15 +1,28 @@
 """How profiles and comparisons show themselves in IPython: as their view, or as text where
-widgets are unavailable (no ipywidgets front-end, no built bundle)."""
+widgets are unavailable (ipywidgets/anywidget not installed, no built bundle).  Any other
+error is a bug and is raised, not hidden behind the text (a view that fails inside the
+dashboard shows its error in its tab)."""
 
 from __future__ import annotations
 
 
+def _widget_support_missing(exc: BaseException) -> bool:
+    if isinstance(exc, ImportError):
+        return True
+    from .widgets._base import WidgetBundleMissing  # importable: the view was made before
+
+    return isinstance(exc, WidgetBundleMissing)
+
+
 def view_bundle(make_view, text, include=None, exclude=None):
-    """The mime bundle of ``make_view()``, or ``text()`` as plain text."""
+    """The mime bundle of ``make_view()``, or ``text()`` as plain text without widgets."""
     try:
-        return make_view()._repr_mimebundle_(include=include, exclude=exclude)
-    except Exception:  # no widget support: plain text is still useful
+        view = make_view()
+    except Exception as exc:
+        if not _widget_support_missing(exc):
+            raise
         return {"text/plain": text()}
+    return view._repr_mimebundle_(include=include, exclude=exclude)
 
 
 def display_view(make_view, text) -> None:
@@ -18,7 +31,9 @@ def display_view(make_view, text) -> None:
 
     try:
         view = make_view()
-    except Exception:  # no widget support: plain text is still useful
+    except Exception as exc:
+        if not _widget_support_missing(exc):
+            raise
         display({"text/plain": text()}, raw=True)
         return
     view._ipython_display_()

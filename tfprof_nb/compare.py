@@ -11,6 +11,12 @@ __all__ = ["compare", "DisplayedComparison"]
 class DisplayedComparison(Comparison):
     """A :class:`Comparison` that shows itself as the comparison view in a notebook."""
 
+    def plot(self, theme: str = "light"):
+        """Mean step time per category of both profiles side by side (a plotly figure)."""
+        from .plot.compare import compare_figure
+
+        return compare_figure(self, theme)
+
     def _view(self):
         from .widgets.compare import ComparisonView
 

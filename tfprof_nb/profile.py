@@ -341,6 +341,14 @@ class Profile:
         result.recommendations = self.recommendations()
         return result
 
+    @property
+    def plot(self):
+        """The profile's charts as plotly figures: ``prof.plot.step_time()``, ``memory()``,
+        ``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``."""
+        from .plot import ProfilePlots
+
+        return ProfilePlots(self)
+
     # ---- XLA programs ---------------------------------------------------------------------
     @cached_property
     def _xla(self):

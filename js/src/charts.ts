@@ -1,60 +1,6 @@
-// Small SVG charts for the TensorFlow stats tab: pie charts of self time (host/device x
-// op/op type, idle in or out) and an icicle of the name-scope hierarchy (time or memory).
-// Labels are SVG text nodes (never HTML).
+// The name-scope icicle of the TensorFlow stats tab (time or memory). Labels are SVG text
+// nodes (never HTML).
 import { SVG_NS, PALETTE } from "./model";
-
-export interface Slice {
-  label: string;
-  value: number;
-}
-
-/** Top n-1 slices and the rest as "other" (pure; unit-tested). */
-export function topSlices(slices: Slice[], n = 10): Slice[] {
-  const sorted = slices.filter((s) => s.value > 0).sort((a, b) => b.value - a.value);
-  if (sorted.length <= n) return sorted;
-  const rest = sorted.slice(n - 1).reduce((a, s) => a + s.value, 0);
-  return [...sorted.slice(0, n - 1), { label: "other", value: rest }];
-}
-
-export function pie(title: string, slices: Slice[], size = 220): SVGSVGElement {
-  const svg = document.createElementNS(SVG_NS, "svg");
-  svg.setAttribute("width", String(size));
-  svg.setAttribute("height", String(size + 24));
-  svg.setAttribute("class", "tfprof-pie");
-  const head = document.createElementNS(SVG_NS, "text");
-  head.setAttribute("x", "4");
-  head.setAttribute("y", "14");
-  head.setAttribute("font-weight", "bold");
-  head.textContent = title;
-  svg.append(head);
-  const top = topSlices(slices);
-  const total = top.reduce((a, s) => a + s.value, 0);
-  const cx = size / 2;
-  const cy = size / 2 + 22;
-  const r = size / 2 - 6;
-  let angle = -Math.PI / 2;
-  top.forEach((s, k) => {
-    const da = total ? (s.value / total) * Math.PI * 2 : 0;
-    const path = document.createElementNS(SVG_NS, "path");
-    const x1 = cx + r * Math.cos(angle);
-    const y1 = cy + r * Math.sin(angle);
-    const x2 = cx + r * Math.cos(angle + da);
-    const y2 = cy + r * Math.sin(angle + da);
-    const large = da > Math.PI ? 1 : 0;
-    const d = da >= Math.PI * 2 - 1e-9
-      ? `M ${cx - r} ${cy} a ${r} ${r} 0 1 0 ${2 * r} 0 a ${r} ${r} 0 1 0 ${-2 * r} 0`
-      : `M ${cx} ${cy} L ${x1} ${y1} A ${r} ${r} 0 ${large} 1 ${x2} ${y2} Z`;
-    path.setAttribute("d", d);
-    path.setAttribute("fill", PALETTE[k % PALETTE.length]);
-    path.setAttribute("class", "pie-slice");
-    const t = document.createElementNS(SVG_NS, "title");
-    t.textContent = `${s.label}: ${(100 * s.value / (total || 1)).toFixed(1)}%`;
-    path.append(t);
-    svg.append(path);
-    angle += da;
-  });
-  return svg;
-}
 
 export interface ScopeRow {
   scope: string;

@@ -17,6 +17,12 @@ export interface ModelLike {
   on?(event: string, cb: () => void): void;
 }
 
+/** What the dashboard offers the views inside it. */
+export interface ViewContext {
+  /** Show the trace viewer zoomed to [start, end] (us), on `host` when given. */
+  zoomTo?(startUs: number, endUs: number, host?: string): void;
+}
+
 export const SVG_NS = "http://www.w3.org/2000/svg";
 
 export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",

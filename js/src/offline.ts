@@ -112,9 +112,12 @@ export function standInModel(state: Record<string, unknown>,
   return model;
 }
 
-/** The timelines inside a state: "" for a TraceTimeline, "tl_" for the dashboard's. */
-function timelinePrefixes(state: Record<string, unknown>): string[] {
-  return ["", "tl_"].filter((p) => state[`${p}ev_start`] !== undefined && state[`${p}meta`] !== undefined);
+/** The timelines inside a state: "" for a TraceTimeline, and the prefix of each timeline
+ * a dashboard's `views` list names. */
+export function timelinePrefixes(state: Record<string, unknown>): string[] {
+  const views = (state.views ?? []) as { kind?: string; prefix?: string }[];
+  const prefixes = ["", ...views.filter((v) => v.kind === "TraceTimeline").map((v) => v.prefix ?? "")];
+  return prefixes.filter((p) => state[`${p}ev_start`] !== undefined && state[`${p}meta`] !== undefined);
 }
 
 /** Answer a timeline's selection with the event's details, as the Python widget does (the
@@ -132,6 +135,14 @@ export function detailsResponder(state: Record<string, unknown>, source?: Detail
       else source().then(answer, (err) => { console.error(err); answer(); });
     }
   };
+}
+
+/** A module's source from its base64 text: deflated (as pages write modules now) or plain
+ * (older pages). */
+export async function moduleSource(b64: string): Promise<string> {
+  const bytes = fromBase64(b64);
+  const zlib = bytes.length > 2 && bytes[0] === 0x78 && ((bytes[0] << 8) | bytes[1]) % 31 === 0;
+  return new TextDecoder().decode(zlib ? new Uint8Array(await inflate(bytes)) : bytes);
 }
 
 async function importModule(source: string): Promise<any> {
@@ -166,7 +177,7 @@ async function renderPacked(target: HTMLElement, payload: string, esm: string,
   details: DetailsSource): Promise<void> {
   try {
     const state = await unpack(payload);
-    const source = new TextDecoder().decode(fromBase64(esm));
+    const source = await moduleSource(esm);
     target.replaceChildren();
     await renderState(target, source, state, details);
   } catch (err) {

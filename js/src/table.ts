@@ -1,5 +1,6 @@
 // A sortable, filterable, paged table with CSV export. Cells are text only (textContent).
 import { type ModelLike } from "./model";
+import { ensureStyle } from "./ui";
 
 export interface Column {
   name: string;
@@ -69,30 +70,34 @@ function fmt(v: unknown, type: string): string {
 }
 
 export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refresh: () => void } {
+  ensureStyle(el);
   const root = document.createElement("div");
-  root.className = "tfprof-table";
+  root.className = "tfprof tfprof-table";
   const bar = document.createElement("div");
-  bar.className = "tt-bar";
+  bar.className = "tt-bar tp-toolbar";
   const title = document.createElement("b");
   const filter = document.createElement("input");
   filter.type = "search";
-  filter.className = "tt-filter";
+  filter.className = "tt-filter tp-filter";
   filter.placeholder = "filter by name";
   const prev = document.createElement("button");
   prev.textContent = "◀";
-  prev.className = "tt-prev";
+  prev.className = "tt-prev tp-button";
   const next = document.createElement("button");
   next.textContent = "▶";
-  next.className = "tt-next";
+  next.className = "tt-next tp-button";
   const info = document.createElement("span");
-  info.className = "tt-info";
+  info.className = "tt-info tp-muted";
   const csv = document.createElement("button");
   csv.textContent = "Export as CSV";
-  csv.className = "tt-csv";
+  csv.className = "tt-csv tp-button";
   bar.append(title, filter, prev, next, info, csv);
+  const wrap = document.createElement("div");
+  wrap.className = "tp-table-wrap";
   const table = document.createElement("table");
-  table.className = "tt-table";
-  root.append(bar, table);
+  table.className = "tt-table tp-table";
+  wrap.append(table);
+  root.append(bar, wrap);
   el.append(root);
   const state: TableState = { sortBy: null, descending: true, filter: "", page: 0 };
   let order: number[] = [];
@@ -110,6 +115,7 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refres
       const th = document.createElement("th");
       th.textContent = c.label + (state.sortBy === c.name ? (state.descending ? " ▼" : " ▲") : "");
       th.dataset.column = c.name;
+      if (c.type === "number") th.classList.add("tp-num");
       th.addEventListener("click", () => {
         if (state.sortBy === c.name) state.descending = !state.descending;
         else {
@@ -127,7 +133,8 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refres
       for (const c of spec.columns) {
         const td = document.createElement("td");
         td.textContent = fmt(spec.data[c.name]?.[i], c.type);
-        if (c.type === "number") td.style.textAlign = "right";
+        td.title = td.textContent;
+        if (c.type === "number") td.className = "tp-num";
         tr.append(td);
       }
       body.push(tr);
@@ -162,18 +169,7 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refres
   return { refresh };
 }
 
-const STYLE = `
-.tfprof-table { font: 12px var(--jp-ui-font-family, sans-serif); color: var(--jp-ui-font-color1, #222); }
-.tfprof-table .tt-bar { display: flex; gap: 6px; align-items: center; padding: 4px 0; }
-.tfprof-table table { border-collapse: collapse; width: 100%; }
-.tfprof-table th { cursor: pointer; text-align: left; border-bottom: 2px solid var(--jp-border-color1, #ccc); padding: 2px 6px; white-space: nowrap; }
-.tfprof-table td { border-bottom: 1px solid var(--jp-border-color2, #eee); padding: 2px 6px; word-break: break-all; }
-`;
-
 export function render({ model, el }: { model: ModelLike; el: HTMLElement }): () => void {
-  const style = document.createElement("style");
-  style.textContent = STYLE;
-  el.append(style);
   const view = renderTable(el, () => model.get("table") as TableSpec);
   model.on?.("change:table", view.refresh);
   return () => {};

@@ -1,7 +1,10 @@
-// tf.data pipeline graph: the iterators of one call of a pipeline laid out by depth, the
+// tf.data pipeline graph: the iterators of one call of a pipeline laid out with dagre (a
+// layered graph layout, so interleave, zip and parallel pipelines stay readable), the
 // critical (blocking) path in bold, the bottleneck in red; hover (SVG title) shows start,
 // total and self time and calls; the suggestion for the bottleneck is shown beside.
+import dagre from "@dagrejs/dagre";
 import { type ModelLike, SVG_NS } from "./model";
+import { viewRoot } from "./ui";
 
 export interface TfDataNode {
   id: string;
@@ -23,78 +26,72 @@ export interface TfDataSpec {
   summary: string;
 }
 
-/** Layered layout (pure; unit-tested): depth from the root along parent links, order within
- * a depth by first appearance. */
-export function layout(nodes: TfDataNode[]): Map<string, { depth: number; order: number }> {
-  const byId = new Map(nodes.map((n) => [n.id, n]));
-  const depthOf = new Map<string, number>();
-  const depth = (n: TfDataNode, guard = 0): number => {
-    if (depthOf.has(n.id)) return depthOf.get(n.id)!;
-    const p = byId.get(n.parent);
-    const d = p && p.id !== n.id && guard < 100 ? depth(p, guard + 1) + 1 : 0;
-    depthOf.set(n.id, d);
-    return d;
-  };
-  const counts = new Map<number, number>();
-  const out = new Map<string, { depth: number; order: number }>();
-  for (const n of nodes) {
-    const d = depth(n);
-    const k = counts.get(d) ?? 0;
-    counts.set(d, k + 1);
-    out.set(n.id, { depth: d, order: k });
+const NODE_W = 230;
+const NODE_H = 62;
+
+/** Node boxes and edge paths laid out by dagre (a layered graph layout): the pipeline's
+ * root at the top, every iterator below the one that calls it (pure; unit-tested). */
+export function layout(nodes: TfDataNode[]): {
+  boxes: Map<string, { x: number; y: number }>;
+  edges: { from: string; to: string; points: { x: number; y: number }[] }[];
+  width: number;
+  height: number;
+} {
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: "TB", nodesep: 24, ranksep: 36, marginx: 12, marginy: 12 });
+  g.setDefaultEdgeLabel(() => ({}));
+  const ids = new Set(nodes.map((n) => n.id));
+  for (const n of nodes) g.setNode(n.id, { width: NODE_W, height: NODE_H });
+  for (const n of nodes) if (ids.has(n.parent) && n.parent !== n.id) g.setEdge(n.parent, n.id);
+  dagre.layout(g);
+  const boxes = new Map<string, { x: number; y: number }>();
+  for (const id of g.nodes()) {
+    const v = g.node(id) as any;
+    boxes.set(id, { x: v.x - NODE_W / 2, y: v.y - NODE_H / 2 });
   }
-  return out;
+  const edges = g.edges().map((e: any) => ({ from: e.v, to: e.w, points: (g.edge(e) as any).points ?? [] }));
+  const graph = g.graph() as any;
+  return { boxes, edges, width: graph.width ?? 0, height: graph.height ?? 0 };
 }
 
 export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data"): () => void {
   const spec = model.get(key) as TfDataSpec;
-  const root = document.createElement("div");
-  root.className = "tfprof-tfdata";
-  root.style.font = "12px var(--jp-ui-font-family, sans-serif)";
+  const root = viewRoot(el, "tfprof-tfdata");
   const summary = document.createElement("p");
+  summary.className = "tp-text";
   summary.textContent = spec.summary;
   const select = document.createElement("select");
-  select.className = "tfd-exec";
+  select.className = "tfd-exec tp-select";
   spec.executions.forEach((e, i) =>
     select.append(new Option(`${e.host} · ${e.pipeline} · call #${e.rank + 1} by latency`, String(i))));
   const suggestion = document.createElement("p");
-  suggestion.className = "tfd-suggestion";
+  suggestion.className = "tfd-suggestion tp-text";
   const host = document.createElement("div");
   root.append(summary, select, suggestion, host);
-  el.append(root);
 
   function draw(): void {
     host.replaceChildren();
     const ex = spec.executions[Number(select.value)];
     if (!ex) return;
     suggestion.textContent = spec.suggestions[`${ex.host}|${ex.pipeline}`] ?? "";
-    const pos = layout(ex.nodes);
-    const W = 220;
-    const H = 64;
-    const maxDepth = Math.max(0, ...[...pos.values()].map((p) => p.depth));
-    const maxOrder = Math.max(0, ...[...pos.values()].map((p) => p.order));
+    const { boxes, edges, width, height } = layout(ex.nodes);
+    const byId = new Map(ex.nodes.map((n) => [n.id, n]));
     const svg = document.createElementNS(SVG_NS, "svg");
-    svg.setAttribute("width", String((maxOrder + 1) * (W + 20) + 20));
-    svg.setAttribute("height", String((maxDepth + 1) * (H + 30) + 20));
-    const center = (id: string) => {
-      const p = pos.get(id)!;
-      return [20 + p.order * (W + 20) + W / 2, 10 + p.depth * (H + 30)];
-    };
-    for (const n of ex.nodes) {
-      if (!pos.has(n.parent) || n.parent === n.id) continue;
-      const [x1, y1] = center(n.parent);
-      const [x2, y2] = center(n.id);
-      const line = document.createElementNS(SVG_NS, "line");
-      line.setAttribute("x1", String(x1));
-      line.setAttribute("y1", String(y1 + H));
-      line.setAttribute("x2", String(x2));
-      line.setAttribute("y2", String(y2));
-      line.setAttribute("stroke", n.critical ? "#333" : "#aaa");
-      line.setAttribute("stroke-width", n.critical ? "3" : "1");
-      svg.append(line);
+    svg.setAttribute("width", String(Math.ceil(width)));
+    svg.setAttribute("height", String(Math.ceil(height)));
+    svg.setAttribute("class", "tfd-graph");
+    for (const e of edges) {
+      const child = byId.get(e.to);
+      const path = document.createElementNS(SVG_NS, "polyline");
+      path.setAttribute("points", e.points.map((p) => `${p.x},${p.y}`).join(" "));
+      path.setAttribute("fill", "none");
+      path.setAttribute("stroke", child?.critical ? "var(--tp-fg, #333)" : "var(--tp-fg2, #999)");
+      path.setAttribute("stroke-width", child?.critical ? "3" : "1");
+      svg.append(path);
     }
     for (const n of ex.nodes) {
-      const [cx, y] = center(n.id);
+      const box = boxes.get(n.id);
+      if (!box) continue;
       const g = document.createElementNS(SVG_NS, "g");
       g.setAttribute("class", `tfd-node${n.critical ? " critical" : ""}${n.bottleneck ? " bottleneck" : ""}`);
       g.dataset.id = n.id;
@@ -102,31 +99,32 @@ export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data")
       title.textContent = `${n.long_name}\nstart: ${n.start_us.toFixed(3)} us\ntotal: ${n.total_us.toFixed(3)} us\n` +
         `self: ${n.self_us.toFixed(3)} us\ncalls: ${n.calls}`;
       const rect = document.createElementNS(SVG_NS, "rect");
-      rect.setAttribute("x", String(cx - W / 2));
-      rect.setAttribute("y", String(y));
-      rect.setAttribute("width", String(W));
-      rect.setAttribute("height", String(H));
+      rect.setAttribute("x", String(box.x));
+      rect.setAttribute("y", String(box.y));
+      rect.setAttribute("width", String(NODE_W));
+      rect.setAttribute("height", String(NODE_H));
       rect.setAttribute("rx", "6");
-      rect.setAttribute("fill", n.bottleneck ? "#ffd6d6" : "#f4f6f9");
-      rect.setAttribute("stroke", n.bottleneck ? "#d50000" : n.critical ? "#333" : "#aaa");
+      rect.setAttribute("fill", n.bottleneck ? "rgba(225,87,89,0.18)" : "var(--tp-bg2, #f4f6f9)");
+      rect.setAttribute("stroke", n.bottleneck ? "#d50000" : n.critical ? "var(--tp-fg, #333)" : "var(--tp-border, #aaa)");
       rect.setAttribute("stroke-width", n.critical || n.bottleneck ? "3" : "1");
-      const t1 = document.createElementNS(SVG_NS, "text");
-      t1.setAttribute("x", String(cx - W / 2 + 8));
-      t1.setAttribute("y", String(y + 18));
-      t1.setAttribute("font-weight", n.critical ? "bold" : "normal");
-      t1.textContent = n.name;
-      const t2 = document.createElementNS(SVG_NS, "text");
-      t2.setAttribute("x", String(cx - W / 2 + 8));
-      t2.setAttribute("y", String(y + 36));
-      t2.textContent = `self ${n.self_us.toFixed(1)} us / total ${n.total_us.toFixed(1)} us`;
-      const t3 = document.createElementNS(SVG_NS, "text");
-      t3.setAttribute("x", String(cx - W / 2 + 8));
-      t3.setAttribute("y", String(y + 54));
-      t3.textContent = `${n.calls} call(s)`;
-      g.append(title, rect, t1, t2, t3);
+      const line = (dy: number, value: string, bold = false) => {
+        const t = document.createElementNS(SVG_NS, "text");
+        t.setAttribute("x", String(box.x + 8));
+        t.setAttribute("y", String(box.y + dy));
+        t.setAttribute("fill", "var(--tp-fg, #222)");
+        if (bold) t.setAttribute("font-weight", "bold");
+        t.textContent = value;
+        return t;
+      };
+      g.append(title, rect, line(18, n.name, n.critical),
+        line(36, `self ${n.self_us.toFixed(1)} us / total ${n.total_us.toFixed(1)} us`),
+        line(53, `${n.calls} call(s)`));
       svg.append(g);
     }
-    host.append(svg);
+    const scroll = document.createElement("div");
+    scroll.style.overflow = "auto";
+    scroll.append(svg);
+    host.append(scroll);
   }
   select.addEventListener("change", draw);
   draw();

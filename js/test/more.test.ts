@@ -1,41 +1,41 @@
 import { describe, expect, it } from "vitest";
-import { podStep } from "../src/pod";
 import { layout } from "../src/tfdata";
+import { icicle } from "../src/charts";
+import { prefixed } from "../src/dashboard";
 
-describe("pod", () => {
-  it("turns one step into one column per host", () => {
-    const s = podStep({
-      steps: [1, 2], hosts: ["a", "b"], categories: [{ name: "x", label: "X" }],
-      values: { x: [[1, 2], [3, 4]] }, duration: [[1, 2], [3, 4]],
-    }, 1);
-    expect(s.steps).toEqual(["a", "b"]);
-    expect(s.values.x).toEqual([3, 4]);
-  });
+const node = (id: string, parent: string) => ({
+  id, parent, name: id, long_name: id, start_us: 0, total_us: 1, self_us: 1, calls: 1,
+  critical: false, bottleneck: false,
 });
 
-describe("tf.data layout", () => {
-  it("puts children one layer below their parent", () => {
-    const node = (id: string, parent: string) => ({
-      id, parent, name: id, long_name: id, start_us: 0, total_us: 1, self_us: 1, calls: 1,
-      critical: false, bottleneck: false,
-    });
-    const pos = layout([node("r", "0"), node("p", "r"), node("m", "p"), node("s", "p")]);
-    expect(pos.get("r")!.depth).toBe(0);
-    expect(pos.get("p")!.depth).toBe(1);
-    expect([pos.get("m")!.depth, pos.get("s")!.depth]).toEqual([2, 2]);
-    expect([pos.get("m")!.order, pos.get("s")!.order]).toEqual([0, 1]);
+describe("tf.data layout (dagre)", () => {
+  it("puts every iterator below the one that calls it, siblings side by side", () => {
+    const { boxes, edges, width, height } = layout([node("r", "0"), node("p", "r"), node("m", "p"), node("s", "p")]);
+    const y = (id: string) => boxes.get(id)!.y;
+    expect(y("r")).toBeLessThan(y("p"));
+    expect(y("p")).toBeLessThan(y("m"));
+    expect(y("m")).toBe(y("s"));
+    expect(boxes.get("m")!.x).not.toBe(boxes.get("s")!.x);
+    expect(edges.map((e) => `${e.from}>${e.to}`).sort()).toEqual(["p>m", "p>s", "r>p"]);
+    expect(width).toBeGreaterThan(2 * 230);
+    expect(height).toBeGreaterThan(3 * 62);
+  });
+
+  it("keeps a zip (two children with their own subtrees) readable: no overlapping boxes", () => {
+    const nodes = [node("root", "0"), node("zip", "root"), node("a", "zip"), node("b", "zip"),
+      node("a1", "a"), node("a2", "a"), node("b1", "b")];
+    const { boxes } = layout(nodes);
+    const all = [...boxes.values()];
+    for (let i = 0; i < all.length; i++) {
+      for (let j = i + 1; j < all.length; j++) {
+        const overlap = Math.abs(all[i].x - all[j].x) < 230 && Math.abs(all[i].y - all[j].y) < 62;
+        expect(overlap).toBe(false);
+      }
+    }
   });
 });
-
-import { icicle, topSlices } from "../src/charts";
 
 describe("charts", () => {
-  it("keeps the top slices and folds the rest into other", () => {
-    const s = topSlices(Array.from({ length: 12 }, (_, i) => ({ label: `s${i}`, value: i + 1 })), 4);
-    expect(s.map((x) => x.label)).toEqual(["s11", "s10", "s9", "other"]);
-    expect(s[3].value).toBe(1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9);
-  });
-
   it("lays scopes out inside their parents", () => {
     const r = icicle([
       { scope: "a", parent: null, name: "a", value: 10 },
@@ -48,5 +48,49 @@ describe("charts", () => {
     expect(get("a/b").depth).toBe(1);
     expect(get("a/b").x0).toBeCloseTo(get("a").x0);
     expect(get("a/c").x1).toBeCloseTo(get("a").x1);
+  });
+});
+
+describe("dashboard", () => {
+  it("gives each view its own keys under its prefix", () => {
+    const state: Record<string, unknown> = { "memory__figure": 1, "ops__table": 2 };
+    const seen: string[] = [];
+    const model = {
+      get: (k: string) => state[k], set: (k: string, v: unknown) => { state[k] = v; },
+      save_changes: () => {}, on: (ev: string) => { seen.push(ev); },
+    };
+    const view = prefixed(model, "memory__");
+    expect(view.get("figure")).toBe(1);
+    view.set("figure", 3);
+    expect(state["memory__figure"]).toBe(3);
+    view.on("change:figure", () => {});
+    expect(seen).toEqual(["change:memory__figure"]);
+  });
+});
+
+describe("memory view", () => {
+  it("keeps the breakdown rows of the chosen allocator", async () => {
+    const { allocatorRows } = await import("../src/memory");
+    const spec = {
+      title: "Memory breakdown at peak",
+      columns: [{ name: "allocator", label: "allocator", type: "string" as const },
+        { name: "bytes", label: "bytes", type: "number" as const }],
+      data: { allocator: ["GPU_0_bfc", "cpu", "GPU_0_bfc"], bytes: [3, 2, 1] },
+    };
+    const out = allocatorRows(spec, "GPU_0_bfc");
+    expect(out.data.bytes).toEqual([3, 1]);
+    expect(out.title).toContain("GPU_0_bfc");
+    expect(allocatorRows(spec, null)).toBe(spec);
+    expect(allocatorRows(spec, "none").data.bytes).toEqual([]);
+  });
+});
+
+describe("figure menus", () => {
+  it("reads the first menu's buttons, none when the figure has no menu", async () => {
+    const { menuButtons } = await import("../src/figure");
+    const b = [{ label: "Step 1", method: "restyle", args: [{ y: [[1]] }] }];
+    expect(menuButtons({ data: [], layout: { updatemenus: [{ buttons: b }] } })).toEqual(b);
+    expect(menuButtons({ data: [], layout: {} })).toEqual([]);
+    expect(menuButtons(null)).toEqual([]);
   });
 });

@@ -60,12 +60,13 @@ describe("event details without a kernel", () => {
   });
 
   it("answers a selection through a prefixed model, like the kernel does", async () => {
-    const state = timelineState("tl_");
+    const state = { ...timelineState("timeline__"),
+      views: [{ tab: "timeline", kind: "TraceTimeline", prefix: "timeline__" }] };
     const model = standInModel(state, detailsResponder(state, () => Promise.resolve(block)));
     const seen: Record<string, unknown>[] = [];
-    model.on("change:tl_details", () => seen.push(model.get("tl_details")));
-    model.set("tl_selected_index", 0);
-    model.set("tl_selected_index", 2); // the stats load once; only the last selection answers
+    model.on("change:timeline__details", () => seen.push(model.get("timeline__details")));
+    model.set("timeline__selected_index", 0);
+    model.set("timeline__selected_index", 2); // the stats load once; only the last selection answers
     await new Promise((r) => setTimeout(r, 0));
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ name: "<b>x</b>", "event id": 12 });

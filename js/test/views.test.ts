@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { rowOrder, toCsv, type TableSpec } from "../src/table";
-import { stack } from "../src/stepgraph";
+import { themed } from "../src/figure";
 
 const spec: TableSpec = {
   columns: [
@@ -22,18 +22,14 @@ describe("table", () => {
   });
 });
 
-describe("step graph", () => {
-  it("stacks categories per step and skips empty ones", () => {
-    const segs = stack({
-      steps: ["1", "2"],
-      categories: [{ name: "a", label: "A" }, { name: "b", label: "B" }],
-      values: { a: [1, 0], b: [2, 3] },
-      duration: [3, 3],
-    });
-    expect(segs).toEqual([
-      { step: 0, cat: 0, y0: 0, y1: 1 },
-      { step: 0, cat: 1, y0: 1, y1: 3 },
-      { step: 1, cat: 1, y0: 0, y1: 3 },
-    ]);
+describe("figures", () => {
+  it("recolour a figure's layout to the page, every axis included", () => {
+    const out = themed({ font: { size: 12 }, xaxis: { title: "t" }, yaxis2: {}, paper_bgcolor: "#fff" },
+      { font: "#eee", grid: "g", line: "l", bg: "#111" });
+    expect(out.font).toEqual({ size: 12, color: "#eee" });
+    expect(out.paper_bgcolor).toBe("rgba(0,0,0,0)");
+    expect(out.xaxis).toEqual({ title: "t", gridcolor: "g", zerolinecolor: "g", linecolor: "l" });
+    expect(out.yaxis2.gridcolor).toBe("g");
+    expect(out.hoverlabel.bgcolor).toBe("#111");
   });
 });

@@ -28,6 +28,7 @@ def _notebook(tmp_path: Path, profile: Path) -> Path:
         new_code_cell(f"import tfprof_nb as tp\nprof = tp.load({str(profile)!r})\nprof"),
         new_code_cell("tp.widgets.TraceTimeline(prof)"),
         new_code_cell("tp.widgets.KernelTable(prof)"),
+        new_code_cell("tp.widgets.MemoryTimeline(prof)"),
     ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                 "language": "python"}})
     path = tmp_path / "views.ipynb"
@@ -49,8 +50,14 @@ def _check_views(page, prof):
     assert page.js("() => document.querySelectorAll('.tfprof-dashboard').length") == 1
     assert page.js("() => document.querySelectorAll('.tfprof-timeline').length") == 1
     assert painted(page.page) > 2000
+    # plotly charts: the dashboard's overview and the standalone memory view (each output
+    # carries its own module, plotly.js inside)
+    page.page.wait_for_selector(".tfprof-overview .js-plotly-plot .main-svg", timeout=60000)
+    page.page.wait_for_selector(".tfprof-memory .js-plotly-plot .main-svg", timeout=60000)
+    assert page.js("() => document.querySelectorAll('.tfprof-memory .scatterlayer .point')"
+                   ".length") > 100
     rows = page.js("() => Array.from(document.querySelectorAll('.tfprof-table'))"
-                   ".filter(t => !t.closest('.tfprof-dashboard'))"
+                   ".filter(t => !t.closest('.tfprof-dashboard, .tfprof-memory'))"
                    ".map(t => t.querySelectorAll('.tt-table tr').length)")
     assert rows == [len(prof.kernel_stats) + 1]  # the standalone kernel table
     page.page.click(".db-tab[data-tab='kernels']")  # the dashboard's tabs work too
@@ -83,7 +90,7 @@ def test_nbconvert_execute_export_shows_the_views_offline(gpu_fixture_file, tmp_
         _check_views(page, prof)
         # the views rendered from the saved widget state, not from the text/html fallback
         assert page.js("() => document.querySelectorAll('.jupyter-widgets "
-                       ".tfprof-offline-view').length") == 3
+                       ".tfprof-offline-view').length") == 4
         assert "duration" in _click_timeline_event(page)  # with the stats, from the loader
         assert {u.split("/")[2] for u in page.blocked} <= TEMPLATE_CDNS
         assert _own_errors(page) == []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,7 +16,7 @@ from tfprof_nb.widgets.dashboard import Dashboard
 from ..widgets.harness import event_point
 from .offline_page import OfflinePage
 
-TABS = ["overview", "timeline", "ops", "kernels", "memory", "input", "tfdata", "pod"]
+TABS = ["overview", "timeline", "ops", "kernels", "xla", "memory", "input", "tfdata", "pod"]
 TIMELINE = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
 
 
@@ -21,6 +24,9 @@ def _pane_content(page, tab: str) -> dict:
     """What the tab shows: painted canvas pixels, SVG shapes, table rows, reason text."""
     page.page.click(f".db-tab[data-tab='{tab}']")
     page.page.wait_for_timeout(150)
+    page.page.wait_for_function("""tab => Array.from(document.querySelectorAll(
+      `[data-pane='${tab}'] .tfprof-figure`)).every(f => f.querySelector('.main-svg')
+      || f.textContent)""", arg=tab, timeout=60000)  # plotly figures drawn (or an error shown)
     return page.js("""tab => {
       const pane = document.querySelector(`[data-pane='${tab}']`);
       let pixels = 0;
@@ -32,13 +38,21 @@ def _pane_content(page, tab: str) -> dict:
           if (d[i+3] > 0 && Math.abs(d[i]-bg[0]) + Math.abs(d[i+1]-bg[1]) + Math.abs(d[i+2]-bg[2]) > 30) pixels++;
       }
       return {visible: pane.style.display === 'block', pixels,
+              figures: Array.from(pane.querySelectorAll('.js-plotly-plot'))
+                .filter(g => g.querySelector('.main-svg')).length,
               shapes: pane.querySelectorAll('svg rect, svg path, svg circle, svg line').length,
               rows: pane.querySelectorAll('.tt-table tr').length,
               reason: (pane.querySelector('.db-reason') || {}).textContent || ''};
     }""", tab)
 
 
-def _check_every_tab(page, dash) -> dict:
+# tabs drawn with plotly figures (when they have data)
+FIGURE_TABS = {"overview", "ops", "kernels", "xla", "memory", "input", "pod"}
+# TFPROF_NB_SCREENSHOTS=docs/screenshots (make screenshots): each tab saved as a PNG there
+SCREENSHOTS = os.environ.get("TFPROF_NB_SCREENSHOTS")
+
+
+def _check_every_tab(page, dash, name: str | None = None) -> dict:
     shown = {}
     for tab in TABS:
         content = _pane_content(page, tab)
@@ -47,6 +61,15 @@ def _check_every_tab(page, dash) -> dict:
             assert content["reason"] == dash.reasons[tab], tab
         else:
             assert content["pixels"] + content["shapes"] + content["rows"] > 0, (tab, content)
+            if tab in FIGURE_TABS and (tab != "overview" or dash.overview__step_figure):
+                assert content["figures"] >= 1, (tab, content)
+        if SCREENSHOTS and name:
+            Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+            page.page.evaluate("() => window.scrollTo(0, 0)")
+            box = page.page.locator(".tfprof-dashboard").bounding_box()
+            page.page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}_{tab}.png"), clip={
+                "x": box["x"], "y": box["y"], "width": box["width"],
+                "height": min(box["height"], 860)})
         shown[tab] = content
     return shown
 
@@ -75,10 +98,10 @@ def _same(shown: str, value) -> bool:
     return shown == str(value)
 
 
-def _check_report(path, prof):
+def _check_report(path, prof, name: str | None = None):
     dash = Dashboard(prof)
     with OfflinePage(path) as page:
-        shown = _check_every_tab(page, dash)
+        shown = _check_every_tab(page, dash, name)
         # timeline: zoom with the wheel, then a click shows the event's embedded details
         page.page.click(".db-tab[data-tab='timeline']")
         before = page.js(f"() => {TIMELINE}.view()")
@@ -92,7 +115,7 @@ def _check_report(path, prof):
         assert page.js(f"() => {TIMELINE}.view()") == pytest.approx(before)
         index = _click_an_event(page)
         offline = _details(page)
-        live = dash._timeline.describe(index)
+        live = dash._timeline_source().describe(index)
         assert list(offline) == list(live)
         for key, value in live.items():
             assert _same(offline[key], value), (key, offline[key], value)
@@ -120,11 +143,19 @@ def _size_budget(path, prof):
     return size, payload
 
 
+def test_plotly_adds_at_most_1_5_mb_to_a_report():
+    from tfprof_nb.widgets._offline import _esm_b64
+
+    # the dashboard's module as a page carries it (deflated, base64), plotly.js inside
+    assert len(_esm_b64(bundle("dashboard").read_text())) <= 1.5e6
+    assert len(_esm_b64(bundle("timeline").read_text())) < 50e3  # views without charts stay light
+
+
 def test_report_of_a_captured_cpu_profile(cpu_logdir, tmp_path):
     path = tp.report(cpu_logdir, tmp_path / "cpu.html")
     prof = tp.load(cpu_logdir)
     assert path == tmp_path / "cpu.html"
-    dash, shown = _check_report(path, prof)
+    dash, shown = _check_report(path, prof, "cpu")
     assert shown["timeline"]["pixels"] > 2000 and shown["overview"]["shapes"] > 0
     assert "kernels" in dash.reasons  # the CPU profile has no GPU: the tab says so
     _size_budget(path, prof)
@@ -137,9 +168,9 @@ def test_report_of_a_captured_cpu_profile(cpu_logdir, tmp_path):
 def test_report_of_the_gpu_fixture(gpu_fixture_file, tmp_path):
     prof = tp.load(gpu_fixture_file)
     path = prof.to_html(tmp_path / "gpu.html")
-    dash, shown = _check_report(path, prof)
+    dash, shown = _check_report(path, prof, "gpu")
     assert shown["kernels"]["rows"] - 1 == len(prof.kernel_stats)
-    assert shown["memory"]["pixels"] > 2000
+    assert shown["memory"]["figures"] == 1 and shown["memory"]["shapes"] > 20
     size, payload = _size_budget(path, prof)
     assert size < payload.raw_bytes  # packed: smaller than what a live widget sends
 
@@ -179,7 +210,7 @@ def test_payload_round_trip_of_event_details(cpu_file):
 
     prof = tp.load(cpu_file)
     dash = Dashboard(prof)
-    info, cols = event_details_block(prof, dash._timeline.event_ids)
+    info, cols = event_details_block(prof, dash._timeline_source().event_ids)
     off = np.frombuffer(cols["off"], np.uint32)
     key = np.frombuffer(cols["key"], np.uint32)
     val = np.frombuffer(cols["val"], np.uint32)
@@ -187,7 +218,7 @@ def test_payload_round_trip_of_event_details(cpu_file):
     assert len(off) == len(ids) + 1 == len(prof.events) + 1
     rng = np.random.default_rng(0)
     for i in rng.choice(len(ids), 300, replace=False).tolist():
-        live = dash._timeline.describe(i)
+        live = dash._timeline_source().describe(i)
         assert ids[i] == live["event id"]
         stats = {info["keys"][k]: info["values"][v]
                  for k, v in zip(key[off[i]:off[i + 1]], val[off[i]:off[i + 1]])}
@@ -203,9 +234,11 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
     before, after = tp.load(cpu_file), tp.load(cpu_slowmap_logdir)
     path = tp.compare(before, after, labels=("before", "after")).to_html(tmp_path)
     assert path.name == "tfprof_comparisonview.html"
-    with OfflinePage(path, wait_for=".tfprof-compare .sg-bar") as page:
+    with OfflinePage(path, wait_for=".tfprof-compare .js-plotly-plot .main-svg") as page:
         assert "before -> after" in page.js(
             "() => document.querySelector('.cmp-summary').textContent")
+        assert page.js("() => document.querySelector('.js-plotly-plot').data"
+                       ".map(t => t.name)") == ["before", "after"]
         assert page.blocked == [] and page.console_errors == []
     timeline = TraceTimeline(before)
     path = timeline.to_html(tmp_path / "trace.html", title="trace")
@@ -215,7 +248,7 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
         page.page.wait_for_function(  # a function: the page's policy forbids eval
             "() => document.querySelector('.tl-details').textContent.includes('event id')")
         shown = page.js("() => document.querySelector('.tl-details').textContent")
-        live = timeline._source.describe(point[2])
+        live = timeline._timeline_source().describe(point[2])
         assert live["name"] in shown and f"{live['event id']}" in shown
         assert page.blocked == [] and page.console_errors == []
 
@@ -245,8 +278,11 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
     prof = tp.load(run)
     with OfflinePage(path) as page:
         shown = _check_every_tab(page, Dashboard(prof))
-        assert shown["pod"]["shapes"] > 0
-        assert "slowest:" in page.js("() => document.querySelector('.pod-label').textContent")
+        assert shown["pod"]["shapes"] > 0 and shown["pod"]["figures"] == 1
+        assert page.js("() => Array.from(document.querySelectorAll(\"[data-pane='pod'] "
+                       ".xtick text\")).map(t => t.textContent)") == ["worker-0", "worker-1"]
+        options = page.js("() => document.querySelectorAll('.pod-step option').length")
+        assert options == prof.pod.step.nunique() + 1
         page.page.click(".db-tab[data-tab='timeline']")
         sections = page.js(f"() => {TIMELINE}.rows().filter(r => r.kind !== 'track')"
                            ".map(r => r.label || r.name || r.section)")
@@ -257,7 +293,7 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
 
 def test_report_follows_a_dark_colour_scheme(cpu_file, tmp_path):
     path = tp.report(cpu_file, tmp_path / "dark.html")
-    brightness = {}
+    brightness, text_brightness = {}, {}
     for scheme in ("light", "dark"):
         with OfflinePage(path, color_scheme=scheme) as page:
             page.page.click(".db-tab[data-tab='timeline']")
@@ -266,5 +302,13 @@ def test_report_follows_a_dark_colour_scheme(cpu_file, tmp_path):
               const c = document.querySelector("[data-pane='timeline'] canvas");
               const d = c.getContext('2d').getImageData(c.width - 3, c.height - 3, 1, 1).data;
               return d[0] + d[1] + d[2]; }""")
+            page.page.click(".db-tab[data-tab='overview']")
+            page.page.wait_for_selector(".tfprof-overview .js-plotly-plot .main-svg")
+            # chart text follows the scheme: light text on dark pages, dark on light ones
+            fill = page.js("""() => getComputedStyle(document.querySelector(
+              '.tfprof-overview .xtick text')).fill""")
+            rgb = [int(v) for v in fill[fill.index("(") + 1:fill.index(")")].split(",")[:3]]
+            text_brightness[scheme] = sum(rgb)
             assert page.console_errors == []
     assert brightness["dark"] < 150 < brightness["light"]
+    assert text_brightness["light"] < 300 < text_brightness["dark"]

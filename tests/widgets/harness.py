@@ -113,7 +113,10 @@ class WidgetPage:
 
     def __init__(self, widget, tmp_path: Path, bundle: Path, dark: bool = False):
         self.dir = tmp_path
-        shutil.copy(bundle, tmp_path / "widget.js")
+        if isinstance(bundle, Path):
+            shutil.copy(bundle, tmp_path / "widget.js")
+        else:  # a widget's own _esm (anywidget's FileContents): its text
+            (tmp_path / "widget.js").write_text(str(bundle))
         plain, binary = widget_state(widget)
         for key, value in binary.items():
             (tmp_path / f"{key}.bin").write_bytes(value)
@@ -155,3 +158,57 @@ class WidgetPage:
 
     def changes(self) -> list:
         return self.js("() => window.__changes")
+
+
+# --- plotly figures drawn by the views -------------------------------------------------------
+
+def wait_for_plot(page, root: str = "body", count: int = 1) -> None:
+    """Wait until ``count`` plotly figures under ``root`` are drawn (Playwright page)."""
+    page.wait_for_function(
+        "([sel, n]) => document.querySelectorAll(sel + ' .js-plotly-plot .main-svg').length"
+        " >= n", arg=[root, count], timeout=60000)
+
+
+def plot_traces(page, root: str = "body", index: int = 0) -> list[dict]:
+    """Name, type, visibility and point count of each trace of a drawn figure."""
+    return page.evaluate("""([sel, i]) => {
+      const gd = document.querySelectorAll(sel + ' .js-plotly-plot')[i];
+      return gd.data.map(t => ({name: t.name, type: t.type, visible: t.visible ?? true,
+        n: (t.x || t.values || []).length, labels: t.labels ? Array.from(t.labels) : null}));
+    }""", [root, index])
+
+
+_INSIDE = """sel => {  // a point of the page where the element at sel is the one hit
+  const el = document.querySelector(sel);
+  el.scrollIntoView({block: "center"});
+  const r = el.getBoundingClientRect();
+  const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+  if (el.contains(document.elementFromPoint(cx, cy))) return [cx, cy];
+  for (let fy = 0.05; fy < 1; fy += 0.05)
+    for (let fx = 0.05; fx < 1; fx += 0.05) {
+      const x = r.left + fx * r.width, y = r.top + fy * r.height;
+      if (el.contains(document.elementFromPoint(x, y))) return [x, y];
+    }
+  return [cx, cy];
+}"""
+
+
+def hover_label(page, selector: str) -> str:
+    """Move the mouse onto the element at ``selector`` and return the text of the hover
+    label plotly shows in that element's figure."""
+    x, y = page.evaluate(_INSIDE, selector)
+    page.mouse.move(x, y)
+    label = """sel => {
+      const gd = document.querySelector(sel).closest('.js-plotly-plot');
+      return gd.querySelector('.hoverlayer').textContent;
+    }"""
+    page.wait_for_function(label, arg=selector, timeout=10000)
+    return page.evaluate(label, selector)
+
+
+def click_center(page, selector: str) -> None:
+    """Click the element at ``selector`` (plotly hears clicks on its drag layer, under the
+    point)."""
+    page.locator(selector).first.scroll_into_view_if_needed()
+    box = page.locator(selector).first.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

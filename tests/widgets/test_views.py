@@ -10,12 +10,14 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.overview import CATEGORY_COLUMNS
+from tfprof_nb.plot._style import CATEGORY_LABELS
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.dashboard import Dashboard
 from tfprof_nb.widgets.stepgraph import StepTimeGraph
 from tfprof_nb.widgets.tables import KernelTable, OpStatsTable, Table
 
-from .harness import WidgetPage
+from .harness import WidgetPage, click_center, hover_label, plot_traces, wait_for_plot
 
 
 def _rows(page):
@@ -85,25 +87,34 @@ def test_step_graph_bars_hover_and_click(cpu_file, tmp_path):
     steps = prof.steps
     widget = StepTimeGraph(prof)
     with WidgetPage(widget, tmp_path, bundle("stepgraph")) as page:
-        bars = page.js("() => document.querySelectorAll('.sg-bar').length")
-        nonzero = int((steps[[c["name"] for c in widget.step_graph["categories"]]] > 0)
-                       .to_numpy().sum())
-        assert bars == nonzero
-        page.page.hover(".sg-bar[data-step='2']")
-        tip = page.js("() => document.querySelector('.sg-tip').textContent")
+        wait_for_plot(page.page)
+        traces = plot_traces(page.page)
+        bars = [t for t in traces if t["type"] == "bar"]
+        assert {t["name"] for t in bars} == {
+            CATEGORY_LABELS[c] for c in CATEGORY_COLUMNS if steps[c].any()}
+        assert all(t["n"] == len(steps) for t in bars)
+        drawn = page.js("() => document.querySelectorAll('.trace.bars .point').length")
+        assert drawn == sum(int((steps[c] > 0).sum()) for c in CATEGORY_COLUMNS)
+        first_bar = ".trace.bars:first-child .point:nth-child(3)"
+        tip = hover_label(page.page, first_bar)
         assert f"{steps.duration_ms.iloc[2]:.3f} ms" in tip and "Host compute" in tip
-        page.page.click(".sg-bar[data-step='2']")
+        click_center(page.page, first_bar)
+        page.page.wait_for_function("() => window.__changes.length > 0")
         assert ["clicked_step", 2] in page.changes()
+        assert page.console_errors == [] and page.blocked == []
 
 
 def test_dashboard_tabs_reasons_and_step_zoom(cpu_file, tmp_path):
     prof = tp.load(cpu_file)
     dash = Dashboard(prof)
     assert "kernels" in dash.reasons and "memory" in dash.reasons
+    assert dash.errors == {}
     with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
         cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
                         ".map(c => c.textContent)")
         assert any("Average step time" in c for c in cards)
+        header = page.js("() => document.querySelector('.tp-header').textContent")
+        assert f"{prof.n_events:,}" in header
         assert "input-bound" in page.js("() => document.querySelector('.db-pane').textContent")
         page.page.click(".db-tab[data-tab='kernels']")
         assert "No GPU" in page.js(
@@ -111,28 +122,57 @@ def test_dashboard_tabs_reasons_and_step_zoom(cpu_file, tmp_path):
         page.page.click(".db-tab[data-tab='ops']")
         assert len(_rows(page)) > 5
         page.page.click(".db-tab[data-tab='overview']")
-        page.page.click(".sg-bar[data-step='1']")
+        wait_for_plot(page.page, "[data-pane='overview']")
+        click_center(page.page, "[data-pane='overview'] .trace.bars:first-child "
+                                ".point:nth-child(2)")
+        page.page.wait_for_function("() => document.querySelector('.tfprof-timeline')")
         view = page.js("() => document.querySelector('.tfprof-timeline').__timeline.view()")
-        step = dash.tl_meta["steps"][1]
+        meta = dash.overview__step_figure["layout"]["meta"]
+        assert view == pytest.approx([meta["start_us"][1], meta["end_us"][1]])
+        step = dash.timeline__meta["steps"][1]
         assert view == pytest.approx([step["start"], step["end"]])
         assert page.js("() => document.querySelector(\"[data-pane='timeline']\")"
                        ".style.display") == "block"
+        assert ["overview__clicked_step", 1] in page.changes()
         assert page.blocked == [] and page.console_errors == []
 
 
 def test_dashboard_gpu_fixture(gpu_fixture_file, tmp_path):
     dash = tp.load(gpu_fixture_file).show()
-    assert "kernels" not in dash.reasons
+    assert "kernels" not in dash.reasons and dash.errors == {}
     with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
         for tab in ("timeline", "ops", "kernels", "memory"):
             page.page.click(f".db-tab[data-tab='{tab}']")
         kernel_rows = page.js("() => document.querySelectorAll(\"[data-pane='kernels'] "
                               ".tt-table tr\").length") - 1
         assert kernel_rows == len(tp.load(gpu_fixture_file).kernel_stats)
+        page.page.click(".db-tab[data-tab='kernels']")
+        wait_for_plot(page.page, "[data-pane='kernels']")
+        tip = hover_label(page.page, "[data-pane='kernels'] .trace.bars .point:last-child")
+        top = tp.load(gpu_fixture_file).kernel_stats.iloc[0]
+        assert top.kernel_name[:40] in tip and "occupancy" in tip
         page.page.click(".db-tab[data-tab='overview']")
         overview = page.js("() => document.querySelector(\"[data-pane='overview']\").textContent")
         assert "Run environment" in overview and "/device:GPU:4" in overview and "7.0" in overview
         assert page.console_errors == []
+
+
+def test_a_failing_view_shows_its_error_and_the_rest_work(cpu_file, tmp_path, monkeypatch):
+    from tfprof_nb.widgets.opstats import OpStatsView
+
+    def broken(prof):
+        raise RuntimeError("scope table <b>exploded</b>")
+
+    monkeypatch.setattr(OpStatsView, "state", classmethod(lambda cls, prof: broken(prof)))
+    dash = Dashboard(tp.load(cpu_file))
+    assert "exploded" in dash.errors["ops"]
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='ops']")
+        pane = page.js("() => document.querySelector(\"[data-pane='ops']\").textContent")
+        assert "scope table <b>exploded</b>" in pane and "report" in pane
+        assert page.js("() => document.querySelectorAll(\"[data-pane='ops'] b\").length") == 0
+        page.page.click(".db-tab[data-tab='input']")
+        wait_for_plot(page.page, "[data-pane='input']")
 
 
 def test_csv_module_roundtrip_of_commas():
@@ -147,29 +187,49 @@ def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, t
     from tfprof_nb.widgets.memory import MemoryTimeline
 
     prof = tp.load(gpu_fixture_file)
+    summary = prof.memory_summary.sort_values("peak_bytes_in_use", ascending=False,
+                                              kind="stable")
     widget = MemoryTimeline(prof)
-    allocators = widget.mem_meta["allocators"]
-    assert [a["name"] for a in allocators] == prof.memory_summary.allocator.tolist()
     with WidgetPage(widget, tmp_path, bundle("memory")) as page:
-        painted = page.js("""() => {
-          const c = document.querySelector('.mem-canvas');
-          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-          let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }""")
-        assert painted > 5000
-        box = page.page.locator(".mem-canvas").bounding_box()
-        page.page.mouse.move(box["x"] + 450, box["y"] + 150)
-        tip = page.js("() => document.querySelector('.mem-tip').textContent")
-        for field in ("requested:", "allocated:", "tf_op:", "step:", "region:", "data type:",
-                      "shape:", "memory in use:", "fragmentation:"):
+        wait_for_plot(page.page)
+        options = page.js("() => Array.from(document.querySelectorAll('.mem-allocator option'))"
+                          ".map(o => o.textContent)")
+        assert options == summary.allocator.tolist()
+        shown = [t for t in plot_traces(page.page) if t["visible"] is not False]
+        assert {t["name"] for t in shown} == {"Stack", "Heap", "Free", "Fragmentation",
+                                              "Allocations", "Peak"}
+        filled = page.js("() => document.querySelectorAll('.scatterlayer .js-fill').length")
+        assert filled >= 2  # stack and heap areas
+        # hover one allocation point: its fields show
+        page.js("""() => {  // the allocation markers: the trace with the most points
+          const traces = Array.from(document.querySelectorAll('.scatterlayer .trace'));
+          const most = traces.sort((a, b) => b.querySelectorAll('.point').length -
+                                             a.querySelectorAll('.point').length)[0];
+          most.querySelectorAll('.point')[10].setAttribute('data-probe', '1');
+        }""")
+        tip = hover_label(page.page, "[data-probe]")
+        for field in ("requested", "allocated", "shape", "region", "step", "in use"):
             assert field in tip
-        row = page.js("() => document.querySelector('.tfprof-memory').__hovered")
+        first = summary.iloc[0]
         tl = prof.memory_timeline
-        assert str(tl.tf_op.iloc[row]) in tip
-        first = allocators[0]
-        assert len(_rows(page)) == int((prof.memory_breakdown.allocator == first["name"]).sum())
+        tl = tl[(tl.host == first.host) & (tl.allocator == first.allocator)]
+        assert any(str(op) in tip for op in tl.tf_op.dropna().unique())
+        breakdown = prof.memory_breakdown
+        n_first = int((breakdown.allocator == first.allocator).sum())
+        assert len(_rows(page)) == min(n_first, 100)
+        assert f"{n_first:,} rows" in page.js("() => document.querySelector('.tt-info')"
+                                               ".textContent")
         page.page.select_option(".mem-allocator", "1")
-        second = allocators[1]["name"]
+        second = summary.allocator.iloc[1]
         assert second in page.js("() => document.querySelector('.tt-bar b').textContent")
+        n_second = int((breakdown.allocator == second).sum())
+        column = _header_index(page, "allocator")
+        assert {r[column] for r in _rows(page)} == {second}
+        assert len(_rows(page)) == min(n_second, 100)
+        page.page.wait_for_function(
+            "() => document.querySelector('.js-plotly-plot').data[6].visible === true")
+        visible = [t["name"] for t in plot_traces(page.page) if t["visible"] is True]
+        assert visible.count("Peak") == 1
         assert page.console_errors == []
 
 
@@ -197,35 +257,50 @@ def test_input_pipeline_tab(cpu_file, tmp_path):
         pane = page.js("() => document.querySelector(\"[data-pane='input']\").textContent")
         assert prof.input_pipeline.summary["input_statement"] in pane
         assert "Data preprocessing" in pane and "Iterator::Root" in pane
-        bars = page.js("() => document.querySelectorAll(\"[data-pane='input'] .sg-bar\")"
-                       ".length")
-        assert bars >= len(prof.steps)
+        wait_for_plot(page.page, "[data-pane='input']")
+        traces = plot_traces(page.page, "[data-pane='input']")
+        assert traces[0]["name"] == "Waiting for input" and traces[0]["n"] == len(prof.steps)
         page.page.click(".db-tab[data-tab='pod']")
         assert "one host" in page.js(
             "() => document.querySelector(\"[data-pane='pod']\").textContent")
 
 
-def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
+def _pod_run(tmp_path, cpu_file, cpu_python_file):
     import shutil
 
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(cpu_file, run / "worker-0.xplane.pb")
     shutil.copy(cpu_python_file, run / "worker-1.xplane.pb")
-    prof = tp.load(run)
+    return tp.load(run)
+
+
+def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
+    prof = _pod_run(tmp_path, cpu_file, cpu_python_file)
     dash = Dashboard(prof)
     assert "pod" not in dash.reasons
     (tmp_path / "page").mkdir()
     with WidgetPage(dash, tmp_path / "page", bundle("dashboard")) as page:
         page.page.click(".db-tab[data-tab='pod']")
-        assert page.js("() => document.querySelectorAll(\"[data-pane='pod'] .sg-bar\")"
-                       ".length") >= 2
-        label = page.js("() => document.querySelector('.pod-label').textContent")
-        assert "slowest:" in label and "worker-" in label
-        steps = dash.pod["steps"]
-        page.page.fill(".pod-step", str(len(steps) - 1))
-        assert f"step {steps[-1]}" in page.js(
-            "() => document.querySelector('.pod-label').textContent")
+        wait_for_plot(page.page, "[data-pane='pod']")
+        ticks = page.js("() => Array.from(document.querySelectorAll(\"[data-pane='pod'] "
+                        ".xtick text\")).map(t => t.textContent)")
+        assert ticks == ["worker-0", "worker-1"]
+        before = page.js("() => document.querySelector(\"[data-pane='pod'] .js-plotly-plot\")"
+                         "._fullData[0].y.slice()")
+        options = page.js("() => Array.from(document.querySelectorAll('.pod-step option'))"
+                          ".map(o => o.textContent)")
+        assert options[0] == "Mean of all steps" and len(options) == prof.pod.step.nunique() + 1
+        page.page.select_option(".pod-step", "2")
+        after = page.js("() => document.querySelector(\"[data-pane='pod'] .js-plotly-plot\")"
+                        "._fullData[0].y")
+        step = sorted(prof.pod.step.unique())[1]
+        one = prof.pod[prof.pod.step == step].set_index("host")
+        col = next(c for c in CATEGORY_COLUMNS
+                   if CATEGORY_LABELS[c] == dash.pod__figure["data"][0]["name"])
+        np.testing.assert_allclose(after, one[col].reindex(["worker-0", "worker-1"]).fillna(0))
+        assert after != before
+        assert page.console_errors == []
 
 
 def test_tf_stats_pies_and_scope_icicle(gpu_fixture_file, tmp_path):
@@ -233,20 +308,22 @@ def test_tf_stats_pies_and_scope_icicle(gpu_fixture_file, tmp_path):
     dash = Dashboard(prof)
     with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
         page.page.click(".db-tab[data-tab='ops']")
-        pies = page.js("() => document.querySelectorAll('.tfprof-pie').length")
-        assert pies >= 2  # host by op and by type (+ device when it has ops)
-        titles = page.js("() => Array.from(document.querySelectorAll('.pie-slice title'))"
-                         ".map(t => t.textContent)")
-        assert any(t.startswith("IDLE:") for t in titles)
-        page.page.click(".db-idle")  # exclude idle
-        titles = page.js("() => Array.from(document.querySelectorAll('.pie-slice title'))"
-                         ".map(t => t.textContent)")
-        assert not any(t.startswith("IDLE:") for t in titles)
+        wait_for_plot(page.page, "[data-pane='ops']")
+        pies = [t for t in plot_traces(page.page, "[data-pane='ops']") if t["type"] == "pie"]
+        assert len(pies) >= 2  # host by op and by type (+ device when it has ops)
+        assert not any("IDLE" in p["labels"] for p in pies)  # idle time starts left out
+        tip = hover_label(page.page, "[data-pane='ops'] .slice")
+        assert " us (" in tip
+        page.page.click(".db-idle")  # include idle
+        page.page.wait_for_function(
+            "() => document.querySelector(\"[data-pane='ops'] .js-plotly-plot\")"
+            ".data.some(t => t.labels.includes('IDLE'))")
         nodes = page.js("() => document.querySelectorAll('.icicle-node').length")
         assert nodes == len(prof.scope_stats(side="all"))
         page.page.select_option(".db-scope-metric", "bytes")
         top = page.js("() => document.querySelector('.icicle-node title').textContent")
         assert top.split(":")[0] in set(prof.scope_stats(side="all").scope)
+        assert page.console_errors == []
 
 
 def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
@@ -256,7 +333,8 @@ def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
                             labels=("before", "after"))
     view = ComparisonView(comparison)
     with WidgetPage(view, tmp_path, bundle("compare")) as page:
-        assert page.js("() => document.querySelectorAll('.sg-bar').length") >= 2
+        wait_for_plot(page.page)
+        assert [t["name"] for t in plot_traces(page.page)] == ["before", "after"]
         assert "before -> after" in page.js(
             "() => document.querySelector('.cmp-summary').textContent")
         assert len(_rows(page)) > 0
@@ -266,8 +344,6 @@ def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
 
 def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cpu_file,
                                                 cpu_python_file):
-    import shutil
-
     from tfprof_nb.widgets import PipelineGraph, PodView
 
     graph = PipelineGraph(tp.load(cpu_slowmap_logdir))
@@ -277,16 +353,59 @@ def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cp
                              "')).map(g => g.querySelector('text').textContent)")
         assert bottleneck == ["Map"]
         assert page.console_errors == []
-    run = tmp_path / "run"
-    run.mkdir()
-    shutil.copy(cpu_file, run / "worker-0.xplane.pb")
-    shutil.copy(cpu_python_file, run / "worker-1.xplane.pb")
-    pod = PodView(tp.load(run))
-    assert pod.pod["hosts"] == ["worker-0", "worker-1"]
+    pod = PodView(_pod_run(tmp_path, cpu_file, cpu_python_file))
+    assert pod.figure["layout"]["meta"]["hosts"] == ["worker-0", "worker-1"]
     (tmp_path / "pod").mkdir()
     with WidgetPage(pod, tmp_path / "pod", bundle("podview")) as page:
-        columns = page.js("() => new Set(Array.from(document.querySelectorAll('.sg-bar'))"
-                          ".map(b => b.dataset.step)).size")
-        assert columns == 2  # one stacked column per worker
-        assert "slowest:" in page.js("() => document.querySelector('.pod-label').textContent")
+        wait_for_plot(page.page)
+        traces = plot_traces(page.page)
+        assert traces and all(t["n"] == 2 for t in traces)  # one stacked column per worker
         assert page.console_errors == []
+
+
+def test_every_view_renders_on_its_own(gpu_fixture_file, tmp_path):
+    """Each view of the dashboard's list is also a widget with its own module."""
+    from tfprof_nb.widgets.dashboard import VIEWS
+
+    prof = tp.load(gpu_fixture_file)
+    rendered = []
+    for tab, _, cls in VIEWS:
+        if cls.reason(prof):
+            continue
+        view = cls(prof)
+        assert view.error == ""
+        (tmp_path / tab).mkdir()
+        with WidgetPage(view, tmp_path / tab, view._esm) as page:
+            if any("figure" in k for k in view.synced()) or tab == "ops":
+                wait_for_plot(page.page)
+            text = page.js("() => document.getElementById('root').textContent")
+            assert text.strip() or page.js("() => !!document.querySelector('canvas, svg')")
+            assert page.console_errors == [] and page.blocked == [], tab
+        rendered.append(tab)
+    assert {"overview", "timeline", "ops", "kernels", "memory", "input"} <= set(rendered)
+
+
+def test_xla_tab_of_an_xla_profile(tmp_path_factory, tmp_path, gpu_fixture_file):
+    from tfprof_nb.widgets import XlaView
+
+    from ..analysis.xla_profiles import make
+
+    prof = tp.load(make(tmp_path_factory, "gpu") / "full.xplane.pb")
+    dash = Dashboard(prof)
+    assert "xla" not in dash.reasons and dash.errors == {}
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='xla']")
+        wait_for_plot(page.page, "[data-pane='xla']")
+        pane = page.js("() => document.querySelector(\"[data-pane='xla']\").textContent")
+        assert "ridge point" in pane and "TFLOP/s" in pane
+        traces = plot_traces(page.page, "[data-pane='xla']")
+        assert traces[0]["name"] == "Roofline" and traces[-1]["name"] == "Whole program"
+        nodes = page.js("() => document.querySelectorAll(\"[data-pane='xla'] .icicle-node\")"
+                        ".length")
+        assert nodes == int((prof.op_profile(include_idle=False).depth > 0).sum())
+        info = page.js("() => document.querySelector(\"[data-pane='xla'] .tt-info\")"
+                       ".textContent")
+        assert f"{len(prof.hlo_stats):,} rows" in info
+        assert page.console_errors == []
+    reason = XlaView.reason(tp.load(gpu_fixture_file))
+    assert reason.startswith("No XLA ops") and "jit_compile" in reason

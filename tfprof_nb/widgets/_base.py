@@ -61,7 +61,7 @@ class BaseWidget(anywidget.AnyWidget):
     def to_html(self, path, title: str | None = None):
         """Write this view as one self-contained offline HTML page (no network needed to
         open it, from ``file://`` too); returns the file's path."""
-        from ..report.html import widget_page, write_page
+        from ._page import widget_page, write_page
 
         return write_page(widget_page(self, title or f"tfprof_nb {type(self).__name__}"),
                           path, f"tfprof_{type(self).__name__.lower()}.html")

@@ -1,174 +1,118 @@
-"""The dashboard: every view of a profile in tabs (overview, trace viewer, TensorFlow stats,
-GPU kernel stats, memory, input pipeline, tf.data, pod viewer)."""
+"""The dashboard: every view of a profile in tabs, built from the list of views.
+
+``VIEWS`` lists ``(tab, title, view class)``.  The dashboard's traits are the views' own
+synced traits under the prefix ``<tab>__`` (generated from the view classes, never declared by
+hand); ``views`` tells the front-end, in order, each tab's title, view kind and prefix, and why
+a tab is empty or what went wrong building it.  A view that fails shows its error in its tab;
+the other tabs still work.
+"""
 
 from __future__ import annotations
 
-import pandas as pd
+import copy
+import traceback
+
 import traitlets
 
 from ._base import BaseWidget, bundle
-from .memory import memory_payload
-from .pipeline import pod_spec, tf_data_spec
-from .stepgraph import step_graph_spec
-from .tables import table_spec
-from .timeline import TimelineSource
+from .input import InputPipelineView
+from .memory import MemoryTimeline
+from .opstats import OpStatsView
+from .overview import OverviewView, profile_header
+from .pipeline import PipelineGraph, PodView
+from .tables import KernelStatsView
+from .timeline import TraceTimeline
+from .xla import XlaView
 
-__all__ = ["Dashboard"]
+__all__ = ["Dashboard", "VIEWS", "prefix_of"]
 
-
-def _overview_payload(prof) -> dict:
-    ov = prof.overview()
-    cards = []
-    st = ov.step_time
-    if st.get("steps"):
-        cards.append(("Average step time", f"{st['avg_ms']:.3f} ms"))
-        cards.append(("Steps", f"{st['steps']} ({st['source']})"))
-    ib = ov.input_bound
-    if ib.get("classification") not in (None, "unknown"):
-        cards.append(("Waiting for input", f"{ib.get('input_pct', 0.0):.1f}%"))
-    if ov.precision:
-        cards.append(("16-bit device compute",
-                      f"{ov.precision['device_compute_16bit_pct']:.1f}%"))
-    env = ov.environment
-    cards.append(("Hosts / devices", f"{env['host_count']} / {env['device_count']} "
-                                     f"{env['device_type']}"))
-    statements = [s for s in (ib.get("input_statement"), ib.get("all_other_statement"),
-                              ib.get("kernel_launch_statement"),
-                              ov.precision.get("statement")) if s]
-    statements += [f"Note: {r}" for r in ov.reasons]
-    return {"cards": cards, "statements": statements,
-            "recommendations": [str(f) for f in ov.recommendations]}
+VIEWS = [
+    ("overview", "Overview", OverviewView),
+    ("timeline", "Trace viewer", TraceTimeline),
+    ("ops", "TensorFlow stats", OpStatsView),
+    ("kernels", "GPU kernel stats", KernelStatsView),
+    ("xla", "XLA ops", XlaView),
+    ("memory", "Memory", MemoryTimeline),
+    ("input", "Input pipeline", InputPipelineView),
+    ("tfdata", "tf.data", PipelineGraph),
+    ("pod", "Pod viewer", PodView),
+]
 
 
-def _input_graph(steps) -> dict:
-    spec = step_graph_spec(steps)
-    wait = spec["values"]["input_ms"]
-    rest = [max(d - w, 0.0) for d, w in zip(spec["duration"], wait)]
-    return {"steps": spec["steps"], "duration": spec["duration"],
-            "categories": [{"name": "input_ms", "label": "Waiting for input"},
-                           {"name": "rest", "label": "Rest of the step"}],
-            "values": {"input_ms": wait, "rest": rest}}
+def prefix_of(tab: str) -> str:
+    """The prefix of a tab's traits in the dashboard's state."""
+    return f"{tab}__"
 
 
-def _environment(prof) -> dict:
-    from ..analysis.overview import run_environment
-
-    devices = run_environment(prof)["devices"]
-    if devices.empty:
-        devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
-    return table_spec(devices, "Devices", "device", 50)
-
-
-def _pies(ops) -> dict:
-    out = {}
-    for side, prefix in (("Host", "host"), ("Device", "device")):
-        part = ops[ops.host_or_device == side]
-        by_op = part.groupby("operation", sort=False).total_self_time_us.sum()
-        by_type = part.groupby("type", sort=False).total_self_time_us.sum()
-        for key, series in ((f"{prefix}_op", by_op), (f"{prefix}_type", by_type)):
-            top = series.sort_values(ascending=False)
-            out[key] = [{"label": str(k), "value": float(v)} for k, v in top.head(200).items()]
-    return out
-
-
-def _scopes(prof) -> list:
-    table = prof.scope_stats(side="all")
-    return [{"scope": str(r.scope), "parent": None if r.parent is None or
-             (isinstance(r.parent, float)) else str(r.parent), "name": str(r.name),
-             "time": float(r.self_time_us), "bytes": float(r.allocated_bytes)}
-            for r in table.itertuples()]
-
-
-class Dashboard(BaseWidget):
-    """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
-    give it.  Tabs without data say why instead of showing empty charts."""
+class _DashboardBase(BaseWidget):
+    """What every dashboard has besides its views' traits."""
 
     _esm = bundle("dashboard")
-    overview = traitlets.Dict().tag(sync=True)
-    reasons = traitlets.Dict().tag(sync=True)
-    step_graph = traitlets.Dict().tag(sync=True)
-    clicked_step = traitlets.Int(-1).tag(sync=True)
-    top_ops = traitlets.Dict().tag(sync=True)
-    environment = traitlets.Dict().tag(sync=True)
-    ops_table = traitlets.Dict().tag(sync=True)
-    ops_pies = traitlets.Dict().tag(sync=True)
-    scopes = traitlets.List().tag(sync=True)
-    kernels_table = traitlets.Dict().tag(sync=True)
-    memory_table = traitlets.Dict().tag(sync=True)
-    input_summary = traitlets.Dict().tag(sync=True)
-    input_graph = traitlets.Dict().tag(sync=True)
-    input_host = traitlets.Dict().tag(sync=True)
-    input_ops = traitlets.Dict().tag(sync=True)
-    tf_data = traitlets.Dict().tag(sync=True)
-    pod = traitlets.Dict().tag(sync=True)
-    mem_meta = traitlets.Dict().tag(sync=True)
-    mem_num = traitlets.Bytes(b"").tag(sync=True)
-    mem_txt = traitlets.Bytes(b"").tag(sync=True)
-    tl_ev_start = traitlets.Bytes(b"").tag(sync=True)
-    tl_ev_dur = traitlets.Bytes(b"").tag(sync=True)
-    tl_ev_name = traitlets.Bytes(b"").tag(sync=True)
-    tl_meta = traitlets.Dict().tag(sync=True)
-    tl_view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
-    tl_selected_index = traitlets.Int(-1).tag(sync=True)
-    tl_details = traitlets.Dict().tag(sync=True)
-    tl_height = traitlets.Int(520).tag(sync=True)
+    header = traitlets.List().tag(sync=True)
+    views = traitlets.List().tag(sync=True)
 
     def __init__(self, prof, **kwargs):
         self._prof = prof
-        self._timeline = TimelineSource(prof)
-        reasons = {}
-        steps = prof.steps
-        if steps.empty:
-            reasons["steps"] = ("No steps: the profile has no step markers and no repeated "
-                                "tf.function call to infer them from.")
-        ops = prof.op_stats
-        if ops.empty:
-            reasons["ops"] = "No TensorFlow ops in this profile."
-        kernels = prof.kernel_stats
-        if kernels.empty:
-            reasons["kernels"] = "No GPU in this profile: there are no kernels to show."
-        memory = prof.memory_breakdown
-        if memory.empty:
-            reasons["memory"] = ("No memory events in this profile (on CPU only some "
-                                 "allocators and workloads record them).")
-        if not len(prof.events):
-            reasons["timeline"] = "No events in this profile."
-        if steps.empty:
-            reasons["input"] = reasons["steps"]
-        tfd = prof.tf_data
-        if tfd.pipelines.empty:
-            reasons["tfdata"] = tfd.summary["message"]
-        if len(prof.hosts) < 2:
-            reasons["pod"] = ("This profile has one host: the pod viewer compares the step "
-                              "times of several hosts (capture with tp.capture_remote).")
-        ip = prof.input_pipeline
-        top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
-                                                   "occurrences", "total_self_time_us"]]
-        super().__init__(
-            overview=_overview_payload(prof), reasons=reasons,
-            step_graph=step_graph_spec(steps),
-            top_ops=table_spec(top, "Top 10 operations by self time", "operation", 10),
-            environment=_environment(prof),
-            ops_table=table_spec(ops, "TensorFlow stats", "operation"),
-            kernels_table=table_spec(kernels, "GPU kernel stats", "kernel_name"),
-            **memory_payload(prof),
-            input_summary={"statement": ip.summary.get("input_statement", ""),
-                           "next_step": ip.summary.get("next_step", "")},
-            input_graph=_input_graph(steps),
-            input_host=table_spec(ip.host_side.reset_index(drop=True),
-                                  "Host-side input time", "category", 10),
-            input_ops=table_spec(ip.input_ops, "Input ops", "operation"),
-            tf_data=tf_data_spec(tfd), pod=pod_spec(prof.pod),
-            ops_pies={"with_idle": _pies(ops),
-                      "without_idle": _pies(prof.op_stats_table(include_idle=False))},
-            scopes=_scopes(prof),
-            **{f"tl_{k}": v for k, v in self._timeline.columns.items()},
-            tl_meta=self._timeline.meta, **kwargs)
+        self._controllers: dict[str, object] = {}
+        self._errors: dict[str, str] = {}  # the traceback of each view that failed
+        entries, values = [], {}
+        for tab, title, cls in VIEWS:
+            entry = {"tab": tab, "title": title, "kind": cls.__name__, "prefix": prefix_of(tab),
+                     "reason": "", "error": ""}
+            try:
+                reason = cls.reason(prof)
+                if reason:
+                    entry["reason"] = reason
+                else:
+                    state = cls.state(prof)
+                    values.update({prefix_of(tab) + k: v for k, v in state.values.items()})
+                    if state.controller is not None:
+                        self._controllers[tab] = state.controller
+            except Exception as exc:  # shown in its tab; the other views still work
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+                self._errors[tab] = traceback.format_exc()
+            entries.append(entry)
+        super().__init__(header=profile_header(prof), views=entries, **values, **kwargs)
+        classes = {t: c for t, _, c in VIEWS}
+        for tab, controller in self._controllers.items():
+            names = [prefix_of(tab) + n for n in classes[tab].synced()]
+            self.observe(self._routed(tab, controller), names=names)
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """{tab: why it is empty} of the tabs without data."""
+        return {v["tab"]: v["reason"] for v in self.views if v["reason"]}
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """{tab: what failed} of the tabs whose view could not be built."""
+        return {v["tab"]: v["error"] for v in self.views if v["error"]}
+
+    def _routed(self, tab: str, controller):
+        prefix = prefix_of(tab)
+
+        def on_change(change):
+            def apply():
+                name = change["name"][len(prefix):]
+                for key, value in (controller.on_change(name, change["new"]) or {}).items():
+                    setattr(self, prefix + key, value)
+            self._safely(apply)
+        return on_change
 
     def _timeline_source(self):
-        return self._timeline
+        return self._controllers.get("timeline")
 
-    @traitlets.observe("tl_selected_index")
-    def _on_select(self, change) -> None:
-        self._safely(lambda: setattr(self, "tl_details",
-                                     self._timeline.describe(change["new"])))
+
+def _dashboard_class():
+    traits = {}
+    for tab, _, cls in VIEWS:
+        for name, trait in cls.synced().items():
+            traits[prefix_of(tab) + name] = copy.deepcopy(trait)
+    doc = ("Every view of a profile in one tabbed widget; ``prof.show()`` and "
+           "``display(prof)`` give it.  Tabs: " + ", ".join(t for _, t, _ in VIEWS) +
+           ".  Tabs without data say why; a tab whose view fails shows its error.")
+    return type("Dashboard", (_DashboardBase,), {"__doc__": doc, "__module__": __name__,
+                                                  **traits})
+
+
+Dashboard = _dashboard_class()

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import traitlets
 
-from ._base import BaseWidget, bundle
-from .stepgraph import LABELS
+from ._base import bundle
+from ._view import View, ViewState, figure_json
 
-__all__ = ["PipelineGraph", "PodView", "pod_spec", "tf_data_spec"]
+__all__ = ["PipelineGraph", "PodView", "tf_data_spec"]
 
 
 def tf_data_spec(tfd) -> dict:
@@ -31,40 +31,41 @@ def tf_data_spec(tfd) -> dict:
             "summary": tfd.summary["message"]}
 
 
-def pod_spec(pod) -> dict:
-    """The pod viewer's payload: per step and host, each step-time category (ms)."""
-    if pod.empty:
-        return {"steps": [], "hosts": [], "categories": [], "values": {}, "duration": []}
-    hosts = sorted(pod.host.unique())
-    steps = sorted(pod.step.unique())
-    table = pod.groupby(["step", "host"]).first()  # one row per (step, host)
-    cats = [c for c in LABELS if c in pod.columns]
-
-    def grid(col):  # steps x hosts (prof.pod keeps steps every host ran; fillna is a guard)
-        wide = table[col].unstack("host").reindex(index=steps, columns=hosts)
-        return wide.fillna(0.0).astype(float).to_numpy().tolist()
-
-    return {"steps": [int(s) for s in steps], "hosts": [str(h) for h in hosts],
-            "categories": [{"name": c, "label": LABELS[c]} for c in cats],
-            "values": {c: grid(c) for c in cats}, "duration": grid("duration_ms")}
-
-
-class PipelineGraph(BaseWidget):
+class PipelineGraph(View):
     """The tf.data iterator graph of each pipeline call: critical path in bold, the
     bottleneck in red, the suggestion for it (``prof.tf_data``)."""
 
+    tab, title = "tfdata", "tf.data"
     _esm = bundle("pipelinegraph")
     tf_data = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, prof, **kwargs):
-        super().__init__(tf_data=tf_data_spec(prof.tf_data), **kwargs)
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        tfd = prof.tf_data
+        return tfd.summary["message"] if tfd.pipelines.empty else None
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        return ViewState({"tf_data": tf_data_spec(prof.tf_data)})
 
 
-class PodView(BaseWidget):
-    """Steps of every host side by side, one step at a time (slider) (``prof.pod``)."""
+class PodView(View):
+    """The step-time breakdown of every host side by side, the mean of all steps or one step
+    (``prof.plot.pod()``)."""
 
+    tab, title = "pod", "Pod viewer"
     _esm = bundle("podview")
-    pod = traitlets.Dict().tag(sync=True)
+    figure = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, prof, **kwargs):
-        super().__init__(pod=pod_spec(prof.pod), **kwargs)
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        if len(prof.hosts) < 2:
+            return ("This profile has one host: the pod viewer compares the step times of "
+                    "several hosts (capture with tp.capture_remote).")
+        if prof.pod.empty:
+            return "No step was run by every host of this profile."
+        return None
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        return ViewState({"figure": figure_json(prof.plot.pod())})

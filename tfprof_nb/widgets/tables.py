@@ -7,8 +7,10 @@ import pandas as pd
 import traitlets
 
 from ._base import BaseWidget, bundle
+from ._view import View, ViewState, figure_json
 
-__all__ = ["Table", "KernelTable", "OpStatsTable", "table_spec"]
+__all__ = ["Table", "KernelTable", "OpStatsTable", "KernelStatsView", "column_label",
+           "table_spec"]
 
 
 def _json_values(series: pd.Series) -> list:
@@ -22,6 +24,20 @@ def _json_values(series: pd.Series) -> list:
     return [None if pd.isna(v) else str(v) for v in series]
 
 
+_UNITS = {"us": "us", "ms": "ms", "bytes": "bytes", "pct": "%", "s": "s"}
+
+
+def column_label(name: str) -> str:
+    """A column name as a header: words, the unit in parentheses ("total_time_us" ->
+    "total time (us)")."""
+    head, _, unit = str(name).rpartition("_")
+    if not head and unit in _UNITS:  # a bare unit ("pct") still says what it is
+        return f"share ({_UNITS[unit]})" if unit == "pct" else f"value ({_UNITS[unit]})"
+    if head and unit in _UNITS:
+        return f"{head.replace('_', ' ')} ({_UNITS[unit]})"
+    return str(name).replace("_", " ")
+
+
 def table_spec(df: pd.DataFrame, title: str = "", filter_column: str | None = None,
                page_size: int = 100) -> dict:
     """A DataFrame as the columnar table payload the view reads (no per-row objects)."""
@@ -30,7 +46,7 @@ def table_spec(df: pd.DataFrame, title: str = "", filter_column: str | None = No
         s = df[name]
         kind = "boolean" if pd.api.types.is_bool_dtype(s) else \
             "number" if pd.api.types.is_numeric_dtype(s) else "string"
-        columns.append({"name": str(name), "label": str(name).replace("_", " "), "type": kind})
+        columns.append({"name": str(name), "label": column_label(name), "type": kind})
     return {"title": title, "columns": columns,
             "data": {str(c): _json_values(df[c]) for c in df.columns},
             "filter_column": filter_column, "page_size": page_size}
@@ -56,3 +72,23 @@ def OpStatsTable(prof, include_idle: bool = True, **kwargs) -> Table:  # noqa: N
     """TensorFlow stats as a table (filter by op name)."""
     return Table(prof.op_stats_table(include_idle=include_idle), "TensorFlow stats",
                  "operation", **kwargs)
+
+
+class KernelStatsView(View):
+    """The top GPU kernels by total time (a chart) and the kernel stats table."""
+
+    tab, title = "kernels", "GPU kernel stats"
+    _esm = bundle("kernels")
+    figure = traitlets.Dict().tag(sync=True)
+    table = traitlets.Dict().tag(sync=True)
+
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        return None if len(prof.kernel_stats) else \
+            "No GPU in this profile: there are no kernels to show."
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        return ViewState({"figure": figure_json(prof.plot.kernels()),
+                          "table": table_spec(prof.kernel_stats, "GPU kernel stats",
+                                              "kernel_name")})

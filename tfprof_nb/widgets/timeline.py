@@ -7,7 +7,8 @@ import pandas as pd
 import traitlets
 
 from ..analysis.nesting import event_nesting
-from ._base import BaseWidget, bundle
+from ._base import bundle
+from ._view import View, ViewState
 
 __all__ = ["TraceTimeline", "timeline_payload"]
 
@@ -88,6 +89,10 @@ class TimelineSource:
         self.columns, self.meta, self.event_ids = timeline_payload(prof)
         self._rank = None
 
+    def on_change(self, name: str, value) -> dict:
+        """The view's answer to a front-end change: the details of a selected event."""
+        return {"details": self.describe(value)} if name == "selected_index" else {}
+
     def event_id(self, index: int) -> int | None:
         return int(self.event_ids[index]) if 0 <= index < len(self.event_ids) else None
 
@@ -136,7 +141,7 @@ class TimelineSource:
         return str(inside.step_name.iloc[0]) if len(inside) else None
 
 
-class TraceTimeline(BaseWidget):
+class TraceTimeline(View):
     """The trace viewer in a notebook: one section per host and device, one track per line.
 
     Zoom with the wheel or W/S, pan by dragging or A/D, search names, zoom to a step, measure
@@ -144,6 +149,7 @@ class TraceTimeline(BaseWidget):
     ``selected_event`` (event id) are synced: set them from Python to zoom or select.
     """
 
+    tab, title = "timeline", "Trace viewer"
     _esm = bundle("timeline")
     ev_start = traitlets.Bytes(b"").tag(sync=True)
     ev_dur = traitlets.Bytes(b"").tag(sync=True)
@@ -154,24 +160,25 @@ class TraceTimeline(BaseWidget):
     details = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(520).tag(sync=True)
 
-    def __init__(self, prof, **kwargs):
-        self._source = TimelineSource(prof)
-        super().__init__(**self._source.columns, meta=self._source.meta, **kwargs)
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        return None if prof.n_events else "No events in this profile."
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        source = TimelineSource(prof)
+        return ViewState({**source.columns, "meta": source.meta}, source)
 
     def _timeline_source(self):
-        return self._source
+        return self._controller
 
     @property
     def selected_event(self) -> int | None:
         """Global event id of the selected event (None when nothing is selected)."""
-        return self._source.event_id(self.selected_index)
+        return self._controller.event_id(self.selected_index)
 
     def select(self, event_id: int, zoom: bool = True) -> None:
         """Select an event by its id (a row of ``prof.events``) and zoom to it."""
-        self.selected_index = self._source.index_of(event_id)
+        self.selected_index = self._controller.index_of(event_id)
         if zoom:
-            self.view = self._source.window_of(event_id)
-
-    @traitlets.observe("selected_index")
-    def _on_select(self, change) -> None:
-        self._safely(lambda: setattr(self, "details", self._source.describe(change["new"])))
+            self.view = self._controller.window_of(event_id)

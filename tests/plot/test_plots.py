@@ -1,0 +1,257 @@
+"""prof.plot's figures against the DataFrames they draw, from real profiles."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.analysis.overview import CATEGORY_COLUMNS
+from tfprof_nb.plot._style import CATEGORY_LABELS
+from tfprof_nb.plot.memory import HOVER_FIELDS, reduce_extremes
+
+MIB = 2.0**20
+
+
+@pytest.fixture(scope="module")
+def gpu(gpu_fixture_file):
+    return tp.load(gpu_fixture_file)
+
+
+@pytest.fixture(scope="module")
+def cpu(cpu_file):
+    return tp.load(cpu_file)
+
+
+@pytest.fixture(scope="module")
+def pod(tmp_path_factory, cpu_file, cpu_python_file):
+    """Two CPU captures as the two workers of one run."""
+    import shutil
+
+    run = tmp_path_factory.mktemp("pod")
+    shutil.copy(cpu_file, run / "worker-0.xplane.pb")
+    shutil.copy(cpu_python_file, run / "worker-1.xplane.pb")
+    return tp.load(run)
+
+
+def test_step_time_bars_are_the_steps_table(cpu):
+    steps = cpu.steps
+    fig = cpu.plot.step_time()
+    assert isinstance(fig, go.Figure)
+    bars = {t.name: t for t in fig.data if t.type == "bar"}
+    drawn = [c for c in CATEGORY_COLUMNS if steps[c].any()]
+    assert list(bars) == [CATEGORY_LABELS[c] for c in drawn]  # empty categories left out
+    for col in drawn:
+        bar = bars[CATEGORY_LABELS[col]]
+        np.testing.assert_allclose(np.asarray(bar.y, float), steps[col].to_numpy(float))
+        assert list(bar.x) == [str(s) for s in steps.index]
+        assert list(bar.customdata) == list(range(len(steps)))
+    total = sum(np.asarray(b.y, float) for b in bars.values())
+    np.testing.assert_allclose(total, steps[drawn].sum(axis=1).to_numpy(), rtol=1e-9)
+    meta = fig.layout.meta
+    np.testing.assert_allclose(meta["start_us"], steps.start_us)
+    np.testing.assert_allclose(np.subtract(meta["end_us"], meta["start_us"]) / 1e3,
+                               steps.duration_ms)
+    assert fig.layout.barmode == "stack" and "ms" in fig.layout.yaxis.title.text
+
+
+def test_step_labels_name_the_host_in_a_pod(pod):
+    steps = pod.steps
+    assert steps.host.nunique() > 1
+    x = list(pod.plot.step_time().data[0].x)
+    assert x == [f"{h} {s}" for h, s in zip(steps.host, steps.index)]
+    assert len(set(x)) == len(x)  # no two hosts' steps share a bar
+
+
+def test_themes(cpu):
+    light, dark = cpu.plot.step_time(), cpu.plot.step_time(theme="dark")
+    assert light.layout.font.color != dark.layout.font.color
+    assert dark.layout.paper_bgcolor == "rgba(0,0,0,0)"
+    with pytest.raises(ValueError, match="theme"):
+        cpu.plot.step_time(theme="neon")
+
+
+def test_reduce_extremes_keeps_the_shape():
+    rng = np.random.default_rng(0)
+    time = np.sort(rng.uniform(0, 1000, 200_000))
+    value = rng.normal(0, 1, len(time)).cumsum()
+    value[123_457] = value.max() + 50  # one spike
+    keep = reduce_extremes(time, value, 4000)
+    assert len(keep) <= 4001 and np.all(np.diff(keep) > 0)
+    assert 123_457 in keep and 0 in keep and len(time) - 1 in keep
+    buckets = np.minimum((time / time[-1] * 1000).astype(int), 999)
+    kept = pd.Series(value[keep]).groupby(buckets[keep])
+    whole = pd.Series(value).groupby(buckets)
+    # each bucket's lowest and highest values survive (bucket edges may differ by rounding)
+    assert np.mean(np.isclose(kept.max(), whole.max())) > 0.99
+    assert np.mean(np.isclose(kept.min(), whole.min())) > 0.99
+    np.testing.assert_array_equal(reduce_extremes(time[:10], value[:10], 4000), np.arange(10))
+
+
+def test_memory_figure_matches_the_timeline(gpu):
+    fig = gpu.plot.memory()
+    summary = gpu.memory_summary.sort_values("peak_bytes_in_use", ascending=False,
+                                             kind="stable")
+    buttons = fig.layout.updatemenus[0].buttons
+    assert len(buttons) == len(summary)  # one menu entry per allocator, highest peak first
+    assert buttons[0].label.endswith(summary.allocator.iloc[0])
+    peaks = [t for t in fig.data if t.name == "Peak"]
+    np.testing.assert_allclose([p.y[0] * MIB for p in peaks], summary.peak_bytes_in_use)
+    np.testing.assert_allclose([p.x[0] for p in peaks], summary.peak_time_us / 1e3)
+    shown = [t for t in fig.data if t.visible is not False]
+    assert {t.name for t in shown} == {"Stack", "Heap", "Free", "Fragmentation", "Allocations",
+                                      "Peak"}
+    assert next(t for t in shown if t.name == "Free").visible == "legendonly"
+    # the allocation points are the timeline's events with their fields
+    first = summary.iloc[0]
+    tl = gpu.memory_timeline
+    tl = tl[(tl.host == first.host) & (tl.allocator == first.allocator)].reset_index(drop=True)
+    points = next(t for t in shown if t.name == "Allocations")
+    assert len(points.x) == len(tl)  # short timelines are drawn whole
+    np.testing.assert_allclose(np.asarray(points.y, float) * MIB, tl.in_use_bytes)
+    custom = np.asarray(points.customdata, dtype=object)
+    assert custom.shape == (len(tl), len(HOVER_FIELDS))
+    assert list(custom[:, HOVER_FIELDS.index("tf_op")]) == tl.tf_op.fillna("").tolist()
+    for field in ("requested", "allocated", "shape", "region", "step", "in use"):
+        assert field in points.hovertemplate
+    json.loads(fig.to_json())  # the views ship it as JSON
+
+
+def test_memory_figure_reduces_long_timelines(gpu):
+    fig = gpu.plot.memory(max_points=200)
+    summary = gpu.memory_summary
+    longest = summary.sort_values("num_allocations").iloc[-1]
+    points = [t for t in fig.data if t.name == "Allocations"]
+    assert max(len(p.x) for p in points) <= 201
+    peaks = [t for t in fig.data if t.name == "Peak"]
+    for p, heap in zip(points, peaks):  # the reduced line still reaches the peak
+        assert max(p.y) == pytest.approx(heap.y[0])
+    assert longest.num_allocations + longest.num_deallocations > 201
+
+
+def test_op_stats_pies_sum_to_the_self_time(gpu):
+    ops = gpu.op_stats
+    with_idle, without = gpu.plot.op_stats(), gpu.plot.op_stats(include_idle=False)
+    for fig, table in ((with_idle, gpu.op_stats_table(include_idle=True)),
+                       (without, gpu.op_stats_table(include_idle=False))):
+        for pie in fig.data:
+            side, key = pie.name.split(" ")
+            part = table[table.host_or_device == side]
+            assert sum(pie.values) == pytest.approx(part.total_self_time_us.sum())
+            assert len(pie.labels) <= 11
+            assert pie.labels[0] == str(part.groupby(key).total_self_time_us.sum().idxmax())
+    labels = {lab for pie in with_idle.data for lab in pie.labels}
+    assert "IDLE" in labels and (ops.type == "IDLE").any()
+    assert "IDLE" not in {lab for pie in without.data for lab in pie.labels}
+
+
+def test_kernels_chart_ranks_the_kernels(gpu):
+    ks = gpu.kernel_stats
+    bar = gpu.plot.kernels(top=5).data[0]
+    top = ks.head(5)
+    np.testing.assert_allclose(bar.x[::-1], top.total_duration_us)  # largest at the top
+    assert bar.y[-1].startswith(f"{top['rank'].iloc[0]}. ")
+    assert list(bar.customdata[::-1, 0]) == top.kernel_name.tolist()
+
+
+def test_pod_chart_is_the_mean_per_host(pod):
+    fig = pod.plot.pod()
+    pod = pod.pod
+    mean = pod.groupby("host")[CATEGORY_COLUMNS].mean()
+    for bar in fig.data:
+        col = next(c for c in CATEGORY_COLUMNS if CATEGORY_LABELS[c] == bar.name)
+        np.testing.assert_allclose(bar.y, mean.loc[list(bar.x), col])
+    buttons = fig.layout.updatemenus[0].buttons
+    assert len(buttons) == pod.step.nunique() + 1
+    step = sorted(pod.step.unique())[0]
+    one = pod[pod.step == step].set_index("host")
+    first_bar = fig.data[0]
+    col = next(c for c in CATEGORY_COLUMNS if CATEGORY_LABELS[c] == first_bar.name)
+    np.testing.assert_allclose(buttons[1].args[0]["y"][0],
+                               one[col].reindex(list(first_bar.x)).fillna(0))
+
+
+def test_input_pipeline_chart(cpu):
+    fig = cpu.plot.input_pipeline()
+    wait, rest, host = fig.data
+    np.testing.assert_allclose(wait.y, cpu.steps.input_ms)
+    np.testing.assert_allclose(np.add(wait.y, rest.y), cpu.steps.duration_ms)
+    side = cpu.input_pipeline.host_side
+    assert list(host.x) == side.category.tolist()
+    np.testing.assert_allclose(host.y, side.time_us / 1e3)
+
+
+def test_compare_chart(cpu, cpu_slowmap_logdir):
+    comparison = tp.compare(cpu, tp.load(cpu_slowmap_logdir), labels=("before", "after"))
+    fig = comparison.plot()
+    a, b = fig.data
+    assert (a.name, b.name) == ("before", "after")
+    labels_to_col = {v: k for k, v in CATEGORY_LABELS.items()}
+    for bar, key in ((a, "a"), (b, "b")):
+        np.testing.assert_allclose(bar.y, [comparison.steps.loc[labels_to_col[x], key]
+                                           for x in bar.x])
+    assert f"{comparison.speedup:.2f}x" in fig.layout.title.text
+
+
+def test_kernel_labels_are_short_and_distinct(gpu):
+    from tfprof_nb.plot.ops import kernel_label, short_kernel_name
+
+    assert short_kernel_name("void tensorflow::functor::FillKernel<float, 3>(float*)") == \
+        "FillKernel"
+    assert short_kernel_name("ampere_sgemm_128x64_nn") == "ampere_sgemm_128x64_nn"
+    assert kernel_label("k", "a/b/c/MatMul") == "k · c/MatMul"
+    assert len(kernel_label("x" * 200, None)) == 60
+    labels = list(gpu.plot.kernels().data[0].y)
+    assert len(set(labels)) == len(labels)
+    assert all(len(label) <= 64 for label in labels)
+
+
+@pytest.fixture(scope="module")
+def xla_gpu(tmp_path_factory):
+    from ..analysis.xla_profiles import make
+
+    return make(tmp_path_factory, "gpu")
+
+
+def test_roofline_places_every_op_with_flops(xla_gpu):
+    prof = tp.load(xla_gpu / "full.xplane.pb")
+    table = prof.roofline
+    peaks = table.attrs["peaks"]
+    fig = prof.plot.roofline()
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    roof = next(t for t in fig.data if t.name == "Roofline")
+    # the roof: bandwidth-bound below the ridge, flat at the peak past it
+    np.testing.assert_allclose(roof.y[0] * 1e9, roof.x[0] * peaks.memory_bw_bytes_per_s)
+    assert roof.y[-1] * 1e9 == pytest.approx(peaks.peak_flops_per_s)
+    assert peaks.ridge_point_flops_per_byte in roof.x
+    placed = table[(table.category != "Program") & (table.flop_rate_flops_per_s > 0) &
+                   (table.arithmetic_intensity_flops_per_byte > 0)]
+    points = [t for t in fig.data if t.mode == "markers" and t.name != "Whole program"]
+    assert sum(len(t.x) for t in points) == len(placed)
+    shown = {(row[0], round(y, 6)) for t in points for row, y in zip(t.customdata, t.y)}
+    assert shown == {(op, round(rate / 1e9, 6)) for op, rate in
+                     zip(placed.operation, placed.flop_rate_flops_per_s)}
+    star = next(t for t in fig.data if t.name == "Whole program")
+    program = table[table.category == "Program"].iloc[0]
+    assert star.x[0] == pytest.approx(program.arithmetic_intensity_flops_per_byte)
+
+
+def test_roofline_without_peaks_says_how_to_get_them(xla_gpu):
+    prof = tp.load(xla_gpu / "unknown_gpu.xplane.pb")
+    fig = prof.plot.roofline()
+    assert not any(t.name == "Roofline" for t in fig.data)
+    assert "set_device_peaks" in fig.layout.annotations[0].text
+    fig = prof.plot.roofline(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
+    roof = next(t for t in fig.data if t.name == "Roofline")
+    assert roof.y[-1] == pytest.approx(1e14 / 1e9)
+    with pytest.raises(ValueError, match="both"):
+        prof.plot.roofline(peak_flops_per_s=1e14)
+
+
+def test_roofline_of_a_profile_without_xla(gpu):
+    fig = gpu.plot.roofline()
+    assert fig.data == () and "Nothing to place" in fig.layout.annotations[0].text

@@ -1,0 +1,78 @@
+"""Charts of a profile as plotly figures: ``prof.plot.step_time()``, ``prof.plot.memory()``,
+``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``.
+
+Every chart the dashboard draws is built here, in Python, as a ``plotly.graph_objects.Figure``:
+restyle it (``fig.update_layout(...)``), save it (``fig.write_html(...)``,
+``fig.write_image(...)`` with kaleido), or show it anywhere plotly renders.  The views draw the
+very same figures with the plotly.js bundled in tfprof_nb (no CDN).  ``theme`` is "light" or
+"dark"; the views recolour a figure to the page's theme either way.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ProfilePlots"]
+
+
+class ProfilePlots:
+    """The charts of one profile (``prof.plot``)."""
+
+    def __init__(self, prof):
+        self._prof = prof
+
+    def __repr__(self) -> str:
+        names = ", ".join(n for n in dir(self) if not n.startswith("_"))
+        return f"<tfprof_nb plots: {names}>"
+
+    def step_time(self, theme: str = "light"):
+        """Stacked step-time categories per step, step numbers on x (``prof.steps``)."""
+        from .steps import step_time_figure
+
+        return step_time_figure(self._prof.steps, theme)
+
+    def memory(self, theme: str = "light", max_points: int = 4000):
+        """Stack, heap and free memory over time per allocator, every allocation hoverable,
+        the peak marked (``prof.memory_timeline``); timelines longer than ``max_points``
+        keep each time bucket's extremes."""
+        from .memory import memory_figure
+
+        return memory_figure(self._prof.memory_timeline, self._prof.memory_summary, theme,
+                             max_points)
+
+    def op_stats(self, include_idle: bool = True, theme: str = "light", top: int = 10):
+        """Self time by op and by type, host and device, as pies (``prof.op_stats``)."""
+        from .ops import op_stats_figure
+
+        return op_stats_figure(self._prof.op_stats_table(include_idle=include_idle), theme,
+                               top)
+
+    def kernels(self, theme: str = "light", top: int = 20):
+        """The top GPU kernels by total time (``prof.kernel_stats``)."""
+        from .ops import kernels_figure
+
+        return kernels_figure(self._prof.kernel_stats, theme, top)
+
+    def input_pipeline(self, theme: str = "light"):
+        """Input wait per step and the host-side input breakdown (``prof.input_pipeline``)."""
+        from .steps import input_pipeline_figure
+
+        return input_pipeline_figure(self._prof.input_pipeline, self._prof.steps, theme)
+
+    def roofline(self, theme: str = "light", peak_flops_per_s: float | None = None,
+                 memory_bw_bytes_per_s: float | None = None):
+        """XLA ops on the device's roofline: arithmetic intensity against achieved FLOP/s
+        (``prof.roofline``, or ``prof.roofline_for(...)`` with the peaks given here)."""
+        from .roofline import roofline_figure
+
+        prof = self._prof
+        if peak_flops_per_s is not None or memory_bw_bytes_per_s is not None:
+            if not (peak_flops_per_s and memory_bw_bytes_per_s):
+                raise ValueError("give both peak_flops_per_s and memory_bw_bytes_per_s")
+            return roofline_figure(prof.roofline_for(peak_flops_per_s, memory_bw_bytes_per_s),
+                                   theme)
+        return roofline_figure(prof.roofline, theme)
+
+    def pod(self, theme: str = "light"):
+        """The step-time breakdown of every host side by side (``prof.pod``)."""
+        from .pod import pod_figure
+
+        return pod_figure(self._prof.pod, theme)

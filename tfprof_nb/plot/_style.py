@@ -1,0 +1,80 @@
+"""The look every tfprof_nb chart shares: colours of the step-time categories, a layout that
+reads in light and dark themes, axis titles with units."""
+
+from __future__ import annotations
+
+__all__ = ["CATEGORY_LABELS", "CATEGORY_COLORS", "PALETTE", "base_layout", "new_figure",
+           "styled", "subplots"]
+
+# One colour per step-time category, the same in every chart and view.
+CATEGORY_LABELS = {
+    "device_compute_ms": "Device compute", "device_to_device_ms": "Device to device",
+    "device_collectives_ms": "Device collectives", "host_compute_ms": "Host compute",
+    "kernel_launch_ms": "Kernel launch", "input_ms": "Input", "output_ms": "Output",
+    "compilation_ms": "Compilation", "other_ms": "All others"}
+CATEGORY_COLORS = {
+    "device_compute_ms": "#4e79a7", "device_to_device_ms": "#76b7b2",
+    "device_collectives_ms": "#59a14f", "host_compute_ms": "#f28e2b",
+    "kernel_launch_ms": "#edc948", "input_ms": "#e15759", "output_ms": "#b07aa1",
+    "compilation_ms": "#9c755f", "other_ms": "#bab0ac"}
+PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#bab0ac"]
+
+_THEMES = {
+    "light": {"font": "#222222", "grid": "rgba(128,128,128,0.25)", "line": "#888888",
+              "hover_bg": "#ffffff"},
+    "dark": {"font": "#dddddd", "grid": "rgba(160,160,160,0.25)", "line": "#999999",
+             "hover_bg": "#222222"},
+}
+
+
+def base_layout(theme: str = "light", **extra) -> dict:
+    """A layout on a transparent background (the page's colour shows through) with the text
+    and grid colours of ``theme`` ("light" or "dark"); the views recolour it to the page."""
+    colors = _THEMES.get(theme)
+    if colors is None:
+        raise ValueError(f"theme must be 'light' or 'dark', not {theme!r}")
+    axis = {"gridcolor": colors["grid"], "zerolinecolor": colors["grid"],
+            "linecolor": colors["line"], "automargin": True}
+    layout = {
+        "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 12,
+                 "color": colors["font"]},
+        "colorway": PALETTE, "margin": {"l": 60, "r": 20, "t": 76, "b": 50},
+        "title": {"x": 0, "y": 0.985, "yanchor": "top", "font": {"size": 14}},
+        "xaxis": dict(axis), "yaxis": dict(axis),
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.01, "x": 0},
+        "hoverlabel": {"bgcolor": colors["hover_bg"], "font": {"color": colors["font"]}},
+        "meta": {"tfprof_theme": theme},
+    }
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(layout.get(key), dict):
+            layout[key] = {**layout[key], **value}
+        else:
+            layout[key] = value
+    return layout
+
+
+def new_figure(data=None, theme: str = "light", **layout):
+    """A plotly Figure with tfprof_nb's layout."""
+    import plotly.graph_objects as go
+
+    return go.Figure(data=data or [], layout=base_layout(theme, **layout))
+
+
+def styled(fig, theme: str = "light", **layout):
+    """``fig`` with tfprof_nb's layout, every axis of every subplot included."""
+    base = base_layout(theme, **layout)
+    axis = base.pop("xaxis")
+    base.pop("yaxis")
+    fig.update_layout(base)
+    fig.update_xaxes(**axis)
+    fig.update_yaxes(**axis)
+    return fig
+
+
+def subplots(theme: str = "light", **kwargs):
+    """``plotly.subplots.make_subplots(**kwargs)`` with tfprof_nb's layout."""
+    from plotly.subplots import make_subplots
+
+    return styled(make_subplots(**kwargs), theme)

@@ -1,0 +1,88 @@
+"""Op charts: where the time goes by op and op type (pies), and the top GPU kernels."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ._style import PALETTE, new_figure, subplots
+
+__all__ = ["op_stats_figure", "kernels_figure", "top_slices", "short_kernel_name",
+           "kernel_label"]
+
+
+def top_slices(series: pd.Series, top: int = 10) -> pd.Series:
+    """The ``top`` largest values of ``series`` and the rest summed as "Other"."""
+    series = series[series > 0].sort_values(ascending=False, kind="stable")
+    if len(series) <= top:
+        return series
+    return pd.concat([series.iloc[:top], pd.Series({"Other": series.iloc[top:].sum()})])
+
+
+def short_kernel_name(name: str) -> str:
+    """A kernel's name without return type, namespaces, template and call arguments
+    ("void tensorflow::functor::FillKernel<float, 3>(...)" -> "FillKernel")."""
+    name = re.sub(r"^\s*void\s+", "", str(name))
+    base = re.split(r"[<(]", name, maxsplit=1)[0].strip() or name
+    return base.rsplit("::", 1)[-1] or base
+
+
+def kernel_label(kernel: str, op_name=None, width: int = 60) -> str:
+    """A short label for a kernel: its short name and the last part of its op's name."""
+    label = short_kernel_name(kernel)
+    if isinstance(op_name, str) and op_name:
+        label += " · " + "/".join(op_name.split("/")[-2:])
+    return label if len(label) <= width else label[:width - 1] + "…"
+
+
+def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
+    """Self time by op and by op type, on the host and on devices (``prof.op_stats`` with or
+    without its IDLE rows): one pie each, the ``top`` largest slices and "Other"."""
+    sides = [s for s in ("Host", "Device") if (ops.host_or_device == s).any()]
+    specs = [{"type": "domain"}, {"type": "domain"}]
+    titles = [f"{side} {what}" for side in sides for what in ("self time by op",
+                                                               "self time by type")]
+    fig = subplots(theme, rows=max(len(sides), 1), cols=2, specs=[specs] * max(len(sides), 1),
+                   subplot_titles=titles or None, vertical_spacing=0.12)
+    fig.update_layout(meta={**fig.layout.meta, "kind": "op_stats"}, showlegend=False,
+                      height=380 * max(len(sides), 1),
+                      uniformtext={"minsize": 9, "mode": "hide"})  # labels where they fit
+    for r, side in enumerate(sides, start=1):
+        part = ops[ops.host_or_device == side]
+        for c, key in enumerate(("operation", "type"), start=1):
+            sums = top_slices(part.groupby(key, sort=False).total_self_time_us.sum(), top)
+            fig.add_pie(labels=[str(k) for k in sums.index], values=sums.to_numpy(float),
+                        name=f"{side} {key}", hole=0.35, sort=False,
+                        textinfo="label+percent", textposition="inside",
+                        insidetextorientation="horizontal", marker={"colors": PALETTE},
+                        hovertemplate="%{label}<br>%{value:,.1f} us (%{percent})<extra></extra>",
+                        row=r, col=c)
+    return fig
+
+
+def kernels_figure(kernels: pd.DataFrame, theme: str = "light", top: int = 20):
+    """The ``top`` GPU kernels by total time (``prof.kernel_stats``), coloured by Tensor Core
+    use, with their launch configuration on hover."""
+    top_rows = kernels.head(top).iloc[::-1]  # largest at the top of a horizontal bar chart
+    colors = ["#59a14f" if tc else "#4e79a7" for tc in top_rows.is_kernel_using_tensor_core]
+    # ranked short labels (the full name is in the hover): kernels whose names share a long
+    # prefix stay apart
+    names = [f"{r}. {kernel_label(k, o)}" for r, k, o in
+             zip(top_rows["rank"], top_rows.kernel_name.astype(str), top_rows.op_name)]
+    custom = top_rows[["kernel_name", "op_name", "occurrences", "avg_duration_us", "grid_dim",
+                       "block_dim", "registers_per_thread", "occupancy_pct",
+                       "is_kernel_using_tensor_core"]].astype(object).to_numpy()
+    fig = new_figure(theme=theme, title={"text": f"Top {len(top_rows)} GPU kernels by total "
+                                         "time"},
+                     xaxis={"title": {"text": "Total time (us)"}},
+                     yaxis={"type": "category"}, meta={"kind": "kernels"},
+                     height=max(240, 22 * len(top_rows) + 90), showlegend=False)
+    fig.add_bar(x=top_rows.total_duration_us.to_numpy(float), y=names, orientation="h",
+                marker={"color": colors}, customdata=custom,
+                hovertemplate="<b>%{customdata[0]}</b><br>op %{customdata[1]}<br>"
+                "%{customdata[2]} calls, avg %{customdata[3]:.2f} us, total %{x:,.1f} us<br>"
+                "grid %{customdata[4]} block %{customdata[5]}, %{customdata[6]} regs, "
+                "occupancy %{customdata[7]:.0f}%<br>Tensor Cores: %{customdata[8]}"
+                "<extra></extra>")
+    return fig

@@ -1,0 +1,43 @@
+"""The pod chart: the step-time breakdown of every host side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.overview import CATEGORY_COLUMNS
+from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure
+
+__all__ = ["pod_figure"]
+
+_MAX_STEPS_IN_MENU = 200
+
+
+def pod_figure(pod: pd.DataFrame, theme: str = "light"):
+    """Stacked step-time categories per host (``prof.pod``): the mean over the steps every
+    host ran, and a menu to show one step at a time."""
+    hosts = sorted(pod.host.unique()) if len(pod) else []
+    steps = sorted(pod.step.unique()) if len(pod) else []
+    cats = [c for c in CATEGORY_COLUMNS if c in pod.columns and pod[c].any()]
+    mean = pod.groupby("host")[cats].mean().reindex(hosts) if len(pod) else None
+    fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
+                     title={"text": "Step time per host"},
+                     xaxis={"title": {"text": "Host"}, "type": "category"},
+                     yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
+                     meta={"kind": "pod", "hosts": hosts, "steps": [int(s) for s in steps]})
+    for c in cats:
+        fig.add_bar(x=hosts, y=mean[c].to_numpy(float), name=CATEGORY_LABELS[c],
+                    marker={"color": CATEGORY_COLORS[c]},
+                    hovertemplate="%{y:.3f} ms<extra>" + CATEGORY_LABELS[c] + "</extra>")
+    if len(steps) > 1:
+        table = pod.set_index(["step", "host"])
+        buttons = [{"label": "Mean of all steps", "method": "restyle",
+                    "args": [{"y": [mean[c].to_numpy(float) for c in cats]}]}]
+        for s in steps[:_MAX_STEPS_IN_MENU]:
+            rows = table.loc[s].reindex(hosts)
+            buttons.append({"label": f"Step {int(s)}", "method": "restyle",
+                            "args": [{"y": [np.nan_to_num(rows[c].to_numpy(float))
+                                            for c in cats]}]})
+        fig.update_layout(updatemenus=[{"buttons": buttons, "x": 1, "xanchor": "right",
+                                        "y": 1.15, "yanchor": "top"}])
+    return fig

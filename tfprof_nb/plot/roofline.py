@@ -1,0 +1,107 @@
+"""The roofline chart: each HLO op's achieved FLOP rate against its arithmetic intensity, under
+the device's roofline (memory bandwidth slope, then peak compute)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._style import PALETTE, new_figure
+
+__all__ = ["roofline_figure"]
+
+_GIGA = 1e9
+_MAX_CATEGORIES = 9
+_HOVER = ("<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
+          "%{customdata[2]:,} calls, self time %{customdata[3]:,.1f} us<br>"
+          "intensity %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s<br>"
+          "bound by %{customdata[4]}, roofline efficiency %{customdata[5]:.1f}%<extra></extra>")
+
+
+def _roof(peaks, x_lo: float, x_hi: float) -> tuple[list, list]:
+    """The roofline's points (GFLOP/s) from ``x_lo`` to ``x_hi`` FLOP/byte, the ridge
+    included."""
+    ridge = peaks.ridge_point_flops_per_byte
+    xs = sorted({x_lo, min(max(ridge, x_lo), x_hi), x_hi})
+    ys = [min(peaks.peak_flops_per_s, x * peaks.memory_bw_bytes_per_s) / _GIGA for x in xs]
+    return xs, ys
+
+
+def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None = None):
+    """HLO ops (``prof.roofline``) as points on log axes: arithmetic intensity (FLOP/byte)
+    against achieved GFLOP/s, sized by self time, coloured by category, the whole program as a
+    star; the device's roofline and ridge point when its peaks are known
+    (``attrs["peaks"]``)."""
+    peaks = table.attrs.get("peaks")
+    known = bool(peaks is not None and peaks.known)
+    name = f" ({peaks.device})" if known and peaks.device else ""
+    fig = new_figure(theme=theme, hovermode="closest",
+                     title={"text": title or f"Roofline{name}"},
+                     xaxis={"title": {"text": "Arithmetic intensity (FLOP/byte)"},
+                            "type": "log"},
+                     yaxis={"title": {"text": "Achieved rate (GFLOP/s)"}, "type": "log"},
+                     meta={"kind": "roofline"}, margin={"r": 200},
+                     legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
+                             "yanchor": "top"})
+    is_program = table.category == "Program"
+    ops = table[~is_program]
+    ops = ops[(ops.arithmetic_intensity_flops_per_byte > 0) & (ops.flop_rate_flops_per_s > 0)]
+    if ops.empty and not is_program.any():
+        reasons = "; ".join(table.attrs.get("reasons", [])) or "no XLA ops with FLOPs"
+        fig.add_annotation(text=f"Nothing to place on the roofline: {reasons}",
+                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        return fig
+    intensity = ops.arithmetic_intensity_flops_per_byte.to_numpy(float)
+    program = table[is_program]
+    all_x = np.concatenate([intensity, program.arithmetic_intensity_flops_per_byte
+                            .to_numpy(float)])
+    all_x = all_x[np.isfinite(all_x) & (all_x > 0)]
+    if known:
+        lo = float(min(all_x.min(initial=1.0), peaks.ridge_point_flops_per_byte) / 4)
+        hi = float(max(all_x.max(initial=1.0), peaks.ridge_point_flops_per_byte) * 4)
+        xs, ys = _roof(peaks, lo, hi)
+        fig.add_scatter(x=xs, y=ys, mode="lines", name="Roofline",
+                        line={"color": "#e15759", "width": 2},
+                        hovertemplate="attainable %{y:.4g} GFLOP/s at %{x:.3g} FLOP/byte"
+                        "<extra>roofline</extra>")
+        ridge = peaks.ridge_point_flops_per_byte
+        fig.add_scatter(x=[ridge, ridge], y=[min(ys) / 1e3, peaks.peak_flops_per_s / _GIGA],
+                        mode="lines", name=f"Ridge point ({ridge:.3g} FLOP/byte)",
+                        line={"dash": "dot", "width": 1, "color": "#888888"},
+                        hovertemplate="ridge point %{x:.3g} FLOP/byte<extra></extra>")
+    time = ops.total_self_time_us.to_numpy(float)
+    size = 6 + 24 * np.sqrt(time / time.max()) if len(time) and time.max() > 0 else 8
+    ops = ops.assign(_size=size)
+    by_time = ops.groupby("category").total_self_time_us.sum().sort_values(ascending=False)
+    top = list(by_time.index[:_MAX_CATEGORIES])
+    groups = [(c, ops[ops.category == c]) for c in top]
+    rest = ops[~ops.category.isin(top)]
+    if len(rest):
+        groups.append(("other", rest))
+    for i, (category, part) in enumerate(groups):
+        fig.add_scatter(x=part.arithmetic_intensity_flops_per_byte.to_numpy(float),
+                        y=part.flop_rate_flops_per_s.to_numpy(float) / _GIGA,
+                        mode="markers", name=str(category),
+                        marker={"size": part._size.to_numpy(float),
+                                "color": PALETTE[i % len(PALETTE)], "opacity": 0.75,
+                                "line": {"width": 0.5, "color": "#ffffff"}},
+                        customdata=_custom(part), hovertemplate=_HOVER)
+    program = program[(program.arithmetic_intensity_flops_per_byte > 0) &
+                      (program.flop_rate_flops_per_s > 0)]
+    if len(program):
+        fig.add_scatter(x=program.arithmetic_intensity_flops_per_byte.to_numpy(float),
+                        y=program.flop_rate_flops_per_s.to_numpy(float) / _GIGA,
+                        mode="markers", name="Whole program",
+                        marker={"symbol": "star", "size": 16, "color": "#222222"},
+                        customdata=_custom(program), hovertemplate=_HOVER)
+    if not known:
+        fig.add_annotation(text="Device peaks unknown: prof.set_device_peaks(...) draws the "
+                                "roofline", showarrow=False, x=0, y=1.0, xref="paper",
+                           yref="paper", xanchor="left", yanchor="bottom")
+    return fig
+
+
+def _custom(part: pd.DataFrame) -> np.ndarray:
+    cols = part[["operation", "category", "occurrences", "total_self_time_us", "bound_by",
+                 "roofline_efficiency_pct"]].astype(object)
+    return cols.where(cols.notna(), "").to_numpy()

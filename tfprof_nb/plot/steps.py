@@ -1,0 +1,83 @@
+"""Step charts: the step-time breakdown per step, and input wait per step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.overview import CATEGORY_COLUMNS
+from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, subplots
+
+__all__ = ["step_time_figure", "input_pipeline_figure"]
+
+
+def _step_labels(steps: pd.DataFrame) -> list[str]:
+    """x labels: step numbers, prefixed with the host when there are several."""
+    numbers = [str(s) for s in steps.index]
+    if steps.host.nunique() > 1:
+        return [f"{h} {n}" for h, n in zip(steps.host, numbers)]
+    return numbers
+
+
+def _step_meta(steps: pd.DataFrame) -> dict:
+    """What a click on a bar needs to find the step: host, start and end (us) per bar."""
+    return {"kind": "steps", "hosts": [str(h) for h in steps.host],
+            "steps": [int(s) for s in steps.index],
+            "start_us": [float(v) for v in steps.start_us],
+            "end_us": [float(s + d * 1e3) for s, d in zip(steps.start_us, steps.duration_ms)]}
+
+
+def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | None = None):
+    """Stacked step-time categories per step (``prof.steps``): one trace per category, step
+    numbers on x, milliseconds on y; hovering a step shows its whole breakdown."""
+    x = _step_labels(steps)
+    fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
+                     title={"text": title or "Step-time breakdown"},
+                     xaxis={"title": {"text": "Step"}, "type": "category"},
+                     yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
+                     meta=_step_meta(steps))
+    index = np.arange(len(steps))
+    for col in CATEGORY_COLUMNS:
+        values = steps[col].to_numpy(dtype=float) if len(steps) else np.empty(0)
+        if len(values) and not values.any():
+            continue  # a category no step has stays out of the legend
+        fig.add_bar(x=x, y=values, name=CATEGORY_LABELS[col],
+                    marker={"color": CATEGORY_COLORS[col]}, customdata=index,
+                    hovertemplate="%{y:.3f} ms<extra>" + CATEGORY_LABELS[col] + "</extra>")
+    if len(steps):
+        fig.add_scatter(x=x, y=steps.duration_ms.to_numpy(dtype=float), mode="markers",
+                        name="Step time", marker={"symbol": "line-ew", "size": 1,
+                                                  "opacity": 0}, customdata=index,
+                        showlegend=False,
+                        hovertemplate="<b>%{y:.3f} ms</b><extra>Step time</extra>")
+    return fig
+
+
+def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light"):
+    """Input wait per step (stacked with the rest of the step) and the host-side breakdown of
+    input time (``prof.input_pipeline``)."""
+    fig = subplots(theme, rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.12,
+                   subplot_titles=("Input wait per step", "Host-side input time"))
+    # the legend under the step chart: above it, it would cover the subplot titles
+    fig.update_layout(barmode="stack", meta={**fig.layout.meta, **_step_meta(steps)},
+                      legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
+                      margin={"b": 110})
+    x = _step_labels(steps)
+    wait = steps.input_ms.to_numpy(dtype=float) if len(steps) else np.empty(0)
+    rest = np.maximum(steps.duration_ms.to_numpy(dtype=float) - wait, 0.0) if len(steps) \
+        else np.empty(0)
+    index = np.arange(len(steps))
+    fig.add_bar(x=x, y=wait, name="Waiting for input", marker={"color": CATEGORY_COLORS[
+        "input_ms"]}, customdata=index, hovertemplate="%{y:.3f} ms<extra>input</extra>",
+                row=1, col=1)
+    fig.add_bar(x=x, y=rest, name="Rest of the step", marker={"color": "#bab0ac"},
+                customdata=index, hovertemplate="%{y:.3f} ms<extra>rest</extra>", row=1, col=1)
+    host = ip.host_side
+    fig.add_bar(x=host.category.tolist(), y=(host.time_us / 1e3).tolist(),
+                name="Host-side input", marker={"color": "#4e79a7"}, showlegend=False,
+                hovertemplate="%{x}: %{y:.3f} ms<extra></extra>", row=1, col=2)
+    fig.update_xaxes(title_text="Step", type="category", row=1, col=1)
+    fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=2)
+    fig.update_xaxes(tickangle=-30, row=1, col=2)
+    return fig

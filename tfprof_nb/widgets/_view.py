@@ -1,0 +1,71 @@
+"""A view of a profile as a unit: its traits, how they are built from a profile, what it does
+when the front-end changes one, and why it would be empty.
+
+A view class is all the dashboard needs: it lists ``(tab, title, view class)`` and takes each
+view's synced traits under the tab's prefix, so a new view is one Python class (plus one TS
+module and one row in the dashboard's list).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ._base import BaseWidget
+
+__all__ = ["View", "ViewState", "figure_json"]
+
+
+@dataclass
+class ViewState:
+    """What a view shows (trait values) and, for interactive views, the object answering the
+    front-end (``controller.on_change(trait, value) -> {trait: value}``)."""
+
+    values: dict
+    controller: object | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def figure_json(fig) -> dict:
+    """A plotly figure as the JSON the views draw (numeric arrays as base64 typed arrays)."""
+    return json.loads(fig.to_json())
+
+
+class View(BaseWidget):
+    """A view of a profile.  Subclasses set ``tab`` and ``title``, declare their synced
+    traits, and implement :meth:`state` (and :meth:`reason` when they can be empty)."""
+
+    tab = ""
+    title = ""
+
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        """Why this view would be empty for ``prof`` (None: it has something to show)."""
+        return None
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        """The view's trait values for ``prof``."""
+        raise NotImplementedError
+
+    @classmethod
+    def synced(cls) -> dict:
+        """The view's own synced traits (not the base widget's)."""
+        base = set(BaseWidget.class_traits(sync=True))
+        return {k: t for k, t in cls.class_traits(sync=True).items()
+                if k not in base and not k.startswith("_")}
+
+    def __init__(self, prof, **kwargs):
+        state = self.state(prof)
+        self._prof = prof
+        self._controller = state.controller
+        super().__init__(**state.values, **kwargs)
+        if self._controller is not None:
+            self.observe(self._on_change, names=list(self.synced()))
+
+    def _on_change(self, change) -> None:
+        def apply():
+            for name, value in (self._controller.on_change(change["name"], change["new"])
+                                or {}).items():
+                setattr(self, name, value)
+        self._safely(apply)

@@ -1,0 +1,41 @@
+"""The input pipeline view: the verdict, input wait per step, where input time goes on the
+host, and the input ops."""
+
+from __future__ import annotations
+
+import traitlets
+
+from ._base import bundle
+from ._view import View, ViewState, figure_json
+from .tables import table_spec
+
+__all__ = ["InputPipelineView"]
+
+
+class InputPipelineView(View):
+    """Is the program input-bound, input wait per step, host-side breakdown, input ops
+    (``prof.input_pipeline``)."""
+
+    tab, title = "input", "Input pipeline"
+    _esm = bundle("input")
+    statements = traitlets.List().tag(sync=True)
+    figure = traitlets.Dict().tag(sync=True)
+    host_table = traitlets.Dict().tag(sync=True)
+    ops_table = traitlets.Dict().tag(sync=True)
+
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        return None if len(prof.steps) else (
+            "No steps: the profile has no step markers and no repeated tf.function or "
+            "jitted call to infer them from, so input wait per step cannot be measured.")
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        ip = prof.input_pipeline
+        return ViewState({
+            "statements": [s for s in (ip.summary.get("input_statement", ""),
+                                       ip.summary.get("next_step", "")) if s],
+            "figure": figure_json(prof.plot.input_pipeline()),
+            "host_table": table_spec(ip.host_side.reset_index(drop=True),
+                                     "Host-side input time", "category", 10),
+            "ops_table": table_spec(ip.input_ops, "Input ops", "operation")})

@@ -1,0 +1,90 @@
+"""The overview view: summary cards, the step-time graph, verdicts, top ops, the run
+environment and the recommendations."""
+
+from __future__ import annotations
+
+import pandas as pd
+import traitlets
+
+from ._base import bundle
+from ._view import View, ViewState, figure_json
+from .tables import table_spec
+
+__all__ = ["OverviewView", "profile_header"]
+
+
+def profile_header(prof) -> list[list[str]]:
+    """The profile's key facts as [label, value] pairs (the dashboard's header)."""
+    planes = prof.planes.plane
+    gpus, tpus = planes.str.startswith("/device:GPU").sum(), planes.str.startswith(
+        "/device:TPU").sum()
+    devices = f"{tpus} TPU" if tpus else f"{gpus} GPU" if gpus else "CPU only"
+    facts = [["Hosts", f"{len(prof.hosts)}"], ["Devices", devices],
+             ["Events", f"{prof.n_events:,}"],
+             ["Duration", f"{prof.duration_us / 1e3:,.1f} ms"]]
+    if prof.start_time is not None:
+        facts.append(["Captured", f"{prof.start_time:%Y-%m-%d %H:%M:%S} UTC"])
+    if prof.load_errors:
+        facts.append(["Not loaded", ", ".join(prof.load_errors)])
+    return facts
+
+
+def _cards(ov) -> list[list[str]]:
+    cards = []
+    st = ov.step_time
+    if st.get("steps"):
+        cards.append(["Average step time", f"{st['avg_ms']:.3f} ms"])
+        cards.append(["Steps", f"{st['steps']} ({st['source']})"])
+    ib = ov.input_bound
+    if ib.get("classification") not in (None, "unknown"):
+        cards.append(["Waiting for input", f"{ib.get('input_pct', 0.0):.1f}%"])
+    if ov.precision:
+        cards.append(["16-bit device compute", f"{ov.precision['device_compute_16bit_pct']:.1f}%"])
+    env = ov.environment
+    cards.append(["Hosts / devices", f"{env['host_count']} / {env['device_count']} "
+                                     f"{env['device_type']}"])
+    return cards
+
+
+def _environment(prof, env) -> dict:
+    devices = env["devices"]
+    if devices.empty:
+        devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
+    return table_spec(devices, "Devices", "device", 50)
+
+
+class OverviewView(View):
+    """Summary cards, step-time graph (click a step to see it in the trace viewer), the
+    input-bound verdict, top 10 ops, the run environment and the recommendations."""
+
+    tab, title = "overview", "Overview"
+    _esm = bundle("overview")
+    cards = traitlets.List().tag(sync=True)
+    statements = traitlets.List().tag(sync=True)
+    step_figure = traitlets.Dict().tag(sync=True)
+    no_steps = traitlets.Unicode("").tag(sync=True)
+    top_ops = traitlets.Dict().tag(sync=True)
+    environment = traitlets.Dict().tag(sync=True)
+    recommendations = traitlets.List().tag(sync=True)
+    clicked_step = traitlets.Int(-1).tag(sync=True)
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        ov = prof.overview()
+        ib = ov.input_bound
+        statements = [s for s in (ib.get("input_statement"), ib.get("all_other_statement"),
+                                  ib.get("kernel_launch_statement"),
+                                  ov.precision.get("statement")) if s]
+        statements += [f"Note: {r}" for r in ov.reasons]
+        steps = prof.steps
+        ops = prof.op_stats
+        top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
+                                                   "occurrences", "total_self_time_us"]]
+        return ViewState({
+            "cards": _cards(ov), "statements": statements,
+            "step_figure": figure_json(prof.plot.step_time()) if len(steps) else {},
+            "no_steps": "" if len(steps) else "No steps: the profile has no step markers and "
+            "no repeated tf.function or jitted call to infer them from.",
+            "top_ops": table_spec(top, "Top 10 operations by self time", "operation", 10),
+            "environment": _environment(prof, ov.environment),
+            "recommendations": [str(f) for f in ov.recommendations]})

@@ -1,0 +1,73 @@
+"""The XLA view: the programs' ops on the device's roofline, the op profile (program ->
+category -> op) as an icicle, and the HLO op stats table."""
+
+from __future__ import annotations
+
+import traitlets
+
+from ._base import bundle
+from ._view import View, ViewState, figure_json
+from .tables import table_spec
+
+__all__ = ["XlaView"]
+
+_HLO_COLUMNS = ["rank", "program_id", "module", "category", "hlo_op_name", "framework_op_name",
+                "occurrences", "total_time_us", "avg_time_us", "total_self_time_us",
+                "self_time_pct", "flops", "memory_accessed_bytes",
+                "model_flop_rate_flops_per_s", "memory_bw_bytes_per_s",
+                "arithmetic_intensity_flops_per_byte", "bound_by", "hlo_op_expression",
+                "source"]
+
+
+def _op_profile_rows(prof) -> list[dict]:
+    """The op profile's nodes (IDLE left out) as icicle rows: node, parent, label, time."""
+    tree = prof.op_profile(include_idle=False)
+    tree = tree[tree.depth > 0]  # the root is the whole width anyway
+    return [{"scope": str(r.node), "parent": str(r.parent), "name": str(r.name),
+             "value": float(r.time_us)} for r in tree.itertuples()]
+
+
+def _statements(prof) -> list[str]:
+    peaks = prof.device_peaks
+    out = []
+    if peaks.known:
+        out.append(f"Device peaks ({peaks.device or 'device'}, {peaks.source}): "
+                   f"{peaks.peak_flops_per_s / 1e12:,.1f} TFLOP/s, "
+                   f"{peaks.memory_bw_bytes_per_s / 1e9:,.0f} GB/s; ridge point "
+                   f"{peaks.ridge_point_flops_per_byte:.3g} FLOP/byte.")
+    else:
+        out.append("Device peaks unknown (CPU or a device without peak stats): "
+                   "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...) "
+                   "places the ops against a roofline.")
+    out += [f"Note: {r}" for r in prof.hlo_stats.attrs.get("reasons", [])]
+    return out
+
+
+class XlaView(View):
+    """XLA programs (``prof.hlo_stats``, ``prof.op_profile()``, ``prof.roofline``): the ops on
+    the roofline, where device time goes by program, category and op, and every HLO op."""
+
+    tab, title = "xla", "XLA ops"
+    _esm = bundle("xla")
+    statements = traitlets.List().tag(sync=True)
+    figure = traitlets.Dict().tag(sync=True)
+    op_profile = traitlets.List().tag(sync=True)
+    table = traitlets.Dict().tag(sync=True)
+
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        if len(prof.hlo_stats):
+            return None
+        why = "; ".join(prof.hlo_stats.attrs.get("reasons", [])) or "no XLA ops in this profile"
+        return (why[0].upper() + why[1:].rstrip(".") + ". XLA programs come from JAX, "
+                "@tf.function(jit_compile=True) and Keras 3 on GPU.")
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        stats = prof.hlo_stats
+        return ViewState({
+            "statements": _statements(prof),
+            "figure": figure_json(prof.plot.roofline()),
+            "op_profile": _op_profile_rows(prof),
+            "table": table_spec(stats[[c for c in _HLO_COLUMNS if c in stats.columns]],
+                                "HLO op stats", "hlo_op_name")})
