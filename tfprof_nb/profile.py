@@ -528,6 +528,23 @@ class Profile:
 
         return export_notebook(self, path, title)
 
+    def to_chrome_trace(self, path, compress: bool | None = None):
+        """Write every event (no cap) and the steps as Chrome Trace Event Format JSON, for
+        chrome://tracing or ui.perfetto.dev; gzip when ``compress`` (None: when ``path`` ends
+        with ``.gz``).  A directory gets ``trace.json(.gz)``.  Returns the file's path.
+        See :mod:`tfprof_nb.export.chrome`."""
+        from .export import write_chrome_trace
+
+        return write_chrome_trace(self, path, compress=compress)
+
+    def to_perfetto(self, path):
+        """Write every event and the steps as a Perfetto protobuf trace (ui.perfetto.dev,
+        trace_processor).  A directory gets ``trace.perfetto-trace``.  Returns the file's
+        path.  See :mod:`tfprof_nb.export.perfetto`."""
+        from .export import write_perfetto
+
+        return write_perfetto(self, path)
+
     def summary(self) -> str:
         """A few lines describing the profile (hosts, planes, events, duration)."""
         lines = [f"Profile: {len(self.hosts)} host(s), {self.n_events:,} events, "

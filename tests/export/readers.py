@@ -1,0 +1,140 @@
+"""Reading exported traces back, independently of the writers: Chrome JSON with ``json``,
+Perfetto traces with the ``perfetto`` package's own protobuf classes, replayed the way
+trace_processor reads them (interning in file order, slices by a stack per track after a
+stable sort by timestamp)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def read_chrome(path: Path) -> dict:
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return json.loads(raw)
+
+
+def chrome_tables(trace: dict) -> tuple[pd.DataFrame, dict, dict]:
+    """(X events in file order, {pid: process name}, {(pid, tid): thread name})."""
+    events = trace["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events
+                 if e["ph"] == "M" and e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    x = [e for e in events if e["ph"] == "X"]
+    table = pd.DataFrame({"pid": [e["pid"] for e in x], "tid": [e["tid"] for e in x],
+                          "name": [e["name"] for e in x], "ts": [e["ts"] for e in x],
+                          "dur": [e["dur"] for e in x],
+                          "args": [e.get("args", {}) for e in x]})
+    return table, processes, threads
+
+
+def perfetto_pb2():
+    import pytest
+
+    return pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
+
+
+def _annotation_value(a):
+    which = a.WhichOneof("value")
+    return which, getattr(a, which) if which else None
+
+
+def read_perfetto(path: Path) -> tuple[pd.DataFrame, dict, dict]:
+    """(slices, {uuid: (process name, pid)}, {uuid: (thread name, pid, tid)}).
+
+    Slices: uuid, name, ts, dur (ns) and args ({name: value}, string values resolved).
+    Asserts the sequence rules: one sequence, its first packet clears the incremental
+    state, every packet using interned data says it needs it and uses only iids interned
+    earlier in the file, every end closes a slice.
+    """
+    pb = perfetto_pb2()
+    trace = pb.Trace.FromString(Path(path).read_bytes())
+    names, keys, strings = {}, {}, {}
+    processes, threads = {}, {}
+    te_packets = []
+    cleared = False
+    cleared_flag = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+    needs_flag = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+    for i, pk in enumerate(trace.packet):
+        assert pk.trusted_packet_sequence_id == 1
+        if i == 0:
+            assert pk.sequence_flags & cleared_flag and pk.first_packet_on_sequence
+            cleared = True
+        if pk.HasField("interned_data"):
+            assert cleared
+            for e in pk.interned_data.event_names:
+                names[e.iid] = e.name
+            for e in pk.interned_data.debug_annotation_names:
+                keys[e.iid] = e.name
+            for e in pk.interned_data.debug_annotation_string_values:
+                strings[e.iid] = e.str.decode("utf-8")
+        if pk.HasField("track_descriptor"):
+            td = pk.track_descriptor
+            if td.HasField("process"):
+                processes[td.uuid] = (td.process.process_name, td.process.pid)
+            else:
+                assert td.HasField("thread")
+                threads[td.uuid] = (td.thread.thread_name, td.thread.pid, td.thread.tid)
+        if pk.HasField("track_event"):
+            te = pk.track_event
+            assert te.track_uuid in threads, "event before its track's descriptor"
+            record = {"ts": pk.timestamp, "uuid": te.track_uuid, "type": te.type}
+            if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                assert pk.sequence_flags & needs_flag
+                record["name"] = names[te.name_iid]
+                args = {}
+                for a in te.debug_annotations:
+                    which, value = _annotation_value(a)
+                    if which == "string_value_iid":
+                        value = strings[value]
+                    args[keys[a.name_iid]] = value
+                record["args"] = args
+            else:
+                assert te.type == pb.TrackEvent.TYPE_SLICE_END
+            te_packets.append(record)
+    # trace_processor sorts by timestamp, keeping file order among equal ones
+    order = sorted(range(len(te_packets)), key=lambda k: te_packets[k]["ts"])
+    stacks = defaultdict(list)
+    slices = []
+    for k in order:
+        r = te_packets[k]
+        if r["type"] == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            stacks[r["uuid"]].append(r)
+        else:
+            begin = stacks[r["uuid"]].pop()
+            slices.append({"uuid": r["uuid"], "name": begin["name"], "ts": begin["ts"],
+                           "dur": r["ts"] - begin["ts"], "args": begin["args"]})
+    assert not any(stacks.values()), "slices left open"
+    return pd.DataFrame(slices, columns=["uuid", "name", "ts", "dur", "args"]), processes, \
+        threads
+
+
+def expected_args(prof, event_ids) -> dict:
+    """{event id: {stat name: value}} from ``prof.stat`` (the last value of a repeated stat),
+    for the events ``event_ids``."""
+    names = set()
+    for host in prof.hosts:
+        st = prof.spaces[host].stats
+        names.update(st.names[c] for c in np.unique(st.name_code[st.owner_kind == 0]).tolist())
+    out = {int(e): {} for e in event_ids}
+    wanted = pd.Index(list(out))
+    for name in sorted(names):
+        values = prof.stat(name)
+        values = values[~values.index.duplicated(keep="last")]
+        values = values[values.index.isin(wanted)]
+        for event, value in values.items():
+            out[int(event)][name] = value.item() if hasattr(value, "item") else value
+    return out
+
+
+def ns(ps) -> np.ndarray:
+    """Picoseconds to the nearest nanosecond (halves up), as the Perfetto export rounds."""
+    return (np.asarray(ps, np.int64) + 500) // 1000

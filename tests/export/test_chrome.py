@@ -1,0 +1,142 @@
+"""Chrome Trace Event Format export: every event back exactly, with its place and stats."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+
+from .readers import chrome_tables, expected_args, read_chrome
+
+
+@pytest.fixture(scope="module", params=["cpu", "gpu"])
+def prof(request):
+    name = "cpu_file" if request.param == "cpu" else "gpu_fixture_file"
+    return tp.load(request.getfixturevalue(name))
+
+
+@pytest.fixture(scope="module")
+def exported(prof, tmp_path_factory):
+    path = prof.to_chrome_trace(tmp_path_factory.mktemp("chrome") / "trace.json")
+    return path, read_chrome(path)
+
+
+def thread_names(prof) -> pd.Series:
+    """Expected thread name of every event: its line's display name, else its name."""
+    lines = prof.lines
+    names = lines.display_name.where(lines.display_name != "", lines.line)
+    key = pd.MultiIndex.from_frame(lines[["host", "plane", "line_id"]].astype(str))
+    table = pd.Series(names.to_numpy(), index=key)
+    ev = prof.events
+    return table.reindex(pd.MultiIndex.from_arrays(
+        [ev.host.astype(str), ev.plane.astype(str), ev.line_id.astype(str)])).reset_index(
+        drop=True)
+
+
+def test_file_layout(exported):
+    path, trace = exported
+    assert trace["displayTimeUnit"] == "ns"
+    assert path.read_bytes().startswith(b'{"displayTimeUnit":"ns"')
+    assert trace["otherData"]["generator"].startswith("tfprof_nb")
+
+
+def test_every_event_exactly(prof, exported):
+    _, trace = exported
+    x, processes, threads = chrome_tables(trace)
+    ev = prof.events
+    n = len(ev)
+    assert len(x) == n + len(prof.steps)
+    events = x.iloc[:n].reset_index(drop=True)
+    assert (events.name.to_numpy() == ev.name.astype(str).to_numpy()).all()
+    # exact decimals of the picoseconds: the floats read back are the events' own floats
+    assert np.array_equal(events.ts.to_numpy(np.float64), ev.start_us.to_numpy())
+    assert np.array_equal(events.dur.to_numpy(np.float64), ev.duration_us.to_numpy())
+    assert (events.dur.to_numpy() >= 0).all()
+    # each event on its host/plane's process and its line's thread, all named
+    assert set(x.pid) <= set(processes)
+    assert set(zip(x.pid, x.tid)) <= set(threads)
+    got_process = events.pid.map(processes)
+    want_process = ev.host.astype(str).to_numpy() + " " + ev.plane.astype(str).to_numpy()
+    assert (got_process.to_numpy() == want_process).all()
+    got_thread = pd.Series([threads[k] for k in zip(events.pid, events.tid)])
+    assert (got_thread == thread_names(prof)).all()
+    # one thread per line: tids are unique over the trace
+    assert len({tid for _, tid in threads}) == len(threads)
+    assert len(threads) == len(prof.lines) + prof.steps.host.nunique()
+
+
+def test_metadata_sort_indexes(exported):
+    _, trace = exported
+    meta = [e for e in trace["traceEvents"] if e["ph"] == "M"]
+    sort = {e["pid"] for e in meta if e["name"] == "process_sort_index"}
+    named = {e["pid"] for e in meta if e["name"] == "process_name"}
+    assert sort == named
+    assert len([e for e in meta if e["name"] == "thread_sort_index"]) == \
+        len([e for e in meta if e["name"] == "thread_name"])
+
+
+def test_steps_track(prof, exported):
+    _, trace = exported
+    x, processes, threads = chrome_tables(trace)
+    steps = prof.steps
+    assert len(steps), "the fixtures have steps"
+    got = x.iloc[len(prof.events):].reset_index(drop=True)
+    assert [threads[k] for k in zip(got.pid, got.tid)] == ["Steps"] * len(steps)
+    assert list(got.pid.map(processes)) == [f"{h} /host:CPU" for h in steps.host]
+    assert list(got.name) == [f"step {s}" for s in steps.index]
+    # times are rounded to the picosecond
+    assert np.allclose(got.ts, steps.start_us, rtol=0, atol=1e-6)
+    assert np.allclose(got.dur, steps.duration_ms * 1e3, rtol=0, atol=1e-6)
+    for args, (step, row) in zip(got.args, steps.iterrows()):
+        assert args["step"] == step and args["step_name"] == row.step_name
+        assert args["device_compute_ms"] == row.device_compute_ms
+        assert args["other_ms"] == row.other_ms
+        assert "host" not in args and "start_us" not in args
+
+
+def _same(arg, value, big_is_string=True) -> bool:
+    if isinstance(value, bytes):
+        return arg == value.hex()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = int(value)
+        if abs(value) > 2**53:  # written as a string so JavaScript keeps every digit
+            return isinstance(arg, str) and int(arg) in (value, value + 2**64)
+        return arg == value
+    return arg == value
+
+
+def test_stats_as_args(prof, exported):
+    _, trace = exported
+    x, _, _ = chrome_tables(trace)
+    n = len(prof.events)
+    rng = np.random.default_rng(0)
+    sample = set(rng.choice(n, size=min(n, 300), replace=False).tolist())
+    for host in prof.hosts:  # and an event of every stat name
+        st = prof.spaces[host].stats
+        rows = np.flatnonzero(st.owner_kind == 0)
+        _, first = np.unique(st.name_code[rows], return_index=True)
+        sample.update((st.owner[rows[first]] + prof._event_offsets[host]).tolist())
+    want = expected_args(prof, sorted(sample))
+    checked = 0
+    for event, stats in want.items():
+        args = x.args[event]
+        assert set(args) == set(stats), event
+        for name, value in stats.items():
+            assert _same(args[name], value), (event, name, args[name], value)
+            checked += 1
+    assert checked > 100
+
+
+def test_gzip_by_suffix(prof, exported, tmp_path):
+    path = prof.to_chrome_trace(tmp_path / "t.json.gz")
+    raw = path.read_bytes()
+    assert raw[:2] == b"\x1f\x8b"
+    assert gzip.decompress(raw) == exported[0].read_bytes()
+    forced = prof.to_chrome_trace(tmp_path / "plain.json", compress=True)
+    assert forced.read_bytes()[:2] == b"\x1f\x8b"
+    unforced = prof.to_chrome_trace(tmp_path / "t2.json.gz", compress=False)
+    assert unforced.read_bytes()[:1] == b"{"

@@ -1,0 +1,228 @@
+"""What a trace export writes, gathered once from a profile as flat columns.
+
+Slices are every event of ``prof.events`` (slice i is event i) followed by one slice per step
+of ``prof.steps``.  Each slice lies on a *line*: an XLine of one host's plane, or a host's
+steps line.  Annotations are the slices' arguments, one row per (slice, key, value), sorted
+by slice: an event's stats (its metadata's stats first, then its own, so that a later value of
+the same key wins where only one is kept) and a step's step-time breakdown.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["NONE", "DOUBLE", "UINT", "INT", "STRING", "Annotations", "TraceContent",
+           "trace_content"]
+
+# annotation value kinds (the XStat oneof cases, with str, bytes and refs all as STRING)
+NONE, DOUBLE, UINT, INT, STRING = 0, 1, 2, 3, 4
+HOST_PLANE = "/host:CPU"
+STEPS_LINE = "Steps"
+
+
+@dataclass
+class Annotations:
+    """Arguments of the slices, one row each, sorted by ``owner``.
+
+    ``raw`` holds a double's bits (DOUBLE), the 64 bits of an integer (UINT, INT) or the
+    code of the value in ``strings`` (STRING).  Bytes values are written as hex digits.
+    """
+
+    owner: np.ndarray  # int64 slice
+    key: np.ndarray  # int32 code into keys
+    kind: np.ndarray  # int8
+    raw: np.ndarray  # int64
+    keys: list[str]
+    strings: list[str]
+
+    def __len__(self) -> int:
+        return len(self.owner)
+
+    def bounds(self, n_slices: int) -> np.ndarray:
+        """Row offsets (n_slices + 1): the rows of slice i are ``off[i]:off[i + 1]``."""
+        return np.searchsorted(self.owner, np.arange(n_slices + 1), side="left")
+
+
+@dataclass
+class TraceContent:
+    """Slices (events, then steps), their lines and processes, and their annotations."""
+
+    start_ps: np.ndarray  # int64, relative to the profile start
+    duration_ps: np.ndarray  # int64
+    name: np.ndarray  # int32 code into names
+    names: list[str]
+    line: np.ndarray  # int32 line of each slice
+    line_names: list[str]
+    line_process: np.ndarray  # int32 process of each line
+    n_event_lines: int  # lines from n_event_lines on are steps lines
+    process_names: list[str]
+    n_events: int
+    annotations: Annotations
+
+    def __len__(self) -> int:
+        return len(self.start_ps)
+
+
+class _Table:
+    """Distinct strings in first-seen order, with their codes."""
+
+    def __init__(self, items=()):
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+        for item in items:
+            self.code(item)
+
+    def code(self, item: str) -> int:
+        code = self._index.get(item)
+        if code is None:
+            code = self._index[item] = len(self.items)
+            self.items.append(item)
+        return code
+
+    def codes(self, items: list) -> np.ndarray:
+        return np.fromiter((self.code(i) for i in items), dtype=np.int64, count=len(items))
+
+
+def _as_text(value) -> str:
+    return value.hex() if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def _host_stat_rows(space, offset: int, keys: _Table, strings: _Table) -> tuple:
+    """(owner, key, kind, raw) of one host's event stats, metadata stats expanded to their
+    events (bytes-valued metadata stats, serialised protos, are left out)."""
+    st = space.stats
+    n_events = len(space.events)
+    owners, rows = [], []
+    md = np.flatnonzero((st.owner_kind == 1) & (st.kind != 5))
+    if len(md) and n_events:
+        md = md[np.argsort(st.owner[md], kind="stable")]
+        md_of_event = space.events.metadata_row.astype(np.int64)
+        count = np.bincount(st.owner[md], minlength=max(len(space.event_metadata_key),
+                                                         int(st.owner[md].max()) + 1))
+        first = np.cumsum(count) - count
+        per_event = np.where(md_of_event >= 0, count[np.maximum(md_of_event, 0)], 0)
+        total = int(per_event.sum())
+        if total:
+            events = np.repeat(np.arange(n_events, dtype=np.int64), per_event)
+            rank = np.arange(total) - np.repeat(np.cumsum(per_event) - per_event, per_event)
+            owners.append(events)
+            rows.append(md[first[md_of_event[events]] + rank])
+    own = np.flatnonzero(st.owner_kind == 0)
+    owners.append(st.owner[own].astype(np.int64))
+    rows.append(own)
+    owner = np.concatenate(owners)
+    row = np.concatenate(rows)
+    if len(owner) and (np.diff(owner) < 0).any():
+        order = np.argsort(owner, kind="stable")
+        owner, row = owner[order], row[order]
+    key_map = np.zeros(max(len(st.names), 1), np.int64)
+    used = np.unique(st.name_code[row]).tolist()
+    key_map[used] = keys.codes([st.names[c] for c in used])
+    kind = st.kind[row].astype(np.int8)
+    raw = st.raw_value[row].astype(np.int64)
+    text = kind >= 4
+    if text.any():
+        used, inverse = np.unique(raw[text], return_inverse=True)
+        table = strings.codes([_as_text(st.values[c]) for c in used.tolist()])
+        raw[text] = table[inverse.reshape(-1)]
+        kind[text] = STRING
+    return owner + offset, key_map[st.name_code[row]].astype(np.int32), kind, raw
+
+
+def _step_rows(steps: pd.DataFrame, first_slice: int, keys: _Table, strings: _Table) -> tuple:
+    """(owner, key, kind, raw) of the steps' arguments: step number, then every column but
+    host, start and duration (missing values left out)."""
+    n = len(steps)
+    columns = {"step": steps.index.to_numpy()}
+    columns.update({c: steps[c].to_numpy() for c in steps.columns
+                    if c not in ("host", "start_us", "duration_ms")})
+    kinds, raws, present = [], [], []
+    for values in columns.values():
+        if values.dtype.kind in "iub":
+            kinds.append(np.full(n, INT, np.int8))
+            raws.append(values.astype(np.int64))
+            present.append(np.ones(n, bool))
+        elif values.dtype.kind == "f":
+            kinds.append(np.full(n, DOUBLE, np.int8))
+            raws.append(values.astype(np.float64).view(np.int64))
+            present.append(~np.isnan(values))
+        else:
+            ok = np.array([v is not None and not (isinstance(v, float) and math.isnan(v))
+                           for v in values], bool)
+            kinds.append(np.full(n, STRING, np.int8))
+            raws.append(np.array([strings.code(_as_text(v)) if k else 0
+                                  for v, k in zip(values, ok)], np.int64))
+            present.append(ok)
+    key = np.array([keys.code(c) for c in columns], np.int32)
+    keep = np.stack(present, axis=1).ravel()
+    owner = np.repeat(np.arange(first_slice, first_slice + n, dtype=np.int64), len(columns))
+    return (owner[keep], np.tile(key, n)[keep], np.stack(kinds, axis=1).ravel()[keep],
+            np.stack(raws, axis=1).ravel()[keep])
+
+
+def trace_content(prof) -> TraceContent:
+    """The slices, lines, processes and annotations of ``prof`` (see the module doc)."""
+    ev = prof.events
+    n = len(ev)
+    process_names: list[str] = []
+    process_of: dict = {}  # (host, plane index or None) -> process
+    line_names: list[str] = []
+    line_process: list[int] = []
+    line_parts = []
+    keys, strings = _Table(), _Table()
+    stat_parts = []
+    for host in prof.hosts:
+        space = prof.spaces[host]
+        code = np.full(len(space.line_ids), -1, np.int64)
+        for li in np.unique(space.events.line).tolist():
+            plane = int(space.line_plane[li])
+            key = (host, plane)
+            if key not in process_of:
+                process_of[key] = len(process_of)
+                process_names.append(f"{host} {space.plane_names[plane]}")
+            code[li] = len(line_names)
+            line_names.append(space.line_display_names[li] or space.line_names[li])
+            line_process.append(process_of[key])
+        line_parts.append(code[space.events.line])
+        stat_parts.append(_host_stat_rows(space, prof._event_offsets[host], keys, strings))
+    names = _Table(str(x) for x in ev["name"].cat.categories)
+    name = [ev["name"].cat.codes.to_numpy().astype(np.int32)]
+    start = [ev["start_ps"].to_numpy()]
+    duration = [ev["duration_ps"].to_numpy()]
+    line = line_parts
+    steps = prof.steps
+    first, n_event_lines = n, len(line_names)
+    if len(steps):
+        for host, group in steps.groupby("host", sort=True, observed=True):
+            space = prof.spaces[host]
+            plane = space.plane_index(HOST_PLANE)
+            key = (host, plane)
+            if key not in process_of:
+                process_of[key] = len(process_of)
+                process_names.append(
+                    host if plane is None else f"{host} {HOST_PLANE}")
+            steps_line = len(line_names)
+            line_names.append(STEPS_LINE)
+            line_process.append(process_of[key])
+            start.append(np.round(group["start_us"].to_numpy() * 1e6).astype(np.int64))
+            duration.append(np.round(group["duration_ms"].to_numpy() * 1e9).astype(np.int64))
+            name.append(names.codes([f"step {s}" for s in group.index.tolist()]).astype(np.int32))
+            line.append(np.full(len(group), steps_line, np.int64))
+            stat_parts.append(_step_rows(group, first, keys, strings))
+            first += len(group)
+    owner, key, kind, raw = (np.concatenate([p[i] for p in stat_parts]) if stat_parts
+                             else np.empty(0, dt)
+                             for i, dt in enumerate((np.int64, np.int32, np.int8, np.int64)))
+    return TraceContent(
+        start_ps=np.concatenate(start).astype(np.int64),
+        duration_ps=np.concatenate(duration).astype(np.int64),
+        name=np.concatenate(name).astype(np.int32), names=names.items,
+        line=np.concatenate(line).astype(np.int32), line_names=line_names,
+        line_process=np.array(line_process, np.int32), process_names=process_names,
+        n_event_lines=n_event_lines, n_events=n,
+        annotations=Annotations(owner, key.astype(np.int32), kind.astype(np.int8),
+                                raw.astype(np.int64), keys.items, strings.items))

@@ -1,0 +1,236 @@
+"""Every event of a profile as Chrome's Trace Event Format JSON (chrome://tracing, Perfetto).
+
+The file is ``{"displayTimeUnit": "ns", "otherData": {...}, "traceEvents": [...]}``.  Each
+(host, plane) is a process and each line a thread, named by metadata events; each event is a
+complete event (``"ph": "X"``) with its stats as ``args``; each host's steps are a thread
+``Steps`` of its ``/host:CPU`` process.  ``ts`` and ``dur`` are microseconds relative to the
+profile start written as the exact decimal of the picoseconds (``12.345678``, trailing zeros
+dropped), so reading them back as floats gives exactly ``prof.events.start_us`` and
+``duration_us``.  Stat values keep their type: integers are JSON integers (written as
+strings when beyond +-2**53, where JavaScript viewers would round them), doubles are
+Python's shortest round-trip text (``"inf"``/``"nan"`` as strings), strings are strings and
+bytes their hex digits.
+
+The events are written in ``prof.events`` order, a chunk of events at a time built by numpy
+from byte pieces (see ``_bytes``), never one Python object per event.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .._version import __version__
+from ._bytes import BytePool, Gatherer, decimal_text, fixed_point_text, record_pieces
+from ._content import DOUBLE, INT, NONE, STRING, UINT, trace_content
+from ._output import output_file, target_path
+from ._tracks import track_layout
+
+__all__ = ["json_string", "write_chrome_trace"]
+
+_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                         "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_SAFE_INT = 2**53
+_PIECES_PER_CHUNK = 1 << 20
+
+
+def json_string(text: str) -> bytes:
+    """``text`` as a JSON string literal in UTF-8, safe to embed in HTML (``<``, ``>``, ``&``
+    and the JavaScript line separators escaped); lone surrogates as ``\\u`` escapes."""
+    out = json.dumps(text, ensure_ascii=False).translate(_UNSAFE)
+    try:
+        return out.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(text).translate(_UNSAFE).encode("ascii")
+
+
+def _double_text(value: float) -> bytes:
+    return repr(value).encode() if math.isfinite(value) else json_string(repr(value))
+
+
+class _Pieces:
+    """The static part of the byte pool: constants and string tables, by piece."""
+
+    def __init__(self, content, layout):
+        pool = BytePool()
+        self.const = {k: (pool.add(v), len(v)) for k, v in {
+            "first": b'\n{"ph":"X",', "open": b',\n{"ph":"X",', "ts": b',"ts":',
+            "dur": b',"dur":', "name": b',"name":', "args": b',"args":{', "comma": b",",
+            "close": b"}", "close_args": b"}}", "null": b"null"}.items()}
+        self.track = pool.add_table([b'"pid":%d,"tid":%d' % (p, t) for p, t in
+                                     zip(layout.thread_pid.tolist(),
+                                         layout.thread_tid.tolist())])
+        self.name = pool.add_table([json_string(s) for s in content.names])
+        ann = content.annotations
+        self.key = pool.add_table([json_string(s) + b":" for s in ann.keys])
+        self.string = pool.add_table([json_string(s) for s in ann.strings])
+        doubles = ann.raw[ann.kind == DOUBLE]
+        self.double_bits = np.unique(doubles)
+        self.double = pool.add_table([_double_text(v) for v in
+                                      self.double_bits.view(np.float64).tolist()])
+        self.static = pool.build()
+
+    def c(self, name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+        start, length = self.const[name]
+        return np.full(n, start, np.int64), np.full(n, length, np.int64)
+
+
+def _value_pieces(pieces: _Pieces, kind: np.ndarray, raw: np.ndarray, dynamic: list,
+                  base: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(starts, lengths) of the values of annotation rows; integer texts are appended to
+    ``dynamic`` at pool offset ``base``.  Returns the new base too."""
+    starts, lengths = pieces.c("null", len(kind))
+    rows = np.flatnonzero(kind == STRING)
+    starts[rows] = pieces.string[0][raw[rows]]
+    lengths[rows] = pieces.string[1][raw[rows]]
+    rows = np.flatnonzero(kind == DOUBLE)
+    if len(rows):
+        code = np.searchsorted(pieces.double_bits, raw[rows])
+        starts[rows] = pieces.double[0][code]
+        lengths[rows] = pieces.double[1][code]
+    rows = np.flatnonzero((kind == INT) | (kind == UINT))
+    if len(rows):
+        v = raw[rows]
+        negative = (v < 0) & (kind[rows] == INT)
+        mag = v.view(np.uint64).copy()
+        mag[negative] = ~mag[negative] + np.uint64(1)
+        text, s, n = decimal_text(mag, negative, mag > np.uint64(_SAFE_INT))
+        starts[rows] = s + base
+        lengths[rows] = n
+        dynamic.append(text)
+        base += len(text)
+    return starts, lengths, base
+
+
+class _Pool:
+    """The static pool with room after it for each chunk's numbers."""
+
+    def __init__(self, static: np.ndarray):
+        self.static_size = len(static)
+        self.array = static
+
+    def with_dynamic(self, parts: list[np.ndarray]) -> np.ndarray:
+        need = self.static_size + sum(len(p) for p in parts)
+        if need > len(self.array):
+            grown = np.empty(max(need, self.static_size + 2 * (len(self.array) -
+                                                               self.static_size)), np.uint8)
+            grown[:self.static_size] = self.array[:self.static_size]
+            self.array = grown
+        at = self.static_size
+        for p in parts:
+            self.array[at:at + len(p)] = p
+            at += len(p)
+        return self.array
+
+
+def _chunk_bounds(bounds: np.ndarray, n: int, head: int, per_row: int) -> list[tuple]:
+    """Slice ranges of about _PIECES_PER_CHUNK pieces each."""
+    if not n:
+        return []
+    cost = np.arange(1, n + 1) * head + bounds[1:] * per_row
+    cuts = np.searchsorted(cost, np.arange(_PIECES_PER_CHUNK, int(cost[-1]),
+                                           _PIECES_PER_CHUNK), side="right")
+    edges = np.unique(np.concatenate([[0], cuts, [n]]))
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+
+
+def _chunks(content, layout, pieces: _Pieces, first: bool):
+    """The X events of every slice, as uint8 arrays of a chunk of slices each, each event
+    after a comma unless ``first`` (the first event opens the list)."""
+    ann = content.annotations
+    n = len(content)
+    bounds = ann.bounds(n)
+    pool = _Pool(pieces.static)
+    base = pool.static_size
+    gather = Gatherer()
+    for lo, hi in _chunk_bounds(bounds, n, 8, 3):
+        c = hi - lo
+        r0, r1 = int(bounds[lo]), int(bounds[hi])
+        ts_text, ts_s, ts_l = fixed_point_text(content.start_ps[lo:hi])
+        dur_text, dur_s, dur_l = fixed_point_text(content.duration_ps[lo:hi])
+        dynamic = [ts_text, dur_text]
+        kind, raw = ann.kind[r0:r1], ann.raw[r0:r1]
+        val_s, val_l, _ = _value_pieces(pieces, kind, raw, dynamic,
+                                        base + len(ts_text) + len(dur_text))
+        array = pool.with_dynamic(dynamic)
+        opening = pieces.c("open", c)
+        if lo == 0 and first:
+            opening[0][0], opening[1][0] = pieces.const["first"]
+        track = layout.track[lo:hi]
+        name = content.name[lo:hi]
+        head = [opening, (pieces.track[0][track], pieces.track[1][track]), pieces.c("ts", c),
+                (ts_s + base, ts_l), pieces.c("dur", c),
+                (dur_s + base + len(ts_text), dur_l), pieces.c("name", c),
+                (pieces.name[0][name], pieces.name[1][name])]
+        owner = ann.owner[r0:r1] - lo
+        first_row = np.ones(r1 - r0, bool)
+        first_row[1:] = owner[1:] != owner[:-1]
+        args, comma = pieces.c("args", r1 - r0), pieces.c("comma", r1 - r0)
+        sep = (np.where(first_row, args[0], comma[0]), np.where(first_row, args[1], comma[1]))
+        key = ann.key[r0:r1]
+        rows = [sep, (pieces.key[0][key], pieces.key[1][key]), (val_s, val_l)]
+        has_args = (bounds[lo + 1:hi + 1] - bounds[lo:hi]) > 0
+        close, close_args = pieces.c("close", c), pieces.c("close_args", c)
+        tail = [(np.where(has_args, close_args[0], close[0]),
+                 np.where(has_args, close_args[1], close[1]))]
+        starts, lengths = record_pieces(
+            (np.stack([h[0] for h in head], 1), np.stack([h[1] for h in head], 1)),
+            (np.stack([r[0] for r in rows], 1), np.stack([r[1] for r in rows], 1)), owner,
+            (np.stack([t[0] for t in tail], 1), np.stack([t[1] for t in tail], 1)))
+        yield gather(array, starts, lengths)
+
+
+def _metadata_events(layout) -> list[dict]:
+    out = []
+    for pid, name in zip(layout.process_pid.tolist(), layout.process_names):
+        out.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}})
+        out.append({"ph": "M", "pid": pid, "name": "process_sort_index",
+                    "args": {"sort_index": pid}})
+    for pid, tid, name in zip(layout.thread_pid.tolist(), layout.thread_tid.tolist(),
+                              layout.thread_names):
+        out.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+                    "args": {"name": name}})
+        out.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
+                    "args": {"sort_index": tid}})
+    return out
+
+
+def _dumps(obj) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(
+        _UNSAFE).encode("utf-8", "surrogatepass")
+
+
+def _header(prof) -> bytes:
+    other = {"generator": f"tfprof_nb {__version__}", "hosts": prof.hosts,
+             "source": prof.source, "time_origin": "profile start",
+             "profile_start": None if prof.start_time is None else prof.start_time.isoformat()}
+    return b'{"displayTimeUnit":"ns","otherData":' + _dumps(other) + b',"traceEvents":['
+
+
+def write_chrome_trace(prof, path, compress: bool | None = None) -> Path:
+    """Write every event of ``prof`` (and its steps) as Trace Event Format JSON to ``path``
+    and return the file's path.
+
+    ``compress``: gzip the file; None means when ``path`` ends with ``.gz``.  A directory as
+    ``path`` gets ``trace.json`` (``trace.json.gz`` when compressing); missing directories
+    are created.  The file appears only once completely written.
+    """
+    if compress is None:
+        compress = Path(path).suffix == ".gz" and not Path(path).is_dir()
+    target = target_path(path, "trace.json.gz" if compress else "trace.json")
+    content = trace_content(prof)
+    layout = track_layout(content)
+    pieces = _Pieces(content, layout)
+    meta = _metadata_events(layout)
+    head = _header(prof)
+    if meta:
+        head += b"\n" + b",\n".join(_dumps(m) for m in meta)
+    with output_file(target, "Chrome trace", compress=compress) as write:
+        write(head)
+        for chunk in _chunks(content, layout, pieces, first=not meta):
+            write(chunk)
+        write(b"\n]}\n")
+    return target

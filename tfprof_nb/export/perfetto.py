@@ -1,0 +1,259 @@
+"""Every event of a profile as a Perfetto protobuf trace (ui.perfetto.dev, trace_processor).
+
+The file is a ``Trace``: a stream of ``TracePacket`` s on one packet sequence.  The first
+packets clear the sequence's incremental state and intern every event name, stat name and
+string stat value (``InternedData``); then come a ``TrackDescriptor`` per process (a (host,
+plane), with a ``ProcessDescriptor``) and per thread (a line, or a host's ``Steps``, with a
+``ThreadDescriptor``); then each slice as a ``TrackEvent`` ``TYPE_SLICE_BEGIN`` carrying its
+interned name and its stats as debug annotations, and a ``TYPE_SLICE_END`` (packets that use
+interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).  Timestamps are integer nanoseconds from
+the profile start (a slice's start and end each rounded to the nearest ns; if some event
+starts before the profile start, every time is shifted so the earliest is 0).
+
+Tracks and processes are those of the Chrome JSON export (see ``_tracks``).  The protobuf wire
+format is written here by hand, numpy encoding the varints of a chunk of packets at once; no
+Perfetto code or generated protobuf classes are needed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ._bytes import BytePool, Gatherer, record_pieces
+from ._content import DOUBLE, INT, STRING, UINT, trace_content
+from ._output import output_file, target_path
+from ._protowire import I64, VARINT, field, key, utf8, varint, varint_text
+from ._sequence import slice_sequence
+from ._tracks import track_layout
+
+__all__ = ["write_perfetto"]
+
+# TracePacket fields
+_PACKET = 1  # Trace.packet
+_TIMESTAMP, _SEQUENCE_ID, _TRACK_EVENT, _INTERNED_DATA, _SEQUENCE_FLAGS = 8, 10, 11, 12, 13
+_TRACK_DESCRIPTOR, _FIRST_PACKET_ON_SEQUENCE = 60, 87
+_SEQ_INCREMENTAL_STATE_CLEARED, _SEQ_NEEDS_INCREMENTAL_STATE = 1, 2
+# TrackEvent fields and types
+_TE_ANNOTATIONS, _TE_TYPE, _TE_NAME_IID, _TE_TRACK_UUID = 4, 9, 10, 11
+_SLICE_BEGIN, _SLICE_END = 1, 2
+# DebugAnnotation fields
+_DA_NAME_IID, _DA_UINT, _DA_INT, _DA_DOUBLE, _DA_STRING_IID = 1, 3, 4, 5, 17
+# InternedData fields (each entry: iid = 1, name/str = 2)
+_EVENT_NAMES, _ANNOTATION_NAMES, _ANNOTATION_STRINGS = 2, 3, 29
+# TrackDescriptor, ProcessDescriptor, ThreadDescriptor fields
+_TD_UUID, _TD_PROCESS, _TD_THREAD = 1, 3, 4
+_PD_PID, _PD_NAME = 1, 6
+_THD_PID, _THD_TID, _THD_NAME = 1, 2, 5
+
+_SEQUENCE = 1
+_INTERNED_PER_PACKET = 1 << 20  # bytes of interned entries per packet, about
+_PIECES_PER_CHUNK = 1 << 20
+
+
+def _packet(*fields: bytes) -> bytes:
+    body = b"".join(fields)
+    return key(_PACKET, 2) + varint(len(body)) + body
+
+
+def _interned_packets(content) -> list[bytes]:
+    """Packets interning every event name, annotation name and string value (iid = code + 1),
+    the first one clearing the sequence's incremental state."""
+    ann = content.annotations
+    entries = [(_EVENT_NAMES, i + 1, utf8(s)) for i, s in enumerate(content.names)]
+    entries += [(_ANNOTATION_NAMES, i + 1, utf8(s)) for i, s in enumerate(ann.keys)]
+    entries += [(_ANNOTATION_STRINGS, i + 1, utf8(s)) for i, s in enumerate(ann.strings)]
+    packets, part, size = [], [], 0
+
+    def flush():
+        first = not packets
+        flags = _SEQ_INCREMENTAL_STATE_CLEARED if first else _SEQ_NEEDS_INCREMENTAL_STATE
+        head = [field(_SEQUENCE_ID, _SEQUENCE), field(_SEQUENCE_FLAGS, flags)]
+        if first:
+            head.append(field(_FIRST_PACKET_ON_SEQUENCE, 1))
+        packets.append(_packet(*head, field(_INTERNED_DATA, b"".join(part))))
+
+    for number, iid, text in entries:
+        part.append(field(number, field(1, iid) + field(2, text)))
+        size += len(text) + 8
+        if size >= _INTERNED_PER_PACKET:
+            flush()
+            part, size = [], 0
+    if part or not packets:
+        flush()
+    return packets
+
+
+def _descriptor_packets(layout) -> list[bytes]:
+    """A TrackDescriptor per process (uuid = pid) and per thread (uuid = P + tid)."""
+    out = []
+    n_processes = len(layout.process_pid)
+    for pid, name in zip(layout.process_pid.tolist(), layout.process_names):
+        process = field(_PD_PID, pid) + field(_PD_NAME, name)
+        out.append(_packet(field(_SEQUENCE_ID, _SEQUENCE), field(
+            _TRACK_DESCRIPTOR, field(_TD_UUID, pid) + field(_TD_PROCESS, process))))
+    for pid, tid, name in zip(layout.thread_pid.tolist(), layout.thread_tid.tolist(),
+                              layout.thread_names):
+        thread = field(_THD_PID, pid) + field(_THD_TID, tid) + field(_THD_NAME, name)
+        out.append(_packet(field(_SEQUENCE_ID, _SEQUENCE), field(
+            _TRACK_DESCRIPTOR, field(_TD_UUID, n_processes + tid) + field(_TD_THREAD, thread))))
+    return out
+
+
+def _nanoseconds(content) -> tuple[np.ndarray, np.ndarray]:
+    """(begin, end) of each slice in integer ns, rounded, shifted to start at >= 0."""
+    begin = (content.start_ps + 500) // 1000
+    end = (content.start_ps + content.duration_ps + 500) // 1000
+    low = int(begin.min()) if len(begin) else 0
+    if low < 0:
+        begin, end = begin - low, end - low
+    return begin, end
+
+
+class _Pieces:
+    """Constants and per-track, per-name, per-key and per-value encodings in one pool."""
+
+    def __init__(self, content, layout):
+        pool = BytePool()
+        seq = field(_SEQUENCE_ID, _SEQUENCE)
+        self.const = {k: (pool.add(v), len(v)) for k, v in {
+            "packet": key(_PACKET, 2),
+            "ts": key(_TIMESTAMP, VARINT),
+            # sequence id, flags, then the TrackEvent's key (its length follows)
+            "begin_mid": seq + field(_SEQUENCE_FLAGS, _SEQ_NEEDS_INCREMENTAL_STATE)
+            + key(_TRACK_EVENT, 2),
+            "end_mid": seq + key(_TRACK_EVENT, 2),
+            # type, then the track uuid's key (the uuid follows)
+            "begin_type": field(_TE_TYPE, _SLICE_BEGIN) + key(_TE_TRACK_UUID, VARINT),
+            "end_type": field(_TE_TYPE, _SLICE_END) + key(_TE_TRACK_UUID, VARINT),
+            "empty": b""}.items()}
+        n_processes = len(layout.process_pid)
+        self.uuid = pool.add_table([varint(n_processes + t) for t in layout.thread_tid.tolist()])
+        self.name = pool.add_table([field(_TE_NAME_IID, i + 1) for i in range(len(content.names))])
+        ann = content.annotations
+        self.key = pool.add_table([field(_DA_NAME_IID, i + 1) for i in range(len(ann.keys))])
+        self.string = pool.add_table([field(_DA_STRING_IID, i + 1)
+                                      for i in range(len(ann.strings))])
+        self.double_bits = np.unique(ann.raw[ann.kind == DOUBLE])
+        self.double = pool.add_table([key(_DA_DOUBLE, I64) + b.tobytes()
+                                      for b in self.double_bits.reshape(-1, 1)])
+        # an annotation's key and length (< 128: name and value take 23 bytes at most)
+        self.annotation = pool.add_table([key(_TE_ANNOTATIONS, 2) + bytes([n])
+                                          for n in range(128)])
+        self.static = pool.build()
+
+    def c(self, name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+        start, length = self.const[name]
+        return np.full(n, start, np.int64), np.full(n, length, np.int64)
+
+
+def _pick(mask, a, b):
+    return np.where(mask, a[0], b[0]), np.where(mask, a[1], b[1])
+
+
+def _chunk_bounds(row_count: np.ndarray) -> list[tuple]:
+    cost = np.cumsum(10 + 3 * row_count)
+    if not len(cost):
+        return []
+    cuts = np.searchsorted(cost, np.arange(_PIECES_PER_CHUNK, int(cost[-1]),
+                                           _PIECES_PER_CHUNK), side="right")
+    edges = np.unique(np.concatenate([[0], cuts, [len(cost)]]))
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+
+
+def _chunks(content, layout, pieces: _Pieces):
+    """The begin and end packets of every slice, in sequence order, a chunk at a time."""
+    ann = content.annotations
+    n = len(content)
+    bounds = ann.bounds(n)
+    begin_ns, end_ns = _nanoseconds(content)
+    records = slice_sequence(layout.track, content.start_ps, content.duration_ps)
+    is_begin_all = records >= 0
+    slice_all = np.where(is_begin_all, records, ~records)
+    row_count_all = np.where(is_begin_all, bounds[slice_all + 1] - bounds[slice_all], 0)
+    base = len(pieces.static)
+    pool = np.empty(base, np.uint8)
+    pool[:] = pieces.static
+    gather = Gatherer()
+    for lo, hi in _chunk_bounds(row_count_all):
+        c = hi - lo
+        is_begin = is_begin_all[lo:hi]
+        sl = slice_all[lo:hi]
+        count = row_count_all[lo:hi]
+        # annotation rows of the chunk's begin records, by record
+        total = int(count.sum())
+        first = np.cumsum(count) - count
+        rows = np.repeat(bounds[sl] - first, count) + np.arange(total)
+        owner = np.repeat(np.arange(c), count)
+        kind, raw = ann.kind[rows], ann.raw[rows]
+        # value pieces: static for strings and doubles, varints for integers
+        val_s, val_l = pieces.c("empty", total)
+        pick = np.flatnonzero(kind == STRING)
+        val_s[pick], val_l[pick] = pieces.string[0][raw[pick]], pieces.string[1][raw[pick]]
+        pick = np.flatnonzero(kind == DOUBLE)
+        code = np.searchsorted(pieces.double_bits, raw[pick])
+        val_s[pick], val_l[pick] = pieces.double[0][code], pieces.double[1][code]
+        pick = np.flatnonzero((kind == INT) | (kind == UINT))
+        tags = np.where(kind[pick] == INT, key(_DA_INT, VARINT)[0],
+                        key(_DA_UINT, VARINT)[0]).astype(np.uint8)
+        int_text, int_s, int_l = varint_text(raw[pick], prefix=tags)
+        val_s[pick], val_l[pick] = int_s + base, int_l  # int_text comes first after the pool
+        key_s, key_l = pieces.key[0][ann.key[rows]], pieces.key[1][ann.key[rows]]
+        ann_len = key_l + val_l
+        ann_s, ann_l = pieces.annotation[0][ann_len], pieces.annotation[1][ann_len]
+        # lengths: TrackEvent, then packet
+        track = layout.track[sl]
+        uuid_s, uuid_l = pieces.uuid[0][track], pieces.uuid[1][track]
+        name = content.name[sl]
+        name_s, name_l = pieces.name[0][name], pieces.name[1][name]
+        name_l = np.where(is_begin, name_l, 0)
+        type_s, type_l = _pick(is_begin, pieces.c("begin_type", c), pieces.c("end_type", c))
+        event_len = type_l + uuid_l + name_l + np.bincount(
+            owner, weights=ann_l + key_l + val_l, minlength=c).astype(np.int64)
+        ts = np.where(is_begin, begin_ns[sl], end_ns[sl])
+        ts_text, ts_s, ts_l = varint_text(ts)
+        ev_text, ev_s, ev_l = varint_text(event_len)
+        mid_s, mid_l = _pick(is_begin, pieces.c("begin_mid", c), pieces.c("end_mid", c))
+        ts_key = pieces.c("ts", c)
+        packet_len = ts_key[1] + ts_l + mid_l + ev_l + event_len
+        pk_text, pk_s, pk_l = varint_text(packet_len)
+        # the chunk's numbers after the static pool
+        dynamic = [int_text, ts_text, ev_text, pk_text]
+        offsets = base + np.cumsum([0] + [len(d) for d in dynamic])
+        need = int(offsets[-1])
+        if len(pool) < need:
+            grown = np.empty(max(need, 2 * len(pool)), np.uint8)
+            grown[:base] = pieces.static
+            pool = grown
+        for d, at in zip(dynamic, offsets[:-1].tolist()):
+            pool[at:at + len(d)] = d
+        empty = pieces.c("empty", c)
+        head = [pieces.c("packet", c), (pk_s + offsets[3], pk_l), ts_key,
+                (ts_s + offsets[1], ts_l), (mid_s, mid_l), (ev_s + offsets[2], ev_l),
+                (type_s, type_l), (uuid_s, uuid_l),
+                (np.where(is_begin, name_s, empty[0]), name_l)]
+        starts, lengths = record_pieces(
+            (np.stack([h[0] for h in head], 1), np.stack([h[1] for h in head], 1)),
+            (np.stack([ann_s, key_s, val_s], 1), np.stack([ann_l, key_l, val_l], 1)), owner,
+            (np.empty((c, 0), np.int64), np.empty((c, 0), np.int64)))
+        yield gather(pool, starts, lengths)
+
+
+def write_perfetto(prof, path) -> Path:
+    """Write every event of ``prof`` (and its steps) as a Perfetto protobuf trace to ``path``
+    and return the file's path.
+
+    A directory as ``path`` gets ``trace.perfetto-trace``; missing directories are created.
+    The file appears only once completely written.
+    """
+    target = target_path(path, "trace.perfetto-trace")
+    content = trace_content(prof)
+    layout = track_layout(content)
+    pieces = _Pieces(content, layout)
+    with output_file(target, "Perfetto trace") as write:
+        write(b"".join(_interned_packets(content)))
+        write(b"".join(_descriptor_packets(layout)))
+        for chunk in _chunks(content, layout, pieces):
+            write(chunk)
+    return target
