@@ -14,11 +14,18 @@ import numpy as np
 import pandas as pd
 
 
+def _unique_keys(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), f"repeated keys in a JSON object: {keys}"
+    return dict(pairs)
+
+
 def read_chrome(path: Path) -> dict:
+    """The JSON of a Chrome trace (gzip or not); asserts that no object repeats a key."""
     raw = Path(path).read_bytes()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
-    return json.loads(raw)
+    return json.loads(raw, object_pairs_hook=_unique_keys)
 
 
 def chrome_tables(trace: dict) -> tuple[pd.DataFrame, dict, dict]:

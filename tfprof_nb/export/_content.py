@@ -3,8 +3,9 @@
 Slices are every event of ``prof.events`` (slice i is event i) followed by one slice per step
 of ``prof.steps``.  Each slice lies on a *line*: an XLine of one host's plane, or a host's
 steps line.  Annotations are the slices' arguments, one row per (slice, key, value), sorted
-by slice: an event's stats (its metadata's stats first, then its own, so that a later value of
-the same key wins where only one is kept) and a step's step-time breakdown.
+by slice: an event's stats (its metadata's stats, then its own) and a step's step-time
+breakdown.  A key appears once per slice: where it repeats (a metadata stat the event sets
+too, a stat set twice) the last value wins, as in ``prof.event_stats``.
 """
 
 from __future__ import annotations
@@ -217,6 +218,11 @@ def trace_content(prof) -> TraceContent:
     owner, key, kind, raw = (np.concatenate([p[i] for p in stat_parts]) if stat_parts
                              else np.empty(0, dt)
                              for i, dt in enumerate((np.int64, np.int32, np.int8, np.int64)))
+    # a key repeated on a slice (metadata and event, or a stat set twice): the last one wins
+    repeated = pd.Series(owner * max(len(keys.items), 1) + key).duplicated(keep="last")
+    if repeated.any():
+        keep = ~repeated.to_numpy()
+        owner, key, kind, raw = owner[keep], key[keep], kind[keep], raw[keep]
     return TraceContent(
         start_ps=np.concatenate(start).astype(np.int64),
         duration_ps=np.concatenate(duration).astype(np.int64),

@@ -35,8 +35,7 @@ def target_path(path, default_name: str) -> Path:
 
 
 def _failed(exc: OSError, what: str, target: Path) -> OSError:
-    return type(exc)(exc.errno, f"cannot write the {what} to {target}: {exc.strerror}",
-                     str(target))
+    return type(exc)(exc.errno, f"cannot write the {what} to {target}: {exc.strerror}")
 
 
 @contextlib.contextmanager
