@@ -1,13 +1,19 @@
-"""Timeline benchmark: payload size, first paint and frame times in headless Chromium.
+"""Timeline benchmark: first state, build time, first paint, frames and window fetches.
 
     python benchmarks/bench_timeline.py [--profile FILE.xplane.pb] [--sizes 100000 1000000]
+                                        [--big] [--lab]
 
-For each size, the first N events of a real CPU profile go to a TraceTimeline; the view is
-rendered in Debian's Chromium through the test harness (the widget's real ES module fed its
-real synced state).  Reported: wire bytes per event (binary columns + name table), time from
-the render call to the first complete paint, time from navigation start to first paint
-(includes fetching the payload), and median / p95 frame time over 30 scripted zoom and pan
-steps.
+``--sizes``: the first N events of a real CPU profile go to a TraceTimeline (whole up to the
+8 MB state budget, an overview past it), rendered in Debian's Chromium through the test
+harness: the widget's real ES module fed its real synced state, its window requests answered
+by the widget's own Python (``WidgetPage(kernel=True)``).  ``--big``: a ~10 M-event profile
+composed from the real capture (``compose_profile.py long``, cached), whole.  Reported per
+profile: widget build (timeline only: indexes, first state), first-state bytes, time from the
+render call to the first complete paint and from navigation, frame times over 30 scripted
+zoom and pan steps (each step waits for its window's detail, then the frame is timed), the
+page's round trip for a window (request to drawn tile) and Python's time per window.
+``--lab``: the window round trip through a real JupyterLab kernel (the 10 M-event profile),
+p50 and p95 over 30 zoom and pan steps.
 """
 
 from __future__ import annotations
@@ -15,13 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+
+TL = "document.querySelector('.tfprof-timeline').__timeline"
+BIG_EVENTS = 10_000_000
 
 
 class _Subset:
@@ -32,54 +43,190 @@ class _Subset:
         self.steps = prof.steps.iloc[0:0]
 
 
-def run(prof, n: int) -> dict:
+def _pct(values, q):
+    values = sorted(values)
+    return values[min(int(q * (len(values) - 1) + 0.5), len(values) - 1)] if values else None
+
+
+def steps_script(view):
+    """30 views: 10 zoom-ins around 37 %, 10 pans right, 10 zoom-outs (as in session 2)."""
+    lo, hi = view
+    out = []
+    for k in range(30):
+        span = hi - lo
+        if k < 10:
+            c = lo + span * 0.37
+            lo, hi = c - span * 0.3, c + span * 0.3
+        elif k < 20:
+            lo, hi = lo + span * 0.15, hi + span * 0.15
+        else:
+            c = (lo + hi) / 2
+            lo, hi = c - span * 0.9, c + span * 0.9
+        out.append((lo, hi))
+    return out
+
+
+def run(prof, n: int | None, label: str) -> dict:
     from tests.widgets.harness import WidgetPage
     from tfprof_nb.widgets._base import bundle
     from tfprof_nb.widgets.timeline import TraceTimeline
 
-    widget = TraceTimeline(_Subset(prof, n))
-    events = len(widget.ev_start) // 8
+    source = prof if n is None else _Subset(prof, n)
+    t = time.perf_counter()
+    widget = TraceTimeline(source)
+    build = time.perf_counter() - t
+    lod = widget.meta["lod"]
+    state = sum(len(getattr(widget, k)) for k in ("ev_start", "ev_dur", "ev_name", "ev_count",
+                                                  "ev_row", "ev_off"))
     names = sum(len(s.encode()) + 3 for s in widget.meta["names"])
     with tempfile.TemporaryDirectory() as tmp:
-        with WidgetPage(widget, Path(tmp), bundle("timeline")) as page:
+        with WidgetPage(widget, Path(tmp), bundle("timeline"), kernel=True) as page:
             first_paint = page.js("() => window.__firstPaintMs")
             since_nav = page.js("() => performance.now()")
-            frames = page.js("""() => {
-              const t = document.querySelector('.tfprof-timeline').__timeline;
-              const [a, b] = t.view();
-              const out = [];
-              let lo = a, hi = b;
-              for (let k = 0; k < 30; k++) {
-                const span = hi - lo;
-                if (k < 10) { const c = lo + span * 0.37; lo = c - span * 0.3; hi = c + span * 0.3; }
-                else if (k < 20) { lo += span * 0.15; hi += span * 0.15; }
-                else { const c = (lo + hi) / 2; lo = c - span * 0.9; hi = c + span * 0.9; }
-                t.setView(lo, hi);
-                out.push(t.drawNow().ms);
-              }
-              return out;
-            }""")
-            payload = page.payload_bytes
-    frames = sorted(frames)
-    return {"events": events, "bytes_per_event": round((payload + names) / events, 2),
+            frames, waited = [], []
+            for a, b in steps_script(page.js(f"() => {TL}.view()")):
+                t = time.perf_counter()
+                page.js(f"([a, b]) => {TL}.setView(a, b)", [a, b])
+                try:  # the detail of the new view (none needed when every event is here)
+                    page.page.wait_for_function(f"() => !{TL}.pending() && {TL}.sharp()",
+                                                timeout=10000, polling=5)
+                except Exception:
+                    pass
+                waited.append(time.perf_counter() - t)
+                frames.append(page.js(f"() => {TL}.drawNow().ms"))
+            trips = page.js(f"() => {TL}.roundTrips()")
+            answered = list(page.answered)
+            errors = list(page.console_errors)
+    return {"profile": label, "events": lod["events"], "mode": lod["mode"],
+            "widget_build_s": round(build, 2), "first_state_mb": round((state + names) / 2**20, 2),
             "first_paint_ms": round(first_paint, 1),
             "navigation_to_first_paint_ms": round(since_nav, 1),
             "median_frame_ms": round(statistics.median(frames), 2),
-            "p95_frame_ms": round(frames[int(0.95 * (len(frames) - 1))], 2)}
+            "p95_frame_ms": round(_pct(frames, 0.95), 2),
+            "windows_fetched": len(trips),
+            "window_round_trip_p50_ms": round(_pct(trips, 0.5), 1) if trips else None,
+            "window_round_trip_p95_ms": round(_pct(trips, 0.95), 1) if trips else None,
+            "python_window_p95_ms": round(_pct(answered, 0.95) * 1e3, 2) if answered else None,
+            "console_errors": len(errors)}
+
+
+def big_profile(src: Path) -> Path:
+    """A ~10 M-event single-host profile composed from ``src`` (cached next to it)."""
+    out = src.parent.parent / "composed_10m" / "plugins" / "profile" / "run1" / "vm.xplane.pb"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        gb = src.stat().st_size * BIG_EVENTS / 1_088_879 / 1e9
+        subprocess.run([sys.executable, str(HERE / "compose_profile.py"), "long", str(src),
+                        str(out), "--gb", f"{gb:.3f}"], check=True, capture_output=True)
+    return out
+
+
+def in_jupyterlab(path: Path) -> dict:
+    """Window round trips through a real JupyterLab kernel on the profile at ``path``."""
+    import os
+    import socket
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as root:
+        source = (f"import tfprof_nb as tp\nw = tp.widgets.TraceTimeline(tp.load({str(path)!r}))"
+                  "\nw")
+        nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                         "outputs": [], "source": source}],
+              "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                          "language": "python"}},
+              "nbformat": 4, "nbformat_minor": 5}
+        Path(root, "x.ipynb").write_text(json.dumps(nb))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+             f"--port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
+             "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url="],
+            env={**os.environ, "JUPYTER_DATA_DIR": str(Path(root, ".jd"))},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(120):
+                try:
+                    urllib.request.urlopen(f"{url}/api", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.5)
+            urllib.request.urlopen(f"{url}/lab", timeout=120).read()
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1500, "height": 1000})
+                guard(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"), [], [],
+                      [])
+                page.goto(f"{url}/lab/tree/x.ipynb", wait_until="domcontentloaded",
+                          timeout=120000)
+                page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
+                page.wait_for_timeout(2000)
+                t = time.perf_counter()
+                for _ in range(8):
+                    page.click(".jp-Notebook .jp-Cell .cm-content")
+                    page.keyboard.press("Shift+Enter")
+                    try:
+                        page.wait_for_function("/\\[[0-9*]+\\]/.test(document.querySelector("
+                                               "'.jp-InputPrompt').innerText)", timeout=10000)
+                        break
+                    except Exception:
+                        continue
+                page.wait_for_selector(".tfprof-timeline canvas", timeout=600000)
+                shown = time.perf_counter() - t
+                # the kernel is idle again (it packs the view's offline copy after showing it)
+                page.wait_for_function("/\\[[0-9]+\\]/.test(document.querySelector("
+                                       "'.jp-InputPrompt').innerText)", timeout=600000)
+                idle = time.perf_counter() - t
+                for a, b in steps_script(page.evaluate(f"() => {TL}.view()")):
+                    page.evaluate(f"([a, b]) => {TL}.setView(a, b)", [a, b])
+                    try:
+                        page.wait_for_function(f"() => !{TL}.pending() && {TL}.sharp()",
+                                               timeout=10000, polling=5)
+                    except Exception:
+                        pass
+                trips = page.evaluate(f"() => {TL}.roundTrips()")
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    return {"profile": "10M composed, JupyterLab kernel", "cell_to_timeline_s": round(shown, 1),
+            "cell_done_s": round(idle, 1),
+            "windows_fetched": len(trips),
+            "window_round_trip_p50_ms": round(_pct(trips, 0.5), 1) if trips else None,
+            "window_round_trip_p95_ms": round(_pct(trips, 0.95), 1) if trips else None}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", type=Path)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
+    ap.add_argument("--big", action="store_true", help="also a ~10 M-event composed profile")
+    ap.add_argument("--lab", action="store_true", help="round trips in a real JupyterLab")
     args = ap.parse_args(argv)
     from bench_load import ensure_profile
 
     import tfprof_nb as tp
 
-    path = args.profile or ensure_profile(max(args.sizes))
-    prof = tp.load(path)
-    results = [run(prof, n) for n in args.sizes]
+    path = args.profile or ensure_profile(max(args.sizes or [1_000_000]))
+    results = []
+    if args.sizes:
+        prof = tp.load(path)
+        results += [run(prof, n, f"first {n:,} events") for n in args.sizes]
+    if args.big or args.lab:
+        big = big_profile(path)
+        if args.big:
+            prof = tp.load(big)
+            prof.steps  # analyses are not the timeline's: computed before timing it
+            results.append(run(prof, None, "10M composed"))
+            del prof
+        if args.lab:
+            results.append(in_jupyterlab(big))
     print(json.dumps({"machine": "2 cores, headless Chromium (Debian), software rendering",
                       "results": results}, indent=2))
     return 0

@@ -14,14 +14,32 @@ export interface ViewEntry {
   error: string;
 }
 
-/** A view of `model` whose keys are the dashboard's keys under `prefix`. */
+/** A view of `model` whose keys are the dashboard's keys under `prefix`; its custom
+ * messages carry the prefix (`view`) both ways, so each view hears only its own answers. */
 export function prefixed(model: Model, prefix: string): Model {
+  const wrapped = new Map<(...args: any[]) => void, (...args: any[]) => void>();
+  const event = (ev: string) => ev.replace("change:", `change:${prefix}`);
   return {
     get: (k) => model.get(prefix + k),
     set: (k, v) => model.set(prefix + k, v),
     save_changes: () => model.save_changes(),
-    on: (ev, cb) => model.on(ev.replace("change:", `change:${prefix}`), cb),
-    off: (ev, cb) => model.off?.(ev.replace("change:", `change:${prefix}`), cb),
+    on: (ev, cb) => {
+      if (ev !== "msg:custom") return model.on(event(ev), cb);
+      const own = (msg: any, buffers: unknown) => {
+        if (msg && msg.view === prefix) cb(msg, buffers);
+      };
+      wrapped.set(cb, own);
+      model.on(ev, own);
+    },
+    off: (ev, cb) => {
+      if (ev !== "msg:custom") return model.off?.(event(ev), cb);
+      const own = wrapped.get(cb);
+      if (own) model.off?.(ev, own);
+      wrapped.delete(cb);
+    },
+    send: model.send
+      ? (content, callbacks, buffers) => model.send!({ ...(content as object), view: prefix }, callbacks, buffers)
+      : undefined,
   };
 }
 

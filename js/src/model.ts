@@ -5,8 +5,10 @@ export interface Model {
   get(name: string): any;
   set(name: string, value: unknown): void;
   save_changes(): void;
-  on(event: string, cb: () => void): void;
-  off?(event: string, cb: () => void): void;
+  on(event: string, cb: (...args: any[]) => void): void;
+  off?(event: string, cb: (...args: any[]) => void): void;
+  /** A custom message to the kernel (absent without one: reports, saved notebooks). */
+  send?(content: unknown, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void;
 }
 
 /** What a view that only reads (and maybe reports clicks) needs of a model. */

@@ -59,8 +59,10 @@ export async function unpack(b64: string): Promise<Record<string, unknown>> {
 /** A timeline's event details from their packed blob. */
 export async function unpackDetails(b64: string): Promise<DetailsBlock> {
   const { header, slice } = await unpackBlob(b64);
+  const has = (k: string) => header.buffers?.[k] !== undefined;
   return { keys: header.keys, values: header.values, off: slice("off"), key: slice("key"),
-    val: slice("val"), id: slice("id"), dur: slice("dur") };
+    val: slice("val"), id: slice("id"), dur: slice("dur"),
+    ...(has("rows") ? { rows: slice("rows"), start: slice("start"), name: slice("name") } : {}) };
 }
 
 /** Where a view finds its event details: in its own box, else in the loader output of its

@@ -1,14 +1,29 @@
 // Trace timeline: an anywidget view of every event of a profile, drawn on a canvas with
-// level of detail. Names are user data: they only ever reach the page as canvas text or
-// textContent, never as HTML.
+// level of detail. Small profiles arrive whole; larger ones arrive as an overview and the
+// kernel answers each zoom or pan with the window's detail (custom messages with binary
+// buffers); without a kernel (reports, saved notebooks) the view draws what is embedded and
+// says where detail needs one. Names are user data: they only ever reach the page as canvas
+// text or textContent, never as HTML.
 import { type Model } from "./model";
-import { colorOf, decode, matchingNames, type TimelineData } from "./data";
+import { bestTile, colorOf, column, decode, matchingNames, rowOf, single, tileFrom, type Tile, type TimelineData } from "./data";
 import { makeBlocks, lowerBound, visibleBlocks } from "./lod";
 
 const ROW = 18; // px per depth row
 const HEADER = 20; // px per section header
 const LABEL_W = 190; // px of the track label column
 const AXIS_H = 22; // px of the time axis
+const MAX_TILES = 8; // window answers kept
+const MAX_STEP_OPTIONS = 500; // entries of the step menu
+const REQUEST_DELAY = 60; // ms after the last view change before asking for detail
+const ANSWER_TIMEOUT = 10000; // ms before saying the kernel does not answer
+
+/** What the view knows of one event: enough for the status line and fit selection. */
+interface EventInfo {
+  row: number;
+  start: number;
+  dur: number;
+  name: string;
+}
 
 interface Row {
   kind: "section" | "track";
@@ -102,23 +117,36 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   let contentH = 0;
   const collapsed = new Set<string>();
   let selected = Number(model.get("selected_index") ?? -1);
+  let selInfo: EventInfo | null = null;
   let matches = new Set<number>();
-  let matchList: number[] = [];
+  let matchList: EventInfo[] = [];
   let matchPos = -1;
   let measure: [number, number] | null = null;
   let frameScheduled = false;
   let lastVisited = 0;
   let lastDrawn = 0;
-  const segByTrack = new Map<number, { depth: number; lo: number; hi: number }[]>();
+  const segByTrack = new Map<number, { depth: number; s: number }[]>();
+  let tiles: Tile[] = [data.base, ...data.extra];
+  let current: Tile = data.base;
+  const kernel = typeof model.send === "function";
+  let pending: { id: number; key: string; at: number } | null = null;
+  let nextId = 1;
+  let notice = ""; // said on the canvas: where detail is missing, or what the kernel said
+  const roundTrips: number[] = []; // ms from asking for a window to its answer
 
   function rebuild(): void {
     segByTrack.clear();
-    for (const s of data.segments) {
-      if (!segByTrack.has(s.track)) segByTrack.set(s.track, []);
-      segByTrack.get(s.track)!.push(s);
-    }
-    stepSel.replaceChildren(new Option("zoom to step…", ""));
-    data.steps.forEach((s, i) => stepSel.append(new Option(s.name, String(i))));
+    data.segments.forEach((seg, s) => {
+      if (!segByTrack.has(seg.track)) segByTrack.set(seg.track, []);
+      segByTrack.get(seg.track)!.push({ depth: seg.depth, s });
+    });
+    tiles = [data.base, ...data.extra];
+    // a menu of thousands of steps costs seconds to build and cannot be read: the first
+    // MAX_STEP_OPTIONS, then every k-th, so the menu spans the whole profile
+    const every = Math.max(1, Math.ceil(data.steps.length / MAX_STEP_OPTIONS));
+    const options = [new Option("zoom to step…", "")];
+    for (let i = 0; i < data.steps.length; i += every) options.push(new Option(data.steps[i].name, String(i)));
+    stepSel.replaceChildren(...options);
     layout();
   }
 
@@ -166,6 +194,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 
   function draw(): void {
     const t = performance.now();
+    const tile = bestTile(tiles, t0, t1);
+    current = tile;
     ctx.fillStyle = bg;
     ctx.fillRect(0, 0, width, height);
     let visited = 0;
@@ -199,28 +229,29 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       ctx.beginPath();
       ctx.rect(LABEL_W, y, plotW(), r.h);
       ctx.clip();
-      for (const s of segByTrack.get(r.track) ?? []) {
-        const yy = y + 2 + s.depth * ROW;
-        visited += visibleBlocks(data.start, data.dur, s.lo, s.hi, t0, t1, ppu, blocks);
+      for (const seg of segByTrack.get(r.track) ?? []) {
+        const yy = y + 2 + seg.depth * ROW;
+        visited += visibleBlocks(tile.start, tile.dur, tile.off[seg.s], tile.off[seg.s + 1], t0, t1, ppu, blocks);
         for (let b = 0; b < blocks.n; b++) {
           const i = blocks.first[b];
-          const name = data.names[data.name[i]] ?? "";
+          const one = blocks.count[b] === 1 && single(tile, i);
+          const name = data.names[tile.name[i]] ?? "";
           const x = LABEL_W + blocks.x[b];
           const w = blocks.w[b];
           ctx.fillStyle = colorOf(name, dark);
           ctx.fillRect(x, yy, w, ROW - 2);
           drawn++;
-          if (matches.size && matches.has(data.name[i])) {
+          if (matches.size && matches.has(tile.name[i])) {
             ctx.strokeStyle = dark ? "#ffeb3b" : "#d50000";
             ctx.lineWidth = 2;
             ctx.strokeRect(x + 1, yy + 1, Math.max(w - 2, 1), ROW - 4);
           }
-          if (blocks.count[b] === 1 && i === selected) {
+          if (one && rowOf(tile, i) === selected) {
             ctx.strokeStyle = fg;
             ctx.lineWidth = 3;
             ctx.strokeRect(x, yy, Math.max(w, 2), ROW - 2);
           }
-          if (w > 40 && blocks.count[b] === 1) {
+          if (w > 40 && one) {
             ctx.fillStyle = dark ? "#fff" : "#111";
             const left = Math.max(x, LABEL_W) + 3;
             const room = Math.min(x + w, width) - left - 3;
@@ -233,6 +264,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     ctx.restore();
     drawAxis();
     if (measure) drawMeasure();
+    drawNotice(tile, ppu);
     lastVisited = visited;
     lastDrawn = drawn;
     lastFrameMs = performance.now() - t;
@@ -294,6 +326,91 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     status.textContent = `measured ${fmtTime(b - a)} (from ${fmtTime(a)} to ${fmtTime(b)})`;
   }
 
+  /** Whether `tile` draws the view at `ppu` as finely as the profile allows. */
+  function sharpEnough(tile: Tile, ppu: number): boolean {
+    return tile.exact || tile.ppu >= ppu * 0.9;
+  }
+
+  function drawNotice(tile: Tile, ppu: number): void {
+    let text = notice;
+    if (!text && !sharpEnough(tile, ppu)) {
+      const embedded = data.extra.length
+        ? ` (every event is embedded from ${fmtTime(data.extra[0].t0)} to ${fmtTime(data.extra[0].t1)})` : "";
+      text = kernel ? "loading detail…" : `Merged blocks at this zoom: this window's detail needs a live kernel${embedded}; ` +
+        "or open prof.to_perfetto() in Perfetto.";
+    }
+    if (!text) return;
+    ctx.font = "11px sans-serif";
+    const w = Math.min(ctx.measureText(text).width + 12, width - LABEL_W - 8);
+    ctx.fillStyle = dark ? "rgba(60,60,20,0.92)" : "rgba(255,248,200,0.95)";
+    ctx.fillRect(width - w - 4, AXIS_H + 2, w, 18);
+    ctx.fillStyle = fg;
+    ctx.fillText(text, width - w + 2, AXIS_H + 11, w - 8);
+  }
+
+  // ---- detail from the kernel -----------------------------------------------------------
+  let requestTimer: number | undefined;
+  function wantDetail(): void {
+    if (data.lod.mode === "full") return;
+    window.clearTimeout(requestTimer);
+    requestTimer = window.setTimeout(requestDetail, REQUEST_DELAY);
+  }
+
+  function requestDetail(): void {
+    const ppu = pxPerUs();
+    if (sharpEnough(bestTile(tiles, t0, t1), ppu) || !kernel) {
+      schedule();
+      return;
+    }
+    const span = t1 - t0;
+    const a = t0 - span / 2;
+    const b = t1 + span / 2;
+    const key = `${a.toPrecision(9)}:${b.toPrecision(9)}:${Math.round(plotW())}`;
+    if (pending && pending.key === key && performance.now() - pending.at < ANSWER_TIMEOUT) return;
+    pending = { id: nextId++, key, at: performance.now() };
+    model.send!({ kind: "window", id: pending.id, t0: a, t1: b, width: Math.round(plotW() * 2) });
+    const asked = pending.id;
+    window.setTimeout(() => {
+      if (pending && pending.id === asked) {
+        notice = "No answer from the kernel (restarted or busy?): showing the overview.";
+        pending = null;
+        schedule();
+      }
+    }, ANSWER_TIMEOUT);
+  }
+
+  function onMessage(msg: any, buffers: unknown[]): void {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.kind === "window") {
+      if (!pending || msg.id !== pending.id) return; // an answer to a view left behind
+      roundTrips.push(performance.now() - pending.at);
+      pending = null;
+      if (msg.error) {
+        notice = `The kernel could not draw this window: ${String(msg.error)}`;
+      } else if (msg.tile) {
+        notice = "";
+        tiles.push(tileFrom(msg.tile, buffers ?? []));
+        if (tiles.length > MAX_TILES + 1) tiles.splice(1, 1); // the base stays
+      }
+      schedule();
+      wantDetail(); // the view may have moved meanwhile
+    } else if (msg.kind === "search" && msg.id === searchId) {
+      if (msg.error) {
+        found.textContent = String(msg.error);
+        return;
+      }
+      const start = column(buffers?.[0], Float64Array);
+      const dur = column(buffers?.[1], Float32Array);
+      const row = column(buffers?.[2], Uint32Array);
+      const code = column(buffers?.[3], Uint32Array);
+      matchList = Array.from(row, (r, k) => ({ row: r, start: start[k], dur: dur[k], name: data.names[code[k]] ?? "" }));
+      matchPos = -1;
+      const more = msg.total > msg.shown ? ` (first ${Number(msg.shown).toLocaleString("en-US")})` : "";
+      found.textContent = `${Number(msg.total).toLocaleString("en-US")} found${more}`;
+      schedule();
+    }
+  }
+
   // ---- view changes ---------------------------------------------------------------------
   let viewTimer: number | undefined;
   function setView(a: number, b: number, sync = true): void {
@@ -306,6 +423,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     t0 = a;
     t1 = b;
     schedule();
+    wantDetail();
     if (sync) {
       window.clearTimeout(viewTimer);
       viewTimer = window.setTimeout(() => {
@@ -336,16 +454,35 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const r = rows.find((row) => row.kind === "track" && yy >= row.y && yy < row.y + row.h);
     if (!r) return -1;
     const depth = Math.floor((yy - r.y - 2) / ROW);
-    const s = (segByTrack.get(r.track) ?? []).find((seg) => seg.depth === depth);
-    if (!s) return -1;
+    const seg = (segByTrack.get(r.track) ?? []).find((g) => g.depth === depth);
+    if (!seg) return -1;
+    const tile = current;
+    const lo = tile.off[seg.s];
     const t = tOf(x);
     const tol = 2 / pxPerUs();
-    let i = lowerBound(data.start, s.lo, s.hi, t + tol) - 1;
-    for (; i >= s.lo && i >= 0; i--) {
-      if (data.start[i] + data.dur[i] + tol >= t) return i;
-      break;
+    const i = lowerBound(tile.start, lo, tile.off[seg.s + 1], t + tol) - 1;
+    if (i < lo || tile.start[i] + tile.dur[i] + tol < t) return -1;
+    hitInfo = { row: rowOf(tile, i), start: tile.start[i], dur: tile.dur[i], name: data.names[tile.name[i]] ?? "" };
+    return hitInfo.row;
+  }
+  let hitInfo: EventInfo | null = null;
+
+  /** What the loaded tiles know of timeline row `row` (null when none holds it alone). */
+  function infoOf(row: number): EventInfo | null {
+    for (const tile of [current, ...tiles]) {
+      if (!tile.row) {
+        if (row >= 0 && row < tile.start.length) {
+          return { row, start: tile.start[row], dur: tile.dur[row], name: data.names[tile.name[row]] ?? "" };
+        }
+        continue;
+      }
+      for (let i = 0; i < tile.row.length; i++) {
+        if (tile.row[i] === row && single(tile, i)) {
+          return { row, start: tile.start[i], dur: tile.dur[i], name: data.names[tile.name[i]] ?? "" };
+        }
+      }
     }
-    return -1;
+    return null;
   }
 
   function sectionAt(y: number): string | null {
@@ -354,11 +491,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     return r ? r.section : null;
   }
 
-  function select(i: number, sync = true): void {
+  function select(i: number, sync = true, info: EventInfo | null = null): void {
     selected = i;
-    if (i >= 0) {
-      const name = data.names[data.name[i]] ?? "";
-      status.textContent = `${name} · start ${fmtTime(data.start[i])} · duration ${fmtTime(data.dur[i])}`;
+    selInfo = i < 0 ? null : info && info.row === i ? info : infoOf(i);
+    if (selInfo) {
+      status.textContent = `${selInfo.name} · start ${fmtTime(selInfo.start)} · duration ${fmtTime(selInfo.dur)}`;
     }
     if (sync) {
       model.set("selected_index", i);
@@ -382,26 +519,47 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     details.replaceChildren(table);
   }
 
+  let searchId = 0;
   function runSearch(): void {
     matches = matchingNames(data.names, search.value);
     matchList = [];
-    if (matches.size) {
-      for (let i = 0; i < data.name.length; i++) if (matches.has(data.name[i])) matchList.push(i);
-      matchList.sort((a, b) => data.start[a] - data.start[b]);
-    }
     matchPos = -1;
-    found.textContent = search.value.trim() ? `${matchList.length} found` : "";
+    const query = search.value.trim();
+    if (query && matches.size && data.lod.mode !== "full" && kernel) {
+      // names are matched here (highlights); the kernel finds every matching event
+      searchId = nextId++;
+      found.textContent = "searching…";
+      model.send!({ kind: "search", id: searchId, query });
+      schedule();
+      return;
+    }
+    if (matches.size) {
+      // every event is here (or, without a kernel, what the loaded tiles hold alone)
+      const seen = new Set<number>();
+      for (const tile of tiles) {
+        for (let i = 0; i < tile.name.length; i++) {
+          if (!matches.has(tile.name[i]) || !single(tile, i)) continue;
+          const row = rowOf(tile, i);
+          if (seen.has(row)) continue;
+          seen.add(row);
+          matchList.push({ row, start: tile.start[i], dur: tile.dur[i], name: data.names[tile.name[i]] ?? "" });
+        }
+      }
+      matchList.sort((a, b) => a.start - b.start);
+    }
+    const partial = data.lod.mode !== "full" && !kernel ? " in the embedded detail" : "";
+    found.textContent = query ? `${matchList.length} found${partial}` : "";
     schedule();
   }
 
   function gotoMatch(delta: number): void {
     if (!matchList.length) return;
     matchPos = (matchPos + delta + matchList.length) % matchList.length;
-    const i = matchList[matchPos];
-    const pad = Math.max(data.dur[i] * 2, (t1 - t0) * 0.02, 1);
-    setView(data.start[i] - pad, data.start[i] + data.dur[i] + pad);
+    const m = matchList[matchPos];
+    const pad = Math.max(m.dur * 2, (t1 - t0) * 0.02, 1);
+    setView(m.start - pad, m.start + m.dur + pad);
     found.textContent = `${matchPos + 1} / ${matchList.length}`;
-    select(i);
+    select(m.row, true, m);
   }
 
   // ---- input --------------------------------------------------------------------------
@@ -450,7 +608,9 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
         return;
       }
       if (!e.altKey) measure = null;
-      select(hit(x, y));
+      hitInfo = null;
+      const row = hit(x, y);
+      select(row, true, hitInfo);
     }
   }
   canvas.addEventListener("keydown", (e) => {
@@ -473,9 +633,9 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       setView(Math.min(a, b), Math.max(a, b));
       return;
     }
-    if (selected >= 0) {
-      const pad = Math.max(data.dur[selected] * 0.1, 0.5);
-      setView(data.start[selected] - pad, data.start[selected] + data.dur[selected] + pad);
+    if (selInfo) {
+      const pad = Math.max(selInfo.dur * 0.1, 0.5);
+      setView(selInfo.start - pad, selInfo.start + selInfo.dur + pad);
     }
   }
   stepSel.addEventListener("change", () => {
@@ -511,6 +671,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   model.on("change:selected_index", onSelected);
   model.on("change:details", showDetails);
   model.on("change:meta", onData);
+  model.on("msg:custom", onMessage);
   const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => { resize(); schedule(); }) : null;
   ro?.observe(el);
 
@@ -524,6 +685,13 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     frames: () => frameCount,
     hit: (x: number, y: number) => hit(x, y),
     rows: () => rows.map((r) => ({ ...r })),
+    tiles: () => tiles.map((t) => ({ t0: t.t0, t1: t.t1, exact: t.exact, ppu: t.ppu, blocks: t.start.length })),
+    current: () => ({ t0: current.t0, t1: current.t1, exact: current.exact, ppu: current.ppu }),
+    pending: () => pending !== null,
+    sharp: () => sharpEnough(current, pxPerUs()),
+    roundTrips: () => roundTrips.slice(),
+    notice: () => notice,
+    lod: () => data.lod,
   };
 
   rebuild();
@@ -532,6 +700,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   if (initial && initial.length === 2) setView(initial[0], initial[1], false);
   draw();
   showDetails();
+  wantDetail();
   return () => {
     window.removeEventListener("mousemove", onMove);
     window.removeEventListener("mouseup", onUp);
@@ -540,6 +709,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     model.off?.("change:selected_index", onSelected);
     model.off?.("change:details", showDetails);
     model.off?.("change:meta", onData);
+    model.off?.("msg:custom", onMessage);
+    window.clearTimeout(requestTimer);
   };
 }
 

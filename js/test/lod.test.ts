@@ -74,12 +74,55 @@ describe("decode", () => {
     const d = decode(model);
     expect(d.names[1]).toBe("<b>");
     expect(d.segments[0]).toEqual({ track: 0, depth: 0, lo: 0, hi: 2 });
-    expect(Array.from(d.dur)).toEqual([1, 2]);
+    expect(Array.from(d.base.dur)).toEqual([1, 2]);
+    expect(d.base.exact).toBe(true);
+    expect(Array.from(d.base.off)).toEqual([0, 2]);
   });
 
   it("colours are stable per name and search is case-insensitive", () => {
     expect(colorOf("MatMul", false)).toBe(colorOf("MatMul", false));
     expect(colorOf("MatMul", false)).not.toBe(colorOf("Conv2D", false));
     expect([...matchingNames(["MatMul", "matmul_grad", "Add"], "MATMUL")]).toEqual([0, 1]);
+  });
+});
+
+describe("tiles", () => {
+  const f64 = (a: number[]) => new DataView(Float64Array.from(a).buffer);
+  const f32 = (a: number[]) => new DataView(Float32Array.from(a).buffer);
+  const u32 = (a: number[]) => new DataView(Uint32Array.from(a).buffer);
+
+  it("decodes an overview and the embedded detail of an offline copy", async () => {
+    const { decode, bestTile } = await import("../src/data");
+    const state: Record<string, unknown> = {
+      ev_start: f64([0, 50]), ev_dur: f32([40, 50]), ev_name: u32([0, 1]),
+      ev_count: u32([30, 1]), ev_row: u32([0, 31]), ev_off: u32([0, 2]),
+      detail_start: f64([10, 11]), detail_dur: f32([0.5, 0.5]), detail_name: u32([0, 0]),
+      detail_count: u32([1, 1]), detail_row: u32([5, 6]), detail_off: u32([0, 2]),
+      meta: { names: ["a", "b"], tracks: [], segments: [[0, 0, 0, 32]], steps: [], t0: 0, t1: 100,
+        lod: { mode: "overview", events: 32, t0: 0, t1: 100, exact: false, px_per_us: 2,
+          detail: { t0: 10, t1: 12, exact: true, px_per_us: null } } },
+    };
+    const d = decode({ get: (k: string) => state[k] });
+    expect(d.lod.mode).toBe("overview");
+    expect(d.base.exact).toBe(false);
+    expect(d.base.ppu).toBe(2);
+    expect(Array.from(d.base.row!)).toEqual([0, 31]);
+    expect(d.extra).toHaveLength(1);
+    expect(d.extra[0].exact).toBe(true);
+    const tiles = [d.base, ...d.extra];
+    expect(bestTile(tiles, 10.5, 11.5)).toBe(d.extra[0]); // exact beats the overview
+    expect(bestTile(tiles, 5, 11.5)).toBe(d.base); // the detail does not cover it
+    expect(bestTile(tiles, -10, 500)).toBe(d.base); // nothing covers it: the overview
+  });
+
+  it("prefers the finest tile that covers the view", async () => {
+    const { bestTile, tileFrom } = await import("../src/data");
+    const mk = (t0: number, t1: number, ppu: number) => tileFrom(
+      { t0, t1, exact: false, px_per_us: ppu }, [f64([]), f32([]), u32([]), u32([]), u32([]), u32([0])]);
+    const base = mk(0, 100, 1);
+    const fine = mk(40, 60, 50);
+    const finer = mk(45, 55, 500);
+    expect(bestTile([base, fine, finer], 46, 54)).toBe(finer);
+    expect(bestTile([base, fine, finer], 41, 59)).toBe(fine);
   });
 });

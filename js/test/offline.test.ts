@@ -126,3 +126,46 @@ describe("times with three decimals", () => {
     for (const [x, want] of cases) expect(fixed3(x)).toBe(want);
   });
 });
+
+describe("messages through the dashboard", () => {
+  it("adds the view's prefix to what it sends and hears only its own answers", async () => {
+    const { prefixed } = await import("../src/dashboard");
+    const sent: unknown[] = [];
+    const handlers: ((m: unknown, b: unknown) => void)[] = [];
+    const model = {
+      get: () => undefined, set: () => {}, save_changes: () => {},
+      on: (ev: string, cb: any) => { if (ev === "msg:custom") handlers.push(cb); },
+      off: (ev: string, cb: any) => { const i = handlers.indexOf(cb); if (i >= 0) handlers.splice(i, 1); },
+      send: (c: unknown) => sent.push(c),
+    };
+    const view = prefixed(model, "timeline__");
+    const heard: unknown[] = [];
+    const cb = (m: unknown) => heard.push(m);
+    view.on("msg:custom", cb);
+    view.send!({ kind: "window", id: 1 });
+    expect(sent).toEqual([{ kind: "window", id: 1, view: "timeline__" }]);
+    handlers.forEach((h) => h({ kind: "window", view: "ops__" }, []));
+    handlers.forEach((h) => h({ kind: "window", view: "timeline__" }, []));
+    expect(heard).toEqual([{ kind: "window", view: "timeline__" }]);
+    view.off!("msg:custom", cb);
+    expect(handlers).toHaveLength(0);
+    const noKernel = prefixed({ ...model, send: undefined } as any, "timeline__");
+    expect(noKernel.send).toBeUndefined();
+  });
+});
+
+describe("event details of an overview's offline copy", () => {
+  it("finds a row in the details block that covers some rows only", () => {
+    const state = { ...timelineState(""),
+      ev_count: dv(new Uint32Array([1, 1, 1])), ev_row: dv(new Uint32Array([0, 1, 2])) };
+    const partial: DetailsBlock = { ...block, off: dv(new Uint32Array([0, 1])),
+      key: dv(new Uint32Array([1])), val: dv(new Uint32Array([1])), id: dv(new Uint32Array([99])),
+      dur: dv(new Float64Array([10.25])), rows: dv(new Uint32Array([2])),
+      start: dv(new Float64Array([2])), name: dv(new Uint32Array([1])) };
+    const d = eventDetails(state, "", 2, partial);
+    expect(d).toMatchObject({ name: "<b>x</b>", duration: "10.250 us", host: "b", "event id": 99, group_id: 3 });
+    const other = eventDetails(state, "", 0, partial); // not in the block: no stats, still named
+    expect(other).toMatchObject({ name: "MatMul", host: "a" });
+    expect(other["event id"]).toBeUndefined();
+  });
+});

@@ -43,6 +43,20 @@ const model = {
   off: (ev, cb) => { listeners[ev] = (listeners[ev] || []).filter(f => f !== cb); },
 };
 window.__push = (k, v) => { state.json[k] = v; (listeners["change:" + k] || []).forEach(f => f()); };
+window.__sent = [];
+if (state.kernel) {  // custom messages go to the widget's Python answer and come back
+  model.send = (content, callbacks, buffers) => {
+    window.__sent.push(content);
+    window.__kernel(JSON.stringify(content)).then(r => {
+      if (r) setTimeout(() => window.__deliver(r[0], r[1]), r[2]);
+    });
+  };
+  window.__deliver = (content, b64) => {
+    const buffers = b64.map(s => { const bin = atob(s); const u = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i); return new DataView(u.buffer); });
+    (listeners["msg:custom"] || []).forEach(f => f(content, buffers));
+  };
+}
 if (state.dark) document.body.style.setProperty("--jp-layout-color0", "#111111");
 const mod = await import("./widget.js");
 const el = document.getElementById("root");
@@ -111,8 +125,15 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 class WidgetPage:
     """Serve and open one widget; use as a context manager."""
 
-    def __init__(self, widget, tmp_path: Path, bundle: Path, dark: bool = False):
+    def __init__(self, widget, tmp_path: Path, bundle: Path, dark: bool = False,
+                 kernel: bool = False):
+        """``kernel``: the page's model can send custom messages, answered by the widget's
+        own Python code (``widget._answer``) as a kernel would, after ``delay_ms``."""
         self.dir = tmp_path
+        self.widget = widget
+        self.kernel = kernel
+        self.answered: list[float] = []  # seconds the Python side took per request
+        self.delay_ms = 0
         if isinstance(bundle, Path):
             shutil.copy(bundle, tmp_path / "widget.js")
         else:  # a widget's own _esm (anywidget's FileContents): its text
@@ -121,7 +142,8 @@ class WidgetPage:
         for key, value in binary.items():
             (tmp_path / f"{key}.bin").write_bytes(value)
         (tmp_path / "state.json").write_text(json.dumps({"json": plain, "dark": dark,
-                                                         "binary": sorted(binary)}))
+                                                         "binary": sorted(binary),
+                                                         "kernel": kernel}))
         (tmp_path / "index.html").write_text(PAGE)
         self.payload_bytes = sum(len(v) for v in binary.values())
         self.blocked: list[str] = []
@@ -140,6 +162,8 @@ class WidgetPage:
         self.page = self.browser.new_page(viewport={"width": 1100, "height": 800})
         local = f"http://127.0.0.1:{self.server.server_address[1]}/"
         guard(self.page, (local,), self.blocked, self.console_errors, self.dialogs)
+        if self.kernel:
+            self.page.expose_function("__kernel", self._kernel)
         self.page.goto(self.url, timeout=120000)
         self.page.wait_for_function("window.__ready === true", timeout=60000)
         return self
@@ -149,6 +173,19 @@ class WidgetPage:
         self.pw.stop()
         self.server.shutdown()
         self.server.server_close()
+
+    def _kernel(self, text: str):
+        import base64
+        import time
+
+        t = time.perf_counter()
+        reply = self.widget._answer(json.loads(text), [])
+        self.answered.append(time.perf_counter() - t)
+        if reply is None:
+            return None
+        content, buffers = reply
+        b64 = [base64.b64encode(bytes(b)).decode("ascii") for b in buffers]
+        return [content, b64, self.delay_ms]  # delivered later, as a kernel's reply
 
     def js(self, code: str, arg=None):
         return self.page.evaluate(code, arg)

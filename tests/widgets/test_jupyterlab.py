@@ -190,3 +190,63 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
                                ".textContent.includes('event id')", timeout=60000)
         browser.close()
     assert external == []
+
+
+@pytest.mark.parametrize("lab", ["lab"], indirect=True)
+def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
+    """A timeline that starts as an overview (as a large profile does) gets each zoom's
+    detail from the kernel over the comm, with binary buffers; search runs in the kernel."""
+    from playwright.sync_api import sync_playwright
+
+    import tfprof_nb as tp
+
+    url, root, app = lab
+    prof = tp.load(cpu_python_file)
+    names = prof.events["name"].astype(str).str.lower()
+    total = int(names.str.contains("eager", regex=False).sum())
+    source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.timeline as tl\n"
+              "tl.STATE_BUDGET = 20_000  # an overview first, as a large profile gets\n"
+              f"w = tp.widgets.TraceTimeline(tp.load({str(cpu_python_file)!r}))\nw")
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                     "outputs": [], "source": source}],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "x.ipynb").write_text(json.dumps(nb))
+    external = []
+    tl = "document.querySelector('.tfprof-timeline').__timeline"
+    with sync_playwright() as pw:
+        browser, page = _open(pw, url, app, external)
+        page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
+        page.wait_for_timeout(2000)
+        for _ in range(8):
+            page.click(".jp-Notebook .jp-Cell .cm-content")
+            page.keyboard.press("Shift+Enter")
+            try:
+                page.wait_for_function(
+                    "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
+                    timeout=10000)
+                break
+            except Exception:
+                continue
+        page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
+        assert page.evaluate(f"() => {tl}.lod().mode") == "overview"
+        t0, t1 = page.evaluate(f"() => {tl}.view()")
+        for k in range(6):  # zoom in step by step; each view gets its detail
+            span = (t1 - t0) / 3 ** (k + 1)
+            a = t0 + (t1 - t0) * 0.4
+            page.evaluate(f"([a, b]) => {tl}.setView(a, b)", [a, a + span])
+            page.wait_for_function(f"() => !{tl}.pending() && {tl}.sharp()", timeout=30000)
+        trips = page.evaluate(f"() => {tl}.roundTrips()")
+        assert len(trips) >= 3 and max(trips) < 5000
+        page.fill(".tl-search", "eager")
+        page.wait_for_function("() => /found/.test(document.querySelector('.tl-found')"
+                               ".textContent)", timeout=30000)
+        assert page.evaluate("() => document.querySelector('.tl-found').textContent") \
+            .startswith(f"{total:,} found")
+        page.press(".tl-search", "Enter")
+        page.wait_for_function(
+            "document.querySelector('.tl-details').textContent.includes('event id')",
+            timeout=60000)
+        browser.close()
+    assert external == []

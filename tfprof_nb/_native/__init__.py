@@ -61,6 +61,8 @@ _SIGNATURES = {
     "tfp_op_stack_walk": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
     "tfp_inherit_from_allocations": (I64, [I64, P, P, P]),
     "tfp_active_at_peak": (I64, [I64, P, P, P, P, P, I64, I64, P]),
+    "tfp_tl_window": (I64, [P, P, P, P, I64, F64, F64, F64, F64, I64, P, P, P, P, P]),
+    "tfp_tl_rows_in": (I64, [P, P, P, P, I64, F64, F64, I64, P]),
 }
 
 

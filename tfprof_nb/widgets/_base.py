@@ -48,6 +48,10 @@ class BaseWidget(anywidget.AnyWidget):
         embedded offline), else None."""
         return None
 
+    def _timeline_prefix(self) -> str:
+        """The prefix of the timeline's traits in this widget's state ("" for a timeline)."""
+        return ""
+
     def _offline(self, make):
         """``make(self)`` (offline fallback pieces), or a note saying why there are none."""
         try:

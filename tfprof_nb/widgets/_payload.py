@@ -15,6 +15,8 @@ import math
 import zlib
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["Payload", "widget_payload", "widget_state"]
 
 # Traits of every ipywidget that mean nothing to a page without a kernel.
@@ -98,19 +100,52 @@ def _pack(header: dict, binary: dict[str, bytes], level: int) -> tuple[str, int]
     return base64.b64encode(zlib.compress(blob, level)).decode("ascii"), len(blob)
 
 
-def widget_payload(widget, details: bool = True, level: int = 1) -> Payload:
-    """Pack ``widget``'s state (and, for timelines, every event's stats) for offline pages.
+def widget_payload(widget, details: bool = True, level: int = 1,
+                   budget: int | None = None) -> Payload:
+    """Pack ``widget``'s state (and, for timelines, their events' stats) for offline pages.
+
+    A timeline keeps about ``budget`` packed bytes (default: ``TFPROF_NB_MAX_FALLBACK_MB``):
+    every event when they fit, else its overview and every event of one time range (see
+    ``TimelineSource.offline_state``); the details cover the events it holds alone.
 
     zlib level 1: on a 1.2 M-event profile it packs 58 MB in 0.8 s to 15.3 MB, where level 6
     takes 3.4 s for 14.7 MB (displaying a view packs its fallback, so speed matters).
     """
-    plain, binary = widget_state(widget)
-    data, raw = _pack({"state": plain}, binary, level)
-    source = widget._timeline_source() if details else None
+    source = widget._timeline_source()
     if source is None:
+        plain, binary = widget_state(widget)
+        data, raw = _pack({"state": plain}, binary, level)
+        return Payload(data, None, raw, 0)
+    from ._offline import _limit
+
+    limit = _limit() if budget is None else budget
+    limit = limit if limit > 0 else 2**62
+    target = limit
+    for _ in range(3):  # the sizes packed are estimated: shrink the timeline if over
+        payload = _timeline_payload(widget, source, details, level, target)
+        if payload.packed_bytes <= limit or target < 2**20:
+            return payload
+        target = int(target * 0.9 * limit / payload.packed_bytes)
+    return payload
+
+
+def _timeline_payload(widget, source, details: bool, level: int, budget: int) -> Payload:
+    plain, binary = widget_state(widget)
+    prefix = widget._timeline_prefix()
+    columns, meta, rows = source.offline_state(budget)
+    binary.update({prefix + k: v for k, v in columns.items()})
+    plain[prefix + "meta"] = meta
+    data, raw = _pack({"state": plain}, binary, level)
+    if not details:
         return Payload(data, None, raw, 0)
     from ._details import event_details_block
 
-    info, columns = event_details_block(source.prof, source.event_ids)
+    ids = source.event_ids if rows is None else source.event_ids[rows]
+    info, columns = event_details_block(source.prof, ids)
+    if rows is not None:  # the rows these details are of, with what the page needs of them
+        index = source.index
+        columns.update({"rows": rows.astype(np.uint32).tobytes(),
+                        "start": index.start[rows].tobytes(),
+                        "name": index.name[rows].astype(np.uint32).tobytes()})
     packed, details_raw = _pack(info, columns, level)
     return Payload(data, packed, raw, details_raw)

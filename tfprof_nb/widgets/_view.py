@@ -62,6 +62,19 @@ class View(BaseWidget):
         super().__init__(**state.values, **kwargs)
         if self._controller is not None:
             self.observe(self._on_change, names=list(self.synced()))
+            if hasattr(self._controller, "on_message"):
+                self.on_msg(self._on_message)
+
+    def _answer(self, content, buffers) -> tuple[dict, list] | None:
+        """The reply (content, buffers) to a custom message from the front-end."""
+        return self._controller.on_message(content, buffers)
+
+    def _on_message(self, _widget, content, buffers) -> None:
+        def answer():
+            reply = self._answer(content, buffers)
+            if reply is not None:
+                self.send(*reply)
+        self._safely(answer)
 
     def _on_change(self, change) -> None:
         def apply():

@@ -77,6 +77,25 @@ class _DashboardBase(BaseWidget):
         for tab, controller in self._controllers.items():
             names = [prefix_of(tab) + n for n in classes[tab].synced()]
             self.observe(self._routed(tab, controller), names=names)
+        self.on_msg(self._on_message)
+
+    def _answer(self, content, buffers) -> tuple[dict, list] | None:
+        """A view's request (its prefix in ``view``) goes to the view's controller; the answer
+        carries the prefix back (None: no view answers requests under that prefix)."""
+        prefix = content.get("view") if isinstance(content, dict) else None
+        tab = next((t for t in self._controllers if prefix_of(t) == prefix), None)
+        controller = self._controllers.get(tab)
+        if controller is None or not hasattr(controller, "on_message"):
+            return None
+        reply, out = controller.on_message(content, buffers)
+        return {**reply, "view": prefix}, out
+
+    def _on_message(self, _widget, content, buffers) -> None:
+        def answer():
+            reply = self._answer(content, buffers)
+            if reply is not None:
+                self.send(*reply)
+        self._safely(answer)
 
     @property
     def reasons(self) -> dict[str, str]:
@@ -101,6 +120,9 @@ class _DashboardBase(BaseWidget):
 
     def _timeline_source(self):
         return self._controllers.get("timeline")
+
+    def _timeline_prefix(self) -> str:
+        return prefix_of("timeline")
 
 
 def _dashboard_class():

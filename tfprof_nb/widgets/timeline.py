@@ -6,92 +6,198 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.nesting import event_nesting
+from .._native import kernels
 from ._base import bundle
 from ._view import View, ViewState
+from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TimelineIndex
 
-__all__ = ["TraceTimeline", "timeline_payload"]
+# packed bytes per event of an offline copy, its details included: a 1.19 M-event CPU
+# profile packs to 20.4 MB whole, its overview-plus-detail copies at about 28 bytes per
+# detailed event
+OFFLINE_EVENT_BYTES = 28
+
+__all__ = ["TraceTimeline", "TimelineSource", "timeline_index", "timeline_payload"]
 
 
-def timeline_payload(prof) -> tuple[dict, dict, np.ndarray]:
-    """Binary columns and small tables for the timeline, and the event id of each row.
+def _empty_meta() -> dict:
+    return {"names": [], "tracks": [], "segments": [], "steps": [], "t0": 0.0, "t1": 1.0,
+            "lod": {"mode": "full", "events": 0}}
 
-    Events are sorted by (track, nesting depth, start) so that the browser finds what is
-    visible by binary search; per event the wire carries 16 bytes (start float64, duration
-    float32, name code uint32), names go once in a table.
-    """
+
+def timeline_index(prof) -> tuple[TimelineIndex | None, dict, np.ndarray]:
+    """The timeline's index (events sorted by track, nesting depth and start), its tables
+    (names, tracks, segments ``[track, depth, first row, end row]``, steps) and the event id
+    of each row."""
     ev = prof.events
     n = len(ev)
     if not n:
-        empty = {"ev_start": b"", "ev_dur": b"", "ev_name": b""}
-        return empty, {"names": [], "tracks": [], "segments": [], "steps": [], "t0": 0.0,
-                       "t1": 1.0}, np.empty(0, np.int64)
-    # one track per (host, plane, line id), numbered in order of first appearance
-    host_codes = ev["host"].cat.codes.to_numpy().astype(np.int64)
-    plane_codes = ev["plane"].cat.codes.to_numpy().astype(np.int64)
-    line_codes, line_ids = pd.factorize(ev["line_id"].to_numpy())
-    n_planes = len(ev["plane"].cat.categories)
-    key = (host_codes * n_planes + plane_codes) * len(line_ids) + line_codes
-    track_codes, _ = pd.factorize(key)
-    first_rows = pd.Series(np.arange(n)).groupby(track_codes).first().to_numpy()
-    track_places = list(zip(host_codes[first_rows], plane_codes[first_rows]))
-    depth = event_nesting(track_codes, ev["start_ps"].to_numpy(),
-                          ev["duration_ps"].to_numpy())["depth"].to_numpy()
-    order = np.lexsort((ev["start_ps"].to_numpy(), depth, track_codes))
+        return None, _empty_meta(), np.empty(0, np.int64)
+    # one track per line: the decoder lays each line's events out together, so a track is a
+    # run of rows with the same (host, plane, line id)
+    host_codes = ev["host"].cat.codes.to_numpy()
+    plane_codes = ev["plane"].cat.codes.to_numpy()
+    line_ids = ev["line_id"].to_numpy()
+    change = np.flatnonzero((host_codes[1:] != host_codes[:-1]) |
+                            (plane_codes[1:] != plane_codes[:-1]) |
+                            (line_ids[1:] != line_ids[:-1])) + 1
+    first_rows = np.concatenate([[0], change]).astype(np.int64)
+    track_codes = np.zeros(n, np.int32)
+    track_codes[change] = 1
+    np.cumsum(track_codes, out=track_codes)
+    start_ps = ev["start_ps"].to_numpy()
+    _, depth, _ = kernels.nest_loose(track_codes, start_ps, ev["duration_ps"].to_numpy())
+    max_depth = np.maximum.reduceat(depth, first_rows)
+    if kernels.is_sorted_by(track_codes, start_ps):  # rows by start within each line: one
+        # stable pass by (track, depth) keeps that order
+        key = track_codes.astype(np.int64) * (int(max_depth.max()) + 1) + depth
+        order = kernels.argsort(key.astype(np.int32) if key.max() < 2**31 else key)
+    else:
+        order = kernels.argsort(track_codes, depth, start_ps.astype(np.int64))
     t_sorted, d_sorted = track_codes[order], depth[order]
-    change = np.union1d(np.flatnonzero(np.diff(t_sorted) != 0) + 1,
-                        np.flatnonzero(np.diff(d_sorted) != 0) + 1)
+    change = np.flatnonzero((np.diff(t_sorted) != 0) | (np.diff(d_sorted) != 0)) + 1
     bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
-    segments = [[int(t_sorted[lo]), int(d_sorted[lo]), int(lo), int(hi)]
-                for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    seg_lo, seg_hi = bounds[:-1], bounds[1:]
+    segments = np.stack([t_sorted[seg_lo], d_sorted[seg_lo], seg_lo, seg_hi], axis=1).tolist()
     hosts = ev["host"].cat.categories
     planes = ev["plane"].cat.categories
     line_names = [str(x) for x in ev["line"].iloc[first_rows]]
+    counts = np.diff(np.append(first_rows, n))
     tracks = []
-    max_depth = pd.Series(depth).groupby(track_codes).max()
-    counts = np.bincount(track_codes, minlength=len(track_places))
-    for t, (h, p) in enumerate(track_places):
+    for t, row in enumerate(first_rows.tolist()):
+        h, p = host_codes[row], plane_codes[row]
         tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
                        "host": str(hosts[h]), "plane": str(planes[p]),
                        "name": line_names[t], "depths": int(max_depth[t]) + 1,
                        "events": int(counts[t])})
-    start_us = ev["start_us"].to_numpy()[order]
-    end_us = start_us + ev["duration_us"].to_numpy()[order]
-    steps = []
+    names = [str(x) for x in ev["name"].cat.categories]
+    index = TimelineIndex(ev["start_us"].to_numpy()[order], ev["duration_us"].to_numpy()[order],
+                          ev["name"].cat.codes.to_numpy()[order], seg_lo, seg_hi, names)
+    meta = {"names": names, "tracks": tracks, "segments": segments, "steps": _steps(prof),
+            "t0": index.t0, "t1": index.t1}
+    return index, meta, ev.index.to_numpy()[order]
+
+
+def _steps(prof) -> list[dict]:
     try:
         st = prof.steps
-        ends = (st.start_us + st.duration_ms * 1e3).tolist()
-        steps = [{"name": f"{h} step {s}", "start": float(a), "end": float(b), "host": str(h),
-                  "step_name": str(name)}
-                 for s, h, a, b, name in zip(st.index.tolist(), st.host.tolist(),
-                                             st.start_us.tolist(), ends,
-                                             st.step_name.tolist())]
     except Exception:  # the timeline works without steps
-        steps = []
-    meta = {"names": [str(x) for x in ev["name"].cat.categories], "tracks": tracks,
-            "segments": segments, "steps": steps,
-            "t0": float(start_us.min()), "t1": float(end_us.max())}
-    columns = {
-        "ev_start": np.ascontiguousarray(start_us, dtype=np.float64).tobytes(),
-        "ev_dur": np.ascontiguousarray(ev["duration_us"].to_numpy()[order],
-                                       dtype=np.float32).tobytes(),
-        "ev_name": np.ascontiguousarray(ev["name"].cat.codes.to_numpy()[order],
-                                        dtype=np.uint32).tobytes(),
-    }
-    return columns, meta, ev.index.to_numpy()[order]
+        return []
+    ends = (st.start_us + st.duration_ms * 1e3).tolist()
+    return [{"name": f"{h} step {s}", "start": float(a), "end": float(b), "host": str(h),
+             "step_name": str(name)}
+            for s, h, a, b, name in zip(st.index.tolist(), st.host.tolist(),
+                                        st.start_us.tolist(), ends, st.step_name.tolist())]
+
+
+def tile_columns(tile: Tile, full: bool) -> dict[str, bytes]:
+    """A tile as the widget's binary traits (every event: no count or row columns)."""
+    c = tile.columns
+    return {"ev_start": c["start"].tobytes(), "ev_dur": c["dur"].tobytes(),
+            "ev_name": c["name"].astype(np.uint32).tobytes(),
+            "ev_count": b"" if full else c["count"].tobytes(),
+            "ev_row": b"" if full else c["row"].tobytes(),
+            "ev_off": b"" if full else c["off"].tobytes()}
+
+
+def first_state(index: TimelineIndex | None, meta: dict,
+                budget: int | None = None) -> tuple[dict, dict]:
+    """The widget's first state from the index: every event when they fit ``budget`` at 16
+    bytes each, else an overview tile; ``meta["lod"]`` says which."""
+    if index is None:
+        return tile_columns(Tile(0, 1, 0, True, {k: np.empty(0) for k in Tile.BUFFERS}),
+                            True), meta
+    tile = index.overview(STATE_BUDGET if budget is None else budget)
+    full = tile.exact and tile.blocks == len(index)
+    meta = {**meta, "lod": {"mode": "full" if full else "overview", "events": len(index),
+                            **tile.header()}}
+    return tile_columns(tile, full), meta
+
+
+def timeline_payload(prof, budget: int | None = None) -> tuple[dict, dict, np.ndarray]:
+    """Binary columns and small tables of the widget's first state, and the event id of each
+    timeline row.
+
+    Profiles whose events fit ``budget`` at 16 bytes each (start float64, duration float32,
+    name code uint32; names go once in a table) send them all, sorted by (track, depth,
+    start) so that the browser finds what is visible by binary search.  Larger ones send an
+    overview tile (``timeline_lod``) and the browser asks for the detail of what it shows.
+    """
+    index, meta, ids = timeline_index(prof)
+    columns, meta = first_state(index, meta, budget)
+    return columns, meta, ids
 
 
 class TimelineSource:
-    """The timeline's data for one profile: payload, event ids and event details."""
+    """The timeline's data for one profile: its index, first state, event ids, and the
+    answers to the browser (details of a selected event, window tiles, search hits)."""
 
-    def __init__(self, prof):
+    def __init__(self, prof, budget: int | None = None):
         self.prof = prof
-        self.columns, self.meta, self.event_ids = timeline_payload(prof)
+        self.index, meta, self.event_ids = timeline_index(prof)
+        # the module's STATE_BUDGET at call time (tests lower it to get an overview)
+        self.columns, self.meta = first_state(self.index, meta,
+                                              STATE_BUDGET if budget is None else budget)
         self._rank = None
 
     def on_change(self, name: str, value) -> dict:
         """The view's answer to a front-end change: the details of a selected event."""
         return {"details": self.describe(value)} if name == "selected_index" else {}
+
+    def on_message(self, content: dict, buffers=None) -> tuple[dict, list[bytes]]:
+        """Answer a request of the browser: ``{"kind": "window", "t0", "t1", "width"}`` gets
+        a tile (header and buffers, see timeline_lod), ``{"kind": "search", "query"}`` the
+        matching rows by start (start, duration, row, name code buffers).  Bad requests get ``error``,
+        never an exception."""
+        kind = content.get("kind") if isinstance(content, dict) else None
+        base = {"kind": kind, "id": content.get("id") if isinstance(content, dict) else None}
+        if self.index is None:
+            return {**base, "error": "this profile has no events"}, []
+        try:
+            if kind == "window":
+                tile = self.index.window(float(content["t0"]), float(content["t1"]),
+                                         float(content["width"]))
+                return {**base, "tile": tile.header()}, tile.buffers()
+            if kind == "search":
+                total, start, dur, rows, names = self.index.search(str(content.get("query", "")))
+                return ({**base, "total": int(total), "shown": len(rows)},
+                        [start.tobytes(), dur.tobytes(), rows.tobytes(), names.tobytes()])
+        except (KeyError, TypeError, ValueError) as exc:
+            return {**base, "error": f"bad {kind} request: {exc}"}, []
+        return {**base, "error": f"unknown request {kind!r}"}, []
+
+    def offline_state(self, budget: int) -> tuple[dict, dict, np.ndarray | None]:
+        """The timeline for a page without a kernel, in about ``budget`` packed bytes with
+        its event details: every event when they fit (rows None: all of them have details),
+        else the overview plus every event of one time range (from the first step on, as
+        long as it fits), whose rows (and the overview's single events') have details."""
+        index = self.index
+        if index is None or len(index) * OFFLINE_EVENT_BYTES <= budget:
+            columns, meta = first_state(index, self.meta, budget=2**62)
+            return columns, meta, None
+        # an overview in at most a third of the budget, the rest for one detailed range
+        overview = index.window(index.t0, index.t1 + 1e-9, OVERVIEW_PX,
+                                min(STATE_BUDGET, budget // 3))
+        room = max(budget - overview.nbytes // 2, 0) // OFFLINE_EVENT_BYTES
+        steps = self.meta.get("steps") or []
+        a = min((s["start"] for s in steps), default=index.t0)
+        lo, hi = a, index.t1
+        if index.count_in(a, hi) > room:  # the longest range from a that fits
+            for _ in range(48):
+                mid = (lo + hi) / 2
+                if index.count_in(a, mid) <= room:
+                    lo = mid
+                else:
+                    hi = mid
+            hi = lo
+        detail = index.events_in(a, hi) if room and hi > a else None
+        columns = tile_columns(overview, False)
+        lod = {"mode": "overview", "events": len(index), **overview.header()}
+        rows = overview.columns["row"][overview.columns["count"] == 1]
+        if detail is not None:
+            columns.update({f"detail_{k}": b for k, b in zip(Tile.BUFFERS, detail.buffers())})
+            lod["detail"] = detail.header()
+            rows = np.union1d(rows, detail.columns["row"])
+        return columns, {**self.meta, "lod": lod}, np.unique(rows).astype(np.int64)
 
     def event_id(self, index: int) -> int | None:
         return int(self.event_ids[index]) if 0 <= index < len(self.event_ids) else None
@@ -154,6 +260,11 @@ class TraceTimeline(View):
     ev_start = traitlets.Bytes(b"").tag(sync=True)
     ev_dur = traitlets.Bytes(b"").tag(sync=True)
     ev_name = traitlets.Bytes(b"").tag(sync=True)
+    # an overview's blocks: events merged (uint32), first event's row (uint32), and where
+    # each segment's blocks start (uint32, segments + 1); empty when every event is sent
+    ev_count = traitlets.Bytes(b"").tag(sync=True)
+    ev_row = traitlets.Bytes(b"").tag(sync=True)
+    ev_off = traitlets.Bytes(b"").tag(sync=True)
     meta = traitlets.Dict().tag(sync=True)
     view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
     selected_index = traitlets.Int(-1).tag(sync=True)

@@ -1,0 +1,263 @@
+"""The trace viewer's level of detail: window tiles, search and offline copies, against brute
+force over the real events (Python side), and in Chromium with the widget's own Python
+answering its requests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+import tfprof_nb.widgets.timeline as timeline_mod
+from tfprof_nb.widgets._base import bundle
+from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
+
+from .harness import WidgetPage, event_point, painted
+
+TL = "document.querySelector('.tfprof-timeline').__timeline"
+
+
+@pytest.fixture(scope="module")
+def source(cpu_python_file):
+    """The timeline of a real CPU capture with the Python tracer (deep stacks)."""
+    return TimelineSource(tp.load(cpu_python_file))
+
+
+def _check_tile(index: TimelineIndex, tile, t0: float, t1: float) -> None:
+    """Every event overlapping [t0, t1] is in exactly one block of its segment, blocks hold
+    contiguous rows in start order, and a merged block spans its events."""
+    c = tile.columns
+    off = c["off"].astype(np.int64)
+    assert off[0] == 0 and off[-1] == tile.blocks and np.all(np.diff(off) >= 0)
+    for s, (lo, hi) in enumerate(zip(index.seg_lo, index.seg_hi)):
+        start, end = index.start[lo:hi], index.start[lo:hi] + index.dur[lo:hi]
+        inside = np.flatnonzero((start <= t1) & (end > t0)) + lo
+        first = c["row"][off[s]:off[s + 1]].astype(np.int64)
+        count = c["count"][off[s]:off[s + 1]].astype(np.int64)
+        covered = np.concatenate([np.arange(f, f + k) for f, k in zip(first, count)]) \
+            if len(first) else np.empty(0, np.int64)
+        np.testing.assert_array_equal(covered, inside)  # each once, in order
+        b_start, b_dur = c["start"][off[s]:off[s + 1]], c["dur"][off[s]:off[s + 1]]
+        np.testing.assert_array_equal(b_start, index.start[first])
+        last_end = np.array([(index.start[f:f + k] + index.dur[f:f + k]).max()
+                             for f, k in zip(first, count)])
+        np.testing.assert_allclose(b_start + b_dur, last_end, rtol=1e-6, atol=1e-3)
+        assert np.all(c["name"][off[s]:off[s + 1]] == index.name[first])
+
+
+def test_windows_cover_every_event_once(source):
+    index = source.index
+    span = index.t1 - index.t0
+    rng = np.random.default_rng(1)
+    for width in (1400, 50):
+        for frac in (1.0, 0.1, 0.001):
+            a = index.t0 + rng.uniform(0, 1 - frac) * span
+            tile = index.window(a, a + frac * span, width)
+            _check_tile(index, tile, a, a + frac * span)
+    whole = index.window(index.t0, index.t1, 1400)
+    assert whole.blocks < len(index)  # merged at this zoom
+    assert not whole.exact
+
+
+def test_events_wide_enough_stay_alone(source):
+    index = source.index
+    a, b = index.t0, index.t1
+    tile = index.window(a, b, 1400)
+    ppu = 1400 / (b - a)
+    c = tile.columns
+    wide = c["dur"] * ppu >= 1
+    # a block of a pixel or more that holds several events began with a narrow one
+    for row, count in zip(c["row"][wide], c["count"][wide]):
+        if count > 1:
+            assert index.dur[row] * ppu < 1
+    rows_wide = np.flatnonzero(index.dur * ppu >= 1)
+    alone = set(c["row"][c["count"] == 1].tolist())
+    assert set(rows_wide.tolist()) <= alone
+
+
+def test_zoomed_in_windows_are_exact(source):
+    index = source.index
+    row = int(np.argmax(index.dur))
+    a = float(index.start[row])
+    tile = index.window(a, a + float(index.dur[row]) * 1e-3, 1400)
+    assert tile.exact and np.all(tile.columns["count"] == 1)
+
+
+def test_window_budget_coarsens_instead_of_growing(source):
+    index = source.index
+    tile = index.window(index.t0, index.t1, 100_000, budget=50 * BLOCK_BYTES)
+    assert tile.nbytes <= 50 * BLOCK_BYTES + 4 * (len(index.seg_lo) + 1)
+    _check_tile(index, tile, index.t0, index.t1)
+
+
+def test_events_in_and_search_match_brute_force(source):
+    index = source.index
+    a = index.t0 + (index.t1 - index.t0) * 0.4
+    b = a + (index.t1 - index.t0) * 0.05
+    tile = index.events_in(a, b)
+    expect = np.flatnonzero((index.start <= b) & (index.start + index.dur > a))
+    np.testing.assert_array_equal(np.sort(tile.columns["row"]), expect)
+    _check_tile(index, tile, a, b)
+    assert index.count_in(a, b) == len(expect)
+    total, start, dur, rows, names = index.search("EAGER")
+    names_lower = np.array([n.lower() for n in index.names])
+    expect = np.flatnonzero(np.char.find(names_lower[index.name], "eager") >= 0)
+    assert total == len(expect) > 0
+    np.testing.assert_array_equal(np.sort(rows), expect)
+    assert np.all(np.diff(start) >= 0)
+    assert index.search("no such op at all")[0] == 0 and index.search("  ")[0] == 0
+
+
+@pytest.mark.parametrize("request_, error", [
+    ({"kind": "window", "t0": 5.0, "t1": 1.0, "width": 100}, "finite range"),
+    ({"kind": "window", "t0": 0.0, "t1": 1.0, "width": 0}, "1 px"),
+    ({"kind": "window", "t0": float("nan"), "t1": 1.0, "width": 10}, "finite"),
+    ({"kind": "window", "t0": 0.0}, "t1"),
+    ({"kind": "window", "t0": "x", "t1": 1, "width": 10}, "bad window"),
+    ({"kind": "reboot"}, "unknown request"),
+])
+def test_bad_requests_get_an_error_answer(source, request_, error):
+    reply, buffers = source.on_message({**request_, "id": 7})
+    assert reply["id"] == 7 and error in reply["error"] and buffers == []
+
+
+def test_windows_outside_the_profile_are_empty(source):
+    index = source.index
+    reply, buffers = source.on_message({"kind": "window", "id": 1, "t0": index.t1 + 1e6,
+                                        "t1": index.t1 + 2e6, "width": 1400})
+    assert reply["tile"]["blocks"] == 0 and len(buffers) == 6
+
+
+def test_first_state_is_an_overview_past_the_budget(cpu_python_file, monkeypatch):
+    prof = tp.load(cpu_python_file)
+    full = TraceTimeline(prof)
+    assert full.meta["lod"]["mode"] == "full" and len(full.ev_start) == 8 * len(prof.events)
+    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
+    small = TraceTimeline(prof)
+    assert small.meta["lod"]["mode"] == "overview"
+    state = sum(len(getattr(small, k)) for k in ("ev_start", "ev_dur", "ev_name", "ev_count",
+                                                  "ev_row", "ev_off"))
+    assert state <= 20_000 + 4 * (len(small.meta["segments"]) + 1)
+    assert np.frombuffer(small.ev_count, np.uint32).sum() == len(prof.events)
+
+
+def test_offline_copy_keeps_the_overview_and_a_detailed_range(source):
+    n = len(source.index)
+    columns, meta, rows = source.offline_state(budget=n * 28)
+    assert rows is None and meta["lod"]["mode"] == "full"  # every event fits
+    columns, meta, rows = source.offline_state(budget=n * 10)
+    assert meta["lod"]["mode"] == "overview"
+    detail = meta["lod"]["detail"]
+    detail_rows = np.frombuffer(columns["detail_row"], np.uint32)
+    index = source.index
+    expect = np.flatnonzero((index.start <= detail["t1"]) &
+                            (index.start + index.dur > detail["t0"]))
+    np.testing.assert_array_equal(np.sort(detail_rows), expect)
+    assert 0 < len(detail_rows) < n and set(detail_rows.tolist()) <= set(rows.tolist())
+    steps = meta["steps"]
+    assert detail["t0"] == pytest.approx(min(s["start"] for s in steps))
+
+
+def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch):
+    """An overview first; each zoom asks the widget's Python for the window; clicks and
+    search work across fetched windows."""
+    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
+    prof = tp.load(cpu_python_file)
+    widget = TraceTimeline(prof)
+    source = widget._timeline_source()
+    assert widget.meta["lod"]["mode"] == "overview"
+    with WidgetPage(widget, tmp_path, bundle("timeline"), kernel=True) as page:
+        assert painted(page.page) > 2000
+        assert page.js(f"() => {TL}.tiles().length") == 1
+        index = source.index
+        row = int(np.argmax(np.where(index.dur < (index.t1 - index.t0) / 50, index.dur, 0)))
+        a, b = float(index.start[row]), float(index.start[row] + index.dur[row])
+        pad = (b - a) * 0.5
+        page.js(f"([a, b]) => {TL}.setView(a, b)", [a - pad, b + pad])
+        page.page.wait_for_function(
+            f"() => {TL}.tiles().length > 1 && !{TL}.pending() && {TL}.sharp()", timeout=20000)
+        sent = page.js("() => window.__sent")
+        assert sent and sent[-1]["kind"] == "window" and sent[-1]["t0"] < a - pad
+        assert page.answered and max(page.answered) < 0.5
+        point = event_point(page.page)
+        page.page.mouse.click(point[0], point[1])
+        assert ["selected_index", point[2]] in page.changes()
+        live = source.describe(point[2])
+        assert live["name"] == index.names[index.name[point[2]]]
+        status = page.js("() => document.querySelector('.tl-status').textContent")
+        assert live["name"] in status
+        # search: the kernel finds every matching event, by start
+        query = "eager"
+        total = index.search(query)[0]
+        page.page.fill(".tl-search", query)
+        page.page.wait_for_function("() => /found/.test(document.querySelector('.tl-found')"
+                                    ".textContent)", timeout=10000)
+        shown = page.js("() => document.querySelector('.tl-found').textContent")
+        assert shown.startswith(f"{total:,} found")
+        page.page.press(".tl-search", "Enter")
+        first = index.search(query)[3][0]
+        assert ["selected_index", int(first)] in page.changes()
+        # a window the kernel refuses says so on the canvas, no exception
+        page.js("() => window.__deliver({kind: 'window', id: -1, error: 'x'}, [])")
+        assert page.console_errors == [] and page.blocked == []
+
+
+def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monkeypatch):
+    from tfprof_nb.widgets.dashboard import Dashboard
+
+    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
+    dash = Dashboard(tp.load(cpu_python_file))
+    reply, buffers = dash._answer({"kind": "search", "query": "eager", "id": 3,
+                                   "view": "timeline__"}, [])
+    assert reply["view"] == "timeline__" and reply["total"] > 0 and len(buffers) == 4
+    assert dash._answer({"kind": "search", "query": "x", "view": "ops__"}, []) is None
+    with WidgetPage(dash, tmp_path, bundle("dashboard"), kernel=True) as page:
+        page.page.click(".db-tab[data-tab='timeline']")
+        meta = dash.timeline__meta
+        a = meta["t0"] + (meta["t1"] - meta["t0"]) * 0.3
+        tl = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
+        page.js(f"([a, b]) => {tl}.setView(a, b)", [a, a + (meta["t1"] - meta["t0"]) * 1e-3])
+        page.page.wait_for_function(f"() => {tl}.tiles().length > 1 && !{tl}.pending()",
+                                    timeout=20000)
+        assert all(m["view"] == "timeline__" for m in page.js("() => window.__sent"))
+        assert page.console_errors == []
+
+
+def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
+    """A report of a profile past the budget: the overview, every event of one range with
+    its stats, and a note on the canvas where detail needs a kernel."""
+    from ..report.offline_page import OfflinePage
+
+    prof = tp.load(cpu_python_file)
+    n = len(prof.events)
+    monkeypatch.setenv("TFPROF_NB_MAX_FALLBACK_MB", str(n * 12 / 2**20))
+    path = prof.to_html(tmp_path / "r.html")
+    tlq = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
+    with OfflinePage(path) as page:
+        page.page.click(".db-tab[data-tab='timeline']")
+        tiles = page.js(f"() => {tlq}.tiles()")
+        assert len(tiles) == 2 and tiles[1]["exact"] and not tiles[0]["exact"]
+        d = tiles[1]
+        page.js(f"([a, b]) => {tlq}.setView(a, b)",
+                [d["t0"], d["t0"] + (d["t1"] - d["t0"]) * 0.05])
+        page.page.wait_for_timeout(200)
+        assert page.js(f"() => {tlq}.current().exact")
+        point = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline")
+        page.page.mouse.click(point[0], point[1])
+        page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
+                                    ".tl-details\").textContent.includes('event id')",
+                                    timeout=30000)
+        shown = page.js("() => document.querySelector(\"[data-pane='timeline'] "
+                        ".tl-details\").textContent")
+        live = TimelineSource(prof).describe(point[2])
+        assert f"{live['event id']}" in shown and live["name"] in shown
+        if d["t1"] < prof.duration_us * 0.9 + d["t0"]:
+            after = d["t1"] + (d["t1"] - d["t0"])
+            page.js(f"([a, b]) => {tlq}.setView(a, b)", [after, after + 1.0])
+            page.page.wait_for_timeout(200)
+            assert not page.js(f"() => {tlq}.current().exact")
+        assert page.blocked == [] and page.console_errors == []
+    assert math.isfinite(path.stat().st_size)
