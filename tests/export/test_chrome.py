@@ -98,14 +98,18 @@ def test_steps_track(prof, exported):
         assert "host" not in args and "start_us" not in args
 
 
-def _same(arg, value, big_is_string=True) -> bool:
+def _same(arg, value) -> bool:
+    """Whether a JSON arg is the value ``prof.stat`` gives (which shows uint64 values mixed
+    with int64 ones as their int64 bit pattern)."""
     if isinstance(value, bytes):
         return arg == value.hex()
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         value = int(value)
-        if abs(value) > 2**53:  # written as a string so JavaScript keeps every digit
-            return isinstance(arg, str) and int(arg) in (value, value + 2**64)
-        return arg == value
+        got = int(arg) if isinstance(arg, str) else arg
+        # a string exactly when beyond 2**53, so that JavaScript keeps every digit
+        if not isinstance(got, int) or isinstance(arg, str) != (abs(got) > 2**53):
+            return False
+        return got == value or (value < 0 and got == value + 2**64)
     return arg == value
 
 

@@ -10,7 +10,8 @@ import pytest
 
 import tfprof_nb as tp
 
-from .readers import chrome_tables, perfetto_pb2, read_chrome, read_perfetto
+from .readers import chrome_tables, expected_args, perfetto_pb2, read_chrome, read_perfetto
+from .test_chrome import _same
 
 NASTY = ['<script>alert("x")</script>', 'back\\slash "quoted" & <b>bold</b>',
          "ctl\x00\x01\x1f\t\n\r end", "naïve ☃ 𝄞 日本語", "\u2028line\u2029sep",
@@ -49,6 +50,8 @@ def _space() -> bytes:
             ev.stats.add(metadata_id=stat_ids["small"], ref_value=stat_ids["ref target"])
     before = line.events.add(metadata_id=1, offset_ps=-500_000, duration_ps=250_000)
     before.stats.add(metadata_id=stat_ids["small"], int64_value=1)
+    # a uint64 where the stat is int64 elsewhere: prof.stat shows its int64 bits, -5
+    before.stats.add(metadata_id=stat_ids["neg"], uint64_value=2**64 - 5)
     other = plane.lines.add(id=2, name="overlapping", timestamp_ns=100_000)
     for k, (a, b) in enumerate(OVERLAPPING, start=100):
         plane.event_metadata[k].id = k
@@ -98,6 +101,14 @@ def test_chrome_round_trip(prof, tmp_path):
     assert args["md"] == "metadata <1>"  # the event metadata's stat
     assert x.args[1]["md"] == "own <value>"  # the event's own stat wins
     assert x.args[2]["small"] == "ref target"  # a ref: the referenced stat's name
+    assert x.args[len(NASTY)]["neg"] == str(2**64 - 5)
+    assert prof.stat("neg").iloc[-1] == -5
+    # and every arg of every event is what prof.stat says
+    for event, stats in expected_args(prof, range(n)).items():
+        assert set(x.args[event]) - {"md"} == set(stats) - {"md"}  # md: a metadata stat
+        for name, value in stats.items():
+            if name not in ("inf", "nan"):  # JSON has no such numbers: strings
+                assert _same(x.args[event][name], value), (event, name)
 
 
 def test_overlapping_slices_get_their_own_thread(prof, tmp_path):

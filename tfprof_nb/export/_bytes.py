@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BytePool", "Gatherer", "decimal_text", "fixed_point_text", "gather", "record_pieces"]
+__all__ = ["BytePool", "ChunkPool", "Gatherer", "decimal_text", "fixed_point_text", "gather", "record_pieces"]
 
 _ZERO = ord("0")
 _POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)
@@ -69,6 +69,28 @@ class Gatherer:
         idx = np.repeat((np.asarray(starts, np.int64) - dest).astype(dtype), lengths)
         idx += self._ramp_of(total, dtype)
         return pool[idx]
+
+
+class ChunkPool:
+    """The static pool with room after it for each chunk's own bytes (its numbers)."""
+
+    def __init__(self, static: np.ndarray):
+        self.static_size = len(static)
+        self.array = static
+
+    def with_dynamic(self, parts: list[np.ndarray]) -> tuple[np.ndarray, list[int]]:
+        """(the pool, the offset of each part): ``parts`` copied after the static bytes."""
+        need = self.static_size + sum(len(p) for p in parts)
+        if need > len(self.array):
+            grown = np.empty(max(need, 2 * len(self.array)), np.uint8)
+            grown[:self.static_size] = self.array[:self.static_size]
+            self.array = grown
+        offsets, at = [], self.static_size
+        for p in parts:
+            self.array[at:at + len(p)] = p
+            offsets.append(at)
+            at += len(p)
+        return self.array, offsets
 
 
 def gather(pool: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -219,9 +219,12 @@ def trace_content(prof) -> TraceContent:
                              else np.empty(0, dt)
                              for i, dt in enumerate((np.int64, np.int32, np.int8, np.int64)))
     # a key repeated on a slice (metadata and event, or a stat set twice): the last one wins
-    repeated = pd.Series(owner * max(len(keys.items), 1) + key).duplicated(keep="last")
+    combo = owner * max(len(keys.items), 1) + key
+    order = np.argsort(combo, kind="stable")  # fast: rows are sorted by owner already
+    repeated = combo[order[1:]] == combo[order[:-1]]
     if repeated.any():
-        keep = ~repeated.to_numpy()
+        keep = np.ones(len(owner), bool)
+        keep[order[:-1][repeated]] = False
         owner, key, kind, raw = owner[keep], key[keep], kind[keep], raw[keep]
     return TraceContent(
         start_ps=np.concatenate(start).astype(np.int64),

@@ -11,6 +11,7 @@ import numpy as np
 __all__ = ["VARINT", "I64", "LEN", "field", "key", "utf8", "varint", "varint_text"]
 
 VARINT, I64, LEN = 0, 1, 2  # wire types
+_LIMITS = np.array([1 << (7 * k) for k in range(1, 10)], np.uint64)  # a byte more from each
 
 
 def varint(value: int) -> bytes:
@@ -52,9 +53,7 @@ def varint_text(values: np.ndarray, prefix: np.ndarray | None = None,
     v = np.ascontiguousarray(values).view(np.uint64) if np.asarray(values).dtype.kind == "i" \
         else np.asarray(values, np.uint64)
     n = len(v)
-    size = np.ones(n, np.int64)
-    for k in range(1, 10):
-        size += v >= np.uint64(1 << (7 * k))
+    size = np.searchsorted(_LIMITS, v, side="right").astype(np.int64) + 1
     width = int(size.max()) if n else 1
     lead = 0 if prefix is None else 1
     m = np.zeros((n, lead + width), np.uint8)

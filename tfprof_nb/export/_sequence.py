@@ -19,7 +19,8 @@ __all__ = ["slice_sequence"]
 def slice_sequence(track: np.ndarray, start: np.ndarray, duration: np.ndarray) -> np.ndarray:
     """int64 records in order: slice i's begin as i, its end as ``~i`` (negative).
 
-    The slices of each track must nest (see ``_tracks``); tracks follow each other.
+    The slices of each track must nest (see ``_tracks``); tracks follow each other.  Track
+    codes that increase along the slices (with starts increasing within a track) save a sort.
     """
     n = len(track)
     if not n:

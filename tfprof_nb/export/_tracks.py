@@ -23,6 +23,7 @@ class TrackLayout:
     """Where each slice is drawn: ``track`` (index into the thread tables) per slice."""
 
     track: np.ndarray  # int32 thread of each slice
+    group: np.ndarray  # int32 (line, lane) of each slice, increasing along the events' order
     thread_pid: np.ndarray  # int64 per thread
     thread_tid: np.ndarray  # int64 per thread
     thread_names: list[str]
@@ -87,7 +88,7 @@ def track_layout(content) -> TrackLayout:
     names = [content.line_names[li] if la == 0 else f"{content.line_names[li]} (overlap {la})"
              for li, la in zip(t_line[display].tolist(), t_lane[display].tolist())]
     return TrackLayout(
-        track=rank[track.reshape(-1)].astype(np.int32),
+        track=rank[track.reshape(-1)].astype(np.int32), group=track.reshape(-1).astype(np.int32),
         thread_pid=process[display].astype(np.int64) + 1,
         thread_tid=np.arange(1, len(used) + 1, dtype=np.int64),
         thread_names=names,

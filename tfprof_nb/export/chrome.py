@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
-from ._bytes import BytePool, Gatherer, decimal_text, fixed_point_text, record_pieces
+from ._bytes import (BytePool, ChunkPool, Gatherer, decimal_text, fixed_point_text,
+                     record_pieces)
 from ._content import DOUBLE, INT, NONE, STRING, UINT, trace_content
 from ._output import output_file, target_path
 from ._tracks import track_layout
@@ -78,10 +79,9 @@ class _Pieces:
         return np.full(n, start, np.int64), np.full(n, length, np.int64)
 
 
-def _value_pieces(pieces: _Pieces, kind: np.ndarray, raw: np.ndarray, dynamic: list,
-                  base: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """(starts, lengths) of the values of annotation rows; integer texts are appended to
-    ``dynamic`` at pool offset ``base``.  Returns the new base too."""
+def _value_pieces(pieces: _Pieces, kind: np.ndarray, raw: np.ndarray) -> tuple:
+    """(starts, lengths) of the values of annotation rows, the text of their integers and
+    the rows of those (whose starts are relative to that text)."""
     starts, lengths = pieces.c("null", len(kind))
     rows = np.flatnonzero(kind == STRING)
     starts[rows] = pieces.string[0][raw[rows]]
@@ -92,38 +92,14 @@ def _value_pieces(pieces: _Pieces, kind: np.ndarray, raw: np.ndarray, dynamic: l
         starts[rows] = pieces.double[0][code]
         lengths[rows] = pieces.double[1][code]
     rows = np.flatnonzero((kind == INT) | (kind == UINT))
-    if len(rows):
-        v = raw[rows]
-        negative = (v < 0) & (kind[rows] == INT)
-        mag = v.view(np.uint64).copy()
-        mag[negative] = ~mag[negative] + np.uint64(1)
-        text, s, n = decimal_text(mag, negative, mag > np.uint64(_SAFE_INT))
-        starts[rows] = s + base
-        lengths[rows] = n
-        dynamic.append(text)
-        base += len(text)
-    return starts, lengths, base
-
-
-class _Pool:
-    """The static pool with room after it for each chunk's numbers."""
-
-    def __init__(self, static: np.ndarray):
-        self.static_size = len(static)
-        self.array = static
-
-    def with_dynamic(self, parts: list[np.ndarray]) -> np.ndarray:
-        need = self.static_size + sum(len(p) for p in parts)
-        if need > len(self.array):
-            grown = np.empty(max(need, self.static_size + 2 * (len(self.array) -
-                                                               self.static_size)), np.uint8)
-            grown[:self.static_size] = self.array[:self.static_size]
-            self.array = grown
-        at = self.static_size
-        for p in parts:
-            self.array[at:at + len(p)] = p
-            at += len(p)
-        return self.array
+    v = raw[rows]
+    negative = (v < 0) & (kind[rows] == INT)
+    mag = v.view(np.uint64).copy()
+    mag[negative] = ~mag[negative] + np.uint64(1)
+    text, s, n = decimal_text(mag, negative, mag > np.uint64(_SAFE_INT))
+    starts[rows] = s
+    lengths[rows] = n
+    return starts, lengths, text, rows
 
 
 def _chunk_bounds(bounds: np.ndarray, n: int, head: int, per_row: int) -> list[tuple]:
@@ -143,27 +119,24 @@ def _chunks(content, layout, pieces: _Pieces, first: bool):
     ann = content.annotations
     n = len(content)
     bounds = ann.bounds(n)
-    pool = _Pool(pieces.static)
-    base = pool.static_size
+    pool = ChunkPool(pieces.static)
     gather = Gatherer()
     for lo, hi in _chunk_bounds(bounds, n, 8, 3):
         c = hi - lo
         r0, r1 = int(bounds[lo]), int(bounds[hi])
         ts_text, ts_s, ts_l = fixed_point_text(content.start_ps[lo:hi])
         dur_text, dur_s, dur_l = fixed_point_text(content.duration_ps[lo:hi])
-        dynamic = [ts_text, dur_text]
-        kind, raw = ann.kind[r0:r1], ann.raw[r0:r1]
-        val_s, val_l, _ = _value_pieces(pieces, kind, raw, dynamic,
-                                        base + len(ts_text) + len(dur_text))
-        array = pool.with_dynamic(dynamic)
+        val_s, val_l, int_text, ints = _value_pieces(pieces, ann.kind[r0:r1], ann.raw[r0:r1])
+        array, (ts_at, dur_at, int_at) = pool.with_dynamic([ts_text, dur_text, int_text])
+        val_s[ints] += int_at
         opening = pieces.c("open", c)
         if lo == 0 and first:
             opening[0][0], opening[1][0] = pieces.const["first"]
         track = layout.track[lo:hi]
         name = content.name[lo:hi]
         head = [opening, (pieces.track[0][track], pieces.track[1][track]), pieces.c("ts", c),
-                (ts_s + base, ts_l), pieces.c("dur", c),
-                (dur_s + base + len(ts_text), dur_l), pieces.c("name", c),
+                (ts_s + ts_at, ts_l), pieces.c("dur", c),
+                (dur_s + dur_at, dur_l), pieces.c("name", c),
                 (pieces.name[0][name], pieces.name[1][name])]
         owner = ann.owner[r0:r1] - lo
         first_row = np.ones(r1 - r0, bool)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._bytes import BytePool, Gatherer, record_pieces
+from ._bytes import BytePool, ChunkPool, Gatherer, record_pieces
 from ._content import DOUBLE, INT, STRING, UINT, trace_content
 from ._output import output_file, target_path
 from ._protowire import I64, VARINT, field, key, utf8, varint, varint_text
@@ -48,6 +48,9 @@ _PD_PID, _PD_NAME = 1, 6
 _THD_PID, _THD_TID, _THD_NAME = 1, 2, 5
 
 _SEQUENCE = 1
+_PACKET_KEY = key(_PACKET, 2)[0]
+_TS_KEY = key(_TIMESTAMP, VARINT)[0]
+_INT_KEY, _UINT_KEY = key(_DA_INT, VARINT)[0], key(_DA_UINT, VARINT)[0]
 _INTERNED_PER_PACKET = 1 << 20  # bytes of interned entries per packet, about
 _PIECES_PER_CHUNK = 1 << 20
 
@@ -118,18 +121,16 @@ class _Pieces:
         pool = BytePool()
         seq = field(_SEQUENCE_ID, _SEQUENCE)
         self.const = {k: (pool.add(v), len(v)) for k, v in {
-            "packet": key(_PACKET, 2),
-            "ts": key(_TIMESTAMP, VARINT),
             # sequence id, flags, then the TrackEvent's key (its length follows)
             "begin_mid": seq + field(_SEQUENCE_FLAGS, _SEQ_NEEDS_INCREMENTAL_STATE)
             + key(_TRACK_EVENT, 2),
             "end_mid": seq + key(_TRACK_EVENT, 2),
-            # type, then the track uuid's key (the uuid follows)
-            "begin_type": field(_TE_TYPE, _SLICE_BEGIN) + key(_TE_TRACK_UUID, VARINT),
-            "end_type": field(_TE_TYPE, _SLICE_END) + key(_TE_TRACK_UUID, VARINT),
             "empty": b""}.items()}
-        n_processes = len(layout.process_pid)
-        self.uuid = pool.add_table([varint(n_processes + t) for t in layout.thread_tid.tolist()])
+        # per thread: the TrackEvent's type and track uuid
+        uuids = [field(_TE_TRACK_UUID, len(layout.process_pid) + t)
+                 for t in layout.thread_tid.tolist()]
+        self.begin_track = pool.add_table([field(_TE_TYPE, _SLICE_BEGIN) + u for u in uuids])
+        self.end_track = pool.add_table([field(_TE_TYPE, _SLICE_END) + u for u in uuids])
         self.name = pool.add_table([field(_TE_NAME_IID, i + 1) for i in range(len(content.names))])
         ann = content.annotations
         self.key = pool.add_table([field(_DA_NAME_IID, i + 1) for i in range(len(ann.keys))])
@@ -153,7 +154,8 @@ def _pick(mask, a, b):
 
 
 def _chunk_bounds(row_count: np.ndarray) -> list[tuple]:
-    cost = np.cumsum(10 + 3 * row_count)
+    """Record ranges of about _PIECES_PER_CHUNK pieces each."""
+    cost = np.cumsum(6 + 3 * row_count)
     if not len(cost):
         return []
     cuts = np.searchsorted(cost, np.arange(_PIECES_PER_CHUNK, int(cost[-1]),
@@ -162,82 +164,77 @@ def _chunk_bounds(row_count: np.ndarray) -> list[tuple]:
     return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
 
 
+def _annotation_pieces(pieces: _Pieces, ann, rows: np.ndarray) -> tuple:
+    """The DebugAnnotations of annotation ``rows``: (starts, lengths) of shape (m, 3) (key and
+    length, name, value), the varints of their integer values and the rows of those (whose
+    value starts are relative to that text)."""
+    kind, raw = ann.kind[rows], ann.raw[rows]
+    val_s, val_l = pieces.c("empty", len(rows))
+    pick = np.flatnonzero(kind == STRING)
+    val_s[pick], val_l[pick] = pieces.string[0][raw[pick]], pieces.string[1][raw[pick]]
+    pick = np.flatnonzero(kind == DOUBLE)
+    code = np.searchsorted(pieces.double_bits, raw[pick])
+    val_s[pick], val_l[pick] = pieces.double[0][code], pieces.double[1][code]
+    ints = np.flatnonzero((kind == INT) | (kind == UINT))
+    tags = np.where(kind[ints] == INT, _INT_KEY, _UINT_KEY).astype(np.uint8)
+    int_text, val_s[ints], val_l[ints] = varint_text(raw[ints], prefix=tags)
+    key_s, key_l = pieces.key[0][ann.key[rows]], pieces.key[1][ann.key[rows]]
+    size = key_l + val_l
+    head_s, head_l = pieces.annotation[0][size], pieces.annotation[1][size]
+    return (np.stack([head_s, key_s, val_s], 1), np.stack([head_l, key_l, val_l], 1),
+            int_text, ints)
+
+
+def _records(content, layout) -> tuple:
+    """The begin and end records in sequence order: (is a begin, slice, annotation rows)."""
+    records = slice_sequence(layout.group, content.start_ps, content.duration_ps)
+    is_begin = records >= 0
+    slices = np.where(is_begin, records, ~records)
+    bounds = content.annotations.bounds(len(content))
+    rows = np.where(is_begin, bounds[slices + 1] - bounds[slices], 0)
+    return is_begin, slices, rows, bounds
+
+
 def _chunks(content, layout, pieces: _Pieces):
     """The begin and end packets of every slice, in sequence order, a chunk at a time."""
-    ann = content.annotations
-    n = len(content)
-    bounds = ann.bounds(n)
     begin_ns, end_ns = _nanoseconds(content)
-    records = slice_sequence(layout.track, content.start_ps, content.duration_ps)
-    is_begin_all = records >= 0
-    slice_all = np.where(is_begin_all, records, ~records)
-    row_count_all = np.where(is_begin_all, bounds[slice_all + 1] - bounds[slice_all], 0)
-    base = len(pieces.static)
-    pool = np.empty(base, np.uint8)
-    pool[:] = pieces.static
+    is_begin_all, slice_all, count_all, bounds = _records(content, layout)
+    pool = ChunkPool(pieces.static)
     gather = Gatherer()
-    for lo, hi in _chunk_bounds(row_count_all):
+    for lo, hi in _chunk_bounds(count_all):
         c = hi - lo
-        is_begin = is_begin_all[lo:hi]
-        sl = slice_all[lo:hi]
-        count = row_count_all[lo:hi]
-        # annotation rows of the chunk's begin records, by record
+        is_begin, sl, count = is_begin_all[lo:hi], slice_all[lo:hi], count_all[lo:hi]
+        # the annotation rows of the chunk's begin records, record after record
         total = int(count.sum())
         first = np.cumsum(count) - count
         rows = np.repeat(bounds[sl] - first, count) + np.arange(total)
         owner = np.repeat(np.arange(c), count)
-        kind, raw = ann.kind[rows], ann.raw[rows]
-        # value pieces: static for strings and doubles, varints for integers
-        val_s, val_l = pieces.c("empty", total)
-        pick = np.flatnonzero(kind == STRING)
-        val_s[pick], val_l[pick] = pieces.string[0][raw[pick]], pieces.string[1][raw[pick]]
-        pick = np.flatnonzero(kind == DOUBLE)
-        code = np.searchsorted(pieces.double_bits, raw[pick])
-        val_s[pick], val_l[pick] = pieces.double[0][code], pieces.double[1][code]
-        pick = np.flatnonzero((kind == INT) | (kind == UINT))
-        tags = np.where(kind[pick] == INT, key(_DA_INT, VARINT)[0],
-                        key(_DA_UINT, VARINT)[0]).astype(np.uint8)
-        int_text, int_s, int_l = varint_text(raw[pick], prefix=tags)
-        val_s[pick], val_l[pick] = int_s + base, int_l  # int_text comes first after the pool
-        key_s, key_l = pieces.key[0][ann.key[rows]], pieces.key[1][ann.key[rows]]
-        ann_len = key_l + val_l
-        ann_s, ann_l = pieces.annotation[0][ann_len], pieces.annotation[1][ann_len]
-        # lengths: TrackEvent, then packet
-        track = layout.track[sl]
-        uuid_s, uuid_l = pieces.uuid[0][track], pieces.uuid[1][track]
-        name = content.name[sl]
-        name_s, name_l = pieces.name[0][name], pieces.name[1][name]
-        name_l = np.where(is_begin, name_l, 0)
-        type_s, type_l = _pick(is_begin, pieces.c("begin_type", c), pieces.c("end_type", c))
-        event_len = type_l + uuid_l + name_l + np.bincount(
-            owner, weights=ann_l + key_l + val_l, minlength=c).astype(np.int64)
-        ts = np.where(is_begin, begin_ns[sl], end_ns[sl])
-        ts_text, ts_s, ts_l = varint_text(ts)
+        ann_s, ann_l, int_text, ints = _annotation_pieces(pieces, content.annotations, rows)
+        # TrackEvent: type and track, name (begins only), annotations
+        track, name = layout.track[sl], content.name[sl]
+        type_s, type_l = _pick(is_begin,
+                               (pieces.begin_track[0][track], pieces.begin_track[1][track]),
+                               (pieces.end_track[0][track], pieces.end_track[1][track]))
+        name_s = np.where(is_begin, pieces.name[0][name], 0)
+        name_l = np.where(is_begin, pieces.name[1][name], 0)
+        event_len = type_l + name_l + np.bincount(
+            owner, weights=ann_l.sum(axis=1), minlength=c).astype(np.int64)
+        # TracePacket: timestamp, sequence fields, the TrackEvent's key and length
+        ts_text, ts_s, ts_l = varint_text(np.where(is_begin, begin_ns[sl], end_ns[sl]),
+                                          prefix=_TS_KEY)
         ev_text, ev_s, ev_l = varint_text(event_len)
         mid_s, mid_l = _pick(is_begin, pieces.c("begin_mid", c), pieces.c("end_mid", c))
-        ts_key = pieces.c("ts", c)
-        packet_len = ts_key[1] + ts_l + mid_l + ev_l + event_len
-        pk_text, pk_s, pk_l = varint_text(packet_len)
-        # the chunk's numbers after the static pool
-        dynamic = [int_text, ts_text, ev_text, pk_text]
-        offsets = base + np.cumsum([0] + [len(d) for d in dynamic])
-        need = int(offsets[-1])
-        if len(pool) < need:
-            grown = np.empty(max(need, 2 * len(pool)), np.uint8)
-            grown[:base] = pieces.static
-            pool = grown
-        for d, at in zip(dynamic, offsets[:-1].tolist()):
-            pool[at:at + len(d)] = d
-        empty = pieces.c("empty", c)
-        head = [pieces.c("packet", c), (pk_s + offsets[3], pk_l), ts_key,
-                (ts_s + offsets[1], ts_l), (mid_s, mid_l), (ev_s + offsets[2], ev_l),
-                (type_s, type_l), (uuid_s, uuid_l),
-                (np.where(is_begin, name_s, empty[0]), name_l)]
+        pk_text, pk_s, pk_l = varint_text(ts_l + mid_l + ev_l + event_len, prefix=_PACKET_KEY)
+        array, (int_at, ts_at, ev_at, pk_at) = pool.with_dynamic(
+            [int_text, ts_text, ev_text, pk_text])
+        ann_s[ints, 2] += int_at
+        head = [(pk_s + pk_at, pk_l), (ts_s + ts_at, ts_l), (mid_s, mid_l),
+                (ev_s + ev_at, ev_l), (type_s, type_l), (name_s, name_l)]
+        none = np.empty((c, 0), np.int64)
         starts, lengths = record_pieces(
             (np.stack([h[0] for h in head], 1), np.stack([h[1] for h in head], 1)),
-            (np.stack([ann_s, key_s, val_s], 1), np.stack([ann_l, key_l, val_l], 1)), owner,
-            (np.empty((c, 0), np.int64), np.empty((c, 0), np.int64)))
-        yield gather(pool, starts, lengths)
+            (ann_s, ann_l), owner, (none, none))
+        yield gather(array, starts, lengths)
 
 
 def write_perfetto(prof, path) -> Path:
