@@ -141,3 +141,18 @@ def test_perfetto_round_trip(prof, tmp_path):
     assert args["neg"] == -(2**63) and args["big"] == 2**64 - 1 and args["small"] == -7
     assert math.isinf(args["inf"]) and math.isnan(args["nan"]) and args["tiny"] == 5e-324
     assert args["blob"] == "00ff3c" and args["md"] == "metadata <1>"
+
+
+def test_profile_without_events(tmp_path):
+    from ..analysis.test_edge_profiles import CASES
+    from ..analysis.test_edge_profiles import _space as edge_space
+
+    path = tmp_path / "empty.xplane.pb"
+    path.write_bytes(edge_space(CASES["empty_planes"]))
+    prof = tp.load(path)
+    assert len(prof.events) == 0
+    trace = read_chrome(prof.to_chrome_trace(tmp_path / "e.json"))
+    assert trace["traceEvents"] == []
+    perfetto_pb2()
+    slices, processes, threads = read_perfetto(prof.to_perfetto(tmp_path / "e.pftrace"))
+    assert len(slices) == 0 and not processes and not threads

@@ -113,46 +113,58 @@ def _chunk_bounds(bounds: np.ndarray, n: int, head: int, per_row: int) -> list[t
     return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
 
 
+def _event_heads(content, layout, pieces: _Pieces, lo: int, hi: int, numbers: tuple,
+                 first: bool) -> list[tuple]:
+    """(starts, lengths) of each head piece of slices lo..hi: opening and track, time,
+    duration, name.  ``numbers``: the start and duration texts' pieces, placed in the pool."""
+    c = hi - lo
+    opening = pieces.c("open", c)
+    if first:
+        opening[0][0], opening[1][0] = pieces.const["first"]
+    track, name = layout.track[lo:hi], content.name[lo:hi]
+    ts, dur = numbers
+    return [opening, (pieces.track[0][track], pieces.track[1][track]), pieces.c("ts", c), ts,
+            pieces.c("dur", c), dur, pieces.c("name", c),
+            (pieces.name[0][name], pieces.name[1][name])]
+
+
+def _arg_rows(ann, pieces: _Pieces, r0: int, r1: int, values: tuple) -> tuple:
+    """(starts, lengths) of the args rows r0..r1: separator, key, value; and their owners."""
+    owner = ann.owner[r0:r1]
+    first_row = np.ones(r1 - r0, bool)
+    first_row[1:] = owner[1:] != owner[:-1]
+    args, comma = pieces.c("args", r1 - r0), pieces.c("comma", r1 - r0)
+    key = ann.key[r0:r1]
+    starts = np.stack([np.where(first_row, args[0], comma[0]), pieces.key[0][key], values[0]], 1)
+    lengths = np.stack([np.where(first_row, args[1], comma[1]), pieces.key[1][key],
+                        values[1]], 1)
+    return starts, lengths, owner
+
+
 def _chunks(content, layout, pieces: _Pieces, first: bool):
     """The X events of every slice, as uint8 arrays of a chunk of slices each, each event
     after a comma unless ``first`` (the first event opens the list)."""
     ann = content.annotations
-    n = len(content)
-    bounds = ann.bounds(n)
+    bounds = ann.bounds(len(content))
     pool = ChunkPool(pieces.static)
     gather = Gatherer()
-    for lo, hi in _chunk_bounds(bounds, n, 8, 3):
-        c = hi - lo
+    for lo, hi in _chunk_bounds(bounds, len(content), 8, 3):
         r0, r1 = int(bounds[lo]), int(bounds[hi])
         ts_text, ts_s, ts_l = fixed_point_text(content.start_ps[lo:hi])
         dur_text, dur_s, dur_l = fixed_point_text(content.duration_ps[lo:hi])
         val_s, val_l, int_text, ints = _value_pieces(pieces, ann.kind[r0:r1], ann.raw[r0:r1])
         array, (ts_at, dur_at, int_at) = pool.with_dynamic([ts_text, dur_text, int_text])
         val_s[ints] += int_at
-        opening = pieces.c("open", c)
-        if lo == 0 and first:
-            opening[0][0], opening[1][0] = pieces.const["first"]
-        track = layout.track[lo:hi]
-        name = content.name[lo:hi]
-        head = [opening, (pieces.track[0][track], pieces.track[1][track]), pieces.c("ts", c),
-                (ts_s + ts_at, ts_l), pieces.c("dur", c),
-                (dur_s + dur_at, dur_l), pieces.c("name", c),
-                (pieces.name[0][name], pieces.name[1][name])]
-        owner = ann.owner[r0:r1] - lo
-        first_row = np.ones(r1 - r0, bool)
-        first_row[1:] = owner[1:] != owner[:-1]
-        args, comma = pieces.c("args", r1 - r0), pieces.c("comma", r1 - r0)
-        sep = (np.where(first_row, args[0], comma[0]), np.where(first_row, args[1], comma[1]))
-        key = ann.key[r0:r1]
-        rows = [sep, (pieces.key[0][key], pieces.key[1][key]), (val_s, val_l)]
+        head = _event_heads(content, layout, pieces, lo, hi,
+                            ((ts_s + ts_at, ts_l), (dur_s + dur_at, dur_l)), first and lo == 0)
+        row_s, row_l, owner = _arg_rows(ann, pieces, r0, r1, (val_s, val_l))
         has_args = (bounds[lo + 1:hi + 1] - bounds[lo:hi]) > 0
-        close, close_args = pieces.c("close", c), pieces.c("close_args", c)
-        tail = [(np.where(has_args, close_args[0], close[0]),
-                 np.where(has_args, close_args[1], close[1]))]
+        close, close_args = pieces.c("close", hi - lo), pieces.c("close_args", hi - lo)
+        tail = (np.where(has_args, close_args[0], close[0])[:, None],
+                np.where(has_args, close_args[1], close[1])[:, None])
         starts, lengths = record_pieces(
             (np.stack([h[0] for h in head], 1), np.stack([h[1] for h in head], 1)),
-            (np.stack([r[0] for r in rows], 1), np.stack([r[1] for r in rows], 1)), owner,
-            (np.stack([t[0] for t in tail], 1), np.stack([t[1] for t in tail], 1)))
+            (row_s, row_l), owner - lo, tail)
         yield gather(array, starts, lengths)
 
 
@@ -172,13 +184,17 @@ def _metadata_events(layout) -> list[dict]:
 
 
 def _dumps(obj) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(
-        _UNSAFE).encode("utf-8", "surrogatepass")
+    """Compact JSON of ``obj``, escaped like :func:`json_string`."""
+    out = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(_UNSAFE)
+    try:
+        return out.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).translate(_UNSAFE).encode("ascii")
 
 
 def _header(prof) -> bytes:
     other = {"generator": f"tfprof_nb {__version__}", "hosts": prof.hosts,
-             "source": prof.source, "time_origin": "profile start",
+             "files": [Path(f).name for f in prof.source], "time_origin": "profile start",
              "profile_start": None if prof.start_time is None else prof.start_time.isoformat()}
     return b'{"displayTimeUnit":"ns","otherData":' + _dumps(other) + b',"traceEvents":['
 
