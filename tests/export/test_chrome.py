@@ -144,3 +144,16 @@ def test_gzip_by_suffix(prof, exported, tmp_path):
     assert forced.read_bytes()[:2] == b"\x1f\x8b"
     unforced = prof.to_chrome_trace(tmp_path / "t2.json.gz", compress=False)
     assert unforced.read_bytes()[:1] == b"{"
+
+
+def test_gpu_fixture_spans_several_chunks(gpu_fixture_file):
+    """The exactness tests above cross chunk seams: the GPU fixture is written in pieces."""
+    from tfprof_nb.export import chrome, perfetto
+    from tfprof_nb.export._content import trace_content
+    from tfprof_nb.export._tracks import track_layout
+
+    content = trace_content(tp.load(gpu_fixture_file))
+    bounds = content.annotations.bounds(len(content))
+    assert len(chrome._chunk_bounds(bounds, len(content), 8, 3)) > 1
+    _, _, rows, _ = perfetto._records(content, track_layout(content))
+    assert len(perfetto._chunk_bounds(rows)) > 1

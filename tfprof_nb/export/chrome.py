@@ -35,7 +35,7 @@ __all__ = ["json_string", "write_chrome_trace"]
 _UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                          "\u2028": "\\u2028", "\u2029": "\\u2029"})
 _SAFE_INT = 2**53
-_PIECES_PER_CHUNK = 1 << 20
+_PIECES_PER_CHUNK = 1 << 18  # smaller chunks were no faster, larger ones slower
 
 
 def json_string(text: str) -> bytes:
