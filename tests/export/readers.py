@@ -85,6 +85,7 @@ def read_perfetto(path: Path) -> tuple[pd.DataFrame, dict, dict]:
                 strings[e.iid] = e.str.decode("utf-8")
         if pk.HasField("track_descriptor"):
             td = pk.track_descriptor
+            assert td.uuid not in processes and td.uuid not in threads, "uuid used twice"
             if td.HasField("process"):
                 processes[td.uuid] = (td.process.process_name, td.process.pid)
             else:

@@ -66,6 +66,7 @@ def test_every_event_exactly(prof, exported):
     assert (got_thread == thread_names(prof)).all()
     # one thread per line: tids are unique over the trace
     assert len({tid for _, tid in threads}) == len(threads)
+    assert not {tid for _, tid in threads} & set(processes)  # no tid is also a pid
     assert len(threads) == len(prof.lines) + prof.steps.host.nunique()
 
 

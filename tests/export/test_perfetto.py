@@ -72,6 +72,7 @@ def test_tracks(prof, exported):
     assert {pid for _, pid, _ in threads.values()} <= set(pids)
     tids = [tid for _, _, tid in threads.values()]
     assert len(set(tids)) == len(tids)
+    assert not set(tids) & set(pids)  # a tid equal to a pid would be that process's main thread
     assert len(threads) == len(prof.lines) + prof.steps.host.nunique()
     assert set(processes_of(processes).values()) >= {
         f"{h} {p}" for h, p in zip(prof.events.host.astype(str), prof.events.plane.astype(str))}

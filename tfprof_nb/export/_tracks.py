@@ -3,8 +3,9 @@
 Trace viewers draw the slices of a thread as a stack, so a thread's slices must nest: each one
 ends before the slice it starts inside of.  XLines almost always do; the slices of a line that
 do not (they start inside a slice and end after it) go to extra threads next to it, named
-``"<line> (overlap k)"``, chosen so that every thread nests.  Thread ids are unique across the
-whole trace (pids 1..P, tids 1..T in display order).
+``"<line> (overlap k)"``, chosen so that every thread nests.  Ids are unique across the whole
+trace and never shared by a process and a thread (a reader may take a thread whose tid is a
+pid for that process's main thread): pids are 1..P, tids P+1..P+T in display order.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def track_layout(content) -> TrackLayout:
     return TrackLayout(
         track=rank[track.reshape(-1)].astype(np.int32), group=track.reshape(-1).astype(np.int32),
         thread_pid=process[display].astype(np.int64) + 1,
-        thread_tid=np.arange(1, len(used) + 1, dtype=np.int64),
+        thread_tid=np.arange(1, len(used) + 1, dtype=np.int64) + len(content.process_names),
         thread_names=names,
         process_pid=np.arange(1, len(content.process_names) + 1, dtype=np.int64),
         process_names=list(content.process_names))

@@ -89,9 +89,8 @@ def _interned_packets(content) -> list[bytes]:
 
 
 def _descriptor_packets(layout) -> list[bytes]:
-    """A TrackDescriptor per process (uuid = pid) and per thread (uuid = P + tid)."""
+    """A TrackDescriptor per process (uuid = pid) and per thread (uuid = tid)."""
     out = []
-    n_processes = len(layout.process_pid)
     for pid, name in zip(layout.process_pid.tolist(), layout.process_names):
         process = field(_PD_PID, pid) + field(_PD_NAME, name)
         out.append(_packet(field(_SEQUENCE_ID, _SEQUENCE), field(
@@ -100,7 +99,7 @@ def _descriptor_packets(layout) -> list[bytes]:
                               layout.thread_names):
         thread = field(_THD_PID, pid) + field(_THD_TID, tid) + field(_THD_NAME, name)
         out.append(_packet(field(_SEQUENCE_ID, _SEQUENCE), field(
-            _TRACK_DESCRIPTOR, field(_TD_UUID, n_processes + tid) + field(_TD_THREAD, thread))))
+            _TRACK_DESCRIPTOR, field(_TD_UUID, tid) + field(_TD_THREAD, thread))))
     return out
 
 
@@ -127,8 +126,7 @@ class _Pieces:
             "end_mid": seq + key(_TRACK_EVENT, 2),
             "empty": b""}.items()}
         # per thread: the TrackEvent's type and track uuid
-        uuids = [field(_TE_TRACK_UUID, len(layout.process_pid) + t)
-                 for t in layout.thread_tid.tolist()]
+        uuids = [field(_TE_TRACK_UUID, t) for t in layout.thread_tid.tolist()]
         self.begin_track = pool.add_table([field(_TE_TYPE, _SLICE_BEGIN) + u for u in uuids])
         self.end_track = pool.add_table([field(_TE_TYPE, _SLICE_END) + u for u in uuids])
         self.name = pool.add_table([field(_TE_NAME_IID, i + 1) for i in range(len(content.names))])
