@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BytePool", "ChunkPool", "Gatherer", "decimal_text", "fixed_point_text", "gather", "record_pieces"]
+__all__ = ["BytePool", "ChunkPool", "Gatherer", "decimal_text", "fixed_point_text", "gather",
+           "record_pieces"]
 
 _ZERO = ord("0")
 _POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)

@@ -26,7 +26,7 @@ import numpy as np
 from .._version import __version__
 from ._bytes import (BytePool, ChunkPool, Gatherer, decimal_text, fixed_point_text,
                      record_pieces)
-from ._content import DOUBLE, INT, NONE, STRING, UINT, trace_content
+from ._content import DOUBLE, INT, STRING, UINT, trace_content
 from ._output import output_file, target_path
 from ._tracks import track_layout
 
