@@ -65,6 +65,23 @@ def _open(pw, url: str, app: str, external: list):
     return browser, page
 
 
+def _run_first_cell(page) -> None:
+    """Run the notebook's first cell once the kernel takes it: retry until its prompt shows
+    a number (or a star)."""
+    page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
+    page.wait_for_timeout(2000)
+    for _ in range(8):
+        page.click(".jp-Notebook .jp-Cell .cm-content")
+        page.keyboard.press("Shift+Enter")
+        try:
+            page.wait_for_function(
+                "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
+                timeout=10000)
+            return
+        except Exception:
+            continue
+
+
 @pytest.mark.parametrize("view", ["timeline", "dashboard"])
 def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
     """A TraceTimeline, and ``display(prof)`` (the dashboard, whose trace viewer reads its
@@ -84,19 +101,7 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
     external = []
     with sync_playwright() as pw:
         browser, page = _open(pw, url, app, external)
-        page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
-        # run the cell once the kernel takes it: retry until its prompt shows a number
-        page.wait_for_timeout(2000)
-        for _ in range(8):
-            page.click(".jp-Notebook .jp-Cell .cm-content")
-            page.keyboard.press("Shift+Enter")
-            try:
-                page.wait_for_function(
-                    "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
-                    timeout=10000)
-                break
-            except Exception:
-                continue
+        _run_first_cell(page)
         try:
             if view == "dashboard":
                 page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
@@ -217,18 +222,7 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
     tl = "document.querySelector('.tfprof-timeline').__timeline"
     with sync_playwright() as pw:
         browser, page = _open(pw, url, app, external)
-        page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
-        page.wait_for_timeout(2000)
-        for _ in range(8):
-            page.click(".jp-Notebook .jp-Cell .cm-content")
-            page.keyboard.press("Shift+Enter")
-            try:
-                page.wait_for_function(
-                    "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
-                    timeout=10000)
-                break
-            except Exception:
-                continue
+        _run_first_cell(page)
         page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
         assert page.evaluate(f"() => {tl}.lod().mode") == "overview"
         t0, t1 = page.evaluate(f"() => {tl}.view()")

@@ -48,6 +48,19 @@ class BaseWidget(anywidget.AnyWidget):
         embedded offline), else None."""
         return None
 
+    def _answer(self, content, buffers) -> tuple[dict, list] | None:
+        """The reply (content, buffers) to a custom message from the front-end (None: no
+        reply)."""
+        return None
+
+    def _on_message(self, _widget, content, buffers) -> None:
+        """Reply to a custom message (register with ``self.on_msg(self._on_message)``)."""
+        def answer():
+            reply = self._answer(content, buffers)
+            if reply is not None:
+                self.send(*reply)
+        self._safely(answer)
+
     def _timeline_prefix(self) -> str:
         """The prefix of the timeline's traits in this widget's state ("" for a timeline)."""
         return ""

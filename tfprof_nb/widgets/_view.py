@@ -69,12 +69,6 @@ class View(BaseWidget):
         """The reply (content, buffers) to a custom message from the front-end."""
         return self._controller.on_message(content, buffers)
 
-    def _on_message(self, _widget, content, buffers) -> None:
-        def answer():
-            reply = self._answer(content, buffers)
-            if reply is not None:
-                self.send(*reply)
-        self._safely(answer)
 
     def _on_change(self, change) -> None:
         def apply():

@@ -90,13 +90,6 @@ class _DashboardBase(BaseWidget):
         reply, out = controller.on_message(content, buffers)
         return {**reply, "view": prefix}, out
 
-    def _on_message(self, _widget, content, buffers) -> None:
-        def answer():
-            reply = self._answer(content, buffers)
-            if reply is not None:
-                self.send(*reply)
-        self._safely(answer)
-
     @property
     def reasons(self) -> dict[str, str]:
         """{tab: why it is empty} of the tabs without data."""
