@@ -123,78 +123,33 @@ def big_profile(src: Path) -> Path:
 
 def in_jupyterlab(path: Path) -> dict:
     """Window round trips through a real JupyterLab kernel on the profile at ``path``."""
-    import os
-    import socket
-    import urllib.request
-
     from playwright.sync_api import sync_playwright
 
-    from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
+    from tests.widgets.jupyter import (jupyter_server, open_notebook, run_first_cell,
+                                       write_notebook)
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as root:
-        source = (f"import tfprof_nb as tp\nw = tp.widgets.TraceTimeline(tp.load({str(path)!r}))"
-                  "\nw")
-        nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
-                         "outputs": [], "source": source}],
-              "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                          "language": "python"}},
-              "nbformat": 4, "nbformat_minor": 5}
-        Path(root, "x.ipynb").write_text(json.dumps(nb))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-             f"--port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
-             "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url="],
-            env={**os.environ, "JUPYTER_DATA_DIR": str(Path(root, ".jd"))},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(120):
+        write_notebook(Path(root), "import tfprof_nb as tp\n"
+                       f"w = tp.widgets.TraceTimeline(tp.load({str(path)!r}))\nw")
+        with jupyter_server(Path(root)) as url, sync_playwright() as pw:
+            browser, page = open_notebook(pw, url, "lab", [], viewport=(1500, 1000))
+            t = time.perf_counter()
+            run_first_cell(page)
+            page.wait_for_selector(".tfprof-timeline canvas", timeout=600000)
+            shown = time.perf_counter() - t
+            # the kernel is idle again (it packs the view's offline copy after showing it)
+            page.wait_for_function("/\\[[0-9]+\\]/.test(document.querySelector("
+                                   "'.jp-InputPrompt').innerText)", timeout=600000)
+            idle = time.perf_counter() - t
+            for a, b in steps_script(page.evaluate(f"() => {TL}.view()")):
+                page.evaluate(f"([a, b]) => {TL}.setView(a, b)", [a, b])
                 try:
-                    urllib.request.urlopen(f"{url}/api", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            urllib.request.urlopen(f"{url}/lab", timeout=120).read()
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1500, "height": 1000})
-                guard(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"), [], [],
-                      [])
-                page.goto(f"{url}/lab/tree/x.ipynb", wait_until="domcontentloaded",
-                          timeout=120000)
-                page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
-                page.wait_for_timeout(2000)
-                t = time.perf_counter()
-                for _ in range(8):
-                    page.click(".jp-Notebook .jp-Cell .cm-content")
-                    page.keyboard.press("Shift+Enter")
-                    try:
-                        page.wait_for_function("/\\[[0-9*]+\\]/.test(document.querySelector("
-                                               "'.jp-InputPrompt').innerText)", timeout=10000)
-                        break
-                    except Exception:
-                        continue
-                page.wait_for_selector(".tfprof-timeline canvas", timeout=600000)
-                shown = time.perf_counter() - t
-                # the kernel is idle again (it packs the view's offline copy after showing it)
-                page.wait_for_function("/\\[[0-9]+\\]/.test(document.querySelector("
-                                       "'.jp-InputPrompt').innerText)", timeout=600000)
-                idle = time.perf_counter() - t
-                for a, b in steps_script(page.evaluate(f"() => {TL}.view()")):
-                    page.evaluate(f"([a, b]) => {TL}.setView(a, b)", [a, b])
-                    try:
-                        page.wait_for_function(f"() => !{TL}.pending() && {TL}.sharp()",
-                                               timeout=10000, polling=5)
-                    except Exception:
-                        pass
-                trips = page.evaluate(f"() => {TL}.roundTrips()")
-                browser.close()
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+                    page.wait_for_function(f"() => !{TL}.pending() && {TL}.sharp()",
+                                           timeout=10000, polling=5)
+                except Exception:
+                    pass
+            trips = page.evaluate(f"() => {TL}.roundTrips()")
+            browser.close()
     return {"profile": "10M composed, JupyterLab kernel", "cell_to_timeline_s": round(shown, 1),
             "cell_done_s": round(idle, 1),
             "windows_fetched": len(trips),

@@ -62,6 +62,11 @@ from typing import BinaryIO, NamedTuple, Sequence
 
 import numpy as np
 
+# varints and field keys as tfprof_nb's Perfetto writer encodes them (negative int64s as
+# 10-byte two's complement)
+from tfprof_nb.export._protowire import key
+from tfprof_nb.export._protowire import varint as encode_varint
+
 GAP_PS = 1_000_000  # 1 us between consecutive copies
 CHUNK_EVENTS = 1 << 19  # events encoded per numpy block (bounds the working memory)
 TASK_ENV = "Task Environment"
@@ -87,7 +92,6 @@ STRIDE_GROUPS = (("_p", "_c"), ("correlation_id",), ("step_num",), ("iter_num",)
 
 EVENT_TAG = (LINE_EVENTS << 3) | LEN  # 0x22
 OFFSET_TAG = (EVENT_OFFSET_PS << 3) | VARINT  # 0x10
-_U64 = (1 << 64) - 1
 _2_64 = 1 << 64
 
 
@@ -123,22 +127,6 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
 def as_int64(value: int) -> int:
     """Reinterpret an unsigned 64-bit varint value as a signed int64."""
     return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def encode_varint(value: int) -> bytes:
-    """Encode an int64/uint64 as a varint (negative values as 10-byte two's complement)."""
-    value &= _U64
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def key(number: int, wire: int) -> bytes:
-    """The encoded key of field ``number`` with wire type ``wire``."""
-    return encode_varint((number << 3) | wire)
 
 
 def iter_fields(buf: bytes, start: int, end: int):

@@ -3,83 +3,21 @@ the comm, and the details of a clicked event coming back from Python."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
 
-from ..conftest import free_port
-from .harness import CHROMIUM, CHROMIUM_ARGS, PAINTED, event_point, guard
+from .harness import PAINTED, event_point
+from .jupyter import jupyter_server, open_notebook, run_first_cell, write_notebook
 
 
 @pytest.fixture(params=["lab", "notebook"])
 def lab(tmp_path, request):
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", request.param, "--no-browser", "--ip=127.0.0.1",
-         f"--port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
-         "--allow-root", f"--ServerApp.root_dir={tmp_path}", "--LabApp.news_url=",
-         "--ServerApp.disable_check_xsrf=True"],
-        # its own data dir: trust signatures (and the secret) stay out of the user's
-        env={**os.environ, "JUPYTER_DATA_DIR": str(tmp_path / ".jupyter-data")},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start")
-        # the first page a fresh server renders is the slow one: render it before the browser
-        urllib.request.urlopen(f"{url}/lab" if request.param == "lab" else f"{url}/tree",
-                               timeout=120).read()
+    with jupyter_server(tmp_path, request.param) as url:
         yield url, tmp_path, request.param
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 # the standalone timeline: the one outside the dashboard
 ALONE = ("const alone = Array.from(document.querySelectorAll('.tfprof-timeline'))"
          ".find(t => !t.closest('.tfprof-dashboard'))")
-
-
-def _open(pw, url: str, app: str, external: list):
-    """A browser on x.ipynb in JupyterLab or Notebook 7; requests leaving the machine are
-    blocked and recorded in ``external``."""
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    guard(page, ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"), external, [], [])
-    page.goto(f"{url}/lab/tree/x.ipynb" if app == "lab" else f"{url}/notebooks/x.ipynb",
-              wait_until="domcontentloaded", timeout=120000)
-    return browser, page
-
-
-def _run_first_cell(page) -> None:
-    """Run the notebook's first cell once the kernel takes it: retry until its prompt shows
-    a number (or a star)."""
-    page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
-    page.wait_for_timeout(2000)
-    for _ in range(8):
-        page.click(".jp-Notebook .jp-Cell .cm-content")
-        page.keyboard.press("Shift+Enter")
-        try:
-            page.wait_for_function(
-                "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
-                timeout=10000)
-            return
-        except Exception:
-            continue
 
 
 @pytest.mark.parametrize("view", ["timeline", "dashboard"])
@@ -92,16 +30,11 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
     load = f"tp.load({str(gpu_fixture_file)!r})"
     source = ("import tfprof_nb as tp\n" +
               (f"w = tp.widgets.TraceTimeline({load})\nw" if view == "timeline" else load))
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
-                     "outputs": [], "source": source}],
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                      "language": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}
-    (root / "x.ipynb").write_text(json.dumps(nb))
+    write_notebook(root, source)
     external = []
     with sync_playwright() as pw:
-        browser, page = _open(pw, url, app, external)
-        _run_first_cell(page)
+        browser, page = open_notebook(pw, url, app, external)
+        run_first_cell(page)
         try:
             if view == "dashboard":
                 page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
@@ -154,7 +87,7 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
     nbformat.write(nb, str(root / "x.ipynb"))
     external = []
     with sync_playwright() as pw:
-        browser, page = _open(pw, url, app, external)
+        browser, page = open_notebook(pw, url, app, external)
         try:
             page.wait_for_function("() => document.querySelectorAll("
                                    "'.tfprof-offline-caption').length === 2", timeout=120000)
@@ -212,17 +145,12 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
     source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.timeline as tl\n"
               "tl.STATE_BUDGET = 20_000  # an overview first, as a large profile gets\n"
               f"w = tp.widgets.TraceTimeline(tp.load({str(cpu_python_file)!r}))\nw")
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
-                     "outputs": [], "source": source}],
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                      "language": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}
-    (root / "x.ipynb").write_text(json.dumps(nb))
+    write_notebook(root, source)
     external = []
     tl = "document.querySelector('.tfprof-timeline').__timeline"
     with sync_playwright() as pw:
-        browser, page = _open(pw, url, app, external)
-        _run_first_cell(page)
+        browser, page = open_notebook(pw, url, app, external)
+        run_first_cell(page)
         page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
         assert page.evaluate(f"() => {tl}.lod().mode") == "overview"
         t0, t1 = page.evaluate(f"() => {tl}.view()")

@@ -94,7 +94,6 @@ class LocalHosts:
         hosts, and across the steps of one host when it is large enough for that to pay and
         memory allows (each concurrent step needs its own working memory)."""
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
-        failures = {}
 
         def run(pair):
             step, host = pair
@@ -110,14 +109,7 @@ class LocalHosts:
                 results = list(pool.map(run, todo))
         else:
             results = [run(pair) for pair in todo]
-        for pair, (value, exc) in zip(todo, results):
-            if exc is None:
-                self._partials[pair] = value
-            else:
-                failures[pair] = exc
-        if failures:
-            (step, host), exc = next(iter(failures.items()))
-            raise HostAnalysisError(host, step, exc) from exc
+        _keep_or_raise(self._partials, dict(zip(todo, results)))
 
     def _steps_in_parallel(self) -> bool:
         """One host's steps run side by side when it is big (>= 256 MB decoded from file)
@@ -206,19 +198,25 @@ class DaskHosts:
         todo = {(s, h): self.client.submit(_partials.run, fut, s, shifts.get(h, 0), pure=False)
                 for s in steps for h, fut in self.futures.items()
                 if (s, h) not in self._partials}
-        failures = {}
-        for pair, (value, exc) in self._wait(todo, "analysis").items():
-            if exc is None:
-                self._partials[pair] = value
-            else:
-                failures[pair] = exc
-        if failures:
-            (step, host), exc = next(iter(failures.items()))
-            raise HostAnalysisError(host, step, exc)
+        _keep_or_raise(self._partials, self._wait(todo, "analysis"))
 
     def release(self) -> None:
         for fut in self.futures.values():
             self.client.submit(_release, fut, pure=False).result(timeout=self.timeout)
+
+
+def _keep_or_raise(partials: dict, results: dict) -> None:
+    """Keep each (step, host) pair's partial; then raise HostAnalysisError for the first pair
+    that failed (the others stay kept)."""
+    failures = {}
+    for pair, (value, exc) in results.items():
+        if exc is None:
+            partials[pair] = value
+        else:
+            failures[pair] = exc
+    if failures:
+        (step, host), exc = next(iter(failures.items()))
+        raise HostAnalysisError(host, step, exc) from exc
 
 
 def _space_of(hd: HostData) -> XSpaceData:

@@ -1,0 +1,100 @@
+"""A real Jupyter server (JupyterLab or Notebook 7) for browser tests and benchmarks: start it
+on a free port, write a one-cell notebook, open it in Chromium and run its cell."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from .harness import CHROMIUM, CHROMIUM_ARGS, guard
+
+# what a page on the local server may load; everything else is blocked and recorded
+LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyter_server(root: Path, app: str = "lab"):
+    """A ``jupyter lab`` (or ``notebook``) server serving ``root``, with its own data dir (trust
+    signatures and the secret stay out of the user's); yields its URL once it has rendered its
+    first page (a fresh server's slow one)."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1",
+         f"--port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
+         "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=",
+         "--ServerApp.disable_check_xsrf=True"],
+        env={**os.environ, "JUPYTER_DATA_DIR": str(Path(root) / ".jupyter-data")},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError(f"jupyter {app} did not start")
+        urllib.request.urlopen(f"{url}/lab" if app == "lab" else f"{url}/tree",
+                               timeout=120).read()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def write_notebook(root: Path, source: str, name: str = "x.ipynb") -> Path:
+    """A notebook of one code cell (``source``) for a Python 3 kernel, at ``root / name``."""
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                     "outputs": [], "source": source}],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    path = Path(root) / name
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def open_notebook(pw, url: str, app: str, external: list, name: str = "x.ipynb",
+                  viewport: tuple[int, int] = (1400, 1000)):
+    """(browser, page) on notebook ``name`` in JupyterLab or Notebook 7; requests leaving
+    the machine are blocked and recorded in ``external``."""
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    guard(page, LOCAL, external, [], [])
+    page.goto(f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}",
+              wait_until="domcontentloaded", timeout=120000)
+    return browser, page
+
+
+def run_first_cell(page) -> None:
+    """Run the notebook's first cell once the kernel takes it: retry until its prompt shows
+    a number (or a star)."""
+    page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
+    page.wait_for_timeout(2000)
+    for _ in range(8):
+        page.click(".jp-Notebook .jp-Cell .cm-content")
+        page.keyboard.press("Shift+Enter")
+        try:
+            page.wait_for_function(
+                "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
+                timeout=10000)
+            return
+        except Exception:
+            continue
