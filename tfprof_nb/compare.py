@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .analysis.compare import Comparison
+from .analysis.compare import COMPARED, Comparison
 from .analysis.compare import compare as _compare
 
 __all__ = ["compare", "DisplayedComparison"]
@@ -39,5 +39,6 @@ class DisplayedComparison(Comparison):
 
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:
     """Differences ``b - a`` between profiles: step time and categories, ops, kernels."""
-    c = _compare(a, b, labels)
+    c = _compare({n: a.result(n) for n in COMPARED}, {n: b.result(n) for n in COMPARED},
+                 labels)
     return DisplayedComparison(c.steps, c.ops, c.kernels, c.labels)

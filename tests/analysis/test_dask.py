@@ -85,7 +85,7 @@ def test_a_dead_worker_gives_a_clear_error_in_bounded_time(client, pod_dir):
     prof.host_partials("steps")  # every host analysed once
     victim = "worker-1"
     os.remove(pod_dir / f"{victim}.xplane.pb")
-    future = prof._engine.futures[victim]
+    future = prof._results.hosts.futures[victim]
     holders = list(client.who_has([future]).get(future.key, ()))
     assert holders
     try:
@@ -98,6 +98,6 @@ def test_a_dead_worker_gives_a_clear_error_in_bounded_time(client, pod_dir):
     assert time.monotonic() - t0 < 90
     assert info.value.host == victim
     assert victim in str(info.value)
-    kept = prof._engine._partials
+    kept = prof._results.hosts._partials
     assert ("host_ops", "worker-0") in kept and ("host_ops", "worker-2") in kept
     assert ("steps", victim) in kept  # results computed before the loss stay

@@ -11,7 +11,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.analysis.engine import HostAnalysisError
-from tfprof_nb.analysis.partials import STEPS, run
+from tfprof_nb.analysis import engine, registry
 
 
 @pytest.fixture()
@@ -49,13 +49,15 @@ def test_tables_are_the_hosts_partials_combined(pod_dir, cpu_file):
 
 def test_every_step_is_registered_and_small(cpu_file):
     prof = tp.load(cpu_file)
-    hd = prof._engine.data[prof.hosts[0]]
-    for step in STEPS:
-        run(hd, step, 0)
-    assert {"info", "steps", "host_ops", "device_ops", "kernels", "memory",
-            "tf_data"} <= set(STEPS)
-    with pytest.raises(ValueError, match="unknown analysis step"):
-        run(hd, "no such step")
+    hd = prof._results.hosts.data[prof.hosts[0]]
+    host_steps = [n for n in registry.order(registry.analyses()) if registry.get(n).host]
+    for step in host_steps:
+        needs = {n: registry.run_host_step(hd, n, 0) for n in registry.get(step).host_needs}
+        registry.run_host_step(hd, step, 0, **needs)
+    assert {"info", "steps", "host_ops", "device_ops", "kernel_stats", "memory",
+            "tf_data", "xla_ops", "framework"} <= set(host_steps)
+    with pytest.raises(ValueError, match="unknown analysis"):
+        registry.run_host_step(hd, "no such step")
     # derived per-event arrays do not outlive a step
     assert all(not isinstance(v, np.ndarray) or len(v) < len(hd) or key == "line"
                for key, v in hd._cache.items())
@@ -85,20 +87,18 @@ def test_a_failing_host_is_named_and_the_others_are_kept(pod_dir):
     prof.host_partials("info")
     # the decoded columns of one host are damaged after loading (a bug in our code would look
     # the same): its analysis fails, the others still have their results
-    hd = prof._engine.data["worker-1"]
+    hd = prof._results.hosts.data["worker-1"]
     hd.space.events.line = hd.space.events.line[:10]
     with pytest.raises(HostAnalysisError) as info:
         prof.steps
     assert info.value.host == "worker-1" and info.value.step == "steps"
     assert "worker-1" in str(info.value)
-    kept = prof._engine._partials
+    kept = prof._results.hosts._partials
     assert ("steps", "worker-0") in kept and ("steps", "worker-2") in kept
 
 
 def test_too_big_for_this_machine_fails_before_decoding(pod_dir, monkeypatch):
-    import tfprof_nb.profile as profile
-
-    monkeypatch.setattr(profile, "_available_memory", lambda: 4096)
+    monkeypatch.setattr(engine, "available_memory", lambda: 4096)
     with pytest.raises(MemoryError, match="client=") as info:
         tp.load(pod_dir)
     assert "3 host file(s)" in str(info.value)

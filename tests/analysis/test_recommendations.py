@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.framework import framework_of, gpu_vendors
 
 from ..make_jax_profile import capture
 
@@ -102,7 +101,7 @@ def test_jax_fragmentation_gets_jax_advice_once(tmp_path):
     """Eight fragmented JAX GPU allocators: one finding naming all eight, JAX's allocator
     settings, and no TensorFlow environment variable anywhere."""
     prof = tp.load(write_profile(tmp_path / "jax.xplane.pb", "jax", _gpu_allocators()))
-    assert framework_of(prof) == "jax" and gpu_vendors(prof) == ["nvidia"]
+    assert prof.framework.name == "jax" and prof.framework.gpu_vendors == ("nvidia",)
     (frag,) = _findings(prof, "fragmentation")
     assert frag.evidence["allocators"] == ", ".join(f"GPU_{g}_bfc" for g in range(8))
     assert frag.evidence["fragmentation_pct"] == pytest.approx(45.0)
@@ -118,13 +117,13 @@ def test_jax_recognised_from_its_calls_without_metadata(tmp_path):
     path = write_profile(tmp_path / "old_jax.xplane.pb", "jax", _gpu_allocators(2),
                          jax_metadata=False)
     prof = tp.load(path)
-    assert framework_of(prof) == "jax"
+    assert prof.framework.name == "jax"
     assert "TF_GPU_ALLOCATOR" not in _all_text(prof)
 
 
 def test_tensorflow_nvidia_fragmentation_keeps_tf_advice_once(tmp_path):
     prof = tp.load(write_profile(tmp_path / "tf.xplane.pb", "tensorflow", _gpu_allocators()))
-    assert framework_of(prof) == "tensorflow"
+    assert prof.framework.name == "tensorflow"
     (frag,) = _findings(prof, "fragmentation")
     assert frag.evidence["allocators"].count("_bfc") == 8
     assert frag.fix.startswith("Try TF_GPU_ALLOCATOR=cuda_malloc_async")
@@ -136,7 +135,7 @@ def test_amd_gets_no_cuda_allocator(tmp_path):
         path = write_profile(tmp_path / f"{framework}_amd.xplane.pb", framework,
                              _gpu_allocators(4), vendor="AMD")
         prof = tp.load(path)
-        assert gpu_vendors(prof) == ["amd"]
+        assert prof.framework.gpu_vendors == ("amd",)
         (frag,) = _findings(prof, "fragmentation")
         assert "TF_GPU_ALLOCATOR" not in frag.fix and "cuda" not in frag.fix.lower()
         assert "shapes stable" in frag.fix
@@ -178,15 +177,15 @@ def test_framework_of_real_profiles(tmp_path, cpu_file, gpu_fixture_file):
     """A real JAX capture, a real TensorFlow capture and the TensorFlow GPU fixture (written
     before profilers recorded the vendor)."""
     jax = tp.load(capture(tmp_path, "marked"))
-    assert framework_of(jax) == "jax" and gpu_vendors(jax) == []
+    assert jax.framework.name == "jax" and jax.framework.gpu_vendors == ()
     assert "tf.function" not in _all_text(jax) and "tf.data" not in _all_text(jax)
-    assert framework_of(tp.load(cpu_file)) == "tensorflow"
+    assert tp.load(cpu_file).framework.name == "tensorflow"
     gpu = tp.load(gpu_fixture_file)
-    assert framework_of(gpu) == "tensorflow" and gpu_vendors(gpu) == ["unknown"]
+    assert gpu.framework.name == "tensorflow" and gpu.framework.gpu_vendors == ("unknown",)
 
 
 def test_unknown_framework_names_tensorflow_in_its_advice(tmp_path):
     prof = tp.load(write_profile(tmp_path / "x.xplane.pb", "unknown", _gpu_allocators(2)))
-    assert framework_of(prof) == "unknown"
+    assert prof.framework.name == "unknown"
     (frag,) = _findings(prof, "fragmentation")
     assert frag.fix.startswith("With TensorFlow, try TF_GPU_ALLOCATOR")

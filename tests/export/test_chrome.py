@@ -124,7 +124,7 @@ def test_stats_as_args(prof, exported):
         st = prof.spaces[host].stats
         rows = np.flatnonzero(st.owner_kind == 0)
         _, first = np.unique(st.name_code[rows], return_index=True)
-        sample.update((st.owner[rows[first]] + prof._event_offsets[host]).tolist())
+        sample.update((st.owner[rows[first]] + prof.event_offsets[host]).tolist())
     want = expected_args(prof, sorted(sample))
     checked = 0
     for event, stats in want.items():

@@ -8,7 +8,10 @@ import pandas as pd
 
 from .overview import CATEGORY_COLUMNS
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "compare", "COMPARED"]
+
+# the analyses a comparison reads from each profile
+COMPARED = ("steps", "op_stats_without_idle", "kernel_stats")
 
 
 @dataclass
@@ -48,22 +51,27 @@ def _delta(a: pd.Series, b: pd.Series, key_name: str) -> pd.DataFrame:
     return df.sort_values("delta", key=abs, ascending=False)
 
 
-def compare(a, b, labels=("a", "b")) -> Comparison:
-    """Differences between profiles ``a`` and ``b`` (``b - a``)."""
+def compare(a: dict, b: dict, labels=("a", "b")) -> Comparison:
+    """Differences ``b - a`` between two profiles' tables (``a`` and ``b``: {analysis name:
+    result} of the analyses in COMPARED)."""
     cols = ["duration_ms"] + CATEGORY_COLUMNS
-    sa = a.steps[cols].mean() if len(a.steps) else pd.Series(0.0, index=cols)
-    sb = b.steps[cols].mean() if len(b.steps) else pd.Series(0.0, index=cols)
+
+    def mean_step(tables):
+        steps = tables["steps"]
+        return steps[cols].mean() if len(steps) else pd.Series(0.0, index=cols)
+
+    sa, sb = mean_step(a), mean_step(b)
     steps = pd.concat([sa.rename("a"), sb.rename("b")], axis=1)
     steps["delta"] = steps.b - steps.a
     steps["pct"] = steps.delta / steps.a.where(steps.a != 0) * 100
     steps.index.name = "metric"
 
-    def op_series(p):
-        ops = p.op_stats_table(include_idle=False)
+    def op_series(tables):
+        ops = tables["op_stats_without_idle"]
         return ops.set_index(["host_or_device", "operation"]).total_self_time_us
 
-    def kernel_series(p):
-        ks = p.kernel_stats
+    def kernel_series(tables):
+        ks = tables["kernel_stats"]
         if ks.empty:
             return pd.Series(dtype=float)
         return ks.groupby(["kernel_name", "op_name"]).total_duration_us.sum()

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DevicePeaks", "peaks_from_plane_stats", "combine_peaks"]
+from .unit import Analysis
+
+__all__ = ["ANALYSES", "DevicePeaks", "peaks_from_plane_stats", "combine_peaks"]
 
 # FLOPs per SM per cycle, dense: max over fp32/fp16 on CUDA cores and Tensor Cores, by
 # compute capability (major * 1000 + minor * 10); an unlisted one takes the nearest lower.
@@ -123,3 +125,18 @@ def bound_by(normalized_flops, bytes_accessed, time_ps, peaks: DevicePeaks,
         win = util > best
         label[win], best[win] = name, util[win]
     return rate, bw, compute, memory, label
+
+
+def _no_user_peaks(parts: dict) -> None:
+    """No peaks set by the user (``Profile.set_device_peaks`` sets this input)."""
+    return None
+
+
+def effective_peaks(parts: dict, xla, user_peaks: DevicePeaks | None) -> DevicePeaks:
+    """The peaks the XLA tables use: the user's when set, else the profile's first device's
+    (``xla.peaks``)."""
+    return user_peaks if user_peaks is not None else xla.peaks
+
+
+ANALYSES = (Analysis("user_peaks", combine=_no_user_peaks),
+            Analysis("device_peaks", combine=effective_peaks, needs=("xla", "user_peaks")))

@@ -17,13 +17,50 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .._native import release_free_memory
+from .._system import available_memory
 from ..errors import HostAnalysisError, ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
-from .._native import release_free_memory
-from . import partials as _partials
+from . import registry
 from .host import HostData
 
-__all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
+__all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host", "open_hosts",
+           "check_memory"]
+
+# decoding keeps about 2x a file's size in columns; the analyses need about as much again
+MEMORY_PER_FILE_BYTE = 4.0
+
+
+def open_hosts(files: dict[str, Path], source, client=None, strict: bool = False,
+               parallel: bool = True, timeout: float = 600.0):
+    """Decode the hosts ``files`` ({host: path}) of the profile the user named ``source``:
+    in this process (``LocalHosts``, after a check that they fit in free memory) or on the
+    workers of a Dask ``client`` (``DaskHosts``).  Raises ProfileFormatError naming
+    ``source`` when no host could be read."""
+    if client is None:
+        check_memory(files)
+        hosts = LocalHosts(files, strict=strict, parallel=parallel)
+    else:
+        hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
+    if not hosts.names:
+        problems = "; ".join(f"{h}: {e}" for h, e in hosts.errors.items())
+        raise ProfileFormatError(source, f"no host could be read ({problems})")
+    return hosts
+
+
+def check_memory(files: dict) -> None:
+    """Refuse (MemoryError) a profile whose decoded size would not fit in free memory."""
+    available = available_memory()
+    if available is None:
+        return
+    sizes = [os.path.getsize(f) for f in files.values()]
+    need = MEMORY_PER_FILE_BYTE * sum(sizes)
+    if need > available:
+        raise MemoryError(
+            f"this profile ({len(sizes)} host file(s), {sum(sizes) / 2**30:.2f} GiB) needs "
+            f"about {need / 2**30:.1f} GiB of memory to load and analyse, and "
+            f"{available / 2**30:.1f} GiB are free: load it on a Dask cluster with "
+            "tp.load(path, client=dask.distributed.Client(...)), or load fewer hosts")
 
 
 def load_host(name: str, path) -> HostData:
@@ -85,20 +122,24 @@ class LocalHosts:
         return self.data[host].space
 
     def partials(self, step: str, shifts: dict[str, int]) -> dict:
-        """{host: partial} of analysis ``step`` (computed once per host, in parallel)."""
+        """{host: partial} of analysis ``step`` (computed once per host, in parallel; its
+        host needs must have been run)."""
         self.run_steps([step], shifts)
         return {h: self._partials[(step, h)] for h in self.data}
 
     def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
-        """Compute the partials of ``steps`` for every host, in parallel threads: across
-        hosts, and across the steps of one host when it is large enough for that to pay and
-        memory allows (each concurrent step needs its own working memory)."""
+        """Compute the partials of ``steps`` (whose host needs are computed already) for
+        every host, in parallel threads: across hosts, and across the steps of one host when
+        it is large enough for that to pay and memory allows (each concurrent step needs its
+        own working memory)."""
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
 
         def run(pair):
             step, host = pair
+            needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
             try:
-                return _partials.run(self.data[host], step, shifts.get(host, 0)), None
+                return registry.run_host_step(self.data[host], step, shifts.get(host, 0),
+                                              **needs), None
             except MemoryError:
                 raise
             except Exception as exc:  # reported per host, with the others kept
@@ -114,11 +155,9 @@ class LocalHosts:
     def _steps_in_parallel(self) -> bool:
         """One host's steps run side by side when it is big (>= 256 MB decoded from file)
         and free memory is more than 8 times its file."""
-        from ..profile import _available_memory
-
         (hd,) = self.data.values()
         size = hd.space.n_bytes
-        free = _available_memory()
+        free = available_memory()
         return size >= _PARALLEL_STEPS_MIN_BYTES and free is not None and free > 8 * size
 
     def release(self) -> None:
@@ -142,7 +181,7 @@ class DaskHosts:
         futures = {name: client.submit(load_host, name, str(path), key=f"tfprof-load-{name}-"
                                        f"{os.getpid()}-{id(self)}", pure=False)
                    for name, path in files.items()}
-        infos = {name: client.submit(_partials.run, fut, "info", 0, pure=False)
+        infos = {name: client.submit(registry.run_host_step, fut, "info", 0, pure=False)
                  for name, fut in futures.items()}
         results = self._wait(infos, "load")
         self.futures = {}
@@ -195,7 +234,9 @@ class DaskHosts:
     def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
         """Submit every (step, host) pair at once; the scheduler runs them where the hosts
         live."""
-        todo = {(s, h): self.client.submit(_partials.run, fut, s, shifts.get(h, 0), pure=False)
+        todo = {(s, h): self.client.submit(
+                    registry.run_host_step, fut, s, shifts.get(h, 0), pure=False,
+                    **{n: self._partials[(n, h)] for n in registry.get(s).host_needs})
                 for s in steps for h, fut in self.futures.items()
                 if (s, h) not in self._partials}
         _keep_or_raise(self._partials, self._wait(todo, "analysis"))

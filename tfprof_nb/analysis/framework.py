@@ -2,7 +2,7 @@
 
 Advice depends on both: allocator settings, for one, are framework and vendor specific.
 The per-host step (:func:`host_framework`) looks at each distinct event name once and at the
-plane stats; :func:`framework_of` and :func:`gpu_vendors` combine the hosts.
+plane stats; :func:`combine_framework` decides over all hosts.
 
 Signals:
 
@@ -18,10 +18,13 @@ Signals:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .host import HostData
+from .unit import Analysis
 
-__all__ = ["JAX", "TENSORFLOW", "UNKNOWN", "host_framework", "framework_of", "gpu_vendors"]
+__all__ = ["ANALYSES", "JAX", "TENSORFLOW", "UNKNOWN", "Framework", "host_framework",
+           "combine_framework"]
 
 JAX, TENSORFLOW, UNKNOWN = "jax", "tensorflow", "unknown"
 _JAX_EVENTS = re.compile(r"^(?:PjitFunction|PmapFunction)\(")
@@ -46,6 +49,16 @@ def host_framework(hd: HostData, shift_ps: int = 0) -> dict:
             "tf_names": int(tf_names.sum()), "gpu_vendors": vendors}
 
 
+@dataclass(frozen=True)
+class Framework:
+    """What wrote a profile: ``name`` (``"jax"``, ``"tensorflow"`` or ``"unknown"``) and
+    ``gpu_vendors``, the distinct GPU vendors, lower case (``"nvidia"``, ``"amd"``;
+    ``"unknown"`` for GPU planes without a ``device_vendor`` stat; empty without GPUs)."""
+
+    name: str
+    gpu_vendors: tuple[str, ...] = ()
+
+
 def _decide(parts) -> str:
     parts = list(parts)
     if any(p["jax_metadata"] for p in parts):
@@ -57,15 +70,10 @@ def _decide(parts) -> str:
     return JAX if jax > tf else TENSORFLOW
 
 
-def framework_of(prof) -> str:
-    """``"jax"``, ``"tensorflow"`` or ``"unknown"``: the framework whose profiler wrote
-    ``prof`` (decided over all hosts)."""
-    return _decide(prof.host_partials("framework").values())
+def combine_framework(parts: dict) -> Framework:
+    """The framework and GPU vendors of a profile, decided over all hosts."""
+    vendors = {(v.strip().lower() or UNKNOWN) for p in parts.values() for v in p["gpu_vendors"]}
+    return Framework(_decide(parts.values()), tuple(sorted(vendors)))
 
 
-def gpu_vendors(prof) -> list[str]:
-    """Distinct GPU vendors of ``prof``, lower case (``"nvidia"``, ``"amd"``; ``"unknown"``
-    for GPU planes without a ``device_vendor`` stat); empty without GPUs."""
-    found = {(v.strip().lower() or UNKNOWN) for p in prof.host_partials("framework").values()
-             for v in p["gpu_vendors"]}
-    return sorted(found)
+ANALYSES = (Analysis("framework", host=host_framework, combine=combine_framework),)

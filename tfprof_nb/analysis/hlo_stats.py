@@ -21,9 +21,10 @@ import pandas as pd
 
 from .device_peaks import DevicePeaks, bound_by, combine_peaks
 from .tf_ops import parse_tf_op
+from .unit import Analysis
 from .xla_ops import OP_COLUMNS
 
-__all__ = ["HLO_STATS_COLUMNS", "XlaData", "combine_xla", "hlo_stats_table",
+__all__ = ["ANALYSES", "HLO_STATS_COLUMNS", "XlaData", "combine_xla", "hlo_stats_table",
            "framework_metrics", "op_totals"]
 
 HLO_STATS_COLUMNS = [
@@ -57,8 +58,10 @@ class XlaData:
         return int(np.maximum(self.totals.span_ps, self.totals.op_ps).sum())
 
 
-def combine_xla(parts: list[dict], tf_parts: list[pd.DataFrame] | None = None) -> XlaData:
-    """Combine the hosts' XLA partials (and their TensorFlow-kernel partials)."""
+def combine_xla(parts: dict, xla_ops: list[dict], tf_kernels: list[pd.DataFrame]) -> XlaData:
+    """Combine the hosts' XLA partials (``xla_ops``) and TensorFlow-kernel partials
+    (``tf_kernels``)."""
+    parts = xla_ops
     ops = [p["ops"] for p in parts if len(p["ops"])]
     if ops:
         merged = pd.concat(ops, ignore_index=True)
@@ -74,7 +77,7 @@ def combine_xla(parts: list[dict], tf_parts: list[pd.DataFrame] | None = None) -
         merged = merged[OP_COLUMNS]
     else:
         merged = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
-    tf = [t for t in (tf_parts or []) if len(t)]
+    tf = [t for t in tf_kernels if len(t)]
     tf_kernels = pd.concat(tf, ignore_index=True).groupby(
         ["hlo_op", "category", "provenance"], sort=False).agg(
         occurrences=("occurrences", "sum"), time_ps=("time_ps", "sum")).reset_index() \
@@ -121,9 +124,8 @@ def _peak_reasons(xla: XlaData, peaks: DevicePeaks) -> list[str]:
                   "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...)"]
 
 
-def hlo_stats_table(xla: XlaData, peaks: DevicePeaks | None = None) -> pd.DataFrame:
+def hlo_stats_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
     """The HLO stats table (HLO_STATS_COLUMNS), sorted by self time; ``attrs["reasons"]``."""
-    peaks = peaks if peaks is not None else xla.peaks
     ops = xla.ops
     tf = xla.tf_kernels
     flops, norm, nbytes = _cost_columns(ops) if len(ops) else (np.zeros(0),) * 3
@@ -235,3 +237,11 @@ def framework_metrics(xla: XlaData) -> pd.DataFrame:
         self_ps=("self_ps", "sum")).reset_index()
     out["eager"] = False
     return out
+
+
+def _hlo_stats(parts: dict, xla: XlaData, device_peaks: DevicePeaks) -> pd.DataFrame:
+    return hlo_stats_table(xla, device_peaks)
+
+
+ANALYSES = (Analysis("xla", combine=combine_xla, needs=("xla_ops", "tf_kernels")),
+            Analysis("hlo_stats", combine=_hlo_stats, needs=("xla", "device_peaks")))

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["InputPipelineAnalysis", "input_pipeline_analysis", "bottleneck_verdicts"]
+from .unit import Analysis
+
+__all__ = ["ANALYSES", "InputPipelineAnalysis", "input_pipeline_analysis",
+           "bottleneck_verdicts"]
 
 _SOURCES = ("::TFRecord", "::TextLine", "::FixedLengthRecord", "::SSTable", "::RecordIO",
             "::ArrayRecord")
@@ -125,10 +128,8 @@ def _category(name: str, op_type: str) -> str:
     return "preprocessing"
 
 
-def _input_ops(prof) -> pd.DataFrame:
-    from .op_stats import combine_metrics
-
-    table, _, _ = combine_metrics(list(prof.host_partials("host_ops").values()))
+def _input_ops(host_ops: tuple) -> pd.DataFrame:
+    table = host_ops[0]
     ops = table[(table["type"] == "Dataset") | table["type"].str.startswith("InfeedEnqueue")
                 | (table["operation"] == "MemcpyHToD")]
     ops = ops.sort_values(["self_ps", "operation"], ascending=[False, True], kind="stable")
@@ -169,11 +170,12 @@ def _host_side(ops: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
         index=pd.Index(list(values), name="key"))
 
 
-def input_pipeline_analysis(prof) -> InputPipelineAnalysis:
-    """Verdict, per-step input wait, host-side breakdown and input op table."""
-    steps = prof.steps
+def input_pipeline_analysis(parts: dict, steps: pd.DataFrame,
+                            host_ops: tuple) -> InputPipelineAnalysis:
+    """Verdict, per-step input wait, host-side breakdown and input op table, from the steps
+    and the host op metrics ((table, total_ps, total_op_ps))."""
     summary = bottleneck_verdicts(steps)
-    ops = _input_ops(prof)
+    ops = _input_ops(host_ops)
     host_side = _host_side(ops, steps)
     uses_tf_data = bool(host_side.loc[["demanded_file_read", "advanced_file_read",
                                        "preprocessing"], "time_us"].sum() > 0)
@@ -200,3 +202,7 @@ def input_pipeline_analysis(prof) -> InputPipelineAnalysis:
             summary[f"{col[:-3]}_std_ms"] = float(steps[col].std(ddof=1)) if len(steps) > 1 \
                 else 0.0
     return InputPipelineAnalysis(summary, device, host_side, ops.drop(columns="_key"))
+
+
+ANALYSES = (Analysis("input_pipeline", combine=input_pipeline_analysis,
+                     needs=("steps", "host_ops")),)

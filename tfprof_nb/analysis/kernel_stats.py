@@ -23,8 +23,9 @@ import pandas as pd
 
 from .host import HostData
 from .tf_ops import parse_tf_op
+from .unit import Analysis
 
-__all__ = ["KERNEL_COLUMNS", "combine_kernels", "host_kernels", "parse_kernel_details"]
+__all__ = ["ANALYSES", "KERNEL_COLUMNS", "combine_kernels", "host_kernels", "parse_kernel_details"]
 
 KERNEL_COLUMNS = ["host", "rank", "kernel_name", "registers_per_thread", "shmem_bytes",
                   "static_shmem_bytes", "dynamic_shmem_bytes", "block_dim", "grid_dim",
@@ -193,14 +194,17 @@ def host_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
         "min_duration_us": agg["min"] / 1e3, "max_duration_us": agg["max"] / 1e3})
 
 
-def combine_kernels(parts: list[pd.DataFrame]) -> pd.DataFrame:
+def combine_kernels(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Kernel stats of all hosts, sorted by total duration (rows of different hosts are not
     merged; ``host`` says which host ran them)."""
-    parts = [t for t in parts if not t.empty]
-    if not parts:
+    tables = [t for t in parts.values() if not t.empty]
+    if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in KERNEL_COLUMNS})
-    table = pd.concat(parts, ignore_index=True)
+    table = pd.concat(tables, ignore_index=True)
     table = table.sort_values("total_duration_us", ascending=False, kind="stable") \
         .reset_index(drop=True)
     table.insert(1, "rank", np.arange(1, len(table) + 1))
     return table[KERNEL_COLUMNS]
+
+
+ANALYSES = (Analysis("kernel_stats", host=host_kernels, combine=combine_kernels),)

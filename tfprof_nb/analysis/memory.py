@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from .._native.kernels import active_at_peak, inherit_from_allocations
 from .host import HOST_PLANE, HostData
+from .unit import Analysis
 
-__all__ = ["host_memory", "combine_memory", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
+__all__ = ["ANALYSES", "host_memory", "combine_memory", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
            "BREAKDOWN_COLUMNS"]
 
 SUMMARY_COLUMNS = ["host", "allocator", "num_allocations", "num_deallocations",
@@ -175,11 +177,12 @@ def host_memory(hd: HostData, shift_ps: int = 0) -> list[tuple]:
             for name in sorted(raw.allocator.unique())]
 
 
-def combine_memory(parts: list[list[tuple]], event_offsets: list[int]):
+def combine_memory(parts: dict[str, list[tuple]], event_offsets: dict[str, int]):
     """(summary, timeline, breakdown) over all hosts; ``event_offsets`` turn each host's
     event rows into global event ids."""
     summaries, timelines, breakdowns = [], [], []
-    for allocators, offset in zip(parts, event_offsets):
+    for host, allocators in parts.items():
+        offset = event_offsets[host]
         for s, t, b in allocators:
             summaries.append(s)
             timelines.append(t.assign(event_id=t.event_id + offset))
@@ -190,3 +193,7 @@ def combine_memory(parts: list[list[tuple]], event_offsets: list[int]):
     breakdown = pd.concat(breakdowns, ignore_index=True) if breakdowns else \
         pd.DataFrame({c: pd.Series(dtype=object) for c in BREAKDOWN_COLUMNS})
     return summary, timeline[TIMELINE_COLUMNS], breakdown[BREAKDOWN_COLUMNS]
+
+
+ANALYSES = (Analysis("memory", host=host_memory, combine=combine_memory,
+                     needs=("event_offsets",)),)

@@ -29,7 +29,7 @@ import pandas as pd
 from .device_peaks import DevicePeaks
 from .hlo_stats import XlaData, hlo_stats_table
 
-__all__ = ["op_profile_table", "OP_PROFILE_COLUMNS"]
+__all__ = ["op_profile_table", "op_profile_for", "OP_PROFILE_COLUMNS"]
 
 OP_PROFILE_COLUMNS = ["node", "parent", "depth", "kind", "name", "program_id", "category",
                       "occurrences", "time_us", "time_pct", "flops", "normalized_flops",
@@ -40,12 +40,12 @@ _SUMS = ["occurrences", "time_ps", "self_ps", "flops", "normalized_flops",
          "memory_accessed_bytes"]
 
 
-def op_profile_table(xla: XlaData, peaks: DevicePeaks, group_by: str = "program",
-                     include_idle: bool = True) -> pd.DataFrame:
-    """The op profile tree as a table (OP_PROFILE_COLUMNS); ``attrs["reasons"]``."""
+def op_profile_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks,
+                     group_by: str = "program", include_idle: bool = True) -> pd.DataFrame:
+    """The op profile tree as a table (OP_PROFILE_COLUMNS) of the HLO stats table ``stats``
+    (made with ``peaks``) and the devices' total time; ``attrs["reasons"]``."""
     if group_by not in ("program", "category"):
         raise ValueError(f"group_by must be 'program' or 'category', not {group_by!r}")
-    stats = hlo_stats_table(xla, peaks)
     if stats.empty:
         empty = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_PROFILE_COLUMNS})
         empty.attrs.update(reasons=list(stats.attrs["reasons"]), peaks=peaks)
@@ -63,7 +63,7 @@ def op_profile_table(xla: XlaData, peaks: DevicePeaks, group_by: str = "program"
         "dedup": stats.deduplicated_name})
     ops["program"] = np.where((ops.program_id == 0) & (ops.module == ""), "main",
                               ops.module + "(" + ops.program_id.astype(str) + ")")
-    total = xla.total_ps
+    total = total_ps
     op_time = int(ops.self_ps.sum()) if len(ops) else 0
     root_time = total if include_idle else op_time
     rows: list[dict] = []
@@ -158,3 +158,12 @@ def _finish(tree: pd.DataFrame, root_time: int, peaks: DevicePeaks,
     out.attrs["reasons"] = list(reasons)
     out.attrs["peaks"] = peaks
     return out
+
+
+def op_profile_for(xla: XlaData, peaks: DevicePeaks, stats: pd.DataFrame | None = None,
+                   **options) -> pd.DataFrame:
+    """The op profile of the XLA ops in ``xla`` against ``peaks`` (``stats``: their HLO
+    stats table when already made with those peaks); ``options`` as for
+    :func:`op_profile_table`."""
+    stats = hlo_stats_table(xla, peaks) if stats is None else stats
+    return op_profile_table(stats, xla.total_ps, peaks, **options)

@@ -12,11 +12,13 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import argsort, op_stack_walk
+from .hlo_stats import framework_metrics, op_totals
 from .host import HOST_PLANE, HostData
 from .tf_ops import TF, UNKNOWN, parse_tf_op
+from .unit import Analysis
 
-__all__ = ["OP_STATS_COLUMNS", "op_stats_table", "host_op_partial", "device_op_partial",
-           "combine_metrics"]
+__all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "host_op_partial",
+           "device_op_partial", "combine_metrics", "combine_device_metrics"]
 
 OP_STATS_COLUMNS = ["rank", "host_or_device", "type", "operation", "occurrences",
                     "total_time_us", "avg_time_us", "total_self_time_us", "avg_self_time_us",
@@ -170,8 +172,9 @@ def _empty_metrics() -> pd.DataFrame:
                          "eager": pd.Series(dtype=bool)})
 
 
-def combine_metrics(parts) -> tuple[pd.DataFrame, int, int]:
+def combine_metrics(parts: dict) -> tuple[pd.DataFrame, int, int]:
     """Per-op metrics of several hosts summed: (table, total_time_ps, total_op_time_ps)."""
+    parts = list(parts.values())
     tables = [t for t, _, _ in parts if not t.empty]
     total = sum(t for _, t, _ in parts)
     total_op = sum(o for _, _, o in parts)
@@ -186,12 +189,11 @@ def combine_metrics(parts) -> tuple[pd.DataFrame, int, int]:
     return table, total, total_op
 
 
-def _with_xla(prof, table, total, total_op):
-    """Device metrics with the XLA ops added, rolled up into framework ops (GPU kernels'
-    time is already in the GPU planes' total; XLA:CPU thunks add their own span)."""
-    from .hlo_stats import combine_xla, framework_metrics, op_totals
-
-    xla = combine_xla(list(prof.host_partials("xla_ops").values()))
+def combine_device_metrics(parts: dict, xla) -> tuple[pd.DataFrame, int, int]:
+    """Device metrics of several hosts with the XLA ops added, rolled up into framework ops
+    (GPU kernels' time is already in the GPU planes' total; XLA:CPU thunks add their own
+    span)."""
+    table, total, total_op = combine_metrics(parts)
     if xla.ops.empty:
         return table, total, total_op
     xla_table = framework_metrics(xla)
@@ -202,14 +204,13 @@ def _with_xla(prof, table, total, total_op):
     return merged, total, total_op
 
 
-def op_stats_table(prof, include_idle: bool = True) -> pd.DataFrame:
-    """The TensorFlow stats table: one row per (side, op), device rows first, each side sorted
-    by self time.  Percentages are of the side's total time, with or without its idle time."""
+def op_stats_table(device_ops: tuple, host_ops: tuple,
+                   include_idle: bool = True) -> pd.DataFrame:
+    """The TensorFlow stats table from the device and host metrics ((table, total_ps,
+    total_op_ps) each): one row per (side, op), device rows first, each side sorted by self
+    time.  Percentages are of the side's total time, with or without its idle time."""
     out = []
-    for side, step in (("Device", "device_ops"), ("Host", "host_ops")):
-        table, total, total_op = combine_metrics(list(prof.host_partials(step).values()))
-        if side == "Device":
-            table, total, total_op = _with_xla(prof, table, total, total_op)
+    for side, (table, total, total_op) in (("Device", device_ops), ("Host", host_ops)):
         if table.empty and total == 0:
             continue
         if include_idle:
@@ -238,3 +239,20 @@ def op_stats_table(prof, include_idle: bool = True) -> pd.DataFrame:
     result = pd.concat(out, ignore_index=True)
     result.insert(0, "rank", np.arange(1, len(result) + 1))
     return result[OP_STATS_COLUMNS]
+
+
+def _op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFrame:
+    return op_stats_table(device_ops, host_ops, include_idle=True)
+
+
+def _busy_op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFrame:
+    return op_stats_table(device_ops, host_ops, include_idle=False)
+
+
+ANALYSES = (
+    Analysis("host_ops", host=host_op_partial, combine=combine_metrics),
+    Analysis("device_ops", host=device_op_partial, combine=combine_device_metrics,
+             needs=("xla",)),
+    Analysis("op_stats", combine=_op_stats, needs=("device_ops", "host_ops")),
+    Analysis("op_stats_without_idle", combine=_busy_op_stats, needs=("device_ops", "host_ops")),
+)

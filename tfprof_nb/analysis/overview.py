@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-__all__ = ["Overview", "overview", "run_environment"]
+from .input_pipeline import bottleneck_verdicts
+from .unit import Analysis
+
+__all__ = ["ANALYSES", "Overview", "overview", "run_environment"]
 
 CATEGORY_COLUMNS = ["device_compute_ms", "device_to_device_ms", "device_collectives_ms",
                     "host_compute_ms", "kernel_launch_ms", "input_ms", "output_ms",
@@ -42,9 +45,8 @@ class Overview:
         return "\n".join(lines)
 
 
-def run_environment(prof) -> dict:
+def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
     """Hosts, device type and count, and the GPUs' capabilities from their plane stats."""
-    planes = prof.planes
     gpus = planes[planes.plane.str.startswith("/device:GPU")]
     tpus = planes[planes.plane.str.startswith("/device:TPU")]
     devices = []
@@ -60,17 +62,17 @@ def run_environment(prof) -> dict:
                         "compute_capability": cc, "vendor": st.get("device_vendor"),
                         "events": int(row["events"])})
     device_type = "GPU" if len(gpus) else ("TPU" if len(tpus) else "CPU")
-    return {"hosts": prof.hosts, "host_count": len(prof.hosts), "device_type": device_type,
+    hosts = list(info)
+    return {"hosts": hosts, "host_count": len(hosts), "device_type": device_type,
             "device_count": len(gpus) + len(tpus),
             "devices_with_activity": int(sum(d["events"] > 0 for d in devices)),
             "devices": pd.DataFrame(devices)}
 
 
-def overview(prof) -> Overview:
-    """The overview page of ``prof``."""
-    from .input_pipeline import bottleneck_verdicts
-
-    steps = prof.steps
+def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
+             memory: tuple, environment: dict, recommendations: list) -> Overview:
+    """The overview page from a profile's tables (``memory``: the (summary, timeline,
+    breakdown) tables)."""
     reasons = []
     if steps.empty:
         reasons.append("no steps: the profile has no step markers and no repeated "
@@ -87,7 +89,7 @@ def overview(prof) -> Overview:
             "avg_ms": steps[CATEGORY_COLUMNS].mean(),
             "std_ms": steps[CATEGORY_COLUMNS].std(ddof=1) if len(steps) > 1 else 0.0})
     verdict = bottleneck_verdicts(steps)
-    env = run_environment(prof)
+    env = environment
     if env["device_type"] == "CPU":
         reasons.append("no GPU in this profile: device-side columns are zero")
     precision = {}
@@ -99,12 +101,20 @@ def overview(prof) -> Overview:
                 f"Only {pct16:.1f}% of device computation is 16 bit. So you might want to "
                 "replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced "
                 "accuracy is acceptable).")
-    ops = prof.op_stats_table(include_idle=False)
+    ops = op_stats_without_idle
     top = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
     top_device = ops[ops.host_or_device == "Device"].head(10)[top].reset_index(drop=True)
     top_host = ops[ops.host_or_device == "Host"].head(10)[top].reset_index(drop=True)
-    if prof.memory_summary.empty:
+    if memory[0].empty:
         reasons.append("no memory events in this profile (on CPU only some allocators and "
                        "workloads record them)")
     return Overview(step_time, breakdown, verdict, precision, top_device, top_host, env,
-                    [], reasons)
+                    list(recommendations), reasons)
+
+
+ANALYSES = (
+    Analysis("environment", combine=run_environment, needs=("planes", "info")),
+    Analysis("overview", combine=overview,
+             needs=("steps", "op_stats_without_idle", "memory", "environment",
+                    "recommendations")),
+)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from .overview import CATEGORY_COLUMNS
+from .unit import Analysis
 
-__all__ = ["pod_table"]
+__all__ = ["ANALYSES", "pod_table"]
 
 
 def pod_table(steps: pd.DataFrame) -> pd.DataFrame:
@@ -25,3 +26,10 @@ def pod_table(steps: pd.DataFrame) -> pd.DataFrame:
     df["slowest"] = (df.duration_ms == slowest) & (hosts > 1)
     df["lag_ms"] = df.duration_ms - fastest
     return df.sort_values(["step", "host"]).reset_index(drop=True)
+
+
+def _pod(parts: dict, steps: pd.DataFrame) -> pd.DataFrame:
+    return pod_table(steps)
+
+
+ANALYSES = (Analysis("pod", combine=_pod, needs=("steps",)),)

@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 
 from .advice import allocator_fix, fix, is_device_allocator
-from .framework import UNKNOWN, framework_of, gpu_vendors
+from .framework import UNKNOWN, Framework
+from .input_pipeline import bottleneck_verdicts
+from .unit import Analysis
 
-__all__ = ["Finding", "Target", "recommendations"]
+__all__ = ["ANALYSES", "Finding", "Target", "recommendations"]
 
 
 @dataclass
@@ -45,24 +47,19 @@ class Target:
     vendors: tuple = ()
 
 
-def _input_bound(prof, verdict, out, target: Target):
+def _input_bound(tf_data, verdict, out, target: Target):
     if verdict.get("classification") not in ("host", "both") or verdict.get("input_pct", 0) < 5:
         return
     pct = verdict["input_pct"]
     text = fix("input_bound", target.framework)
-    try:
-        tfd = prof.tf_data
-        if not tfd.bottlenecks.empty:
-            b = tfd.bottlenecks.iloc[0]
-            text = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
-    except Exception:  # the tf.data analysis is optional evidence
-        pass
+    if not tf_data.bottlenecks.empty:
+        b = tf_data.bottlenecks.iloc[0]
+        text = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
     out.append(Finding("input_bound", f"Steps wait for input {pct:.1f}% of the time",
                        {"input_pct": pct}, text, "high" if pct >= 20 else "moderate"))
 
 
-def _launch_bound(prof, verdict, out, target: Target):
-    ks = prof.kernel_stats
+def _launch_bound(ks: pd.DataFrame, verdict, out, target: Target):
     pct = verdict.get("kernel_launch_pct", 0.0)
     small = ks[ks.avg_duration_us < 10] if len(ks) else ks
     share_small = (small.occurrences.sum() / ks.occurrences.sum()) if len(ks) else 0.0
@@ -73,16 +70,12 @@ def _launch_bound(prof, verdict, out, target: Target):
             fix("launch_bound", target.framework), "high" if pct >= 15 else "moderate"))
 
 
-def _mixed_precision(prof, out, target: Target):
-    from .overview import run_environment
-
-    env = run_environment(prof)
-    devices = env["devices"]
+def _mixed_precision(steps: pd.DataFrame, environment: dict, out, target: Target):
+    devices = environment["devices"]
     if devices.empty or "compute_capability" not in devices:
         return
     capable = devices.compute_capability.dropna()
     capable = capable[capable.map(lambda c: float(c) >= 7.0)]
-    steps = prof.steps
     if capable.empty or steps.empty or steps.device_compute_ms.sum() <= 0:
         return
     pct16 = 100 * steps.device_compute_16_ms.sum() / steps.device_compute_ms.sum()
@@ -95,9 +88,7 @@ def _mixed_precision(prof, out, target: Target):
             fix("mixed_precision", target.framework), "moderate"))
 
 
-def _layout(prof, out, target: Target):
-    ks = prof.kernel_stats
-    ops = prof.op_stats
+def _layout(ks: pd.DataFrame, ops: pd.DataFrame, out, target: Target):
     nchw = ks[ks.kernel_name.str.contains("nchw", case=False)] if len(ks) else ks
     transposes = ops[(ops.host_or_device == "Device") & (ops.type == "Transpose")]
     share = float(transposes.self_time_pct.sum()) if len(transposes) else 0.0
@@ -157,17 +148,23 @@ def _listing(labels: pd.Series, one: str, many: str) -> str:
     return f"{len(labels)} allocators {many}: {', '.join(labels)}"
 
 
-def recommendations(prof) -> list[Finding]:
-    """All findings for ``prof``, most severe first, worded for its framework and GPUs."""
-    from .input_pipeline import bottleneck_verdicts
-
-    target = Target(framework_of(prof), tuple(gpu_vendors(prof)))
-    verdict = bottleneck_verdicts(prof.steps)
+def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame,
+                    op_stats: pd.DataFrame, tf_data, environment: dict, memory: tuple,
+                    framework: Framework) -> list[Finding]:
+    """All findings from a profile's tables, most severe first, worded for its framework and
+    GPUs (``memory``: the (summary, timeline, breakdown) tables)."""
+    target = Target(framework.name, framework.gpu_vendors)
+    verdict = bottleneck_verdicts(steps)
     out: list[Finding] = []
-    _input_bound(prof, verdict, out, target)
-    _launch_bound(prof, verdict, out, target)
-    _mixed_precision(prof, out, target)
-    _layout(prof, out, target)
+    _input_bound(tf_data, verdict, out, target)
+    _launch_bound(kernel_stats, verdict, out, target)
+    _mixed_precision(steps, environment, out, target)
+    _layout(kernel_stats, op_stats, out, target)
     _host_python(verdict, out, target)
-    _memory(prof.memory_summary, out, target)
+    _memory(memory[0], out, target)
     return sorted(out, key=lambda f: f.severity != "high")
+
+
+ANALYSES = (Analysis("recommendations", combine=recommendations,
+                     needs=("steps", "kernel_stats", "op_stats", "tf_data", "environment",
+                            "memory", "framework")),)

@@ -19,8 +19,9 @@ import pandas as pd
 
 from .device_peaks import DevicePeaks, bound_by
 from .hlo_stats import XlaData, hlo_stats_table
+from .unit import Analysis
 
-__all__ = ["roofline_table", "ROOFLINE_COLUMNS"]
+__all__ = ["ANALYSES", "roofline_table", "roofline_for", "ROOFLINE_COLUMNS"]
 
 ROOFLINE_COLUMNS = [
     "rank", "category", "operation", "program_id", "device_type", "occurrences",
@@ -34,13 +35,12 @@ _INNER_OPS = ("while", "call", "conditional")
 _MAX_OPS = 1000
 
 
-def roofline_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
-    """The roofline table (ROOFLINE_COLUMNS); ``attrs``: ``peaks``, ``ridge_point_flops_per_byte``
-    and ``reasons``."""
-    stats = hlo_stats_table(xla, peaks)
+def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks) -> pd.DataFrame:
+    """The roofline table (ROOFLINE_COLUMNS) of the HLO stats table ``stats`` (made with
+    ``peaks``) and the devices' total time; ``attrs``: ``peaks``,
+    ``ridge_point_flops_per_byte`` and ``reasons``."""
     ops = stats[stats.occurrences > 0].head(_MAX_OPS)
     counted = ~stats.category.isin(_INNER_OPS)
-    total_ps = xla.total_ps
     program = pd.DataFrame({
         "rank": [0], "category": ["Program"], "operation": ["Program"], "program_id": [-1],
         "device_type": [",".join(sorted(set(stats.device_type)))], "occurrences": [1],
@@ -93,3 +93,16 @@ def roofline_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
     out.attrs["ridge_point_flops_per_byte"] = peaks.ridge_point_flops_per_byte
     out.attrs["reasons"] = list(stats.attrs.get("reasons", []))
     return out
+
+
+def roofline_for(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
+    """The roofline table of the XLA ops in ``xla`` against ``peaks``."""
+    return roofline_table(hlo_stats_table(xla, peaks), xla.total_ps, peaks)
+
+
+def _roofline(parts: dict, xla: XlaData, hlo_stats: pd.DataFrame,
+              device_peaks: DevicePeaks) -> pd.DataFrame:
+    return roofline_table(hlo_stats, xla.total_ps, device_peaks)
+
+
+ANALYSES = (Analysis("roofline", combine=_roofline, needs=("xla", "hlo_stats", "device_peaks")),)

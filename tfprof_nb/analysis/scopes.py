@@ -16,13 +16,13 @@ def _scopes_of(op_name: str) -> list[str]:
     return ["/".join(parts[:i + 1]) for i in range(len(parts))]
 
 
-def scope_stats_table(prof, min_bytes: int = 0, max_depth: int | None = None,
-                      side: str = "Host") -> pd.DataFrame:
+def scope_stats_table(ops: pd.DataFrame, memory_timeline: pd.DataFrame, min_bytes: int = 0,
+                      max_depth: int | None = None, side: str = "Host") -> pd.DataFrame:
     """One row per name scope: the self time of the ops under it (``side``: "Host",
     "Device" or "all"), their occurrences, and the bytes allocated by them (from memory
     events); scopes allocating less than ``min_bytes`` and deeper than ``max_depth`` are left
-    out.  Rows are in tree order (each scope right after its parent)."""
-    ops = prof.op_stats_table(include_idle=False)
+    out.  Rows are in tree order (each scope right after its parent).  ``ops`` is the
+    TensorFlow stats table without idle rows."""
     if side != "all":
         ops = ops[ops.host_or_device == side]
     rows = {}
@@ -32,7 +32,7 @@ def scope_stats_table(prof, min_bytes: int = 0, max_depth: int | None = None,
             r[0] += self_us
             r[1] += 1
             r[2] += int(occ)
-    tl = prof.memory_timeline
+    tl = memory_timeline
     if len(tl):
         allocs = tl[tl.event == "allocation"].groupby("tf_op").allocation_bytes.agg(["sum",
                                                                                      "size"])

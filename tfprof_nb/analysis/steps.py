@@ -34,8 +34,9 @@ import pandas as pd
 from .._native.kernels import N_TYPES, nonzero, span, step_breakdown
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
+from .unit import Analysis
 
-__all__ = ["STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps"]
+__all__ = ["ANALYSES", "STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps"]
 
 # Event types by priority (higher wins when events overlap).
 (UNKNOWN, HOST_COMPUTE, HOST_COMPILE, HOST_TO_HOST, HOST_TO_DEVICE, HOST_PREPARE,
@@ -358,7 +359,7 @@ def empty_steps() -> pd.DataFrame:
     return df
 
 
-def combine_steps(parts: list[pd.DataFrame]) -> pd.DataFrame:
+def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per step and host: duration and step-time categories in ms.
 
     ``source`` says where the steps came from: ``markers`` (step markers: TensorFlow's
@@ -366,7 +367,10 @@ def combine_steps(parts: list[pd.DataFrame]) -> pd.DataFrame:
     grouped by step), ``group_id`` (groups already in the file) or ``inferred: repeated
     '<name>'`` (no markers: the repeated top-level call of a tf.function or jitted function).
     """
-    parts = [p for p in parts if not p.empty]
-    if not parts:
+    tables = [p for p in parts.values() if not p.empty]
+    if not tables:
         return empty_steps()
-    return pd.concat(parts)
+    return pd.concat(tables)
+
+
+ANALYSES = (Analysis("steps", host=host_steps, combine=combine_steps),)

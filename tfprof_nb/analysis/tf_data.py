@@ -21,8 +21,9 @@ import pandas as pd
 
 from .._native.kernels import csr
 from .host import HOST_PLANE, HostData
+from .unit import Analysis
 
-__all__ = ["TfDataAnalysis", "combine_tf_data", "host_tf_data", "suggestion_for",
+__all__ = ["ANALYSES", "TfDataAnalysis", "combine_tf_data", "host_tf_data", "suggestion_for",
            "SLOW_CALL_US"]
 
 SLOW_CALL_US = 50.0  # a root call slower than this is slow (tf.data performance guide)
@@ -255,10 +256,10 @@ def _in_pipeline(m: dict, root_id: int, meta: dict) -> bool:
     return False
 
 
-def combine_tf_data(parts: list[tuple]) -> TfDataAnalysis:
+def combine_tf_data(parts: dict[str, tuple]) -> TfDataAnalysis:
     """The tf.data analysis of every host from the hosts' row lists."""
     pipelines, graph, bottlenecks = [], [], []
-    for p, g, b in parts:
+    for p, g, b in parts.values():
         pipelines += p
         graph += g
         bottlenecks += b
@@ -286,3 +287,6 @@ def combine_tf_data(parts: list[tuple]) -> TfDataAnalysis:
             "No tf.data activity in this profile: if the job uses tf.data, capture a longer "
             "profile or a higher host tracer level.")}
     return TfDataAnalysis(pipelines, graph, bottlenecks, summary)
+
+
+ANALYSES = (Analysis("tf_data", host=host_tf_data, combine=combine_tf_data),)

@@ -31,8 +31,9 @@ from .hlo_proto import programs_of_space
 from .hlo_text import category, expression
 from .host import HOST_PLANE, HostData
 from .tf_ops import UNKNOWN, parse_tf_op
+from .unit import Analysis, parts_list
 
-__all__ = ["host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname",
+__all__ = ["ANALYSES", "host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname",
            "source_of"]
 
 INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_name",
@@ -308,3 +309,7 @@ def _module_names(hd: HostData, hlo) -> dict:
     pid, has = hd.int_stat("program_id").lookup(mod.rows)
     first = pd.DataFrame({"p": pid[has], "c": mod.values[has]}).drop_duplicates("p")
     return dict(zip(first.p.tolist(), mod.text(first.c.to_numpy()).tolist()))
+
+
+ANALYSES = (Analysis("xla_ops", host=host_xla_ops, combine=parts_list),
+            Analysis("tf_kernels", host=host_tf_kernels, combine=parts_list))

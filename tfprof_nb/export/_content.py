@@ -189,7 +189,7 @@ def trace_content(prof) -> TraceContent:
             line_names.append(space.line_display_names[li] or space.line_names[li])
             line_process.append(process_of[key])
         line_parts.append(code[space.events.line])
-        stat_parts.append(_host_stat_rows(space, prof._event_offsets[host], keys, strings))
+        stat_parts.append(_host_stat_rows(space, prof.event_offsets[host], keys, strings))
     names = _Table(str(x) for x in ev["name"].cat.categories)
     name = [ev["name"].cat.codes.to_numpy().astype(np.int32)]
     start = [ev["start_ps"].to_numpy()]

@@ -75,7 +75,7 @@ def event_details_block(prof, event_ids: np.ndarray) -> tuple[dict, dict[str, by
         rows = np.flatnonzero(st.owner_kind == 0)
         if not len(rows):
             continue
-        global_id = st.owner[rows] + prof._event_offsets[host]
+        global_id = st.owner[rows] + prof.event_offsets[host]
         r = rank[global_id]
         keep = r >= 0
         rows, r = rows[keep], r[keep]

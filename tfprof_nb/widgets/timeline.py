@@ -223,7 +223,7 @@ class TimelineSource:
                "duration": f"{ev.duration_us:.3f} us", "host": str(ev.host),
                "plane": str(ev.plane), "track": str(ev.line), "event id": int(eid)}
         space = prof.spaces[str(ev.host)]
-        local = eid - prof._event_offsets[str(ev.host)]
+        local = eid - prof.event_offsets[str(ev.host)]
         st = space.stats
         from ..xspace import stat_value
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import ProfileFormatError
 
-__all__ = ["XPLANE_SUFFIX", "find_profile_files", "host_name_of"]
+__all__ = ["XPLANE_SUFFIX", "find_profile_files", "host_name_of", "host_names"]
 
 XPLANE_SUFFIX = ".xplane.pb"
 
@@ -16,6 +16,15 @@ def host_name_of(path) -> str:
     """Host name of a profile file: its file name without ``.xplane.pb``."""
     name = Path(path).name
     return name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else Path(path).stem
+
+
+def host_names(files: list) -> dict:
+    """{host name: file}, sorted by name; a name that several files share (the same host in
+    different runs) gets its run's directory name appended."""
+    hosts = [host_name_of(f) for f in files]
+    dupes = {h for h in hosts if hosts.count(h) > 1}
+    hosts = [f"{h} ({Path(f).parent.name})" if h in dupes else h for h, f in zip(hosts, files)]
+    return dict(sorted(zip(hosts, files), key=lambda hf: hf[0]))
 
 
 def _xplane_files(directory: Path) -> list[Path]:
