@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
+__all__ = ["Cancelled", "CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
            "ProfileFormatError"]
 
 
@@ -20,6 +20,11 @@ class ProfileFormatError(ValueError):
         where = f" at byte {offset}" if offset is not None else ""
         name = self.path if self.path is not None else "<bytes>"
         super().__init__(f"{name}: {problem}{where}")
+
+
+class Cancelled(KeyboardInterrupt):
+    """Work stopped early because it was interrupted (Ctrl-C, Jupyter's stop button): raised
+    by the compiled kernels' wrappers in worker threads once the cancel flag is set."""
 
 
 class CaptureError(RuntimeError):

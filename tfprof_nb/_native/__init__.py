@@ -31,12 +31,17 @@ P = ctypes.c_void_p
 
 # name: (restype, argtypes); every array is passed as a raw pointer (see ptr())
 _SIGNATURES = {
-    "tfp_walk_space": (I64, [P, I64, P, P, P]),
+    "tfp_set_cancel": (I64, [I64]),
+    "tfp_space_open": (P, [P, I64, I64, I64, P, P]),
+    "tfp_space_tables": (None, [P, P, P, P, P, P, P]),
+    "tfp_space_count": (None, [P, I64, P]),
+    "tfp_space_events": (None, [P, I64, P, P, I64, P, I64, P, I32, P, P, P, P, P, I64, P, P,
+                                P, I64, I32, P]),
+    "tfp_space_finish": (None, [P, P, P, P]),
+    "tfp_space_close": (None, [P]),
     "tfp_intern_text": (I64, [P, I64, P, P, P, P, P, P, P]),
-    "tfp_gather_i32": (None, [P, I64, P, I32, P]),
     "tfp_resolve_refs": (None, [P, I64, P, P, I64, I64]),
     "tfp_add_gathered_i64": (None, [P, P, I64, P]),
-    "tfp_narrow_codes": (None, [P, I64, P, I32, P, I64, P]),
     "tfp_argsort_i64": (I64, [P, I64, P, P]),
     "tfp_argsort_i32": (I64, [P, I64, P, P]),
     "tfp_select_rows": (I64, [P, I64, P, I64, I32, I8, P, I64]),
@@ -51,6 +56,7 @@ _SIGNATURES = {
     "tfp_threadpool_regions": (I64, [I64, P, P, P, P, P, P, P, P]),
     "tfp_step_breakdown": (I64, [I64, P, P, P, P, I64, I64, P, P, P, P, I64, P, P, P, P]),
     "tfp_nonzero_i32": (I64, [P, I64, P]),
+    "tfp_rows_where_i8": (I64, [P, I64, I8, I64, P, I64]),
     "tfp_span": (None, [P, P, I64, P]),
     "tfp_int_stat": (I64, [P, I64, P, P, P, P, I64, I32, P, P, I64]),
     "tfp_int_stats": (None, [P, I64, P, P, P, P, I64, P, I64, P, P, P, P, P, I64]),

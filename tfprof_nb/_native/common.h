@@ -1,4 +1,4 @@
-/* Shared helpers of tfprof_nb's native kernels: an int64 -> int64 hash map. */
+/* Shared helpers of tfprof_nb's native kernels: the cancel flag, an int64 -> int64 hash map. */
 #ifndef TFPROF_COMMON_H
 #define TFPROF_COMMON_H
 
@@ -9,6 +9,14 @@
 #include "layout.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* Cancelling long kernels: tfp_set_cancel(1) (from any thread) makes every kernel that polls
+   the flag stop at its next check and return ERR_CANCELLED; the caller clears it. */
+#define ERR_CANCELLED (-10)
+extern volatile int64_t tfp_cancel_flag;
+#define CANCELLED() (__atomic_load_n(&tfp_cancel_flag, __ATOMIC_RELAXED) != 0)
+/* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
+#define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
 
 /* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */
 #define CODE_AT(p, code_bytes, i) \

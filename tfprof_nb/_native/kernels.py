@@ -11,7 +11,7 @@ from . import lib
 from .layout import N_STEP_TYPES
 
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
-           "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
+           "tree_csr", "join_on_keys", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
            "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
            "nonzero", "span", "op_stack_walk", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
@@ -132,6 +132,17 @@ def select_rows(code: np.ndarray, value: int, kind: np.ndarray | None = None,
     k = lib().tfp_select_rows(*args, 0, 0)  # count, then fill an array of the exact size
     out = np.empty(k, np.int32)
     lib().tfp_select_rows(*args, _p(out), k)
+    return out
+
+
+def rows_where(a: np.ndarray, value: int, equal: bool = True) -> np.ndarray:
+    """int32 rows r of an int8 array where a[r] == value (or != value), increasing; fast
+    when the rows are rare."""
+    a = _c(a, np.int8)
+    args = (_p(a), len(a), int(value), int(equal))
+    k = lib().tfp_rows_where_i8(*args, 0, 0)  # count, then fill an array of the exact size
+    out = np.empty(k, np.int32)
+    lib().tfp_rows_where_i8(*args, _p(out), k)
     return out
 
 

@@ -4,6 +4,8 @@
 #define TFPROF_LAYOUT_H
 
 enum { T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX, N_TABLES };
+enum { C_CHUNKS = N_TABLES + 0, C_ERR = N_TABLES + 1, C_ERR_POS = N_TABLES + 2, C_STAT_NO_META = N_TABLES + 3, C_REFS = N_TABLES + 4, N_INFO = N_TABLES + 5 };
+enum { PR_PHASE, PR_DONE, PR_TOTAL };
 #define P_COLS 3
 enum { P_ID = 0, P_NAME_OFF = 1, P_NAME_LEN = 2 };
 #define L_COLS 9

@@ -12,11 +12,16 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-__all__ = ["TABLES", "SMALL_TABLES", "COLUMNS", "KINDS", "OWNERS", "N_STEP_TYPES", "table",
+__all__ = ["TABLES", "COUNTERS", "PROGRESS", "SMALL_TABLES", "COLUMNS", "KINDS", "OWNERS", "N_STEP_TYPES", "table",
            "header_text", "HEADER"]
 
-# the walker's record tables, in the order of its counters and capacities
+# the walker's record tables, in the order of its counts (``info`` of tfp_space_open)
 TABLES = ("P", "L", "M", "SM", "CH", "X", "EV", "EX", "ST", "TX")
+# what follows the table counts in ``info``: chunks of events walked in parallel, the first
+# error (code, byte offset), stats whose metadata id is not in their plane, reference stats
+COUNTERS = ("CHUNKS", "ERR", "ERR_POS", "STAT_NO_META", "REFS")
+# the walker's progress array: phase (1 scanning, 2 decoding, 3 assembling), bytes done, total
+PROGRESS = ("PHASE", "DONE", "TOTAL")
 
 # the small int64 tables (one row of these columns per record); the others are columns
 SMALL_TABLES = {
@@ -56,6 +61,9 @@ def header_text() -> str:
            "   edit that file, not this one. */",
            "#ifndef TFPROF_LAYOUT_H", "#define TFPROF_LAYOUT_H", ""]
     out.append("enum { " + ", ".join(f"T_{t}" for t in TABLES) + ", N_TABLES };")
+    out.append("enum { " + ", ".join(f"C_{c} = N_TABLES + {i}" for i, c in enumerate(COUNTERS))
+               + f", N_INFO = N_TABLES + {len(COUNTERS)} }};")
+    out.append("enum { " + ", ".join(f"PR_{c}" for c in PROGRESS) + " };")
     for t, cols in SMALL_TABLES.items():
         out.append(f"#define {t}_COLS {len(cols)}")
         out.append("enum { " + ", ".join(f"{t}_{c.upper()} = {i}" for i, c in enumerate(cols))

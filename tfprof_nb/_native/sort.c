@@ -224,3 +224,30 @@ EXPORT void tfp_span(const int64_t *begin, const int64_t *dur, int64_t n, int64_
     out[0] = lo;
     out[1] = hi;
 }
+
+/* Rows r where (a[r] == value) == (equal != 0), increasing, into ``out`` (at most cap);
+   returns how many there are.  Runs of 8 rows that all fail are skipped a word at a time
+   when looking for rare values. */
+EXPORT int64_t tfp_rows_where_i8(const int8_t *a, int64_t n, int8_t value, int64_t equal,
+                                 int32_t *out, int64_t cap) {
+    int64_t k = 0, r = 0;
+    uint64_t pattern = 0x0101010101010101ULL * (uint8_t)value;
+    if (!equal) { /* rows that differ from a common value: skip words equal to it */
+        for (; r + 8 <= n; r += 8) {
+            uint64_t w;
+            memcpy(&w, a + r, 8);
+            if (w == pattern) continue;
+            for (int64_t i = r; i < r + 8; i++)
+                if (a[i] != value) {
+                    if (k < cap) out[k] = (int32_t)i;
+                    k++;
+                }
+        }
+    }
+    for (; r < n; r++)
+        if ((a[r] == value) == (equal != 0)) {
+            if (k < cap) out[k] = (int32_t)r;
+            k++;
+        }
+    return k;
+}

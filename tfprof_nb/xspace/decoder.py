@@ -8,8 +8,8 @@ import os
 import numpy as np
 
 from .. import _native as native
-from .._native.layout import COLUMNS, KINDS, SMALL_TABLES, TABLES
-from ..errors import ProfileFormatError
+from .._native.layout import COLUMNS, COUNTERS, KINDS, SMALL_TABLES, TABLES
+from ..errors import Cancelled, ProfileFormatError
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
 from .strings import decode_spans
@@ -20,8 +20,9 @@ __all__ = ["decode_xspace", "read_xspace"]
 KIND_NAMES = dict(enumerate(KINDS))
 
 
-def read_xspace(path) -> XSpaceData:
-    """Read and decode one ``.xplane.pb`` file."""
+def read_xspace(path, threads: int | None = None,
+                progress: np.ndarray | None = None) -> XSpaceData:
+    """Read and decode one ``.xplane.pb`` file (see :func:`decode_xspace`)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
@@ -36,7 +37,7 @@ def read_xspace(path) -> XSpaceData:
     except OSError as exc:
         raise ProfileFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
     try:
-        return decode_xspace(data, path=path)
+        return decode_xspace(data, path=path, threads=threads, progress=progress)
     finally:
         if isinstance(data, mmap.mmap):
             try:
@@ -45,16 +46,14 @@ def read_xspace(path) -> XSpaceData:
                 pass
 
 
-# record tables of the walker (tfprof_nb/_native/wire.c; layout in _native/layout.py): index,
-# columns, bytes per row guess
+# the walker's tables and counters (tfprof_nb/_native/walk.c; layout in _native/layout.py)
 (T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX) = range(len(TABLES))
-_SMALL = {TABLES.index(t): len(cols) for t, cols in SMALL_TABLES.items()}
+C_CHUNKS, C_ERR, C_ERR_POS, C_STAT_NO_META, C_REFS = (len(TABLES) + i
+                                                       for i in range(len(COUNTERS)))
 Pc, Lc, Mc, SMc, Xc, EXc = (COLUMNS[t] for t in ("P", "L", "M", "SM", "X", "EX"))
-_BYTES_PER_ROW = {T_P: 256, T_L: 64, T_M: 16, T_SM: 16, T_CH: 16, T_X: 64, T_EV: 8, T_EX: 512,
-                  T_ST: 5, T_TX: 8}
 KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = \
     range(len(KINDS))
-ERR_CAPACITY = -7
+ERR_NO_MEMORY, ERR_CANCELLED = -9, -10
 ERROR_MESSAGES = {
     -1: "a varint runs past the end of its message (truncated or corrupt data)",
     -2: "a varint is longer than 10 bytes (corrupt data)",
@@ -65,68 +64,94 @@ ERROR_MESSAGES = {
     -8: "a field tag is out of range (corrupt data)",
     -9: "too many records for 32-bit row numbers, or out of memory",
 }
+CHUNK_BYTES = 8 << 20  # events are walked in chunks of about this many bytes, side by side
 
 
-class _Tables:
-    """The walker's output columns, allocated for given capacities (rows past a table's
-    count are never touched, so a generous capacity costs address space, not memory)."""
-
-    def __init__(self, cap: np.ndarray):
-        self.cap = cap
-        self.small = {t: np.empty((int(cap[t]), cols), dtype=np.int64)
-                      for t, cols in _SMALL.items()}
-        ne, ns = int(cap[T_EV]), int(cap[T_ST])
-        self.ev_line = np.empty(ne, np.int32)
-        self.ev_meta = np.empty(ne, np.int32)
-        self.ev_off = np.empty(ne, np.int64)
-        self.ev_dur = np.empty(ne, np.int64)
-        self.st_owner = np.empty(ns, np.int32)
-        self.st_okind = np.empty(ns, np.int8)
-        self.st_meta = np.empty(ns, np.int32)
-        self.st_kind = np.empty(ns, np.int8)
-        self.st_value = np.empty(ns, np.int64)
-        self.tx_row = np.empty(int(cap[T_TX]), np.int32)
-        self.tx_len = np.empty(int(cap[T_TX]), np.int32)
-
-    def addresses(self) -> np.ndarray:
-        s = self.small
-        arrays = [s[T_P], s[T_L], s[T_M], s[T_SM], s[T_CH], s[T_X], self.ev_line, self.ev_meta,
-                  self.ev_off, self.ev_dur, s[T_EX], self.st_owner, self.st_okind, self.st_meta,
-                  self.st_kind, self.st_value, self.tx_row, self.tx_len]
-        return np.array([a.ctypes.data for a in arrays], dtype=np.int64)
-
-    def trim(self, cnt: np.ndarray) -> None:
-        for t in _SMALL:
-            self.small[t] = self.small[t][:cnt[t]]
-        ne, ns, nt = int(cnt[T_EV]), int(cnt[T_ST]), int(cnt[T_TX])
-        for name in ("ev_line", "ev_meta", "ev_off", "ev_dur"):
-            setattr(self, name, getattr(self, name)[:ne])
-        for name in ("st_owner", "st_okind", "st_meta", "st_kind", "st_value"):
-            setattr(self, name, getattr(self, name)[:ns])
-        self.tx_row, self.tx_len = self.tx_row[:nt], self.tx_len[:nt]
+def default_threads() -> int:
+    """Threads a decode uses by default: one per core."""
+    return max(1, os.cpu_count() or 1)
 
 
-def _walk(buf: np.ndarray, path) -> _Tables:
-    """Run the wire walker: once into tables sized by a guess, again with exact sizes if a
-    guess was too small."""
-    lib = native.lib()
-    cnt = np.zeros(len(_BYTES_PER_ROW) + 2, dtype=np.int64)
-    cap = np.array([buf.size // _BYTES_PER_ROW[t] + 64 for t in range(len(_BYTES_PER_ROW))],
-                   dtype=np.int64)
-    for _ in range(2):
-        tables = _Tables(cap)
-        addresses = tables.addresses()  # kept alive through the call
-        rc = lib.tfp_walk_space(buf.ctypes.data, buf.size, addresses.ctypes.data,
-                                cap.ctypes.data, cnt.ctypes.data)
-        if rc == 0:
-            tables.trim(cnt)
-            tables.stats_without_metadata = int(cnt[-1])
-            return tables
-        if rc != ERR_CAPACITY:
-            _raise_wire_error(buf, path, int(rc), int(cnt[-2]))
-        cap = np.maximum(cnt[:-2], 1)
-        del tables
-    _raise_wire_error(buf, path, ERR_CAPACITY, -1)
+def _table(codes: np.ndarray) -> np.ndarray:
+    return codes if len(codes) else np.zeros(1, np.int32)
+
+
+class _Walk:
+    """The walker's handle over one buffer (see walk.c): phase 1 on creation, then
+    :meth:`events` and :meth:`stats`; :meth:`close` frees it."""
+
+    def __init__(self, buf: np.ndarray, path, release: bool, progress: np.ndarray | None):
+        self.buf, self.path = buf, path
+        self.info = np.zeros(len(TABLES) + len(COUNTERS), np.int64)
+        self.progress = progress
+        self.h = native.lib().tfp_space_open(
+            buf.ctypes.data, buf.size, CHUNK_BYTES, int(release),
+            None if progress is None else progress.ctypes.data, self.info.ctypes.data)
+        if not self.h:
+            raise MemoryError(f"{path}: out of memory while decoding")
+        self.check()
+
+    def n(self, table: int) -> int:
+        return int(self.info[table])
+
+    def check(self) -> None:
+        code = int(self.info[C_ERR])
+        if code == ERR_CANCELLED:
+            raise Cancelled(f"decoding {self.path} was interrupted")
+        if code == ERR_NO_MEMORY and self.info[C_ERR_POS] < 0:
+            raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
+        if code:
+            _raise_wire_error(self.buf, self.path, code, int(self.info[C_ERR_POS]))
+
+    def tables(self) -> dict:
+        out = {t: np.zeros((self.n(TABLES.index(t)), len(cols)), np.int64)
+               for t, cols in SMALL_TABLES.items() if t != "EX"}
+        native.lib().tfp_space_tables(self.h, *(out[t].ctypes.data
+                                                for t in ("P", "L", "M", "SM", "CH", "X")))
+        return out
+
+    def count_stats(self, threads: int) -> None:
+        """Count every chunk's stats (the stat table's size is known after)."""
+        native.lib().tfp_space_count(self.h, threads, self.info.ctypes.data)
+        self.check()
+        if self.n(T_ST) > 2**31 - 1:
+            raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
+
+    def walk(self, threads: int, ev: "_Names", meta_dtype, st: "_Names",
+             name_dtype) -> tuple[dict, dict]:
+        """Walk events and stats into new columns: ({event columns}, {stat columns})."""
+        n, ns = self.n(T_EV), self.n(T_ST)
+        events = dict(line=np.empty(n, np.int32), metadata_row=np.empty(n, meta_dtype),
+                      name_code=np.empty(n, ev.dtype(True)), start_ps=np.empty(n, np.int64),
+                      duration_ps=np.empty(n, np.int64))
+        stats = dict(owner=np.empty(ns, np.int32), owner_kind=np.empty(ns, np.int8),
+                     name_code=np.empty(ns, name_dtype), kind=np.empty(ns, np.int8),
+                     raw_value=np.empty(ns, np.int64))
+        e, s = events, stats
+        native.lib().tfp_space_events(
+            self.h, threads, e["line"].ctypes.data, e["metadata_row"].ctypes.data,
+            e["metadata_row"].itemsize, e["name_code"].ctypes.data, e["name_code"].itemsize,
+            _table(ev.codes).ctypes.data, ev.missing, e["start_ps"].ctypes.data,
+            e["duration_ps"].ctypes.data, s["owner"].ctypes.data, s["owner_kind"].ctypes.data,
+            s["name_code"].ctypes.data, s["name_code"].itemsize, s["kind"].ctypes.data,
+            s["raw_value"].ctypes.data, _table(st.codes).ctypes.data, len(st.codes),
+            st.missing, self.info.ctypes.data)
+        self.check()
+        return events, stats
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(text stat rows, their lengths, event extras) in file order."""
+        nt = self.n(T_TX)
+        tx_row, tx_len = np.empty(nt, np.int32), np.empty(nt, np.int32)
+        extras = np.empty((self.n(T_EX), len(SMALL_TABLES["EX"])), np.int64)
+        native.lib().tfp_space_finish(self.h, tx_row.ctypes.data, tx_len.ctypes.data,
+                                      extras.ctypes.data)
+        return tx_row, tx_len, extras
+
+    def close(self) -> None:
+        if self.h:
+            native.lib().tfp_space_close(self.h)
+            self.h = None
 
 
 def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
@@ -139,18 +164,19 @@ def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
     raise ProfileFormatError(path, problem, offset=offset if offset >= 0 else None)
 
 
-def _intern_text(buf: np.ndarray, raw: bytes, t: _Tables) -> list:
+def _intern_text(buf: np.ndarray, raw: bytes, tx_row: np.ndarray, tx_len: np.ndarray,
+                 kind: np.ndarray, value: np.ndarray) -> list:
     """Replace the buffer offsets of str/bytes stat values by codes into the returned table
     of distinct values (``bytes`` for bytes values, else ``str``)."""
-    n = len(t.tx_row)
+    n = len(tx_row)
     if n == 0:
         return []
     rep_off = np.empty(n, np.int64)
     rep_len = np.empty(n, np.int32)
     rep_kind = np.empty(n, np.int8)
     k = native.lib().tfp_intern_text(
-        buf.ctypes.data, n, t.tx_row.ctypes.data, t.tx_len.ctypes.data, t.st_kind.ctypes.data,
-        t.st_value.ctypes.data, rep_off.ctypes.data, rep_len.ctypes.data, rep_kind.ctypes.data)
+        buf.ctypes.data, n, tx_row.ctypes.data, tx_len.ctypes.data, kind.ctypes.data,
+        value.ctypes.data, rep_off.ctypes.data, rep_len.ctypes.data, rep_kind.ctypes.data)
     if k < 0:
         raise MemoryError("out of memory while decoding stat values")
     values = []
@@ -161,34 +187,32 @@ def _intern_text(buf: np.ndarray, raw: bytes, t: _Tables) -> list:
     return values
 
 
-def _name_codes(names: list[str], any_missing: bool) -> tuple[np.ndarray, list[str], int]:
-    """(int32 code of each metadata row's name into a table of distinct names in first-seen
-    order, the table, the code of rows that are missing): missing metadata reads as the name
-    "" (added to the table when ``any_missing``)."""
-    table: dict[str, int] = {}
-    codes = np.fromiter((table.setdefault(s, len(table)) for s in names), dtype=np.int32,
-                        count=len(names))
-    missing = table.setdefault("", len(table)) if any_missing else 0
-    return codes, list(table), missing
+class _Names:
+    """Codes of metadata rows' names into a table of distinct names in first-seen order;
+    metadata that is missing reads as the name "" (added to the table once a row needs it)."""
+
+    def __init__(self, names: list[str]):
+        table: dict[str, int] = {}
+        self.codes = np.fromiter((table.setdefault(s, len(table)) for s in names),
+                                 dtype=np.int32, count=len(names))
+        self.missing = table.get("", len(table))
+        self.table = list(table)
+        self._has_empty = "" in table
+
+    def dtype(self, maybe_missing: bool):
+        """uint16 codes when the names (with "" if it may be added) fit, else int32."""
+        n = len(self.table) + (maybe_missing and not self._has_empty)
+        return np.uint16 if n <= 2**16 else np.int32
+
+    def names(self, any_missing: bool) -> list[str]:
+        return self.table + ([""] if any_missing and not self._has_empty else [])
 
 
-def _codes_of(rows: np.ndarray, code_of_row: np.ndarray, missing: int, n_names: int,
-              rows_too: bool = False):
-    """Name codes of a column of metadata rows (``missing`` where -1), as uint16 when the
-    names fit, else int32; with ``rows_too`` also the rows as int16 when they fit."""
-    names = np.empty(len(rows), np.uint16 if n_names <= 2**16 else np.int32)
-    rows16 = np.empty(len(rows), np.int16) if rows_too and len(code_of_row) < 2**15 else None
-    table = code_of_row if len(code_of_row) else np.zeros(1, np.int32)
-    if len(rows):
-        native.lib().tfp_narrow_codes(rows.ctypes.data, len(rows), table.ctypes.data, missing,
-                                      names.ctypes.data, names.itemsize,
-                                      0 if rows16 is None else rows16.ctypes.data)
-    return names, (rows if rows16 is None else rows16)
-
-
-def decode_xspace(data, path=None) -> XSpaceData:
+def decode_xspace(data, path=None, threads: int | None = None,
+                  progress: np.ndarray | None = None) -> XSpaceData:
     """Decode serialized XSpace bytes (or a read-only ``mmap``).  ``path`` is only used in
-    error messages."""
+    error messages; ``threads`` (default: one per core) walk the events side by side;
+    ``progress`` (int64 array: phase, bytes done, bytes total) is updated as it goes."""
     raw = data if isinstance(data, (bytes, mmap.mmap)) else bytes(data)
     buf = np.frombuffer(raw, dtype=np.uint8)
     if buf.size == 0:
@@ -196,39 +220,44 @@ def decode_xspace(data, path=None) -> XSpaceData:
     guess = describe_known_format(buf)
     if guess:
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
-    t = _walk(buf, path)
-    P, L, M, SM, CH, X, EX = (t.small[k] for k in (T_P, T_L, T_M, T_SM, T_CH, T_X, T_EX))
-    if P.shape[0] == 0:
-        guess = describe_non_xspace(buf)
-        raise ProfileFormatError(
-            path, "contains no XPlane: not an XSpace profile "
-            f"({guess or 'wrong file type or corrupt'})")
-
-    em_names = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
-    em_codes, event_names, missing_event = _name_codes(em_names,
-                                                       bool((EX[:, EXc.what] == 1).any()))
-    name_code, metadata_row = _codes_of(t.ev_meta, em_codes, missing_event, len(event_names),
-                                        rows_too=True)
-    sm_names = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
-    sm_codes, stat_names, missing_stat = _name_codes(sm_names, t.stats_without_metadata > 0)
-    values = _intern_text(buf, raw, t)
-    is_ref = t.st_kind == KIND_REF
-    if is_ref.any():
+    threads = default_threads() if threads is None else max(1, int(threads))
+    walk = _Walk(buf, path, isinstance(raw, mmap.mmap), progress)
+    try:
+        small = walk.tables()
+        P, L, M, SM, CH, X = (small[t] for t in ("P", "L", "M", "SM", "CH", "X"))
+        if P.shape[0] == 0:
+            guess = describe_non_xspace(buf)
+            raise ProfileFormatError(
+                path, "contains no XPlane: not an XSpace profile "
+                f"({guess or 'wrong file type or corrupt'})")
+        em_names = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
+        sm_names = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
+        ev_names, st_names = _Names(em_names), _Names(sm_names)
+        walk.count_stats(threads)
+        ev_cols, cols = walk.walk(threads, ev_names, np.int16 if len(M) < 2**15 else np.int32,
+                                  st_names, st_names.dtype(True))
+        tx_row, tx_len, EX = walk.finish()
+        no_meta, refs = walk.n(C_STAT_NO_META) > 0, walk.n(C_REFS)
+    finally:
+        walk.close()
+    event_names = ev_names.names(bool((EX[:, EXc.what] == 1).any()))
+    stat_names = st_names.names(no_meta)
+    for c, names in ((ev_cols, event_names), (cols, stat_names)):
+        if c["name_code"].dtype == np.int32 and len(names) <= 2**16:
+            c["name_code"] = c["name_code"].astype(np.uint16)  # "" was not needed after all
+    values = _intern_text(buf, raw, tx_row, tx_len, cols["kind"], cols["raw_value"])
+    del tx_row, tx_len
+    if refs:
         # references resolve to stat-metadata names, appended to the value table ("" when
         # the referenced metadata is missing)
-        ref_names = sm_names + [""]
-        ref_codes, ref_table, _ = _name_codes(ref_names, False)
-        native.lib().tfp_resolve_refs(t.st_kind.ctypes.data, len(t.st_kind),
-                                      t.st_value.ctypes.data, ref_codes.ctypes.data, len(values),
-                                      int(ref_codes[-1]))
-        values = values + ref_table
-    del is_ref
-    stats = StatTable(owner_kind=t.st_okind, owner=t.st_owner,
-                      name_code=_codes_of(t.st_meta, sm_codes, missing_stat, len(stat_names))[0],
-                      kind=t.st_kind, raw_value=t.st_value, names=stat_names, values=values)
+        ref_names = _Names(sm_names + [""])
+        native.lib().tfp_resolve_refs(cols["kind"].ctypes.data, len(cols["kind"]),
+                                      cols["raw_value"].ctypes.data, ref_names.codes.ctypes.data,
+                                      len(values), int(ref_names.codes[-1]))
+        values = values + ref_names.table
+    stats = StatTable(**cols, names=stat_names, values=values)
     line_plane = L[:, Lc.plane].astype(np.int32)
-    events = EventTable(line=t.ev_line, metadata_row=metadata_row, name_code=name_code,
-                        start_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
+    events = EventTable(**ev_cols, names=event_names,
                         line_plane=line_plane, metadata_key=M[:, Mc.key].copy(), extras=EX,
                         line_start_ps=np.zeros(len(L), np.int64))
     space_strings = decode_spans(raw, X[:, Xc.off], X[:, Xc.len])

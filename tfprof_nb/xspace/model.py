@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._native.kernels import rows_where
 from .._native.layout import COLUMNS
 from ..constants import TASK_ENVIRONMENT_PLANE
 
@@ -89,9 +90,18 @@ class StatTable:
     raw_value: np.ndarray  # int64
     names: list[str]
     values: list
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def owned_by(self, owner_kind: int) -> np.ndarray:
+        """int32 rows of the stats of event metadata (1) or planes (2), increasing; found
+        once (they are few), without a pass over every stat per call."""
+        if "not_events" not in self._cache:
+            self._cache["not_events"] = rows_where(self.owner_kind, 0, equal=False)
+        rows = self._cache["not_events"]
+        return rows[self.owner_kind[rows] == owner_kind]
 
     @property
     def value_code(self) -> np.ndarray:
@@ -164,7 +174,7 @@ class XSpaceData:
         """Plane-level stats of plane ``plane`` as {name: value}."""
         if "plane_stats" not in self._cache:
             st = self.stats
-            rows = np.flatnonzero(st.owner_kind == 2)
+            rows = st.owned_by(2)
             per_plane: dict = {}
             for r, owner in zip(rows.tolist(), st.owner[rows].tolist()):
                 per_plane.setdefault(owner, {})[st.names[st.name_code[r]]] = stat_value(st, r)

@@ -1,0 +1,98 @@
+/* After the walk: interning text stat values, resolving references, offsets to starts. */
+#include "wire.h"
+
+/* ---- string interning ------------------------------------------------------------------ */
+
+static inline uint64_t span_hash(const uint8_t *p, int64_t n, uint64_t salt) {
+    uint64_t h = 14695981039346656037ULL ^ salt;
+    for (int64_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
+}
+
+/* Intern the text values of the stats listed by (tx_row, tx_len): each value (its buffer
+   offset in st_value) is replaced by a code into a table of distinct (kind, bytes) values,
+   first-seen order.  rep_off/rep_len/rep_kind receive each distinct value's span and kind.
+   Returns the number of distinct values, or ERR_NO_MEMORY. */
+EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t *tx_row,
+                               const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,
+                               int64_t *rep_off, int32_t *rep_len, int8_t *rep_kind) {
+    int64_t cap = 1024, n_rep = 0;
+    int64_t *slots = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    uint64_t *hashes = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
+    if (!slots || !hashes) {
+        free(slots);
+        free(hashes);
+        return ERR_NO_MEMORY;
+    }
+    for (int64_t i = 0; i < cap; i++) slots[i] = -1;
+    for (int64_t t = 0; t < n_text; t++) {
+        int64_t row = tx_row[t], len = tx_len[t], off = st_value[row];
+        int8_t kind = st_kind[row];
+        uint64_t h = span_hash(buf + off, len, (uint64_t)kind);
+        uint64_t mask = (uint64_t)cap - 1, i = h & mask;
+        int64_t code = -1;
+        while (slots[i] >= 0) {
+            int64_t r = slots[i];
+            if (hashes[i] == h && rep_len[r] == len && rep_kind[r] == kind &&
+                memcmp(buf + rep_off[r], buf + off, (size_t)len) == 0) {
+                code = r;
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        if (code < 0) {
+            code = n_rep++;
+            rep_off[code] = off;
+            rep_len[code] = (int32_t)len;
+            rep_kind[code] = kind;
+            slots[i] = code;
+            hashes[i] = h;
+            if (2 * n_rep > cap) { /* grow and rehash */
+                int64_t ncap = cap * 2;
+                int64_t *ns = (int64_t *)malloc((size_t)ncap * sizeof(int64_t));
+                uint64_t *nh = (uint64_t *)malloc((size_t)ncap * sizeof(uint64_t));
+                if (!ns || !nh) {
+                    free(ns);
+                    free(nh);
+                    free(slots);
+                    free(hashes);
+                    return ERR_NO_MEMORY;
+                }
+                for (int64_t k = 0; k < ncap; k++) ns[k] = -1;
+                for (int64_t k = 0; k < cap; k++) {
+                    if (slots[k] < 0) continue;
+                    uint64_t j = hashes[k] & (uint64_t)(ncap - 1);
+                    while (ns[j] >= 0) j = (j + 1) & (uint64_t)(ncap - 1);
+                    ns[j] = slots[k];
+                    nh[j] = hashes[k];
+                }
+                free(slots);
+                free(hashes);
+                slots = ns;
+                hashes = nh;
+                cap = ncap;
+            }
+        }
+        st_value[row] = code;
+    }
+    free(slots);
+    free(hashes);
+    return n_rep;
+}
+
+/* Value codes of reference stats: st_value holds the referenced stat-metadata row (-1 when
+   missing); it becomes ``base`` + the code of that row's name (``missing`` for -1). */
+EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value,
+                             const int32_t *name_code_of_row, int64_t base, int64_t missing) {
+    for (int64_t i = 0; i < n; i++) {
+        if (st_kind[i] != KIND_REF) continue;
+        int64_t r = st_value[i];
+        st_value[i] = base + (r < 0 ? missing : name_code_of_row[r]);
+    }
+}
+
+/* values[i] += table[rows[i]] (in place: event offsets become starts) */
+EXPORT void tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
+                                 const int64_t *table) {
+    for (int64_t i = 0; i < n; i++) values[i] += table[rows[i]];
+}

@@ -1,0 +1,1118 @@
+/* XSpace walker: a serialized XSpace into narrow column tables, events walked in parallel.
+
+   The walker knows the shape of xplane.proto (XSpace > XPlane > XLine > XEvent > XStat and the
+   two metadata maps).  It runs in four calls on one handle:
+
+   1. tfp_space_open (one thread): every plane is swept for its stat metadata, then its event
+      metadata (their stats included), then its lines and plane stats; a line's events are only
+      framed there (tag and length), cut into chunks of about ``chunk_bytes`` and counted, so
+      every event's row is known.  Small tables (planes, lines, metadata, space strings) and
+      the stats of metadata and planes ("staged" stats) are kept by the handle.
+   2. tfp_space_count (``threads`` threads): the stats of each chunk are counted, so every
+      stat's row is known too (the stat table is in file order: a plane's metadata stats, then
+      its lines' event stats and its plane stats in field order).
+   3. tfp_space_events (``threads`` threads): chunks are walked side by side straight into the
+      caller's event and stat columns (metadata rows and name codes resolved on the way).
+   4. tfp_space_finish: the text stats and the rare per-event extras, in file order.
+
+   Every read is bounds-checked against the end of its enclosing message; a malformed file
+   gives a negative error code and the byte offset where decoding stopped (the earliest one
+   when several chunks fail).  Semantics follow protobuf: unknown fields and known fields with
+   an unexpected wire type are skipped, the last value of a scalar or oneof wins, and a map
+   entry's repeated value merges into the first.  Every phase polls the cancel flag and updates
+   a progress array (PR_*).  When the buffer is a read-only file mapping, pages already walked
+   are handed back (MADV_DONTNEED) so the file does not stay resident beside its columns. */
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+typedef char metadata_columns_agree[((int)M_PLANE == (int)SM_PLANE && (int)M_KEY == (int)SM_KEY) ? 1 : -1];
+
+/* ---- growable storage ------------------------------------------------------------------ */
+
+typedef struct { /* rows of ``cols`` int64 */
+    int64_t *d;
+    int64_t n, cap;
+    int cols;
+} Tab;
+
+static int64_t tab_add(Tab *t) { /* a new zeroed row's index, -1 when out of memory */
+    if (t->n == t->cap) {
+        int64_t cap = t->cap ? 2 * t->cap : 64;
+        int64_t *d = (int64_t *)realloc(t->d, (size_t)(cap * t->cols) * sizeof(int64_t));
+        if (!d) return -1;
+        t->d = d;
+        t->cap = cap;
+    }
+    memset(t->d + t->n * t->cols, 0, (size_t)t->cols * sizeof(int64_t));
+    return t->n++;
+}
+
+static inline int64_t *tab_at(Tab *t, int64_t row) { return t->d + row * t->cols; }
+
+/* Where a walk's stats go: growable staging (``fixed`` 0: metadata rows kept in ``meta``) or
+   the caller's stat columns from a chunk's first row on (``fixed`` 1: name codes written to
+   ``name`` through code_of_srow, at most ``cap`` rows).  Text rows are local to the buffer. */
+typedef struct {
+    int32_t *owner, *meta, *tx_row, *tx_len;
+    int8_t *okind, *kind;
+    int64_t *value;
+    int64_t n, cap, ntx, captx, no_meta, refs;
+    int fixed;
+    void *name;
+    int64_t name_bytes, n_srows;
+    const int32_t *code_of_srow;
+    int32_t missing;
+} StatBuf;
+
+static void sb_free(StatBuf *s) {
+    if (s->fixed) {
+        free(s->tx_row);
+        free(s->tx_len);
+        memset(s, 0, sizeof(*s));
+        return;
+    }
+    free(s->owner);
+    free(s->meta);
+    free(s->okind);
+    free(s->kind);
+    free(s->value);
+    free(s->tx_row);
+    free(s->tx_len);
+    memset(s, 0, sizeof(*s));
+}
+
+#define GROW(p, type, cap) ((type *)realloc((p), (size_t)(cap) * sizeof(type)))
+
+static int sb_reserve(StatBuf *s) {
+    if (s->n < s->cap) return 0;
+    if (s->fixed) return -1; /* more stats than counted: cannot happen */
+    int64_t cap = s->cap ? 2 * s->cap : 1024;
+    int32_t *owner = GROW(s->owner, int32_t, cap);
+    if (owner) s->owner = owner;
+    int32_t *meta = GROW(s->meta, int32_t, cap);
+    if (meta) s->meta = meta;
+    int8_t *okind = GROW(s->okind, int8_t, cap);
+    if (okind) s->okind = okind;
+    int8_t *kind = GROW(s->kind, int8_t, cap);
+    if (kind) s->kind = kind;
+    int64_t *value = GROW(s->value, int64_t, cap);
+    if (value) s->value = value;
+    if (!owner || !meta || !okind || !kind || !value) return -1;
+    s->cap = cap;
+    return 0;
+}
+
+static int sb_add_text(StatBuf *s, int64_t row, int64_t len) {
+    if (s->ntx == s->captx) {
+        int64_t cap = s->captx ? 2 * s->captx : 256;
+        int32_t *r = GROW(s->tx_row, int32_t, cap);
+        if (r) s->tx_row = r;
+        int32_t *l = GROW(s->tx_len, int32_t, cap);
+        if (l) s->tx_len = l;
+        if (!r || !l) return -1;
+        s->captx = cap;
+    }
+    s->tx_row[s->ntx] = (int32_t)row;
+    s->tx_len[s->ntx] = (int32_t)len;
+    s->ntx++;
+    return 0;
+}
+
+/* metadata key -> row of one plane: a dense array when keys are small and dense (the
+   profiler numbers metadata 1, 2, 3...), else a hash map */
+typedef struct {
+    int32_t *dense;
+    int64_t lo, size;
+    I64Map map;
+} Lookup;
+
+static inline int64_t lookup_get(const Lookup *l, int64_t key) {
+    if (l->dense) {
+        uint64_t i = (uint64_t)(key - l->lo);
+        return i < (uint64_t)l->size ? l->dense[i] : -1;
+    }
+    return i64map_get(&l->map, key, -1);
+}
+
+static void lookup_free(Lookup *l) {
+    free(l->dense);
+    l->dense = NULL;
+    i64map_free(&l->map);
+}
+
+/* key -> row lookup of metadata rows [first, last) of a table (the last row of a key wins) */
+static int build_map(Lookup *l, Tab *t, int64_t first, int64_t last) {
+    memset(l, 0, sizeof(*l));
+    int64_t n = last - first, lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t r = first; r < last; r++) {
+        int64_t k = tab_at(t, r)[M_KEY];
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    if (n > 0 && hi - lo >= 0 && hi - lo < 4 * n + 4096) {
+        l->lo = lo;
+        l->size = hi - lo + 1;
+        l->dense = (int32_t *)malloc((size_t)l->size * sizeof(int32_t));
+        if (!l->dense) return -1;
+        for (int64_t i = 0; i < l->size; i++) l->dense[i] = -1;
+        for (int64_t r = first; r < last; r++) l->dense[tab_at(t, r)[M_KEY] - lo] = (int32_t)r;
+        return 0;
+    }
+    if (i64map_init(&l->map, n) != 0) return -1;
+    for (int64_t r = first; r < last; r++)
+        if (i64map_put(&l->map, tab_at(t, r)[M_KEY], r) != 0) return -1;
+    return 0;
+}
+
+/* ---- the handle ------------------------------------------------------------------------ */
+
+typedef struct { /* a run of a line's event fields, walked by one thread */
+    int64_t pos, end, plane, line, ev_first, n_ev, n_st;
+    StatBuf st;
+    Tab ex;
+    int64_t err, err_pos;
+} Chunk;
+
+typedef struct { /* a run of stat rows in file order: a chunk's, or staged rows */
+    int64_t chunk; /* -1: staged rows [lo, hi), their text entries [tx_lo, tx_hi) */
+    int64_t lo, hi, tx_lo, tx_hi, base; /* base: its first row in the stat columns */
+} Seg;
+
+typedef struct { /* the caller's event columns and what resolves names (phase 2) */
+    int32_t *line;
+    void *meta, *name;
+    int64_t *start, *dur;
+    int64_t meta_bytes, name_bytes;
+    const int32_t *code_of_row;
+    int32_t missing;
+} EvOut;
+
+typedef struct {
+    const uint8_t *b;
+    int64_t n, chunk_bytes;
+    int release;
+    int64_t *progress;
+    Tab P, L, M, SM, CH, X;
+    Lookup *evmaps, *smmaps;
+    int64_t n_maps;
+    StatBuf staged;
+    Chunk *chunks;
+    int64_t n_chunks, cap_chunks;
+    Seg *segs;
+    int64_t n_segs, cap_segs;
+    int64_t n_events, err, err_pos, open_chunk, released;
+    /* phase 2 and 3 work sharing */
+    EvOut out;
+    int64_t next;
+    int32_t *st_owner;
+    int8_t *st_okind, *st_kind;
+    int64_t *st_value;
+    void *st_name;
+    int64_t st_name_bytes, n_srows;
+    const int32_t *code_of_srow;
+    int32_t missing_stat;
+} Space;
+
+static void progress_add(Space *s, int64_t bytes) {
+    if (s->progress) __atomic_fetch_add(&s->progress[PR_DONE], bytes, __ATOMIC_RELAXED);
+}
+
+/* hand back the whole pages of [pos, end) of a file mapping (they are read again on use) */
+static void release_pages(const Space *s, int64_t pos, int64_t end) {
+    if (!s->release) return;
+    static int64_t page = 0;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)(s->b + pos) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t hi = (uintptr_t)(s->b + end) & ~((uintptr_t)page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* hand back the pages before ``pos`` not handed back yet (phase 1, every few MB) */
+static void release_upto(Space *s, int64_t pos) {
+    if (!s->release || pos - s->released < (8 << 20)) return;
+    int64_t hi = pos & ~(int64_t)0xFFFFF; /* a 1 MiB boundary of the buffer */
+    release_pages(s, s->released, hi);
+    s->released = hi;
+}
+
+/* ---- message walkers ------------------------------------------------------------------- */
+
+typedef struct { /* one walk: where its stats go, its plane's stat metadata, its error */
+    const uint8_t *b;
+    StatBuf *st;
+    const Lookup *smmap;
+    int64_t err_pos;
+} W;
+
+/* the innermost failing field's start is kept (the first failure wins) */
+static inline int64_t fail(W *w, int64_t field_start, int64_t code) {
+    if (w->err_pos < 0) w->err_pos = field_start;
+    return code;
+}
+
+static int64_t stat(W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
+    const uint8_t *b = w->b;
+    int64_t md = 0, value = 0, len = 0, field, stop;
+    int kind = KIND_NONE, wt;
+    uint64_t v;
+    while (pos < end) {
+        int64_t fs = pos;
+        /* one-byte keys of XStat's fields first (metadata_id, then the value oneof) */
+        switch (b[pos]) {
+        case 0x08: case 0x18: case 0x20: case 0x38:
+            field = b[pos] >> 3;
+            pos = varint(b, pos + 1, end, &v);
+            if (pos < 0) return fail(w, fs, pos);
+            if (field == 1) {
+                md = (int64_t)v;
+            } else {
+                value = (int64_t)v;
+                kind = field == 3 ? KIND_UINT64 : (field == 4 ? KIND_INT64 : KIND_REF);
+            }
+            continue;
+        case 0x11:
+            if (pos + 9 > end) return fail(w, fs, ERR_FIXED_OVERRUN);
+            uint64_t u;
+            memcpy(&u, b + pos + 1, 8); /* little-endian */
+            value = (int64_t)u;
+            kind = KIND_DOUBLE;
+            pos += 9;
+            continue;
+        case 0x2a: case 0x32:
+            field = b[pos] >> 3;
+            pos = length(b, pos + 1, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            value = pos;
+            len = stop - pos;
+            kind = field == 5 ? KIND_STR : KIND_BYTES;
+            pos = stop;
+            continue;
+        default:
+            break;
+        }
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 0 && (field == 1 || field == 3 || field == 4 || field == 7)) {
+            pos = varint(b, pos, end, &v);
+            if (pos < 0) return fail(w, fs, pos);
+            if (field == 1) {
+                md = (int64_t)v;
+            } else {
+                value = (int64_t)v;
+                kind = field == 3 ? KIND_UINT64 : (field == 4 ? KIND_INT64 : KIND_REF);
+            }
+        } else if (wt == 1 && field == 2) {
+            if (pos + 8 > end) return fail(w, fs, ERR_FIXED_OVERRUN);
+            uint64_t u;
+            memcpy(&u, b + pos, 8); /* little-endian */
+            value = (int64_t)u;
+            kind = KIND_DOUBLE;
+            pos += 8;
+        } else if (wt == 2 && (field == 5 || field == 6)) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            value = pos;
+            len = stop - pos;
+            kind = field == 5 ? KIND_STR : KIND_BYTES;
+            pos = stop;
+        } else {
+            pos = skip(b, pos, end, wt);
+            if (pos < 0) return fail(w, fs, pos);
+        }
+    }
+    StatBuf *s = w->st;
+    if (sb_reserve(s) != 0) return ERR_NO_MEMORY;
+    int64_t row = s->n++;
+    if ((kind == KIND_STR || kind == KIND_BYTES) && sb_add_text(s, row, len) != 0)
+        return ERR_NO_MEMORY;
+    if (kind == KIND_REF) {
+        value = lookup_get(w->smmap, value);
+        s->refs++;
+    }
+    int64_t meta = lookup_get(w->smmap, md);
+    if (meta < 0) s->no_meta++;
+    s->owner[row] = (int32_t)owner;
+    s->okind[row] = (int8_t)okind;
+    if (s->fixed) {
+        int32_t code = meta < 0 || meta >= s->n_srows ? s->missing : s->code_of_srow[meta];
+        if (s->name_bytes == 2) ((uint16_t *)s->name)[row] = (uint16_t)code;
+        else ((int32_t *)s->name)[row] = code;
+    } else {
+        s->meta[row] = (int32_t)meta;
+    }
+    s->kind[row] = (int8_t)kind;
+    s->value[row] = value;
+    return pos;
+}
+
+static inline int add_extra(Tab *ex, int64_t row, int64_t what, int64_t value) {
+    int64_t x = tab_add(ex);
+    if (x < 0) return -1;
+    int64_t *r = tab_at(ex, x);
+    r[EX_ROW] = row;
+    r[EX_WHAT] = what;
+    r[EX_VALUE] = value;
+    return 0;
+}
+
+static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t pos,
+                     int64_t end, int64_t row, int64_t line_row) {
+    const uint8_t *b = w->b;
+    int64_t md = 0, offset = 0, duration = 0, occurrences = 0, field, stop;
+    int wt;
+    uint64_t v;
+    while (pos < end) {
+        int64_t fs = pos;
+        int key = b[pos];
+        if (key == 0x22) { /* a stat */
+            pos = length(b, pos + 1, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            pos = stat(w, pos, stop, OWNER_EVENT, row);
+            if (pos < 0) return fail(w, fs, pos);
+            continue;
+        }
+        if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
+            field = key >> 3;
+            pos = varint(b, pos + 1, end, &v);
+        } else {
+            pos = tag(b, pos, end, &field, &wt);
+            if (pos < 0) return fail(w, fs, pos);
+            if (wt == 2 && field == 4) {
+                pos = length(b, pos, end, &stop);
+                if (pos < 0) return fail(w, fs, pos);
+                pos = stat(w, pos, stop, OWNER_EVENT, row);
+                if (pos < 0) return fail(w, fs, pos);
+                continue;
+            }
+            if (!(wt == 0 && (field == 1 || field == 2 || field == 3 || field == 5))) {
+                pos = skip(b, pos, end, wt);
+                if (pos < 0) return fail(w, fs, pos);
+                continue;
+            }
+            pos = varint(b, pos, end, &v);
+        }
+        if (pos < 0) return fail(w, fs, pos);
+        if (field == 1) {
+            md = (int64_t)v;
+        } else if (field == 2) { /* oneof data: offset_ps clears num_occurrences */
+            offset = (int64_t)v;
+            occurrences = 0;
+        } else if (field == 3) {
+            duration = (int64_t)v;
+        } else {
+            occurrences = (int64_t)v;
+            offset = 0;
+        }
+    }
+    int64_t meta = lookup_get(evmap, md);
+    o->line[row] = (int32_t)line_row;
+    int32_t code = meta < 0 ? o->missing : o->code_of_row[meta];
+    if (o->meta_bytes == 2) ((int16_t *)o->meta)[row] = (int16_t)meta;
+    else ((int32_t *)o->meta)[row] = (int32_t)meta;
+    if (o->name_bytes == 2) ((uint16_t *)o->name)[row] = (uint16_t)code;
+    else ((int32_t *)o->name)[row] = code;
+    o->start[row] = offset;
+    o->dur[row] = duration;
+    /* rare: aggregated events and events whose metadata id is not in the plane */
+    if (occurrences != 0 && add_extra(ex, row, 0, occurrences) != 0) return ERR_NO_MEMORY;
+    if (meta < 0 && add_extra(ex, row, 1, md) != 0) return ERR_NO_MEMORY;
+    return pos;
+}
+
+/* ---- phase 1: planes, metadata, line framing ------------------------------------------- */
+
+static int seg_add(Space *s, int64_t chunk, int64_t lo, int64_t hi, int64_t tx_lo,
+                   int64_t tx_hi) {
+    if (chunk < 0 && hi == lo) return 0;
+    if (chunk < 0 && s->n_segs && s->segs[s->n_segs - 1].chunk < 0 &&
+        s->segs[s->n_segs - 1].hi == lo) { /* staged rows continuing the last run */
+        s->segs[s->n_segs - 1].hi = hi;
+        s->segs[s->n_segs - 1].tx_hi = tx_hi;
+        return 0;
+    }
+    if (s->n_segs == s->cap_segs) {
+        int64_t cap = s->cap_segs ? 2 * s->cap_segs : 64;
+        Seg *g = GROW(s->segs, Seg, cap);
+        if (!g) return -1;
+        s->segs = g;
+        s->cap_segs = cap;
+    }
+    Seg *g = &s->segs[s->n_segs++];
+    g->chunk = chunk;
+    g->lo = lo;
+    g->hi = hi;
+    g->tx_lo = tx_lo;
+    g->tx_hi = tx_hi;
+    return 0;
+}
+
+static int64_t staged_stat(Space *s, W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
+    int64_t lo = s->staged.n, tx_lo = s->staged.ntx;
+    pos = stat(w, pos, end, okind, owner);
+    if (pos >= 0 && seg_add(s, -1, lo, s->staged.n, tx_lo, s->staged.ntx) != 0)
+        return ERR_NO_MEMORY;
+    return pos;
+}
+
+static int chunk_open(Space *s, int64_t pos, int64_t plane, int64_t line) {
+    if (s->n_chunks == s->cap_chunks) {
+        int64_t cap = s->cap_chunks ? 2 * s->cap_chunks : 64;
+        Chunk *c = GROW(s->chunks, Chunk, cap);
+        if (!c) return -1;
+        s->chunks = c;
+        s->cap_chunks = cap;
+    }
+    Chunk *c = &s->chunks[s->n_chunks];
+    memset(c, 0, sizeof(*c));
+    c->pos = c->end = pos;
+    c->plane = plane;
+    c->line = line;
+    c->ev_first = s->n_events;
+    c->ex.cols = EX_COLS;
+    s->open_chunk = s->n_chunks++;
+    return 0;
+}
+
+static int chunk_close(Space *s) {
+    if (s->open_chunk < 0) return 0;
+    int64_t c = s->open_chunk;
+    s->open_chunk = -1;
+    return seg_add(s, c, 0, 0, 0, 0);
+}
+
+/* a line's fields: its header into L, its events framed into chunks */
+static int64_t line(Space *s, W *w, int64_t pos, int64_t end, int64_t plane) {
+    const uint8_t *b = w->b;
+    int64_t row = tab_add(&s->L), field, stop, seen = 0;
+    int wt;
+    uint64_t v;
+    if (row < 0) return ERR_NO_MEMORY;
+    tab_at(&s->L, row)[L_PLANE] = plane;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 2 && field == 4) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            if (s->open_chunk < 0 && chunk_open(s, fs, plane, row) != 0) return ERR_NO_MEMORY;
+            Chunk *c = &s->chunks[s->open_chunk];
+            c->n_ev++;
+            c->end = stop;
+            s->n_events++;
+            if (stop - c->pos >= s->chunk_bytes && chunk_close(s) != 0) return ERR_NO_MEMORY;
+            pos = stop;
+            if ((++seen & 0xFFFF) == 0) {
+                if (CANCELLED()) return ERR_CANCELLED;
+                if (s->progress) s->progress[PR_DONE] = pos;
+                release_upto(s, pos);
+            }
+        } else if (wt == 0 && (field == 1 || field == 10 || field == 3 || field == 9)) {
+            pos = varint(b, pos, end, &v);
+            if (pos < 0) return fail(w, fs, pos);
+            tab_at(&s->L, row)[field == 1 ? L_ID : field == 10 ? L_DISPLAY_ID
+                               : field == 3 ? L_TIMESTAMP_NS : L_DURATION_PS] = (int64_t)v;
+        } else if (wt == 2 && (field == 2 || field == 11)) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            int col = field == 2 ? L_NAME_OFF : L_DNAME_OFF;
+            tab_at(&s->L, row)[col] = pos;
+            tab_at(&s->L, row)[col + 1] = stop - pos;
+            pos = stop;
+        } else {
+            pos = skip(b, pos, end, wt);
+            if (pos < 0) return fail(w, fs, pos);
+        }
+    }
+    if (chunk_close(s) != 0) return ERR_NO_MEMORY;
+    return pos;
+}
+
+static int add_child(Space *s, int64_t meta_row, int64_t child) {
+    int64_t c = tab_add(&s->CH);
+    if (c < 0) return -1;
+    tab_at(&s->CH, c)[CH_META_ROW] = meta_row;
+    tab_at(&s->CH, c)[CH_CHILD] = child;
+    return 0;
+}
+
+static int64_t event_metadata(Space *s, W *w, int64_t pos, int64_t end, int64_t row) {
+    const uint8_t *b = w->b;
+    int64_t field, stop;
+    int wt;
+    uint64_t v;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 0 && (field == 1 || field == 6)) {
+            pos = varint(b, pos, end, &v);
+            if (pos < 0) return fail(w, fs, pos);
+            if (field == 1) tab_at(&s->M, row)[M_ID] = (int64_t)v;
+            else if (add_child(s, row, (int64_t)v) != 0) return ERR_NO_MEMORY;
+        } else if (wt == 2 && field == 6) { /* packed child ids */
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            while (pos < stop) {
+                pos = varint(b, pos, stop, &v);
+                if (pos < 0) return fail(w, fs, pos);
+                if (add_child(s, row, (int64_t)v) != 0) return ERR_NO_MEMORY;
+            }
+        } else if (wt == 2 && field == 5) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            pos = staged_stat(s, w, pos, stop, OWNER_EVENT_METADATA, row);
+            if (pos < 0) return fail(w, fs, pos);
+        } else if (wt == 2 && (field == 2 || field == 3 || field == 4)) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            int col = field == 2 ? M_NAME_OFF : (field == 3 ? M_META_OFF : M_DNAME_OFF);
+            tab_at(&s->M, row)[col] = pos;
+            tab_at(&s->M, row)[col + 1] = stop - pos;
+            pos = stop;
+        } else {
+            pos = skip(b, pos, end, wt);
+            if (pos < 0) return fail(w, fs, pos);
+        }
+    }
+    return pos;
+}
+
+static int64_t stat_metadata(Space *s, W *w, int64_t pos, int64_t end, int64_t row) {
+    const uint8_t *b = w->b;
+    int64_t field, stop;
+    int wt;
+    uint64_t v;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 0 && field == 1) {
+            pos = varint(b, pos, end, &v);
+            if (pos < 0) return fail(w, fs, pos);
+            tab_at(&s->SM, row)[SM_ID] = (int64_t)v;
+        } else if (wt == 2 && (field == 2 || field == 3)) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            int col = field == 2 ? SM_NAME_OFF : SM_DESC_OFF;
+            tab_at(&s->SM, row)[col] = pos;
+            tab_at(&s->SM, row)[col + 1] = stop - pos;
+            pos = stop;
+        } else {
+            pos = skip(b, pos, end, wt);
+            if (pos < 0) return fail(w, fs, pos);
+        }
+    }
+    return pos;
+}
+
+/* one map entry {1: int64 key, 2: XEventMetadata | XStatMetadata} */
+static int64_t map_entry(Space *s, W *w, int64_t pos, int64_t end, int64_t plane,
+                         int is_event_map) {
+    const uint8_t *b = w->b;
+    Tab *t = is_event_map ? &s->M : &s->SM;
+    int64_t row = -1, key = 0, field, stop;
+    int wt;
+    uint64_t v;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 0 && field == 1) {
+            pos = varint(b, pos, end, &v);
+            if (pos < 0) return fail(w, fs, pos);
+            key = (int64_t)v;
+        } else if (wt == 2 && field == 2) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            if (row < 0) {
+                if ((row = tab_add(t)) < 0) return ERR_NO_MEMORY;
+                tab_at(t, row)[M_PLANE] = plane;
+            }
+            pos = is_event_map ? event_metadata(s, w, pos, stop, row)
+                               : stat_metadata(s, w, pos, stop, row);
+            if (pos < 0) return fail(w, fs, pos);
+        } else {
+            pos = skip(b, pos, end, wt);
+            if (pos < 0) return fail(w, fs, pos);
+        }
+    }
+    if (row < 0) { /* the key maps to {} */
+        if ((row = tab_add(t)) < 0) return ERR_NO_MEMORY;
+        tab_at(t, row)[M_PLANE] = plane;
+    }
+    tab_at(t, row)[M_KEY] = key;
+    return pos;
+}
+
+/* Sweep over a plane's fields reading only the map ``map_field`` (4: event metadata, 5: stat
+   metadata) and, when ``P`` is given, the plane's id and name; everything else is checked. */
+static int64_t plane_maps(Space *s, W *w, int64_t pos, int64_t end, int64_t row, int64_t *P,
+                          int map_field) {
+    const uint8_t *b = w->b;
+    int64_t field, stop;
+    int wt;
+    uint64_t v;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 2 && field == map_field) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            pos = map_entry(s, w, pos, stop, row, field == 4);
+        } else if (P && wt == 0 && field == 1) {
+            pos = varint(b, pos, end, &v);
+            if (pos >= 0) P[P_ID] = (int64_t)v;
+        } else if (P && wt == 2 && field == 2) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            P[P_NAME_OFF] = pos;
+            P[P_NAME_LEN] = stop - pos;
+            pos = stop;
+        } else {
+            pos = skip(b, pos, end, wt);
+        }
+        if (pos < 0) return fail(w, fs, pos);
+    }
+    return pos;
+}
+
+/* Sweep over a plane's fields framing its lines and reading its plane stats. */
+static int64_t plane_lines(Space *s, W *w, int64_t pos, int64_t end, int64_t row) {
+    const uint8_t *b = w->b;
+    int64_t field, stop;
+    int wt;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return fail(w, fs, pos);
+        if (wt == 2 && (field == 3 || field == 6)) {
+            pos = length(b, pos, end, &stop);
+            if (pos < 0) return fail(w, fs, pos);
+            pos = field == 3 ? line(s, w, pos, stop, row)
+                             : staged_stat(s, w, pos, stop, OWNER_PLANE, row);
+        } else {
+            pos = skip(b, pos, end, wt);
+        }
+        if (pos < 0) return fail(w, fs, pos);
+    }
+    return pos;
+}
+
+static int64_t plane(Space *s, W *w, int64_t pos, int64_t end) {
+    int64_t row = tab_add(&s->P);
+    if (row < 0) return ERR_NO_MEMORY;
+    if (row >= s->n_maps) {
+        int64_t cap = s->n_maps ? 2 * s->n_maps : 8;
+        Lookup *e = GROW(s->evmaps, Lookup, cap);
+        if (e) s->evmaps = e;
+        Lookup *m = GROW(s->smmaps, Lookup, cap);
+        if (m) s->smmaps = m;
+        if (!e || !m) return ERR_NO_MEMORY;
+        memset(s->evmaps + s->n_maps, 0, (size_t)(cap - s->n_maps) * sizeof(Lookup));
+        memset(s->smmaps + s->n_maps, 0, (size_t)(cap - s->n_maps) * sizeof(Lookup));
+        s->n_maps = cap;
+    }
+    /* sweep 1: stat metadata (and id, name); sweep 2: event metadata, whose stats need the
+       stat metadata; sweep 3: lines and plane stats */
+    int64_t P[P_COLS] = {0};
+    int64_t s0 = s->SM.n, p = plane_maps(s, w, pos, end, row, P, 5);
+    memcpy(tab_at(&s->P, row), P, sizeof(P));
+    if (p < 0) return p;
+    if (build_map(&s->smmaps[row], &s->SM, s0, s->SM.n) != 0) return ERR_NO_MEMORY;
+    w->smmap = &s->smmaps[row];
+    int64_t m0 = s->M.n;
+    p = plane_maps(s, w, pos, end, row, NULL, 4);
+    if (p < 0) return p;
+    if (build_map(&s->evmaps[row], &s->M, m0, s->M.n) != 0) return ERR_NO_MEMORY;
+    return plane_lines(s, w, pos, end, row);
+}
+
+static void space_free(Space *s) {
+    free(s->P.d);
+    free(s->L.d);
+    free(s->M.d);
+    free(s->SM.d);
+    free(s->CH.d);
+    free(s->X.d);
+    for (int64_t i = 0; i < s->n_maps; i++) {
+        lookup_free(&s->evmaps[i]);
+        lookup_free(&s->smmaps[i]);
+    }
+    free(s->evmaps);
+    free(s->smmaps);
+    sb_free(&s->staged);
+    for (int64_t c = 0; c < s->n_chunks; c++) {
+        sb_free(&s->chunks[c].st);
+        free(s->chunks[c].ex.d);
+    }
+    free(s->chunks);
+    free(s->segs);
+    free(s);
+}
+
+static void set_error(Space *s, int64_t code, int64_t pos) {
+    if (code == ERR_CANCELLED || code == ERR_NO_MEMORY) {
+        if (s->err != ERR_CANCELLED) { /* these win over format errors */
+            s->err = code;
+            s->err_pos = pos;
+        }
+        return;
+    }
+    if (s->err == ERR_CANCELLED || s->err == ERR_NO_MEMORY) return;
+    if (s->err == 0 || (pos >= 0 && (s->err_pos < 0 || pos < s->err_pos))) {
+        s->err = code;
+        s->err_pos = pos;
+    }
+}
+
+static void fill_info(const Space *s, int64_t *info) {
+    info[T_P] = s->P.n;
+    info[T_L] = s->L.n;
+    info[T_M] = s->M.n;
+    info[T_SM] = s->SM.n;
+    info[T_CH] = s->CH.n;
+    info[T_X] = s->X.n;
+    info[T_EV] = s->n_events;
+    info[C_CHUNKS] = s->n_chunks;
+    info[C_ERR] = s->err;
+    info[C_ERR_POS] = s->err_pos;
+    int64_t ns = s->staged.n, ntx = s->staged.ntx, nex = 0, no_meta = s->staged.no_meta,
+            refs = s->staged.refs;
+    for (int64_t c = 0; c < s->n_chunks; c++) {
+        ns += s->chunks[c].n_st;
+        ntx += s->chunks[c].st.ntx;
+        nex += s->chunks[c].ex.n;
+        no_meta += s->chunks[c].st.no_meta;
+        refs += s->chunks[c].st.refs;
+    }
+    info[T_ST] = ns;
+    info[T_TX] = ntx;
+    info[T_EX] = nex;
+    info[C_STAT_NO_META] = no_meta;
+    info[C_REFS] = refs;
+}
+
+/* Phase 1 over the whole buffer.  Returns the handle (NULL when out of memory); ``info``
+   (N_INFO) receives the counts, the number of chunks and the first error (C_ERR 0: none).
+   ``progress`` (PR_*, may be NULL) is updated as the walk goes; with ``release`` set the
+   buffer is a read-only file mapping whose walked pages may be handed back. */
+EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
+                            int64_t *progress, int64_t *info) {
+    Space *s = (Space *)calloc(1, sizeof(Space));
+    if (!s) return NULL;
+    s->b = buf;
+    s->n = n;
+    s->chunk_bytes = chunk_bytes > 0 ? chunk_bytes : (16 << 20);
+    s->release = release != 0;
+    s->progress = progress;
+    s->P.cols = P_COLS;
+    s->L.cols = L_COLS;
+    s->M.cols = M_COLS;
+    s->SM.cols = SM_COLS;
+    s->CH.cols = CH_COLS;
+    s->X.cols = X_COLS;
+    s->open_chunk = -1;
+    s->err_pos = -1;
+    if (progress) {
+        progress[PR_PHASE] = 1;
+        progress[PR_DONE] = 0;
+        progress[PR_TOTAL] = n;
+    }
+    W w = {buf, &s->staged, NULL, -1};
+    int64_t pos = 0, field, stop;
+    int wt;
+    while (pos < n) {
+        int64_t fs = pos;
+        pos = tag(buf, pos, n, &field, &wt);
+        if (pos >= 0) {
+            if (wt == 2 && field == 1) {
+                pos = length(buf, pos, n, &stop);
+                if (pos >= 0) pos = plane(s, &w, pos, stop);
+            } else if (wt == 2 && (field == 2 || field == 3 || field == 4)) {
+                pos = length(buf, pos, n, &stop);
+                if (pos >= 0) {
+                    int64_t row = tab_add(&s->X);
+                    if (row < 0) {
+                        pos = ERR_NO_MEMORY;
+                    } else {
+                        tab_at(&s->X, row)[X_FIELD] = field;
+                        tab_at(&s->X, row)[X_OFF] = pos;
+                        tab_at(&s->X, row)[X_LEN] = stop - pos;
+                        pos = stop;
+                    }
+                }
+            } else {
+                pos = skip(buf, pos, n, wt);
+            }
+        }
+        if (pos < 0) {
+            set_error(s, pos, w.err_pos >= 0 ? w.err_pos : fs);
+            break;
+        }
+        release_upto(s, pos);
+    }
+    /* the 32-bit columns address rows, lines, metadata rows and string lengths */
+    if (s->err == 0 && (s->n_events > INT32_MAX || s->L.n > INT32_MAX || s->M.n > INT32_MAX ||
+                        s->SM.n > INT32_MAX))
+        set_error(s, ERR_NO_MEMORY, -1);
+    fill_info(s, info);
+    return s;
+}
+
+/* The small tables of phase 1, copied into the caller's (rows x cols) int64 arrays. */
+EXPORT void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_t *SM,
+                             int64_t *CH, int64_t *X) {
+    Space *s = (Space *)h;
+    Tab *tabs[6] = {&s->P, &s->L, &s->M, &s->SM, &s->CH, &s->X};
+    int64_t *out[6] = {P, L, M, SM, CH, X};
+    for (int i = 0; i < 6; i++)
+        if (tabs[i]->n) memcpy(out[i], tabs[i]->d, (size_t)(tabs[i]->n * tabs[i]->cols) * 8);
+}
+
+/* ---- phase 2: stats counted, then events and stats walked, chunks side by side ---------- */
+
+/* run ``fn`` on ``threads`` threads (this one included) */
+static void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
+    pthread_t ids[64];
+    int64_t started = 0;
+    if (threads > 64) threads = 64;
+    for (int64_t t = 1; t < threads; t++)
+        if (pthread_create(&ids[started], NULL, fn, arg) == 0) started++;
+    fn(arg);
+    for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
+}
+
+/* the number of stat fields in a chunk's events (their framing checked) */
+static void count_chunk(Space *s, Chunk *c) {
+    const uint8_t *b = s->b;
+    int64_t pos = c->pos, end = c->end, field, stop, n = 0, err = 0, fs = pos;
+    int wt;
+    while (pos < end && !err) {
+        fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0 || !(wt == 2 && field == 4)) {
+            pos = pos < 0 ? pos : skip(b, pos, end, wt);
+            if (pos < 0) err = pos;
+            continue;
+        }
+        pos = length(b, pos, end, &stop);
+        if (pos < 0) {
+            err = pos;
+            break;
+        }
+        while (pos < stop) { /* the event's fields */
+            fs = pos;
+            int key = b[pos];
+            if (key == 0x22) {
+                n++;
+                pos = length(b, pos + 1, stop, &field);
+                if (pos >= 0) pos = field;
+            } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
+                pos = skip_varint(b, pos + 1, stop);
+            } else {
+                pos = tag(b, pos, stop, &field, &wt);
+                if (pos >= 0) {
+                    n += wt == 2 && field == 4;
+                    pos = skip(b, pos, stop, wt);
+                }
+            }
+            if (pos < 0) {
+                err = pos;
+                break;
+            }
+        }
+    }
+    c->n_st = n;
+    if (err) {
+        c->err = err;
+        c->err_pos = fs;
+    }
+}
+
+static void *count_worker(void *arg) {
+    Space *s = (Space *)arg;
+    for (;;) {
+        int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (i >= s->n_chunks) break;
+        Chunk *c = &s->chunks[i];
+        if (CANCELLED()) {
+            c->err = ERR_CANCELLED;
+            c->err_pos = -1;
+            continue;
+        }
+        count_chunk(s, c);
+        progress_add(s, (c->end - c->pos) / 4); /* counting is about a fifth of the work */
+    }
+    return NULL;
+}
+
+/* Phase 2a: count every chunk's stats.  ``info`` is filled again: T_ST is the exact number of
+   stats now (staged and in chunks); the first error, if any. */
+EXPORT void tfp_space_count(void *h, int64_t threads, int64_t *info) {
+    Space *s = (Space *)h;
+    s->next = 0;
+    if (s->progress) {
+        s->progress[PR_PHASE] = 2;
+        s->progress[PR_DONE] = 0;
+    }
+    run_threads(count_worker, s, threads);
+    int64_t base = 0;
+    for (int64_t g = 0; g < s->n_segs; g++) {
+        Seg *seg = &s->segs[g];
+        seg->base = base;
+        if (seg->chunk >= 0) {
+            Chunk *c = &s->chunks[seg->chunk];
+            if (c->err) set_error(s, c->err, c->err_pos);
+            base += c->n_st;
+        } else {
+            base += seg->hi - seg->lo;
+        }
+    }
+    fill_info(s, info);
+    info[T_ST] = base;
+}
+
+static void walk_chunk(Space *s, Chunk *c, int64_t base) {
+    StatBuf *st = &c->st;
+    st->fixed = 1;
+    st->owner = s->st_owner + base;
+    st->okind = s->st_okind + base;
+    st->kind = s->st_kind + base;
+    st->value = s->st_value + base;
+    st->name = (char *)s->st_name + base * s->st_name_bytes;
+    st->name_bytes = s->st_name_bytes;
+    st->code_of_srow = s->code_of_srow;
+    st->n_srows = s->n_srows;
+    st->missing = s->missing_stat;
+    st->cap = c->n_st;
+    W w = {s->b, st, &s->smmaps[c->plane], -1};
+    const Lookup *evmap = &s->evmaps[c->plane];
+    const uint8_t *b = s->b;
+    int64_t pos = c->pos, end = c->end, row = c->ev_first, field, stop;
+    int wt;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos >= 0) {
+            if (wt == 2 && field == 4) {
+                pos = length(b, pos, end, &stop);
+                if (pos >= 0) pos = event(&w, &s->out, evmap, &c->ex, pos, stop, row++, c->line);
+            } else {
+                pos = skip(b, pos, end, wt);
+            }
+        }
+        if (pos < 0) {
+            c->err = pos;
+            c->err_pos = w.err_pos >= 0 ? w.err_pos : fs;
+            return;
+        }
+    }
+}
+
+/* staged rows [lo, hi) of a segment into the caller's stat columns */
+static void copy_staged(Space *s, const Seg *seg) {
+    const StatBuf *src = &s->staged;
+    int64_t m = seg->hi - seg->lo, lo = seg->lo, base = seg->base;
+    if (m <= 0) return;
+    memcpy(s->st_owner + base, src->owner + lo, (size_t)m * sizeof(int32_t));
+    memcpy(s->st_okind + base, src->okind + lo, (size_t)m);
+    memcpy(s->st_kind + base, src->kind + lo, (size_t)m);
+    memcpy(s->st_value + base, src->value + lo, (size_t)m * sizeof(int64_t));
+    for (int64_t i = 0; i < m; i++) {
+        int32_t r = src->meta[lo + i];
+        int32_t code = r < 0 || r >= s->n_srows ? s->missing_stat : s->code_of_srow[r];
+        if (s->st_name_bytes == 2) ((uint16_t *)s->st_name)[base + i] = (uint16_t)code;
+        else ((int32_t *)s->st_name)[base + i] = code;
+    }
+}
+
+static void *events_worker(void *arg) {
+    Space *s = (Space *)arg;
+    for (;;) {
+        int64_t g = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (g >= s->n_segs) break;
+        Seg *seg = &s->segs[g];
+        if (seg->chunk < 0) {
+            copy_staged(s, seg);
+            continue;
+        }
+        Chunk *c = &s->chunks[seg->chunk];
+        if (CANCELLED()) {
+            c->err = ERR_CANCELLED;
+            c->err_pos = -1;
+            continue;
+        }
+        walk_chunk(s, c, seg->base);
+        release_pages(s, c->pos, c->end);
+        progress_add(s, c->end - c->pos);
+    }
+    return NULL;
+}
+
+/* Phase 2b: walk every chunk's events and stats into the caller's columns.  Events: line
+   int32; metadata row int16 or int32 (``meta_bytes``); name code uint16 or int32
+   (``name_bytes``: code_of_row[metadata row], ``missing`` for events whose metadata is not in
+   their plane); start int64 (the offset as stored); duration int64.  Stats (as many as
+   tfp_space_count said): owner int32, owner kind int8, name code uint16 or int32
+   (``sname_bytes``: code_of_srow[stat-metadata row], ``smissing`` when missing), kind int8,
+   value int64 (str/bytes: their buffer offset; refs: the stat-metadata row).  ``info`` is
+   filled again (text and extra counts; the first error, if any). */
+EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta,
+                             int64_t meta_bytes, void *name, int64_t name_bytes,
+                             const int32_t *code_of_row, int32_t missing, int64_t *start,
+                             int64_t *dur, int32_t *owner, int8_t *okind, void *sname,
+                             int64_t sname_bytes, int8_t *kind, int64_t *value,
+                             const int32_t *code_of_srow, int64_t n_srows, int32_t smissing,
+                             int64_t *info) {
+    Space *s = (Space *)h;
+    EvOut o = {line, meta, name, start, dur, meta_bytes, name_bytes, code_of_row, missing};
+    s->out = o;
+    s->st_owner = owner;
+    s->st_okind = okind;
+    s->st_name = sname;
+    s->st_name_bytes = sname_bytes;
+    s->st_kind = kind;
+    s->st_value = value;
+    s->code_of_srow = code_of_srow;
+    s->n_srows = n_srows;
+    s->missing_stat = smissing;
+    s->next = 0;
+    if (s->progress) s->progress[PR_PHASE] = 3;
+    run_threads(events_worker, s, threads);
+    for (int64_t c = 0; c < s->n_chunks; c++)
+        if (s->chunks[c].err) set_error(s, s->chunks[c].err, s->chunks[c].err_pos);
+    fill_info(s, info);
+}
+
+/* ---- phase 3: text stats and extras ----------------------------------------------------- */
+
+/* The text stats' (row, length) and the event extras (rows x EX_COLS) in file order. */
+EXPORT void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex) {
+    Space *s = (Space *)h;
+    int64_t t = 0, x = 0;
+    for (int64_t g = 0; g < s->n_segs; g++) {
+        Seg *seg = &s->segs[g];
+        const StatBuf *src = seg->chunk >= 0 ? &s->chunks[seg->chunk].st : &s->staged;
+        int64_t lo = seg->chunk >= 0 ? 0 : seg->lo;
+        int64_t tx_lo = seg->chunk >= 0 ? 0 : seg->tx_lo;
+        int64_t tx_hi = seg->chunk >= 0 ? src->ntx : seg->tx_hi;
+        for (int64_t k = tx_lo; k < tx_hi; k++, t++) {
+            tx_row[t] = (int32_t)(seg->base + src->tx_row[k] - lo);
+            tx_len[t] = src->tx_len[k];
+        }
+        if (seg->chunk >= 0) {
+            Tab *e = &s->chunks[seg->chunk].ex;
+            if (e->n) memcpy(ex + x * EX_COLS, e->d, (size_t)(e->n * EX_COLS) * sizeof(int64_t));
+            x += e->n;
+        }
+    }
+}
+
+EXPORT void tfp_space_close(void *h) {
+    if (h) space_free((Space *)h);
+}
