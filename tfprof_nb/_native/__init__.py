@@ -20,7 +20,7 @@ import numpy as np
 
 from .build import SOURCE_DIR, build_library, library_name
 
-__all__ = ["lib", "ptr", "release_free_memory"]
+__all__ = ["lib", "ptr", "release_free_memory", "set_cancel"]
 
 _LOCK = threading.Lock()
 _LIB: ctypes.CDLL | None = None
@@ -37,7 +37,7 @@ _SIGNATURES = {
     "tfp_space_count": (None, [P, I64, P]),
     "tfp_space_events": (None, [P, I64, P, P, I64, P, I64, P, I32, P, P, P, P, P, I64, P, P,
                                 P, I64, I32, P]),
-    "tfp_space_finish": (None, [P, P, P, P]),
+    "tfp_space_finish": (None, [P, P, P, P, P]),
     "tfp_space_close": (None, [P]),
     "tfp_intern_text": (I64, [P, I64, P, P, P, P, P, P, P]),
     "tfp_resolve_refs": (None, [P, I64, P, P, I64, I64]),
@@ -47,24 +47,33 @@ _SIGNATURES = {
     "tfp_select_rows": (I64, [P, I64, P, I64, I32, I8, P, I64]),
     "tfp_is_nesting_order": (I64, [P, P, P, I64]),
     "tfp_merge_nesting_order": (None, [P, I64, P, I64, I64, P, P, P, P, P, P, P]),
-    "tfp_nest_strict": (None, [P, I64, I64, P, P, P, P, P, P, P, P, P]),
+    "tfp_nest_strict": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, P, P]),
     "tfp_nest_loose": (None, [P, I64, P, P, P, P, P, P, P]),
     "tfp_csr": (I64, [P, P, I64, I64, P, P]),
     "tfp_tree_csr": (I64, [P, I64, P, P, I64, P, P]),
-    "tfp_join_sorted": (I64, [P, P, P, I64, P, P, P, I64, I64, P, P, I64]),
     "tfp_assign_groups": (I64, [P, I64, P, I64, P, P, P, P, P, I64, P, P]),
     "tfp_threadpool_regions": (I64, [I64, P, P, P, P, P, P, P, P]),
     "tfp_step_breakdown": (I64, [I64, P, P, P, P, I64, I64, P, P, P, P, I64, P, P, P, P]),
     "tfp_nonzero_i32": (I64, [P, I64, P]),
     "tfp_rows_where_i8": (I64, [P, I64, I8, I64, P, I64]),
     "tfp_span": (None, [P, P, I64, P]),
-    "tfp_int_stat": (I64, [P, I64, P, P, P, P, I64, I32, P, P, I64]),
-    "tfp_int_stats": (None, [P, I64, P, P, P, P, I64, P, I64, P, P, P, P, P, I64]),
-    "tfp_sparse_lookup": (None, [P, P, I64, P, I64, P, P]),
+    "tfp_int_stats": (I64, [P, I64, P, P, P, P, I64, P, I64, P, P, P, P, P, I64]),
+    "tfp_code_lookup_u8": (I64, [P, I64, I64, P, P]),
+    "tfp_code_rows": (I64, [P, I64, I64, P, P, P, I64]),
+    "tfp_stat_name_counts": (I64, [P, I64, P, I64, P]),
+    "tfp_code_counts": (I64, [P, I64, I64, P]),
+    "tfp_line_name_rows": (I64, [P, P, I64, I64, P, P, P, I64]),
+    "tfp_sparse_lookup": (I64, [P, P, I64, P, I64, P, P]),
     "tfp_sparse_intersect": (I64, [P, P, I64, P, P, I64, P, P, P]),
-    "tfp_hash_join": (I64, [P, P, P, I64, P, P, P, I64, I64, P, P, I64]),
+    "tfp_join_keys": (I64, [P, P, P, I64, P, P, P, I64, I64, P]),
+    "tfp_context_links": (I64, [P, I64, P, P, P, P, I64, I32, I32, I32, I32, I64, I64, P, P, P,
+                                I64, I64, P]),
+    "tfp_join_take": (None, [P, P, P]),
+    "tfp_join_free": (None, [P]),
     "tfp_is_sorted_by": (I64, [P, P, I64]),
     "tfp_op_stack_walk": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
+    "tfp_op_walk_rows": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
+    "tfp_climb_to_name": (I64, [P, I64, P, P, P, I64, P, P, I64, P]),
     "tfp_inherit_from_allocations": (I64, [I64, P, P, P]),
     "tfp_active_at_peak": (I64, [I64, P, P, P, P, P, I64, I64, P]),
     "tfp_tl_window": (I64, [P, P, P, P, I64, F64, F64, F64, F64, I64, P, P, P, P, P]),
@@ -103,6 +112,13 @@ def lib() -> ctypes.CDLL:
                     fn.argtypes = argtypes
                 _LIB = handle
     return _LIB
+
+
+def set_cancel(on: bool) -> bool:
+    """Set (or clear) the flag every long kernel polls: set, running kernels stop within
+    about a millisecond and their wrappers raise :class:`~tfprof_nb.errors.Cancelled`.
+    Returns the previous state.  The flag is process-wide."""
+    return bool(lib().tfp_set_cancel(1 if on else 0))
 
 
 _TRIM = []

@@ -1,4 +1,4 @@
-/* Event graph kernels: nesting by time on a line, key joins, CSR adjacency, group BFS.
+/* Event graph kernels: nesting by time on a line, CSR adjacency, group BFS.
 
    Nodes are real events (rows 0..n_first-1, first set of arrays) followed by synthetic ones
    (rows n_first.., second set of arrays), so callers never concatenate per-event arrays. */
@@ -8,15 +8,39 @@
 
 /* Parent of each node = the innermost earlier node on its line that fully contains it
    (begin <= begin and end <= end); nodes with skip set get -1 and never become parents.
-   ``order`` lists all m nodes by (line, begin, longest first). */
-EXPORT void tfp_nest_strict(const int32_t *order, int64_t m, int64_t n_first,
-                            const int32_t *line1, const int64_t *begin1, const int64_t *dur1,
-                            const int32_t *line2, const int64_t *begin2, const int64_t *dur2,
-                            const uint8_t *skip, int32_t *parent, int32_t *stack) {
+   Nodes are visited by (line, begin, longest first): the real nodes in ``order1`` (NULL: rows
+   0..n1-1 are in that order already) merged with the extra nodes in ``order2`` (node ids
+   n_first..), real nodes first on ties.  Returns 0, or ERR_CANCELLED. */
+EXPORT int64_t tfp_nest_strict(const int32_t *order1, int64_t n1, const int32_t *order2,
+                               int64_t n2, int64_t n_first, const int32_t *line1,
+                               const int64_t *begin1, const int64_t *dur1,
+                               const int32_t *line2, const int64_t *begin2, const int64_t *dur2,
+                               const uint8_t *skip, int32_t *parent, int32_t *stack) {
     int64_t top = -1;
     int64_t current = INT64_MIN;
-    for (int64_t k = 0; k < m; k++) {
-        int32_t i = order[k];
+    int64_t i1 = 0, i2 = 0;
+    for (int64_t k = 0; k < n1 + n2; k++) {
+        if (CANCEL_POLL(k)) return ERR_CANCELLED;
+        int32_t i;
+        if (i2 >= n2) {
+            i = order1 ? order1[i1] : (int32_t)i1;
+            i1++;
+        } else if (i1 >= n1) {
+            i = order2[i2++];
+        } else { /* merge: the real node wins ties */
+            int32_t x = order1 ? order1[i1] : (int32_t)i1, y = order2[i2];
+            int64_t lx = NODE(line1, line2, x), ly = NODE(line1, line2, y);
+            int64_t bx = NODE(begin1, begin2, x), by = NODE(begin1, begin2, y);
+            int take1 = lx != ly ? lx < ly : bx != by ? bx < by
+                                             : NODE(dur1, dur2, x) >= NODE(dur1, dur2, y);
+            if (take1) {
+                i = x;
+                i1++;
+            } else {
+                i = y;
+                i2++;
+            }
+        }
         int64_t ln = NODE(line1, line2, i);
         int64_t b = NODE(begin1, begin2, i);
         int64_t e = b + NODE(dur1, dur2, i);
@@ -37,6 +61,7 @@ EXPORT void tfp_nest_strict(const int32_t *order, int64_t m, int64_t n_first,
         }
         stack[++top] = i;
     }
+    return 0;
 }
 
 /* Loose nesting (trace viewer rows, self time): a node's parent is the innermost open node
@@ -83,45 +108,6 @@ EXPORT int64_t tfp_csr(const int32_t *src, const int32_t *dst, int64_t e, int64_
     for (int64_t i = n; i > 0; i--) off[i] = off[i - 1];
     off[0] = 0;
     return 0;
-}
-
-/* Join two row sets on equal (k0, k1) keys: every pair (a row, b row) with equal keys, in
-   order of a's sorted keys.  Keys where both sides have ``limit`` or more rows are skipped
-   (limit <= 0: none).  Both sides must be sorted by (k0, k1) (their row order breaks ties).
-   Writes at most ``cap`` pairs; returns the number of pairs (rerun with a larger cap when it
-   exceeds cap). */
-EXPORT int64_t tfp_join_sorted(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
-                               int64_t na, const int32_t *b_rows, const int64_t *b_k0,
-                               const int64_t *b_k1, int64_t nb, int64_t limit, int32_t *out_a,
-                               int32_t *out_b, int64_t cap) {
-    int64_t i = 0, j = 0, k = 0;
-    while (i < na && j < nb) {
-        int64_t x0 = a_k0[i], x1 = a_k1[i], y0 = b_k0[j], y1 = b_k1[j];
-        if (x0 < y0 || (x0 == y0 && x1 < y1)) {
-            i++;
-            continue;
-        }
-        if (y0 < x0 || (y0 == x0 && y1 < x1)) {
-            j++;
-            continue;
-        }
-        int64_t i2 = i, j2 = j;
-        while (i2 < na && a_k0[i2] == x0 && a_k1[i2] == x1) i2++;
-        while (j2 < nb && b_k0[j2] == x0 && b_k1[j2] == x1) j2++;
-        if (!(limit > 0 && i2 - i >= limit && j2 - j >= limit)) {
-            for (int64_t p = i; p < i2; p++)
-                for (int64_t q = j; q < j2; q++) {
-                    if (k < cap) {
-                        out_a[k] = a_rows[p];
-                        out_b[k] = b_rows[q];
-                    }
-                    k++;
-                }
-        }
-        i = i2;
-        j = j2;
-    }
-    return k;
 }
 
 /* The parents of a node: its nesting parent (parent[v], -1: none) then the sources of the

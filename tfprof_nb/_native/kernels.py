@@ -5,18 +5,34 @@ Row numbers are int32 (a host holds fewer than 2**31 events), times int64 picose
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
+from ..errors import Cancelled
 from . import lib
 from .layout import N_STEP_TYPES
 
+ERR_CANCELLED = -10  # common.h
+
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
-           "tree_csr", "join_on_keys", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
+           "tree_csr", "join_on_keys", "context_links", "nesting_order_or_none", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
+           "stat_name_counts", "code_counts", "line_name_rows", "code_lookup", "code_rows", "check",
            "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
-           "nonzero", "span", "op_stack_walk", "inherit_from_allocations", "active_at_peak",
+           "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
 
 N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
+
+
+def check(rc: int) -> int:
+    """A kernel's return code: raises Cancelled when the cancel flag stopped it (see
+    :func:`tfprof_nb._native.set_cancel`), MemoryError for other negative codes."""
+    if rc == ERR_CANCELLED:
+        raise Cancelled("interrupted")
+    if rc < 0:
+        raise MemoryError("out of memory in a native kernel")
+    return rc
 
 
 def _c(a: np.ndarray, dtype) -> np.ndarray:
@@ -53,22 +69,19 @@ def is_sorted_by(line: np.ndarray, t: np.ndarray) -> bool:
     return bool(lib().tfp_is_sorted_by(_p(line), _p(t), len(line)))
 
 
-def int_stat(name_code, owner_kind, kind, raw, owner, code: int):
+def int_stat(name_code, owner_kind, kind, raw, owner, code: int, cap: int | None = None):
     """(event rows int32, values int64) of the integer stat ``code`` of events: doubles
-    truncated, the last value of an event that carries the stat twice."""
-    name_code, width = _codes(name_code)
-    args = (_p(name_code), width, _p(owner_kind), _p(kind), _p(raw), _p(owner), len(name_code),
-            int(code))
-    k = lib().tfp_int_stat(*args, 0, 0, 0)  # count, then fill arrays of the exact size
-    rows, values = np.empty(k, np.int32), np.empty(k, np.int64)
-    if lib().tfp_int_stat(*args, _p(rows), _p(values), k) != k:
-        raise RuntimeError("the stat table changed between two passes")
-    return rows, values
+    truncated, the last value of an event that carries the stat twice.  ``cap``: an upper
+    bound on their number (one pass over the stats), else they are counted first."""
+    return int_stats(name_code, owner_kind, kind, raw, owner, [code],
+                     None if cap is None else [cap])[0]
 
 
-def int_stats(name_code, owner_kind, kind, raw, owner, codes: list[int]) -> list[tuple]:
-    """:func:`int_stat` of several stat codes in two passes over the stat table (count, then
-    fill): one (rows, values) pair per code."""
+def int_stats(name_code, owner_kind, kind, raw, owner, codes: list[int],
+              caps: list[int] | None = None) -> list[tuple]:
+    """:func:`int_stat` of several stat codes in one pass over the stat table when ``caps``
+    (upper bounds on each one's events, e.g. StatTable.counts_by_name) are given, else two
+    (count, then fill): one (rows, values) pair per code."""
     name_code, width = _codes(name_code)
     n_codes = int(max(codes)) + 1 if codes else 0
     slot_of_code = np.full(max(n_codes, 1), -1, np.int8)
@@ -81,16 +94,78 @@ def int_stats(name_code, owner_kind, kind, raw, owner, codes: list[int]) -> list
         rows_addr = np.array([_p(r) for r in rows], np.int64)
         values_addr = np.array([_p(v) for v in values], np.int64)
         caps = np.asarray(caps, np.int64)
-        lib().tfp_int_stats(_p(name_code), width, _p(owner_kind), _p(kind), _p(raw), _p(owner),
-                            len(name_code), _p(slot_of_code), n_codes, _p(rows_addr),
-                            _p(values_addr), _p(caps), _p(counts), _p(last), k)
+        check(lib().tfp_int_stats(_p(name_code), width, _p(owner_kind), _p(kind), _p(raw),
+                                  _p(owner), len(name_code), _p(slot_of_code), n_codes,
+                                  _p(rows_addr), _p(values_addr), _p(caps), _p(counts),
+                                  _p(last), k))
 
-    empty_rows = [np.empty(1, np.int32) for _ in codes]
-    scan(empty_rows, [np.empty(1, np.int64) for _ in codes], [0] * k)
-    rows = [np.empty(int(c), np.int32) for c in counts]
-    values = [np.empty(int(c), np.int64) for c in counts]
-    scan(rows, values, counts.copy())
-    return list(zip(rows, values))
+    if caps is None:
+        scan([np.empty(1, np.int32) for _ in codes], [np.empty(1, np.int64) for _ in codes],
+             [0] * k)
+        caps = counts.copy()
+    rows = [np.empty(int(c), np.int32) for c in caps]
+    values = [np.empty(int(c), np.int64) for c in caps]
+    scan(rows, values, caps)
+    return [(r[:c], v[:c]) for r, v, c in zip(rows, values, counts.tolist())]
+
+
+def line_name_rows(line: np.ndarray, code: np.ndarray, line_ok: np.ndarray,
+                   name_ok: np.ndarray, cap: int) -> np.ndarray:
+    """int32 rows i (increasing) where line_ok[line[i]] and name_ok[code[i]]; ``cap``: an
+    upper bound on their number."""
+    line = _c(line, np.int32)
+    code, width = _codes(code)
+    line_ok, name_ok = _c(line_ok, np.bool_), _c(name_ok, np.bool_)
+    out = np.empty(int(cap), np.int32)
+    k = check(lib().tfp_line_name_rows(_p(line), _p(code), width, len(code), _p(line_ok),
+                                       _p(name_ok), _p(out), int(cap)))
+    return out[:min(k, int(cap))]
+
+
+def stat_name_counts(name_code: np.ndarray, owner_kind: np.ndarray, n_names: int) -> np.ndarray:
+    """int64 number of event stats (owner kind 0) of each name code."""
+    name_code, width = _codes(name_code)
+    owner_kind = _c(owner_kind, np.int8)
+    top = int(name_code.max()) + 1 if len(name_code) else 0
+    out = np.zeros(max(n_names, top), np.int64)
+    check(lib().tfp_stat_name_counts(_p(name_code), width, _p(owner_kind), len(name_code),
+                                     _p(out)))
+    return out[:n_names]
+
+
+def code_counts(code: np.ndarray, n_codes: int) -> np.ndarray:
+    """int64 number of entries of each code (0 .. n_codes - 1) of a code column."""
+    code, width = _codes(code)
+    top = int(code.max()) + 1 if len(code) else 0
+    out = np.zeros(max(n_codes, top), np.int64)
+    if len(code):
+        check(lib().tfp_code_counts(_p(code), width, len(code), _p(out)))
+    return out[:max(n_codes, top)]
+
+
+def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """bool table[code] for a code column (uint16 or int32) and a bool table per code."""
+    code, width = _codes(code)
+    table = _c(table, np.bool_)
+    out = np.empty(len(code), np.bool_)
+    if len(code):
+        check(lib().tfp_code_lookup_u8(_p(code), width, len(code), _p(table), _p(out)))
+    return out
+
+
+def code_rows(code: np.ndarray, table: np.ndarray, cap: int | None = None,
+              also: np.ndarray | None = None) -> np.ndarray:
+    """int32 rows i (increasing) where table[code[i]] (and also[i], when given); ``cap``:
+    an upper bound on their number (one pass), else they are counted first."""
+    code, width = _codes(code)
+    table = _c(table, np.bool_)
+    also = None if also is None else _c(also, np.bool_)
+    args = (_p(code), width, len(code), _p(table), 0 if also is None else _p(also))
+    if cap is None:
+        cap = check(lib().tfp_code_rows(*args, 0, 0))
+    out = np.empty(int(cap), np.int32)
+    k = check(lib().tfp_code_rows(*args, _p(out), int(cap)))
+    return out[:k]
 
 
 def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
@@ -98,8 +173,8 @@ def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
     rows, values, query = _c(rows, np.int32), _c(values, np.int64), _c(query, np.int32)
     out = np.empty(len(query), np.int64)
     hit = np.empty(len(query), np.uint8)
-    lib().tfp_sparse_lookup(_p(rows), _p(values), len(rows), _p(query), len(query), _p(out),
-                            _p(hit))
+    check(lib().tfp_sparse_lookup(_p(rows), _p(values), len(rows), _p(query), len(query),
+                                  _p(out), _p(hit)))
     return out, hit.view(bool)
 
 
@@ -167,21 +242,33 @@ def merge_orders(a: np.ndarray, b: np.ndarray, n_first: int, first: tuple, secon
     return out
 
 
-def nest_strict(order: np.ndarray, n_first: int, first: tuple, second: tuple,
-                skip: np.ndarray | None = None) -> np.ndarray:
+def nest_strict(order, n_first: int, first: tuple, second: tuple,
+                skip: np.ndarray | None = None, order2: np.ndarray | None = None) -> np.ndarray:
     """int32 parent of each node: the innermost earlier node on its line that fully contains
-    it (-1: none); ``skip`` nodes get no parent and are never parents."""
-    order = _c(order, np.int32)
-    m = len(order)
+    it (-1: none); ``skip`` nodes get no parent and are never parents.  Nodes are visited in
+    ``order`` (all nodes; None: the real nodes 0..n_first-1 are in nesting order already)
+    merged with ``order2`` (extra nodes, ids from n_first; real nodes first on ties)."""
     l1, b1, d1 = _c(first[0], np.int32), _c(first[1], np.int64), _c(first[2], np.int64)
     l2, b2, d2 = _c(second[0], np.int32), _c(second[1], np.int64), _c(second[2], np.int64)
+    o1 = None if order is None else _c(order, np.int32)
+    o2 = np.empty(0, np.int32) if order2 is None else _c(order2, np.int32)
+    n1 = n_first if o1 is None else len(o1)
+    m = n1 + len(o2)
     skip_arr = None if skip is None else _c(skip, np.uint8)
     parent = np.empty(m, np.int32)
     stack = np.empty(m + 1, np.int32)
-    lib().tfp_nest_strict(_p(order), m, n_first, _p(l1), _p(b1), _p(d1), _p(l2), _p(b2),
-                          _p(d2), 0 if skip_arr is None else _p(skip_arr), _p(parent),
-                          _p(stack))
+    check(lib().tfp_nest_strict(0 if o1 is None else _p(o1), n1, _p(o2), len(o2), n_first,
+                                _p(l1), _p(b1), _p(d1), _p(l2), _p(b2), _p(d2),
+                                0 if skip_arr is None else _p(skip_arr), _p(parent), _p(stack)))
     return parent
+
+
+def nesting_order_or_none(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
+    """:func:`nesting_order`, or None when the rows are in that order already."""
+    line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
+    if lib().tfp_is_nesting_order(_p(line), _p(begin), _p(dur), len(line)):
+        return None
+    return argsort(line, begin, -dur)
 
 
 def nest_loose(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
@@ -222,23 +309,42 @@ def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray):
     return off, tgt
 
 
+def _take_edges(rc: int, handle) -> tuple[np.ndarray, np.ndarray]:
+    check(rc)  # (a failed join has freed its handle)
+    src, dst = np.empty(rc, np.int32), np.empty(rc, np.int32)
+    lib().tfp_join_take(handle, _p(src), _p(dst))
+    return src, dst
+
+
 def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
-    """Pairs (a row, b row) whose two keys are equal; keys where both sides have ``limit`` or
-    more rows are skipped (0: no limit).  A hash join over hash partitions, so the pairs come
-    partition by partition."""
+    """Pairs (a row, b row) whose two keys are equal, for every b entry in b's order and,
+    within one, a's entries in a's order (a radix-partitioned hash join); keys where both
+    sides have ``limit`` or more rows are skipped (0: no limit)."""
     ar, br = _c(a_rows, np.int32), _c(b_rows, np.int32)
     a0, a1 = _c(a_keys[0], np.int64), _c(a_keys[1], np.int64)
     b0, b1 = _c(b_keys[0], np.int64), _c(b_keys[1], np.int64)
-    cap = max(len(ar), len(br))
-    while True:
-        out_a, out_b = np.empty(cap, np.int32), np.empty(cap, np.int32)
-        k = lib().tfp_hash_join(_p(ar), _p(a0), _p(a1), len(ar), _p(br), _p(b0), _p(b1),
-                                len(br), limit, _p(out_a), _p(out_b), cap)
-        if k < 0:
-            raise MemoryError("out of memory while joining events on keys")
-        if k <= cap:
-            return out_a[:k], out_b[:k]
-        cap = k
+    handle = ctypes.c_void_p()
+    rc = lib().tfp_join_keys(_p(ar), _p(a0), _p(a1), len(ar), _p(br), _p(b0), _p(b1), len(br),
+                             limit, ctypes.byref(handle))
+    return _take_edges(rc, handle)
+
+
+def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: tuple,
+                  extra: tuple, limit: int = 0):
+    """Producer -> consumer pairs (producer row, consumer row) of events, straight from the
+    stat table: ``codes`` (pt, p, ct, c) name the stats (-1: absent); events carrying pt and
+    p produce (pt, p), events carrying ct and c consume (ct, c), and ``extra`` (rows, k0, k1)
+    consumers follow them.  ``caps``: upper bounds on producers and consumers.  Pairs come in
+    consumer order (see :func:`join_on_keys`)."""
+    name_code, width = _codes(name_code)
+    xr, x0, x1 = _c(extra[0], np.int32), _c(extra[1], np.int64), _c(extra[2], np.int64)
+    handle = ctypes.c_void_p()
+    rc = lib().tfp_context_links(
+        _p(name_code), width, _p(_c(owner_kind, np.int8)), _p(_c(kind, np.int8)),
+        _p(_c(raw, np.int64)), _p(_c(owner, np.int32)), len(name_code), *map(int, codes),
+        int(caps[0]), int(caps[1]), _p(xr), _p(x0), _p(x1), len(xr), limit,
+        ctypes.byref(handle))
+    return _take_edges(rc, handle)
 
 
 def assign_groups(roots: np.ndarray, root_level: np.ndarray, children: tuple,
@@ -313,25 +419,51 @@ def nonzero(mask: np.ndarray) -> np.ndarray:
     return out
 
 
+def _op_outputs(n_keys: int, n_lines: int) -> list:
+    return [np.zeros(n_keys, np.int64), np.zeros(n_keys, np.int64), np.zeros(n_keys, np.int64),
+            np.full(n_keys, -1, np.int32), np.zeros(n_lines, np.int64),
+            np.full(n_lines, np.iinfo(np.int64).min, np.int64), np.zeros(n_lines, np.int64)]
+
+
 def op_stack_walk(act, inst_line, inst_begin, inst_end, inst_key, inst_type, n_keys, n_lines):
     """Occurrences, time and self time per op key, first type per key, and per line the op
-    self time and first/last activity times (see tfp_op_stack_walk)."""
+    self time and first/last activity times (INT64_MIN first: a line without ops) of
+    activities sorted by (line, time, insertion order) (see tfp_op_stack_walk)."""
     act = _c(act, np.int32)
     inst_line, inst_key, inst_type = (_c(a, np.int32) for a in (inst_line, inst_key, inst_type))
     inst_begin, inst_end = _c(inst_begin, np.int64), _c(inst_end, np.int64)
-    occ = np.zeros(n_keys, np.int64)
-    time_ps = np.zeros(n_keys, np.int64)
-    self_ps = np.zeros(n_keys, np.int64)
-    first_type = np.full(n_keys, -1, np.int32)
-    line_op = np.zeros(n_lines, np.int64)
-    line_first = np.zeros(n_lines, np.int64)
-    line_last = np.zeros(n_lines, np.int64)
-    if lib().tfp_op_stack_walk(_p(act), len(act), _p(inst_line), _p(inst_begin), _p(inst_end),
-                               _p(inst_key), _p(inst_type), _p(occ), _p(time_ps), _p(self_ps),
-                               _p(first_type), _p(line_op), _p(line_first),
-                               _p(line_last)) < 0:
-        raise MemoryError("out of memory in the op stack walk")
-    return occ, time_ps, self_ps, first_type, line_op, line_first, line_last
+    out = _op_outputs(n_keys, n_lines)
+    check(lib().tfp_op_stack_walk(_p(act), len(act), _p(inst_line), _p(inst_begin),
+                                  _p(inst_end), _p(inst_key), _p(inst_type),
+                                  *(_p(a) for a in out)))
+    return tuple(out)
+
+
+def op_walk_rows(rows, line, begin, dur, inst_key, inst_type, n_keys, n_lines):
+    """:func:`op_stack_walk` of instances at event ``rows`` (columns ``line``, ``begin``,
+    ``dur`` of every event) without sorting their activities; None when the instances are not
+    ordered by (line, begin) (then sort them and use op_stack_walk)."""
+    rows, line = _c(rows, np.int32), _c(line, np.int32)
+    begin, dur = _c(begin, np.int64), _c(dur, np.int64)
+    inst_key, inst_type = _c(inst_key, np.int32), _c(inst_type, np.int32)
+    out = _op_outputs(n_keys, n_lines)
+    rc = check(lib().tfp_op_walk_rows(_p(rows), len(rows), _p(line), _p(begin), _p(dur),
+                                      _p(inst_key), _p(inst_type), *(_p(a) for a in out)))
+    return None if rc == 1 else tuple(out)
+
+
+def climb_to_name(rows, climb, parent, name_code, exec_name, call_flag, levels: int = 64):
+    """bool per instance: from the nesting parent of event rows[k] (where climb[k]), the
+    ``call_flag`` of the first ancestor (within ``levels``) whose name code is in
+    ``exec_name``; False when there is none."""
+    rows, climb = _c(rows, np.int32), _c(climb, np.bool_)
+    parent = _c(parent, np.int32)
+    name_code, width = _codes(name_code)
+    exec_name, call_flag = _c(exec_name, np.bool_), _c(call_flag, np.bool_)
+    found = np.empty(len(rows), np.bool_)
+    check(lib().tfp_climb_to_name(_p(rows), len(rows), _p(climb), _p(parent), _p(name_code),
+                                  width, _p(exec_name), _p(call_flag), levels, _p(found)))
+    return found
 
 
 def inherit_from_allocations(is_alloc, address) -> np.ndarray:

@@ -109,6 +109,50 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *
     return 0;
 }
 
+/* The op stack walk's state: a stack of open instances and their children's time. */
+typedef struct {
+    int32_t *inst;
+    int64_t *child;
+    int64_t top, current;
+    const int32_t *key, *type;
+    int64_t *occ, *time_ps, *self_ps, *line_op, *line_first, *line_last;
+    int32_t *first_type;
+} OpWalk;
+
+/* one activity: the begin (is_end 0) or end of instance ``i`` on line ``ln`` at ``ts`` */
+static inline void op_activity(OpWalk *w, int32_t i, int is_end, int32_t ln, int64_t ts,
+                               int64_t dur) {
+    if (ln != w->current) {
+        w->current = ln;
+        w->top = -1;
+        w->line_first[ln] = ts;
+    }
+    w->line_last[ln] = ts;
+    if (!is_end) {
+        w->top++;
+        w->inst[w->top] = i;
+        w->child[w->top] = 0;
+        return;
+    }
+    int64_t found = -1;
+    while (w->top >= 0) {
+        int64_t t = w->top--;
+        if (w->inst[t] == i) {
+            found = t;
+            break;
+        }
+    }
+    if (found < 0) return;
+    int64_t self_time = dur - w->child[found];
+    int32_t op = w->key[i];
+    w->occ[op] += 1;
+    w->time_ps[op] += dur;
+    w->self_ps[op] += self_time;
+    w->line_op[ln] += self_time;
+    if (w->first_type[op] < 0 && w->type[i] >= 0) w->first_type[op] = w->type[i];
+    if (w->top >= 0) w->child[w->top] += dur;
+}
+
 /* Walk begin/end activities sorted by (line, time, insertion order): ``act`` lists them as
    instance * 2 + (1 for the end).  An end pops the stack down to its own begin; entries
    popped on the way are dropped (a partially overlapping op is lost).  Records per op key the
@@ -121,52 +165,165 @@ EXPORT int64_t tfp_op_stack_walk(const int32_t *act, int64_t n_act, const int32_
                                  int64_t *occ, int64_t *time_ps, int64_t *self_ps,
                                  int32_t *first_type, int64_t *line_op_ps, int64_t *line_first,
                                  int64_t *line_last) {
-    int32_t *stack_inst = (int32_t *)malloc(((size_t)n_act + 1) * sizeof(int32_t));
-    int64_t *stack_child = (int64_t *)malloc(((size_t)n_act + 1) * sizeof(int64_t));
-    if (!stack_inst || !stack_child) {
-        free(stack_inst);
-        free(stack_child);
+    OpWalk w = {(int32_t *)malloc(((size_t)n_act + 1) * sizeof(int32_t)),
+                (int64_t *)malloc(((size_t)n_act + 1) * sizeof(int64_t)), -1, INT64_MIN,
+                inst_key, inst_type, occ, time_ps, self_ps, line_op_ps, line_first, line_last,
+                first_type};
+    if (!w.inst || !w.child) {
+        free(w.inst);
+        free(w.child);
         return -1;
     }
-    int64_t top = -1, current = INT64_MIN;
     for (int64_t k = 0; k < n_act; k++) {
+        if (CANCEL_POLL(k)) {
+            free(w.inst);
+            free(w.child);
+            return ERR_CANCELLED;
+        }
         int32_t a = act[k];
-        int32_t inst = a >> 1;
+        int32_t i = a >> 1;
         int is_end = a & 1;
-        int32_t ln = inst_line[inst];
-        int64_t ts = is_end ? inst_end[inst] : inst_begin[inst];
-        if (ln != current) {
-            current = ln;
-            top = -1;
-            line_first[ln] = ts;
+        op_activity(&w, i, is_end, inst_line[i], is_end ? inst_end[i] : inst_begin[i],
+                    inst_end[i] - inst_begin[i]);
+    }
+    free(w.inst);
+    free(w.child);
+    return 0;
+}
+
+/* a min-heap of pending ends: (end time, instance), ordered by both */
+typedef struct {
+    int64_t *t;
+    int32_t *i;
+    int64_t n, cap;
+} EndHeap;
+
+static inline int end_less(const EndHeap *h, int64_t a, int64_t b) {
+    return h->t[a] < h->t[b] || (h->t[a] == h->t[b] && h->i[a] < h->i[b]);
+}
+
+static int heap_push(EndHeap *h, int64_t t, int32_t i) {
+    if (h->n == h->cap) {
+        int64_t cap = h->cap ? 2 * h->cap : 256;
+        int64_t *nt = (int64_t *)realloc(h->t, (size_t)cap * sizeof(int64_t));
+        if (nt) h->t = nt;
+        int32_t *ni = (int32_t *)realloc(h->i, (size_t)cap * sizeof(int32_t));
+        if (ni) h->i = ni;
+        if (!nt || !ni) return -1;
+        h->cap = cap;
+    }
+    int64_t k = h->n++;
+    h->t[k] = t;
+    h->i[k] = i;
+    while (k > 0) {
+        int64_t p = (k - 1) >> 1;
+        if (!end_less(h, k, p)) break;
+        int64_t tt = h->t[k]; h->t[k] = h->t[p]; h->t[p] = tt;
+        int32_t ii = h->i[k]; h->i[k] = h->i[p]; h->i[p] = ii;
+        k = p;
+    }
+    return 0;
+}
+
+static void heap_pop(EndHeap *h) {
+    h->n--;
+    h->t[0] = h->t[h->n];
+    h->i[0] = h->i[h->n];
+    int64_t k = 0;
+    for (;;) {
+        int64_t l = 2 * k + 1, r = l + 1, m = k;
+        if (l < h->n && end_less(h, l, m)) m = l;
+        if (r < h->n && end_less(h, r, m)) m = r;
+        if (m == k) break;
+        int64_t tt = h->t[k]; h->t[k] = h->t[m]; h->t[m] = tt;
+        int32_t ii = h->i[k]; h->i[k] = h->i[m]; h->i[m] = ii;
+        k = m;
+    }
+}
+
+/* The op stack walk of instances rows[0..m) (event rows, in file order) without sorting
+   their activities: when the instances are ordered by (line, begin) and none ends before it
+   begins, the activities in (line, time, insertion order) are the begins in instance order
+   merged with the pending ends from a heap (ends first at equal times: an end's instance is
+   always earlier).  Same outputs as tfp_op_stack_walk.  Returns 0; 1 when the instances are
+   not in that order (the caller sorts the activities instead); -1 out of memory;
+   ERR_CANCELLED. */
+EXPORT int64_t tfp_op_walk_rows(const int32_t *rows, int64_t m, const int32_t *line,
+                                const int64_t *begin, const int64_t *dur,
+                                const int32_t *inst_key, const int32_t *inst_type,
+                                int64_t *occ, int64_t *time_ps, int64_t *self_ps,
+                                int32_t *first_type, int64_t *line_op_ps, int64_t *line_first,
+                                int64_t *line_last) {
+    for (int64_t k = 0; k < m; k++) { /* the order this walk needs */
+        int32_t r = rows[k];
+        if (dur[r] < 0) return 1;
+        if (k && (line[r] < line[rows[k - 1]] ||
+                  (line[r] == line[rows[k - 1]] && begin[r] < begin[rows[k - 1]])))
+            return 1;
+    }
+    OpWalk w = {NULL, NULL, -1, INT64_MIN, inst_key, inst_type, occ, time_ps, self_ps,
+                line_op_ps, line_first, line_last, first_type};
+    EndHeap h = {NULL, NULL, 0, 0};
+    int64_t cap = 256, rc = 0;
+    w.inst = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+    w.child = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    int32_t cur = m ? line[rows[0]] : 0;
+    for (int64_t k = 0; k <= m && rc == 0; k++) {
+        if (CANCEL_POLL(k)) {
+            rc = ERR_CANCELLED;
+            break;
         }
-        line_last[ln] = ts;
-        if (!is_end) {
-            top++;
-            stack_inst[top] = inst;
-            stack_child[top] = 0;
-            continue;
+        int32_t r = k < m ? rows[k] : -1;
+        int32_t ln = k < m ? line[r] : cur;
+        int64_t b = k < m ? begin[r] : 0;
+        /* the ends before this begin (all of them at a new line or past the last row) */
+        while (h.n > 0 && (k == m || ln != cur || h.t[0] <= b)) {
+            int32_t i = h.i[0];
+            int64_t e = h.t[0];
+            heap_pop(&h);
+            op_activity(&w, i, 1, cur, e, dur[rows[i]]);
         }
-        int64_t found = -1;
-        while (top >= 0) {
-            int64_t t = top--;
-            if (stack_inst[t] == inst) {
-                found = t;
+        if (k == m) break;
+        cur = ln;
+        if (w.top + 2 >= cap) { /* the stack holds at most the open instances */
+            cap *= 2;
+            int32_t *ni = (int32_t *)realloc(w.inst, (size_t)cap * sizeof(int32_t));
+            if (ni) w.inst = ni;
+            int64_t *nc = (int64_t *)realloc(w.child, (size_t)cap * sizeof(int64_t));
+            if (nc) w.child = nc;
+            if (!ni || !nc) rc = -1;
+        }
+        if (!w.inst || !w.child) rc = -1;
+        if (rc) break;
+        op_activity(&w, (int32_t)k, 0, ln, b, dur[r]);
+        if (heap_push(&h, b + dur[r], (int32_t)k) != 0) rc = -1;
+    }
+    free(w.inst);
+    free(w.child);
+    free(h.t);
+    free(h.i);
+    return rc;
+}
+
+/* For each instance k with ``climb[k]`` set: climb from the nesting parent of event rows[k]
+   up to ``levels`` ancestors to the first whose name code c has exec_name[c] set; found[k]
+   = call_flag[that ancestor] (0 when none).  Returns 0 or ERR_CANCELLED. */
+EXPORT int64_t tfp_climb_to_name(const int32_t *rows, int64_t m, const uint8_t *climb,
+                                 const int32_t *parent, const void *name_code,
+                                 int64_t code_bytes, const uint8_t *exec_name,
+                                 const uint8_t *call_flag, int64_t levels, uint8_t *found) {
+    for (int64_t k = 0; k < m; k++) {
+        if (CANCEL_POLL(k)) return ERR_CANCELLED;
+        found[k] = 0;
+        if (!climb[k]) continue;
+        int32_t node = parent[rows[k]];
+        for (int64_t l = 0; l < levels && node >= 0; l++) {
+            if (exec_name[CODE_AT(name_code, code_bytes, node)]) {
+                found[k] = call_flag[node];
                 break;
             }
+            node = parent[node];
         }
-        if (found < 0) continue;
-        int64_t dur = inst_end[inst] - inst_begin[inst];
-        int64_t self_time = dur - stack_child[found];
-        int32_t op = inst_key[inst];
-        occ[op] += 1;
-        time_ps[op] += dur;
-        self_ps[op] += self_time;
-        line_op_ps[ln] += self_time;
-        if (first_type[op] < 0 && inst_type[inst] >= 0) first_type[op] = inst_type[inst];
-        if (top >= 0) stack_child[top] += dur;
     }
-    free(stack_inst);
-    free(stack_child);
     return 0;
 }

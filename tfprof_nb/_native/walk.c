@@ -65,10 +65,12 @@ typedef struct {
     int64_t name_bytes, n_srows;
     const int32_t *code_of_srow;
     int32_t missing;
+    int64_t *name_counts; /* fixed: stats per name code (n_srows + 1 entries) */
 } StatBuf;
 
 static void sb_free(StatBuf *s) {
     if (s->fixed) {
+        free(s->name_counts);
         free(s->tx_row);
         free(s->tx_len);
         memset(s, 0, sizeof(*s));
@@ -340,6 +342,7 @@ static int64_t stat(W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
         int32_t code = meta < 0 || meta >= s->n_srows ? s->missing : s->code_of_srow[meta];
         if (s->name_bytes == 2) ((uint16_t *)s->name)[row] = (uint16_t)code;
         else ((int32_t *)s->name)[row] = code;
+        s->name_counts[code]++;
     } else {
         s->meta[row] = (int32_t)meta;
     }
@@ -989,6 +992,13 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base) {
     st->code_of_srow = s->code_of_srow;
     st->n_srows = s->n_srows;
     st->missing = s->missing_stat;
+    /* codes are below n_srows, or the missing code (at most n_srows) */
+    st->name_counts = (int64_t *)calloc((size_t)s->n_srows + 1, sizeof(int64_t));
+    if (!st->name_counts) {
+        c->err = ERR_NO_MEMORY;
+        c->err_pos = -1;
+        return;
+    }
     st->cap = c->n_st;
     W w = {s->b, st, &s->smmaps[c->plane], -1};
     const Lookup *evmap = &s->evmaps[c->plane];
@@ -1091,10 +1101,16 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
 
 /* ---- phase 3: text stats and extras ----------------------------------------------------- */
 
-/* The text stats' (row, length) and the event extras (rows x EX_COLS) in file order. */
-EXPORT void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex) {
+/* The text stats' (row, length) and the event extras (rows x EX_COLS) in file order, and the
+   number of event stats per stat name code (``name_counts``: n_srows + 1 entries, zeroed). */
+EXPORT void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex,
+                             int64_t *name_counts) {
     Space *s = (Space *)h;
     int64_t t = 0, x = 0;
+    for (int64_t c = 0; c < s->n_chunks; c++)
+        if (s->chunks[c].st.name_counts)
+            for (int64_t k = 0; k <= s->n_srows; k++)
+                name_counts[k] += s->chunks[c].st.name_counts[k];
     for (int64_t g = 0; g < s->n_segs; g++) {
         Seg *seg = &s->segs[g];
         const StatBuf *src = seg->chunk >= 0 ? &s->chunks[seg->chunk].st : &s->staged;

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from .._native import release_free_memory
-from .._native.kernels import (argsort, assign_groups, is_sorted_by, join_on_keys,
-                               merge_orders, nest_strict, nesting_order, nonzero,
-                               sparse_intersect, threadpool_regions, tree_csr)
+from .._native.kernels import (argsort, assign_groups, context_links, is_sorted_by,
+                               join_on_keys, nest_strict, nesting_order, nesting_order_or_none,
+                               threadpool_regions, tree_csr)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -59,31 +59,32 @@ class Grouping:
     regions: Regions
 
 
-_GRAPH_STATS = ("_p", "_pt", "_c", "_ct", "id", "iter_num", "correlation_id", "_a")
+_GRAPH_STATS = ("_c", "_a", "correlation_id")
+_KEPT_STATS = ("id", "iter_num", "_r", "step_num")
 
 
 def threadpool_regions_of(hd: HostData, c=None) -> Regions:
     """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line
     (``c``: the host's ``_c`` stat, when already read)."""
     c = hd.int_stat("_c", cache=False) if c is None else c
-    start_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
-    stop_code = hd.name_table(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
     empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
                     np.empty(0, np.int64))
-    if not start_code.any() or not stop_code.any():
+    starts = hd.name_rows(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
+    stops = hd.name_rows(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
+    ctx, has_c = c.lookup(starts)
+    starts, ctx = starts[has_c], ctx[has_c]
+    if not len(starts) or not len(stops):
         return empty
-    is_start = np.zeros(len(hd), dtype=bool)
-    is_start[c.rows[start_code[hd.name_code[c.rows]]]] = True
-    is_stop = stop_code[hd.name_code]
-    if not is_start.any() or not is_stop.any():
-        return empty
-    rows = nonzero(is_start | is_stop)  # file order breaks ties in time
+    rows = np.concatenate([starts, stops])
+    order = np.argsort(rows, kind="stable")  # file order breaks ties in time
+    rows = rows[order]
+    is_start = order < len(starts)
+    ctx = np.concatenate([ctx, np.zeros(len(stops), ctx.dtype)])[order]
     line, t = hd.line[rows], hd.begin[rows]
     if not is_sorted_by(line, t):
         order = argsort(line, t)
-        rows, line, t = rows[order], line[order], t[order]
-    ctx, _ = c.lookup(rows)
-    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start[rows], line, t, ctx)
+        rows, line, t, is_start, ctx = (a[order] for a in (rows, line, t, is_start, ctx))
+    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start, line, t, ctx)
     return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
 
 
@@ -93,63 +94,69 @@ def _nesting(hd: HostData, regions: Regions, a) -> np.ndarray:
     n = len(hd)
     real = (hd.line, hd.begin, hd.duration)
     extra = (regions.line, regions.begin, regions.duration)
-    order = nesting_order(*real)
-    if len(regions):
-        extra_order = nesting_order(regions.line, regions.begin, regions.duration) + np.int32(n)
-        order = merge_orders(order, extra_order, n, real, extra)
+    order = nesting_order_or_none(*real)
+    extra_order = nesting_order(*extra) + np.int32(n) if len(regions) else None
     skip = np.zeros(n + len(regions), np.uint8)
     skip[a.rows[a.values != 0]] = 1
-    return nest_strict(order, n, real, extra, skip)
+    return nest_strict(order, n, real, extra, skip, extra_order)
 
 
-def _keyed(stat_a, stat_b, rows=None):
-    """(rows, values of a, values of b) of the events carrying both stats (within ``rows``)."""
-    both, va, vb = sparse_intersect(stat_a.rows, stat_a.values, stat_b.rows, stat_b.values)
-    if rows is not None:
-        keep = np.isin(both, rows, assume_unique=True)
-        both, va, vb = both[keep], va[keep], vb[keep]
-    return both, va, vb
+def _at(stat, rows: np.ndarray):
+    """(values int64, present) of a sparse stat at sorted event ``rows``."""
+    return stat.lookup(rows)
 
 
 def _edges(hd: HostData, regions: Regions, stats: dict):
-    """Edge lists (src, dst), parent -> child, of the grouping graph besides the nesting
-    (tree) edges; ``stats``: the integer stats the links are made of."""
+    """Edges (src, dst), parent -> child, of the grouping graph besides the nesting (tree)
+    edges, sorted by destination (a destination's sources: producers, then executors, then
+    kernel launches, each in row order); ``stats``: the integer stats the links use."""
     n = len(hd)
     src, dst = [np.empty(0, np.int32)], [np.empty(0, np.int32)]
-    # producer -> consumer by (type, id); regions consume with type 15
-    p_rows, pt, p = _keyed(stats.pop("_pt"), stats.pop("_p"))  # popped: freed when used
-    c_rows, ct, c = _keyed(stats.pop("_ct"), stats.pop("_c"))
-    if len(regions):
-        c_rows = np.concatenate([c_rows, np.arange(n, n + len(regions), dtype=np.int32)])
-        ct = np.concatenate([ct, np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64)])
-        c = np.concatenate([c, regions.context])
-    if len(p_rows) and len(c_rows):
-        s, d = join_on_keys(p_rows, (pt, p), c_rows, (ct, c), limit=_MAX_CONTEXT_FANOUT)
+    # producer -> consumer by (type, id), read from the stat table; regions consume with
+    # type 15
+    st = hd.space.stats
+    codes = [st.names.index(k) if k in st.names else -1 for k in ("_pt", "_p", "_ct", "_c")]
+    counts = st.counts_by_name()
+    cap_p, cap_c = (min(int(counts[a]) if a >= 0 else 0, int(counts[b]) if b >= 0 else 0)
+                    for a, b in (codes[:2], codes[2:]))
+    if cap_p and (cap_c or len(regions)):
+        extra = (np.arange(n, n + len(regions), dtype=np.int32),
+                 np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64), regions.context)
+        s, d = context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
+                             codes, (cap_p, cap_c), extra, limit=_MAX_CONTEXT_FANOUT)
         src.append(s)
         dst.append(d)
-    del p_rows, pt, p, c_rows, ct, c
     # the last ExecutorState::Process of an (id, iter_num) -> IteratorGetNext of that key
-    ids, iters = stats.pop("id"), stats.pop("iter_num")
-    executor = np.flatnonzero(hd.name_is("ExecutorState::Process"))
-    getnext = np.flatnonzero(hd.name_is(*_ITERATOR_GET_NEXT))
+    ids, iters = stats["id"], stats["iter_num"]
+    executor = hd.name_rows(lambda s: (s == "ExecutorState::Process").to_numpy())
+    getnext = hd.name_rows(lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy())
     if len(executor) and len(getnext):
-        e_rows, e_id, e_it = _keyed(ids, iters, executor)
-        g_rows, g_id, g_it = _keyed(ids, iters, getnext)
+        (e_id, e_has), (e_it, e_has2) = _at(ids, executor), _at(iters, executor)
+        keep = e_has & e_has2
+        e_rows, e_id, e_it = executor[keep], e_id[keep], e_it[keep]
+        (g_id, g_has), (g_it, g_has2) = _at(ids, getnext), _at(iters, getnext)
+        keep = g_has & g_has2
+        g_rows, g_id, g_it = getnext[keep], g_id[keep], g_it[keep]
         if len(e_rows) and len(g_rows):
             last = ~pd.DataFrame({"a": e_id, "b": e_it}).duplicated(keep="last").to_numpy()
             s, d = join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows, (g_id, g_it))
             src.append(s)
             dst.append(d)
     # kernel launch on the host -> kernel on a device, by correlation id
-    corr = stats.pop("correlation_id")
+    corr = stats["correlation_id"]
     if len(corr):
-        on_host = hd.plane_is(HOST_PLANE)[corr.rows]
+        host_planes = np.asarray([p == HOST_PLANE for p in hd.plane_names], dtype=bool)
+        on_host = host_planes[hd.space.line_plane[hd.space.events.line[corr.rows]]]
         zeros = np.zeros(len(corr), np.int64)
         s, d = join_on_keys(corr.rows[on_host], (zeros[on_host], corr.values[on_host]),
                             corr.rows[~on_host], (zeros[~on_host], corr.values[~on_host]))
         src.append(s)
         dst.append(d)
-    return np.concatenate(src).astype(np.int32), np.concatenate(dst).astype(np.int32)
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    if len(src) > 1:  # merge the blocks (each sorted by destination), keeping block order
+        order = np.argsort(dst, kind="stable")
+        src, dst = src[order], dst[order]
+    return src, dst
 
 
 @dataclass
@@ -177,23 +184,26 @@ class GroupingGraph:
 def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over."""
     n = len(hd)
-    stats = hd.int_stats(_GRAPH_STATS, cache=False)  # one pass over the stat table
+    # one pass over the stat table; id, iter_num, _r and step_num stay cached for the groups
+    stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
     regions = threadpool_regions_of(hd, stats["_c"])
     parent = _nesting(hd, regions, stats["_a"])
+    hd.drop_stats(("_c", "_a"))
     release_free_memory()  # the stages' temporaries, before the next one's
     src, dst = _edges(hd, regions, stats)
+    hd.drop_stats(("correlation_id",))
     del stats
     release_free_memory()
     children = tree_csr(parent, src, dst)
-    by_dst = argsort(dst)  # stable: a node's extra parents keep the edges' order
-    parents = (parent, dst[by_dst], src[by_dst])
-    del src, dst, by_dst
+    parents = (parent, dst, src)  # extra edges sorted by destination
+    del src, dst
     r = hd.int_stat("_r")
     root_level = np.full(len(parent), -1, np.int8)  # _r levels are small: 1, 2, ...
     root_level[r.rows] = np.clip(r.values, 0, 127)
     ids = hd.int_stat("id")
-    tf_data = hd.name_table(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
-    tf_data_ids = ids.values[tf_data[hd.name_code[ids.rows]]] if len(tf_data) else []
+    tf_data = hd.name_rows(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
+    tf_data_ids, has = ids.lookup(tf_data)
+    tf_data_ids = tf_data_ids[has]
     if len(tf_data_ids) and len(r):
         root_ids, has_id = ids.lookup(r.rows)
         root_level[r.rows[has_id & np.isin(root_ids, tf_data_ids)]] = -1

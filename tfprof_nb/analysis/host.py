@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import (int_stat, int_stats, nest_strict, nesting_order, select_rows,
-                               sparse_lookup)
+from .._native.kernels import (code_counts, code_lookup, code_rows, int_stats, line_name_rows,
+                               nest_strict, nesting_order_or_none, select_rows, sparse_lookup)
 from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
 
@@ -97,7 +97,7 @@ class HostData:
             value = self._cache[key] = build()
         return value
 
-    _CORE = frozenset({"names", "line_key", "line"})
+    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts"})
 
     def release(self, keep_core: bool = False) -> None:
         """Drop the derived arrays (they are rebuilt when needed); ``keep_core`` keeps the
@@ -125,7 +125,21 @@ class HostData:
     def name_mask(self, predicate) -> np.ndarray:
         """bool per event whose name satisfies ``predicate`` (see :meth:`name_table`)."""
         ok = self.name_table(predicate)
-        return ok[self.name_code] if len(ok) else np.zeros(len(self), dtype=bool)
+        return code_lookup(self.name_code, ok) if len(ok) else np.zeros(len(self), dtype=bool)
+
+    def name_rows(self, predicate, also: np.ndarray | None = None) -> np.ndarray:
+        """int32 rows (increasing) of the events whose name satisfies ``predicate`` (and
+        ``also``, a bool per event, when given), in one pass without a per-event mask."""
+        ok = self.name_table(predicate)
+        if not ok.any():
+            return np.empty(0, np.int32)
+        return code_rows(self.name_code, ok, int(self.name_counts[ok].sum()), also)
+
+    @property
+    def name_counts(self) -> np.ndarray:
+        """int64 number of events of each name code."""
+        return self._cached("name_counts", lambda: code_counts(self.name_code,
+                                                               len(self.names)))
 
     def name_is(self, *values) -> np.ndarray:
         return self.name_mask(lambda s: s.isin(values).to_numpy())
@@ -139,16 +153,38 @@ class HostData:
 
     def plane_mask(self, predicate) -> np.ndarray:
         """bool per event whose plane name satisfies ``predicate`` (a function of a Series)."""
+        return self.line_mask(self.plane_lines(predicate))
+
+    def plane_lines(self, predicate) -> np.ndarray:
+        """bool per decoded line whose plane name satisfies ``predicate``."""
         planes = pd.Series(self.plane_names, dtype=object)
         ok = np.asarray(predicate(planes), dtype=bool)
-        return self.line_mask(ok[self.space.line_plane])
+        return ok[self.space.line_plane] if len(ok) else np.zeros(0, bool)
+
+    def rows_on_lines(self, line_ok: np.ndarray, name_ok: np.ndarray | None = None) -> np.ndarray:
+        """int32 rows (increasing) of the events on the decoded lines ``line_ok`` (bool per
+        line) whose name code is in ``name_ok`` (bool per name; None: any)."""
+        if name_ok is None:
+            name_ok = np.ones(len(self.names), bool)
+        if not len(line_ok) or not line_ok.any() or not name_ok.any():
+            return np.empty(0, np.int32)
+        cap = min(int(self.line_counts[line_ok].sum()), int(self.name_counts[name_ok].sum()))
+        return line_name_rows(self.space.events.line, self.name_code, line_ok, name_ok, cap)
+
+    @property
+    def line_counts(self) -> np.ndarray:
+        """int64 number of events on each decoded line."""
+        return self._cached("line_counts", lambda: code_counts(self.space.events.line,
+                                                               len(self.space.line_ids)))
 
     def plane_is(self, name: str) -> np.ndarray:
         return self.plane_mask(lambda s: (s == name).to_numpy())
 
     def line_mask(self, line_ok: np.ndarray) -> np.ndarray:
         """bool per event from a bool per decoded line."""
-        return line_ok[self.space.events.line] if len(line_ok) else np.zeros(len(self), bool)
+        if not len(line_ok):
+            return np.zeros(len(self), bool)
+        return code_lookup(self.space.events.line, line_ok)
 
     def plane_of(self, rows) -> np.ndarray:
         """Plane names of event ``rows``."""
@@ -194,9 +230,12 @@ class HostData:
 
     def derived_line_mask(self) -> np.ndarray:
         """bool per event on a line the profiler derives (Steps, TensorFlow Ops, ...)."""
+        return self.line_mask(self.derived_lines())
+
+    def derived_lines(self) -> np.ndarray:
+        """bool per decoded line the profiler derives (Steps, TensorFlow Ops, ...)."""
         low = self.space.line_ids & 0xFFFFFFFF
-        derived = (low >= _DERIVED_LINE_LOW) & (low < _DERIVED_LINE_LOW + 290)
-        return self.line_mask(derived)
+        return (low >= _DERIVED_LINE_LOW) & (low < _DERIVED_LINE_LOW + 290)
 
     # ---- stats --------------------------------------------------------------------------------
     def stat_rows(self, name: str) -> np.ndarray:
@@ -225,8 +264,9 @@ class HostData:
         st = self.space.stats
         todo = [n for n in names if n not in out]
         codes = {n: st.names.index(n) for n in todo if n in st.names}
+        caps = [int(st.counts_by_name()[c]) for c in codes.values()]
         read = int_stats(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
-                         list(codes.values())) if codes else []
+                         list(codes.values()), caps) if codes else []
         for i, n in enumerate(codes):  # narrowed one by one: the wide copies go right away
             rows, values = read[i]
             read[i] = None
@@ -238,15 +278,13 @@ class HostData:
                 self._cache[("int", n)] = out[n]
         return out
 
+    def drop_stats(self, names) -> None:
+        """Forget the cached integer stats ``names`` (their memory goes back)."""
+        for n in names:
+            self._cache.pop(("int", n), None)
+
     def _int_stat(self, name: str) -> SparseStat:
-        st = self.space.stats
-        try:
-            code = st.names.index(name)
-        except ValueError:
-            return SparseStat(np.empty(0, np.int32), np.empty(0, np.int32))
-        rows, values = int_stat(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
-                                code)
-        return SparseStat(rows, _narrow(values))
+        return self.int_stats([name], cache=False)[name]
 
     def float_stat(self, name: str) -> SparseStat:
         """Numeric stat ``name`` as float64 (the last value wins).  Not cached."""
@@ -283,7 +321,7 @@ class HostData:
         def build():
             n = len(self)
             line, begin, dur = self.line, self.begin, self.duration
-            order = nesting_order(line, begin, dur)
+            order = nesting_order_or_none(line, begin, dur)
             a = self.int_stat("_a")
             skip = np.zeros(n, np.uint8)
             skip[a.rows[a.values != 0]] = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import argsort, op_stack_walk
+from .._native.kernels import argsort, climb_to_name, op_stack_walk, op_walk_rows
 from ..constants import GPU_PLANE_PREFIX
 from .hlo_stats import framework_metrics, op_totals
 from .host import HOST_PLANE, HostData
@@ -36,17 +36,18 @@ def _parse_table(names) -> pd.DataFrame:
 
 def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int, int]:
     """Per-op metrics of one host's CPU plane: (table, total_time_ps, total_op_time_ps)."""
-    on_host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask()
-    if not on_host.any():
+    host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy()) & ~hd.derived_lines()
+    if not (host_lines & (hd.line_counts > 0)).any():
         return _empty_metrics(), 0, 0
     by_name = _parse_table(hd.names)  # one row per distinct event name, in code order
     name_is_op = by_name["category"].to_numpy() != UNKNOWN
     name_is_tf = by_name["category"].to_numpy() == TF
-    rows0 = np.flatnonzero(on_host & name_is_op[hd.name_code]).astype(np.int32)
+    rows0 = hd.rows_on_lines(host_lines, name_is_op)
     code0 = hd.name_code[rows0]
     tf_op = hd.str_stat("tf_op")
     nonempty = np.array([bool(v) for v in tf_op.table], dtype=bool)  # per distinct value
-    keep = on_host[tf_op.rows] & nonempty[tf_op.values] if len(tf_op) else np.zeros(0, bool)
+    keep = host_lines[hd.space.events.line[tf_op.rows]] & nonempty[tf_op.values] \
+        if len(tf_op) else np.zeros(0, bool)
     rows2, code2 = tf_op.rows[keep], tf_op.values[keep]
     if not len(rows0) and not len(rows2):
         return _empty_metrics(), 0, 0
@@ -57,15 +58,34 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
     ops, op_of_name = _codes(by_name["op"].to_numpy(dtype=object), op2)
     types, type_of_name = _codes(by_name["type"].to_numpy(dtype=object),
                                  p["type"].to_numpy(dtype=object), empty_is_none=True)
-    n0 = len(rows0)
+    # instances in (row, name instance before tf_op instance) order: a stable merge
     rows = np.concatenate([rows0, rows2])
-    slot = np.concatenate([np.zeros(n0, np.int64), np.full(len(rows2), 2, np.int64)])
     key = np.concatenate([op_of_name[0][code0], op_of_name[1][code2]]).astype(np.int32)
     typ = np.concatenate([type_of_name[0][code0], type_of_name[1][code2]]).astype(np.int32)
     is_tf = np.concatenate([name_is_tf[code0], np.zeros(len(rows2), bool)])
-    # instances in (row, slot) order: begin/end activities then sort by (line, time) stably
-    order = argsort(rows.astype(np.int64) * 4 + slot)
-    rows, key, typ, is_tf = rows[order], key[order], typ[order], is_tf[order]
+    if len(rows2):
+        order = np.argsort(rows, kind="stable")
+        rows, key, typ, is_tf = rows[order], key[order], typ[order], is_tf[order]
+        del order
+    occ, time_ps, self_ps, first_type, line_op, line_first, line_last = _walk(
+        hd, rows, key, typ, len(ops))
+    used = line_first != np.iinfo(np.int64).min
+    total_op = int(line_op[used].sum())
+    total = int(np.maximum(line_op[used], line_last[used] - line_first[used]).sum())
+    eager = _eager_flags(hd, rows, is_tf)
+    eager_by_op = np.bincount(key[eager], minlength=len(ops)) > 0
+    table = pd.DataFrame({
+        "operation": ops, "type": [types[t] if t >= 0 else "" for t in first_type],
+        "occurrences": occ, "time_ps": time_ps, "self_ps": self_ps, "eager": eager_by_op})
+    return table[occ > 0].reset_index(drop=True), total, total_op
+
+
+def _walk(hd: HostData, rows, key, typ, n_ops: int):
+    """The op stack walk of the instances at ``rows``: straight from the rows when they are
+    in (line, begin) order (file order usually is), else over their sorted activities."""
+    out = op_walk_rows(rows, hd.line, hd.begin, hd.duration, key, typ, n_ops, hd.n_lines)
+    if out is not None:
+        return out
     line = hd.line[rows]
     begin, end = hd.begin[rows], hd.end_of(rows)
     m = len(rows)
@@ -74,18 +94,7 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
     act_ts[0::2], act_ts[1::2] = begin, end
     act = argsort(act_line, act_ts)
     del act_line, act_ts
-    occ, time_ps, self_ps, first_type, line_op, line_first, line_last = op_stack_walk(
-        act, line, begin, end, key, typ, len(ops), hd.n_lines)
-    used = np.unique(line)
-    total_op = int(line_op[used].sum())
-    total = int(np.maximum(line_op[used], line_last[used] - line_first[used]).sum())
-    eager = _eager_flags(hd, rows, is_tf)
-    eager_by_op = np.zeros(len(ops), dtype=bool)
-    np.logical_or.at(eager_by_op, key, eager)
-    table = pd.DataFrame({
-        "operation": ops, "type": [types[t] if t >= 0 else "" for t in first_type],
-        "occurrences": occ, "time_ps": time_ps, "self_ps": self_ps, "eager": eager_by_op})
-    return table[occ > 0].reset_index(drop=True), total, total_op
+    return op_stack_walk(act, line, begin, end, key, typ, n_ops, hd.n_lines)
 
 
 def _codes(*tables, empty_is_none: bool = False):
@@ -103,28 +112,18 @@ def _codes(*tables, empty_is_none: bool = False):
 
 def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarray:
     """An op ran eagerly when its event says so (``is_eager``) or, for ``name:Type`` op events,
-    when its nearest enclosing ``EagerExecute`` on the same thread has ``is_func == 0``."""
+    when its nearest enclosing ``EagerExecute`` on the same thread (within 64 levels) has
+    ``is_func == 0``."""
     value, present = hd.int_stat("is_eager").lookup(rows)
     flags = present & (value != 0)
-    eager_exec = hd.name_is("EagerExecute")
-    if not eager_exec.any():
+    eager_exec = hd.name_table(lambda s: (s == "EagerExecute").to_numpy())
+    if not (hd.name_counts[eager_exec] > 0).any():
         return flags
-    parent = hd.nesting_parent()
     is_func = hd.int_stat("is_func")
     eager_call = np.zeros(len(hd), dtype=bool)
     eager_call[is_func.rows[is_func.values == 0]] = True
-    eager_call &= eager_exec
-    node = np.where(tf_op, parent[rows], -1).astype(np.int64)
-    found = np.zeros(len(rows), dtype=bool)
-    decided = np.zeros(len(rows), dtype=bool)
-    for _ in range(64):
-        live = (node >= 0) & ~decided
-        if not live.any():
-            break
-        hit = live & eager_exec[np.maximum(node, 0)]
-        found[hit] = eager_call[node[hit]]
-        decided |= hit
-        node = np.where(live & ~hit, parent[np.maximum(node, 0)], -1)
+    found = climb_to_name(rows, tf_op, hd.nesting_parent(), hd.name_code, eager_exec,
+                          eager_call, levels=64)
     return flags | found
 
 

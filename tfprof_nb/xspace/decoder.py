@@ -139,14 +139,16 @@ class _Walk:
         self.check()
         return events, stats
 
-    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(text stat rows, their lengths, event extras) in file order."""
+    def finish(self, n_codes: int) -> tuple:
+        """(text stat rows, their lengths, event extras) in file order, and the number of
+        event stats of each of ``n_codes`` stat name codes."""
         nt = self.n(T_TX)
         tx_row, tx_len = np.empty(nt, np.int32), np.empty(nt, np.int32)
         extras = np.empty((self.n(T_EX), len(SMALL_TABLES["EX"])), np.int64)
+        counts = np.zeros(n_codes + 1, np.int64)
         native.lib().tfp_space_finish(self.h, tx_row.ctypes.data, tx_len.ctypes.data,
-                                      extras.ctypes.data)
-        return tx_row, tx_len, extras
+                                      extras.ctypes.data, counts.ctypes.data)
+        return tx_row, tx_len, extras, counts
 
     def close(self) -> None:
         if self.h:
@@ -236,7 +238,7 @@ def decode_xspace(data, path=None, threads: int | None = None,
         walk.count_stats(threads)
         ev_cols, cols = walk.walk(threads, ev_names, np.int16 if len(M) < 2**15 else np.int32,
                                   st_names, st_names.dtype(True))
-        tx_row, tx_len, EX = walk.finish()
+        tx_row, tx_len, EX, name_counts = walk.finish(len(st_names.codes))
         no_meta, refs = walk.n(C_STAT_NO_META) > 0, walk.n(C_REFS)
     finally:
         walk.close()
@@ -255,7 +257,8 @@ def decode_xspace(data, path=None, threads: int | None = None,
                                       cols["raw_value"].ctypes.data, ref_names.codes.ctypes.data,
                                       len(values), int(ref_names.codes[-1]))
         values = values + ref_names.table
-    stats = StatTable(**cols, names=stat_names, values=values)
+    stats = StatTable(**cols, names=stat_names, values=values,
+                      event_counts=name_counts[:len(stat_names)])
     line_plane = L[:, Lc.plane].astype(np.int32)
     events = EventTable(**ev_cols, names=event_names,
                         line_plane=line_plane, metadata_key=M[:, Mc.key].copy(), extras=EX,

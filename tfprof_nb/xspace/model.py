@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._native.kernels import rows_where
+from .._native.kernels import rows_where, stat_name_counts
 from .._native.layout import COLUMNS
 from ..constants import TASK_ENVIRONMENT_PLANE
 
@@ -90,10 +90,20 @@ class StatTable:
     raw_value: np.ndarray  # int64
     names: list[str]
     values: list
+    # number of event stats (owner kind 0) of each name code; found when first needed if None
+    event_counts: np.ndarray | None = field(default=None, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def counts_by_name(self) -> np.ndarray:
+        """int64 number of event stats of each name code (an upper bound on the events
+        carrying it)."""
+        if self.event_counts is None:
+            self.event_counts = stat_name_counts(self.name_code, self.owner_kind,
+                                                 len(self.names))
+        return self.event_counts
 
     def owned_by(self, owner_kind: int) -> np.ndarray:
         """int32 rows of the stats of event metadata (1) or planes (2), increasing; found

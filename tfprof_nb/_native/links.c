@@ -1,0 +1,403 @@
+/* Joining events on equal keys (producer -> consumer context links, executor -> iterator,
+   launch -> kernel) with a radix-partitioned hash join.
+
+   Both sides are gathered into flat arrays of (key, id) entries, then partitioned in place by
+   their keys' hash (one American-flag pass), so each partition's hash table stays in cache.  The result is the a entries of each b entry's key, for every b
+   entry in b's order and, within one, in a's order (entries are numbered increasing within a
+   side), so the edges come sorted by destination without a sort.  It is computed in two
+   calls: tfp_join_* finds each b entry's match (one a entry, or a list for the few keys with
+   several) and returns a handle and the number of edges; tfp_join_take writes the edges into
+   the caller's arrays and frees the handle. */
+#include "common.h"
+
+typedef struct __attribute__((packed)) { /* a keyed entry; ``id`` orders a side */
+    int64_t k0, k1;
+    int32_t id;
+} Ent;
+
+typedef struct {
+    int bits;
+    Ent *a, *b;        /* the entries of both sides (partitioned in place by join_run) */
+    int64_t na, nb, cap_a, cap_b;
+    int32_t *b_rows;   /* the output row of each b entry (b ids index it) */
+    int32_t *match;    /* per b entry: an a row, -1 none, or -2 - offset into ``more`` */
+    int32_t *more;     /* count, then rows, for keys with several a entries */
+    int64_t n_more, cap_more, n_edges;
+} Join;
+
+static inline uint64_t key_hash(int64_t a, int64_t b) {
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)b + 0x632BE59BD9B4E019ULL);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 29);
+}
+
+static inline int join_add(Join *j, int side_b, int64_t k0, int64_t k1, int32_t id) {
+    Ent *x;
+    if (side_b) {
+        if (j->nb >= j->cap_b) return -1;
+        x = &j->b[j->nb++];
+    } else {
+        if (j->na >= j->cap_a) return -1;
+        x = &j->a[j->na++];
+    }
+    x->k0 = k0;
+    x->k1 = k1;
+    x->id = id;
+    return 0;
+}
+
+static void join_free(Join *j) {
+    if (!j) return;
+    free(j->a);
+    free(j->b);
+    free(j->b_rows);
+    free(j->match);
+    free(j->more);
+    free(j);
+}
+
+/* a handle for at most ``cap_a`` a entries and ``cap_b`` b entries */
+static Join *join_new(int64_t cap_a, int64_t cap_b) {
+    Join *j = (Join *)calloc(1, sizeof(Join));
+    if (!j) return NULL;
+    j->cap_a = cap_a;
+    j->cap_b = cap_b;
+    j->a = (Ent *)malloc(((size_t)cap_a + 1) * sizeof(Ent));
+    j->b = (Ent *)malloc(((size_t)cap_b + 1) * sizeof(Ent));
+    j->b_rows = (int32_t *)malloc(((size_t)cap_b + 1) * sizeof(int32_t));
+    if (!j->a || !j->b || !j->b_rows) {
+        join_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+static inline int64_t bucket(const Ent *e, int bits) {
+    return bits ? (int64_t)(key_hash(e->k0, e->k1) >> (64 - bits)) : 0;
+}
+
+/* Partition e[0..n) in place by bucket (American flag sort, not stable); off receives the
+   buckets' starts (parts + 1 entries). */
+static void partition(Ent *e, int64_t n, int bits, int64_t *off, int64_t *next) {
+    int64_t parts = (int64_t)1 << bits;
+    memset(off, 0, (size_t)(parts + 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < n; i++) off[bucket(&e[i], bits) + 1]++;
+    for (int64_t p = 0; p < parts; p++) off[p + 1] += off[p];
+    memcpy(next, off, (size_t)parts * sizeof(int64_t));
+    for (int64_t p = 0; p < parts; p++) {
+        while (next[p] < off[p + 1]) {
+            Ent v = e[next[p]];
+            int64_t d = bucket(&v, bits);
+            while (d != p) {
+                Ent t = e[next[d]];
+                e[next[d]++] = v;
+                v = t;
+                d = bucket(&v, bits);
+            }
+            e[next[p]++] = v;
+        }
+    }
+}
+
+static int more_add(Join *j, int32_t v) {
+    if (j->n_more == j->cap_more) {
+        int64_t cap = j->cap_more ? 2 * j->cap_more : 1024;
+        int32_t *m = (int32_t *)realloc(j->more, (size_t)cap * sizeof(int32_t));
+        if (!m) return -1;
+        j->more = m;
+        j->cap_more = cap;
+    }
+    j->more[j->n_more++] = v;
+    return 0;
+}
+
+/* Scratch of one partition's join: a table of key ids, per key its first a entry, a count,
+   a chain through the a entries, and b counts. */
+typedef struct {
+    int32_t *slot, *first, *a_count, *b_count, *next, *list, *key_of;
+    int64_t cap_slot, cap_keys, cap_b;
+} Scratch;
+
+static int scratch_fit(Scratch *s, int64_t na, int64_t nb) {
+    int64_t slots = 16;
+    while (slots < 2 * na + 2) slots <<= 1;
+    if (slots > s->cap_slot) {
+        free(s->slot);
+        s->slot = (int32_t *)malloc((size_t)slots * sizeof(int32_t));
+        s->cap_slot = s->slot ? slots : 0;
+    }
+    if (na + 1 > s->cap_keys) {
+        int64_t cap = 2 * (na + 1);
+        free(s->first);
+        free(s->a_count);
+        free(s->b_count);
+        free(s->next);
+        free(s->list);
+        s->first = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->a_count = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->b_count = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->next = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->list = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->cap_keys = (s->first && s->a_count && s->b_count && s->next && s->list) ? cap : 0;
+    }
+    if (nb + 1 > s->cap_b) {
+        int64_t cap = 2 * (nb + 1);
+        free(s->key_of);
+        s->key_of = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->cap_b = s->key_of ? cap : 0;
+    }
+    return s->cap_slot && s->cap_keys && s->cap_b ? 0 : -1;
+}
+
+static void scratch_free(Scratch *s) {
+    free(s->slot);
+    free(s->first);
+    free(s->a_count);
+    free(s->b_count);
+    free(s->next);
+    free(s->list);
+    free(s->key_of);
+}
+
+static int cmp_i32(const void *x, const void *y) {
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Join a's entries pa[0..na) and b's pb[0..nb) (one partition): fill match[] for the b
+   entries; returns -1 when out of memory. */
+static int join_partition(Join *j, const Ent *pa, int64_t na, const Ent *pb, int64_t nb,
+                          Scratch *s, int64_t limit) {
+    for (int64_t i = 0; i < nb; i++) j->match[pb[i].id] = -1;
+    if (na == 0 || nb == 0) return 0;
+    if (scratch_fit(s, na, nb) != 0) return -1;
+    int64_t slots = 16;
+    while (slots < 2 * na + 2) slots <<= 1;
+    uint64_t mask = (uint64_t)slots - 1;
+    for (int64_t i = 0; i < slots; i++) s->slot[i] = -1;
+    int32_t n_keys = 0;
+    /* keys of a: each key's entries chained (``first``, ``next``) */
+    for (int64_t i = 0; i < na; i++) {
+        const Ent *x = &pa[i];
+        uint64_t q = key_hash(x->k0, x->k1) & mask;
+        int32_t key = -1;
+        while (s->slot[q] >= 0) {
+            const Ent *y = &pa[s->first[s->slot[q]]];
+            if (y->k0 == x->k0 && y->k1 == x->k1) {
+                key = s->slot[q];
+                break;
+            }
+            q = (q + 1) & mask;
+        }
+        s->next[i] = -1;
+        if (key < 0) {
+            key = n_keys++;
+            s->slot[q] = key;
+            s->first[key] = (int32_t)i;
+            s->list[key] = (int32_t)i; /* the last entry so far */
+            s->a_count[key] = 0;
+            s->b_count[key] = 0;
+        } else {
+            s->next[s->list[key]] = (int32_t)i;
+            s->list[key] = (int32_t)i;
+        }
+        s->a_count[key]++;
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        const Ent *x = &pb[i];
+        uint64_t q = key_hash(x->k0, x->k1) & mask;
+        int32_t key = -1;
+        while (s->slot[q] >= 0) {
+            const Ent *y = &pa[s->first[s->slot[q]]];
+            if (y->k0 == x->k0 && y->k1 == x->k1) {
+                key = s->slot[q];
+                break;
+            }
+            q = (q + 1) & mask;
+        }
+        s->key_of[i] = key;
+        if (key >= 0) s->b_count[key]++;
+    }
+    /* a key's list in ``more`` is written once, when a b entry first needs it, in a's order
+       (ids increase with it; the partition pass did not keep it) */
+    for (int32_t k = 0; k < n_keys; k++) s->list[k] = -1;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t key = s->key_of[i];
+        if (key < 0) continue;
+        if (limit > 0 && s->a_count[key] >= limit && s->b_count[key] >= limit) continue;
+        int32_t id = pb[i].id;
+        if (s->a_count[key] == 1) {
+            j->match[id] = pa[s->first[key]].id;
+            j->n_edges++;
+            continue;
+        }
+        if (s->list[key] < 0) {
+            s->list[key] = (int32_t)j->n_more;
+            if (more_add(j, s->a_count[key]) != 0) return -1;
+            int64_t at = j->n_more;
+            for (int32_t e = s->first[key]; e >= 0; e = s->next[e])
+                if (more_add(j, pa[e].id) != 0) return -1;
+            qsort(j->more + at, (size_t)s->a_count[key], sizeof(int32_t), cmp_i32);
+        }
+        j->match[id] = -2 - s->list[key];
+        j->n_edges += s->a_count[key];
+    }
+    return 0;
+}
+
+/* match every b entry, partition by partition */
+static int64_t join_run(Join *j, int64_t limit) {
+    j->bits = 0;
+    while (j->bits < 12 && (j->na >> j->bits) > 32768) j->bits++;
+    int64_t parts = (int64_t)1 << j->bits;
+    int64_t *off_a = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    int64_t *off_b = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    int64_t *next = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    j->match = (int32_t *)malloc(((size_t)j->nb + 1) * sizeof(int32_t));
+    Scratch s;
+    memset(&s, 0, sizeof(s));
+    int64_t rc = 0;
+    if (!off_a || !off_b || !next || !j->match) {
+        rc = -1;
+    } else if (CANCELLED()) {
+        rc = ERR_CANCELLED;
+    } else {
+        partition(j->a, j->na, j->bits, off_a, next);
+        partition(j->b, j->nb, j->bits, off_b, next);
+        for (int64_t p = 0; p < parts && rc == 0; p++) {
+            if (CANCELLED()) rc = ERR_CANCELLED;
+            else if (join_partition(j, j->a + off_a[p], off_a[p + 1] - off_a[p],
+                                    j->b + off_b[p], off_b[p + 1] - off_b[p], &s, limit) != 0)
+                rc = -1;
+        }
+    }
+    free(off_a);
+    free(off_b);
+    free(next);
+    scratch_free(&s);
+    free(j->a); /* the entries are not needed any more */
+    free(j->b);
+    j->a = j->b = NULL;
+    return rc < 0 ? rc : j->n_edges;
+}
+
+static int64_t finish(Join *j, int64_t limit, void **handle) {
+    int64_t rc = join_run(j, limit);
+    if (rc < 0) {
+        join_free(j);
+        *handle = NULL;
+        return rc;
+    }
+    *handle = j;
+    return rc;
+}
+
+/* Join a (rows, k0, k1) and b (rows, k0, k1): see the top of this file.  Keys where both
+   sides have ``limit`` or more entries are skipped (limit <= 0: none).  Returns the number
+   of edges and a handle for tfp_join_take (negative: out of memory or cancelled). */
+EXPORT int64_t tfp_join_keys(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
+                             int64_t na, const int32_t *b_rows, const int64_t *b_k0,
+                             const int64_t *b_k1, int64_t nb, int64_t limit, void **handle) {
+    Join *j = join_new(na, nb);
+    *handle = NULL;
+    if (!j) return -1;
+    for (int64_t i = 0; i < na; i++)
+        if (join_add(j, 0, a_k0[i], a_k1[i], a_rows[i]) != 0) goto oom;
+    for (int64_t i = 0; i < nb; i++) {
+        if (join_add(j, 1, b_k0[i], b_k1[i], (int32_t)i) != 0) goto oom;
+        j->b_rows[i] = b_rows[i];
+    }
+    return finish(j, limit, handle);
+oom:
+    join_free(j);
+    return -1;
+}
+
+/* Producer -> consumer links of events, read straight from the stat table: events carrying
+   integer stats ``pt`` and ``p`` (name codes) produce (pt, p); events carrying ``ct`` and
+   ``c`` consume (ct, c) (the last value of a stat an event carries twice; doubles
+   truncated); ``n_extra`` extra consumers (rows, k0, k1) follow the events.  ``cap_b``
+   bounds the consumers.  Returns the number of edges (a: producer rows, b: consumer rows) and
+   a handle for tfp_join_take. */
+EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
+                                 const int8_t *owner_kind, const int8_t *kind,
+                                 const int64_t *raw, const int32_t *owner, int64_t n,
+                                 int32_t pt, int32_t p, int32_t ct, int32_t c, int64_t cap_a,
+                                 int64_t cap_b, const int32_t *x_rows, const int64_t *x_k0,
+                                 const int64_t *x_k1, int64_t n_extra, int64_t limit,
+                                 void **handle) {
+    Join *j = join_new(cap_a, cap_b + n_extra);
+    *handle = NULL;
+    if (!j) return -1;
+    int64_t v[4] = {0, 0, 0, 0}, nb = 0;
+    int have = 0; /* bits: pt, p, ct, c */
+    int32_t cur = -1;
+    for (int64_t i = 0; i <= n; i++) {
+        int32_t o = i < n ? owner[i] : -1;
+        if (i == n || (owner_kind[i] == 0 && o != cur)) { /* the event before is complete */
+            if ((have & 3) == 3 && join_add(j, 0, v[0], v[1], cur) != 0) goto oom;
+            if ((have & 12) == 12) {
+                if (join_add(j, 1, v[2], v[3], (int32_t)nb) != 0) goto oom;
+                j->b_rows[nb++] = cur;
+            }
+            have = 0;
+            cur = o;
+        }
+        if (i == n) break;
+        if (CANCEL_POLL(i)) {
+            join_free(j);
+            return ERR_CANCELLED;
+        }
+        if (owner_kind[i] != 0) continue;
+        int32_t code = CODE_AT(name_code, code_bytes, i);
+        int slot = code == pt ? 0 : code == p ? 1 : code == ct ? 2 : code == c ? 3 : -1;
+        if (slot < 0) continue;
+        int8_t t = kind[i];
+        int64_t value;
+        if (t == KIND_UINT64 || t == KIND_INT64) {
+            value = raw[i];
+        } else if (t == KIND_DOUBLE) {
+            double d;
+            memcpy(&d, &raw[i], sizeof(double));
+            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
+                continue;
+            value = (int64_t)d;
+        } else {
+            continue;
+        }
+        v[slot] = value;
+        have |= 1 << slot;
+    }
+    for (int64_t i = 0; i < n_extra; i++) {
+        if (join_add(j, 1, x_k0[i], x_k1[i], (int32_t)nb) != 0) goto oom;
+        j->b_rows[nb++] = x_rows[i];
+    }
+    return finish(j, limit, handle);
+oom:
+    join_free(j);
+    return -1;
+}
+
+/* The edges of a join (src: a rows, dst: b rows) in b's order, then the handle is freed. */
+EXPORT void tfp_join_take(void *handle, int32_t *src, int32_t *dst) {
+    Join *j = (Join *)handle;
+    int64_t k = 0;
+    for (int64_t i = 0; i < j->nb; i++) {
+        int32_t m = j->match[i];
+        if (m == -1) continue;
+        if (m >= 0) {
+            src[k] = m;
+            dst[k++] = j->b_rows[i];
+            continue;
+        }
+        const int32_t *list = j->more + (-2 - m);
+        for (int32_t t = 0; t < list[0]; t++) {
+            src[k] = list[1 + t];
+            dst[k++] = j->b_rows[i];
+        }
+    }
+    join_free(j);
+}
+
+EXPORT void tfp_join_free(void *handle) { join_free((Join *)handle); }

@@ -1,0 +1,74 @@
+/* Selecting events by a table over their codes (names, lines), and counting stats by name:
+   one pass over a code column, no per-event temporaries. */
+#include "common.h"
+
+/* out[i] = table[code[i]] for n codes (uint16 or int32, code_bytes 2 or 4) */
+EXPORT int64_t tfp_code_lookup_u8(const void *code, int64_t code_bytes, int64_t n,
+                                  const uint8_t *table, uint8_t *out) {
+    if (code_bytes == 2) {
+        const uint16_t *c = (const uint16_t *)code;
+        for (int64_t i = 0; i < n; i++) {
+            if (CANCEL_POLL(i)) return ERR_CANCELLED;
+            out[i] = table[c[i]];
+        }
+    } else {
+        const int32_t *c = (const int32_t *)code;
+        for (int64_t i = 0; i < n; i++) {
+            if (CANCEL_POLL(i)) return ERR_CANCELLED;
+            out[i] = table[c[i]];
+        }
+    }
+    return 0;
+}
+
+/* Rows i (increasing, int32) with table[code[i]] != 0 and, when ``also`` is given,
+   also[i] != 0, into ``out`` (at most cap); returns how many there are. */
+EXPORT int64_t tfp_code_rows(const void *code, int64_t code_bytes, int64_t n,
+                             const uint8_t *table, const uint8_t *also, int32_t *out,
+                             int64_t cap) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        int32_t c = CODE_AT(code, code_bytes, i);
+        if (table[c] && (!also || also[i])) {
+            if (k < cap) out[k] = (int32_t)i;
+            k++;
+        }
+    }
+    return k;
+}
+
+/* counts[c] = number of stats with name code c owned by events (owner kind 0) */
+EXPORT int64_t tfp_stat_name_counts(const void *name_code, int64_t code_bytes,
+                                    const int8_t *owner_kind, int64_t n, int64_t *counts) {
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        if (owner_kind[i] == 0) counts[CODE_AT(name_code, code_bytes, i)]++;
+    }
+    return 0;
+}
+
+/* counts[code[i]] += 1 over n codes (uint16 or int32) */
+EXPORT int64_t tfp_code_counts(const void *code, int64_t code_bytes, int64_t n, int64_t *counts) {
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        counts[CODE_AT(code, code_bytes, i)]++;
+    }
+    return 0;
+}
+
+/* Rows i (increasing) with name_ok[code[i]] and line_ok[line[i]], into ``out`` (at most
+   cap); returns how many there are. */
+EXPORT int64_t tfp_line_name_rows(const int32_t *line, const void *code, int64_t code_bytes,
+                                  int64_t n, const uint8_t *line_ok, const uint8_t *name_ok,
+                                  int32_t *out, int64_t cap) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        if (name_ok[CODE_AT(code, code_bytes, i)] && line_ok[line[i]]) {
+            if (k < cap) out[k] = (int32_t)i;
+            k++;
+        }
+    }
+    return k;
+}
