@@ -32,9 +32,8 @@ P = ctypes.c_void_p
 # name: (restype, argtypes); every array is passed as a raw pointer (see ptr())
 _SIGNATURES = {
     "tfp_set_cancel": (I64, [I64]),
-    "tfp_space_open": (P, [P, I64, I64, I64, P, P]),
+    "tfp_space_open": (P, [P, I64, I64, I64, I64, P, P]),
     "tfp_space_tables": (None, [P, P, P, P, P, P, P]),
-    "tfp_space_count": (None, [P, I64, P]),
     "tfp_space_events": (None, [P, I64, P, P, I64, P, I64, P, I32, P, P, P, P, P, I64, P, P,
                                 P, I64, I32, P]),
     "tfp_space_finish": (None, [P, P, P, P, P]),

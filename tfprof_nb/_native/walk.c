@@ -3,17 +3,17 @@
    The walker knows the shape of xplane.proto (XSpace > XPlane > XLine > XEvent > XStat and the
    two metadata maps).  It runs in four calls on one handle:
 
-   1. tfp_space_open (one thread): every plane is swept for its stat metadata, then its event
-      metadata (their stats included), then its lines and plane stats; a line's events are only
-      framed there (tag and length), cut into chunks of about ``chunk_bytes`` and counted, so
-      every event's row is known.  Small tables (planes, lines, metadata, space strings) and
-      the stats of metadata and planes ("staged" stats) are kept by the handle.
-   2. tfp_space_count (``threads`` threads): the stats of each chunk are counted, so every
-      stat's row is known too (the stat table is in file order: a plane's metadata stats, then
-      its lines' event stats and its plane stats in field order).
-   3. tfp_space_events (``threads`` threads): chunks are walked side by side straight into the
+   1. tfp_space_open: every plane is swept (one thread) for its stat metadata, then its event
+      metadata (their stats included), then its lines and plane stats.  Then the lines are
+      framed side by side (``threads`` threads): their events are cut into chunks of about
+      ``chunk_bytes``, and the events and stat fields of each chunk counted, so every event's
+      and every stat's row is known (the stat table is in file order: a plane's metadata
+      stats, then its lines' event stats and its plane stats in field order).  Small tables
+      (planes, lines, metadata, space strings) and the stats of metadata and planes ("staged"
+      stats) are kept by the handle.
+   2. tfp_space_events (``threads`` threads): chunks are walked side by side straight into the
       caller's event and stat columns (metadata rows and name codes resolved on the way).
-   4. tfp_space_finish: the text stats and the rare per-event extras, in file order.
+   3. tfp_space_finish: the text stats and the rare per-event extras, in file order.
 
    Every read is bounds-checked against the end of its enclosing message; a malformed file
    gives a negative error code and the byte offset where decoding stopped (the earliest one
@@ -178,10 +178,17 @@ typedef struct { /* a run of a line's event fields, walked by one thread */
     int64_t err, err_pos;
 } Chunk;
 
-typedef struct { /* a run of stat rows in file order: a chunk's, or staged rows */
+typedef struct { /* a run of stat rows in file order: a chunk's, a line's, or staged rows */
     int64_t chunk; /* -1: staged rows [lo, hi), their text entries [tx_lo, tx_hi) */
     int64_t lo, hi, tx_lo, tx_hi, base; /* base: its first row in the stat columns */
+    int64_t job; /* >= 0 (chunk -2): a line not framed yet, whose chunks replace it */
 } Seg;
+
+typedef struct { /* a line whose events are framed (by one thread) into chunks */
+    int64_t pos, end, plane, line;
+    Chunk *chunks;
+    int64_t n_chunks, cap_chunks, err, err_pos;
+} Job;
 
 typedef struct { /* the caller's event columns and what resolves names (phase 2) */
     int32_t *line;
@@ -205,7 +212,9 @@ typedef struct {
     int64_t n_chunks, cap_chunks;
     Seg *segs;
     int64_t n_segs, cap_segs;
-    int64_t n_events, err, err_pos, open_chunk, released;
+    Job *jobs;
+    int64_t n_jobs, cap_jobs;
+    int64_t n_events, err, err_pos;
     /* phase 2 and 3 work sharing */
     EvOut out;
     int64_t next;
@@ -230,14 +239,6 @@ static void release_pages(const Space *s, int64_t pos, int64_t end) {
     uintptr_t lo = ((uintptr_t)(s->b + pos) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
     uintptr_t hi = (uintptr_t)(s->b + end) & ~((uintptr_t)page - 1);
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
-/* hand back the pages before ``pos`` not handed back yet (phase 1, every few MB) */
-static void release_upto(Space *s, int64_t pos) {
-    if (!s->release || pos - s->released < (8 << 20)) return;
-    int64_t hi = pos & ~(int64_t)0xFFFFF; /* a 1 MiB boundary of the buffer */
-    release_pages(s, s->released, hi);
-    s->released = hi;
 }
 
 /* ---- message walkers ------------------------------------------------------------------- */
@@ -429,8 +430,8 @@ static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t
 
 static int seg_add(Space *s, int64_t chunk, int64_t lo, int64_t hi, int64_t tx_lo,
                    int64_t tx_hi) {
-    if (chunk < 0 && hi == lo) return 0;
-    if (chunk < 0 && s->n_segs && s->segs[s->n_segs - 1].chunk < 0 &&
+    if (chunk == -1 && hi == lo) return 0;
+    if (chunk == -1 && s->n_segs && s->segs[s->n_segs - 1].chunk == -1 &&
         s->segs[s->n_segs - 1].hi == lo) { /* staged rows continuing the last run */
         s->segs[s->n_segs - 1].hi = hi;
         s->segs[s->n_segs - 1].tx_hi = tx_hi;
@@ -444,11 +445,13 @@ static int seg_add(Space *s, int64_t chunk, int64_t lo, int64_t hi, int64_t tx_l
         s->cap_segs = cap;
     }
     Seg *g = &s->segs[s->n_segs++];
+    memset(g, 0, sizeof(*g));
     g->chunk = chunk;
     g->lo = lo;
     g->hi = hi;
     g->tx_lo = tx_lo;
     g->tx_hi = tx_hi;
+    g->job = -1;
     return 0;
 }
 
@@ -460,78 +463,162 @@ static int64_t staged_stat(Space *s, W *w, int64_t pos, int64_t end, int okind, 
     return pos;
 }
 
-static int chunk_open(Space *s, int64_t pos, int64_t plane, int64_t line) {
-    if (s->n_chunks == s->cap_chunks) {
-        int64_t cap = s->cap_chunks ? 2 * s->cap_chunks : 64;
-        Chunk *c = GROW(s->chunks, Chunk, cap);
-        if (!c) return -1;
-        s->chunks = c;
-        s->cap_chunks = cap;
-    }
-    Chunk *c = &s->chunks[s->n_chunks];
-    memset(c, 0, sizeof(*c));
-    c->pos = c->end = pos;
-    c->plane = plane;
-    c->line = line;
-    c->ev_first = s->n_events;
-    c->ex.cols = EX_COLS;
-    s->open_chunk = s->n_chunks++;
-    return 0;
-}
-
-static int chunk_close(Space *s) {
-    if (s->open_chunk < 0) return 0;
-    int64_t c = s->open_chunk;
-    s->open_chunk = -1;
-    return seg_add(s, c, 0, 0, 0, 0);
-}
-
-/* a line's fields: its header into L, its events framed into chunks */
+/* a line: its row in L, and a job to frame its events (phase 1b) */
 static int64_t line(Space *s, W *w, int64_t pos, int64_t end, int64_t plane) {
-    const uint8_t *b = w->b;
-    int64_t row = tab_add(&s->L), field, stop, seen = 0;
-    int wt;
-    uint64_t v;
+    (void)w;
+    int64_t row = tab_add(&s->L);
     if (row < 0) return ERR_NO_MEMORY;
     tab_at(&s->L, row)[L_PLANE] = plane;
+    if (s->n_jobs == s->cap_jobs) {
+        int64_t cap = s->cap_jobs ? 2 * s->cap_jobs : 16;
+        Job *j = GROW(s->jobs, Job, cap);
+        if (!j) return ERR_NO_MEMORY;
+        s->jobs = j;
+        s->cap_jobs = cap;
+    }
+    Job *j = &s->jobs[s->n_jobs];
+    memset(j, 0, sizeof(*j));
+    j->pos = pos;
+    j->end = end;
+    j->plane = plane;
+    j->line = row;
+    if (seg_add(s, -2, 0, 0, 0, 0) != 0) return ERR_NO_MEMORY;
+    s->segs[s->n_segs - 1].job = s->n_jobs++;
+    return end;
+}
+
+static Chunk *job_chunk(Job *j, int64_t pos) {
+    if (j->n_chunks == j->cap_chunks) {
+        int64_t cap = j->cap_chunks ? 2 * j->cap_chunks : 16;
+        Chunk *c = GROW(j->chunks, Chunk, cap);
+        if (!c) return NULL;
+        j->chunks = c;
+        j->cap_chunks = cap;
+    }
+    Chunk *c = &j->chunks[j->n_chunks++];
+    memset(c, 0, sizeof(*c));
+    c->pos = c->end = pos;
+    c->plane = j->plane;
+    c->line = j->line;
+    c->ex.cols = EX_COLS;
+    return c;
+}
+
+/* the stat fields among an event's fields [pos, end), or an error (its field's start in
+   *fs) */
+static inline int64_t count_stats(const uint8_t *b, int64_t pos, int64_t end, int64_t *fs) {
+    int64_t n = 0, field, stop;
+    int wt;
     while (pos < end) {
-        int64_t fs = pos;
+        *fs = pos;
+        int key = b[pos];
+        if (key == 0x22) {
+            n++;
+            pos = length(b, pos + 1, end, &stop);
+            if (pos >= 0) pos = stop;
+        } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
+            pos = skip_varint(b, pos + 1, end);
+        } else {
+            pos = tag(b, pos, end, &field, &wt);
+            if (pos >= 0) {
+                n += wt == 2 && field == 4;
+                pos = skip(b, pos, end, wt);
+            }
+        }
+        if (pos < 0) return pos;
+    }
+    return n;
+}
+
+/* Phase 1b, one line: its header into L; its events framed into chunks of about
+   chunk_bytes, their events and stats counted. */
+static void frame_line(Space *s, Job *j) {
+    const uint8_t *b = s->b;
+    int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
+    int wt;
+    uint64_t v;
+    Chunk *c = NULL;
+    while (pos < end) {
+        fs = pos;
         pos = tag(b, pos, end, &field, &wt);
-        if (pos < 0) return fail(w, fs, pos);
+        if (pos < 0) break;
         if (wt == 2 && field == 4) {
             pos = length(b, pos, end, &stop);
-            if (pos < 0) return fail(w, fs, pos);
-            if (s->open_chunk < 0 && chunk_open(s, fs, plane, row) != 0) return ERR_NO_MEMORY;
-            Chunk *c = &s->chunks[s->open_chunk];
+            if (pos < 0) break;
+            int64_t inner = pos, k = count_stats(b, pos, stop, &inner);
+            if (k < 0) {
+                pos = k;
+                fs = inner;
+                break;
+            }
+            if (!c && !(c = job_chunk(j, fs))) {
+                pos = ERR_NO_MEMORY;
+                break;
+            }
             c->n_ev++;
+            c->n_st += k;
             c->end = stop;
-            s->n_events++;
-            if (stop - c->pos >= s->chunk_bytes && chunk_close(s) != 0) return ERR_NO_MEMORY;
             pos = stop;
-            if ((++seen & 0xFFFF) == 0) {
-                if (CANCELLED()) return ERR_CANCELLED;
-                if (s->progress) s->progress[PR_DONE] = pos;
-                release_upto(s, pos);
+            if (stop - c->pos >= s->chunk_bytes) {
+                progress_add(s, (c->end - c->pos) / 4); /* framing: about a fifth */
+                release_pages(s, c->pos, c->end);
+                c = NULL;
+            }
+            if ((++seen & 0xFFFF) == 0 && CANCELLED()) {
+                pos = ERR_CANCELLED;
+                break;
             }
         } else if (wt == 0 && (field == 1 || field == 10 || field == 3 || field == 9)) {
             pos = varint(b, pos, end, &v);
-            if (pos < 0) return fail(w, fs, pos);
+            if (pos < 0) break;
             tab_at(&s->L, row)[field == 1 ? L_ID : field == 10 ? L_DISPLAY_ID
                                : field == 3 ? L_TIMESTAMP_NS : L_DURATION_PS] = (int64_t)v;
         } else if (wt == 2 && (field == 2 || field == 11)) {
             pos = length(b, pos, end, &stop);
-            if (pos < 0) return fail(w, fs, pos);
+            if (pos < 0) break;
             int col = field == 2 ? L_NAME_OFF : L_DNAME_OFF;
             tab_at(&s->L, row)[col] = pos;
             tab_at(&s->L, row)[col + 1] = stop - pos;
             pos = stop;
         } else {
             pos = skip(b, pos, end, wt);
-            if (pos < 0) return fail(w, fs, pos);
+            if (pos < 0) break;
         }
     }
-    if (chunk_close(s) != 0) return ERR_NO_MEMORY;
-    return pos;
+    if (c) {
+        progress_add(s, (c->end - c->pos) / 4);
+        release_pages(s, c->pos, c->end);
+    }
+    if (pos < 0) {
+        j->err = pos;
+        j->err_pos = pos == ERR_CANCELLED || pos == ERR_NO_MEMORY ? -1 : fs;
+    }
+}
+
+/* run ``fn`` on ``threads`` threads (this one included) */
+static void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
+    pthread_t ids[64];
+    int64_t started = 0;
+    if (threads > 64) threads = 64;
+    for (int64_t t = 1; t < threads; t++)
+        if (pthread_create(&ids[started], NULL, fn, arg) == 0) started++;
+    fn(arg);
+    for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
+}
+
+static void *frame_worker(void *arg) {
+    Space *s = (Space *)arg;
+    for (;;) {
+        int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (i >= s->n_jobs) break;
+        if (CANCELLED()) {
+            s->jobs[i].err = ERR_CANCELLED;
+            s->jobs[i].err_pos = -1;
+            continue;
+        }
+        frame_line(s, &s->jobs[i]);
+    }
+    return NULL;
 }
 
 static int add_child(Space *s, int64_t meta_row, int64_t child) {
@@ -754,6 +841,8 @@ static void space_free(Space *s) {
         free(s->chunks[c].ex.d);
     }
     free(s->chunks);
+    for (int64_t i = 0; i < s->n_jobs; i++) free(s->jobs[i].chunks);
+    free(s->jobs);
     free(s->segs);
     free(s);
 }
@@ -804,8 +893,59 @@ static void fill_info(const Space *s, int64_t *info) {
    (N_INFO) receives the counts, the number of chunks and the first error (C_ERR 0: none).
    ``progress`` (PR_*, may be NULL) is updated as the walk goes; with ``release`` set the
    buffer is a read-only file mapping whose walked pages may be handed back. */
+/* After phase 1b: the chunks of every line in file order, their first event rows, and
+   every segment's first stat row; returns -1 when out of memory. */
+static int plan_chunks(Space *s) {
+    int64_t n_chunks = 0, n_segs = 0;
+    for (int64_t i = 0; i < s->n_jobs; i++) n_chunks += s->jobs[i].n_chunks;
+    for (int64_t g = 0; g < s->n_segs; g++)
+        n_segs += s->segs[g].job >= 0 ? s->jobs[s->segs[g].job].n_chunks : 1;
+    Chunk *chunks = (Chunk *)calloc((size_t)n_chunks + 1, sizeof(Chunk));
+    Seg *segs = (Seg *)calloc((size_t)n_segs + 1, sizeof(Seg));
+    if (!chunks || !segs) {
+        free(chunks);
+        free(segs);
+        return -1;
+    }
+    int64_t c = 0, k = 0, events = 0, base = 0;
+    for (int64_t g = 0; g < s->n_segs; g++) {
+        Seg *seg = &s->segs[g];
+        if (seg->job < 0) {
+            segs[k] = *seg;
+            segs[k++].base = base;
+            base += seg->hi - seg->lo;
+            continue;
+        }
+        Job *j = &s->jobs[seg->job];
+        for (int64_t i = 0; i < j->n_chunks; i++, c++) {
+            chunks[c] = j->chunks[i];
+            chunks[c].ev_first = events;
+            events += chunks[c].n_ev;
+            memset(&segs[k], 0, sizeof(Seg));
+            segs[k].chunk = c;
+            segs[k].job = -1;
+            segs[k++].base = base;
+            base += chunks[c].n_st;
+        }
+    }
+    free(s->chunks);
+    free(s->segs);
+    s->chunks = chunks;
+    s->n_chunks = s->cap_chunks = n_chunks;
+    s->segs = segs;
+    s->n_segs = s->cap_segs = n_segs;
+    s->n_events = events;
+    return 0;
+}
+
+/* Phase 1 over the whole buffer: planes, metadata and staged stats in this thread, then every
+   line framed on ``threads`` threads.  Returns the handle (NULL when out of memory); ``info``
+   (N_INFO) receives the counts (events and stats exact), the number of chunks and the first
+   error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL) is updated as the walk goes; with
+   ``release`` set the buffer is a read-only file mapping whose walked pages may be handed
+   back. */
 EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
-                            int64_t *progress, int64_t *info) {
+                            int64_t threads, int64_t *progress, int64_t *info) {
     Space *s = (Space *)calloc(1, sizeof(Space));
     if (!s) return NULL;
     s->b = buf;
@@ -819,7 +959,6 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
     s->SM.cols = SM_COLS;
     s->CH.cols = CH_COLS;
     s->X.cols = X_COLS;
-    s->open_chunk = -1;
     s->err_pos = -1;
     if (progress) {
         progress[PR_PHASE] = 1;
@@ -857,11 +996,17 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
             set_error(s, pos, w.err_pos >= 0 ? w.err_pos : fs);
             break;
         }
-        release_upto(s, pos);
     }
+    s->next = 0;
+    run_threads(frame_worker, s, threads);
+    for (int64_t i = 0; i < s->n_jobs; i++)
+        if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
+    if (plan_chunks(s) != 0) set_error(s, ERR_NO_MEMORY, -1);
     /* the 32-bit columns address rows, lines, metadata rows and string lengths */
-    if (s->err == 0 && (s->n_events > INT32_MAX || s->L.n > INT32_MAX || s->M.n > INT32_MAX ||
-                        s->SM.n > INT32_MAX))
+    int64_t stats = s->staged.n;
+    for (int64_t c = 0; c < s->n_chunks; c++) stats += s->chunks[c].n_st;
+    if (s->err == 0 && (s->n_events > INT32_MAX || stats > INT32_MAX || s->L.n > INT32_MAX ||
+                        s->M.n > INT32_MAX || s->SM.n > INT32_MAX))
         set_error(s, ERR_NO_MEMORY, -1);
     fill_info(s, info);
     return s;
@@ -879,106 +1024,6 @@ EXPORT void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_
 
 /* ---- phase 2: stats counted, then events and stats walked, chunks side by side ---------- */
 
-/* run ``fn`` on ``threads`` threads (this one included) */
-static void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
-    pthread_t ids[64];
-    int64_t started = 0;
-    if (threads > 64) threads = 64;
-    for (int64_t t = 1; t < threads; t++)
-        if (pthread_create(&ids[started], NULL, fn, arg) == 0) started++;
-    fn(arg);
-    for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
-}
-
-/* the number of stat fields in a chunk's events (their framing checked) */
-static void count_chunk(Space *s, Chunk *c) {
-    const uint8_t *b = s->b;
-    int64_t pos = c->pos, end = c->end, field, stop, n = 0, err = 0, fs = pos;
-    int wt;
-    while (pos < end && !err) {
-        fs = pos;
-        pos = tag(b, pos, end, &field, &wt);
-        if (pos < 0 || !(wt == 2 && field == 4)) {
-            pos = pos < 0 ? pos : skip(b, pos, end, wt);
-            if (pos < 0) err = pos;
-            continue;
-        }
-        pos = length(b, pos, end, &stop);
-        if (pos < 0) {
-            err = pos;
-            break;
-        }
-        while (pos < stop) { /* the event's fields */
-            fs = pos;
-            int key = b[pos];
-            if (key == 0x22) {
-                n++;
-                pos = length(b, pos + 1, stop, &field);
-                if (pos >= 0) pos = field;
-            } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
-                pos = skip_varint(b, pos + 1, stop);
-            } else {
-                pos = tag(b, pos, stop, &field, &wt);
-                if (pos >= 0) {
-                    n += wt == 2 && field == 4;
-                    pos = skip(b, pos, stop, wt);
-                }
-            }
-            if (pos < 0) {
-                err = pos;
-                break;
-            }
-        }
-    }
-    c->n_st = n;
-    if (err) {
-        c->err = err;
-        c->err_pos = fs;
-    }
-}
-
-static void *count_worker(void *arg) {
-    Space *s = (Space *)arg;
-    for (;;) {
-        int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
-        if (i >= s->n_chunks) break;
-        Chunk *c = &s->chunks[i];
-        if (CANCELLED()) {
-            c->err = ERR_CANCELLED;
-            c->err_pos = -1;
-            continue;
-        }
-        count_chunk(s, c);
-        progress_add(s, (c->end - c->pos) / 4); /* counting is about a fifth of the work */
-    }
-    return NULL;
-}
-
-/* Phase 2a: count every chunk's stats.  ``info`` is filled again: T_ST is the exact number of
-   stats now (staged and in chunks); the first error, if any. */
-EXPORT void tfp_space_count(void *h, int64_t threads, int64_t *info) {
-    Space *s = (Space *)h;
-    s->next = 0;
-    if (s->progress) {
-        s->progress[PR_PHASE] = 2;
-        s->progress[PR_DONE] = 0;
-    }
-    run_threads(count_worker, s, threads);
-    int64_t base = 0;
-    for (int64_t g = 0; g < s->n_segs; g++) {
-        Seg *seg = &s->segs[g];
-        seg->base = base;
-        if (seg->chunk >= 0) {
-            Chunk *c = &s->chunks[seg->chunk];
-            if (c->err) set_error(s, c->err, c->err_pos);
-            base += c->n_st;
-        } else {
-            base += seg->hi - seg->lo;
-        }
-    }
-    fill_info(s, info);
-    info[T_ST] = base;
-}
 
 static void walk_chunk(Space *s, Chunk *c, int64_t base) {
     StatBuf *st = &c->st;
@@ -1068,7 +1113,7 @@ static void *events_worker(void *arg) {
    int32; metadata row int16 or int32 (``meta_bytes``); name code uint16 or int32
    (``name_bytes``: code_of_row[metadata row], ``missing`` for events whose metadata is not in
    their plane); start int64 (the offset as stored); duration int64.  Stats (as many as
-   tfp_space_count said): owner int32, owner kind int8, name code uint16 or int32
+   tfp_space_open said): owner int32, owner kind int8, name code uint16 or int32
    (``sname_bytes``: code_of_srow[stat-metadata row], ``smissing`` when missing), kind int8,
    value int64 (str/bytes: their buffer offset; refs: the stat-metadata row).  ``info`` is
    filled again (text and extra counts; the first error, if any). */

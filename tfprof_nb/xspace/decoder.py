@@ -80,16 +80,23 @@ class _Walk:
     """The walker's handle over one buffer (see walk.c): phase 1 on creation, then
     :meth:`events` and :meth:`stats`; :meth:`close` frees it."""
 
-    def __init__(self, buf: np.ndarray, path, release: bool, progress: np.ndarray | None):
+    def __init__(self, buf: np.ndarray, path, release: bool, threads: int,
+                 progress: np.ndarray | None):
         self.buf, self.path = buf, path
         self.info = np.zeros(len(TABLES) + len(COUNTERS), np.int64)
         self.progress = progress
         self.h = native.lib().tfp_space_open(
-            buf.ctypes.data, buf.size, CHUNK_BYTES, int(release),
+            buf.ctypes.data, buf.size, CHUNK_BYTES, int(release), threads,
             None if progress is None else progress.ctypes.data, self.info.ctypes.data)
         if not self.h:
             raise MemoryError(f"{path}: out of memory while decoding")
-        self.check()
+        try:
+            self.check()
+            if self.n(T_ST) > 2**31 - 1:
+                raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
+        except BaseException:
+            self.close()
+            raise
 
     def n(self, table: int) -> int:
         return int(self.info[table])
@@ -109,13 +116,6 @@ class _Walk:
         native.lib().tfp_space_tables(self.h, *(out[t].ctypes.data
                                                 for t in ("P", "L", "M", "SM", "CH", "X")))
         return out
-
-    def count_stats(self, threads: int) -> None:
-        """Count every chunk's stats (the stat table's size is known after)."""
-        native.lib().tfp_space_count(self.h, threads, self.info.ctypes.data)
-        self.check()
-        if self.n(T_ST) > 2**31 - 1:
-            raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
 
     def walk(self, threads: int, ev: "_Names", meta_dtype, st: "_Names",
              name_dtype) -> tuple[dict, dict]:
@@ -223,7 +223,7 @@ def decode_xspace(data, path=None, threads: int | None = None,
     if guess:
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
     threads = default_threads() if threads is None else max(1, int(threads))
-    walk = _Walk(buf, path, isinstance(raw, mmap.mmap), progress)
+    walk = _Walk(buf, path, isinstance(raw, mmap.mmap), threads, progress)
     try:
         small = walk.tables()
         P, L, M, SM, CH, X = (small[t] for t in ("P", "L", "M", "SM", "CH", "X"))
@@ -235,7 +235,6 @@ def decode_xspace(data, path=None, threads: int | None = None,
         em_names = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
         sm_names = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
         ev_names, st_names = _Names(em_names), _Names(sm_names)
-        walk.count_stats(threads)
         ev_cols, cols = walk.walk(threads, ev_names, np.int16 if len(M) < 2**15 else np.int32,
                                   st_names, st_names.dtype(True))
         tx_row, tx_len, EX, name_counts = walk.finish(len(st_names.codes))
