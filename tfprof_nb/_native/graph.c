@@ -6,62 +6,102 @@
 
 #define NODE(a1, a2, r) ((r) < n_first ? (a1)[r] : (a2)[(r) - n_first])
 
+/* The nesting stack: open nodes with their begin and end (growable). */
+typedef struct {
+    int32_t *node;
+    int64_t *begin, *end;
+    int64_t top, cap;
+} Stack;
+
+static int stack_grow(Stack *st) {
+    int64_t cap = st->cap ? 2 * st->cap : 1024;
+    int32_t *node = (int32_t *)realloc(st->node, (size_t)cap * sizeof(int32_t));
+    if (node) st->node = node;
+    int64_t *begin = (int64_t *)realloc(st->begin, (size_t)cap * sizeof(int64_t));
+    if (begin) st->begin = begin;
+    int64_t *end = (int64_t *)realloc(st->end, (size_t)cap * sizeof(int64_t));
+    if (end) st->end = end;
+    if (!node || !begin || !end) return -1;
+    st->cap = cap;
+    return 0;
+}
+
+/* node i (line ln, [b, e)) visited next: its parent is the innermost open node containing
+   it.  Returns -1 when out of memory. */
+static inline int nest_visit(Stack *st, int64_t *current, int32_t i, int64_t ln, int64_t b,
+                             int64_t e, const uint8_t *skip, int32_t *parent) {
+    parent[i] = -1;
+    if (ln != *current) {
+        *current = ln;
+        st->top = -1;
+    }
+    if (skip && skip[i]) return 0;
+    while (st->top >= 0) {
+        int64_t t = st->top;
+        if (st->begin[t] <= b && e <= st->end[t]) {
+            parent[i] = st->node[t];
+            break;
+        }
+        st->top--;
+    }
+    if (st->top + 1 >= st->cap && stack_grow(st) != 0) return -1;
+    int64_t t = ++st->top;
+    st->node[t] = i;
+    st->begin[t] = b;
+    st->end[t] = e;
+    return 0;
+}
+
 /* Parent of each node = the innermost earlier node on its line that fully contains it
    (begin <= begin and end <= end); nodes with skip set get -1 and never become parents.
    Nodes are visited by (line, begin, longest first): the real nodes in ``order1`` (NULL: rows
    0..n1-1 are in that order already) merged with the extra nodes in ``order2`` (node ids
-   n_first..), real nodes first on ties.  Returns 0, or ERR_CANCELLED. */
+   n_first..), real nodes first on ties.  Returns 0, -1 (out of memory) or ERR_CANCELLED. */
 EXPORT int64_t tfp_nest_strict(const int32_t *order1, int64_t n1, const int32_t *order2,
                                int64_t n2, int64_t n_first, const int32_t *line1,
                                const int64_t *begin1, const int64_t *dur1,
                                const int32_t *line2, const int64_t *begin2, const int64_t *dur2,
-                               const uint8_t *skip, int32_t *parent, int32_t *stack) {
-    int64_t top = -1;
-    int64_t current = INT64_MIN;
-    int64_t i1 = 0, i2 = 0;
-    for (int64_t k = 0; k < n1 + n2; k++) {
-        if (CANCEL_POLL(k)) return ERR_CANCELLED;
-        int32_t i;
-        if (i2 >= n2) {
-            i = order1 ? order1[i1] : (int32_t)i1;
-            i1++;
-        } else if (i1 >= n1) {
-            i = order2[i2++];
-        } else { /* merge: the real node wins ties */
-            int32_t x = order1 ? order1[i1] : (int32_t)i1, y = order2[i2];
-            int64_t lx = NODE(line1, line2, x), ly = NODE(line1, line2, y);
-            int64_t bx = NODE(begin1, begin2, x), by = NODE(begin1, begin2, y);
-            int take1 = lx != ly ? lx < ly : bx != by ? bx < by
-                                             : NODE(dur1, dur2, x) >= NODE(dur1, dur2, y);
-            if (take1) {
-                i = x;
-                i1++;
-            } else {
-                i = y;
-                i2++;
-            }
-        }
-        int64_t ln = NODE(line1, line2, i);
-        int64_t b = NODE(begin1, begin2, i);
-        int64_t e = b + NODE(dur1, dur2, i);
-        parent[i] = -1;
-        if (ln != current) {
-            current = ln;
-            top = -1;
-        }
-        if (skip && skip[i]) continue;
-        while (top >= 0) {
-            int32_t t = stack[top];
-            int64_t tb = NODE(begin1, begin2, t);
-            if (tb <= b && e <= tb + NODE(dur1, dur2, t)) {
-                parent[i] = t;
-                break;
-            }
-            top--;
-        }
-        stack[++top] = i;
+                               const uint8_t *skip, int32_t *parent) {
+    Stack st = {NULL, NULL, NULL, -1, 0};
+    int64_t current = INT64_MIN, i2 = 0, rc = 0;
+    /* the next extra node and its key, cached */
+    int32_t y = n2 ? order2[0] : -1;
+    int64_t ly = 0, by = 0, dy = 0;
+    if (n2) {
+        ly = line2[y - n_first];
+        by = begin2[y - n_first];
+        dy = dur2[y - n_first];
     }
-    return 0;
+    for (int64_t i1 = 0; i1 <= n1 && rc == 0; i1++) {
+        if (CANCEL_POLL(i1)) {
+            rc = ERR_CANCELLED;
+            break;
+        }
+        int32_t x = -1;
+        int64_t lx = 0, bx = 0, dx = 0;
+        if (i1 < n1) {
+            x = order1 ? order1[i1] : (int32_t)i1;
+            lx = line1[x];
+            bx = begin1[x];
+            dx = dur1[x];
+        }
+        /* extra nodes before this real one (all of them after the last real one) */
+        while (rc == 0 && i2 < n2 &&
+               (x < 0 || ly < lx || (ly == lx && (by < bx || (by == bx && dy > dx))))) {
+            rc = nest_visit(&st, &current, y, ly, by, by + dy, skip, parent);
+            if (++i2 < n2) {
+                y = order2[i2];
+                ly = line2[y - n_first];
+                by = begin2[y - n_first];
+                dy = dur2[y - n_first];
+            }
+        }
+        if (x >= 0 && rc == 0) rc = nest_visit(&st, &current, x, lx, bx, bx + dx, skip, parent);
+    }
+    free(st.node);
+    free(st.begin);
+    free(st.end);
+    return rc;
 }
 
 /* Loose nesting (trace viewer rows, self time): a node's parent is the innermost open node

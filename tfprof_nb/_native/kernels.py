@@ -19,7 +19,7 @@ __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose
            "tree_csr", "join_on_keys", "context_links", "nesting_order_or_none", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
            "stat_name_counts", "code_counts", "line_name_rows", "code_lookup", "code_rows", "check",
            "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
-           "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name", "inherit_from_allocations", "active_at_peak",
+           "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name", "host_step_rows", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
 
 N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
@@ -256,10 +256,9 @@ def nest_strict(order, n_first: int, first: tuple, second: tuple,
     m = n1 + len(o2)
     skip_arr = None if skip is None else _c(skip, np.uint8)
     parent = np.empty(m, np.int32)
-    stack = np.empty(m + 1, np.int32)
     check(lib().tfp_nest_strict(0 if o1 is None else _p(o1), n1, _p(o2), len(o2), n_first,
                                 _p(l1), _p(b1), _p(d1), _p(l2), _p(b2), _p(d2),
-                                0 if skip_arr is None else _p(skip_arr), _p(parent), _p(stack)))
+                                0 if skip_arr is None else _p(skip_arr), _p(parent)))
     return parent
 
 
@@ -450,6 +449,25 @@ def op_walk_rows(rows, line, begin, dur, inst_key, inst_type, n_keys, n_lines):
     rc = check(lib().tfp_op_walk_rows(_p(rows), len(rows), _p(line), _p(begin), _p(dur),
                                       _p(inst_key), _p(inst_type), *(_p(a) for a in out)))
     return None if rc == 1 else tuple(out)
+
+
+def host_step_rows(line, code, line_ok, group, explicit, not_compute, kind_of, flag_rows,
+                   flag_bits, cap: int):
+    """(work rows int32, their types int8, marker rows int32) of the events on ``line_ok``
+    lines in a group (see tfp_host_step_rows); ``cap`` bounds both."""
+    line, group = _c(line, np.int32), _c(group, np.int32)
+    code, width = _codes(code)
+    line_ok, explicit, not_compute = (_c(a, np.bool_) for a in (line_ok, explicit, not_compute))
+    kind_of = _c(kind_of, np.int8)
+    flag_rows, flag_bits = _c(flag_rows, np.int32), _c(flag_bits, np.uint8)
+    rows, kinds = np.empty(cap, np.int32), np.empty(cap, np.int8)
+    markers, counts = np.empty(cap, np.int32), np.zeros(2, np.int64)
+    check(lib().tfp_host_step_rows(_p(line), _p(code), width, len(code), _p(line_ok), _p(group),
+                                   _p(explicit), _p(not_compute), _p(kind_of), _p(flag_rows),
+                                   _p(flag_bits), len(flag_rows), _p(rows), _p(kinds),
+                                   _p(markers), _p(counts)))
+    k, km = (int(x) for x in counts)
+    return rows[:k], kinds[:k], markers[:km]
 
 
 def climb_to_name(rows, climb, parent, name_code, exec_name, call_flag, levels: int = 64):

@@ -327,3 +327,34 @@ EXPORT int64_t tfp_climb_to_name(const int32_t *rows, int64_t m, const uint8_t *
     }
     return 0;
 }
+
+/* The events of host steps: over events i (in order) on lines with line_ok[line[i]] and in a
+   group (group[i] >= 0), with name code c: a marker when explicit[c] or its flag bit 1 is
+   set (flags: sorted rows flag_rows with bits flag_bits; bit 1: a named root, bit 2: work of
+   an inferred step); host work when !not_compute[c] and (not a marker, or bit 2).  Writes
+   the markers' rows, and the work's rows and types (kind_of[c]); counts[0] and counts[1]
+   receive how many.  Returns 0 or ERR_CANCELLED. */
+EXPORT int64_t tfp_host_step_rows(const int32_t *line, const void *code, int64_t code_bytes,
+                                  int64_t n, const uint8_t *line_ok, const int32_t *group,
+                                  const uint8_t *explicit_name, const uint8_t *not_compute,
+                                  const int8_t *kind_of, const int32_t *flag_rows,
+                                  const uint8_t *flag_bits, int64_t n_flags, int32_t *out_rows,
+                                  int8_t *out_kind, int32_t *out_markers, int64_t *counts) {
+    int64_t k = 0, km = 0, f = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        if (group[i] < 0 || !line_ok[line[i]]) continue;
+        int32_t c = CODE_AT(code, code_bytes, i);
+        while (f < n_flags && flag_rows[f] < i) f++;
+        int bits = f < n_flags && flag_rows[f] == i ? flag_bits[f] : 0;
+        int marker = explicit_name[c] || (bits & 1);
+        if (marker) out_markers[km++] = (int32_t)i;
+        if (!not_compute[c] && (!marker || (bits & 2))) {
+            out_rows[k] = (int32_t)i;
+            out_kind[k++] = kind_of[c];
+        }
+    }
+    counts[0] = k;
+    counts[1] = km;
+    return 0;
+}

@@ -31,7 +31,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import N_TYPES, nonzero, span, step_breakdown
+from .._native.kernels import N_TYPES, host_step_rows, nonzero, span, step_breakdown
 from ..constants import GPU_PLANE_PREFIX
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
@@ -200,46 +200,40 @@ def _has_markers(hd: HostData, grouping: Grouping) -> bool:
 def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
                 inferred: np.ndarray | None = None) -> pd.DataFrame:
     n = len(hd)
-    on_host = hd.plane_is(HOST_PLANE)
-    rows = nonzero(on_host & (group[:n] >= 0))
-    # classify each distinct name once, then look events up by name code
+    host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
+    # classify each distinct name once; one pass over the events picks markers and work
     names = pd.Series(hd.names, dtype=object)
-    explicit = _explicit_marker(names)
-    not_compute = names.str.startswith(_NOT_COMPUTE).to_numpy()
-    kind_of_name = _classify_host(names)
-    code = hd.name_code[rows]
-    marker = explicit[code]
-    does_work = np.zeros(len(rows), dtype=bool)
+    flags = np.zeros(0, np.uint8)
+    flag_rows = np.zeros(0, np.int32)
     if grouping is not None:
         roots = grouping.groups
         named = roots.root[~roots.implicit].to_numpy()
-        is_named_root = np.zeros(n, dtype=bool)
-        is_named_root[named[named < n]] = True
-        if inferred is not None:
-            # an inferred step is a real call (a jitted function's dispatch is host work)
-            is_named_root[inferred] = True
-            is_inferred = np.zeros(n, dtype=bool)
-            is_inferred[inferred] = True
-            does_work = is_inferred[rows]
-        marker |= is_named_root[rows]
-    compute = ~not_compute[code] & (~marker | does_work)
-    markers = rows[marker]
+        named = named[named < n].astype(np.int32)
+        inferred = np.empty(0, np.int32) if inferred is None else inferred.astype(np.int32)
+        # bit 1: a named root (a marker); bit 2: an inferred step's call (a marker that works)
+        flag_rows, first = np.unique(np.concatenate([named, inferred]), return_inverse=True)
+        flags = np.zeros(len(flag_rows), np.uint8)
+        np.bitwise_or.at(flags, first[:len(named)], 1)
+        np.bitwise_or.at(flags, first[len(named):], 3)
+    cap = int(hd.line_counts[host_lines].sum())
+    rows, kinds, markers = host_step_rows(
+        hd.space.events.line, hd.name_code, host_lines, group[:n], _explicit_marker(names),
+        names.str.startswith(_NOT_COMPUTE).to_numpy(), _classify_host(names), flag_rows,
+        flags, cap)
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
-    rows, kinds = rows[compute], kind_of_name[code[compute]]
-    del code, marker, compute
     second = (np.empty(0, np.int64), np.empty(0, np.int64))
     if grouping is not None and len(grouping.regions):
         # thread-pool regions on the host's threads are host compute too (the reference adds
         # them to the plane before it computes steps)
         r = grouping.regions
-        host_line = np.zeros(hd.n_lines, dtype=bool)
-        host_line[hd.line[on_host]] = True
-        keep = nonzero(host_line[r.line] & (group[n:] >= 0))
+        host_key = np.zeros(hd.n_lines, dtype=bool)
+        host_key[hd.line_key[host_lines & (hd.line_counts > 0)]] = True
+        keep = nonzero(host_key[r.line] & (group[n:] >= 0))
         rows = np.concatenate([rows, keep + np.int32(n)])
         kinds = np.concatenate([kinds, np.full(len(keep), HOST_COMPUTE, np.int8)])
         second = (r.begin, r.duration)
-    if inferred is not None:
+    if inferred is not None and len(inferred):
         spans = _inferred_spans(hd, spans, group, rows, second)
     return _step_rows(hd, group, spans, (rows, kinds, second), grouping,
                       well_formed=HOST_COMPUTE)
