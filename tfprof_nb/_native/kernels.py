@@ -17,7 +17,7 @@ ERR_CANCELLED = -10  # common.h
 
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
            "tree_csr", "join_on_keys", "context_links", "nesting_order_or_none", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
-           "stat_name_counts", "code_counts", "line_name_rows", "code_lookup", "code_rows", "check",
+           "stat_name_counts", "stats_at", "code_counts", "line_name_rows", "code_lookup", "code_rows", "check",
            "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
            "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name", "host_step_rows", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
@@ -120,6 +120,39 @@ def line_name_rows(line: np.ndarray, code: np.ndarray, line_ok: np.ndarray,
     k = check(lib().tfp_line_name_rows(_p(line), _p(code), width, len(code), _p(line_ok),
                                        _p(name_ok), _p(out), int(cap)))
     return out[:min(k, int(cap))]
+
+
+def stats_at(name_code, owner_kind, kind, raw, owner, queries: list) -> list:
+    """Integer stats at event rows in one pass over the stat table: ``queries`` is a list of
+    (stat name code, rows); returns one (values int64, hit bool) per query, in the rows'
+    order (see tfp_stats_at: doubles truncated, the last value of an event winning)."""
+    name_code, width = _codes(name_code)
+    codes = sorted({int(c) for c, _ in queries})
+    slot_of_code = np.full(max(codes) + 1 if codes else 1, -1, np.int8)
+    slot_of_code[codes] = np.arange(len(codes), dtype=np.int8)
+    # one sorted row list per code: the union of its queries
+    per_code = {c: np.unique(np.concatenate([np.asarray(r, np.int32) for cc, r in queries
+                                             if cc == c] or [np.empty(0, np.int32)]))
+                for c in codes}
+    q = np.concatenate([per_code[c] for c in codes]).astype(np.int32) if codes else \
+        np.empty(0, np.int32)
+    off = np.zeros(len(codes) + 1, np.int64)
+    off[1:] = np.cumsum([len(per_code[c]) for c in codes])
+    values, hit = np.empty(len(q), np.int64), np.empty(len(q), np.uint8)
+    cursor = np.empty(max(len(codes), 1), np.int64)
+    if codes:
+        check(lib().tfp_stats_at(_p(name_code), width, _p(_c(owner_kind, np.int8)),
+                                 _p(_c(kind, np.int8)), _p(_c(raw, np.int64)),
+                                 _p(_c(owner, np.int32)), len(name_code), _p(slot_of_code),
+                                 len(slot_of_code), _p(q), _p(off), len(codes), _p(values),
+                                 _p(hit), _p(cursor)))
+    out = []
+    for c, rows in queries:
+        s = codes.index(int(c))
+        lo, hi = off[s], off[s + 1]
+        at = lo + np.searchsorted(q[lo:hi], np.asarray(rows, np.int32))
+        out.append((values[at], hit[at].view(bool)))
+    return out
 
 
 def stat_name_counts(name_code: np.ndarray, owner_kind: np.ndarray, n_names: int) -> np.ndarray:

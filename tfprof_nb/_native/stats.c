@@ -130,3 +130,55 @@ EXPORT int64_t tfp_int_stats(const void *name_code, int64_t code_bytes, const in
     return 0;
 }
 #undef INT_STATS_LOOP
+
+/* Integer stats of events at given rows, in one pass over the stat table (a merge: event
+   stats are in event order): for each slot s (a stat name code, slot_of_code[code] = s), the
+   rows q[off[s]..off[s+1]) (increasing) get the stat's value (values, same positions) and
+   hit = 1 where the event carries it (doubles truncated, non-finite or out-of-range doubles
+   and non-numeric values skipped, the last value of an event winning).  Returns 0 or
+   ERR_CANCELLED. */
+EXPORT int64_t tfp_stats_at(const void *name_code, int64_t code_bytes, const int8_t *owner_kind,
+                            const int8_t *kind, const int64_t *raw, const int32_t *owner,
+                            int64_t n, const int8_t *slot_of_code, int64_t n_codes,
+                            const int32_t *q, const int64_t *off, int64_t n_slots,
+                            int64_t *values, uint8_t *hit, int64_t *cursor) {
+    for (int64_t s = 0; s < n_slots; s++) {
+        cursor[s] = off[s];
+        for (int64_t j = off[s]; j < off[s + 1]; j++) {
+            values[j] = 0;
+            hit[j] = 0;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        if (owner_kind[i] != 0) continue;
+        int64_t c = CODE_AT(name_code, code_bytes, i);
+        if (c < 0 || c >= n_codes) continue;
+        int s = slot_of_code[c];
+        if (s < 0) continue;
+        int32_t o = owner[i];
+        int64_t j = cursor[s], end = off[s + 1];
+        while (j < end && q[j] < o) j++;
+        cursor[s] = j;
+        if (j >= end || q[j] != o) continue;
+        int8_t t = kind[i];
+        int64_t v;
+        if (t == KIND_UINT64 || t == KIND_INT64) {
+            v = raw[i];
+        } else if (t == KIND_DOUBLE) {
+            double d;
+            memcpy(&d, &raw[i], sizeof(double));
+            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
+                continue;
+            v = (int64_t)d;
+        } else {
+            continue;
+        }
+        /* equal query rows (duplicates) all get it */
+        for (int64_t k = j; k < end && q[k] == o; k++) {
+            values[k] = v;
+            hit[k] = 1;
+        }
+    }
+    return 0;
+}

@@ -59,27 +59,28 @@ class Grouping:
     regions: Regions
 
 
-_GRAPH_STATS = ("_c", "_a", "correlation_id")
-_KEPT_STATS = ("id", "iter_num", "_r", "step_num")
+_GRAPH_STATS = ("_a", "correlation_id")
+_KEPT_STATS = ("iter_num", "_r", "step_num")
 
 
-def threadpool_regions_of(hd: HostData, c=None) -> Regions:
-    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line
-    (``c``: the host's ``_c`` stat, when already read)."""
-    c = hd.int_stat("_c", cache=False) if c is None else c
+def threadpool_regions_of(hd: HostData) -> Regions:
+    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line."""
     empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
                     np.empty(0, np.int64))
     starts = hd.name_rows(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
     stops = hd.name_rows(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
-    ctx, has_c = c.lookup(starts)
-    starts, ctx = starts[has_c], ctx[has_c]
     if not len(starts) or not len(stops):
+        return empty
+    ctx, has_c = hd.stats_at({"c": ("_c", starts)})["c"]
+    starts, ctx = starts[has_c], ctx[has_c]
+    if not len(starts):
         return empty
     rows = np.concatenate([starts, stops])
     order = np.argsort(rows, kind="stable")  # file order breaks ties in time
     rows = rows[order]
     is_start = order < len(starts)
     ctx = np.concatenate([ctx, np.zeros(len(stops), ctx.dtype)])[order]
+    del order
     line, t = hd.line[rows], hd.begin[rows]
     if not is_sorted_by(line, t):
         order = argsort(line, t)
@@ -106,57 +107,78 @@ def _at(stat, rows: np.ndarray):
     return stat.lookup(rows)
 
 
-def _edges(hd: HostData, regions: Regions, stats: dict):
-    """Edges (src, dst), parent -> child, of the grouping graph besides the nesting (tree)
-    edges, sorted by destination (a destination's sources: producers, then executors, then
-    kernel launches, each in row order); ``stats``: the integer stats the links use."""
+def _context_links(hd: HostData, regions: Regions):
+    """Producer -> consumer edges by (type, id), read from the stat table; regions consume
+    with type 15.  Sorted by destination."""
     n = len(hd)
-    src, dst = [np.empty(0, np.int32)], [np.empty(0, np.int32)]
-    # producer -> consumer by (type, id), read from the stat table; regions consume with
-    # type 15
     st = hd.space.stats
     codes = [st.names.index(k) if k in st.names else -1 for k in ("_pt", "_p", "_ct", "_c")]
     counts = st.counts_by_name()
     cap_p, cap_c = (min(int(counts[a]) if a >= 0 else 0, int(counts[b]) if b >= 0 else 0)
                     for a, b in (codes[:2], codes[2:]))
-    if cap_p and (cap_c or len(regions)):
-        extra = (np.arange(n, n + len(regions), dtype=np.int32),
-                 np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64), regions.context)
-        s, d = context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
-                             codes, (cap_p, cap_c), extra, limit=_MAX_CONTEXT_FANOUT)
-        src.append(s)
-        dst.append(d)
-    # the last ExecutorState::Process of an (id, iter_num) -> IteratorGetNext of that key
-    ids, iters = stats["id"], stats["iter_num"]
+    if not cap_p or not (cap_c or len(regions)):
+        return np.empty(0, np.int32), np.empty(0, np.int32)
+    extra = (np.arange(n, n + len(regions), dtype=np.int32),
+             np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64), regions.context)
+    return context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner, codes,
+                         (cap_p, cap_c), extra, limit=_MAX_CONTEXT_FANOUT)
+
+
+def _other_edges(hd: HostData, corr) -> list:
+    """Edge blocks (src, dst) besides the context links, each sorted by destination: the last
+    ExecutorState::Process of an (id, iter_num) -> the IteratorGetNext of that key, and
+    kernel launches on the host -> kernels on a device by correlation id (``corr``)."""
+    blocks = []
     executor = hd.name_rows(lambda s: (s == "ExecutorState::Process").to_numpy())
     getnext = hd.name_rows(lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy())
     if len(executor) and len(getnext):
-        (e_id, e_has), (e_it, e_has2) = _at(ids, executor), _at(iters, executor)
-        keep = e_has & e_has2
-        e_rows, e_id, e_it = executor[keep], e_id[keep], e_it[keep]
-        (g_id, g_has), (g_it, g_has2) = _at(ids, getnext), _at(iters, getnext)
-        keep = g_has & g_has2
-        g_rows, g_id, g_it = getnext[keep], g_id[keep], g_it[keep]
+        at = hd.stats_at({"e_id": ("id", executor), "e_it": ("iter_num", executor),
+                          "g_id": ("id", getnext), "g_it": ("iter_num", getnext)})
+        keep = at["e_id"][1] & at["e_it"][1]
+        e_rows, e_id, e_it = executor[keep], at["e_id"][0][keep], at["e_it"][0][keep]
+        keep = at["g_id"][1] & at["g_it"][1]
+        g_rows, g_id, g_it = getnext[keep], at["g_id"][0][keep], at["g_it"][0][keep]
         if len(e_rows) and len(g_rows):
             last = ~pd.DataFrame({"a": e_id, "b": e_it}).duplicated(keep="last").to_numpy()
-            s, d = join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows, (g_id, g_it))
-            src.append(s)
-            dst.append(d)
-    # kernel launch on the host -> kernel on a device, by correlation id
-    corr = stats["correlation_id"]
+            blocks.append(join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows,
+                                       (g_id, g_it)))
     if len(corr):
         host_planes = np.asarray([p == HOST_PLANE for p in hd.plane_names], dtype=bool)
         on_host = host_planes[hd.space.line_plane[hd.space.events.line[corr.rows]]]
         zeros = np.zeros(len(corr), np.int64)
-        s, d = join_on_keys(corr.rows[on_host], (zeros[on_host], corr.values[on_host]),
-                            corr.rows[~on_host], (zeros[~on_host], corr.values[~on_host]))
-        src.append(s)
-        dst.append(d)
-    src, dst = np.concatenate(src), np.concatenate(dst)
-    if len(src) > 1:  # merge the blocks (each sorted by destination), keeping block order
-        order = np.argsort(dst, kind="stable")
-        src, dst = src[order], dst[order]
-    return src, dst
+        blocks.append(join_on_keys(corr.rows[on_host], (zeros[on_host], corr.values[on_host]),
+                                   corr.rows[~on_host], (zeros[~on_host],
+                                                         corr.values[~on_host])))
+    return blocks
+
+
+def _merge_edges(blocks: list) -> tuple[np.ndarray, np.ndarray]:
+    """One edge list sorted by destination from blocks each sorted by it (a destination's
+    sources in block order)."""
+    blocks = [b for b in blocks if len(b[0])]
+    if not blocks:
+        return np.empty(0, np.int32), np.empty(0, np.int32)
+    if len(blocks) == 1:
+        return blocks[0]
+    src = np.concatenate([b[0] for b in blocks])
+    dst = np.concatenate([b[1] for b in blocks])
+    order = np.argsort(dst, kind="stable")  # merges the sorted runs
+    return src[order], dst[order]
+
+
+def _root_levels(hd: HostData, n_nodes: int, r) -> np.ndarray:
+    """int8 root level of every node (-1: not a root): events with an ``_r`` stat (``r``),
+    except tf.data's captured-function runs."""
+    root_level = np.full(n_nodes, -1, np.int8)  # _r levels are small: 1, 2, ...
+    root_level[r.rows] = np.clip(r.values, 0, 127)
+    tf_data = hd.name_rows(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
+    if len(tf_data) and len(r):
+        at = hd.stats_at({"tf": ("id", tf_data), "root": ("id", r.rows)})
+        tf_data_ids = at["tf"][0][at["tf"][1]]
+        root_ids, has_id = at["root"]
+        if len(tf_data_ids):
+            root_level[r.rows[has_id & np.isin(root_ids, tf_data_ids)]] = -1
+    return root_level
 
 
 @dataclass
@@ -182,31 +204,29 @@ class GroupingGraph:
 
 
 def grouping_graph(hd: HostData) -> GroupingGraph:
-    """Build the graph :func:`group_events` spreads groups over."""
+    """Build the graph :func:`group_events` spreads groups over.  Stages run so that the
+    largest (the context links) holds little else; stats are read only where needed."""
     n = len(hd)
-    # one pass over the stat table; id, iter_num, _r and step_num stay cached for the groups
+    # one pass over the stat table; iter_num, _r and step_num stay cached for the groups
     stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
-    regions = threadpool_regions_of(hd, stats["_c"])
-    parent = _nesting(hd, regions, stats["_a"])
-    hd.drop_stats(("_c", "_a"))
-    release_free_memory()  # the stages' temporaries, before the next one's
-    src, dst = _edges(hd, regions, stats)
+    regions = threadpool_regions_of(hd)
+    root_level = _root_levels(hd, n + len(regions), stats["_r"])
+    blocks = _other_edges(hd, stats["correlation_id"])
     hd.drop_stats(("correlation_id",))
+    a = stats["_a"]
     del stats
     release_free_memory()
+    blocks.insert(0, _context_links(hd, regions))
+    regions.context = np.empty(0, np.int64)  # used by the links only
+    parent = _nesting(hd, regions, a)
+    hd.drop_stats(("_a",))
+    del a
+    src, dst = _merge_edges(blocks)
+    del blocks
+    release_free_memory()  # the stages' temporaries, before the next one's
     children = tree_csr(parent, src, dst)
     parents = (parent, dst, src)  # extra edges sorted by destination
     del src, dst
-    r = hd.int_stat("_r")
-    root_level = np.full(len(parent), -1, np.int8)  # _r levels are small: 1, 2, ...
-    root_level[r.rows] = np.clip(r.values, 0, 127)
-    ids = hd.int_stat("id")
-    tf_data = hd.name_rows(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
-    tf_data_ids, has = ids.lookup(tf_data)
-    tf_data_ids = tf_data_ids[has]
-    if len(tf_data_ids) and len(r):
-        root_ids, has_id = ids.lookup(r.rows)
-        root_level[r.rows[has_id & np.isin(root_ids, tf_data_ids)]] = -1
     return GroupingGraph(parent, children, parents, root_level, regions, n)
 
 
@@ -214,7 +234,8 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
                  graph: GroupingGraph | None = None) -> Grouping:
     """Group ``hd``'s events.  ``extra_roots`` (event rows) act as level-1 roots in addition
     to the events with an ``_r`` stat (used for inferred steps); ``graph`` reuses a graph
-    built by :func:`grouping_graph`."""
+    built by :func:`grouping_graph` (its children lists are dropped once used, and rebuilt
+    when a graph is used again)."""
     graph = grouping_graph(hd) if graph is None else graph
     root_level = graph.root_level
     if extra_roots is not None and len(extra_roots):
@@ -222,7 +243,11 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
         root_level[extra_roots] = 1
     roots = np.flatnonzero(root_level >= 0).astype(np.int32)
     roots = roots[argsort(-root_level[roots].astype(np.int32), graph.begin_of(hd, roots))]
+    if graph.children is None:
+        graph.children = tree_csr(graph.parent, graph.parents[2], graph.parents[1])
     group, root_of_group = assign_groups(roots, root_level, graph.children, graph.parents)
+    graph.children = None  # the largest part of the graph, not needed by the group table
+    del roots
     return Grouping(group, graph.parent, _group_table(hd, root_of_group, graph.parents),
                     graph.regions)
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import (code_counts, code_lookup, code_rows, int_stats, line_name_rows,
-                               nest_strict, nesting_order_or_none, select_rows, sparse_lookup)
+                               nest_strict, nesting_order_or_none, select_rows, sparse_lookup,
+                               stats_at)
 from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
 
@@ -277,6 +278,26 @@ class HostData:
             if cache:
                 self._cache[("int", n)] = out[n]
         return out
+
+    def stats_at(self, queries: dict) -> dict:
+        """Integer stats at event rows without reading the whole stats: ``queries``
+        {key: (stat name, rows)} -> {key: (values int64, present bool)}, in one pass over the
+        stat table (cached stats are looked up instead)."""
+        st = self.space.stats
+        out, todo = {}, []
+        for key, (name, rows) in queries.items():
+            rows = np.asarray(rows, np.int32)
+            if ("int", name) in self._cache:
+                out[key] = self._cache[("int", name)].lookup(rows)
+            elif name not in st.names or not len(rows):
+                out[key] = (np.zeros(len(rows), np.int64), np.zeros(len(rows), bool))
+            else:
+                todo.append((key, st.names.index(name), rows))
+        if todo:
+            read = stats_at(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
+                            [(c, r) for _, c, r in todo])
+            out.update({key: value for (key, _, _), value in zip(todo, read)})
+        return {key: out[key] for key in queries}
 
     def drop_stats(self, names) -> None:
         """Forget the cached integer stats ``names`` (their memory goes back)."""

@@ -96,7 +96,8 @@ class TfDataAnalysis:
 class _IteratorGraph:
     """Iterator calls of one host (``rows``: event rows, increasing) and the calls each one
     made (CSR over positions in ``rows``): nested calls on the same thread and, across
-    threads, the producer call behind each consumed element."""
+    threads, the producer call behind each consumed element; each call's ``id`` and
+    ``parent_id`` stats."""
 
     rows: np.ndarray
     off: np.ndarray
@@ -105,48 +106,65 @@ class _IteratorGraph:
     end: np.ndarray
     ids: np.ndarray
     has_id: np.ndarray
+    pids: np.ndarray
+    has_pid: np.ndarray
+
+
+def _positions(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """int32 position of each event row ``x`` in the sorted ``rows`` (-1: not there)."""
+    if not len(rows):
+        return np.full(len(x), -1, np.int32)
+    at = np.minimum(np.searchsorted(rows, x), len(rows) - 1)
+    return np.where(rows[at] == x, at, -1).astype(np.int32)
 
 
 def _graph(hd: HostData) -> _IteratorGraph:
-    is_iter = hd.name_mask(lambda s: s.str.startswith("Iterator::")) & hd.plane_is(HOST_PLANE)
-    rows = np.flatnonzero(is_iter).astype(np.int32)
-    pos_of = np.full(len(hd), -1, np.int32)
-    pos_of[rows] = np.arange(len(rows), dtype=np.int32)
+    host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
+    rows = hd.rows_on_lines(host_lines, hd.name_table(lambda s: s.str.startswith("Iterator::")))
     parent = hd.nesting_parent()
     up = parent[rows]
-    nested = (up >= 0) & (pos_of[np.maximum(up, 0)] >= 0)  # an iterator inside an iterator
-    src = [pos_of[up[nested]]]
+    pos_up = _positions(rows, up)
+    nested = pos_up >= 0  # an iterator inside an iterator
+    src = [pos_up[nested]]
     dst = [np.flatnonzero(nested).astype(np.int32)]
-    ids, pids, elems = hd.int_stat("id"), hd.int_stat("parent_id"), hd.int_stat("element_id")
     # a Produce event's first iterator child (by start time) produced that element
-    is_produce = hd.name_is(*_PRODUCE)
-    child = rows[(up >= 0) & is_produce[np.maximum(up, 0)]]
+    is_produce = hd.name_table(lambda s: s.isin(_PRODUCE).to_numpy())
+    has_up = up >= 0
+    child = rows[has_up][is_produce[hd.name_code[up[has_up]]]]
+    p_of = parent[child]
+    cons = hd.name_rows(lambda s: s.isin(_CONSUME).to_numpy())
+    cons = cons[parent[cons] >= 0]
+    around = parent[cons]
+    at = hd.stats_at({"p_elem": ("element_id", p_of), "c_pid": ("parent_id", child),
+                      "c_elem": ("element_id", cons), "a_id": ("id", around),
+                      "id": ("id", rows), "pid": ("parent_id", rows)})
     if len(child):
-        p_of = parent[child]
-        elem, has_elem = elems.lookup(p_of)
+        elem, has_elem = at["p_elem"]
+        c_pid, c_has_pid = at["c_pid"]
         child, p_of, elem = child[has_elem], p_of[has_elem], elem[has_elem]
+        c_pid, c_has_pid = c_pid[has_elem], c_has_pid[has_elem]
         order = np.lexsort((hd.begin[child], p_of))  # by producer, then start
         child, p_of, elem = child[order], p_of[order], elem[order]
+        c_pid, c_has_pid = c_pid[order], c_has_pid[order]
         first = np.ones(len(child), dtype=bool)
         first[1:] = p_of[1:] != p_of[:-1]
-        child, elem = child[first], elem[first]
-        pid, has_pid = pids.lookup(child)
+        child, elem, pid, has_pid = child[first], elem[first], c_pid[first], c_has_pid[first]
         producers = pd.DataFrame({"k0": pid[has_pid], "k1": elem[has_pid],
-                                  "producer": pos_of[child[has_pid]]})
-        cons = np.flatnonzero(hd.name_is(*_CONSUME) & (parent >= 0))
-        c_elem, c_has = elems.lookup(cons)
-        cons, c_elem = cons[c_has], c_elem[c_has]
-        around = parent[cons]
-        a_id, a_has = ids.lookup(around)
-        ok = (pos_of[around] >= 0) & a_has
-        consumers = pd.DataFrame({"k0": a_id[ok], "k1": c_elem[ok],
-                                  "consumer": pos_of[around[ok]]})
+                                  "producer": _positions(rows, child[has_pid])})
+        c_elem, c_has = at["c_elem"]
+        a_id, a_has = at["a_id"]
+        cons, c_elem, around, a_id, a_has = (x[c_has] for x in (cons, c_elem, around, a_id,
+                                                                 a_has))
+        pos_around = _positions(rows, around)
+        ok = (pos_around >= 0) & a_has
+        consumers = pd.DataFrame({"k0": a_id[ok], "k1": c_elem[ok], "consumer": pos_around[ok]})
         links = consumers.merge(producers, on=["k0", "k1"])
         src.append(links.consumer.to_numpy(np.int32))
         dst.append(links.producer.to_numpy(np.int32))
     off, tgt = csr(np.concatenate(src), np.concatenate(dst), len(rows))
-    id_values, has_id = ids.lookup(rows)
-    return _IteratorGraph(rows, off, tgt, hd.begin[rows], hd.end_of(rows), id_values, has_id)
+    (id_values, has_id), (pids, has_pid) = at["id"], at["pid"]
+    return _IteratorGraph(rows, off, tgt, hd.begin[rows], hd.end_of(rows), id_values, has_id,
+                          pids, has_pid)
 
 
 def _execution(root: int, g: _IteratorGraph):
@@ -179,10 +197,10 @@ def _execution(root: int, g: _IteratorGraph):
 def _iterator_meta(hd: HostData, g: _IteratorGraph) -> dict:
     """{iterator id: parent id, short and long name} from each iterator's first call."""
     ids = g.ids[g.has_id]
-    rows = g.rows[g.has_id]
     _, first = np.unique(ids, return_index=True)
-    first_rows = rows[first]
-    pid, has_pid = hd.int_stat("parent_id").lookup(first_rows)
+    first_pos = np.flatnonzero(g.has_id)[first]
+    first_rows = g.rows[first_pos]
+    pid, has_pid = g.pids[first_pos], g.has_pid[first_pos]
     long_names = hd.name_of(first_rows)
     return {int(i): {"parent_id": int(p) if h else 0, "name": n.split("::")[-1],
                      "long_name": n}
@@ -196,7 +214,7 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
         return [], [], []
     g = _graph(hd)
     meta = _iterator_meta(hd, g)
-    pid, has_pid = hd.int_stat("parent_id").lookup(g.rows)
+    pid, has_pid = g.pids, g.has_pid
     code = hd.name_code[g.rows]  # name tests once per distinct name
     device_second = hd.name_table(lambda s: (s == _DEVICE_SECOND).to_numpy())[code] & \
         has_pid & g.has_id
