@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from ._interrupt import short_traceback
 from .errors import LoadWarning
 from .profile import Profile
 from .xspace.files import find_profile_files, host_names
@@ -11,8 +12,9 @@ from .xspace.files import find_profile_files, host_names
 __all__ = ["load"]
 
 
+@short_traceback
 def load(path, *, parallel: bool = True, strict: bool = False, client=None,
-         timeout: float = 600.0) -> "Profile":
+         timeout: float = 600.0, progress: bool | None = None) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
     file, or a list of these.
 
@@ -22,13 +24,18 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     every host is decoded and analysed on a worker and only partial results come back;
     ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
     free memory fails before decoding, suggesting ``client=``.
+
+    Loading (and later analysing) a big profile shows its progress in a notebook once it
+    takes more than a second (``progress=False``: never; True: also outside notebooks, as a
+    text line on stderr), and stops within a second on Ctrl-C or Jupyter's stop button
+    (KeyboardInterrupt; an interrupted analysis is computed again when next asked for).
     """
     from .analysis.engine import open_hosts
 
     files = find_profile_files(path)
     named = host_names(files)
     hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
-                       timeout=timeout)
+                       timeout=timeout, progress=progress)
     if hosts.errors:
         warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
                       f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",

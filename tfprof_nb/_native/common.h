@@ -18,6 +18,9 @@ extern volatile int64_t tfp_cancel_flag;
 /* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
 #define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
 
+/* run fn(arg) on ``threads`` threads, this one included (runtime.c) */
+void run_threads(void *(*fn)(void *), void *arg, int64_t threads);
+
 /* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */
 #define CODE_AT(p, code_bytes, i) \
     ((code_bytes) == 2 ? (int32_t)((const uint16_t *)(p))[i] : ((const int32_t *)(p))[i])

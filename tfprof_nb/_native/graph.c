@@ -230,6 +230,10 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
     for (int64_t i = 0; i < n; i++) group[i] = -1;
     int32_t next = 0;
     for (int64_t k = 0; k < n_roots; k++) {
+        if ((k & 0xFFF) == 0 && CANCELLED()) {
+            next = ERR_CANCELLED;
+            break;
+        }
         int32_t r = roots[k];
         if (group[r] >= 0) continue;
         int ancestor = has_root_ancestor(r, root_level, &par, seen, &pq, &qcap);
@@ -288,6 +292,45 @@ EXPORT int64_t tfp_threadpool_regions(int64_t m, const uint8_t *is_start, const 
     return k;
 }
 
+/* The same regions straight from the event rows of the starts (with their contexts) and the
+   stops (both increasing), merged in row order, which must be (line, time) order; writes
+   at most nt regions and returns how many, or -2 when the rows are not in that order. */
+EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx, int64_t ns,
+                                     const int32_t *stops, int64_t nt, const int32_t *line,
+                                     const int64_t *begin, int32_t *r_line, int64_t *r_begin,
+                                     int64_t *r_end, int64_t *r_ctx) {
+    int64_t i = 0, j = 0, k = 0, cur = INT64_MIN, last_t = 0, last_c = 0, prev_t = 0;
+    int have = 0;
+    while (i < ns || j < nt) {
+        int is_start = j >= nt || (i < ns && starts[i] <= stops[j]);
+        int32_t r = is_start ? starts[i] : stops[j];
+        int64_t ln = line[r], t = begin[r];
+        if (ln != cur) {
+            if (ln < cur) return -2;
+            cur = ln;
+            have = 0;
+        } else if (t < prev_t) {
+            return -2;
+        }
+        prev_t = t;
+        if (is_start) {
+            have = 1;
+            last_t = t;
+            last_c = ctx[i++];
+        } else {
+            if (have) {
+                r_line[k] = (int32_t)ln;
+                r_begin[k] = last_t;
+                r_end[k] = t;
+                r_ctx[k] = last_c;
+                k++;
+            }
+            j++;
+        }
+    }
+    return k;
+}
+
 /* Adjacency lists of a graph whose edges are the tree edges parent[i] -> i (parent >= 0),
    then the extra edges src -> dst.  off (m + 1), tgt (tree edges + e).  Returns -1 past
    2**31 edges. */
@@ -301,6 +344,7 @@ EXPORT int64_t tfp_tree_csr(const int32_t *parent, int64_t m, const int32_t *src
         total++;
     }
     if (total > INT32_MAX) return -1;
+    if (CANCELLED()) return ERR_CANCELLED;
     for (int64_t i = 0; i < e; i++) off[src[i] + 1]++;
     for (int64_t i = 0; i < m; i++) off[i + 1] += off[i];
     for (int64_t i = 0; i < m; i++) {

@@ -6,6 +6,7 @@ Row numbers are int32 (a host holds fewer than 2**31 events), times int64 picose
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
@@ -18,7 +19,7 @@ ERR_CANCELLED = -10  # common.h
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
            "tree_csr", "join_on_keys", "context_links", "nesting_order_or_none", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
            "stat_name_counts", "stats_at", "code_counts", "line_name_rows", "code_lookup", "code_rows", "check",
-           "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
+           "sparse_lookup", "sparse_intersect", "threadpool_regions", "regions_from_rows", "step_breakdown",
            "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name", "host_step_rows", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
 
@@ -33,6 +34,11 @@ def check(rc: int) -> int:
     if rc < 0:
         raise MemoryError("out of memory in a native kernel")
     return rc
+
+
+def _threads(threads: int | None) -> int:
+    """Threads a kernel splits its work over: one per core unless told."""
+    return max(1, int(threads) if threads is not None else (os.cpu_count() or 1))
 
 
 def _c(a: np.ndarray, dtype) -> np.ndarray:
@@ -58,8 +64,7 @@ def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
         else:
             key = _c(key, np.int64)
             rc = lib().tfp_argsort_i64(_p(key), n, _p(order), _p(tmp))
-        if rc < 0:
-            raise MemoryError("out of memory while sorting")
+        check(rc)
     return order
 
 
@@ -131,8 +136,7 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list) -> list:
     slot_of_code = np.full(max(codes) + 1 if codes else 1, -1, np.int8)
     slot_of_code[codes] = np.arange(len(codes), dtype=np.int8)
     # one sorted row list per code: the union of its queries
-    per_code = {c: np.unique(np.concatenate([np.asarray(r, np.int32) for cc, r in queries
-                                             if cc == c] or [np.empty(0, np.int32)]))
+    per_code = {c: _sorted_unique([np.asarray(r, np.int32) for cc, r in queries if cc == c])
                 for c in codes}
     q = np.concatenate([per_code[c] for c in codes]).astype(np.int32) if codes else \
         np.empty(0, np.int32)
@@ -150,9 +154,24 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list) -> list:
     for c, rows in queries:
         s = codes.index(int(c))
         lo, hi = off[s], off[s + 1]
-        at = lo + np.searchsorted(q[lo:hi], np.asarray(rows, np.int32))
+        rows = np.asarray(rows, np.int32)
+        if len(rows) == hi - lo and np.array_equal(rows, q[lo:hi]):
+            out.append((values[lo:hi], hit[lo:hi].view(bool)))
+            continue
+        at = lo + np.searchsorted(q[lo:hi], rows)
         out.append((values[at], hit[at].view(bool)))
     return out
+
+
+def _sorted_unique(arrays: list) -> np.ndarray:
+    """The distinct values of int32 ``arrays``, sorted (without np.unique's hashing, which
+    is slow on millions of rows)."""
+    if len(arrays) == 1 and (len(arrays[0]) < 2 or bool((arrays[0][1:] > arrays[0][:-1]).all())):
+        return arrays[0]
+    rows = np.sort(np.concatenate(arrays)) if arrays else np.empty(0, np.int32)
+    keep = np.ones(len(rows), bool)
+    keep[1:] = rows[1:] != rows[:-1]
+    return rows[keep]
 
 
 def stat_name_counts(name_code: np.ndarray, owner_kind: np.ndarray, n_names: int) -> np.ndarray:
@@ -336,8 +355,10 @@ def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray):
     n_edges = int(np.count_nonzero(parent >= 0)) + len(src)
     off = np.empty(m + 1, np.int32)
     tgt = np.empty(n_edges, np.int32)
-    if lib().tfp_tree_csr(_p(parent), m, _p(src), _p(dst), len(src), _p(off), _p(tgt)) < 0:
+    rc = lib().tfp_tree_csr(_p(parent), m, _p(src), _p(dst), len(src), _p(off), _p(tgt))
+    if rc == -1:
         raise MemoryError("too many edges for 32-bit adjacency lists")
+    check(rc)
     return off, tgt
 
 
@@ -391,11 +412,9 @@ def assign_groups(roots: np.ndarray, root_level: np.ndarray, children: tuple,
     root_of_group = np.empty(max(len(roots), 1), np.int32)
     ch_off, ch_tgt = _c(children[0], np.int32), _c(children[1], np.int32)
     parent, x_dst, x_src = (_c(a, np.int32) for a in parents)
-    k = lib().tfp_assign_groups(_p(roots), len(roots), _p(root_level), n, _p(ch_off),
-                                _p(ch_tgt), _p(parent), _p(x_dst), _p(x_src), len(x_dst),
-                                _p(group), _p(root_of_group))
-    if k < 0:
-        raise MemoryError("out of memory while grouping events")
+    k = check(lib().tfp_assign_groups(_p(roots), len(roots), _p(root_level), n, _p(ch_off),
+                                      _p(ch_tgt), _p(parent), _p(x_dst), _p(x_src), len(x_dst),
+                                      _p(group), _p(root_of_group)))
     return group, root_of_group[:k]
 
 
@@ -413,8 +432,23 @@ def threadpool_regions(is_start, line, t, ctx):
     return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
 
 
+def regions_from_rows(starts, ctx, stops, line, begin):
+    """:func:`threadpool_regions` straight from the start rows (with contexts) and the stop
+    rows (both increasing), when row order is (line, time) order; None otherwise."""
+    starts, stops, line = _c(starts, np.int32), _c(stops, np.int32), _c(line, np.int32)
+    ctx, begin = _c(ctx, np.int64), _c(begin, np.int64)
+    m = len(stops)
+    r_line, r_begin = np.empty(m, np.int32), np.empty(m, np.int64)
+    r_end, r_ctx = np.empty(m, np.int64), np.empty(m, np.int64)
+    k = lib().tfp_regions_from_rows(_p(starts), _p(ctx), len(starts), _p(stops), m, _p(line),
+                                    _p(begin), _p(r_line), _p(r_begin), _p(r_end), _p(r_ctx))
+    if k == -2:
+        return None
+    return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
+
+
 def step_breakdown(rows, kind, group, step_of_group, first: tuple, second: tuple,
-                   step_begin, step_end):
+                   step_begin, step_end, threads: int | None = None):
     """(time per step and type int64 (n_steps, N_TYPES), types present (bool)) of the graph
     nodes ``rows`` typed ``kind``: node r belongs to step step_of_group[group[r]]; nodes below
     len(first[0]) read (begin, duration) from ``first``, the others from ``second``.  The
@@ -427,11 +461,10 @@ def step_breakdown(rows, kind, group, step_of_group, first: tuple, second: tuple
     n_steps = len(step_begin)
     out = np.zeros((n_steps, N_TYPES), np.int64)
     present = np.zeros((n_steps, N_TYPES), np.uint8)
-    if lib().tfp_step_breakdown(len(rows), _p(rows), _p(kind), _p(group), _p(step_of_group),
-                                len(step_of_group), len(b1), _p(b1), _p(d1), _p(b2), _p(d2),
-                                n_steps, _p(step_begin), _p(step_end), _p(out),
-                                _p(present)) < 0:
-        raise MemoryError("out of memory in the step-time breakdown")
+    check(lib().tfp_step_breakdown(len(rows), _p(rows), _p(kind), _p(group), _p(step_of_group),
+                                   len(step_of_group), len(b1), _p(b1), _p(d1), _p(b2), _p(d2),
+                                   n_steps, _p(step_begin), _p(step_end), _p(out),
+                                   _p(present), _threads(threads)))
     return out, present.astype(bool)
 
 

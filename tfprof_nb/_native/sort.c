@@ -31,6 +31,12 @@ EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, i
     int32_t *sv = order, *dv = tmp;
     for (int shift = 0; shift < 64; shift += bits) {
         if (((varying >> shift) & mask) == 0) continue;
+        if (CANCELLED()) {
+            free(ka);
+            free(kb);
+            free(count);
+            return ERR_CANCELLED;
+        }
         memset(count, 0, (size_t)buckets * sizeof(int64_t));
         for (int64_t i = 0; i < n; i++) count[(sk[i] >> shift) & mask]++;
         int64_t sum = 0;
@@ -72,6 +78,7 @@ EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, i
     int32_t *src = order, *dst = tmp;
     for (int shift = 0; shift < 32; shift += 8) {
         if (((varying >> shift) & 0xFF) == 0) continue;
+        if (CANCELLED()) return ERR_CANCELLED;
         memset(count, 0, sizeof(count));
         for (int64_t i = 0; i < n; i++)
             count[(((uint32_t)keys[src[i]] ^ 0x80000000U) >> shift) & 0xFF]++;

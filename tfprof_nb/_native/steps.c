@@ -4,26 +4,111 @@
 void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_t *tval);
 
 
+typedef struct { /* the inputs of the step-time breakdown, shared by its threads */
+    const int32_t *rows, *order;
+    const int8_t *type;
+    const int64_t *off, *begin1, *dur1, *begin2, *dur2, *step_begin, *step_end;
+    int64_t n_first, n_steps, max_m, next, rc;
+    int64_t *out;
+    uint8_t *present;
+} Breakdown;
+
+/* one step's boundaries sorted and swept (scratch: 2 * max_m keys and payloads, twice) */
+static void breakdown_step(Breakdown *w, int64_t s, int64_t *key, int32_t *val, int64_t *tkey,
+                           int32_t *tval) {
+    int64_t lo = w->off[s], m = w->off[s + 1] - w->off[s];
+    if (m == 0) return;
+    /* boundary keys: time * 2 + (1 for starts), so ends sort first at equal times;
+       payload: event type * 2 + start flag */
+    for (int64_t k = 0; k < m; k++) {
+        int32_t i = w->order[lo + k];
+        int32_t r = w->rows[i];
+        int64_t b = r < w->n_first ? w->begin1[r] : w->begin2[r - w->n_first];
+        int64_t d = r < w->n_first ? w->dur1[r] : w->dur2[r - w->n_first];
+        int t = w->type[i];
+        w->present[s * N_TYPES + t] = 1;
+        key[2 * k] = b * 2 + 1;
+        val[2 * k] = t * 2 + 1;
+        key[2 * k + 1] = (b + d) * 2;
+        val[2 * k + 1] = t * 2;
+    }
+    tfp_sort_pairs(key, val, 2 * m, tkey, tval);
+    int64_t active[N_TYPES];
+    memset(active, 0, sizeof(active));
+    int64_t sb = w->step_begin[s], se = w->step_end[s];
+    int64_t prev = key[0] >> 1;
+    int64_t *out = w->out + s * N_TYPES;
+    for (int64_t k = 0; k < 2 * m; k++) {
+        int64_t t = key[k] >> 1; /* arithmetic shift: floor for negative times too */
+        if (t > prev) {
+            int top = -1;
+            for (int q = N_TYPES - 1; q >= 0; q--)
+                if (active[q] > 0) {
+                    top = q;
+                    break;
+                }
+            if (top >= 0) {
+                int64_t a = prev > sb ? prev : sb;
+                int64_t b = t < se ? t : se;
+                if (b > a) out[top] += b - a;
+            }
+            prev = t;
+        }
+        int v = val[k];
+        active[v >> 1] += (v & 1) ? 1 : -1;
+    }
+}
+
+static void *breakdown_worker(void *arg) {
+    Breakdown *w = (Breakdown *)arg;
+    size_t cap = (size_t)(2 * w->max_m + 1);
+    int64_t *key = (int64_t *)malloc(cap * sizeof(int64_t));
+    int64_t *tkey = (int64_t *)malloc(cap * sizeof(int64_t));
+    int32_t *val = (int32_t *)malloc(cap * sizeof(int32_t));
+    int32_t *tval = (int32_t *)malloc(cap * sizeof(int32_t));
+    if (!key || !tkey || !val || !tval) {
+        __atomic_store_n(&w->rc, -1, __ATOMIC_RELAXED);
+    } else {
+        for (;;) {
+            int64_t s = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+            if (s >= w->n_steps || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
+            if ((s & 0x3FF) == 0 && CANCELLED()) {
+                __atomic_store_n(&w->rc, ERR_CANCELLED, __ATOMIC_RELAXED);
+                break;
+            }
+            breakdown_step(w, s, key, val, tkey, tval);
+        }
+    }
+    free(key);
+    free(tkey);
+    free(val);
+    free(tval);
+    return NULL;
+}
+
 /* Per step, add to out[step * N_TYPES + type] the time of each elementary interval inside the
    step span that belongs to the highest-priority event type active then (higher type codes
    win); present[step * N_TYPES + type] marks the types seen in each step.
    The events are graph nodes: node r < n_first reads begin1/dur1[r], others begin2/dur2[r -
    n_first]; node r belongs to step step_of_group[group[r]] (group -1 or a group without a
    step: ignored); type[i] is the type of rows[i].  At equal times ends come before starts.
-   Returns -1 when out of memory. */
+   Steps are swept on ``threads`` threads.  Returns 0, -1 when out of memory, or
+   ERR_CANCELLED. */
 EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *type,
                                   const int32_t *group, const int32_t *step_of_group,
                                   int64_t n_groups, int64_t n_first, const int64_t *begin1,
                                   const int64_t *dur1, const int64_t *begin2,
                                   const int64_t *dur2, int64_t n_steps,
                                   const int64_t *step_begin, const int64_t *step_end,
-                                  int64_t *out, uint8_t *present) {
+                                  int64_t *out, uint8_t *present, int64_t threads) {
 #define STEP_OF(i) (group[rows[i]] >= 0 && group[rows[i]] < n_groups \
                     ? step_of_group[group[rows[i]]] : -1)
     int64_t *off = (int64_t *)calloc((size_t)n_steps + 1, sizeof(int64_t));
+    int64_t *fill = (int64_t *)malloc(((size_t)n_steps + 1) * sizeof(int64_t));
     int32_t *order = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
-    if (!off || !order) {
+    if (!off || !order || !fill) {
         free(off);
+        free(fill);
         free(order);
         return -1;
     }
@@ -36,77 +121,19 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *
         if (off[s + 1] > max_m) max_m = off[s + 1];
         off[s + 1] += off[s];
     }
-    int64_t *fill = (int64_t *)malloc(((size_t)n_steps + 1) * sizeof(int64_t));
-    int64_t *key = (int64_t *)malloc((size_t)(2 * max_m + 1) * sizeof(int64_t));
-    int64_t *tkey = (int64_t *)malloc((size_t)(2 * max_m + 1) * sizeof(int64_t));
-    int32_t *val = (int32_t *)malloc((size_t)(2 * max_m + 1) * sizeof(int32_t));
-    int32_t *tval = (int32_t *)malloc((size_t)(2 * max_m + 1) * sizeof(int32_t));
-    if (!fill || !key || !tkey || !val || !tval) {
-        free(off);
-        free(order);
-        free(fill);
-        free(key);
-        free(tkey);
-        free(val);
-        free(tval);
-        return -1;
-    }
     memcpy(fill, off, ((size_t)n_steps + 1) * sizeof(int64_t));
     for (int64_t i = 0; i < n; i++) {
         int32_t s = STEP_OF(i);
         if (s >= 0 && s < n_steps) order[fill[s]++] = (int32_t)i;
     }
 #undef STEP_OF
-    for (int64_t s = 0; s < n_steps; s++) {
-        int64_t lo = off[s], m = off[s + 1] - off[s];
-        if (m == 0) continue;
-        /* boundary keys: time * 2 + (1 for starts), so ends sort first at equal times;
-           payload: event type * 2 + start flag */
-        for (int64_t k = 0; k < m; k++) {
-            int32_t i = order[lo + k];
-            int32_t r = rows[i];
-            int64_t b = r < n_first ? begin1[r] : begin2[r - n_first];
-            int64_t d = r < n_first ? dur1[r] : dur2[r - n_first];
-            int t = type[i];
-            present[s * N_TYPES + t] = 1;
-            key[2 * k] = b * 2 + 1;
-            val[2 * k] = t * 2 + 1;
-            key[2 * k + 1] = (b + d) * 2;
-            val[2 * k + 1] = t * 2;
-        }
-        tfp_sort_pairs(key, val, 2 * m, tkey, tval);
-        int64_t active[N_TYPES];
-        memset(active, 0, sizeof(active));
-        int64_t sb = step_begin[s], se = step_end[s];
-        int64_t prev = key[0] >> 1;
-        for (int64_t k = 0; k < 2 * m; k++) {
-            int64_t t = key[k] >> 1; /* arithmetic shift: floor for negative times too */
-            if (t > prev) {
-                int top = -1;
-                for (int q = N_TYPES - 1; q >= 0; q--)
-                    if (active[q] > 0) {
-                        top = q;
-                        break;
-                    }
-                if (top >= 0) {
-                    int64_t a = prev > sb ? prev : sb;
-                    int64_t b = t < se ? t : se;
-                    if (b > a) out[s * N_TYPES + top] += b - a;
-                }
-                prev = t;
-            }
-            int v = val[k];
-            active[v >> 1] += (v & 1) ? 1 : -1;
-        }
-    }
+    Breakdown w = {rows, order, type, off, begin1, dur1, begin2, dur2, step_begin, step_end,
+                   n_first, n_steps, max_m, 0, 0, out, present};
+    run_threads(breakdown_worker, &w, threads);
     free(off);
-    free(order);
     free(fill);
-    free(key);
-    free(tkey);
-    free(val);
-    free(tval);
-    return 0;
+    free(order);
+    return w.rc;
 }
 
 /* The op stack walk's state: a stack of open instances and their children's time. */

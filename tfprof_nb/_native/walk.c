@@ -22,7 +22,6 @@
    entry's repeated value merges into the first.  Every phase polls the cancel flag and updates
    a progress array (PR_*).  When the buffer is a read-only file mapping, pages already walked
    are handed back (MADV_DONTNEED) so the file does not stay resident beside its columns. */
-#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -595,16 +594,6 @@ static void frame_line(Space *s, Job *j) {
     }
 }
 
-/* run ``fn`` on ``threads`` threads (this one included) */
-static void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
-    pthread_t ids[64];
-    int64_t started = 0;
-    if (threads > 64) threads = 64;
-    for (int64_t t = 1; t < threads; t++)
-        if (pthread_create(&ids[started], NULL, fn, arg) == 0) started++;
-    fn(arg);
-    for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
-}
 
 static void *frame_worker(void *arg) {
     Space *s = (Space *)arg;

@@ -14,10 +14,14 @@ computed and cached.  Nothing waits forever: Dask calls have a timeout.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 
+import numpy as np
+
+from .._interrupt import run_in_threads
 from .._native import release_free_memory
+from .._progress import WorkProgress
 from .._system import available_memory
 from ..errors import HostAnalysisError, ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
@@ -32,14 +36,14 @@ MEMORY_PER_FILE_BYTE = 4.0
 
 
 def open_hosts(files: dict[str, Path], source, client=None, strict: bool = False,
-               parallel: bool = True, timeout: float = 600.0):
+               parallel: bool = True, timeout: float = 600.0, progress: bool | None = None):
     """Decode the hosts ``files`` ({host: path}) of the profile the user named ``source``:
     in this process (``LocalHosts``, after a check that they fit in free memory) or on the
     workers of a Dask ``client`` (``DaskHosts``).  Raises ProfileFormatError naming
     ``source`` when no host could be read."""
     if client is None:
         check_memory(files)
-        hosts = LocalHosts(files, strict=strict, parallel=parallel)
+        hosts = LocalHosts(files, strict=strict, parallel=parallel, progress=progress)
     else:
         hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
     if not hosts.names:
@@ -63,9 +67,11 @@ def check_memory(files: dict) -> None:
             "tp.load(path, client=dask.distributed.Client(...)), or load fewer hosts")
 
 
-def load_host(name: str, path) -> HostData:
-    """Decode one host's file into a :class:`HostData` (a task on whatever runs it)."""
-    hd = HostData(name, read_xspace(path))
+def load_host(name: str, path, threads: int | None = None,
+              progress: np.ndarray | None = None) -> HostData:
+    """Decode one host's file into a :class:`HostData` (a task on whatever runs it);
+    ``threads`` decode it side by side, ``progress`` follows it (see read_xspace)."""
+    hd = HostData(name, read_xspace(path, threads=threads, progress=progress))
     release_free_memory()  # the file's bytes and the decoder's temporaries
     return hd
 
@@ -77,33 +83,62 @@ def _threads(n: int) -> int:
     return max(1, min(n, os.cpu_count() or 1))
 
 
-class LocalHosts:
-    """Every host decoded in this process."""
+def _decoded_fraction(meter: np.ndarray) -> float:
+    """How much of one host's decode is done, from its progress array (phase, done, total):
+    framing the lines is about a fifth of it."""
+    phase, done, total = (int(x) for x in meter)
+    if total <= 0:
+        return 0.0
+    return 0.2 * done / total if phase == 1 else 0.2 + 0.8 * min(done / total, 1.0)
 
-    def __init__(self, files: dict[str, Path], strict: bool = False, parallel: bool = True):
+
+class LocalHosts:
+    """Every host decoded in this process.  Work runs on worker threads while the calling
+    thread waits, so Ctrl-C stops it (see tfprof_nb._interrupt); ``progress`` (None: in a
+    notebook only) reports loads and analyses longer than a second."""
+
+    def __init__(self, files: dict[str, Path], strict: bool = False, parallel: bool = True,
+                 progress: bool | None = None):
         self.errors: dict[str, str] = {}
         self.data: dict[str, HostData] = {}
+        self.progress = progress
+        self._partials: dict[tuple, object] = {}
+        self._lock = threading.Lock()
         names = list(files)
+        workers = _threads(len(names)) if parallel else 1
+        decode_threads = max(1, (os.cpu_count() or 1) // workers) if parallel else 1
+        meters = {n: np.zeros(3, np.int64) for n in names}
+        done: set = set()
 
         def load(name):
             try:
-                return load_host(name, files[name])
+                return load_host(name, files[name], decode_threads, meters[name])
             except (ProfileFormatError, OSError) as exc:
                 if strict:
                     raise
                 return exc
+            finally:
+                done.add(name)
 
-        if parallel and len(names) > 1:
-            with ThreadPoolExecutor(_threads(len(names))) as pool:
-                results = list(pool.map(load, names))
-        else:
-            results = [load(n) for n in names]
+        shown = WorkProgress(progress)
+
+        def poll():
+            fractions = [1.0 if n in done else _decoded_fraction(meters[n]) for n in names]
+            busy = [n for n in names if n not in done and meters[n][2] > 0]
+            what = busy[0] if len(busy) == 1 else f"{len(done)} of {len(names)} hosts"
+            shown.update(sum(fractions) / len(names), f"loading {what}: decoding")
+
+        try:
+            results = run_in_threads(load, names, workers, poll)
+        except BaseException:
+            shown.finish("loading interrupted", ok=False)
+            raise
+        shown.finish(f"loaded {len(names)} host(s)")
         for name, result in zip(names, results):
             if isinstance(result, BaseException):
                 self.errors[name] = str(result)
             else:
                 self.data[name] = result
-        self._partials: dict[tuple, object] = {}
 
     @classmethod
     def from_spaces(cls, spaces: dict[str, XSpaceData]) -> "LocalHosts":
@@ -112,6 +147,8 @@ class LocalHosts:
         self.errors = {}
         self.data = {name: HostData(name, space) for name, space in spaces.items()}
         self._partials = {}
+        self._lock = threading.Lock()
+        self.progress = None
         return self
 
     @property
@@ -131,26 +168,46 @@ class LocalHosts:
         """Compute the partials of ``steps`` (whose host needs are computed already) for
         every host, in parallel threads: across hosts, and across the steps of one host when
         it is large enough for that to pay and memory allows (each concurrent step needs its
-        own working memory)."""
+        own working memory).  Partials are kept as they come, so an interrupted run keeps
+        what it finished."""
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
+        running: dict = {}
+        failed: dict = {}
 
         def run(pair):
             step, host = pair
             needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
+            running[pair] = True
             try:
-                return registry.run_host_step(self.data[host], step, shifts.get(host, 0),
-                                              **needs), None
+                value = registry.run_host_step(self.data[host], step, shifts.get(host, 0),
+                                               **needs)
             except MemoryError:
                 raise
             except Exception as exc:  # reported per host, with the others kept
-                return None, exc
+                failed[pair] = exc
+                return
+            finally:
+                running.pop(pair, None)
+            with self._lock:
+                self._partials[pair] = value
 
-        if len(self.data) > 1 or self._steps_in_parallel():
-            with ThreadPoolExecutor(_threads(len(todo))) as pool:
-                results = list(pool.map(run, todo))
-        else:
-            results = [run(pair) for pair in todo]
-        _keep_or_raise(self._partials, dict(zip(todo, results)))
+        shown = WorkProgress(self.progress)
+
+        def poll():
+            now = sorted({s for s, _ in list(running)})
+            finished = sum(1 for p in todo if p in self._partials or p in failed)
+            hosts = sorted({h for _, h in list(running)})
+            where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
+            shown.update(finished / len(todo), f"analysing {where}: {', '.join(now)}")
+
+        parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
+        try:
+            run_in_threads(run, todo, _threads(len(todo)) if parallel else 1, poll)
+        except BaseException:
+            shown.finish("analysis interrupted", ok=False)
+            raise
+        shown.finish(f"analysed {len(todo)} step(s)")
+        _keep_or_raise(self._partials, {p: (None, failed[p]) for p in todo if p in failed})
 
     def _steps_in_parallel(self) -> bool:
         """One host's steps run side by side when it is big (>= 256 MB decoded from file)

@@ -15,6 +15,7 @@ work a pool thread runs a consumer of the caller's ``Record`` event.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ import pandas as pd
 from .._native import release_free_memory
 from .._native.kernels import (argsort, assign_groups, context_links, is_sorted_by,
                                join_on_keys, nest_strict, nesting_order, nesting_order_or_none,
-                               threadpool_regions, tree_csr)
+                               regions_from_rows, threadpool_regions, tree_csr)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -63,18 +64,23 @@ _GRAPH_STATS = ("_a", "correlation_id")
 _KEPT_STATS = ("iter_num", "_r", "step_num")
 
 
-def threadpool_regions_of(hd: HostData) -> Regions:
-    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line."""
+def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
+    """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line
+    (``at``: the queries of :func:`_graph_queries`, when made already)."""
+    at = _graph_queries(hd, None) if at is None else at
     empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
                     np.empty(0, np.int64))
-    starts = hd.name_rows(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy())
-    stops = hd.name_rows(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy())
+    starts, stops = at["rows"]["starts"], at["rows"]["stops"]
     if not len(starts) or not len(stops):
         return empty
-    ctx, has_c = hd.stats_at({"c": ("_c", starts)})["c"]
+    ctx, has_c = at["c"]
     starts, ctx = starts[has_c], ctx[has_c]
     if not len(starts):
         return empty
+    found = regions_from_rows(starts, ctx, stops, hd.line, hd.begin)
+    if found is not None:  # rows in (line, time) order already, as files usually are
+        r_line, r_begin, r_end, r_ctx = found
+        return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
     rows = np.concatenate([starts, stops])
     order = np.argsort(rows, kind="stable")  # file order breaks ties in time
     rows = rows[order]
@@ -87,6 +93,27 @@ def threadpool_regions_of(hd: HostData) -> Regions:
         rows, line, t, is_start, ctx = (a[order] for a in (rows, line, t, is_start, ctx))
     r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start, line, t, ctx)
     return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
+
+
+def _graph_queries(hd: HostData, r) -> dict:
+    """The event rows the graph needs by name, and the stats it reads at them, in one pass
+    over the stat table: ``_c`` at StartRegion, ``id`` and ``iter_num`` at executors and
+    IteratorGetNext, ``id`` at tf.data captured functions and at the roots ``r`` (the
+    ``_r`` stat; None: no roots)."""
+    rows = {
+        "starts": hd.name_rows(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy()),
+        "stops": hd.name_rows(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy()),
+        "executor": hd.name_rows(lambda s: (s == "ExecutorState::Process").to_numpy()),
+        "getnext": hd.name_rows(lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy()),
+        "tf_data": hd.name_rows(lambda s: s.str.startswith("InstantiatedCapturedFunction::")),
+        "roots": np.empty(0, np.int32) if r is None else r.rows}
+    queries = {"c": ("_c", rows["starts"] if len(rows["stops"]) else rows["stops"])}
+    if len(rows["executor"]) and len(rows["getnext"]):
+        queries.update(e_id=("id", rows["executor"]), e_it=("iter_num", rows["executor"]),
+                       g_id=("id", rows["getnext"]), g_it=("iter_num", rows["getnext"]))
+    if len(rows["tf_data"]) and len(rows["roots"]):
+        queries.update(tf=("id", rows["tf_data"]), root=("id", rows["roots"]))
+    return {"rows": rows, **hd.stats_at(queries)}
 
 
 def _nesting(hd: HostData, regions: Regions, a) -> np.ndarray:
@@ -124,16 +151,14 @@ def _context_links(hd: HostData, regions: Regions):
                          (cap_p, cap_c), extra, limit=_MAX_CONTEXT_FANOUT)
 
 
-def _other_edges(hd: HostData, corr) -> list:
+def _other_edges(hd: HostData, corr, at: dict) -> list:
     """Edge blocks (src, dst) besides the context links, each sorted by destination: the last
     ExecutorState::Process of an (id, iter_num) -> the IteratorGetNext of that key, and
-    kernel launches on the host -> kernels on a device by correlation id (``corr``)."""
+    kernel launches on the host -> kernels on a device by correlation id (``corr``); ``at``:
+    see :func:`_graph_queries`."""
     blocks = []
-    executor = hd.name_rows(lambda s: (s == "ExecutorState::Process").to_numpy())
-    getnext = hd.name_rows(lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy())
-    if len(executor) and len(getnext):
-        at = hd.stats_at({"e_id": ("id", executor), "e_it": ("iter_num", executor),
-                          "g_id": ("id", getnext), "g_it": ("iter_num", getnext)})
+    executor, getnext = at["rows"]["executor"], at["rows"]["getnext"]
+    if "e_id" in at:
         keep = at["e_id"][1] & at["e_it"][1]
         e_rows, e_id, e_it = executor[keep], at["e_id"][0][keep], at["e_it"][0][keep]
         keep = at["g_id"][1] & at["g_it"][1]
@@ -166,14 +191,12 @@ def _merge_edges(blocks: list) -> tuple[np.ndarray, np.ndarray]:
     return src[order], dst[order]
 
 
-def _root_levels(hd: HostData, n_nodes: int, r) -> np.ndarray:
+def _root_levels(n_nodes: int, r, at: dict) -> np.ndarray:
     """int8 root level of every node (-1: not a root): events with an ``_r`` stat (``r``),
-    except tf.data's captured-function runs."""
+    except tf.data's captured-function runs (``at``: see :func:`_graph_queries`)."""
     root_level = np.full(n_nodes, -1, np.int8)  # _r levels are small: 1, 2, ...
     root_level[r.rows] = np.clip(r.values, 0, 127)
-    tf_data = hd.name_rows(lambda s: s.str.startswith("InstantiatedCapturedFunction::"))
-    if len(tf_data) and len(r):
-        at = hd.stats_at({"tf": ("id", tf_data), "root": ("id", r.rows)})
+    if "tf" in at:
         tf_data_ids = at["tf"][0][at["tf"][1]]
         root_ids, has_id = at["root"]
         if len(tf_data_ids):
@@ -204,25 +227,27 @@ class GroupingGraph:
 
 
 def grouping_graph(hd: HostData) -> GroupingGraph:
-    """Build the graph :func:`group_events` spreads groups over.  Stages run so that the
-    largest (the context links) holds little else; stats are read only where needed."""
+    """Build the graph :func:`group_events` spreads groups over.  The context links (the
+    largest stage, in C without the GIL) run on a second thread beside the nesting and the
+    other edges; stats are read only where needed and dropped once used."""
     n = len(hd)
     # one pass over the stat table; iter_num, _r and step_num stay cached for the groups
     stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
-    regions = threadpool_regions_of(hd)
-    root_level = _root_levels(hd, n + len(regions), stats["_r"])
-    blocks = _other_edges(hd, stats["correlation_id"])
-    hd.drop_stats(("correlation_id",))
-    a = stats["_a"]
-    del stats
-    release_free_memory()
-    blocks.insert(0, _context_links(hd, regions))
+    at = _graph_queries(hd, stats["_r"])
+    regions = threadpool_regions_of(hd, at)
+    with ThreadPoolExecutor(1) as pool:
+        links = pool.submit(_context_links, hd, regions)
+        root_level = _root_levels(n + len(regions), stats["_r"], at)
+        blocks = _other_edges(hd, stats["correlation_id"], at)
+        del at
+        hd.drop_stats(("correlation_id",))
+        parent = _nesting(hd, regions, stats["_a"])
+        hd.drop_stats(("_a",))
+        del stats
+        blocks.insert(0, links.result())
     regions.context = np.empty(0, np.int64)  # used by the links only
-    parent = _nesting(hd, regions, a)
-    hd.drop_stats(("_a",))
-    del a
     src, dst = _merge_edges(blocks)
-    del blocks
+    del blocks, links
     release_free_memory()  # the stages' temporaries, before the next one's
     children = tree_csr(parent, src, dst)
     parents = (parent, dst, src)  # extra edges sorted by destination

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
+from .._interrupt import short_traceback
 from . import registry
 
 __all__ = ["Results", "HostSpaces"]
@@ -31,6 +32,7 @@ class Results:
         """The hosts that could be read, sorted."""
         return sorted(self.hosts.names)
 
+    @short_traceback
     def __getitem__(self, name: str):
         """The result of analysis ``name``."""
         if name in self._inputs:
@@ -43,6 +45,7 @@ class Results:
                 self._values[name] = unit.combine(parts, **needs)
             return self._values[name]
 
+    @short_traceback
     def partials(self, name: str) -> dict:
         """{host: partial} of analysis ``name``'s host step, in host order."""
         self.run_host_steps([name])
@@ -64,6 +67,7 @@ class Results:
             if shifted:
                 self.hosts.run_steps(shifted, self["shifts"])
 
+    @short_traceback
     def compute(self, names) -> None:
         """Compute the results ``names`` (host steps of all of them first, together)."""
         self.run_host_steps(names)

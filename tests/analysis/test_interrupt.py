@@ -1,0 +1,162 @@
+"""Interrupting a long load or analysis: Ctrl-C (SIGINT) or Jupyter's stop button stops the call
+within a second, the process stays usable (threads stopped, the cancel flag cleared, another
+load and analysis work), and a notebook shows the work's progress meanwhile.
+
+The profile is a real CPU capture composed to BIG_BYTES (benchmarks/compose_profile.py), once
+per session, so that loading and analysing it take a few seconds on the test machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import xplane_files
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from compose_profile import compose_long_host  # noqa: E402
+
+BIG_BYTES = 150_000_000
+ROOT = Path(__file__).resolve().parents[2]
+
+# The child: waits for "go" lines on stdin between stages, reports on stdout as JSON lines.
+_CHILD = r"""
+import json, signal, sys, threading, time
+import tfprof_nb as tp
+from tfprof_nb import _native, _progress
+
+_progress.DELAY_S = 0  # show progress from the start (it waits a second otherwise)
+got = []
+
+def on_sigint(sig, frame):
+    got.append(time.perf_counter())
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGINT, on_sigint)
+big, small = sys.argv[1], sys.argv[2]
+tp.load(small, progress=False).analyse()  # modules imported (an interrupted import breaks)
+base_threads = threading.active_count()
+
+def say(**kw):
+    print(json.dumps(kw), flush=True)
+
+def interrupted(call):
+    got.clear()
+    try:
+        call()
+    except KeyboardInterrupt:
+        return {"interrupted": True, "stop_s": time.perf_counter() - got[-1]}
+    return {"interrupted": False}
+
+say(stage="loading")
+out = interrupted(lambda: tp.load(big, progress=True))
+say(stage="load", **out)
+prof = tp.load(big, progress=False)
+say(stage="analysing")
+out = interrupted(prof.analyse)
+say(stage="analyse", **out)
+for _ in range(40):  # the workers are gone
+    if threading.active_count() <= base_threads:
+        break
+    time.sleep(0.05)
+threads = threading.active_count() - base_threads
+cancel_was_set = _native.set_cancel(False)
+again = tp.load(small, progress=False).analyse()
+# the interrupted profile computes what it lacks when asked, as a fresh one does
+same = prof.steps.equals(tp.Profile(prof._results.hosts).steps)
+say(stage="after", extra_threads=threads, cancel_was_set=cancel_was_set,
+    steps=len(again.steps), same_steps=bool(same), big_steps=len(prof.steps))
+"""
+
+
+@pytest.fixture(scope="module")
+def big_profile(cpu_logdir, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("big") / "plugins" / "profile" / "run1" / "vm.xplane.pb"
+    compose_long_host(xplane_files(cpu_logdir)[0], out, BIG_BYTES)
+    return out
+
+
+def _wait_for(proc, stage: str, timeout: float = 300) -> dict:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        report = json.loads(line)
+        if report["stage"] == stage:
+            return report
+    raise AssertionError(f"child never reached {stage!r}: {proc.stderr.read()[-3000:]}")
+
+
+def test_sigint_stops_load_and_analysis_within_a_second(big_profile, cpu_file):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(big_profile), str(cpu_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        for stage in ("load", "analyse"):
+            _wait_for(proc, "loading" if stage == "load" else "analysing")
+            time.sleep(0.3)  # well inside the work
+            proc.send_signal(signal.SIGINT)
+            report = _wait_for(proc, stage)
+            assert report["interrupted"], f"{stage} ended before the interrupt"
+            assert report["stop_s"] < 1.0, report
+        after = _wait_for(proc, "after")
+        assert proc.wait(timeout=120) == 0
+    finally:
+        proc.kill()
+    assert after["extra_threads"] == 0
+    assert after["cancel_was_set"] is False
+    assert after["steps"] > 0  # the same process loads and analyses again
+    assert after["same_steps"] and after["big_steps"] > 0
+    err = proc.stderr.read()
+    assert "[tfprof_nb] loading" in err  # progress=True outside a notebook: a text line
+
+
+def test_jupyter_stop_button_and_progress_bar(big_profile, cpu_file):
+    """In a real kernel: the load shows a progress bar (an IntProgress widget) and the stop
+    button (an interrupt request) ends the cell with KeyboardInterrupt within a second; the
+    next cell runs."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3",
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        kc.execute_interactive("import tfprof_nb as tp, tfprof_nb._progress as p; "
+                               f"tp.load({str(cpu_file)!r}).analyse(); p.DELAY_S = 0",
+                               timeout=300)
+        msg_id = kc.execute(f"prof = tp.load({str(big_profile)!r}).analyse()")
+        bar = interrupted_at = error = None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            msg = kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "comm_open" and \
+                    content["data"]["state"].get("_model_name") == "IntProgressModel":
+                bar = content
+            if bar is not None and interrupted_at is None:
+                time.sleep(0.3)  # the stop button, well inside the work
+                km.interrupt_kernel()
+                interrupted_at = time.monotonic()
+            if kind == "error" and error is None:
+                error = (content["ename"], time.monotonic() - interrupted_at)
+            if kind == "status" and content["execution_state"] == "idle":
+                break
+        assert bar is not None, "no progress bar was shown"
+        assert error is not None, "the cell ended without being interrupted"
+        assert error[0] == "KeyboardInterrupt" and error[1] < 1.0, error
+        reply = kc.execute_interactive(
+            f"print(len(tp.load({str(cpu_file)!r}, progress=False).steps))", timeout=300)
+        assert reply["content"]["status"] == "ok"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
