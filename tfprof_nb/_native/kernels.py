@@ -369,7 +369,8 @@ def _take_edges(rc: int, handle) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
-def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
+def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0,
+                 threads: int | None = None):
     """Pairs (a row, b row) whose two keys are equal, for every b entry in b's order and,
     within one, a's entries in a's order (a radix-partitioned hash join); keys where both
     sides have ``limit`` or more rows are skipped (0: no limit)."""
@@ -378,12 +379,12 @@ def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0):
     b0, b1 = _c(b_keys[0], np.int64), _c(b_keys[1], np.int64)
     handle = ctypes.c_void_p()
     rc = lib().tfp_join_keys(_p(ar), _p(a0), _p(a1), len(ar), _p(br), _p(b0), _p(b1), len(br),
-                             limit, ctypes.byref(handle))
+                             limit, _threads(threads), ctypes.byref(handle))
     return _take_edges(rc, handle)
 
 
 def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: tuple,
-                  extra: tuple, limit: int = 0):
+                  extra: tuple, limit: int = 0, threads: int | None = None):
     """Producer -> consumer pairs (producer row, consumer row) of events, straight from the
     stat table: ``codes`` (pt, p, ct, c) name the stats (-1: absent); events carrying pt and
     p produce (pt, p), events carrying ct and c consume (ct, c), and ``extra`` (rows, k0, k1)
@@ -395,7 +396,7 @@ def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: t
     rc = lib().tfp_context_links(
         _p(name_code), width, _p(_c(owner_kind, np.int8)), _p(_c(kind, np.int8)),
         _p(_c(raw, np.int64)), _p(_c(owner, np.int32)), len(name_code), *map(int, codes),
-        int(caps[0]), int(caps[1]), _p(xr), _p(x0), _p(x1), len(xr), limit,
+        int(caps[0]), int(caps[1]), _p(xr), _p(x0), _p(x1), len(xr), limit, _threads(threads),
         ctypes.byref(handle))
     return _take_edges(rc, handle)
 

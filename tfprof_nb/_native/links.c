@@ -100,15 +100,21 @@ static void partition(Ent *e, int64_t n, int bits, int64_t *off, int64_t *next) 
     }
 }
 
-static int more_add(Join *j, int32_t v) {
-    if (j->n_more == j->cap_more) {
-        int64_t cap = j->cap_more ? 2 * j->cap_more : 1024;
-        int32_t *m = (int32_t *)realloc(j->more, (size_t)cap * sizeof(int32_t));
+/* one worker's lists of a entries for keys with several, and its number of edges */
+typedef struct {
+    int32_t *more;
+    int64_t n_more, cap_more, n_edges;
+} Lists;
+
+static int more_add(Lists *l, int32_t v) {
+    if (l->n_more == l->cap_more) {
+        int64_t cap = l->cap_more ? 2 * l->cap_more : 1024;
+        int32_t *m = (int32_t *)realloc(l->more, (size_t)cap * sizeof(int32_t));
         if (!m) return -1;
-        j->more = m;
-        j->cap_more = cap;
+        l->more = m;
+        l->cap_more = cap;
     }
-    j->more[j->n_more++] = v;
+    l->more[l->n_more++] = v;
     return 0;
 }
 
@@ -167,8 +173,8 @@ static int cmp_i32(const void *x, const void *y) {
 
 /* Join a's entries pa[0..na) and b's pb[0..nb) (one partition): fill match[] for the b
    entries; returns -1 when out of memory. */
-static int join_partition(Join *j, const Ent *pa, int64_t na, const Ent *pb, int64_t nb,
-                          Scratch *s, int64_t limit) {
+static int join_partition(Join *j, Lists *l, int64_t t, int64_t n_threads, const Ent *pa,
+                          int64_t na, const Ent *pb, int64_t nb, Scratch *s, int64_t limit) {
     for (int64_t i = 0; i < nb; i++) j->match[pb[i].id] = -1;
     if (na == 0 || nb == 0) return 0;
     if (scratch_fit(s, na, nb) != 0) return -1;
@@ -229,61 +235,129 @@ static int join_partition(Join *j, const Ent *pa, int64_t na, const Ent *pb, int
         int32_t id = pb[i].id;
         if (s->a_count[key] == 1) {
             j->match[id] = pa[s->first[key]].id;
-            j->n_edges++;
+            l->n_edges++;
             continue;
         }
         if (s->list[key] < 0) {
-            s->list[key] = (int32_t)j->n_more;
-            if (more_add(j, s->a_count[key]) != 0) return -1;
-            int64_t at = j->n_more;
+            if (l->n_more * n_threads + t > INT32_MAX - 2) return -1;
+            s->list[key] = (int32_t)(l->n_more * n_threads + t); /* this worker's list */
+            if (more_add(l, s->a_count[key]) != 0) return -1;
+            int64_t at = l->n_more;
             for (int32_t e = s->first[key]; e >= 0; e = s->next[e])
-                if (more_add(j, pa[e].id) != 0) return -1;
-            qsort(j->more + at, (size_t)s->a_count[key], sizeof(int32_t), cmp_i32);
+                if (more_add(l, pa[e].id) != 0) return -1;
+            qsort(l->more + at, (size_t)s->a_count[key], sizeof(int32_t), cmp_i32);
         }
         j->match[id] = -2 - s->list[key];
-        j->n_edges += s->a_count[key];
+        l->n_edges += s->a_count[key];
     }
     return 0;
 }
 
-/* match every b entry, partition by partition */
-static int64_t join_run(Join *j, int64_t limit) {
+typedef struct { /* the partition and join work of join_run, shared by its threads */
+    Join *j;
+    int64_t *off_a, *off_b, *next_a, *next_b, parts, limit, n_threads, task, part, tid, rc;
+    Lists *lists;
+} JoinWork;
+
+static void *partition_worker(void *arg) { /* side a, then side b: one task each */
+    JoinWork *w = (JoinWork *)arg;
+    for (;;) {
+        int64_t task = __atomic_fetch_add(&w->task, 1, __ATOMIC_RELAXED);
+        if (task == 0) partition(w->j->a, w->j->na, w->j->bits, w->off_a, w->next_a);
+        else if (task == 1) partition(w->j->b, w->j->nb, w->j->bits, w->off_b, w->next_b);
+        else break;
+    }
+    return NULL;
+}
+
+static void *join_worker(void *arg) {
+    JoinWork *w = (JoinWork *)arg;
+    int64_t t = __atomic_fetch_add(&w->tid, 1, __ATOMIC_RELAXED);
+    Lists *l = &w->lists[t];
+    Scratch s;
+    memset(&s, 0, sizeof(s));
+    for (;;) {
+        int64_t p = __atomic_fetch_add(&w->part, 1, __ATOMIC_RELAXED);
+        if (p >= w->parts || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
+        int rc = CANCELLED() ? ERR_CANCELLED
+                 : join_partition(w->j, l, t, w->n_threads, w->j->a + w->off_a[p],
+                                  w->off_a[p + 1] - w->off_a[p], w->j->b + w->off_b[p],
+                                  w->off_b[p + 1] - w->off_b[p], &s, w->limit);
+        if (rc) __atomic_store_n(&w->rc, rc, __ATOMIC_RELAXED);
+    }
+    scratch_free(&s);
+    return NULL;
+}
+
+/* one list of every worker's lists; match entries renumbered to it */
+static int merge_lists(Join *j, Lists *lists, int64_t n_threads) {
+    int64_t base[64], total = 0;
+    for (int64_t t = 0; t < n_threads; t++) {
+        base[t] = total;
+        total += lists[t].n_more;
+        j->n_edges += lists[t].n_edges;
+    }
+    if (total > INT32_MAX - 2) return -1;
+    j->more = (int32_t *)malloc(((size_t)total + 1) * sizeof(int32_t));
+    if (!j->more) return -1;
+    for (int64_t t = 0; t < n_threads; t++)
+        if (lists[t].n_more)
+            memcpy(j->more + base[t], lists[t].more, (size_t)lists[t].n_more * sizeof(int32_t));
+    j->n_more = total;
+    for (int64_t i = 0; i < j->nb; i++) {
+        int32_t m = j->match[i];
+        if (m > -2) continue;
+        int64_t code = -2 - (int64_t)m;
+        j->match[i] = (int32_t)(-2 - (base[code % n_threads] + code / n_threads));
+    }
+    return 0;
+}
+
+/* match every b entry: both sides partitioned side by side, then the partitions joined on
+   ``threads`` threads */
+static int64_t join_run(Join *j, int64_t limit, int64_t threads) {
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
     j->bits = 0;
     while (j->bits < 12 && (j->na >> j->bits) > 32768) j->bits++;
     int64_t parts = (int64_t)1 << j->bits;
-    int64_t *off_a = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
-    int64_t *off_b = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
-    int64_t *next = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    JoinWork w;
+    memset(&w, 0, sizeof(w));
+    w.j = j;
+    w.parts = parts;
+    w.limit = limit;
+    w.n_threads = threads;
+    w.off_a = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.off_b = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.next_a = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.next_b = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.lists = (Lists *)calloc((size_t)threads, sizeof(Lists));
     j->match = (int32_t *)malloc(((size_t)j->nb + 1) * sizeof(int32_t));
-    Scratch s;
-    memset(&s, 0, sizeof(s));
     int64_t rc = 0;
-    if (!off_a || !off_b || !next || !j->match) {
+    if (!w.off_a || !w.off_b || !w.next_a || !w.next_b || !w.lists || !j->match) {
         rc = -1;
     } else if (CANCELLED()) {
         rc = ERR_CANCELLED;
     } else {
-        partition(j->a, j->na, j->bits, off_a, next);
-        partition(j->b, j->nb, j->bits, off_b, next);
-        for (int64_t p = 0; p < parts && rc == 0; p++) {
-            if (CANCELLED()) rc = ERR_CANCELLED;
-            else if (join_partition(j, j->a + off_a[p], off_a[p + 1] - off_a[p],
-                                    j->b + off_b[p], off_b[p + 1] - off_b[p], &s, limit) != 0)
-                rc = -1;
-        }
+        run_threads(partition_worker, &w, threads < 2 ? 1 : 2);
+        run_threads(join_worker, &w, threads);
+        rc = w.rc;
+        if (rc == 0 && merge_lists(j, w.lists, threads) != 0) rc = -1;
     }
-    free(off_a);
-    free(off_b);
-    free(next);
-    scratch_free(&s);
+    for (int64_t t = 0; w.lists && t < threads; t++) free(w.lists[t].more);
+    free(w.lists);
+    free(w.off_a);
+    free(w.off_b);
+    free(w.next_a);
+    free(w.next_b);
     free(j->a); /* the entries are not needed any more */
     free(j->b);
     j->a = j->b = NULL;
     return rc < 0 ? rc : j->n_edges;
 }
 
-static int64_t finish(Join *j, int64_t limit, void **handle) {
-    int64_t rc = join_run(j, limit);
+static int64_t finish(Join *j, int64_t limit, int64_t threads, void **handle) {
+    int64_t rc = join_run(j, limit, threads);
     if (rc < 0) {
         join_free(j);
         *handle = NULL;
@@ -298,7 +372,8 @@ static int64_t finish(Join *j, int64_t limit, void **handle) {
    of edges and a handle for tfp_join_take (negative: out of memory or cancelled). */
 EXPORT int64_t tfp_join_keys(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
                              int64_t na, const int32_t *b_rows, const int64_t *b_k0,
-                             const int64_t *b_k1, int64_t nb, int64_t limit, void **handle) {
+                             const int64_t *b_k1, int64_t nb, int64_t limit, int64_t threads,
+                             void **handle) {
     Join *j = join_new(na, nb);
     *handle = NULL;
     if (!j) return -1;
@@ -308,7 +383,7 @@ EXPORT int64_t tfp_join_keys(const int32_t *a_rows, const int64_t *a_k0, const i
         if (join_add(j, 1, b_k0[i], b_k1[i], (int32_t)i) != 0) goto oom;
         j->b_rows[i] = b_rows[i];
     }
-    return finish(j, limit, handle);
+    return finish(j, limit, threads, handle);
 oom:
     join_free(j);
     return -1;
@@ -326,7 +401,7 @@ EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
                                  int32_t pt, int32_t p, int32_t ct, int32_t c, int64_t cap_a,
                                  int64_t cap_b, const int32_t *x_rows, const int64_t *x_k0,
                                  const int64_t *x_k1, int64_t n_extra, int64_t limit,
-                                 void **handle) {
+                                 int64_t threads, void **handle) {
     Join *j = join_new(cap_a, cap_b + n_extra);
     *handle = NULL;
     if (!j) return -1;
@@ -373,7 +448,7 @@ EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
         if (join_add(j, 1, x_k0[i], x_k1[i], (int32_t)nb) != 0) goto oom;
         j->b_rows[nb++] = x_rows[i];
     }
-    return finish(j, limit, handle);
+    return finish(j, limit, threads, handle);
 oom:
     join_free(j);
     return -1;

@@ -91,8 +91,17 @@ EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value
     }
 }
 
-/* values[i] += table[rows[i]] (in place: event offsets become starts) */
+/* values[i] += table[rows[i]] (in place: event offsets become starts); span receives the
+   earliest start and the latest start + dur[i] (when n > 0) */
 EXPORT void tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
-                                 const int64_t *table) {
-    for (int64_t i = 0; i < n; i++) values[i] += table[rows[i]];
+                                 const int64_t *table, const int64_t *dur, int64_t *span) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = values[i] + table[rows[i]];
+        values[i] = v;
+        if (v < lo) lo = v;
+        if (v + dur[i] > hi) hi = v + dur[i];
+    }
+    span[0] = lo;
+    span[1] = hi;
 }

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import (code_counts, code_lookup, code_rows, int_stats, line_name_rows,
-                               nest_strict, nesting_order_or_none, select_rows, sparse_lookup,
-                               stats_at)
+                               nest_strict, nesting_order_or_none, select_rows, span,
+                               sparse_lookup, stats_at)
 from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
 
@@ -225,6 +225,16 @@ class HostData:
     @property
     def duration(self) -> np.ndarray:
         return self.space.events.duration_ps
+
+    def span(self) -> tuple[int, int]:
+        """(earliest start, latest end) of the host's events in ps ((0, 0) without events);
+        the decoder's when it found it."""
+        ev = self.space.events
+        if not len(ev):
+            return 0, 0
+        if ev.span_ps is None:
+            ev.span_ps = span(self.begin, self.duration)
+        return ev.span_ps
 
     def end_of(self, rows) -> np.ndarray:
         return self.begin[rows] + self.duration[rows]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import span
 from .host import HostData
 from .unit import Analysis, parts_dict
 
@@ -27,7 +26,7 @@ def host_info(hd: HostData, shift_ps: int = 0) -> dict:
     sp = hd.space
     ev = sp.events
     n_planes = len(sp.plane_names)
-    line_events = np.bincount(ev.line, minlength=len(sp.line_names))
+    line_events = hd.line_counts
     n_events = np.bincount(sp.line_plane, weights=line_events, minlength=n_planes) \
         .astype(np.int64)
     n_lines = np.bincount(sp.line_plane, minlength=n_planes)
@@ -42,7 +41,7 @@ def host_info(hd: HostData, shift_ps: int = 0) -> dict:
     return {"events": len(ev), "bytes": sp.n_bytes, "path": sp.path,
             "origin_ns": sp.origin_ns(), "wall_clock": sp.origin_is_wall_clock(),
             "start_ns": sp.profile_start_ns, "stop_ns": sp.profile_stop_ns,
-            "span_ps": span(hd.begin, hd.duration) if len(hd) else None, "planes": planes,
+            "span_ps": hd.span() if len(hd) else None, "planes": planes,
             "lines": lines, "hostnames": list(sp.hostnames), "errors": list(sp.errors),
             "warnings": list(sp.warnings)}
 

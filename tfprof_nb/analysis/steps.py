@@ -31,7 +31,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import N_TYPES, host_step_rows, nonzero, span, step_breakdown
+from .._native.kernels import N_TYPES, host_step_rows, nonzero, step_breakdown
 from ..constants import GPU_PLANE_PREFIX
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
@@ -143,7 +143,7 @@ def window_ps(hd: HostData) -> tuple[int, int]:
     if start is not None and stop is not None and stop > start:
         w0 = (start - sp.origin_ns()) * 1000
         return w0, w0 + (stop - start) * 1000
-    return span(hd.begin, hd.duration) if len(hd) else (0, 0)
+    return hd.span()
 
 
 def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:

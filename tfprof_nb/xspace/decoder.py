@@ -298,6 +298,9 @@ def decode_xspace(data, path=None, threads: int | None = None,
     # offsets become starts relative to the space's origin, in place
     events.line_start_ps = space.line_start_ps()
     if len(events):
+        span = np.empty(2, np.int64)
         native.lib().tfp_add_gathered_i64(events.start_ps.ctypes.data, events.line.ctypes.data,
-                                          len(events), events.line_start_ps.ctypes.data)
+                                          len(events), events.line_start_ps.ctypes.data,
+                                          events.duration_ps.ctypes.data, span.ctypes.data)
+        events.span_ps = (int(span[0]), int(span[1]))
     return space

@@ -39,6 +39,8 @@ class EventTable:
     metadata_key: np.ndarray = field(repr=False)  # int64 map key of each metadata row
     extras: np.ndarray = field(repr=False)  # int64 (n, 3): event row, what, value
     line_start_ps: np.ndarray = field(repr=False)  # int64 start of each line (same origin)
+    # (earliest start, latest end) in ps, found by the decoder; None: not known yet
+    span_ps: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def offset_ps(self) -> np.ndarray:
