@@ -1,7 +1,8 @@
 """Analysis engine benchmark: tfprof_nb against xprof-rs, the fastest XProf backend, same run.
 
     python benchmarks/bench_engine.py [--profile FILE] [--events 1000000] [--runs 7]
-                                      [--pod] [--big] [--json OUT]
+                                      [--pod] [--big] [--gb 1.13] [--big-runs 3] [--big-only]
+                                      [--json OUT]
 
 One host (the benchmark CPU profile, see bench_load.py):
   * decode: ``read_xspace`` warm, events/s (target >= 20 M/s);
@@ -11,8 +12,10 @@ One host (the benchmark CPU profile, see bench_load.py):
     every analysis, one doing load + overview, and xprof-rs get_overview.
 ``--pod``: 8 hosts made of copies of the profile: local load + every analysis (time, peak),
 and the same on a Dask LocalCluster (2 worker processes; the client process's peak).
-``--big``: a >= 1 GB single host composed from the profile (compose_profile.py): load + every
-analysis against xprof-rs get_overview (time, peak).
+``--big``: a >= 1 GB single host composed from the profile (compose_profile.py long): fresh
+processes, alternating, file in the page cache: ours (load, every analysis, both, the whole
+process, peak RSS) against xprof-rs get_overview (whole process, peak RSS), medians of
+``--big-runs``, and the ratios (time: whole processes).
 """
 
 from __future__ import annotations
@@ -166,7 +169,10 @@ def pod(path: Path, hosts: int = 8) -> dict:
             "dask_client_peak_mb": round(dask["client_peak_mb"], 1)}
 
 
-def big_host(path: Path, gb: float) -> dict:
+def big_host(path: Path, gb: float, runs: int) -> dict:
+    """One host composed to ``gb`` GB from ``path``: ``runs`` alternating fresh processes of
+    ours (load + every analysis) and of xprof-rs get_overview, the file read into the page
+    cache before each; medians."""
     from compose_profile import compose_long_host
 
     cache = Path(os.environ.get("TFPROF_BENCH_CACHE",
@@ -175,14 +181,28 @@ def big_host(path: Path, gb: float) -> dict:
     if not big.exists():
         big.parent.mkdir(parents=True, exist_ok=True)
         compose_long_host(path, big, int(gb * 1e9))
-    warm_file(big)
-    ours = ours_process(big, "every")
-    warm_file(big)
-    ref = xprof_rs_process(big.parent)
-    return {"file_mb": round(big.stat().st_size / 2**20, 1), "events": ours["events"],
-            "ours_s": round(ours["in_process_s"], 2), "ours_peak_mb": round(ours["peak_mb"]),
-            "ours_load_s": round(ours["load_s"], 2),
-            "xprof_rs_s": round(ref["wall_s"], 2), "xprof_rs_peak_mb": round(ref["peak_mb"])}
+    ours, ref = [], []
+    for _ in range(runs):
+        warm_file(big)
+        ours.append(ours_process(big, "every"))
+        warm_file(big)
+        ref.append(xprof_rs_process(big.parent))
+    size_mb = big.stat().st_size / 2**20
+    med = {k: median(ours, k) for k in ("load_s", "analysis_s", "in_process_s", "wall_s",
+                                         "peak_mb", "import_s")}
+    ref_s, ref_mb = median(ref, "wall_s"), median(ref, "peak_mb")
+    return {"file_mb": round(size_mb, 1), "events": ours[0]["events"], "runs": runs,
+            "load_s": round(med["load_s"], 2), "analyse_s": round(med["analysis_s"], 2),
+            "load_and_analyse_s": round(med["in_process_s"], 2),
+            "process_wall_s": round(med["wall_s"], 2), "import_s": round(med["import_s"], 2),
+            "peak_mb": round(med["peak_mb"]), "peak_over_file": round(med["peak_mb"] / size_mb, 2),
+            "xprof_rs_s": round(ref_s, 2), "xprof_rs_peak_mb": round(ref_mb),
+            "time_over_xprof_rs": round(med["wall_s"] / ref_s, 3),
+            "memory_over_xprof_rs": round(med["peak_mb"] / ref_mb, 3),
+            "all": {"ours": [{k: round(r[k], 2) for k in ("load_s", "analysis_s", "wall_s",
+                                                           "peak_mb")} for r in ours],
+                    "xprof_rs": [{k: round(r[k], 2) for k in ("wall_s", "peak_mb")}
+                                 for r in ref]}}
 
 
 def main(argv=None) -> int:
@@ -194,15 +214,19 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--pod", action="store_true")
     ap.add_argument("--big", action="store_true")
-    ap.add_argument("--gb", type=float, default=1.1)
+    ap.add_argument("--gb", type=float, default=1.13)
+    ap.add_argument("--big-runs", type=int, default=3)
+    ap.add_argument("--big-only", action="store_true", help="skip the 36 MB single host")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     path = args.profile or ensure_profile(args.events)
-    res = {"cores": os.cpu_count(), "single_host": single_host(path, args.runs)}
+    res = {"cores": os.cpu_count()}
+    if not args.big_only:
+        res["single_host"] = single_host(path, args.runs)
     if args.pod:
         res["pod"] = pod(path)
     if args.big:
-        res["big_host"] = big_host(path, args.gb)
+        res["big_host"] = big_host(path, args.gb, args.big_runs)
     print(json.dumps(res, indent=2))
     if args.json:
         args.json.write_text(json.dumps(res, indent=2))

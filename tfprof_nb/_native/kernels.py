@@ -132,46 +132,39 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list) -> list:
     (stat name code, rows); returns one (values int64, hit bool) per query, in the rows'
     order (see tfp_stats_at: doubles truncated, the last value of an event winning)."""
     name_code, width = _codes(name_code)
-    codes = sorted({int(c) for c, _ in queries})
-    slot_of_code = np.full(max(codes) + 1 if codes else 1, -1, np.int8)
-    slot_of_code[codes] = np.arange(len(codes), dtype=np.int8)
-    # one sorted row list per code: the union of its queries
-    per_code = {c: _sorted_unique([np.asarray(r, np.int32) for cc, r in queries if cc == c])
-                for c in codes}
-    q = np.concatenate([per_code[c] for c in codes]).astype(np.int32) if codes else \
-        np.empty(0, np.int32)
-    off = np.zeros(len(codes) + 1, np.int64)
-    off[1:] = np.cumsum([len(per_code[c]) for c in codes])
-    values, hit = np.empty(len(q), np.int64), np.empty(len(q), np.uint8)
-    cursor = np.empty(max(len(codes), 1), np.int64)
-    if codes:
+    order = sorted(range(len(queries)), key=lambda q: int(queries[q][0]))  # by code
+    n_codes = max((int(c) for c, _ in queries), default=-1) + 1
+    first, count = np.zeros(max(n_codes, 1), np.int32), np.zeros(max(n_codes, 1), np.int32)
+    lists, sorts = [], []
+    for pos, q in enumerate(order):
+        code, rows = int(queries[q][0]), np.asarray(queries[q][1], np.int32)
+        if count[code] == 0:
+            first[code] = pos
+        count[code] += 1
+        ascending = len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
+        sort = None if ascending else np.argsort(rows, kind="stable")
+        lists.append(rows if sort is None else rows[sort])
+        sorts.append(sort)
+    off = np.zeros(len(lists) + 1, np.int64)
+    off[1:] = np.cumsum([len(r) for r in lists])
+    rows = np.concatenate(lists).astype(np.int32) if lists else np.empty(0, np.int32)
+    values, hit = np.empty(len(rows), np.int64), np.empty(len(rows), np.uint8)
+    cursor = np.empty(max(len(lists), 1), np.int64)
+    if lists:
         check(lib().tfp_stats_at(_p(name_code), width, _p(_c(owner_kind, np.int8)),
                                  _p(_c(kind, np.int8)), _p(_c(raw, np.int64)),
-                                 _p(_c(owner, np.int32)), len(name_code), _p(slot_of_code),
-                                 len(slot_of_code), _p(q), _p(off), len(codes), _p(values),
-                                 _p(hit), _p(cursor)))
-    out = []
-    for c, rows in queries:
-        s = codes.index(int(c))
-        lo, hi = off[s], off[s + 1]
-        rows = np.asarray(rows, np.int32)
-        if len(rows) == hi - lo and np.array_equal(rows, q[lo:hi]):
-            out.append((values[lo:hi], hit[lo:hi].view(bool)))
-            continue
-        at = lo + np.searchsorted(q[lo:hi], rows)
-        out.append((values[at], hit[at].view(bool)))
+                                 _p(_c(owner, np.int32)), len(name_code), _p(first), _p(count),
+                                 n_codes, _p(rows), _p(off), len(lists), _p(values), _p(hit),
+                                 _p(cursor)))
+    out: list = [None] * len(queries)
+    for pos, q in enumerate(order):
+        v, h = values[off[pos]:off[pos + 1]], hit[off[pos]:off[pos + 1]].view(bool)
+        if sorts[pos] is not None:  # back to the rows' order
+            back = np.empty_like(sorts[pos])
+            back[sorts[pos]] = np.arange(len(back))
+            v, h = v[back], h[back]
+        out[q] = (v, h)
     return out
-
-
-def _sorted_unique(arrays: list) -> np.ndarray:
-    """The distinct values of int32 ``arrays``, sorted (without np.unique's hashing, which
-    is slow on millions of rows)."""
-    if len(arrays) == 1 and (len(arrays[0]) < 2 or bool((arrays[0][1:] > arrays[0][:-1]).all())):
-        return arrays[0]
-    rows = np.sort(np.concatenate(arrays)) if arrays else np.empty(0, np.int32)
-    keep = np.ones(len(rows), bool)
-    keep[1:] = rows[1:] != rows[:-1]
-    return rows[keep]
 
 
 def stat_name_counts(name_code: np.ndarray, owner_kind: np.ndarray, n_names: int) -> np.ndarray:

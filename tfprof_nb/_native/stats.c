@@ -132,19 +132,20 @@ EXPORT int64_t tfp_int_stats(const void *name_code, int64_t code_bytes, const in
 #undef INT_STATS_LOOP
 
 /* Integer stats of events at given rows, in one pass over the stat table (a merge: event
-   stats are in event order): for each slot s (a stat name code, slot_of_code[code] = s), the
-   rows q[off[s]..off[s+1]) (increasing) get the stat's value (values, same positions) and
-   hit = 1 where the event carries it (doubles truncated, non-finite or out-of-range doubles
-   and non-numeric values skipped, the last value of an event winning).  Returns 0 or
+   stats are in event order).  Query q (0 <= q < n_queries) reads the stat of name code
+   code_of[q] at the rows rows[off[q]..off[q+1]) (non-decreasing); queries of one code are
+   consecutive (first_of_code[c], n_of_code[c]).  values (same positions) get the stat's value
+   and hit = 1 where the event carries it (doubles truncated, non-finite or out-of-range
+   doubles and non-numeric values skipped, the last value of an event winning).  Returns 0 or
    ERR_CANCELLED. */
 EXPORT int64_t tfp_stats_at(const void *name_code, int64_t code_bytes, const int8_t *owner_kind,
                             const int8_t *kind, const int64_t *raw, const int32_t *owner,
-                            int64_t n, const int8_t *slot_of_code, int64_t n_codes,
-                            const int32_t *q, const int64_t *off, int64_t n_slots,
-                            int64_t *values, uint8_t *hit, int64_t *cursor) {
-    for (int64_t s = 0; s < n_slots; s++) {
-        cursor[s] = off[s];
-        for (int64_t j = off[s]; j < off[s + 1]; j++) {
+                            int64_t n, const int32_t *first_of_code, const int32_t *n_of_code,
+                            int64_t n_codes, const int32_t *rows, const int64_t *off,
+                            int64_t n_queries, int64_t *values, uint8_t *hit, int64_t *cursor) {
+    for (int64_t q = 0; q < n_queries; q++) {
+        cursor[q] = off[q];
+        for (int64_t j = off[q]; j < off[q + 1]; j++) {
             values[j] = 0;
             hit[j] = 0;
         }
@@ -153,14 +154,7 @@ EXPORT int64_t tfp_stats_at(const void *name_code, int64_t code_bytes, const int
         if (CANCEL_POLL(i)) return ERR_CANCELLED;
         if (owner_kind[i] != 0) continue;
         int64_t c = CODE_AT(name_code, code_bytes, i);
-        if (c < 0 || c >= n_codes) continue;
-        int s = slot_of_code[c];
-        if (s < 0) continue;
-        int32_t o = owner[i];
-        int64_t j = cursor[s], end = off[s + 1];
-        while (j < end && q[j] < o) j++;
-        cursor[s] = j;
-        if (j >= end || q[j] != o) continue;
+        if (c < 0 || c >= n_codes || n_of_code[c] == 0) continue;
         int8_t t = kind[i];
         int64_t v;
         if (t == KIND_UINT64 || t == KIND_INT64) {
@@ -174,10 +168,16 @@ EXPORT int64_t tfp_stats_at(const void *name_code, int64_t code_bytes, const int
         } else {
             continue;
         }
-        /* equal query rows (duplicates) all get it */
-        for (int64_t k = j; k < end && q[k] == o; k++) {
-            values[k] = v;
-            hit[k] = 1;
+        int32_t o = owner[i];
+        for (int32_t q = first_of_code[c]; q < first_of_code[c] + n_of_code[c]; q++) {
+            int64_t j = cursor[q], end = off[q + 1];
+            while (j < end && rows[j] < o) j++;
+            cursor[q] = j;
+            /* equal query rows all get it */
+            for (int64_t k = j; k < end && rows[k] == o; k++) {
+                values[k] = v;
+                hit[k] = 1;
+            }
         }
     }
     return 0;

@@ -206,6 +206,9 @@ class LocalHosts:
         except BaseException:
             shown.finish("analysis interrupted", ok=False)
             raise
+        finally:
+            for hd in self.data.values():  # shared by the batch's steps, not kept after it
+                hd.drop_cached(("parent",))
         shown.finish(f"analysed {len(todo)} step(s)")
         _keep_or_raise(self._partials, {p: (None, failed[p]) for p in todo if p in failed})
 

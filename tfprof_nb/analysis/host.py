@@ -9,6 +9,7 @@ per-event object or per-stat dense array is ever made.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..xspace import XSpaceData
 __all__ = ["HostData", "SparseStat", "HOST_PLANE", "INT_KINDS"]
 
 INT_KINDS = (1, 2, 3)  # double, uint64, int64: stats read as integers
+_LOCKS_LOCK = threading.Lock()
 _DERIVED_LINE_LOW = 0xDEADBEEF  # the profiler's derived lines (Steps, TensorFlow Ops, ...)
 
 
@@ -85,6 +87,7 @@ class HostData:
         self.name = name
         self.space = space
         self._cache: dict = {}
+        self._locks: dict = {}
 
     def __len__(self) -> int:
         return len(self.space.events)
@@ -92,20 +95,41 @@ class HostData:
     def __repr__(self) -> str:
         return f"<HostData {self.name!r}: {len(self):,} events>"
 
+    def __getstate__(self):  # (Dask may move a host between workers: locks stay behind)
+        return {"name": self.name, "space": self.space, "_cache": dict(self._cache)}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._locks = {}
+
     def _cached(self, key, build):
         value = self._cache.get(key)
         if value is None:  # (another thread's release may drop keys at any time)
-            value = self._cache[key] = build()
+            with self._build_lock(key):  # one build when steps on threads need it at once
+                value = self._cache.get(key)
+                if value is None:
+                    value = self._cache[key] = build()
         return value
 
-    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts"})
+    def _build_lock(self, key) -> threading.Lock:
+        with _LOCKS_LOCK:
+            return self._locks.setdefault(key, threading.Lock())
+
+    # kept between the steps of a batch: small per-line and per-name tables, and the nesting
+    # parent several steps share (the engine drops it when the batch is done)
+    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts", "parent"})
 
     def release(self, keep_core: bool = False) -> None:
         """Drop the derived arrays (they are rebuilt when needed); ``keep_core`` keeps the
-        small per-line and per-name tables every step uses."""
+        tables several steps use (see _CORE)."""
         for key in list(self._cache):
             if not (keep_core and key in self._CORE):
                 del self._cache[key]
+
+    def drop_cached(self, keys) -> None:
+        """Forget the cached arrays ``keys`` (e.g. "parent")."""
+        for key in keys:
+            self._cache.pop(key, None)
 
     # ---- names and planes ------------------------------------------------------------------
     @property
