@@ -559,7 +559,7 @@ static void frame_line(Space *s, Job *j) {
             c->end = stop;
             pos = stop;
             if (stop - c->pos >= s->chunk_bytes) {
-                progress_add(s, (c->end - c->pos) / 4); /* framing: about a fifth */
+                progress_add(s, c->end - c->pos);
                 release_pages(s, c->pos, c->end);
                 c = NULL;
             }
@@ -585,7 +585,7 @@ static void frame_line(Space *s, Job *j) {
         }
     }
     if (c) {
-        progress_add(s, (c->end - c->pos) / 4);
+        progress_add(s, c->end - c->pos);
         release_pages(s, c->pos, c->end);
     }
     if (pos < 0) {
@@ -1126,7 +1126,10 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
     s->n_srows = n_srows;
     s->missing_stat = smissing;
     s->next = 0;
-    if (s->progress) s->progress[PR_PHASE] = 3;
+    if (s->progress) {
+        s->progress[PR_DONE] = 0;
+        s->progress[PR_PHASE] = 3;
+    }
     run_threads(events_worker, s, threads);
     for (int64_t c = 0; c < s->n_chunks; c++)
         if (s->chunks[c].err) set_error(s, s->chunks[c].err, s->chunks[c].err_pos);

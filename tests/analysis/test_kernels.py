@@ -1,0 +1,237 @@
+"""The compiled kernels behind the fast paths, each against a plain reference (pandas, numpy,
+the kernel it replaces) on real profiles and on random data with the awkward cases (repeated
+keys, keys past the fan-out limit, unsorted queries, events sharing a start)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb import _native
+from tfprof_nb._native import kernels as K
+from tfprof_nb.analysis.host import HostData
+from tfprof_nb.errors import Cancelled
+from tfprof_nb.xspace import read_xspace
+
+
+def _reference_join(a_rows, a0, a1, b_rows, b0, b1, limit=0):
+    a = pd.DataFrame({"ai": np.arange(len(a_rows)), "k0": a0, "k1": a1})
+    b = pd.DataFrame({"bi": np.arange(len(b_rows)), "k0": b0, "k1": b1})
+    if limit:
+        na, nb = a.groupby(["k0", "k1"]).size(), b.groupby(["k0", "k1"]).size()
+        big = (na >= limit) & (nb.reindex(na.index).fillna(0) >= limit)
+        a = a[~a.set_index(["k0", "k1"]).index.isin(big[big].index)]
+    pairs = b.merge(a, on=["k0", "k1"]).sort_values(["bi", "ai"], kind="stable")
+    return a_rows[pairs.ai.to_numpy()], b_rows[pairs.bi.to_numpy()]
+
+
+@pytest.mark.parametrize("limit", [0, 3])
+def test_join_on_keys_matches_a_merge(limit):
+    rng = np.random.default_rng(7)
+    na, nb = 20_000, 30_000
+    a0, a1 = rng.integers(0, 3, na), rng.integers(0, 5_000, na) * 2**40
+    b0, b1 = rng.integers(0, 3, nb), rng.integers(0, 5_000, nb) * 2**40
+    a_rows = np.sort(rng.choice(10**6, na, replace=False)).astype(np.int32)
+    b_rows = rng.permutation(10**6)[:nb].astype(np.int32)  # any order: b's order is kept
+    for threads in (1, 2):
+        src, dst = K.join_on_keys(a_rows, (a0, a1), b_rows, (b0, b1), limit=limit,
+                                  threads=threads)
+        ref_src, ref_dst = _reference_join(a_rows, a0, a1, b_rows, b0, b1, limit)
+        assert len(src) > 1000
+        assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
+
+
+def _pairs(hd: HostData, a: str, b: str):
+    """(rows, values of a, values of b) of the events carrying both integer stats."""
+    sa, sb = hd.int_stat(a), hd.int_stat(b)
+    both, ia, ib = np.intersect1d(sa.rows, sb.rows, return_indices=True)
+    return both, sa.values[ia].astype(np.int64), sb.values[ib].astype(np.int64)
+
+
+def test_context_links_match_a_join_of_the_stats(cpu_python_file):
+    hd = HostData("h", read_xspace(cpu_python_file))
+    st = hd.space.stats
+    p_rows, pt, p = _pairs(hd, "_pt", "_p")
+    c_rows, ct, c = _pairs(hd, "_ct", "_c")
+    extra = (np.array([len(hd), len(hd) + 1], np.int32), np.array([pt[0], 99], np.int64),
+             np.array([p[0], 5], np.int64))  # one extra consumer of the first producer
+    codes = [st.names.index(k) for k in ("_pt", "_p", "_ct", "_c")]
+    caps = (len(hd), len(hd))
+    src, dst = K.context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
+                               codes, caps, extra, limit=64)
+    ref_src, ref_dst = _reference_join(
+        p_rows, pt, p, np.concatenate([c_rows, extra[0]]), np.concatenate([ct, extra[1]]),
+        np.concatenate([c, extra[2]]), limit=64)
+    assert len(src) > 10 and dst[-1] == len(hd)
+    assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
+
+
+@pytest.mark.parametrize("fixture", ["cpu_file", "gpu_fixture_file"])
+def test_stats_at_matches_sparse_lookups(fixture, request):
+    hd = HostData("h", read_xspace(request.getfixturevalue(fixture)))
+    names = [n for n in ("_c", "id", "step_num", "correlation_id", "group_id", "iter_num")
+             if n in hd.space.stats.names]
+    rng = np.random.default_rng(3)
+    queries = {}
+    for name in names:
+        rows = hd.int_stat(name, cache=False).rows
+        mixed = np.concatenate([rows[::2], rng.integers(0, len(hd), 50).astype(np.int32)])
+        queries[name + ":sorted"] = (name, np.sort(mixed))
+        queries[name + ":shuffled"] = (name, rng.permutation(mixed))
+    got = hd.stats_at(queries)
+    assert names and sum(h.sum() for _, h in got.values()) > 0
+    for key, (name, rows) in queries.items():
+        ref_values, ref_hit = hd.int_stat(name, cache=False).lookup(rows)
+        values, hit = got[key]
+        assert np.array_equal(hit, ref_hit), key
+        assert np.array_equal(values[hit], ref_values[ref_hit]), key
+
+
+def test_nesting_with_merged_extra_nodes_matches_one_sorted_order():
+    rng = np.random.default_rng(11)
+    n, m = 5_000, 800
+    line = np.sort(rng.integers(0, 4, n)).astype(np.int32)
+    begin = rng.integers(0, 2_000, n) * 1000
+    dur = rng.integers(1, 50, n) * 1000
+    order = np.lexsort((-dur, begin, line))
+    line, begin, dur = line[order], begin[order], dur[order]  # real rows in nesting order
+    x_line = rng.integers(0, 4, m).astype(np.int32)
+    x_begin = rng.choice(begin, m)  # extra nodes sharing starts with real ones
+    x_dur = rng.integers(1, 50, m) * 1000
+    skip = (rng.random(n + m) < 0.05).astype(np.uint8)
+    x_order = (np.lexsort((-x_dur, x_begin, x_line)) + n).astype(np.int32)
+    got = K.nest_strict(None, n, (line, begin, dur), (x_line, x_begin, x_dur), skip, x_order)
+    # reference: one order over all nodes (real nodes first on ties), then a stack walk
+    all_line = np.concatenate([line, x_line])
+    all_begin = np.concatenate([begin, x_begin])
+    all_end = all_begin + np.concatenate([dur, x_dur])
+    is_extra = np.r_[np.zeros(n, int), np.ones(m, int)]
+    ref = np.full(n + m, -1)
+    stack, current = [], None
+    for i in np.lexsort((is_extra, all_begin - all_end, all_begin, all_line)).tolist():
+        if all_line[i] != current:
+            current, stack = all_line[i], []
+        if skip[i]:
+            continue
+        while stack and not (all_begin[stack[-1]] <= all_begin[i]
+                             and all_end[i] <= all_end[stack[-1]]):
+            stack.pop()
+        ref[i] = stack[-1] if stack else -1
+        stack.append(i)
+    assert np.array_equal(got, ref) and (got >= n).any()
+
+
+def test_op_walk_from_rows_matches_the_sorted_activities(cpu_python_file):
+    hd = HostData("h", read_xspace(cpu_python_file))
+    rows = np.arange(len(hd), dtype=np.int32)
+    rng = np.random.default_rng(5)
+    key = rng.integers(0, 40, len(rows)).astype(np.int32)
+    typ = rng.integers(-1, 5, len(rows)).astype(np.int32)
+    got = K.op_walk_rows(rows, hd.line, hd.begin, hd.duration, key, typ, 40, hd.n_lines)
+    assert got is not None
+    line, begin, end = hd.line[rows], hd.begin[rows], hd.end_of(rows)
+    act_line = np.repeat(line, 2)
+    act_ts = np.empty(2 * len(rows), np.int64)
+    act_ts[0::2], act_ts[1::2] = begin, end
+    act = K.argsort(act_line, act_ts)
+    ref = K.op_stack_walk(act, line, begin, end, key, typ, 40, hd.n_lines)
+    for ours, theirs in zip(got, ref):
+        assert np.array_equal(ours, theirs)
+    assert got[0].sum() > 100
+    shuffled = rng.permutation(rows)  # not in (line, begin) order: the caller must sort
+    assert K.op_walk_rows(shuffled, hd.line, hd.begin, hd.duration, key, typ, 40,
+                          hd.n_lines) is None
+
+
+def test_regions_from_rows_match_the_sorted_kernel():
+    rng = np.random.default_rng(2)
+    n = 4_000
+    line = np.sort(rng.integers(0, 3, n)).astype(np.int32)
+    begin = np.concatenate([np.sort(rng.integers(0, 10**6, (line == k).sum()))
+                            for k in range(3)]).astype(np.int64)
+    is_start = rng.random(n) < 0.5
+    starts, stops = np.flatnonzero(is_start).astype(np.int32), \
+        np.flatnonzero(~is_start).astype(np.int32)
+    ctx = rng.integers(0, 10**9, len(starts))
+    got = K.regions_from_rows(starts, ctx, stops, line, begin)
+    all_ctx = np.zeros(n, np.int64)
+    all_ctx[starts] = ctx
+    ref = K.threadpool_regions(is_start, line, begin, all_ctx)
+    assert len(got[0]) > 100
+    for ours, theirs in zip(got, ref):
+        assert np.array_equal(ours, theirs)
+    assert K.regions_from_rows(starts[::-1].copy(), ctx, stops, line, begin) is None
+
+
+def test_host_step_rows_match_numpy():
+    rng = np.random.default_rng(9)
+    n, n_lines, n_names = 20_000, 6, 30
+    line = rng.integers(0, n_lines, n).astype(np.int32)
+    code = rng.integers(0, n_names, n).astype(np.uint16)
+    group = rng.integers(-1, 50, n).astype(np.int32)
+    line_ok = rng.random(n_lines) < 0.7
+    explicit, not_compute = rng.random(n_names) < 0.2, rng.random(n_names) < 0.2
+    kind_of = rng.integers(0, 14, n_names).astype(np.int8)
+    flag_rows = np.sort(rng.choice(n, 500, replace=False)).astype(np.int32)
+    flags = rng.integers(1, 4, 500).astype(np.uint8)
+    rows, kinds, markers = K.host_step_rows(line, code, line_ok, group, explicit, not_compute,
+                                            kind_of, flag_rows, flags, n)
+    bits = np.zeros(n, np.uint8)
+    bits[flag_rows] = flags
+    picked = line_ok[line] & (group >= 0)
+    marker = picked & (explicit[code] | (bits & 1 > 0))
+    work = picked & ~not_compute[code] & (~marker | (bits & 2 > 0))
+    assert np.array_equal(markers, np.flatnonzero(marker))
+    assert np.array_equal(rows, np.flatnonzero(work))
+    assert np.array_equal(kinds, kind_of[code[work]])
+
+
+@pytest.mark.parametrize("fixture", ["cpu_python_file", "gpu_fixture_file"])
+def test_decoding_in_small_chunks_on_threads_gives_the_same_columns(fixture, request,
+                                                                     monkeypatch):
+    from tfprof_nb.xspace import decoder
+
+    path = request.getfixturevalue(fixture)
+    one = read_xspace(path, threads=1)
+    monkeypatch.setattr(decoder, "CHUNK_BYTES", 512)  # many chunks per line
+    progress = np.zeros(3, np.int64)
+    many = read_xspace(path, threads=3, progress=progress)
+    assert progress[0] == 3 and 0 < progress[1] <= progress[2] == path.stat().st_size
+    for table in ("events", "stats"):
+        a, b = getattr(one, table), getattr(many, table)
+        for name, value in vars(a).items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(value, getattr(b, name)), (table, name)
+    assert one.events.names == many.events.names and one.stats.values == many.stats.values
+
+
+def test_cancel_flag_stops_a_kernel_and_clears(cpu_file):
+    hd = HostData("h", read_xspace(cpu_file))
+    assert _native.set_cancel(True) is False
+    try:
+        with pytest.raises(Cancelled):
+            K.argsort(hd.begin)
+        with pytest.raises(Cancelled):
+            read_xspace(cpu_file)
+    finally:
+        assert _native.set_cancel(False) is True
+    assert len(K.argsort(hd.begin)) == len(hd)
+
+
+def test_progress_text_line(capsys):
+    from tfprof_nb._progress import WorkProgress
+
+    shown = WorkProgress(True, delay=0, rate=1000)
+    shown.update(0.25, "loading vm: decoding")
+    shown.update(0.5, "loading vm: decoding")
+    shown.finish("loaded 1 host(s)")
+    err = capsys.readouterr().err
+    assert "[tfprof_nb] loading vm: decoding 25%" in err and "decoding 50%" in err
+    assert "loaded 1 host(s) (" in err
+    quiet = WorkProgress(None, delay=0)  # not a notebook: off by default
+    quiet.update(0.5, "x")
+    quiet.finish("done")
+    assert capsys.readouterr().err == ""
+    assert tp.load  # (the public entry point that takes progress=)
