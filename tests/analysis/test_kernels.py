@@ -223,7 +223,7 @@ def test_cancel_flag_stops_a_kernel_and_clears(cpu_file):
 def test_progress_text_line(capsys):
     from tfprof_nb._progress import WorkProgress
 
-    shown = WorkProgress(True, delay=0, rate=1000)
+    shown = WorkProgress(True, delay=0, rate=1e9)
     shown.update(0.25, "loading vm: decoding")
     shown.update(0.5, "loading vm: decoding")
     shown.finish("loaded 1 host(s)")
