@@ -20,7 +20,8 @@ from pathlib import Path
 __all__ = ["SOURCE_DIR", "build_library", "library_name", "source_hash"]
 
 SOURCE_DIR = Path(__file__).resolve().parent
-FLAGS = ("-O3", "-g", "-std=gnu99", "-pthread", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing")
+FLAGS = ("-O3", "-std=gnu99", "-pthread", "-fPIC", "-shared", "-fvisibility=hidden",
+         "-fno-strict-aliasing")
 _PREFIX = "libtfprof_nb-"
 
 

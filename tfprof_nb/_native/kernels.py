@@ -16,12 +16,13 @@ from .layout import N_STEP_TYPES
 
 ERR_CANCELLED = -10  # common.h
 
-__all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
-           "tree_csr", "join_on_keys", "context_links", "nesting_order_or_none", "rows_where", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
-           "stat_name_counts", "stats_at", "code_counts", "line_name_rows", "code_lookup", "code_rows", "check",
-           "sparse_lookup", "sparse_intersect", "threadpool_regions", "regions_from_rows", "step_breakdown",
-           "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name", "host_step_rows", "inherit_from_allocations", "active_at_peak",
-           "N_TYPES"]
+__all__ = ["argsort", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
+           "nest_strict", "nest_loose", "csr", "tree_csr", "join_on_keys", "context_links",
+           "assign_groups", "is_sorted_by", "int_stat", "int_stats", "stats_at",
+           "stat_name_counts", "code_counts", "code_lookup", "code_rows", "line_name_rows",
+           "check", "sparse_lookup", "threadpool_regions", "regions_from_rows", "step_breakdown",
+           "host_step_rows", "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name",
+           "inherit_from_allocations", "active_at_peak", "N_TYPES"]
 
 N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
 
@@ -223,17 +224,6 @@ def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
     return out, hit.view(bool)
 
 
-def sparse_intersect(rows_a, values_a, rows_b, values_b):
-    """(rows int32, values of a, values of b) of the rows in both sparse columns."""
-    ra, va = _c(rows_a, np.int32), _c(values_a, np.int64)
-    rb, vb = _c(rows_b, np.int32), _c(values_b, np.int64)
-    k = min(len(ra), len(rb))
-    rows, out_a, out_b = np.empty(k, np.int32), np.empty(k, np.int64), np.empty(k, np.int64)
-    k = lib().tfp_sparse_intersect(_p(ra), _p(va), len(ra), _p(rb), _p(vb), len(rb),
-                                   _p(rows), _p(out_a), _p(out_b))
-    return rows[:k], out_a[:k], out_b[:k]
-
-
 def _codes(code: np.ndarray) -> tuple[np.ndarray, int]:
     """A code column as stored (uint16 or int32) and its width in bytes."""
     if code.dtype == np.uint16:
@@ -273,18 +263,6 @@ def nesting_order(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.nd
     if lib().tfp_is_nesting_order(_p(line), _p(begin), _p(dur), n):
         return np.arange(n, dtype=np.int32)
     return argsort(line, begin, -dur)
-
-
-def merge_orders(a: np.ndarray, b: np.ndarray, n_first: int, first: tuple, second: tuple):
-    """Merge two nesting orders of node rows (rows < n_first index the ``first`` (line,
-    begin, dur) arrays, the others ``second`` at row - n_first); ``a`` wins ties."""
-    a, b = _c(a, np.int32), _c(b, np.int32)
-    l1, b1, d1 = _c(first[0], np.int32), _c(first[1], np.int64), _c(first[2], np.int64)
-    l2, b2, d2 = _c(second[0], np.int32), _c(second[1], np.int64), _c(second[2], np.int64)
-    out = np.empty(len(a) + len(b), np.int32)
-    lib().tfp_merge_nesting_order(_p(a), len(a), _p(b), len(b), n_first, _p(l1), _p(b1),
-                                  _p(d1), _p(l2), _p(b2), _p(d2), _p(out))
-    return out
 
 
 def nest_strict(order, n_first: int, first: tuple, second: tuple,

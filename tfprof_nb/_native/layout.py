@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-__all__ = ["TABLES", "COUNTERS", "PROGRESS", "SMALL_TABLES", "COLUMNS", "KINDS", "OWNERS", "N_STEP_TYPES", "table",
-           "header_text", "HEADER"]
+__all__ = ["TABLES", "COUNTERS", "PROGRESS", "SMALL_TABLES", "COLUMNS", "KINDS", "OWNERS",
+           "N_STEP_TYPES", "table", "header_text", "HEADER"]
 
 # the walker's record tables, in the order of its counts (``info`` of tfp_space_open)
 TABLES = ("P", "L", "M", "SM", "CH", "X", "EV", "EX", "ST", "TX")

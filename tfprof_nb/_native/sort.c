@@ -115,32 +115,6 @@ EXPORT int64_t tfp_is_nesting_order(const int32_t *line, const int64_t *begin,
     return 1;
 }
 
-/* Merge ``a`` (na rows) and ``b`` (nb rows), each ordered by (line, begin, longest first),
-   into ``out``; rows index the node arrays (rows < n_first read the first set of arrays,
-   the others the second set at row - n_first); ``a`` wins ties. */
-EXPORT void tfp_merge_nesting_order(const int32_t *a, int64_t na, const int32_t *b, int64_t nb,
-                                    int64_t n_first, const int32_t *line1, const int64_t *begin1,
-                                    const int64_t *dur1, const int32_t *line2,
-                                    const int64_t *begin2, const int64_t *dur2, int32_t *out) {
-    int64_t i = 0, j = 0, k = 0;
-#define NODE_LINE(r) ((r) < n_first ? line1[r] : line2[(r) - n_first])
-#define NODE_BEGIN(r) ((r) < n_first ? begin1[r] : begin2[(r) - n_first])
-#define NODE_DUR(r) ((r) < n_first ? dur1[r] : dur2[(r) - n_first])
-    while (i < na && j < nb) {
-        int32_t x = a[i], y = b[j];
-        int take_a;
-        if (NODE_LINE(x) != NODE_LINE(y)) take_a = NODE_LINE(x) < NODE_LINE(y);
-        else if (NODE_BEGIN(x) != NODE_BEGIN(y)) take_a = NODE_BEGIN(x) < NODE_BEGIN(y);
-        else take_a = NODE_DUR(x) >= NODE_DUR(y);
-        out[k++] = take_a ? a[i++] : b[j++];
-    }
-    while (i < na) out[k++] = a[i++];
-    while (j < nb) out[k++] = b[j++];
-#undef NODE_LINE
-#undef NODE_BEGIN
-#undef NODE_DUR
-}
-
 /* Sort (key, payload) pairs by key, stably (merge sort; tmp holds n of each). */
 void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_t *tval) {
     if (n < 2) return;

@@ -42,26 +42,6 @@ EXPORT int64_t tfp_sparse_lookup(const int32_t *rows, const int64_t *values, int
     return 0;
 }
 
-/* Rows present in both sparse stats (rows increasing), with both values. */
-EXPORT int64_t tfp_sparse_intersect(const int32_t *ra, const int64_t *va, int64_t na,
-                                    const int32_t *rb, const int64_t *vb, int64_t nb,
-                                    int32_t *rows, int64_t *out_a, int64_t *out_b) {
-    int64_t i = 0, j = 0, k = 0;
-    while (i < na && j < nb) {
-        if (ra[i] < rb[j]) i++;
-        else if (rb[j] < ra[i]) j++;
-        else {
-            rows[k] = ra[i];
-            out_a[k] = va[i];
-            out_b[k] = vb[j];
-            k++;
-            i++;
-            j++;
-        }
-    }
-    return k;
-}
-
 /* Whether rows are ordered by (line, time) already. */
 EXPORT int64_t tfp_is_sorted_by(const int32_t *line, const int64_t *t, int64_t n) {
     for (int64_t i = 1; i < n; i++) {

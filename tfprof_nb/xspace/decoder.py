@@ -223,48 +223,77 @@ def decode_xspace(data, path=None, threads: int | None = None,
     if guess:
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
     threads = default_threads() if threads is None else max(1, int(threads))
+    w = _walked(buf, raw, path, threads, progress)
+    space = _space(raw, buf, path, w, _stat_table(buf, raw, w))
+    # offsets become starts relative to the space's origin, in place
+    events = space.events
+    events.line_start_ps = space.line_start_ps()
+    if len(events):
+        span = np.empty(2, np.int64)
+        native.lib().tfp_add_gathered_i64(events.start_ps.ctypes.data, events.line.ctypes.data,
+                                          len(events), events.line_start_ps.ctypes.data,
+                                          events.duration_ps.ctypes.data, span.ctypes.data)
+        events.span_ps = (int(span[0]), int(span[1]))
+    return space
+
+
+def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
+    """Everything the walker gives: the small tables, the names of the metadata, the event
+    and stat columns, the text stats and the extras."""
     walk = _Walk(buf, path, isinstance(raw, mmap.mmap), threads, progress)
     try:
-        small = walk.tables()
-        P, L, M, SM, CH, X = (small[t] for t in ("P", "L", "M", "SM", "CH", "X"))
-        if P.shape[0] == 0:
+        w = walk.tables()
+        if w["P"].shape[0] == 0:
             guess = describe_non_xspace(buf)
             raise ProfileFormatError(
                 path, "contains no XPlane: not an XSpace profile "
                 f"({guess or 'wrong file type or corrupt'})")
-        em_names = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
-        sm_names = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
-        ev_names, st_names = _Names(em_names), _Names(sm_names)
+        M, SM = w["M"], w["SM"]
+        w["em_names"] = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
+        w["sm_names"] = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
+        ev_names, st_names = _Names(w["em_names"]), _Names(w["sm_names"])
         ev_cols, cols = walk.walk(threads, ev_names, np.int16 if len(M) < 2**15 else np.int32,
                                   st_names, st_names.dtype(True))
-        tx_row, tx_len, EX, name_counts = walk.finish(len(st_names.codes))
-        no_meta, refs = walk.n(C_STAT_NO_META) > 0, walk.n(C_REFS)
+        tx_row, tx_len, w["EX"], name_counts = walk.finish(len(st_names.codes))
+        no_meta, w["refs"] = walk.n(C_STAT_NO_META) > 0, walk.n(C_REFS)
     finally:
         walk.close()
-    event_names = ev_names.names(bool((EX[:, EXc.what] == 1).any()))
-    stat_names = st_names.names(no_meta)
-    for c, names in ((ev_cols, event_names), (cols, stat_names)):
+    w["event_names"] = ev_names.names(bool((w["EX"][:, EXc.what] == 1).any()))
+    w["stat_names"] = st_names.names(no_meta)
+    for c, names in ((ev_cols, w["event_names"]), (cols, w["stat_names"])):
         if c["name_code"].dtype == np.int32 and len(names) <= 2**16:
             c["name_code"] = c["name_code"].astype(np.uint16)  # "" was not needed after all
-    values = _intern_text(buf, raw, tx_row, tx_len, cols["kind"], cols["raw_value"])
-    del tx_row, tx_len
-    if refs:
+    w.update(ev_cols=ev_cols, st_cols=cols, tx=(tx_row, tx_len),
+             name_counts=name_counts[:len(w["stat_names"])])
+    return w
+
+
+def _stat_table(buf: np.ndarray, raw, w: dict) -> StatTable:
+    """The stats, their text values interned and references resolved."""
+    cols = w["st_cols"]
+    values = _intern_text(buf, raw, *w.pop("tx"), cols["kind"], cols["raw_value"])
+    if w["refs"]:
         # references resolve to stat-metadata names, appended to the value table ("" when
         # the referenced metadata is missing)
-        ref_names = _Names(sm_names + [""])
+        ref_names = _Names(w["sm_names"] + [""])
         native.lib().tfp_resolve_refs(cols["kind"].ctypes.data, len(cols["kind"]),
                                       cols["raw_value"].ctypes.data, ref_names.codes.ctypes.data,
                                       len(values), int(ref_names.codes[-1]))
         values = values + ref_names.table
-    stats = StatTable(**cols, names=stat_names, values=values,
-                      event_counts=name_counts[:len(stat_names)])
+    return StatTable(**cols, names=w["stat_names"], values=values,
+                     event_counts=w["name_counts"])
+
+
+def _space(raw, buf: np.ndarray, path, w: dict, stats: StatTable) -> XSpaceData:
+    """The XSpaceData of the walked tables (events' starts still offsets)."""
+    P, L, M, SM, CH, X = (w[t] for t in ("P", "L", "M", "SM", "CH", "X"))
     line_plane = L[:, Lc.plane].astype(np.int32)
-    events = EventTable(**ev_cols, names=event_names,
-                        line_plane=line_plane, metadata_key=M[:, Mc.key].copy(), extras=EX,
+    events = EventTable(**w["ev_cols"], names=w["event_names"], line_plane=line_plane,
+                        metadata_key=M[:, Mc.key].copy(), extras=w["EX"],
                         line_start_ps=np.zeros(len(L), np.int64))
     space_strings = decode_spans(raw, X[:, Xc.off], X[:, Xc.len])
     field = X[:, Xc.field]
-    space = XSpaceData(
+    return XSpaceData(
         path=None if path is None else str(path),
         n_bytes=int(buf.size),
         hostnames=[s for s, f in zip(space_strings, field) if f == 4],
@@ -282,7 +311,7 @@ def decode_xspace(data, path=None, threads: int | None = None,
         event_metadata_plane=M[:, Mc.plane].astype(np.int32),
         event_metadata_key=events.metadata_key,
         event_metadata_id=M[:, Mc.id].copy(),
-        event_metadata_names=em_names,
+        event_metadata_names=w["em_names"],
         event_metadata_display_names=decode_spans(raw, M[:, Mc.dname_off], M[:, Mc.dname_len]),
         event_metadata_bytes=[raw[o:o + n] for o, n in zip(M[:, Mc.meta_off].tolist(),
                                                            M[:, Mc.meta_len].tolist())],
@@ -290,17 +319,8 @@ def decode_xspace(data, path=None, threads: int | None = None,
         stat_metadata_plane=SM[:, SMc.plane].astype(np.int32),
         stat_metadata_key=SM[:, SMc.key].copy(),
         stat_metadata_id=SM[:, SMc.id].copy(),
-        stat_metadata_names=sm_names,
+        stat_metadata_names=w["sm_names"],
         stat_metadata_descriptions=decode_spans(raw, SM[:, SMc.desc_off], SM[:, SMc.desc_len]),
         events=events,
         stats=stats,
     )
-    # offsets become starts relative to the space's origin, in place
-    events.line_start_ps = space.line_start_ps()
-    if len(events):
-        span = np.empty(2, np.int64)
-        native.lib().tfp_add_gathered_i64(events.start_ps.ctypes.data, events.line.ctypes.data,
-                                          len(events), events.line_start_ps.ctypes.data,
-                                          events.duration_ps.ctypes.data, span.ctypes.data)
-        events.span_ps = (int(span[0]), int(span[1]))
-    return space
