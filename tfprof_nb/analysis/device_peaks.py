@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from .unit import Analysis
 
-__all__ = ["ANALYSES", "DevicePeaks", "user_peaks", "peaks_from_plane_stats", "combine_peaks"]
+__all__ = ["ANALYSES", "DevicePeaks", "user_peaks", "peaks_from_plane_stats", "combine_peaks",
+           "bound_by", "ON_CHIP_MEMORIES"]
 
 # FLOPs per SM per cycle, dense: max over fp32/fp16 on CUDA cores and Tensor Cores, by
 # compute capability (major * 1000 + minor * 10); an unlisted one takes the nearest lower.
@@ -36,6 +37,12 @@ class DevicePeaks:
     shared_memory_bw_bytes_per_s: float = 0.0
     device: str = ""
     source: str = ""
+    # TPU on-chip memories (bytes/s, 0 when the device has none or does not say)
+    cmem_read_bw_bytes_per_s: float = 0.0
+    cmem_write_bw_bytes_per_s: float = 0.0
+    vmem_read_bw_bytes_per_s: float = 0.0
+    vmem_write_bw_bytes_per_s: float = 0.0
+    has_merged_vmem: bool = False  # the TPU's VMEM peaks count in the roofline
 
     @property
     def known(self) -> bool:
@@ -64,8 +71,11 @@ def peaks_from_plane_stats(plane: str, stats: dict) -> tuple[DevicePeaks, str | 
     if plane.startswith(TPU_PLANE_PREFIX):
         flops = _num(stats, "peak_teraflops_per_second") * 1e12
         hbm = _num(stats, "peak_hbm_bw_gigabytes_per_second") * 1e9
+        on_chip = [_num(stats, f"peak_{m}_{d}_bw_gigabytes_per_second") * 1e9
+                   for m in ("cmem", "vmem") for d in ("rd", "wr")]
         peaks = DevicePeaks(flops, hbm, 0.0, str(stats.get("device_type_string", "TPU")),
-                            "plane stats")
+                            "plane stats", *on_chip,
+                            has_merged_vmem=bool(_num(stats, "has_merged_vmem")))
         return peaks, None if peaks.known else \
             f"{plane}: no peak_teraflops_per_second / peak_hbm_bw_gigabytes_per_second stats"
     if not plane.startswith(GPU_PLANE_PREFIX):
@@ -103,26 +113,40 @@ def combine_peaks(found: list[DevicePeaks]) -> DevicePeaks:
     return found[0] if found else DevicePeaks()
 
 
+ON_CHIP_MEMORIES = {"CMEM Read": "cmem_read", "CMEM Write": "cmem_write",
+                    "VMEM Read": "vmem_read", "VMEM Write": "vmem_write"}
+
+
+def _ratio(values, peak: float):
+    return values / peak if peak > 0 else values * 0
+
+
 def bound_by(normalized_flops, bytes_accessed, time_ps, peaks: DevicePeaks,
-             memory_label: str = "HBM"):
+             memory_label: str = "HBM", on_chip: dict | None = None):
     """Vectorised roofline verdicts: (FLOP/s, bytes/s, compute utilisation, memory
-    utilisation, bound-by label) from normalized FLOPs, bytes and time (ps).  The resource
-    with the highest utilisation bounds the op ("Compute", ``memory_label`` or "Shm/L1" when
-    only the shared-memory peak is known); "Unknown" when no utilisation is positive."""
+    utilisation, bound-by label) from normalized FLOPs, (HBM) bytes and time (ps).  The
+    resource with the highest utilisation bounds the op ("Compute", ``memory_label``, a TPU
+    on-chip memory of ``on_chip`` ({"VMEM Read": bytes, ...}) whose peak is known, or
+    "Shm/L1" when the shared-memory peak is known); "Unknown" when no utilisation is
+    positive.  Ties go to the resource named first, as in XProf."""
     import numpy as np
 
     t = np.asarray(time_ps, dtype=float) / 1e12
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(t > 0, np.asarray(normalized_flops, dtype=float) / t, 0.0)
-        bw = np.where(t > 0, np.asarray(bytes_accessed, dtype=float) / t, 0.0)
-    rate, bw = np.nan_to_num(rate), np.nan_to_num(bw)
-    compute = rate / peaks.peak_flops_per_s if peaks.peak_flops_per_s > 0 else rate * 0
-    memory = bw / peaks.memory_bw_bytes_per_s if peaks.memory_bw_bytes_per_s > 0 else bw * 0
-    shm = bw / peaks.shared_memory_bw_bytes_per_s \
-        if peaks.shared_memory_bw_bytes_per_s > 0 else bw * 0
+        rate = np.nan_to_num(np.where(t > 0, np.asarray(normalized_flops, float) / t, 0.0))
+        bw = np.nan_to_num(np.where(t > 0, np.asarray(bytes_accessed, float) / t, 0.0))
+        compute = _ratio(rate, peaks.peak_flops_per_s)
+        memory = _ratio(bw, peaks.memory_bw_bytes_per_s)
+        candidates = [(compute, "Compute"), (memory, memory_label)]
+        for name, attr in ON_CHIP_MEMORIES.items():
+            peak = getattr(peaks, f"{attr}_bw_bytes_per_s")
+            if on_chip is not None and name in on_chip and peak > 0:
+                used = np.nan_to_num(np.where(t > 0, np.asarray(on_chip[name], float) / t, 0))
+                candidates.append((used / peak, name))
+        candidates.append((_ratio(bw, peaks.shared_memory_bw_bytes_per_s), "Shm/L1"))
     label = np.full(len(t), "Unknown", dtype=object)
     best = np.zeros(len(t))
-    for util, name in ((compute, "Compute"), (memory, memory_label), (shm, "Shm/L1")):
+    for util, name in candidates:
         win = util > best
         label[win], best[win] = name, util[win]
     return rate, bw, compute, memory, label

@@ -91,6 +91,8 @@ _SCHEMA = [
         ("unique_indices", 69, _BOOL, 1, None), ("rng_algorithm", 70, _I32, 1, None),
         ("use_global_device_ids", 71, _BOOL, 1, None),
         ("comparison_type", 72, _STR, 1, None), ("custom_call_api_version", 77, _I32, 1, None),
+        ("constrain_layout", 56, _BOOL, 1, None),
+        ("operand_shapes_with_layout", 57, _MSG, 3, "ShapeProto"),
         ("k", 81, _I64, 1, None), ("largest", 85, _BOOL, 1, None)]),
     ("ShapeProto", [
         ("element_type", 2, _I32, 1, None), ("dimensions", 3, _I64, 3, None),

@@ -346,7 +346,6 @@ def _specific_attributes(module: HloModule, instr) -> list[str]:
             "true" if v else "false"
             for v in instr.parameter_replication.replicated_at_leaf_buffers) + "}")
     elif op == "custom-call":
-        out.append(f'custom_call_target="{instr.custom_call_target}"')
         if instr.HasField("window"):
             out.append("window=" + _window_text(instr.window))
         if instr.HasField("convolution_dimension_numbers"):
@@ -355,6 +354,10 @@ def _specific_attributes(module: HloModule, instr) -> list[str]:
             out.append(f"feature_group_count={instr.feature_group_count}")
         if instr.batch_group_count > 1:
             out.append(f"batch_group_count={instr.batch_group_count}")
+        out.append(f'custom_call_target="{instr.custom_call_target}"')
+        if instr.constrain_layout:
+            out.append("operand_layout_constraints={" + ", ".join(
+                shape_text(sh) for sh in instr.operand_shapes_with_layout) + "}")
         if instr.custom_call_has_side_effect:
             out.append("custom_call_has_side_effect=true")
         if instr.custom_call_api_version != 1:  # API_VERSION_ORIGINAL is left out
