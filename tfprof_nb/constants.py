@@ -34,10 +34,11 @@ TPU_TRACE_ONLY_LINES = (ASYNC_XLA_OPS_LINE, XLA_TRACEME_LINE, FRAMEWORK_NAME_SCO
                         "Tensor Core Sync Flag")
 
 # ---- step-time categories -------------------------------------------------------------------
-# the columns of prof.steps that split a step's duration (they sum to duration_ms)
+# the columns of prof.steps that split a step's duration (they sum to duration_ms);
+# device_idle_ms: TPU steps (a TensorCore's time without ops in the step)
 CATEGORY_COLUMNS = ["device_compute_ms", "device_to_device_ms", "device_collectives_ms",
                     "host_compute_ms", "kernel_launch_ms", "input_ms", "output_ms",
-                    "compilation_ms", "other_ms"]
+                    "compilation_ms", "other_ms", "device_idle_ms"]
 
 # ---- verdict thresholds (% of step time) ----------------------------------------------------
 HIGHLY_INPUT_BOUND_PCT = 20.0  # waiting for input: highly input-bound

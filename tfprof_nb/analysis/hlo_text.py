@@ -83,8 +83,10 @@ def shape_text(shape, layout: bool = True) -> str:
     dims = ",".join(("<=" if i < len(dyn) and dyn[i] else "") + str(d)
                     for i, d in enumerate(shape.dimensions))
     text = f"{name}[{dims}]"
-    if layout and len(shape.dimensions) and shape.HasField("layout"):
-        text += _layout_text(shape.layout, len(shape.dimensions))
+    if layout and shape.HasField("layout"):
+        printed = _layout_text(shape.layout, len(shape.dimensions))
+        if len(shape.dimensions) or printed != "{}":  # a scalar's empty layout is left out
+            text += printed
     return text
 
 

@@ -42,7 +42,7 @@ from .proto_wire import ProtoWireError, core_chip_id, memory_breakdown
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "host_tpu", "combine_tpu", "tensor_core_planes", "op_events",
-           "module_runs", "OFF_DUTY_CATEGORIES", "MEMORY_COLUMNS", "TpuData"]
+           "categorized_ops", "module_runs", "OFF_DUTY_CATEGORIES", "MEMORY_COLUMNS", "TpuData"]
 
 _CORE_PLANE = re.compile(TPU_TENSOR_CORE_PLANE)
 _PROGRAM_IN_NAME = re.compile(r"^(.*)\((\d+)\)$", re.S)
@@ -134,6 +134,19 @@ def op_events(hd: HostData) -> pd.DataFrame:
         "line": line, "begin_ps": hd.begin[rows], "end_ps": hd.end_of(rows),
         "dev_begin": dev_begin, "dev_ps": dev_ps, "self_ps": dev_ps - child,
         "md": hd.space.events.metadata_row[rows].astype(np.int64), "occurrences": occ})
+
+
+def categorized_ops(hd: HostData) -> pd.DataFrame:
+    """The TensorCores' op events that name a program and symbol: ``plane``, ``begin_ps``
+    (event time), ``dev_begin``/``dev_end`` and ``self_ps`` (device time) and ``category``
+    (their ``hlo_category``)."""
+    events = op_events(hd)
+    keyed, md = _keyed(hd, events)
+    category = md.hlo_category.reindex(keyed.md.to_numpy()).fillna("").to_numpy(object)
+    return pd.DataFrame({"plane": keyed.plane.to_numpy(), "begin_ps": keyed.begin_ps.to_numpy(),
+                         "dev_begin": keyed.dev_begin.to_numpy(),
+                         "dev_end": (keyed.dev_begin + keyed.dev_ps).to_numpy(),
+                         "self_ps": keyed.self_ps.to_numpy(), "category": category})
 
 
 def _keyed(hd: HostData, events: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -358,7 +371,8 @@ def _unkeyed_reason(events: pd.DataFrame, keyed: pd.DataFrame) -> list[str]:
 
 def host_tpu(hd: HostData, shift_ps: int = 0) -> dict:
     """One host's TensorCores: ``ops`` (OP_COLUMNS + MEMORY_COLUMNS), ``totals`` (per plane),
-    ``duty`` (per chip), ``modules`` (program executions, times + ``shift_ps``), ``cores``
+    ``duty`` (per chip), ``modules`` (program executions, times relative to the host's
+    origin, as the steps need them), ``cores``
     (TensorCore count), ``counters`` (the host plane's utilisation counters) and
     ``reasons``.  A host without TPU planes costs next to nothing."""
     planes = tensor_core_planes(hd)
@@ -377,7 +391,6 @@ def host_tpu(hd: HostData, shift_ps: int = 0) -> dict:
     duty, chip_reasons = _duty_cycle(hd, events, md, runs, planes)
     reasons = _line_reasons(hd, planes) + _unkeyed_reason(events, keyed) + chip_reasons
     reasons += [f"memory access breakdown not readable: {b}" for b in bad[:5]]
-    runs[["begin_ps", "end_ps"]] += shift_ps
     return {"ops": ops, "totals": _plane_totals(hd, events, keyed, planes), "duty": duty,
             "modules": runs, "cores": len(planes), "counters": counters, "reasons": reasons}
 

@@ -335,6 +335,8 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> di
         _resolve(ops, modules, _module_names(hd, hlo), reasons)
     fused = fused_children(tpu_ops, modules) if tpu_ops is not None else None
     if tpu_ops is not None:
+        reasons += _tpu_proto_reasons(tpu_ops, modules)
+    if tpu_ops is not None:
         ops = pd.concat([o for o in (ops.reindex(columns=OP_COLUMNS),
                                      _with_program_ids(tpu_ops.reindex(columns=OP_COLUMNS)))
                          if len(o)], ignore_index=True)
@@ -344,6 +346,17 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> di
             if len(tpu_totals) else totals
     return {"ops": ops.reindex(columns=OP_COLUMNS), "totals": totals, "fused": fused,
             "peaks": peaks, "programs": dict(program_names), "reasons": reasons}
+
+
+def _tpu_proto_reasons(ops: pd.DataFrame, modules: dict) -> list[str]:
+    """TPU programs without an HLO proto: their ops' metadata has every column, but the op
+    profile cannot list what their fusions fuse."""
+    out = []
+    for pid in sorted(set(ops.program_id.tolist()) - set(modules)):
+        name = ops.module[ops.program_id == pid].iloc[0]
+        out.append(f"TPU program {pid} ({name or '?'}) has no readable HLO proto: the op "
+                   "profile shows its fusions without their fused instructions")
+    return out
 
 
 def _with_program_ids(ops: pd.DataFrame) -> pd.DataFrame:
