@@ -242,7 +242,7 @@ def test_without_hlo_protos(prof, tmp_path):
 
 def test_unknown_line_is_counted(prof, tmp_path):
     def rename(space):
-        line = [ln for ln in _tpu_planes(space)[1].lines if ln.name == "XLA TraceMe"][0]
+        line = next(ln for ln in _tpu_planes(space)[1].lines if ln.name == "XLA TraceMe")
         line.name = "Mystery Line"
 
     damaged = _damaged(tmp_path, rename)
@@ -280,7 +280,7 @@ def test_steps_line_markers(prof, tmp_path):
     from it."""
     def add_steps(space):
         for plane in _tpu_planes(space):
-            modules = [ln for ln in plane.lines if ln.name == "XLA Modules"][0]
+            modules = next(ln for ln in plane.lines if ln.name == "XLA Modules")
             steps = plane.lines.add(id=99, display_id=99, name="Steps",
                                     timestamp_ns=modules.timestamp_ns)
             gid = max(plane.stat_metadata) + 1
