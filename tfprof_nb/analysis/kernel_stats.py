@@ -161,8 +161,12 @@ def _xla_op_names(hd: HostData, rows: np.ndarray, xla_ops: dict | None) -> np.nd
     code, has = hlo.lookup(rows)
     pid, has_pid = hd.int_stat("program_id").lookup(rows)
     short = [str(v).split("::")[-1] for v in hlo.table]
-    for i in np.flatnonzero(has & has_pid).tolist():
-        out[i] = names.get((int(pid[i]), short[code[i]]))
+    known = np.flatnonzero(has & has_pid)
+    pairs = pd.DataFrame({"p": pid[known], "c": code[known]})
+    key, uniq = pd.factorize(pd.MultiIndex.from_frame(pairs)) if len(known) else ([], [])
+    found = np.array([names.get((int(p), short[c])) for p, c in uniq], dtype=object)
+    if len(known):
+        out[known] = found[key]
     return out
 
 

@@ -34,8 +34,9 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import nest_strict, nesting_order
-from ..constants import (HOST_PLANE, STEPS_LINE, TPU_OP_LINES, TPU_PLANE_PREFIX, TPU_TENSOR_CORE_PLANE,
-                         TPU_TRACE_ONLY_LINES, XLA_MODULES_LINE)
+from ..constants import (HOST_PLANE, STEPS_LINE, TPU_OP_LINES, TPU_PLANE_PREFIX,
+                         TPU_TENSOR_CORE_PLANE, TPU_TRACE_ONLY_LINES, XLA_MODULES_LINE,
+                         XLA_OPS_LINE)
 from ..xspace.model import stat_value
 from .host import HostData
 from .proto_wire import ProtoWireError, core_chip_id, memory_breakdown
@@ -116,9 +117,10 @@ def _device_times(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def op_events(hd: HostData) -> pd.DataFrame:
-    """One row per event on the TensorCores' op lines: ``row``, ``plane``, ``line``,
-    ``begin_ps``/``end_ps`` (event time, host clock), ``dev_begin``/``dev_ps`` (device time),
-    ``self_ps``, ``md`` (metadata row) and ``occurrences``."""
+    """One row per event on the TensorCores' op lines: ``row``, ``plane``, ``line``, ``xla``
+    (on an XLA Ops line), ``begin_ps``/``end_ps`` (event time, host clock),
+    ``dev_begin``/``dev_ps`` (device time), ``self_ps``, ``md`` (metadata row) and
+    ``occurrences``."""
     planes = tensor_core_planes(hd)
     rows = _line_rows(hd, planes, TPU_OP_LINES)
     line = hd.line[rows].astype(np.int32)
@@ -129,9 +131,11 @@ def op_events(hd: HostData) -> pd.DataFrame:
     child = np.bincount(parent[parent >= 0], weights=dev_ps[parent >= 0],
                         minlength=len(rows)).astype(np.int64)
     occ = np.maximum(hd.space.events.num_occurrences[rows], 1)
+    line_names = np.asarray(hd.space.line_names, dtype=object)
     return pd.DataFrame({
         "row": rows, "plane": hd.space.line_plane[hd.space.events.line[rows]],
-        "line": line, "begin_ps": hd.begin[rows], "end_ps": hd.end_of(rows),
+        "line": line, "xla": line_names[hd.space.events.line[rows]] == XLA_OPS_LINE,
+        "begin_ps": hd.begin[rows], "end_ps": hd.end_of(rows),
         "dev_begin": dev_begin, "dev_ps": dev_ps, "self_ps": dev_ps - child,
         "md": hd.space.events.metadata_row[rows].astype(np.int64), "occurrences": occ})
 
@@ -295,8 +299,7 @@ def _union_ps(begin: np.ndarray, end: np.ndarray) -> int:
 def _duty_cycle(hd: HostData, events: pd.DataFrame, md: pd.DataFrame,
                 modules: pd.DataFrame, planes: dict) -> tuple[pd.DataFrame, list[str]]:
     """Per chip: busy and idle ps (XProf's duty cycle: cores of a chip are united)."""
-    xla_ops = events[np.asarray(hd.space.line_names, dtype=object)[
-        hd.space.events.line[events.row.to_numpy()]] == TPU_OP_LINES[0]]
+    xla_ops = events[events.xla]
     category = md.hlo_category.reindex(xla_ops.md.to_numpy()).to_numpy(object)
     active = xla_ops[~pd.Series(category).isin(OFF_DUTY_CATEGORIES).to_numpy()]
     chips, reasons = _chips(hd, planes)
@@ -362,7 +365,8 @@ def _line_reasons(hd: HostData, planes: dict) -> list[str]:
 
 
 def _unkeyed_reason(events: pd.DataFrame, keyed: pd.DataFrame) -> list[str]:
-    n = len(events) - len(keyed)
+    """Events on XLA Ops lines left out (the derived Framework Ops never name a program)."""
+    n = int(events.xla.sum() - keyed.xla.sum())
     if not n:
         return []
     return [f"{n:,} events on TPU op lines name no program and symbol in their metadata: "

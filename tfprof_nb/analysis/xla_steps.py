@@ -5,11 +5,11 @@ Where a step comes from, in order:
 
 * the ``Steps`` lines of the TensorCore planes (the runtime's step markers): one step per
   marker (its ``group_id``, else its position), on every core that has it;
-* otherwise the ``XLA Modules`` lines: the program executed most often (ties: the one with
-  the most time) makes the steps, one per execution (matched across cores by position); a
-  step lasts from the start of one execution to the start of the next on that core (the
-  last: to its end), so the gap before the next execution is the step's idle time.  XProf
-  finds no steps here; ``source`` says how ours were made.
+* otherwise the ``XLA Modules`` lines: of the programs executed more than once on a core,
+  the one with the most time (none repeats: the longest) makes the steps, one per execution
+  (matched across cores by position), each lasting until the next execution on that core
+  (the last: to its end), so what runs between two executions belongs to the step before.
+  XProf finds no steps here; ``source`` says how ours were made.
 
 Steps are placed by the events' times (``start_us``); their durations and breakdown are on
 the device's clock, the clock of the ops' device times: a step runs from its first op to the
@@ -57,12 +57,14 @@ def _marker_spans(hd: HostData, planes: dict) -> pd.DataFrame:
 
 
 def _program_spans(modules: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Step spans from the executions of the most executed program, and its name."""
+    """Step spans from the executions of the repeated program with the most time, and its
+    name."""
     runs = modules.copy()
     runs["program"] = runs["name"].astype(str)
     per_core = runs.groupby(["program", "plane"]).size().groupby("program").max()
     time = (runs.end_ps - runs.begin_ps).groupby(runs.program).sum()
-    rank = pd.DataFrame({"n": per_core, "t": time}).sort_values(["n", "t"], ascending=False)
+    rank = pd.DataFrame({"repeats": per_core >= 2, "t": time}).sort_values(
+        ["repeats", "t"], ascending=False)
     program = str(rank.index[0])
     mine = runs[runs.program == program].sort_values(["plane", "begin_ps"], kind="stable")
     step = mine.groupby("plane").cumcount().to_numpy()
