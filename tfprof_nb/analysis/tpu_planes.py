@@ -50,6 +50,7 @@ _PROGRAM_IN_NAME = re.compile(r"^(.*)\((\d+)\)$", re.S)
 OFF_DUTY_CATEGORIES = ("infeed", "outfeed", "host send", "host send-done", "host recv",
                        "host recv-done", "megacore fusion")
 _CUSTOM_CALL = "custom-call"
+_U64 = 2**64 - 1
 # per-execution bytes by memory space (NaN where the op has no breakdown)
 MEMORY_COLUMNS = ["hbm_bytes", "cmem_read_bytes", "cmem_write_bytes", "vmem_read_bytes",
                   "vmem_write_bytes"]
@@ -219,7 +220,7 @@ def _aggregate(contrib: pd.DataFrame, md: pd.DataFrame, modules: dict) -> pd.Dat
     occ = sums.occurrences.to_numpy(float)
     model = np.where(sums.custom | (sums.model_md > 0), sums.model, sums.flops)
     file, line = zip(*[_source(s) for s in first.source]) if len(first) else ((), ())
-    pid = first.program_id.map(int).tolist()
+    pid = [int(p) & _U64 for p in first.program_id]  # ids written as int64 wrap around
     out = pd.DataFrame({
         "device_type": "TPU", "program_id": pid, "hlo_op": first.name.to_numpy(object),
         "occurrences": sums.occurrences.to_numpy(np.int64),
