@@ -228,6 +228,38 @@ class Profile:
         """Allocations active at each allocator's peak, largest first (equal ones merged)."""
         return self.result("memory")[2]
 
+    # ---- GPU time ----------------------------------------------------------------------------
+    @property
+    def gpu_utilization(self) -> pd.DataFrame:
+        """Per host, device, stream (``"all"``: the device) and step: wall, busy and idle time
+        by cause (sync/memcpy, input, launch-bound, host-bound, other), summing to the wall."""
+        return self.result("gpu_utilization")
+
+    @property
+    def gpu_overlap(self) -> pd.DataFrame:
+        """Per device and step: collective time, the part hidden under compute, the exposed."""
+        return self.result("gpu_overlap")
+
+    @property
+    def launch_latency(self):
+        """Launch-to-start latency per kernel, its histogram, outliers and the queue length."""
+        return self.result("launch_latency")
+
+    @property
+    def duty_cycle(self) -> pd.DataFrame:
+        """Per device: busy time over its active span (``attrs["device_duty_cycle_pct"]``)."""
+        return self.result("duty_cycle")
+
+    @property
+    def stragglers(self) -> pd.DataFrame:
+        """Per step: the host and device that finished last, and by how much."""
+        return self.result("stragglers")
+
+    def sql(self, query: str) -> pd.DataFrame:
+        """Run a DuckDB query over events, stats, steps and the tool tables (a DataFrame);
+        needs ``pip install "tfprof-nb[sql]"``.  See analysis.sql for the tables."""
+        return self._results.cached("sql", lambda: _sql_session(self)).query(query)
+
     # ---- XLA programs --------------------------------------------------------------------------
     @property
     def hlo_stats(self) -> pd.DataFrame:
@@ -351,6 +383,12 @@ class Profile:
 
     def __repr__(self) -> str:
         return f"<tfprof_nb.Profile hosts={self.hosts!r} events={self.n_events}>"
+
+
+def _sql_session(prof: "Profile"):
+    from .analysis.sql import SqlSession
+
+    return SqlSession(prof._results, prof.spaces)
 
 
 def _peaks(flops, bandwidth, device: str, source: str) -> DevicePeaks:
