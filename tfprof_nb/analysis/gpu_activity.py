@@ -31,11 +31,12 @@ from .._native.kernels import join_on_keys
 from .host import HOST_PLANE, HostData
 from .intervals import Intervals, union
 
-__all__ = ["COMPUTE", "COLLECTIVE", "COPY", "DeviceActivity", "device_activity",
+__all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
            "host_waits", "tpu_module_spans", "stream_names", "is_device_plane",
            "is_collective"]
 
 COMPUTE, COLLECTIVE, COPY = 0, 1, 2
+NO_LAUNCH = np.iinfo(np.int64).min  # the launch time of activity without a recorded launch
 # names are matched lower-cased, by prefix or substring (plain ``str`` methods: fast on the
 # long templated kernel names of CUDA programs)
 _COLLECTIVE_PREFIX = ("nccl", "rccl")
@@ -86,7 +87,7 @@ class DeviceActivity:
     """One host's device activity, one entry per event, sorted by (device, begin).
 
     Times are ps relative to the host's origin; ``launch``/``launch_end`` are the linked host
-    launch call's start and end (-1: no launch recorded)."""
+    launch call's start and end (NO_LAUNCH: none recorded)."""
 
     rows: np.ndarray  # int32 event row
     device: np.ndarray  # int32 plane index
@@ -168,10 +169,10 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _launches(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) ps of the host launch of each device row (-1 where none is recorded):
+    """(start, end) ps of the host launch of each device row (NO_LAUNCH where none is):
     host and device events joined on ``correlation_id``; the first match wins."""
-    start = np.full(len(rows), -1, np.int64)
-    end = np.full(len(rows), -1, np.int64)
+    start = np.full(len(rows), NO_LAUNCH, np.int64)
+    end = np.full(len(rows), NO_LAUNCH, np.int64)
     corr = hd.int_stat("correlation_id")
     if not len(corr) or not len(rows):
         return start, end
@@ -187,7 +188,7 @@ def _launches(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(d):
         first = np.unique(d, return_index=True)[1]
         h, d = h[first], d[first]
-        at = pos[d]
+        at = d
         start[at] = hd.begin[h]
         end[at] = hd.begin[h] + hd.duration[h]
     return start, end

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .gpu_activity import DeviceActivity, stream_names
+from .gpu_activity import NO_LAUNCH, DeviceActivity, stream_names
 from .host import HostData
 
 __all__ = ["launch_tables", "LATENCY_EDGES_US", "PER_KERNEL_COLUMNS", "HISTOGRAM_COLUMNS",
@@ -130,7 +130,7 @@ def _queue(host: str, device: str, launch: np.ndarray, start: np.ndarray,
 def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
     """``per_kernel`` latency statistics, latency ``histogram`` per device (LATENCY_EDGES_US),
     the ``outliers`` and the ``queue`` length per device, of one host."""
-    linked = act.launch >= 0
+    linked = act.launch != NO_LAUNCH
     if not linked.any():
         return empty_launch_tables()
     a = act.take(linked)

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, DeviceActivity, device_activity,
+from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,
+                           device_activity,
                            host_waits, stream_names)
 from .gpu_launch import launch_tables
 from .host import HostData
@@ -91,11 +92,11 @@ def _gap_sets(seg, lo: int, hi: int) -> tuple[Intervals, Intervals]:
     seg_b, seg_e, seg_launch = seg
     gb = np.concatenate([[lo], seg_e])
     ge = np.concatenate([seg_b, [hi]])
-    nxt = np.concatenate([seg_launch, [-1]])
+    nxt = np.concatenate([seg_launch, [NO_LAUNCH]])
     interior = np.ones(len(gb), dtype=bool)
     interior[0] = interior[-1] = False
     short = interior & (ge - gb <= int(LAUNCH_GAP_US * 1e6))
-    late = ~short & (nxt >= 0) & (nxt >= gb)
+    late = ~short & (nxt != NO_LAUNCH) & (nxt >= gb)
     return union(gb[short], ge[short]), union(gb[late], ge[late])
 
 
@@ -134,17 +135,20 @@ def _account(kernels: DeviceActivity, copies: Intervals, waits: dict, windows) -
 
 def _extent(begin: np.ndarray, busy: Intervals, w0, w1) -> dict:
     """Kernels starting in each window, and the first start / last end of busy time in it
-    (ps, -1: none); ``begin`` sorted."""
+    (ps as float, NaN: none); ``begin`` sorted."""
     count = np.searchsorted(begin, w1, "left") - np.searchsorted(begin, w0, "left")
     seg_b, seg_e = busy
     n = len(seg_b)
-    k0 = np.searchsorted(seg_e, w0, "right")
-    k1 = np.searchsorted(seg_b, w1, "left") - 1
-    has0 = (k0 < n) & (seg_b[np.minimum(k0, n - 1)] < w1) if n else np.zeros(len(w0), bool)
-    has1 = (k1 >= 0) & (seg_e[np.maximum(k1, 0)] > w0) if n else np.zeros(len(w0), bool)
-    first = np.where(has0, np.maximum(seg_b[np.minimum(k0, n - 1)], w0), -1) if n else has0 - 1
-    last = np.where(has1, np.minimum(seg_e[np.maximum(k1, 0)], w1), -1) if n else has1 - 1
-    return {"kernels": count, "first_ps": first.astype(np.int64), "last_ps": last.astype(np.int64)}
+    if not n:
+        none = np.full(len(w0), np.nan)
+        return {"kernels": count, "first_ps": none, "last_ps": none}
+    k0 = np.minimum(np.searchsorted(seg_e, w0, "right"), n - 1)
+    k1 = np.maximum(np.searchsorted(seg_b, w1, "left") - 1, 0)
+    has0 = (seg_e[k0] > w0) & (seg_b[k0] < w1)
+    has1 = (seg_b[k1] < w1) & (seg_e[k1] > w0)
+    first = np.where(has0, np.maximum(seg_b[k0], w0), np.nan)
+    last = np.where(has1, np.minimum(seg_e[k1], w1), np.nan)
+    return {"kernels": count, "first_ps": first, "last_ps": last}
 
 
 def _overlap(act: DeviceActivity, windows) -> dict:
@@ -210,8 +214,7 @@ def empty_overlap() -> pd.DataFrame:
 def _finish(table: pd.DataFrame, shift_ps: int) -> pd.DataFrame:
     """Times in us on the profile axis, idle and busy share; columns in order."""
     for col, src in (("first_start_us", "first_ps"), ("last_end_us", "last_ps")):
-        ps = table.pop(src).to_numpy()
-        table[col] = np.where(ps >= 0, (ps + shift_ps) / 1e6, np.nan)
+        table[col] = (table.pop(src).to_numpy(float) + shift_ps) / 1e6
     table["idle_us"] = table[CAUSE_COLUMNS].sum(axis=1)
     table["busy_pct"] = np.divide(100 * table.busy_us, table.wall_us,
                                   out=np.zeros(len(table)), where=table.wall_us > 0)
@@ -235,7 +238,8 @@ def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int) -> pd.Data
         rows.append({"host": hd.name, "device": hd.plane_names[plane],
                      "kernels": int(kern.sum()),
                      "kernels_under_10us": int((dur < 10_000_000).sum()),
-                     "copies": int((~kern).sum()), "launches_linked": int((dev.launch >= 0).sum()),
+                     "copies": int((~kern).sum()),
+                     "launches_linked": int((dev.launch != NO_LAUNCH).sum()),
                      "busy_us": float((busy[1] - busy[0]).sum() / 1e6),
                      "span_us": (hi - lo) / 1e6, "first_us": (lo + shift_ps) / 1e6})
     return pd.DataFrame(rows, columns=["host", "device", "kernels", "kernels_under_10us",
