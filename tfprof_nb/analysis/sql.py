@@ -130,15 +130,17 @@ class SqlSession:
     def _register_lines(self) -> None:
         if "_lines" in self._done:
             return
-        frames = []
-        for i, host in enumerate(self._hosts()):
-            sp = self._spaces[host]
-            planes = np.asarray(sp.plane_names, dtype=object)
-            frames.append(pd.DataFrame({
-                "host_index": i, "line_index": np.arange(len(sp.line_names), dtype=np.int32),
-                "host": host, "plane": planes[sp.line_plane] if len(sp.line_plane) else [],
-                "line": np.asarray(sp.line_names, dtype=object), "line_id": sp.line_ids}))
-        self._register("_lines", pd.concat(frames, ignore_index=True))
+        spaces = [self._spaces[h] for h in self._hosts()]
+        n = [len(sp.line_names) for sp in spaces]
+        planes = [np.asarray(sp.plane_names, dtype=object)[sp.line_plane] for sp in spaces]
+        self._register("_lines", pd.DataFrame({
+            "host_index": np.repeat(np.arange(len(spaces), dtype=np.int32), n),
+            "line_index": np.concatenate([np.arange(k, dtype=np.int32) for k in n]),
+            "host": np.repeat(np.asarray(self._hosts(), dtype=object), n),
+            "plane": np.concatenate(planes).astype(object),
+            "line": np.concatenate([np.asarray(sp.line_names, dtype=object)
+                                    for sp in spaces]),
+            "line_id": np.concatenate([sp.line_ids for sp in spaces])}))
         self._done.add("_lines")
 
     def register_events(self) -> None:
@@ -198,10 +200,14 @@ class SqlSession:
 
 
 def _signed(codes: np.ndarray) -> np.ndarray:
-    """Codes as a signed integer array (a view when they already are)."""
+    """Codes as a signed integer array: a view when they already are, or when unsigned codes
+    all fit the signed type of their size (a categorical's codes are signed)."""
     if codes.dtype.kind == "i":
         return codes
-    return codes.astype(np.int32 if codes.dtype.itemsize >= 2 else np.int16)
+    signed = np.dtype(f"i{codes.dtype.itemsize}")
+    if not len(codes) or int(codes.max()) <= np.iinfo(signed).max:
+        return codes.view(signed)
+    return codes.astype(np.int64)
 
 
 def _unique(names: list) -> list:
