@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bench_export import _memory_kb, _peak_kb, _reset_peak  # noqa: E402
+from bench_export import _memory_kb, _peak_kb, _reset_peak
 
 GPU_FIXTURE = HERE.parent / "tests" / "data" / "gpu_bert_multiworker" / \
     "34.83.195.179_6003.xplane.pb"

@@ -111,6 +111,7 @@ def test_dask_sql_keeps_events_on_the_workers(client, pod_dir):
         remote.sql("SELECT count(*) FROM events")
     with pytest.raises(ValueError, match="events stay on the workers"):
         remote.sql("SELECT count(*) FROM stats")
-    query = "SELECT host, count(*) AS n, sum(duration_ms) AS ms FROM steps GROUP BY host ORDER BY host"
+    query = ("SELECT host, count(*) AS n, sum(duration_ms) AS ms FROM steps GROUP BY host "
+             "ORDER BY host")
     pd.testing.assert_frame_equal(remote.sql(query), local.sql(query))
     assert not remote.spaces._fetched  # nothing decoded came over for SQL

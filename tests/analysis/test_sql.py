@@ -4,7 +4,6 @@ answer compared with the DataFrames."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import tfprof_nb as tp

@@ -27,15 +27,15 @@ import numpy as np
 import pandas as pd
 
 from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,
-                           device_activity,
-                           host_waits, stream_names)
+                           device_activity, host_waits, stream_names)
 from .gpu_launch import launch_tables
 from .host import HostData
 from .intervals import Intervals, intersect, measure_in, subtract, union
 from .unit import Analysis, parts_dict
 
-__all__ = ["ANALYSES", "GpuTimePart", "host_gpu_time", "empty_utilization", "empty_overlap", "CAUSE_COLUMNS", "LAUNCH_GAP_US",
-           "UTILIZATION_COLUMNS", "OVERLAP_COLUMNS", "ALL_STREAMS"]
+__all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OVERLAP_COLUMNS",
+           "UTILIZATION_COLUMNS", "GpuTimePart", "empty_overlap", "empty_utilization",
+           "host_gpu_time"]
 
 LAUNCH_GAP_US = 10.0
 ALL_STREAMS = "all"  # the stream of a device's own row (busy: any stream computes)
