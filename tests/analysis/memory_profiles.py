@@ -105,6 +105,13 @@ def assert_matches(ours, theirs: dict, small: int = 16 * 1024) -> None:
                     if o.get("logicalBufferId", 0) == -1)
     assert abs(ours.buffers.size_bytes[ours.buffers.size_bytes < small].sum()
                - small_ref) < 1, name
+    # the whole-program buffers, small ones included: xprof lists every buffer of their
+    # allocations with its shape
+    listed = {int(lb.get("id", 0)): (lb["hloName"], lb["shape"])
+              for a in theirs.get("indefiniteLifetimes", []) for lb in a["logicalBuffers"]}
+    whole = ours.buffers[ours.buffers.indefinite]
+    assert {(int(b.logical_buffer_id), b.hlo_op_name, b.buffer_shape)
+            for b in whole.itertuples()} <= {(k, *v) for k, v in listed.items()}, name
     for ours_name, ref_name in (("total_allocation_bytes", "totalBufferAllocationMib"),
                                 ("indefinite_bytes", "indefiniteBufferAllocationMib"),
                                 ("entry_parameters_bytes", "entryComputationParametersMib"),

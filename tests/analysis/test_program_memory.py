@@ -197,3 +197,27 @@ def test_summary_table_and_analysis_unit(synth):
     parts = prof.host_partials("program_memory")
     assert list(parts) == prof.hosts and set(parts["synthetic"].programs) == set(range(1, 11))
     assert isinstance(prof.program_memory(3).heap.hlo_op_name.dtype, pd.CategoricalDtype)
+
+
+def test_pod_on_dask_equals_local(tmp_path):
+    """Two hosts (the TPU and an MI300X profile) on a real LocalCluster: the buffer
+    assignments are read on the workers, the partials travel, the tables equal local ones."""
+    import shutil
+
+    import distributed
+
+    shutil.copy(real("tpu_v6e_jax_inference"), tmp_path / "tpu-host.xplane.pb")
+    shutil.copy(real("mi300x_jax08_conv"), tmp_path / "gpu-host.xplane.pb")
+    local = tp.load(tmp_path)
+    table = local.program_memory()
+    assert len(table) == 4 + 8  # every program of both hosts
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    with cluster, distributed.Client(cluster) as client:
+        remote = tp.load(tmp_path, client=client, timeout=120)
+        pd.testing.assert_frame_equal(remote.program_memory(), table)
+        for program in ("jit_f", "jit_forward_3d_conv"):
+            a, b = remote.program_memory(program), local.program_memory(program)
+            pd.testing.assert_frame_equal(a.buffers, b.buffers)
+            pd.testing.assert_frame_equal(a.heap, b.heap)
+        assert not remote.spaces._fetched  # computed on the workers

@@ -17,8 +17,7 @@ heap simulator's traces (ALLOC / FREE / SHARE_WITH events in the compiler's prog
 * the peak is the first event where the heap is highest; the buffers live there are listed in
   program order (XProf collapses those under 16 KiB into one entry; here each has its row).
 
-The simulation is vectorised: roots of the SHARE_WITH chains by pointer jumping, reference
-counts as a grouped cumulative sum, the heap as a cumulative sum of the size changes.
+The trace is replayed by :mod:`.heap_simulator` (vectorised).
 """
 
 from __future__ import annotations
@@ -28,16 +27,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .heap_simulator import TraceError, events_of, live_at, simulate, trace_of
 from .hlo_cost import shape_bytes
 from .hlo_proto import HloModule
 from .hlo_text import shape_text
 from .xla_ops import source_of
 
-__all__ = ["ALLOC", "BUFFER_COLUMNS", "FREE", "HEAP_COLUMNS", "SHARE_WITH", "ProgramMemory",
-           "TraceError", "empty_program_memory", "memory_spaces", "no_assignment_reason",
-           "program_memory_of"]
+__all__ = ["BUFFER_COLUMNS", "HEAP_COLUMNS", "ProgramMemory", "empty_program_memory",
+           "memory_spaces", "no_assignment_reason", "program_memories", "program_memory_of"]
 
-ALLOC, FREE, SHARE_WITH = 0, 1, 2
 _EVENT_NAMES = np.array(["alloc", "free", "share_with"], dtype=object)
 BUFFER_COLUMNS = ["logical_buffer_id", "hlo_op_name", "shape_index", "opcode", "framework_op",
                   "buffer_shape", "size_bytes", "unpadded_size_bytes", "padding_bytes",
@@ -124,22 +122,29 @@ def _allocations(ba) -> pd.DataFrame:
 
 def _logical_buffers(module: HloModule, ba) -> pd.DataFrame:
     """One row per assigned logical buffer whose instruction the module has, by id: its
-    place in the assignment (``seq``), id, size, colour, allocation, offset, instruction id
-    and shape index (a tuple)."""
-    proto = {lb.id: lb for lb in ba.logical_buffers}
-    rows = []
-    for alloc in ba.buffer_allocations:
-        for assigned in alloc.assigned:
-            lb = proto.get(assigned.logical_buffer_id)
-            if lb is None or lb.defined_at.instruction_id not in module.by_id:
-                continue
-            rows.append((lb.id, lb.size, lb.color, alloc.index, assigned.offset,
-                         lb.defined_at.instruction_id, tuple(lb.defined_at.shape_index)))
-    frame = pd.DataFrame(rows, columns=["id", "size", "color", "allocation", "offset",
-                                        "instruction_id", "shape_index"])
-    frame.insert(0, "seq", np.arange(len(frame)))
+    place in the assignment (``seq``), id, size, colour, allocation, offset, instruction id,
+    unpadded size and shape index (a tuple)."""
+    lbs = ba.logical_buffers
+    n = len(lbs)
+    where = [b.defined_at for b in lbs]
+    proto = pd.DataFrame({
+        "id": np.fromiter((b.id for b in lbs), np.int64, n),
+        "size": np.fromiter((b.size for b in lbs), np.int64, n),
+        "color": np.fromiter((b.color for b in lbs), np.int64, n),
+        "instruction_id": np.fromiter((w.instruction_id for w in where), np.int64, n),
+        "shape_index": [tuple(i) if i else () for i in (w.shape_index for w in where)]})
+    proto = proto[proto.instruction_id.isin(np.fromiter(module.by_id, np.int64,
+                                                        len(module.by_id)))]
+    assigned = pd.DataFrame([(x.logical_buffer_id, a.index, x.offset)
+                             for a in ba.buffer_allocations for x in a.assigned],
+                            columns=["id", "allocation", "offset"], dtype=np.int64)
+    assigned.insert(0, "seq", np.arange(len(assigned), dtype=np.int64))
+    frame = assigned.merge(proto.drop_duplicates("id"), on="id", how="inner")
     frame = frame.drop_duplicates("id", keep="last").sort_values("id", kind="stable")
-    return frame.astype({c: np.int64 for c in frame.columns[:-1]}).reset_index(drop=True)
+    frame = frame.reset_index(drop=True)
+    frame["unpadded"] = _unpadded_bytes(module, frame.instruction_id.tolist(),
+                                        frame.shape_index.tolist())
+    return frame
 
 
 def memory_spaces(ba) -> list[int]:
@@ -176,120 +181,6 @@ def _unpadded_bytes(module: HloModule, instruction_ids, indices) -> np.ndarray:
     return out
 
 
-# ---- the heap simulator trace ----------------------------------------------------------------
-def _trace_of(ba, allocs: pd.DataFrame, buffers: pd.DataFrame, color: int) -> int:
-    """Index of the heap simulator trace of memory space ``color`` (-1: none).  A trace
-    belongs to the allocation of its first event's buffer; the space's first temporary
-    allocation with a trace wins, else the trace with the most events of that space."""
-    alloc_of = dict(zip(buffers.id.tolist(), buffers.allocation.tolist()))
-    color_of = dict(zip(buffers.id.tolist(), buffers.color.tolist()))
-    trace_of_alloc: dict = {}
-    traces = list(ba.heap_simulator_traces)
-    for i, trace in enumerate(traces):
-        if len(trace.events) and trace.events[0].buffer_id in alloc_of:
-            trace_of_alloc[alloc_of[trace.events[0].buffer_id]] = i
-    own = allocs[(allocs.color == color) & ~allocs.indefinite].sort_values("index")
-    for index in own["index"].tolist():
-        if index in trace_of_alloc:
-            return trace_of_alloc[index]
-    best, best_count = -1, 0
-    for i, trace in enumerate(traces):
-        count = sum(color_of.get(e.buffer_id) == color for e in trace.events)
-        if count > best_count:
-            best, best_count = i, count
-    return best
-
-
-def _events(trace) -> dict:
-    """The trace's events as columns."""
-    events = list(trace.events)
-    return {"kind": np.fromiter((e.kind for e in events), np.int64, len(events)),
-            "buffer": np.fromiter((e.buffer_id for e in events), np.int64, len(events)),
-            "canonical": np.fromiter((e.share_with_canonical_id for e in events), np.int64,
-                                     len(events)),
-            "instruction": [e.instruction_name for e in events],
-            "computation": [e.computation_name for e in events]}
-
-
-class TraceError(ValueError):
-    """A heap simulator trace XProf's rules cannot replay (the memory viewer fails on it)."""
-
-
-def _roots(parent: np.ndarray) -> np.ndarray:
-    """The root of every node of a forest given by ``parent`` (pointer jumping)."""
-    root = parent.copy()
-    for _ in range(64):
-        nxt = root[root]
-        if np.array_equal(nxt, root):
-            return root
-        root = nxt
-    raise TraceError("SHARE_WITH events form a cycle")
-
-
-def _simulate(ev: dict, ids: np.ndarray, allocation: np.ndarray, size: np.ndarray,
-              unpadded: np.ndarray) -> dict:
-    """Replay the trace (buffers as positions in the sorted ``ids``): per event the change of
-    the heap (bytes, unpadded bytes), whether it made its root live (``increase``) or freed it
-    (``decrease``), its root, and the event's buffer position."""
-    kind, n = ev["kind"], len(ev["kind"])
-    if np.any((kind < ALLOC) | (kind > SHARE_WITH)):
-        raise TraceError(f"unhandled event kind {int(kind[(kind < 0) | (kind > 2)][0])}")
-    pos = np.minimum(np.searchsorted(ids, ev["buffer"]), max(len(ids) - 1, 0))
-    known = (ids[pos] == ev["buffer"]) if len(ids) else np.zeros(n, bool)
-    cpos = np.minimum(np.searchsorted(ids, ev["canonical"]), max(len(ids) - 1, 0))
-    share = kind == SHARE_WITH
-    valid = known & ~(share & ~((ids[cpos] == ev["canonical"]) if len(ids) else False))
-    seen = np.unique(allocation[pos[known]])
-    if len(seen) != 1:
-        raise TraceError("all heap simulation should work out of a single buffer allocation, "
-                         f"this trace uses {len(seen)}")
-    parent = np.arange(len(ids))
-    linked = valid & share
-    parent[pos[linked]] = cpos[linked]
-    root = np.where(valid, _roots(parent)[pos], -1)
-    step = np.where(kind == FREE, -1, 1) * valid
-    count = pd.Series(step).groupby(root).cumsum().to_numpy()
-    if np.any(valid & (count < 0)):
-        bad = int(ev["buffer"][np.flatnonzero(valid & (count < 0))[0]])
-        raise TraceError(f"buffer {bad} is freed more times than it is allocated")
-    increase = valid & ((kind == ALLOC) | (share & (count == 1)))
-    decrease = valid & (kind == FREE) & (count == 0)
-    changed = np.where(kind == ALLOC, pos, np.maximum(root, 0))
-    sign = increase.astype(np.int64) - decrease.astype(np.int64)
-    delta = sign * size[changed]
-    heap = np.cumsum(delta)
-    if np.any(heap < 0):
-        raise TraceError("the heap size becomes negative")
-    return {"delta": delta, "heap": heap, "unpadded": np.cumsum(sign * unpadded[changed]),
-            "increase": increase, "decrease": decrease, "root": root, "pos": pos,
-            "valid": valid}
-
-
-def _live_at(sim: dict, kind: np.ndarray, peak: int) -> pd.DataFrame:
-    """The heap buffers live after event ``peak``, in program order: the event that made each
-    live (``at``), the buffer shown (``pos``: the sharer when a share brought the memory
-    back) and, as XProf draws its lifetime, the event that ends it (``end``: a sharer's own
-    FREE, an allocated buffer's first release; the last event if none)."""
-    n = len(kind)
-    change = np.flatnonzero(sim["increase"] | sim["decrease"])
-    before = change[change <= peak]
-    frame = pd.DataFrame({"at": before, "root": sim["root"][before],
-                          "live": sim["increase"][before]})
-    last = frame.drop_duplicates("root", keep="last")
-    last = last[last.live].sort_values("at")
-    released = change[sim["decrease"][change]]
-    first_release = pd.Series(released, index=sim["root"][released]).groupby(level=0).first()
-    frees = np.flatnonzero(sim["valid"] & (kind == FREE))
-    own_free = pd.Series(frees, index=sim["pos"][frees]).groupby(level=0).last()
-    out = last.reset_index(drop=True)
-    out["pos"] = sim["pos"][out["at"].to_numpy()]
-    allocated = kind[out["at"].to_numpy()] == ALLOC
-    end = np.where(allocated, first_release.reindex(out.root.to_numpy()).to_numpy(),
-                   own_free.reindex(out.pos.to_numpy()).to_numpy())
-    out["end"] = np.where(np.isnan(end), n - 1, end).astype(np.int64)
-    return out
-
-
 def _indefinite_rows(allocs: pd.DataFrame, buffers: pd.DataFrame, color: int):
     """(bytes, rows): the indefinite allocations of ``color`` that hold a buffer, their total
     size, and for each its largest buffer (the first of equal ones)."""
@@ -315,7 +206,7 @@ def _buffer_rows(module: HloModule, rows: pd.DataFrame, allocs: pd.DataFrame) ->
         file, line, stack = source_of(module, instr)
         sources.append(f"{file}:{line}" if file else "")
         stacks.append(stack)
-    unpadded = _unpadded_bytes(module, rows.instruction_id.tolist(), rows.shape_index.tolist())
+    unpadded = rows.unpadded.to_numpy(np.int64)
     category = allocs.set_index("index")["category"]
     return pd.DataFrame({
         "logical_buffer_id": rows["id"].to_numpy(np.int64), "hlo_op_name": names,
@@ -331,18 +222,6 @@ def _buffer_rows(module: HloModule, rows: pd.DataFrame, allocs: pd.DataFrame) ->
         "alloc_position": rows.alloc_position.to_numpy(np.int64),
         "free_position": rows.free_position.to_numpy(np.int64),
         "source": sources, "source_stack": stacks}, columns=BUFFER_COLUMNS)
-
-
-def _sizes(module: HloModule, buffers: pd.DataFrame, ev: dict) -> tuple:
-    """(ids, allocation, size, unpadded) arrays by buffer id; unpadded sizes only for the
-    buffers the trace names."""
-    ids = buffers["id"].to_numpy(np.int64)
-    unpadded = np.zeros(len(ids), np.int64)
-    named = np.isin(ids, np.concatenate([ev["buffer"], ev["canonical"]]))
-    unpadded[named] = _unpadded_bytes(module, buffers.instruction_id[named].tolist(),
-                                      buffers.shape_index[named].tolist())
-    return ids, buffers.allocation.to_numpy(np.int64), buffers["size"].to_numpy(np.int64), \
-        unpadded
 
 
 def _heap_table(ev: dict, sim: dict, base: int) -> pd.DataFrame:
@@ -367,27 +246,38 @@ def _summary(allocs: pd.DataFrame, color: int) -> dict:
             "indefinite_bytes": float(a["size"][a.indefinite & ~a.thread_local].sum())}
 
 
+def program_memories(module: HloModule, program_id: int) -> dict:
+    """{memory space: ProgramMemory} for every memory space ``module``'s buffer assignment
+    uses (the proto's tables are read once); {} without a buffer assignment."""
+    ba = module.buffer_assignment
+    if ba is None:
+        return {}
+    tables = (_allocations(ba), _logical_buffers(module, ba))
+    return {c: program_memory_of(module, program_id, c, tables) for c in memory_spaces(ba)}
+
+
 def program_memory_of(module: HloModule, program_id: int, memory_space: int = 0,
-                      ba=None) -> ProgramMemory:
+                      tables: tuple | None = None) -> ProgramMemory:
     """The memory of ``module`` (parsed with its buffer assignment) in ``memory_space``:
-    peak heap, buffers live at the peak, heap over the program order (see the module doc)."""
-    ba = module.buffer_assignment if ba is None else ba
+    peak heap, buffers live at the peak, heap over the program order (see the module doc).
+    ``tables``: the proto's (allocations, logical buffers) when already read."""
+    ba = module.buffer_assignment
     if ba is None:
         return empty_program_memory(program_id, module.name, memory_space,
                                     no_assignment_reason(program_id, module.name))
-    allocs, buffers = _allocations(ba), _logical_buffers(module, ba)
+    allocs, buffers = tables or (_allocations(ba), _logical_buffers(module, ba))
     out = ProgramMemory(int(program_id), module.name, int(memory_space),
                         **_summary(allocs, memory_space))
     base, held = _indefinite_rows(allocs, buffers, memory_space)
     held = held.assign(indefinite=True, alloc_position=-1, free_position=-1)
-    trace = _trace_of(ba, allocs, buffers, memory_space)
+    trace = trace_of(ba, allocs, buffers, memory_space)
     heap_rows = buffers.iloc[:0].assign(indefinite=False, alloc_position=0, free_position=0)
     peak = peak_unpadded = 0
     if trace >= 0:
-        ev = _events(ba.heap_simulator_traces[trace])
-        ids, allocation, size, unpadded = _sizes(module, buffers, ev)
+        ev = events_of(ba.heap_simulator_traces[trace])
         try:
-            sim = _simulate(ev, ids, allocation, size, unpadded)
+            sim = simulate(ev, *(buffers[c].to_numpy(np.int64) for c in
+                                 ("id", "allocation", "size", "unpadded")))
         except TraceError as exc:
             out.reasons.append(f"program {program_id} ({module.name}): heap simulator trace "
                                f"{trace} cannot be replayed ({exc}); XProf's memory viewer "
@@ -398,7 +288,7 @@ def program_memory_of(module: HloModule, program_id: int, memory_space: int = 0,
             out.peak_position = int(np.argmax(sim["heap"]))
             peak = int(sim["heap"][out.peak_position])
             peak_unpadded = int(sim["unpadded"][out.peak_position])
-            live = _live_at(sim, ev["kind"], out.peak_position)
+            live = live_at(sim, ev["kind"], out.peak_position)
             heap_rows = buffers.iloc[live.pos.to_numpy()].assign(
                 indefinite=False, alloc_position=live["at"].to_numpy(),
                 free_position=live.end.to_numpy())

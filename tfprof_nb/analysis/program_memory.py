@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .buffer_assignment import (ProgramMemory, empty_program_memory, memory_spaces,
-                                no_assignment_reason, program_memory_of)
+from .buffer_assignment import (ProgramMemory, empty_program_memory, no_assignment_reason,
+                                program_memories)
 from .hlo_proto import programs_of_space
 from .host import HostData
 from .unit import Analysis
@@ -47,11 +47,8 @@ def host_program_memory(hd: HostData, shift_ps: int = 0) -> ProgramMemoryData:
     modules, _, reasons = programs_of_space(hd.space, buffers=True)
     out = ProgramMemoryData(reasons=list(reasons))
     for pid, module in modules.items():
-        ba = module.buffer_assignment
-        spaces = {c: program_memory_of(module, pid, c) for c in memory_spaces(ba)} \
-            if ba is not None else {}
-        out.programs[pid] = {"module": module.name, "spaces": spaces,
-                             "buffer_assignment": ba is not None}
+        out.programs[pid] = {"module": module.name, "spaces": program_memories(module, pid),
+                             "buffer_assignment": module.buffer_assignment is not None}
     return out
 
 

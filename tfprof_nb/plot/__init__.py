@@ -73,13 +73,14 @@ class ProfilePlots:
         return roofline_figure(prof.roofline, theme)
 
     def program_memory(self, program, memory_space: int = 0, theme: str = "light",
-                       top: int = 20):
+                       top: int = 20, max_points: int = 4000):
         """An XLA program's heap over its program order, the peak marked, and the ``top``
-        largest buffers live at the peak (``prof.program_memory(program, memory_space)``)."""
+        largest buffers live at the peak (``prof.program_memory(program, memory_space)``);
+        heaps longer than ``max_points`` keep each bucket's extremes."""
         from .program_memory import program_memory_figure
 
         return program_memory_figure(self._prof.program_memory(program, memory_space), theme,
-                                     top)
+                                     top, max_points)
 
     def pod(self, theme: str = "light"):
         """The step-time breakdown of every host side by side (``prof.pod``)."""
