@@ -93,6 +93,12 @@ def test_xla_cpu_captures_carry_buffer_assignments(tmp_path_factory):
     assert (jax.heap_simulator_events > 0).any()
     loop = tp.load(xplane(make(tmp_path_factory, "jax"))).program_memory("jit_loop")
     assert (loop.heap.event == "share_with").any()
+    # TensorFlow's XLA:CPU program has no heap simulator trace: its temporaries are not in
+    # the peak (nor in xprof's), and the reason says so
+    tf = tp.load(xplane(make(tmp_path_factory, "tf_jit")))
+    only = tf.program_memory(int(tf.program_memory().program_id[0]))
+    assert only.heap.empty and "temporary allocations" in only.reasons[0]
+    assert only.peak_heap_bytes < only.total_allocation_bytes
 
 
 @pytest.fixture(scope="module")

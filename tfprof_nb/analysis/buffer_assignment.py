@@ -235,6 +235,17 @@ def _heap_table(ev: dict, sim: dict, base: int) -> pd.DataFrame:
         columns=HEAP_COLUMNS)
 
 
+def _no_trace_reason(program_id: int, name: str, allocs: pd.DataFrame, color: int) -> str:
+    """Why a memory space's heap is only its whole-program buffers."""
+    a = allocs[allocs.color == color]
+    temp = int(a["size"][~a.indefinite & ~a.thread_local].sum())
+    why = (f"program {program_id} ({name}): no heap simulator trace for memory space {color}; "
+           "only the buffers that live for the whole program are counted")
+    if temp:
+        why += f" (its temporary allocations, {temp:,} bytes, are not)"
+    return why
+
+
 def _summary(allocs: pd.DataFrame, color: int) -> dict:
     """XProf's totals of a memory space (thread-local allocations are not counted in the
     total and indefinite bytes, as XLA counts them)."""
@@ -293,9 +304,7 @@ def program_memory_of(module: HloModule, program_id: int, memory_space: int = 0,
                 indefinite=False, alloc_position=live["at"].to_numpy(),
                 free_position=live.end.to_numpy())
     else:
-        out.reasons.append(f"program {program_id} ({module.name}): no heap simulator trace "
-                           f"for memory space {memory_space}; only the buffers that live for "
-                           "the whole program are counted")
+        out.reasons.append(_no_trace_reason(program_id, module.name, allocs, memory_space))
     rows = pd.concat([held if memory_space == 0 else held.iloc[:0], heap_rows],
                      ignore_index=True)
     table = _buffer_rows(module, rows, allocs)
