@@ -24,7 +24,7 @@ __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "Ke
            "report", "start_server"]
 
 _LAZY = {
-    "load": ("tfprof_nb.profile", "load"),
+    "load": ("tfprof_nb.loading", "load"),
     "Profile": ("tfprof_nb.profile", "Profile"),
     "KerasProfiler": ("tfprof_nb.capture.keras_callback", "KerasProfiler"),
     "capture_remote": ("tfprof_nb.capture.remote", "capture_remote"),

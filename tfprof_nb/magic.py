@@ -194,7 +194,7 @@ class TfprofMagics(Magics):
 
     # ---- results ------------------------------------------------------------------------
     def _stop_and_load(self, session):
-        from .profile import load
+        from .loading import load
 
         return load(session.stop())
 

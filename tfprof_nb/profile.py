@@ -1,54 +1,34 @@
-"""``tp.load`` and :class:`Profile`, the facade over one profiling run's analyses.
+""":class:`Profile`, the facade over one profiling run's analyses (``tp.load`` makes one).
 
 Each host's file is decoded and analysed on its own (threads here, or Dask workers with
 ``tp.load(path, client=client)``); every table is an analysis unit (``tfprof_nb.analysis``)
 computed on first use and cached by :class:`~.analysis.results.Results`.  ``Profile`` only
-delegates: each public table is a one-line lookup by the analysis' name.
+delegates: each public table is a lookup of an analysis' result by name.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 
 import pandas as pd
 
+from ._outputs import ProfileOutputs
 from .analysis import events as _events
-from .analysis.device_peaks import DevicePeaks
+from .analysis.device_peaks import user_peaks
 from .analysis.results import HostSpaces, Results
-from .errors import LoadWarning
-from .xspace.files import find_profile_files, host_names
 
-__all__ = ["Profile", "load"]
+__all__ = ["Profile"]
 
 
-def load(path, *, parallel: bool = True, strict: bool = False, client=None,
-         timeout: float = 600.0) -> "Profile":
-    """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
-    file, or a list of these.
-
-    Each host's file is decoded independently (in parallel threads: the decoder releases the
-    GIL).  A host that cannot be read is left out with a :class:`LoadWarning` and named in
-    ``prof.load_errors``; with ``strict=True`` it raises :class:`ProfileFormatError` instead.
-    With ``client`` (a ``dask.distributed.Client``) every host is decoded and analysed on a
-    worker and only partial results come back; ``timeout`` (s) bounds each wait for workers.
-    A profile too large for this machine's free memory fails before decoding, suggesting
-    ``client=``.
-    """
-    from .analysis.engine import open_hosts
-
-    files = find_profile_files(path)
-    named = host_names(files)
-    hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
-                       timeout=timeout)
-    if hosts.errors:
-        warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
-                      f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
-                      LoadWarning, stacklevel=2)
-    return Profile(hosts, source=[str(f) for f in files])
+def _result(name: str, doc: str, item=None) -> property:
+    """A read-only property: the result of analysis ``name`` (its ``item`` when given)."""
+    def get(self):
+        value = self._results[name]
+        return value if item is None else value[item]
+    return property(get, doc=doc)
 
 
-class Profile:
+class Profile(ProfileOutputs):
     """A profiling run: one decoded XSpace per host, and every analysis of it.
 
     Tables are built on first access and cached.  Times are relative to the profile start
@@ -86,35 +66,16 @@ class Profile:
         """{host: what is wrong} for the host files that could not be read."""
         return dict(self._results.hosts.errors)
 
-    @property
-    def aligned(self) -> bool:
-        """Whether hosts share one time axis (every host's start is a wall-clock time)."""
-        return all(i["wall_clock"] for i in self.result("info").values())
-
-    @property
-    def event_offsets(self) -> dict[str, int]:
-        """{host: global event id of its first event}."""
-        return self.result("event_offsets")
-
-    @property
-    def start_time(self) -> pd.Timestamp | None:
-        """Wall-clock start of the profile (UTC), from the Task Environment plane."""
-        return _events.wall_clock(self.result("info"), "start_ns", min)
-
-    @property
-    def stop_time(self) -> pd.Timestamp | None:
-        """Wall-clock end of the profile (UTC), from the Task Environment plane."""
-        return _events.wall_clock(self.result("info"), "stop_ns", max)
-
-    @property
-    def duration_us(self) -> float:
-        """Profile duration: stop minus start when known, else the span of the events."""
-        return _events.duration_us(self.result("info"), self.result("shifts"))
-
-    @property
-    def n_events(self) -> int:
-        """Number of events of all hosts."""
-        return sum(i["events"] for i in self.result("info").values())
+    start_time = _result("timing", "Wall-clock start of the profile (UTC) or None.", "start_time")
+    stop_time = _result("timing", "Wall-clock end of the profile (UTC) or None.", "stop_time")
+    duration_us = _result("timing", "Stop minus start, else the span of the events.",
+                          "duration_us")
+    n_events = _result("timing", "Number of events of all hosts.", "n_events")
+    aligned = _result("timing", "Whether hosts share one wall-clock time axis.", "aligned")
+    event_offsets = _result("event_offsets", "{host: global event id of its first event}.")
+    planes = _result("planes", "One row per plane: host, plane, plane_id, lines, events, stats.")
+    lines = _result("lines", "One row per line (thread or stream): host, plane, line, line_id, "
+                    "display name and id, start_us, events.")
 
     @property
     def events(self) -> pd.DataFrame:
@@ -138,151 +99,88 @@ class Profile:
         return _events.with_stats(self.events if events is None else events,
                                   {n: self.stat(n) for n in names})
 
-    @property
-    def planes(self) -> pd.DataFrame:
-        """One row per plane: host, plane, plane_id, lines, events, and its plane-level stats."""
-        return self.result("planes")
-
-    @property
-    def lines(self) -> pd.DataFrame:
-        """One row per line (thread or stream): host, plane, line, line_id, display name,
-        display id, start_us and events."""
-        return self.result("lines")
-
     # ---- the profiler's tools ------------------------------------------------------------------
-    @property
-    def steps(self) -> pd.DataFrame:
-        """One row per step (index ``step``, plus ``host``): ``duration_ms`` and one ``*_ms``
-        column per step-time category; ``source`` says where the steps came from."""
-        return self.result("steps")
-
-    @property
-    def op_stats(self) -> pd.DataFrame:
-        """TensorFlow stats: one row per op on the host and on devices, occurrences, total and
-        self time, self-time % and cumulative % per side (IDLE included)."""
-        return self.result("op_stats")
+    steps = _result("steps", "One row per step (index ``step``, plus ``host``): duration_ms and "
+                    "one *_ms column per step-time category; ``source`` says where steps came "
+                    "from (markers, device, group_id, inferred).")
+    op_stats = _result("op_stats", "TensorFlow stats: one row per op on the host and devices: "
+                       "occurrences, total and self time, self-time % (IDLE included).")
+    kernel_stats = _result("kernel_stats", "GPU kernel stats: one row per kernel and op, launch "
+                           "configuration, occupancy, Tensor Core use, durations (us).")
+    input_pipeline = _result("input_pipeline", "Input pipeline analysis: summary (verdict), "
+                             "device_side, host_side, input_ops.")
+    tf_data = _result("tf_data", "tf.data bottleneck analysis: pipelines, iterator graph, "
+                      "bottlenecks with suggestions, summary.")
+    pod = _result("pod", "Each step's breakdown on every host, the slowest host marked.")
+    framework = _result("framework", "What wrote the profile: .name, .gpu_vendors.")
+    memory_summary = _result("memory", "One row per allocator: allocations, capacity, peaks.", 0)
+    memory_timeline = _result("memory", "One row per allocation or deallocation, with memory in "
+                              "use after it.", 1)
+    memory_breakdown = _result("memory", "Allocations active at each allocator's peak.", 2)
+    hlo_stats = _result("hlo_stats", "One row per HLO op of the XLA programs: category, "
+                        "expression, framework op, times, FLOPs, bytes, bound-by; "
+                        "attrs['reasons'] says what is missing.")
+    roofline = _result("roofline", "Per HLO op: arithmetic intensity and FLOP/s against the "
+                       "device's roofline (first row: the whole program).")
+    device_peaks = _result("device_peaks", "Peak FLOP/s and memory bandwidth the XLA tables use "
+                           "(set_device_peaks's, else the first device plane's).")
 
     def op_stats_table(self, include_idle: bool = True) -> pd.DataFrame:
         """TensorFlow stats with or without the IDLE rows (percentages follow)."""
         return self.result("op_stats" if include_idle else "op_stats_without_idle")
 
-    @property
-    def kernel_stats(self) -> pd.DataFrame:
-        """GPU kernel stats: one row per kernel, launch configuration and op, occupancy,
-        Tensor Core eligibility and use, occurrences and total/avg/min/max duration (us)."""
-        return self.result("kernel_stats")
-
-    @property
-    def input_pipeline(self):
-        """Input pipeline analysis: ``summary`` (verdict, shares), ``device_side``,
-        ``host_side`` (reading, preprocessing, enqueue) and ``input_ops``."""
-        return self.result("input_pipeline")
-
-    @property
-    def tf_data(self):
-        """tf.data bottleneck analysis: ``pipelines``, per-call iterator ``graph``,
-        ``bottlenecks`` with suggestions, ``summary``."""
-        return self.result("tf_data")
-
-    @property
-    def pod(self) -> pd.DataFrame:
-        """Pod view: each step's breakdown on every host, with the slowest host marked."""
-        return self.result("pod")
-
-    @property
-    def framework(self):
-        """What wrote the profile: ``.name`` (jax, tensorflow, unknown), ``.gpu_vendors``."""
-        return self.result("framework")
-
     def scope_stats(self, min_bytes: int = 0, max_depth: int | None = None,
                     side: str = "Host") -> pd.DataFrame:
-        """Time and memory along the name-scope hierarchy (``scope``, ``parent``, ``depth``);
-        ``min_bytes`` drops scopes that allocate less (see analysis.scopes)."""
+        """Time and memory along the name-scope hierarchy (see analysis.scopes)."""
         from .analysis.scopes import scope_stats_table
 
         return scope_stats_table(self.result("op_stats_without_idle"), self.memory_timeline,
                                  min_bytes=min_bytes, max_depth=max_depth, side=side)
 
     def overview(self):
-        """The overview page: step-time summary and breakdown, input-bound verdict, precision,
-        top 10 device and host ops, run environment, recommendations, reasons."""
+        """The overview page: step time, input-bound verdict, precision, top ops, run
+        environment, recommendations, and reasons for what is missing."""
         return self.result("overview")
 
     def recommendations(self) -> list:
         """Findings with evidence and a suggested fix (see analysis.recommendations)."""
         return self.result("recommendations")
 
-    @property
-    def memory_summary(self) -> pd.DataFrame:
-        """One row per allocator: allocations, capacity, peaks (time, step, stack, heap,
-        free, fragmentation)."""
-        return self.result("memory")[0]
-
-    @property
-    def memory_timeline(self) -> pd.DataFrame:
-        """One row per allocation/deallocation, by allocator and time, with memory in use."""
-        return self.result("memory")[1]
-
-    @property
-    def memory_breakdown(self) -> pd.DataFrame:
-        """Allocations active at each allocator's peak, largest first (equal ones merged)."""
-        return self.result("memory")[2]
-
     # ---- XLA programs --------------------------------------------------------------------------
-    @property
-    def hlo_stats(self) -> pd.DataFrame:
-        """One row per HLO op (GPU kernels, XLA:CPU thunks): category, expression, framework
-        op, times, FLOPs, bytes, bound-by; ``attrs["reasons"]`` says what is missing."""
-        return self.result("hlo_stats")
-
-    @property
-    def roofline(self) -> pd.DataFrame:
-        """Per HLO op: arithmetic intensity and FLOP/s against the device's roofline (first
-        row: the whole program); see :meth:`roofline_for` for other peaks."""
-        return self.result("roofline")
-
-    @property
-    def device_peaks(self) -> DevicePeaks:
-        """Peak FLOP/s and memory bandwidth the XLA tables use: those set with
-        :meth:`set_device_peaks`, else the first device plane's; empty for CPUs."""
-        return self.result("device_peaks")
-
     def set_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
                          device: str = "user") -> None:
-        """Use these peaks (FLOP/s, bytes/s) for ``hlo_stats``, ``op_profile()`` and
-        ``roofline`` (CPUs, devices without peak stats, or to override them)."""
-        self._results.set_input("user_peaks", _peaks(peak_flops_per_s, memory_bw_bytes_per_s,
-                                                     device, "set_device_peaks"))
+        """Use these peaks (FLOP/s, bytes/s) in ``hlo_stats``, ``op_profile()``, ``roofline``."""
+        self._results.set_input("user_peaks", user_peaks(
+            peak_flops_per_s, memory_bw_bytes_per_s, device, "set_device_peaks"))
 
     def with_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
                           device: str = "user") -> "Profile":
         """A profile sharing this one's decoded hosts whose XLA tables use these peaks."""
-        peaks = _peaks(peak_flops_per_s, memory_bw_bytes_per_s, device, "with_device_peaks")
+        peaks = user_peaks(peak_flops_per_s, memory_bw_bytes_per_s, device, "with_device_peaks")
         return Profile(self._results.hosts, self.source,
                        {**self._results.inputs, "user_peaks": peaks})
 
     def op_profile(self, group_by: str = "program", include_idle: bool = True,
                    peak_flops_per_s: float | None = None,
                    memory_bw_bytes_per_s: float | None = None) -> pd.DataFrame:
-        """XLA time as a tree (``node``, ``parent``, ``depth``, ``kind``) by program ->
-        category -> op or category -> op, with utilisation against the device's (or these)
-        peaks.  See analysis.op_profile."""
+        """XLA time as a tree (program -> category -> op, or category -> op) with utilisation
+        against the device's peaks or these; see analysis.op_profile."""
         from .analysis.op_profile import op_profile_for
 
         if peak_flops_per_s is None and memory_bw_bytes_per_s is None:
             return op_profile_for(self.result("xla"), self.device_peaks, self.hlo_stats,
                                   group_by=group_by, include_idle=include_idle)
-        return op_profile_for(self.result("xla"), _peaks(peak_flops_per_s,
-                              memory_bw_bytes_per_s, "user", "argument"),
-                              group_by=group_by, include_idle=include_idle)
+        peaks = user_peaks(peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument")
+        return op_profile_for(self.result("xla"), peaks, group_by=group_by,
+                              include_idle=include_idle)
 
     def roofline_for(self, peak_flops_per_s: float,
                      memory_bw_bytes_per_s: float) -> pd.DataFrame:
         """The roofline table against the given peak FLOP/s and memory bandwidth (bytes/s)."""
         from .analysis.roofline import roofline_for
 
-        return roofline_for(self.result("xla"), _peaks(peak_flops_per_s, memory_bw_bytes_per_s,
-                                                       "user", "argument"))
+        return roofline_for(self.result("xla"), user_peaks(
+            peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument"))
 
     def program_memory(self, program=None, memory_space: int = 0):
         """XLA buffer assignment (XProf's memory viewer): without ``program``, one row per
@@ -293,8 +191,8 @@ class Profile:
         return program_memory_for(self.result("program_memory"), program, memory_space)
 
     def analyse(self, release: bool = True) -> "Profile":
-        """Run every analysis now (host steps where hosts live, in parallel); with
-        ``release`` drop the per-event arrays the hosts derived afterwards."""
+        """Run every analysis now (host steps where hosts live, in parallel); ``release``
+        drops the per-event arrays the hosts derived afterwards.  Returns the profile."""
         from .analysis.registry import analyses
 
         self._results.compute(list(analyses()))
@@ -302,66 +200,10 @@ class Profile:
             self._results.hosts.release()
         return self
 
-    # ---- views and files -----------------------------------------------------------------------
-    @property
-    def plot(self):
-        """The profile's charts as plotly figures (``prof.plot.step_time()``, ...)."""
-        from .plot import ProfilePlots
-
-        return ProfilePlots(self)
-
-    def show(self):
-        """The dashboard widget of this profile (overview, trace viewer, stats, memory)."""
-        from .widgets.dashboard import Dashboard
-
-        return Dashboard(self)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from ._display import view_bundle
-
-        return view_bundle(self.show, self.summary, include, exclude)
-
-    def _ipython_display_(self):
-        from ._display import display_view
-
-        display_view(self.show, self.summary)
-
-    def to_html(self, path, title: str | None = None):
-        """Write one self-contained offline HTML report (the whole dashboard); returns its
-        path."""
-        from .report.html import write_report
-
-        return write_report(self, path, title)
-
-    def export_notebook(self, path, title: str | None = None):
-        """Write a small report notebook (summary and dashboard, rendered offline)."""
-        from .report.notebook import export_notebook
-
-        return export_notebook(self, path, title)
-
-    def to_chrome_trace(self, path, compress: bool | None = None):
-        """Write every event and the steps as Chrome Trace Event Format JSON (gzip when
-        ``compress``, default: ``path`` ends with ``.gz``); returns the file's path."""
-        from .export import write_chrome_trace
-
-        return write_chrome_trace(self, path, compress=compress)
-
-    def to_perfetto(self, path):
-        """Write every event and the steps as a Perfetto protobuf trace; returns its path."""
-        from .export import write_perfetto
-
-        return write_perfetto(self, path)
-
     def summary(self) -> str:
-        """A few lines describing the profile (hosts, planes, events, duration)."""
-        return _events.summary_text(self.result("info"), self.n_events, self.duration_us,
-                                    self.start_time, self.load_errors)
+        """A few lines describing the profile (hosts, planes, events, duration, errors)."""
+        return "\n".join([self.result("summary")] + [
+            f"  {h}: not loaded ({why})" for h, why in self.load_errors.items()])
 
     def __repr__(self) -> str:
         return f"<tfprof_nb.Profile hosts={self.hosts!r} events={self.n_events}>"
-
-
-def _peaks(flops, bandwidth, device: str, source: str) -> DevicePeaks:
-    if flops is None or bandwidth is None:
-        raise ValueError("give both peak_flops_per_s and memory_bw_bytes_per_s")
-    return DevicePeaks(float(flops), float(bandwidth), 0.0, device, source)

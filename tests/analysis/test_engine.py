@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.engine import HostAnalysisError
 from tfprof_nb.analysis import engine, registry
+from tfprof_nb.analysis.engine import HostAnalysisError
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.overview import CATEGORY_COLUMNS
+from tfprof_nb.constants import CATEGORY_COLUMNS
 from tfprof_nb.plot._style import CATEGORY_LABELS
 from tfprof_nb.plot.memory import HOVER_FIELDS, reduce_extremes
 

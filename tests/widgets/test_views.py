@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.overview import CATEGORY_COLUMNS
+from tfprof_nb.constants import CATEGORY_COLUMNS
 from tfprof_nb.plot._style import CATEGORY_LABELS
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.dashboard import Dashboard

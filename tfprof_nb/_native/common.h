@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 /* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import lib
+from .layout import N_STEP_TYPES
 
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
            "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
@@ -15,7 +16,7 @@ __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose
            "nonzero", "span", "op_stack_walk", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
 
-N_TYPES = 18  # step-time event types (see analysis.steps)
+N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
 
 
 def _c(a: np.ndarray, dtype) -> np.ndarray:

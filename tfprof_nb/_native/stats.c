@@ -1,8 +1,6 @@
 /* Reading one stat of every event: sparse (rows, values) columns, lookups and joins. */
 #include "common.h"
 
-enum { KIND_DOUBLE = 1, KIND_UINT64 = 2, KIND_INT64 = 3 };
-
 /* The integer stat ``code`` of events (owner_kind 0): for each event carrying it, its row
    and value (doubles truncated toward zero; non-finite or out-of-range doubles skipped; the
    last value wins when an event carries the stat twice).  Stat rows are in event order;

@@ -3,7 +3,6 @@
 
 void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_t *tval);
 
-#define N_TYPES 18
 
 /* Per step, add to out[step * N_TYPES + type] the time of each elementary interval inside the
    step span that belongs to the highest-priority event type active then (higher type codes

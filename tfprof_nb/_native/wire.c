@@ -19,8 +19,9 @@ enum {
     ERR_BAD_TAG = -8, ERR_NO_MEMORY = -9
 };
 
-/* tables: counters and capacities use these indices */
-enum { T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX, N_TABLES };
+/* tables (T_*), their columns (*_COLS and names), stat kinds and owners: layout.h; the two
+   metadata tables share their plane and key columns (map code reads either) */
+typedef char metadata_columns_agree[((int)M_PLANE == (int)SM_PLANE && (int)M_KEY == (int)SM_KEY) ? 1 : -1];
 #define C_ERRPOS N_TABLES
 #define C_STAT_NO_META (N_TABLES + 1) /* stats whose metadata id is not in their plane */
 
@@ -30,19 +31,6 @@ enum {
     A_ST_OWNER, A_ST_OKIND, A_ST_META, A_ST_KIND, A_ST_VALUE, A_TX_ROW, A_TX_LEN, N_ARRAYS
 };
 
-/* row widths of the small int64 tables */
-#define P_COLS 3   /* id, name_off, name_len */
-#define L_COLS 9   /* plane, id, display_id, name_off, name_len, dname_off, dname_len,
-                      timestamp_ns, duration_ps */
-#define M_COLS 9   /* plane, key, id, name_off, name_len, dname_off, dname_len, meta_off,
-                      meta_len */
-#define SM_COLS 7  /* plane, key, id, name_off, name_len, desc_off, desc_len */
-#define CH_COLS 2  /* event-metadata row, child id */
-#define X_COLS 3   /* field (2 errors, 3 warnings, 4 hostnames), off, len */
-#define EX_COLS 3  /* event row, what (0 num_occurrences, 1 unresolved metadata id), value */
-
-enum { OWNER_EVENT, OWNER_EVENT_METADATA, OWNER_PLANE };
-enum { KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF };
 
 /* metadata key -> row of one plane: a dense array when keys are small and dense (the
    profiler numbers metadata 1, 2, 3...), else a hash map */
@@ -258,17 +246,17 @@ static int64_t event(W *w, int64_t pos, int64_t end, int64_t line_row) {
         if (occurrences != 0) {
             int64_t x = next_row(w, T_EX);
             if (fits(w, T_EX, x)) {
-                w->EX[x * EX_COLS] = row;
-                w->EX[x * EX_COLS + 1] = 0;
-                w->EX[x * EX_COLS + 2] = occurrences;
+                w->EX[x * EX_COLS + EX_ROW] = row;
+                w->EX[x * EX_COLS + EX_WHAT] = 0;
+                w->EX[x * EX_COLS + EX_VALUE] = occurrences;
             }
         }
         if (meta < 0) {
             int64_t x = next_row(w, T_EX);
             if (fits(w, T_EX, x)) {
-                w->EX[x * EX_COLS] = row;
-                w->EX[x * EX_COLS + 1] = 1;
-                w->EX[x * EX_COLS + 2] = md;
+                w->EX[x * EX_COLS + EX_ROW] = row;
+                w->EX[x * EX_COLS + EX_WHAT] = 1;
+                w->EX[x * EX_COLS + EX_VALUE] = md;
             }
         }
     }
@@ -283,7 +271,7 @@ static int64_t line(W *w, int64_t pos, int64_t end, int64_t plane) {
     int64_t *L = fits(w, T_L, row) ? w->L + row * L_COLS : NULL;
     if (L) {
         memset(L, 0, L_COLS * sizeof(int64_t));
-        L[0] = plane;
+        L[L_PLANE] = plane;
     }
     while (pos < end) {
         int64_t fs = pos;
@@ -297,12 +285,13 @@ static int64_t line(W *w, int64_t pos, int64_t end, int64_t plane) {
         } else if (wt == 0 && (field == 1 || field == 10 || field == 3 || field == 9)) {
             pos = varint(b, pos, end, &v);
             if (pos < 0) return fail(w, fs, pos);
-            if (L) L[field == 1 ? 1 : field == 10 ? 2 : field == 3 ? 7 : 8] = (int64_t)v;
+            if (L) L[field == 1 ? L_ID : field == 10 ? L_DISPLAY_ID
+                     : field == 3 ? L_TIMESTAMP_NS : L_DURATION_PS] = (int64_t)v;
         } else if (wt == 2 && (field == 2 || field == 11)) {
             pos = length(b, pos, end, &stop);
             if (pos < 0) return fail(w, fs, pos);
             if (L) {
-                int col = field == 2 ? 3 : 5;
+                int col = field == 2 ? L_NAME_OFF : L_DNAME_OFF;
                 L[col] = pos;
                 L[col + 1] = stop - pos;
             }
@@ -318,8 +307,8 @@ static int64_t line(W *w, int64_t pos, int64_t end, int64_t plane) {
 static void add_child(W *w, int64_t meta_row, int64_t child) {
     int64_t c = next_row(w, T_CH);
     if (fits(w, T_CH, c)) {
-        w->CH[c * CH_COLS] = meta_row;
-        w->CH[c * CH_COLS + 1] = child;
+        w->CH[c * CH_COLS + CH_META_ROW] = meta_row;
+        w->CH[c * CH_COLS + CH_CHILD] = child;
     }
 }
 
@@ -337,7 +326,7 @@ static int64_t event_metadata(W *w, int64_t pos, int64_t end, int64_t row) {
             pos = varint(b, pos, end, &v);
             if (pos < 0) return fail(w, fs, pos);
             if (field == 1) {
-                if (M) M[2] = (int64_t)v;
+                if (M) M[M_ID] = (int64_t)v;
             } else {
                 add_child(w, row, (int64_t)v);
             }
@@ -358,7 +347,7 @@ static int64_t event_metadata(W *w, int64_t pos, int64_t end, int64_t row) {
             pos = length(b, pos, end, &stop);
             if (pos < 0) return fail(w, fs, pos);
             if (M) {
-                int col = field == 2 ? 3 : (field == 3 ? 7 : 5);
+                int col = field == 2 ? M_NAME_OFF : (field == 3 ? M_META_OFF : M_DNAME_OFF);
                 M[col] = pos;
                 M[col + 1] = stop - pos;
             }
@@ -384,12 +373,12 @@ static int64_t stat_metadata(W *w, int64_t pos, int64_t end, int64_t row) {
         if (wt == 0 && field == 1) {
             pos = varint(b, pos, end, &v);
             if (pos < 0) return fail(w, fs, pos);
-            if (SM) SM[2] = (int64_t)v;
+            if (SM) SM[SM_ID] = (int64_t)v;
         } else if (wt == 2 && (field == 2 || field == 3)) {
             pos = length(b, pos, end, &stop);
             if (pos < 0) return fail(w, fs, pos);
             if (SM) {
-                int col = field == 2 ? 3 : 5;
+                int col = field == 2 ? SM_NAME_OFF : SM_DESC_OFF;
                 SM[col] = pos;
                 SM[col + 1] = stop - pos;
             }
@@ -409,7 +398,7 @@ static int64_t new_metadata_row(W *w, int is_event_map, int64_t plane) {
     int64_t row = next_row(w, t);
     if (fits(w, t, row)) {
         memset(table + row * cols, 0, (size_t)cols * sizeof(int64_t));
-        table[row * cols] = plane;
+        table[row * cols + M_PLANE] = plane;
     }
     return row;
 }
@@ -442,9 +431,9 @@ static int64_t map_entry(W *w, int64_t pos, int64_t end, int64_t plane, int is_e
     }
     if (row < 0) row = new_metadata_row(w, is_event_map, plane); /* key maps to {} */
     if (is_event_map) {
-        if (fits(w, T_M, row)) w->M[row * M_COLS + 1] = key;
+        if (fits(w, T_M, row)) w->M[row * M_COLS + M_KEY] = key;
     } else if (fits(w, T_SM, row)) {
-        w->SM[row * SM_COLS + 1] = key;
+        w->SM[row * SM_COLS + SM_KEY] = key;
     }
     return pos;
 }
@@ -455,7 +444,7 @@ static int build_map(Lookup *l, const int64_t *table, int cols, int64_t first, i
     memset(l, 0, sizeof(*l));
     int64_t n = last - first, lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t r = first; r < last; r++) {
-        int64_t k = table[r * cols + 1];
+        int64_t k = table[r * cols + M_KEY];
         if (k < lo) lo = k;
         if (k > hi) hi = k;
     }
@@ -465,12 +454,12 @@ static int build_map(Lookup *l, const int64_t *table, int cols, int64_t first, i
         l->dense = (int32_t *)malloc((size_t)l->size * sizeof(int32_t));
         if (!l->dense) return -1;
         for (int64_t i = 0; i < l->size; i++) l->dense[i] = -1;
-        for (int64_t r = first; r < last; r++) l->dense[table[r * cols + 1] - lo] = (int32_t)r;
+        for (int64_t r = first; r < last; r++) l->dense[table[r * cols + M_KEY] - lo] = (int32_t)r;
         return 0;
     }
     if (i64map_init(&l->map, n) != 0) return -1;
     for (int64_t r = first; r < last; r++)
-        if (i64map_put(&l->map, table[r * cols + 1], r) != 0) return -1;
+        if (i64map_put(&l->map, table[r * cols + M_KEY], r) != 0) return -1;
     return 0;
 }
 
@@ -492,12 +481,12 @@ static int64_t plane_maps(W *w, int64_t pos, int64_t end, int64_t row, int64_t *
             pos = map_entry(w, pos, stop, row, field == 4);
         } else if (P && wt == 0 && field == 1) {
             pos = varint(b, pos, end, &v);
-            if (pos >= 0) P[0] = (int64_t)v;
+            if (pos >= 0) P[P_ID] = (int64_t)v;
         } else if (P && wt == 2 && field == 2) {
             pos = length(b, pos, end, &stop);
             if (pos < 0) return fail(w, fs, pos);
-            P[1] = pos;
-            P[2] = stop - pos;
+            P[P_NAME_OFF] = pos;
+            P[P_NAME_LEN] = stop - pos;
             pos = stop;
         } else {
             pos = skip(b, pos, end, wt);
@@ -602,9 +591,9 @@ EXPORT int64_t tfp_walk_space(const uint8_t *buf, int64_t n, const int64_t *arra
                 if (pos >= 0) {
                     int64_t row = next_row(&w, T_X);
                     if (fits(&w, T_X, row)) {
-                        w.X[row * X_COLS] = field;
-                        w.X[row * X_COLS + 1] = pos;
-                        w.X[row * X_COLS + 2] = stop - pos;
+                        w.X[row * X_COLS + X_FIELD] = field;
+                        w.X[row * X_COLS + X_OFF] = pos;
+                        w.X[row * X_COLS + X_LEN] = stop - pos;
                     }
                     pos = stop;
                 }

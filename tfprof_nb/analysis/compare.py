@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .overview import CATEGORY_COLUMNS
+from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["Comparison", "compare", "COMPARED"]
 

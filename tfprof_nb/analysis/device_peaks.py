@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from .unit import Analysis
 
-__all__ = ["ANALYSES", "DevicePeaks", "peaks_from_plane_stats", "combine_peaks"]
+__all__ = ["ANALYSES", "DevicePeaks", "user_peaks", "peaks_from_plane_stats", "combine_peaks"]
 
 # FLOPs per SM per cycle, dense: max over fp32/fp16 on CUDA cores and Tensor Cores, by
 # compute capability (major * 1000 + minor * 10); an unlisted one takes the nearest lower.
@@ -60,14 +61,14 @@ def _nvidia_name(major: int) -> str:
 
 def peaks_from_plane_stats(plane: str, stats: dict) -> tuple[DevicePeaks, str | None]:
     """(peaks, reason when they are unknown) of one device plane from its stats."""
-    if plane.startswith("/device:TPU"):
+    if plane.startswith(TPU_PLANE_PREFIX):
         flops = _num(stats, "peak_teraflops_per_second") * 1e12
         hbm = _num(stats, "peak_hbm_bw_gigabytes_per_second") * 1e9
         peaks = DevicePeaks(flops, hbm, 0.0, str(stats.get("device_type_string", "TPU")),
                             "plane stats")
         return peaks, None if peaks.known else \
             f"{plane}: no peak_teraflops_per_second / peak_hbm_bw_gigabytes_per_second stats"
-    if not plane.startswith("/device:GPU"):
+    if not plane.startswith(GPU_PLANE_PREFIX):
         return DevicePeaks(device=plane), f"{plane}: no peak numbers for this device"
     clock_ghz = _num(stats, "clock_rate") / 1e6  # kHz
     cores = _num(stats, "core_count")
@@ -125,6 +126,15 @@ def bound_by(normalized_flops, bytes_accessed, time_ps, peaks: DevicePeaks,
         win = util > best
         label[win], best[win] = name, util[win]
     return rate, bw, compute, memory, label
+
+
+def user_peaks(peak_flops_per_s, memory_bw_bytes_per_s, device: str = "user",
+               source: str = "argument") -> DevicePeaks:
+    """Peaks a user gives (both numbers are needed)."""
+    if peak_flops_per_s is None or memory_bw_bytes_per_s is None:
+        raise ValueError("give both peak_flops_per_s and memory_bw_bytes_per_s")
+    return DevicePeaks(float(peak_flops_per_s), float(memory_bw_bytes_per_s), 0.0, device,
+                       source)
 
 
 def _no_user_peaks(parts: dict) -> None:

@@ -15,7 +15,7 @@ import pandas as pd
 from ..xspace import stat_value
 
 __all__ = ["categorical_from_tables", "stat_series", "events_table", "host_stat_series",
-           "with_stats", "wall_clock", "duration_us", "summary_text", "EVENT_COLUMNS"]
+           "with_stats", "EVENT_COLUMNS"]
 
 EVENT_COLUMNS = ["host", "plane", "line", "name", "start_us", "duration_us", "line_id",
                  "start_ps", "duration_ps", "num_occurrences"]
@@ -128,34 +128,3 @@ def with_stats(base: pd.DataFrame, stat) -> pd.DataFrame:
         out[name] = values.reindex(base.index)
     return out
 
-
-def wall_clock(info: dict, key: str, pick) -> pd.Timestamp | None:
-    """The hosts' wall-clock ``key`` (``start_ns`` or ``stop_ns``) chosen by ``pick`` (min or
-    max) as a UTC timestamp; None when no host has one."""
-    known = [i[key] for i in info.values() if i[key]]
-    return pd.Timestamp(pick(known), unit="ns", tz="UTC") if known else None
-
-
-def duration_us(info: dict, shifts: dict[str, int]) -> float:
-    """Profile duration: stop minus start when known, else the span of the events."""
-    start, stop = wall_clock(info, "start_ns", min), wall_clock(info, "stop_ns", max)
-    if start is not None and stop is not None:
-        return (stop - start).value / 1e3
-    spans = [(i["span_ps"][0] + shifts[h], i["span_ps"][1] + shifts[h])
-             for h, i in info.items() if i["span_ps"] is not None]
-    if not spans:
-        return 0.0
-    return (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e6
-
-
-def summary_text(info: dict, n_events: int, duration: float, start, errors: dict) -> str:
-    """A few lines describing a profile: hosts, events, duration, planes, load errors."""
-    lines = [f"Profile: {len(info)} host(s), {n_events:,} events, {duration / 1e3:,.1f} ms"]
-    if start is not None:
-        lines.append(f"  captured {start:%Y-%m-%d %H:%M:%S} UTC")
-    for host, i in info.items():
-        planes = ", ".join(f"{p['plane']} ({p['events']:,})" for p in i["planes"])
-        lines.append(f"  {host}: {planes}")
-    for host, problem in errors.items():
-        lines.append(f"  {host}: not loaded ({problem})")
-    return "\n".join(lines)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..constants import GPU_PLANE_PREFIX
 from .host import HostData
 from .unit import Analysis
 
@@ -31,7 +32,6 @@ _JAX_EVENTS = re.compile(r"^(?:PjitFunction|PmapFunction)\(")
 _TF_EVENTS = re.compile(r"^(?:EagerExecute|EagerLocalExecute|EagerKernelExecute|FunctionRun\b|"
                         r"SessionRun\b|ExecutorState::Process|Iterator::)")
 _JAX_METADATA = ("jax_version", "jaxlib_version")
-_GPU_PLANE = "/device:GPU"
 
 
 def host_framework(hd: HostData, shift_ps: int = 0) -> dict:
@@ -44,7 +44,7 @@ def host_framework(hd: HostData, shift_ps: int = 0) -> dict:
     jax_names = hd.name_table(lambda s: s.str.match(_JAX_EVENTS).fillna(False).to_numpy())
     tf_names = hd.name_table(lambda s: s.str.match(_TF_EVENTS).fillna(False).to_numpy())
     vendors = [str(sp.plane_stats(i).get("device_vendor", "") or "")
-               for i, name in enumerate(sp.plane_names) if name.startswith(_GPU_PLANE)]
+               for i, name in enumerate(sp.plane_names) if name.startswith(GPU_PLANE_PREFIX)]
     return {"jax_metadata": bool(jax_metadata), "jax_names": int(jax_names.sum()),
             "tf_names": int(tf_names.sum()), "gpu_vendors": vendors}
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..constants import METADATA_PLANE
+
 __all__ = ["HloModule", "HloParseError", "parse_hlo_proto", "programs_of_space",
            "PRIMITIVE_TYPES", "HLO_PROTO_STAT", "METADATA_PLANE"]
 
-METADATA_PLANE = "/host:metadata"
 HLO_PROTO_STAT = "Hlo Proto"
 _LEGACY_HLO_PROTO_STAT = "HLO Proto"
 _PROGRAM_IN_NAME = re.compile(r".*\((\d+)\)\Z", re.S)

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import (int_stat, int_stats, nest_strict, nesting_order,
-                               select_rows, sparse_lookup)
+from .._native.kernels import (int_stat, int_stats, nest_strict, nesting_order, select_rows,
+                               sparse_lookup)
+from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
 
 __all__ = ["HostData", "SparseStat", "HOST_PLANE", "INT_KINDS"]
 
-HOST_PLANE = "/host:CPU"
 INT_KINDS = (1, 2, 3)  # double, uint64, int64: stats read as integers
 _DERIVED_LINE_LOW = 0xDEADBEEF  # the profiler's derived lines (Steps, TensorFlow Ops, ...)
 

@@ -14,7 +14,7 @@ from .host import HostData
 from .unit import Analysis, parts_dict
 
 __all__ = ["ANALYSES", "host_info", "time_shifts", "event_offsets", "planes_table",
-           "lines_table", "PLANE_COLUMNS", "LINE_COLUMNS"]
+           "lines_table", "timing", "PLANE_COLUMNS", "LINE_COLUMNS"]
 
 PLANE_COLUMNS = ["host", "plane", "plane_id", "lines", "events", "stats"]
 LINE_COLUMNS = ["host", "plane", "line", "line_id", "display_name", "display_id", "start_us",
@@ -85,10 +85,43 @@ def lines_table(parts: dict, info: dict, shifts: dict) -> pd.DataFrame:
         pd.DataFrame(columns=LINE_COLUMNS)
 
 
+def timing(parts: dict, info: dict, shifts: dict) -> dict:
+    """The profile's ``start_time`` and ``stop_time`` (UTC wall clock, None when unknown),
+    ``duration_us`` (stop minus start, else the span of the events), ``n_events`` and
+    ``aligned`` (whether every host's times are wall-clock times on one axis)."""
+    starts = [i["start_ns"] for i in info.values() if i["start_ns"]]
+    stops = [i["stop_ns"] for i in info.values() if i["stop_ns"]]
+    start = pd.Timestamp(min(starts), unit="ns", tz="UTC") if starts else None
+    stop = pd.Timestamp(max(stops), unit="ns", tz="UTC") if stops else None
+    if start is not None and stop is not None:
+        duration = (stop - start).value / 1e3
+    else:
+        spans = [(i["span_ps"][0] + shifts[h], i["span_ps"][1] + shifts[h])
+                 for h, i in info.items() if i["span_ps"] is not None]
+        duration = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e6 if spans else 0.0
+    return {"start_time": start, "stop_time": stop, "duration_us": duration,
+            "n_events": sum(i["events"] for i in info.values()),
+            "aligned": all(i["wall_clock"] for i in info.values())}
+
+
+def summary_text(parts: dict, info: dict, timing: dict) -> str:
+    """A few lines describing a profile: hosts, events, duration, planes."""
+    lines = [f"Profile: {len(info)} host(s), {timing['n_events']:,} events, "
+             f"{timing['duration_us'] / 1e3:,.1f} ms"]
+    if timing["start_time"] is not None:
+        lines.append(f"  captured {timing['start_time']:%Y-%m-%d %H:%M:%S} UTC")
+    for host, i in info.items():
+        planes = ", ".join(f"{p['plane']} ({p['events']:,})" for p in i["planes"])
+        lines.append(f"  {host}: {planes}")
+    return "\n".join(lines)
+
+
 ANALYSES = (
     Analysis("info", host=host_info, combine=parts_dict, shifted=False),
     Analysis("shifts", combine=time_shifts, needs=("info",)),
     Analysis("event_offsets", combine=event_offsets, needs=("info",)),
     Analysis("planes", combine=planes_table, needs=("info",)),
     Analysis("lines", combine=lines_table, needs=("info", "shifts")),
+    Analysis("timing", combine=timing, needs=("info", "shifts")),
+    Analysis("summary", combine=summary_text, needs=("info", "timing")),
 )

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_PCT,
+                         MODERATELY_INPUT_BOUND_PCT)
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "InputPipelineAnalysis", "input_pipeline_analysis",
@@ -74,17 +76,17 @@ def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
     out["idle_pct"] = max(0.0, 100 - input_pct - out["output_pct"] - out["device_compute_pct"]
                           - out["device_collectives_pct"])
     reported = False
-    if input_pct >= 20:
+    if input_pct >= HIGHLY_INPUT_BOUND_PCT:
         cls = "host"
         text = (f"Your program is HIGHLY input-bound because {_pct1(input_pct)}% of the total "
                 "step time sampled is waiting for input. Therefore, you should first focus on "
                 "reducing the input time.")
-    elif input_pct >= 5:
+    elif input_pct >= MODERATELY_INPUT_BOUND_PCT:
         cls = "both"
         text = (f"Your program is MODERATELY input-bound because {_pct1(input_pct)}% of the "
                 "total step time sampled is waiting for input. Therefore, you would need to "
                 "reduce both the input time and other time.")
-    elif other_pct >= 3:
+    elif other_pct >= MODERATE_SHARE_PCT:
         cls, reported = "both", True
         text = (f"Your program is POTENTIALLY input-bound because {_pct1(other_pct)}% of the "
                 "total step time sampled is spent on 'All Others' time (which could be due to "
@@ -97,9 +99,9 @@ def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
     out.update(classification=cls, input_statement=text)
 
     def level(value, name, what):
-        if value >= 15:
+        if value >= HIGH_SHARE_PCT:
             return "high", f"{_pct1(value)} % of the total step time sampled is spent on {what}"
-        if value >= 3:
+        if value >= MODERATE_SHARE_PCT:
             return "moderate", f"{_pct1(value)} % of the total step time sampled is spent on " \
                 f"{what}"
         return "no", ""

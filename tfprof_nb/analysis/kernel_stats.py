@@ -21,6 +21,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from .host import HostData
 from .tf_ops import parse_tf_op
 from .unit import Analysis
@@ -126,9 +127,9 @@ def _vendor(hd: HostData) -> list[str]:
 def host_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
     """Kernel stats of one host (rows not ranked; see :func:`combine_kernels`)."""
     planes = pd.Series(hd.plane_names, dtype=object)
-    device_planes = planes.str.startswith("/device:TPU:")
+    device_planes = planes.str.startswith(TPU_PLANE_PREFIX + ":")
     if not device_planes.any():
-        device_planes = planes.str.startswith("/device:GPU:")
+        device_planes = planes.str.startswith(GPU_PLANE_PREFIX + ":")
     if not device_planes.any():
         return pd.DataFrame()
     device = hd.line_mask(device_planes.to_numpy()[hd.space.line_plane])

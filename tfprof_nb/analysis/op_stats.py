@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import argsort, op_stack_walk
+from ..constants import GPU_PLANE_PREFIX
 from .hlo_stats import framework_metrics, op_totals
 from .host import HOST_PLANE, HostData
 from .tf_ops import TF, UNKNOWN, parse_tf_op
@@ -129,7 +130,7 @@ def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarra
 
 def device_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int, int]:
     """Per-op metrics of one host's GPU planes: (table, total_time_ps, total_op_time_ps)."""
-    dev = hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy()) & \
+    dev = hd.plane_mask(lambda s: s.str.startswith(GPU_PLANE_PREFIX).to_numpy()) & \
         ~hd.derived_line_mask()
     if not dev.any():
         return _empty_metrics(), 0, 0

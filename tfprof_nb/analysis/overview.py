@@ -6,14 +6,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from .input_pipeline import bottleneck_verdicts
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "Overview", "overview", "run_environment"]
 
-CATEGORY_COLUMNS = ["device_compute_ms", "device_to_device_ms", "device_collectives_ms",
-                    "host_compute_ms", "kernel_launch_ms", "input_ms", "output_ms",
-                    "compilation_ms", "other_ms"]
 
 
 @dataclass
@@ -47,8 +45,8 @@ class Overview:
 
 def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
     """Hosts, device type and count, and the GPUs' capabilities from their plane stats."""
-    gpus = planes[planes.plane.str.startswith("/device:GPU")]
-    tpus = planes[planes.plane.str.startswith("/device:TPU")]
+    gpus = planes[planes.plane.str.startswith(GPU_PLANE_PREFIX)]
+    tpus = planes[planes.plane.str.startswith(TPU_PLANE_PREFIX)]
     devices = []
     for _, row in gpus.iterrows():
         st = row["stats"]

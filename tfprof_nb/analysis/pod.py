@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .overview import CATEGORY_COLUMNS
+from ..constants import CATEGORY_COLUMNS
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "pod_table"]

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_PCT,
+                         MODERATELY_INPUT_BOUND_PCT)
 from .advice import allocator_fix, fix, is_device_allocator
 from .framework import UNKNOWN, Framework
 from .input_pipeline import bottleneck_verdicts
@@ -48,7 +50,8 @@ class Target:
 
 
 def _input_bound(tf_data, verdict, out, target: Target):
-    if verdict.get("classification") not in ("host", "both") or verdict.get("input_pct", 0) < 5:
+    if verdict.get("classification") not in ("host", "both") or \
+            verdict.get("input_pct", 0) < MODERATELY_INPUT_BOUND_PCT:
         return
     pct = verdict["input_pct"]
     text = fix("input_bound", target.framework)
@@ -56,18 +59,21 @@ def _input_bound(tf_data, verdict, out, target: Target):
         b = tf_data.bottlenecks.iloc[0]
         text = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
     out.append(Finding("input_bound", f"Steps wait for input {pct:.1f}% of the time",
-                       {"input_pct": pct}, text, "high" if pct >= 20 else "moderate"))
+                       {"input_pct": pct}, text,
+                       "high" if pct >= HIGHLY_INPUT_BOUND_PCT else "moderate"))
 
 
 def _launch_bound(ks: pd.DataFrame, verdict, out, target: Target):
     pct = verdict.get("kernel_launch_pct", 0.0)
     small = ks[ks.avg_duration_us < 10] if len(ks) else ks
     share_small = (small.occurrences.sum() / ks.occurrences.sum()) if len(ks) else 0.0
-    if pct >= 3 or (len(ks) and share_small >= 0.5 and ks.occurrences.sum() >= 1000):
+    many_small = bool(len(ks)) and share_small >= 0.5 and ks.occurrences.sum() >= 1000
+    if pct >= MODERATE_SHARE_PCT or many_small:
         out.append(Finding(
             "launch_bound", "Many small GPU kernels: launch overhead dominates",
             {"kernel_launch_pct": pct, "kernels_under_10us_share": float(share_small)},
-            fix("launch_bound", target.framework), "high" if pct >= 15 else "moderate"))
+            fix("launch_bound", target.framework),
+            "high" if pct >= HIGH_SHARE_PCT else "moderate"))
 
 
 def _mixed_precision(steps: pd.DataFrame, environment: dict, out, target: Target):
@@ -101,7 +107,7 @@ def _layout(ks: pd.DataFrame, ops: pd.DataFrame, out, target: Target):
 
 def _host_python(verdict, out, target: Target):
     pct = verdict.get("all_other_pct", 0.0)
-    if pct >= 15:
+    if pct >= HIGH_SHARE_PCT:
         out.append(Finding(
             "host_overhead", "Much step time is untraced host work between ops (Python)",
             {"all_other_pct": pct}, fix("host_overhead", target.framework),

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import N_TYPES, nonzero, span, step_breakdown
+from ..constants import GPU_PLANE_PREFIX
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
 from .unit import Analysis
@@ -131,7 +132,7 @@ def _most_repeated(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def _device_planes(hd: HostData) -> np.ndarray:
-    return hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy())
+    return hd.plane_mask(lambda s: s.str.startswith(GPU_PLANE_PREFIX).to_numpy())
 
 
 def window_ps(hd: HostData) -> tuple[int, int]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..constants import DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX
 from .device_peaks import peaks_from_plane_stats
 from .hlo_cost import GPU_ELEMENTWISE_FLOPS, CostModel
 from .hlo_proto import programs_of_space
@@ -33,8 +34,8 @@ from .host import HOST_PLANE, HostData
 from .tf_ops import UNKNOWN, parse_tf_op
 from .unit import Analysis, parts_list
 
-__all__ = ["ANALYSES", "host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS", "tf_op_fullname",
-           "source_of"]
+__all__ = ["ANALYSES", "host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS",
+           "tf_op_fullname", "source_of"]
 
 INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_name",
                 "source_file", "source_line", "source_stack", "flops", "normalized_flops",
@@ -111,7 +112,7 @@ def _aggregate(hd: HostData, rows, codes, hlo, pids, time_ps, self_ps,
 
 def _gpu_rows(hd: HostData) -> np.ndarray:
     """Rows of the events on GPU planes' stream lines (derived lines left out)."""
-    dev = hd.plane_mask(lambda s: s.str.startswith("/device:GPU").to_numpy()) & \
+    dev = hd.plane_mask(lambda s: s.str.startswith(GPU_PLANE_PREFIX).to_numpy()) & \
         ~hd.derived_line_mask()
     return np.flatnonzero(dev)
 
@@ -269,7 +270,7 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0) -> dict:
     hlo = hd.str_stat("hlo_op")
     peaks = []
     for i, plane in enumerate(hd.plane_names):
-        if plane.startswith(("/device:GPU", "/device:TPU")):
+        if plane.startswith(DEVICE_PLANE_PREFIXES):
             p, why = peaks_from_plane_stats(plane, hd.space.plane_stats(i))
             peaks.append((plane, p, why))
     if not len(hlo):

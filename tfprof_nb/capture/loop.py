@@ -84,7 +84,7 @@ class StepWindow:
             return None
         try:
             self.run_dir = self.session.stop()
-            from ..profile import load
+            from ..loading import load
 
             self.profile = load(self.run_dir)
         except Exception as err:

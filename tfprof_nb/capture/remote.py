@@ -122,6 +122,6 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
     new = run_dirs(logdir) - before
     if not new:
         raise CaptureError(f"the workers {', '.join(addrs)} saved no profile under {logdir}")
-    from ..profile import load
+    from ..loading import load
 
     return load(max(new, key=lambda p: p.name))

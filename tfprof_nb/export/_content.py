@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..constants import HOST_PLANE, STEPS_LINE
+
 __all__ = ["NONE", "DOUBLE", "UINT", "INT", "STRING", "Annotations", "TraceContent",
            "trace_content"]
 
 # annotation value kinds (the XStat oneof cases, with str, bytes and refs all as STRING)
 NONE, DOUBLE, UINT, INT, STRING = 0, 1, 2, 3, 4
-HOST_PLANE = "/host:CPU"
-STEPS_LINE = "Steps"
 
 
 @dataclass

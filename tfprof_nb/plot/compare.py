@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..analysis.overview import CATEGORY_COLUMNS
+from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_LABELS, new_figure
 
 __all__ = ["compare_figure"]

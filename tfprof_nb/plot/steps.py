@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.overview import CATEGORY_COLUMNS
+from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, subplots
 
 __all__ = ["step_time_figure", "input_pipeline_figure"]

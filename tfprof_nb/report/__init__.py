@@ -21,7 +21,8 @@ def report(source, path="tfprof_report.html", title: str | None = None) -> Path:
     One self-contained file: the whole dashboard, interactive, rendered by the same JS
     modules as the notebook widgets, with no request to any network address.
     """
-    from ..profile import Profile, load
+    from ..loading import load
+    from ..profile import Profile
     from .html import write_report
 
     prof = source if isinstance(source, Profile) else load(source)

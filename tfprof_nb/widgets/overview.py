@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
+from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ._base import bundle
 from ._view import View, ViewState, figure_json
 from .tables import table_spec
@@ -16,8 +17,8 @@ __all__ = ["OverviewView", "profile_header"]
 def profile_header(prof) -> list[list[str]]:
     """The profile's key facts as [label, value] pairs (the dashboard's header)."""
     planes = prof.planes.plane
-    gpus, tpus = planes.str.startswith("/device:GPU").sum(), planes.str.startswith(
-        "/device:TPU").sum()
+    gpus, tpus = planes.str.startswith(GPU_PLANE_PREFIX).sum(), planes.str.startswith(
+        TPU_PLANE_PREFIX).sum()
     devices = f"{tpus} TPU" if tpus else f"{gpus} GPU" if gpus else "CPU only"
     facts = [["Hosts", f"{len(prof.hosts)}"], ["Devices", devices],
              ["Events", f"{prof.n_events:,}"],

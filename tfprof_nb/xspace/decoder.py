@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from .. import _native as native
+from .._native.layout import COLUMNS, KINDS, SMALL_TABLES, TABLES
 from ..errors import ProfileFormatError
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
@@ -16,7 +17,7 @@ from .strings import decode_spans
 __all__ = ["decode_xspace", "read_xspace"]
 
 # Stat names whose kind numbers are public: StatTable.kind uses these codes.
-KIND_NAMES = {0: "none", 1: "double", 2: "uint64", 3: "int64", 4: "str", 5: "bytes", 6: "ref"}
+KIND_NAMES = dict(enumerate(KINDS))
 
 
 def read_xspace(path) -> XSpaceData:
@@ -44,12 +45,15 @@ def read_xspace(path) -> XSpaceData:
                 pass
 
 
-# record tables of the walker (tfprof_nb/_native/wire.c): index, columns, bytes per row guess
-(T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX) = range(10)
-_SMALL = {T_P: 3, T_L: 9, T_M: 9, T_SM: 7, T_CH: 2, T_X: 3, T_EX: 3}
+# record tables of the walker (tfprof_nb/_native/wire.c; layout in _native/layout.py): index,
+# columns, bytes per row guess
+(T_P, T_L, T_M, T_SM, T_CH, T_X, T_EV, T_EX, T_ST, T_TX) = range(len(TABLES))
+_SMALL = {TABLES.index(t): len(cols) for t, cols in SMALL_TABLES.items()}
+Pc, Lc, Mc, SMc, Xc, EXc = (COLUMNS[t] for t in ("P", "L", "M", "SM", "X", "EX"))
 _BYTES_PER_ROW = {T_P: 256, T_L: 64, T_M: 16, T_SM: 16, T_CH: 16, T_X: 64, T_EV: 8, T_EX: 512,
                   T_ST: 5, T_TX: 8}
-KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = range(7)
+KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = \
+    range(len(KINDS))
 ERR_CAPACITY = -7
 ERROR_MESSAGES = {
     -1: "a varint runs past the end of its message (truncated or corrupt data)",
@@ -200,11 +204,12 @@ def decode_xspace(data, path=None) -> XSpaceData:
             path, "contains no XPlane: not an XSpace profile "
             f"({guess or 'wrong file type or corrupt'})")
 
-    em_names = decode_spans(raw, M[:, 3], M[:, 4])
-    em_codes, event_names, missing_event = _name_codes(em_names, bool((EX[:, 1] == 1).any()))
+    em_names = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
+    em_codes, event_names, missing_event = _name_codes(em_names,
+                                                       bool((EX[:, EXc.what] == 1).any()))
     name_code, metadata_row = _codes_of(t.ev_meta, em_codes, missing_event, len(event_names),
                                         rows_too=True)
-    sm_names = decode_spans(raw, SM[:, 3], SM[:, 4])
+    sm_names = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
     sm_codes, stat_names, missing_stat = _name_codes(sm_names, t.stats_without_metadata > 0)
     values = _intern_text(buf, raw, t)
     is_ref = t.st_kind == KIND_REF
@@ -221,40 +226,41 @@ def decode_xspace(data, path=None) -> XSpaceData:
     stats = StatTable(owner_kind=t.st_okind, owner=t.st_owner,
                       name_code=_codes_of(t.st_meta, sm_codes, missing_stat, len(stat_names))[0],
                       kind=t.st_kind, raw_value=t.st_value, names=stat_names, values=values)
-    line_plane = L[:, 0].astype(np.int32)
+    line_plane = L[:, Lc.plane].astype(np.int32)
     events = EventTable(line=t.ev_line, metadata_row=metadata_row, name_code=name_code,
                         start_ps=t.ev_off, duration_ps=t.ev_dur, names=event_names,
-                        line_plane=line_plane, metadata_key=M[:, 1].copy(), extras=EX,
+                        line_plane=line_plane, metadata_key=M[:, Mc.key].copy(), extras=EX,
                         line_start_ps=np.zeros(len(L), np.int64))
-    space_strings = decode_spans(raw, X[:, 1], X[:, 2])
-    field = X[:, 0]
+    space_strings = decode_spans(raw, X[:, Xc.off], X[:, Xc.len])
+    field = X[:, Xc.field]
     space = XSpaceData(
         path=None if path is None else str(path),
         n_bytes=int(buf.size),
         hostnames=[s for s, f in zip(space_strings, field) if f == 4],
         errors=[s for s, f in zip(space_strings, field) if f == 2],
         warnings=[s for s, f in zip(space_strings, field) if f == 3],
-        plane_ids=P[:, 0].copy(),
-        plane_names=decode_spans(raw, P[:, 1], P[:, 2]),
+        plane_ids=P[:, Pc.id].copy(),
+        plane_names=decode_spans(raw, P[:, Pc.name_off], P[:, Pc.name_len]),
         line_plane=line_plane,
-        line_ids=L[:, 1].copy(),
-        line_display_ids=L[:, 2].copy(),
-        line_names=decode_spans(raw, L[:, 3], L[:, 4]),
-        line_display_names=decode_spans(raw, L[:, 5], L[:, 6]),
-        line_timestamp_ns=L[:, 7].copy(),
-        line_duration_ps=L[:, 8].copy(),
-        event_metadata_plane=M[:, 0].astype(np.int32),
+        line_ids=L[:, Lc.id].copy(),
+        line_display_ids=L[:, Lc.display_id].copy(),
+        line_names=decode_spans(raw, L[:, Lc.name_off], L[:, Lc.name_len]),
+        line_display_names=decode_spans(raw, L[:, Lc.dname_off], L[:, Lc.dname_len]),
+        line_timestamp_ns=L[:, Lc.timestamp_ns].copy(),
+        line_duration_ps=L[:, Lc.duration_ps].copy(),
+        event_metadata_plane=M[:, Mc.plane].astype(np.int32),
         event_metadata_key=events.metadata_key,
-        event_metadata_id=M[:, 2].copy(),
+        event_metadata_id=M[:, Mc.id].copy(),
         event_metadata_names=em_names,
-        event_metadata_display_names=decode_spans(raw, M[:, 5], M[:, 6]),
-        event_metadata_bytes=[raw[o:o + n] for o, n in zip(M[:, 7].tolist(), M[:, 8].tolist())],
+        event_metadata_display_names=decode_spans(raw, M[:, Mc.dname_off], M[:, Mc.dname_len]),
+        event_metadata_bytes=[raw[o:o + n] for o, n in zip(M[:, Mc.meta_off].tolist(),
+                                                           M[:, Mc.meta_len].tolist())],
         event_metadata_children=CH.copy(),
-        stat_metadata_plane=SM[:, 0].astype(np.int32),
-        stat_metadata_key=SM[:, 1].copy(),
-        stat_metadata_id=SM[:, 2].copy(),
+        stat_metadata_plane=SM[:, SMc.plane].astype(np.int32),
+        stat_metadata_key=SM[:, SMc.key].copy(),
+        stat_metadata_id=SM[:, SMc.id].copy(),
         stat_metadata_names=sm_names,
-        stat_metadata_descriptions=decode_spans(raw, SM[:, 5], SM[:, 6]),
+        stat_metadata_descriptions=decode_spans(raw, SM[:, SMc.desc_off], SM[:, SMc.desc_len]),
         events=events,
         stats=stats,
     )

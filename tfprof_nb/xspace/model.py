@@ -6,9 +6,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._native.layout import COLUMNS
+from ..constants import TASK_ENVIRONMENT_PLANE
+
+_EX = COLUMNS["EX"]  # event extras: row, what (0 num_occurrences, 1 metadata id), value
+
 __all__ = ["EventTable", "StatTable", "XSpaceData", "TASK_ENVIRONMENT_PLANE"]
 
-TASK_ENVIRONMENT_PLANE = "Task Environment"
 # Line timestamps at or above this many ns since the epoch (1973) are absolute wall times;
 # smaller ones were normalised to the profile start by the profiler.
 _ABSOLUTE_NS = 10**17
@@ -52,8 +56,8 @@ class EventTable:
     def num_occurrences(self) -> np.ndarray:
         """int64 occurrences of aggregated events (0 for timed events)."""
         out = np.zeros(len(self), dtype=np.int64)
-        ex = self.extras[self.extras[:, 1] == 0]
-        out[ex[:, 0]] = ex[:, 2]
+        ex = self.extras[self.extras[:, _EX.what] == 0]
+        out[ex[:, _EX.row]] = ex[:, _EX.value]
         return out
 
     @property
@@ -62,8 +66,8 @@ class EventTable:
         known = self.metadata_row >= 0
         out = np.where(known, self.metadata_key[np.where(known, self.metadata_row, 0)], 0) \
             if len(self.metadata_key) else np.zeros(len(self), dtype=np.int64)
-        ex = self.extras[self.extras[:, 1] == 1]
-        out[ex[:, 0]] = ex[:, 2]
+        ex = self.extras[self.extras[:, _EX.what] == 1]
+        out[ex[:, _EX.row]] = ex[:, _EX.value]
         return out
 
 

@@ -1,0 +1,62 @@
+"""How a profile shows and saves itself: charts, the dashboard, reports, trace exports.
+
+:class:`ProfileOutputs` is the part of ``Profile`` that hands the profile to the layers that
+draw or write it (plot, widgets, report, export); each method imports its layer when called,
+so ``import tfprof_nb`` stays light.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ProfileOutputs"]
+
+
+class ProfileOutputs:
+    """Charts, views and files of a profile (mixed into ``Profile``)."""
+
+    @property
+    def plot(self):
+        """The profile's charts as plotly figures (``prof.plot.step_time()``, ...)."""
+        from .plot import ProfilePlots
+
+        return ProfilePlots(self)
+
+    def show(self):
+        """The dashboard widget of this profile (overview, trace viewer, stats, memory)."""
+        from .widgets.dashboard import Dashboard
+
+        return Dashboard(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ._display import view_bundle
+
+        return view_bundle(self.show, self.summary, include, exclude)
+
+    def _ipython_display_(self):
+        from ._display import display_view
+
+        display_view(self.show, self.summary)
+
+    def to_html(self, path, title: str | None = None):
+        """Write one self-contained offline HTML report (the whole dashboard)."""
+        from .report.html import write_report
+
+        return write_report(self, path, title)
+
+    def export_notebook(self, path, title: str | None = None):
+        """Write a small report notebook (summary and dashboard, rendered offline)."""
+        from .report.notebook import export_notebook
+
+        return export_notebook(self, path, title)
+
+    def to_chrome_trace(self, path, compress: bool | None = None):
+        """Write every event as Chrome Trace Event Format JSON (gzip by ``.gz`` or
+        ``compress``)."""
+        from .export import write_chrome_trace
+
+        return write_chrome_trace(self, path, compress=compress)
+
+    def to_perfetto(self, path):
+        """Write every event and the steps as a Perfetto protobuf trace."""
+        from .export import write_perfetto
+
+        return write_perfetto(self, path)

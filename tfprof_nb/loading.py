@@ -1,0 +1,36 @@
+"""``tp.load``: a profile from a path (logdir, run directory, file, or a list of them)."""
+
+from __future__ import annotations
+
+import warnings
+
+from .errors import LoadWarning
+from .profile import Profile
+from .xspace.files import find_profile_files, host_names
+
+__all__ = ["load"]
+
+
+def load(path, *, parallel: bool = True, strict: bool = False, client=None,
+         timeout: float = 600.0) -> "Profile":
+    """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
+    file, or a list of these.
+
+    Hosts are decoded independently, in parallel threads.  A host that cannot be read is left
+    out with a :class:`LoadWarning` and named in ``prof.load_errors`` (``strict=True`` raises
+    :class:`ProfileFormatError` instead).  With ``client`` (a ``dask.distributed.Client``)
+    every host is decoded and analysed on a worker and only partial results come back;
+    ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
+    free memory fails before decoding, suggesting ``client=``.
+    """
+    from .analysis.engine import open_hosts
+
+    files = find_profile_files(path)
+    named = host_names(files)
+    hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
+                       timeout=timeout)
+    if hosts.errors:
+        warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
+                      f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
+                      LoadWarning, stacklevel=2)
+    return Profile(hosts, source=[str(f) for f in files])
