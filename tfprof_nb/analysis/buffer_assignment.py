@@ -81,8 +81,15 @@ class ProgramMemory:
                 f"buffers_at_peak={len(self.buffers)} heap_events={len(self.heap)}>")
 
 
+_TEMPLATES: dict = {}
+
+
 def _empty(columns) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    """An empty table of ``columns`` (a copy of one made once)."""
+    key = tuple(columns)
+    if key not in _TEMPLATES:
+        _TEMPLATES[key] = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return _TEMPLATES[key].copy()
 
 
 def empty_program_memory(program_id: int, module: str, memory_space: int,
@@ -98,49 +105,54 @@ def no_assignment_reason(program_id: int, module: str) -> str:
 
 
 # ---- tables of the proto ---------------------------------------------------------------------
+def _ints(items, field: str) -> np.ndarray:
+    return np.fromiter((getattr(x, field) for x in items), np.int64, len(items))
+
+
+def _flags(items, field: str) -> np.ndarray:
+    return np.fromiter((getattr(x, field) for x in items), bool, len(items))
+
+
 def _allocations(ba) -> pd.DataFrame:
     """One row per buffer allocation: index, size, colour, flags, category, indefinite."""
     allocs = list(ba.buffer_allocations)
-    frame = pd.DataFrame({
-        "index": [a.index for a in allocs], "size": [a.size for a in allocs],
-        "color": [a.color for a in allocs],
-        "thread_local": [a.is_thread_local for a in allocs],
-        "tuple": [a.is_tuple for a in allocs],
-        "parameter": [a.is_entry_computation_parameter for a in allocs],
-        "constant": [a.is_constant for a in allocs],
-        "live_out": [a.maybe_live_out for a in allocs]},
-        columns=["index", "size", "color", "thread_local", "tuple", "parameter", "constant",
-                 "live_out"])
-    frame = frame.astype({"index": np.int64, "size": np.int64, "color": np.int64,
-                          **{c: bool for c in frame.columns[3:]}})
-    frame["category"] = np.select(
-        [frame.parameter, frame.live_out, frame.thread_local, frame.constant],
+    cols = {"index": _ints(allocs, "index"), "size": _ints(allocs, "size"),
+            "color": _ints(allocs, "color"), "thread_local": _flags(allocs, "is_thread_local"),
+            "tuple": _flags(allocs, "is_tuple"),
+            "parameter": _flags(allocs, "is_entry_computation_parameter"),
+            "constant": _flags(allocs, "is_constant"), "live_out": _flags(allocs, "maybe_live_out")}
+    cols["category"] = np.select(
+        [cols["parameter"], cols["live_out"], cols["thread_local"], cols["constant"]],
         ["Parameter", "Output", "Thread-local", "Constant"], "Temporary").astype(object)
-    frame["indefinite"] = frame.parameter | frame.constant | frame.live_out
-    return frame
+    cols["indefinite"] = cols["parameter"] | cols["constant"] | cols["live_out"]
+    return pd.DataFrame(cols)
 
 
 def _logical_buffers(module: HloModule, ba) -> pd.DataFrame:
     """One row per assigned logical buffer whose instruction the module has, by id: its
-    place in the assignment (``seq``), id, size, colour, allocation, offset, instruction id,
+    place in the assignment (``seq``), id, allocation, offset, size, colour, instruction id,
     unpadded size and shape index (a tuple)."""
     lbs = ba.logical_buffers
-    n = len(lbs)
     where = [b.defined_at for b in lbs]
-    proto = pd.DataFrame({
-        "id": np.fromiter((b.id for b in lbs), np.int64, n),
-        "size": np.fromiter((b.size for b in lbs), np.int64, n),
-        "color": np.fromiter((b.color for b in lbs), np.int64, n),
-        "instruction_id": np.fromiter((w.instruction_id for w in where), np.int64, n),
-        "shape_index": [tuple(i) if i else () for i in (w.shape_index for w in where)]})
-    proto = proto[proto.instruction_id.isin(np.fromiter(module.by_id, np.int64,
-                                                        len(module.by_id)))]
-    assigned = pd.DataFrame([(x.logical_buffer_id, a.index, x.offset)
-                             for a in ba.buffer_allocations for x in a.assigned],
-                            columns=["id", "allocation", "offset"], dtype=np.int64)
-    assigned.insert(0, "seq", np.arange(len(assigned), dtype=np.int64))
-    frame = assigned.merge(proto.drop_duplicates("id"), on="id", how="inner")
+    lb_id = _ints(lbs, "id")
+    pairs = [(x, a.index) for a in ba.buffer_allocations for x in a.assigned]
+    assigned = [x for x, _ in pairs]
+    frame = pd.DataFrame({"seq": np.arange(len(pairs), dtype=np.int64),
+                          "id": _ints(assigned, "logical_buffer_id"),
+                          "allocation": np.fromiter((i for _, i in pairs), np.int64, len(pairs)),
+                          "offset": _ints(assigned, "offset")})
     frame = frame.drop_duplicates("id", keep="last").sort_values("id", kind="stable")
+    first = pd.Series(np.arange(len(lb_id)))[~pd.Series(lb_id).duplicated()]
+    row_of = pd.Series(first.to_numpy(), index=lb_id[first.to_numpy()])
+    rows = row_of.reindex(frame["id"].to_numpy()).to_numpy()
+    frame = frame[~np.isnan(rows)]
+    rows = rows[~np.isnan(rows)].astype(np.int64)
+    frame = frame.assign(size=_ints(lbs, "size")[rows], color=_ints(lbs, "color")[rows],
+                         instruction_id=_ints(where, "instruction_id")[rows],
+                         shape_index=[tuple(i) if i else () for i in
+                                      (where[r].shape_index for r in rows)])
+    frame = frame[frame.instruction_id.isin(np.fromiter(module.by_id, np.int64,
+                                                        len(module.by_id)))]
     frame = frame.reset_index(drop=True)
     frame["unpadded"] = _unpadded_bytes(module, frame.instruction_id.tolist(),
                                         frame.shape_index.tolist())
@@ -183,14 +195,15 @@ def _unpadded_bytes(module: HloModule, instruction_ids, indices) -> np.ndarray:
 
 def _indefinite_rows(allocs: pd.DataFrame, buffers: pd.DataFrame, color: int):
     """(bytes, rows): the indefinite allocations of ``color`` that hold a buffer, their total
-    size, and for each its largest buffer (the first of equal ones)."""
-    ind = allocs[(allocs.color == color) & allocs.indefinite]
-    held = buffers[buffers.allocation.isin(ind["index"]) & (buffers["size"] > 0)]
-    held = held.sort_values("seq", kind="stable")
-    best = held.loc[held.groupby("allocation", sort=True)["size"].idxmax()] \
-        if len(held) else held
-    total = int(ind.set_index("index").loc[best.allocation.to_numpy(), "size"].sum())
-    return total, best
+    size, and for each its largest buffer (the first in assignment order of equal ones)."""
+    mine = (allocs.color.to_numpy() == color) & allocs.indefinite.to_numpy()
+    alloc = buffers.allocation.to_numpy()
+    size = buffers["size"].to_numpy()
+    cand = np.flatnonzero(np.isin(alloc, allocs["index"].to_numpy()[mine]) & (size > 0))
+    cand = cand[np.lexsort((buffers.seq.to_numpy()[cand], -size[cand], alloc[cand]))]
+    best = cand[np.unique(alloc[cand], return_index=True)[1]]
+    held = np.isin(allocs["index"].to_numpy(), alloc[best])
+    return int(allocs["size"].to_numpy()[held].sum()), buffers.iloc[best]
 
 
 def _buffer_rows(module: HloModule, rows: pd.DataFrame, allocs: pd.DataFrame) -> pd.DataFrame:
@@ -249,12 +262,18 @@ def _no_trace_reason(program_id: int, name: str, allocs: pd.DataFrame, color: in
 def _summary(allocs: pd.DataFrame, color: int) -> dict:
     """XProf's totals of a memory space (thread-local allocations are not counted in the
     total and indefinite bytes, as XLA counts them)."""
-    a = allocs[allocs.color == color]
-    return {"entry_parameters_bytes": float(a["size"][a.parameter].sum()),
-            "maybe_live_out_bytes": float(a["size"][a.live_out].sum()),
-            "non_reusable_bytes": float(a["size"][a.thread_local | a["tuple"]].sum()),
-            "total_allocation_bytes": float(a["size"][~a.thread_local].sum()),
-            "indefinite_bytes": float(a["size"][a.indefinite & ~a.thread_local].sum())}
+    a = {c: allocs[c].to_numpy() for c in ("size", "parameter", "live_out", "thread_local",
+                                           "tuple", "indefinite")}
+    mine = allocs.color.to_numpy() == color
+
+    def total(mask) -> float:
+        return float(a["size"][mine & mask].sum())
+
+    return {"entry_parameters_bytes": total(a["parameter"]),
+            "maybe_live_out_bytes": total(a["live_out"]),
+            "non_reusable_bytes": total(a["thread_local"] | a["tuple"]),
+            "total_allocation_bytes": total(~a["thread_local"]),
+            "indefinite_bytes": total(a["indefinite"] & ~a["thread_local"])}
 
 
 def program_memories(module: HloModule, program_id: int) -> dict:
@@ -278,7 +297,7 @@ def program_memory_of(module: HloModule, program_id: int, memory_space: int = 0,
                                     no_assignment_reason(program_id, module.name))
     allocs, buffers = tables or (_allocations(ba), _logical_buffers(module, ba))
     out = ProgramMemory(int(program_id), module.name, int(memory_space),
-                        **_summary(allocs, memory_space))
+                        **_summary(allocs, memory_space), buffers=None, heap=None)
     base, held = _indefinite_rows(allocs, buffers, memory_space)
     held = held.assign(indefinite=True, alloc_position=-1, free_position=-1)
     trace = trace_of(ba, allocs, buffers, memory_space)
@@ -293,6 +312,7 @@ def program_memory_of(module: HloModule, program_id: int, memory_space: int = 0,
             out.reasons.append(f"program {program_id} ({module.name}): heap simulator trace "
                                f"{trace} cannot be replayed ({exc}); XProf's memory viewer "
                                "fails on it too")
+            out.buffers, out.heap = _empty(BUFFER_COLUMNS), _empty(HEAP_COLUMNS)
             return out
         out.heap = _heap_table(ev, sim, base)
         if len(sim["heap"]) and sim["heap"].max() > 0:
@@ -304,6 +324,7 @@ def program_memory_of(module: HloModule, program_id: int, memory_space: int = 0,
                 indefinite=False, alloc_position=live["at"].to_numpy(),
                 free_position=live.end.to_numpy())
     else:
+        out.heap = _empty(HEAP_COLUMNS)
         out.reasons.append(_no_trace_reason(program_id, module.name, allocs, memory_space))
     rows = pd.concat([held if memory_space == 0 else held.iloc[:0], heap_rows],
                      ignore_index=True)
