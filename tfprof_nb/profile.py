@@ -146,6 +146,27 @@ class Profile(ProfileOutputs):
         """Findings with evidence and a suggested fix (see analysis.recommendations)."""
         return self.result("recommendations")
 
+    # ---- GPU time ----------------------------------------------------------------------------
+    gpu_utilization = _result("gpu_utilization", "Per host, device, stream ('all': the device) "
+                              "and step: wall, busy and idle time by cause (sync/memcpy, input, "
+                              "launch-bound, host-bound, other), summing to the wall.")
+    gpu_overlap = _result("gpu_overlap", "Per device and step: collective time, the part hidden "
+                          "under compute, the exposed part.")
+    launch_latency = _result("launch_latency", "Launch-to-start latency per kernel, histogram, "
+                             "outliers and the queue length over time.")
+    duty_cycle = _result("duty_cycle", "Per device: busy time over its active span "
+                         "(attrs['device_duty_cycle_pct']).")
+    stragglers = _result("stragglers", "Per step: the host and device that finished last, and "
+                         "by how much.")
+
+    def sql(self, query: str) -> pd.DataFrame:
+        """Run a DuckDB query over events, stats, steps and the tool tables (a DataFrame);
+        needs ``pip install "tfprof-nb[sql]"``.  See analysis.sql for the tables."""
+        from .analysis.sql import SqlSession
+
+        return self._results.cached("sql", lambda: SqlSession(self._results, self.spaces)) \
+            .query(query)
+
     # ---- XLA programs --------------------------------------------------------------------------
     def set_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
                          device: str = "user") -> None:

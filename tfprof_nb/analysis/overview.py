@@ -30,6 +30,7 @@ class Overview:
     environment: dict = field(default_factory=dict)
     recommendations: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
+    device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -39,6 +40,8 @@ class Overview:
                          f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
                          f"steps [{st['source']}]")
         lines.append(f"  {self.input_bound.get('input_statement', '')}")
+        if self.device_duty_cycle_pct is not None:
+            lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
         lines.extend(f"  note: {r}" for r in self.reasons)
         return "\n".join(lines)
 
@@ -68,7 +71,8 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
 
 
 def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
-             memory: tuple, environment: dict, recommendations: list) -> Overview:
+             memory: tuple, environment: dict, recommendations: list,
+             duty_cycle: pd.DataFrame | None = None) -> Overview:
     """The overview page from a profile's tables (``memory``: the (summary, timeline,
     breakdown) tables)."""
     reasons = []
@@ -106,13 +110,14 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     if memory[0].empty:
         reasons.append("no memory events in this profile (on CPU only some allocators and "
                        "workloads record them)")
+    duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
     return Overview(step_time, breakdown, verdict, precision, top_device, top_host, env,
-                    list(recommendations), reasons)
+                    list(recommendations), reasons, duty)
 
 
 ANALYSES = (
     Analysis("environment", combine=run_environment, needs=("planes", "info")),
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
-                    "recommendations")),
+                    "recommendations", "duty_cycle")),
 )

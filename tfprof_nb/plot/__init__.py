@@ -1,5 +1,6 @@
 """Charts of a profile as plotly figures: ``prof.plot.step_time()``, ``prof.plot.memory()``,
 ``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``,
+``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``,
 ``program_memory(program)``.
 
 Every chart the dashboard draws is built here, in Python, as a ``plotly.graph_objects.Figure``:
@@ -87,3 +88,27 @@ class ProfilePlots:
         from .pod import pod_figure
 
         return pod_figure(self._prof.pod, theme)
+
+    def gpu_utilization(self, theme: str = "light"):
+        """Busy and idle time by cause per device and step (``prof.gpu_utilization``)."""
+        from .gpu import utilization_figure
+
+        return utilization_figure(self._prof.gpu_utilization, theme)
+
+    def gpu_overlap(self, theme: str = "light"):
+        """Collective time hidden under compute and exposed, per device and step."""
+        from .gpu import overlap_figure
+
+        return overlap_figure(self._prof.gpu_overlap, theme)
+
+    def launch_latency(self, theme: str = "light"):
+        """Histogram of kernel launch latency per device (``prof.launch_latency``)."""
+        from .gpu import launch_latency_figure
+
+        return launch_latency_figure(self._prof.launch_latency.histogram, theme)
+
+    def launch_queue(self, theme: str = "light"):
+        """Kernels launched and not yet started, per device over time."""
+        from .gpu import queue_figure
+
+        return queue_figure(self._prof.launch_latency.queue, theme)
