@@ -227,3 +227,12 @@ def test_pod_on_dask_equals_local(tmp_path):
             pd.testing.assert_frame_equal(a.buffers, b.buffers)
             pd.testing.assert_frame_equal(a.heap, b.heap)
         assert not remote.spaces._fetched  # computed on the workers
+
+
+def test_programs_in_sql():
+    prof = tp.load(real("tpu_v6e_jax_inference"))
+    got = prof.sql("SELECT program, peak_heap_bytes FROM program_memory "
+                   "ORDER BY peak_heap_bytes DESC")
+    table = prof.program_memory()
+    assert got.program.tolist() == table.program.tolist()
+    assert got.peak_heap_bytes.tolist() == table.peak_heap_bytes.tolist()
