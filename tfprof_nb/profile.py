@@ -203,6 +203,14 @@ class Profile(ProfileOutputs):
         return roofline_for(self.result("xla"), user_peaks(
             peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument"))
 
+    def program_memory(self, program=None, memory_space: int = 0):
+        """XLA buffer assignment (XProf's memory viewer): without ``program``, one row per
+        program (peak heap, ...); with a program id or module name, its ``ProgramMemory``:
+        peak heap, ``buffers`` live at the peak, ``heap`` over the program order."""
+        from .analysis.program_memory import program_memory_for
+
+        return program_memory_for(self.result("program_memory"), program, memory_space)
+
     def analyse(self, release: bool = True) -> "Profile":
         """Run every analysis now (host steps where hosts live, in parallel); ``release``
         drops the per-event arrays the hosts derived afterwards.  Returns the profile."""

@@ -12,7 +12,8 @@ Tables (each registered when a query first names it):
 * the tool tables: ``steps``, ``op_stats``, ``kernel_stats``, ``hlo_stats``, ``roofline``,
   ``memory_summary``, ``memory_timeline``, ``memory_breakdown``, ``pod``, ``planes``,
   ``lines``, ``gpu_utilization``, ``gpu_overlap``, ``duty_cycle``, ``stragglers``,
-  ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``.
+  ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``,
+  ``program_memory`` (one row per XLA program, memory space 0).
 
 A profile loaded on Dask keeps its events on the workers: ``events`` and ``stats`` are refused
 there (with a message saying so); the tool tables work.
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from .program_memory import programs_table
 
 __all__ = ["SqlSession", "TOOL_TABLES", "EVENT_TABLES"]
 
@@ -46,6 +49,7 @@ TOOL_TABLES = {
     "launch_histogram": lambda r: r["launch_latency"].histogram,
     "launch_outliers": lambda r: r["launch_latency"].outliers,
     "launch_queue": lambda r: r["launch_latency"].queue,
+    "program_memory": lambda r: programs_table(r["program_memory"]),
 }
 
 

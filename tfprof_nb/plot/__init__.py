@@ -1,6 +1,7 @@
 """Charts of a profile as plotly figures: ``prof.plot.step_time()``, ``prof.plot.memory()``,
 ``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``,
-``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``.
+``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``,
+``program_memory(program)``.
 
 Every chart the dashboard draws is built here, in Python, as a ``plotly.graph_objects.Figure``:
 restyle it (``fig.update_layout(...)``), save it (``fig.write_html(...)``,
@@ -71,6 +72,16 @@ class ProfilePlots:
             return roofline_figure(prof.roofline_for(peak_flops_per_s, memory_bw_bytes_per_s),
                                    theme)
         return roofline_figure(prof.roofline, theme)
+
+    def program_memory(self, program, memory_space: int = 0, theme: str = "light",
+                       top: int = 20, max_points: int = 4000):
+        """An XLA program's heap over its program order, the peak marked, and the ``top``
+        largest buffers live at the peak (``prof.program_memory(program, memory_space)``);
+        heaps longer than ``max_points`` keep each bucket's extremes."""
+        from .program_memory import program_memory_figure
+
+        return program_memory_figure(self._prof.program_memory(program, memory_space), theme,
+                                     top, max_points)
 
     def pod(self, theme: str = "light"):
         """The step-time breakdown of every host side by side (``prof.pod``)."""
