@@ -1,4 +1,4 @@
-"""Real XLA captures by others (tests/data/xla_real, see its README) and the comparisons with
+"""Real XLA captures by others (tests/data, see its README) and the comparisons with
 xprof 2.24.2 that the TPU and GPU tests share."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "xla_real"
+REAL = Path(__file__).resolve().parents[1] / "data"
 TPU = REAL / "tpu_v6e_jax_inference.xplane.pb"
 AMD = sorted(p for p in REAL.glob("mi3*.xplane.pb"))
 GIB = 2**30

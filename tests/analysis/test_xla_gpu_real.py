@@ -1,4 +1,4 @@
-"""XLA on real AMD GPU captures (JAX on ROCm, MI300X and MI355X; tests/data/xla_real) against
+"""XLA on real AMD GPU captures (JAX on ROCm, MI300X and MI355X; tests/data) against
 xprof 2.24.2: HLO stats rows and times, device framework ops, kernel stats, device peaks; the
 host events that launch each kernel are launches, not XLA:CPU ops."""
 

@@ -9,6 +9,8 @@ and reshapes, "non-fusion elementwise" for elementwise ops, else the opcode.
 
 from __future__ import annotations
 
+import math
+
 from .hlo_proto import PRIMITIVE_TYPES, HloModule
 
 __all__ = ["expression", "category", "shape_text", "is_elementwise", "ELEMENTWISE"]
@@ -56,23 +58,43 @@ def _type_name(element_type: int) -> str:
     return PRIMITIVE_TYPES.get(element_type, (f"type{element_type}", 0))[0]
 
 
-def _layout_text(layout, rank: int) -> str:
+def _integral_type_text(element_type: int) -> str:
+    name = _type_name(element_type)
+    return name if name[:1] in "su" and name[1:].isdigit() else "invalid"
+
+
+def _layout_text(layout) -> str:
+    """XLA's ``Layout::ToString``: ``{1,0:T(8,128)(2,1)L(n)#(t)*(t)E(n)S(n)SC(..)P(..)M(n)}``
+    (each part only when set)."""
     parts = ",".join(str(d) for d in layout.minor_to_major)
     extra = []
     if len(layout.tiles):
-        extra.append("".join("(" + ",".join("*" if d == -9223372036854775808 else str(d)
-                                            for d in t.dimensions) + ")"
-                             for t in layout.tiles))
-        extra[-1] = "T" + extra[-1]
+        extra.append("T" + "".join("(" + ",".join("*" if d == -9223372036854775808 else str(d)
+                                                  for d in t.dimensions) + ")"
+                                   for t in layout.tiles))
+    if layout.tail_padding_alignment_in_elements not in (0, 1):
+        extra.append(f"L({layout.tail_padding_alignment_in_elements})")
+    if layout.index_primitive_type:
+        extra.append(f"#({_integral_type_text(layout.index_primitive_type)})")
+    if layout.pointer_primitive_type:
+        extra.append(f"*({_integral_type_text(layout.pointer_primitive_type)})")
     if layout.element_size_in_bits:
         extra.append(f"E({layout.element_size_in_bits})")
     if layout.memory_space:
         extra.append(f"S({layout.memory_space})")
+    if len(layout.split_configs):
+        extra.append("SC" + "".join(f"({c.dimension}:{','.join(map(str, c.split_indices))})"
+                                    for c in layout.split_configs))
+    if layout.HasField("physical_shape"):
+        extra.append(f"P({shape_text(layout.physical_shape)})")
+    if layout.dynamic_shape_metadata_prefix_bytes > 0:
+        extra.append(f"M({layout.dynamic_shape_metadata_prefix_bytes})")
     return "{" + parts + (":" + "".join(extra) if extra else "") + "}"
 
 
 def shape_text(shape, layout: bool = True) -> str:
-    """XLA's human-readable shape: ``f32[8,16]{1,0}``, ``(f32[], s32[2]{0})``, ``token[]``."""
+    """XLA's human-readable shape: ``f32[8,16]{1,0}``, ``(f32[], s32[2]{0})``, ``token[]``;
+    a scalar's layout is printed only when it says more than ``{}`` (``f32[]{:T(128)}``)."""
     et = shape.element_type
     if et == 13:  # tuple
         return "(" + _annotated([shape_text(s, layout) for s in shape.tuple_shapes]) + ")"
@@ -84,9 +106,9 @@ def shape_text(shape, layout: bool = True) -> str:
                     for i, d in enumerate(shape.dimensions))
     text = f"{name}[{dims}]"
     if layout and shape.HasField("layout"):
-        printed = _layout_text(shape.layout, len(shape.dimensions))
-        if len(shape.dimensions) or printed != "{}":  # a scalar's empty layout is left out
-            text += printed
+        written = _layout_text(shape.layout)
+        if len(shape.dimensions) or written != "{}":
+            text += written
     return text
 
 
@@ -94,10 +116,7 @@ def elements(shape) -> int:
     """Number of elements of an array shape (tuples: 0)."""
     if shape.element_type in (13, 14, 17):
         return 0
-    n = 1
-    for d in shape.dimensions:
-        n *= d
-    return n
+    return math.prod(shape.dimensions)
 
 
 # ---- category --------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ class Overview:
     environment: dict = field(default_factory=dict)
     recommendations: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
+    device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
     device: dict = field(default_factory=dict)  # TPU: duty cycle, idle, utilisations (pct)
 
     def __repr__(self) -> str:
@@ -41,6 +42,8 @@ class Overview:
                          f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
                          f"steps [{st['source']}]")
         lines.append(f"  {self.input_bound.get('input_statement', '')}")
+        if self.device_duty_cycle_pct is not None:
+            lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
         dev = self.device
         if dev:
             lines.append(f"  {dev['device_type']} ({dev['cores']} cores): duty cycle "
@@ -75,18 +78,20 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
             "devices": pd.DataFrame(devices)}
 
 
-def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple) -> dict:
-    """The TPU figures of XProf's overview: duty cycle (busy share of the chips' time), idle
-    share of the cores' time, the host plane's MXU and HBM utilisation counters, and the
+def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple,
+                   duty_cycle_pct: float | None) -> dict:
+    """The TPU figures of XProf's overview: duty cycle (``duty_cycle``'s), idle share of
+    the cores' time, the host plane's MXU and HBM utilisation counters, and the
     device's FLOP-rate utilisation relative to the roofline and HBM bandwidth relative to
     its peak over the whole profile (the roofline's program row; XProf's open-source
     overview shows 0% for these two, having no limits to divide by).  Empty without TPUs."""
-    if not tpu.cores:
+    if tpu is None or not tpu.cores:
         return {}
     totals = xla.totals[xla.totals.device_type == "TPU"]
     span, busy = int(totals.span_ps.sum()), int(totals.op_ps.sum())
     host_table, host_total, host_op = host_ops
-    out = {"device_type": "TPU", "cores": tpu.cores, "duty_cycle_pct": tpu.duty_cycle_pct,
+    duty = float("nan") if duty_cycle_pct is None else float(duty_cycle_pct)
+    out = {"device_type": "TPU", "cores": tpu.cores, "duty_cycle_pct": duty,
            "idle_pct": 100.0 * (1 - busy / span) if span else float("nan"),
            "host_idle_pct": 100.0 * (1 - host_op / host_total) if host_total else float("nan"),
            "mxu_utilization_pct": tpu.counters.get("mxu_utilization_pct", float("nan")),
@@ -138,11 +143,12 @@ def _precision(steps: pd.DataFrame) -> dict:
 
 
 def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
-             memory: tuple, environment: dict, recommendations: list, tpu, xla,
-             roofline: pd.DataFrame, host_ops: tuple) -> Overview:
+             memory: tuple, environment: dict, recommendations: list,
+             duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
+             roofline: pd.DataFrame | None = None, host_ops: tuple | None = None) -> Overview:
     """The overview page from a profile's tables (``memory``: the (summary, timeline,
-    breakdown) tables; ``tpu``, ``xla``, ``roofline``, ``host_ops``: for the device
-    figures)."""
+    breakdown) tables; ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``,
+    ``roofline``, ``host_ops``: for the TPU figures)."""
     reasons: list = []
     step_time, breakdown = _step_summary(steps, reasons)
     env = environment
@@ -155,19 +161,21 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     if memory[0].empty:
         reasons.append("no memory events in this profile (on CPU only some allocators and "
                        "workloads record them)")
-    device = device_figures(tpu, xla, roofline, host_ops)
+    duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
+    device = device_figures(tpu, xla, roofline, host_ops, duty)
     missing = [k.split("_")[0].upper() for k in ("mxu_utilization_pct", "hbm_utilization_pct")
                if device and k not in tpu.counters]
     if missing:
         reasons.append(f"no {' or '.join(missing)} utilisation counter on the host plane: "
                        "unknown (NaN; XProf shows 0%)")
     return Overview(step_time, breakdown, bottleneck_verdicts(steps), _precision(steps),
-                    top_device, top_host, env, list(recommendations), reasons, device)
+                    top_device, top_host, env, list(recommendations), reasons, duty, device)
 
 
 ANALYSES = (
     Analysis("environment", combine=run_environment, needs=("planes", "info")),
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
-                    "recommendations", "tpu", "xla", "roofline", "host_ops")),
+                    "recommendations", "duty_cycle", "tpu", "xla", "roofline",
+                    "host_ops")),
 )

@@ -1,5 +1,5 @@
 """Reading small protobuf messages without their schema (the few that profiles embed as bytes
-stats: a TPU core's ``core_details``, an op's ``memory_access_breakdown``).
+stats: a TPU op's ``memory_access_breakdown``).
 
 Only the wire format is read: each field's number and value (varints and fixed-size numbers as
 integers, length-delimited fields as bytes).  Large messages (HLO protos) use the protobuf
@@ -8,8 +8,7 @@ runtime (:mod:`.hlo_proto`).
 
 from __future__ import annotations
 
-__all__ = ["read_fields", "ProtoWireError", "MEMORY_SPACES", "memory_breakdown",
-           "core_chip_id"]
+__all__ = ["read_fields", "ProtoWireError", "MEMORY_SPACES", "memory_breakdown"]
 
 # OpMetrics.MemoryAccessed: operation_type (1: READ, 2: WRITE), memory_space (XLA's numbering
 # on TPU: 1 HBM, 2 CMEM, 3 VMEM), bytes_accessed
@@ -82,12 +81,3 @@ def memory_breakdown(data: bytes) -> dict[str, int]:
                            else "_other")
         out[key] = out.get(key, 0) + nbytes
     return out
-
-
-def core_chip_id(data: bytes) -> int:
-    """``local_chip_id`` of a serialized ``CoreDetails`` (0, proto3's default, when unset);
-    ProtoWireError when the bytes are no message."""
-    for number, value in read_fields(data):
-        if number == 4 and isinstance(value, int):
-            return value
-    return 0

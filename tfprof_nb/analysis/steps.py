@@ -64,7 +64,8 @@ def _explicit_marker(names: pd.Series) -> np.ndarray:
             & ~names.str.contains("/", regex=False)).to_numpy()
 
 
-def _classify_host(names: pd.Series) -> np.ndarray:
+def classify_host(names: pd.Series) -> np.ndarray:
+    """Step-time type (HOST_COMPUTE, HOST_WAIT_INPUT, ...) of each host event name."""
     lower = names.str.lower()
     no_colon = ~names.str.contains(":", regex=False)
     op_type = names.str.partition(":")[2] if len(names) else names
@@ -236,7 +237,7 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
     names = pd.Series(hd.names, dtype=object)
     explicit = _explicit_marker(names)
     not_compute = names.str.startswith(_NOT_COMPUTE).to_numpy()
-    kind_of_name = _classify_host(names)
+    kind_of_name = classify_host(names)
     code = hd.name_code[rows]
     marker = explicit[code]
     does_work = np.zeros(len(rows), dtype=bool)

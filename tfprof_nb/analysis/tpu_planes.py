@@ -18,11 +18,11 @@ time and an op's self time is its time minus its direct children's; occurrences 
 are per execution times occurrences (a custom call adds its events' own stats instead); a
 plane's total time runs from its first to its last op (``Steps`` events included); events
 whose metadata has no program or symbol are left out of the ops (their time is idle) and
-counted in a reason.  The duty cycle: per chip, the union of its cores' ops (infeed, outfeed,
-host send/recv and megacore fusions are off duty) over the span of its ops and programs.
+counted in a reason.  (The duty cycle is :mod:`.gpu_activity`'s, for GPUs and TPUs alike.)
 
 The per-host step (:func:`host_tpu`) returns the host's ops (OP_COLUMNS, see
-:mod:`.xla_ops`), per-plane totals, per-chip duty cycle, the program executions and reasons.
+:mod:`.xla_ops`), per-plane totals, the program executions, the host plane's hardware
+counters and reasons.
 """
 
 from __future__ import annotations
@@ -39,16 +39,14 @@ from ..constants import (HOST_PLANE, STEPS_LINE, TPU_OP_LINES, TPU_PLANE_PREFIX,
                          XLA_OPS_LINE)
 from ..xspace.model import stat_value
 from .host import HostData
-from .proto_wire import ProtoWireError, core_chip_id, memory_breakdown
+from .proto_wire import ProtoWireError, memory_breakdown
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "host_tpu", "combine_tpu", "tensor_core_planes", "op_events",
-           "categorized_ops", "module_runs", "OFF_DUTY_CATEGORIES", "MEMORY_COLUMNS", "TpuData"]
+           "categorized_ops", "module_runs", "MEMORY_COLUMNS", "TpuData"]
 
 _CORE_PLANE = re.compile(TPU_TENSOR_CORE_PLANE)
 _PROGRAM_IN_NAME = re.compile(r"^(.*)\((\d+)\)$", re.S)
-OFF_DUTY_CATEGORIES = ("infeed", "outfeed", "host send", "host send-done", "host recv",
-                       "host recv-done", "megacore fusion")
 _CUSTOM_CALL = "custom-call"
 _U64 = 2**64 - 1
 # per-execution bytes by memory space (NaN where the op has no breakdown)
@@ -283,61 +281,6 @@ def _plane_totals(hd: HostData, events: pd.DataFrame, keyed: pd.DataFrame,
                         columns=["device_type", "plane", "span_ps", "op_ps"])
 
 
-def _union_ps(begin: np.ndarray, end: np.ndarray) -> int:
-    """Length of the union of intervals (touching ones merge)."""
-    if not len(begin):
-        return 0
-    order = np.argsort(begin, kind="stable")
-    b, e = begin[order], end[order]
-    run_end = np.maximum.accumulate(e)
-    new = np.r_[True, b[1:] > run_end[:-1]]
-    group = np.cumsum(new) - 1
-    g_end = np.zeros(group[-1] + 1, np.int64)
-    np.maximum.at(g_end, group, e)
-    return int((g_end - b[new]).sum())
-
-
-def _duty_cycle(hd: HostData, events: pd.DataFrame, md: pd.DataFrame,
-                modules: pd.DataFrame, planes: dict) -> tuple[pd.DataFrame, list[str]]:
-    """Per chip: busy and idle ps (XProf's duty cycle: cores of a chip are united)."""
-    xla_ops = events[events.xla]
-    category = md.hlo_category.reindex(xla_ops.md.to_numpy()).to_numpy(object)
-    active = xla_ops[~pd.Series(category).isin(OFF_DUTY_CATEGORIES).to_numpy()]
-    chips, reasons = _chips(hd, planes)
-    out = []
-    for chip, members in chips.items():
-        mine_ops = xla_ops[xla_ops.plane.isin(members)]
-        mine_mod = modules[modules.plane.isin(members)]
-        begins = np.concatenate([mine_ops.begin_ps, mine_mod.begin_ps])
-        if not len(begins):
-            continue
-        ends = np.concatenate([mine_ops.end_ps, mine_mod.end_ps])
-        act = active[active.plane.isin(members)]
-        busy = _union_ps(act.begin_ps.to_numpy(), act.end_ps.to_numpy())
-        out.append({"chip": chip, "busy_ps": busy,
-                    "idle_ps": int(ends.max() - begins.min()) - busy})
-    return pd.DataFrame(out, columns=["chip", "busy_ps", "idle_ps"]), reasons
-
-
-def _chips(hd: HostData, planes: dict) -> tuple[dict, list[str]]:
-    """{chip: [planes]} from the planes' ``core_details`` (a plane without one is its own
-    chip, as in XProf) and reasons."""
-    chips: dict = {}
-    reasons = []
-    for plane in planes:
-        data = hd.space.plane_stats(plane).get("core_details")
-        try:
-            chip = core_chip_id(data) if isinstance(data, bytes) else None
-        except ProtoWireError:
-            chip = None
-        if chip is None:
-            reasons.append(f"{hd.plane_names[plane]}: no readable core_details stat: its duty "
-                           "cycle is counted as a chip of its own")
-            chip = ("plane", plane)
-        chips.setdefault(chip, []).append(plane)
-    return chips, reasons
-
-
 def _line_reasons(hd: HostData, planes: dict) -> list[str]:
     """What the TPU planes hold that the op tables do not read: trace-only lines, lines of
     unknown names and SparseCore planes, with their event counts."""
@@ -376,14 +319,14 @@ def _unkeyed_reason(events: pd.DataFrame, keyed: pd.DataFrame) -> list[str]:
 
 def host_tpu(hd: HostData, shift_ps: int = 0) -> dict:
     """One host's TensorCores: ``ops`` (OP_COLUMNS + MEMORY_COLUMNS), ``totals`` (per plane),
-    ``duty`` (per chip), ``modules`` (program executions, times relative to the host's
-    origin, as the steps need them), ``cores``
+    ``modules`` (program executions, times relative to the host's origin, as the steps need
+    them), ``cores``
     (TensorCore count), ``counters`` (the host plane's utilisation counters) and
     ``reasons``.  A host without TPU planes costs next to nothing."""
     planes = tensor_core_planes(hd)
     counters = _counters(hd)
     if not any(n.startswith(TPU_PLANE_PREFIX) for n in hd.plane_names):
-        return {"ops": None, "totals": None, "duty": None, "modules": None, "cores": 0,
+        return {"ops": None, "totals": None, "modules": None, "cores": 0,
                 "counters": counters, "reasons": []}
     events = op_events(hd)
     keyed, md = _keyed(hd, events)
@@ -393,10 +336,9 @@ def host_tpu(hd: HostData, shift_ps: int = 0) -> dict:
     breakdown, bad = _breakdowns(md)
     md = md.join(breakdown)
     ops = _aggregate(_contributions(hd, keyed, md), md, names) if len(keyed) else None
-    duty, chip_reasons = _duty_cycle(hd, events, md, runs, planes)
-    reasons = _line_reasons(hd, planes) + _unkeyed_reason(events, keyed) + chip_reasons
+    reasons = _line_reasons(hd, planes) + _unkeyed_reason(events, keyed)
     reasons += [f"memory access breakdown not readable: {b}" for b in bad[:5]]
-    return {"ops": ops, "totals": _plane_totals(hd, events, keyed, planes), "duty": duty,
+    return {"ops": ops, "totals": _plane_totals(hd, events, keyed, planes),
             "modules": runs, "cores": len(planes), "counters": counters, "reasons": reasons}
 
 
@@ -412,20 +354,12 @@ def _counters(hd: HostData) -> dict:
 
 @dataclass
 class TpuData:
-    """The TPU side of a profile, all hosts: TensorCore count, duty cycle (busy and idle ps
-    summed over chips), the host planes' hardware counters and reasons."""
+    """The TPU side of a profile, all hosts: TensorCore count, the host planes' hardware
+    counters and reasons (the duty cycle is :mod:`.gpu_tables`' ``duty_cycle``)."""
 
     cores: int = 0
-    busy_ps: int = 0
-    idle_ps: int = 0
     counters: dict = field(default_factory=dict)
     reasons: list = field(default_factory=list)
-
-    @property
-    def duty_cycle_pct(self) -> float:
-        """Busy share of the chips' time (NaN without TPUs)."""
-        total = self.busy_ps + self.idle_ps
-        return 100.0 * self.busy_ps / total if total else float("nan")
 
 
 def combine_tpu(parts: dict) -> TpuData:
@@ -434,9 +368,6 @@ def combine_tpu(parts: dict) -> TpuData:
     counters: dict = {}
     for part in parts.values():
         data.cores += part["cores"]
-        if part["duty"] is not None and len(part["duty"]):
-            data.busy_ps += int(part["duty"].busy_ps.sum())
-            data.idle_ps += int(part["duty"].idle_ps.sum())
         for k, v in part["counters"].items():
             counters.setdefault(k, []).append(v)
         data.reasons += [r for r in part["reasons"] if r not in data.reasons]
