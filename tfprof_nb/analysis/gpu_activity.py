@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import join_on_keys
+from ..constants import (DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX,
+                         XLA_MODULES_LINE, XLA_OPS_LINE)
 from .host import HOST_PLANE, HostData
 from .intervals import Intervals, union
 
@@ -54,8 +56,6 @@ _INPUT_HINT_PREFIX = ("iteratorgetnext", "memcpyhto")
 # xprof's off-duty XLA categories (TPU duty cycle): the device waits on the host there
 _OFF_DUTY = {"infeed", "outfeed", "host send", "host send-done", "host recv",
              "host recv-done", "megacore fusion"}
-_TPU_OPS_LINE = "XLA Ops"
-_TPU_MODULES_LINE = "XLA Modules"
 
 
 def is_collective(name: str) -> bool:
@@ -79,7 +79,7 @@ def _input_hints(low: list[str]) -> np.ndarray:
 
 def is_device_plane(names: pd.Series) -> np.ndarray:
     """bool per plane name: a GPU or TPU device plane."""
-    return names.str.startswith(("/device:GPU:", "/device:TPU:")).to_numpy()
+    return names.str.startswith(tuple(p + ":" for p in DEVICE_PLANE_PREFIXES)).to_numpy()
 
 
 @dataclass
@@ -151,10 +151,10 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
     """(rows, kinds) of device activity: GPU stream lines, TPU ``XLA Ops`` lines."""
     sp = hd.space
     planes = pd.Series(sp.plane_names, dtype=object)
-    gpu = planes.str.startswith("/device:GPU:").to_numpy()
-    tpu = planes.str.startswith("/device:TPU:").to_numpy()
+    gpu = planes.str.startswith(GPU_PLANE_PREFIX + ":").to_numpy()
+    tpu = planes.str.startswith(TPU_PLANE_PREFIX + ":").to_numpy()
     line_names = pd.Series(sp.line_names, dtype=object)
-    tpu_line = tpu[sp.line_plane] & (line_names == _TPU_OPS_LINE).to_numpy() \
+    tpu_line = tpu[sp.line_plane] & (line_names == XLA_OPS_LINE).to_numpy() \
         if len(line_names) else np.zeros(0, bool)
     on_gpu = hd.line_mask(gpu[sp.line_plane]) & ~hd.derived_line_mask() if len(sp.line_plane) \
         else np.zeros(len(hd), bool)
@@ -238,7 +238,7 @@ def tpu_module_spans(hd: HostData) -> dict[int, tuple[int, int]]:
     out: dict[int, tuple[int, int]] = {}
     for i, name in enumerate(sp.line_names):
         plane = int(sp.line_plane[i])
-        if name != _TPU_MODULES_LINE or not sp.plane_names[plane].startswith("/device:TPU:"):
+        if name != XLA_MODULES_LINE or not sp.plane_names[plane].startswith(TPU_PLANE_PREFIX + ":"):
             continue
         rows = np.flatnonzero(sp.events.line == i)
         if len(rows):
