@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._tables import categorical_from_tables, stat_series
 from .errors import LoadWarning, ProfileFormatError
-from .xspace.files import find_profile_files, host_name_of
+from .xspace.files import file_size, find_profile_files, host_name_of
 
 __all__ = ["Profile", "load"]
 
@@ -25,7 +25,7 @@ _MEMORY_PER_FILE_BYTE = 4.0
 
 
 def load(path, *, parallel: bool = True, strict: bool = False, client=None,
-         timeout: float = 600.0) -> "Profile":
+         timeout: float = 600.0, storage_options: dict | None = None) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
     file, or a list of these.
 
@@ -35,9 +35,11 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     With ``client`` (a ``dask.distributed.Client``) every host is decoded and analysed on a
     worker and only partial results come back; ``timeout`` (s) bounds each wait for workers.
     A profile too large for this machine's free memory fails before decoding, suggesting
-    ``client=``.
+    ``client=``.  ``path`` may be a URL (``s3://``, ``gs://``, ``https://``, any fsspec URL;
+    ``storage_options`` go to its file system): hosts are read through a local cache, on the
+    workers themselves with ``client``.
     """
-    files = find_profile_files(path)
+    files = find_profile_files(path, storage_options)
     hosts = [host_name_of(f) for f in files]
     dupes = {h for h in hosts if hosts.count(h) > 1}
     if dupes:  # same file name in different runs: keep them apart
@@ -82,7 +84,7 @@ def _check_memory(files: Mapping, parallel: bool) -> None:
     available = _available_memory()
     if available is None:
         return
-    sizes = [os.path.getsize(f) for f in files.values()]
+    sizes = [file_size(f) for f in files.values()]
     need = _MEMORY_PER_FILE_BYTE * sum(sizes)
     if need > available:
         raise MemoryError(

@@ -139,8 +139,10 @@ class DaskHosts:
         self.client = client
         self.timeout = timeout
         self.errors: dict[str, str] = {}
-        futures = {name: client.submit(load_host, name, str(path), key=f"tfprof-load-{name}-"
-                                       f"{os.getpid()}-{id(self)}", pure=False)
+        # local paths as strings; a URL's RemoteFile as it is: the worker reads the store
+        futures = {name: client.submit(load_host, name, os.fspath(path) if isinstance(
+                       path, os.PathLike) else path, key=f"tfprof-load-{name}-"
+                       f"{os.getpid()}-{id(self)}", pure=False)
                    for name, path in files.items()}
         infos = {name: client.submit(_partials.run, fut, "info", 0, pure=False)
                  for name, fut in futures.items()}

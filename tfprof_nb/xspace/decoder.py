@@ -11,6 +11,7 @@ from .. import _native as native
 from ..errors import ProfileFormatError
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
+from .stores import RemoteFile
 from .strings import decode_spans
 
 __all__ = ["decode_xspace", "read_xspace"]
@@ -20,7 +21,12 @@ KIND_NAMES = {0: "none", 1: "double", 2: "uint64", 3: "int64", 4: "str", 5: "byt
 
 
 def read_xspace(path) -> XSpaceData:
-    """Read and decode one ``.xplane.pb`` file."""
+    """Read and decode one ``.xplane.pb`` file: a local path, or a
+    :class:`~tfprof_nb.xspace.stores.RemoteFile` (read through the local cache)."""
+    if isinstance(path, RemoteFile):
+        from .remote_read import read_remote
+
+        return read_remote(path)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
