@@ -68,7 +68,12 @@ class RemoteFile:
 
 
 def _defaults(protocol: str) -> dict:
-    """Timeouts for the protocols we know (the user's storage options override them)."""
+    """Timeouts for the protocols we know, and no listings cache (each load sees the store as
+    it is now); the user's storage options override them."""
+    return {"use_listings_cache": False, **_timeouts(protocol)}
+
+
+def _timeouts(protocol: str) -> dict:
     if protocol in ("s3", "s3a"):
         return {"config_kwargs": {"connect_timeout": CONNECT_TIMEOUT_S,
                                   "read_timeout": READ_TIMEOUT_S,

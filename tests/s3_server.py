@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..conftest import free_port
+from .conftest import free_port
 
 # requests moto serves before it checks signatures: exactly the IAM set-up below
 _SETUP_REQUESTS = 3
