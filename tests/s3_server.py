@@ -129,10 +129,14 @@ class FaultyProxy:
         reader = conn.makefile("rb")
         try:
             while not self._stop.is_set():
-                request = _read_message(reader)
+                request = _read_head(reader)
                 if request is None:
                     return
-                head, body = request
+                head, length = request
+                if b"\r\nexpect: 100-continue" in head.lower():  # botocore's uploads
+                    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    head = _without_header(head, b"expect")
+                body = reader.read(length) if length else b""
                 response = self._forward(head, body)
                 if not self._send(conn, head, response):
                     return
@@ -173,8 +177,25 @@ class FaultyProxy:
 
 
 def _read_message(reader, head_request: bool = False):
-    """One HTTP/1.1 message (head, body) with a Content-Length body; None at EOF.  The answer
-    to a HEAD request (``head_request``) has no body whatever its Content-Length says."""
+    """One HTTP/1.1 response (head, body) with a Content-Length body; None at EOF.  The
+    answer to a HEAD request (``head_request``) has no body whatever its Content-Length
+    says."""
+    message = _read_head(reader)
+    if message is None:
+        return None
+    head, length = message
+    if head_request or head.split(b" ", 2)[1] in (b"204", b"304"):
+        return head, b""
+    return head, reader.read(length) if length else b""
+
+
+def _without_header(head: bytes, name: bytes) -> bytes:
+    lines = head.split(b"\r\n")
+    return b"\r\n".join(x for x in lines if x.split(b":", 1)[0].strip().lower() != name)
+
+
+def _read_head(reader):
+    """The head of one HTTP/1.1 message and its Content-Length; None at EOF."""
     line = reader.readline()
     while line in (b"\r\n", b"\n"):
         line = reader.readline()
@@ -194,7 +215,4 @@ def _read_message(reader, head_request: bool = False):
             length = int(value.strip())
         if name.strip().lower() == "transfer-encoding" and "chunked" in value.lower():
             raise NotImplementedError("chunked bodies are not expected from moto or s3fs")
-    head = b"".join(lines)
-    if head_request or head.split(b" ", 2)[1] in (b"204", b"304"):
-        return head, b""
-    return head, reader.read(length) if length else b""
+    return b"".join(lines), length

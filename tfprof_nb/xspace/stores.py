@@ -9,6 +9,7 @@ aiohttp; any other protocol fsspec knows works with its package installed.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -100,12 +101,14 @@ def _merged(defaults: dict, options: dict) -> dict:
 
 
 _filesystems: dict = {}
+_MAX_FILESYSTEMS = 8
 _lock = threading.Lock()
 
 
 def filesystem(url: str, storage_options: dict | None = None):
     """``(fs, path)`` for ``url``: an fsspec file system with bounded timeouts (one per
-    protocol and options in this process) and the path in it."""
+    protocol, options and environment in this process, the last few kept) and the path in
+    it."""
     if "::" in url:
         raise ValueError(f"{url}: chained fsspec URLs are not supported (tfprof_nb caches "
                          "remote files itself): pass the store's own URL")
@@ -123,15 +126,19 @@ def filesystem(url: str, storage_options: dict | None = None):
     except ValueError as exc:  # fsspec: "Protocol not known"
         raise ValueError(f"{url}: {exc}") from exc
     options = _merged(_defaults(protocol), dict(storage_options or {}))
-    key = (protocol, tokenize(options))
+    # credentials and endpoints also come from the environment (AWS_*, GOOGLE_*, ...): a
+    # change there must give a new client
+    key = (protocol, tokenize(options, sorted(os.environ.items())))
     with _lock:
-        fs = _filesystems.get(key)
+        fs = _filesystems.pop(key, None)
         if fs is None:
             with remote_errors(url):
                 fs = cls(skip_instance_cache=True, **options)
             if protocol in ("s3", "s3a"):
                 fs.retries = S3_RETRIES  # ours alone: made with skip_instance_cache
-            _filesystems[key] = fs
+        _filesystems[key] = fs  # most recently used last
+        while len(_filesystems) > _MAX_FILESYSTEMS:
+            del _filesystems[next(iter(_filesystems))]
     return fs, cls._strip_protocol(url)
 
 
