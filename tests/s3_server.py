@@ -39,7 +39,7 @@ class MotoServer:
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            _wait_for_port(self.port, 60)
+            wait_for_port(self.port, 60)
             self.admin, self.nobody = self._users()
         except BaseException:
             self.stop()
@@ -85,7 +85,7 @@ class MotoServer:
             self.proc.wait(10)
 
 
-def _wait_for_port(port: int, timeout_s: float) -> None:
+def wait_for_port(port: int, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:

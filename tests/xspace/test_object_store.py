@@ -5,7 +5,11 @@ HTTP server, and a Dask LocalCluster whose workers read their hosts from the buc
 from __future__ import annotations
 
 import http.server
+import json
+import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from functools import partial
@@ -73,6 +77,9 @@ def test_logdir_on_s3_loads_the_newest_run_like_a_local_one(s3_server, s3_logdir
     assert prof.source == [f"{s3_logdir}/plugins/profile/{RUN_NEW}/worker-{i}.xplane.pb"
                            for i in (0, 1)]
     _same_profile(prof, tp.load(local_run))
+    from tfprof_nb.report.notebook import _source_of  # what a report notebook reloads
+
+    assert _source_of(prof) == repr(f"{s3_logdir}/plugins/profile/{RUN_NEW}")
     assert len(_cached(object_cache)) == 2 and all(n.endswith(".xplane.pb")
                                                    for n in _cached(object_cache))
 
@@ -289,3 +296,56 @@ def test_pod_on_dask_workers_reads_from_the_bucket(s3_server, s3_logdir, local_r
             assert _cached(object_cache) == []
     finally:
         cluster.close()
+
+
+GCS_SCRIPT = """
+import json, sys
+import gcsfs
+import tfprof_nb as tp
+
+endpoint, logdir = sys.argv[1], sys.argv[2]
+opts = {"endpoint_url": endpoint, "token": "anon", "project": "test"}
+fs = gcsfs.GCSFileSystem(skip_instance_cache=True, **opts)
+fs.mkdir("profiles")
+for f in sorted(__import__("pathlib").Path(logdir).rglob("*.xplane.pb")):
+    fs.put_file(str(f), "profiles/logdir/" + f.relative_to(logdir).as_posix())
+prof = tp.load("gs://profiles/logdir", storage_options=opts)
+again = tp.load("gs://profiles/logdir", storage_options=opts)
+try:
+    tp.load("gs://profiles/nothing", storage_options=opts)
+except FileNotFoundError as exc:
+    missing = str(exc)
+print(json.dumps({"hosts": prof.hosts, "source": prof.source, "events": len(prof.events),
+                  "again": len(again.events), "missing": missing}))
+"""
+
+
+def test_gs_form_on_a_gcs_emulator(tmp_path, local_run, object_cache):
+    """gs:// through gcsfs against a GCS emulator on 127.0.0.1, in a child process: gcsfs's
+    experimental bucket-type probe (gRPC, on by default) is switched off there, since an
+    emulator has no control plane to answer it."""
+    from ..conftest import free_port
+    from ..s3_server import wait_for_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "gcp_storage_emulator", "start",
+                               "--host", "127.0.0.1", "--port", str(port), "--in-memory"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, 60)
+        env = dict(os.environ, GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT="false")
+        done = subprocess.run([sys.executable, "-c", GCS_SCRIPT, f"http://127.0.0.1:{port}",
+                               str(local_run.parent.parent.parent)], env=env,
+                              capture_output=True, text=True, timeout=240)
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    local = tp.load(local_run)
+    assert out["hosts"] == local.hosts
+    assert out["source"] == [f"gs://profiles/logdir/plugins/profile/{RUN_NEW}/{h}.xplane.pb"
+                             for h in local.hosts]
+    assert out["events"] == out["again"] == len(local.events)
+    assert out["missing"].startswith("gs://profiles/nothing: no such object")
+    assert len(_cached(object_cache)) == 2  # the child inherited TFPROF_NB_CACHE_DIR

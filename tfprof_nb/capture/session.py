@@ -17,7 +17,6 @@ import warnings
 from pathlib import Path
 
 from ..errors import CaptureError, CaptureWarning
-from ..xspace.stores import is_url, local_path_of
 from .backends import check_backend, choose_backend, get_backend
 from .options import TracerOptions
 
@@ -34,6 +33,8 @@ def new_logdir() -> str:
 
 def split_logdir(logdir) -> tuple[str, str | None]:
     """``(local logdir the profiler writes to, URL to publish runs to or None)``."""
+    from ..xspace.stores import is_url, local_path_of  # here: importing xspace loads numpy
+
     if is_url(logdir):
         local = local_path_of(logdir)
         if local is None:
