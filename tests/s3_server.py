@@ -120,7 +120,7 @@ class FaultyProxy:
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 

@@ -75,11 +75,11 @@ def test_refused_upload_keeps_the_local_run(s3_server, s3_bucket, s3_env, monkey
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3_server.nobody.key)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3_server.nobody.secret)
     url = f"s3://{s3_bucket}/denied"
-    with pytest.raises(tp.CaptureError, match=f"could not be written to {url}: .*access "
-                                              "denied.*It is kept in") as info:
-        with tp.Capture(steps=2, warmup=0, logdir=url, progress=False) as cap:
-            for batch in cap.iterate(dataset):
-                train_step(batch)
+    denied = pytest.raises(tp.CaptureError, match=f"could not be written to {url}: .*access "
+                                                  "denied.*It is kept in")
+    with denied as info, tp.Capture(steps=2, warmup=0, logdir=url, progress=False) as cap:
+        for batch in cap.iterate(dataset):
+            train_step(batch)
     kept = Path(str(info.value).rsplit("It is kept in ", 1)[1])
     assert list(kept.glob("*.xplane.pb"))
     assert _listing(s3_server, s3_bucket) == {}
@@ -104,15 +104,14 @@ def test_magic_with_jax_writes_to_s3(s3_server, s3_bucket, s3_env, object_cache,
     from ..test_magic import _run, _text
 
     url = f"s3://{s3_bucket}/jaxlogs"
-    nb = _run(["%load_ext tfprof_nb", JAX_CELLS,
-               f"%%tfprof --logdir {url} --steps 3 --warmup 1 --out prof --no-show\n"
-               "with tp.Capture(progress=False) as cap:\n"
-               "    for i in cap.iterate(range(10)):\n"
-               "        w, loss = train_step(w, x)",
-               "import sys\n"
-               "print(json.dumps({'source': prof.source, 'steps': prof.steps.index.tolist(),"
-               " 'backend': cap.backend, 'tensorflow': 'tensorflow' in sys.modules}))"],
-              tmp_path)
+    magic = (f"%%tfprof --logdir {url} --steps 3 --warmup 1 --out prof --no-show\n"
+             "with tp.Capture(progress=False) as cap:\n"
+             "    for i in cap.iterate(range(10)):\n"
+             "        w, loss = train_step(w, x)")
+    report = ("import sys\n"
+              "print(json.dumps({'source': prof.source, 'steps': prof.steps.index.tolist(),"
+              " 'backend': cap.backend, 'tensorflow': 'tensorflow' in sys.modules}))")
+    nb = _run(["%load_ext tfprof_nb", JAX_CELLS, magic, report], tmp_path)
     out = json.loads(_text(nb.cells[3]).strip().splitlines()[-1])
     assert out["backend"] == "jax" and out["tensorflow"] is False
     assert out["steps"] == [1, 2, 3]

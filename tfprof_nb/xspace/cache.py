@@ -78,25 +78,25 @@ def cached_path(url: str, version: str | None, size: int | None) -> Path | None:
 
 @contextlib.contextmanager
 def _partial_file(directory: Path):
-    """A temporary file in ``directory``, removed unless the caller renamed it."""
+    """The path of a new temporary file in ``directory``, removed unless it was renamed."""
     directory.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=".", suffix=_PARTIAL, dir=directory)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            yield f, Path(name)
+        yield Path(name)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
 
 
-def store(url: str, version: str, size: int, write) -> Path:
-    """Cache this version of ``url``: ``write(f)`` writes its bytes to ``f`` and returns how
-    many; the file is renamed into place only when that is ``size``."""
+def store(url: str, version: str, size: int, fill) -> Path:
+    """Cache this version of ``url``: ``fill(path)`` writes its bytes to the temporary file
+    ``path``, which is renamed into place only when it holds ``size`` bytes."""
     directory = cache_dir()
     final = directory / cache_name(url, version, size)
-    with _partial_file(directory) as (f, tmp):
-        written = write(f)
-        f.flush()
+    with _partial_file(directory) as tmp:
+        fill(tmp)
+        written = tmp.stat().st_size
         if written != size:
             raise truncated(url, written, size)
         os.replace(tmp, final)
@@ -113,11 +113,7 @@ def truncated(url: str, got: int, size: int) -> ObjectStoreError:
 
 def store_local_copy(url: str, version: str, size: int, source) -> Path:
     """Cache a local file known to hold this version of ``url`` (a run just uploaded)."""
-    def write(f):
-        with open(source, "rb") as src:
-            shutil.copyfileobj(src, f, 16 * 2**20)
-        return f.tell()
-    return store(url, version, size, write)
+    return store(url, version, size, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def discard(path: Path) -> None:

@@ -25,12 +25,15 @@ def find_remote_files(url: str, storage_options: dict | None = None) -> list[Rem
     ProfileFormatError when it holds no profile."""
     fs, root = filesystem(url, storage_options)
     web = fs.protocol in ("http", "https") or "http" in fs.protocol
-    if root.rstrip("/").endswith(XPLANE_SUFFIX) or not web:
+    if root.rstrip("/").endswith(XPLANE_SUFFIX):
         with remote_errors(url, "looking it up"):
             info = fs.info(root)
         if info.get("type") != "directory":
             return [_complete(fs, remote_file(fs, info, storage_options))]
     entries = _ls(fs, root, url)
+    if len(entries) == 1 and entries[0].get("type") == "file" and not web and \
+            entries[0]["name"].rstrip("/") == root.rstrip("/"):  # a file of any name
+        return [_complete(fs, remote_file(fs, entries[0], storage_options))]
     files = _xplanes(entries)
     if not files:
         files = _newest_run(fs, root, entries, url)

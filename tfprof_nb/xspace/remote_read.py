@@ -2,15 +2,16 @@
 
 - In the cache already (same URL, version and size): decoded from the local file (mapped).
 - Cacheable (the cache is on, the store gives a version and a size, the file fits the cache
-  budget): read in ranges of :data:`CHUNK_BYTES` into a temporary file in the cache, renamed
-  into place once its size is checked, then decoded from there.
-- Otherwise (``TFPROF_NB_CACHE=0``, larger than the budget, no version): read in ranges
-  straight into anonymous memory and decoded there; nothing is written to disk.
+  budget): streamed in one request into a temporary file in the cache, renamed into place
+  once its size is checked, then decoded from there.
+- Otherwise (``TFPROF_NB_CACHE=0``, larger than the budget, no version): read straight into
+  anonymous memory and decoded there; nothing is written to disk.  Object stores are read in
+  ranges of :data:`CHUNK_BYTES`, a few requests in flight at once; web servers in one
+  streamed request.
 
-Object stores are read in ranges of :data:`CHUNK_BYTES`, a few requests in flight at once, and
-the object's version is checked again at the end (an object replaced mid-read fails instead of
-mixing versions); web servers are streamed in one request.  A transfer that fails or ends
-short raises an error naming the URL.
+A file larger than one range has its version checked again at the end (an object replaced
+mid-read fails instead of mixing versions).  A transfer that fails or ends short raises an
+error naming the URL.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import mmap
 from collections.abc import Iterator
 
 from ..errors import ObjectStoreError, ProfileFormatError
-from .cache import (cache_enabled, cache_max_bytes, cached_path, discard, store, truncated)
+from .cache import cache_enabled, cache_max_bytes, cached_path, discard, store, truncated
 from .decoder import decode_xspace, read_xspace
 from .model import XSpaceData
 from .stores import RemoteFile, entry_version, filesystem, remote_errors
@@ -91,19 +92,33 @@ def _transfer(rf: RemoteFile, write) -> int:
                                    "object changed while being read)")
         write(chunk, done)
         done += len(chunk)
-    if rf.version is not None and not _is_web(fs):
-        with remote_errors(rf.url, "checking its version"):
-            now = entry_version(fs.info(path))
-        if now != rf.version:
-            raise ObjectStoreError(rf.url, f"changed while being read (version {rf.version} "
-                                   f"became {now}): load it again")
+    _check_unchanged(rf, fs, path, done)
     return done
 
 
+def _check_unchanged(rf: RemoteFile, fs, path: str, size: int) -> None:
+    """Raise if the object's version changed while it was read: a read of more than one
+    range (or a resumed stream) could otherwise mix two versions.  One request is one
+    response, consistent by itself: not checked."""
+    if rf.version is None or _is_web(fs) or size <= CHUNK_BYTES:
+        return
+    with remote_errors(rf.url, "checking its version"):
+        now = entry_version(fs.info(path))
+    if now != rf.version:
+        raise ObjectStoreError(rf.url, f"changed while being read (version {rf.version} "
+                               f"became {now}): load it again")
+
+
 def _download(rf: RemoteFile):
-    """Bring ``rf`` into the cache; the cached file's path."""
-    return store(rf.url, rf.version, rf.size,
-                 lambda f: _transfer(rf, lambda chunk, _: f.write(chunk)))
+    """Bring ``rf`` into the cache (one streamed request); the cached file's path."""
+    fs, path = filesystem(rf.url, rf.storage_options)
+
+    def fill(tmp):
+        with remote_errors(rf.url, "downloading it"):
+            fs.get_file(path, str(tmp))
+        _check_unchanged(rf, fs, path, tmp.stat().st_size)
+
+    return store(rf.url, rf.version, rf.size, fill)
 
 
 def _read_into_memory(rf: RemoteFile):

@@ -14,13 +14,22 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from posixpath import basename
 from pathlib import PurePosixPath
+from posixpath import basename
 
 from ..errors import ObjectStoreError
 
-__all__ = ["CONNECT_TIMEOUT_S", "READ_TIMEOUT_S", "RemoteFile", "filesystem", "is_url",
-           "remote_errors", "remote_file", "entry_mtime", "entry_version"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "READ_TIMEOUT_S",
+    "RemoteFile",
+    "entry_mtime",
+    "entry_version",
+    "filesystem",
+    "is_url",
+    "remote_errors",
+    "remote_file",
+]
 
 # Bounds on every request to a store: a dead or stalled server fails in tens of seconds, not
 # never.  Pass storage_options to change them (e.g. {"config_kwargs": {"read_timeout": 120}}).
