@@ -49,25 +49,14 @@ def _median(fn, repeat: int, before=None) -> float:
     return statistics.median(times)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--profile", type=Path)
-    ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--hosts", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--json", type=Path, help="also write the results here")
-    args = ap.parse_args(argv)
-    from bench_load import ensure_profile
-
-    path = args.profile or ensure_profile(args.events)
+def _measure(path: Path, hosts: int, repeat: int, scratch: Path) -> dict:
+    """Upload ``hosts`` copies of ``path`` to a fresh moto server and time every way in."""
     import s3fs
 
     import tfprof_nb as tp
     from tests.s3_server import MotoServer
     from tfprof_nb.xspace.cache import clear_cache
 
-    scratch = Path(tempfile.mkdtemp(prefix="tfprof_bench_store_"))
-    os.environ["TFPROF_NB_CACHE_DIR"] = str(scratch / "cache")
     server = MotoServer()
     try:
         opts = server.options()
@@ -75,11 +64,10 @@ def main(argv=None) -> int:
         fs.mkdir("bench")
         local_run = scratch / "local" / RUN
         local_run.mkdir(parents=True)
-        for i in range(args.hosts):
+        for i in range(hosts):
             shutil.copy(path, local_run / f"host-{i}.xplane.pb")
             fs.put_file(str(path), f"bench/logdir/plugins/profile/{RUN}/host-{i}.xplane.pb")
         url = "s3://bench/logdir"
-        n_events = len(tp.load(local_run).events)
 
         def copy_and_load():
             with tempfile.TemporaryDirectory(dir=scratch) as down:
@@ -94,18 +82,38 @@ def main(argv=None) -> int:
                 del os.environ["TFPROF_NB_CACHE"]
 
         res = {
-            "profile": str(path), "hosts": args.hosts, "events_per_host": n_events // args.hosts,
-            "bytes_per_host": path.stat().st_size, "cpu": platform.processor() or "unknown",
-            "local_s": _median(lambda: tp.load(local_run), args.repeat),
-            "copy_and_load_s": _median(copy_and_load, args.repeat),
-            "cold_s": _median(lambda: tp.load(url, storage_options=opts), args.repeat,
+            "events_per_host": len(tp.load(local_run).events) // hosts,
+            "local_s": _median(lambda: tp.load(local_run), repeat),
+            "copy_and_load_s": _median(copy_and_load, repeat),
+            "cold_s": _median(lambda: tp.load(url, storage_options=opts), repeat,
                               before=clear_cache),
-            "memory_s": _median(memory, args.repeat),
+            "memory_s": _median(memory, repeat),
         }
         tp.load(url, storage_options=opts)
-        res["warm_s"] = _median(lambda: tp.load(url, storage_options=opts), args.repeat)
+        res["warm_s"] = _median(lambda: tp.load(url, storage_options=opts), repeat)
+        return res
     finally:
         server.stop()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", type=Path)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--hosts", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args(argv)
+    from bench_load import ensure_profile
+
+    path = args.profile or ensure_profile(args.events)
+    scratch = Path(tempfile.mkdtemp(prefix="tfprof_bench_store_"))
+    os.environ["TFPROF_NB_CACHE_DIR"] = str(scratch / "cache")
+    try:
+        res = {"profile": str(path), "hosts": args.hosts, "bytes_per_host": path.stat().st_size,
+               "cpu": platform.processor() or "unknown",
+               **_measure(path, args.hosts, args.repeat, scratch)}
+    finally:
         shutil.rmtree(scratch, ignore_errors=True)
     res["cold_vs_copy_and_load"] = res["cold_s"] / res["copy_and_load_s"]
     res["warm_vs_local"] = res["warm_s"] / res["local_s"]
