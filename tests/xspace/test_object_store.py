@@ -274,6 +274,8 @@ def test_unreachable_server_and_unknown_protocol(object_cache):
     assert time.monotonic() - t0 < 30
     with pytest.raises(ValueError, match="nosuchproto://x/y"):
         tp.load("nosuchproto://x/y")
+    with pytest.raises(ValueError, match="simplecache::s3://b/k: chained fsspec URLs are not"):
+        tp.load("simplecache::s3://b/k")
 
 
 def test_pod_on_dask_workers_reads_from_the_bucket(s3_server, s3_logdir, local_run,

@@ -37,7 +37,7 @@ CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 30.0
 S3_RETRIES = 2  # s3fs's own retries of a failed request (each with botocore's attempts)
 
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(::[A-Za-z][A-Za-z0-9+.\-]*)*://")
 _LOCAL_PROTOCOLS = ("file", "local")
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 
