@@ -51,6 +51,7 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_engine.py --pod --big
 	$(PY) benchmarks/bench_report.py
 	$(PY) benchmarks/bench_plot.py
+	$(PY) benchmarks/bench_object_store.py
 
 # docs/screenshots: every tab of the CPU and GPU reports, taken by the report tests
 screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium

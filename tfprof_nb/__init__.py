@@ -15,11 +15,11 @@ from __future__ import annotations
 from ._version import __version__
 from .capture.loop import Capture, capture  # light: TensorFlow loads when a capture starts
 from .errors import (CaptureError, CaptureWarning, HostAnalysisError, LoadWarning,
-                     ProfileFormatError)
+                     ObjectStoreError, ProfileFormatError)
 from .report import export_notebook, report  # light: the writers load widgets when called
 
 __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "KerasProfiler",
-           "LoadWarning", "Profile", "ProfileFormatError", "__version__", "capture",
+           "LoadWarning", "ObjectStoreError", "Profile", "ProfileFormatError", "__version__", "capture",
            "capture_remote", "compare", "export_notebook", "load", "load_ipython_extension",
            "report", "start_server"]
 

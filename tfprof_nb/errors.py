@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
-           "ProfileFormatError"]
+           "ObjectStoreError", "ProfileFormatError"]
 
 
 class ProfileFormatError(ValueError):
@@ -20,6 +20,22 @@ class ProfileFormatError(ValueError):
         where = f" at byte {offset}" if offset is not None else ""
         name = self.path if self.path is not None else "<bytes>"
         super().__init__(f"{name}: {problem}{where}")
+
+
+class ObjectStoreError(OSError):
+    """A profile on an object store or web server (``s3://``, ``gs://``, ``https://``, any
+    fsspec URL) could not be listed or read: the connection failed, dropped or timed out, or
+    fewer bytes came than the object has.  ``url`` and ``problem`` say which and what; the
+    transport's own exception is chained as ``__cause__``.  A missing object or bucket raises
+    FileNotFoundError and a refused credential PermissionError, both naming the URL."""
+
+    def __init__(self, url, problem: str):
+        self.url = str(url)
+        self.problem = problem
+        super().__init__(f"{self.url}: {problem}")
+
+    def __reduce__(self):  # travels back from Dask workers intact
+        return type(self), (self.url, self.problem)
 
 
 class CaptureError(RuntimeError):

@@ -12,7 +12,7 @@ __all__ = ["load"]
 
 
 def load(path, *, parallel: bool = True, strict: bool = False, client=None,
-         timeout: float = 600.0) -> "Profile":
+         timeout: float = 600.0, storage_options: dict | None = None) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
     file, or a list of these.
 
@@ -21,11 +21,13 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     :class:`ProfileFormatError` instead).  With ``client`` (a ``dask.distributed.Client``)
     every host is decoded and analysed on a worker and only partial results come back;
     ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
-    free memory fails before decoding, suggesting ``client=``.
+    free memory fails before decoding, suggesting ``client=``.  ``path`` may be a URL
+    (``s3://``, ``gs://``, ``https://``, any fsspec URL; ``storage_options`` go to its file
+    system): hosts are read through a local cache, on the workers themselves with ``client``.
     """
     from .analysis.engine import open_hosts
 
-    files = find_profile_files(path)
+    files = find_profile_files(path, storage_options)
     named = host_names(files)
     hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
                        timeout=timeout)

@@ -12,6 +12,7 @@ from .._native.layout import COLUMNS, KINDS, SMALL_TABLES, TABLES
 from ..errors import ProfileFormatError
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
+from .stores import RemoteFile
 from .strings import decode_spans
 
 __all__ = ["decode_xspace", "read_xspace"]
@@ -21,7 +22,12 @@ KIND_NAMES = dict(enumerate(KINDS))
 
 
 def read_xspace(path) -> XSpaceData:
-    """Read and decode one ``.xplane.pb`` file."""
+    """Read and decode one ``.xplane.pb`` file: a local path, or a
+    :class:`~tfprof_nb.xspace.stores.RemoteFile` (read through the local cache)."""
+    if isinstance(path, RemoteFile):
+        from .remote_read import read_remote
+
+        return read_remote(path)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
