@@ -285,122 +285,151 @@ def _padding_text(config) -> str:
                     + (f"_{d.interior_padding}" if interior else "") for d in dims)
 
 
+def _dimensions(module: HloModule, instr) -> list[str]:
+    if instr.opcode == "all-to-all" and not len(instr.dimensions):
+        return []
+    return ["dimensions=" + _ints(instr.dimensions)]
+
+
+def _sort(module: HloModule, instr) -> list[str]:
+    return ["dimensions=" + _ints(instr.dimensions)] + (["is_stable=true"]
+                                                        if instr.is_stable else [])
+
+
+def _compare(module: HloModule, instr) -> list[str]:
+    out = [f"direction={instr.comparison_direction}"]
+    ops = module.operands(instr)
+    if instr.comparison_type and ops and ops[0] is not None:
+        kind = _type_name(ops[0].shape.element_type)[:1]
+        if instr.comparison_type != _DEFAULT_COMPARE_TYPE.get(kind, ""):
+            out.append(f"type={instr.comparison_type}")
+    return out
+
+
+def _groups(instr) -> list[str]:
+    """feature_group_count and batch_group_count when above 1."""
+    return ([f"feature_group_count={instr.feature_group_count}"]
+            if instr.feature_group_count > 1 else []) + \
+        ([f"batch_group_count={instr.batch_group_count}"] if instr.batch_group_count > 1 else [])
+
+
+def _convolution(module: HloModule, instr) -> list[str]:
+    return ["window=" + _window_text(instr.window),
+            "dim_labels=" + _conv_labels(instr.convolution_dimension_numbers)] + \
+        _groups(instr) + _precision(instr)
+
+
+def _gather(module: HloModule, instr) -> list[str]:
+    g = instr.gather_dimension_numbers
+    out = ["offset_dims=" + _ints(g.offset_dims),
+           "collapsed_slice_dims=" + _ints(g.collapsed_slice_dims),
+           "start_index_map=" + _ints(g.start_index_map)]
+    if len(g.operand_batching_dims):
+        out.append("operand_batching_dims=" + _ints(g.operand_batching_dims))
+    if len(g.start_indices_batching_dims):
+        out.append("start_indices_batching_dims=" + _ints(g.start_indices_batching_dims))
+    out += [f"index_vector_dim={g.index_vector_dim}",
+            "slice_sizes=" + _ints(instr.gather_slice_sizes)]
+    return out + (["indices_are_sorted=true"] if instr.indices_are_sorted else [])
+
+
+def _scatter(module: HloModule, instr) -> list[str]:
+    s = instr.scatter_dimension_numbers
+    out = ["update_window_dims=" + _ints(s.update_window_dims),
+           "inserted_window_dims=" + _ints(s.inserted_window_dims),
+           "scatter_dims_to_operand_dims=" + _ints(s.scatter_dims_to_operand_dims)]
+    if len(s.input_batching_dims):
+        out.append("input_batching_dims=" + _ints(s.input_batching_dims))
+    if len(s.scatter_indices_batching_dims):
+        out.append("scatter_indices_batching_dims=" + _ints(s.scatter_indices_batching_dims))
+    out.append(f"index_vector_dim={s.index_vector_dim}")
+    return out + (["indices_are_sorted=true"] if instr.indices_are_sorted else []) + \
+        (["unique_indices=true"] if instr.unique_indices else [])
+
+
+def _parameter(module: HloModule, instr) -> list[str]:
+    if not instr.HasField("parameter_replication"):
+        return []
+    return ["parameter_replication={" + ",".join(
+        "true" if v else "false"
+        for v in instr.parameter_replication.replicated_at_leaf_buffers) + "}"]
+
+
+def _custom_call(module: HloModule, instr) -> list[str]:
+    out = ["window=" + _window_text(instr.window)] if instr.HasField("window") else []
+    if instr.HasField("convolution_dimension_numbers"):
+        out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
+    out += _groups(instr)
+    out.append(f'custom_call_target="{instr.custom_call_target}"')
+    if instr.constrain_layout:
+        out.append("operand_layout_constraints={" + ", ".join(
+            shape_text(sh) for sh in instr.operand_shapes_with_layout) + "}")
+    if instr.custom_call_has_side_effect:
+        out.append("custom_call_has_side_effect=true")
+    if instr.custom_call_api_version != 1:  # API_VERSION_ORIGINAL is left out
+        out.append("api_version=" + _API_VERSION.get(instr.custom_call_api_version,
+                                                     str(instr.custom_call_api_version)))
+    return out
+
+
+# opcode -> the attributes its instruction subclass prints
+_ATTRIBUTES = {
+    **dict.fromkeys(("broadcast", "transpose", "reduce", "concatenate", "reverse",
+                     "all-gather", "all-to-all", "map", "get-dimension-size",
+                     "set-dimension-size"), _dimensions),
+    "sort": _sort,
+    "fusion": lambda m, i: [f"kind={i.fusion_kind}"],
+    "get-tuple-element": lambda m, i: [f"index={i.tuple_index}"],
+    "iota": lambda m, i: [f"iota_dimension={i.dimensions[0] if len(i.dimensions) else 0}"],
+    "compare": _compare,
+    "dot": lambda m, i: _dot_dims(i.dot_dimension_numbers) + _precision(i),
+    "convolution": _convolution,
+    "reduce-window": lambda m, i: ["window=" + _window_text(i.window)],
+    "select-and-scatter": lambda m, i: ["window=" + _window_text(i.window)],
+    "slice": lambda m, i: [_slice_text(i)],
+    "pad": lambda m, i: ["padding=" + _padding_text(i.padding_config)],
+    "dynamic-slice": lambda m, i: ["dynamic_slice_sizes=" + _ints(i.dynamic_slice_sizes)],
+    "gather": _gather,
+    "scatter": _scatter,
+    "reduce-precision": lambda m, i: [f"exponent_bits={i.exponent_bits}",
+                                      f"mantissa_bits={i.mantissa_bits}"],
+    "rng-bit-generator": lambda m, i: [
+        "algorithm=" + _RNG_ALGORITHM.get(i.rng_algorithm, "rng_default")],
+    "rng": lambda m, i: ["distribution=" + _RNG_DISTRIBUTION.get(i.distribution,
+                                                                  "rng_uniform")],
+    "parameter": _parameter,
+    "custom-call": _custom_call,
+    "topk": lambda m, i: [f"k={i.k}"] + (["largest=true"] if i.largest else []),
+}
+_CHANNEL_OPS = ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+                "reduce-scatter", "all-to-all", "collective-permute", "send", "recv",
+                "send-done", "recv-done")
+_REPLICA_GROUP_OPS = ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+                      "reduce-scatter", "all-to-all")
+_HOST_TRANSFER_OPS = ("send", "recv", "send-done", "recv-done")
+
+
+def _collective_attributes(instr) -> tuple[list[str], list[str]]:
+    """(attributes printed first, attributes printed last) of collectives and transfers."""
+    op = instr.opcode
+    first = [f"channel_id={instr.channel_id}"] \
+        if op in _CHANNEL_OPS and instr.channel_id else []
+    last = []
+    if op in _REPLICA_GROUP_OPS and len(instr.replica_groups):
+        last.append("replica_groups={" + ",".join(_ints(g.replica_ids)
+                                                  for g in instr.replica_groups) + "}")
+        if instr.use_global_device_ids:
+            last.append("use_global_device_ids=true")
+    if op in _HOST_TRANSFER_OPS and instr.is_host_transfer:
+        last.append("is_host_transfer=true")
+    return first, last
+
+
 def _specific_attributes(module: HloModule, instr) -> list[str]:
     """The attributes XLA's instruction subclasses print (ExtraAttributesToStringImpl)."""
-    op = instr.opcode
-    out: list[str] = []
-    if op in ("broadcast", "transpose", "reduce", "concatenate", "reverse", "all-gather",
-              "all-to-all", "map", "get-dimension-size", "set-dimension-size"):
-        if op != "all-to-all" or len(instr.dimensions):
-            out.append("dimensions=" + _ints(instr.dimensions))
-    elif op == "sort":
-        out.append("dimensions=" + _ints(instr.dimensions))
-        if instr.is_stable:
-            out.append("is_stable=true")
-    elif op == "fusion":
-        out.append(f"kind={instr.fusion_kind}")
-    elif op == "get-tuple-element":
-        out.append(f"index={instr.tuple_index}")
-    elif op == "iota":
-        out.append(f"iota_dimension={instr.dimensions[0] if len(instr.dimensions) else 0}")
-    elif op == "compare":
-        out.append(f"direction={instr.comparison_direction}")
-        ops = module.operands(instr)
-        if instr.comparison_type and ops and ops[0] is not None:
-            kind = _type_name(ops[0].shape.element_type)[:1]
-            if instr.comparison_type != _DEFAULT_COMPARE_TYPE.get(kind, ""):
-                out.append(f"type={instr.comparison_type}")
-    elif op == "dot":
-        out += _dot_dims(instr.dot_dimension_numbers) + _precision(instr)
-    elif op == "convolution":
-        out.append("window=" + _window_text(instr.window))
-        out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
-        if instr.feature_group_count > 1:
-            out.append(f"feature_group_count={instr.feature_group_count}")
-        if instr.batch_group_count > 1:
-            out.append(f"batch_group_count={instr.batch_group_count}")
-        out += _precision(instr)
-    elif op in ("reduce-window", "select-and-scatter"):
-        out.append("window=" + _window_text(instr.window))
-    elif op == "slice":
-        out.append(_slice_text(instr))
-    elif op == "pad":
-        out.append("padding=" + _padding_text(instr.padding_config))
-    elif op == "dynamic-slice":
-        out.append("dynamic_slice_sizes=" + _ints(instr.dynamic_slice_sizes))
-    elif op == "gather":
-        g = instr.gather_dimension_numbers
-        out += ["offset_dims=" + _ints(g.offset_dims),
-                "collapsed_slice_dims=" + _ints(g.collapsed_slice_dims),
-                "start_index_map=" + _ints(g.start_index_map)]
-        if len(g.operand_batching_dims):
-            out.append("operand_batching_dims=" + _ints(g.operand_batching_dims))
-        if len(g.start_indices_batching_dims):
-            out.append("start_indices_batching_dims=" + _ints(g.start_indices_batching_dims))
-        out += [f"index_vector_dim={g.index_vector_dim}",
-                "slice_sizes=" + _ints(instr.gather_slice_sizes)]
-        if instr.indices_are_sorted:
-            out.append("indices_are_sorted=true")
-    elif op == "scatter":
-        s = instr.scatter_dimension_numbers
-        out += ["update_window_dims=" + _ints(s.update_window_dims),
-                "inserted_window_dims=" + _ints(s.inserted_window_dims),
-                "scatter_dims_to_operand_dims=" + _ints(s.scatter_dims_to_operand_dims)]
-        if len(s.input_batching_dims):
-            out.append("input_batching_dims=" + _ints(s.input_batching_dims))
-        if len(s.scatter_indices_batching_dims):
-            out.append("scatter_indices_batching_dims="
-                       + _ints(s.scatter_indices_batching_dims))
-        out.append(f"index_vector_dim={s.index_vector_dim}")
-        if instr.indices_are_sorted:
-            out.append("indices_are_sorted=true")
-        if instr.unique_indices:
-            out.append("unique_indices=true")
-    elif op == "reduce-precision":
-        out += [f"exponent_bits={instr.exponent_bits}", f"mantissa_bits={instr.mantissa_bits}"]
-    elif op == "rng-bit-generator":
-        out.append("algorithm=" + _RNG_ALGORITHM.get(instr.rng_algorithm, "rng_default"))
-    elif op == "rng":
-        out.append("distribution=" + _RNG_DISTRIBUTION.get(instr.distribution, "rng_uniform"))
-    elif op == "parameter" and instr.HasField("parameter_replication"):
-        out.append("parameter_replication={" + ",".join(
-            "true" if v else "false"
-            for v in instr.parameter_replication.replicated_at_leaf_buffers) + "}")
-    elif op == "custom-call":
-        if instr.HasField("window"):
-            out.append("window=" + _window_text(instr.window))
-        if instr.HasField("convolution_dimension_numbers"):
-            out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
-        if instr.feature_group_count > 1:
-            out.append(f"feature_group_count={instr.feature_group_count}")
-        if instr.batch_group_count > 1:
-            out.append(f"batch_group_count={instr.batch_group_count}")
-        out.append(f'custom_call_target="{instr.custom_call_target}"')
-        if instr.constrain_layout:
-            out.append("operand_layout_constraints={" + ", ".join(
-                shape_text(sh) for sh in instr.operand_shapes_with_layout) + "}")
-        if instr.custom_call_has_side_effect:
-            out.append("custom_call_has_side_effect=true")
-        if instr.custom_call_api_version != 1:  # API_VERSION_ORIGINAL is left out
-            out.append("api_version=" + _API_VERSION.get(instr.custom_call_api_version,
-                                                         str(instr.custom_call_api_version)))
-    elif op == "topk":
-        out.append(f"k={instr.k}")
-        if instr.largest:
-            out.append("largest=true")
-    if op in ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
-              "reduce-scatter", "all-to-all", "collective-permute", "send", "recv",
-              "send-done", "recv-done") and instr.channel_id:
-        out.insert(0, f"channel_id={instr.channel_id}")
-    if op in ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
-              "reduce-scatter", "all-to-all") and len(instr.replica_groups):
-        out.append("replica_groups={" + ",".join(_ints(g.replica_ids)
-                                                 for g in instr.replica_groups) + "}")
-        if instr.use_global_device_ids:
-            out.append("use_global_device_ids=true")
-    if op in ("send", "recv", "send-done", "recv-done") and instr.is_host_transfer:
-        out.append("is_host_transfer=true")
-    return out
+    own = _ATTRIBUTES.get(instr.opcode)
+    first, last = _collective_attributes(instr)
+    return first + (own(module, instr) if own else []) + last
 
 
 def _called_attributes(module: HloModule, instr) -> list[str]:
