@@ -68,7 +68,7 @@ def steps_script(view):
 
 def run(prof, n: int | None, label: str) -> dict:
     from tests.widgets.harness import WidgetPage
-    from tfprof_nb.widgets._base import bundle
+    from tfprof_nb.offline import bundle
     from tfprof_nb.widgets.timeline import TraceTimeline
 
     source = prof if n is None else _Subset(prof, n)
@@ -76,8 +76,7 @@ def run(prof, n: int | None, label: str) -> dict:
     widget = TraceTimeline(source)
     build = time.perf_counter() - t
     lod = widget.meta["lod"]
-    state = sum(len(getattr(widget, k)) for k in ("ev_start", "ev_dur", "ev_name", "ev_count",
-                                                  "ev_row", "ev_off"))
+    state = sum(buf.nbytes for buf in widget.get_state("tile")["tile"]["buffers"])
     names = sum(len(s.encode()) + 3 for s in widget.meta["names"])
     with tempfile.TemporaryDirectory() as tmp:
         with WidgetPage(widget, Path(tmp), bundle("timeline"), kernel=True) as page:

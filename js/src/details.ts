@@ -3,7 +3,8 @@
 // TimelineSource.describe (times written as Python's "{:.3f}" writes them). Without it (an
 // nbconvert export of saved widget state): name, times, place and step only, the duration
 // from the float32 wire column.
-import { column } from "./data";
+import { decodeColumns, numeric, type Wire } from "./columns";
+import { decode, rowOf, single } from "./data";
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -38,20 +39,32 @@ export function fixed3(x: number): string {
   return `${sign}${digits.slice(0, -3)}.${digits.slice(-3)}`;
 }
 
-/** Event stats embedded next to an offline timeline (see tfprof_nb.widgets._details). */
+/** Event stats embedded next to an offline timeline (see tfprof_nb.offline.details). */
 export interface DetailsBlock {
   keys: string[]; // stat names
   values: unknown[]; // distinct stat values (JSON)
-  off: DataView; // uint32, n + 1: stat rows of timeline row i are off[i]..off[i+1]
-  key: DataView; // uint32 per stat row: index into keys
-  val: DataView; // uint32 per stat row: index into values
-  id: DataView; // uint32 per timeline row: event id (row of prof.events)
-  dur: DataView; // float64 per timeline row: exact duration in us
+  off: Uint32Array; // n + 1: stat rows of timeline row i are off[i]..off[i+1]
+  key: Uint32Array; // per stat row: index into keys
+  val: Uint32Array; // per stat row: index into values
+  id: Uint32Array; // per timeline row: event id (row of prof.events)
+  dur: Float64Array; // per timeline row: exact duration in us
   // present when the block covers some rows only (a large profile's offline copy): the
-  // timeline rows it covers (ascending), and their start (float64 us) and name code (uint32)
-  rows?: DataView;
-  start?: DataView;
-  name?: DataView;
+  // timeline rows it covers (ascending), and their start (us) and name code
+  rows: Uint32Array | null;
+  start: Float64Array | null;
+  name: Uint32Array | null;
+}
+
+/** A details block from what tfprof_nb.offline.details writes: two tables and typed columns. */
+export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: Wire }): DetailsBlock {
+  const c = decodeColumns(raw.columns);
+  return {
+    keys: raw.keys, values: raw.values,
+    off: numeric(c, "off", Uint32Array), key: numeric(c, "key", Uint32Array), val: numeric(c, "val", Uint32Array),
+    id: numeric(c, "id", Uint32Array), dur: numeric(c, "dur", Float64Array),
+    rows: numeric(c, "rows", Uint32Array, true), start: numeric(c, "start", Float64Array, true),
+    name: numeric(c, "name", Uint32Array, true),
+  };
 }
 
 interface TrackInfo {
@@ -84,28 +97,21 @@ function segmentOf(segments: number[][], i: number): number[] | undefined {
 
 /** Name code, start and duration of timeline row `i`, and the block's entry for it (-1:
  * none), from what the page holds: the block's own columns when it covers some rows only,
- * else the state's columns (every event), else the state's overview blocks. */
+ * else the timeline's first tile (every event, or an overview's blocks). */
 function rowFacts(state: Record<string, unknown>, prefix: string, i: number, block?: DetailsBlock):
   { name: number; start: number; dur: number; k: number } | null {
   if (block?.rows) {
-    const k = find(column(block.rows, Uint32Array), i);
-    if (k >= 0) {
-      return { name: column(block.name, Uint32Array)[k], start: column(block.start, Float64Array)[k],
-        dur: column(block.dur, Float64Array)[k], k };
-    }
+    const k = find(block.rows, i);
+    if (k >= 0) return { name: block.name![k], start: block.start![k], dur: block.dur[k], k };
   }
-  const start = column(state[`${prefix}ev_start`], Float64Array);
-  const names = column(state[`${prefix}ev_name`], Uint32Array);
-  const dur = column(state[`${prefix}ev_dur`], Float32Array);
-  const row = column(state[`${prefix}ev_row`], Uint32Array);
-  if (!row.length) {
-    if (!(i >= 0 && i < start.length)) return null;
-    return { name: names[i], start: start[i], dur: block && !block.rows ? column(block.dur, Float64Array)[i] : dur[i],
-      k: block && !block.rows ? i : -1 };
+  const tile = decode({ get: (key) => state[prefix + key] }).base;
+  if (!tile.row) {
+    if (!(i >= 0 && i < tile.start.length)) return null;
+    const whole = block && !block.rows;
+    return { name: tile.name[i], start: tile.start[i], dur: whole ? block.dur[i] : tile.dur[i], k: whole ? i : -1 };
   }
-  const count = column(state[`${prefix}ev_count`], Uint32Array);
-  for (let b = 0; b < row.length; b++) {
-    if (row[b] === i && count[b] === 1) return { name: names[b], start: start[b], dur: dur[b], k: -1 };
+  for (let b = 0; b < tile.start.length; b++) {
+    if (rowOf(tile, b) === i && single(tile, b)) return { name: tile.name[b], start: tile.start[b], dur: tile.dur[b], k: -1 };
   }
   return null;
 }
@@ -132,11 +138,8 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   ];
   if (block && facts.k >= 0) {
     const k = facts.k;
-    out.push(["event id", column(block.id, Uint32Array)[k]]);
-    const off = column(block.off, Uint32Array);
-    const key = column(block.key, Uint32Array);
-    const val = column(block.val, Uint32Array);
-    for (let r = off[k]; r < off[k + 1]; r++) out.push([block.keys[key[r]], block.values[val[r]]]);
+    out.push(["event id", block.id[k]]);
+    for (let r = block.off[k]; r < block.off[k + 1]; r++) out.push([block.keys[block.key[r]], block.values[block.val[r]]]);
   }
   const t = facts.start;
   const step = (meta.steps ?? []).find((s) => s.host === track?.host && s.start <= t && t < s.end);

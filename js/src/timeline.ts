@@ -5,7 +5,8 @@
 // says where detail needs one. Names are user data: they only ever reach the page as canvas
 // text or textContent, never as HTML.
 import { type Model } from "./model";
-import { bestTile, colorOf, column, decode, matchingNames, rowOf, single, tileFrom, type Tile, type TimelineData } from "./data";
+import { bestTile, colorOf, decode, decodeTile, matchingNames, rowOf, single, type Tile, type TimelineData } from "./data";
+import { decodeColumns, numeric } from "./columns";
 import { makeBlocks, lowerBound, visibleBlocks } from "./lod";
 
 const ROW = 18; // px per depth row
@@ -389,7 +390,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
         notice = `The kernel could not draw this window: ${String(msg.error)}`;
       } else if (msg.tile) {
         notice = "";
-        tiles.push(tileFrom(msg.tile, buffers ?? []));
+        tiles.push(decodeTile(msg.tile, buffers ?? []));
         if (tiles.length > MAX_TILES + 1) tiles.splice(1, 1); // the base stays
       }
       schedule();
@@ -399,10 +400,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
         found.textContent = String(msg.error);
         return;
       }
-      const start = column(buffers?.[0], Float64Array);
-      const dur = column(buffers?.[1], Float32Array);
-      const row = column(buffers?.[2], Uint32Array);
-      const code = column(buffers?.[3], Uint32Array);
+      const hits = decodeColumns(msg.hits, buffers ?? []);
+      const start = numeric(hits, "start", Float64Array);
+      const dur = numeric(hits, "dur", Float32Array);
+      const row = numeric(hits, "row", Uint32Array);
+      const code = numeric(hits, "name", Uint32Array);
       matchList = Array.from(row, (r, k) => ({ row: r, start: start[k], dur: dur[k], name: data.names[code[k]] ?? "" }));
       matchPos = -1;
       const more = msg.total > msg.shown ? ` (first ${Number(msg.shown).toLocaleString("en-US")})` : "";

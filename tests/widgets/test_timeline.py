@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import tfprof_nb as tp
@@ -26,7 +25,7 @@ def test_draws_tracks_and_events_offline(cpu_widget, tmp_path):
         assert sum(r["kind"] == "track" for r in rows) == len(cpu_widget.meta["tracks"])
         assert page.blocked == [] and page.console_errors == []
     # 16 bytes per event on the wire plus the names, once
-    n = len(cpu_widget.ev_start) // 8
+    n = len(cpu_widget.tile.columns["start"])
     names = sum(len(s.encode()) + 3 for s in cpu_widget.meta["names"])
     assert (page.payload_bytes + names) / n <= 24
 
@@ -70,7 +69,7 @@ def test_search_finds_a_known_op(cpu_widget, tmp_path):
         assert int(found.split()[0]) > 0
         page.page.press(".tl-search", "Enter")
         sent = [v for k, v in page.changes() if k == "selected_index"]
-        name_code = np.frombuffer(cpu_widget.ev_name, np.uint32)[sent[-1]]
+        name_code = cpu_widget.tile.columns["name"][sent[-1]]
         assert "matmul" in cpu_widget.meta["names"][name_code].lower()
 
 

@@ -13,6 +13,7 @@ import tfprof_nb as tp
 import tfprof_nb.widgets.timeline as timeline_mod
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
 
 from .harness import WidgetPage, event_point, painted
@@ -134,24 +135,25 @@ def test_windows_outside_the_profile_are_empty(source):
 def test_first_state_is_an_overview_past_the_budget(cpu_python_file, monkeypatch):
     prof = tp.load(cpu_python_file)
     full = TraceTimeline(prof)
-    assert full.meta["lod"]["mode"] == "full" and len(full.ev_start) == 8 * len(prof.events)
+    assert full.meta["lod"]["mode"] == "full" and full.tile.blocks == len(prof.events)
+    assert set(full.tile.columns) == {"start", "dur", "name", "off"}  # 16 bytes per event
     monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
     small = TraceTimeline(prof)
     assert small.meta["lod"]["mode"] == "overview"
-    state = sum(len(getattr(small, k)) for k in ("ev_start", "ev_dur", "ev_name", "ev_count",
-                                                  "ev_row", "ev_off"))
+    state = sum(buf.nbytes for buf in small.get_state("tile")["tile"]["buffers"])
     assert state <= 20_000 + 4 * (len(small.meta["segments"]) + 1)
-    assert np.frombuffer(small.ev_count, np.uint32).sum() == len(prof.events)
+    assert small.tile.columns["count"].sum() == len(prof.events)
 
 
 def test_offline_copy_keeps_the_overview_and_a_detailed_range(source):
     n = len(source.index)
-    columns, meta, rows = source.offline_state(budget=n * 28)
-    assert rows is None and meta["lod"]["mode"] == "full"  # every event fits
-    columns, meta, rows = source.offline_state(budget=n * 10)
+    traits, rows = source.offline_state(budget=n * 28)
+    assert rows is None and traits["meta"]["lod"]["mode"] == "full"  # every event fits
+    traits, rows = source.offline_state(budget=n * 10)
+    meta = traits["meta"]
     assert meta["lod"]["mode"] == "overview"
-    detail = meta["lod"]["detail"]
-    detail_rows = np.frombuffer(columns["detail_row"], np.uint32)
+    detail = traits["detail"]
+    detail_rows = decode_columns(detail)["row"]
     index = source.index
     expect = np.flatnonzero((index.start <= detail["t1"]) &
                             (index.start + index.dur > detail["t0"]))

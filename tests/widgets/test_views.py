@@ -176,10 +176,11 @@ def test_a_failing_view_shows_its_error_and_the_rest_work(cpu_file, tmp_path, mo
 
 
 def test_csv_module_roundtrip_of_commas():
-    from tfprof_nb.widgets.tables import table_spec
+    from tfprof_nb.offline.columns import decode_columns
+    from tfprof_nb.widgets.traits import TableData
 
-    spec = table_spec(pd.DataFrame({"name": ['a,"b"', "c"], "n": [1, 2]}))
-    assert spec["data"]["name"] == ['a,"b"', "c"]
+    wire = TableData(pd.DataFrame({"name": ['a,"b"', "c"], "n": [1, 2]})).wire()
+    assert decode_columns(wire)["name"] == ['a,"b"', "c"]
     assert next(csv.reader(['"a,""b"""'])) == ['a,"b"']
 
 
@@ -365,11 +366,12 @@ def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cp
 
 def test_every_view_renders_on_its_own(gpu_fixture_file, tmp_path):
     """Each view of the dashboard's list is also a widget with its own module."""
-    from tfprof_nb.widgets.dashboard import VIEWS
+    from tfprof_nb.widgets.dashboard import view_classes
 
     prof = tp.load(gpu_fixture_file)
     rendered = []
-    for tab, _, cls in VIEWS:
+    for cls in view_classes():
+        tab = cls.tab
         if cls.reason(prof):
             continue
         view = cls(prof)

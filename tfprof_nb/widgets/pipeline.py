@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import traitlets
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
+from ._view import View, ViewState
+from .traits import FigureTrait
 
 __all__ = ["PipelineGraph", "PodView", "tf_data_spec"]
 
@@ -35,8 +35,7 @@ class PipelineGraph(View):
     """The tf.data iterator graph of each pipeline call: critical path in bold, the
     bottleneck in red, the suggestion for it (``prof.tf_data``)."""
 
-    tab, title = "tfdata", "tf.data"
-    _esm = bundle("pipelinegraph")
+    tab, title, bundle, position = "tfdata", "tf.data", "pipelinegraph", 80
     tf_data = traitlets.Dict().tag(sync=True)
 
     @classmethod
@@ -53,9 +52,8 @@ class PodView(View):
     """The step-time breakdown of every host side by side, the mean of all steps or one step
     (``prof.plot.pod()``)."""
 
-    tab, title = "pod", "Pod viewer"
-    _esm = bundle("podview")
-    figure = traitlets.Dict().tag(sync=True)
+    tab, title, bundle, position = "pod", "Pod viewer", "podview", 90
+    figure = FigureTrait()
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -68,4 +66,4 @@ class PodView(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        return ViewState({"figure": figure_json(prof.plot.pod())})
+        return ViewState({"figure": prof.plot.pod()})
