@@ -283,8 +283,8 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
         options = page.js("() => document.querySelectorAll('.pod-step option').length")
         assert options == prof.pod.step.nunique() + 1
         page.page.click(".db-tab[data-tab='timeline']")
-        sections = page.js(f"() => {TIMELINE}.rows().filter(r => r.kind !== 'track')"
-                           ".map(r => r.label || r.name || r.section)")
+        sections = page.js(f"() => {TIMELINE}.rows.filter(r => r.kind !== 'track')"
+                           ".map(r => r.section)")
         assert any("worker-0" in str(s) for s in sections)
         assert any("worker-1" in str(s) for s in sections)
         assert page.blocked == [] and page.console_errors == []

@@ -112,8 +112,8 @@ def event_point(page, root: str = ".tfprof-timeline") -> list | None:
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
       for (let y = 40; y < 500; y += 3)
         for (let x = 210; x < r.width - 5; x += 3) {
-          const i = t.hit(x, y);
-          if (i >= 0) return [x + r.left, y + r.top, i];
+          const hit = t.hit(x, y);
+          if (hit) return [x + r.left, y + r.top, hit.row];
         }
       return null;
     }""", root)

@@ -21,7 +21,7 @@ def cpu_widget(cpu_logdir):
 def test_draws_tracks_and_events_offline(cpu_widget, tmp_path):
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
         assert painted(page.page) > 2000
-        rows = page.js(f"() => {TIMELINE}.rows()")
+        rows = page.js(f"() => {TIMELINE}.rows")
         assert sum(r["kind"] == "track" for r in rows) == len(cpu_widget.meta["tracks"])
         assert page.blocked == [] and page.console_errors == []
     # 16 bytes per event on the wire plus the names, once

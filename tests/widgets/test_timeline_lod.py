@@ -173,14 +173,15 @@ def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch)
     assert widget.meta["lod"]["mode"] == "overview"
     with WidgetPage(widget, tmp_path, bundle("timeline"), kernel=True) as page:
         assert painted(page.page) > 2000
-        assert page.js(f"() => {TL}.tiles().length") == 1
+        assert page.js(f"() => {TL}.tiles.list.length") == 1
         index = source.index
         row = int(np.argmax(np.where(index.dur < (index.t1 - index.t0) / 50, index.dur, 0)))
         a, b = float(index.start[row]), float(index.start[row] + index.dur[row])
         pad = (b - a) * 0.5
         page.js(f"([a, b]) => {TL}.setView(a, b)", [a - pad, b + pad])
         page.page.wait_for_function(
-            f"() => {TL}.tiles().length > 1 && !{TL}.pending() && {TL}.sharp()", timeout=20000)
+            f"() => {TL}.tiles.list.length > 1 && !{TL}.tiles.pending && {TL}.sharp()",
+            timeout=20000)
         sent = page.js("() => window.__sent")
         assert sent and sent[-1]["kind"] == "window" and sent[-1]["t0"] < a - pad
         assert page.answered and max(page.answered) < 0.5
@@ -222,7 +223,7 @@ def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monke
         a = meta["t0"] + (meta["t1"] - meta["t0"]) * 0.3
         tl = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
         page.js(f"([a, b]) => {tl}.setView(a, b)", [a, a + (meta["t1"] - meta["t0"]) * 1e-3])
-        page.page.wait_for_function(f"() => {tl}.tiles().length > 1 && !{tl}.pending()",
+        page.page.wait_for_function(f"() => {tl}.tiles.list.length > 1 && !{tl}.tiles.pending",
                                     timeout=20000)
         assert all(m["view"] == "timeline__" for m in page.js("() => window.__sent"))
         assert page.console_errors == []
@@ -240,13 +241,14 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
     tlq = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
     with OfflinePage(path) as page:
         page.page.click(".db-tab[data-tab='timeline']")
-        tiles = page.js(f"() => {tlq}.tiles()")
+        tiles = page.js(f"() => {tlq}.tiles.list.map(t => ({{t0: t.t0, t1: t.t1, "
+                        "exact: t.exact}))")
         assert len(tiles) == 2 and tiles[1]["exact"] and not tiles[0]["exact"]
         d = tiles[1]
         page.js(f"([a, b]) => {tlq}.setView(a, b)",
                 [d["t0"], d["t0"] + (d["t1"] - d["t0"]) * 0.05])
         page.page.wait_for_timeout(200)
-        assert page.js(f"() => {tlq}.current().exact")
+        assert page.js(f"() => {tlq}.current.exact")
         point = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline")
         page.page.mouse.click(point[0], point[1])
         page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
@@ -260,6 +262,6 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
             after = d["t1"] + (d["t1"] - d["t0"])
             page.js(f"([a, b]) => {tlq}.setView(a, b)", [after, after + 1.0])
             page.page.wait_for_timeout(200)
-            assert not page.js(f"() => {tlq}.current().exact")
+            assert not page.js(f"() => {tlq}.current.exact")
         assert page.blocked == [] and page.console_errors == []
     assert math.isfinite(path.stat().st_size)
