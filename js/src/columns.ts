@@ -84,6 +84,16 @@ export function numeric<T extends NumericArray>(columns: Record<string, Column>,
   return col as T;
 }
 
+/** The rows of a table (typed columns of one length) as objects: for the small tables read
+ * row by row (a timeline's tracks, segments and steps). */
+export function decodeRows<T>(wire: Wire | null | undefined): T[] {
+  if (!wire || !wire.schema) return [];
+  const c = decodeColumns(wire);
+  const names = wire.schema.map((f) => f.name);
+  const n = names.length ? c[names[0]].length : 0;
+  return Array.from({ length: n }, (_, i) => Object.fromEntries(names.map((k) => [k, c[k][i]])) as T);
+}
+
 /** Whether a cell holds no value (null, or NaN for numbers). */
 export function missing(v: unknown): boolean {
   return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v));

@@ -1,10 +1,13 @@
 // Decoding the timeline payload the Python widget sends: a tile of typed columns (see
-// columns.ts) plus small JSON tables (names interned once, tracks, segments, steps, notes).
-import { decodeColumns, numeric, type Wire } from "./columns";
+// columns.ts) and `meta`: the names (interned once), notes, and typed tables of the tracks,
+// segments and steps.
+import { decodeColumns, decodeRows, numeric, type Wire } from "./columns";
 
 export interface Track {
   id: number;
   section: string; // host and plane, e.g. "worker-0 /host:CPU"
+  host: string;
+  plane: string;
   name: string; // line name
   depths: number;
   events: number;
@@ -18,9 +21,11 @@ export interface Segment {
 }
 
 export interface Step {
-  name: string;
+  name: string; // as the step menu says it
   start: number;
   end: number;
+  host: string;
+  step_name: string;
 }
 
 /** What the browser draws for a time window: per segment, blocks sorted by start (single
@@ -99,9 +104,9 @@ export interface ModelLike {
 
 interface Meta {
   names?: string[];
-  tracks?: Track[];
-  segments?: number[][];
-  steps?: Step[];
+  tracks?: Wire;
+  segments?: Wire;
+  steps?: Wire;
   notes?: string[];
   t0?: number;
   t1?: number;
@@ -118,9 +123,9 @@ export function decode(model: ModelLike): TimelineData {
   const full = meta.lod?.mode !== "overview";
   return {
     names: meta.names ?? [],
-    tracks: meta.tracks ?? [],
-    segments: (meta.segments ?? []).map(([track, depth, lo, hi]) => ({ track, depth, lo, hi })),
-    steps: meta.steps ?? [],
+    tracks: decodeRows<Track>(meta.tracks),
+    segments: decodeRows<Segment>(meta.segments),
+    steps: decodeRows<Step>(meta.steps),
     notes: meta.notes ?? [],
     t0: meta.t0 ?? 0,
     t1: meta.t1 ?? 1,

@@ -4,7 +4,7 @@
 // nbconvert export of saved widget state): name, times, place and step only, the duration
 // from the float32 wire column.
 import { decodeColumns, numeric, type Wire } from "./columns";
-import { decode, rowOf, single } from "./data";
+import { decode, rowOf, single, type Segment, type Tile, type TimelineData } from "./data";
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -67,44 +67,43 @@ export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: 
   };
 }
 
-interface TrackInfo {
-  section: string;
-  name: string;
-  host?: string;
-  plane?: string;
-}
-
-interface StepInfo {
-  start: number;
-  end: number;
-  host?: string;
-  step_name?: string;
-}
-
-/** The segment [track, depth, lo, hi] holding timeline row i (segments are sorted by lo). */
-function segmentOf(segments: number[][], i: number): number[] | undefined {
+/** The segment holding timeline row i (segments are sorted by their first row). */
+function segmentOf(segments: Segment[], i: number): Segment | undefined {
   let lo = 0;
   let hi = segments.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const s = segments[mid];
-    if (i < s[2]) hi = mid - 1;
-    else if (i >= s[3]) lo = mid + 1;
+    if (i < s.lo) hi = mid - 1;
+    else if (i >= s.hi) lo = mid + 1;
     else return s;
   }
   return undefined;
 }
 
+const timelines = new WeakMap<object, TimelineData>();
+
+/** The timeline whose traits start with `prefix` in `state`, decoded once per `meta`. */
+function timelineOf(state: Record<string, unknown>, prefix: string): TimelineData | null {
+  const meta = state[`${prefix}meta`];
+  if (!meta || typeof meta !== "object") return null;
+  let data = timelines.get(meta);
+  if (!data) {
+    data = decode({ get: (key) => state[prefix + key] });
+    timelines.set(meta, data);
+  }
+  return data;
+}
+
 /** Name code, start and duration of timeline row `i`, and the block's entry for it (-1:
  * none), from what the page holds: the block's own columns when it covers some rows only,
  * else the timeline's first tile (every event, or an overview's blocks). */
-function rowFacts(state: Record<string, unknown>, prefix: string, i: number, block?: DetailsBlock):
+function rowFacts(tile: Tile, i: number, block?: DetailsBlock):
   { name: number; start: number; dur: number; k: number } | null {
   if (block?.rows) {
     const k = find(block.rows, i);
     if (k >= 0) return { name: block.name![k], start: block.start![k], dur: block.dur[k], k };
   }
-  const tile = decode({ get: (key) => state[prefix + key] }).base;
   if (!tile.row) {
     if (!(i >= 0 && i < tile.start.length)) return null;
     const whole = block && !block.rows;
@@ -119,17 +118,16 @@ function rowFacts(state: Record<string, unknown>, prefix: string, i: number, blo
 /** Details of timeline row `i` of the timeline whose traits start with `prefix`. */
 export function eventDetails(state: Record<string, unknown>, prefix: string, i: number,
   block?: DetailsBlock): Record<string, unknown> {
-  const meta = state[`${prefix}meta`] as { names: string[]; tracks: TrackInfo[];
-    segments: number[][]; steps: StepInfo[] };
-  if (!meta || !(i >= 0)) return {};
-  const facts = rowFacts(state, prefix, i, block);
+  const data = timelineOf(state, prefix);
+  if (!data || !(i >= 0)) return {};
+  const facts = rowFacts(data.base, i, block);
   if (!facts) return {};
-  const seg = segmentOf(meta.segments, i);
-  const track = seg ? meta.tracks[seg[0]] : undefined;
+  const seg = segmentOf(data.segments, i);
+  const track = seg ? data.tracks[seg.track] : undefined;
   // entries, not assignments: a stat may be called "__proto__" (fromEntries keeps the first
   // position of a repeated key and the last value, like a Python dict)
   const out: [string, unknown][] = [
-    ["name", meta.names[facts.name] ?? ""],
+    ["name", data.names[facts.name] ?? ""],
     ["start", `${fixed3(facts.start)} us`],
     ["duration", `${fixed3(facts.dur)} us`],
     ["host", track?.host ?? ""],
@@ -142,7 +140,7 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
     for (let r = block.off[k]; r < block.off[k + 1]; r++) out.push([block.keys[block.key[r]], block.values[block.val[r]]]);
   }
   const t = facts.start;
-  const step = (meta.steps ?? []).find((s) => s.host === track?.host && s.start <= t && t < s.end);
-  if (step?.step_name !== undefined) out.push(["step", step.step_name]);
+  const step = data.steps.find((s) => s.host === track?.host && s.start <= t && t < s.end);
+  if (step && typeof step.step_name === "string") out.push(["step", step.step_name]);
   return Object.fromEntries(out);
 }

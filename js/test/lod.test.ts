@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { lowerBound, makeBlocks, visibleBlocks } from "../src/lod";
 import { colorOf, decode, matchingNames } from "../src/data";
 import { typed } from "../src/columns";
-import { tileWire } from "./wire";
+import { meta, tileWire } from "./wire";
 
 function seg(starts: number[], durs: number[]) {
   return { start: Float64Array.from(starts), dur: Float32Array.from(durs) };
@@ -70,7 +70,7 @@ describe("decode", () => {
           tile: tileWire({ t0: 0, t1: 4, exact: true, px_per_us: null }, {
             start: starts, dur: Float32Array.from([1, 2]), name: Uint32Array.from([0, 1]),
             off: Uint32Array.from([0, 2]) }),
-          meta: { names: ["a", "<b>"], tracks: [], segments: [[0, 0, 0, 2]], steps: [], t0: 0, t1: 4 },
+          meta: meta({ names: ["a", "<b>"], tracks: [], segments: [[0, 0, 0, 2]], steps: [], t0: 0, t1: 4 }),
         })[k],
     };
     const d = decode(model);
@@ -102,8 +102,8 @@ describe("tiles", () => {
       detail: tileWire({ t0: 10, t1: 12, exact: true, px_per_us: null }, {
         start: f64([10, 11]), dur: f32([0.5, 0.5]), name: u32([0, 0]), count: u32([1, 1]),
         row: u32([5, 6]), off: u32([0, 2]) }),
-      meta: { names: ["a", "b"], tracks: [], segments: [[0, 0, 0, 32]], steps: [], t0: 0, t1: 100,
-        lod: { mode: "overview", events: 32 } },
+      meta: meta({ names: ["a", "b"], tracks: [], segments: [[0, 0, 0, 32]], steps: [], t0: 0, t1: 100,
+        lod: { mode: "overview", events: 32 } }),
     };
     const d = decode({ get: (k: string) => state[k] });
     expect(d.lod.mode).toBe("overview");

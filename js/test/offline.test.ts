@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { eventDetails, fixed3, type DetailsBlock } from "../src/details";
 import { detailsResponder, standInModel, unpack, unpackDetails } from "../src/offline";
-import { tileWire, wire } from "./wire";
+import { meta, tileWire, wire } from "./wire";
 
 // two tracks; rows 0-1 on track 0 (host a), row 2 on track 1 (host b)
 function timelineState(prefix: string, blocks = false): Record<string, unknown> {
@@ -11,13 +11,14 @@ function timelineState(prefix: string, blocks = false): Record<string, unknown> 
     [`${prefix}tile`]: tileWire({ t0: 0, t1: 12, exact: !blocks, px_per_us: blocks ? 1 : null }, {
       start: new Float64Array([1, 5, 2]), dur: new Float32Array([2, 1, 10]),
       name: new Uint32Array([0, 1, 1]), off: new Uint32Array([0, 2, 3]), ...extra }),
-    [`${prefix}meta`]: {
+    [`${prefix}meta`]: meta({
       names: ["MatMul", "<b>x</b>"],
-      tracks: [{ section: "a /host:CPU", name: "tf_Compute", host: "a", plane: "/host:CPU" },
-        { section: "b /host:CPU", name: "python", host: "b", plane: "/host:CPU" }],
+      tracks: [{ id: 0, section: "a /host:CPU", name: "tf_Compute", host: "a", plane: "/host:CPU", depths: 1, events: 2 },
+        { id: 1, section: "b /host:CPU", name: "python", host: "b", plane: "/host:CPU", depths: 1, events: 1 }],
       segments: [[0, 0, 0, 2], [1, 0, 2, 3]],
-      steps: [{ start: 0, end: 4, host: "a", step_name: "7" }, { start: 0, end: 4, host: "b", step_name: "9" }],
-    },
+      steps: [{ name: "a step 7", start: 0, end: 4, host: "a", step_name: "7" },
+        { name: "b step 9", start: 0, end: 4, host: "b", step_name: "9" }],
+    }),
     [`${prefix}selected_index`]: -1,
     [`${prefix}details`]: {},
   };

@@ -3,7 +3,7 @@ import { decode, type TimelineData } from "../src/data";
 import { AXIS_H, HEADER, LABEL_W, ROW } from "../src/timeline/layout";
 import { TimelineState, type Change, type Source } from "../src/timeline/state";
 import { ANSWER_TIMEOUT, MAX_TILES } from "../src/timeline/tiles";
-import { tileWire, wire } from "./wire";
+import { meta, tileWire, wire } from "./wire";
 
 // Two hosts: track 0 (host a, two depths) and track 1 (host b). Rows in timeline order:
 // 0-1 track 0 depth 0, 2 track 0 depth 1, 3 track 1 depth 0.
@@ -11,11 +11,11 @@ const NAMES = ["MatMul", "Conv2D", "matmul_grad", "Add"];
 const META = {
   names: NAMES,
   tracks: [
-    { id: 0, section: "a /host:CPU", name: "tf_Compute", depths: 2, events: 3 },
-    { id: 1, section: "b /host:CPU", name: "python", depths: 1, events: 1 },
+    { id: 0, section: "a /host:CPU", host: "a", plane: "/host:CPU", name: "tf_Compute", depths: 2, events: 3 },
+    { id: 1, section: "b /host:CPU", host: "b", plane: "/host:CPU", name: "python", depths: 1, events: 1 },
   ],
   segments: [[0, 0, 0, 2], [0, 1, 2, 3], [1, 0, 3, 4]],
-  steps: [{ name: "a step 1", start: 0, end: 50 }],
+  steps: [{ name: "a step 1", start: 0, end: 50, host: "a", step_name: "1" }],
   t0: 0,
   t1: 100,
 };
@@ -26,7 +26,7 @@ const EVENTS = {
 
 function full(): TimelineData {
   const state: Record<string, unknown> = {
-    meta: { ...META, lod: { mode: "full", events: 4 } },
+    meta: meta({ ...META, lod: { mode: "full", events: 4 } }),
     tile: tileWire({ t0: 0, t1: 100, exact: true, px_per_us: null }, EVENTS),
   };
   return decode({ get: (k) => state[k] });
@@ -35,7 +35,7 @@ function full(): TimelineData {
 /** An overview: rows 0-1 merged into one block, rows 2 and 3 alone. */
 function overview(): TimelineData {
   const state: Record<string, unknown> = {
-    meta: { ...META, lod: { mode: "overview", events: 4 } },
+    meta: meta({ ...META, lod: { mode: "overview", events: 4 } }),
     tile: tileWire({ t0: 0, t1: 100, exact: false, px_per_us: 5 }, {
       start: new Float64Array([10, 12, 30]), dur: new Float32Array([80, 5, 10]), name: new Uint32Array([0, 2, 3]),
       count: new Uint32Array([2, 1, 1]), row: new Uint32Array([0, 2, 3]), off: new Uint32Array([0, 1, 2, 3]) }),

@@ -22,3 +22,31 @@ export function tileWire(header: { t0: number; t1: number; exact: boolean; px_pe
   columns: Record<string, NumericArray>) {
   return { ...header, ...wire(columns) };
 }
+
+/** A table's wire form from row objects: numbers as float64, the rest as strings. */
+export function table(rows: Record<string, unknown>[], columns: string[] = Object.keys(rows[0] ?? {})): Wire & { rows: number } {
+  const schema: Wire["schema"] = [];
+  const buffers: DataView[] = [];
+  for (const name of columns) {
+    const values = rows.map((r) => r[name]);
+    if (values.every((v) => typeof v === "number")) {
+      schema.push({ name, dtype: "float64" });
+      buffers.push(dv(Float64Array.from(values as number[])));
+    } else {
+      const categories = [...new Set(values.map(String))];
+      schema.push({ name, dtype: "string", categories });
+      buffers.push(dv(Int32Array.from(values, (v) => categories.indexOf(String(v)))));
+    }
+  }
+  return { schema, buffers, rows: rows.length };
+}
+
+/** A timeline's `meta` as Python sends it: tracks, segments and steps as typed tables. */
+export function meta(m: { tracks: Record<string, unknown>[]; segments: number[][]; steps: Record<string, unknown>[] } & Record<string, unknown>) {
+  return {
+    ...m,
+    tracks: table(m.tracks, ["id", "section", "host", "plane", "name", "depths", "events"]),
+    segments: table(m.segments.map(([track, depth, lo, hi]) => ({ track, depth, lo, hi })), ["track", "depth", "lo", "hi"]),
+    steps: table(m.steps, ["name", "start", "end", "host", "step_name"]),
+  };
+}

@@ -11,9 +11,9 @@ import pytest
 
 import tfprof_nb as tp
 import tfprof_nb.widgets.timeline as timeline_mod
+from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
-from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
 
 from .harness import WidgetPage, event_point, painted
@@ -159,8 +159,7 @@ def test_offline_copy_keeps_the_overview_and_a_detailed_range(source):
                             (index.start + index.dur > detail["t0"]))
     np.testing.assert_array_equal(np.sort(detail_rows), expect)
     assert 0 < len(detail_rows) < n and set(detail_rows.tolist()) <= set(rows.tolist())
-    steps = meta["steps"]
-    assert detail["t0"] == pytest.approx(min(s["start"] for s in steps))
+    assert detail["t0"] == pytest.approx(source.meta["steps"].start.min())  # the first step
 
 
 def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch):

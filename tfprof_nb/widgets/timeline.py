@@ -11,6 +11,7 @@ from ..offline.columns import encode_columns
 from ..xspace import stat_value
 from ._view import View, ViewState
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
+from .traits import RecordTrait, record_wire
 
 # packed bytes per event of an offline copy, its details included: a 1.19 M-event CPU
 # profile packs to 20.4 MB whole, its overview-plus-detail copies at about 28 bytes per
@@ -20,9 +21,23 @@ OFFLINE_EVENT_BYTES = 28
 __all__ = ["TimelineSource", "TraceTimeline", "first_state", "timeline_index"]
 
 
+_TRACKS = {"id": np.int32, "section": object, "host": object, "plane": object, "name": object,
+           "depths": np.int32, "events": np.int64}
+_SEGMENTS = {"track": np.int32, "depth": np.int32, "lo": np.int64, "hi": np.int64}
+_STEPS = {"name": object, "start": np.float64, "end": np.float64, "host": object,
+          "step_name": object}
+
+
+def _empty(columns: dict) -> pd.DataFrame:
+    return pd.DataFrame({k: pd.Series([], dtype=d) for k, d in columns.items()})
+
+
 def _empty_meta() -> dict:
-    return {"names": [], "tracks": [], "segments": [], "steps": [], "notes": [], "t0": 0.0,
-            "t1": 1.0, "lod": {"mode": "full", "events": 0}}
+    """The timeline's tables (``tracks``, ``segments``, ``steps``: DataFrames, sent as typed
+    tables), names, notes, time range and level of detail, for a profile without events."""
+    return {"names": [], "tracks": _empty(_TRACKS), "segments": _empty(_SEGMENTS),
+            "steps": _empty(_STEPS), "notes": [], "t0": 0.0, "t1": 1.0,
+            "lod": {"mode": "full", "events": 0}}
 
 
 def _step_table(prof) -> tuple[pd.DataFrame | None, list[str]]:
@@ -61,16 +76,16 @@ def _order(track_codes, start_ps, depth, max_depth) -> np.ndarray:
     return kernels.argsort(track_codes, depth, start_ps.astype(np.int64))
 
 
-def _track_table(ev, first_rows, max_depth) -> list[dict]:
-    hosts, planes = ev["host"].cat.categories, ev["plane"].cat.categories
-    host_codes = ev["host"].cat.codes.to_numpy()[first_rows]
-    plane_codes = ev["plane"].cat.codes.to_numpy()[first_rows]
-    line_names = [str(x) for x in ev["line"].iloc[first_rows]]
-    counts = np.diff(np.append(first_rows, len(ev)))
-    return [{"id": t, "section": f"{hosts[h]} {planes[p]}", "host": str(hosts[h]),
-             "plane": str(planes[p]), "name": line_names[t], "depths": int(max_depth[t]) + 1,
-             "events": int(counts[t])}
-            for t, (h, p) in enumerate(zip(host_codes.tolist(), plane_codes.tolist()))]
+def _track_table(ev, first_rows, max_depth) -> pd.DataFrame:
+    """One row per track: its id, section (host and plane), line name, depths and events."""
+    host = ev["host"].iloc[first_rows].astype(str).reset_index(drop=True)
+    plane = ev["plane"].iloc[first_rows].astype(str).reset_index(drop=True)
+    return pd.DataFrame({
+        "id": np.arange(len(first_rows), dtype=np.int32), "section": host + " " + plane,
+        "host": host, "plane": plane,
+        "name": ev["line"].iloc[first_rows].astype(str).reset_index(drop=True),
+        "depths": (max_depth + 1).astype(np.int32),
+        "events": np.diff(np.append(first_rows, len(ev))).astype(np.int64)})
 
 
 def timeline_index(prof, steps: pd.DataFrame | None = None
@@ -95,20 +110,24 @@ def timeline_index(prof, steps: pd.DataFrame | None = None
     index = TimelineIndex(ev["start_us"].to_numpy()[order], ev["duration_us"].to_numpy()[order],
                           ev["name"].cat.codes.to_numpy()[order], seg_lo, seg_hi, names)
     meta = {**_empty_meta(), "names": names, "tracks": _track_table(ev, first_rows, max_depth),
-            "segments": np.stack([t_sorted[seg_lo], d_sorted[seg_lo], seg_lo, seg_hi],
-                                 axis=1).tolist(),
-            "steps": _step_list(steps), "t0": index.t0, "t1": index.t1}
+            "segments": pd.DataFrame({"track": t_sorted[seg_lo].astype(np.int32),
+                                      "depth": d_sorted[seg_lo].astype(np.int32),
+                                      "lo": seg_lo, "hi": seg_hi}),
+            "steps": _step_rows(steps), "t0": index.t0, "t1": index.t1}
     return index, meta, ev.index.to_numpy()[order]
 
 
-def _step_list(st: pd.DataFrame | None) -> list[dict]:
+def _step_rows(st: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per step: its menu entry, start and end (us), host and step name."""
     if st is None:
-        return []
-    ends = (st.start_us + st.duration_ms * 1e3).tolist()
-    return [{"name": f"{h} step {s}", "start": float(a), "end": float(b), "host": str(h),
-             "step_name": str(name)}
-            for s, h, a, b, name in zip(st.index.tolist(), st.host.tolist(),
-                                        st.start_us.tolist(), ends, st.step_name.tolist())]
+        return _empty(_STEPS)
+    host = st["host"].astype(str).reset_index(drop=True)
+    start = st["start_us"].to_numpy(np.float64)
+    return pd.DataFrame({"name": host + " step " + pd.Series(st.index.astype(str)),
+                         "start": start,
+                         "end": start + st["duration_ms"].to_numpy(np.float64) * 1e3,
+                         "host": host,
+                         "step_name": st["step_name"].astype(str).reset_index(drop=True)})
 
 
 def first_state(index: TimelineIndex | None, meta: dict,
@@ -181,14 +200,14 @@ class TimelineSource:
         index = self.index
         if index is None or len(index) * OFFLINE_EVENT_BYTES <= budget:
             tile, meta = first_state(index, self.meta, budget=2**62)
-            return {"tile": tile.wire(), "meta": meta}, None
+            return {"tile": tile.wire(), "meta": record_wire(meta)}, None
         # an overview in at most a third of the budget, the rest for one detailed range
         overview = index.window(index.t0, index.t1 + 1e-9, OVERVIEW_PX,
                                 min(STATE_BUDGET, budget // 3))
         room = max(budget - overview.nbytes // 2, 0) // OFFLINE_EVENT_BYTES
         detail = self._detail_range(room)
-        traits = {"tile": overview.wire(),
-                  "meta": {**self.meta, "lod": {"mode": "overview", "events": len(index)}}}
+        traits = {"tile": overview.wire(), "meta": record_wire(
+            {**self.meta, "lod": {"mode": "overview", "events": len(index)}})}
         rows = overview.columns["row"][overview.columns["count"] == 1]
         if detail is not None:
             traits["detail"] = detail.wire()
@@ -198,8 +217,8 @@ class TimelineSource:
     def _detail_range(self, room: int) -> Tile | None:
         """Every event from the first step on, as far as ``room`` events reach."""
         index = self.index
-        steps = self.meta.get("steps") or []
-        a = min((s["start"] for s in steps), default=index.t0)
+        steps = self.meta["steps"]
+        a = float(steps["start"].min()) if len(steps) else index.t0
         lo, hi = a, index.t1
         if index.count_in(a, hi) > room:  # the longest range from a that fits
             for _ in range(48):
@@ -269,7 +288,9 @@ class TraceTimeline(View):
     # what is drawn first: every event, or an overview whose blocks merge neighbours (the
     # kernel answers zooms with more detail; see timeline_lod)
     tile = TileTrait()
-    meta = traitlets.Dict().tag(sync=True)
+    # names, notes, time range and level of detail, and the tables ``tracks``, ``segments``
+    # ([track, depth, first row, end row] of each run of rows) and ``steps``
+    meta = RecordTrait()
     view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
     selected_index = traitlets.Int(-1).tag(sync=True)
     details = traitlets.Dict().tag(sync=True)

@@ -13,7 +13,8 @@ import traitlets
 
 from ..offline.columns import encode_frame
 
-__all__ = ["FigureTrait", "TableData", "TableTrait", "column_label", "figure_json"]
+__all__ = ["FigureTrait", "RecordTrait", "TableData", "TableTrait", "column_label",
+           "figure_json", "record_wire"]
 
 _UNITS = {"us": "us", "ms": "ms", "bytes": "bytes", "pct": "%", "s": "s"}
 
@@ -68,6 +69,22 @@ class TableTrait(traitlets.TraitType):
         if isinstance(value, pd.DataFrame):
             return TableData(value)
         self.error(obj, value)
+
+
+def record_wire(record: dict) -> dict:
+    """A dict as :class:`RecordTrait` sends it: its tables typed, the rest as is."""
+    return {k: encode_frame(v) if isinstance(v, pd.DataFrame) else v for k, v in record.items()}
+
+
+class RecordTrait(traitlets.Dict):
+    """A synced dict of JSON values and tables: each DataFrame value goes to the browser as
+    typed columns (``{schema, buffers, rows}``), the rest as JSON."""
+
+    info_text = "a dict of JSON values and DataFrames"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.tag(sync=True, to_json=lambda value, _widget: record_wire(value))
 
 
 def figure_json(fig) -> dict:
