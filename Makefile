@@ -9,7 +9,8 @@ PIP := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: demo test bench screenshots clean js
 
-JS_SOURCES := $(wildcard js/src/*.ts) js/package.json js/package-lock.json js/build.mjs
+JS_SOURCES := $(wildcard js/src/*.ts js/src/*/*.ts) js/package.json js/package-lock.json \
+	js/build.mjs tfprof_nb/widgets/manifest.json
 BUNDLE := tfprof_nb/static/dashboard.js
 
 $(PY):

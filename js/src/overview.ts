@@ -2,7 +2,7 @@
 // step), verdicts, top ops, the run environment and the recommendations.
 import { type Model, type ViewContext } from "./model";
 import { renderFigure, type Figure } from "./figure";
-import { renderTable, type TableSpec } from "./table";
+import { decodeTable, renderTable } from "./table";
 import { cards, text, viewRoot } from "./ui";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
@@ -28,7 +28,7 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
     root.append(text("div", "tp-reason", String(model.get("no_steps") || "No steps in this profile.")));
   }
   for (const [key, title] of [["top_ops", "Top operations"], ["environment", "Run environment"]]) {
-    const spec = model.get(key) as TableSpec | undefined;
+    const spec = decodeTable(model.get(key));
     if (spec && spec.columns?.length) {
       root.append(text("h4", "tp-h", title));
       renderTable(root, () => spec);

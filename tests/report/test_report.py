@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets._payload import widget_payload
+from tfprof_nb.offline.bundles import bundle
+from tfprof_nb.offline.payload import widget_payload
 from tfprof_nb.widgets.dashboard import Dashboard
 
 from ..widgets.harness import event_point
@@ -144,11 +144,11 @@ def _size_budget(path, prof):
 
 
 def test_plotly_adds_at_most_1_5_mb_to_a_report():
-    from tfprof_nb.widgets._offline import _esm_b64
+    from tfprof_nb.offline.loader import esm_b64
 
     # the dashboard's module as a page carries it (deflated, base64), plotly.js inside
-    assert len(_esm_b64(bundle("dashboard").read_text())) <= 1.5e6
-    assert len(_esm_b64(bundle("timeline").read_text())) < 50e3  # views without charts stay light
+    assert len(esm_b64(bundle("dashboard").read_text())) <= 1.5e6
+    assert len(esm_b64(bundle("timeline").read_text())) < 50e3  # views without charts stay light
 
 
 def test_report_of_a_captured_cpu_profile(cpu_logdir, tmp_path):
@@ -206,15 +206,14 @@ def test_report_path_may_be_a_directory_and_writes_atomically(cpu_file, tmp_path
 
 def test_payload_round_trip_of_event_details(cpu_file):
     """The embedded details equal what the live widget answers, event by event."""
-    from tfprof_nb.widgets._details import event_details_block
+    from tfprof_nb.offline.columns import decode_columns
+    from tfprof_nb.offline.details import event_details_block
 
     prof = tp.load(cpu_file)
     dash = Dashboard(prof)
-    info, cols = event_details_block(prof, dash._timeline_source().event_ids)
-    off = np.frombuffer(cols["off"], np.uint32)
-    key = np.frombuffer(cols["key"], np.uint32)
-    val = np.frombuffer(cols["val"], np.uint32)
-    ids = np.frombuffer(cols["id"], np.uint32)
+    info = event_details_block(dash._timeline_source())
+    cols = decode_columns(info["columns"])
+    off, key, val, ids = cols["off"], cols["key"], cols["val"], cols["id"]
     assert len(off) == len(ids) + 1 == len(prof.events) + 1
     rng = np.random.default_rng(0)
     for i in rng.choice(len(ids), 300, replace=False).tolist():
@@ -284,8 +283,8 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
         options = page.js("() => document.querySelectorAll('.pod-step option').length")
         assert options == prof.pod.step.nunique() + 1
         page.page.click(".db-tab[data-tab='timeline']")
-        sections = page.js(f"() => {TIMELINE}.rows().filter(r => r.kind !== 'track')"
-                           ".map(r => r.label || r.name || r.section)")
+        sections = page.js(f"() => {TIMELINE}.rows.filter(r => r.kind !== 'track')"
+                           ".map(r => r.section)")
         assert any("worker-0" in str(s) for s in sections)
         assert any("worker-1" in str(s) for s in sections)
         assert page.blocked == [] and page.console_errors == []

@@ -16,20 +16,22 @@ import socketserver
 import threading
 from pathlib import Path
 
-from tfprof_nb.widgets._payload import widget_state
+from tfprof_nb.offline.bundles import bundle as static_bundle
+from tfprof_nb.offline.payload import split_buffers, widget_state
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 
-PAGE = """<!doctype html><html><head><meta charset="utf-8"></head>
-<body style="margin:0"><div id="root" style="width:1000px"></div>
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><script src="offline.js"></script>
+</head><body style="margin:0"><div id="root" style="width:1000px"></div>
 <script type="module">
 const state = await (await fetch("state.json")).json();
-for (const k of state.binary) {  // binary traits arrive as binary buffers, as over the comm
-  state.json[k] = new DataView(await (await fetch(k + ".bin")).arrayBuffer());
-}
+// binary buffers arrive apart and go back to their paths, as over the comm
+const buffers = await Promise.all(state.paths.map(async (_, i) =>
+  new DataView(await (await fetch(`buffer${i}.bin`)).arrayBuffer())));
+window.tfprofOffline.putBuffers(state.json, state.paths, buffers);
 const listeners = {};
 window.__changes = [];
 const model = {
@@ -110,8 +112,8 @@ def event_point(page, root: str = ".tfprof-timeline") -> list | None:
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
       for (let y = 40; y < 500; y += 3)
         for (let x = 210; x < r.width - 5; x += 3) {
-          const i = t.hit(x, y);
-          if (i >= 0) return [x + r.left, y + r.top, i];
+          const hit = t.hit(x, y);
+          if (hit) return [x + r.left, y + r.top, hit.row];
         }
       return null;
     }""", root)
@@ -138,14 +140,14 @@ class WidgetPage:
             shutil.copy(bundle, tmp_path / "widget.js")
         else:  # a widget's own _esm (anywidget's FileContents): its text
             (tmp_path / "widget.js").write_text(str(bundle))
-        plain, binary = widget_state(widget)
-        for key, value in binary.items():
-            (tmp_path / f"{key}.bin").write_bytes(value)
+        plain, paths, buffers = split_buffers(widget_state(widget))
+        for i, value in enumerate(buffers):
+            (tmp_path / f"buffer{i}.bin").write_bytes(value)
         (tmp_path / "state.json").write_text(json.dumps({"json": plain, "dark": dark,
-                                                         "binary": sorted(binary),
-                                                         "kernel": kernel}))
+                                                         "paths": paths, "kernel": kernel}))
         (tmp_path / "index.html").write_text(PAGE)
-        self.payload_bytes = sum(len(v) for v in binary.values())
+        shutil.copy(static_bundle("offline"), tmp_path / "offline.js")
+        self.payload_bytes = sum(v.nbytes for v in buffers)
         self.blocked: list[str] = []
         self.console_errors: list[str] = []
         self.dialogs: list[str] = []

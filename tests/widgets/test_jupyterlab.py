@@ -152,14 +152,14 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
         browser, page = open_notebook(pw, url, app, external)
         run_first_cell(page)
         page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
-        assert page.evaluate(f"() => {tl}.lod().mode") == "overview"
+        assert page.evaluate(f"() => {tl}.data.lod.mode") == "overview"
         t0, t1 = page.evaluate(f"() => {tl}.view()")
         for k in range(6):  # zoom in step by step; each view gets its detail
             span = (t1 - t0) / 3 ** (k + 1)
             a = t0 + (t1 - t0) * 0.4
             page.evaluate(f"([a, b]) => {tl}.setView(a, b)", [a, a + span])
-            page.wait_for_function(f"() => !{tl}.pending() && {tl}.sharp()", timeout=30000)
-        trips = page.evaluate(f"() => {tl}.roundTrips()")
+            page.wait_for_function(f"() => !{tl}.tiles.pending && {tl}.sharp()", timeout=30000)
+        trips = page.evaluate(f"() => {tl}.tiles.roundTrips")
         assert len(trips) >= 3 and max(trips) < 5000
         page.fill(".tl-search", "eager")
         page.wait_for_function("() => /found/.test(document.querySelector('.tl-found')"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import tfprof_nb as tp
@@ -22,11 +21,11 @@ def cpu_widget(cpu_logdir):
 def test_draws_tracks_and_events_offline(cpu_widget, tmp_path):
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
         assert painted(page.page) > 2000
-        rows = page.js(f"() => {TIMELINE}.rows()")
+        rows = page.js(f"() => {TIMELINE}.rows")
         assert sum(r["kind"] == "track" for r in rows) == len(cpu_widget.meta["tracks"])
         assert page.blocked == [] and page.console_errors == []
     # 16 bytes per event on the wire plus the names, once
-    n = len(cpu_widget.ev_start) // 8
+    n = len(cpu_widget.tile.columns["start"])
     names = sum(len(s.encode()) + 3 for s in cpu_widget.meta["names"])
     assert (page.payload_bytes + names) / n <= 24
 
@@ -70,22 +69,41 @@ def test_search_finds_a_known_op(cpu_widget, tmp_path):
         assert int(found.split()[0]) > 0
         page.page.press(".tl-search", "Enter")
         sent = [v for k, v in page.changes() if k == "selected_index"]
-        name_code = np.frombuffer(cpu_widget.ev_name, np.uint32)[sent[-1]]
+        name_code = cpu_widget.tile.columns["name"][sent[-1]]
         assert "matmul" in cpu_widget.meta["names"][name_code].lower()
 
 
 def test_steps_selector_zooms_to_a_step(cpu_widget, tmp_path):
     steps = cpu_widget.meta["steps"]
-    assert steps
+    assert len(steps)
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
         page.page.select_option(".tl-steps", "0")
         view = page.js(f"() => {TIMELINE}.view()")
-        assert view == pytest.approx([steps[0]["start"], steps[0]["end"]])
+        assert view == pytest.approx([steps.start.iloc[0], steps.end.iloc[0]])
+
+
+def test_steps_that_fail_are_said_not_hidden(cpu_file, tmp_path, monkeypatch):
+    """The trace viewer works without steps, and says why they are missing."""
+    prof = tp.load(cpu_file)
+
+    def broken(self):
+        raise ValueError("no step markers <i>here</i>")
+
+    monkeypatch.setattr(type(prof), "steps", property(broken))
+    widget = TraceTimeline(prof)
+    (note,) = widget.meta["notes"]
+    assert "ValueError: no step markers <i>here</i>" in note
+    assert len(widget.meta["steps"]) == 0
+    assert "step" not in widget._timeline_source().describe(0)
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        assert page.js("() => document.querySelector('.tl-notes').textContent") == note
+        assert page.js("() => document.querySelectorAll('.tl-steps option').length") == 1
+        assert painted(page.page) > 2000 and page.console_errors == []
 
 
 def test_gpu_fixture_renders(gpu_fixture_file, tmp_path):
     widget = TraceTimeline(tp.load(gpu_fixture_file))
-    sections = {t["section"] for t in widget.meta["tracks"]}
+    sections = set(widget.meta["tracks"].section)
     assert any("/device:GPU:4" in s for s in sections)
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
         assert painted(page.page) > 2000 and page.console_errors == []

@@ -39,10 +39,9 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-    from .. import __version__
-    from ..widgets._offline import display_outputs
+    from .._version import __version__
+    from ..offline import display_outputs, write_page, written_at
     from ..widgets.dashboard import Dashboard
-    from .html import write_page, written_at
 
     path = Path(path).expanduser()
     if path.is_dir():

@@ -7,9 +7,8 @@ import pandas as pd
 import traitlets
 
 from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["OverviewView", "profile_header"]
 
@@ -47,25 +46,24 @@ def _cards(ov) -> list[list[str]]:
     return cards
 
 
-def _environment(prof, env) -> dict:
+def _environment(prof, env) -> TableData:
     devices = env["devices"]
     if devices.empty:
         devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
-    return table_spec(devices, "Devices", "device", 50)
+    return TableData(devices, "Devices", "device", 50)
 
 
 class OverviewView(View):
     """Summary cards, step-time graph (click a step to see it in the trace viewer), the
     input-bound verdict, top 10 ops, the run environment and the recommendations."""
 
-    tab, title = "overview", "Overview"
-    _esm = bundle("overview")
+    tab, title, bundle, position = "overview", "Overview", "overview", 10
     cards = traitlets.List().tag(sync=True)
     statements = traitlets.List().tag(sync=True)
-    step_figure = traitlets.Dict().tag(sync=True)
+    step_figure = FigureTrait()
     no_steps = traitlets.Unicode("").tag(sync=True)
-    top_ops = traitlets.Dict().tag(sync=True)
-    environment = traitlets.Dict().tag(sync=True)
+    top_ops = TableTrait()
+    environment = TableTrait()
     recommendations = traitlets.List().tag(sync=True)
     clicked_step = traitlets.Int(-1).tag(sync=True)
 
@@ -83,9 +81,9 @@ class OverviewView(View):
                                                    "occurrences", "total_self_time_us"]]
         return ViewState({
             "cards": _cards(ov), "statements": statements,
-            "step_figure": figure_json(prof.plot.step_time()) if len(steps) else {},
+            "step_figure": prof.plot.step_time() if len(steps) else {},
             "no_steps": "" if len(steps) else "No steps: the profile has no step markers and "
             "no repeated tf.function or jitted call to infer them from.",
-            "top_ops": table_spec(top, "Top 10 operations by self time", "operation", 10),
+            "top_ops": TableData(top, "Top 10 operations by self time", "operation", 10),
             "environment": _environment(prof, ov.environment),
             "recommendations": [str(f) for f in ov.recommendations]})

@@ -3,11 +3,11 @@ category -> op) as an icicle, and the HLO op stats table."""
 
 from __future__ import annotations
 
+import pandas as pd
 import traitlets
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["XlaView"]
 
@@ -19,12 +19,13 @@ _HLO_COLUMNS = ["rank", "program_id", "module", "category", "hlo_op_name", "fram
                 "source"]
 
 
-def _op_profile_rows(prof) -> list[dict]:
+def _op_profile_rows(prof) -> pd.DataFrame:
     """The op profile's nodes (IDLE left out) as icicle rows: node, parent, label, time."""
     tree = prof.op_profile(include_idle=False)
     tree = tree[tree.depth > 0]  # the root is the whole width anyway
-    return [{"scope": str(r.node), "parent": str(r.parent), "name": str(r.name),
-             "value": float(r.time_us)} for r in tree.itertuples()]
+    return pd.DataFrame({"scope": tree["node"].astype(str), "parent": tree["parent"].astype(str),
+                         "name": tree["name"].astype(str),
+                         "value": tree["time_us"].astype(float)})
 
 
 def _statements(prof) -> list[str]:
@@ -47,12 +48,11 @@ class XlaView(View):
     """XLA programs (``prof.hlo_stats``, ``prof.op_profile()``, ``prof.roofline``): the ops on
     the roofline, where device time goes by program, category and op, and every HLO op."""
 
-    tab, title = "xla", "XLA ops"
-    _esm = bundle("xla")
+    tab, title, bundle, position = "xla", "XLA ops", "xla", 50
     statements = traitlets.List().tag(sync=True)
-    figure = traitlets.Dict().tag(sync=True)
-    op_profile = traitlets.List().tag(sync=True)
-    table = traitlets.Dict().tag(sync=True)
+    figure = FigureTrait()
+    op_profile = TableTrait()
+    table = TableTrait()
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -67,7 +67,7 @@ class XlaView(View):
         stats = prof.hlo_stats
         return ViewState({
             "statements": _statements(prof),
-            "figure": figure_json(prof.plot.roofline()),
+            "figure": prof.plot.roofline(),
             "op_profile": _op_profile_rows(prof),
-            "table": table_spec(stats[[c for c in _HLO_COLUMNS if c in stats.columns]],
-                                "HLO op stats", "hlo_op_name")})
+            "table": TableData(stats[[c for c in _HLO_COLUMNS if c in stats.columns]],
+                               "HLO op stats", "hlo_op_name")})

@@ -12,22 +12,16 @@ from .._native.layout import COLUMNS, KINDS, SMALL_TABLES, TABLES
 from ..errors import ProfileFormatError
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
-from .stores import RemoteFile
 from .strings import decode_spans
 
-__all__ = ["decode_xspace", "read_xspace"]
+__all__ = ["decode_xspace", "read_local_xspace"]
 
 # Stat names whose kind numbers are public: StatTable.kind uses these codes.
 KIND_NAMES = dict(enumerate(KINDS))
 
 
-def read_xspace(path) -> XSpaceData:
-    """Read and decode one ``.xplane.pb`` file: a local path, or a
-    :class:`~tfprof_nb.xspace.stores.RemoteFile` (read through the local cache)."""
-    if isinstance(path, RemoteFile):
-        from .remote_read import read_remote
-
-        return read_remote(path)
+def read_local_xspace(path) -> XSpaceData:
+    """Read and decode one local ``.xplane.pb`` file (mapped, not copied)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")

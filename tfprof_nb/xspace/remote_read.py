@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from ..errors import ObjectStoreError, ProfileFormatError
 from .cache import cache_enabled, cache_max_bytes, cached_path, discard, store, truncated
-from .decoder import decode_xspace, read_xspace
+from .decoder import decode_xspace, read_local_xspace
 from .model import XSpaceData
 from .stores import RemoteFile, entry_version, filesystem, remote_errors
 
@@ -39,7 +39,7 @@ def read_remote(rf: RemoteFile) -> XSpaceData:
     if local is None:
         return _decode_in_memory(rf)
     try:
-        return read_xspace(local)
+        return read_local_xspace(local)
     except ProfileFormatError as exc:  # the object itself is bad: keep no copy, name the URL
         discard(local)
         raise ProfileFormatError(rf.url, exc.problem, exc.offset) from exc

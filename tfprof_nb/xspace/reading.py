@@ -1,0 +1,19 @@
+"""``read_xspace``: one host's ``.xplane.pb`` decoded, from a local path or an object store."""
+
+from __future__ import annotations
+
+from .decoder import read_local_xspace
+from .model import XSpaceData
+from .stores import RemoteFile
+
+__all__ = ["read_xspace"]
+
+
+def read_xspace(path) -> XSpaceData:
+    """Read and decode one ``.xplane.pb`` file: a local path, or a
+    :class:`~tfprof_nb.xspace.stores.RemoteFile` (read through the local cache)."""
+    if isinstance(path, RemoteFile):
+        from .remote_read import read_remote
+
+        return read_remote(path)
+    return read_local_xspace(path)
