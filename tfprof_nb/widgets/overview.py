@@ -65,8 +65,9 @@ def _cards(ov) -> list[list[str]]:
     if ov.precision:
         cards.append(["16-bit device compute", f"{ov.precision['device_compute_16bit_pct']:.1f}%"])
     env = ov.environment
-    cards.append(["Hosts / devices", f"{env['host_count']} / {env['device_count']} "
-                                     f"{env['device_type']}"])
+    devices = f"{env['device_count']} {env['device_type']}" if env["device_count"] else \
+        "CPU only"
+    cards.append(["Hosts / devices", f"{env['host_count']} / {devices}"])
     return cards + _device_cards(ov)
 
 
