@@ -74,7 +74,7 @@ function showDetail(box: HTMLElement, detail: ProgramDetail | string): () => voi
   }
   for (const r of detail.reasons) box.append(text("p", "tp-text db-statement xla-mem-reason", `Note: ${r}`));
   const fig = detail.figure as Figure;
-  const cleanup = fig && fig.data ? renderFigure(box, fig, { height: 620 }) : () => {};
+  const cleanup = fig && fig.data ? renderFigure(box, fig) : () => {}; // its own height
   const table = decodeTable(detail.buffers);
   if ((table.data.hlo_op_name?.length ?? 0) > 0) renderTable(box, () => table);
   return cleanup;
@@ -95,7 +95,10 @@ function programSelect(model: Model): HTMLSelectElement {
 }
 
 /** The section, appended to `root`; returns its cleanup. */
-export function renderProgramMemory(root: HTMLElement, model: Model): () => void {
+export function renderProgramMemory(parent: HTMLElement, model: Model): () => void {
+  const root = document.createElement("div");
+  root.className = "xla-mem-section";
+  parent.append(root);
   root.append(text("h4", "tp-h", "Program memory: the compiler's buffer assignment (device memory, space 0)"));
   for (const n of (model.get("memory_notes") ?? []) as string[]) root.append(text("p", "tp-text tp-muted xla-mem-note", n));
   const select = programSelect(model);
