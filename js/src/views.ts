@@ -6,20 +6,22 @@ import { render as view0 } from "./overview";
 import { render as view1 } from "./timeline";
 import { render as view2 } from "./opstats";
 import { render as view3 } from "./kernels";
-import { render as view4 } from "./xla";
-import { render as view5 } from "./memory";
-import { render as view6 } from "./input";
-import { render as view7 } from "./pipelinegraph";
-import { render as view8 } from "./podview";
+import { render as view4 } from "./gpu";
+import { render as view5 } from "./xla";
+import { render as view6 } from "./memory";
+import { render as view7 } from "./input";
+import { render as view8 } from "./pipelinegraph";
+import { render as view9 } from "./podview";
 
 export const VIEWS: Record<string, Render> = {
   OverviewView: view0,
   TraceTimeline: view1,
   OpStatsView: view2,
   KernelStatsView: view3,
-  XlaView: view4,
-  MemoryTimeline: view5,
-  InputPipelineView: view6,
-  PipelineGraph: view7,
-  PodView: view8,
+  GpuUtilizationView: view4,
+  XlaView: view5,
+  MemoryTimeline: view6,
+  InputPipelineView: view7,
+  PipelineGraph: view8,
+  PodView: view9,
 };

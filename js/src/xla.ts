@@ -1,11 +1,12 @@
 // XLA ops: notes on the device's peaks and what could not be resolved, the roofline (a plotly
 // figure built in Python), the op profile as an icicle (program -> category -> op, by device
-// time) and the HLO op stats table.
+// time), the HLO op stats table and a program's memory (xlamemory.ts).
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
+import { renderProgramMemory } from "./xlamemory";
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-xla", model);
@@ -20,7 +21,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     root.append(box);
   }
   renderTable(root, () => decodeTable(model.get("table")));
-  return cleanup;
+  const memory = renderProgramMemory(root, model);
+  return () => {
+    cleanup();
+    memory();
+  };
 }
 
 export default { render };

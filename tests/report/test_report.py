@@ -12,11 +12,13 @@ import tfprof_nb as tp
 from tfprof_nb.offline.bundles import bundle
 from tfprof_nb.offline.payload import widget_payload
 from tfprof_nb.widgets.dashboard import Dashboard
+from tfprof_nb.widgets.manifest import view_entries
 
+from ..conftest import DATA
 from ..widgets.harness import event_point
 from .offline_page import OfflinePage
 
-TABS = ["overview", "timeline", "ops", "kernels", "xla", "memory", "input", "tfdata", "pod"]
+TABS = [e["tab"] for e in view_entries()]  # every tab of the dashboard, in order
 TIMELINE = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
 
 
@@ -47,7 +49,7 @@ def _pane_content(page, tab: str) -> dict:
 
 
 # tabs drawn with plotly figures (when they have data)
-FIGURE_TABS = {"overview", "ops", "kernels", "xla", "memory", "input", "pod"}
+FIGURE_TABS = {"overview", "ops", "kernels", "gpu", "xla", "memory", "input", "pod"}
 # TFPROF_NB_SCREENSHOTS=docs/screenshots (make screenshots): each tab saved as a PNG there
 SCREENSHOTS = os.environ.get("TFPROF_NB_SCREENSHOTS")
 
@@ -173,6 +175,35 @@ def test_report_of_the_gpu_fixture(gpu_fixture_file, tmp_path):
     assert shown["memory"]["figures"] == 1 and shown["memory"]["shapes"] > 20
     size, payload = _size_budget(path, prof)
     assert size < payload.raw_bytes  # packed: smaller than what a live widget sends
+    assert "gpu" not in dash.reasons and shown["gpu"]["figures"] == 3  # no collectives chart
+    assert shown["gpu"]["rows"] - 2 == 3 + len(prof.launch_latency.per_kernel)  # two tables
+
+
+def test_report_of_the_tpu_profile(tmp_path):
+    """JAX inference on four TPU v6e chips: the XLA tab with its program memory, the device
+    figures in the overview, the devices' duty cycle in the GPU utilisation tab."""
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    path = prof.to_html(tmp_path / "tpu.html")
+    dash, shown = _check_report(path, prof, "tpu")
+    assert shown["xla"]["figures"] == 2  # the roofline and the first program's memory
+    assert shown["gpu"]["figures"] == 1 and "gpu" not in dash.reasons  # no launches on TPUs
+    with OfflinePage(path) as page:
+        cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
+                        ".map(c => c.textContent)")
+        duty = prof.overview().device["duty_cycle_pct"]
+        assert f"TPU duty cycle{duty:.1f}%" in cards
+        page.page.click(".db-tab[data-tab='xla']")
+        page.page.wait_for_selector(".xla-memory .js-plotly-plot .main-svg")
+        if SCREENSHOTS:  # the program memory section, below the fold of the tab's screenshot
+            page.page.locator(".xla-mem-section").screenshot(
+                path=str(Path(SCREENSHOTS) / "tpu_xla_memory.png"))
+        ids = page.js("() => Array.from(document.querySelectorAll('.xla-program option'))"
+                      ".map(o => o.value)")
+        assert ids == [str(p) for p in prof.program_memory().program_id]  # all 64 bits
+        page.page.select_option(".xla-program", ids[-1])  # in the report too: 4 programs
+        page.page.wait_for_function("() => document.querySelectorAll("
+                                    "\".xla-memory .js-plotly-plot .main-svg\").length > 0")
+        assert page.blocked == [] and page.console_errors == []
 
 
 def test_report_shows_html_like_names_as_text(cpu_html_logdir, tmp_path):
@@ -223,7 +254,14 @@ def test_payload_round_trip_of_event_details(cpu_file):
                  for k, v in zip(key[off[i]:off[i + 1]], val[off[i]:off[i + 1]])}
         fixed = {"name", "start", "duration", "host", "plane", "track", "event id", "step"}
         assert set(live) - fixed <= set(stats)  # a stat may be called "name": it wins
-        assert {k: live[k] for k in stats} == stats
+        assert {k: _as_sent(live[k]) for k in stats} == stats
+    assert any(isinstance(v, str) and v.lstrip("-").isdigit() for v in info["values"])
+
+
+def _as_sent(value):
+    """A stat value as the page gets it: integers a JavaScript number cannot hold exactly
+    (ids, fingerprints) as their decimal text."""
+    return str(value) if isinstance(value, int) and abs(value) > 2**53 else value
 
 
 def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logdir,

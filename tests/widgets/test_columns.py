@@ -44,6 +44,19 @@ def test_each_kind_of_column_keeps_its_values():
     assert cols["mixed"] == ["1", "two", "3.5"]
 
 
+def test_integers_beyond_doubles_go_as_their_exact_text():
+    tpu_id = 12190760917235803885  # a TPU program id: 64 bits, not a float64
+    assert float(tpu_id) != tpu_id
+    df = pd.DataFrame({"program_id": np.array([tpu_id, 5], np.uint64),
+                       "negative": np.array([-(2**53) - 1, 1], np.int64),
+                       "edge": np.array([2**53, -(2**53)], np.int64)})
+    dtypes, cols = _round_trip(df)
+    assert dtypes == {"program_id": "string", "negative": "string", "edge": "float64"}
+    assert cols["program_id"] == [str(tpu_id), "5"]
+    assert cols["negative"] == [str(-(2**53) - 1), "1"]
+    assert cols["edge"].tolist() == [2**53, -(2**53)]  # still exact: numbers
+
+
 def test_strings_go_once_and_codes_are_int32():
     df = pd.DataFrame({"op": ["a", "b", "a", "a"] * 1000})
     wire = encode_frame(df)

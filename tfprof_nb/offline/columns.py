@@ -24,6 +24,7 @@ __all__ = ["DTYPES", "decode_columns", "encode_array", "encode_columns", "encode
 DTYPES = ("float64", "float32", "int32", "uint32", "int16", "uint16", "int8", "uint8", "bool",
           "string")
 _NUMPY = {name: np.dtype(name).newbyteorder("<") for name in DTYPES[:-2]}
+_EXACT = 2**53  # integers up to this magnitude are exact in a float64 (a JavaScript number)
 
 
 def _buffer(values: np.ndarray) -> memoryview:
@@ -67,12 +68,24 @@ def _numbers(series: pd.Series) -> np.ndarray:
     return np.where(np.isfinite(values), values, np.nan).astype(wide, copy=False)
 
 
+def _beyond_doubles(series: pd.Series) -> bool:
+    """Whether an integer column holds values a float64 (a JavaScript number) cannot hold
+    exactly (64-bit ids: TPU program ids, fingerprints)."""
+    if series.dtype.kind not in "iu" or not len(series):
+        return False
+    values = series.to_numpy()
+    return bool(values.max() > _EXACT or (series.dtype.kind == "i" and values.min() < -_EXACT))
+
+
 def encode_series(series: pd.Series, name: str) -> tuple[dict, memoryview]:
-    """(schema field, buffer) of one DataFrame column."""
+    """(schema field, buffer) of one DataFrame column; integers beyond 2**53 go as their
+    decimal text (a float64 would change their last digits)."""
     kind = series.dtype
     if kind == np.bool_:
         return encode_array(series.to_numpy(), name)
-    if pd.api.types.is_numeric_dtype(kind) and not isinstance(kind, pd.CategoricalDtype):
+    if _beyond_doubles(series):
+        series = series.astype(str)
+    elif pd.api.types.is_numeric_dtype(kind) and not isinstance(kind, pd.CategoricalDtype):
         return encode_array(_numbers(series), name)
     codes, categories = _strings(series)
     field, buf = encode_array(codes, name)

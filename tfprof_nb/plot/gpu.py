@@ -37,14 +37,22 @@ def _device_labels(table: pd.DataFrame) -> pd.Series:
     return label.map(_text)
 
 
+def _device_steps(table: pd.DataFrame) -> list:
+    """The two-level x of a per-device, per-step bar: device, then step number ("profile":
+    the whole profile, without steps); plotly thins the numbers when there are many."""
+    if not len(table):
+        return []
+    return [_device_labels(table).tolist(),
+            [str(s) if s >= 0 else "profile" for s in table.step.tolist()]]
+
+
 def utilization_figure(table: pd.DataFrame, theme: str = "light"):
     """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
     own rows, stream "all"); the parts of a bar add up to its step's wall time."""
     dev = table[table.stream == ALL_STREAMS] if len(table) else table
-    x = [_device_labels(dev).tolist(), [f"step {s}" if s >= 0 else "profile"
-                                         for s in dev.step.tolist()]] if len(dev) else []
+    x = _device_steps(dev)
     fig = new_figure(theme=theme, barmode="stack",
-                     title={"text": "GPU time per device and step: busy and idle by cause"},
+                     title={"text": "Device time per step: busy and idle by cause"},
                      xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
                      meta={"kind": "gpu_utilization"})
@@ -58,8 +66,7 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light"):
 def overlap_figure(table: pd.DataFrame, theme: str = "light"):
     """Collective time per device and step (ms), split into the part hidden under compute
     and the exposed part."""
-    x = [_device_labels(table).tolist(), [f"step {s}" if s >= 0 else "profile"
-                                           for s in table.step.tolist()]] if len(table) else []
+    x = _device_steps(table)
     fig = new_figure(theme=theme, barmode="stack",
                      title={"text": "Collectives: hidden under compute vs exposed"},
                      xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},

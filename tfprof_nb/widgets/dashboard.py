@@ -46,7 +46,8 @@ def _entry(cls) -> dict:
 class Dashboard(BaseWidget):
     """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
     give it.  Tabs: the views the widget manifest lists (overview, trace viewer, TensorFlow
-    stats, GPU kernel stats, XLA ops, memory, input pipeline, tf.data, pod viewer).  Tabs
+    stats, GPU kernel stats, GPU utilisation, XLA ops, memory, input pipeline, tf.data, pod
+    viewer).  Tabs
     without data say why; a tab whose view fails shows its error and traceback."""
 
     bundle = "dashboard"
