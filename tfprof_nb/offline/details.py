@@ -16,6 +16,8 @@ from .columns import encode_columns
 
 __all__ = ["event_details_block"]
 
+_EXACT_INT = 2**53  # larger integers lose digits as JSON numbers in a browser
+
 
 def _value_table(kind: np.ndarray, raw: np.ndarray, value_code: np.ndarray, values: list,
                  table: list, index: dict) -> np.ndarray:
@@ -28,10 +30,9 @@ def _value_table(kind: np.ndarray, raw: np.ndarray, value_code: np.ndarray, valu
         distinct, inverse = np.unique(raw[rows], return_inverse=True)
         if k == 1:
             py = [v if math.isfinite(v) else str(v) for v in distinct.view(np.float64).tolist()]
-        elif k == 2:
-            py = distinct.view(np.uint64).tolist()
-        else:
-            py = distinct.tolist()
+        else:  # integers a page's numbers (doubles) cannot hold exactly go as text
+            py = [v if abs(v) <= _EXACT_INT else str(v)
+                  for v in (distinct.view(np.uint64) if k == 2 else distinct).tolist()]
         codes = np.array([_code(("n", k, v), v, table, index) for v in py], np.uint32)
         out[rows] = codes[inverse]
     rows = np.flatnonzero((kind >= 4) & (kind <= 6))
