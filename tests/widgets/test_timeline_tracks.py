@@ -13,7 +13,8 @@ import tfprof_nb as tp
 from tfprof_nb._native import kernels
 from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.offline.details import event_details_block
-from tfprof_nb.widgets.timeline import MAX_PARTNERS, TimelineSource, TraceTimeline
+from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.widgets.timeline_links import MAX_PARTNERS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TPU = DATA / "tpu_v6e_jax_inference.xplane.pb"
@@ -145,7 +146,7 @@ def test_many_kernels_of_one_launch_are_capped():
     src = TimelineSource(tp.load(AMD))
     launch, kernel = src.link_rows()
     many = np.setdiff1d(np.arange(len(src.event_ids)), launch[:1])[:MAX_PARTNERS + 5]
-    src._links = (np.full(len(many), launch[0]), many)
+    src._links._rows = (np.full(len(many), launch[0]), many)
     answer = src.links_of(int(launch[0]))
     assert len(answer["partners"]) == MAX_PARTNERS and answer["more"] == 5
 

@@ -10,6 +10,7 @@ from .._native import kernels
 from ..offline.columns import encode_columns
 from ..xspace import stat_value
 from ._view import View, ViewState
+from .timeline_links import LaunchLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
 from .traits import RecordTrait, record_wire
 
@@ -17,7 +18,6 @@ from .traits import RecordTrait, record_wire
 # profile packs to 20.4 MB whole, its overview-plus-detail copies at about 28 bytes per
 # detailed event
 OFFLINE_EVENT_BYTES = 28
-MAX_PARTNERS = 64  # linked events sent for one selection (a graph launch may start hundreds)
 
 __all__ = ["TimelineSource", "TraceTimeline", "first_state", "timeline_index"]
 
@@ -178,7 +178,7 @@ class TimelineSource:
         self.tile, self.meta = first_state(self.index, meta,
                                            STATE_BUDGET if budget is None else budget)
         self._rank = None
-        self._links = None
+        self._links = LaunchLinks(prof, self.index, self.event_ids)
 
     def on_change(self, name: str, value) -> dict:
         """The view's answer to a front-end change: the details of a selected event and the
@@ -188,36 +188,33 @@ class TimelineSource:
         return {"details": self.describe(value), "links": self.links_of(value)}
 
     def link_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """(launch row, kernel row) of every host launch linked to its device event
-        (``launch_links``), as timeline rows."""
-        if self._links is None:
-            pairs = self.prof.result("launch_links")
-            row_of = np.full(len(self.prof.events), -1, np.int64)
-            row_of[self.event_ids] = np.arange(len(self.event_ids))
-            self._links = (row_of[pairs["launch_event"].to_numpy(np.int64)],
-                           row_of[pairs["kernel_event"].to_numpy(np.int64)])
-        return self._links
+        """(launch row, kernel row) of every launch linked to its device event."""
+        return self._links.rows()
 
     def links_of(self, index: int) -> dict:
-        """The events linked to row ``index`` (``event``: its own row, start, dur in us and
-        name): its kernels when it is a launch (role ``kernel``), its launch when it is a
-        kernel (role ``launch``), at most MAX_PARTNERS (``more``: how many are left)."""
-        out = {"row": int(index), "partners": [], "more": 0}
-        if self.index is None or not 0 <= index < len(self.index):
-            return out
-        launch, kernel = self.link_rows()
-        found = [(r, "kernel") for r in kernel[launch == index].tolist()] + \
-            [(r, "launch") for r in launch[kernel == index].tolist()]
-        out["event"] = self._event_info(index)
-        out["partners"] = [{**self._event_info(r), "role": role}
-                           for r, role in found[:MAX_PARTNERS]]
-        out["more"] = max(len(found) - MAX_PARTNERS, 0)
-        return out
+        """The events linked to row ``index`` (see :meth:`LaunchLinks.of`)."""
+        return self._links.of(index)
 
-    def _event_info(self, row: int) -> dict:
-        idx = self.index
-        return {"row": int(row), "start": float(idx.start[row]), "dur": float(idx.dur[row]),
-                "name": idx.names[idx.name[row]]}
+    def on_message(self, content: dict, buffers=None) -> tuple[dict, list]:
+        """Answer a request of the browser: ``{"kind": "window", "t0", "t1", "width"}`` gets
+        a tile (header with its schema, and its columns as buffers; see timeline_lod),
+        ``{"kind": "search", "query"}`` the matching rows by start (typed columns start, dur,
+        row, name).  Bad requests get ``error``, never an exception."""
+        kind = content.get("kind") if isinstance(content, dict) else None
+        base = {"kind": kind, "id": content.get("id") if isinstance(content, dict) else None}
+        if self.index is None:
+            return {**base, "error": "this profile has no events"}, []
+        try:
+            if kind == "window":
+                tile = self.index.window(float(content["t0"]), float(content["t1"]),
+                                         float(content["width"]))
+                header, out = tile.message()
+                return {**base, "tile": header}, out
+            if kind == "search":
+                return self._search(base, str(content.get("query", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            return {**base, "error": f"bad {kind} request: {exc}"}, []
+        return {**base, "error": f"unknown request {kind!r}"}, []
 
     def _search(self, base: dict, query: str) -> tuple[dict, list]:
         total, start, dur, rows, names = self.index.search(query)
