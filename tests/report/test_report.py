@@ -195,7 +195,7 @@ def test_report_of_the_tpu_capture(tmp_path):
     zoomed to a step (docs/screenshots/tpu_xla.png and tpu_timeline.png)."""
     prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
     path = prof.to_html(tmp_path / "tpu.html")
-    dash, shown = _check_report(path, prof)
+    _, shown = _check_report(path, prof)
     assert shown["timeline"]["pixels"] > 2000 and shown["xla"]["figures"] >= 1
     with OfflinePage(path) as page:
         assert _pane_content(page, "xla")["figures"] >= 1

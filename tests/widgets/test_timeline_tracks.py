@@ -144,7 +144,7 @@ def test_a_launch_and_its_kernel_name_each_other(amd):
 
 def test_many_kernels_of_one_launch_are_capped():
     src = TimelineSource(tp.load(AMD))
-    launch, kernel = src.link_rows()
+    launch, _ = src.link_rows()
     many = np.setdiff1d(np.arange(len(src.event_ids)), launch[:1])[:MAX_PARTNERS + 5]
     src._links._rows = (np.full(len(many), launch[0]), many)
     answer = src.links_of(int(launch[0]))

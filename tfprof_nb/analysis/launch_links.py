@@ -15,7 +15,7 @@ from .gpu_activity import launch_links
 from .host import HostData
 from .unit import Analysis
 
-__all__ = ["ANALYSES", "LAUNCH_LINK_COLUMNS", "host_launch_links", "combine_launch_links"]
+__all__ = ["ANALYSES", "LAUNCH_LINK_COLUMNS", "combine_launch_links", "host_launch_links"]
 
 LAUNCH_LINK_COLUMNS = ["launch_event", "kernel_event"]
 

@@ -19,7 +19,7 @@ import pandas as pd
 from ..constants import CUSTOM_PLANE_PREFIX, DEVICE_PLANE_PREFIXES, HOST_PLANE
 from .unit import Analysis
 
-__all__ = ["ANALYSES", "TRACK_ORDER_COLUMNS", "track_order", "plane_rank"]
+__all__ = ["ANALYSES", "TRACK_ORDER_COLUMNS", "plane_rank", "track_order"]
 
 TRACK_ORDER_COLUMNS = ["host", "plane", "line_id", "order"]
 DEVICE, HOST_THREADS, CUSTOM, OTHER = 0, 1, 2, 3  # plane groups, in display order

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LaunchLinks", "MAX_PARTNERS"]
+__all__ = ["MAX_PARTNERS", "LaunchLinks"]
 
 MAX_PARTNERS = 64  # linked events sent for one selection (a graph launch may start hundreds)
 
