@@ -54,10 +54,11 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_plot.py
 	$(PY) benchmarks/bench_object_store.py
 
-# docs/screenshots: every tab of the CPU, GPU and TPU reports, taken by the report tests
+# docs/screenshots: every tab of the CPU, GPU and TPU reports, the TPU trace viewer on a step,
+# an AMD GPU launch linked to its kernel; taken by the report tests
 screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/report/test_report.py \
-		-k "captured_cpu_profile or gpu_fixture or tpu_profile"
+		-k "captured_cpu_profile or gpu_fixture or tpu_profile or gpu_launch"
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache

@@ -40,11 +40,13 @@ BIG_EVENTS = 10_000_000
 
 
 class _Subset:
-    """The first n events of a profile (what the timeline reads: events and steps)."""
+    """The first n events of a profile (what the timeline reads: events, steps, and the
+    profile's track order and launch links)."""
 
     def __init__(self, prof, n):
         self.events = prof.events.iloc[:n]
         self.steps = prof.steps.iloc[0:0]
+        self.result = prof.result
 
 
 def _pct(values, q):

@@ -14,6 +14,7 @@ TASK_ENVIRONMENT_PLANE = "Task Environment"  # profile start and stop (wall cloc
 GPU_PLANE_PREFIX = "/device:GPU"
 TPU_PLANE_PREFIX = "/device:TPU"
 DEVICE_PLANE_PREFIXES = (GPU_PLANE_PREFIX, TPU_PLANE_PREFIX)
+CUSTOM_PLANE_PREFIX = "/device:CUSTOM:"  # planes of other tracers (XProf shows them last)
 # a TPU TensorCore plane ("/device:TPU:3"); SparseCore planes add " SparseCore <n>"
 TPU_TENSOR_CORE_PLANE = r"^/device:TPU:(\d+)$"
 

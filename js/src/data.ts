@@ -67,6 +67,20 @@ export function rowOf(tile: Tile, i: number): number {
   return tile.row ? tile.row[i] : i;
 }
 
+/** The segment holding timeline row `row` (segments are sorted by their first row). */
+export function segmentOf(segments: Segment[], row: number): Segment | undefined {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const s = segments[mid];
+    if (row < s.lo) hi = mid - 1;
+    else if (row >= s.hi) lo = mid + 1;
+    else return s;
+  }
+  return undefined;
+}
+
 /** Whether block `i` of `tile` is one event (not several merged). */
 export function single(tile: Tile, i: number): boolean {
   return !tile.count || tile.count[i] === 1;

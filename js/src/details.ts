@@ -4,7 +4,8 @@
 // nbconvert export of saved widget state): name, times, place and step only, the duration
 // from the float32 wire column.
 import { decodeColumns, numeric, type Wire } from "./columns";
-import { decode, rowOf, single, type Segment, type Tile, type TimelineData } from "./data";
+import { decode, rowOf, segmentOf, single, type Tile, type TimelineData } from "./data";
+import { type LinksAnswer, type Partner } from "./timeline/links";
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -53,6 +54,9 @@ export interface DetailsBlock {
   rows: Uint32Array | null;
   start: Float64Array | null;
   name: Uint32Array | null;
+  // host launches and the device events they started (timeline rows), both ends covered
+  linkLaunch: Uint32Array | null;
+  linkKernel: Uint32Array | null;
 }
 
 /** A details block from what tfprof_nb.offline.details writes: two tables and typed columns. */
@@ -64,21 +68,8 @@ export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: 
     id: numeric(c, "id", Uint32Array), dur: numeric(c, "dur", Float64Array),
     rows: numeric(c, "rows", Uint32Array, true), start: numeric(c, "start", Float64Array, true),
     name: numeric(c, "name", Uint32Array, true),
+    linkLaunch: numeric(c, "link_launch", Uint32Array, true), linkKernel: numeric(c, "link_kernel", Uint32Array, true),
   };
-}
-
-/** The segment holding timeline row i (segments are sorted by their first row). */
-function segmentOf(segments: Segment[], i: number): Segment | undefined {
-  let lo = 0;
-  let hi = segments.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const s = segments[mid];
-    if (i < s.lo) hi = mid - 1;
-    else if (i >= s.hi) lo = mid + 1;
-    else return s;
-  }
-  return undefined;
 }
 
 const timelines = new WeakMap<object, TimelineData>();
@@ -143,4 +134,28 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   const step = data.steps.find((s) => s.host === track?.host && s.start <= t && t < s.end);
   if (step && typeof step.step_name === "string") out.push(["step", step.step_name]);
   return Object.fromEntries(out);
+}
+
+/** The events linked to timeline row `i` (a launch and its kernels), as the Python widget's
+ * TimelineSource.links_of answers, from the pairs the details block embeds. */
+export function eventLinks(state: Record<string, unknown>, prefix: string, i: number,
+  block?: DetailsBlock): LinksAnswer {
+  const out: LinksAnswer = { row: i, partners: [], more: 0 };
+  const data = timelineOf(state, prefix);
+  if (!data || !(i >= 0) || !block?.linkLaunch || !block.linkKernel) return out;
+  const info = (row: number) => {
+    const f = rowFacts(data.base, row, block);
+    return f ? { row, start: f.start, dur: f.dur, name: data.names[f.name] ?? "" } : null;
+  };
+  const found: Partner[] = [];
+  const { linkLaunch: launch, linkKernel: kernel } = block;
+  for (let k = 0; k < launch.length; k++) {
+    const [row, role] = launch[k] === i ? [kernel[k], "kernel" as const] : kernel[k] === i ? [launch[k], "launch" as const] : [-1, null];
+    const p = role ? info(row) : null;
+    if (p && role) found.push({ ...p, role });
+  }
+  const event = info(i);
+  if (event) out.event = event;
+  out.partners = found.sort((a, b) => (a.role === b.role ? 0 : a.role === "kernel" ? -1 : 1));
+  return out;
 }

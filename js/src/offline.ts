@@ -9,7 +9,7 @@
 // place in a notebook reopened without the kernel that made it. It is bundled as a classic
 // script exposing `tfprofOffline` so it can be inlined anywhere.
 import { type Model } from "./model";
-import { detailsBlock, eventDetails, type DetailsBlock } from "./details";
+import { detailsBlock, eventDetails, eventLinks, type DetailsBlock } from "./details";
 
 /** Bytes of a base64 string. */
 export function fromBase64(b64: string): Uint8Array {
@@ -117,8 +117,9 @@ export function timelinePrefixes(state: Record<string, unknown>): string[] {
   return ((state._tfprof_timelines ?? []) as string[]).filter((p) => typeof p === "string");
 }
 
-/** Answer a timeline's selection with the event's details, as the Python widget does (the
- * embedded stats are read on the first click; without them, the fields the page knows). */
+/** Answer a timeline's selection with the event's details and links, as the Python widget
+ * does (the embedded stats are read on the first click; without them, the fields the page
+ * knows). */
 export function detailsResponder(state: Record<string, unknown>, source?: DetailsSource) {
   const prefixes = timelinePrefixes(state);
   return (key: string, model: Model) => {
@@ -126,7 +127,9 @@ export function detailsResponder(state: Record<string, unknown>, source?: Detail
       if (key !== `${p}selected_index`) continue;
       const i = Number(state[key]);
       const answer = (block?: DetailsBlock) => {
-        if (Number(state[key]) === i) model.set(`${p}details`, eventDetails(state, p, i, block));
+        if (Number(state[key]) !== i) return;
+        model.set(`${p}details`, eventDetails(state, p, i, block));
+        model.set(`${p}links`, eventLinks(state, p, i, block));
       };
       if (!source) answer();
       else source().then(answer, (err) => { console.error(err); answer(); });

@@ -13,7 +13,7 @@ import { decode } from "./data";
 import { fmtTime } from "./timeline/layout";
 import { attachInput } from "./timeline/input";
 import { Painter, themeOf } from "./timeline/paint";
-import { buildPanel, fillSteps, showDetails, type Panel } from "./timeline/panel";
+import { buildPanel, fillSteps, showDetails, showLinks, type Panel } from "./timeline/panel";
 import { TimelineState, type Change, type Source } from "./timeline/state";
 import { ANSWER_TIMEOUT } from "./timeline/tiles";
 
@@ -52,10 +52,11 @@ function kernelLink(model: Model, state: TimelineState, repaint: () => void) {
 /** Keep the panel in step with the state. */
 function showState(panel: Panel, state: TimelineState, what: Change): void {
   if (what === "search") panel.found.textContent = state.search.status;
-  if (what === "select" && state.selection) {
+  if ((what === "select" || what === "links") && state.selection) {
     const s = state.selection;
     panel.status.textContent = `${s.name} · start ${fmtTime(s.start)} · duration ${fmtTime(s.dur)}`;
   }
+  if (what === "select" || what === "links") showLinks(panel.links, state.links, (p) => state.jumpTo(p));
   if (what === "measure" && state.measure) {
     const [a, b] = [Math.min(...state.measure), Math.max(...state.measure)];
     panel.status.textContent = `measured ${fmtTime(b - a)} (from ${fmtTime(a)} to ${fmtTime(b)})`;
@@ -152,6 +153,7 @@ function followModel(model: Model, state: TimelineState, panel: Panel): () => vo
       if (i !== state.selected) state.select(i, null, "model");
     }],
     ["change:details", () => showDetails(panel.details, model.get("details") ?? {})],
+    ["change:links", () => state.receiveLinks(model.get("links"))],
     ["change:meta", () => state.setData(decode(model))],
   ];
   for (const [event, fn] of handlers) model.on(event, fn);

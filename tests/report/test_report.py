@@ -15,7 +15,7 @@ from tfprof_nb.widgets.dashboard import Dashboard
 from tfprof_nb.widgets.manifest import view_entries
 
 from ..conftest import DATA
-from ..widgets.harness import event_point
+from ..widgets.harness import color_pixels, event_point, row_point
 from .offline_page import OfflinePage
 
 TABS = [e["tab"] for e in view_entries()]  # every tab of the dashboard, in order
@@ -203,6 +203,64 @@ def test_report_of_the_tpu_profile(tmp_path):
         page.page.select_option(".xla-program", ids[-1])  # in the report too: 4 programs
         page.page.wait_for_function("() => document.querySelectorAll("
                                     "\".xla-memory .js-plotly-plot .main-svg\").length > 0")
+        # the trace viewer: devices first, zoomed to a step (docs/screenshots/tpu_timeline_step)
+        page.page.click(".db-tab[data-tab='timeline']")
+        sections = page.js(f"() => {TIMELINE}.rows.filter(r => r.kind === 'section')"
+                           ".map(r => r.section.split(' ')[1])")
+        assert sections == [f"/device:TPU:{i}" for i in range(4)] + ["/host:CPU"]
+        step = prof.steps.iloc[len(prof.steps) // 2]
+        a = float(step.start_us)
+        page.js(f"([a, b]) => {TIMELINE}.setView(a, b)", [a - 2e3, a + step.duration_ms * 1e3])
+        page.page.wait_for_timeout(200)
+        assert page.js(f"() => {TIMELINE}.frame.drawn") > 50
+        _screenshot(page, "tpu_timeline_step")
+        assert page.blocked == [] and page.console_errors == []
+
+
+TIMELINE_ROOT = "[data-pane='timeline'] .tfprof-timeline"
+
+
+def _screenshot(page, name: str) -> None:
+    """The dashboard as shown, saved as ``<name>.png`` under TFPROF_NB_SCREENSHOTS (if set)."""
+    if not SCREENSHOTS:
+        return
+    Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+    page.page.evaluate("() => window.scrollTo(0, 0)")
+    box = page.page.locator(".tfprof-dashboard").bounding_box()
+    page.page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), clip={
+        "x": box["x"], "y": box["y"], "width": box["width"], "height": min(box["height"], 860)})
+
+
+def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
+    """An AMD GPU profile's report: a click on a kernel launch outlines its kernel and draws
+    the arrow, from the pairs embedded in the page (docs/screenshots/gpu_launch_link.png)."""
+    prof = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb")
+    path = prof.to_html(tmp_path / "amd.html")
+    source = Dashboard(prof)._timeline_source()
+    launch, kernel = source.link_rows()
+    index = source.index
+    names = [index.names[index.name[r]] for r in launch.tolist()]
+    i = names.index("hipModuleLaunchKernel")
+    rows = [int(launch[i]), int(kernel[i])]
+    a = float(min(index.start[rows]))
+    b = float(max(index.start[rows] + index.dur[rows]))
+    with OfflinePage(path) as page:
+        page.page.click(".db-tab[data-tab='timeline']")
+        page.js(f"([a, b]) => {TIMELINE}.setView(a, b)", [a - (b - a) * 0.6, b + (b - a) * 0.6])
+        page.page.wait_for_timeout(100)
+        assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) == 0
+        x, y = row_point(page.page, rows[0], TIMELINE_ROOT)
+        page.page.mouse.click(x, y)
+        page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
+                                    ".tl-links\").textContent.includes('launches')",
+                                    timeout=30000)
+        text = page.js("() => document.querySelector(\"[data-pane='timeline'] .tl-links\")"
+                       ".textContent")
+        assert index.names[index.name[rows[1]]] in text
+        page.page.wait_for_timeout(100)
+        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) > 60
+        _screenshot(page, "gpu_launch_link")
         assert page.blocked == [] and page.console_errors == []
 
 

@@ -119,6 +119,41 @@ def event_point(page, root: str = ".tfprof-timeline") -> list | None:
     }""", root)
 
 
+def row_point(page, row: int, root: str = ".tfprof-timeline") -> list | None:
+    """[x, y] (page coordinates) in the middle of where the timeline under ``root`` draws
+    timeline row ``row`` alone, None when it is not drawn."""
+    return page.evaluate("""([sel, row]) => {
+      const root = document.querySelector(sel);
+      root.scrollIntoView();
+      const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+      const xs = [], ys = [];
+      for (let y = 24; y < t.height; y += 1)
+        for (let x = 192; x < r.width - 2; x += 1) {
+          const hit = t.hit(x, y);
+          if (hit && hit.row === row) { xs.push(x); ys.push(y); }
+        }
+      if (!xs.length) return null;
+      const mid = (a) => (Math.min(...a) + Math.max(...a)) / 2;
+      return [mid(xs) + r.left, mid(ys) + r.top];
+    }""", [root, row])
+
+
+# pixels of a colour (r, g, b, within a tolerance) on the timeline canvas under a root
+COLOR_PIXELS = """([sel, rgb]) => {
+  const c = document.querySelector(sel + ' canvas');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4)
+    if (Math.abs(d[i] - rgb[0]) + Math.abs(d[i+1] - rgb[1]) + Math.abs(d[i+2] - rgb[2]) < 40) n++;
+  return n;
+}"""
+
+
+def color_pixels(page, rgb: tuple[int, int, int], root: str = ".tfprof-timeline") -> int:
+    """How many pixels of the timeline canvas under ``root`` have about the colour ``rgb``."""
+    return page.evaluate(COLOR_PIXELS, [root, list(rgb)])
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TraceTimeline
 
-from .harness import WidgetPage, event_point, painted
+from .harness import WidgetPage, color_pixels, event_point, painted, row_point
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
+DATA = Path(__file__).resolve().parents[1] / "data"
+AMD = DATA / "mi300x_jax08_gemm.xplane.pb"  # JAX on ROCm: launches with correlation ids
+TPU = DATA / "tpu_v6e_jax_inference.xplane.pb"
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +141,59 @@ def test_light_and_dark_themes(cpu_widget, tmp_path, dark):
         }""")
         assert (r + g + b < 200) == dark
         assert painted(page.page) > 2000
+
+
+LINK_RGB = (0xE6, 0x51, 0x00)  # the links' colour on a light page (timeline/arrows.ts)
+
+
+def _launch_and_kernel(source) -> tuple[int, int]:
+    """Rows of a kernel launch (hipModuleLaunchKernel) and of the kernel it started."""
+    launch, kernel = source.link_rows()
+    names = [source.index.names[source.index.name[r]] for r in launch.tolist()]
+    i = next(k for k, n in enumerate(names) if n == "hipModuleLaunchKernel")
+    return int(launch[i]), int(kernel[i])
+
+
+def test_a_selected_launch_draws_an_arrow_to_its_kernel(tmp_path):
+    widget = TraceTimeline(tp.load(AMD))
+    source = widget._timeline_source()
+    launch, kernel = _launch_and_kernel(source)
+    index = source.index
+    a = min(index.start[launch], index.start[kernel])
+    b = max(index.start[launch] + index.dur[launch], index.start[kernel] + index.dur[kernel])
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        page.push("view", [a - (b - a), b + (b - a)])  # the pair in the middle of the view
+        assert color_pixels(page.page, LINK_RGB) == 0
+        x, y = row_point(page.page, launch)
+        page.page.mouse.click(x, y)
+        assert [v for k, v in page.changes() if k == "selected_index"][-1] == launch
+        widget.selected_index = launch  # what the comm delivers; Python answers
+        page.push("details", widget.details)
+        page.push("links", widget.links)
+        page.page.wait_for_timeout(100)
+        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        assert color_pixels(page.page, LINK_RGB) > 60  # the arrow and the kernel's outline
+        text = page.js("() => document.querySelector('.tl-links').textContent")
+        assert "launches:" in text and index.names[index.name[kernel]] in text
+        page.page.click(".tl-link")  # jump to the kernel
+        assert [v for k, v in page.changes() if k == "selected_index"][-1] == kernel
+        t0, t1 = page.js(f"() => {TIMELINE}.view()")
+        assert t0 <= a and t1 >= b
+        widget.selected_index = kernel
+        page.push("links", widget.links)
+        text = page.js("() => document.querySelector('.tl-links').textContent")
+        assert "launched by:" in text and "hipModuleLaunchKernel" in text
+        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        assert page.console_errors == [] and page.blocked == []
+
+
+def test_tpu_sections_are_drawn_devices_first(tmp_path):
+    widget = TraceTimeline(tp.load(TPU))
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        rows = page.js(f"() => {TIMELINE}.rows.map(r => [r.kind, r.section, r.track])")
+        sections = [s.split(" ", 1)[1] for kind, s, _ in rows if kind == "section"]
+        assert sections == [f"/device:TPU:{i}" for i in range(4)] + ["/host:CPU"]
+        tracks = widget.meta["tracks"]
+        first = [tracks.name[t] for kind, s, t in rows if kind == "track"][:4]
+        assert first == ["XLA Modules", "XLA Ops", "Async XLA Ops", "XLA TraceMe"]
+        assert painted(page.page) > 2000 and page.console_errors == []

@@ -11,7 +11,7 @@ from . import lib
 from .layout import N_STEP_TYPES
 
 __all__ = ["argsort", "select_rows", "nesting_order", "nest_strict", "nest_loose", "csr",
-           "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
+           "tl_rows", "tree_csr", "join_on_keys", "assign_groups", "is_sorted_by", "int_stat", "int_stats",
            "sparse_lookup", "sparse_intersect", "threadpool_regions", "step_breakdown",
            "nonzero", "span", "op_stack_walk", "inherit_from_allocations", "active_at_peak",
            "N_TYPES"]
@@ -186,6 +186,21 @@ def nest_loose(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
     lib().tfp_nest_loose(_p(order), n, _p(line), _p(begin), _p(dur), _p(parent), _p(depth),
                          _p(child), _p(stack))
     return parent, depth, child
+
+
+def tl_rows(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """int32 trace viewer row of each event on its line: the lowest row free when it begins
+    (see timeline.c): the nesting depth of nested events, the fewest rows for events that
+    overlap without nesting."""
+    line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
+    n = len(line)
+    order = nesting_order(line, begin, dur)
+    row = np.empty(n, np.int32)
+    busy_end, busy_row = np.empty(n, np.int64), np.empty(n, np.int32)
+    free_rows = np.empty(n, np.int32)
+    lib().tfp_tl_rows(_p(order), n, _p(line), _p(begin), _p(dur), _p(row), _p(busy_end),
+                      _p(busy_row), _p(free_rows))
+    return row
 
 
 def csr(src: np.ndarray, dst: np.ndarray, n: int):

@@ -35,7 +35,7 @@ from .intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
            "host_waits", "tpu_module_spans", "stream_names", "is_device_plane",
-           "is_collective"]
+           "is_collective", "launch_links"]
 
 COMPUTE, COLLECTIVE, COPY = 0, 1, 2
 NO_LAUNCH = np.iinfo(np.int64).min  # the launch time of activity without a recorded launch
@@ -168,14 +168,13 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
     return rows, kinds
 
 
-def _launches(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) ps of the host launch of each device row (NO_LAUNCH where none is):
+def _launch_pairs(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(host row, position in ``rows``) of the host launch of each device row that has one:
     host and device events joined on ``correlation_id``; the first match wins."""
-    start = np.full(len(rows), NO_LAUNCH, np.int64)
-    end = np.full(len(rows), NO_LAUNCH, np.int64)
+    none = (np.empty(0, np.int64), np.empty(0, np.int64))
     corr = hd.int_stat("correlation_id")
     if not len(corr) or not len(rows):
-        return start, end
+        return none
     on_host = hd.plane_is(HOST_PLANE)[corr.rows]
     dev_val, dev_has = corr.lookup(rows)
     pos = np.flatnonzero(dev_has)
@@ -185,13 +184,30 @@ def _launches(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     zeros_d = np.zeros(len(pos), np.int64)
     h, d = join_on_keys(host_rows, (zeros_h, host_val), pos.astype(np.int32),
                         (zeros_d, dev_val[pos].astype(np.int64)))
-    if len(d):
-        first = np.unique(d, return_index=True)[1]
-        h, d = h[first], d[first]
-        at = d
-        start[at] = hd.begin[h]
-        end[at] = hd.begin[h] + hd.duration[h]
+    if not len(d):
+        return none
+    first = np.unique(d, return_index=True)[1]
+    return h[first].astype(np.int64), d[first].astype(np.int64)
+
+
+def _launches(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) ps of the host launch of each device row (NO_LAUNCH where none is)."""
+    start = np.full(len(rows), NO_LAUNCH, np.int64)
+    end = np.full(len(rows), NO_LAUNCH, np.int64)
+    h, at = _launch_pairs(hd, rows)
+    start[at] = hd.begin[h]
+    end[at] = hd.begin[h] + hd.duration[h]
     return start, end
+
+
+def launch_links(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
+    """(launch row, device row) of every device activity event of ``hd`` whose host launch
+    is recorded (the pairs :func:`device_activity` times), by device row."""
+    if not len(hd.int_stat("correlation_id")):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    rows, _ = _activity_rows(hd)
+    h, at = _launch_pairs(hd, rows)
+    return h, rows[at].astype(np.int64)
 
 
 def device_activity(hd: HostData) -> DeviceActivity:

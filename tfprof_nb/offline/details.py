@@ -88,6 +88,15 @@ def _stat_rows(prof, event_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
             tables)
 
 
+def _links(source, rows: np.ndarray | None) -> dict:
+    """The launch links of the timeline whose ends are both among ``rows`` (None: all)."""
+    launch, kernel = source.link_rows()
+    if rows is not None:
+        keep = np.isin(launch, rows) & np.isin(kernel, rows)
+        launch, kernel = launch[keep], kernel[keep]
+    return {"link_launch": launch.astype(np.uint32), "link_kernel": kernel.astype(np.uint32)}
+
+
 def event_details_block(source, rows: np.ndarray | None = None) -> dict:
     """The stats of the timeline rows ``rows`` (None: every row) of a trace viewer's
     ``source`` (its profile, event ids and index), as typed columns with two tables.
@@ -97,7 +106,8 @@ def event_details_block(source, rows: np.ndarray | None = None) -> dict:
     ``val`` (uint32 per stat row: codes into keys and values), ``id`` (uint32 event id per
     row) and ``dur`` (float64 exact duration in us per row).  For some rows only, also
     ``rows`` (the timeline rows covered, ascending), ``start`` (float64) and ``name`` (uint32
-    name code) of each.
+    name code) of each.  ``link_launch`` and ``link_kernel`` (uint32 timeline rows) pair the
+    host launches with their device events, where both are covered.
     """
     prof = source.prof
     event_ids = source.event_ids if rows is None else source.event_ids[rows]
@@ -116,5 +126,6 @@ def event_details_block(source, rows: np.ndarray | None = None) -> dict:
         columns.update({"rows": np.asarray(rows, np.uint32),
                         "start": np.ascontiguousarray(index.start[rows], np.float64),
                         "name": np.asarray(index.name[rows], np.uint32)})
+    columns.update(_links(source, rows))
     return {"keys": tables["keys"], "values": tables["values"],
             "columns": encode_columns(columns)}

@@ -10,6 +10,7 @@ from .._native import kernels
 from ..offline.columns import encode_columns
 from ..xspace import stat_value
 from ._view import View, ViewState
+from .timeline_links import LaunchLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
 from .traits import RecordTrait, record_wire
 
@@ -67,49 +68,68 @@ def _tracks(ev: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return track_codes, first_rows
 
 
-def _order(track_codes, start_ps, depth, max_depth) -> np.ndarray:
-    """Rows sorted by (track, depth, start)."""
+def _order(track_codes, shown, start_ps, depth, max_depth) -> np.ndarray:
+    """Rows sorted by (track as shown, depth, start); ``shown``: each row's track position."""
     if kernels.is_sorted_by(track_codes, start_ps):  # rows by start within each line: one
         # stable pass by (track, depth) keeps that order
-        key = track_codes.astype(np.int64) * (int(max_depth.max()) + 1) + depth
+        key = shown.astype(np.int64) * (int(max_depth.max()) + 1) + depth
         return kernels.argsort(key.astype(np.int32) if key.max() < 2**31 else key)
-    return kernels.argsort(track_codes, depth, start_ps.astype(np.int64))
+    return kernels.argsort(shown, depth, start_ps.astype(np.int64))
 
 
-def _track_table(ev, first_rows, max_depth) -> pd.DataFrame:
-    """One row per track: its id, section (host and plane), line name, depths and events."""
+def _track_positions(prof, ev, first_rows) -> np.ndarray:
+    """Where each track is shown: XProf's order of planes and lines (``track_order``)."""
+    keys = pd.DataFrame({"host": ev["host"].iloc[first_rows].astype(str).to_numpy(),
+                         "plane": ev["plane"].iloc[first_rows].astype(str).to_numpy(),
+                         "line_id": ev["line_id"].to_numpy()[first_rows].astype(np.int64)})
+    order = prof.result("track_order").drop_duplicates(["host", "plane", "line_id"])
+    shown = keys.merge(order, how="left", on=["host", "plane", "line_id"], sort=False)
+    rank = shown["order"].to_numpy(np.float64)
+    by_rank = np.lexsort((np.arange(len(rank)), np.nan_to_num(rank, nan=np.inf)))
+    position = np.empty(len(rank), np.int32)
+    position[by_rank] = np.arange(len(rank), dtype=np.int32)
+    return position
+
+
+def _track_table(ev, first_rows, max_depth, position) -> pd.DataFrame:
+    """One row per track, as shown: its id, section (host and plane), line name, depths and
+    events."""
     host = ev["host"].iloc[first_rows].astype(str).reset_index(drop=True)
     plane = ev["plane"].iloc[first_rows].astype(str).reset_index(drop=True)
-    return pd.DataFrame({
-        "id": np.arange(len(first_rows), dtype=np.int32), "section": host + " " + plane,
-        "host": host, "plane": plane,
+    table = pd.DataFrame({
+        "id": position, "section": host + " " + plane, "host": host, "plane": plane,
         "name": ev["line"].iloc[first_rows].astype(str).reset_index(drop=True),
         "depths": (max_depth + 1).astype(np.int32),
         "events": np.diff(np.append(first_rows, len(ev))).astype(np.int64)})
+    return table.sort_values("id", kind="stable").reset_index(drop=True)
 
 
 def timeline_index(prof, steps: pd.DataFrame | None = None
                    ) -> tuple[TimelineIndex | None, dict, np.ndarray]:
-    """The timeline's index (events sorted by track, nesting depth and start), its tables
+    """The timeline's index (events sorted by track as shown, row and start), its tables
     (names, tracks, segments ``[track, depth, first row, end row]``, ``steps``: a steps table
-    or None) and the event id of each row."""
+    or None) and the event id of each row.  Tracks go in XProf's order (device planes
+    first); each event goes on the first row of its track free when it starts
+    (``kernels.tl_rows``): nested events by depth, overlapping async ops side by side."""
     ev = prof.events
     n = len(ev)
     if not n:
         return None, _empty_meta(), np.empty(0, np.int64)
     track_codes, first_rows = _tracks(ev)
     start_ps = ev["start_ps"].to_numpy()
-    _, depth, _ = kernels.nest_loose(track_codes, start_ps, ev["duration_ps"].to_numpy())
+    depth = kernels.tl_rows(track_codes, start_ps, ev["duration_ps"].to_numpy())
     max_depth = np.maximum.reduceat(depth, first_rows)
-    order = _order(track_codes, start_ps, depth, max_depth)
-    t_sorted, d_sorted = track_codes[order], depth[order]
+    position = _track_positions(prof, ev, first_rows)
+    order = _order(track_codes, position[track_codes], start_ps, depth, max_depth)
+    t_sorted, d_sorted = position[track_codes[order]], depth[order]
     change = np.flatnonzero((np.diff(t_sorted) != 0) | (np.diff(d_sorted) != 0)) + 1
     bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
     seg_lo, seg_hi = bounds[:-1], bounds[1:]
     names = [str(x) for x in ev["name"].cat.categories]
     index = TimelineIndex(ev["start_us"].to_numpy()[order], ev["duration_us"].to_numpy()[order],
                           ev["name"].cat.codes.to_numpy()[order], seg_lo, seg_hi, names)
-    meta = {**_empty_meta(), "names": names, "tracks": _track_table(ev, first_rows, max_depth),
+    meta = {**_empty_meta(), "names": names,
+            "tracks": _track_table(ev, first_rows, max_depth, position),
             "segments": pd.DataFrame({"track": t_sorted[seg_lo].astype(np.int32),
                                       "depth": d_sorted[seg_lo].astype(np.int32),
                                       "lo": seg_lo, "hi": seg_hi}),
@@ -158,10 +178,22 @@ class TimelineSource:
         self.tile, self.meta = first_state(self.index, meta,
                                            STATE_BUDGET if budget is None else budget)
         self._rank = None
+        self._links = LaunchLinks(prof, self.index, self.event_ids)
 
     def on_change(self, name: str, value) -> dict:
-        """The view's answer to a front-end change: the details of a selected event."""
-        return {"details": self.describe(value)} if name == "selected_index" else {}
+        """The view's answer to a front-end change: the details of a selected event and the
+        events linked to it."""
+        if name != "selected_index":
+            return {}
+        return {"details": self.describe(value), "links": self.links_of(value)}
+
+    def link_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(launch row, kernel row) of every launch linked to its device event."""
+        return self._links.rows()
+
+    def links_of(self, index: int) -> dict:
+        """The events linked to row ``index`` (see :meth:`LaunchLinks.of`)."""
+        return self._links.of(index)
 
     def on_message(self, content: dict, buffers=None) -> tuple[dict, list]:
         """Answer a request of the browser: ``{"kind": "window", "t0", "t1", "width"}`` gets
@@ -294,6 +326,8 @@ class TraceTimeline(View):
     view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
     selected_index = traitlets.Int(-1).tag(sync=True)
     details = traitlets.Dict().tag(sync=True)
+    # the events linked to the selected one (a launch and its kernels): {row, partners, more}
+    links = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(520).tag(sync=True)
 
     @classmethod

@@ -27,7 +27,7 @@ export function attachInput(canvas: HTMLCanvasElement, state: TimelineState): ()
     else state.zoom(Math.exp(e.deltaY * 0.002), e.offsetX);
   };
   const onDown = (e: MouseEvent) => {
-    canvas.focus();
+    canvas.focus({ preventScroll: true }); // a click must not scroll the page under the mouse
     drag = { x: e.offsetX, y: e.offsetY, t0: state.t0, t1: state.t1, scroll: state.scrollY, measure: e.altKey, moved: false };
     if (e.altKey) state.setMeasure([state.tOf(e.offsetX), state.tOf(e.offsetX)]);
   };

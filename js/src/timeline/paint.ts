@@ -4,8 +4,18 @@
 // page as canvas text.
 import { colorOf, single, type Tile } from "../data";
 import { makeBlocks, visibleBlocks } from "../lod";
+import { paintLinks } from "./arrows";
 import { AXIS_H, fmtTime, LABEL_W, ROW, type Row } from "./layout";
 import { type TimelineState } from "./state";
+
+/** Frame statistics the painter records: frames drawn, and the last one's time and size. */
+export interface FrameStats {
+  count: number;
+  ms: number;
+  visited: number;
+  drawn: number;
+  arrows: number; // links of the selection drawn
+}
 
 export interface Theme {
   dark: boolean;
@@ -64,10 +74,11 @@ export class Painter {
       }
     }
     ctx.restore();
+    const arrows = paintLinks(ctx, state, theme.dark);
     this.axis(state);
     if (state.measure) this.measured(state, state.measure);
     this.notice(state, state.notice());
-    Object.assign(state.frame, { count: state.frame.count + 1, ms: performance.now() - started, visited, drawn });
+    Object.assign(state.frame, { count: state.frame.count + 1, ms: performance.now() - started, visited, drawn, arrows });
   }
 
   private section(state: TimelineState, r: Row, y: number): void {

@@ -2,6 +2,8 @@
 // next match, fit, reset), the status line, the selected event's details and the notes (what
 // the view cannot show, and why). Everything is text (textContent), never markup.
 import { type Step } from "../data";
+import { fmtTime } from "./layout";
+import { type Links, type Partner } from "./links";
 import { type Theme } from "./paint";
 
 const MAX_STEP_OPTIONS = 500; // entries of the step menu
@@ -14,6 +16,9 @@ const STYLE = `
 .tfprof-timeline .tl-notes { padding: 2px 6px; color: #b26b00; }
 .tfprof-timeline .tl-notes:empty { display: none; }
 .tfprof-timeline .tl-status { padding: 2px 6px; min-height: 16px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.tfprof-timeline .tl-links { padding: 2px 6px; display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
+.tfprof-timeline .tl-links:empty { display: none; }
+.tfprof-timeline .tl-links button { max-width: 420px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .tfprof-timeline .tl-details { padding: 4px 6px; max-height: 180px; overflow: auto; border-top: 1px solid var(--tl-grid); }
 .tfprof-timeline .tl-details table { border-collapse: collapse; }
 .tfprof-timeline .tl-details td { padding: 1px 8px 1px 0; vertical-align: top; word-break: break-all; }
@@ -32,6 +37,7 @@ export interface Panel {
   notes: HTMLElement;
   canvas: HTMLCanvasElement;
   status: HTMLElement;
+  links: HTMLElement;
   details: HTMLElement;
 }
 
@@ -54,7 +60,7 @@ export function buildPanel(el: HTMLElement, theme: Theme): Panel {
     root, steps: h("select", "tl-steps"), search: h("input", "tl-search"), prev: h("button", "tl-prev", "◀"),
     next: h("button", "tl-next", "▶"), found: h("span", "tl-found"), fit: h("button", "tl-fit", "fit selection"),
     reset: h("button", "tl-reset", "reset"), notes: h("div", "tl-notes"), canvas: h("canvas", "tl-canvas"),
-    status: h("div", "tl-status"), details: h("div", "tl-details"),
+    status: h("div", "tl-status"), links: h("div", "tl-links"), details: h("div", "tl-details"),
   };
   p.search.placeholder = "search names";
   p.search.type = "search";
@@ -63,7 +69,7 @@ export function buildPanel(el: HTMLElement, theme: Theme): Panel {
   const help = h("span", "tl-help",
     "wheel/W S: zoom · drag/A D: pan · shift+wheel: scroll · alt+drag: measure · click: details");
   bar.append(p.steps, p.search, p.prev, p.next, p.found, p.fit, p.reset, help);
-  root.append(style, bar, p.notes, p.canvas, p.status, p.details);
+  root.append(style, bar, p.notes, p.canvas, p.status, p.links, p.details);
   el.append(root);
   return p;
 }
@@ -90,4 +96,22 @@ export function showDetails(el: HTMLElement, details: Record<string, unknown>): 
     table.append(tr);
   }
   el.replaceChildren(table);
+}
+
+/** The selection's linked events: what they are, each a button that jumps to it. */
+export function showLinks(el: HTMLElement, links: Links, jump: (p: Partner) => void): void {
+  if (!links.partners.length) {
+    el.replaceChildren();
+    return;
+  }
+  const launch = links.partners[0].role === "launch";
+  const items: HTMLElement[] = [h("span", "tl-links-label", launch ? "launched by:" : "launches:")];
+  for (const p of links.partners) {
+    const b = h("button", "tl-link", `${launch ? "←" : "→"} ${p.name} (${fmtTime(p.dur)})`);
+    b.title = `${p.name} at ${fmtTime(p.start)}: show it`;
+    b.addEventListener("click", () => jump(p));
+    items.push(b);
+  }
+  if (links.more > 0) items.push(h("span", "tl-links-more", `and ${links.more} more`));
+  el.replaceChildren(...items);
 }

@@ -5,24 +5,18 @@
 // benchmarks read and drive this object (the view's root element holds it as `__timeline`).
 import { type Tile, type TimelineData } from "../data";
 import { AXIS_H, blockAt, eventOf, LABEL_W, layoutRows, sectionAt, segmentsByTrack, type Row } from "./layout";
+import { Links, rowY, scrollShowing, spanning, type LinksAnswer } from "./links";
+import { type FrameStats } from "./paint";
 import { Search, type EventInfo, type SearchAnswer, type SearchRequest } from "./search";
 import { missingDetail, sharpEnough, TileStore, type WindowAnswer, type WindowRequest } from "./tiles";
 
 export type { EventInfo } from "./search";
 const MIN_SPAN = 1e-3; // us: 1 ns
 
-export type Change = "data" | "view" | "scroll" | "layout" | "select" | "measure" | "tiles" | "search";
+export type Change = "data" | "view" | "scroll" | "layout" | "select" | "links" | "measure" | "tiles" | "search";
 /** Who made a change: the user (sync it to the model) or the model (do not echo it). */
 export type Source = "user" | "model";
 export type Listener = (what: Change, source: Source) => void;
-
-/** Frame statistics the painter records: frames drawn, and the last one's time and size. */
-export interface FrameStats {
-  count: number;
-  ms: number;
-  visited: number;
-  drawn: number;
-}
 
 export class TimelineState {
   data!: TimelineData;
@@ -36,12 +30,14 @@ export class TimelineState {
   segments = new Map<number, { depth: number; s: number }[]>();
   selected = -1;
   selection: EventInfo | null = null;
+  /** The events linked to the selection (a launch and its kernels), as answered. */
+  readonly links = new Links();
   measure: [number, number] | null = null;
   tiles!: TileStore;
   /** The tile drawn last (what a click hits). */
   current!: Tile;
   readonly search = new Search();
-  readonly frame: FrameStats = { count: 0, ms: 0, visited: 0, drawn: 0 };
+  readonly frame: FrameStats = { count: 0, ms: 0, visited: 0, drawn: 0, arrows: 0 };
   private listeners: Listener[] = [];
 
   constructor(data: TimelineData, readonly kernel: boolean, public width = 900, public height = 520) {
@@ -85,25 +81,15 @@ export class TimelineState {
   }
 
   // ---- the window shown ---------------------------------------------------------------
-  plotW(): number {
-    return this.width - LABEL_W;
-  }
+  plotW(): number { return this.width - LABEL_W; }
 
-  pxPerUs(): number {
-    return this.plotW() / Math.max(this.t1 - this.t0, 1e-9);
-  }
+  pxPerUs(): number { return this.plotW() / Math.max(this.t1 - this.t0, 1e-9); }
 
-  xOf(t: number): number {
-    return LABEL_W + (t - this.t0) * this.pxPerUs();
-  }
+  xOf(t: number): number { return LABEL_W + (t - this.t0) * this.pxPerUs(); }
 
-  tOf(x: number): number {
-    return this.t0 + (x - LABEL_W) / this.pxPerUs();
-  }
+  tOf(x: number): number { return this.t0 + (x - LABEL_W) / this.pxPerUs(); }
 
-  view(): [number, number] {
-    return [this.t0, this.t1];
-  }
+  view(): [number, number] { return [this.t0, this.t1]; }
 
   /** Show [a, b] (at least 1 ns wide). */
   setView(a: number, b: number, source: Source = "user"): void {
@@ -151,14 +137,10 @@ export class TimelineState {
   }
 
   /** Whether the tile drawn last shows the view as finely as the profile allows. */
-  sharp(): boolean {
-    return sharpEnough(this.current, this.pxPerUs());
-  }
+  sharp(): boolean { return sharpEnough(this.current, this.pxPerUs()); }
 
   /** Whether the kernel may have detail this view lacks (an overview, a kernel at hand). */
-  wantsDetail(): boolean {
-    return this.data.lod.mode !== "full" && this.kernel;
-  }
+  wantsDetail(): boolean { return this.data.lod.mode !== "full" && this.kernel; }
 
   /** The window to ask the kernel for now (null: none needed, or no kernel). */
   detailRequest(now: number): WindowRequest | null {
@@ -203,7 +185,23 @@ export class TimelineState {
   select(row: number, info: EventInfo | null = null, source: Source = "user"): void {
     this.selected = row;
     this.selection = row < 0 ? null : info && info.row === row ? info : this.infoOf(row);
+    if (row !== this.links.row) this.links.clear();
     this.emit("select", source);
+  }
+
+  /** The events linked to the selection, as the kernel (or the offline host) answers. */
+  receiveLinks(answer: LinksAnswer | null | undefined): void {
+    if (!this.links.take(answer, this.selected)) return;
+    if (!this.selection && answer!.event?.row === this.selected) this.selection = answer!.event;
+    this.emit("links", "model");
+  }
+
+  /** Select `p` (an event linked to the selection): show both, scroll to its track. */
+  jumpTo(p: EventInfo): void {
+    if (this.selection) this.setView(...spanning(this.selection, p));
+    this.select(p.row, p);
+    const y = rowY(this.data, this.rows, p.row);
+    if (y !== null) this.scrollTo(scrollShowing(y, this.scrollY, this.height - AXIS_H));
   }
 
   /** Show the measured range, else the selected event with a margin. */
