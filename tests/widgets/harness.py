@@ -105,15 +105,23 @@ def painted(page, selector: str = ".tfprof-timeline canvas") -> int:
 
 def event_point(page, root: str = ".tfprof-timeline") -> list | None:
     """[x, y, row] of an event drawn by the timeline under ``root``: page coordinates to click
-    and its row in the timeline's order (the timeline is scrolled into view first)."""
+    (the middle of where the event is drawn, not its edge: the page may round a fractional
+    coordinate across it) and its row in the timeline's order (the timeline is scrolled into
+    view first)."""
     return page.evaluate("""sel => {
       const root = document.querySelector(sel);
       root.scrollIntoView();
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+      const same = (x, y, row) => { const h = t.hit(x, y); return h && h.row === row; };
       for (let y = 40; y < 500; y += 3)
         for (let x = 210; x < r.width - 5; x += 3) {
           const hit = t.hit(x, y);
-          if (hit) return [x + r.left, y + r.top, hit.row];
+          if (!hit) continue;
+          let y1 = y, x1 = x;
+          while (y1 < y + 40 && same(x, y1 + 1, hit.row)) y1++;
+          while (x1 < r.width - 5 && x1 < x + 200 && same(x1 + 1, y, hit.row)) x1++;
+          const mx = Math.floor((x + x1) / 2), my = Math.floor((y + y1) / 2);
+          return [mx + r.left, my + r.top, hit.row];
         }
       return null;
     }""", root)
