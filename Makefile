@@ -9,7 +9,8 @@ PIP := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: demo test bench screenshots clean js
 
-JS_SOURCES := $(wildcard js/src/*.ts) js/package.json js/package-lock.json js/build.mjs
+JS_SOURCES := $(wildcard js/src/*.ts js/src/*/*.ts) js/package.json js/package-lock.json \
+	js/build.mjs tfprof_nb/widgets/manifest.json
 BUNDLE := tfprof_nb/static/dashboard.js
 
 $(PY):
@@ -51,11 +52,13 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_engine.py --pod --big
 	$(PY) benchmarks/bench_report.py
 	$(PY) benchmarks/bench_plot.py
+	$(PY) benchmarks/bench_object_store.py
 
-# docs/screenshots: every tab of the CPU and GPU reports, taken by the report tests
+# docs/screenshots: every tab of the CPU, GPU and TPU reports, the TPU trace viewer on a step,
+# an AMD GPU launch linked to its kernel; taken by the report tests
 screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/report/test_report.py \
-		-k "captured_cpu_profile or gpu_fixture"
+		-k "captured_cpu_profile or gpu_fixture or tpu_profile or gpu_launch"
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache

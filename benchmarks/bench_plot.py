@@ -65,7 +65,7 @@ def long_timeline(events: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def build(tl, summary, max_points: int) -> dict:
     from tfprof_nb.plot.memory import memory_figure
-    from tfprof_nb.widgets._view import figure_json
+    from tfprof_nb.widgets.traits import figure_json
 
     t = time.perf_counter()
     fig = memory_figure(tl, summary, max_points=max_points)
@@ -79,16 +79,15 @@ def build(tl, summary, max_points: int) -> dict:
 
 
 def page_of(figure: dict, path: Path) -> Path:
-    from tfprof_nb.widgets._page import widget_page, write_page
+    from tfprof_nb.offline import widget_page, write_page
     from tfprof_nb.widgets._view import ViewState
     from tfprof_nb.widgets.memory import MemoryTimeline
-    from tfprof_nb.widgets.tables import table_spec
 
     class Figure(MemoryTimeline):
         @classmethod
         def state(cls, prof) -> ViewState:
-            return ViewState({"figure": figure, "breakdown": table_spec(pd.DataFrame(
-                {"allocator": ["-"], "bytes": [0]}))})
+            return ViewState({"figure": figure, "breakdown": pd.DataFrame(
+                {"allocator": ["-"], "bytes": [0]})})
 
     return write_page(widget_page(Figure(None), "memory"), path)
 

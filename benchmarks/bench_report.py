@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 
 def write(path: Path, out: Path) -> dict:
     import tfprof_nb as tp
-    from tfprof_nb.widgets._payload import widget_payload
+    from tfprof_nb.offline import widget_payload
     from tfprof_nb.widgets.dashboard import Dashboard
 
     t = time.perf_counter()

@@ -32,15 +32,21 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 TL = "document.querySelector('.tfprof-timeline').__timeline"
+# the time of the frame that draws the current view: the timeline paints on the next
+# animation frame after a change; one more frame, and that paint is done
+NEXT_FRAME_MS = (f"async () => {{ await new Promise(r => requestAnimationFrame(() => "
+                 f"requestAnimationFrame(r))); return {TL}.frame.ms; }}")
 BIG_EVENTS = 10_000_000
 
 
 class _Subset:
-    """The first n events of a profile (what the timeline reads: events and steps)."""
+    """The first n events of a profile (what the timeline reads: events, steps, and the
+    profile's track order and launch links)."""
 
     def __init__(self, prof, n):
         self.events = prof.events.iloc[:n]
         self.steps = prof.steps.iloc[0:0]
+        self.result = prof.result
 
 
 def _pct(values, q):
@@ -68,7 +74,7 @@ def steps_script(view):
 
 def run(prof, n: int | None, label: str) -> dict:
     from tests.widgets.harness import WidgetPage
-    from tfprof_nb.widgets._base import bundle
+    from tfprof_nb.offline import bundle
     from tfprof_nb.widgets.timeline import TraceTimeline
 
     source = prof if n is None else _Subset(prof, n)
@@ -76,8 +82,7 @@ def run(prof, n: int | None, label: str) -> dict:
     widget = TraceTimeline(source)
     build = time.perf_counter() - t
     lod = widget.meta["lod"]
-    state = sum(len(getattr(widget, k)) for k in ("ev_start", "ev_dur", "ev_name", "ev_count",
-                                                  "ev_row", "ev_off"))
+    state = sum(buf.nbytes for buf in widget.get_state("tile")["tile"]["buffers"])
     names = sum(len(s.encode()) + 3 for s in widget.meta["names"])
     with tempfile.TemporaryDirectory() as tmp:
         with WidgetPage(widget, Path(tmp), bundle("timeline"), kernel=True) as page:
@@ -88,13 +93,13 @@ def run(prof, n: int | None, label: str) -> dict:
                 t = time.perf_counter()
                 page.js(f"([a, b]) => {TL}.setView(a, b)", [a, b])
                 try:  # the detail of the new view (none needed when every event is here)
-                    page.page.wait_for_function(f"() => !{TL}.pending() && {TL}.sharp()",
+                    page.page.wait_for_function(f"() => !{TL}.tiles.pending && {TL}.sharp()",
                                                 timeout=10000, polling=5)
                 except Exception:
                     pass
                 waited.append(time.perf_counter() - t)
-                frames.append(page.js(f"() => {TL}.drawNow().ms"))
-            trips = page.js(f"() => {TL}.roundTrips()")
+                frames.append(page.js(NEXT_FRAME_MS))
+            trips = page.js(f"() => {TL}.tiles.roundTrips")
             answered = list(page.answered)
             errors = list(page.console_errors)
     return {"profile": label, "events": lod["events"], "mode": lod["mode"],
@@ -144,11 +149,11 @@ def in_jupyterlab(path: Path) -> dict:
             for a, b in steps_script(page.evaluate(f"() => {TL}.view()")):
                 page.evaluate(f"([a, b]) => {TL}.setView(a, b)", [a, b])
                 try:
-                    page.wait_for_function(f"() => !{TL}.pending() && {TL}.sharp()",
+                    page.wait_for_function(f"() => !{TL}.tiles.pending && {TL}.sharp()",
                                            timeout=10000, polling=5)
                 except Exception:
                     pass
-            trips = page.evaluate(f"() => {TL}.roundTrips()")
+            trips = page.evaluate(f"() => {TL}.tiles.roundTrips")
             browser.close()
     return {"profile": "10M composed, JupyterLab kernel", "cell_to_timeline_s": round(shown, 1),
             "cell_done_s": round(idle, 1),

@@ -73,3 +73,35 @@ def cpu_file(cpu_logdir) -> Path:
 @pytest.fixture(scope="session")
 def cpu_python_file(cpu_python_logdir) -> Path:
     return xplane_files(cpu_python_logdir)[0]
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 server (moto's server mode on 127.0.0.1, IAM authentication on)."""
+    from .s3_server import MotoServer
+
+    server = MotoServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def s3_bucket(s3_server) -> str:
+    """A new empty bucket on ``s3_server``; its name."""
+    import uuid
+
+    import s3fs
+
+    name = f"tfprof-{uuid.uuid4().hex[:12]}"
+    s3fs.S3FileSystem(skip_instance_cache=True, **s3_server.options()).mkdir(name)
+    return name
+
+
+@pytest.fixture()
+def object_cache(tmp_path, monkeypatch) -> Path:
+    """A fresh, empty local cache of remote profile files for this test."""
+    cache = tmp_path / "object_cache"
+    monkeypatch.setenv("TFPROF_NB_CACHE_DIR", str(cache))
+    monkeypatch.delenv("TFPROF_NB_CACHE", raising=False)
+    monkeypatch.delenv("TFPROF_NB_CACHE_MAX_GB", raising=False)
+    return cache

@@ -129,3 +129,19 @@ def test_hosts_with_wall_clock_starts_share_one_time_axis(tmp_path, cpu_file, cp
     assert first["a"] == own["a"] + (a.profile_start_ns - origin) * 1000
     assert first["b"] == own["b"] + (b.profile_start_ns - origin) * 1000
     assert prof.start_time.value == origin
+
+
+def test_hosts_captured_far_apart_keep_their_own_time_axes(cpu_file):
+    """A capture of today and one of another year: one picosecond axis for both would not fit
+    int64, so each keeps its own (times from its own start) and the events table still loads."""
+    from .conftest import DATA
+
+    far = DATA / "mi300x_jax08_gemm.xplane.pb"  # captured by others, months before cpu_file
+    prof = tp.load([cpu_file, far])
+    assert not prof.aligned
+    events = prof.events
+    assert len(events) == prof.n_events
+    for host in prof.hosts:
+        assert events[events.host == host].start_us.min() >= 0
+        alone = tp.load(cpu_file if host == cpu_file.name[:-len(".xplane.pb")] else far)
+        assert events[events.host == host].start_us.max() == alone.events.start_us.max()

@@ -1,14 +1,16 @@
-"""The built wheel ships the widget bundle (built from js/, not tracked by git) and the
-compiled native library."""
+"""The built wheel ships the widget bundles (built from js/, not tracked by git; the widget
+manifest names them) and the compiled native library."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = ROOT / "tfprof_nb" / "widgets" / "manifest.json"
 
 
 def test_wheel_contains_the_widget_bundle(tmp_path):
@@ -16,9 +18,12 @@ def test_wheel_contains_the_widget_bundle(tmp_path):
                     str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
     (wheel,) = tmp_path.glob("tfprof_nb-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for name in ("timeline", "dashboard", "offline", "pipelinegraph", "podview", "overview",
-                 "opstats", "kernels", "memory", "input", "stepgraph", "compare", "table"):
+    manifest = json.loads(MANIFEST.read_text())
+    bundles = {w["bundle"] for w in manifest["widgets"]} | {manifest["host"]}
+    assert {"timeline", "dashboard", "offline", "table"} <= bundles
+    for name in bundles:
         assert f"tfprof_nb/static/{name}.js" in names
+    assert "tfprof_nb/widgets/manifest.json" in names
     assert not any(n.startswith("js/") or "node_modules" in n for n in names)
     # the compiled decoder and kernels, for this platform (any Python 3: loaded with ctypes)
     assert any(n.startswith("tfprof_nb/_native/libtfprof_nb-") and n.endswith(".so")

@@ -12,16 +12,17 @@ Likewise ``tp.report`` is the report function (its modules: ``import tfprof_nb.r
 
 from __future__ import annotations
 
+from . import report as _report  # light: the writers load widgets when called
 from ._version import __version__
 from .capture.loop import Capture, capture  # light: TensorFlow loads when a capture starts
 from .errors import (CaptureError, CaptureWarning, HostAnalysisError, LoadWarning,
-                     ProfileFormatError)
-from .report import export_notebook, report  # light: the writers load widgets when called
+                     ObjectStoreError, ProfileFormatError)
+from .report import export_notebook
 
 __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "KerasProfiler",
-           "LoadWarning", "Profile", "ProfileFormatError", "__version__", "capture",
-           "capture_remote", "compare", "export_notebook", "load", "load_ipython_extension",
-           "report", "start_server"]
+           "LoadWarning", "ObjectStoreError", "Profile", "ProfileFormatError", "__version__",
+           "capture", "capture_remote", "compare", "export_notebook", "load",
+           "load_ipython_extension", "report", "start_server"]
 
 _LAZY = {
     "load": ("tfprof_nb.loading", "load"),
@@ -31,6 +32,20 @@ _LAZY = {
     "start_server": ("tfprof_nb.capture.remote", "start_server"),
     "compare": ("tfprof_nb.compare", "compare"),
 }
+
+
+def report(source, path="tfprof_report.html", title: str | None = None):
+    """Write the offline HTML report of ``source`` (a Profile, or anything ``tp.load``
+    accepts: logdir, run directory, file, list) to ``path``; returns the file's path.
+
+    One self-contained file: the whole dashboard, interactive, rendered by the same JS
+    modules as the notebook widgets, with no request to any network address.
+    """
+    from .loading import load
+    from .profile import Profile
+
+    prof = source if isinstance(source, Profile) else load(source)
+    return _report.report(prof, path, title)
 
 
 def load_ipython_extension(ipython) -> None:

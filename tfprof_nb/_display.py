@@ -9,7 +9,7 @@ from __future__ import annotations
 def _widget_support_missing(exc: BaseException) -> bool:
     if isinstance(exc, ImportError):
         return True
-    from .widgets._base import WidgetBundleMissing  # importable: the view was made before
+    from .widgets import WidgetBundleMissing  # importable: the view was made before
 
     return isinstance(exc, WidgetBundleMissing)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["Cancelled", "CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
-           "ProfileFormatError"]
+           "ObjectStoreError", "ProfileFormatError"]
 
 
 class ProfileFormatError(ValueError):
@@ -25,6 +25,22 @@ class ProfileFormatError(ValueError):
 class Cancelled(KeyboardInterrupt):
     """Work stopped early because it was interrupted (Ctrl-C, Jupyter's stop button): raised
     by the compiled kernels' wrappers in worker threads once the cancel flag is set."""
+
+
+class ObjectStoreError(OSError):
+    """A profile on an object store or web server (``s3://``, ``gs://``, ``https://``, any
+    fsspec URL) could not be listed or read: the connection failed, dropped or timed out, or
+    fewer bytes came than the object has.  ``url`` and ``problem`` say which and what; the
+    transport's own exception is chained as ``__cause__``.  A missing object or bucket raises
+    FileNotFoundError and a refused credential PermissionError, both naming the URL."""
+
+    def __init__(self, url, problem: str):
+        self.url = str(url)
+        self.problem = problem
+        super().__init__(f"{self.url}: {problem}")
+
+    def __reduce__(self):  # travels back from Dask workers intact
+        return type(self), (self.url, self.problem)
 
 
 class CaptureError(RuntimeError):

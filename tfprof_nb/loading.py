@@ -14,7 +14,8 @@ __all__ = ["load"]
 
 @short_traceback
 def load(path, *, parallel: bool = True, strict: bool = False, client=None,
-         timeout: float = 600.0, progress: bool | None = None) -> "Profile":
+         timeout: float = 600.0, storage_options: dict | None = None,
+         progress: bool | None = None) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
     file, or a list of these.
 
@@ -23,7 +24,9 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     :class:`ProfileFormatError` instead).  With ``client`` (a ``dask.distributed.Client``)
     every host is decoded and analysed on a worker and only partial results come back;
     ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
-    free memory fails before decoding, suggesting ``client=``.
+    free memory fails before decoding, suggesting ``client=``.  ``path`` may be a URL
+    (``s3://``, ``gs://``, ``https://``, any fsspec URL; ``storage_options`` go to its file
+    system): hosts are read through a local cache, on the workers themselves with ``client``.
 
     Loading (and later analysing) a big profile shows its progress in a notebook once it
     takes more than a second (``progress=False``: never; True: also outside notebooks, as a
@@ -32,7 +35,7 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     """
     from .analysis.engine import open_hosts
 
-    files = find_profile_files(path)
+    files = find_profile_files(path, storage_options)
     named = host_names(files)
     hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
                        timeout=timeout, progress=progress)

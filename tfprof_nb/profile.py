@@ -146,6 +146,27 @@ class Profile(ProfileOutputs):
         """Findings with evidence and a suggested fix (see analysis.recommendations)."""
         return self.result("recommendations")
 
+    # ---- GPU time ----------------------------------------------------------------------------
+    gpu_utilization = _result("gpu_utilization", "Per host, device, stream ('all': the device) "
+                              "and step: wall, busy and idle time by cause (sync/memcpy, input, "
+                              "launch-bound, host-bound, other), summing to the wall.")
+    gpu_overlap = _result("gpu_overlap", "Per device and step: collective time, the part hidden "
+                          "under compute, the exposed part.")
+    launch_latency = _result("launch_latency", "Launch-to-start latency per kernel, histogram, "
+                             "outliers and the queue length over time.")
+    duty_cycle = _result("duty_cycle", "Per device: busy time over its active span "
+                         "(attrs['device_duty_cycle_pct']).")
+    stragglers = _result("stragglers", "Per step: the host and device that finished last, and "
+                         "by how much.")
+
+    def sql(self, query: str) -> pd.DataFrame:
+        """Run a DuckDB query over events, stats, steps and the tool tables (a DataFrame);
+        needs ``pip install "tfprof-nb[sql]"``.  See analysis.sql for the tables."""
+        from .analysis.sql import SqlSession
+
+        return self._results.cached("sql", lambda: SqlSession(self._results, self.spaces)) \
+            .query(query)
+
     # ---- XLA programs --------------------------------------------------------------------------
     def set_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
                          device: str = "user") -> None:
@@ -181,6 +202,14 @@ class Profile(ProfileOutputs):
 
         return roofline_for(self.result("xla"), user_peaks(
             peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument"))
+
+    def program_memory(self, program=None, memory_space: int = 0):
+        """XLA buffer assignment (XProf's memory viewer): without ``program``, one row per
+        program (peak heap, ...); with a program id or module name, its ``ProgramMemory``:
+        peak heap, ``buffers`` live at the peak, ``heap`` over the program order."""
+        from .analysis.program_memory import program_memory_for
+
+        return program_memory_for(self.result("program_memory"), program, memory_space)
 
     def analyse(self, release: bool = True) -> "Profile":
         """Run every analysis now (host steps where hosts live, in parallel); ``release``

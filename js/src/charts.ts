@@ -1,6 +1,8 @@
 // The name-scope icicle of the TensorFlow stats tab (time or memory). Labels are SVG text
 // nodes (never HTML).
+import { type Cell } from "./columns";
 import { SVG_NS, PALETTE } from "./model";
+import { type TableSpec } from "./table";
 
 export interface ScopeRow {
   scope: string;
@@ -9,11 +11,27 @@ export interface ScopeRow {
   value: number;
 }
 
+/** The rows of a scope table (columns scope, parent, name and maybe value), with every
+ * other column of the row in `extra`. */
+export function scopeRows(spec: TableSpec): (ScopeRow & { extra: Record<string, Cell> })[] {
+  const d = spec.data;
+  const n = d.scope?.length ?? 0;
+  const others = spec.columns.map((c) => c.name).filter((c) => !["scope", "parent", "name", "value"].includes(c));
+  return Array.from({ length: n }, (_, i) => ({
+    scope: String(d.scope[i]),
+    parent: d.parent?.[i] === null || d.parent?.[i] === undefined ? null : String(d.parent[i]),
+    name: String(d.name?.[i] ?? ""),
+    value: Number(d.value?.[i] ?? 0),
+    extra: Object.fromEntries(others.map((c) => [c, d[c][i]])),
+  }));
+}
+
 /** Icicle rectangles (pure; unit-tested): x0/x1 in [0, 1] of the total, depth by nesting. */
 export function icicle(rows: ScopeRow[]): { scope: string; name: string; depth: number; x0: number; x1: number; value: number }[] {
   const children = new Map<string | null, ScopeRow[]>();
+  const scopes = new Set(rows.map((r) => r.scope));
   for (const r of rows) {
-    const p = rows.some((q) => q.scope === r.parent) ? r.parent : null;
+    const p = r.parent !== null && scopes.has(r.parent) ? r.parent : null;
     if (!children.has(p)) children.set(p, []);
     children.get(p)!.push(r);
   }

@@ -2,7 +2,7 @@
 // and the op and kernel deltas as tables.
 import { type ModelLike } from "./model";
 import { renderFigure, type Figure } from "./figure";
-import { renderTable, type TableSpec } from "./table";
+import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
 
 export function render({ model, el }: { model: ModelLike; el: HTMLElement }): () => void {
@@ -10,7 +10,7 @@ export function render({ model, el }: { model: ModelLike; el: HTMLElement }): ()
   root.append(text("p", "tp-text cmp-summary", String(model.get("summary") ?? "")));
   const cleanup = renderFigure(root, model.get("figure") as Figure);
   for (const key of ["ops_delta", "kernels_delta"]) {
-    const spec = model.get(key) as TableSpec | undefined;
+    const spec = decodeTable(model.get(key));
     if (spec && spec.columns.length) renderTable(root, () => spec);
   }
   return cleanup;

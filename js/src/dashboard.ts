@@ -10,8 +10,10 @@ export interface ViewEntry {
   title: string;
   kind: string;
   prefix: string;
+  zoomable: boolean; // has a `view` trait ([start, end] in us) the dashboard may set
   reason: string;
   error: string;
+  traceback: string; // of the error, from Python
 }
 
 /** A view of `model` whose keys are the dashboard's keys under `prefix`; its custom
@@ -59,13 +61,13 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const panes = new Map<string, HTMLElement>();
   const cleanups: (() => void)[] = [];
   const built = new Set<string>();
-  const timeline = entries.find((e) => e.kind === "TraceTimeline" && !e.reason && !e.error);
+  const zoomable = entries.find((e) => e.zoomable && !e.reason && !e.error);
   const ctx = {
     zoomTo(start: number, end: number) {
-      if (!timeline) return;
-      model.set(`${timeline.prefix}view`, [start, end]);
+      if (!zoomable) return;
+      model.set(`${zoomable.prefix}view`, [start, end]);
       model.save_changes();
-      show(timeline.tab);
+      show(zoomable.tab);
     },
   };
 
@@ -73,7 +75,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     if (built.has(entry.tab)) return;
     built.add(entry.tab);
     if (entry.error) {
-      pane.append(errorBox(`The ${entry.title} view failed: ${entry.error}`));
+      pane.append(errorBox(`The ${entry.title} view failed: ${entry.error}`, entry.traceback));
       return;
     }
     if (entry.reason) {
@@ -89,7 +91,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       const cleanup = view({ model: prefixed(model, entry.prefix), el: pane, ctx });
       if (cleanup) cleanups.push(cleanup);
     } catch (err) {
-      pane.append(errorBox(`The ${entry.title} view failed in the browser: ${String(err)}`));
+      pane.append(errorBox(`The ${entry.title} view failed in the browser: ${String(err)}`,
+        err instanceof Error ? err.stack ?? "" : ""));
       console.error(err);
     }
   }

@@ -1,9 +1,13 @@
-// Decoding the timeline payload the Python widget sends: binary columns plus small JSON
-// tables (names interned once, tracks, segments, steps).
+// Decoding the timeline payload the Python widget sends: a tile of typed columns (see
+// columns.ts) and `meta`: the names (interned once), notes, and typed tables of the tracks,
+// segments and steps.
+import { decodeColumns, decodeRows, numeric, type Wire } from "./columns";
 
 export interface Track {
   id: number;
   section: string; // host and plane, e.g. "worker-0 /host:CPU"
+  host: string;
+  plane: string;
   name: string; // line name
   depths: number;
   events: number;
@@ -17,9 +21,11 @@ export interface Segment {
 }
 
 export interface Step {
-  name: string;
+  name: string; // as the step menu says it
   start: number;
   end: number;
+  host: string;
+  step_name: string;
 }
 
 /** What the browser draws for a time window: per segment, blocks sorted by start (single
@@ -48,6 +54,7 @@ export interface TimelineData {
   tracks: Track[];
   segments: Segment[]; // in timeline rows (what details and selection use)
   steps: Step[];
+  notes: string[]; // what the view cannot show, and why (e.g. steps that failed)
   t0: number;
   t1: number;
   lod: Lod;
@@ -60,106 +67,91 @@ export function rowOf(tile: Tile, i: number): number {
   return tile.row ? tile.row[i] : i;
 }
 
+/** The segment holding timeline row `row` (segments are sorted by their first row). */
+export function segmentOf(segments: Segment[], row: number): Segment | undefined {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const s = segments[mid];
+    if (row < s.lo) hi = mid - 1;
+    else if (row >= s.hi) lo = mid + 1;
+    else return s;
+  }
+  return undefined;
+}
+
 /** Whether block `i` of `tile` is one event (not several merged). */
 export function single(tile: Tile, i: number): boolean {
   return !tile.count || tile.count[i] === 1;
 }
 
-/** A tile from its header and buffers (start, dur, name, count, row, off), as the kernel
- * sends a window. */
-export function tileFrom(header: { t0: number; t1: number; exact: boolean; px_per_us: number | null },
-  buffers: unknown[]): Tile {
+/** A tile as the kernel sends it: its header and typed columns (start, dur, name, off, and
+ * for merged blocks count and row; see tfprof_nb.widgets.timeline_lod). */
+export interface TileWire extends Wire {
+  t0: number;
+  t1: number;
+  exact: boolean;
+  px_per_us: number | null;
+}
+
+/** A tile from its wire form (buffers inside it, or given apart as a message carries them). */
+export function decodeTile(wire: TileWire, buffers?: unknown[]): Tile {
+  const c = decodeColumns(wire, buffers ?? wire.buffers ?? []);
   return {
-    t0: header.t0,
-    t1: header.t1,
-    exact: !!header.exact,
-    ppu: header.exact || header.px_per_us === null ? Infinity : header.px_per_us,
-    start: column(buffers[0], Float64Array),
-    dur: column(buffers[1], Float32Array),
-    name: column(buffers[2], Uint32Array),
-    count: column(buffers[3], Uint32Array),
-    row: column(buffers[4], Uint32Array),
-    off: column(buffers[5], Uint32Array),
+    t0: wire.t0,
+    t1: wire.t1,
+    exact: !!wire.exact,
+    ppu: wire.exact || wire.px_per_us === null ? Infinity : wire.px_per_us,
+    start: numeric(c, "start", Float64Array),
+    dur: numeric(c, "dur", Float32Array),
+    name: numeric(c, "name", Uint32Array),
+    count: numeric(c, "count", Uint32Array, true),
+    row: numeric(c, "row", Uint32Array, true),
+    off: numeric(c, "off", Uint32Array),
   };
-}
-
-function asView(value: unknown): DataView {
-  if (value instanceof DataView) return value;
-  if (value instanceof ArrayBuffer) return new DataView(value);
-  if (ArrayBuffer.isView(value)) {
-    const v = value as ArrayBufferView;
-    return new DataView(v.buffer, v.byteOffset, v.byteLength);
-  }
-  return new DataView(new ArrayBuffer(0));
-}
-
-/** A typed array over a (possibly unaligned) binary buffer, copied only when unaligned. */
-export function column<T extends Float64Array | Float32Array | Uint32Array>(
-  value: unknown,
-  Ctor: { new (b: ArrayBuffer, o: number, n: number): T; BYTES_PER_ELEMENT: number },
-): T {
-  const view = asView(value);
-  const size = Ctor.BYTES_PER_ELEMENT;
-  const n = Math.floor(view.byteLength / size);
-  if (view.byteOffset % size === 0) return new Ctor(view.buffer as ArrayBuffer, view.byteOffset, n);
-  const copy = new Uint8Array(n * size);
-  copy.set(new Uint8Array(view.buffer, view.byteOffset, n * size));
-  return new Ctor(copy.buffer, 0, n);
 }
 
 export interface ModelLike {
   get(name: string): unknown;
 }
 
+interface Meta {
+  names?: string[];
+  tracks?: Wire;
+  segments?: Wire;
+  steps?: Wire;
+  notes?: string[];
+  t0?: number;
+  t1?: number;
+  lod?: { mode?: string; events?: number };
+}
+
+/** The timeline a model holds: its tables (`meta`), its first tile (`tile`) and, in an
+ * offline copy of a large profile, every event of one range (`detail`). */
 export function decode(model: ModelLike): TimelineData {
-  const meta = (model.get("meta") ?? {}) as {
-    names?: string[];
-    tracks?: Track[];
-    segments?: number[][];
-    steps?: Step[];
-    t0?: number;
-    t1?: number;
-    lod?: { mode?: string; events?: number; t0?: number; t1?: number; exact?: boolean; px_per_us?: number | null;
-      detail?: { t0: number; t1: number; exact: boolean; px_per_us: number | null } };
-  };
-  const segments = (meta.segments ?? []).map(([track, depth, lo, hi]) => ({ track, depth, lo, hi }));
-  const start = column(model.get("ev_start"), Float64Array);
-  const count = column(model.get("ev_count"), Uint32Array);
-  const lod = meta.lod ?? {};
-  const full = lod.mode !== "overview";
-  let off = column(model.get("ev_off"), Uint32Array);
-  if (full || off.length !== segments.length + 1) {
-    // every event: the segments' row ranges are the tile's
-    off = Uint32Array.from([...segments.map((s) => s.lo), start.length]);
-  }
-  const t0 = meta.t0 ?? 0;
-  const t1 = meta.t1 ?? 1;
-  const base: Tile = {
-    t0: lod.t0 ?? t0,
-    t1: lod.t1 ?? t1,
-    exact: full,
-    ppu: full ? Infinity : (lod.px_per_us ?? 0),
-    start,
-    dur: column(model.get("ev_dur"), Float32Array),
-    name: column(model.get("ev_name"), Uint32Array),
-    count: full || !count.length ? null : count,
-    row: full ? null : column(model.get("ev_row"), Uint32Array),
-    off,
-  };
-  const extra = !full && lod.detail
-    ? [tileFrom(lod.detail, ["start", "dur", "name", "count", "row", "off"].map((k) => model.get(`detail_${k}`)))]
-    : [];
+  const meta = (model.get("meta") ?? {}) as Meta;
+  const wire = (model.get("tile") ?? null) as TileWire | null;
+  const base = wire && wire.schema.length ? decodeTile(wire) : emptyTile();
+  const detail = model.get("detail") as TileWire | null | undefined;
+  const full = meta.lod?.mode !== "overview";
   return {
     names: meta.names ?? [],
-    tracks: meta.tracks ?? [],
-    segments,
-    steps: meta.steps ?? [],
-    t0,
-    t1,
-    lod: { mode: full ? "full" : "overview", events: lod.events ?? start.length },
+    tracks: decodeRows<Track>(meta.tracks),
+    segments: decodeRows<Segment>(meta.segments),
+    steps: decodeRows<Step>(meta.steps),
+    notes: meta.notes ?? [],
+    t0: meta.t0 ?? 0,
+    t1: meta.t1 ?? 1,
+    lod: { mode: full ? "full" : "overview", events: meta.lod?.events ?? base.start.length },
     base,
-    extra,
+    extra: !full && detail ? [decodeTile(detail)] : [],
   };
+}
+
+function emptyTile(): Tile {
+  return { t0: 0, t1: 1, exact: true, ppu: Infinity, start: new Float64Array(0), dur: new Float32Array(0),
+    name: new Uint32Array(0), count: null, row: null, off: new Uint32Array(1) };
 }
 
 /** Of `tiles`, the best to draw [t0, t1] at `ppu` px per us: among those covering the

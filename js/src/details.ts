@@ -3,7 +3,9 @@
 // TimelineSource.describe (times written as Python's "{:.3f}" writes them). Without it (an
 // nbconvert export of saved widget state): name, times, place and step only, the duration
 // from the float32 wire column.
-import { column } from "./data";
+import { decodeColumns, numeric, type Wire } from "./columns";
+import { decode, rowOf, segmentOf, single, type Tile, type TimelineData } from "./data";
+import { type LinksAnswer, type Partner } from "./timeline/links";
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -38,74 +40,68 @@ export function fixed3(x: number): string {
   return `${sign}${digits.slice(0, -3)}.${digits.slice(-3)}`;
 }
 
-/** Event stats embedded next to an offline timeline (see tfprof_nb.widgets._details). */
+/** Event stats embedded next to an offline timeline (see tfprof_nb.offline.details). */
 export interface DetailsBlock {
   keys: string[]; // stat names
   values: unknown[]; // distinct stat values (JSON)
-  off: DataView; // uint32, n + 1: stat rows of timeline row i are off[i]..off[i+1]
-  key: DataView; // uint32 per stat row: index into keys
-  val: DataView; // uint32 per stat row: index into values
-  id: DataView; // uint32 per timeline row: event id (row of prof.events)
-  dur: DataView; // float64 per timeline row: exact duration in us
+  off: Uint32Array; // n + 1: stat rows of timeline row i are off[i]..off[i+1]
+  key: Uint32Array; // per stat row: index into keys
+  val: Uint32Array; // per stat row: index into values
+  id: Uint32Array; // per timeline row: event id (row of prof.events)
+  dur: Float64Array; // per timeline row: exact duration in us
   // present when the block covers some rows only (a large profile's offline copy): the
-  // timeline rows it covers (ascending), and their start (float64 us) and name code (uint32)
-  rows?: DataView;
-  start?: DataView;
-  name?: DataView;
+  // timeline rows it covers (ascending), and their start (us) and name code
+  rows: Uint32Array | null;
+  start: Float64Array | null;
+  name: Uint32Array | null;
+  // host launches and the device events they started (timeline rows), both ends covered
+  linkLaunch: Uint32Array | null;
+  linkKernel: Uint32Array | null;
 }
 
-interface TrackInfo {
-  section: string;
-  name: string;
-  host?: string;
-  plane?: string;
+/** A details block from what tfprof_nb.offline.details writes: two tables and typed columns. */
+export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: Wire }): DetailsBlock {
+  const c = decodeColumns(raw.columns);
+  return {
+    keys: raw.keys, values: raw.values,
+    off: numeric(c, "off", Uint32Array), key: numeric(c, "key", Uint32Array), val: numeric(c, "val", Uint32Array),
+    id: numeric(c, "id", Uint32Array), dur: numeric(c, "dur", Float64Array),
+    rows: numeric(c, "rows", Uint32Array, true), start: numeric(c, "start", Float64Array, true),
+    name: numeric(c, "name", Uint32Array, true),
+    linkLaunch: numeric(c, "link_launch", Uint32Array, true), linkKernel: numeric(c, "link_kernel", Uint32Array, true),
+  };
 }
 
-interface StepInfo {
-  start: number;
-  end: number;
-  host?: string;
-  step_name?: string;
-}
+const timelines = new WeakMap<object, TimelineData>();
 
-/** The segment [track, depth, lo, hi] holding timeline row i (segments are sorted by lo). */
-function segmentOf(segments: number[][], i: number): number[] | undefined {
-  let lo = 0;
-  let hi = segments.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const s = segments[mid];
-    if (i < s[2]) hi = mid - 1;
-    else if (i >= s[3]) lo = mid + 1;
-    else return s;
+/** The timeline whose traits start with `prefix` in `state`, decoded once per `meta`. */
+function timelineOf(state: Record<string, unknown>, prefix: string): TimelineData | null {
+  const meta = state[`${prefix}meta`];
+  if (!meta || typeof meta !== "object") return null;
+  let data = timelines.get(meta);
+  if (!data) {
+    data = decode({ get: (key) => state[prefix + key] });
+    timelines.set(meta, data);
   }
-  return undefined;
+  return data;
 }
 
 /** Name code, start and duration of timeline row `i`, and the block's entry for it (-1:
  * none), from what the page holds: the block's own columns when it covers some rows only,
- * else the state's columns (every event), else the state's overview blocks. */
-function rowFacts(state: Record<string, unknown>, prefix: string, i: number, block?: DetailsBlock):
+ * else the timeline's first tile (every event, or an overview's blocks). */
+function rowFacts(tile: Tile, i: number, block?: DetailsBlock):
   { name: number; start: number; dur: number; k: number } | null {
   if (block?.rows) {
-    const k = find(column(block.rows, Uint32Array), i);
-    if (k >= 0) {
-      return { name: column(block.name, Uint32Array)[k], start: column(block.start, Float64Array)[k],
-        dur: column(block.dur, Float64Array)[k], k };
-    }
+    const k = find(block.rows, i);
+    if (k >= 0) return { name: block.name![k], start: block.start![k], dur: block.dur[k], k };
   }
-  const start = column(state[`${prefix}ev_start`], Float64Array);
-  const names = column(state[`${prefix}ev_name`], Uint32Array);
-  const dur = column(state[`${prefix}ev_dur`], Float32Array);
-  const row = column(state[`${prefix}ev_row`], Uint32Array);
-  if (!row.length) {
-    if (!(i >= 0 && i < start.length)) return null;
-    return { name: names[i], start: start[i], dur: block && !block.rows ? column(block.dur, Float64Array)[i] : dur[i],
-      k: block && !block.rows ? i : -1 };
+  if (!tile.row) {
+    if (!(i >= 0 && i < tile.start.length)) return null;
+    const whole = block && !block.rows;
+    return { name: tile.name[i], start: tile.start[i], dur: whole ? block.dur[i] : tile.dur[i], k: whole ? i : -1 };
   }
-  const count = column(state[`${prefix}ev_count`], Uint32Array);
-  for (let b = 0; b < row.length; b++) {
-    if (row[b] === i && count[b] === 1) return { name: names[b], start: start[b], dur: dur[b], k: -1 };
+  for (let b = 0; b < tile.start.length; b++) {
+    if (rowOf(tile, b) === i && single(tile, b)) return { name: tile.name[b], start: tile.start[b], dur: tile.dur[b], k: -1 };
   }
   return null;
 }
@@ -113,17 +109,16 @@ function rowFacts(state: Record<string, unknown>, prefix: string, i: number, blo
 /** Details of timeline row `i` of the timeline whose traits start with `prefix`. */
 export function eventDetails(state: Record<string, unknown>, prefix: string, i: number,
   block?: DetailsBlock): Record<string, unknown> {
-  const meta = state[`${prefix}meta`] as { names: string[]; tracks: TrackInfo[];
-    segments: number[][]; steps: StepInfo[] };
-  if (!meta || !(i >= 0)) return {};
-  const facts = rowFacts(state, prefix, i, block);
+  const data = timelineOf(state, prefix);
+  if (!data || !(i >= 0)) return {};
+  const facts = rowFacts(data.base, i, block);
   if (!facts) return {};
-  const seg = segmentOf(meta.segments, i);
-  const track = seg ? meta.tracks[seg[0]] : undefined;
+  const seg = segmentOf(data.segments, i);
+  const track = seg ? data.tracks[seg.track] : undefined;
   // entries, not assignments: a stat may be called "__proto__" (fromEntries keeps the first
   // position of a repeated key and the last value, like a Python dict)
   const out: [string, unknown][] = [
-    ["name", meta.names[facts.name] ?? ""],
+    ["name", data.names[facts.name] ?? ""],
     ["start", `${fixed3(facts.start)} us`],
     ["duration", `${fixed3(facts.dur)} us`],
     ["host", track?.host ?? ""],
@@ -132,14 +127,35 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   ];
   if (block && facts.k >= 0) {
     const k = facts.k;
-    out.push(["event id", column(block.id, Uint32Array)[k]]);
-    const off = column(block.off, Uint32Array);
-    const key = column(block.key, Uint32Array);
-    const val = column(block.val, Uint32Array);
-    for (let r = off[k]; r < off[k + 1]; r++) out.push([block.keys[key[r]], block.values[val[r]]]);
+    out.push(["event id", block.id[k]]);
+    for (let r = block.off[k]; r < block.off[k + 1]; r++) out.push([block.keys[block.key[r]], block.values[block.val[r]]]);
   }
   const t = facts.start;
-  const step = (meta.steps ?? []).find((s) => s.host === track?.host && s.start <= t && t < s.end);
-  if (step?.step_name !== undefined) out.push(["step", step.step_name]);
+  const step = data.steps.find((s) => s.host === track?.host && s.start <= t && t < s.end);
+  if (step && typeof step.step_name === "string") out.push(["step", step.step_name]);
   return Object.fromEntries(out);
+}
+
+/** The events linked to timeline row `i` (a launch and its kernels), as the Python widget's
+ * TimelineSource.links_of answers, from the pairs the details block embeds. */
+export function eventLinks(state: Record<string, unknown>, prefix: string, i: number,
+  block?: DetailsBlock): LinksAnswer {
+  const out: LinksAnswer = { row: i, partners: [], more: 0 };
+  const data = timelineOf(state, prefix);
+  if (!data || !(i >= 0) || !block?.linkLaunch || !block.linkKernel) return out;
+  const info = (row: number) => {
+    const f = rowFacts(data.base, row, block);
+    return f ? { row, start: f.start, dur: f.dur, name: data.names[f.name] ?? "" } : null;
+  };
+  const found: Partner[] = [];
+  const { linkLaunch: launch, linkKernel: kernel } = block;
+  for (let k = 0; k < launch.length; k++) {
+    const [row, role] = launch[k] === i ? [kernel[k], "kernel" as const] : kernel[k] === i ? [launch[k], "launch" as const] : [-1, null];
+    const p = role ? info(row) : null;
+    if (p && role) found.push({ ...p, role });
+  }
+  const event = info(i);
+  if (event) out.event = event;
+  out.partners = found.sort((a, b) => (a.role === b.role ? 0 : a.role === "kernel" ? -1 : 1));
+  return out;
 }

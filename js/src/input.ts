@@ -1,7 +1,7 @@
 // Input pipeline: the verdict, input wait per step, the host-side breakdown, the input ops.
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
-import { renderTable, type TableSpec } from "./table";
+import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
@@ -9,8 +9,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
   const cleanup = renderFigure(root, model.get("figure") as Figure, { height: 360 });
   root.append(text("h4", "tp-h", "Host side: where input time goes"));
-  renderTable(root, () => model.get("host_table") as TableSpec);
-  renderTable(root, () => model.get("ops_table") as TableSpec);
+  renderTable(root, () => decodeTable(model.get("host_table")));
+  renderTable(root, () => decodeTable(model.get("ops_table")));
   return cleanup;
 }
 

@@ -3,14 +3,15 @@
 // One menu picks the allocator for both the chart and the table.
 import { type Model } from "./model";
 import { menuButtons, renderFigure, type Figure } from "./figure";
-import { renderTable, type TableSpec } from "./table";
+import { decodeTable, renderTable, type TableSpec } from "./table";
 import { text, viewRoot } from "./ui";
 
 /** The rows of `spec` whose allocator is `name` (pure; unit-tested). */
 export function allocatorRows(spec: TableSpec, name: string | null): TableSpec {
   const allocators = spec.data?.allocator;
   if (!name || !allocators) return spec;
-  const keep = allocators.map((a, i) => (a === name ? i : -1)).filter((i) => i >= 0);
+  const keep: number[] = [];
+  for (let i = 0; i < allocators.length; i++) if (allocators[i] === name) keep.push(i);
   const data: TableSpec["data"] = {};
   for (const [k, values] of Object.entries(spec.data)) data[k] = keep.map((i) => values[i]);
   return { ...spec, data, title: `Live at the peak of ${name}` };
@@ -28,7 +29,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       onChange: (label) => { current = label; table?.refresh(); },
     },
   });
-  table = renderTable(root, () => allocatorRows(model.get("breakdown") as TableSpec, current));
+  table = renderTable(root, () => allocatorRows(decodeTable(model.get("breakdown")), current));
   return cleanup;
 }
 

@@ -25,6 +25,10 @@ export interface ViewContext {
   zoomTo?(startUs: number, endUs: number, host?: string): void;
 }
 
+/** A view module's render function: draws the view of `model` into `el`; returns its
+ * cleanup. */
+export type Render = (args: { model: Model; el: HTMLElement; ctx?: ViewContext }) => (() => void) | void;
+
 export const SVG_NS = "http://www.w3.org/2000/svg";
 
 export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",

@@ -9,7 +9,7 @@
 // place in a notebook reopened without the kernel that made it. It is bundled as a classic
 // script exposing `tfprofOffline` so it can be inlined anywhere.
 import { type Model } from "./model";
-import { eventDetails, type DetailsBlock } from "./details";
+import { detailsBlock, eventDetails, eventLinks, type DetailsBlock } from "./details";
 
 /** Bytes of a base64 string. */
 export function fromBase64(b64: string): Uint8Array {
@@ -27,42 +27,40 @@ async function inflate(bytes: Uint8Array): Promise<ArrayBuffer> {
   return await new Response(stream).arrayBuffer();
 }
 
-interface Blob8 {
-  header: any;
-  slice(key: string): DataView;
+/** Put each buffer back at its path in `obj` (what a widget manager does with a state's
+ * `buffer_paths`). */
+export function putBuffers(obj: any, paths: (string | number)[][], buffers: DataView[]): void {
+  paths.forEach((path, i) => {
+    let node = obj;
+    for (const key of path.slice(0, -1)) node = node[key];
+    node[path[path.length - 1]] = buffers[i];
+  });
 }
 
 /**
- * Unpack a blob written by tfprof_nb.widgets._payload: deflated, a little-endian uint32
- * header length, the JSON header (with ``buffers``: key -> [offset, length]), then the
- * buffers, 8-byte aligned.
+ * Unpack a blob written by tfprof_nb.offline.payload.pack: deflated, a little-endian uint32
+ * header length, the JSON header (`data`, and for each buffer its path in `data` and its
+ * [offset, length] in `places`), then the buffers, 8-byte aligned. Returns `data` with every
+ * buffer back in its place, as a DataView.
  */
-async function unpackBlob(b64: string): Promise<Blob8> {
+export async function unpackBlob(b64: string): Promise<any> {
   const buf = await inflate(fromBase64(b64));
   const headerLength = new DataView(buf).getUint32(0, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, headerLength)));
   const base = 4 + headerLength;
-  return {
-    header,
-    slice: (key) => new DataView(buf, base + header.buffers[key][0], header.buffers[key][1]),
-  };
+  const views = (header.places as [number, number][]).map(([o, n]) => new DataView(buf, base + o, n));
+  putBuffers(header, (header.paths as (string | number)[][]).map((p) => ["data", ...p]), views);
+  return header.data;
 }
 
-/** A widget's state from its packed payload: JSON traits plus binary traits as DataViews. */
+/** A widget's state from its packed payload: JSON traits, binary buffers as DataViews. */
 export async function unpack(b64: string): Promise<Record<string, unknown>> {
-  const { header, slice } = await unpackBlob(b64);
-  const state: Record<string, unknown> = { ...header.state };
-  for (const key of Object.keys(header.buffers)) state[key] = slice(key);
-  return state;
+  return (await unpackBlob(b64)).state;
 }
 
 /** A timeline's event details from their packed blob. */
 export async function unpackDetails(b64: string): Promise<DetailsBlock> {
-  const { header, slice } = await unpackBlob(b64);
-  const has = (k: string) => header.buffers?.[k] !== undefined;
-  return { keys: header.keys, values: header.values, off: slice("off"), key: slice("key"),
-    val: slice("val"), id: slice("id"), dur: slice("dur"),
-    ...(has("rows") ? { rows: slice("rows"), start: slice("start"), name: slice("name") } : {}) };
+  return detailsBlock(await unpackBlob(b64));
 }
 
 /** Where a view finds its event details: in its own box, else in the loader output of its
@@ -114,16 +112,14 @@ export function standInModel(state: Record<string, unknown>,
   return model;
 }
 
-/** The timelines inside a state: "" for a TraceTimeline, and the prefix of each timeline
- * a dashboard's `views` list names. */
+/** The trait prefixes of the trace viewers inside a state (the widget says which). */
 export function timelinePrefixes(state: Record<string, unknown>): string[] {
-  const views = (state.views ?? []) as { kind?: string; prefix?: string }[];
-  const prefixes = ["", ...views.filter((v) => v.kind === "TraceTimeline").map((v) => v.prefix ?? "")];
-  return prefixes.filter((p) => state[`${p}ev_start`] !== undefined && state[`${p}meta`] !== undefined);
+  return ((state._tfprof_timelines ?? []) as string[]).filter((p) => typeof p === "string");
 }
 
-/** Answer a timeline's selection with the event's details, as the Python widget does (the
- * embedded stats are read on the first click; without them, the fields the page knows). */
+/** Answer a timeline's selection with the event's details and links, as the Python widget
+ * does (the embedded stats are read on the first click; without them, the fields the page
+ * knows). */
 export function detailsResponder(state: Record<string, unknown>, source?: DetailsSource) {
   const prefixes = timelinePrefixes(state);
   return (key: string, model: Model) => {
@@ -131,7 +127,9 @@ export function detailsResponder(state: Record<string, unknown>, source?: Detail
       if (key !== `${p}selected_index`) continue;
       const i = Number(state[key]);
       const answer = (block?: DetailsBlock) => {
-        if (Number(state[key]) === i) model.set(`${p}details`, eventDetails(state, p, i, block));
+        if (Number(state[key]) !== i) return;
+        model.set(`${p}details`, eventDetails(state, p, i, block));
+        model.set(`${p}links`, eventLinks(state, p, i, block));
       };
       if (!source) answer();
       else source().then(answer, (err) => { console.error(err); answer(); });
@@ -294,7 +292,7 @@ const STATE_MIME = "application/vnd.jupyter.widget-state+json";
 
 interface SavedModel {
   state: Record<string, unknown>;
-  buffers?: { path: string[]; data: string; encoding: string }[];
+  buffers?: { path: (string | number)[]; data: string; encoding: string }[];
 }
 
 /**
@@ -329,11 +327,12 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
   }
   let rendered = 0;
   for (const [tag, entry, source] of ours) {
-    const state: Record<string, unknown> = { ...entry.state };
-    for (const b of entry.buffers ?? []) {
+    const state: Record<string, unknown> = structuredClone(entry.state);
+    const buffers = entry.buffers ?? [];
+    putBuffers(state, buffers.map((b) => b.path), buffers.map((b) => {
       const bytes = fromBase64(b.data);
-      state[b.path[0]] = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    }
+      return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }));
     const el = doc.createElement("div");
     el.className = "tfprof-offline-view";
     tag.parentElement?.append(el);
@@ -359,5 +358,5 @@ export function bootNotebookExport(): void {
 }
 
 (globalThis as unknown as { tfprofOffline: unknown }).tfprofOffline = {
-  renderFallback, renderNotebookExport, bootNotebookExport, bootLoader, unpack, unpackDetails,
+  renderFallback, renderNotebookExport, bootNotebookExport, bootLoader, unpack, unpackDetails, putBuffers,
 };

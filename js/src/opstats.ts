@@ -2,14 +2,14 @@
 // icicle by time or memory, and the sortable table.
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
-import { renderIcicle, type ScopeRow } from "./charts";
-import { renderTable, type TableSpec } from "./table";
+import { renderIcicle, scopeRows } from "./charts";
+import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-opstats", model);
   let cleanup = () => {};
-  const pies = (model.get("pies") ?? {}) as Record<string, Figure>;
+  const pies = { with_idle: model.get("pie_with_idle") as Figure, without_idle: model.get("pie_without_idle") as Figure };
   const bar = document.createElement("div");
   bar.className = "tp-toolbar";
   const label = document.createElement("label");
@@ -24,11 +24,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const draw = () => {
     cleanup();
     holder.replaceChildren();
-    cleanup = renderFigure(holder, pies[idle.checked ? "with_idle" : "without_idle"]);
+    cleanup = renderFigure(holder, idle.checked ? pies.with_idle : pies.without_idle);
   };
   idle.addEventListener("change", draw);
   draw();
-  const scopes = (model.get("scopes") ?? []) as (ScopeRow & { time: number; bytes: number })[];
+  const scopes = scopeRows(decodeTable(model.get("scopes")));
   if (scopes.length) {
     root.append(text("h4", "tp-h", "Name scopes"));
     const metric = document.createElement("select");
@@ -37,14 +37,14 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const icicle = document.createElement("div");
     const drawIcicle = () => {
       const key = metric.value as "time" | "bytes";
-      icicle.replaceChildren(renderIcicle(scopes.map((r) => ({ ...r, value: r[key] }))));
+      icicle.replaceChildren(renderIcicle(scopes.map((r) => ({ ...r, value: Number(r.extra[key]) }))));
     };
     metric.addEventListener("change", drawIcicle);
     drawIcicle();
     root.append(metric, icicle);
   }
   root.append(text("h4", "tp-h", "All operations"));
-  renderTable(root, () => model.get("table") as TableSpec);
+  renderTable(root, () => decodeTable(model.get("table")));
   return () => cleanup();
 }
 

@@ -1,8 +1,9 @@
-// The overview: summary cards, the step-time graph (a click zooms the trace viewer to the
-// step), verdicts, top ops, the run environment and the recommendations.
+// The overview: summary cards (device figures among them when the profile has them), the
+// step-time graph (a click zooms the trace viewer to the step; above it, where inferred steps
+// come from), verdicts, top ops, the run environment and the recommendations.
 import { type Model, type ViewContext } from "./model";
 import { renderFigure, type Figure } from "./figure";
-import { renderTable, type TableSpec } from "./table";
+import { decodeTable, renderTable } from "./table";
 import { cards, text, viewRoot } from "./ui";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
@@ -11,6 +12,8 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
   root.append(cards((model.get("cards") ?? []) as [string, string][]));
   for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
   const fig = model.get("step_figure") as Figure | undefined;
+  const note = String(model.get("step_note") ?? "");
+  if (note) root.append(text("p", "tp-text tp-muted ov-step-note", note));
   if (fig && fig.data) {
     cleanups.push(renderFigure(root, fig, {
       height: 340,
@@ -28,7 +31,7 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
     root.append(text("div", "tp-reason", String(model.get("no_steps") || "No steps in this profile.")));
   }
   for (const [key, title] of [["top_ops", "Top operations"], ["environment", "Run environment"]]) {
-    const spec = model.get(key) as TableSpec | undefined;
+    const spec = decodeTable(model.get(key));
     if (spec && spec.columns?.length) {
       root.append(text("h4", "tp-h", title));
       renderTable(root, () => spec);

@@ -3,7 +3,7 @@ import { type Model } from "./model";
 import { renderTfData } from "./tfdata";
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
-  return renderTfData(el, model, "tf_data");
+  return renderTfData(el, model);
 }
 
 export default { render };

@@ -1,4 +1,6 @@
 // A sortable, filterable, paged table with CSV export. Cells are text only (textContent).
+// Tables arrive as typed columns (see columns.ts) with a title, a filter column and a page size.
+import { decodeColumns, missing, type Cell, type Field, type Wire } from "./columns";
 import { type ModelLike } from "./model";
 import { ensureStyle } from "./ui";
 
@@ -11,9 +13,40 @@ export interface Column {
 export interface TableSpec {
   title?: string;
   columns: Column[];
-  data: Record<string, (number | string | boolean | null)[]>;
-  filter_column?: string; // the column the filter box searches (default: first string column)
+  data: Record<string, ArrayLike<Cell>>;
+  filter_column?: string | null; // the column the filter box searches (default: first string column)
   page_size?: number;
+}
+
+/** A table as a view's trait holds it (tfprof_nb.widgets.traits.TableData.wire). */
+export interface TableWire extends Wire {
+  title?: string;
+  filter_column?: string | null;
+  page_size?: number;
+  rows?: number;
+}
+
+const decoded = new WeakMap<object, TableSpec>();
+
+function columnType(field: Field): Column["type"] {
+  return field.dtype === "string" ? "string" : field.dtype === "bool" ? "boolean" : "number";
+}
+
+/** The table a trait holds, decoded once per value (an empty table when there is none). */
+export function decodeTable(wire: TableWire | null | undefined): TableSpec {
+  if (!wire || !wire.schema) return { columns: [], data: {} };
+  let spec = decoded.get(wire);
+  if (!spec) {
+    spec = {
+      title: wire.title,
+      columns: wire.schema.map((f) => ({ name: f.name, label: f.label ?? f.name, type: columnType(f) })),
+      data: decodeColumns(wire),
+      filter_column: wire.filter_column,
+      page_size: wire.page_size,
+    };
+    decoded.set(wire, spec);
+  }
+  return spec;
 }
 
 export interface TableState {
@@ -31,7 +64,7 @@ export function rowOrder(spec: TableSpec, state: TableState): number[] {
   if (q) {
     const col = spec.filter_column ?? spec.columns.find((c) => c.type === "string")?.name;
     const values = col ? spec.data[col] : undefined;
-    if (values) rows = rows.filter((i) => String(values[i] ?? "").toLowerCase().includes(q));
+    if (values) rows = rows.filter((i) => !missing(values[i]) && String(values[i]).toLowerCase().includes(q));
   }
   if (state.sortBy) {
     const values = spec.data[state.sortBy] ?? [];
@@ -39,17 +72,18 @@ export function rowOrder(spec: TableSpec, state: TableState): number[] {
     rows.sort((a, b) => {
       const x = values[a];
       const y = values[b];
+      const mx = missing(x);
+      const my = missing(y);
+      if (mx || my) return mx && my ? a - b : mx ? 1 : -1;
       if (x === y) return a - b;
-      if (x === null || x === undefined) return 1;
-      if (y === null || y === undefined) return -1;
-      return (x < y ? -1 : 1) * sign;
+      return ((x as number | string | boolean) < (y as number | string | boolean) ? -1 : 1) * sign;
     });
   }
   return rows;
 }
 
 function csvCell(v: unknown): string {
-  const s = v === null || v === undefined ? "" : String(v);
+  const s = missing(v) ? "" : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
@@ -61,7 +95,7 @@ export function toCsv(spec: TableSpec, rows: number[]): string {
 }
 
 function fmt(v: unknown, type: string): string {
-  if (v === null || v === undefined) return "";
+  if (missing(v)) return "";
   if (type === "number" && typeof v === "number") {
     if (Number.isInteger(v)) return v.toLocaleString("en-US");
     return Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4);
@@ -170,7 +204,7 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refres
 }
 
 export function render({ model, el }: { model: ModelLike; el: HTMLElement }): () => void {
-  const view = renderTable(el, () => model.get("table") as TableSpec);
+  const view = renderTable(el, () => decodeTable(model.get("table")));
   model.on?.("change:table", view.refresh);
   return () => {};
 }

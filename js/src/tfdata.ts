@@ -4,6 +4,7 @@
 // total and self time and calls; the suggestion for the bottleneck is shown beside.
 import dagre from "@dagrejs/dagre";
 import { type ModelLike, SVG_NS } from "./model";
+import { decodeTable, type TableSpec } from "./table";
 import { viewRoot } from "./ui";
 
 export interface TfDataNode {
@@ -19,11 +20,36 @@ export interface TfDataNode {
   bottleneck: boolean;
 }
 
-export interface TfDataSpec {
-  // one entry per (host, pipeline, rank): label and nodes
-  executions: { host: string; pipeline: string; rank: number; nodes: TfDataNode[] }[];
-  suggestions: Record<string, string>; // "host|pipeline" -> text
-  summary: string;
+export interface Execution {
+  host: string;
+  pipeline: string;
+  rank: number;
+  nodes: TfDataNode[];
+}
+
+/** The pipeline calls of a nodes table (rows grouped by host, pipeline and rank, as Python
+ * sends them), each with its iterators (pure; unit-tested). */
+export function executions(table: TableSpec): Execution[] {
+  const d = table.data;
+  const out: Execution[] = [];
+  const n = d.id?.length ?? 0;
+  for (let i = 0; i < n; i++) {
+    const host = String(d.host[i]);
+    const pipeline = String(d.pipeline[i]);
+    const rank = Number(d.rank[i]);
+    let ex = out[out.length - 1];
+    if (!ex || ex.host !== host || ex.pipeline !== pipeline || ex.rank !== rank) {
+      ex = { host, pipeline, rank, nodes: [] };
+      out.push(ex);
+    }
+    ex.nodes.push({
+      id: String(d.id[i]), parent: String(d.parent[i]), name: String(d.name[i]),
+      long_name: String(d.long_name[i]), start_us: Number(d.start_us[i]), total_us: Number(d.total_us[i]),
+      self_us: Number(d.self_us[i]), calls: Number(d.calls[i]), critical: !!d.critical[i],
+      bottleneck: !!d.bottleneck[i],
+    });
+  }
+  return out;
 }
 
 const NODE_W = 230;
@@ -54,15 +80,16 @@ export function layout(nodes: TfDataNode[]): {
   return { boxes, edges, width: graph.width ?? 0, height: graph.height ?? 0 };
 }
 
-export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data"): () => void {
-  const spec = model.get(key) as TfDataSpec;
+export function renderTfData(el: HTMLElement, model: ModelLike): () => void {
+  const calls = executions(decodeTable(model.get("nodes")));
+  const suggestions = (model.get("suggestions") ?? {}) as Record<string, string>; // "host|pipeline"
   const root = viewRoot(el, "tfprof-tfdata");
   const summary = document.createElement("p");
   summary.className = "tp-text";
-  summary.textContent = spec.summary;
+  summary.textContent = String(model.get("summary") ?? "");
   const select = document.createElement("select");
   select.className = "tfd-exec tp-select";
-  spec.executions.forEach((e, i) =>
+  calls.forEach((e, i) =>
     select.append(new Option(`${e.host} · ${e.pipeline} · call #${e.rank + 1} by latency`, String(i))));
   const suggestion = document.createElement("p");
   suggestion.className = "tfd-suggestion tp-text";
@@ -71,9 +98,9 @@ export function renderTfData(el: HTMLElement, model: ModelLike, key = "tf_data")
 
   function draw(): void {
     host.replaceChildren();
-    const ex = spec.executions[Number(select.value)];
+    const ex = calls[Number(select.value)];
     if (!ex) return;
-    suggestion.textContent = spec.suggestions[`${ex.host}|${ex.pipeline}`] ?? "";
+    suggestion.textContent = suggestions[`${ex.host}|${ex.pipeline}`] ?? "";
     const { boxes, edges, width, height } = layout(ex.nodes);
     const byId = new Map(ex.nodes.map((n) => [n.id, n]));
     const svg = document.createElementNS(SVG_NS, "svg");

@@ -36,6 +36,9 @@ const STYLE = `
 .tfprof .tp-reason { padding: 24px 12px; color: var(--tp-fg2); }
 .tfprof .tp-error { padding: 12px; margin: 8px 0; border: 1px solid var(--tp-warn); border-radius: 6px;
   color: var(--tp-warn); white-space: pre-wrap; font-family: var(--jp-code-font-family, monospace); font-size: 12px; }
+.tfprof .tp-error details { margin-top: 8px; color: var(--tp-fg); }
+.tfprof .tp-error summary { cursor: pointer; color: var(--tp-warn); }
+.tfprof .tp-error pre { margin: 6px 0 0; max-height: 320px; overflow: auto; }
 .tfprof ul.tp-list { margin: 4px 0; padding-left: 20px; max-width: 120ch; }
 .tfprof ul.tp-list li { margin: 3px 0; }
 .tfprof .tp-tabs { display: flex; flex-wrap: wrap; gap: 2px; border-bottom: 1px solid var(--tp-border); }
@@ -125,8 +128,16 @@ export function cards(items: [string, string][]): HTMLElement {
   return box;
 }
 
-/** A view's error in its place: the message and a hint to report it. */
-export function errorBox(message: string): HTMLElement {
-  return text("div", "tp-error", `${message}\n\nThis looks like a bug in tfprof_nb: please report ` +
+/** A view's error in its place: the message, a hint to report it and, folded, the
+ * traceback when there is one. */
+export function errorBox(message: string, traceback = ""): HTMLElement {
+  const box = text("div", "tp-error", `${message}\n\nThis looks like a bug in tfprof_nb: please report ` +
     "it with the message above. The other views still work.");
+  if (traceback) {
+    const details = document.createElement("details");
+    details.className = "tp-traceback";
+    details.append(text("summary", "", "Traceback"), text("pre", "", traceback));
+    box.append(details);
+  }
+  return box;
 }

@@ -1,17 +1,18 @@
 // XLA ops: notes on the device's peaks and what could not be resolved, the roofline (a plotly
 // figure built in Python), the op profile as an icicle (program -> category -> op, by device
-// time) and the HLO op stats table.
+// time), the HLO op stats table and a program's memory (xlamemory.ts).
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
-import { renderIcicle, type ScopeRow } from "./charts";
-import { renderTable, type TableSpec } from "./table";
+import { renderIcicle, scopeRows } from "./charts";
+import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
+import { renderProgramMemory } from "./xlamemory";
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-xla", model);
   for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
   const cleanup = renderFigure(root, model.get("figure") as Figure, { height: 460 });
-  const rows = (model.get("op_profile") ?? []) as ScopeRow[];
+  const rows = scopeRows(decodeTable(model.get("op_profile")));
   if (rows.length) {
     root.append(text("h4", "tp-h", "Op profile: device time by program, category and op"));
     const box = document.createElement("div");
@@ -19,8 +20,12 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     box.append(renderIcicle(rows));
     root.append(box);
   }
-  renderTable(root, () => model.get("table") as TableSpec);
-  return cleanup;
+  renderTable(root, () => decodeTable(model.get("table")));
+  const memory = renderProgramMemory(root, model);
+  return () => {
+    cleanup();
+    memory();
+  };
 }
 
 export default { render };

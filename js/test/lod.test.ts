@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { lowerBound, makeBlocks, visibleBlocks } from "../src/lod";
-import { colorOf, column, decode, matchingNames } from "../src/data";
+import { colorOf, decode, matchingNames } from "../src/data";
+import { typed } from "../src/columns";
+import { meta, tileWire } from "./wire";
 
 function seg(starts: number[], durs: number[]) {
   return { start: Float64Array.from(starts), dur: Float32Array.from(durs) };
@@ -60,15 +62,15 @@ describe("decode", () => {
     const starts = Float64Array.from([1.5, 2.5]);
     const raw = new Uint8Array(1 + starts.byteLength);
     raw.set(new Uint8Array(starts.buffer), 1);
-    const col = column(new DataView(raw.buffer, 1, starts.byteLength), Float64Array);
+    const col = typed(new DataView(raw.buffer, 1, starts.byteLength), Float64Array);
     expect(Array.from(col)).toEqual([1.5, 2.5]);
     const model = {
       get: (k: string) =>
         ({
-          ev_start: new DataView(starts.buffer),
-          ev_dur: new DataView(Float32Array.from([1, 2]).buffer),
-          ev_name: new DataView(Uint32Array.from([0, 1]).buffer),
-          meta: { names: ["a", "<b>"], tracks: [], segments: [[0, 0, 0, 2]], steps: [], t0: 0, t1: 4 },
+          tile: tileWire({ t0: 0, t1: 4, exact: true, px_per_us: null }, {
+            start: starts, dur: Float32Array.from([1, 2]), name: Uint32Array.from([0, 1]),
+            off: Uint32Array.from([0, 2]) }),
+          meta: meta({ names: ["a", "<b>"], tracks: [], segments: [[0, 0, 0, 2]], steps: [], t0: 0, t1: 4 }),
         })[k],
     };
     const d = decode(model);
@@ -87,20 +89,21 @@ describe("decode", () => {
 });
 
 describe("tiles", () => {
-  const f64 = (a: number[]) => new DataView(Float64Array.from(a).buffer);
-  const f32 = (a: number[]) => new DataView(Float32Array.from(a).buffer);
-  const u32 = (a: number[]) => new DataView(Uint32Array.from(a).buffer);
+  const f64 = (a: number[]) => Float64Array.from(a);
+  const f32 = (a: number[]) => Float32Array.from(a);
+  const u32 = (a: number[]) => Uint32Array.from(a);
 
   it("decodes an overview and the embedded detail of an offline copy", async () => {
     const { decode, bestTile } = await import("../src/data");
     const state: Record<string, unknown> = {
-      ev_start: f64([0, 50]), ev_dur: f32([40, 50]), ev_name: u32([0, 1]),
-      ev_count: u32([30, 1]), ev_row: u32([0, 31]), ev_off: u32([0, 2]),
-      detail_start: f64([10, 11]), detail_dur: f32([0.5, 0.5]), detail_name: u32([0, 0]),
-      detail_count: u32([1, 1]), detail_row: u32([5, 6]), detail_off: u32([0, 2]),
-      meta: { names: ["a", "b"], tracks: [], segments: [[0, 0, 0, 32]], steps: [], t0: 0, t1: 100,
-        lod: { mode: "overview", events: 32, t0: 0, t1: 100, exact: false, px_per_us: 2,
-          detail: { t0: 10, t1: 12, exact: true, px_per_us: null } } },
+      tile: tileWire({ t0: 0, t1: 100, exact: false, px_per_us: 2 }, {
+        start: f64([0, 50]), dur: f32([40, 50]), name: u32([0, 1]), count: u32([30, 1]),
+        row: u32([0, 31]), off: u32([0, 2]) }),
+      detail: tileWire({ t0: 10, t1: 12, exact: true, px_per_us: null }, {
+        start: f64([10, 11]), dur: f32([0.5, 0.5]), name: u32([0, 0]), count: u32([1, 1]),
+        row: u32([5, 6]), off: u32([0, 2]) }),
+      meta: meta({ names: ["a", "b"], tracks: [], segments: [[0, 0, 0, 32]], steps: [], t0: 0, t1: 100,
+        lod: { mode: "overview", events: 32 } }),
     };
     const d = decode({ get: (k: string) => state[k] });
     expect(d.lod.mode).toBe("overview");
@@ -116,9 +119,10 @@ describe("tiles", () => {
   });
 
   it("prefers the finest tile that covers the view", async () => {
-    const { bestTile, tileFrom } = await import("../src/data");
-    const mk = (t0: number, t1: number, ppu: number) => tileFrom(
-      { t0, t1, exact: false, px_per_us: ppu }, [f64([]), f32([]), u32([]), u32([]), u32([]), u32([0])]);
+    const { bestTile, decodeTile } = await import("../src/data");
+    const mk = (t0: number, t1: number, ppu: number) => decodeTile(tileWire(
+      { t0, t1, exact: false, px_per_us: ppu },
+      { start: f64([]), dur: f32([]), name: u32([]), count: u32([]), row: u32([]), off: u32([0]) }));
     const base = mk(0, 100, 1);
     const fine = mk(40, 60, 50);
     const finer = mk(45, 55, 500);

@@ -94,3 +94,24 @@ describe("figure menus", () => {
     expect(menuButtons(null)).toEqual([]);
   });
 });
+
+describe("tf.data nodes table", () => {
+  it("groups the rows into pipeline calls, in order", async () => {
+    const { executions } = await import("../src/tfdata");
+    const col = (values: unknown[]) => values as any;
+    const spec = {
+      columns: [],
+      data: {
+        host: col(["a", "a", "a", "b"]), pipeline: col(["p", "p", "p", "p"]), rank: new Int32Array([0, 0, 1, 0]),
+        id: col(["1", "2", "1", "1"]), parent: col(["0", "1", "0", "0"]), name: col(["Root", "Map", "Root", "Root"]),
+        long_name: col(["Iterator::Root", "Iterator::Root::Map", "Iterator::Root", "Iterator::Root"]),
+        start_us: new Float64Array([0, 1, 2, 3]), total_us: new Float64Array([5, 4, 3, 2]),
+        self_us: new Float64Array([1, 4, 3, 2]), calls: new Int32Array([1, 2, 1, 1]),
+        critical: col([true, true, false, false]), bottleneck: col([false, true, false, false]),
+      },
+    };
+    const calls = executions(spec);
+    expect(calls.map((c) => [c.host, c.rank, c.nodes.length])).toEqual([["a", 0, 2], ["a", 1, 1], ["b", 0, 1]]);
+    expect(calls[0].nodes[1]).toMatchObject({ id: "2", parent: "1", name: "Map", calls: 2, bottleneck: true });
+  });
+});

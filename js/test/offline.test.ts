@@ -1,22 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { eventDetails, fixed3, type DetailsBlock } from "../src/details";
 import { detailsResponder, standInModel, unpack, unpackDetails } from "../src/offline";
-
-const dv = (a: ArrayBufferView) => new DataView(a.buffer, a.byteOffset, a.byteLength);
+import { meta, tileWire, wire } from "./wire";
 
 // two tracks; rows 0-1 on track 0 (host a), row 2 on track 1 (host b)
-function timelineState(prefix: string): Record<string, unknown> {
+function timelineState(prefix: string, blocks = false): Record<string, unknown> {
+  const extra: Record<string, Uint32Array> = blocks ? { count: new Uint32Array([1, 1, 1]), row: new Uint32Array([0, 1, 2]) } : {};
   return {
-    [`${prefix}ev_start`]: dv(new Float64Array([1, 5, 2])),
-    [`${prefix}ev_dur`]: dv(new Float32Array([2, 1, 10])),
-    [`${prefix}ev_name`]: dv(new Uint32Array([0, 1, 1])),
-    [`${prefix}meta`]: {
+    _tfprof_timelines: [prefix],
+    [`${prefix}tile`]: tileWire({ t0: 0, t1: 12, exact: !blocks, px_per_us: blocks ? 1 : null }, {
+      start: new Float64Array([1, 5, 2]), dur: new Float32Array([2, 1, 10]),
+      name: new Uint32Array([0, 1, 1]), off: new Uint32Array([0, 2, 3]), ...extra }),
+    [`${prefix}meta`]: meta({
       names: ["MatMul", "<b>x</b>"],
-      tracks: [{ section: "a /host:CPU", name: "tf_Compute", host: "a", plane: "/host:CPU" },
-        { section: "b /host:CPU", name: "python", host: "b", plane: "/host:CPU" }],
+      tracks: [{ id: 0, section: "a /host:CPU", name: "tf_Compute", host: "a", plane: "/host:CPU", depths: 1, events: 2 },
+        { id: 1, section: "b /host:CPU", name: "python", host: "b", plane: "/host:CPU", depths: 1, events: 1 }],
       segments: [[0, 0, 0, 2], [1, 0, 2, 3]],
-      steps: [{ start: 0, end: 4, host: "a", step_name: "7" }, { start: 0, end: 4, host: "b", step_name: "9" }],
-    },
+      steps: [{ name: "a step 7", start: 0, end: 4, host: "a", step_name: "7" },
+        { name: "b step 9", start: 0, end: 4, host: "b", step_name: "9" }],
+    }),
     [`${prefix}selected_index`]: -1,
     [`${prefix}details`]: {},
   };
@@ -25,11 +27,12 @@ function timelineState(prefix: string): Record<string, unknown> {
 const block: DetailsBlock = {
   keys: ["tf_op", "group_id"],
   values: ["MatMul:MatMul", 3, "<i>y</i>"],
-  off: dv(new Uint32Array([0, 2, 2, 3])),
-  key: dv(new Uint32Array([0, 1, 0])),
-  val: dv(new Uint32Array([0, 1, 2])),
-  id: dv(new Uint32Array([10, 11, 12])),
-  dur: dv(new Float64Array([2.0004, 1, 10])),
+  off: new Uint32Array([0, 2, 2, 3]),
+  key: new Uint32Array([0, 1, 0]),
+  val: new Uint32Array([0, 1, 2]),
+  id: new Uint32Array([10, 11, 12]),
+  dur: new Float64Array([2.0004, 1, 10]),
+  rows: null, start: null, name: null, linkLaunch: null, linkKernel: null,
 };
 
 describe("event details without a kernel", () => {
@@ -51,7 +54,7 @@ describe("event details without a kernel", () => {
 
   it("keeps any stat name as a plain field", () => {
     const odd: DetailsBlock = { ...block, keys: ["__proto__", "name"], values: ["p", "renamed"],
-      off: dv(new Uint32Array([0, 2, 2, 2])), key: dv(new Uint32Array([0, 1])), val: dv(new Uint32Array([0, 1])) };
+      off: new Uint32Array([0, 2, 2, 2]), key: new Uint32Array([0, 1]), val: new Uint32Array([0, 1]) };
     const d = eventDetails(timelineState(""), "", 0, odd);
     expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
     expect(Object.keys(d)).toContain("__proto__");
@@ -60,8 +63,7 @@ describe("event details without a kernel", () => {
   });
 
   it("answers a selection through a prefixed model, like the kernel does", async () => {
-    const state = { ...timelineState("timeline__"),
-      views: [{ tab: "timeline", kind: "TraceTimeline", prefix: "timeline__" }] };
+    const state = timelineState("timeline__");
     const model = standInModel(state, detailsResponder(state, () => Promise.resolve(block)));
     const seen: Record<string, unknown>[] = [];
     model.on("change:timeline__details", () => seen.push(model.get("timeline__details")));
@@ -80,35 +82,47 @@ describe("event details without a kernel", () => {
   });
 });
 
-async function pack(header: object, body: Uint8Array): Promise<string> {
-  const text = JSON.stringify(header);
+/** A blob as tfprof_nb.offline.payload.pack writes it: `data` with its buffers taken out. */
+async function pack(data: object, paths: (string | number)[][], buffers: ArrayBufferView[]): Promise<string> {
+  let offset = 0;
+  const places: [number, number][] = [];
+  for (const b of buffers) {
+    offset += (8 - (offset % 8)) % 8;
+    places.push([offset, b.byteLength]);
+    offset += b.byteLength;
+  }
+  const text = JSON.stringify({ data, paths, places });
   const head = new TextEncoder().encode(text + " ".repeat((8 - ((4 + text.length) % 8)) % 8));
-  const blob = new Uint8Array(4 + head.length + body.length);
+  const blob = new Uint8Array(4 + head.length + offset);
   new DataView(blob.buffer).setUint32(0, head.length, true);
   blob.set(head, 4);
-  blob.set(body, 4 + head.length);
+  buffers.forEach((b, i) => blob.set(new Uint8Array(b.buffer, b.byteOffset, b.byteLength), 4 + head.length + places[i][0]));
   const packed = new Uint8Array(await new Response(new Blob([blob]).stream()
     .pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
   return btoa(String.fromCharCode(...packed));
 }
 
 describe("payload", () => {
-  it("unpacks the state with aligned binary traits", async () => {
-    const body = new Uint8Array(new Float64Array([1.5, 2.5]).buffer);
-    const state = await unpack(await pack({ state: { meta: { names: [] } }, buffers: { ev_start: [0, 16] } }, body));
-    const start = state.ev_start as DataView;
-    expect(start.byteOffset % 8).toBe(0);
-    expect(new Float64Array(start.buffer, start.byteOffset, 2)).toEqual(new Float64Array([1.5, 2.5]));
+  it("unpacks the state with aligned binary buffers back in their places", async () => {
+    const start = new Float64Array([1.5, 2.5]);
+    const state = await unpack(await pack({ state: { meta: { names: [] }, tile: { t0: 0, buffers: [null, null] } } },
+      [["state", "tile", "buffers", 1], ["state", "tile", "buffers", 0]], [new Uint8Array([7]), start]));
+    const buffers = (state.tile as { buffers: DataView[] }).buffers;
+    expect(buffers[0].byteOffset % 8).toBe(0);
+    expect(new Float64Array(buffers[0].buffer, buffers[0].byteOffset, 2)).toEqual(start);
+    expect(buffers[1].getUint8(0)).toBe(7);
     expect(state.meta).toEqual({ names: [] });
   });
 
   it("unpacks event details", async () => {
-    const body = new Uint8Array(32);
-    new DataView(body.buffer).setUint32(4, 1, true); // off = [0, 1]
-    const d = await unpackDetails(await pack({ keys: ["k"], values: [7],
-      buffers: { off: [0, 8], key: [8, 4], val: [12, 4], id: [16, 4], dur: [24, 8] } }, body));
+    const cols = wire({ off: new Uint32Array([0, 1]), key: new Uint32Array([0]), val: new Uint32Array([0]),
+      id: new Uint32Array([4]), dur: new Float64Array([2.5]) });
+    const d = await unpackDetails(await pack({ keys: ["k"], values: [7], columns: { schema: cols.schema, buffers: cols.buffers.map(() => null) } },
+      cols.buffers.map((_, i) => ["columns", "buffers", i]), cols.buffers));
     expect(d.keys).toEqual(["k"]);
-    expect(new Uint32Array(d.off.buffer, d.off.byteOffset, 2)).toEqual(new Uint32Array([0, 1]));
+    expect(Array.from(d.off)).toEqual([0, 1]);
+    expect(Array.from(d.dur)).toEqual([2.5]);
+    expect(d.rows).toBeNull();
   });
 });
 
@@ -156,12 +170,11 @@ describe("messages through the dashboard", () => {
 
 describe("event details of an overview's offline copy", () => {
   it("finds a row in the details block that covers some rows only", () => {
-    const state = { ...timelineState(""),
-      ev_count: dv(new Uint32Array([1, 1, 1])), ev_row: dv(new Uint32Array([0, 1, 2])) };
-    const partial: DetailsBlock = { ...block, off: dv(new Uint32Array([0, 1])),
-      key: dv(new Uint32Array([1])), val: dv(new Uint32Array([1])), id: dv(new Uint32Array([99])),
-      dur: dv(new Float64Array([10.25])), rows: dv(new Uint32Array([2])),
-      start: dv(new Float64Array([2])), name: dv(new Uint32Array([1])) };
+    const state = timelineState("", true);
+    const partial: DetailsBlock = { ...block, off: new Uint32Array([0, 1]),
+      key: new Uint32Array([1]), val: new Uint32Array([1]), id: new Uint32Array([99]),
+      dur: new Float64Array([10.25]), rows: new Uint32Array([2]),
+      start: new Float64Array([2]), name: new Uint32Array([1]) };
     const d = eventDetails(state, "", 2, partial);
     expect(d).toMatchObject({ name: "<b>x</b>", duration: "10.250 us", host: "b", "event id": 99, group_id: 3 });
     const other = eventDetails(state, "", 0, partial); // not in the block: no stats, still named

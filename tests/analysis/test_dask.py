@@ -14,7 +14,8 @@ import pytest
 import tfprof_nb as tp
 
 TABLES = ["steps", "op_stats", "kernel_stats", "memory_summary", "memory_timeline",
-          "memory_breakdown", "pod", "planes", "lines"]
+          "memory_breakdown", "pod", "planes", "lines", "gpu_utilization", "gpu_overlap",
+          "duty_cycle", "stragglers"]
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +102,16 @@ def test_a_dead_worker_gives_a_clear_error_in_bounded_time(client, pod_dir):
     kept = prof._results.hosts._partials
     assert ("host_ops", "worker-0") in kept and ("host_ops", "worker-2") in kept
     assert ("steps", victim) in kept  # results computed before the loss stay
+
+
+def test_dask_sql_keeps_events_on_the_workers(client, pod_dir):
+    remote = tp.load(pod_dir, client=client, timeout=120)
+    local = tp.load(pod_dir)
+    with pytest.raises(ValueError, match="events stay on the workers"):
+        remote.sql("SELECT count(*) FROM events")
+    with pytest.raises(ValueError, match="events stay on the workers"):
+        remote.sql("SELECT count(*) FROM stats")
+    query = ("SELECT host, count(*) AS n, sum(duration_ms) AS ms FROM steps GROUP BY host "
+             "ORDER BY host")
+    pd.testing.assert_frame_equal(remote.sql(query), local.sql(query))
+    assert not remote.spaces._fetched  # nothing decoded came over for SQL

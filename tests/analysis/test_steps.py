@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.constants import CATEGORY_COLUMNS
 
 from ..conftest import xplane_files
 from .oracle import step_table
@@ -88,6 +89,49 @@ def test_steps_inferred_without_markers(tmp_path):
     assert len(steps) == 16  # one per batch: every call lies inside the profile window
     assert steps.source.iloc[0].startswith("inferred")
     assert (steps.host_compute_ms > 0).all()
+
+
+ONE_CALL = """
+import os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np, keras, tensorflow as tf
+x = np.random.rand(2048, 64).astype("float32"); y = np.random.randint(0, 10, 2048)
+m = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256, activation="relu"),
+                      keras.layers.Dense(10)])
+m.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+m.fit(x, y, batch_size=2048, verbose=0)  # traced before the window
+tf.profiler.experimental.start(sys.argv[1])
+m.fit(x, y, batch_size=2048, epochs=1, verbose=0)  # one batch: one train function call
+tf.profiler.experimental.stop()
+"""
+
+
+def test_one_training_call_in_the_window_is_one_step(tmp_path):
+    """A window holding one call of the training function (one fit batch; Keras 2's laptop
+    case) is one step: the call and what it dispatched.  TensorFlow 2.21 records no
+    FunctionRun, so xprof finds none here (it made one step of Keras 2's call)."""
+    subprocess.run([sys.executable, "-c", ONE_CALL, str(tmp_path)], check=True,
+                   capture_output=True, timeout=300)
+    (xplane,) = xplane_files(tmp_path)
+    prof = tp.load(xplane)
+    steps = prof.steps
+    assert len(steps) == 1
+    step = steps.iloc[0]
+    call = step.step_name.rsplit(" ", 1)[0]
+    assert step.source == f"inferred: the one call of '{call}' in the window"
+    events = prof.events
+    (duration_us,) = events[(events.name == call) & (events.plane == "/host:CPU")].duration_us
+    assert step.duration_ms * 1e3 >= duration_us > 0
+    assert step.start_us == pytest.approx(events[events.name == call].start_us.iloc[0])
+    parts = steps[CATEGORY_COLUMNS].sum(axis=1)
+    np.testing.assert_allclose(parts, steps.duration_ms, rtol=1e-9)
+    assert step.host_compute_ms > 0
+    overview = prof.overview()
+    assert overview.step_time["steps"] == 1
+    assert any(r.startswith(f"steps inferred from the one call of '{call}'")
+               for r in overview.reasons)
+    ref, props = step_table(xplane)
+    assert len(ref) == 0
 
 
 def test_capture_profile_steps(cpu_logdir):

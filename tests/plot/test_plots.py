@@ -14,6 +14,8 @@ from tfprof_nb.constants import CATEGORY_COLUMNS
 from tfprof_nb.plot._style import CATEGORY_LABELS
 from tfprof_nb.plot.memory import HOVER_FIELDS, reduce_extremes
 
+from ..conftest import DATA
+
 MIB = 2.0**20
 
 
@@ -255,3 +257,15 @@ def test_roofline_without_peaks_says_how_to_get_them(xla_gpu):
 def test_roofline_of_a_profile_without_xla(gpu):
     fig = gpu.plot.roofline()
     assert fig.data == () and "Nothing to place" in fig.layout.annotations[0].text
+
+
+def test_op_stats_pies_leave_out_a_side_whose_ops_take_no_time():
+    tpu = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")  # its host ops: 0 us, and IDLE
+    host = tpu.op_stats_table(include_idle=False).query("host_or_device == 'Host'")
+    assert len(host) and (host.total_self_time_us == 0).all()
+    without = tpu.plot.op_stats(include_idle=False)
+    assert {pie.name.split(" ")[0] for pie in without.data} == {"Device"}
+    assert [a.text for a in without.layout.annotations] == ["Device self time by op",
+                                                            "Device self time by type"]
+    with_idle = tpu.plot.op_stats()  # host IDLE time: the host has pies again
+    assert {pie.name.split(" ")[0] for pie in with_idle.data} == {"Host", "Device"}

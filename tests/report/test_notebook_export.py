@@ -12,7 +12,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 import tfprof_nb as tp
-from tfprof_nb.widgets import _offline
+from tfprof_nb.offline import limits
 from tfprof_nb.widgets.tables import KernelTable
 
 from ..widgets.harness import event_point, painted
@@ -116,7 +116,7 @@ def test_a_view_shown_twice_keeps_each_state(tmp_path):
         "import pandas as pd\nimport tfprof_nb as tp\n"
         "t = tp.widgets.Table(pd.DataFrame({'x': [1, 2]}), title='first state')\n"
         "display(t)\n"
-        "t.table = {**t.table, 'title': 'second state'}\n"
+        "t.table = t.table.replace(title='second state')\n"
         "display(t)")], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                  "language": "python"}})
     path = tmp_path / "twice.ipynb"
@@ -160,7 +160,7 @@ def test_export_notebook_is_a_shareable_offline_report(gpu_fixture_file, tmp_pat
 
 
 def test_fallback_too_large_for_a_notebook_becomes_a_note(gpu_fixture_file, monkeypatch):
-    monkeypatch.setattr(_offline, "MAX_FALLBACK_BYTES", 1000)
+    monkeypatch.setattr(limits, "MAX_FALLBACK_BYTES", 1000)
     data, _ = KernelTable(tp.load(gpu_fixture_file))._repr_mimebundle_()
     assert "too large to keep in the notebook" in data["text/html"]
     assert "tfprof-payload" not in data["text/html"]

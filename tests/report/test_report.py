@@ -9,14 +9,16 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets._payload import widget_payload
+from tfprof_nb.offline.bundles import bundle
+from tfprof_nb.offline.payload import widget_payload
 from tfprof_nb.widgets.dashboard import Dashboard
+from tfprof_nb.widgets.manifest import view_entries
 
-from ..widgets.harness import event_point
+from ..conftest import DATA
+from ..widgets.harness import color_pixels, event_point, row_point
 from .offline_page import OfflinePage
 
-TABS = ["overview", "timeline", "ops", "kernels", "xla", "memory", "input", "tfdata", "pod"]
+TABS = [e["tab"] for e in view_entries()]  # every tab of the dashboard, in order
 TIMELINE = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
 
 
@@ -35,7 +37,8 @@ def _pane_content(page, tab: str) -> dict:
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         const bg = [d[0], d[1], d[2]];
         for (let i = 0; i < d.length; i += 4)
-          if (d[i+3] > 0 && Math.abs(d[i]-bg[0]) + Math.abs(d[i+1]-bg[1]) + Math.abs(d[i+2]-bg[2]) > 30) pixels++;
+          if (d[i+3] > 0 && Math.abs(d[i]-bg[0]) + Math.abs(d[i+1]-bg[1])
+              + Math.abs(d[i+2]-bg[2]) > 30) pixels++;
       }
       return {visible: pane.style.display === 'block', pixels,
               figures: Array.from(pane.querySelectorAll('.js-plotly-plot'))
@@ -47,7 +50,7 @@ def _pane_content(page, tab: str) -> dict:
 
 
 # tabs drawn with plotly figures (when they have data)
-FIGURE_TABS = {"overview", "ops", "kernels", "xla", "memory", "input", "pod"}
+FIGURE_TABS = {"overview", "ops", "kernels", "gpu", "xla", "memory", "input", "pod"}
 # TFPROF_NB_SCREENSHOTS=docs/screenshots (make screenshots): each tab saved as a PNG there
 SCREENSHOTS = os.environ.get("TFPROF_NB_SCREENSHOTS")
 
@@ -144,11 +147,11 @@ def _size_budget(path, prof):
 
 
 def test_plotly_adds_at_most_1_5_mb_to_a_report():
-    from tfprof_nb.widgets._offline import _esm_b64
+    from tfprof_nb.offline.loader import esm_b64
 
     # the dashboard's module as a page carries it (deflated, base64), plotly.js inside
-    assert len(_esm_b64(bundle("dashboard").read_text())) <= 1.5e6
-    assert len(_esm_b64(bundle("timeline").read_text())) < 50e3  # views without charts stay light
+    assert len(esm_b64(bundle("dashboard").read_text())) <= 1.5e6
+    assert len(esm_b64(bundle("timeline").read_text())) < 50e3  # views without charts stay light
 
 
 def test_report_of_a_captured_cpu_profile(cpu_logdir, tmp_path):
@@ -173,6 +176,93 @@ def test_report_of_the_gpu_fixture(gpu_fixture_file, tmp_path):
     assert shown["memory"]["figures"] == 1 and shown["memory"]["shapes"] > 20
     size, payload = _size_budget(path, prof)
     assert size < payload.raw_bytes  # packed: smaller than what a live widget sends
+    assert "gpu" not in dash.reasons and shown["gpu"]["figures"] == 3  # no collectives chart
+    assert shown["gpu"]["rows"] - 2 == 3 + len(prof.launch_latency.per_kernel)  # two tables
+
+
+def test_report_of_the_tpu_profile(tmp_path):
+    """JAX inference on four TPU v6e chips: the XLA tab with its program memory, the device
+    figures in the overview, the devices' duty cycle in the GPU utilisation tab."""
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    path = prof.to_html(tmp_path / "tpu.html")
+    dash, shown = _check_report(path, prof, "tpu")
+    assert shown["xla"]["figures"] == 2  # the roofline and the first program's memory
+    assert shown["gpu"]["figures"] == 1 and "gpu" not in dash.reasons  # no launches on TPUs
+    with OfflinePage(path) as page:
+        cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
+                        ".map(c => c.textContent)")
+        duty = prof.overview().device["duty_cycle_pct"]
+        assert f"TPU duty cycle{duty:.1f}%" in cards
+        page.page.click(".db-tab[data-tab='xla']")
+        page.page.wait_for_selector(".xla-memory .js-plotly-plot .main-svg")
+        if SCREENSHOTS:  # the program memory section, below the fold of the tab's screenshot
+            page.page.locator(".xla-mem-section").screenshot(
+                path=str(Path(SCREENSHOTS) / "tpu_xla_memory.png"))
+        ids = page.js("() => Array.from(document.querySelectorAll('.xla-program option'))"
+                      ".map(o => o.value)")
+        assert ids == [str(p) for p in prof.program_memory().program_id]  # all 64 bits
+        page.page.select_option(".xla-program", ids[-1])  # in the report too: 4 programs
+        page.page.wait_for_function("() => document.querySelectorAll("
+                                    "\".xla-memory .js-plotly-plot .main-svg\").length > 0")
+        # the trace viewer: devices first, zoomed to a step (docs/screenshots/tpu_timeline_step)
+        page.page.click(".db-tab[data-tab='timeline']")
+        sections = page.js(f"() => {TIMELINE}.rows.filter(r => r.kind === 'section')"
+                           ".map(r => r.section.split(' ')[1])")
+        assert sections == [f"/device:TPU:{i}" for i in range(4)] + ["/host:CPU"]
+        step = prof.steps.iloc[len(prof.steps) // 2]
+        a = float(step.start_us)
+        page.js(f"([a, b]) => {TIMELINE}.setView(a, b)", [a - 2e3, a + step.duration_ms * 1e3])
+        page.page.wait_for_timeout(200)
+        assert page.js(f"() => {TIMELINE}.frame.drawn") > 50
+        _screenshot(page, "tpu_timeline_step")
+        assert page.blocked == [] and page.console_errors == []
+
+
+TIMELINE_ROOT = "[data-pane='timeline'] .tfprof-timeline"
+
+
+def _screenshot(page, name: str) -> None:
+    """The dashboard as shown, saved as ``<name>.png`` under TFPROF_NB_SCREENSHOTS (if set)."""
+    if not SCREENSHOTS:
+        return
+    Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+    page.page.evaluate("() => window.scrollTo(0, 0)")
+    box = page.page.locator(".tfprof-dashboard").bounding_box()
+    page.page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), clip={
+        "x": box["x"], "y": box["y"], "width": box["width"], "height": min(box["height"], 860)})
+
+
+def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
+    """An AMD GPU profile's report: a click on a kernel launch outlines its kernel and draws
+    the arrow, from the pairs embedded in the page (docs/screenshots/gpu_launch_link.png)."""
+    prof = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb")
+    path = prof.to_html(tmp_path / "amd.html")
+    source = Dashboard(prof)._timeline_source()
+    launch, kernel = source.link_rows()
+    index = source.index
+    names = [index.names[index.name[r]] for r in launch.tolist()]
+    i = names.index("hipModuleLaunchKernel")
+    rows = [int(launch[i]), int(kernel[i])]
+    a = float(min(index.start[rows]))
+    b = float(max(index.start[rows] + index.dur[rows]))
+    with OfflinePage(path) as page:
+        page.page.click(".db-tab[data-tab='timeline']")
+        page.js(f"([a, b]) => {TIMELINE}.setView(a, b)", [a - (b - a) * 0.6, b + (b - a) * 0.6])
+        page.page.wait_for_timeout(100)
+        assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) == 0
+        x, y = row_point(page.page, rows[0], TIMELINE_ROOT)
+        page.page.mouse.click(x, y)
+        page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
+                                    ".tl-links\").textContent.includes('launches')",
+                                    timeout=30000)
+        text = page.js("() => document.querySelector(\"[data-pane='timeline'] .tl-links\")"
+                       ".textContent")
+        assert index.names[index.name[rows[1]]] in text
+        page.page.wait_for_timeout(100)
+        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) > 60
+        _screenshot(page, "gpu_launch_link")
+        assert page.blocked == [] and page.console_errors == []
 
 
 def test_report_shows_html_like_names_as_text(cpu_html_logdir, tmp_path):
@@ -206,15 +296,14 @@ def test_report_path_may_be_a_directory_and_writes_atomically(cpu_file, tmp_path
 
 def test_payload_round_trip_of_event_details(cpu_file):
     """The embedded details equal what the live widget answers, event by event."""
-    from tfprof_nb.widgets._details import event_details_block
+    from tfprof_nb.offline.columns import decode_columns
+    from tfprof_nb.offline.details import event_details_block
 
     prof = tp.load(cpu_file)
     dash = Dashboard(prof)
-    info, cols = event_details_block(prof, dash._timeline_source().event_ids)
-    off = np.frombuffer(cols["off"], np.uint32)
-    key = np.frombuffer(cols["key"], np.uint32)
-    val = np.frombuffer(cols["val"], np.uint32)
-    ids = np.frombuffer(cols["id"], np.uint32)
+    info = event_details_block(dash._timeline_source())
+    cols = decode_columns(info["columns"])
+    off, key, val, ids = cols["off"], cols["key"], cols["val"], cols["id"]
     assert len(off) == len(ids) + 1 == len(prof.events) + 1
     rng = np.random.default_rng(0)
     for i in rng.choice(len(ids), 300, replace=False).tolist():
@@ -224,7 +313,14 @@ def test_payload_round_trip_of_event_details(cpu_file):
                  for k, v in zip(key[off[i]:off[i + 1]], val[off[i]:off[i + 1]])}
         fixed = {"name", "start", "duration", "host", "plane", "track", "event id", "step"}
         assert set(live) - fixed <= set(stats)  # a stat may be called "name": it wins
-        assert {k: live[k] for k in stats} == stats
+        assert {k: _as_sent(live[k]) for k in stats} == stats
+    assert any(isinstance(v, str) and v.lstrip("-").isdigit() for v in info["values"])
+
+
+def _as_sent(value):
+    """A stat value as the page gets it: integers a JavaScript number cannot hold exactly
+    (ids, fingerprints) as their decimal text."""
+    return str(value) if isinstance(value, int) and abs(value) > 2**53 else value
 
 
 def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logdir,
@@ -284,8 +380,8 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
         options = page.js("() => document.querySelectorAll('.pod-step option').length")
         assert options == prof.pod.step.nunique() + 1
         page.page.click(".db-tab[data-tab='timeline']")
-        sections = page.js(f"() => {TIMELINE}.rows().filter(r => r.kind !== 'track')"
-                           ".map(r => r.label || r.name || r.section)")
+        sections = page.js(f"() => {TIMELINE}.rows.filter(r => r.kind !== 'track')"
+                           ".map(r => r.section)")
         assert any("worker-0" in str(s) for s in sections)
         assert any("worker-1" in str(s) for s in sections)
         assert page.blocked == [] and page.console_errors == []

@@ -16,20 +16,22 @@ import socketserver
 import threading
 from pathlib import Path
 
-from tfprof_nb.widgets._payload import widget_state
+from tfprof_nb.offline.bundles import bundle as static_bundle
+from tfprof_nb.offline.payload import split_buffers, widget_state
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 
-PAGE = """<!doctype html><html><head><meta charset="utf-8"></head>
-<body style="margin:0"><div id="root" style="width:1000px"></div>
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><script src="offline.js"></script>
+</head><body style="margin:0"><div id="root" style="width:1000px"></div>
 <script type="module">
 const state = await (await fetch("state.json")).json();
-for (const k of state.binary) {  // binary traits arrive as binary buffers, as over the comm
-  state.json[k] = new DataView(await (await fetch(k + ".bin")).arrayBuffer());
-}
+// binary buffers arrive apart and go back to their paths, as over the comm
+const buffers = await Promise.all(state.paths.map(async (_, i) =>
+  new DataView(await (await fetch(`buffer${i}.bin`)).arrayBuffer())));
+window.tfprofOffline.putBuffers(state.json, state.paths, buffers);
 const listeners = {};
 window.__changes = [];
 const model = {
@@ -42,7 +44,9 @@ const model = {
   on: (ev, cb) => { (listeners[ev] ||= []).push(cb); },
   off: (ev, cb) => { listeners[ev] = (listeners[ev] || []).filter(f => f !== cb); },
 };
-window.__push = (k, v) => { state.json[k] = v; (listeners["change:" + k] || []).forEach(f => f()); };
+window.__push = (k, v) => {
+  state.json[k] = v; (listeners["change:" + k] || []).forEach(f => f());
+};
 window.__sent = [];
 if (state.kernel) {  // custom messages go to the widget's Python answer and come back
   model.send = (content, callbacks, buffers) => {
@@ -52,8 +56,11 @@ if (state.kernel) {  // custom messages go to the widget's Python answer and com
     });
   };
   window.__deliver = (content, b64) => {
-    const buffers = b64.map(s => { const bin = atob(s); const u = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i); return new DataView(u.buffer); });
+    const buffers = b64.map(s => {
+      const bin = atob(s); const u = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+      return new DataView(u.buffer);
+    });
     (listeners["msg:custom"] || []).forEach(f => f(content, buffers));
   };
 }
@@ -103,18 +110,61 @@ def painted(page, selector: str = ".tfprof-timeline canvas") -> int:
 
 def event_point(page, root: str = ".tfprof-timeline") -> list | None:
     """[x, y, row] of an event drawn by the timeline under ``root``: page coordinates to click
-    and its row in the timeline's order (the timeline is scrolled into view first)."""
+    (the middle of where the event is drawn, not its edge: the page may round a fractional
+    coordinate across it) and its row in the timeline's order (the timeline is scrolled into
+    view first)."""
     return page.evaluate("""sel => {
       const root = document.querySelector(sel);
       root.scrollIntoView();
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+      const same = (x, y, row) => { const h = t.hit(x, y); return h && h.row === row; };
       for (let y = 40; y < 500; y += 3)
         for (let x = 210; x < r.width - 5; x += 3) {
-          const i = t.hit(x, y);
-          if (i >= 0) return [x + r.left, y + r.top, i];
+          const hit = t.hit(x, y);
+          if (!hit) continue;
+          let y1 = y, x1 = x;
+          while (y1 < y + 40 && same(x, y1 + 1, hit.row)) y1++;
+          while (x1 < r.width - 5 && x1 < x + 200 && same(x1 + 1, y, hit.row)) x1++;
+          const mx = Math.floor((x + x1) / 2), my = Math.floor((y + y1) / 2);
+          return [mx + r.left, my + r.top, hit.row];
         }
       return null;
     }""", root)
+
+
+def row_point(page, row: int, root: str = ".tfprof-timeline") -> list | None:
+    """[x, y] (page coordinates) in the middle of where the timeline under ``root`` draws
+    timeline row ``row`` alone, None when it is not drawn."""
+    return page.evaluate("""([sel, row]) => {
+      const root = document.querySelector(sel);
+      root.scrollIntoView();
+      const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+      const xs = [], ys = [];
+      for (let y = 24; y < t.height; y += 1)
+        for (let x = 192; x < r.width - 2; x += 1) {
+          const hit = t.hit(x, y);
+          if (hit && hit.row === row) { xs.push(x); ys.push(y); }
+        }
+      if (!xs.length) return null;
+      const mid = (a) => (Math.min(...a) + Math.max(...a)) / 2;
+      return [mid(xs) + r.left, mid(ys) + r.top];
+    }""", [root, row])
+
+
+# pixels of a colour (r, g, b, within a tolerance) on the timeline canvas under a root
+COLOR_PIXELS = """([sel, rgb]) => {
+  const c = document.querySelector(sel + ' canvas');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4)
+    if (Math.abs(d[i] - rgb[0]) + Math.abs(d[i+1] - rgb[1]) + Math.abs(d[i+2] - rgb[2]) < 40) n++;
+  return n;
+}"""
+
+
+def color_pixels(page, rgb: tuple[int, int, int], root: str = ".tfprof-timeline") -> int:
+    """How many pixels of the timeline canvas under ``root`` have about the colour ``rgb``."""
+    return page.evaluate(COLOR_PIXELS, [root, list(rgb)])
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -138,14 +188,14 @@ class WidgetPage:
             shutil.copy(bundle, tmp_path / "widget.js")
         else:  # a widget's own _esm (anywidget's FileContents): its text
             (tmp_path / "widget.js").write_text(str(bundle))
-        plain, binary = widget_state(widget)
-        for key, value in binary.items():
-            (tmp_path / f"{key}.bin").write_bytes(value)
+        plain, paths, buffers = split_buffers(widget_state(widget))
+        for i, value in enumerate(buffers):
+            (tmp_path / f"buffer{i}.bin").write_bytes(value)
         (tmp_path / "state.json").write_text(json.dumps({"json": plain, "dark": dark,
-                                                         "binary": sorted(binary),
-                                                         "kernel": kernel}))
+                                                         "paths": paths, "kernel": kernel}))
         (tmp_path / "index.html").write_text(PAGE)
-        self.payload_bytes = sum(len(v) for v in binary.values())
+        shutil.copy(static_bundle("offline"), tmp_path / "offline.js")
+        self.payload_bytes = sum(v.nbytes for v in buffers)
         self.blocked: list[str] = []
         self.console_errors: list[str] = []
         self.dialogs: list[str] = []

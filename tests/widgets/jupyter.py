@@ -13,6 +13,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from .harness import CHROMIUM, CHROMIUM_ARGS, guard
 
 # what a page on the local server may load; everything else is blocked and recorded
@@ -88,13 +90,16 @@ def run_first_cell(page) -> None:
     a number (or a star)."""
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
     page.wait_for_timeout(2000)
-    for _ in range(8):
-        page.click(".jp-Notebook .jp-Cell .cm-content")
-        page.keyboard.press("Shift+Enter")
+    for attempt in range(8):
         try:
+            # a busy machine can keep the editor "unstable" past a click's wait (Lab lays out
+            # cells lazily): after the first try, click without waiting for stability
+            page.locator(".jp-Notebook .jp-Cell .cm-content").first.click(
+                timeout=15000, force=attempt > 0)
+            page.keyboard.press("Shift+Enter")
             page.wait_for_function(
                 "/\\[[0-9*]+\\]/.test(document.querySelector('.jp-InputPrompt').innerText)",
                 timeout=10000)
             return
-        except Exception:
+        except PlaywrightTimeout:
             continue

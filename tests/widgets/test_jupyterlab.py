@@ -152,14 +152,14 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
         browser, page = open_notebook(pw, url, app, external)
         run_first_cell(page)
         page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
-        assert page.evaluate(f"() => {tl}.lod().mode") == "overview"
+        assert page.evaluate(f"() => {tl}.data.lod.mode") == "overview"
         t0, t1 = page.evaluate(f"() => {tl}.view()")
         for k in range(6):  # zoom in step by step; each view gets its detail
             span = (t1 - t0) / 3 ** (k + 1)
             a = t0 + (t1 - t0) * 0.4
             page.evaluate(f"([a, b]) => {tl}.setView(a, b)", [a, a + span])
-            page.wait_for_function(f"() => !{tl}.pending() && {tl}.sharp()", timeout=30000)
-        trips = page.evaluate(f"() => {tl}.roundTrips()")
+            page.wait_for_function(f"() => !{tl}.tiles.pending && {tl}.sharp()", timeout=30000)
+        trips = page.evaluate(f"() => {tl}.tiles.roundTrips")
         assert len(trips) >= 3 and max(trips) < 5000
         page.fill(".tl-search", "eager")
         page.wait_for_function("() => /found/.test(document.querySelector('.tl-found')"
@@ -170,5 +170,45 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
         page.wait_for_function(
             "document.querySelector('.tl-details').textContent.includes('event id')",
             timeout=60000)
+        browser.close()
+    assert external == []
+
+
+@pytest.mark.parametrize("lab", ["lab"], indirect=True)
+def test_program_memory_through_the_kernel(lab):
+    """The dashboard's XLA tab holds only the first program's memory here; picking another
+    asks the kernel over the comm (under the tab's prefix, the table's columns as binary
+    buffers) and draws what prof.program_memory says."""
+    from playwright.sync_api import sync_playwright
+
+    import tfprof_nb as tp
+
+    from ..conftest import DATA
+
+    url, root, app = lab
+    path = DATA / "mi355x_jax_te_fused_attn.xplane.pb"
+    programs = tp.load(path).program_memory()
+    second = programs.iloc[1]
+    source = ("import tfprof_nb as tp\nfrom tfprof_nb.widgets import xla_memory\n"
+              "xla_memory.STATE_PROGRAMS = 1  # the others come from the kernel\n"
+              f"tp.load({str(path)!r})")
+    write_notebook(root, source)
+    external = []
+    with sync_playwright() as pw:
+        browser, page = open_notebook(pw, url, app, external)
+        run_first_cell(page)
+        page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
+        page.click(".db-tab[data-tab='xla']")
+        page.wait_for_selector(".xla-memory .js-plotly-plot .main-svg", timeout=60000)
+        page.select_option(".xla-program", str(second.program_id))
+        page.wait_for_function("id => document.querySelector('.xla-memory .js-plotly-plot')"
+                               "?.layout.meta.program_id === id", arg=str(second.program_id),
+                               timeout=60000)
+        rows = page.evaluate("() => document.querySelector('.xla-memory .tfprof-table')"
+                             ".__table.order().length")
+        assert rows == second.buffers_at_peak > 0
+        peak = page.evaluate("() => document.querySelector('.xla-memory .js-plotly-plot')"
+                             ".layout.meta.peak_heap_bytes")
+        assert peak == second.peak_heap_bytes
         browser.close()
     assert external == []

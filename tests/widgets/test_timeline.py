@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
+
 import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TraceTimeline
 
-from .harness import WidgetPage, event_point, painted
+from .harness import WidgetPage, color_pixels, event_point, painted, row_point
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
+DATA = Path(__file__).resolve().parents[1] / "data"
+AMD = DATA / "mi300x_jax08_gemm.xplane.pb"  # JAX on ROCm: launches with correlation ids
+TPU = DATA / "tpu_v6e_jax_inference.xplane.pb"
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +26,11 @@ def cpu_widget(cpu_logdir):
 def test_draws_tracks_and_events_offline(cpu_widget, tmp_path):
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
         assert painted(page.page) > 2000
-        rows = page.js(f"() => {TIMELINE}.rows()")
+        rows = page.js(f"() => {TIMELINE}.rows")
         assert sum(r["kind"] == "track" for r in rows) == len(cpu_widget.meta["tracks"])
         assert page.blocked == [] and page.console_errors == []
     # 16 bytes per event on the wire plus the names, once
-    n = len(cpu_widget.ev_start) // 8
+    n = len(cpu_widget.tile.columns["start"])
     names = sum(len(s.encode()) + 3 for s in cpu_widget.meta["names"])
     assert (page.payload_bytes + names) / n <= 24
 
@@ -70,22 +74,41 @@ def test_search_finds_a_known_op(cpu_widget, tmp_path):
         assert int(found.split()[0]) > 0
         page.page.press(".tl-search", "Enter")
         sent = [v for k, v in page.changes() if k == "selected_index"]
-        name_code = np.frombuffer(cpu_widget.ev_name, np.uint32)[sent[-1]]
+        name_code = cpu_widget.tile.columns["name"][sent[-1]]
         assert "matmul" in cpu_widget.meta["names"][name_code].lower()
 
 
 def test_steps_selector_zooms_to_a_step(cpu_widget, tmp_path):
     steps = cpu_widget.meta["steps"]
-    assert steps
+    assert len(steps)
     with WidgetPage(cpu_widget, tmp_path, bundle("timeline")) as page:
         page.page.select_option(".tl-steps", "0")
         view = page.js(f"() => {TIMELINE}.view()")
-        assert view == pytest.approx([steps[0]["start"], steps[0]["end"]])
+        assert view == pytest.approx([steps.start.iloc[0], steps.end.iloc[0]])
+
+
+def test_steps_that_fail_are_said_not_hidden(cpu_file, tmp_path, monkeypatch):
+    """The trace viewer works without steps, and says why they are missing."""
+    prof = tp.load(cpu_file)
+
+    def broken(self):
+        raise ValueError("no step markers <i>here</i>")
+
+    monkeypatch.setattr(type(prof), "steps", property(broken))
+    widget = TraceTimeline(prof)
+    (note,) = widget.meta["notes"]
+    assert "ValueError: no step markers <i>here</i>" in note
+    assert len(widget.meta["steps"]) == 0
+    assert "step" not in widget._timeline_source().describe(0)
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        assert page.js("() => document.querySelector('.tl-notes').textContent") == note
+        assert page.js("() => document.querySelectorAll('.tl-steps option').length") == 1
+        assert painted(page.page) > 2000 and page.console_errors == []
 
 
 def test_gpu_fixture_renders(gpu_fixture_file, tmp_path):
     widget = TraceTimeline(tp.load(gpu_fixture_file))
-    sections = {t["section"] for t in widget.meta["tracks"]}
+    sections = set(widget.meta["tracks"].section)
     assert any("/device:GPU:4" in s for s in sections)
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
         assert painted(page.page) > 2000 and page.console_errors == []
@@ -118,3 +141,59 @@ def test_light_and_dark_themes(cpu_widget, tmp_path, dark):
         }""")
         assert (r + g + b < 200) == dark
         assert painted(page.page) > 2000
+
+
+LINK_RGB = (0xE6, 0x51, 0x00)  # the links' colour on a light page (timeline/arrows.ts)
+
+
+def _launch_and_kernel(source) -> tuple[int, int]:
+    """Rows of a kernel launch (hipModuleLaunchKernel) and of the kernel it started."""
+    launch, kernel = source.link_rows()
+    names = [source.index.names[source.index.name[r]] for r in launch.tolist()]
+    i = next(k for k, n in enumerate(names) if n == "hipModuleLaunchKernel")
+    return int(launch[i]), int(kernel[i])
+
+
+def test_a_selected_launch_draws_an_arrow_to_its_kernel(tmp_path):
+    widget = TraceTimeline(tp.load(AMD))
+    source = widget._timeline_source()
+    launch, kernel = _launch_and_kernel(source)
+    index = source.index
+    a = min(index.start[launch], index.start[kernel])
+    b = max(index.start[launch] + index.dur[launch], index.start[kernel] + index.dur[kernel])
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        page.push("view", [a - (b - a), b + (b - a)])  # the pair in the middle of the view
+        assert color_pixels(page.page, LINK_RGB) == 0
+        x, y = row_point(page.page, launch)
+        page.page.mouse.click(x, y)
+        assert [v for k, v in page.changes() if k == "selected_index"][-1] == launch
+        widget.selected_index = launch  # what the comm delivers; Python answers
+        page.push("details", widget.details)
+        page.push("links", widget.links)
+        page.page.wait_for_timeout(100)
+        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        assert color_pixels(page.page, LINK_RGB) > 60  # the arrow and the kernel's outline
+        text = page.js("() => document.querySelector('.tl-links').textContent")
+        assert "launches:" in text and index.names[index.name[kernel]] in text
+        page.page.click(".tl-link")  # jump to the kernel
+        assert [v for k, v in page.changes() if k == "selected_index"][-1] == kernel
+        t0, t1 = page.js(f"() => {TIMELINE}.view()")
+        assert t0 <= a and t1 >= b
+        widget.selected_index = kernel
+        page.push("links", widget.links)
+        text = page.js("() => document.querySelector('.tl-links').textContent")
+        assert "launched by:" in text and "hipModuleLaunchKernel" in text
+        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        assert page.console_errors == [] and page.blocked == []
+
+
+def test_tpu_sections_are_drawn_devices_first(tmp_path):
+    widget = TraceTimeline(tp.load(TPU))
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        rows = page.js(f"() => {TIMELINE}.rows.map(r => [r.kind, r.section, r.track])")
+        sections = [s.split(" ", 1)[1] for kind, s, _ in rows if kind == "section"]
+        assert sections == [f"/device:TPU:{i}" for i in range(4)] + ["/host:CPU"]
+        tracks = widget.meta["tracks"]
+        first = [tracks.name[t] for kind, s, t in rows if kind == "track"][:4]
+        assert first == ["XLA Modules", "XLA Ops", "Async XLA Ops", "XLA TraceMe"]
+        assert painted(page.page) > 2000 and page.console_errors == []

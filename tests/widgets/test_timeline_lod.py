@@ -11,6 +11,7 @@ import pytest
 
 import tfprof_nb as tp
 import tfprof_nb.widgets.timeline as timeline_mod
+from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
 from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
@@ -26,6 +27,12 @@ def source(cpu_python_file):
     return TimelineSource(tp.load(cpu_python_file))
 
 
+def _overlaps(start, end, t0: float, t1: float) -> np.ndarray:
+    """Events drawn in [t0, t1]: those reaching into it, and instants inside it (an event of
+    zero duration at t0 too)."""
+    return (start <= t1) & ((end > t0) | (start >= t0))
+
+
 def _check_tile(index: TimelineIndex, tile, t0: float, t1: float) -> None:
     """Every event overlapping [t0, t1] is in exactly one block of its segment, blocks hold
     contiguous rows in start order, and a merged block spans its events."""
@@ -34,7 +41,7 @@ def _check_tile(index: TimelineIndex, tile, t0: float, t1: float) -> None:
     assert off[0] == 0 and off[-1] == tile.blocks and np.all(np.diff(off) >= 0)
     for s, (lo, hi) in enumerate(zip(index.seg_lo, index.seg_hi)):
         start, end = index.start[lo:hi], index.start[lo:hi] + index.dur[lo:hi]
-        inside = np.flatnonzero((start <= t1) & (end > t0)) + lo
+        inside = np.flatnonzero(_overlaps(start, end, t0, t1)) + lo
         first = c["row"][off[s]:off[s + 1]].astype(np.int64)
         count = c["count"][off[s]:off[s + 1]].astype(np.int64)
         covered = np.concatenate([np.arange(f, f + k) for f, k in zip(first, count)]) \
@@ -98,7 +105,7 @@ def test_events_in_and_search_match_brute_force(source):
     a = index.t0 + (index.t1 - index.t0) * 0.4
     b = a + (index.t1 - index.t0) * 0.05
     tile = index.events_in(a, b)
-    expect = np.flatnonzero((index.start <= b) & (index.start + index.dur > a))
+    expect = np.flatnonzero(_overlaps(index.start, index.start + index.dur, a, b))
     np.testing.assert_array_equal(np.sort(tile.columns["row"]), expect)
     _check_tile(index, tile, a, b)
     assert index.count_in(a, b) == len(expect)
@@ -134,31 +141,31 @@ def test_windows_outside_the_profile_are_empty(source):
 def test_first_state_is_an_overview_past_the_budget(cpu_python_file, monkeypatch):
     prof = tp.load(cpu_python_file)
     full = TraceTimeline(prof)
-    assert full.meta["lod"]["mode"] == "full" and len(full.ev_start) == 8 * len(prof.events)
+    assert full.meta["lod"]["mode"] == "full" and full.tile.blocks == len(prof.events)
+    assert set(full.tile.columns) == {"start", "dur", "name", "off"}  # 16 bytes per event
     monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
     small = TraceTimeline(prof)
     assert small.meta["lod"]["mode"] == "overview"
-    state = sum(len(getattr(small, k)) for k in ("ev_start", "ev_dur", "ev_name", "ev_count",
-                                                  "ev_row", "ev_off"))
+    state = sum(buf.nbytes for buf in small.get_state("tile")["tile"]["buffers"])
     assert state <= 20_000 + 4 * (len(small.meta["segments"]) + 1)
-    assert np.frombuffer(small.ev_count, np.uint32).sum() == len(prof.events)
+    assert small.tile.columns["count"].sum() == len(prof.events)
 
 
 def test_offline_copy_keeps_the_overview_and_a_detailed_range(source):
     n = len(source.index)
-    columns, meta, rows = source.offline_state(budget=n * 28)
-    assert rows is None and meta["lod"]["mode"] == "full"  # every event fits
-    columns, meta, rows = source.offline_state(budget=n * 10)
+    traits, rows = source.offline_state(budget=n * 28)
+    assert rows is None and traits["meta"]["lod"]["mode"] == "full"  # every event fits
+    traits, rows = source.offline_state(budget=n * 10)
+    meta = traits["meta"]
     assert meta["lod"]["mode"] == "overview"
-    detail = meta["lod"]["detail"]
-    detail_rows = np.frombuffer(columns["detail_row"], np.uint32)
+    detail = traits["detail"]
+    detail_rows = decode_columns(detail)["row"]
     index = source.index
-    expect = np.flatnonzero((index.start <= detail["t1"]) &
-                            (index.start + index.dur > detail["t0"]))
+    expect = np.flatnonzero(_overlaps(index.start, index.start + index.dur, detail["t0"],
+                                      detail["t1"]))
     np.testing.assert_array_equal(np.sort(detail_rows), expect)
     assert 0 < len(detail_rows) < n and set(detail_rows.tolist()) <= set(rows.tolist())
-    steps = meta["steps"]
-    assert detail["t0"] == pytest.approx(min(s["start"] for s in steps))
+    assert detail["t0"] == pytest.approx(source.meta["steps"].start.min())  # the first step
 
 
 def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch):
@@ -171,14 +178,15 @@ def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch)
     assert widget.meta["lod"]["mode"] == "overview"
     with WidgetPage(widget, tmp_path, bundle("timeline"), kernel=True) as page:
         assert painted(page.page) > 2000
-        assert page.js(f"() => {TL}.tiles().length") == 1
+        assert page.js(f"() => {TL}.tiles.list.length") == 1
         index = source.index
         row = int(np.argmax(np.where(index.dur < (index.t1 - index.t0) / 50, index.dur, 0)))
         a, b = float(index.start[row]), float(index.start[row] + index.dur[row])
         pad = (b - a) * 0.5
         page.js(f"([a, b]) => {TL}.setView(a, b)", [a - pad, b + pad])
         page.page.wait_for_function(
-            f"() => {TL}.tiles().length > 1 && !{TL}.pending() && {TL}.sharp()", timeout=20000)
+            f"() => {TL}.tiles.list.length > 1 && !{TL}.tiles.pending && {TL}.sharp()",
+            timeout=20000)
         sent = page.js("() => window.__sent")
         assert sent and sent[-1]["kind"] == "window" and sent[-1]["t0"] < a - pad
         assert page.answered and max(page.answered) < 0.5
@@ -220,7 +228,7 @@ def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monke
         a = meta["t0"] + (meta["t1"] - meta["t0"]) * 0.3
         tl = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
         page.js(f"([a, b]) => {tl}.setView(a, b)", [a, a + (meta["t1"] - meta["t0"]) * 1e-3])
-        page.page.wait_for_function(f"() => {tl}.tiles().length > 1 && !{tl}.pending()",
+        page.page.wait_for_function(f"() => {tl}.tiles.list.length > 1 && !{tl}.tiles.pending",
                                     timeout=20000)
         assert all(m["view"] == "timeline__" for m in page.js("() => window.__sent"))
         assert page.console_errors == []
@@ -238,13 +246,14 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
     tlq = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
     with OfflinePage(path) as page:
         page.page.click(".db-tab[data-tab='timeline']")
-        tiles = page.js(f"() => {tlq}.tiles()")
+        tiles = page.js(f"() => {tlq}.tiles.list.map(t => ({{t0: t.t0, t1: t.t1, "
+                        "exact: t.exact}))")
         assert len(tiles) == 2 and tiles[1]["exact"] and not tiles[0]["exact"]
         d = tiles[1]
         page.js(f"([a, b]) => {tlq}.setView(a, b)",
                 [d["t0"], d["t0"] + (d["t1"] - d["t0"]) * 0.05])
         page.page.wait_for_timeout(200)
-        assert page.js(f"() => {tlq}.current().exact")
+        assert page.js(f"() => {tlq}.current.exact")
         point = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline")
         page.page.mouse.click(point[0], point[1])
         page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
@@ -258,6 +267,6 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
             after = d["t1"] + (d["t1"] - d["t0"])
             page.js(f"([a, b]) => {tlq}.setView(a, b)", [after, after + 1.0])
             page.page.wait_for_timeout(200)
-            assert not page.js(f"() => {tlq}.current().exact")
+            assert not page.js(f"() => {tlq}.current.exact")
         assert page.blocked == [] and page.console_errors == []
     assert math.isfinite(path.stat().st_size)

@@ -129,7 +129,7 @@ def test_dashboard_tabs_reasons_and_step_zoom(cpu_file, tmp_path):
         view = page.js("() => document.querySelector('.tfprof-timeline').__timeline.view()")
         meta = dash.overview__step_figure["layout"]["meta"]
         assert view == pytest.approx([meta["start_us"][1], meta["end_us"][1]])
-        step = dash.timeline__meta["steps"][1]
+        step = dash.timeline__meta["steps"].iloc[1]
         assert view == pytest.approx([step["start"], step["end"]])
         assert page.js("() => document.querySelector(\"[data-pane='timeline']\")"
                        ".style.display") == "block"
@@ -171,15 +171,23 @@ def test_a_failing_view_shows_its_error_and_the_rest_work(cpu_file, tmp_path, mo
         pane = page.js("() => document.querySelector(\"[data-pane='ops']\").textContent")
         assert "scope table <b>exploded</b>" in pane and "report" in pane
         assert page.js("() => document.querySelectorAll(\"[data-pane='ops'] b\").length") == 0
+        # the traceback, folded under the error: Python's own, ending in the failing line
+        folded = "() => document.querySelector(\"[data-pane='ops'] details.tp-traceback\")"
+        assert page.js(f"{folded}.open") is False
+        page.page.click("[data-pane='ops'] details.tp-traceback summary")
+        shown = page.js(f"{folded}.querySelector('pre').textContent")
+        assert shown.startswith("Traceback (most recent call last)") and "broken" in shown
+        assert shown.rstrip().endswith("RuntimeError: scope table <b>exploded</b>")
         page.page.click(".db-tab[data-tab='input']")
         wait_for_plot(page.page, "[data-pane='input']")
 
 
 def test_csv_module_roundtrip_of_commas():
-    from tfprof_nb.widgets.tables import table_spec
+    from tfprof_nb.offline.columns import decode_columns
+    from tfprof_nb.widgets.traits import TableData
 
-    spec = table_spec(pd.DataFrame({"name": ['a,"b"', "c"], "n": [1, 2]}))
-    assert spec["data"]["name"] == ['a,"b"', "c"]
+    wire = TableData(pd.DataFrame({"name": ['a,"b"', "c"], "n": [1, 2]})).wire()
+    assert decode_columns(wire)["name"] == ['a,"b"', "c"]
     assert next(csv.reader(['"a,""b"""'])) == ['a,"b"']
 
 
@@ -365,11 +373,12 @@ def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cp
 
 def test_every_view_renders_on_its_own(gpu_fixture_file, tmp_path):
     """Each view of the dashboard's list is also a widget with its own module."""
-    from tfprof_nb.widgets.dashboard import VIEWS
+    from tfprof_nb.widgets.dashboard import view_classes
 
     prof = tp.load(gpu_fixture_file)
     rendered = []
-    for tab, _, cls in VIEWS:
+    for cls in view_classes():
+        tab = cls.tab
         if cls.reason(prof):
             continue
         view = cls(prof)

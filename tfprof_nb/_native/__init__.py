@@ -79,6 +79,7 @@ _SIGNATURES = {
     "tfp_active_at_peak": (I64, [I64, P, P, P, P, P, I64, I64, P]),
     "tfp_tl_window": (I64, [P, P, P, P, I64, F64, F64, F64, F64, I64, P, P, P, P, P]),
     "tfp_tl_rows_in": (I64, [P, P, P, P, I64, F64, F64, I64, P]),
+    "tfp_tl_rows": (None, [P, I64, P, P, P, P, P, P, P]),
 }
 
 

@@ -17,8 +17,8 @@ from .layout import N_STEP_TYPES
 ERR_CANCELLED = -10  # common.h
 
 __all__ = ["argsort", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
-           "nest_strict", "nest_loose", "csr", "tree_csr", "join_on_keys", "context_links",
-           "assign_groups", "is_sorted_by", "int_stat", "int_stats", "stats_at",
+           "nest_strict", "nest_loose", "csr", "tl_rows", "tl_rows_in", "tree_csr", "join_on_keys",
+           "context_links", "assign_groups", "is_sorted_by", "int_stat", "int_stats", "stats_at",
            "stat_name_counts", "code_counts", "code_lookup", "code_rows", "line_name_rows",
            "check", "sparse_lookup", "threadpool_regions", "regions_from_rows", "step_breakdown",
            "host_step_rows", "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name",
@@ -306,6 +306,21 @@ def nest_loose(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
     lib().tfp_nest_loose(_p(order), n, _p(line), _p(begin), _p(dur), _p(parent), _p(depth),
                          _p(child), _p(stack))
     return parent, depth, child
+
+
+def tl_rows(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """int32 trace viewer row of each event on its line: the lowest row free when it begins
+    (see timeline.c): the nesting depth of nested events, the fewest rows for events that
+    overlap without nesting."""
+    line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
+    n = len(line)
+    order = nesting_order(line, begin, dur)
+    row = np.empty(n, np.int32)
+    busy_end, busy_row = np.empty(n, np.int64), np.empty(n, np.int32)
+    free_rows = np.empty(n, np.int32)
+    lib().tfp_tl_rows(_p(order), n, _p(line), _p(begin), _p(dur), _p(row), _p(busy_end),
+                      _p(busy_row), _p(free_rows))
+    return row
 
 
 def csr(src: np.ndarray, dst: np.ndarray, n: int):

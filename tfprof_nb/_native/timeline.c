@@ -80,3 +80,91 @@ EXPORT int64_t tfp_tl_rows_in(const double *start, const float *dur, const int64
     }
     return n;
 }
+
+/* Binary min-heaps of the row packing below: rows in use keyed by (end, row), free rows by
+   row. */
+static void busy_push(int64_t *end, int32_t *row, int64_t *n, int64_t e, int32_t r) {
+    int64_t i = (*n)++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (end[p] < e || (end[p] == e && row[p] < r)) break;
+        end[i] = end[p];
+        row[i] = row[p];
+        i = p;
+    }
+    end[i] = e;
+    row[i] = r;
+}
+
+static void busy_pop(int64_t *end, int32_t *row, int64_t *n) {
+    int64_t last = --(*n), i = 0;
+    const int64_t e = end[last];
+    const int32_t r = row[last];
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= last) break;
+        if (c + 1 < last && (end[c + 1] < end[c] || (end[c + 1] == end[c] && row[c + 1] < row[c])))
+            c += 1;
+        if (e < end[c] || (e == end[c] && r < row[c])) break;
+        end[i] = end[c];
+        row[i] = row[c];
+        i = c;
+    }
+    end[i] = e;
+    row[i] = r;
+}
+
+static void free_push(int32_t *heap, int64_t *n, int32_t r) {
+    int64_t i = (*n)++;
+    while (i > 0 && heap[(i - 1) / 2] > r) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = r;
+}
+
+static int32_t free_pop(int32_t *heap, int64_t *n) {
+    const int32_t top = heap[0];
+    const int32_t r = heap[--(*n)];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && heap[c + 1] < heap[c]) c += 1;
+        if (r <= heap[c]) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (*n) heap[i] = r;
+    return top;
+}
+
+/* The trace viewer's rows of each line: events taken by (line, begin, longest first), as
+   ``order`` lists them, each goes on the lowest row of its line that is free when it begins
+   (a row is free once its last event has ended).  Nested events get their nesting depth;
+   events that overlap without nesting (async ops) get the fewest rows that keep any two of
+   a row apart, so none hides another.  Writes row (per event); scratch: busy_end, busy_row,
+   free_rows (n each).  O(n log rows). */
+EXPORT void tfp_tl_rows(const int32_t *order, int64_t n, const int32_t *line,
+                        const int64_t *begin, const int64_t *dur, int32_t *row,
+                        int64_t *busy_end, int32_t *busy_row, int32_t *free_rows) {
+    int64_t n_busy = 0, n_free = 0;
+    int32_t rows = 0;
+    int64_t current = INT64_MIN;
+    for (int64_t k = 0; k < n; k++) {
+        const int32_t i = order[k];
+        if (line[i] != current) { /* a new line: every row free, none made yet */
+            current = line[i];
+            n_busy = n_free = 0;
+            rows = 0;
+        }
+        const int64_t s = begin[i];
+        while (n_busy && busy_end[0] <= s) {
+            free_push(free_rows, &n_free, busy_row[0]);
+            busy_pop(busy_end, busy_row, &n_busy);
+        }
+        const int32_t r = n_free ? free_pop(free_rows, &n_free) : rows++;
+        row[i] = r;
+        busy_push(busy_end, busy_row, &n_busy, s + dur[i], r);
+    }
+}

@@ -59,6 +59,34 @@ _FIXES = {
     },
 }
 
+_FIXES.update({
+    "sync_memcpy": {
+        TENSORFLOW: "Avoid host round trips inside the step (.numpy(), tf.print of tensors, "
+                    "Python control flow on tensor values) and overlap copies with compute: "
+                    "end the tf.data pipeline with prefetch_to_device or "
+                    ".prefetch(tf.data.AUTOTUNE) so batches reach the GPU ahead of the step.",
+        JAX: "Avoid blocking the host on the device each step (block_until_ready, float(x), "
+             "np.asarray, printing) and put the next batch on the device ahead of time with "
+             "jax.device_put while the current step runs.",
+    },
+    "exposed_collectives": {
+        TENSORFLOW: "Overlap gradient all-reduce with the backward pass: pack gradients into "
+                    "fewer, larger all-reduces (tf.distribute.experimental."
+                    "CommunicationOptions(bytes_per_pack=...)), use NCCL, and compute in "
+                    "16 bit to halve the bytes sent.",
+        JAX: "Let XLA overlap collectives with compute: "
+             "XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true, shard so that "
+             "communication has independent compute beside it, and send bfloat16.",
+    },
+    "straggler": {
+        TENSORFLOW: "Look at the slowest host first: its input pipeline (prof.input_pipeline "
+                    "per host), other work on the machine, throttled or slower GPUs; give "
+                    "every worker the same share of data.",
+        JAX: "Look at the slowest host first: its input loading, other work on the machine, "
+             "throttled or slower devices; give every process the same share of data.",
+    },
+})
+
 _STABLE_SHAPES = "keep tensor shapes stable between steps (pad variable-length batches)."
 _JAX_DEVICE_FRAGMENTATION = (
     "Keep shapes stable between steps (pad or bucket variable-length batches, which also "

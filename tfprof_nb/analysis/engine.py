@@ -25,6 +25,7 @@ from .._progress import WorkProgress
 from .._system import available_memory
 from ..errors import HostAnalysisError, ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
+from ..xspace.files import file_size
 from . import registry
 from .host import HostData
 
@@ -57,7 +58,7 @@ def check_memory(files: dict) -> None:
     available = available_memory()
     if available is None:
         return
-    sizes = [os.path.getsize(f) for f in files.values()]
+    sizes = [file_size(f) for f in files.values()]
     need = MEMORY_PER_FILE_BYTE * sum(sizes)
     if need > available:
         raise MemoryError(
@@ -238,8 +239,10 @@ class DaskHosts:
         self.client = client
         self.timeout = timeout
         self.errors: dict[str, str] = {}
-        futures = {name: client.submit(load_host, name, str(path), key=f"tfprof-load-{name}-"
-                                       f"{os.getpid()}-{id(self)}", pure=False)
+        # local paths as strings; a URL's RemoteFile as it is: the worker reads the store
+        futures = {name: client.submit(load_host, name, os.fspath(path) if isinstance(
+                       path, os.PathLike) else path, key=f"tfprof-load-{name}-"
+                       f"{os.getpid()}-{id(self)}", pure=False)
                    for name, path in files.items()}
         infos = {name: client.submit(registry.run_host_step, fut, "info", 0, pure=False)
                  for name, fut in futures.items()}

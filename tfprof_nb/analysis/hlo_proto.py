@@ -91,6 +91,8 @@ _SCHEMA = [
         ("unique_indices", 69, _BOOL, 1, None), ("rng_algorithm", 70, _I32, 1, None),
         ("use_global_device_ids", 71, _BOOL, 1, None),
         ("comparison_type", 72, _STR, 1, None), ("custom_call_api_version", 77, _I32, 1, None),
+        ("constrain_layout", 56, _BOOL, 1, None),
+        ("operand_shapes_with_layout", 57, _MSG, 3, "ShapeProto"),
         ("k", 81, _I64, 1, None), ("largest", 85, _BOOL, 1, None)]),
     ("ShapeProto", [
         ("element_type", 2, _I32, 1, None), ("dimensions", 3, _I64, 3, None),
@@ -98,8 +100,16 @@ _SCHEMA = [
         ("is_dynamic_dimension", 6, _BOOL, 3, None)]),
     ("LayoutProto", [
         ("minor_to_major", 1, _I64, 3, None), ("tiles", 6, _MSG, 3, "TileProto"),
-        ("element_size_in_bits", 7, _I64, 1, None), ("memory_space", 8, _I64, 1, None)]),
+        ("element_size_in_bits", 7, _I64, 1, None), ("memory_space", 8, _I64, 1, None),
+        ("physical_shape", 10, _MSG, 1, "ShapeProto"),
+        ("index_primitive_type", 11, _I32, 1, None),
+        ("pointer_primitive_type", 12, _I32, 1, None),
+        ("dynamic_shape_metadata_prefix_bytes", 15, _I64, 1, None),
+        ("tail_padding_alignment_in_elements", 16, _I64, 1, None),
+        ("split_configs", 17, _MSG, 3, "SplitConfigProto")]),
     ("TileProto", [("dimensions", 1, _I64, 3, None)]),
+    ("SplitConfigProto", [("dimension", 1, _I64, 1, None),
+                          ("split_indices", 2, _I64, 3, None)]),
     ("OpMetadata", [
         ("op_type", 1, _STR, 1, None), ("op_name", 2, _STR, 1, None),
         ("source_file", 3, _STR, 1, None), ("source_line", 4, _I32, 1, None),
@@ -162,6 +172,40 @@ _SCHEMA = [
                       ("line", 3, _I32, 1, None), ("column", 4, _I32, 1, None)]),
     ("StackFrame", [("file_location_id", 1, _I32, 1, None),
                     ("parent_frame_id", 2, _I32, 1, None)]),
+    # the buffer assignment (read by the memory viewer only: HloProtoWithBuffers)
+    ("HloProtoWithBuffers", [("hlo_module", 1, _MSG, 1, "HloModuleProto"),
+                             ("buffer_assignment", 3, _MSG, 1, "BufferAssignmentProto")]),
+    ("BufferAssignmentProto", [
+        ("logical_buffers", 1, _MSG, 3, "LogicalBufferProto"),
+        ("buffer_aliases", 2, _MSG, 3, "BufferAlias"),
+        ("buffer_allocations", 3, _MSG, 3, "BufferAllocationProto"),
+        ("heap_simulator_traces", 4, _MSG, 3, "HeapSimulatorTrace")]),
+    ("LogicalBufferProto", [
+        ("id", 1, _I64, 1, None), ("size", 2, _I64, 1, None),
+        ("defined_at", 3, _MSG, 1, "BufferLocation"), ("color", 4, _I64, 1, None)]),
+    ("BufferLocation", [  # LogicalBufferProto.Location
+        ("instruction_name", 2, _STR, 1, None), ("shape_index", 3, _I64, 3, None),
+        ("instruction_id", 4, _I64, 1, None)]),
+    ("BufferAlias", [("source_buffer_id", 1, _I64, 1, None),
+                     ("location", 2, _MSG, 1, "BufferLocation")]),
+    ("BufferAllocationProto", [
+        ("index", 1, _I64, 1, None), ("size", 2, _I64, 1, None),
+        ("is_thread_local", 3, _BOOL, 1, None), ("is_entry_computation_parameter", 5, _BOOL,
+                                                 1, None),
+        ("parameter_number", 6, _I64, 1, None), ("maybe_live_out", 7, _BOOL, 1, None),
+        ("color", 8, _I64, 1, None), ("assigned", 9, _MSG, 3, "AssignedBuffer"),
+        ("parameter_shape_index", 10, _I64, 3, None), ("is_tuple", 11, _BOOL, 1, None),
+        ("is_constant", 12, _BOOL, 1, None)]),
+    ("AssignedBuffer", [  # BufferAllocationProto.Assigned
+        ("logical_buffer_id", 1, _I64, 1, None), ("offset", 2, _I64, 1, None),
+        ("size", 3, _I64, 1, None)]),
+    ("HeapSimulatorTrace", [
+        ("events", 1, _MSG, 3, "HeapEvent"), ("whole_module_simulation", 2, _BOOL, 1, None),
+        ("buffer_allocation_index", 3, _I64, 1, None)]),
+    ("HeapEvent", [  # HeapSimulatorTrace.Event; kind: 0 ALLOC, 1 FREE, 2 SHARE_WITH
+        ("kind", 1, _I32, 1, None), ("buffer_id", 2, _I64, 1, None),
+        ("computation_name", 3, _STR, 1, None), ("instruction_name", 4, _STR, 1, None),
+        ("share_with_canonical_id", 5, _I64, 1, None)]),
 ]
 _PACKAGE = "tfprof_nb.hlo_subset"
 _CLASSES: dict = {}
@@ -206,7 +250,9 @@ class HloModule:
 
     ``instructions`` maps every instruction name (fused computations included) to its
     message; ``by_id`` maps instruction ids; ``computation_of`` names each instruction's
-    computation; ``computations`` maps computation ids to messages.
+    computation; ``computations`` maps computation ids to messages.  ``buffer_assignment``
+    is the proto's ``BufferAssignmentProto`` when it was parsed with ``buffers=True`` and
+    the proto has one, else None.
     """
 
     name: str
@@ -216,6 +262,7 @@ class HloModule:
     by_id: dict = field(default_factory=dict)
     computation_of: dict = field(default_factory=dict)
     entry_id: int = -1
+    buffer_assignment: object = None
 
     @classmethod
     def from_proto(cls, module) -> "HloModule":
@@ -270,27 +317,32 @@ class HloModule:
         return "".join(lines)
 
 
-def parse_hlo_proto(data: bytes) -> HloModule:
+def parse_hlo_proto(data: bytes, buffers: bool = False) -> HloModule:
     """Parse serialized ``xla.HloProto`` bytes into an :class:`HloModule`; raises
-    :class:`HloParseError` when they are not an HloProto with a module."""
+    :class:`HloParseError` when they are not an HloProto with a module.  With ``buffers``
+    the buffer assignment is read too (``HloModule.buffer_assignment``)."""
     from google.protobuf.message import DecodeError
 
-    proto = _message_classes()["HloProto"]()
+    proto = _message_classes()["HloProtoWithBuffers" if buffers else "HloProto"]()
     try:
         proto.ParseFromString(bytes(data))
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise HloParseError(f"not an HloProto ({exc})") from None
     if not proto.HasField("hlo_module") or not len(proto.hlo_module.computations):
         raise HloParseError("the HloProto holds no module with computations")
-    return HloModule.from_proto(proto.hlo_module)
+    module = HloModule.from_proto(proto.hlo_module)
+    if buffers and proto.HasField("buffer_assignment"):
+        module.buffer_assignment = proto.buffer_assignment
+    return module
 
 
-def programs_of_space(space) -> tuple[dict, dict, list[str]]:
+def programs_of_space(space, buffers: bool = False) -> tuple[dict, dict, list[str]]:
     """The XLA programs of one decoded XSpace: ({program_id: HloModule}, {program_id: name of
     the program's metadata}, reasons) from the ``Hlo Proto`` stats of the ``/host:metadata``
     plane.  The program id is the metadata's ``program_id`` stat, else the number in
     parentheses ending its name, else its id (as XLA's profiler reads them).  Protos that do
-    not parse are left out and named in ``reasons``."""
+    not parse are left out and named in ``reasons``; ``buffers`` reads their buffer
+    assignments too."""
     import numpy as np
 
     planes = [i for i, p in enumerate(space.plane_names) if p == METADATA_PLANE]
@@ -326,7 +378,7 @@ def programs_of_space(space) -> tuple[dict, dict, list[str]]:
             match = _PROGRAM_IN_NAME.match(name)
             pid = int(match.group(1)) if match else int(space.event_metadata_id[md])
         try:
-            module = parse_hlo_proto(st.values[int(st.raw_value[r])])
+            module = parse_hlo_proto(st.values[int(st.raw_value[r])], buffers)
         except HloParseError as exc:
             reasons.append(f"program {pid} ({name}): HLO proto could not be read: {exc}")
             continue

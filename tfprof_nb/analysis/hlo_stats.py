@@ -19,29 +19,31 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .device_peaks import DevicePeaks, bound_by, combine_peaks
+from .device_peaks import ON_CHIP_MEMORIES, DevicePeaks, bound_by, combine_peaks
+from .fused import FUSED_COLUMNS
 from .tf_ops import parse_tf_op
+from .tpu_planes import MEMORY_COLUMNS
 from .unit import Analysis
-from .xla_ops import OP_COLUMNS
+from .xla_ops import OP_COLUMNS, program_id_array
 
 __all__ = ["ANALYSES", "HLO_STATS_COLUMNS", "XlaData", "combine_xla", "hlo_stats_table",
-           "framework_metrics", "op_totals"]
+           "framework_metrics", "op_totals", "hbm_bytes", "on_chip_bytes"]
 
 HLO_STATS_COLUMNS = [
     "rank", "device_type", "program_id", "module", "category", "hlo_op_name",
     "hlo_op_expression", "framework_op_name", "occurrences", "total_time_us", "avg_time_us",
     "total_self_time_us", "avg_self_time_us", "self_time_pct", "cumulative_self_time_pct",
     "flops", "normalized_flops", "memory_accessed_bytes", "model_flop_rate_flops_per_s",
-    "normalized_flop_rate_flops_per_s", "memory_bw_bytes_per_s",
-    "arithmetic_intensity_flops_per_byte", "bound_by", "source", "source_stack",
-    "deduplicated_name", "resolved"]
+    "normalized_flop_rate_flops_per_s", "memory_bw_bytes_per_s", "hbm_bw_bytes_per_s",
+    "arithmetic_intensity_flops_per_byte", "bound_by"] + MEMORY_COLUMNS + [
+    "source", "source_stack", "deduplicated_name", "resolved"]
 
 
 @dataclass
 class XlaData:
     """The XLA partials of all hosts combined: ``ops`` (OP_COLUMNS, summed over hosts),
     ``tf_kernels``, ``totals`` (per device plane), ``peaks`` (first device with known
-    peaks), ``programs`` and ``reasons``."""
+    peaks), ``programs``, ``reasons`` and ``fused`` (the TPU fusions' instructions)."""
 
     ops: pd.DataFrame
     tf_kernels: pd.DataFrame
@@ -49,6 +51,7 @@ class XlaData:
     peaks: DevicePeaks
     programs: dict = field(default_factory=dict)
     reasons: list = field(default_factory=list)
+    fused: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FUSED_COLUMNS))
 
     @property
     def total_ps(self) -> int:
@@ -95,7 +98,10 @@ def combine_xla(parts: dict, xla_ops: list[dict], tf_kernels: list[pd.DataFrame]
     for p in parts:
         for k, v in p["programs"].items():
             programs.setdefault(k, v)
-    xla = XlaData(merged, tf_kernels, totals, combine_peaks(found), programs, reasons)
+    fused = [p["fused"] for p in parts if p.get("fused") is not None and len(p["fused"])]
+    fused = pd.concat(fused, ignore_index=True).drop_duplicates(["program_id", "path"]) \
+        if fused else pd.DataFrame(columns=FUSED_COLUMNS)
+    xla = XlaData(merged, tf_kernels, totals, combine_peaks(found), programs, reasons, fused)
     xla.peak_reasons = [why for p in parts for _, _, why in p["peaks"] if why]
     return xla
 
@@ -124,79 +130,98 @@ def _peak_reasons(xla: XlaData, peaks: DevicePeaks) -> list[str]:
                   "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...)"]
 
 
-def hlo_stats_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
-    """The HLO stats table (HLO_STATS_COLUMNS), sorted by self time; ``attrs["reasons"]``."""
-    ops = xla.ops
-    tf = xla.tf_kernels
+def _ops_frame(xla: XlaData) -> pd.DataFrame:
+    """One row per op (XLA ops, then TensorFlow kernels as program 0) with totals over
+    occurrences, sorted by self time then name."""
+    ops, tf = xla.ops, xla.tf_kernels
     flops, norm, nbytes = _cost_columns(ops) if len(ops) else (np.zeros(0),) * 3
-    source = np.where(ops.source_file.fillna("").astype(str) != "",
-                      ops.source_file.fillna("").astype(str) + ":"
-                      + ops.source_line.fillna(-1).astype(int).astype(str), "") \
-        if len(ops) else np.zeros(0, object)
+    text = {c: ops[c].fillna("").to_numpy(dtype=object) for c in
+            ("module", "category", "expression", "provenance", "source_stack",
+             "deduplicated_name")}
+    file = ops.source_file.fillna("").astype(str)
+    occ = ops.occurrences.to_numpy(dtype=float)
     frame = pd.DataFrame({
         "device_type": ops.device_type.to_numpy(dtype=object),
-        "program_id": ops.program_id.to_numpy(dtype=np.int64),
-        "module": ops.module.fillna("").to_numpy(dtype=object),
-        "category": ops.category.fillna("").to_numpy(dtype=object),
-        "hlo_op_name": ops.hlo_op.to_numpy(dtype=object),
-        "hlo_op_expression": ops.expression.fillna("").to_numpy(dtype=object),
-        "framework_op_name": ops.provenance.fillna("").to_numpy(dtype=object),
+        "program_id": ops.program_id.to_numpy(dtype=object), "module": text["module"],
+        "category": text["category"], "hlo_op_name": ops.hlo_op.to_numpy(dtype=object),
+        "hlo_op_expression": text["expression"], "framework_op_name": text["provenance"],
         "occurrences": ops.occurrences.to_numpy(dtype=np.int64),
         "time_ps": ops.time_ps.to_numpy(dtype=np.int64),
         "self_ps": ops.self_ps.to_numpy(dtype=np.int64),
         "flops": flops, "normalized_flops": norm, "memory_accessed_bytes": nbytes,
-        "source": source, "source_stack": ops.source_stack.fillna("").to_numpy(dtype=object),
-        "deduplicated_name": ops.deduplicated_name.fillna("").to_numpy(dtype=object),
+        **{c: ops[c].to_numpy(dtype=float) * occ for c in MEMORY_COLUMNS},
+        "source": np.where(file != "", file + ":" + ops.source_line.fillna(-1).astype(int)
+                           .astype(str), "").astype(object) if len(ops) else [],
+        "source_stack": text["source_stack"], "deduplicated_name": text["deduplicated_name"],
         "resolved": ops.resolved.fillna(False).to_numpy(dtype=bool)})
     if len(tf):
         frame = pd.concat([frame, pd.DataFrame({
-            "device_type": "GPU", "program_id": 0, "module": "",
-            "category": tf.category.to_numpy(dtype=object),
+            "device_type": "GPU", "program_id": pd.Series([0] * len(tf), dtype=object),
+            "module": "", "category": tf.category.to_numpy(dtype=object),
             "hlo_op_name": tf.hlo_op.to_numpy(dtype=object),
             "hlo_op_expression": tf.hlo_op.to_numpy(dtype=object),
             "framework_op_name": tf.provenance.to_numpy(dtype=object),
             "occurrences": tf.occurrences.to_numpy(dtype=np.int64),
             "time_ps": tf.time_ps.to_numpy(dtype=np.int64),
             "self_ps": tf.time_ps.to_numpy(dtype=np.int64), "flops": np.nan,
-            "normalized_flops": np.nan, "memory_accessed_bytes": np.nan, "source": "",
-            "source_stack": "", "deduplicated_name": "", "resolved": False})],
-            ignore_index=True)
+            "normalized_flops": np.nan, "memory_accessed_bytes": np.nan,
+            **{c: np.nan for c in MEMORY_COLUMNS}, "source": "", "source_stack": "",
+            "deduplicated_name": "", "resolved": False})], ignore_index=True)
     frame = frame.sort_values(["self_ps", "hlo_op_name"], ascending=[False, True],
                               kind="stable").reset_index(drop=True)
+    frame["program_id"] = program_id_array(frame.program_id)
+    return frame
+
+
+def hbm_bytes(frame: pd.DataFrame) -> pd.Series:
+    """HBM bytes of each op: its memory breakdown's, else all its bytes (XProf's rule)."""
+    return frame.hbm_bytes.where(frame.hbm_bytes.notna(), frame.memory_accessed_bytes)
+
+
+def on_chip_bytes(frame: pd.DataFrame) -> dict:
+    """{TPU on-chip memory: bytes of each op (0 where unknown)} for :func:`bound_by`."""
+    return {name: frame[f"{attr}_bytes"].fillna(0).to_numpy(float)
+            for name, attr in ON_CHIP_MEMORIES.items()}
+
+
+def hlo_stats_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
+    """The HLO stats table (HLO_STATS_COLUMNS), sorted by self time; ``attrs["reasons"]``."""
+    frame = _ops_frame(xla)
     total = xla.total_ps
     occ = frame.occurrences.replace(0, np.nan)
     pct = frame.self_ps / total * 100 if total else frame.self_ps * 0.0
-    memory_label = np.where(frame.device_type == "CPU", "Memory", "HBM")
-    rate, bw, _, _, label = bound_by(frame.normalized_flops.fillna(0), frame
-                                     .memory_accessed_bytes.fillna(0), frame.time_ps, peaks)
-    label = np.where((label == "HBM") & (memory_label == "Memory"), "Memory", label)
+    hbm = hbm_bytes(frame)
+    _, _, _, _, label = bound_by(frame.normalized_flops.fillna(0), hbm.fillna(0),
+                                 frame.time_ps, peaks, on_chip=on_chip_bytes(frame))
+    label = np.where((label == "HBM") & (frame.device_type == "CPU"), "Memory", label)
     t = frame.time_ps.to_numpy(dtype=float) / 1e12
     with np.errstate(divide="ignore", invalid="ignore"):
-        model_rate = np.where(t > 0, frame.flops / t, np.nan)
-        norm_rate = np.where(t > 0, frame.normalized_flops / t, np.nan)
-        bw = np.where(t > 0, frame.memory_accessed_bytes / t, np.nan)
+        def rate(x):
+            return np.where(t > 0, x / t, np.nan)
         ai = np.where(frame.memory_accessed_bytes > 0,
                       frame.normalized_flops / frame.memory_accessed_bytes, np.nan)
-    out = pd.DataFrame({
-        "rank": np.arange(1, len(frame) + 1),
-        **{c: frame[c] for c in ("device_type", "program_id", "module", "category",
-                                 "hlo_op_name", "hlo_op_expression", "framework_op_name",
-                                 "occurrences")},
-        "total_time_us": frame.time_ps / 1e6,
-        "avg_time_us": (frame.time_ps / occ / 1e6).fillna(0.0),
-        "total_self_time_us": frame.self_ps / 1e6,
-        "avg_self_time_us": (frame.self_ps / occ / 1e6).fillna(0.0),
-        "self_time_pct": pct, "cumulative_self_time_pct": pct.cumsum(),
-        "flops": frame.flops, "normalized_flops": frame.normalized_flops,
-        "memory_accessed_bytes": frame.memory_accessed_bytes,
-        "model_flop_rate_flops_per_s": model_rate, "normalized_flop_rate_flops_per_s": norm_rate,
-        "memory_bw_bytes_per_s": bw, "arithmetic_intensity_flops_per_byte": ai,
-        "bound_by": label, "source": frame.source, "source_stack": frame.source_stack,
-        "deduplicated_name": frame.deduplicated_name, "resolved": frame.resolved})
-    out = out[HLO_STATS_COLUMNS]
+        out = pd.DataFrame({
+            "rank": np.arange(1, len(frame) + 1),
+            **{c: frame[c] for c in ("device_type", "program_id", "module", "category",
+                                     "hlo_op_name", "hlo_op_expression", "framework_op_name",
+                                     "occurrences")},
+            "total_time_us": frame.time_ps / 1e6,
+            "avg_time_us": (frame.time_ps / occ / 1e6).fillna(0.0),
+            "total_self_time_us": frame.self_ps / 1e6,
+            "avg_self_time_us": (frame.self_ps / occ / 1e6).fillna(0.0),
+            "self_time_pct": pct, "cumulative_self_time_pct": pct.cumsum(),
+            "flops": frame.flops, "normalized_flops": frame.normalized_flops,
+            "memory_accessed_bytes": frame.memory_accessed_bytes,
+            "model_flop_rate_flops_per_s": rate(frame.flops),
+            "normalized_flop_rate_flops_per_s": rate(frame.normalized_flops),
+            "memory_bw_bytes_per_s": rate(frame.memory_accessed_bytes),
+            "hbm_bw_bytes_per_s": rate(hbm), "arithmetic_intensity_flops_per_byte": ai,
+            "bound_by": label, **{c: frame[c] for c in MEMORY_COLUMNS},
+            **{c: frame[c] for c in ("source", "source_stack", "deduplicated_name",
+                                     "resolved")}})[HLO_STATS_COLUMNS]
     out.attrs["reasons"] = list(xla.reasons) + _peak_reasons(xla, peaks) + (
-        [] if len(out) else ["no XLA ops in this profile (no device or XLA:CPU events with an "
-                             "hlo_op stat, no GPU kernels of TensorFlow ops)"])
+        [] if len(out) else ["no XLA ops in this profile (no TPU ops, no device or XLA:CPU "
+                             "events with an hlo_op stat, no GPU kernels of TensorFlow ops)"])
     out.attrs["total_time_us"] = total / 1e6
     out.attrs["peaks"] = peaks
     return out

@@ -9,6 +9,8 @@ and reshapes, "non-fusion elementwise" for elementwise ops, else the opcode.
 
 from __future__ import annotations
 
+import math
+
 from .hlo_proto import PRIMITIVE_TYPES, HloModule
 
 __all__ = ["expression", "category", "shape_text", "is_elementwise", "ELEMENTWISE"]
@@ -56,23 +58,43 @@ def _type_name(element_type: int) -> str:
     return PRIMITIVE_TYPES.get(element_type, (f"type{element_type}", 0))[0]
 
 
-def _layout_text(layout, rank: int) -> str:
+def _integral_type_text(element_type: int) -> str:
+    name = _type_name(element_type)
+    return name if name[:1] in "su" and name[1:].isdigit() else "invalid"
+
+
+def _layout_text(layout) -> str:
+    """XLA's ``Layout::ToString``: ``{1,0:T(8,128)(2,1)L(n)#(t)*(t)E(n)S(n)SC(..)P(..)M(n)}``
+    (each part only when set)."""
     parts = ",".join(str(d) for d in layout.minor_to_major)
     extra = []
     if len(layout.tiles):
-        extra.append("".join("(" + ",".join("*" if d == -9223372036854775808 else str(d)
-                                            for d in t.dimensions) + ")"
-                             for t in layout.tiles))
-        extra[-1] = "T" + extra[-1]
+        extra.append("T" + "".join("(" + ",".join("*" if d == -9223372036854775808 else str(d)
+                                                  for d in t.dimensions) + ")"
+                                   for t in layout.tiles))
+    if layout.tail_padding_alignment_in_elements not in (0, 1):
+        extra.append(f"L({layout.tail_padding_alignment_in_elements})")
+    if layout.index_primitive_type:
+        extra.append(f"#({_integral_type_text(layout.index_primitive_type)})")
+    if layout.pointer_primitive_type:
+        extra.append(f"*({_integral_type_text(layout.pointer_primitive_type)})")
     if layout.element_size_in_bits:
         extra.append(f"E({layout.element_size_in_bits})")
     if layout.memory_space:
         extra.append(f"S({layout.memory_space})")
+    if len(layout.split_configs):
+        extra.append("SC" + "".join(f"({c.dimension}:{','.join(map(str, c.split_indices))})"
+                                    for c in layout.split_configs))
+    if layout.HasField("physical_shape"):
+        extra.append(f"P({shape_text(layout.physical_shape)})")
+    if layout.dynamic_shape_metadata_prefix_bytes > 0:
+        extra.append(f"M({layout.dynamic_shape_metadata_prefix_bytes})")
     return "{" + parts + (":" + "".join(extra) if extra else "") + "}"
 
 
 def shape_text(shape, layout: bool = True) -> str:
-    """XLA's human-readable shape: ``f32[8,16]{1,0}``, ``(f32[], s32[2]{0})``, ``token[]``."""
+    """XLA's human-readable shape: ``f32[8,16]{1,0}``, ``(f32[], s32[2]{0})``, ``token[]``;
+    a scalar's layout is printed only when it says more than ``{}`` (``f32[]{:T(128)}``)."""
     et = shape.element_type
     if et == 13:  # tuple
         return "(" + _annotated([shape_text(s, layout) for s in shape.tuple_shapes]) + ")"
@@ -83,8 +105,10 @@ def shape_text(shape, layout: bool = True) -> str:
     dims = ",".join(("<=" if i < len(dyn) and dyn[i] else "") + str(d)
                     for i, d in enumerate(shape.dimensions))
     text = f"{name}[{dims}]"
-    if layout and len(shape.dimensions) and shape.HasField("layout"):
-        text += _layout_text(shape.layout, len(shape.dimensions))
+    if layout and shape.HasField("layout"):
+        written = _layout_text(shape.layout)
+        if len(shape.dimensions) or written != "{}":
+            text += written
     return text
 
 
@@ -92,10 +116,7 @@ def elements(shape) -> int:
     """Number of elements of an array shape (tuples: 0)."""
     if shape.element_type in (13, 14, 17):
         return 0
-    n = 1
-    for d in shape.dimensions:
-        n *= d
-    return n
+    return math.prod(shape.dimensions)
 
 
 # ---- category --------------------------------------------------------------------------------
@@ -264,119 +285,151 @@ def _padding_text(config) -> str:
                     + (f"_{d.interior_padding}" if interior else "") for d in dims)
 
 
+def _dimensions(module: HloModule, instr) -> list[str]:
+    if instr.opcode == "all-to-all" and not len(instr.dimensions):
+        return []
+    return ["dimensions=" + _ints(instr.dimensions)]
+
+
+def _sort(module: HloModule, instr) -> list[str]:
+    return ["dimensions=" + _ints(instr.dimensions)] + (["is_stable=true"]
+                                                        if instr.is_stable else [])
+
+
+def _compare(module: HloModule, instr) -> list[str]:
+    out = [f"direction={instr.comparison_direction}"]
+    ops = module.operands(instr)
+    if instr.comparison_type and ops and ops[0] is not None:
+        kind = _type_name(ops[0].shape.element_type)[:1]
+        if instr.comparison_type != _DEFAULT_COMPARE_TYPE.get(kind, ""):
+            out.append(f"type={instr.comparison_type}")
+    return out
+
+
+def _groups(instr) -> list[str]:
+    """feature_group_count and batch_group_count when above 1."""
+    return ([f"feature_group_count={instr.feature_group_count}"]
+            if instr.feature_group_count > 1 else []) + \
+        ([f"batch_group_count={instr.batch_group_count}"] if instr.batch_group_count > 1 else [])
+
+
+def _convolution(module: HloModule, instr) -> list[str]:
+    return ["window=" + _window_text(instr.window),
+            "dim_labels=" + _conv_labels(instr.convolution_dimension_numbers)] + \
+        _groups(instr) + _precision(instr)
+
+
+def _gather(module: HloModule, instr) -> list[str]:
+    g = instr.gather_dimension_numbers
+    out = ["offset_dims=" + _ints(g.offset_dims),
+           "collapsed_slice_dims=" + _ints(g.collapsed_slice_dims),
+           "start_index_map=" + _ints(g.start_index_map)]
+    if len(g.operand_batching_dims):
+        out.append("operand_batching_dims=" + _ints(g.operand_batching_dims))
+    if len(g.start_indices_batching_dims):
+        out.append("start_indices_batching_dims=" + _ints(g.start_indices_batching_dims))
+    out += [f"index_vector_dim={g.index_vector_dim}",
+            "slice_sizes=" + _ints(instr.gather_slice_sizes)]
+    return out + (["indices_are_sorted=true"] if instr.indices_are_sorted else [])
+
+
+def _scatter(module: HloModule, instr) -> list[str]:
+    s = instr.scatter_dimension_numbers
+    out = ["update_window_dims=" + _ints(s.update_window_dims),
+           "inserted_window_dims=" + _ints(s.inserted_window_dims),
+           "scatter_dims_to_operand_dims=" + _ints(s.scatter_dims_to_operand_dims)]
+    if len(s.input_batching_dims):
+        out.append("input_batching_dims=" + _ints(s.input_batching_dims))
+    if len(s.scatter_indices_batching_dims):
+        out.append("scatter_indices_batching_dims=" + _ints(s.scatter_indices_batching_dims))
+    out.append(f"index_vector_dim={s.index_vector_dim}")
+    return out + (["indices_are_sorted=true"] if instr.indices_are_sorted else []) + \
+        (["unique_indices=true"] if instr.unique_indices else [])
+
+
+def _parameter(module: HloModule, instr) -> list[str]:
+    if not instr.HasField("parameter_replication"):
+        return []
+    return ["parameter_replication={" + ",".join(
+        "true" if v else "false"
+        for v in instr.parameter_replication.replicated_at_leaf_buffers) + "}"]
+
+
+def _custom_call(module: HloModule, instr) -> list[str]:
+    out = ["window=" + _window_text(instr.window)] if instr.HasField("window") else []
+    if instr.HasField("convolution_dimension_numbers"):
+        out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
+    out += _groups(instr)
+    out.append(f'custom_call_target="{instr.custom_call_target}"')
+    if instr.constrain_layout:
+        out.append("operand_layout_constraints={" + ", ".join(
+            shape_text(sh) for sh in instr.operand_shapes_with_layout) + "}")
+    if instr.custom_call_has_side_effect:
+        out.append("custom_call_has_side_effect=true")
+    if instr.custom_call_api_version != 1:  # API_VERSION_ORIGINAL is left out
+        out.append("api_version=" + _API_VERSION.get(instr.custom_call_api_version,
+                                                     str(instr.custom_call_api_version)))
+    return out
+
+
+# opcode -> the attributes its instruction subclass prints
+_ATTRIBUTES = {
+    **dict.fromkeys(("broadcast", "transpose", "reduce", "concatenate", "reverse",
+                     "all-gather", "all-to-all", "map", "get-dimension-size",
+                     "set-dimension-size"), _dimensions),
+    "sort": _sort,
+    "fusion": lambda m, i: [f"kind={i.fusion_kind}"],
+    "get-tuple-element": lambda m, i: [f"index={i.tuple_index}"],
+    "iota": lambda m, i: [f"iota_dimension={i.dimensions[0] if len(i.dimensions) else 0}"],
+    "compare": _compare,
+    "dot": lambda m, i: _dot_dims(i.dot_dimension_numbers) + _precision(i),
+    "convolution": _convolution,
+    "reduce-window": lambda m, i: ["window=" + _window_text(i.window)],
+    "select-and-scatter": lambda m, i: ["window=" + _window_text(i.window)],
+    "slice": lambda m, i: [_slice_text(i)],
+    "pad": lambda m, i: ["padding=" + _padding_text(i.padding_config)],
+    "dynamic-slice": lambda m, i: ["dynamic_slice_sizes=" + _ints(i.dynamic_slice_sizes)],
+    "gather": _gather,
+    "scatter": _scatter,
+    "reduce-precision": lambda m, i: [f"exponent_bits={i.exponent_bits}",
+                                      f"mantissa_bits={i.mantissa_bits}"],
+    "rng-bit-generator": lambda m, i: [
+        "algorithm=" + _RNG_ALGORITHM.get(i.rng_algorithm, "rng_default")],
+    "rng": lambda m, i: ["distribution=" + _RNG_DISTRIBUTION.get(i.distribution,
+                                                                  "rng_uniform")],
+    "parameter": _parameter,
+    "custom-call": _custom_call,
+    "topk": lambda m, i: [f"k={i.k}"] + (["largest=true"] if i.largest else []),
+}
+_CHANNEL_OPS = ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+                "reduce-scatter", "all-to-all", "collective-permute", "send", "recv",
+                "send-done", "recv-done")
+_REPLICA_GROUP_OPS = ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+                      "reduce-scatter", "all-to-all")
+_HOST_TRANSFER_OPS = ("send", "recv", "send-done", "recv-done")
+
+
+def _collective_attributes(instr) -> tuple[list[str], list[str]]:
+    """(attributes printed first, attributes printed last) of collectives and transfers."""
+    op = instr.opcode
+    first = [f"channel_id={instr.channel_id}"] \
+        if op in _CHANNEL_OPS and instr.channel_id else []
+    last = []
+    if op in _REPLICA_GROUP_OPS and len(instr.replica_groups):
+        last.append("replica_groups={" + ",".join(_ints(g.replica_ids)
+                                                  for g in instr.replica_groups) + "}")
+        if instr.use_global_device_ids:
+            last.append("use_global_device_ids=true")
+    if op in _HOST_TRANSFER_OPS and instr.is_host_transfer:
+        last.append("is_host_transfer=true")
+    return first, last
+
+
 def _specific_attributes(module: HloModule, instr) -> list[str]:
     """The attributes XLA's instruction subclasses print (ExtraAttributesToStringImpl)."""
-    op = instr.opcode
-    out: list[str] = []
-    if op in ("broadcast", "transpose", "reduce", "concatenate", "reverse", "all-gather",
-              "all-to-all", "map", "get-dimension-size", "set-dimension-size"):
-        if op != "all-to-all" or len(instr.dimensions):
-            out.append("dimensions=" + _ints(instr.dimensions))
-    elif op == "sort":
-        out.append("dimensions=" + _ints(instr.dimensions))
-        if instr.is_stable:
-            out.append("is_stable=true")
-    elif op == "fusion":
-        out.append(f"kind={instr.fusion_kind}")
-    elif op == "get-tuple-element":
-        out.append(f"index={instr.tuple_index}")
-    elif op == "iota":
-        out.append(f"iota_dimension={instr.dimensions[0] if len(instr.dimensions) else 0}")
-    elif op == "compare":
-        out.append(f"direction={instr.comparison_direction}")
-        ops = module.operands(instr)
-        if instr.comparison_type and ops and ops[0] is not None:
-            kind = _type_name(ops[0].shape.element_type)[:1]
-            if instr.comparison_type != _DEFAULT_COMPARE_TYPE.get(kind, ""):
-                out.append(f"type={instr.comparison_type}")
-    elif op == "dot":
-        out += _dot_dims(instr.dot_dimension_numbers) + _precision(instr)
-    elif op == "convolution":
-        out.append("window=" + _window_text(instr.window))
-        out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
-        if instr.feature_group_count > 1:
-            out.append(f"feature_group_count={instr.feature_group_count}")
-        if instr.batch_group_count > 1:
-            out.append(f"batch_group_count={instr.batch_group_count}")
-        out += _precision(instr)
-    elif op in ("reduce-window", "select-and-scatter"):
-        out.append("window=" + _window_text(instr.window))
-    elif op == "slice":
-        out.append(_slice_text(instr))
-    elif op == "pad":
-        out.append("padding=" + _padding_text(instr.padding_config))
-    elif op == "dynamic-slice":
-        out.append("dynamic_slice_sizes=" + _ints(instr.dynamic_slice_sizes))
-    elif op == "gather":
-        g = instr.gather_dimension_numbers
-        out += ["offset_dims=" + _ints(g.offset_dims),
-                "collapsed_slice_dims=" + _ints(g.collapsed_slice_dims),
-                "start_index_map=" + _ints(g.start_index_map)]
-        if len(g.operand_batching_dims):
-            out.append("operand_batching_dims=" + _ints(g.operand_batching_dims))
-        if len(g.start_indices_batching_dims):
-            out.append("start_indices_batching_dims=" + _ints(g.start_indices_batching_dims))
-        out += [f"index_vector_dim={g.index_vector_dim}",
-                "slice_sizes=" + _ints(instr.gather_slice_sizes)]
-        if instr.indices_are_sorted:
-            out.append("indices_are_sorted=true")
-    elif op == "scatter":
-        s = instr.scatter_dimension_numbers
-        out += ["update_window_dims=" + _ints(s.update_window_dims),
-                "inserted_window_dims=" + _ints(s.inserted_window_dims),
-                "scatter_dims_to_operand_dims=" + _ints(s.scatter_dims_to_operand_dims)]
-        if len(s.input_batching_dims):
-            out.append("input_batching_dims=" + _ints(s.input_batching_dims))
-        if len(s.scatter_indices_batching_dims):
-            out.append("scatter_indices_batching_dims="
-                       + _ints(s.scatter_indices_batching_dims))
-        out.append(f"index_vector_dim={s.index_vector_dim}")
-        if instr.indices_are_sorted:
-            out.append("indices_are_sorted=true")
-        if instr.unique_indices:
-            out.append("unique_indices=true")
-    elif op == "reduce-precision":
-        out += [f"exponent_bits={instr.exponent_bits}", f"mantissa_bits={instr.mantissa_bits}"]
-    elif op == "rng-bit-generator":
-        out.append("algorithm=" + _RNG_ALGORITHM.get(instr.rng_algorithm, "rng_default"))
-    elif op == "rng":
-        out.append("distribution=" + _RNG_DISTRIBUTION.get(instr.distribution, "rng_uniform"))
-    elif op == "parameter" and instr.HasField("parameter_replication"):
-        out.append("parameter_replication={" + ",".join(
-            "true" if v else "false"
-            for v in instr.parameter_replication.replicated_at_leaf_buffers) + "}")
-    elif op == "custom-call":
-        out.append(f'custom_call_target="{instr.custom_call_target}"')
-        if instr.HasField("window"):
-            out.append("window=" + _window_text(instr.window))
-        if instr.HasField("convolution_dimension_numbers"):
-            out.append("dim_labels=" + _conv_labels(instr.convolution_dimension_numbers))
-        if instr.feature_group_count > 1:
-            out.append(f"feature_group_count={instr.feature_group_count}")
-        if instr.batch_group_count > 1:
-            out.append(f"batch_group_count={instr.batch_group_count}")
-        if instr.custom_call_has_side_effect:
-            out.append("custom_call_has_side_effect=true")
-        if instr.custom_call_api_version != 1:  # API_VERSION_ORIGINAL is left out
-            out.append("api_version=" + _API_VERSION.get(instr.custom_call_api_version,
-                                                         str(instr.custom_call_api_version)))
-    elif op == "topk":
-        out.append(f"k={instr.k}")
-        if instr.largest:
-            out.append("largest=true")
-    if op in ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
-              "reduce-scatter", "all-to-all", "collective-permute", "send", "recv",
-              "send-done", "recv-done") and instr.channel_id:
-        out.insert(0, f"channel_id={instr.channel_id}")
-    if op in ("all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
-              "reduce-scatter", "all-to-all") and len(instr.replica_groups):
-        out.append("replica_groups={" + ",".join(_ints(g.replica_ids)
-                                                 for g in instr.replica_groups) + "}")
-        if instr.use_global_device_ids:
-            out.append("use_global_device_ids=true")
-    if op in ("send", "recv", "send-done", "recv-done") and instr.is_host_transfer:
-        out.append("is_host_transfer=true")
-    return out
+    own = _ATTRIBUTES.get(instr.opcode)
+    first, last = _collective_attributes(instr)
+    return first + (own(module, instr) if own else []) + last
 
 
 def _called_attributes(module: HloModule, instr) -> list[str]:

@@ -46,11 +46,25 @@ def host_info(hd: HostData, shift_ps: int = 0) -> dict:
             "warnings": list(sp.warnings)}
 
 
+# hosts further apart than this (ps; about 53 days) keep their own time axes: their shared
+# axis would not fit int64 picoseconds
+_MAX_SHIFT_PS = 2**62
+
+
+def _aligned(info: dict) -> bool:
+    """Whether hosts share one time axis: every host's origin is a wall-clock time, and they
+    are close enough in time for one axis in picoseconds."""
+    if not all(i["wall_clock"] for i in info.values()):
+        return False
+    origins = [i["origin_ns"] for i in info.values()]
+    return (max(origins) - min(origins)) * 1000 < _MAX_SHIFT_PS
+
+
 def time_shifts(parts: dict, info: dict) -> dict[str, int]:
     """{host: ps to add to its times}: hosts share one time axis, starting at the earliest
-    host's origin, when every host's origin is a wall-clock time; otherwise each host keeps
-    its own (shift 0)."""
-    if not all(i["wall_clock"] for i in info.values()):
+    host's origin, when they can (see ``_aligned``); otherwise each host keeps its own
+    (shift 0)."""
+    if not _aligned(info):
         return {h: 0 for h in info}
     origin = min(i["origin_ns"] for i in info.values())
     return {h: (i["origin_ns"] - origin) * 1000 for h, i in info.items()}
@@ -100,7 +114,7 @@ def timing(parts: dict, info: dict, shifts: dict) -> dict:
         duration = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e6 if spans else 0.0
     return {"start_time": start, "stop_time": stop, "duration_us": duration,
             "n_events": sum(i["events"] for i in info.values()),
-            "aligned": all(i["wall_clock"] for i in info.values())}
+            "aligned": _aligned(info)}
 
 
 def summary_text(parts: dict, info: dict, timing: dict) -> str:

@@ -53,17 +53,48 @@ def _pct1(x: float) -> str:
     return f"{x:.1f}"
 
 
+def _input_verdict(input_pct: float, other_pct: float) -> tuple[str, str, bool]:
+    """(classification, statement, whether the statement already reports 'All Others')."""
+    if input_pct >= HIGHLY_INPUT_BOUND_PCT:
+        return "host", (f"Your program is HIGHLY input-bound because {_pct1(input_pct)}% of the "
+                        "total step time sampled is waiting for input. Therefore, you should "
+                        "first focus on reducing the input time."), False
+    if input_pct >= MODERATELY_INPUT_BOUND_PCT:
+        return "both", (f"Your program is MODERATELY input-bound because {_pct1(input_pct)}% of "
+                        "the total step time sampled is waiting for input. Therefore, you would "
+                        "need to reduce both the input time and other time."), False
+    if other_pct >= MODERATE_SHARE_PCT:
+        return "both", (f"Your program is POTENTIALLY input-bound because {_pct1(other_pct)}% "
+                        "of the total step time sampled is spent on 'All Others' time (which "
+                        "could be due to I/O or Python execution or both)."), True
+    return "device", (f"Your program is NOT input-bound because only {_pct1(input_pct)}% of the "
+                      "total step time sampled is waiting for input. Therefore, you should "
+                      "focus on reducing other time."), False
+
+
+def _share_level(value: float, what: str) -> tuple[str, str]:
+    """(classification, statement) of a step-time share: high, moderate or no."""
+    if value >= HIGH_SHARE_PCT:
+        return "high", f"{_pct1(value)} % of the total step time sampled is spent on {what}"
+    if value >= MODERATE_SHARE_PCT:
+        return "moderate", f"{_pct1(value)} % of the total step time sampled is spent on {what}"
+    return "no", ""
+
+
+_NO_STEPS_VERDICT = {
+    "classification": "unknown", "input_statement": NO_STEPS, "input_pct": 0.0,
+    "output_pct": 0.0, "device_compute_pct": 0.0, "all_other_pct": 0.0, "kernel_launch_pct": 0.0,
+    "device_collectives_pct": 0.0, "idle_pct": 0.0, "all_other_classification": "no",
+    "all_other_statement": "", "kernel_launch_classification": "no",
+    "kernel_launch_statement": "", "device_collectives_classification": "no",
+    "device_collectives_statement": ""}
+
+
 def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
     """The reference's input / all-others / kernel-launch / collectives verdicts from steps."""
     total = float(steps.duration_ms.sum()) if len(steps) else 0.0
     if total <= 0:
-        return {"classification": "unknown", "input_statement": NO_STEPS, "input_pct": 0.0,
-                "output_pct": 0.0, "device_compute_pct": 0.0, "all_other_pct": 0.0,
-                "kernel_launch_pct": 0.0, "device_collectives_pct": 0.0, "idle_pct": 0.0,
-                "all_other_classification": "no", "all_other_statement": "",
-                "kernel_launch_classification": "no", "kernel_launch_statement": "",
-                "device_collectives_classification": "no",
-                "device_collectives_statement": ""}
+        return dict(_NO_STEPS_VERDICT)
 
     def share(col):
         return 100 * float(steps[col].sum()) / total
@@ -75,51 +106,17 @@ def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
            "device_collectives_pct": share("device_collectives_ms")}
     out["idle_pct"] = max(0.0, 100 - input_pct - out["output_pct"] - out["device_compute_pct"]
                           - out["device_collectives_pct"])
-    reported = False
-    if input_pct >= HIGHLY_INPUT_BOUND_PCT:
-        cls = "host"
-        text = (f"Your program is HIGHLY input-bound because {_pct1(input_pct)}% of the total "
-                "step time sampled is waiting for input. Therefore, you should first focus on "
-                "reducing the input time.")
-    elif input_pct >= MODERATELY_INPUT_BOUND_PCT:
-        cls = "both"
-        text = (f"Your program is MODERATELY input-bound because {_pct1(input_pct)}% of the "
-                "total step time sampled is waiting for input. Therefore, you would need to "
-                "reduce both the input time and other time.")
-    elif other_pct >= MODERATE_SHARE_PCT:
-        cls, reported = "both", True
-        text = (f"Your program is POTENTIALLY input-bound because {_pct1(other_pct)}% of the "
-                "total step time sampled is spent on 'All Others' time (which could be due to "
-                "I/O or Python execution or both).")
-    else:
-        cls = "device"
-        text = (f"Your program is NOT input-bound because only {_pct1(input_pct)}% of the total "
-                "step time sampled is waiting for input. Therefore, you should focus on reducing "
-                "other time.")
+    cls, text, reported = _input_verdict(input_pct, other_pct)
     out.update(classification=cls, input_statement=text)
-
-    def level(value, name, what):
-        if value >= HIGH_SHARE_PCT:
-            return "high", f"{_pct1(value)} % of the total step time sampled is spent on {what}"
-        if value >= MODERATE_SHARE_PCT:
-            return "moderate", f"{_pct1(value)} % of the total step time sampled is spent on " \
-                f"{what}"
-        return "no", ""
-
-    if reported:
-        out["all_other_classification"], out["all_other_statement"] = "no", ""
-    else:
-        c, t = level(other_pct, "all_other", "'All Others' time.")
-        out["all_other_classification"] = c
-        out["all_other_statement"] = (t + " This could be due to Python execution overhead.") \
-            if t else ""
-    c, t = level(out["kernel_launch_pct"], "kernel_launch", "'Kernel Launch'.")
+    c, t = ("no", "") if reported else _share_level(other_pct, "'All Others' time.")
+    out["all_other_classification"] = c
+    out["all_other_statement"] = (t + " This could be due to Python execution overhead.") \
+        if t else ""
+    c, t = _share_level(out["kernel_launch_pct"], "'Kernel Launch'.")
     out["kernel_launch_classification"], out["kernel_launch_statement"] = c, t
-    c, t = level(out["device_collectives_pct"], "collectives",
-                 "'Device Collective Communication'.")
+    c, t = _share_level(out["device_collectives_pct"], "'Device Collective Communication'.")
     out["device_collectives_classification"], out["device_collectives_statement"] = c, t
     return out
-
 
 def _category(name: str, op_type: str) -> str:
     if op_type.startswith("InfeedEnqueue") or name == "MemcpyHToD":

@@ -39,6 +39,9 @@ _NVIDIA_TC = ("16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2
               "i8816", "s884", "s1688", "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse_conv",
               "xmma_sparse_gemm", "xmma_warp_specialized_implicit_gemm")
 _AMD_TC = ("mfma", "wmma", "attn_fwd")
+# Tensile / hipBLASLt GEMMs on matrix cores name their matrix instruction: Cijk_..._MI16x16x16
+_AMD_TC_GEMM = re.compile(r"^(?:Custom_)?Cijk_.*_MI\d+x\d+")
+_TC_ANY = ("gemm_fusion",)  # XLA's Triton GEMM fusions (XProf lists them for every vendor)
 _TC_OP_SUFFIX = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
                  "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
                  "DepthwiseConv2dNativeBackpropInput", "/MatMul", "FusedMatMul", "/CudnnRNN",
@@ -94,10 +97,12 @@ def parse_kernel_details(details: str) -> dict:
 
 
 def _uses_tensor_core(name: str, vendor: str) -> bool:
+    if any(p in name for p in _TC_ANY):
+        return True
     if vendor == "Nvidia":
         return any(p in name for p in _NVIDIA_TC)
     if vendor == "AMD":
-        return any(p in name for p in _AMD_TC)
+        return any(p in name for p in _AMD_TC) or bool(_AMD_TC_GEMM.match(name))
     return False
 
 
@@ -124,42 +129,56 @@ def _vendor(hd: HostData) -> list[str]:
     return out
 
 
-def host_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
-    """Kernel stats of one host (rows not ranked; see :func:`combine_kernels`)."""
+def _kernel_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray, object]:
+    """(rows, kernel_details codes, the stat) of the kernels: device events (TPU planes if
+    any, else GPU planes; derived lines left out) with a non-empty ``kernel_details``."""
     planes = pd.Series(hd.plane_names, dtype=object)
     device_planes = planes.str.startswith(TPU_PLANE_PREFIX + ":")
     if not device_planes.any():
         device_planes = planes.str.startswith(GPU_PLANE_PREFIX + ":")
+    details = hd.str_stat("kernel_details")
     if not device_planes.any():
-        return pd.DataFrame()
+        return np.empty(0, np.int64), np.empty(0, np.int32), details
     device = hd.line_mask(device_planes.to_numpy()[hd.space.line_plane])
     rows = np.flatnonzero(device & ~hd.derived_line_mask() & (hd.duration > 0))
-    details = hd.str_stat("kernel_details")
     d_code, has = details.lookup(rows)
     nonempty = np.array([bool(v) for v in details.table], dtype=bool)
     keep = has & (nonempty[d_code] if len(nonempty) else False)
-    rows, d_code = rows[keep], d_code[keep]
-    if not len(rows):
-        return pd.DataFrame()
-    tf_op, eq = hd.str_stat("tf_op"), hd.str_stat("equation")
-    op_code, has_op = tf_op.lookup(rows)
-    eq_code, has_eq = eq.lookup(rows)
-    events = pd.DataFrame({
-        "name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
-        "details": d_code, "op": np.where(has_op, op_code, -1),
-        "eq": np.where(has_eq, eq_code, -1), "ns": hd.duration[rows] // 1000})
-    # everything but the duration is decided once per distinct combination
-    combo_cols = ["name", "plane", "details", "op", "eq"]
-    combos = events.groupby(combo_cols, sort=False).agg(
-        occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
-        max=("ns", "max")).reset_index()
+    return rows[keep], d_code[keep], details
+
+
+def _xla_op_names(hd: HostData, rows: np.ndarray, xla_ops: dict | None) -> np.ndarray:
+    """The framework op (XLA metadata's ``op_name``) of each kernel of an XLA op whose HLO
+    proto names it (XProf's kernel op name); None elsewhere."""
+    out = np.full(len(rows), None, dtype=object)
+    ops = None if xla_ops is None else xla_ops.get("ops")
+    if ops is None or ops.empty or not len(rows):
+        return out
+    gpu = ops[(ops.device_type == "GPU") & ops.resolved.fillna(False).astype(bool)]
+    names = {(int(p), h): str(v).rsplit(":", 1)[0] if v else ""
+             for p, h, v in zip(gpu.program_id, gpu.hlo_op, gpu.provenance.fillna(""))}
+    hlo = hd.str_stat("hlo_op")
+    code, has = hlo.lookup(rows)
+    pid, has_pid = hd.int_stat("program_id").lookup(rows)
+    short = [str(v).split("::")[-1] for v in hlo.table]
+    known = np.flatnonzero(has & has_pid)
+    pairs = pd.DataFrame({"p": pid[known], "c": code[known]})
+    key, uniq = pd.factorize(pd.MultiIndex.from_frame(pairs)) if len(known) else ([], [])
+    found = np.array([names.get((int(p), short[c])) for p, c in uniq], dtype=object)
+    if len(known):
+        out[known] = found[key]
+    return out
+
+
+def _combo_values(hd: HostData, combos: pd.DataFrame, details, tf_op, eq) -> pd.DataFrame:
+    """Kernel name, launch parameters, Tensor Core flags and op name per distinct kernel."""
     vendor = _vendor(hd)
     parsed = [parse_kernel_details(v) for v in details.table]
-    ops = tf_op.text(combos["op"].to_numpy())
-    eqs = eq.text(combos["eq"].to_numpy())
+    ops, eqs = tf_op.text(combos["op"].to_numpy()), eq.text(combos["eq"].to_numpy())
     values = []
-    for name_code, plane, d, op, equation in zip(combos["name"].tolist(), combos["plane"].tolist(),
-                                                combos["details"].tolist(), ops, eqs):
+    for name_code, plane, d, op, equation, xla in zip(
+            combos["name"].tolist(), combos["plane"].tolist(), combos["details"].tolist(),
+            ops, eqs, combos["xla"].tolist()):
         p = parsed[d]
         name = hd.names[name_code]
         op = op if isinstance(op, str) else ""
@@ -168,12 +187,43 @@ def host_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
         eligible = bool(op) and (_einsum_eligible(equation if isinstance(equation, str)
                                                   else None)
                                  or _op_eligible(op_name) or uses_tc)
+        if xla is not None:  # an XLA kernel: its HLO instruction's framework op
+            op_name = xla
+            eligible = eligible or _op_eligible(xla)
         values.append((name, *p["grid"], *p["block"], p["regs"], p["static_shared"],
                        p["dynamic_shared"], uses_tc, eligible, op_name, p["occ_pct"]))
-    df = pd.DataFrame(values, columns=["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2",
-                                       "regs", "static", "dynamic", "uses_tc", "eligible",
-                                       "op_name", "occ"])
-    df = pd.concat([df, combos[["occurrences", "total", "min", "max"]]], axis=1)
+    return pd.DataFrame(values, columns=["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2",
+                                         "regs", "static", "dynamic", "uses_tc", "eligible",
+                                         "op_name", "occ"])
+
+
+def host_kernels(hd: HostData, shift_ps: int = 0, xla_ops: dict | None = None) -> pd.DataFrame:
+    """Kernel stats of one host (rows not ranked; see :func:`combine_kernels`); ``xla_ops``:
+    the host's XLA partial, naming the framework op of XLA kernels."""
+    rows, d_code, details = _kernel_rows(hd)
+    if not len(rows):
+        return pd.DataFrame()
+    tf_op, eq = hd.str_stat("tf_op"), hd.str_stat("equation")
+    op_code, has_op = tf_op.lookup(rows)
+    eq_code, has_eq = eq.lookup(rows)
+    xla = pd.Series(_xla_op_names(hd, rows, xla_ops), dtype=object)
+    events = pd.DataFrame({
+        "name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
+        "details": d_code, "op": np.where(has_op, op_code, -1),
+        "eq": np.where(has_eq, eq_code, -1), "xla": xla.fillna("\0").to_numpy(),
+        "ns": hd.duration[rows] // 1000})
+    # everything but the duration is decided once per distinct combination
+    combos = events.groupby(["name", "plane", "details", "op", "eq", "xla"], sort=False).agg(
+        occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
+        max=("ns", "max")).reset_index()
+    combos["xla"] = pd.Series([None if v == "\0" else v for v in combos.xla], dtype=object)
+    df = pd.concat([_combo_values(hd, combos, details, tf_op, eq),
+                    combos[["occurrences", "total", "min", "max"]]], axis=1)
+    return _report(hd.name, df)
+
+
+def _report(host: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Rows merged per (kernel, launch parameters, flags, op), longest total first."""
     key = ["kernel_name", "g0", "g1", "g2", "b0", "b1", "b2", "regs", "static", "dynamic",
            "uses_tc", "eligible", "op_name"]
     agg = df.groupby(key, sort=False).agg(occ_pct=("occ", "first"),
@@ -183,7 +233,7 @@ def host_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
     agg = agg.sort_values(["total"] + key, ascending=[False] + [True] * len(key),
                           kind="stable").reset_index(drop=True)
     return pd.DataFrame({
-        "host": hd.name, "kernel_name": agg.kernel_name,
+        "host": host, "kernel_name": agg.kernel_name,
         "registers_per_thread": agg.regs, "shmem_bytes": agg.static + agg.dynamic,
         "static_shmem_bytes": agg.static, "dynamic_shmem_bytes": agg.dynamic,
         "block_dim": agg.b0.astype(str) + "," + agg.b1.astype(str) + "," + agg.b2.astype(str),
@@ -208,4 +258,5 @@ def combine_kernels(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return table[KERNEL_COLUMNS]
 
 
-ANALYSES = (Analysis("kernel_stats", host=host_kernels, combine=combine_kernels),)
+ANALYSES = (Analysis("kernel_stats", host=host_kernels, combine=combine_kernels,
+                     host_needs=("xla_ops",)),)

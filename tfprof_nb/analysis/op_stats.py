@@ -191,15 +191,15 @@ def combine_metrics(parts: dict) -> tuple[pd.DataFrame, int, int]:
 
 def combine_device_metrics(parts: dict, xla) -> tuple[pd.DataFrame, int, int]:
     """Device metrics of several hosts with the XLA ops added, rolled up into framework ops
-    (GPU kernels' time is already in the GPU planes' total; XLA:CPU thunks add their own
-    span)."""
+    (GPU kernels' time is already in the GPU planes' total; TPU planes and XLA:CPU thunks
+    add their own spans)."""
     table, total, total_op = combine_metrics(parts)
     if xla.ops.empty:
         return table, total, total_op
     xla_table = framework_metrics(xla)
-    cpu_total, _ = op_totals(xla, "CPU")
+    other_total = sum(op_totals(xla, kind)[0] for kind in ("CPU", "TPU"))
     total_op += int(xla_table.self_ps.sum())
-    total = max(total + cpu_total, total_op)
+    total = max(total + other_total, total_op)
     merged = pd.concat([t for t in (table, xla_table) if not t.empty], ignore_index=True)
     return merged, total, total_op
 

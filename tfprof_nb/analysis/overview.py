@@ -1,4 +1,5 @@
-"""The overview page: step-time summary, input-bound verdict, precision, top ops, environment."""
+"""The overview page: step-time summary, input-bound verdict, precision, top ops, environment,
+and for TPUs the device figures (duty cycle, idle time, utilisations)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ class Overview:
     environment: dict = field(default_factory=dict)
     recommendations: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
+    device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
+    device: dict = field(default_factory=dict)  # TPU: duty cycle, idle, utilisations (pct)
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -39,6 +42,14 @@ class Overview:
                          f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
                          f"steps [{st['source']}]")
         lines.append(f"  {self.input_bound.get('input_statement', '')}")
+        if self.device_duty_cycle_pct is not None:
+            lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
+        dev = self.device
+        if dev:
+            lines.append(f"  {dev['device_type']} ({dev['cores']} cores): duty cycle "
+                         f"{dev['duty_cycle_pct']:.1f}%, idle {dev['idle_pct']:.1f}%, FLOP rate "
+                         f"{dev['flop_rate_utilization_pct']:.2f}% of the roofline, HBM "
+                         f"{dev['hbm_bw_utilization_pct']:.2f}% of its peak")
         lines.extend(f"  note: {r}" for r in self.reasons)
         return "\n".join(lines)
 
@@ -67,38 +78,82 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
             "devices": pd.DataFrame(devices)}
 
 
-def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
-             memory: tuple, environment: dict, recommendations: list) -> Overview:
-    """The overview page from a profile's tables (``memory``: the (summary, timeline,
-    breakdown) tables)."""
-    reasons = []
+def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple,
+                   duty_cycle_pct: float | None) -> dict:
+    """The TPU figures of XProf's overview: duty cycle (``duty_cycle``'s), idle share of
+    the cores' time, the host plane's MXU and HBM utilisation counters, and the
+    device's FLOP-rate utilisation relative to the roofline and HBM bandwidth relative to
+    its peak over the whole profile (the roofline's program row; XProf's open-source
+    overview shows 0% for these two, having no limits to divide by).  Empty without TPUs."""
+    if tpu is None or not tpu.cores:
+        return {}
+    totals = xla.totals[xla.totals.device_type == "TPU"]
+    span, busy = int(totals.span_ps.sum()), int(totals.op_ps.sum())
+    host_table, host_total, host_op = host_ops
+    duty = float("nan") if duty_cycle_pct is None else float(duty_cycle_pct)
+    out = {"device_type": "TPU", "cores": tpu.cores, "duty_cycle_pct": duty,
+           "idle_pct": 100.0 * (1 - busy / span) if span else float("nan"),
+           "host_idle_pct": 100.0 * (1 - host_op / host_total) if host_total else float("nan"),
+           "mxu_utilization_pct": tpu.counters.get("mxu_utilization_pct", float("nan")),
+           "hbm_utilization_pct": tpu.counters.get("hbm_utilization_pct", float("nan"))}
+    program = roofline[roofline.category == "Program"]
+    known = len(program) and pd.notna(program.roofline_efficiency_pct.iloc[0])
+    out["flop_rate_utilization_pct"] = float(program.roofline_efficiency_pct.iloc[0]) \
+        if known else float("nan")
+    out["hbm_bw_utilization_pct"] = float(program.memory_bw_utilization_pct.iloc[0]) \
+        if known else float("nan")
+    return out
+
+
+def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFrame]:
+    """Step-time statistics and the average breakdown; a reason when there are no steps,
+    a statement when they were inferred."""
     if steps.empty:
-        reasons.append("no steps: the profile has no step markers and no repeated "
-                       "tf.function call to infer them from")
-        step_time = {"steps": 0}
-        breakdown = pd.DataFrame(columns=["avg_ms", "std_ms"])
-    else:
-        d = steps.duration_ms
-        step_time = {"steps": len(steps), "avg_ms": float(d.mean()),
-                     "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
-                     "min_ms": float(d.min()), "max_ms": float(d.max()),
-                     "source": str(steps.source.iloc[0])}
-        breakdown = pd.DataFrame({
-            "avg_ms": steps[CATEGORY_COLUMNS].mean(),
-            "std_ms": steps[CATEGORY_COLUMNS].std(ddof=1) if len(steps) > 1 else 0.0})
-    verdict = bottleneck_verdicts(steps)
+        reasons.append("no steps: the profile has no step markers, no repeated XLA program "
+                       "on a device and no tf.function or jitted call to infer them from")
+        return {"steps": 0}, pd.DataFrame(columns=["avg_ms", "std_ms"])
+    d = steps.duration_ms
+    source = str(steps.source.iloc[0])
+    step_time = {"steps": len(steps), "avg_ms": float(d.mean()),
+                 "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
+                 "min_ms": float(d.min()), "max_ms": float(d.max()), "source": source}
+    if source.startswith("inferred"):
+        step_time["statement"] = (f"steps inferred from {source.split(': ', 1)[-1]}: the "
+                                  "profile has no step markers")
+        reasons.append(step_time["statement"])
+    breakdown = pd.DataFrame({
+        "avg_ms": steps[CATEGORY_COLUMNS].mean(),
+        "std_ms": steps[CATEGORY_COLUMNS].std(ddof=1) if len(steps) > 1 else 0.0})
+    return step_time, breakdown
+
+
+def _precision(steps: pd.DataFrame) -> dict:
+    known = steps.device_compute_16_ms.sum() + steps.device_compute_32_ms.sum() \
+        if not steps.empty else 0.0
+    if known <= 0:
+        return {}
+    pct16 = 100 * steps.device_compute_16_ms.sum() / known
+    precision = {"device_compute_16bit_pct": pct16, "device_compute_32bit_pct": 100 - pct16}
+    if pct16 < 10:
+        precision["statement"] = (
+            f"Only {pct16:.1f}% of device computation is 16 bit. So you might want to "
+            "replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced "
+            "accuracy is acceptable).")
+    return precision
+
+
+def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
+             memory: tuple, environment: dict, recommendations: list,
+             duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
+             roofline: pd.DataFrame | None = None, host_ops: tuple | None = None) -> Overview:
+    """The overview page from a profile's tables (``memory``: the (summary, timeline,
+    breakdown) tables; ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``,
+    ``roofline``, ``host_ops``: for the TPU figures)."""
+    reasons: list = []
+    step_time, breakdown = _step_summary(steps, reasons)
     env = environment
     if env["device_type"] == "CPU":
-        reasons.append("no GPU in this profile: device-side columns are zero")
-    precision = {}
-    if not steps.empty and steps.device_compute_ms.sum() > 0:
-        pct16 = 100 * steps.device_compute_16_ms.sum() / steps.device_compute_ms.sum()
-        precision = {"device_compute_16bit_pct": pct16, "device_compute_32bit_pct": 100 - pct16}
-        if pct16 < 10:
-            precision["statement"] = (
-                f"Only {pct16:.1f}% of device computation is 16 bit. So you might want to "
-                "replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced "
-                "accuracy is acceptable).")
+        reasons.append("no GPU or TPU in this profile: device-side columns are zero")
     ops = op_stats_without_idle
     top = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
     top_device = ops[ops.host_or_device == "Device"].head(10)[top].reset_index(drop=True)
@@ -106,13 +161,21 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     if memory[0].empty:
         reasons.append("no memory events in this profile (on CPU only some allocators and "
                        "workloads record them)")
-    return Overview(step_time, breakdown, verdict, precision, top_device, top_host, env,
-                    list(recommendations), reasons)
+    duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
+    device = device_figures(tpu, xla, roofline, host_ops, duty)
+    missing = [k.split("_")[0].upper() for k in ("mxu_utilization_pct", "hbm_utilization_pct")
+               if device and k not in tpu.counters]
+    if missing:
+        reasons.append(f"no {' or '.join(missing)} utilisation counter on the host plane: "
+                       "unknown (NaN; XProf shows 0%)")
+    return Overview(step_time, breakdown, bottleneck_verdicts(steps), _precision(steps),
+                    top_device, top_host, env, list(recommendations), reasons, duty, device)
 
 
 ANALYSES = (
     Analysis("environment", combine=run_environment, needs=("planes", "info")),
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
-                    "recommendations")),
+                    "recommendations", "duty_cycle", "tpu", "xla", "roofline",
+                    "host_ops")),
 )

@@ -18,6 +18,7 @@ from ..constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_
                          MODERATELY_INPUT_BOUND_PCT)
 from .advice import allocator_fix, fix, is_device_allocator
 from .framework import UNKNOWN, Framework
+from .gpu_time import ALL_STREAMS
 from .input_pipeline import bottleneck_verdicts
 from .unit import Analysis
 
@@ -63,17 +64,110 @@ def _input_bound(tf_data, verdict, out, target: Target):
                        "high" if pct >= HIGHLY_INPUT_BOUND_PCT else "moderate"))
 
 
-def _launch_bound(ks: pd.DataFrame, verdict, out, target: Target):
+def _active_devices(util: pd.DataFrame) -> pd.DataFrame:
+    """The devices' own rows (stream "all") of devices that compute in some step."""
+    if not len(util):
+        return util
+    dev = util[util.stream == ALL_STREAMS]
+    return dev[dev.groupby(["host", "device"]).busy_us.transform("sum") > 0]
+
+
+def _launch_gaps(util: pd.DataFrame, duty: pd.DataFrame) -> dict:
+    """GPU evidence of launch overhead: the share of kernels under 10 us and of the devices'
+    wall time spent in short gaps between kernels (empty without device rows)."""
+    dev = _active_devices(util)
+    wall = float(dev.wall_us.sum()) if len(dev) else 0.0
+    kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
+    if wall <= 0 or kernels == 0:
+        return {}
+    return {"kernels_under_10us_pct": 100 * float(duty.kernels_under_10us.sum()) / kernels,
+            "launch_gap_idle_pct": 100 * float(dev.launch_bound_us.sum()) / wall,
+            "host_gap_idle_pct": 100 * float(dev.host_bound_us.sum()) / wall}
+
+
+def _launch_bound(ks: pd.DataFrame, verdict, gaps: dict, out, target: Target):
     pct = verdict.get("kernel_launch_pct", 0.0)
     small = ks[ks.avg_duration_us < 10] if len(ks) else ks
     share_small = (small.occurrences.sum() / ks.occurrences.sum()) if len(ks) else 0.0
+    by_gaps = bool(gaps) and gaps["kernels_under_10us_pct"] >= 50 and \
+        gaps["launch_gap_idle_pct"] + gaps["host_gap_idle_pct"] >= 10
     many_small = bool(len(ks)) and share_small >= 0.5 and ks.occurrences.sum() >= 1000
-    if pct >= MODERATE_SHARE_PCT or many_small:
-        out.append(Finding(
-            "launch_bound", "Many small GPU kernels: launch overhead dominates",
-            {"kernel_launch_pct": pct, "kernels_under_10us_share": float(share_small)},
-            fix("launch_bound", target.framework),
-            "high" if pct >= HIGH_SHARE_PCT else "moderate"))
+    if not (pct >= MODERATE_SHARE_PCT or by_gaps or many_small):
+        return
+    what = "Many small GPU kernels: launch overhead dominates"
+    if gaps:
+        idle = gaps["launch_gap_idle_pct"] + gaps["host_gap_idle_pct"]
+        what = (f"{gaps['kernels_under_10us_pct']:.0f} % of kernels run < 10 us and the "
+                f"devices idle {idle:.0f} % of the time between them")
+    out.append(Finding(
+        "launch_bound", what,
+        {"kernel_launch_pct": pct, "kernels_under_10us_share": float(share_small), **gaps},
+        fix("launch_bound", target.framework),
+        "high" if pct >= HIGH_SHARE_PCT or (by_gaps and gaps["launch_gap_idle_pct"]
+                                            >= HIGH_SHARE_PCT) else "moderate"))
+
+
+_CAUSE_FIX = {"sync_memcpy_us": "sync_memcpy", "input_us": "input_bound",
+              "launch_bound_us": "launch_bound", "host_bound_us": "host_overhead"}
+_CAUSE_WORDS = {"sync_memcpy_us": "copies and host synchronisation",
+                "input_us": "waiting for input", "launch_bound_us": "kernel launch gaps",
+                "host_bound_us": "the host (launches come late)",
+                "other_us": "waits on dependencies or untraced work"}
+
+
+def _gpu_idle(util: pd.DataFrame, out, target: Target):
+    """Devices idle much of their steps: the largest cause and its fix."""
+    dev = _active_devices(util)
+    wall = float(dev.wall_us.sum()) if len(dev) else 0.0
+    if wall <= 0:
+        return
+    idle_pct = 100 * float(dev.idle_us.sum()) / wall
+    causes = dev[list(_CAUSE_WORDS)].sum()
+    top = str(causes.idxmax())
+    if idle_pct < 30:
+        return
+    kind = _CAUSE_FIX.get(top)
+    text = fix(kind, target.framework) if kind else (
+        "Open the trace viewer on a step and look at what the device waits for between "
+        "kernels (events, other streams, collectives on other devices).")
+    out.append(Finding(
+        "gpu_idle", f"Devices idle {idle_pct:.0f} % of their step time, most of it "
+        f"{_CAUSE_WORDS[top]}",
+        {"idle_pct": idle_pct, "top_cause": top.removesuffix("_us"),
+         "top_cause_pct": 100 * float(causes[top]) / wall}, text,
+        "high" if idle_pct >= 50 else "moderate"))
+
+
+def _exposed_collectives(overlap: pd.DataFrame, out, target: Target):
+    wall = float(overlap.wall_us.sum()) if len(overlap) else 0.0
+    if wall <= 0 or overlap.collective_us.sum() <= 0:
+        return
+    exposed_pct = 100 * float(overlap.exposed_us.sum()) / wall
+    if exposed_pct < 5:
+        return
+    out.append(Finding(
+        "exposed_collectives", f"Collectives leave the devices without compute "
+        f"{exposed_pct:.0f} % of the step time",
+        {"exposed_pct": exposed_pct,
+         "hidden_pct_of_collectives": 100 * float(overlap.hidden_us.sum())
+         / float(overlap.collective_us.sum())},
+        fix("exposed_collectives", target.framework),
+        "high" if exposed_pct >= 20 else "moderate"))
+
+
+def _stragglers(table: pd.DataFrame, steps: pd.DataFrame, out, target: Target):
+    if not len(table) or table.hosts.max() < 2 or steps.empty:
+        return
+    lag_pct = 100 * float(table.lag_us.mean()) / (1e3 * float(steps.duration_ms.mean()))
+    if lag_pct < 5:
+        return
+    worst = table.last_host.value_counts()
+    out.append(Finding(
+        "straggler", f"Host {worst.index[0]} finishes last in {int(worst.iloc[0])} of "
+        f"{len(table)} steps, {lag_pct:.0f} % of a step after the median host",
+        {"host": str(worst.index[0]), "lag_pct": lag_pct,
+         "mean_lag_us": float(table.lag_us.mean())},
+        fix("straggler", target.framework), "high" if lag_pct >= 20 else "moderate"))
 
 
 def _mixed_precision(steps: pd.DataFrame, environment: dict, out, target: Target):
@@ -156,14 +250,20 @@ def _listing(labels: pd.Series, one: str, many: str) -> str:
 
 def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame,
                     op_stats: pd.DataFrame, tf_data, environment: dict, memory: tuple,
-                    framework: Framework) -> list[Finding]:
+                    framework: Framework, gpu_utilization: pd.DataFrame,
+                    duty_cycle: pd.DataFrame, gpu_overlap: pd.DataFrame,
+                    stragglers: pd.DataFrame) -> list[Finding]:
     """All findings from a profile's tables, most severe first, worded for its framework and
     GPUs (``memory``: the (summary, timeline, breakdown) tables)."""
     target = Target(framework.name, framework.gpu_vendors)
     verdict = bottleneck_verdicts(steps)
     out: list[Finding] = []
     _input_bound(tf_data, verdict, out, target)
-    _launch_bound(kernel_stats, verdict, out, target)
+    gaps = _launch_gaps(gpu_utilization, duty_cycle)
+    _launch_bound(kernel_stats, verdict, gaps, out, target)
+    _gpu_idle(gpu_utilization, out, target)
+    _exposed_collectives(gpu_overlap, out, target)
+    _stragglers(stragglers, steps, out, target)
     _mixed_precision(steps, environment, out, target)
     _layout(kernel_stats, op_stats, out, target)
     _host_python(verdict, out, target)
@@ -173,4 +273,5 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
 
 ANALYSES = (Analysis("recommendations", combine=recommendations,
                      needs=("steps", "kernel_stats", "op_stats", "tf_data", "environment",
-                            "memory", "framework")),)
+                            "memory", "framework", "gpu_utilization", "duty_cycle",
+                            "gpu_overlap", "stragglers")),)

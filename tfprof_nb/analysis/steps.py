@@ -8,7 +8,10 @@ use device events.  Deliberate differences, each visible in the result:
 * profiles without step markers (Keras 3 ``fit``, plain loops, JAX loops) get steps inferred
   from the repeated top-level call of a compiled function: a ``tf.function``
   (``EagerLocalExecute: __inference_...``) or a jitted JAX function (``PjitFunction(f)``),
-  each step lasting until the next call; ``source`` says so (the reference finds none);
+  each step lasting until the next call; a window holding a single call makes one step
+  (XProf makes one step of each function call when TensorFlow records ``FunctionRun``, as
+  TF 2.x before Keras 3 did); ``source`` says so;
+* hosts with TPU TensorCores take their steps from the TPU (:mod:`.xla_steps`);
 * GPU copies named ``MemcpyH2D``/``MemcpyD2H``/``MemcpyD2D`` (CUPTI's names) count as input,
   output and device-to-device (the reference only matches ``MemcpyHToD``-style names and counts
   them as compute);
@@ -36,6 +39,7 @@ from ..constants import GPU_PLANE_PREFIX
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
 from .unit import Analysis
+from .xla_steps import tpu_steps
 
 __all__ = ["ANALYSES", "STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps"]
 
@@ -49,7 +53,7 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
                 "device_compute_ms", "device_compute_16_ms", "device_compute_32_ms",
                 "device_to_device_ms", "device_collectives_ms", "host_compute_ms",
                 "kernel_launch_ms", "input_ms", "output_ms", "compilation_ms", "other_ms",
-                "host_to_host_ms", "host_to_device_ms"]
+                "device_idle_ms", "host_to_host_ms", "host_to_device_ms"]
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 # Calls of a compiled function on the host: a tf.function, a jitted or pmapped JAX function.
 _FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(|PmapFunction\()")
@@ -60,7 +64,8 @@ def _explicit_marker(names: pd.Series) -> np.ndarray:
             & ~names.str.contains("/", regex=False)).to_numpy()
 
 
-def _classify_host(names: pd.Series) -> np.ndarray:
+def classify_host(names: pd.Series) -> np.ndarray:
+    """Step-time type (HOST_COMPUTE, HOST_WAIT_INPUT, ...) of each host event name."""
     lower = names.str.lower()
     no_colon = ~names.str.contains(":", regex=False)
     op_type = names.str.partition(":")[2] if len(names) else names
@@ -116,15 +121,19 @@ def _infer_step_roots(hd: HostData, parent: np.ndarray) -> tuple[np.ndarray, str
     rows, name = _most_repeated(hd, np.unique(top))
     if not len(rows):
         rows, name = _most_repeated(hd, calls[~nested])
+    if not len(rows):  # one call in the window (e.g. one Keras train_function): one step
+        rows, name = _most_repeated(hd, np.unique(top), min_count=1)
+        rows = rows[:1]
     return rows, name
 
 
-def _most_repeated(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, str]:
-    """The rows of the name among ``rows`` that occurs at least twice with the largest total
-    time, and that name (none: empty rows)."""
+def _most_repeated(hd: HostData, rows: np.ndarray,
+                   min_count: int = 2) -> tuple[np.ndarray, str]:
+    """The rows of the name among ``rows`` that occurs at least ``min_count`` times with the
+    largest total time, and that name (none: empty rows)."""
     stats = pd.DataFrame({"row": rows, "name": hd.name_of(rows), "dur": hd.duration[rows]})
     per_name = stats.groupby("name").agg(n=("row", "size"), total=("dur", "sum"))
-    per_name = per_name[per_name.n >= 2]
+    per_name = per_name[per_name.n >= min_count]
     if per_name.empty:
         return np.empty(0, np.int32), ""
     best = per_name.total.idxmax()
@@ -146,11 +155,15 @@ def window_ps(hd: HostData) -> tuple[int, int]:
     return hd.span()
 
 
-def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
+def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.DataFrame:
     """The step table of one host (see :func:`combine_steps`); start times are relative to
-    the host's origin plus ``shift_ps``."""
+    the host's origin plus ``shift_ps``.  ``tpu`` is the host's TPU partial: a host with
+    TensorCores takes its steps from them (:mod:`.xla_steps`)."""
     if not len(hd):
         return empty_steps()
+    if tpu is not None and tpu.get("cores"):
+        table, source = tpu_steps(hd, tpu.get("modules"))
+        return _finished(hd, _with_columns(table), source, shift_ps)
     on_device = _device_planes(hd)
     has_device = bool(on_device.any())
     gid = hd.int_stat("group_id")
@@ -172,11 +185,29 @@ def host_steps(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
         table = _host_steps(hd, group, grouping)
         if table.empty and grouping is not None:
             roots, name = _infer_step_roots(hd, grouping.parent)
-            if len(roots) >= 2:
+            if len(roots):
                 graph = grouping_graph(hd) if graph is None else graph
                 grouping = group_events(hd, extra_roots=roots, graph=graph)
                 table = _host_steps(hd, grouping.group, grouping, inferred=roots)
-                source = f"inferred: repeated '{name}'"
+                source = (f"inferred: repeated '{name}'" if len(roots) > 1 else
+                          f"inferred: the one call of '{name}' in the window")
+    return _finished(hd, table, source, shift_ps)
+
+
+def _with_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """A TPU step table with every column of a step table (the host side's are zero)."""
+    if table.empty:
+        return table
+    out = table.reindex(columns=[c for c in STEP_COLUMNS if c not in ("host", "source")]
+                        + ["begin_ps"]).fillna(0.0)
+    out["group_id"] = table.index.to_numpy(np.int64)
+    out["start_us"] = table.begin_ps.to_numpy() / 1e6
+    out["step_name"] = table.step_name.to_numpy(dtype=object)
+    return out
+
+
+def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int) -> pd.DataFrame:
+    """The steps the profile window holds whole, times shifted, host and source added."""
     if table.empty:
         return empty_steps()
     w0, w1 = window_ps(hd)
@@ -218,7 +249,7 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
     cap = int(hd.line_counts[host_lines].sum())
     rows, kinds, markers = host_step_rows(
         hd.space.events.line, hd.name_code, host_lines, group[:n], _explicit_marker(names),
-        names.str.startswith(_NOT_COMPUTE).to_numpy(), _classify_host(names), flag_rows,
+        names.str.startswith(_NOT_COMPUTE).to_numpy(), classify_host(names), flag_rows,
         flags, cap)
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
@@ -330,6 +361,7 @@ def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
         "output_ms": ms[:, DEVICE_TO_HOST],
         "compilation_ms": ms[:, HOST_COMPILE],
         "other_ms": (out[:, UNKNOWN] + other) / 1e9,
+        "device_idle_ms": 0.0,
         "host_to_host_ms": ms[:, HOST_TO_HOST],
         "host_to_device_ms": ms[:, HOST_TO_DEVICE],
     })[keep]
@@ -368,4 +400,4 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(tables)
 
 
-ANALYSES = (Analysis("steps", host=host_steps, combine=combine_steps),)
+ANALYSES = (Analysis("steps", host=host_steps, combine=combine_steps, host_needs=("tpu",)),)

@@ -1,7 +1,9 @@
 """The per-host step of the XLA analyses: time of every HLO op a host's devices ran.
 
-XLA programs show up in two ways:
+XLA programs show up in three ways:
 
+* TPU: the ``XLA Ops`` lines of ``/device:TPU:N`` planes, read by :mod:`.tpu_planes` (their
+  metadata carries category, framework op, FLOPs and bytes: no HLO proto is needed).
 * GPU: kernels on the CUPTI stream lines of ``/device:GPU:N`` carry ``hlo_op`` (its last
   ``::`` part names the instruction), ``hlo_module`` and ``program_id``.  Every kernel event
   is one occurrence (an HLO op that launches two kernels per run counts two, as in XProf);
@@ -12,7 +14,10 @@ XLA programs show up in two ways:
   (e.g. a dot handed to the Eigen pool) ends with an ``end: <op>`` event, on whatever thread
   completed it, linked to the thunk by its ``_p``/``_c`` context: the op's time runs to that
   event's end.  Thunks nest (a while loop's body runs inside the while thunk), so self time is
-  time minus the nested thunks' time.  XProf ignores these events altogether.
+  time minus the nested thunks' time.  XProf ignores these events altogether.  On a profile
+  with GPU or TPU planes, the host events that launch device work carry the same stats (the
+  launch of each thunk): an hlo_op event with a ``correlation_id``, or of a program that ran
+  on a device, is a launch, not an XLA:CPU op (it stays host time).
 
 Each op is then resolved against the program's HLO proto (``/host:metadata``): category,
 expression, framework op (provenance), source and FLOPs/bytes from :mod:`.hlo_cost`.  Ops that
@@ -27,21 +32,23 @@ import pandas as pd
 
 from ..constants import DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX
 from .device_peaks import peaks_from_plane_stats
+from .fused import fused_children
 from .hlo_cost import GPU_ELEMENTWISE_FLOPS, CostModel
 from .hlo_proto import programs_of_space
 from .hlo_text import category, expression
 from .host import HOST_PLANE, HostData
 from .tf_ops import UNKNOWN, parse_tf_op
+from .tpu_planes import MEMORY_COLUMNS
 from .unit import Analysis, parts_list
 
 __all__ = ["ANALYSES", "host_xla_ops", "host_tf_kernels", "OP_COLUMNS", "INFO_COLUMNS",
-           "tf_op_fullname", "source_of"]
+           "tf_op_fullname", "source_of", "program_id_array"]
 
 INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_name",
                 "source_file", "source_line", "source_stack", "flops", "normalized_flops",
                 "bytes_accessed", "resolved"]
 OP_COLUMNS = ["device_type", "program_id", "hlo_op", "occurrences", "time_ps", "self_ps",
-              "event_flops", "event_bytes"] + INFO_COLUMNS
+              "event_flops", "event_bytes"] + INFO_COLUMNS + MEMORY_COLUMNS
 _END_PREFIX = "end: "
 
 
@@ -172,13 +179,33 @@ def _tf_kernels(hd: HostData, rows: np.ndarray) -> pd.DataFrame:
         "occurrences": out.occurrences.to_numpy(), "time_ps": out.time_ps.to_numpy()})
 
 
-def _cpu_ops(hd: HostData, hlo, pid_stat):
-    """(ops, totals) of the XLA:CPU thunks on the host plane."""
+def _launches(hd: HostData, rows: np.ndarray, pid_stat, on_device: set) -> np.ndarray:
+    """bool per host event ``rows`` with an hlo_op: it launches device work (it has a
+    ``correlation_id``, or its program ran on a device), so it is no XLA:CPU thunk."""
+    launch = hd.int_stat("correlation_id").lookup(rows)[1]
+    if on_device:
+        pid, has = pid_stat.lookup(rows)
+        known = np.array(sorted(_u64(p) for p in on_device), dtype=np.uint64)
+        launch |= has & np.isin(pid.astype(np.int64).view(np.uint64), known)
+    return launch
+
+
+def _u64(value: int) -> int:
+    """A program id as the unsigned 64-bit number the profiler wrote (-1: none, kept)."""
+    return value & (2**64 - 1) if value < -1 else value
+
+
+def _cpu_ops(hd: HostData, hlo, pid_stat, on_device: set):
+    """(ops, totals, number of launch events left out) of the XLA:CPU thunks on the host
+    plane: host events with an hlo_op that launch device work are left out."""
     host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask()
     on_host = host[hlo.rows]
     rows = hlo.rows[on_host].astype(np.int64)
+    launch = _launches(hd, rows, pid_stat, on_device) if len(rows) else np.zeros(0, bool)
+    rows = rows[~launch]
+    on_host[np.flatnonzero(on_host)[launch]] = False
     if not len(rows):
-        return None, []
+        return None, [], int(launch.sum())
     begin, end = hd.begin[rows], hd.end_of(rows)
     # thunks completing asynchronously: their 'end: <op>' event (linked by _p/_c) ends them
     ends = np.flatnonzero(host & hd.name_mask(lambda s: s.str.startswith(_END_PREFIX)
@@ -212,7 +239,7 @@ def _cpu_ops(hd: HostData, hlo, pid_stat):
                      total, self_ps, "CPU")
     totals = [{"device_type": "CPU", "plane": HOST_PLANE,
                "span_ps": int(end.max() - begin.min()), "op_ps": int(self_ps.sum())}]
-    return ops, totals
+    return ops, totals, int(launch.sum())
 
 
 def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list) -> None:
@@ -262,40 +289,94 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list)
                            f"not in its HLO proto: {shown}")
 
 
-def host_xla_ops(hd: HostData, shift_ps: int = 0) -> dict:
-    """One host's XLA ops (GPU kernels and XLA:CPU thunks) resolved against its HLO protos:
-    ``ops`` (one row per device type, program and HLO op), ``totals`` (per device plane:
-    span and op time, ps), ``peaks`` (per device plane), ``programs`` ({program id: name})
-    and ``reasons``.  A host without ``hlo_op`` stats costs next to nothing."""
+def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> dict:
+    """One host's XLA ops (TPU ops, GPU kernels and XLA:CPU thunks) resolved against its
+    HLO protos (TPU ops carry their own metadata): ``ops`` (one row per device type, program
+    and HLO op), ``totals`` (per device plane: span and op time, ps), ``peaks`` (per device
+    plane), ``programs`` ({program id: name}) and ``reasons``.  ``tpu`` is the host's
+    :func:`.tpu_planes.host_tpu` partial.  A host without XLA events costs next to nothing."""
     hlo = hd.str_stat("hlo_op")
     peaks = []
     for i, plane in enumerate(hd.plane_names):
         if plane.startswith(DEVICE_PLANE_PREFIXES):
             p, why = peaks_from_plane_stats(plane, hd.space.plane_stats(i))
             peaks.append((plane, p, why))
-    if not len(hlo):
-        return {"ops": _empty_ops(), "totals": _totals([]), "peaks": peaks, "programs": {},
-                "reasons": []}
-    modules, program_names, reasons = programs_of_space(hd.space)
-    pid_stat = hd.int_stat("program_id")
+    tpu = tpu or {}
+    tpu_ops = tpu.get("ops")
+    tpu_totals = tpu.get("totals")
+    reasons = list(tpu.get("reasons", []))
+    if not len(hlo) and tpu_ops is None:
+        return {"ops": _empty_ops(), "totals": _totals([]) if tpu_totals is None else
+                tpu_totals, "peaks": peaks, "programs": {}, "reasons": reasons}
+    modules, program_names, proto_reasons = programs_of_space(hd.space)
+    reasons += proto_reasons
     parts, totals = [], []
-    gpu, gpu_totals = _gpu_ops(hd, hlo, pid_stat)
-    cpu, cpu_totals = _cpu_ops(hd, hlo, pid_stat)
-    for part, tot in ((gpu, gpu_totals), (cpu, cpu_totals)):
-        if part is not None and len(part):
-            parts.append(part)
-        totals += tot
+    if len(hlo):
+        pid_stat = hd.int_stat("program_id")
+        gpu, gpu_totals = _gpu_ops(hd, hlo, pid_stat)
+        on_device = set() if gpu is None else set(gpu.program_id.tolist())
+        if tpu_ops is not None:
+            on_device |= set(tpu_ops.program_id.tolist())
+        cpu, cpu_totals, launches = _cpu_ops(hd, hlo, pid_stat, on_device)
+        if launches:
+            reasons.append(f"{launches:,} host events carry an hlo_op stat but launch device "
+                           "work (a correlation_id, or a program that ran on a device): "
+                           "they count as host time, not as XLA:CPU ops")
+        for part, tot in ((gpu, gpu_totals), (cpu, cpu_totals)):
+            if part is not None and len(part):
+                parts.append(_with_program_ids(part))
+            totals += tot
     ops = pd.concat(parts, ignore_index=True) if parts else _empty_ops()
     if len(ops):
         if not modules:
             reasons.append("no HLO protos in the profile (no 'Hlo Proto' stats in a "
                            "/host:metadata plane): categories, expressions, framework ops "
                            "and FLOPs of XLA ops are unknown")
-            modules = {}
-        module_stat = _module_names(hd, hlo)
-        _resolve(ops, modules, module_stat, reasons)
-    return {"ops": ops.reindex(columns=OP_COLUMNS), "totals": _totals(totals),
+        _resolve(ops, modules, _module_names(hd, hlo), reasons)
+    fused = fused_children(tpu_ops, modules) if tpu_ops is not None else None
+    if tpu_ops is not None:
+        reasons += _tpu_proto_reasons(tpu_ops, modules)
+    if tpu_ops is not None:
+        ops = pd.concat([o for o in (ops.reindex(columns=OP_COLUMNS),
+                                     _with_program_ids(tpu_ops.reindex(columns=OP_COLUMNS)))
+                         if len(o)], ignore_index=True)
+    totals = _totals(totals)
+    if tpu_totals is not None:
+        totals = pd.concat([t for t in (totals, tpu_totals) if len(t)], ignore_index=True) \
+            if len(tpu_totals) else totals
+    return {"ops": ops.reindex(columns=OP_COLUMNS), "totals": totals, "fused": fused,
             "peaks": peaks, "programs": dict(program_names), "reasons": reasons}
+
+
+def _tpu_proto_reasons(ops: pd.DataFrame, modules: dict) -> list[str]:
+    """TPU programs without an HLO proto: their ops' metadata has every column, but the op
+    profile cannot list what their fusions fuse."""
+    out = []
+    for pid in sorted(set(ops.program_id.tolist()) - set(modules)):
+        name = ops.module[ops.program_id == pid].iloc[0]
+        out.append(f"TPU program {pid} ({name or '?'}) has no readable HLO proto: the op "
+                   "profile shows its fusions without their fused instructions")
+    return out
+
+
+def _with_program_ids(ops: pd.DataFrame) -> pd.DataFrame:
+    """``ops`` with program ids as Python ints (TPU ids use all 64 bits: no int64 column can
+    hold them alongside others; :func:`program_id_array` makes the final column)."""
+    ops = ops.copy()
+    ops["program_id"] = pd.Series([_u64(int(v)) for v in ops.program_id], index=ops.index,
+                                  dtype=object)
+    return ops
+
+
+def program_id_array(values) -> np.ndarray:
+    """Program ids as int64 when all fit, else uint64 (TPU ids), else Python ints."""
+    values = [int(v) for v in values]
+    for dtype in (np.int64, np.uint64):
+        try:
+            return np.array(values, dtype=dtype)
+        except OverflowError:
+            continue
+    return np.array(values, dtype=object)
 
 
 def _totals(rows: list) -> pd.DataFrame:
@@ -312,5 +393,5 @@ def _module_names(hd: HostData, hlo) -> dict:
     return dict(zip(first.p.tolist(), mod.text(first.c.to_numpy()).tolist()))
 
 
-ANALYSES = (Analysis("xla_ops", host=host_xla_ops, combine=parts_list),
+ANALYSES = (Analysis("xla_ops", host=host_xla_ops, combine=parts_list, host_needs=("tpu",)),
             Analysis("tf_kernels", host=host_tf_kernels, combine=parts_list))

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 from ..errors import CaptureError, CaptureWarning
 from .backends import choose_backend
 from .options import TracerOptions, _check_int
-from .session import new_logdir, run_dirs
+from .session import publish_run, run_dirs, split_logdir
 
 __all__ = ["capture_remote", "start_server", "parse_addresses"]
 
@@ -94,7 +94,7 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
     if bad:
         raise CaptureError("cannot reach the profiler server of: " + ", ".join(bad) +
                            ". Is tp.start_server(port) running in that process?")
-    logdir = os.path.abspath(logdir or new_logdir())
+    logdir, url = split_logdir(logdir)  # a URL logdir: captured here, then uploaded
     os.makedirs(logdir, exist_ok=True)
     before = run_dirs(logdir)
     limit = timeout_s if timeout_s is not None else duration_ms / 1e3 + delay_ms / 1e3 + 60
@@ -124,4 +124,4 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
         raise CaptureError(f"the workers {', '.join(addrs)} saved no profile under {logdir}")
     from ..loading import load
 
-    return load(max(new, key=lambda p: p.name))
+    return load(publish_run(max(new, key=lambda p: p.name), url))

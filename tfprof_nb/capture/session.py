@@ -10,6 +10,7 @@ raised outside a tfprof_nb context; it is stopped and saved with a warning).
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 import warnings
@@ -19,7 +20,8 @@ from ..errors import CaptureError, CaptureWarning
 from .backends import check_backend, choose_backend, get_backend
 from .options import TracerOptions
 
-__all__ = ["LocalSession", "new_logdir", "run_dirs", "wait_for_a_free_run_name"]
+__all__ = ["LocalSession", "new_logdir", "publish_run", "run_dirs", "split_logdir",
+           "wait_for_a_free_run_name"]
 
 _active: "LocalSession | None" = None
 
@@ -27,6 +29,35 @@ _active: "LocalSession | None" = None
 def new_logdir() -> str:
     """A fresh temporary logdir."""
     return tempfile.mkdtemp(prefix="tfprof_")
+
+
+def split_logdir(logdir) -> tuple[str, str | None]:
+    """``(local logdir the profiler writes to, URL to publish runs to or None)``."""
+    from ..xspace.stores import is_url, local_path_of  # here: importing xspace loads numpy
+
+    if is_url(logdir):
+        local = local_path_of(logdir)
+        if local is None:
+            return new_logdir(), logdir
+        logdir = local
+    return os.path.abspath(logdir or new_logdir()), None
+
+
+def publish_run(run_dir: Path, url: str | None):
+    """``run_dir`` itself for a local logdir; for a URL, the URL of the run uploaded there
+    (the local staging logdir is then removed).  A failed upload raises CaptureError saying
+    where the run is kept."""
+    if url is None:
+        return run_dir
+    from ..xspace.upload import upload_run
+
+    try:
+        run_url = upload_run(run_dir, url)
+    except (OSError, ImportError, ValueError) as exc:
+        raise CaptureError(f"the profile could not be written to {url}: {exc}. It is kept "
+                           f"in {run_dir}") from exc
+    shutil.rmtree(run_dir.parent.parent.parent)  # the staging logdir (<tmp>/plugins/profile/<run>)
+    return run_url
 
 
 def run_dirs(logdir) -> set[Path]:
@@ -59,14 +90,15 @@ class LocalSession:
 
     def __init__(self, logdir: str | None, options: TracerOptions, owner: str,
                  backend: str = "auto", fn=None, source: str | None = None):
-        self.logdir = os.path.abspath(logdir or new_logdir())
+        self._local, self.url = split_logdir(logdir)
+        self.logdir = self.url or self._local  # where the runs go, as the user named it
         self.options = options
         self.owner = owner
         self.requested = check_backend(backend)
         self.backend: str | None = None
         self._fn, self._source = fn, source
         self._profiler = None
-        self.run_dir: Path | None = None
+        self.run_dir: Path | str | None = None  # a URL string for a URL logdir
         self.running = False
 
     def start(self) -> "LocalSession":
@@ -78,9 +110,9 @@ class LocalSession:
                           f"partial profile is saved under {_active.logdir}", CaptureWarning,
                           stacklevel=3)
             _active.stop()
-        os.makedirs(self.logdir, exist_ok=True)
-        self._before = run_dirs(self.logdir)
-        profiler.start(self.logdir, self.options)
+        os.makedirs(self._local, exist_ok=True)
+        self._before = run_dirs(self._local)
+        profiler.start(self._local, self.options)
         self._profiler = profiler
         self.running = True
         _active = self
@@ -90,8 +122,9 @@ class LocalSession:
         """A context manager marking step ``step_num`` (``_r=1``) for the running profiler."""
         return self._profiler.step_marker(name, step_num)
 
-    def stop(self) -> Path:
-        """Stop and save; return the run directory holding the ``.xplane.pb`` file(s)."""
+    def stop(self) -> Path | str:
+        """Stop and save; return the run directory holding the ``.xplane.pb`` file(s) (its URL
+        for a URL logdir)."""
         global _active
         if not self.running:
             if self.run_dir is None:
@@ -100,10 +133,10 @@ class LocalSession:
         self.running = False
         if _active is self:
             _active = None
-        wait_for_a_free_run_name(self.logdir)
+        wait_for_a_free_run_name(self._local)
         self._profiler.stop()
-        new = run_dirs(self.logdir) - self._before
+        new = run_dirs(self._local) - self._before
         if not new:
-            raise CaptureError(f"the profiler saved nothing under {self.logdir}")
-        self.run_dir = max(new, key=lambda p: p.name)
+            raise CaptureError(f"the profiler saved nothing under {self._local}")
+        self.run_dir = publish_run(max(new, key=lambda p: p.name), self.url)
         return self.run_dir

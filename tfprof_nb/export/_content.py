@@ -165,73 +165,101 @@ def _step_rows(steps: pd.DataFrame, first_slice: int, keys: _Table, strings: _Ta
             np.stack(raws, axis=1).ravel()[keep])
 
 
-def trace_content(prof) -> TraceContent:
-    """The slices, lines, processes and annotations of ``prof`` (see the module doc)."""
-    ev = prof.events
-    n = len(ev)
-    process_names: list[str] = []
-    process_of: dict = {}  # (host, plane index or None) -> process
-    line_names: list[str] = []
-    line_process: list[int] = []
-    line_parts = []
-    keys, strings = _Table(), _Table()
-    stat_parts = []
+class _Tracks:
+    """The trace's processes (one per host and plane) and threads (lines), numbered in the
+    order they are first asked for."""
+
+    def __init__(self):
+        self.process_names: list[str] = []
+        self.line_names: list[str] = []
+        self.line_process: list[int] = []
+        self._process: dict = {}  # (host, plane index or None) -> process
+
+    def line(self, key: tuple, process_name: str, line_name: str) -> int:
+        """A new line of the process ``key`` (made with ``process_name`` when new)."""
+        if key not in self._process:
+            self._process[key] = len(self._process)
+            self.process_names.append(process_name)
+        self.line_names.append(line_name)
+        self.line_process.append(self._process[key])
+        return len(self.line_names) - 1
+
+
+def _event_lines(prof, tracks: _Tracks, keys: _Table, strings: _Table):
+    """(the line of every event, each host's stat rows): one line per (host, line) that has
+    events, in host order."""
+    lines, stats = [], []
     for host in prof.hosts:
         space = prof.spaces[host]
         code = np.full(len(space.line_ids), -1, np.int64)
         for li in np.unique(space.events.line).tolist():
             plane = int(space.line_plane[li])
-            key = (host, plane)
-            if key not in process_of:
-                process_of[key] = len(process_of)
-                process_names.append(f"{host} {space.plane_names[plane]}")
-            code[li] = len(line_names)
-            line_names.append(space.line_display_names[li] or space.line_names[li])
-            line_process.append(process_of[key])
-        line_parts.append(code[space.events.line])
-        stat_parts.append(_host_stat_rows(space, prof.event_offsets[host], keys, strings))
+            code[li] = tracks.line((host, plane), f"{host} {space.plane_names[plane]}",
+                                   space.line_display_names[li] or space.line_names[li])
+        lines.append(code[space.events.line])
+        stats.append(_host_stat_rows(space, prof.event_offsets[host], keys, strings))
+    return lines, stats
+
+
+def _step_slices(prof, tracks: _Tracks, names: _Table, first: int, keys: _Table,
+                 strings: _Table) -> list[tuple]:
+    """(start, duration, name, line, stat rows) of each host's steps, on a ``Steps`` line of
+    the host's CPU process; slice ids follow ``first``."""
+    out = []
+    steps = prof.steps
+    if not len(steps):
+        return out
+    for host, group in steps.groupby("host", sort=True, observed=True):
+        plane = prof.spaces[host].plane_index(HOST_PLANE)
+        line = tracks.line((host, plane), host if plane is None else f"{host} {HOST_PLANE}",
+                           STEPS_LINE)
+        out.append((np.round(group["start_us"].to_numpy() * 1e6).astype(np.int64),
+                    np.round(group["duration_ms"].to_numpy() * 1e9).astype(np.int64),
+                    names.codes([f"step {s}" for s in group.index.tolist()]).astype(np.int32),
+                    np.full(len(group), line, np.int64),
+                    _step_rows(group, first, keys, strings)))
+        first += len(group)
+    return out
+
+
+def _last_value_wins(owner, key, kind, raw, n_keys: int):
+    """The annotation rows without a key repeated on a slice (metadata and event, or a stat
+    set twice): the last one wins."""
+    combo = owner * max(n_keys, 1) + key
+    order = np.argsort(combo, kind="stable")  # fast: rows are sorted by owner already
+    repeated = combo[order[1:]] == combo[order[:-1]]
+    if not repeated.any():
+        return owner, key, kind, raw
+    keep = np.ones(len(owner), bool)
+    keep[order[:-1][repeated]] = False
+    return owner[keep], key[keep], kind[keep], raw[keep]
+
+
+def trace_content(prof) -> TraceContent:
+    """The slices, lines, processes and annotations of ``prof`` (see the module doc)."""
+    ev = prof.events
+    tracks, keys, strings = _Tracks(), _Table(), _Table()
+    line, stat_parts = _event_lines(prof, tracks, keys, strings)
+    n_event_lines = len(tracks.line_names)
     names = _Table(str(x) for x in ev["name"].cat.categories)
     name = [ev["name"].cat.codes.to_numpy().astype(np.int32)]
-    start = [ev["start_ps"].to_numpy()]
-    duration = [ev["duration_ps"].to_numpy()]
-    line = line_parts
-    steps = prof.steps
-    first, n_event_lines = n, len(line_names)
-    if len(steps):
-        for host, group in steps.groupby("host", sort=True, observed=True):
-            space = prof.spaces[host]
-            plane = space.plane_index(HOST_PLANE)
-            key = (host, plane)
-            if key not in process_of:
-                process_of[key] = len(process_of)
-                process_names.append(
-                    host if plane is None else f"{host} {HOST_PLANE}")
-            steps_line = len(line_names)
-            line_names.append(STEPS_LINE)
-            line_process.append(process_of[key])
-            start.append(np.round(group["start_us"].to_numpy() * 1e6).astype(np.int64))
-            duration.append(np.round(group["duration_ms"].to_numpy() * 1e9).astype(np.int64))
-            name.append(names.codes([f"step {s}" for s in group.index.tolist()]).astype(np.int32))
-            line.append(np.full(len(group), steps_line, np.int64))
-            stat_parts.append(_step_rows(group, first, keys, strings))
-            first += len(group)
+    start, duration = [ev["start_ps"].to_numpy()], [ev["duration_ps"].to_numpy()]
+    for s, d, nm, ln, st in _step_slices(prof, tracks, names, len(ev), keys, strings):
+        start.append(s)
+        duration.append(d)
+        name.append(nm)
+        line.append(ln)
+        stat_parts.append(st)
     owner, key, kind, raw = (np.concatenate([p[i] for p in stat_parts]) if stat_parts
                              else np.empty(0, dt)
                              for i, dt in enumerate((np.int64, np.int32, np.int8, np.int64)))
-    # a key repeated on a slice (metadata and event, or a stat set twice): the last one wins
-    combo = owner * max(len(keys.items), 1) + key
-    order = np.argsort(combo, kind="stable")  # fast: rows are sorted by owner already
-    repeated = combo[order[1:]] == combo[order[:-1]]
-    if repeated.any():
-        keep = np.ones(len(owner), bool)
-        keep[order[:-1][repeated]] = False
-        owner, key, kind, raw = owner[keep], key[keep], kind[keep], raw[keep]
+    owner, key, kind, raw = _last_value_wins(owner, key, kind, raw, len(keys.items))
     return TraceContent(
         start_ps=np.concatenate(start).astype(np.int64),
         duration_ps=np.concatenate(duration).astype(np.int64),
         name=np.concatenate(name).astype(np.int32), names=names.items,
-        line=np.concatenate(line).astype(np.int32), line_names=line_names,
-        line_process=np.array(line_process, np.int32), process_names=process_names,
-        n_event_lines=n_event_lines, n_events=n,
+        line=np.concatenate(line).astype(np.int32), line_names=tracks.line_names,
+        line_process=np.array(tracks.line_process, np.int32),
+        process_names=tracks.process_names, n_event_lines=n_event_lines, n_events=len(ev),
         annotations=Annotations(owner, key.astype(np.int32), kind.astype(np.int8),
                                 raw.astype(np.int64), keys.items, strings.items))

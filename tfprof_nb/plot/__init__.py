@@ -1,5 +1,7 @@
 """Charts of a profile as plotly figures: ``prof.plot.step_time()``, ``prof.plot.memory()``,
-``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``.
+``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``,
+``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``,
+``program_memory(program)``.
 
 Every chart the dashboard draws is built here, in Python, as a ``plotly.graph_objects.Figure``:
 restyle it (``fig.update_layout(...)``), save it (``fig.write_html(...)``,
@@ -71,8 +73,42 @@ class ProfilePlots:
                                    theme)
         return roofline_figure(prof.roofline, theme)
 
+    def program_memory(self, program, memory_space: int = 0, theme: str = "light",
+                       top: int = 20, max_points: int = 4000):
+        """An XLA program's heap over its program order, the peak marked, and the ``top``
+        largest buffers live at the peak (``prof.program_memory(program, memory_space)``);
+        heaps longer than ``max_points`` keep each bucket's extremes."""
+        from .program_memory import program_memory_figure
+
+        return program_memory_figure(self._prof.program_memory(program, memory_space), theme,
+                                     top, max_points)
+
     def pod(self, theme: str = "light"):
         """The step-time breakdown of every host side by side (``prof.pod``)."""
         from .pod import pod_figure
 
         return pod_figure(self._prof.pod, theme)
+
+    def gpu_utilization(self, theme: str = "light"):
+        """Busy and idle time by cause per device and step (``prof.gpu_utilization``)."""
+        from .gpu import utilization_figure
+
+        return utilization_figure(self._prof.gpu_utilization, theme)
+
+    def gpu_overlap(self, theme: str = "light"):
+        """Collective time hidden under compute and exposed, per device and step."""
+        from .gpu import overlap_figure
+
+        return overlap_figure(self._prof.gpu_overlap, theme)
+
+    def launch_latency(self, theme: str = "light"):
+        """Histogram of kernel launch latency per device (``prof.launch_latency``)."""
+        from .gpu import launch_latency_figure
+
+        return launch_latency_figure(self._prof.launch_latency.histogram, theme)
+
+    def launch_queue(self, theme: str = "light"):
+        """Kernels launched and not yet started, per device over time."""
+        from .gpu import queue_figure
+
+        return queue_figure(self._prof.launch_latency.queue, theme)

@@ -11,12 +11,12 @@ CATEGORY_LABELS = {
     "device_compute_ms": "Device compute", "device_to_device_ms": "Device to device",
     "device_collectives_ms": "Device collectives", "host_compute_ms": "Host compute",
     "kernel_launch_ms": "Kernel launch", "input_ms": "Input", "output_ms": "Output",
-    "compilation_ms": "Compilation", "other_ms": "All others"}
+    "compilation_ms": "Compilation", "other_ms": "All others", "device_idle_ms": "Device idle"}
 CATEGORY_COLORS = {
     "device_compute_ms": "#4e79a7", "device_to_device_ms": "#76b7b2",
     "device_collectives_ms": "#59a14f", "host_compute_ms": "#f28e2b",
     "kernel_launch_ms": "#edc948", "input_ms": "#e15759", "output_ms": "#b07aa1",
-    "compilation_ms": "#9c755f", "other_ms": "#bab0ac"}
+    "compilation_ms": "#9c755f", "other_ms": "#bab0ac", "device_idle_ms": "#d7d7d7"}
 PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac"]
 

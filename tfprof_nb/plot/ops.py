@@ -39,7 +39,8 @@ def kernel_label(kernel: str, op_name=None, width: int = 60) -> str:
 def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
     """Self time by op and by op type, on the host and on devices (``prof.op_stats`` with or
     without its IDLE rows): one pie each, the ``top`` largest slices and "Other"."""
-    sides = [s for s in ("Host", "Device") if (ops.host_or_device == s).any()]
+    sides = [s for s in ("Host", "Device")  # a side whose ops take no time has no pie
+             if ((ops.host_or_device == s) & (ops.total_self_time_us > 0)).any()]
     specs = [{"type": "domain"}, {"type": "domain"}]
     titles = [f"{side} {what}" for side in sides for what in ("self time by op",
                                                                "self time by type")]

@@ -27,48 +27,26 @@ def _roof(peaks, x_lo: float, x_hi: float) -> tuple[list, list]:
     return xs, ys
 
 
-def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None = None):
-    """HLO ops (``prof.roofline``) as points on log axes: arithmetic intensity (FLOP/byte)
-    against achieved GFLOP/s, sized by self time, coloured by category, the whole program as a
-    star; the device's roofline and ridge point when its peaks are known
-    (``attrs["peaks"]``)."""
-    peaks = table.attrs.get("peaks")
-    known = bool(peaks is not None and peaks.known)
-    name = f" ({peaks.device})" if known and peaks.device else ""
-    fig = new_figure(theme=theme, hovermode="closest",
-                     title={"text": title or f"Roofline{name}"},
-                     xaxis={"title": {"text": "Arithmetic intensity (FLOP/byte)"},
-                            "type": "log"},
-                     yaxis={"title": {"text": "Achieved rate (GFLOP/s)"}, "type": "log"},
-                     meta={"kind": "roofline"}, margin={"r": 200},
-                     legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
-                             "yanchor": "top"})
-    is_program = table.category == "Program"
-    ops = table[~is_program]
-    ops = ops[(ops.arithmetic_intensity_flops_per_byte > 0) & (ops.flop_rate_flops_per_s > 0)]
-    if ops.empty and not is_program.any():
-        reasons = "; ".join(table.attrs.get("reasons", [])) or "no XLA ops with FLOPs"
-        fig.add_annotation(text=f"Nothing to place on the roofline: {reasons}",
-                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-        return fig
-    intensity = ops.arithmetic_intensity_flops_per_byte.to_numpy(float)
-    program = table[is_program]
-    all_x = np.concatenate([intensity, program.arithmetic_intensity_flops_per_byte
-                            .to_numpy(float)])
-    all_x = all_x[np.isfinite(all_x) & (all_x > 0)]
-    if known:
-        lo = float(min(all_x.min(initial=1.0), peaks.ridge_point_flops_per_byte) / 4)
-        hi = float(max(all_x.max(initial=1.0), peaks.ridge_point_flops_per_byte) * 4)
-        xs, ys = _roof(peaks, lo, hi)
-        fig.add_scatter(x=xs, y=ys, mode="lines", name="Roofline",
-                        line={"color": "#e15759", "width": 2},
-                        hovertemplate="attainable %{y:.4g} GFLOP/s at %{x:.3g} FLOP/byte"
-                        "<extra>roofline</extra>")
-        ridge = peaks.ridge_point_flops_per_byte
-        fig.add_scatter(x=[ridge, ridge], y=[min(ys) / 1e3, peaks.peak_flops_per_s / _GIGA],
-                        mode="lines", name=f"Ridge point ({ridge:.3g} FLOP/byte)",
-                        line={"dash": "dot", "width": 1, "color": "#888888"},
-                        hovertemplate="ridge point %{x:.3g} FLOP/byte<extra></extra>")
+def _add_roof(fig, peaks, intensities: np.ndarray) -> None:
+    """The roofline over the ops' intensities and the ridge point (widened 4x either side),
+    and the ridge point's vertical line."""
+    ridge = peaks.ridge_point_flops_per_byte
+    lo = float(min(intensities.min(initial=1.0), ridge) / 4)
+    hi = float(max(intensities.max(initial=1.0), ridge) * 4)
+    xs, ys = _roof(peaks, lo, hi)
+    fig.add_scatter(x=xs, y=ys, mode="lines", name="Roofline",
+                    line={"color": "#e15759", "width": 2},
+                    hovertemplate="attainable %{y:.4g} GFLOP/s at %{x:.3g} FLOP/byte"
+                    "<extra>roofline</extra>")
+    fig.add_scatter(x=[ridge, ridge], y=[min(ys) / 1e3, peaks.peak_flops_per_s / _GIGA],
+                    mode="lines", name=f"Ridge point ({ridge:.3g} FLOP/byte)",
+                    line={"dash": "dot", "width": 1, "color": "#888888"},
+                    hovertemplate="ridge point %{x:.3g} FLOP/byte<extra></extra>")
+
+
+def _add_ops(fig, ops: pd.DataFrame) -> None:
+    """The ops as markers sized by self time, one trace per category (the largest
+    ``_MAX_CATEGORIES``, then "other")."""
     time = ops.total_self_time_us.to_numpy(float)
     size = 6 + 24 * np.sqrt(time / time.max()) if len(time) and time.max() > 0 else 8
     ops = ops.assign(_size=size)
@@ -86,8 +64,42 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
                                 "color": PALETTE[i % len(PALETTE)], "opacity": 0.75,
                                 "line": {"width": 0.5, "color": "#ffffff"}},
                         customdata=_custom(part), hovertemplate=_HOVER)
-    program = program[(program.arithmetic_intensity_flops_per_byte > 0) &
-                      (program.flop_rate_flops_per_s > 0)]
+
+
+def _placed(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows a log-log chart can place (positive intensity and rate)."""
+    return rows[(rows.arithmetic_intensity_flops_per_byte > 0) & (rows.flop_rate_flops_per_s > 0)]
+
+
+def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None = None):
+    """HLO ops (``prof.roofline``) as points on log axes: arithmetic intensity (FLOP/byte)
+    against achieved GFLOP/s, sized by self time, coloured by category, the whole program as a
+    star; the device's roofline and ridge point when its peaks are known
+    (``attrs["peaks"]``)."""
+    peaks = table.attrs.get("peaks")
+    known = bool(peaks is not None and peaks.known)
+    name = f" ({peaks.device})" if known and peaks.device else ""
+    fig = new_figure(theme=theme, hovermode="closest",
+                     title={"text": title or f"Roofline{name}"},
+                     xaxis={"title": {"text": "Arithmetic intensity (FLOP/byte)"},
+                            "type": "log"},
+                     yaxis={"title": {"text": "Achieved rate (GFLOP/s)"}, "type": "log"},
+                     meta={"kind": "roofline"}, margin={"r": 200},
+                     legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
+                             "yanchor": "top"})
+    is_program = table.category == "Program"
+    ops, program = _placed(table[~is_program]), table[is_program]
+    if ops.empty and not is_program.any():
+        reasons = "; ".join(table.attrs.get("reasons", [])) or "no XLA ops with FLOPs"
+        fig.add_annotation(text=f"Nothing to place on the roofline: {reasons}",
+                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        return fig
+    if known:
+        x = np.concatenate([ops.arithmetic_intensity_flops_per_byte.to_numpy(float),
+                            program.arithmetic_intensity_flops_per_byte.to_numpy(float)])
+        _add_roof(fig, peaks, x[np.isfinite(x) & (x > 0)])
+    _add_ops(fig, ops)
+    program = _placed(program)
     if len(program):
         fig.add_scatter(x=program.arithmetic_intensity_flops_per_byte.to_numpy(float),
                         y=program.flop_rate_flops_per_s.to_numpy(float) / _GIGA,

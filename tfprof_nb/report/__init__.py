@@ -4,7 +4,8 @@
     tp.export_notebook(prof, "report.ipynb")
 
 Importing this package is light (``tfprof_nb`` imports it so that ``tp.report`` is the
-function): the writers load the widgets only when called.
+function): the writers load the widgets only when called.  They take a loaded profile;
+``tp.report`` (in ``tfprof_nb``) also loads one from a path.
 """
 
 from __future__ import annotations
@@ -14,18 +15,15 @@ from pathlib import Path
 __all__ = ["export_notebook", "report"]
 
 
-def report(source, path="tfprof_report.html", title: str | None = None) -> Path:
-    """Write the offline HTML report of ``source`` (a Profile, or anything ``tp.load``
-    accepts: logdir, run directory, file, list) to ``path``; returns the file's path.
+def report(prof, path="tfprof_report.html", title: str | None = None) -> Path:
+    """Write the offline HTML report of the profile ``prof`` to ``path``; returns the file's
+    path.
 
     One self-contained file: the whole dashboard, interactive, rendered by the same JS
     modules as the notebook widgets, with no request to any network address.
     """
-    from ..loading import load
-    from ..profile import Profile
     from .html import write_report
 
-    prof = source if isinstance(source, Profile) else load(source)
     return write_report(prof, path, title)
 
 

@@ -2,7 +2,7 @@
 
 The page embeds the dashboard's state (and every trace event's stats) as a packed payload, the
 dashboard's own ES module and the offline host that renders it: the same code as the live
-widget (``tfprof_nb.widgets._page`` writes such pages of any view).  A Content-Security-Policy
+widget (``tfprof_nb.offline.page`` writes such pages of any view).  A Content-Security-Policy
 forbids every network request, so the report works from ``file://`` on an air-gapped machine
 and cannot leak anything.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..widgets._page import widget_page, write_page, written_at
+from ..offline import widget_page, write_page
 
-__all__ = ["report_html", "widget_page", "write_page", "write_report", "written_at"]
+__all__ = ["report_html", "write_report"]
 
 
 def report_html(prof, title: str | None = None) -> str:

@@ -15,14 +15,17 @@ __all__ = ["export_notebook"]
 
 
 def _source_of(prof) -> str:
-    """What to pass to ``tp.load`` to get ``prof`` back: its run directory, file or files."""
-    paths = [Path(p) for p in prof.source]
+    """What to pass to ``tp.load`` to get ``prof`` back: its run directory, file or files
+    (local paths or URLs)."""
+    from ..xspace.stores import is_url
+
+    paths = [str(p) if is_url(str(p)) else str(Path(p)) for p in prof.source]
     if not paths:
         return "'<path to the profile>'"
     if len(paths) == 1:
-        return repr(str(paths[0]))
-    parents = {p.parent for p in paths}
-    return repr(str(parents.pop())) if len(parents) == 1 else repr([str(p) for p in paths])
+        return repr(paths[0])
+    parents = {p.rsplit("/", 1)[0] if is_url(p) else str(Path(p).parent) for p in paths}
+    return repr(parents.pop()) if len(parents) == 1 else repr(paths)
 
 
 def export_notebook(prof, path, title: str | None = None) -> Path:
@@ -36,10 +39,9 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-    from .. import __version__
-    from ..widgets._offline import display_outputs
+    from .._version import __version__
+    from ..offline import display_outputs, write_page, written_at
     from ..widgets.dashboard import Dashboard
-    from .html import write_page, written_at
 
     path = Path(path).expanduser()
     if path.is_dir():

@@ -1,45 +1,55 @@
-"""The private base of tfprof_nb's widgets: bundle loading, error reporting and the offline
-fallback every displayed view carries."""
+"""The private base of tfprof_nb's widgets: the JS module a class names, error reporting and
+the offline copy every displayed view carries (made by ``tfprof_nb.offline``)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import anywidget
 import traitlets
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
+from .. import offline
+from ..offline import WidgetBundleMissing, bundle
+from ..offline.bundles import bundle_text
+
+__all__ = ["BaseWidget", "WidgetBundleMissing", "bundle"]
 
 
-class WidgetBundleMissing(RuntimeError):
-    """The JavaScript bundle of the widgets was not built."""
+class _Module:
+    """A widget class's ES module (anywidget's ``_esm``): the source of its ``bundle``, read
+    when a widget is made, so that classes import before their bundle is built (a missing
+    bundle then says how to build it)."""
 
-
-def bundle(name: str) -> Path:
-    """Path of a built widget module; a clear error when it was not built."""
-    path = STATIC / f"{name}.js"
-    if not path.is_file():
-        raise WidgetBundleMissing(
-            f"{path} is missing: build the widget bundle with "
-            "`npm --prefix js install && npm --prefix js run build` (make test does this)")
-    return path
+    def __get__(self, obj, cls):
+        if obj is None:  # the class's attribute: this descriptor (nothing is read)
+            return self
+        return bundle_text(cls.bundle) if cls.bundle else None
 
 
 class BaseWidget(anywidget.AnyWidget):
     """Common traits: ``error`` carries a message the view shows instead of failing;
-    ``_tfprof_view`` names the view so offline pages find tfprof_nb's widgets."""
+    ``_tfprof_view`` names the view so offline pages find tfprof_nb's widgets, and
+    ``_tfprof_timelines`` the trait prefixes of the trace viewers inside it (whose selected
+    events an offline page answers with the details it embeds).
 
+    A subclass names its JS module with ``bundle`` (``js/src/<bundle>.ts``, built into
+    ``tfprof_nb/static``); the widget manifest lists every such class.
+    """
+
+    bundle = ""
+    _esm = _Module()
     error = traitlets.Unicode("").tag(sync=True)
     _tfprof_view = traitlets.Unicode("").tag(sync=True)
+    _tfprof_timelines = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("_tfprof_view", type(self).__name__)
+        has_timeline = self._timeline_source() is not None
+        kwargs.setdefault("_tfprof_timelines", [self._timeline_prefix()] if has_timeline else [])
         super().__init__(*args, **kwargs)
 
     def _safely(self, fn, *args):
         try:
             return fn(*args)
-        except Exception as exc:  # a widget must never take the kernel down
+        except Exception as exc:  # a widget must never take the kernel down: shown instead
             self.error = f"{type(exc).__name__}: {exc}"
             return None
 
@@ -47,6 +57,10 @@ class BaseWidget(anywidget.AnyWidget):
         """The TimelineSource of a view with a trace timeline (its events' details are
         embedded offline), else None."""
         return None
+
+    def _timeline_prefix(self) -> str:
+        """The prefix of the timeline's traits in this widget's state ("" for a timeline)."""
+        return ""
 
     def _answer(self, content, buffers) -> tuple[dict, list] | None:
         """The reply (content, buffers) to a custom message from the front-end (None: no
@@ -61,15 +75,11 @@ class BaseWidget(anywidget.AnyWidget):
                 self.send(*reply)
         self._safely(answer)
 
-    def _timeline_prefix(self) -> str:
-        """The prefix of the timeline's traits in this widget's state ("" for a timeline)."""
-        return ""
-
     def _offline(self, make):
         """``make(self)`` (offline fallback pieces), or a note saying why there are none."""
         try:
             return make(self)
-        except Exception as exc:  # the live view must still display
+        except Exception as exc:  # the live view must still display; the note says why
             import html
 
             return (f'<p class="tfprof-offline-note">tfprof_nb: no offline copy of this view '
@@ -78,16 +88,12 @@ class BaseWidget(anywidget.AnyWidget):
     def to_html(self, path, title: str | None = None):
         """Write this view as one self-contained offline HTML page (no network needed to
         open it, from ``file://`` too); returns the file's path."""
-        from ._page import widget_page, write_page
-
-        return write_page(widget_page(self, title or f"tfprof_nb {type(self).__name__}"),
-                          path, f"tfprof_{type(self).__name__.lower()}.html")
+        page = offline.widget_page(self, title or f"tfprof_nb {type(self).__name__}")
+        return offline.write_page(page, path, f"tfprof_{type(self).__name__.lower()}.html")
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view plus a self-contained offline fallback (``text/html``)."""
-        from ._offline import fallback_html
-
-        return self._bundle(self._offline(fallback_html), **kwargs)
+        return self._bundle(self._offline(offline.fallback_html), **kwargs)
 
     def _bundle(self, fallback: str, **kwargs):
         out = super()._repr_mimebundle_(**kwargs)
@@ -100,10 +106,9 @@ class BaseWidget(anywidget.AnyWidget):
         notebooks)."""
         from IPython.display import display
 
-        from ._offline import display_outputs, loader_html
-
-        pieces = self._offline(display_outputs)
-        fallback, loader = pieces if isinstance(pieces, tuple) else (pieces, loader_html())
+        pieces = self._offline(offline.display_outputs)
+        fallback, loader = pieces if isinstance(pieces, tuple) else \
+            (pieces, offline.loader_html())
         data, meta = self._bundle(fallback)
         display(data, metadata=meta, raw=True)
         display({"text/html": loader}, metadata={"tfprof_nb": "offline-loader"}, raw=True)

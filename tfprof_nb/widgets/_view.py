@@ -1,19 +1,19 @@
 """A view of a profile as a unit: its traits, how they are built from a profile, what it does
 when the front-end changes one, and why it would be empty.
 
-A view class is all the dashboard needs: it lists ``(tab, title, view class)`` and takes each
-view's synced traits under the tab's prefix, so a new view is one Python class (plus one TS
-module and one row in the dashboard's list).
+A view class is all the dashboard needs: its tab, title, place among the tabs and JS module
+are class attributes; the widget manifest (``manifest.py``) lists every view class, and the
+dashboard takes each view's synced traits under the tab's prefix.  A new view is one Python
+class (in a module of this package) and one TS module, nothing else.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from ._base import BaseWidget
 
-__all__ = ["View", "ViewState", "figure_json"]
+__all__ = ["View", "ViewState"]
 
 
 @dataclass
@@ -26,17 +26,17 @@ class ViewState:
     extra: dict = field(default_factory=dict)
 
 
-def figure_json(fig) -> dict:
-    """A plotly figure as the JSON the views draw (numeric arrays as base64 typed arrays)."""
-    return json.loads(fig.to_json())
-
-
 class View(BaseWidget):
-    """A view of a profile.  Subclasses set ``tab`` and ``title``, declare their synced
-    traits, and implement :meth:`state` (and :meth:`reason` when they can be empty)."""
+    """A view of a profile.  Subclasses set ``bundle`` (their JS module) and, to be a tab of
+    the dashboard, ``tab`` (its key), ``title`` and ``position`` (tabs go by position); a
+    ``zoomable`` view has a ``view`` trait ([start, end] in us) the dashboard sets to show a
+    time range.  They declare their synced traits and implement :meth:`state` (and
+    :meth:`reason` when they can be empty)."""
 
     tab = ""
     title = ""
+    position = 0
+    zoomable = False
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -68,7 +68,6 @@ class View(BaseWidget):
     def _answer(self, content, buffers) -> tuple[dict, list] | None:
         """The reply (content, buffers) to a custom message from the front-end."""
         return self._controller.on_message(content, buffers)
-
 
     def _on_change(self, change) -> None:
         def apply():

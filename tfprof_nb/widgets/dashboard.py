@@ -1,42 +1,25 @@
-"""The dashboard: every view of a profile in tabs, built from the list of views.
+"""The dashboard: every view of a profile in tabs, built from the widget manifest.
 
-``VIEWS`` lists ``(tab, title, view class)``.  The dashboard's traits are the views' own
-synced traits under the prefix ``<tab>__`` (generated from the view classes, never declared by
-hand); ``views`` tells the front-end, in order, each tab's title, view kind and prefix, and why
-a tab is empty or what went wrong building it.  A view that fails shows its error in its tab;
-the other tabs still work.
+The manifest (``manifest.py``) lists the views in tab order.  A dashboard's traits are the
+views' own synced traits under the prefix ``<tab>__`` (taken from the view classes, never
+declared by hand); ``views`` tells the front-end, in order, each tab's title, view kind and
+prefix, and why a tab is empty or what went wrong building it (with the traceback).  A view
+that fails shows its error in its tab; the other tabs still work.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 import traceback
 
 import traitlets
 
-from ._base import BaseWidget, bundle
-from .input import InputPipelineView
-from .memory import MemoryTimeline
-from .opstats import OpStatsView
-from .overview import OverviewView, profile_header
-from .pipeline import PipelineGraph, PodView
-from .tables import KernelStatsView
-from .timeline import TraceTimeline
-from .xla import XlaView
+from ._base import BaseWidget
+from .manifest import view_entries
+from .overview import profile_header
 
-__all__ = ["Dashboard", "VIEWS", "prefix_of"]
-
-VIEWS = [
-    ("overview", "Overview", OverviewView),
-    ("timeline", "Trace viewer", TraceTimeline),
-    ("ops", "TensorFlow stats", OpStatsView),
-    ("kernels", "GPU kernel stats", KernelStatsView),
-    ("xla", "XLA ops", XlaView),
-    ("memory", "Memory", MemoryTimeline),
-    ("input", "Input pipeline", InputPipelineView),
-    ("tfdata", "tf.data", PipelineGraph),
-    ("pod", "Pod viewer", PodView),
-]
+__all__ = ["Dashboard", "prefix_of", "view_classes"]
 
 
 def prefix_of(tab: str) -> str:
@@ -44,40 +27,64 @@ def prefix_of(tab: str) -> str:
     return f"{tab}__"
 
 
-class _DashboardBase(BaseWidget):
-    """What every dashboard has besides its views' traits."""
+def view_classes() -> list[type]:
+    """The dashboard's view classes, in tab order (as the manifest lists them)."""
+    return [getattr(importlib.import_module(e["module"]), e["name"]) for e in view_entries()]
 
-    _esm = bundle("dashboard")
+
+def _prefixed_traits(classes) -> dict:
+    return {prefix_of(cls.tab) + name: copy.deepcopy(trait)
+            for cls in classes for name, trait in cls.synced().items()}
+
+
+def _entry(cls) -> dict:
+    return {"tab": cls.tab, "title": cls.title, "kind": cls.__name__,
+            "prefix": prefix_of(cls.tab), "zoomable": bool(cls.zoomable), "reason": "",
+            "error": "", "traceback": ""}
+
+
+class Dashboard(BaseWidget):
+    """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
+    give it.  Tabs: the views the widget manifest lists (overview, trace viewer, TensorFlow
+    stats, GPU kernel stats, GPU utilisation, XLA ops, memory, input pipeline, tf.data, pod
+    viewer).  Tabs
+    without data say why; a tab whose view fails shows its error and traceback."""
+
+    bundle = "dashboard"
     header = traitlets.List().tag(sync=True)
     views = traitlets.List().tag(sync=True)
 
     def __init__(self, prof, **kwargs):
         self._prof = prof
+        self._classes = {cls.tab: cls for cls in view_classes()}
         self._controllers: dict[str, object] = {}
-        self._errors: dict[str, str] = {}  # the traceback of each view that failed
         entries, values = [], {}
-        for tab, title, cls in VIEWS:
-            entry = {"tab": tab, "title": title, "kind": cls.__name__, "prefix": prefix_of(tab),
-                     "reason": "", "error": ""}
-            try:
-                reason = cls.reason(prof)
-                if reason:
-                    entry["reason"] = reason
-                else:
-                    state = cls.state(prof)
-                    values.update({prefix_of(tab) + k: v for k, v in state.values.items()})
-                    if state.controller is not None:
-                        self._controllers[tab] = state.controller
-            except Exception as exc:  # shown in its tab; the other views still work
-                entry["error"] = f"{type(exc).__name__}: {exc}"
-                self._errors[tab] = traceback.format_exc()
-            entries.append(entry)
+        for cls in self._classes.values():
+            entries.append(self._build(cls, prof, values))
+        # the views' traits, on this dashboard only (as anywidget adds its own)
+        traitlets.HasTraits.add_traits(self, **_prefixed_traits(self._classes.values()))
         super().__init__(header=profile_header(prof), views=entries, **values, **kwargs)
-        classes = {t: c for t, _, c in VIEWS}
         for tab, controller in self._controllers.items():
-            names = [prefix_of(tab) + n for n in classes[tab].synced()]
+            names = [prefix_of(tab) + n for n in self._classes[tab].synced()]
             self.observe(self._routed(tab, controller), names=names)
         self.on_msg(self._on_message)
+
+    def _build(self, cls, prof, values: dict) -> dict:
+        """The tab entry of view ``cls``; its trait values go into ``values``."""
+        entry = _entry(cls)
+        try:
+            reason = cls.reason(prof)
+            if reason:
+                entry["reason"] = reason
+                return entry
+            state = cls.state(prof)
+            values.update({prefix_of(cls.tab) + k: v for k, v in state.values.items()})
+            if state.controller is not None:
+                self._controllers[cls.tab] = state.controller
+        except Exception as exc:  # shown in its tab, traceback included; the others work
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            entry["traceback"] = traceback.format_exc()
+        return entry
 
     def _answer(self, content, buffers) -> tuple[dict, list] | None:
         """A view's request (its prefix in ``view``) goes to the view's controller; the answer
@@ -97,7 +104,8 @@ class _DashboardBase(BaseWidget):
 
     @property
     def errors(self) -> dict[str, str]:
-        """{tab: what failed} of the tabs whose view could not be built."""
+        """{tab: what failed} of the tabs whose view could not be built (the tab shows the
+        message and, folded, its traceback)."""
         return {v["tab"]: v["error"] for v in self.views if v["error"]}
 
     def _routed(self, tab: str, controller):
@@ -112,22 +120,9 @@ class _DashboardBase(BaseWidget):
         return on_change
 
     def _timeline_source(self):
-        return self._controllers.get("timeline")
+        return next((c for c in self._controllers.values() if hasattr(c, "offline_state")),
+                    None)
 
     def _timeline_prefix(self) -> str:
-        return prefix_of("timeline")
-
-
-def _dashboard_class():
-    traits = {}
-    for tab, _, cls in VIEWS:
-        for name, trait in cls.synced().items():
-            traits[prefix_of(tab) + name] = copy.deepcopy(trait)
-    doc = ("Every view of a profile in one tabbed widget; ``prof.show()`` and "
-           "``display(prof)`` give it.  Tabs: " + ", ".join(t for _, t, _ in VIEWS) +
-           ".  Tabs without data say why; a tab whose view fails shows its error.")
-    return type("Dashboard", (_DashboardBase,), {"__doc__": doc, "__module__": __name__,
-                                                  **traits})
-
-
-Dashboard = _dashboard_class()
+        return next((prefix_of(t) for t, c in self._controllers.items()
+                     if hasattr(c, "offline_state")), "")

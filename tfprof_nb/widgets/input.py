@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import traitlets
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["InputPipelineView"]
 
@@ -16,12 +15,11 @@ class InputPipelineView(View):
     """Is the program input-bound, input wait per step, host-side breakdown, input ops
     (``prof.input_pipeline``)."""
 
-    tab, title = "input", "Input pipeline"
-    _esm = bundle("input")
+    tab, title, bundle, position = "input", "Input pipeline", "input", 70
     statements = traitlets.List().tag(sync=True)
-    figure = traitlets.Dict().tag(sync=True)
-    host_table = traitlets.Dict().tag(sync=True)
-    ops_table = traitlets.Dict().tag(sync=True)
+    figure = FigureTrait()
+    host_table = TableTrait()
+    ops_table = TableTrait()
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -35,7 +33,7 @@ class InputPipelineView(View):
         return ViewState({
             "statements": [s for s in (ip.summary.get("input_statement", ""),
                                        ip.summary.get("next_step", "")) if s],
-            "figure": figure_json(prof.plot.input_pipeline()),
-            "host_table": table_spec(ip.host_side.reset_index(drop=True),
-                                     "Host-side input time", "category", 10),
-            "ops_table": table_spec(ip.input_ops, "Input ops", "operation")})
+            "figure": prof.plot.input_pipeline(),
+            "host_table": TableData(ip.host_side.reset_index(drop=True),
+                                    "Host-side input time", "category", 10),
+            "ops_table": TableData(ip.input_ops, "Input ops", "operation")})

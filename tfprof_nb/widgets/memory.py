@@ -3,11 +3,8 @@ every allocation hoverable, the peak marked, and the breakdown of what is live a
 
 from __future__ import annotations
 
-import traitlets
-
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["MemoryTimeline"]
 
@@ -16,10 +13,9 @@ class MemoryTimeline(View):
     """Memory in use over time (``prof.plot.memory()``: a menu picks the allocator) and the
     allocations live at each allocator's peak (``prof.memory_breakdown``)."""
 
-    tab, title = "memory", "Memory"
-    _esm = bundle("memory")
-    figure = traitlets.Dict().tag(sync=True)
-    breakdown = traitlets.Dict().tag(sync=True)
+    tab, title, bundle, position = "memory", "Memory", "memory", 60
+    figure = FigureTrait()
+    breakdown = TableTrait()
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -32,6 +28,6 @@ class MemoryTimeline(View):
         breakdown = prof.memory_breakdown.copy()
         if breakdown.host.nunique() > 1:
             breakdown["allocator"] = breakdown.host + " " + breakdown.allocator
-        return ViewState({"figure": figure_json(prof.plot.memory()),
-                          "breakdown": table_spec(breakdown.drop(columns=["host"]),
-                                                  "Memory breakdown at peak", "tf_op")})
+        return ViewState({"figure": prof.plot.memory(),
+                          "breakdown": TableData(breakdown.drop(columns=["host"]),
+                                                 "Memory breakdown at peak", "tf_op")})

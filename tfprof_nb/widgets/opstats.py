@@ -3,32 +3,34 @@ name-scope icicle, and the table."""
 
 from __future__ import annotations
 
-import traitlets
+import pandas as pd
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["OpStatsView"]
 
 
-def _scopes(prof) -> list:
+def _scopes(prof) -> pd.DataFrame:
+    """The name-scope tree as the icicle reads it: scope, parent (missing at the roots), name,
+    self time and allocated bytes."""
     table = prof.scope_stats(side="all")
-    return [{"scope": str(r.scope), "parent": None if r.parent is None or
-             (isinstance(r.parent, float)) else str(r.parent), "name": str(r.name),
-             "time": float(r.self_time_us), "bytes": float(r.allocated_bytes)}
-            for r in table.itertuples()]
+    parent = table["parent"].where(table["parent"].notna(), None)
+    return pd.DataFrame({"scope": table["scope"].astype(str), "parent": parent,
+                         "name": table["name"].astype(str),
+                         "time": table["self_time_us"].astype(float),
+                         "bytes": table["allocated_bytes"].astype(float)})
 
 
 class OpStatsView(View):
     """Self time by op and op type on the host and the devices, idle time in or out, the
     name-scope hierarchy by time or memory, and the sortable TensorFlow stats table."""
 
-    tab, title = "ops", "TensorFlow stats"
-    _esm = bundle("opstats")
-    pies = traitlets.Dict().tag(sync=True)  # {"with_idle": figure, "without_idle": figure}
-    scopes = traitlets.List().tag(sync=True)
-    table = traitlets.Dict().tag(sync=True)
+    tab, title, bundle, position = "ops", "TensorFlow stats", "opstats", 30
+    pie_with_idle = FigureTrait()
+    pie_without_idle = FigureTrait()
+    scopes = TableTrait()
+    table = TableTrait()
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -37,7 +39,7 @@ class OpStatsView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         return ViewState({
-            "pies": {"with_idle": figure_json(prof.plot.op_stats(include_idle=True)),
-                     "without_idle": figure_json(prof.plot.op_stats(include_idle=False))},
+            "pie_with_idle": prof.plot.op_stats(include_idle=True),
+            "pie_without_idle": prof.plot.op_stats(include_idle=False),
             "scopes": _scopes(prof),
-            "table": table_spec(prof.op_stats, "TensorFlow stats", "operation")})
+            "table": TableData(prof.op_stats, "TensorFlow stats", "operation")})

@@ -1,15 +1,16 @@
-"""The overview view: summary cards, the step-time graph, verdicts, top ops, the run
-environment and the recommendations."""
+"""The overview view: summary cards (with the device figures: duty cycle, and on TPUs idle
+time, MXU/HBM counters and roofline utilisations), the step-time graph (saying where inferred
+steps come from), verdicts, top ops, the run environment and the recommendations."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import traitlets
 
-from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX, TPU_TENSOR_CORE_PLANE
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["OverviewView", "profile_header"]
 
@@ -30,42 +31,71 @@ def profile_header(prof) -> list[list[str]]:
     return facts
 
 
+def _pct(value) -> str:
+    return "unknown" if value is None or np.isnan(value) else f"{value:.1f}%"
+
+
+def _device_cards(ov) -> list[list[str]]:
+    """The device figures (TPU: duty cycle, idle, MXU and HBM counters, roofline
+    utilisations; GPU: the duty cycle) as cards; none without them."""
+    dev = ov.device
+    if dev:
+        kind = dev["device_type"]
+        return [[f"{kind} duty cycle", _pct(dev["duty_cycle_pct"])],
+                [f"{kind} idle", _pct(dev["idle_pct"])],
+                ["MXU utilisation", _pct(dev["mxu_utilization_pct"])],
+                ["HBM utilisation", _pct(dev["hbm_utilization_pct"])],
+                ["FLOP rate of the roofline", _pct(dev["flop_rate_utilization_pct"])],
+                ["HBM bandwidth of its peak", _pct(dev["hbm_bw_utilization_pct"])]]
+    if ov.device_duty_cycle_pct is not None:
+        return [["Device duty cycle", _pct(ov.device_duty_cycle_pct)]]
+    return []
+
+
 def _cards(ov) -> list[list[str]]:
     cards = []
     st = ov.step_time
     if st.get("steps"):
         cards.append(["Average step time", f"{st['avg_ms']:.3f} ms"])
-        cards.append(["Steps", f"{st['steps']} ({st['source']})"])
+        source = "inferred" if st["source"].startswith("inferred") else st["source"]
+        cards.append(["Steps", f"{st['steps']} ({source})"])  # inferred: the note says how
     ib = ov.input_bound
     if ib.get("classification") not in (None, "unknown"):
         cards.append(["Waiting for input", f"{ib.get('input_pct', 0.0):.1f}%"])
     if ov.precision:
         cards.append(["16-bit device compute", f"{ov.precision['device_compute_16bit_pct']:.1f}%"])
     env = ov.environment
-    cards.append(["Hosts / devices", f"{env['host_count']} / {env['device_count']} "
-                                     f"{env['device_type']}"])
-    return cards
+    devices = f"{env['device_count']} {env['device_type']}" if env["device_count"] else \
+        "CPU only"
+    cards.append(["Hosts / devices", f"{env['host_count']} / {devices}"])
+    return cards + _device_cards(ov)
 
 
-def _environment(prof, env) -> dict:
+def _environment(prof, env) -> TableData:
+    """The devices (GPUs with their capabilities, else the TPU planes, else "CPU only")."""
     devices = env["devices"]
+    if devices.empty and env["device_type"] == "TPU":
+        planes = prof.planes
+        tpus = planes[planes.plane.str.match(TPU_TENSOR_CORE_PLANE)]
+        devices = pd.DataFrame({"host": tpus.host.astype(str), "device": tpus.plane.astype(str),
+                                "events": tpus.events.astype("int64")}).reset_index(drop=True)
     if devices.empty:
         devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
-    return table_spec(devices, "Devices", "device", 50)
+    return TableData(devices, "Devices", "device", 50)
 
 
 class OverviewView(View):
     """Summary cards, step-time graph (click a step to see it in the trace viewer), the
     input-bound verdict, top 10 ops, the run environment and the recommendations."""
 
-    tab, title = "overview", "Overview"
-    _esm = bundle("overview")
+    tab, title, bundle, position = "overview", "Overview", "overview", 10
     cards = traitlets.List().tag(sync=True)
     statements = traitlets.List().tag(sync=True)
-    step_figure = traitlets.Dict().tag(sync=True)
+    step_figure = FigureTrait()
+    step_note = traitlets.Unicode("").tag(sync=True)  # where the steps come from, if inferred
     no_steps = traitlets.Unicode("").tag(sync=True)
-    top_ops = traitlets.Dict().tag(sync=True)
-    environment = traitlets.Dict().tag(sync=True)
+    top_ops = TableTrait()
+    environment = TableTrait()
     recommendations = traitlets.List().tag(sync=True)
     clicked_step = traitlets.Int(-1).tag(sync=True)
 
@@ -76,16 +106,18 @@ class OverviewView(View):
         statements = [s for s in (ib.get("input_statement"), ib.get("all_other_statement"),
                                   ib.get("kernel_launch_statement"),
                                   ov.precision.get("statement")) if s]
-        statements += [f"Note: {r}" for r in ov.reasons]
+        step_note = ov.step_time.get("statement", "")
+        statements += [f"Note: {r}" for r in ov.reasons if r != step_note]
         steps = prof.steps
         ops = prof.op_stats
         top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
                                                    "occurrences", "total_self_time_us"]]
         return ViewState({
             "cards": _cards(ov), "statements": statements,
-            "step_figure": figure_json(prof.plot.step_time()) if len(steps) else {},
+            "step_figure": prof.plot.step_time() if len(steps) else {},
+            "step_note": step_note[:1].upper() + step_note[1:] + "." if step_note else "",
             "no_steps": "" if len(steps) else "No steps: the profile has no step markers and "
             "no repeated tf.function or jitted call to infer them from.",
-            "top_ops": table_spec(top, "Top 10 operations by self time", "operation", 10),
+            "top_ops": TableData(top, "Top 10 operations by self time", "operation", 10),
             "environment": _environment(prof, ov.environment),
             "recommendations": [str(f) for f in ov.recommendations]})

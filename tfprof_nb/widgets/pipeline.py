@@ -3,41 +3,47 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import traitlets
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
+from ._view import View, ViewState
+from .traits import FigureTrait, TableTrait
 
-__all__ = ["PipelineGraph", "PodView", "tf_data_spec"]
+__all__ = ["PipelineGraph", "PodView", "tf_data_nodes", "tf_data_suggestions"]
 
 
-def tf_data_spec(tfd) -> dict:
-    """The pipeline graph's payload: every pipeline call's iterator graph, the suggestions."""
-    executions = []
-    for (host, pipeline, rank), nodes in tfd.graph.groupby(["host", "pipeline", "rank"],
-                                                           sort=True):
-        executions.append({"host": str(host), "pipeline": str(pipeline), "rank": int(rank),
-                           "nodes": [{"id": str(r.iterator_id), "parent": str(r.parent_id),
-                                      "name": str(r.name), "long_name": str(r.long_name),
-                                      "start_us": float(r.start_us),
-                                      "total_us": float(r.total_us),
-                                      "self_us": float(r.self_us), "calls": int(r.calls),
-                                      "critical": bool(r.critical),
-                                      "bottleneck": bool(r.bottleneck)}
-                                     for r in nodes.itertuples()]})
-    suggestions = {f"{r.host}|{r.pipeline}": f"Bottleneck: {r.iterator_long_name}. "
-                   f"{r.suggestion_text}" for r in tfd.bottlenecks.itertuples()}
-    return {"executions": executions, "suggestions": suggestions,
-            "summary": tfd.summary["message"]}
+def tf_data_nodes(tfd) -> pd.DataFrame:
+    """The iterators of every pipeline call, one row each, grouped by call (host, pipeline,
+    rank): what the graph view draws."""
+    g = tfd.graph.sort_values(["host", "pipeline", "rank"], kind="stable")
+    return pd.DataFrame({
+        "host": g["host"].astype(str), "pipeline": g["pipeline"].astype(str),
+        "rank": g["rank"].astype(np.int64), "id": g["iterator_id"].astype(str),
+        "parent": g["parent_id"].astype(str), "name": g["name"].astype(str),
+        "long_name": g["long_name"].astype(str), "start_us": g["start_us"].astype(float),
+        "total_us": g["total_us"].astype(float), "self_us": g["self_us"].astype(float),
+        "calls": g["calls"].astype(np.int64), "critical": g["critical"].astype(bool),
+        "bottleneck": g["bottleneck"].astype(bool)}).reset_index(drop=True)
+
+
+def tf_data_suggestions(tfd) -> dict[str, str]:
+    """{"host|pipeline": the bottleneck and what to do about it}."""
+    b = tfd.bottlenecks
+    keys = b["host"].astype(str) + "|" + b["pipeline"].astype(str)
+    text = "Bottleneck: " + b["iterator_long_name"].astype(str) + ". " + \
+        b["suggestion_text"].astype(str)
+    return dict(zip(keys.tolist(), text.tolist()))
 
 
 class PipelineGraph(View):
     """The tf.data iterator graph of each pipeline call: critical path in bold, the
     bottleneck in red, the suggestion for it (``prof.tf_data``)."""
 
-    tab, title = "tfdata", "tf.data"
-    _esm = bundle("pipelinegraph")
-    tf_data = traitlets.Dict().tag(sync=True)
+    tab, title, bundle, position = "tfdata", "tf.data", "pipelinegraph", 80
+    nodes = TableTrait()
+    suggestions = traitlets.Dict(value_trait=traitlets.Unicode()).tag(sync=True)
+    summary = traitlets.Unicode("").tag(sync=True)
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -46,16 +52,17 @@ class PipelineGraph(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        return ViewState({"tf_data": tf_data_spec(prof.tf_data)})
+        tfd = prof.tf_data
+        return ViewState({"nodes": tf_data_nodes(tfd), "suggestions": tf_data_suggestions(tfd),
+                          "summary": str(tfd.summary["message"])})
 
 
 class PodView(View):
     """The step-time breakdown of every host side by side, the mean of all steps or one step
     (``prof.plot.pod()``)."""
 
-    tab, title = "pod", "Pod viewer"
-    _esm = bundle("podview")
-    figure = traitlets.Dict().tag(sync=True)
+    tab, title, bundle, position = "pod", "Pod viewer", "podview", 90
+    figure = FigureTrait()
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -68,4 +75,4 @@ class PodView(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        return ViewState({"figure": figure_json(prof.plot.pod())})
+        return ViewState({"figure": prof.plot.pod()})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import traitlets
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
+from ._view import View, ViewState
+from .traits import FigureTrait
 
 __all__ = ["StepTimeGraph"]
 
@@ -14,9 +14,8 @@ class StepTimeGraph(View):
     """Stacked bars of the step-time categories per step (``prof.plot.step_time()``);
     ``clicked_step`` is the row of ``prof.steps`` last clicked."""
 
-    title = "Step-time graph"
-    _esm = bundle("stepgraph")
-    figure = traitlets.Dict().tag(sync=True)
+    title, bundle = "Step-time graph", "stepgraph"
+    figure = FigureTrait()
     clicked_step = traitlets.Int(-1).tag(sync=True)
 
     @classmethod
@@ -25,4 +24,4 @@ class StepTimeGraph(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        return ViewState({"figure": figure_json(prof.plot.step_time())})
+        return ViewState({"figure": prof.plot.step_time()})

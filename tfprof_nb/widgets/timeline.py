@@ -7,33 +7,54 @@ import pandas as pd
 import traitlets
 
 from .._native import kernels
-from ._base import bundle
+from ..offline.columns import encode_columns
+from ..xspace import stat_value
 from ._view import View, ViewState
-from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TimelineIndex
+from .timeline_links import LaunchLinks
+from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
+from .traits import RecordTrait, record_wire
 
 # packed bytes per event of an offline copy, its details included: a 1.19 M-event CPU
 # profile packs to 20.4 MB whole, its overview-plus-detail copies at about 28 bytes per
 # detailed event
 OFFLINE_EVENT_BYTES = 28
 
-__all__ = ["TraceTimeline", "TimelineSource", "timeline_index", "timeline_payload"]
+__all__ = ["TimelineSource", "TraceTimeline", "first_state", "timeline_index"]
+
+
+_TRACKS = {"id": np.int32, "section": object, "host": object, "plane": object, "name": object,
+           "depths": np.int32, "events": np.int64}
+_SEGMENTS = {"track": np.int32, "depth": np.int32, "lo": np.int64, "hi": np.int64}
+_STEPS = {"name": object, "start": np.float64, "end": np.float64, "host": object,
+          "step_name": object}
+
+
+def _empty(columns: dict) -> pd.DataFrame:
+    return pd.DataFrame({k: pd.Series([], dtype=d) for k, d in columns.items()})
 
 
 def _empty_meta() -> dict:
-    return {"names": [], "tracks": [], "segments": [], "steps": [], "t0": 0.0, "t1": 1.0,
+    """The timeline's tables (``tracks``, ``segments``, ``steps``: DataFrames, sent as typed
+    tables), names, notes, time range and level of detail, for a profile without events."""
+    return {"names": [], "tracks": _empty(_TRACKS), "segments": _empty(_SEGMENTS),
+            "steps": _empty(_STEPS), "notes": [], "t0": 0.0, "t1": 1.0,
             "lod": {"mode": "full", "events": 0}}
 
 
-def timeline_index(prof) -> tuple[TimelineIndex | None, dict, np.ndarray]:
-    """The timeline's index (events sorted by track, nesting depth and start), its tables
-    (names, tracks, segments ``[track, depth, first row, end row]``, steps) and the event id
-    of each row."""
-    ev = prof.events
-    n = len(ev)
-    if not n:
-        return None, _empty_meta(), np.empty(0, np.int64)
-    # one track per line: the decoder lays each line's events out together, so a track is a
-    # run of rows with the same (host, plane, line id)
+def _step_table(prof) -> tuple[pd.DataFrame | None, list[str]]:
+    """``prof.steps``, or None and a note the view shows saying why not (the trace viewer
+    works without steps: only its step menu and the events' step are missing)."""
+    try:
+        return prof.steps, []
+    except Exception as exc:  # shown in the view, with the error: never hidden
+        return None, [(f"No steps: computing them failed ({type(exc).__name__}: {exc}); the "
+                       "step menu and each event's step are missing.")]
+
+
+def _tracks(ev: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's track code and each track's first row: one track per line (the decoder
+    lays each line's events out together, so a track is a run of rows with the same host,
+    plane and line id)."""
     host_codes = ev["host"].cat.codes.to_numpy()
     plane_codes = ev["plane"].cat.codes.to_numpy()
     line_ids = ev["line_id"].to_numpy()
@@ -41,90 +62,107 @@ def timeline_index(prof) -> tuple[TimelineIndex | None, dict, np.ndarray]:
                             (plane_codes[1:] != plane_codes[:-1]) |
                             (line_ids[1:] != line_ids[:-1])) + 1
     first_rows = np.concatenate([[0], change]).astype(np.int64)
-    track_codes = np.zeros(n, np.int32)
+    track_codes = np.zeros(len(ev), np.int32)
     track_codes[change] = 1
     np.cumsum(track_codes, out=track_codes)
-    start_ps = ev["start_ps"].to_numpy()
-    _, depth, _ = kernels.nest_loose(track_codes, start_ps, ev["duration_ps"].to_numpy())
-    max_depth = np.maximum.reduceat(depth, first_rows)
+    return track_codes, first_rows
+
+
+def _order(track_codes, shown, start_ps, depth, max_depth) -> np.ndarray:
+    """Rows sorted by (track as shown, depth, start); ``shown``: each row's track position."""
     if kernels.is_sorted_by(track_codes, start_ps):  # rows by start within each line: one
         # stable pass by (track, depth) keeps that order
-        key = track_codes.astype(np.int64) * (int(max_depth.max()) + 1) + depth
-        order = kernels.argsort(key.astype(np.int32) if key.max() < 2**31 else key)
-    else:
-        order = kernels.argsort(track_codes, depth, start_ps.astype(np.int64))
-    t_sorted, d_sorted = track_codes[order], depth[order]
+        key = shown.astype(np.int64) * (int(max_depth.max()) + 1) + depth
+        return kernels.argsort(key.astype(np.int32) if key.max() < 2**31 else key)
+    return kernels.argsort(shown, depth, start_ps.astype(np.int64))
+
+
+def _track_positions(prof, ev, first_rows) -> np.ndarray:
+    """Where each track is shown: XProf's order of planes and lines (``track_order``)."""
+    keys = pd.DataFrame({"host": ev["host"].iloc[first_rows].astype(str).to_numpy(),
+                         "plane": ev["plane"].iloc[first_rows].astype(str).to_numpy(),
+                         "line_id": ev["line_id"].to_numpy()[first_rows].astype(np.int64)})
+    order = prof.result("track_order").drop_duplicates(["host", "plane", "line_id"])
+    shown = keys.merge(order, how="left", on=["host", "plane", "line_id"], sort=False)
+    rank = shown["order"].to_numpy(np.float64)
+    by_rank = np.lexsort((np.arange(len(rank)), np.nan_to_num(rank, nan=np.inf)))
+    position = np.empty(len(rank), np.int32)
+    position[by_rank] = np.arange(len(rank), dtype=np.int32)
+    return position
+
+
+def _track_table(ev, first_rows, max_depth, position) -> pd.DataFrame:
+    """One row per track, as shown: its id, section (host and plane), line name, depths and
+    events."""
+    host = ev["host"].iloc[first_rows].astype(str).reset_index(drop=True)
+    plane = ev["plane"].iloc[first_rows].astype(str).reset_index(drop=True)
+    table = pd.DataFrame({
+        "id": position, "section": host + " " + plane, "host": host, "plane": plane,
+        "name": ev["line"].iloc[first_rows].astype(str).reset_index(drop=True),
+        "depths": (max_depth + 1).astype(np.int32),
+        "events": np.diff(np.append(first_rows, len(ev))).astype(np.int64)})
+    return table.sort_values("id", kind="stable").reset_index(drop=True)
+
+
+def timeline_index(prof, steps: pd.DataFrame | None = None
+                   ) -> tuple[TimelineIndex | None, dict, np.ndarray]:
+    """The timeline's index (events sorted by track as shown, row and start), its tables
+    (names, tracks, segments ``[track, depth, first row, end row]``, ``steps``: a steps table
+    or None) and the event id of each row.  Tracks go in XProf's order (device planes
+    first); each event goes on the first row of its track free when it starts
+    (``kernels.tl_rows``): nested events by depth, overlapping async ops side by side."""
+    ev = prof.events
+    n = len(ev)
+    if not n:
+        return None, _empty_meta(), np.empty(0, np.int64)
+    track_codes, first_rows = _tracks(ev)
+    start_ps = ev["start_ps"].to_numpy()
+    depth = kernels.tl_rows(track_codes, start_ps, ev["duration_ps"].to_numpy())
+    max_depth = np.maximum.reduceat(depth, first_rows)
+    position = _track_positions(prof, ev, first_rows)
+    order = _order(track_codes, position[track_codes], start_ps, depth, max_depth)
+    t_sorted, d_sorted = position[track_codes[order]], depth[order]
     change = np.flatnonzero((np.diff(t_sorted) != 0) | (np.diff(d_sorted) != 0)) + 1
     bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
     seg_lo, seg_hi = bounds[:-1], bounds[1:]
-    segments = np.stack([t_sorted[seg_lo], d_sorted[seg_lo], seg_lo, seg_hi], axis=1).tolist()
-    hosts = ev["host"].cat.categories
-    planes = ev["plane"].cat.categories
-    line_names = [str(x) for x in ev["line"].iloc[first_rows]]
-    counts = np.diff(np.append(first_rows, n))
-    tracks = []
-    for t, row in enumerate(first_rows.tolist()):
-        h, p = host_codes[row], plane_codes[row]
-        tracks.append({"id": t, "section": f"{hosts[h]} {planes[p]}",
-                       "host": str(hosts[h]), "plane": str(planes[p]),
-                       "name": line_names[t], "depths": int(max_depth[t]) + 1,
-                       "events": int(counts[t])})
     names = [str(x) for x in ev["name"].cat.categories]
     index = TimelineIndex(ev["start_us"].to_numpy()[order], ev["duration_us"].to_numpy()[order],
                           ev["name"].cat.codes.to_numpy()[order], seg_lo, seg_hi, names)
-    meta = {"names": names, "tracks": tracks, "segments": segments, "steps": _steps(prof),
-            "t0": index.t0, "t1": index.t1}
+    meta = {**_empty_meta(), "names": names,
+            "tracks": _track_table(ev, first_rows, max_depth, position),
+            "segments": pd.DataFrame({"track": t_sorted[seg_lo].astype(np.int32),
+                                      "depth": d_sorted[seg_lo].astype(np.int32),
+                                      "lo": seg_lo, "hi": seg_hi}),
+            "steps": _step_rows(steps), "t0": index.t0, "t1": index.t1}
     return index, meta, ev.index.to_numpy()[order]
 
 
-def _steps(prof) -> list[dict]:
-    try:
-        st = prof.steps
-    except Exception:  # the timeline works without steps
-        return []
-    ends = (st.start_us + st.duration_ms * 1e3).tolist()
-    return [{"name": f"{h} step {s}", "start": float(a), "end": float(b), "host": str(h),
-             "step_name": str(name)}
-            for s, h, a, b, name in zip(st.index.tolist(), st.host.tolist(),
-                                        st.start_us.tolist(), ends, st.step_name.tolist())]
-
-
-def tile_columns(tile: Tile, full: bool) -> dict[str, bytes]:
-    """A tile as the widget's binary traits (every event: no count or row columns)."""
-    c = tile.columns
-    return {"ev_start": c["start"].tobytes(), "ev_dur": c["dur"].tobytes(),
-            "ev_name": c["name"].astype(np.uint32).tobytes(),
-            "ev_count": b"" if full else c["count"].tobytes(),
-            "ev_row": b"" if full else c["row"].tobytes(),
-            "ev_off": b"" if full else c["off"].tobytes()}
+def _step_rows(st: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per step: its menu entry, start and end (us), host and step name."""
+    if st is None:
+        return _empty(_STEPS)
+    host = st["host"].astype(str).reset_index(drop=True)
+    start = st["start_us"].to_numpy(np.float64)
+    return pd.DataFrame({"name": host + " step " + pd.Series(st.index.astype(str)),
+                         "start": start,
+                         "end": start + st["duration_ms"].to_numpy(np.float64) * 1e3,
+                         "host": host,
+                         "step_name": st["step_name"].astype(str).reset_index(drop=True)})
 
 
 def first_state(index: TimelineIndex | None, meta: dict,
-                budget: int | None = None) -> tuple[dict, dict]:
-    """The widget's first state from the index: every event when they fit ``budget`` at 16
+                budget: int | None = None) -> tuple[Tile, dict]:
+    """The widget's first tile from the index: every event when they fit ``budget`` at 16
     bytes each, else an overview tile; ``meta["lod"]`` says which."""
     if index is None:
-        return tile_columns(Tile(0, 1, 0, True, {k: np.empty(0) for k in Tile.BUFFERS}),
-                            True), meta
+        return Tile(0, 1, 0, True, {k: np.empty(0, d) for k, d in _EMPTY}), meta
     tile = index.overview(STATE_BUDGET if budget is None else budget)
     full = tile.exact and tile.blocks == len(index)
-    meta = {**meta, "lod": {"mode": "full" if full else "overview", "events": len(index),
-                            **tile.header()}}
-    return tile_columns(tile, full), meta
+    meta = {**meta, "lod": {"mode": "full" if full else "overview", "events": len(index)}}
+    return (tile.without_blocks() if full else tile), meta
 
 
-def timeline_payload(prof, budget: int | None = None) -> tuple[dict, dict, np.ndarray]:
-    """Binary columns and small tables of the widget's first state, and the event id of each
-    timeline row.
-
-    Profiles whose events fit ``budget`` at 16 bytes each (start float64, duration float32,
-    name code uint32; names go once in a table) send them all, sorted by (track, depth,
-    start) so that the browser finds what is visible by binary search.  Larger ones send an
-    overview tile (``timeline_lod``) and the browser asks for the detail of what it shows.
-    """
-    index, meta, ids = timeline_index(prof)
-    columns, meta = first_state(index, meta, budget)
-    return columns, meta, ids
+_EMPTY = (("start", np.float64), ("dur", np.float32), ("name", np.uint32), ("off", np.uint32))
 
 
 class TimelineSource:
@@ -133,21 +171,35 @@ class TimelineSource:
 
     def __init__(self, prof, budget: int | None = None):
         self.prof = prof
-        self.index, meta, self.event_ids = timeline_index(prof)
+        self.steps, notes = _step_table(prof)
+        self.index, meta, self.event_ids = timeline_index(prof, self.steps)
+        meta["notes"] = notes
         # the module's STATE_BUDGET at call time (tests lower it to get an overview)
-        self.columns, self.meta = first_state(self.index, meta,
-                                              STATE_BUDGET if budget is None else budget)
+        self.tile, self.meta = first_state(self.index, meta,
+                                           STATE_BUDGET if budget is None else budget)
         self._rank = None
+        self._links = LaunchLinks(prof, self.index, self.event_ids)
 
     def on_change(self, name: str, value) -> dict:
-        """The view's answer to a front-end change: the details of a selected event."""
-        return {"details": self.describe(value)} if name == "selected_index" else {}
+        """The view's answer to a front-end change: the details of a selected event and the
+        events linked to it."""
+        if name != "selected_index":
+            return {}
+        return {"details": self.describe(value), "links": self.links_of(value)}
 
-    def on_message(self, content: dict, buffers=None) -> tuple[dict, list[bytes]]:
+    def link_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(launch row, kernel row) of every launch linked to its device event."""
+        return self._links.rows()
+
+    def links_of(self, index: int) -> dict:
+        """The events linked to row ``index`` (see :meth:`LaunchLinks.of`)."""
+        return self._links.of(index)
+
+    def on_message(self, content: dict, buffers=None) -> tuple[dict, list]:
         """Answer a request of the browser: ``{"kind": "window", "t0", "t1", "width"}`` gets
-        a tile (header and buffers, see timeline_lod), ``{"kind": "search", "query"}`` the
-        matching rows by start (start, duration, row, name code buffers).  Bad requests get ``error``,
-        never an exception."""
+        a tile (header with its schema, and its columns as buffers; see timeline_lod),
+        ``{"kind": "search", "query"}`` the matching rows by start (typed columns start, dur,
+        row, name).  Bad requests get ``error``, never an exception."""
         kind = content.get("kind") if isinstance(content, dict) else None
         base = {"kind": kind, "id": content.get("id") if isinstance(content, dict) else None}
         if self.index is None:
@@ -156,30 +208,49 @@ class TimelineSource:
             if kind == "window":
                 tile = self.index.window(float(content["t0"]), float(content["t1"]),
                                          float(content["width"]))
-                return {**base, "tile": tile.header()}, tile.buffers()
+                header, out = tile.message()
+                return {**base, "tile": header}, out
             if kind == "search":
-                total, start, dur, rows, names = self.index.search(str(content.get("query", "")))
-                return ({**base, "total": int(total), "shown": len(rows)},
-                        [start.tobytes(), dur.tobytes(), rows.tobytes(), names.tobytes()])
+                return self._search(base, str(content.get("query", "")))
         except (KeyError, TypeError, ValueError) as exc:
             return {**base, "error": f"bad {kind} request: {exc}"}, []
         return {**base, "error": f"unknown request {kind!r}"}, []
 
-    def offline_state(self, budget: int) -> tuple[dict, dict, np.ndarray | None]:
-        """The timeline for a page without a kernel, in about ``budget`` packed bytes with
-        its event details: every event when they fit (rows None: all of them have details),
+    def _search(self, base: dict, query: str) -> tuple[dict, list]:
+        total, start, dur, rows, names = self.index.search(query)
+        hits = encode_columns({"start": np.asarray(start, np.float64),
+                               "dur": np.asarray(dur, np.float32), "row": rows, "name": names})
+        return ({**base, "total": int(total), "shown": len(rows),
+                 "hits": {"schema": hits["schema"]}}, hits["buffers"])
+
+    def offline_state(self, budget: int) -> tuple[dict, np.ndarray | None]:
+        """The timeline's traits for a page without a kernel (``tile``, ``meta`` and maybe
+        ``detail``, as sent), in about ``budget`` packed bytes with its event details; and
+        the rows the details cover.  Every event when they fit (rows None: all of them),
         else the overview plus every event of one time range (from the first step on, as
         long as it fits), whose rows (and the overview's single events') have details."""
         index = self.index
         if index is None or len(index) * OFFLINE_EVENT_BYTES <= budget:
-            columns, meta = first_state(index, self.meta, budget=2**62)
-            return columns, meta, None
+            tile, meta = first_state(index, self.meta, budget=2**62)
+            return {"tile": tile.wire(), "meta": record_wire(meta)}, None
         # an overview in at most a third of the budget, the rest for one detailed range
         overview = index.window(index.t0, index.t1 + 1e-9, OVERVIEW_PX,
                                 min(STATE_BUDGET, budget // 3))
         room = max(budget - overview.nbytes // 2, 0) // OFFLINE_EVENT_BYTES
-        steps = self.meta.get("steps") or []
-        a = min((s["start"] for s in steps), default=index.t0)
+        detail = self._detail_range(room)
+        traits = {"tile": overview.wire(), "meta": record_wire(
+            {**self.meta, "lod": {"mode": "overview", "events": len(index)}})}
+        rows = overview.columns["row"][overview.columns["count"] == 1]
+        if detail is not None:
+            traits["detail"] = detail.wire()
+            rows = np.union1d(rows, detail.columns["row"])
+        return traits, np.unique(rows).astype(np.int64)
+
+    def _detail_range(self, room: int) -> Tile | None:
+        """Every event from the first step on, as far as ``room`` events reach."""
+        index = self.index
+        steps = self.meta["steps"]
+        a = float(steps["start"].min()) if len(steps) else index.t0
         lo, hi = a, index.t1
         if index.count_in(a, hi) > room:  # the longest range from a that fits
             for _ in range(48):
@@ -189,15 +260,7 @@ class TimelineSource:
                 else:
                     hi = mid
             hi = lo
-        detail = index.events_in(a, hi) if room and hi > a else None
-        columns = tile_columns(overview, False)
-        lod = {"mode": "overview", "events": len(index), **overview.header()}
-        rows = overview.columns["row"][overview.columns["count"] == 1]
-        if detail is not None:
-            columns.update({f"detail_{k}": b for k, b in zip(Tile.BUFFERS, detail.buffers())})
-            lod["detail"] = detail.header()
-            rows = np.union1d(rows, detail.columns["row"])
-        return columns, {**self.meta, "lod": lod}, np.unique(rows).astype(np.int64)
+        return index.events_in(a, hi) if room and hi > a else None
 
     def event_id(self, index: int) -> int | None:
         return int(self.event_ids[index]) if 0 <= index < len(self.event_ids) else None
@@ -225,8 +288,6 @@ class TimelineSource:
         space = prof.spaces[str(ev.host)]
         local = eid - prof.event_offsets[str(ev.host)]
         st = space.stats
-        from ..xspace import stat_value
-
         for r in np.flatnonzero((st.owner_kind == 0) & (st.owner == local)).tolist():
             value = stat_value(st, r)
             out[st.names[st.name_code[r]]] = value if isinstance(value, (int, float, str)) \
@@ -236,12 +297,12 @@ class TimelineSource:
             out["step"] = step
         return out
 
-    def _step_of(self, ev):
-        try:
-            st = self.prof.steps
-        except Exception:
+    def _step_of(self, ev) -> str | None:
+        """The name of the step of ``ev``'s host running when ``ev`` starts (None: none, or
+        no steps: the view's notes say why)."""
+        if self.steps is None:
             return None
-        st = st[st.host == ev.host]
+        st = self.steps[self.steps.host == ev.host]
         inside = st[(st.start_us <= ev.start_us) &
                     (ev.start_us < st.start_us + st.duration_ms * 1e3)]
         return str(inside.step_name.iloc[0]) if len(inside) else None
@@ -255,20 +316,18 @@ class TraceTimeline(View):
     ``selected_event`` (event id) are synced: set them from Python to zoom or select.
     """
 
-    tab, title = "timeline", "Trace viewer"
-    _esm = bundle("timeline")
-    ev_start = traitlets.Bytes(b"").tag(sync=True)
-    ev_dur = traitlets.Bytes(b"").tag(sync=True)
-    ev_name = traitlets.Bytes(b"").tag(sync=True)
-    # an overview's blocks: events merged (uint32), first event's row (uint32), and where
-    # each segment's blocks start (uint32, segments + 1); empty when every event is sent
-    ev_count = traitlets.Bytes(b"").tag(sync=True)
-    ev_row = traitlets.Bytes(b"").tag(sync=True)
-    ev_off = traitlets.Bytes(b"").tag(sync=True)
-    meta = traitlets.Dict().tag(sync=True)
+    tab, title, bundle, position, zoomable = "timeline", "Trace viewer", "timeline", 20, True
+    # what is drawn first: every event, or an overview whose blocks merge neighbours (the
+    # kernel answers zooms with more detail; see timeline_lod)
+    tile = TileTrait()
+    # names, notes, time range and level of detail, and the tables ``tracks``, ``segments``
+    # ([track, depth, first row, end row] of each run of rows) and ``steps``
+    meta = RecordTrait()
     view = traitlets.List(traitlets.Float(), default_value=[]).tag(sync=True)
     selected_index = traitlets.Int(-1).tag(sync=True)
     details = traitlets.Dict().tag(sync=True)
+    # the events linked to the selected one (a launch and its kernels): {row, partners, more}
+    links = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(520).tag(sync=True)
 
     @classmethod
@@ -278,7 +337,7 @@ class TraceTimeline(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         source = TimelineSource(prof)
-        return ViewState({**source.columns, "meta": source.meta}, source)
+        return ViewState({"tile": source.tile, "meta": source.meta}, source)
 
     def _timeline_source(self):
         return self._controller

@@ -10,7 +10,8 @@ the visible window (a custom message) and gets a tile back as binary buffers.
 Tile columns, one row per block: ``start`` (float64 us), ``dur`` (float32 us), ``name``
 (uint32 name code of the block's first event), ``count`` (uint32 events merged), ``row``
 (uint32 timeline row of the first event: what selection and details use), and ``off``
-(uint32, segments + 1): the blocks of segment s are off[s]..off[s+1].
+(uint32, segments + 1): the blocks of segment s are off[s]..off[s+1].  A tile goes to the
+browser as typed columns (``tfprof_nb.offline.columns``) with its header.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import traitlets
 
 from .._native import kernels
+from ..offline.columns import encode_columns
 
-__all__ = ["Tile", "TimelineIndex", "BLOCK_BYTES", "FULL_EVENT_BYTES", "STATE_BUDGET",
-           "WINDOW_BUDGET"]
+__all__ = ["BLOCK_BYTES", "FULL_EVENT_BYTES", "STATE_BUDGET", "WINDOW_BUDGET", "Tile", "TileTrait",
+           "TimelineIndex"]
 
 BLOCK_BYTES = 24  # start f64, dur f32, name, count, row (uint32 each)
 FULL_EVENT_BYTES = 16  # every event: start f64, dur f32, name uint32
@@ -53,15 +56,40 @@ class Tile:
         return sum(a.nbytes for a in self.columns.values())
 
     def header(self) -> dict:
-        """The tile's JSON part (its buffers go in ``BUFFERS`` order)."""
+        """The tile's JSON part: its window, resolution and size."""
         return {"t0": self.t0, "t1": self.t1, "exact": self.exact, "blocks": self.blocks,
                 "px_per_us": None if self.exact or not math.isfinite(self.px_per_us)
                 else self.px_per_us}
 
-    BUFFERS = ("start", "dur", "name", "count", "row", "off")
+    def without_blocks(self) -> Tile:
+        """This tile (of every event) without the columns that say nothing then: each block
+        is one event (``count``) whose row is its index (``row``)."""
+        keep = {k: v for k, v in self.columns.items() if k not in ("count", "row")}
+        return Tile(self.t0, self.t1, self.px_per_us, self.exact, keep)
 
-    def buffers(self) -> list[bytes]:
-        return [np.ascontiguousarray(self.columns[k]).tobytes() for k in self.BUFFERS]
+    def wire(self) -> dict:
+        """The tile as the browser receives it: its header and its columns, typed."""
+        return {**self.header(), **encode_columns(self.columns)}
+
+    def message(self) -> tuple[dict, list[memoryview]]:
+        """The tile as a custom message carries it: (header with the schema, buffers)."""
+        wire = self.wire()
+        return {k: v for k, v in wire.items() if k != "buffers"}, wire["buffers"]
+
+
+class TileTrait(traitlets.TraitType):
+    """A synced :class:`Tile`, sent typed (:meth:`Tile.wire`); None: no tile."""
+
+    info_text = "a Tile"
+
+    def __init__(self, **kwargs):
+        super().__init__(default_value=None, allow_none=True, **kwargs)
+        self.tag(sync=True, to_json=lambda tile, _widget: None if tile is None else tile.wire())
+
+    def validate(self, obj, value):
+        if value is None or isinstance(value, Tile):
+            return value
+        self.error(obj, value)
 
 
 class TimelineIndex:

@@ -1,13 +1,15 @@
 """The XLA view: the programs' ops on the device's roofline, the op profile (program ->
-category -> op) as an icicle, and the HLO op stats table."""
+category -> op) as an icicle, the HLO op stats table and each program's memory (its buffer
+assignment: heap over the program order, buffers live at the peak)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import traitlets
 
-from ._base import bundle
-from ._view import View, ViewState, figure_json
-from .tables import table_spec
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
+from .xla_memory import ProgramMemorySource, memory_notes, memory_state
 
 __all__ = ["XlaView"]
 
@@ -19,12 +21,13 @@ _HLO_COLUMNS = ["rank", "program_id", "module", "category", "hlo_op_name", "fram
                 "source"]
 
 
-def _op_profile_rows(prof) -> list[dict]:
+def _op_profile_rows(prof) -> pd.DataFrame:
     """The op profile's nodes (IDLE left out) as icicle rows: node, parent, label, time."""
     tree = prof.op_profile(include_idle=False)
     tree = tree[tree.depth > 0]  # the root is the whole width anyway
-    return [{"scope": str(r.node), "parent": str(r.parent), "name": str(r.name),
-             "value": float(r.time_us)} for r in tree.itertuples()]
+    return pd.DataFrame({"scope": tree["node"].astype(str), "parent": tree["parent"].astype(str),
+                         "name": tree["name"].astype(str),
+                         "value": tree["time_us"].astype(float)})
 
 
 def _statements(prof) -> list[str]:
@@ -43,16 +46,29 @@ def _statements(prof) -> list[str]:
     return out
 
 
-class XlaView(View):
-    """XLA programs (``prof.hlo_stats``, ``prof.op_profile()``, ``prof.roofline``): the ops on
-    the roofline, where device time goes by program, category and op, and every HLO op."""
+def _hlo_table(prof) -> TableData:
+    """Every HLO op; program ids as text (64-bit TPU ids lose digits as JavaScript numbers)."""
+    stats = prof.hlo_stats
+    table = stats[[c for c in _HLO_COLUMNS if c in stats.columns]].copy()
+    if "program_id" in table:
+        table["program_id"] = table.program_id.astype(str)
+    return TableData(table, "HLO op stats", "hlo_op_name")
 
-    tab, title = "xla", "XLA ops"
-    _esm = bundle("xla")
+
+class XlaView(View):
+    """XLA programs (``prof.hlo_stats``, ``prof.op_profile()``, ``prof.roofline``,
+    ``prof.program_memory()``): the ops on the roofline, where device time goes by program,
+    category and op, every HLO op, and a program's memory (pick the program: the view holds
+    the first programs' memory, a live view asks the kernel for the others)."""
+
+    tab, title, bundle, position = "xla", "XLA ops", "xla", 50
     statements = traitlets.List().tag(sync=True)
-    figure = traitlets.Dict().tag(sync=True)
-    op_profile = traitlets.List().tag(sync=True)
-    table = traitlets.Dict().tag(sync=True)
+    figure = FigureTrait()
+    op_profile = TableTrait()
+    table = TableTrait()
+    memory_programs = TableTrait()  # prof.program_memory(), ids as text, the selector's order
+    memory_details = traitlets.Dict().tag(sync=True)  # {program id: its memory} of the first
+    memory_notes = traitlets.List().tag(sync=True)
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -64,10 +80,10 @@ class XlaView(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        stats = prof.hlo_stats
+        programs, details = memory_state(prof)
         return ViewState({
-            "statements": _statements(prof),
-            "figure": figure_json(prof.plot.roofline()),
-            "op_profile": _op_profile_rows(prof),
-            "table": table_spec(stats[[c for c in _HLO_COLUMNS if c in stats.columns]],
-                                "HLO op stats", "hlo_op_name")})
+            "statements": _statements(prof), "figure": prof.plot.roofline(),
+            "op_profile": _op_profile_rows(prof), "table": _hlo_table(prof),
+            "memory_programs": TableData(programs, "XLA programs", "program", 20),
+            "memory_details": details, "memory_notes": memory_notes(prof, programs)},
+            ProgramMemorySource(prof, set(programs.program_id)))

@@ -14,15 +14,16 @@ from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
 from .strings import decode_spans
 
-__all__ = ["decode_xspace", "read_xspace"]
+__all__ = ["decode_xspace", "read_local_xspace"]
 
 # Stat names whose kind numbers are public: StatTable.kind uses these codes.
 KIND_NAMES = dict(enumerate(KINDS))
 
 
-def read_xspace(path, threads: int | None = None,
-                progress: np.ndarray | None = None) -> XSpaceData:
-    """Read and decode one ``.xplane.pb`` file (see :func:`decode_xspace`)."""
+def read_local_xspace(path, threads: int | None = None,
+                      progress: np.ndarray | None = None) -> XSpaceData:
+    """Read and decode one local ``.xplane.pb`` file (mapped, not copied; ``threads`` and
+    ``progress`` as for :func:`decode_xspace`)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")

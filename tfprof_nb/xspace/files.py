@@ -1,4 +1,6 @@
-"""Finding the ``.xplane.pb`` files behind a path the user gives to :func:`tfprof_nb.load`."""
+"""Finding the ``.xplane.pb`` files behind a path the user gives to :func:`tfprof_nb.load`:
+local paths here, URLs (``s3://``, ``gs://``, ``https://``, any fsspec URL) in
+:mod:`.remote_files`."""
 
 from __future__ import annotations
 
@@ -6,16 +8,23 @@ import os
 from pathlib import Path
 
 from ..errors import ProfileFormatError
+from .stores import RemoteFile, is_url, local_path_of
 
-__all__ = ["XPLANE_SUFFIX", "find_profile_files", "host_name_of", "host_names"]
+__all__ = ["XPLANE_SUFFIX", "file_size", "find_profile_files", "host_name_of", "host_names"]
 
 XPLANE_SUFFIX = ".xplane.pb"
 
 
 def host_name_of(path) -> str:
     """Host name of a profile file: its file name without ``.xplane.pb``."""
-    name = Path(path).name
-    return name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else Path(path).stem
+    name = path.name if isinstance(path, RemoteFile) else Path(path).name
+    return name[: -len(XPLANE_SUFFIX)] if name.endswith(XPLANE_SUFFIX) else Path(name).stem
+
+
+def file_size(path) -> int:
+    """Size in bytes of a local profile file or of a :class:`RemoteFile` (0 when the store
+    did not say)."""
+    return (path.size or 0) if isinstance(path, RemoteFile) else os.path.getsize(path)
 
 
 def host_names(files: list) -> dict:
@@ -23,8 +32,13 @@ def host_names(files: list) -> dict:
     different runs) gets its run's directory name appended."""
     hosts = [host_name_of(f) for f in files]
     dupes = {h for h in hosts if hosts.count(h) > 1}
-    hosts = [f"{h} ({Path(f).parent.name})" if h in dupes else h for h, f in zip(hosts, files)]
+    hosts = [f"{h} ({_run_name(f)})" if h in dupes else h for h, f in zip(hosts, files)]
     return dict(sorted(zip(hosts, files), key=lambda hf: hf[0]))
+
+
+def _run_name(path) -> str:
+    """The name of the run directory a profile file is in."""
+    return (path.parent if isinstance(path, RemoteFile) else Path(path).parent).name
 
 
 def _xplane_files(directory: Path) -> list[Path]:
@@ -50,23 +64,34 @@ def _newest(runs: list[Path]) -> Path:
     return max(runs, key=key)
 
 
-def find_profile_files(path) -> list[Path]:
+def find_profile_files(path, storage_options: dict | None = None) -> list:
     """Resolve ``path`` to the ``.xplane.pb`` files of one profile run.
 
     Accepts one file, a run directory (all hosts in it), a TensorBoard-style logdir (the newest
     run under ``plugins/profile/``), the ``plugins/profile`` directory itself, or a list of any
-    of these.  Raises FileNotFoundError for a missing path and ProfileFormatError for a
-    directory that holds no profile.
+    of these; each may be a URL (``s3://``, ``gs://``, ``https://``, any fsspec URL, opened
+    with ``storage_options``), which gives :class:`RemoteFile` entries instead of paths.
+    Raises FileNotFoundError for a missing path and ProfileFormatError for a directory that
+    holds no profile.
     """
     if isinstance(path, (list, tuple)):
         if not path:
             raise ValueError("tfprof_nb.load() got an empty list of paths")
-        files: list[Path] = []
+        files: list = []
         for item in path:
-            for f in find_profile_files(item):
+            for f in find_profile_files(item, storage_options):
                 if f not in files:
                     files.append(f)
         return files
+    if isinstance(path, RemoteFile):
+        return [path]
+    if is_url(path):
+        local = local_path_of(path)
+        if local is None:
+            from .remote_files import find_remote_files
+
+            return find_remote_files(path, storage_options)
+        path = local
     p = Path(os.fspath(path)).expanduser()
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or directory")

@@ -10,7 +10,8 @@ import datetime as _dt
 import html
 from pathlib import Path
 
-from ._offline import host_script, offline_box
+from .loader import host_script, offline_box
+from .payload import widget_payload
 
 __all__ = ["widget_page", "write_page", "written_at"]
 
@@ -42,8 +43,7 @@ def written_at() -> str:
 
 def widget_page(widget, title: str, summary: str = "") -> str:
     """A self-contained offline page rendering ``widget`` (any tfprof_nb view)."""
-    from .. import __version__
-    from ._payload import widget_payload
+    from .._version import __version__
 
     payload = widget_payload(widget)
     when = written_at()

@@ -17,42 +17,23 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 import re
 import zlib
 from functools import lru_cache
 
-from ._base import bundle
+from .bundles import bundle, bundle_text
+from .limits import fallback_limit
+from .payload import widget_payload
 
-__all__ = ["MAX_FALLBACK_BYTES", "display_outputs", "fallback_html", "host_script",
-           "loader_html", "offline_box"]
+__all__ = ["display_outputs", "esm_b64", "fallback_html", "host_script", "loader_html",
+           "offline_box"]
 
-# A fallback larger than this (packed) is replaced by a note: notebooks must stay shareable.
-# The environment variable TFPROF_NB_MAX_FALLBACK_MB overrides it (0: never embed data).
-MAX_FALLBACK_BYTES = 32 * 2**20
 _BASE64 = re.compile(r"[A-Za-z0-9+/=]*")
-
-
-def _limit() -> float:
-    value = os.environ.get("TFPROF_NB_MAX_FALLBACK_MB")
-    if value is None:
-        return MAX_FALLBACK_BYTES
-    try:
-        mb = float(value)
-    except ValueError:
-        raise ValueError("TFPROF_NB_MAX_FALLBACK_MB must be a number of MB, "
-                         f"got {value!r}") from None
-    return mb * 2**20 if mb == mb else MAX_FALLBACK_BYTES  # nan: the default
-
-
-@lru_cache(maxsize=None)
-def _static(name: str) -> str:
-    return bundle(name).read_text(encoding="utf-8")
 
 
 def host_script(call: str) -> str:
     """The offline host as an inline classic script that then runs ``call``."""
-    source = _static("offline")
+    source = bundle_text("offline")
     lowered = source.lower()
     if "</script" in lowered or "<!--" in lowered:
         raise RuntimeError(f"{bundle('offline')} cannot be inlined in HTML "
@@ -61,7 +42,7 @@ def host_script(call: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _esm_b64(source: str) -> str:
+def esm_b64(source: str) -> str:
     """A module's source deflated and base64-encoded (the host inflates it): the views with
     charts bundle plotly.js, which shrinks to about a third."""
     return base64.b64encode(zlib.compress(source.encode(), 9)).decode("ascii")
@@ -86,7 +67,7 @@ def offline_box(placeholder: str, model_id: str | None = None, payload=None,
              f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>']
     if payload is not None:
         parts += [_data_script("tfprof-payload", payload.data),
-                  _data_script("tfprof-esm", _esm_b64(module or ""))]
+                  _data_script("tfprof-esm", esm_b64(module or ""))]
         if payload.details:
             parts.append(_data_script("tfprof-details", payload.details))
     return "".join(parts) + "</div>"
@@ -95,13 +76,11 @@ def offline_box(placeholder: str, model_id: str | None = None, payload=None,
 def _too_big(widget, limited: bool):
     """(note, None) when the limit keeps the data out of the notebook, else (None, payload)."""
     name = html.escape(type(widget).__name__)
-    limit = _limit() if limited else float("inf")
+    limit = fallback_limit() if limited else float("inf")
     if limit <= 0:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: no offline copy '
                 '(TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
                 'prof.to_html(path).</p>'), None
-    from ._payload import widget_payload
-
     payload = widget_payload(widget)
     if payload.packed_bytes > limit:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: the data of this view '
@@ -118,7 +97,7 @@ def _note(widget) -> str:
 def fallback_html(widget, limited: bool = True) -> str:
     """The self-contained ``text/html`` fallback of ``widget``: its packed state, event
     details and its own ES module.  With ``limited``, a fallback larger than the limit (see
-    :data:`MAX_FALLBACK_BYTES`) is a note instead."""
+    :data:`~tfprof_nb.offline.limits.MAX_FALLBACK_BYTES`) is a note instead."""
     note, payload = _too_big(widget, limited)
     if note:
         return note
@@ -143,7 +122,7 @@ def loader_html(model_id: str | None = None, payload=None, module: str | None = 
     parts = []
     if model_id and payload is not None:
         parts += [_data_script("tfprof-payload", payload.data, model_id),
-                  _data_script("tfprof-esm", _esm_b64(module or ""), model_id)]
+                  _data_script("tfprof-esm", esm_b64(module or ""), model_id)]
         if payload.details:
             parts.append(_data_script("tfprof-details", payload.details, model_id))
     return "".join(parts) + host_script("tfprofOffline.bootLoader(document.currentScript);")

@@ -1,0 +1,253 @@
+"""GPU time accounting, overlap, launch latency, duty cycle and stragglers: synthetic edge
+cases with known answers, and the real captures (BERT on 8 GPUs with CUPTI, JAX on ROCm, a
+TPU against xprof's duty cycle)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.analysis.gpu_time import CAUSE_COLUMNS
+from tfprof_nb.analysis.intervals import intersect, measure_in, subtract, union
+
+from ..conftest import DATA
+from .gpu_spaces import kernels_with_launches, write
+from .oracle import run_tool
+
+GPU = "/device:GPU:0"
+HOST = "/host:CPU"
+REAL = [DATA / "gpu_bert_multiworker" / "34.83.195.179_6003.xplane.pb",
+        DATA / "mi300x_jax08_gemm.xplane.pb", DATA / "mi300x_jax08_conv.xplane.pb",
+        DATA / "tpu_v6e_jax_inference.xplane.pb"]
+
+
+def _profile(tmp_path, name, kernels, launch_at, host_extra=(), device_extra=None):
+    host, device = kernels_with_launches(kernels, launch_at)
+    planes = {HOST: {"launcher": host + list(host_extra)},
+              GPU: {"Stream #1(Compute)": device, **(device_extra or {})}}
+    return tp.load(write(tmp_path, name, planes))
+
+
+def _device_row(prof, step=None):
+    u = prof.gpu_utilization
+    rows = u[(u.stream == "all") & (u.device == GPU)]
+    return rows.iloc[0] if step is None else rows.set_index("step").loc[step]
+
+
+def _check_sums(table: pd.DataFrame):
+    parts = table[["busy_us", *CAUSE_COLUMNS]].sum(axis=1)
+    np.testing.assert_allclose(parts, table.wall_us, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(table.idle_us, table.wall_us - table.busy_us, atol=1e-6)
+    assert (table[["busy_us", *CAUSE_COLUMNS]] >= 0).all().all()
+
+
+def test_interval_algebra_against_a_dense_grid():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 500, 40)
+    b = rng.integers(0, 500, 40)
+    A = union(a, a + rng.integers(0, 30, 40))
+    B = union(b, b + rng.integers(0, 30, 40))
+    grid = np.arange(600)
+
+    def dense(s):
+        return ((grid[:, None] >= s[0]) & (grid[:, None] < s[1])).any(axis=1)
+
+    assert (dense(intersect(A, B)) == (dense(A) & dense(B))).all()
+    assert (dense(subtract(A, B)) == (dense(A) & ~dense(B))).all()
+    w0, w1 = np.array([0, 100, 250, 50]), np.array([600, 300, 260, 450])
+    expect = [dense(A)[lo:hi].sum() for lo, hi in zip(w0, w1)]
+    assert measure_in(A, w0, w1).tolist() == expect
+
+
+def test_launch_bound_gaps(tmp_path):
+    """Kernels of 2 us, 5 us apart, each launched after the previous one ended."""
+    kernels = [(100 + 7 * i, 2) for i in range(10)]
+    prof = _profile(tmp_path, "launch", kernels, [s - 3 for s, _ in kernels])
+    row = _device_row(prof)
+    assert row.wall_us == pytest.approx(65) and row.busy_us == pytest.approx(20)
+    assert row.launch_bound_us == pytest.approx(45) and row.host_bound_us == 0
+    assert row.kernels == 10
+    findings = {f.kind: f for f in prof.recommendations()}
+    f = findings["launch_bound"]
+    assert f.evidence["kernels_under_10us_pct"] == pytest.approx(100)
+    assert f.evidence["launch_gap_idle_pct"] == pytest.approx(100 * 45 / 65)
+    assert "100 % of kernels run < 10 us" in f.what and "69 %" in f.what
+
+
+def test_host_bound_and_queued_gaps(tmp_path):
+    kernels = [(100 + 52 * i, 2) for i in range(10)]
+    late = _device_row(_profile(tmp_path, "late", kernels, [s - 3 for s, _ in kernels]))
+    assert late.host_bound_us == pytest.approx(9 * 50) and late.other_us == 0
+    queued = _device_row(_profile(tmp_path, "queued", kernels, list(range(10))))
+    assert queued.other_us == pytest.approx(9 * 50) and queued.host_bound_us == 0
+
+
+def test_no_launches_recorded(tmp_path):
+    """No correlation ids: short gaps still count as launch-bound, long ones as other; the
+    launch tables are empty and say why."""
+    kernels = [(100, 2), (107, 2), (200, 2)]
+    prof = _profile(tmp_path, "nolaunch", kernels, [None] * 3)
+    row = _device_row(prof)
+    assert row.step == -1  # no steps without launches: the profile window
+    assert row.launch_bound_us == pytest.approx(5) and row.other_us == pytest.approx(91)
+    ll = prof.launch_latency
+    assert ll.per_kernel.empty and ll.queue.empty and ll.reasons
+    assert list(ll.histogram.columns) == ["host", "device", "bin", "lo_us", "hi_us",
+                                          "launches"]
+
+
+def test_input_sync_and_copies_take_priority(tmp_path):
+    kernels = [(100, 10), (160, 10)]
+    host_extra = [("IteratorGetNext", 125, 15, {}), ("cudaStreamSynchronize", 110, 15, {})]
+    copies = {"Stream #2(MemcpyH2D)": [("MemcpyH2D", 140, 5, {"group_id": 1,
+                                                               "correlation_id": 99})]}
+    prof = _profile(tmp_path, "waits", kernels, [0, 150], host_extra, copies)
+    row = _device_row(prof)
+    assert row.busy_us == pytest.approx(20)
+    assert row.sync_memcpy_us == pytest.approx(15 + 5)  # the sync call, then the copy
+    assert row.input_us == pytest.approx(15)
+    assert row.host_bound_us == pytest.approx(15)  # 145..160: launched at 150, after 110
+    u = prof.gpu_utilization
+    _check_sums(u)
+    copy_stream = u[u.stream == "Stream #2(MemcpyH2D)"].iloc[0]
+    assert copy_stream.busy_us == 0 and copy_stream.kernels == 0
+
+
+def test_overlapping_streams_and_collectives(tmp_path):
+    compute = [("fusion", 0, 100, {"group_id": 1, "correlation_id": 1})]
+    nccl = [("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 100,
+             {"group_id": 1, "correlation_id": 2})]
+    launches = [("cudaLaunchKernel", -20, 1, {"correlation_id": 1}),
+                ("cudaLaunchKernel", -10, 1, {"correlation_id": 2})]
+    prof = tp.load(write(tmp_path, "streams", {
+        HOST: {"launcher": launches},
+        GPU: {"Stream #1(Compute)": compute, "Stream #7(Nccl)": nccl}}))
+    u = prof.gpu_utilization.set_index("stream")
+    assert u.loc["all", "busy_us"] == pytest.approx(150)
+    assert u.loc["Stream #1(Compute)", "busy_us"] == pytest.approx(100)
+    assert u.loc["Stream #7(Nccl)", "busy_us"] == pytest.approx(100)
+    ov = prof.gpu_overlap.iloc[0]
+    assert (ov.compute_us, ov.collective_us, ov.hidden_us, ov.exposed_us) == \
+        pytest.approx((100, 100, 50, 50))
+    assert ov.hidden_pct == pytest.approx(50)
+    ll = prof.launch_latency
+    assert sorted(ll.per_kernel.mean_latency_us) == pytest.approx([20, 60])
+
+
+def test_one_kernel_steps(tmp_path):
+    dev, launches = [], []
+    for g, t in ((1, 0), (2, 100)):
+        dev.append(("MemcpyH2D", t, 10, {"group_id": g, "correlation_id": 10 * g}))
+        dev.append(("fusion", t + 20, 10, {"group_id": g, "correlation_id": 10 * g + 1}))
+        launches += [("cudaMemcpyAsync", -50 + g, 1, {"correlation_id": 10 * g}),
+                     ("cudaLaunchKernel", -40 + g, 1, {"correlation_id": 10 * g + 1})]
+    prof = tp.load(write(tmp_path, "onekernel", {HOST: {"launcher": launches},
+                                                 GPU: {"Stream #1(Compute)": dev}}))
+    assert len(prof.steps) == 2
+    for step in prof.steps.index:
+        row = _device_row(prof, step)
+        assert (row.wall_us, row.busy_us, row.sync_memcpy_us, row.other_us) == \
+            pytest.approx((30, 10, 10, 10))
+        assert row.kernels == 1  # everything was queued: the gaps are "other"
+    q = prof.launch_latency.queue
+    # the queue's integral is the sum of the latencies (launch start to kernel start)
+    t = q.time_us.to_numpy()
+    area = float((np.diff(t) * q.queued.to_numpy()[:-1]).sum())
+    assert area == pytest.approx((0 + 49) + (20 + 39) + (100 + 48) + (120 + 38))
+
+
+def test_stragglers_across_hosts(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    for host, late in (("worker-0", 0), ("worker-1", 30)):
+        dev, launches = [], []
+        for g, t in ((1, 0), (2, 1000)):
+            dev.append(("fusion", t, 100 + late * g, {"group_id": g, "correlation_id": g}))
+            launches.append(("cudaLaunchKernel", t - 10, 1, {"correlation_id": g}))
+        write(run, host, {HOST: {"launcher": launches}, GPU: {"Stream #1": dev}})
+    prof = tp.load(run)
+    s = prof.stragglers.set_index("step")
+    assert list(s.index) == [1, 2]
+    assert (s.last_host == "worker-1").all()
+    assert s.loc[1, "spread_us"] == pytest.approx(30)
+    assert s.loc[2, "spread_us"] == pytest.approx(60)
+    finish = prof.stragglers.attrs["finish"]
+    assert len(finish) == 4 and finish.behind_us.max() == pytest.approx(60)
+    assert any(f.kind == "straggler" and "worker-1" in f.what
+               for f in prof.recommendations())
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_real_captures_sum_to_wall_time(path):
+    prof = tp.load(path)
+    u = prof.gpu_utilization
+    assert len(u) and set(u.columns) >= {"busy_us", *CAUSE_COLUMNS}
+    _check_sums(u)
+    ov = prof.gpu_overlap
+    np.testing.assert_allclose(ov.hidden_us + ov.exposed_us, ov.collective_us, atol=1e-6)
+
+
+def test_bert_busy_time_is_the_step_tables_device_compute(gpu_fixture_file):
+    """GPU 6 runs the step: its busy time is the step's device compute (all its kernels)."""
+    prof = tp.load(gpu_fixture_file)
+    row = prof.gpu_utilization.set_index(["device", "stream"]).loc[("/device:GPU:6", "all")]
+    assert row.busy_us == pytest.approx(1e3 * prof.steps.device_compute_ms.iloc[0], abs=1e-3)
+    assert row.launch_bound_us > 0 and row.input_us > 0
+
+
+def test_bert_launch_latency_from_events(gpu_fixture_file):
+    """Latencies recomputed from prof.events and prof.stat("correlation_id")."""
+    prof = tp.load(gpu_fixture_file)
+    ev = prof.events
+    corr = prof.stat("correlation_id")
+    ev = ev.loc[corr.index].assign(corr=corr)
+    host = ev[ev.plane == "/host:CPU"].drop_duplicates("corr")
+    dev = ev[ev.plane.str.startswith("/device:GPU")]
+    pairs = dev.merge(host[["corr", "start_us"]], on="corr", suffixes=("", "_launch"))
+    latency = pairs.start_us - pairs.start_us_launch
+    ll = prof.launch_latency
+    assert ll.per_kernel.launches.sum() == len(pairs) == 1556
+    assert ll.histogram.launches.sum() == len(pairs)
+    hist = np.histogram(latency, bins=[-np.inf, 0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3,
+                                       2e3, 5e3, 1e4, np.inf])[0]
+    assert ll.histogram.groupby("bin", sort=False).launches.sum().to_numpy().tolist() == \
+        hist.tolist()
+    mean = latency.groupby(pairs.name.astype(str)).mean()
+    got = ll.per_kernel.set_index("kernel_name").mean_latency_us
+    np.testing.assert_allclose(got.loc[mean.index], mean, atol=1e-6)
+
+
+def test_tpu_duty_cycle_matches_xprof():
+    path = DATA / "tpu_v6e_jax_inference.xplane.pb"
+    ref = run_tool(path, "overview_page")
+    props = {k: v for t in ref for k, v in t.get("p", {}).items()}
+    expected = float(props["device_duty_cycle_percent"].rstrip("%"))
+    prof = tp.load(path)
+    assert f"{prof.duty_cycle.attrs['device_duty_cycle_pct']:.1f}" == f"{expected:.1f}"
+    assert prof.overview().device_duty_cycle_pct == prof.duty_cycle.attrs[
+        "device_duty_cycle_pct"]
+
+
+def test_gpu_duty_cycle_is_busy_over_span(gpu_fixture_file):
+    d = tp.load(gpu_fixture_file).duty_cycle.set_index("device")
+    np.testing.assert_allclose(d.duty_cycle_pct, 100 * d.busy_us / d.span_us)
+    assert d.loc["/device:GPU:6", "kernels"] == 665
+    total = 100 * d.busy_us.sum() / d.span_us.sum()
+    assert d.attrs["device_duty_cycle_pct"] == pytest.approx(total)
+
+
+def test_amd_launches_linked_by_correlation_id():
+    prof = tp.load(DATA / "mi300x_jax08_conv.xplane.pb")
+    d = prof.duty_cycle
+    assert (d.kernels == 25).all() and len(d) == 8
+    assert d.launches_linked.sum() == prof.launch_latency.per_kernel.launches.sum()
+    assert (prof.gpu_utilization.step == -1).all()  # JAX loop without markers: no steps
+
+
+def test_cpu_profile_has_empty_gpu_tables(cpu_file):
+    prof = tp.load(cpu_file)
+    assert prof.gpu_utilization.empty and "busy_us" in prof.gpu_utilization.columns
+    assert prof.gpu_overlap.empty and prof.launch_latency.per_kernel.empty
+    assert prof.duty_cycle.attrs["device_duty_cycle_pct"] is None

@@ -1,0 +1,270 @@
+"""The device views in headless Chromium, from real profiles: the GPU utilisation tab (NVIDIA
+TensorFlow, AMD JAX, TPU), the program memory section of the XLA tab and the overview's device
+figures (TPU)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.widgets._base import bundle
+from tfprof_nb.widgets.dashboard import Dashboard
+
+from ..conftest import DATA
+from .harness import WidgetPage, wait_for_plot
+
+TPU = DATA / "tpu_v6e_jax_inference.xplane.pb"
+GPU_PROFILES = ["gpu_bert_multiworker/34.83.195.179_6003.xplane.pb",
+                "mi300x_jax08_gemm.xplane.pb", "mi355x_jax_te_fused_attn.xplane.pb"]
+CAUSES = ["busy", "sync_memcpy", "input", "launch_bound", "host_bound", "other"]
+
+
+def _csv(page, index: int, root: str = "body") -> pd.DataFrame:
+    """The ``index``-th table under ``root`` as its CSV export (values as the page has them)."""
+    text = page.js("([sel, i]) => document.querySelectorAll(sel + ' .tfprof-table')[i]"
+                   ".__table.csv()", [root, index])
+    return pd.read_csv(io.StringIO(text), dtype={"program_id": str})
+
+
+def _expected_devices(prof) -> pd.DataFrame:
+    """Per device from prof.gpu_utilization and prof.duty_cycle, computed here on their own:
+    each cause's share of the device's wall time over the steps."""
+    rows = []
+    for (host, device), g in prof.gpu_utilization.query("stream == 'all'").groupby(
+            ["host", "device"], sort=False):
+        wall = g.wall_us.sum()
+        duty = prof.duty_cycle[(prof.duty_cycle.host == host) & (prof.duty_cycle.device == device)]
+        rows.append({"device": device, "steps_wall_ms": wall / 1e3,
+                     **{f"{c}_pct": 100 * g[f"{c}_us"].sum() / wall for c in CAUSES},
+                     "kernels": int(duty.kernels.sum()),
+                     "duty_cycle_pct": float(duty.duty_cycle_pct.iloc[0])})
+    return pd.DataFrame(rows)
+
+
+def _gpu_pane(page) -> str:
+    return page.js("() => document.querySelector(\"[data-pane='gpu']\").textContent")
+
+
+@pytest.mark.parametrize("name", GPU_PROFILES)
+def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
+    prof = tp.load(DATA / name)
+    dash = Dashboard(prof)
+    assert "gpu" not in dash.reasons and dash.errors == {}
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='gpu']")
+        wait_for_plot(page.page, "[data-pane='gpu']", 3)
+        bars = page.js("() => document.querySelector(\"[data-pane='gpu'] .js-plotly-plot\")"
+                       "._fullData.map(t => [t.name, Array.from(t.y)])")
+        devices = prof.gpu_utilization.query("stream == 'all'")
+        assert [len(b[1]) for b in bars] == [len(devices)] * 6  # one bar per device and step
+        assert bars[0][0] == "Busy (kernels)"
+        np.testing.assert_allclose(bars[0][1], devices.busy_us / 1e3)
+        drawn = page.js("() => document.querySelectorAll(\"[data-pane='gpu'] .js-plotly-plot\")"
+                        "[1]._fullData.reduce((a, t) => a + Array.from(t.y)"
+                        ".reduce((x, y) => x + y, 0), 0)")
+        assert drawn == prof.launch_latency.histogram.launches.sum() > 0
+        shown = _csv(page, 0, "[data-pane='gpu']")
+        expected = _expected_devices(prof)
+        assert list(shown.columns) == list(expected.columns)
+        assert shown.device.tolist() == expected.device.tolist()
+        np.testing.assert_allclose(shown.drop(columns="device").to_numpy(float),
+                                   expected.drop(columns="device").to_numpy(float), rtol=1e-12)
+        np.testing.assert_allclose(shown.filter(like="_pct").drop(
+            columns="duty_cycle_pct").sum(axis=1), 100)  # busy and the causes: the whole wall
+        pane = _gpu_pane(page)
+        findings = [f for f in prof.recommendations()
+                    if f.kind in ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")]
+        assert findings and all(f.what in pane and f.fix in pane for f in findings)
+        assert f"{prof.duty_cycle.attrs['device_duty_cycle_pct']:.1f}%" in pane
+        assert "No chart: no collectives" in pane  # none of these profiles has any
+        assert page.console_errors == [] and page.blocked == []
+
+
+def test_gpu_tab_of_the_tpu_profile_shows_the_duty_cycle(tmp_path):
+    from tfprof_nb.widgets.gpu import GpuUtilizationView
+
+    prof = tp.load(TPU)
+    with WidgetPage(GpuUtilizationView(prof), tmp_path, bundle("gpu")) as page:
+        wait_for_plot(page.page)
+        assert page.js("() => document.querySelectorAll('.js-plotly-plot').length") == 1
+        shown = _csv(page, 0)
+        np.testing.assert_allclose(shown.duty_cycle_pct, prof.duty_cycle.duty_cycle_pct,
+                                   rtol=1e-12)
+        assert shown.device.tolist() == [f"/device:TPU:{i}" for i in range(4)]
+        notes = page.js("() => Array.from(document.querySelectorAll('.gpu-note'))"
+                        ".map(n => n.textContent)")
+        assert len(notes) == 3 and all("no correlation ids" in n for n in notes[1:])
+        assert page.js("() => document.querySelectorAll('.tfprof-table').length") == 1
+        assert page.console_errors == []
+
+
+def test_gpu_tab_says_why_a_cpu_profile_has_none(cpu_file, tmp_path):
+    from tfprof_nb.widgets.gpu import GpuUtilizationView
+
+    prof = tp.load(cpu_file)
+    reason = GpuUtilizationView.reason(prof)
+    assert reason.startswith("No device activity: no GPU or TPU activity in this profile")
+    with WidgetPage(Dashboard(prof), tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='gpu']")
+        assert page.js("() => document.querySelector(\"[data-pane='gpu'] .db-reason\")"
+                       ".textContent") == reason
+        assert page.js("() => document.querySelector(\".db-tab[data-tab='gpu']\")"
+                       ".classList.contains('tp-tab-empty')")
+
+
+# --- XLA: program memory ----------------------------------------------------------------------
+
+def _options(page) -> list[list[str]]:
+    return page.js("() => Array.from(document.querySelectorAll('.xla-program option'))"
+                   ".map(o => [o.value, o.textContent])")
+
+
+def _memory_figure(page) -> dict:
+    """The program memory figure drawn: its meta and the heap trace's largest value."""
+    page.page.wait_for_function("() => document.querySelector('.xla-memory .js-plotly-plot "
+                                ".main-svg')", timeout=60000)
+    return page.js("""() => {
+      const gd = document.querySelector('.xla-memory .js-plotly-plot');
+      const heap = gd._fullData.find(t => t.name === "Heap");
+      return {meta: gd.layout.meta, heap_max: heap ? Math.max(...Array.from(heap.y)) : null};
+    }""")
+
+
+def _check_program(page, prof, program_id: str) -> None:
+    """The section shows ``program_id`` as prof.program_memory says it is."""
+    mem = prof.program_memory(int(program_id))
+    shown = _memory_figure(page)
+    assert shown["meta"]["program_id"] == program_id
+    assert shown["meta"]["peak_heap_bytes"] == mem.peak_heap_bytes
+    if len(mem.heap):
+        assert shown["heap_max"] * 2**20 == pytest.approx(mem.peak_heap_bytes, rel=1e-12)
+    buffers = _csv(page, 1, ".tfprof-xla")  # the HLO op table first, then the buffers
+    assert buffers.hlo_op_name.tolist() == mem.buffers.hlo_op_name.tolist()
+    assert buffers.size_bytes.tolist() == mem.buffers.size_bytes.tolist()
+
+
+def test_program_memory_section_of_the_tpu_profile(tmp_path):
+    from tfprof_nb.widgets import XlaView
+
+    prof = tp.load(TPU)
+    programs = prof.program_memory()
+    view = XlaView(prof)
+    with WidgetPage(view, tmp_path, view._esm) as page:
+        options = _options(page)
+        assert [o[0] for o in options] == [str(p) for p in programs.program_id]  # 64-bit ids
+        assert options[0][1] == "jit_f(12190760917235803885): peak 20.0 GiB"
+        _check_program(page, prof, options[0][0])
+        page.page.select_option(".xla-program", options[1][0])
+        page.page.wait_for_function("id => document.querySelector('.xla-memory .js-plotly-plot')"
+                                    "?.layout.meta.program_id === id", arg=options[1][0])
+        _check_program(page, prof, options[1][0])
+        # the HLO op table: program ids exact too
+        ops = _csv(page, 0, ".tfprof-xla")
+        assert ops.program_id.tolist() == [str(p) for p in prof.hlo_stats.program_id]
+        assert page.js("() => window.__sent.length") == 0  # all four came with the view
+        assert page.console_errors == [] and page.blocked == []
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_programs_beyond_the_state_come_from_the_kernel(kernel, tmp_path, monkeypatch):
+    """Only the first program's memory travels with the view here: a live view asks the
+    kernel for another, a page without one says where to find it."""
+    from tfprof_nb.widgets import XlaView, xla_memory
+
+    monkeypatch.setattr(xla_memory, "STATE_PROGRAMS", 1)
+    prof = tp.load(DATA / "mi355x_jax_te_fused_attn.xplane.pb")
+    view = XlaView(prof)
+    assert list(view.memory_details) == [str(prof.program_memory().program_id[0])]
+    with WidgetPage(view, tmp_path, view._esm, kernel=kernel) as page:
+        second = _options(page)[1][0]
+        page.page.select_option(".xla-program", second)
+        if kernel:
+            page.page.wait_for_function("id => document.querySelector('.xla-memory "
+                                        ".js-plotly-plot')?.layout.meta.program_id === id",
+                                        arg=second)
+            _check_program(page, prof, second)
+            assert page.js("() => window.__sent") == [
+                {"kind": "program_memory", "program": second, "id": 1}]
+        else:
+            missing = page.js("() => document.querySelector('.xla-mem-missing').textContent")
+            assert f"prof.program_memory({second})" in missing
+        assert page.console_errors == []
+
+
+def test_programs_without_a_buffer_assignment_say_so(tmp_path_factory, tmp_path):
+    from tfprof_nb.widgets import XlaView
+
+    from ..analysis.xla_profiles import make
+
+    prof = tp.load(make(tmp_path_factory, "gpu") / "full.xplane.pb")
+    view = XlaView(prof)
+    with WidgetPage(view, tmp_path, view._esm) as page:
+        options = _options(page)
+        bare = [o for o in options if o[1].endswith("no buffer assignment")]
+        assert options[-2:] == bare and sorted(o[0] for o in bare) == ["11", "12"]  # last
+        _check_program(page, prof, options[0][0])
+        page.page.select_option(".xla-program", bare[0][0])
+        page.page.wait_for_function("() => document.querySelector('.xla-mem-reason')")
+        reason = page.js("() => document.querySelector('.xla-mem-reason').textContent")
+        assert reason == f"Note: {prof.program_memory(int(bare[0][0])).reasons[0]}"
+        assert "no buffer assignment" in reason
+        assert page.js("() => document.querySelectorAll('.xla-memory .js-plotly-plot')"
+                       ".length") == 0
+        notes = page.js("() => document.querySelector('.xla-mem-note').textContent")
+        assert notes.startswith("2 of 4 programs have no buffer assignment")
+        assert page.console_errors == []
+
+
+# --- overview: device figures --------------------------------------------------------------
+
+def _cards(page) -> dict:
+    return dict(page.js("() => Array.from(document.querySelectorAll('.db-card'))"
+                        ".map(c => [c.children[0].textContent, c.children[1].textContent])"))
+
+
+def test_overview_shows_the_tpu_figures_and_where_steps_come_from(tmp_path):
+    from tfprof_nb.widgets import OverviewView
+
+    prof = tp.load(TPU)
+    ov = prof.overview()
+    with WidgetPage(OverviewView(prof), tmp_path, bundle("overview")) as page:
+        cards = _cards(page)
+        dev = ov.device
+        assert cards["TPU duty cycle"] == f"{dev['duty_cycle_pct']:.1f}%"
+        assert cards["TPU idle"] == f"{dev['idle_pct']:.1f}%"
+        assert cards["MXU utilisation"] == f"{dev['mxu_utilization_pct']:.1f}%"
+        assert np.isnan(dev["hbm_utilization_pct"]) and cards["HBM utilisation"] == "unknown"
+        assert cards["FLOP rate of the roofline"] == f"{dev['flop_rate_utilization_pct']:.1f}%"
+        assert cards["Steps"] == f"{len(prof.steps)} (inferred)"
+        # where the steps come from, just above the step-time graph, said once
+        note = page.js("() => { const n = document.querySelector('.ov-step-note');"
+                       " return [n.textContent, n.nextElementSibling.className]; }")
+        assert note[0].startswith("Steps inferred from each execution of the repeated XLA "
+                                  "program 'jit_f(12190760917235803885)'")
+        assert "tfprof-figure" in note[1]
+        text = page.js("() => document.body.textContent")
+        assert text.count("inferred from each execution") == 1
+        devices = _csv(page, 1)  # the run environment lists the TPUs
+        assert devices.device.tolist() == [f"/device:TPU:{i}" for i in range(4)]
+        assert page.console_errors == []
+
+
+def test_overview_of_gpu_and_cpu_profiles_gains_only_what_they_have(cpu_file, gpu_fixture_file,
+                                                                    tmp_path):
+    from tfprof_nb.widgets import OverviewView
+
+    gpu = OverviewView(tp.load(gpu_fixture_file))
+    duty = tp.load(gpu_fixture_file).overview().device_duty_cycle_pct
+    assert ["Device duty cycle", f"{duty:.1f}%"] in gpu.cards
+    assert not any("TPU" in c[0] or "MXU" in c[0] for c in gpu.cards)
+    cpu = tp.load(cpu_file)
+    view = OverviewView(cpu)
+    assert cpu.overview().device == {} and cpu.overview().device_duty_cycle_pct is None
+    assert not any("duty cycle" in c[0] for c in view.cards)
+    with WidgetPage(view, tmp_path, bundle("overview")) as page:
+        assert page.js("() => document.querySelector('.ov-step-note')") is None
+        assert "Device duty cycle" not in _cards(page)

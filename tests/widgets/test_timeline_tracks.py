@@ -1,0 +1,178 @@
+"""The trace viewer's tracks and rows on real TPU and GPU captures (Python side): XProf's
+order of sections and tracks, async ops on rows of their own, and each GPU launch linked to
+its kernel (live answers and what an offline copy embeds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb._native import kernels
+from tfprof_nb.offline.columns import decode_columns
+from tfprof_nb.offline.details import event_details_block
+from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.widgets.timeline_links import MAX_PARTNERS
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TPU = DATA / "tpu_v6e_jax_inference.xplane.pb"
+AMD = DATA / "mi300x_jax08_gemm.xplane.pb"
+CAPTURES = [TPU, AMD, DATA / "mi355x_jax_te_fused_attn.xplane.pb",
+            DATA / "gpu_bert_multiworker" / "34.83.195.179_6003.xplane.pb"]
+
+
+@pytest.fixture(scope="module")
+def tpu():
+    return TimelineSource(tp.load(TPU))
+
+
+@pytest.fixture(scope="module")
+def amd():
+    return TimelineSource(tp.load(AMD))
+
+
+def test_tpu_sections_and_tracks_in_xprofs_order(tpu):
+    tracks = tpu.meta["tracks"]
+    assert list(tracks.id) == list(range(len(tracks)))
+    sections = list(dict.fromkeys(tracks.plane))
+    assert sections == [f"/device:TPU:{i}" for i in range(4)] + ["/host:CPU"]
+    assert list(tracks[tracks.plane == "/device:TPU:0"].name) == [
+        "XLA Modules", "XLA Ops", "Async XLA Ops", "XLA TraceMe"]
+    for plane in sections[1:4]:  # the other chips have no async ops
+        assert list(tracks[tracks.plane == plane].name) == ["XLA Modules", "XLA Ops",
+                                                            "XLA TraceMe"]
+    host = tracks[tracks.plane == "/host:CPU"].name.str.rsplit("/", n=1).str[-1]
+    thread_ids = host[host.str.isdigit()].astype(np.int64).to_numpy()
+    assert len(thread_ids) > 50 and np.all(np.diff(thread_ids) > 0)  # by thread id
+
+
+def test_gpu_devices_come_before_the_host(amd):
+    tracks = amd.meta["tracks"]
+    assert list(tracks.name[:2]) == ["Stream #16(Kernel)", "Stream #17(Kernel)"]
+    assert set(tracks.plane[2:]) == {"/host:CPU"}
+
+
+def _segments_do_not_overlap(source: TimelineSource) -> None:
+    index = source.index
+    ev = source.prof.events
+    start_ps = ev.start_ps.to_numpy()[source.event_ids]  # exact times (the index's are floats)
+    end_ps = start_ps + ev.duration_ps.to_numpy()[source.event_ids]
+    for lo, hi in zip(index.seg_lo.tolist(), index.seg_hi.tolist()):
+        assert np.all(np.diff(start_ps[lo:hi]) >= 0)
+        assert np.all(end_ps[lo:hi - 1] <= start_ps[lo + 1:hi]), (lo, hi)  # none hides another
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_no_event_hides_another(path):
+    _segments_do_not_overlap(TimelineSource(tp.load(path)))
+
+
+def test_async_ops_get_rows_of_their_own(tpu):
+    tracks = tpu.meta["tracks"]
+    segments = tpu.meta["segments"]
+    (async_track,) = tracks[tracks.name == "Async XLA Ops"].id
+    rows = segments[segments.track == async_track]
+    # copies start three at a time and overlap without nesting: three rows, each busy
+    assert tracks.depths[async_track] == 3 and list(rows.depth) == [0, 1, 2]
+    assert (rows.hi - rows.lo).min() > 100
+    # the stack of open events (the nesting depth) would have stacked them six deep
+    ev = tpu.prof.events
+    on = (ev.line == "Async XLA Ops").to_numpy()
+    _, depth, _ = kernels.nest_loose(np.zeros(on.sum(), np.int32), ev.start_ps[on].to_numpy(),
+                                     ev.duration_ps[on].to_numpy())
+    assert depth.max() + 1 == 6
+
+
+def _first_free(line, begin, dur) -> np.ndarray:
+    """Reference: each event on the lowest row of its line free when it begins."""
+    out = np.empty(len(line), np.int64)
+    for one in np.unique(line):
+        ends: list[int] = []
+        rows = np.flatnonzero(line == one)
+        for i in rows[np.lexsort((-dur[rows], begin[rows]))].tolist():
+            free = [r for r, e in enumerate(ends) if e <= begin[i]]
+            r = free[0] if free else len(ends)
+            ends[r:r + 1] = [begin[i] + dur[i]] if free else []
+            if not free:
+                ends.append(begin[i] + dur[i])
+            out[i] = r
+    return out
+
+
+def test_rows_are_the_lowest_free_and_the_nesting_depth_for_nested_events():
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n = int(rng.integers(1, 300))
+        line = np.sort(rng.integers(0, 3, n)).astype(np.int32)
+        begin = rng.integers(0, 500, n).astype(np.int64)
+        dur = rng.integers(0, 80, n).astype(np.int64)
+        assert np.array_equal(kernels.tl_rows(line, begin, dur), _first_free(line, begin, dur))
+    # a nested line: rows are nesting depths
+    begin = np.array([0, 10, 20, 30, 40, 60], np.int64)
+    dur = np.array([100, 50, 10, 5, 5, 20], np.int64)
+    line = np.zeros(6, np.int32)
+    assert list(kernels.tl_rows(line, begin, dur)) == list(kernels.nest_loose(line, begin,
+                                                                                dur)[1])
+    # a staircase (each starts inside the one before and ends after it): two rows, not six
+    begin = np.arange(6, dtype=np.int64) * 10
+    assert list(kernels.tl_rows(line, begin, np.full(6, 15, np.int64))) == [0, 1, 0, 1, 0, 1]
+
+
+def test_a_launch_and_its_kernel_name_each_other(amd):
+    launch, kernel = amd.link_rows()
+    pairs = amd.prof.result("launch_links")
+    assert len(launch) == len(pairs) == 54
+    ev = amd.prof.events
+    corr = amd.prof.stat("correlation_id")
+    ids = amd.event_ids
+    assert np.array_equal(corr.loc[ids[launch]].to_numpy(), corr.loc[ids[kernel]].to_numpy())
+    assert set(ev.plane.iloc[ids[launch]]) == {"/host:CPU"}
+    assert set(ev.plane.iloc[ids[kernel]]) == {"/device:GPU:0"}
+    i = int(np.flatnonzero(ev.name.iloc[ids[launch]].str.contains("LaunchKernel"))[0])
+    answer = amd.links_of(int(launch[i]))
+    (partner,) = answer["partners"]
+    assert partner["row"] == kernel[i] and partner["role"] == "kernel"
+    assert partner["start"] == amd.index.start[kernel[i]]
+    assert answer["event"]["name"] == ev.name.iloc[ids[launch[i]]]
+    back = amd.links_of(int(kernel[i]))
+    assert [(p["row"], p["role"]) for p in back["partners"]] == [(launch[i], "launch")]
+    unlinked = np.setdiff1d(np.arange(len(ids)), np.concatenate([launch, kernel]))[0]
+    assert amd.links_of(int(unlinked))["partners"] == []
+
+
+def test_many_kernels_of_one_launch_are_capped():
+    src = TimelineSource(tp.load(AMD))
+    launch, _ = src.link_rows()
+    many = np.setdiff1d(np.arange(len(src.event_ids)), launch[:1])[:MAX_PARTNERS + 5]
+    src._links._rows = (np.full(len(many), launch[0]), many)
+    answer = src.links_of(int(launch[0]))
+    assert len(answer["partners"]) == MAX_PARTNERS and answer["more"] == 5
+
+
+def test_the_widget_answers_a_selection_with_its_links():
+    widget = TraceTimeline(tp.load(AMD))
+    launch, kernel = widget._timeline_source().link_rows()
+    widget.selected_index = int(kernel[3])
+    assert widget.links["row"] == kernel[3]
+    assert [p["row"] for p in widget.links["partners"]] == [launch[3]]
+    assert widget.links["event"]["name"] == str(widget._prof.events.name.loc[
+        widget.selected_event])
+    assert widget.details["event id"] == widget.selected_event
+
+
+def test_tpu_has_no_launches(tpu):
+    assert len(tpu.prof.result("launch_links")) == 0
+    assert tpu.links_of(5)["partners"] == []
+
+
+def test_offline_details_embed_the_pairs_they_cover(amd):
+    cols = decode_columns(event_details_block(amd)["columns"])
+    launch, kernel = amd.link_rows()
+    assert np.array_equal(cols["link_launch"], launch) and np.array_equal(cols["link_kernel"],
+                                                                          kernel)
+    some = np.sort(np.concatenate([launch[:5], kernel[2:9]]))  # both ends of pairs 2-4 only
+    cols = decode_columns(event_details_block(amd, some)["columns"])
+    assert list(cols["link_launch"]) == list(launch[2:5])
+    assert list(cols["link_kernel"]) == list(kernel[2:5])

@@ -1,0 +1,278 @@
+"""GPU time accounting: where each device (and each of its streams) is busy, and why it idles.
+
+Per host (:func:`host_gpu_time`, next to the host's steps), every step window of every device
+is cut into parts that add up to the window exactly (integer picoseconds), by priority:
+
+1. ``busy``: a kernel runs (compute or collective, any stream of the device; for a stream's row,
+   a kernel of that stream);
+2. ``sync_memcpy``: a copy or memset runs on the device, or the host blocks on the device
+   (``*Synchronize``, blocking copies, ``block_until_ready``);
+3. ``input``: the host waits for input (``IteratorGetNext``, host-to-device transfers, infeed);
+4. ``launch_bound``: a gap of at most ``LAUNCH_GAP_US`` between two kernels (launch overhead);
+5. ``host_bound``: a longer gap whose next kernel was launched only after the device went idle
+   (the host was computing, or running Python, between launches);
+6. ``other``: the rest (the next kernel was queued but waited: dependencies, events; or no
+   launch is recorded).
+
+A profile without steps has one window per host, the profile window (step -1).  The combined
+tables (``gpu_utilization``, ``gpu_overlap``, ``launch_latency``, ``duty_cycle``) are built in
+:mod:`.gpu_tables`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,
+                           device_activity, host_waits, stream_names)
+from .gpu_launch import launch_tables
+from .host import HostData
+from .intervals import Intervals, intersect, measure_in, subtract, union
+from .unit import Analysis, parts_dict
+
+__all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OVERLAP_COLUMNS",
+           "UTILIZATION_COLUMNS", "GpuTimePart", "empty_overlap", "empty_utilization",
+           "host_gpu_time"]
+
+LAUNCH_GAP_US = 10.0
+ALL_STREAMS = "all"  # the stream of a device's own row (busy: any stream computes)
+CAUSE_COLUMNS = ["sync_memcpy_us", "input_us", "launch_bound_us", "host_bound_us", "other_us"]
+UTILIZATION_COLUMNS = ["host", "device", "stream", "step", "start_us", "wall_us", "busy_us",
+                       *CAUSE_COLUMNS, "idle_us", "busy_pct", "kernels", "first_start_us",
+                       "last_end_us"]
+OVERLAP_COLUMNS = ["host", "device", "step", "start_us", "wall_us", "compute_us",
+                   "collective_us", "hidden_us", "exposed_us", "hidden_pct"]
+
+
+@dataclass
+class GpuTimePart:
+    """One host's share of every GPU-time table (times on the profile's axis)."""
+
+    utilization: pd.DataFrame
+    overlap: pd.DataFrame
+    devices: pd.DataFrame  # per device: kernels, small kernels, busy and span (duty cycle)
+    launch: dict  # per_kernel, histogram, outliers, queue (see gpu_launch)
+    reasons: list
+
+
+def _windows(hd: HostData, steps: pd.DataFrame | None, shift_ps: int):
+    """(step numbers, w0, w1) of the host's step windows in host ps (the profile window as
+    step -1 when the host has no steps)."""
+    if steps is not None and len(steps):
+        w0 = np.rint(steps.start_us.to_numpy() * 1e6).astype(np.int64) - shift_ps
+        w1 = w0 + np.rint(steps.duration_ms.to_numpy() * 1e9).astype(np.int64)
+        return steps.index.to_numpy(np.int64), w0, w1
+    from .steps import window_ps
+
+    lo, hi = window_ps(hd)
+    return np.array([-1], np.int64), np.array([lo], np.int64), np.array([hi], np.int64)
+
+
+def _segments(begin: np.ndarray, end: np.ndarray, launch: np.ndarray):
+    """Busy segments of kernels sorted by begin, with the launch of each segment's first
+    kernel."""
+    keep = end > begin
+    begin, end, launch = begin[keep], end[keep], launch[keep]
+    if not len(begin):
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty
+    reach = np.maximum.accumulate(end)
+    new = np.ones(len(begin), dtype=bool)
+    new[1:] = begin[1:] > reach[:-1]
+    starts = np.flatnonzero(new)
+    last = np.append(starts[1:], len(begin)) - 1
+    return begin[starts], reach[last], launch[starts]
+
+
+def _gap_sets(seg, lo: int, hi: int) -> tuple[Intervals, Intervals]:
+    """(launch-bound gaps, host-bound gaps) between busy segments within [lo, hi)."""
+    seg_b, seg_e, seg_launch = seg
+    gb = np.concatenate([[lo], seg_e])
+    ge = np.concatenate([seg_b, [hi]])
+    nxt = np.concatenate([seg_launch, [NO_LAUNCH]])
+    interior = np.ones(len(gb), dtype=bool)
+    interior[0] = interior[-1] = False
+    short = interior & (ge - gb <= int(LAUNCH_GAP_US * 1e6))
+    late = ~short & (nxt != NO_LAUNCH) & (nxt >= gb)
+    return union(gb[short], ge[short]), union(gb[late], ge[late])
+
+
+def _cause_sets(kernels: DeviceActivity, copies: Intervals, waits: dict, lo: int,
+                hi: int) -> dict[str, Intervals]:
+    """Busy and each idle cause as disjoint interval sets covering [lo, hi) (widened to the
+    kernels)."""
+    seg = _segments(kernels.begin, kernels.end, kernels.launch)
+    if len(seg[0]):
+        lo, hi = min(lo, int(seg[0][0])), max(hi, int(seg[1][-1]))
+    busy = (seg[0], seg[1])
+    launch_gaps, host_gaps = _gap_sets(seg, lo, hi)
+    sets = {"busy_us": busy}
+    taken = busy
+    for key, candidate in (("sync_memcpy_us", copies), ("sync_host", waits["sync"]),
+                           ("input_us", waits["input"]), ("launch_bound_us", launch_gaps),
+                           ("host_bound_us", host_gaps)):
+        part = subtract(candidate, taken)
+        sets[key] = part
+        taken = union(np.concatenate([taken[0], part[0]]), np.concatenate([taken[1], part[1]]))
+    sets["other_us"] = subtract((np.array([lo], np.int64), np.array([hi], np.int64)), taken)
+    return sets
+
+
+def _account(kernels: DeviceActivity, copies: Intervals, waits: dict, windows) -> dict:
+    """Per window: wall, busy and each cause in us, kernels, first start and last end."""
+    _, w0, w1 = windows
+    sets = _cause_sets(kernels, copies, waits, int(w0.min()), int(w1.max()))
+    out = {k: measure_in(v, w0, w1) for k, v in sets.items()}
+    out["sync_memcpy_us"] = out["sync_memcpy_us"] + out.pop("sync_host")
+    out = {k: v / 1e6 for k, v in out.items()}
+    out["wall_us"] = (w1 - w0) / 1e6
+    out.update(_extent(kernels.begin, sets["busy_us"], w0, w1))
+    return out
+
+
+def _extent(begin: np.ndarray, busy: Intervals, w0, w1) -> dict:
+    """Kernels starting in each window, and the first start / last end of busy time in it
+    (ps as float, NaN: none); ``begin`` sorted."""
+    count = np.searchsorted(begin, w1, "left") - np.searchsorted(begin, w0, "left")
+    seg_b, seg_e = busy
+    n = len(seg_b)
+    if not n:
+        none = np.full(len(w0), np.nan)
+        return {"kernels": count, "first_ps": none, "last_ps": none}
+    k0 = np.minimum(np.searchsorted(seg_e, w0, "right"), n - 1)
+    k1 = np.maximum(np.searchsorted(seg_b, w1, "left") - 1, 0)
+    has0 = (seg_e[k0] > w0) & (seg_b[k0] < w1)
+    has1 = (seg_b[k1] < w1) & (seg_e[k1] > w0)
+    first = np.where(has0, np.maximum(seg_b[k0], w0), np.nan)
+    last = np.where(has1, np.minimum(seg_e[k1], w1), np.nan)
+    return {"kernels": count, "first_ps": first, "last_ps": last}
+
+
+def _overlap(act: DeviceActivity, windows) -> dict:
+    """Per window: compute, collective, hidden and exposed collective time (us)."""
+    _, w0, w1 = windows
+    compute = act.intervals(act.kind == COMPUTE)
+    collective = act.intervals(act.kind == COLLECTIVE)
+    hidden = intersect(collective, compute)
+    exposed = subtract(collective, compute)
+    return {k: measure_in(v, w0, w1) / 1e6 for k, v in
+            (("compute_us", compute), ("collective_us", collective), ("hidden_us", hidden),
+             ("exposed_us", exposed))}
+
+
+def _rows(host: str, device: str, stream: str, windows, values: dict, shift_ps: int) -> dict:
+    """Columns (arrays) of one device's or stream's rows, one per window."""
+    steps, w0, _ = windows
+    n = len(steps)
+    return {"host": np.full(n, host, dtype=object), "device": np.full(n, device, dtype=object),
+            "stream": np.full(n, stream, dtype=object), "step": steps,
+            "start_us": (w0 + shift_ps) / 1e6, **values}
+
+
+def _stack(rows: list[dict]) -> pd.DataFrame:
+    """One DataFrame from column dicts with the same keys."""
+    return pd.DataFrame({k: np.concatenate([r[k] for r in rows]) for k in rows[0]})
+
+
+def _device_tables(hd, act, waits, windows, shift_ps, plane: int):
+    """Utilization rows (the device, then each stream) and overlap rows of one device, as
+    column dicts."""
+    dev = act.take(act.device == plane)
+    name = hd.plane_names[plane]
+    copies = dev.intervals(dev.kind == COPY)
+    kernels = dev.take(dev.kind != COPY)
+    rows = [_rows(hd.name, name, ALL_STREAMS, windows,
+                  _account(kernels, copies, waits, windows), shift_ps)]
+    names = stream_names(hd)
+    for stream in np.unique(dev.stream).tolist():
+        mine = kernels.take(kernels.stream == stream)
+        rows.append(_rows(hd.name, name, names[stream], windows,
+                          _account(mine, copies, waits, windows), shift_ps))
+    overlap = _rows(hd.name, name, ALL_STREAMS, windows, _overlap(dev, windows), shift_ps)
+    del overlap["stream"]
+    return rows, overlap
+
+
+def empty_utilization() -> pd.DataFrame:
+    """The utilization table without rows."""
+    text = ("host", "device", "stream")
+    return pd.DataFrame({c: pd.Series(dtype=object if c in text else
+                                      "int64" if c in ("step", "kernels") else "float64")
+                         for c in UTILIZATION_COLUMNS})
+
+
+def empty_overlap() -> pd.DataFrame:
+    """The overlap table without rows."""
+    return pd.DataFrame({c: pd.Series(dtype=object if c in ("host", "device") else
+                                      "int64" if c == "step" else "float64")
+                         for c in OVERLAP_COLUMNS})
+
+
+def _finish(table: pd.DataFrame, shift_ps: int) -> pd.DataFrame:
+    """Times in us on the profile axis, idle and busy share; columns in order."""
+    for col, src in (("first_start_us", "first_ps"), ("last_end_us", "last_ps")):
+        table[col] = (table.pop(src).to_numpy(float) + shift_ps) / 1e6
+    table["idle_us"] = table[CAUSE_COLUMNS].sum(axis=1)
+    table["busy_pct"] = np.divide(100 * table.busy_us, table.wall_us,
+                                  out=np.zeros(len(table)), where=table.wall_us > 0)
+    return table[UTILIZATION_COLUMNS]
+
+
+def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int) -> pd.DataFrame:
+    """Per device: kernels, kernels under 10 us, copies, busy and span over the profile."""
+    from .gpu_activity import tpu_module_spans
+
+    rows = []
+    modules = tpu_module_spans(hd)
+    for plane in np.unique(act.device).tolist():
+        dev = act.take(act.device == plane)
+        kern = dev.kind != COPY
+        busy = dev.intervals(kern)
+        lo, hi = int(dev.begin.min()), int(dev.end.max())
+        if plane in modules:
+            lo, hi = min(lo, modules[plane][0]), max(hi, modules[plane][1])
+        dur = dev.end[kern] - dev.begin[kern]
+        rows.append({"host": hd.name, "device": hd.plane_names[plane],
+                     "kernels": int(kern.sum()),
+                     "kernels_under_10us": int((dur < 10_000_000).sum()),
+                     "copies": int((~kern).sum()),
+                     "launches_linked": int((dev.launch != NO_LAUNCH).sum()),
+                     "busy_us": float((busy[1] - busy[0]).sum() / 1e6),
+                     "span_us": (hi - lo) / 1e6, "first_us": (lo + shift_ps) / 1e6})
+    return pd.DataFrame(rows, columns=["host", "device", "kernels", "kernels_under_10us",
+                                       "copies", "launches_linked", "busy_us", "span_us",
+                                       "first_us"])
+
+
+def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None
+                  ) -> GpuTimePart:
+    """The GPU-time tables of one host (see the module doc); ``steps``: its step table."""
+    act = device_activity(hd)
+    reasons = []
+    if steps is None or not len(steps):
+        reasons.append(f"{hd.name}: no steps: one row per device for the profile window "
+                       "(step -1)")
+    if not len(act):
+        return GpuTimePart(empty_utilization(), empty_overlap(), _device_summary(hd, act, 0),
+                           launch_tables(hd, act, shift_ps), [])
+    windows = _windows(hd, steps, shift_ps)
+    waits = host_waits(hd)
+    util, overlap = [], []
+    for plane in np.unique(act.device).tolist():
+        rows, ov = _device_tables(hd, act, waits, windows, shift_ps, plane)
+        util.extend(rows)
+        overlap.append(ov)
+    ov = _stack(overlap)
+    ov["wall_us"] = np.tile((windows[2] - windows[1]) / 1e6, len(overlap))
+    ov["hidden_pct"] = np.divide(100 * ov.hidden_us, ov.collective_us,
+                                 out=np.zeros(len(ov)), where=ov.collective_us > 0)
+    return GpuTimePart(_finish(_stack(util), shift_ps),
+                       ov[OVERLAP_COLUMNS], _device_summary(hd, act, shift_ps),
+                       launch_tables(hd, act, shift_ps), reasons)
+
+
+ANALYSES = (Analysis("gpu_time", host=host_gpu_time, combine=parts_dict,
+                     host_needs=("steps",)),)

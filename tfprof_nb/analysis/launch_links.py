@@ -1,0 +1,40 @@
+"""Each GPU kernel (or copy) linked to the host call that launched it, by event id.
+
+The launch (``cudaLaunchKernel``, ``hipModuleLaunchKernel``, TensorFlow's host op of the
+kernel) and the device event carry the same ``correlation_id``; :mod:`.gpu_activity` makes
+the pairs (the same join times launch latency).  The trace viewer draws an arrow from one to
+the other.  TPUs have no launches: no rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .gpu_activity import launch_links
+from .host import HostData
+from .unit import Analysis
+
+__all__ = ["ANALYSES", "LAUNCH_LINK_COLUMNS", "combine_launch_links", "host_launch_links"]
+
+LAUNCH_LINK_COLUMNS = ["launch_event", "kernel_event"]
+
+
+def host_launch_links(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
+    """One host's pairs, as its own event rows (``launch_event``, ``kernel_event``)."""
+    launch, kernel = launch_links(hd)
+    return pd.DataFrame({"launch_event": launch.astype(np.int64),
+                         "kernel_event": kernel.astype(np.int64)})
+
+
+def combine_launch_links(parts: dict, event_offsets: dict) -> pd.DataFrame:
+    """Every host's pairs as global event ids (rows of ``prof.events``), by kernel."""
+    frames = [part + event_offsets[host] for host, part in parts.items() if len(part)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in LAUNCH_LINK_COLUMNS})
+    out = pd.concat(frames, ignore_index=True)
+    return out.sort_values("kernel_event", kind="stable").reset_index(drop=True)
+
+
+ANALYSES = (Analysis("launch_links", host=host_launch_links, combine=combine_launch_links,
+                     needs=("event_offsets",)),)

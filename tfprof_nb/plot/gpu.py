@@ -1,0 +1,114 @@
+"""GPU charts: busy and idle time by cause per device and step, compute/communication overlap,
+kernel launch latency and the launch queue.  Each draws one table of the profile as it is
+(``prof.gpu_utilization``, ``prof.gpu_overlap``, ``prof.launch_latency``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..analysis.gpu_time import ALL_STREAMS
+from ._style import PALETTE, new_figure
+
+__all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "queue_figure",
+           "UTILIZATION_PARTS"]
+
+# (column, label, colour) of the stacked busy/idle parts, busy first
+UTILIZATION_PARTS = [
+    ("busy_us", "Busy (kernels)", "#4e79a7"),
+    ("sync_memcpy_us", "Copies / sync", "#76b7b2"),
+    ("input_us", "Waiting for input", "#e15759"),
+    ("launch_bound_us", "Launch-bound", "#edc948"),
+    ("host_bound_us", "Host-bound", "#f28e2b"),
+    ("other_us", "Other idle", "#bab0ac"),
+]
+
+
+def _text(value) -> str:
+    """A profile string for a chart label: plotly reads a few HTML tags in labels, so angle
+    brackets are shown as themselves, never as markup."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _device_labels(table: pd.DataFrame) -> pd.Series:
+    many_hosts = table.host.nunique() > 1
+    label = table.device.astype(str)
+    if many_hosts:
+        label = table.host.astype(str) + " " + label
+    return label.map(_text)
+
+
+def _device_steps(table: pd.DataFrame) -> list:
+    """The two-level x of a per-device, per-step bar: device, then step number ("profile":
+    the whole profile, without steps); plotly thins the numbers when there are many."""
+    if not len(table):
+        return []
+    return [_device_labels(table).tolist(),
+            [str(s) if s >= 0 else "profile" for s in table.step.tolist()]]
+
+
+def utilization_figure(table: pd.DataFrame, theme: str = "light"):
+    """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
+    own rows, stream "all"); the parts of a bar add up to its step's wall time."""
+    dev = table[table.stream == ALL_STREAMS] if len(table) else table
+    x = _device_steps(dev)
+    fig = new_figure(theme=theme, barmode="stack",
+                     title={"text": "Device time per step: busy and idle by cause"},
+                     xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},
+                     yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
+                     meta={"kind": "gpu_utilization"})
+    for col, label, color in UTILIZATION_PARTS:
+        fig.add_bar(x=x, y=(dev[col] / 1e3).to_numpy(float) if len(dev) else [], name=label,
+                    marker={"color": color},
+                    hovertemplate="%{y:.3f} ms<extra>" + label + "</extra>")
+    return fig
+
+
+def overlap_figure(table: pd.DataFrame, theme: str = "light"):
+    """Collective time per device and step (ms), split into the part hidden under compute
+    and the exposed part."""
+    x = _device_steps(table)
+    fig = new_figure(theme=theme, barmode="stack",
+                     title={"text": "Collectives: hidden under compute vs exposed"},
+                     xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},
+                     yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
+                     meta={"kind": "gpu_overlap"})
+    for col, label, color in (("hidden_us", "Hidden under compute", "#59a14f"),
+                              ("exposed_us", "Exposed", "#e15759")):
+        fig.add_bar(x=x, y=(table[col] / 1e3).to_numpy(float) if len(table) else [],
+                    name=label, marker={"color": color},
+                    hovertemplate="%{y:.3f} ms<extra>" + label + "</extra>")
+    return fig
+
+
+def launch_latency_figure(histogram: pd.DataFrame, theme: str = "light"):
+    """Launches per latency bin (launch call start to kernel start), one series per device."""
+    fig = new_figure(theme=theme, barmode="group",
+                     title={"text": "Kernel launch latency"},
+                     xaxis={"title": {"text": "Latency (us)"}, "type": "category"},
+                     yaxis={"title": {"text": "Launches"}, "rangemode": "tozero"},
+                     meta={"kind": "launch_latency"})
+    if not len(histogram):
+        return fig
+    labels = _device_labels(histogram)
+    for i, (label, rows) in enumerate(histogram.groupby(labels, sort=False)):
+        fig.add_bar(x=rows.bin.tolist(), y=rows.launches.to_numpy(), name=label,
+                    marker={"color": PALETTE[i % len(PALETTE)]},
+                    hovertemplate="%{x} us: %{y} launches<extra>" + label + "</extra>")
+    return fig
+
+
+def queue_figure(queue: pd.DataFrame, theme: str = "light"):
+    """Kernels launched and not yet started, per device over time (a step line)."""
+    fig = new_figure(theme=theme, title={"text": "Launch queue length"},
+                     xaxis={"title": {"text": "Time (ms)"}},
+                     yaxis={"title": {"text": "Kernels queued"}, "rangemode": "tozero"},
+                     meta={"kind": "launch_queue"})
+    if not len(queue):
+        return fig
+    labels = _device_labels(queue)
+    for i, (label, rows) in enumerate(queue.groupby(labels, sort=False)):
+        fig.add_scatter(x=(rows.time_us / 1e3).to_numpy(float), y=rows.queued.to_numpy(),
+                        name=label, mode="lines", line={"shape": "hv",
+                                                        "color": PALETTE[i % len(PALETTE)]},
+                        hovertemplate="%{x:.3f} ms: %{y} queued<extra>" + label + "</extra>")
+    return fig

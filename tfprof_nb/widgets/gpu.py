@@ -1,0 +1,139 @@
+"""The GPU utilisation view: per device, how much of its time it is busy and why it idles
+(input, launch gaps, the host, copies), its duty cycle, the overlap of collectives with
+compute, kernel launch latency and the launch queue, and the findings about them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import traitlets
+
+from ..analysis.gpu_time import ALL_STREAMS
+from ..plot.gpu import UTILIZATION_PARTS
+from ._view import View, ViewState
+from .traits import FigureTrait, TableData, TableTrait
+
+__all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_summary"]
+
+# the kinds of prof.recommendations() this view lists: those its tables are the evidence of
+GPU_FINDINGS = ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")
+_SUMMARY_KEYS = ["host", "device"]
+_DEVICES_NOTE = ("Per device: busy time and each idle cause as a share of the device's wall "
+                 "time over the steps; kernels and duty cycle over the whole profile.")
+_LATENCY_COLUMNS = ["host", "kernel_name", "launches", "mean_latency_us", "p50_latency_us",
+                    "p90_latency_us", "p99_latency_us", "max_latency_us",
+                    "mean_launch_call_us", "mean_duration_us"]
+
+
+def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.DataFrame:
+    """One row per host and device: its wall time over the steps, busy and each idle cause
+    as a share of it (``*_pct``, adding up to 100), kernels and the duty cycle (busy time over the
+    span from the device's first to its last activity)."""
+    parts = [col for col, _, _ in UTILIZATION_PARTS]
+    dev = utilization[utilization.stream == ALL_STREAMS]
+    sums = dev.groupby(_SUMMARY_KEYS, sort=False, observed=True)[["wall_us", *parts]].sum()
+    wall = sums.wall_us.where(sums.wall_us > 0)
+    out = pd.DataFrame({"steps_wall_ms": sums.wall_us / 1e3}, index=sums.index)
+    for col in parts:
+        out[col.removesuffix("_us") + "_pct"] = 100 * sums[col] / wall
+    duty = duty_cycle.set_index(_SUMMARY_KEYS)[["kernels", "duty_cycle_pct"]] \
+        if len(duty_cycle) else pd.DataFrame(columns=["kernels", "duty_cycle_pct"])
+    out = out.join(duty, how="left").reset_index()
+    out["kernels"] = out.kernels.fillna(0).astype("int64")
+    return out
+
+
+def _finding(f) -> dict:
+    evidence = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                         for k, v in f.evidence.items())
+    return {"severity": f.severity, "what": f.what, "evidence": evidence, "fix": f.fix}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _statements(prof, summary: pd.DataFrame) -> list[str]:
+    """The devices' duty cycle over the whole profile, and the steps whose devices (or
+    hosts) finish at different times."""
+    out = []
+    duty = prof.duty_cycle.attrs.get("device_duty_cycle_pct")
+    if duty is not None and not np.isnan(duty):
+        out.append(f"Device duty cycle: {duty:.1f}% (busy time over each device's active span, "
+                   f"{_count(len(summary), 'device')}).")
+    ends = prof.stragglers
+    apart = ends[ends.spread_us > 0] if len(ends) else ends
+    if len(apart):
+        last = (apart.last_host.astype(str) + " " + apart.last_device.astype(str)
+                if apart.hosts.max() > 1 else apart.last_device.astype(str)).value_counts()
+        out.append(f"Devices finish {len(apart)} of {len(ends)} steps at different times; "
+                   f"last most often: {last.index[0]} ({_count(int(last.iloc[0]), 'step')}); "
+                   "mean lag "
+                   f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
+                   f"{apart.spread_us.max():,.1f} us.")
+    return out + [_DEVICES_NOTE]
+
+
+def _without_one_host(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its host column when every row has the same host."""
+    return frame.drop(columns="host") if frame.host.nunique() <= 1 else frame
+
+
+def _figure_or_none(table: pd.DataFrame, make):
+    """A figure of ``table``, or {} (none: the view says why) when it is empty."""
+    return make() if len(table) else {}
+
+
+def _notes(prof) -> dict[str, str]:
+    """Why a chart is missing, by chart trait."""
+    ll, overlap = prof.launch_latency, prof.gpu_overlap
+    no_launches = "; ".join(ll.reasons) or "no kernel launches linked to their kernels"
+    return {
+        "overlap": "; ".join(overlap.attrs.get("reasons", [])) or "no collectives",
+        "latency": no_launches, "queue": no_launches}
+
+
+class GpuUtilizationView(View):
+    """Busy and idle time by cause per device and step (``prof.gpu_utilization``), the
+    devices' duty cycle (``prof.duty_cycle``), collectives hidden under compute
+    (``prof.gpu_overlap``), kernel launch latency and the launch queue
+    (``prof.launch_latency``) and the findings about them (``prof.recommendations()``)."""
+
+    tab, title, bundle, position = "gpu", "GPU utilisation", "gpu", 45
+    statements = traitlets.List().tag(sync=True)
+    devices = TableTrait()
+    findings = traitlets.List().tag(sync=True)
+    utilization = FigureTrait()
+    overlap = FigureTrait()
+    latency = FigureTrait()
+    queue = FigureTrait()
+    notes = traitlets.Dict().tag(sync=True)
+    kernels = TableTrait()
+
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        util = prof.gpu_utilization
+        if len(util) and (util[util.stream == ALL_STREAMS].busy_us > 0).any():
+            return None
+        why = "; ".join(util.attrs.get("reasons", [])) or "no kernels ran on any device"
+        return (f"No device activity: {why}. This tab shows GPU (and TPU) time: busy and idle "
+                "by cause, duty cycle, launch latency.")
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        summary = device_summary(prof.gpu_utilization, prof.duty_cycle)
+        ll, plot = prof.launch_latency, prof.plot
+        per_kernel = ll.per_kernel[_LATENCY_COLUMNS].sort_values(
+            "mean_latency_us", ascending=False, kind="stable")
+        return ViewState({
+            "statements": _statements(prof, summary),
+            "devices": TableData(_without_one_host(summary), "Devices", "device", 50),
+            "findings": [_finding(f) for f in prof.recommendations() if f.kind in GPU_FINDINGS],
+            "utilization": plot.gpu_utilization(),
+            "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],
+                                       plot.gpu_overlap),
+            "latency": _figure_or_none(ll.histogram, plot.launch_latency),
+            "queue": _figure_or_none(ll.queue, plot.launch_queue),
+            "notes": _notes(prof),
+            "kernels": TableData(_without_one_host(per_kernel), "Launch latency per kernel",
+                                 "kernel_name")})

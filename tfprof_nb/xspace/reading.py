@@ -1,0 +1,24 @@
+"""``read_xspace``: one host's ``.xplane.pb`` decoded, from a local path or an object store."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decoder import read_local_xspace
+from .model import XSpaceData
+from .stores import RemoteFile
+
+__all__ = ["read_xspace"]
+
+
+def read_xspace(path, threads: int | None = None,
+                progress: np.ndarray | None = None) -> XSpaceData:
+    """Read and decode one ``.xplane.pb`` file: a local path, or a
+    :class:`~tfprof_nb.xspace.stores.RemoteFile` (read through the local cache).  ``threads``
+    decode it side by side and ``progress`` follows the decoding (see
+    :func:`~tfprof_nb.xspace.decode_xspace`)."""
+    if isinstance(path, RemoteFile):
+        from .remote_read import read_remote
+
+        return read_remote(path, threads=threads, progress=progress)
+    return read_local_xspace(path, threads=threads, progress=progress)
