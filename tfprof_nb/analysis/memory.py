@@ -105,8 +105,30 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
     peak_pos = int(len(raw) - 1 - np.argmax(in_use.to_numpy()[::-1]))
     peak = raw.iloc[peak_pos]
     peak_bytes = int(in_use.iloc[peak_pos])
+    tl = _in_time_order(raw)
+    in_use_sorted = (tl.reserved + tl.heap).to_numpy()
+    peak_step = int(tl.step[in_use_sorted == peak_bytes].iloc[-1]) \
+        if (in_use_sorted == peak_bytes).any() else 0
+    breakdown = _breakdown_at_peak(tl, peak, peak_step)
+    breakdown.insert(0, "allocator", name)
+    breakdown.insert(0, "host", host)
+    summary = {
+        "host": host, "allocator": name, "num_allocations": int(raw.is_alloc.sum()),
+        "num_deallocations": int((~raw.is_alloc).sum()),
+        "memory_capacity_bytes": peak_bytes + int(peak.free),
+        "peak_heap_usage_lifetime_bytes": int(raw.peak.iloc[-1]),
+        "peak_bytes_in_use": peak_bytes, "peak_time_us": peak.time_ps / 1e6,
+        "peak_step": peak_step, "stack_at_peak_bytes": int(peak.reserved),
+        "heap_at_peak_bytes": int(peak.heap), "free_at_peak_bytes": int(peak.free),
+        "fragmentation_at_peak_pct": float(peak.fragmentation) * 100}
+    return summary, _timeline(host, name, tl), breakdown
+
+
+def _in_time_order(raw: pd.DataFrame) -> pd.DataFrame:
+    """An allocator's events by time, each with a step (events without one belong to the step
+    after the last known one) and a deallocation's op, region, type and shape taken from the
+    allocation it frees."""
     tl = raw.sort_values("time_ps", kind="stable").reset_index(drop=True)
-    # steps: events without one belong to the step after the last known one
     last_known = tl.step.where(tl.step >= 0).shift().ffill().fillna(-1).astype(np.int64)
     tl["step"] = np.where(tl.step >= 0, tl.step, last_known + 1)
     source = inherit_from_allocations(tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64))
@@ -115,9 +137,12 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
         values = tl[col].to_numpy(dtype=object).copy()
         values[inherit] = values[source[inherit]]
         tl[col] = values
-    in_use_sorted = (tl.reserved + tl.heap).to_numpy()
-    peak_step = int(tl.step[in_use_sorted == peak_bytes].iloc[-1]) \
-        if (in_use_sorted == peak_bytes).any() else 0
+    return tl
+
+
+def _breakdown_at_peak(tl: pd.DataFrame, peak: pd.Series, peak_step: int) -> pd.DataFrame:
+    """The allocations live at the peak, grouped (with rows for the stack and for heap no
+    live allocation accounts for), largest first."""
     active, unattributed = active_at_peak(
         tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64), tl.step.to_numpy(np.int64),
         tl.time_ps.to_numpy(np.int64), tl.allocation.to_numpy(np.int64), int(peak.time_ps),
@@ -136,15 +161,18 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
         items = pd.concat([items, pd.DataFrame(specials, columns=items.columns)],
                           ignore_index=True)
     key = ["allocation", "requested", "tf_op", "region_type", "data_type", "tensor_shape"]
-    breakdown = items.groupby(key, sort=False).size().rename("occurrences").reset_index() \
+    grouped = items.groupby(key, sort=False).size().rename("occurrences").reset_index() \
         .sort_values(key, ascending=[False, False, True, True, True, True], kind="stable")
-    breakdown = pd.DataFrame({
-        "host": host, "allocator": name, "tf_op": breakdown.tf_op,
-        "allocation_bytes": breakdown.allocation, "requested_bytes": breakdown.requested,
-        "occurrences": breakdown.occurrences, "region_type": breakdown.region_type,
-        "data_type": breakdown.data_type, "tensor_shape": breakdown.tensor_shape,
-        "step": peak_step})
-    timeline = pd.DataFrame({
+    return pd.DataFrame({
+        "tf_op": grouped.tf_op, "allocation_bytes": grouped.allocation,
+        "requested_bytes": grouped.requested, "occurrences": grouped.occurrences,
+        "region_type": grouped.region_type, "data_type": grouped.data_type,
+        "tensor_shape": grouped.tensor_shape, "step": peak_step})
+
+
+def _timeline(host: str, name: str, tl: pd.DataFrame) -> pd.DataFrame:
+    """The allocator's memory timeline table (see TIMELINE_COLUMNS)."""
+    return pd.DataFrame({
         "host": host, "allocator": name, "time_us": tl.time_ps / 1e6,
         "event": np.where(tl.is_alloc, "allocation", "deallocation"),
         "requested_bytes": tl.requested, "allocation_bytes": tl.allocation,
@@ -154,16 +182,6 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
         "stack_bytes": tl.reserved, "heap_bytes": tl.heap, "in_use_bytes": tl.reserved + tl.heap,
         "free_bytes": tl.free, "fragmentation_pct": tl.fragmentation * 100,
         "peak_bytes_in_use": tl.peak, "event_id": tl.event_id})
-    summary = {
-        "host": host, "allocator": name, "num_allocations": int(raw.is_alloc.sum()),
-        "num_deallocations": int((~raw.is_alloc).sum()),
-        "memory_capacity_bytes": peak_bytes + int(peak.free),
-        "peak_heap_usage_lifetime_bytes": int(raw.peak.iloc[-1]),
-        "peak_bytes_in_use": peak_bytes, "peak_time_us": peak.time_ps / 1e6,
-        "peak_step": peak_step, "stack_at_peak_bytes": int(peak.reserved),
-        "heap_at_peak_bytes": int(peak.heap), "free_at_peak_bytes": int(peak.free),
-        "fragmentation_at_peak_pct": float(peak.fragmentation) * 100}
-    return summary, timeline, breakdown
 
 
 def host_memory(hd: HostData, shift_ps: int = 0) -> list[tuple]:
