@@ -28,7 +28,9 @@ def test_wheel_contains_the_widget_bundle(tmp_path):
     # the compiled decoder and kernels, for this platform (any Python 3: loaded with ctypes)
     assert any(n.startswith("tfprof_nb/_native/libtfprof_nb-") and n.endswith(".so")
                for n in names)
-    assert "tfprof_nb/_native/wire.c" in names
+    # and their sources, to build on platforms the wheel was not built for
+    assert {"tfprof_nb/_native/walk.c", "tfprof_nb/_native/wire.h",
+            "tfprof_nb/_native/layout.h"} <= set(names)
     assert wheel.name.startswith("tfprof_nb-") and "-py3-none-" in wheel.name
     assert "-any.whl" not in wheel.name
     bundle = zipfile.ZipFile(wheel).read("tfprof_nb/static/timeline.js")
