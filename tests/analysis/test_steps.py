@@ -121,7 +121,8 @@ def test_one_training_call_in_the_window_is_one_step(tmp_path):
     assert step.source == f"inferred: the one call of '{call}' in the window"
     events = prof.events
     (duration_us,) = events[(events.name == call) & (events.plane == "/host:CPU")].duration_us
-    assert step.duration_ms * 1e3 >= duration_us > 0
+    assert duration_us > 0  # the step holds the call (ms and us round apart: 1 ps slack)
+    assert step.duration_ms * 1e3 >= duration_us - 1e-6
     assert step.start_us == pytest.approx(events[events.name == call].start_us.iloc[0])
     parts = steps[CATEGORY_COLUMNS].sum(axis=1)
     np.testing.assert_allclose(parts, steps.duration_ms, rtol=1e-9)
