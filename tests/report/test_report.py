@@ -259,7 +259,7 @@ def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
                        ".textContent")
         assert index.names[index.name[rows[1]]] in text
         page.page.wait_for_timeout(100)
-        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows === 1", timeout=10000)
         assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) > 60
         _screenshot(page, "gpu_launch_link")
         assert page.blocked == [] and page.console_errors == []

@@ -171,7 +171,7 @@ def test_a_selected_launch_draws_an_arrow_to_its_kernel(tmp_path):
         page.push("details", widget.details)
         page.push("links", widget.links)
         page.page.wait_for_timeout(100)
-        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows === 1", timeout=10000)
         assert color_pixels(page.page, LINK_RGB) > 60  # the arrow and the kernel's outline
         text = page.js("() => document.querySelector('.tl-links').textContent")
         assert "launches:" in text and index.names[index.name[kernel]] in text
@@ -183,7 +183,7 @@ def test_a_selected_launch_draws_an_arrow_to_its_kernel(tmp_path):
         page.push("links", widget.links)
         text = page.js("() => document.querySelector('.tl-links').textContent")
         assert "launched by:" in text and "hipModuleLaunchKernel" in text
-        assert page.js(f"() => {TIMELINE}.frame.arrows") == 1
+        page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows === 1", timeout=10000)
         assert page.console_errors == [] and page.blocked == []
 
 

@@ -100,3 +100,36 @@ def test_directory_without_profiles(tmp_path):
 def test_empty_list_of_paths():
     with pytest.raises(ValueError):
         tp.load([])
+
+
+def test_a_file_changed_while_read_is_named_not_called_corrupt(cpu_file):
+    """When the walk meets other events than the framing pass counted (the file rewritten
+    between them), the error names the file and says so, not that the file is corrupt."""
+    from tfprof_nb.xspace.decoder import ERR_CHANGED, _raise_wire_error
+
+    buf = np.frombuffer(cpu_file.read_bytes()[:4096], np.uint8)
+    with pytest.raises(tp.ProfileFormatError, match="changed while it was read") as exc:
+        _raise_wire_error(buf, str(cpu_file), ERR_CHANGED, 64)
+    assert str(cpu_file) in str(exc.value) and "corrupt" not in str(exc.value)
+
+
+def test_only_read_only_mappings_hand_pages_back(cpu_file):
+    """Walked pages go back to the kernel only from a read-only file mapping: a private
+    (copy-on-write) or writable mapping keeps them, and decodes the same."""
+    import mmap
+
+    from tfprof_nb.xspace import decode_xspace
+    from tfprof_nb.xspace.decoder import _pages_can_go
+
+    with open(cpu_file, "rb") as f:
+        ro = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        cow = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    try:
+        assert _pages_can_go(ro) and not _pages_can_go(cow)
+        assert not _pages_can_go(cpu_file.read_bytes())
+        a, b = decode_xspace(ro, path=str(cpu_file)), decode_xspace(cow, path=str(cpu_file))
+        np.testing.assert_array_equal(a.events.line_start_ps, b.events.line_start_ps)
+        assert len(a.events) == len(read_xspace(cpu_file).events) > 0
+    finally:
+        ro.close()
+        cow.close()

@@ -47,7 +47,16 @@ def _c(a: np.ndarray, dtype) -> np.ndarray:
 
 
 def _p(a: np.ndarray) -> int:
+    """The address of ``a``'s data: ``a`` must stay referenced (a local) until the C call
+    returns, never a temporary made in the call's arguments."""
     return a.ctypes.data
+
+
+def _stat_columns(owner_kind, kind, raw, owner) -> tuple:
+    """A stat table's owner kind, kind, raw value and owner columns as the kernels read them
+    (int8, int8, int64, int32, contiguous), copied only when they are not."""
+    return (_c(owner_kind, np.int8), _c(kind, np.int8), _c(raw, np.int64),
+            _c(owner, np.int32))
 
 
 def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
@@ -89,6 +98,7 @@ def int_stats(name_code, owner_kind, kind, raw, owner, codes: list[int],
     (upper bounds on each one's events, e.g. StatTable.counts_by_name) are given, else two
     (count, then fill): one (rows, values) pair per code."""
     name_code, width = _codes(name_code)
+    owner_kind, kind, raw, owner = _stat_columns(owner_kind, kind, raw, owner)
     n_codes = int(max(codes)) + 1 if codes else 0
     slot_of_code = np.full(max(n_codes, 1), -1, np.int8)
     slot_of_code[np.asarray(codes, np.int64)] = np.arange(len(codes), dtype=np.int8)
@@ -133,6 +143,7 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list) -> list:
     (stat name code, rows); returns one (values int64, hit bool) per query, in the rows'
     order (see tfp_stats_at: doubles truncated, the last value of an event winning)."""
     name_code, width = _codes(name_code)
+    owner_kind, kind, raw, owner = _stat_columns(owner_kind, kind, raw, owner)
     order = sorted(range(len(queries)), key=lambda q: int(queries[q][0]))  # by code
     n_codes = max((int(c) for c, _ in queries), default=-1) + 1
     first, count = np.zeros(max(n_codes, 1), np.int32), np.zeros(max(n_codes, 1), np.int32)
@@ -152,9 +163,8 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list) -> list:
     values, hit = np.empty(len(rows), np.int64), np.empty(len(rows), np.uint8)
     cursor = np.empty(max(len(lists), 1), np.int64)
     if lists:
-        check(lib().tfp_stats_at(_p(name_code), width, _p(_c(owner_kind, np.int8)),
-                                 _p(_c(kind, np.int8)), _p(_c(raw, np.int64)),
-                                 _p(_c(owner, np.int32)), len(name_code), _p(first), _p(count),
+        check(lib().tfp_stats_at(_p(name_code), width, _p(owner_kind), _p(kind), _p(raw),
+                                 _p(owner), len(name_code), _p(first), _p(count),
                                  n_codes, _p(rows), _p(off), len(lists), _p(values), _p(hit),
                                  _p(cursor)))
     out: list = [None] * len(queries)
@@ -377,11 +387,12 @@ def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: t
     consumers follow them.  ``caps``: upper bounds on producers and consumers.  Pairs come in
     consumer order (see :func:`join_on_keys`)."""
     name_code, width = _codes(name_code)
+    owner_kind, kind, raw, owner = _stat_columns(owner_kind, kind, raw, owner)
     xr, x0, x1 = _c(extra[0], np.int32), _c(extra[1], np.int64), _c(extra[2], np.int64)
     handle = ctypes.c_void_p()
     rc = lib().tfp_context_links(
-        _p(name_code), width, _p(_c(owner_kind, np.int8)), _p(_c(kind, np.int8)),
-        _p(_c(raw, np.int64)), _p(_c(owner, np.int32)), len(name_code), *map(int, codes),
+        _p(name_code), width, _p(owner_kind), _p(kind), _p(raw), _p(owner), len(name_code),
+        *map(int, codes),
         int(caps[0]), int(caps[1]), _p(xr), _p(x0), _p(x1), len(xr), limit, _threads(threads),
         ctypes.byref(handle))
     return _take_edges(rc, handle)

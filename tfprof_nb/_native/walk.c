@@ -326,7 +326,7 @@ static int64_t stat(W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
         }
     }
     StatBuf *s = w->st;
-    if (sb_reserve(s) != 0) return ERR_NO_MEMORY;
+    if (sb_reserve(s) != 0) return s->fixed ? ERR_CHANGED : ERR_NO_MEMORY;
     int64_t row = s->n++;
     if ((kind == KIND_STR || kind == KIND_BYTES) && sb_add_text(s, row, len) != 0)
         return ERR_NO_MEMORY;
@@ -1038,6 +1038,7 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base) {
     const Lookup *evmap = &s->evmaps[c->plane];
     const uint8_t *b = s->b;
     int64_t pos = c->pos, end = c->end, row = c->ev_first, field, stop;
+    const int64_t rows_end = c->ev_first + c->n_ev;
     int wt;
     while (pos < end) {
         int64_t fs = pos;
@@ -1045,6 +1046,7 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base) {
         if (pos >= 0) {
             if (wt == 2 && field == 4) {
                 pos = length(b, pos, end, &stop);
+                if (pos >= 0 && row >= rows_end) pos = ERR_CHANGED; /* never past its rows */
                 if (pos >= 0) pos = event(&w, &s->out, evmap, &c->ex, pos, stop, row++, c->line);
             } else {
                 pos = skip(b, pos, end, wt);
@@ -1055,6 +1057,10 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base) {
             c->err_pos = w.err_pos >= 0 ? w.err_pos : fs;
             return;
         }
+    }
+    if (row != rows_end || st->n != c->n_st) { /* rows left unwritten */
+        c->err = ERR_CHANGED;
+        c->err_pos = c->pos;
     }
 }
 

@@ -122,9 +122,9 @@ class HostData:
     def release(self, keep_core: bool = False) -> None:
         """Drop the derived arrays (they are rebuilt when needed); ``keep_core`` keeps the
         tables several steps use (see _CORE)."""
-        for key in list(self._cache):
+        for key in list(self._cache):  # steps of one host may release side by side
             if not (keep_core and key in self._CORE):
-                del self._cache[key]
+                self._cache.pop(key, None)
 
     def drop_cached(self, keys) -> None:
         """Forget the cached arrays ``keys`` (e.g. "parent")."""

@@ -54,7 +54,7 @@ C_CHUNKS, C_ERR, C_ERR_POS, C_STAT_NO_META, C_REFS = (len(TABLES) + i
 Pc, Lc, Mc, SMc, Xc, EXc = (COLUMNS[t] for t in ("P", "L", "M", "SM", "X", "EX"))
 KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = \
     range(len(KINDS))
-ERR_NO_MEMORY, ERR_CANCELLED = -9, -10
+ERR_NO_MEMORY, ERR_CANCELLED, ERR_CHANGED = -9, -10, -11
 ERROR_MESSAGES = {
     -1: "a varint runs past the end of its message (truncated or corrupt data)",
     -2: "a varint is longer than 10 bytes (corrupt data)",
@@ -64,6 +64,8 @@ ERROR_MESSAGES = {
     -6: "a field number is 0 (corrupt data)",
     -8: "a field tag is out of range (corrupt data)",
     -9: "too many records for 32-bit row numbers, or out of memory",
+    -11: "changed while it was read (the events differ from the first pass): read it again "
+         "once it is written",
 }
 CHUNK_BYTES = 8 << 20  # events are walked in chunks of about this many bytes, side by side
 
@@ -160,7 +162,9 @@ class _Walk:
 def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
     problem = ERROR_MESSAGES.get(code, f"decoding failed (code {code})")
     guess = describe_non_xspace(buf)
-    if guess:
+    if code == ERR_CHANGED:
+        pass  # the bytes were fine when framed
+    elif guess:
         problem = f"not an XSpace profile ({guess}); {problem}"
     else:
         problem = f"corrupt XSpace protobuf: {problem}"
@@ -238,10 +242,20 @@ def decode_xspace(data, path=None, threads: int | None = None,
     return space
 
 
+def _pages_can_go(raw) -> bool:
+    """Whether walked pages of ``raw`` may be handed back to the kernel: only those of a
+    read-only file mapping, which the kernel reads again from the file (a private or
+    writable mapping would lose its changes)."""
+    if not isinstance(raw, mmap.mmap):
+        return False
+    with memoryview(raw) as view:
+        return view.readonly
+
+
 def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
     """Everything the walker gives: the small tables, the names of the metadata, the event
     and stat columns, the text stats and the extras."""
-    walk = _Walk(buf, path, isinstance(raw, mmap.mmap), threads, progress)
+    walk = _Walk(buf, path, _pages_can_go(raw), threads, progress)
     try:
         w = walk.tables()
         if w["P"].shape[0] == 0:
