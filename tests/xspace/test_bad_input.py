@@ -133,3 +133,24 @@ def test_only_read_only_mappings_hand_pages_back(cpu_file):
     finally:
         ro.close()
         cow.close()
+
+
+def test_anonymous_memory_in_small_chunks_decodes_the_same(cpu_file, monkeypatch):
+    """A profile read into anonymous memory (an object store without the cache), walked in
+    many small chunks on two threads, decodes the same as the file."""
+    import mmap
+
+    from tfprof_nb.xspace import decode_xspace
+    from tfprof_nb.xspace import decoder
+
+    data = cpu_file.read_bytes()
+    anon = mmap.mmap(-1, len(data))
+    anon[:] = data
+    monkeypatch.setattr(decoder, "CHUNK_BYTES", 64 << 10)  # many chunks, many pages walked
+    try:
+        ours = decode_xspace(anon, path="anon", threads=2)
+        ref = read_xspace(cpu_file)
+        np.testing.assert_array_equal(ours.events.line_start_ps, ref.events.line_start_ps)
+        np.testing.assert_array_equal(ours.stats.raw_value, ref.stats.raw_value)
+    finally:
+        anon.close()
