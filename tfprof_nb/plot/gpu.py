@@ -50,30 +50,27 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light"):
     """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
     own rows, stream "all"); the parts of a bar add up to its step's wall time."""
     dev = table[table.stream == ALL_STREAMS] if len(table) else table
-    x = _device_steps(dev)
-    fig = new_figure(theme=theme, barmode="stack",
-                     title={"text": "Device time per step: busy and idle by cause"},
-                     xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},
-                     yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
-                     meta={"kind": "gpu_utilization"})
-    for col, label, color in UTILIZATION_PARTS:
-        fig.add_bar(x=x, y=(dev[col] / 1e3).to_numpy(float) if len(dev) else [], name=label,
-                    marker={"color": color},
-                    hovertemplate="%{y:.3f} ms<extra>" + label + "</extra>")
-    return fig
+    return _stacked_ms(dev, UTILIZATION_PARTS, "Device time per step: busy and idle by cause",
+                       "gpu_utilization", theme)
 
 
 def overlap_figure(table: pd.DataFrame, theme: str = "light"):
     """Collective time per device and step (ms), split into the part hidden under compute
     and the exposed part."""
+    return _stacked_ms(table, (("hidden_us", "Hidden under compute", "#59a14f"),
+                               ("exposed_us", "Exposed", "#e15759")),
+                       "Collectives: hidden under compute vs exposed", "gpu_overlap", theme)
+
+
+def _stacked_ms(table: pd.DataFrame, parts, title: str, kind: str, theme: str):
+    """One stacked bar per device and step of ``table``: a trace per (column in us, label,
+    colour) of ``parts``, shown in ms."""
     x = _device_steps(table)
-    fig = new_figure(theme=theme, barmode="stack",
-                     title={"text": "Collectives: hidden under compute vs exposed"},
+    fig = new_figure(theme=theme, barmode="stack", title={"text": title},
                      xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
-                     meta={"kind": "gpu_overlap"})
-    for col, label, color in (("hidden_us", "Hidden under compute", "#59a14f"),
-                              ("exposed_us", "Exposed", "#e15759")):
+                     meta={"kind": kind})
+    for col, label, color in parts:
         fig.add_bar(x=x, y=(table[col] / 1e3).to_numpy(float) if len(table) else [],
                     name=label, marker={"color": color},
                     hovertemplate="%{y:.3f} ms<extra>" + label + "</extra>")
