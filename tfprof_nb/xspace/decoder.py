@@ -14,7 +14,7 @@ from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
 from .strings import decode_spans
 
-__all__ = ["decode_xspace", "read_local_xspace"]
+__all__ = ["decode_and_close", "decode_xspace", "read_local_xspace"]
 
 # Stat names whose kind numbers are public: StatTable.kind uses these codes.
 KIND_NAMES = dict(enumerate(KINDS))
@@ -37,6 +37,12 @@ def read_local_xspace(path, threads: int | None = None,
                 data = f.read()
     except OSError as exc:
         raise ProfileFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    return decode_and_close(data, path, threads, progress)
+
+
+def decode_and_close(data, path, threads: int | None = None,
+                     progress: np.ndarray | None = None) -> XSpaceData:
+    """:func:`decode_xspace` of ``data``, then close it when it is a ``mmap``."""
     try:
         return decode_xspace(data, path=path, threads=threads, progress=progress)
     finally:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ObjectStoreError, ProfileFormatError
 from .cache import cache_enabled, cache_max_bytes, cached_path, discard, store, truncated
-from .decoder import decode_xspace, read_local_xspace
+from .decoder import decode_and_close, read_local_xspace
 from .model import XSpaceData
 from .stores import RemoteFile, entry_version, filesystem, remote_errors
 
@@ -151,12 +151,4 @@ def _read_into_memory(rf: RemoteFile):
 
 def _decode_in_memory(rf: RemoteFile, threads: int | None,
                       progress: np.ndarray | None) -> XSpaceData:
-    data = _read_into_memory(rf)
-    try:
-        return decode_xspace(data, path=rf.url, threads=threads, progress=progress)
-    finally:
-        if isinstance(data, mmap.mmap):
-            try:
-                data.close()
-            except BufferError:  # an error's traceback still holds a view: closed when freed
-                pass
+    return decode_and_close(_read_into_memory(rf), rf.url, threads, progress)
