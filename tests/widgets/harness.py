@@ -299,3 +299,12 @@ def click_center(page, selector: str) -> None:
     page.locator(selector).first.scroll_into_view_if_needed()
     box = page.locator(selector).first.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+def overview_budget(prof) -> int:
+    """A state budget under which ``prof``'s trace viewer starts as an overview, as a large
+    profile's does: 20 kB, or just under every event's bytes for a capture smaller than
+    that (the Python tracer's capture has 1.2 k to 2 k events)."""
+    from tfprof_nb.widgets.timeline_lod import FULL_EVENT_BYTES
+
+    return min(20_000, FULL_EVENT_BYTES * len(prof.events) - 1)

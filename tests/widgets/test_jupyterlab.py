@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import PAINTED, event_point
+from .harness import PAINTED, event_point, overview_budget
 from .jupyter import jupyter_server, open_notebook, run_first_cell, write_notebook
 
 
@@ -143,7 +143,8 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
     names = prof.events["name"].astype(str).str.lower()
     total = int(names.str.contains("eager", regex=False).sum())
     source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.timeline as tl\n"
-              "tl.STATE_BUDGET = 20_000  # an overview first, as a large profile gets\n"
+              f"tl.STATE_BUDGET = {overview_budget(prof)}  # an overview first, as a large "
+              "profile gets\n"
               f"w = tp.widgets.TraceTimeline(tp.load({str(cpu_python_file)!r}))\nw")
     write_notebook(root, source)
     external = []

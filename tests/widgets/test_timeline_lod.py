@@ -16,7 +16,7 @@ from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
 from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
 
-from .harness import WidgetPage, event_point, painted
+from .harness import WidgetPage, event_point, overview_budget, painted
 
 TL = "document.querySelector('.tfprof-timeline').__timeline"
 
@@ -143,11 +143,12 @@ def test_first_state_is_an_overview_past_the_budget(cpu_python_file, monkeypatch
     full = TraceTimeline(prof)
     assert full.meta["lod"]["mode"] == "full" and full.tile.blocks == len(prof.events)
     assert set(full.tile.columns) == {"start", "dur", "name", "off"}  # 16 bytes per event
-    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
+    budget = overview_budget(prof)
+    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", budget)
     small = TraceTimeline(prof)
     assert small.meta["lod"]["mode"] == "overview"
     state = sum(buf.nbytes for buf in small.get_state("tile")["tile"]["buffers"])
-    assert state <= 20_000 + 4 * (len(small.meta["segments"]) + 1)
+    assert state <= budget + 4 * (len(small.meta["segments"]) + 1)
     assert small.tile.columns["count"].sum() == len(prof.events)
 
 
@@ -171,8 +172,8 @@ def test_offline_copy_keeps_the_overview_and_a_detailed_range(source):
 def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch):
     """An overview first; each zoom asks the widget's Python for the window; clicks and
     search work across fetched windows."""
-    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
     prof = tp.load(cpu_python_file)
+    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", overview_budget(prof))
     widget = TraceTimeline(prof)
     source = widget._timeline_source()
     assert widget.meta["lod"]["mode"] == "overview"
@@ -216,8 +217,9 @@ def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch)
 def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monkeypatch):
     from tfprof_nb.widgets.dashboard import Dashboard
 
-    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", 20_000)
-    dash = Dashboard(tp.load(cpu_python_file))
+    prof = tp.load(cpu_python_file)
+    monkeypatch.setattr(timeline_mod, "STATE_BUDGET", overview_budget(prof))
+    dash = Dashboard(prof)
     reply, buffers = dash._answer({"kind": "search", "query": "eager", "id": 3,
                                    "view": "timeline__"}, [])
     assert reply["view"] == "timeline__" and reply["total"] > 0 and len(buffers) == 4
