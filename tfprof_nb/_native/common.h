@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "layout.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -24,6 +26,29 @@ void run_threads(void *(*fn)(void *), void *arg, int64_t threads);
 /* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */
 #define CODE_AT(p, code_bytes, i) \
     ((code_bytes) == 2 ? (int32_t)((const uint16_t *)(p))[i] : ((const int32_t *)(p))[i])
+
+/* Large temporaries on huge pages: the kernel backs a 2 MiB page with one fault, where 4 KiB
+   pages take one fault each (several times the cost per byte, every time the memory is new).
+   numpy asks this for its arrays; glibc does not for large malloc blocks. */
+#define TFP_HUGE_MIN ((size_t)4 << 20)
+#define TFP_HUGE_PAGE ((uintptr_t)2 << 20)
+
+static inline void *tfp_advise_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+    if (p && n >= TFP_HUGE_MIN) {
+        uintptr_t lo = ((uintptr_t)p + TFP_HUGE_PAGE - 1) & ~(TFP_HUGE_PAGE - 1);
+        uintptr_t hi = ((uintptr_t)p + n) & ~(TFP_HUGE_PAGE - 1);
+        if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
+
+static inline void *tfp_malloc(size_t n) { return tfp_advise_huge(malloc(n), n); }
+static inline void *tfp_calloc(size_t k, size_t n) {
+    return tfp_advise_huge(calloc(k, n), k * n);
+}
+static inline void *tfp_realloc(void *p, size_t n) { return tfp_advise_huge(realloc(p, n), n); }
 
 /* Open addressing, linear probing, power-of-two capacity; key INT64_MIN marks empty slots
    (so that key is not storable: callers treat it as absent). */
@@ -44,8 +69,8 @@ static inline uint64_t i64map_hash(int64_t key) {
 static inline int i64map_init(I64Map *m, int64_t expected) {
     int64_t cap = 16;
     while (cap < 2 * expected + 2) cap <<= 1;
-    m->keys = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
-    m->vals = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    m->keys = (int64_t *)tfp_malloc((size_t)cap * sizeof(int64_t));
+    m->vals = (int64_t *)tfp_malloc((size_t)cap * sizeof(int64_t));
     m->cap = cap;
     m->size = 0;
     if (!m->keys || !m->vals) {

@@ -15,11 +15,11 @@ typedef struct {
 
 static int stack_grow(Stack *st) {
     int64_t cap = st->cap ? 2 * st->cap : 1024;
-    int32_t *node = (int32_t *)realloc(st->node, (size_t)cap * sizeof(int32_t));
+    int32_t *node = (int32_t *)tfp_realloc(st->node, (size_t)cap * sizeof(int32_t));
     if (node) st->node = node;
-    int64_t *begin = (int64_t *)realloc(st->begin, (size_t)cap * sizeof(int64_t));
+    int64_t *begin = (int64_t *)tfp_realloc(st->begin, (size_t)cap * sizeof(int64_t));
     if (begin) st->begin = begin;
-    int64_t *end = (int64_t *)realloc(st->end, (size_t)cap * sizeof(int64_t));
+    int64_t *end = (int64_t *)tfp_realloc(st->end, (size_t)cap * sizeof(int64_t));
     if (end) st->end = end;
     if (!node || !begin || !end) return -1;
     st->cap = cap;
@@ -186,7 +186,7 @@ static int has_root_ancestor(int32_t r, const int8_t *root_level, const Parents 
                     break;
                 }
                 if (tail == *qcap) {
-                    int32_t *q = (int32_t *)realloc(*queue,
+                    int32_t *q = (int32_t *)tfp_realloc(*queue,
                                                     (size_t)(*qcap * 2) * sizeof(int32_t));
                     if (!q) {
                         found = -1;
@@ -217,10 +217,10 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
                                  const int32_t *x_src, int64_t n_x, int32_t *group,
                                  int32_t *root_of_group) {
     Parents par = {parent, x_dst, x_src, n_x};
-    uint8_t *seen = (uint8_t *)calloc((size_t)n + 1, 1);
+    uint8_t *seen = (uint8_t *)tfp_calloc((size_t)n + 1, 1);
     int64_t qcap = 64;
-    int32_t *pq = (int32_t *)malloc((size_t)qcap * sizeof(int32_t));
-    int32_t *queue = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+    int32_t *pq = (int32_t *)tfp_malloc((size_t)qcap * sizeof(int32_t));
+    int32_t *queue = (int32_t *)tfp_malloc(((size_t)n + 1) * sizeof(int32_t));
     if (!seen || !pq || !queue) {
         free(seen);
         free(pq);

@@ -19,7 +19,8 @@ ERR_CANCELLED = -10  # common.h
 __all__ = ["argsort", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
            "nest_strict", "nest_loose", "csr", "tl_rows", "tl_rows_in", "tree_csr", "join_on_keys",
            "context_links", "assign_groups", "is_sorted_by", "int_stat", "int_stats", "stats_at",
-           "stat_name_counts", "code_counts", "code_lookup", "code_rows", "line_name_rows",
+           "stat_name_counts", "code_counts", "code_lookup", "code_rows", "code_rows_multi",
+           "keys_in", "line_name_rows",
            "check", "sparse_lookup", "threadpool_regions", "regions_from_rows", "step_breakdown",
            "host_step_rows", "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name",
            "inherit_from_allocations", "active_at_peak", "N_TYPES"]
@@ -222,6 +223,51 @@ def code_rows(code: np.ndarray, table: np.ndarray, cap: int | None = None,
     out = np.empty(int(cap), np.int32)
     k = check(lib().tfp_code_rows(*args, _p(out), int(cap)))
     return out[:k]
+
+
+def code_rows_multi(code: np.ndarray, tables: list, caps: list) -> list:
+    """:func:`code_rows` of several disjoint code sets (bool tables per code) in one pass over
+    ``code``: one int32 row array per table; ``caps`` bound each one's rows (e.g. the
+    events counted per name)."""
+    if len(tables) > 127:
+        raise ValueError("at most 127 code sets")
+    code, width = _codes(code)
+    size = max([len(t) for t in tables] + [1])
+    slot = np.full(size, -1, np.int8)
+    for s, table in enumerate(tables):
+        hit = np.flatnonzero(np.asarray(table, bool))
+        if (slot[hit] >= 0).any():
+            raise ValueError("the code sets overlap")
+        slot[hit] = s
+    outs = [np.empty(max(int(c), 1), np.int32) for c in caps]
+    ptrs = np.array([_p(o) for o in outs] or [0], np.uint64)
+    cap = np.array([int(c) for c in caps] or [0], np.int64)
+    counts = np.zeros(max(len(tables), 1), np.int64)
+    if len(code) and tables:
+        if int(code.max()) >= size:
+            slot = np.concatenate([slot, np.full(int(code.max()) + 1 - size, -1, np.int8)])
+        check(lib().tfp_code_rows_multi(_p(code), width, len(code), _p(slot), _p(ptrs),
+                                        _p(cap), _p(counts)))
+    if (counts[:len(tables)] > cap[:len(tables)]).any():
+        raise ValueError("a code set has more rows than its cap")
+    return [o[:int(k)] for o, k in zip(outs, counts)]
+
+
+def keys_in(a_keys: tuple, b_keys: tuple) -> np.ndarray:
+    """bool per entry of ``a_keys`` (one or two int64 columns): whether its key is one of
+    ``b_keys``' (the same number of columns; a hash set of b's keys, like ``np.isin``)."""
+    def two(keys):
+        first = _c(keys[0], np.int64)
+        return first, (_c(keys[1], np.int64) if len(keys) > 1 else np.zeros_like(first))
+
+    if len(a_keys) != len(b_keys) or len(a_keys) not in (1, 2):
+        raise ValueError("keys_in: one or two key columns on both sides")
+    (a0, a1), (b0, b1) = two(a_keys), two(b_keys)
+    found = np.zeros(len(a0), np.uint8)
+    if len(a0) and len(b0):
+        check(lib().tfp_keys_in(_p(a0), _p(a1), len(a0), _p(b0), _p(b1), len(b0),
+                                _p(found)))
+    return found.view(bool)
 
 
 def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):

@@ -59,13 +59,13 @@ static void join_free(Join *j) {
 
 /* a handle for at most ``cap_a`` a entries and ``cap_b`` b entries */
 static Join *join_new(int64_t cap_a, int64_t cap_b) {
-    Join *j = (Join *)calloc(1, sizeof(Join));
+    Join *j = (Join *)tfp_calloc(1, sizeof(Join));
     if (!j) return NULL;
     j->cap_a = cap_a;
     j->cap_b = cap_b;
-    j->a = (Ent *)malloc(((size_t)cap_a + 1) * sizeof(Ent));
-    j->b = (Ent *)malloc(((size_t)cap_b + 1) * sizeof(Ent));
-    j->b_rows = (int32_t *)malloc(((size_t)cap_b + 1) * sizeof(int32_t));
+    j->a = (Ent *)tfp_malloc(((size_t)cap_a + 1) * sizeof(Ent));
+    j->b = (Ent *)tfp_malloc(((size_t)cap_b + 1) * sizeof(Ent));
+    j->b_rows = (int32_t *)tfp_malloc(((size_t)cap_b + 1) * sizeof(int32_t));
     if (!j->a || !j->b || !j->b_rows) {
         join_free(j);
         return NULL;
@@ -109,7 +109,7 @@ typedef struct {
 static int more_add(Lists *l, int32_t v) {
     if (l->n_more == l->cap_more) {
         int64_t cap = l->cap_more ? 2 * l->cap_more : 1024;
-        int32_t *m = (int32_t *)realloc(l->more, (size_t)cap * sizeof(int32_t));
+        int32_t *m = (int32_t *)tfp_realloc(l->more, (size_t)cap * sizeof(int32_t));
         if (!m) return -1;
         l->more = m;
         l->cap_more = cap;
@@ -130,7 +130,7 @@ static int scratch_fit(Scratch *s, int64_t na, int64_t nb) {
     while (slots < 2 * na + 2) slots <<= 1;
     if (slots > s->cap_slot) {
         free(s->slot);
-        s->slot = (int32_t *)malloc((size_t)slots * sizeof(int32_t));
+        s->slot = (int32_t *)tfp_malloc((size_t)slots * sizeof(int32_t));
         s->cap_slot = s->slot ? slots : 0;
     }
     if (na + 1 > s->cap_keys) {
@@ -140,17 +140,17 @@ static int scratch_fit(Scratch *s, int64_t na, int64_t nb) {
         free(s->b_count);
         free(s->next);
         free(s->list);
-        s->first = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        s->a_count = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        s->b_count = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        s->next = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        s->list = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->first = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
+        s->a_count = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
+        s->b_count = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
+        s->next = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
+        s->list = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
         s->cap_keys = (s->first && s->a_count && s->b_count && s->next && s->list) ? cap : 0;
     }
     if (nb + 1 > s->cap_b) {
         int64_t cap = 2 * (nb + 1);
         free(s->key_of);
-        s->key_of = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        s->key_of = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
         s->cap_b = s->key_of ? cap : 0;
     }
     return s->cap_slot && s->cap_keys && s->cap_b ? 0 : -1;
@@ -298,7 +298,7 @@ static int merge_lists(Join *j, Lists *lists, int64_t n_threads) {
         j->n_edges += lists[t].n_edges;
     }
     if (total > INT32_MAX - 2) return -1;
-    j->more = (int32_t *)malloc(((size_t)total + 1) * sizeof(int32_t));
+    j->more = (int32_t *)tfp_malloc(((size_t)total + 1) * sizeof(int32_t));
     if (!j->more) return -1;
     for (int64_t t = 0; t < n_threads; t++)
         if (lists[t].n_more)
@@ -327,12 +327,12 @@ static int64_t join_run(Join *j, int64_t limit, int64_t threads) {
     w.parts = parts;
     w.limit = limit;
     w.n_threads = threads;
-    w.off_a = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.off_b = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.next_a = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.next_b = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.lists = (Lists *)calloc((size_t)threads, sizeof(Lists));
-    j->match = (int32_t *)malloc(((size_t)j->nb + 1) * sizeof(int32_t));
+    w.off_a = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.off_b = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.next_a = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.next_b = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
+    w.lists = (Lists *)tfp_calloc((size_t)threads, sizeof(Lists));
+    j->match = (int32_t *)tfp_malloc(((size_t)j->nb + 1) * sizeof(int32_t));
     int64_t rc = 0;
     if (!w.off_a || !w.off_b || !w.next_a || !w.next_b || !w.lists || !j->match) {
         rc = -1;
@@ -476,3 +476,43 @@ EXPORT void tfp_join_take(void *handle, int32_t *src, int32_t *dst) {
 }
 
 EXPORT void tfp_join_free(void *handle) { join_free((Join *)handle); }
+
+/* Membership of two-part keys: found[i] = whether (a_k0[i], a_k1[i]) is one of the nb keys
+   of b (a hash set of b's keys; probes by a's entries).  Returns 0, -1 when out of memory or
+   ERR_CANCELLED. */
+EXPORT int64_t tfp_keys_in(const int64_t *a_k0, const int64_t *a_k1, int64_t na,
+                           const int64_t *b_k0, const int64_t *b_k1, int64_t nb,
+                           uint8_t *found) {
+    if (nb > INT32_MAX) return -1;
+    int64_t slots = 16;
+    while (slots < 2 * nb + 2) slots <<= 1;
+    uint64_t mask = (uint64_t)slots - 1;
+    int32_t *slot = (int32_t *)tfp_malloc((size_t)slots * sizeof(int32_t));
+    if (!slot) return -1;
+    for (int64_t i = 0; i < slots; i++) slot[i] = -1;
+    for (int64_t i = 0; i < nb; i++) {
+        uint64_t q = key_hash(b_k0[i], b_k1[i]) & mask;
+        while (slot[q] >= 0 && !(b_k0[slot[q]] == b_k0[i] && b_k1[slot[q]] == b_k1[i]))
+            q = (q + 1) & mask;
+        if (slot[q] < 0) slot[q] = (int32_t)i;
+    }
+    for (int64_t i = 0; i < na; i++) {
+        if (CANCEL_POLL(i)) {
+            free(slot);
+            return ERR_CANCELLED;
+        }
+        uint64_t q = key_hash(a_k0[i], a_k1[i]) & mask;
+        uint8_t hit = 0;
+        while (slot[q] >= 0) {
+            int32_t s = slot[q];
+            if (b_k0[s] == a_k0[i] && b_k1[s] == a_k1[i]) {
+                hit = 1;
+                break;
+            }
+            q = (q + 1) & mask;
+        }
+        found[i] = hit;
+    }
+    free(slot);
+    return 0;
+}

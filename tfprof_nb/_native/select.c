@@ -72,3 +72,19 @@ EXPORT int64_t tfp_line_name_rows(const int32_t *line, const void *code, int64_t
     }
     return k;
 }
+
+/* Rows of several disjoint code sets in one pass: slot[c] is the set code c belongs to (-1:
+   none); rows i with slot[code[i]] == s go to out[s] (at most cap[s] of them), increasing.
+   counts[s] receives how many rows each set has. */
+EXPORT int64_t tfp_code_rows_multi(const void *code, int64_t code_bytes, int64_t n,
+                                   const int8_t *slot, int32_t **out, const int64_t *cap,
+                                   int64_t *counts) {
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        int8_t s = slot[CODE_AT(code, code_bytes, i)];
+        if (s < 0) continue;
+        if (counts[s] < cap[s]) out[s][counts[s]] = (int32_t)i;
+        counts[s]++;
+    }
+    return 0;
+}

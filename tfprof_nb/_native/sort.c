@@ -8,11 +8,11 @@
    out of memory. */
 EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
     if (n < 2) return 0;
-    uint64_t *ka = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));
-    uint64_t *kb = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));
+    uint64_t *ka = (uint64_t *)tfp_malloc((size_t)n * sizeof(uint64_t));
+    uint64_t *kb = (uint64_t *)tfp_malloc((size_t)n * sizeof(uint64_t));
     int bits = n > (1 << 18) ? 16 : 8;
     int64_t buckets = (int64_t)1 << bits;
-    int64_t *count = (int64_t *)malloc((size_t)buckets * sizeof(int64_t));
+    int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
     if (!ka || !kb || !count) {
         free(ka);
         free(kb);

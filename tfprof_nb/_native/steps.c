@@ -62,10 +62,10 @@ static void breakdown_step(Breakdown *w, int64_t s, int64_t *key, int32_t *val, 
 static void *breakdown_worker(void *arg) {
     Breakdown *w = (Breakdown *)arg;
     size_t cap = (size_t)(2 * w->max_m + 1);
-    int64_t *key = (int64_t *)malloc(cap * sizeof(int64_t));
-    int64_t *tkey = (int64_t *)malloc(cap * sizeof(int64_t));
-    int32_t *val = (int32_t *)malloc(cap * sizeof(int32_t));
-    int32_t *tval = (int32_t *)malloc(cap * sizeof(int32_t));
+    int64_t *key = (int64_t *)tfp_malloc(cap * sizeof(int64_t));
+    int64_t *tkey = (int64_t *)tfp_malloc(cap * sizeof(int64_t));
+    int32_t *val = (int32_t *)tfp_malloc(cap * sizeof(int32_t));
+    int32_t *tval = (int32_t *)tfp_malloc(cap * sizeof(int32_t));
     if (!key || !tkey || !val || !tval) {
         __atomic_store_n(&w->rc, -1, __ATOMIC_RELAXED);
     } else {
@@ -103,9 +103,9 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *
                                   int64_t *out, uint8_t *present, int64_t threads) {
 #define STEP_OF(i) (group[rows[i]] >= 0 && group[rows[i]] < n_groups \
                     ? step_of_group[group[rows[i]]] : -1)
-    int64_t *off = (int64_t *)calloc((size_t)n_steps + 1, sizeof(int64_t));
-    int64_t *fill = (int64_t *)malloc(((size_t)n_steps + 1) * sizeof(int64_t));
-    int32_t *order = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+    int64_t *off = (int64_t *)tfp_calloc((size_t)n_steps + 1, sizeof(int64_t));
+    int64_t *fill = (int64_t *)tfp_malloc(((size_t)n_steps + 1) * sizeof(int64_t));
+    int32_t *order = (int32_t *)tfp_malloc(((size_t)n + 1) * sizeof(int32_t));
     if (!off || !order || !fill) {
         free(off);
         free(fill);
@@ -192,8 +192,8 @@ EXPORT int64_t tfp_op_stack_walk(const int32_t *act, int64_t n_act, const int32_
                                  int64_t *occ, int64_t *time_ps, int64_t *self_ps,
                                  int32_t *first_type, int64_t *line_op_ps, int64_t *line_first,
                                  int64_t *line_last) {
-    OpWalk w = {(int32_t *)malloc(((size_t)n_act + 1) * sizeof(int32_t)),
-                (int64_t *)malloc(((size_t)n_act + 1) * sizeof(int64_t)), -1, INT64_MIN,
+    OpWalk w = {(int32_t *)tfp_malloc(((size_t)n_act + 1) * sizeof(int32_t)),
+                (int64_t *)tfp_malloc(((size_t)n_act + 1) * sizeof(int64_t)), -1, INT64_MIN,
                 inst_key, inst_type, occ, time_ps, self_ps, line_op_ps, line_first, line_last,
                 first_type};
     if (!w.inst || !w.child) {
@@ -232,9 +232,9 @@ static inline int end_less(const EndHeap *h, int64_t a, int64_t b) {
 static int heap_push(EndHeap *h, int64_t t, int32_t i) {
     if (h->n == h->cap) {
         int64_t cap = h->cap ? 2 * h->cap : 256;
-        int64_t *nt = (int64_t *)realloc(h->t, (size_t)cap * sizeof(int64_t));
+        int64_t *nt = (int64_t *)tfp_realloc(h->t, (size_t)cap * sizeof(int64_t));
         if (nt) h->t = nt;
-        int32_t *ni = (int32_t *)realloc(h->i, (size_t)cap * sizeof(int32_t));
+        int32_t *ni = (int32_t *)tfp_realloc(h->i, (size_t)cap * sizeof(int32_t));
         if (ni) h->i = ni;
         if (!nt || !ni) return -1;
         h->cap = cap;
@@ -292,8 +292,8 @@ EXPORT int64_t tfp_op_walk_rows(const int32_t *rows, int64_t m, const int32_t *l
                 line_op_ps, line_first, line_last, first_type};
     EndHeap h = {NULL, NULL, 0, 0};
     int64_t cap = 256, rc = 0;
-    w.inst = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-    w.child = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    w.inst = (int32_t *)tfp_malloc((size_t)cap * sizeof(int32_t));
+    w.child = (int64_t *)tfp_malloc((size_t)cap * sizeof(int64_t));
     int32_t cur = m ? line[rows[0]] : 0;
     for (int64_t k = 0; k <= m && rc == 0; k++) {
         if (CANCEL_POLL(k)) {
@@ -314,9 +314,9 @@ EXPORT int64_t tfp_op_walk_rows(const int32_t *rows, int64_t m, const int32_t *l
         cur = ln;
         if (w.top + 2 >= cap) { /* the stack holds at most the open instances */
             cap *= 2;
-            int32_t *ni = (int32_t *)realloc(w.inst, (size_t)cap * sizeof(int32_t));
+            int32_t *ni = (int32_t *)tfp_realloc(w.inst, (size_t)cap * sizeof(int32_t));
             if (ni) w.inst = ni;
-            int64_t *nc = (int64_t *)realloc(w.child, (size_t)cap * sizeof(int64_t));
+            int64_t *nc = (int64_t *)tfp_realloc(w.child, (size_t)cap * sizeof(int64_t));
             if (nc) w.child = nc;
             if (!ni || !nc) rc = -1;
         }

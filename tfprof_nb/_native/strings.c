@@ -17,8 +17,8 @@ EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t
                                const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,
                                int64_t *rep_off, int32_t *rep_len, int8_t *rep_kind) {
     int64_t cap = 1024, n_rep = 0;
-    int64_t *slots = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
-    uint64_t *hashes = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
+    int64_t *slots = (int64_t *)tfp_malloc((size_t)cap * sizeof(int64_t));
+    uint64_t *hashes = (uint64_t *)tfp_malloc((size_t)cap * sizeof(uint64_t));
     if (!slots || !hashes) {
         free(slots);
         free(hashes);
@@ -49,8 +49,8 @@ EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t
             hashes[i] = h;
             if (2 * n_rep > cap) { /* grow and rehash */
                 int64_t ncap = cap * 2;
-                int64_t *ns = (int64_t *)malloc((size_t)ncap * sizeof(int64_t));
-                uint64_t *nh = (uint64_t *)malloc((size_t)ncap * sizeof(uint64_t));
+                int64_t *ns = (int64_t *)tfp_malloc((size_t)ncap * sizeof(int64_t));
+                uint64_t *nh = (uint64_t *)tfp_malloc((size_t)ncap * sizeof(uint64_t));
                 if (!ns || !nh) {
                     free(ns);
                     free(nh);

@@ -40,7 +40,7 @@ typedef struct { /* rows of ``cols`` int64 */
 static int64_t tab_add(Tab *t) { /* a new zeroed row's index, -1 when out of memory */
     if (t->n == t->cap) {
         int64_t cap = t->cap ? 2 * t->cap : 64;
-        int64_t *d = (int64_t *)realloc(t->d, (size_t)(cap * t->cols) * sizeof(int64_t));
+        int64_t *d = (int64_t *)tfp_realloc(t->d, (size_t)(cap * t->cols) * sizeof(int64_t));
         if (!d) return -1;
         t->d = d;
         t->cap = cap;
@@ -85,7 +85,7 @@ static void sb_free(StatBuf *s) {
     memset(s, 0, sizeof(*s));
 }
 
-#define GROW(p, type, cap) ((type *)realloc((p), (size_t)(cap) * sizeof(type)))
+#define GROW(p, type, cap) ((type *)tfp_realloc((p), (size_t)(cap) * sizeof(type)))
 
 static int sb_reserve(StatBuf *s) {
     if (s->n < s->cap) return 0;
@@ -156,7 +156,7 @@ static int build_map(Lookup *l, Tab *t, int64_t first, int64_t last) {
     if (n > 0 && hi - lo >= 0 && hi - lo < 4 * n + 4096) {
         l->lo = lo;
         l->size = hi - lo + 1;
-        l->dense = (int32_t *)malloc((size_t)l->size * sizeof(int32_t));
+        l->dense = (int32_t *)tfp_malloc((size_t)l->size * sizeof(int32_t));
         if (!l->dense) return -1;
         for (int64_t i = 0; i < l->size; i++) l->dense[i] = -1;
         for (int64_t r = first; r < last; r++) l->dense[tab_at(t, r)[M_KEY] - lo] = (int32_t)r;
@@ -889,8 +889,8 @@ static int plan_chunks(Space *s) {
     for (int64_t i = 0; i < s->n_jobs; i++) n_chunks += s->jobs[i].n_chunks;
     for (int64_t g = 0; g < s->n_segs; g++)
         n_segs += s->segs[g].job >= 0 ? s->jobs[s->segs[g].job].n_chunks : 1;
-    Chunk *chunks = (Chunk *)calloc((size_t)n_chunks + 1, sizeof(Chunk));
-    Seg *segs = (Seg *)calloc((size_t)n_segs + 1, sizeof(Seg));
+    Chunk *chunks = (Chunk *)tfp_calloc((size_t)n_chunks + 1, sizeof(Chunk));
+    Seg *segs = (Seg *)tfp_calloc((size_t)n_segs + 1, sizeof(Seg));
     if (!chunks || !segs) {
         free(chunks);
         free(segs);
@@ -935,7 +935,7 @@ static int plan_chunks(Space *s) {
    back. */
 EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
                             int64_t threads, int64_t *progress, int64_t *info) {
-    Space *s = (Space *)calloc(1, sizeof(Space));
+    Space *s = (Space *)tfp_calloc(1, sizeof(Space));
     if (!s) return NULL;
     s->b = buf;
     s->n = n;
@@ -1027,7 +1027,7 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base) {
     st->n_srows = s->n_srows;
     st->missing = s->missing_stat;
     /* codes are below n_srows, or the missing code (at most n_srows) */
-    st->name_counts = (int64_t *)calloc((size_t)s->n_srows + 1, sizeof(int64_t));
+    st->name_counts = (int64_t *)tfp_calloc((size_t)s->n_srows + 1, sizeof(int64_t));
     if (!st->name_counts) {
         c->err = ERR_NO_MEMORY;
         c->err_pos = -1;

@@ -23,8 +23,9 @@ import pandas as pd
 
 from .._native import release_free_memory
 from .._native.kernels import (argsort, assign_groups, context_links, is_sorted_by,
-                               join_on_keys, nest_strict, nesting_order, nesting_order_or_none,
-                               regions_from_rows, threadpool_regions, tree_csr)
+                               join_on_keys, keys_in, nest_strict, nesting_order,
+                               nesting_order_or_none, regions_from_rows, threadpool_regions,
+                               tree_csr)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -100,13 +101,13 @@ def _graph_queries(hd: HostData, r) -> dict:
     over the stat table: ``_c`` at StartRegion, ``id`` and ``iter_num`` at executors and
     IteratorGetNext, ``id`` at tf.data captured functions and at the roots ``r`` (the
     ``_r`` stat; None: no roots)."""
-    rows = {
-        "starts": hd.name_rows(lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy()),
-        "stops": hd.name_rows(lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy()),
-        "executor": hd.name_rows(lambda s: (s == "ExecutorState::Process").to_numpy()),
-        "getnext": hd.name_rows(lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy()),
-        "tf_data": hd.name_rows(lambda s: s.str.startswith("InstantiatedCapturedFunction::")),
-        "roots": np.empty(0, np.int32) if r is None else r.rows}
+    rows = hd.name_rows_many({
+        "starts": lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy(),
+        "stops": lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy(),
+        "executor": lambda s: (s == "ExecutorState::Process").to_numpy(),
+        "getnext": lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy(),
+        "tf_data": lambda s: s.str.startswith("InstantiatedCapturedFunction::").to_numpy()})
+    rows["roots"] = np.empty(0, np.int32) if r is None else r.rows
     queries = {"c": ("_c", rows["starts"] if len(rows["stops"]) else rows["stops"])}
     if len(rows["executor"]) and len(rows["getnext"]):
         queries.update(e_id=("id", rows["executor"]), e_it=("iter_num", rows["executor"]),
@@ -164,6 +165,9 @@ def _other_edges(hd: HostData, corr, at: dict) -> list:
         keep = at["g_id"][1] & at["g_it"][1]
         g_rows, g_id, g_it = getnext[keep], at["g_id"][0][keep], at["g_it"][0][keep]
         if len(e_rows) and len(g_rows):
+            # only executors whose key an IteratorGetNext has can link: the last of each key
+            hit = keys_in((e_id, e_it), (g_id, g_it))
+            e_rows, e_id, e_it = e_rows[hit], e_id[hit], e_it[hit]
             last = ~pd.DataFrame({"a": e_id, "b": e_it}).duplicated(keep="last").to_numpy()
             blocks.append(join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows,
                                        (g_id, g_it)))
@@ -200,7 +204,7 @@ def _root_levels(n_nodes: int, r, at: dict) -> np.ndarray:
         tf_data_ids = at["tf"][0][at["tf"][1]]
         root_ids, has_id = at["root"]
         if len(tf_data_ids):
-            root_level[r.rows[has_id & np.isin(root_ids, tf_data_ids)]] = -1
+            root_level[r.rows[has_id & keys_in((root_ids,), (tf_data_ids,))]] = -1
     return root_level
 
 

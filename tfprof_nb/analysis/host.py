@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import (code_counts, code_lookup, code_rows, int_stats, line_name_rows,
-                               nest_strict, nesting_order_or_none, select_rows, span,
+from .._native.kernels import (code_counts, code_lookup, code_rows, code_rows_multi,
+                               int_stats, line_name_rows, nest_strict, nesting_order_or_none, select_rows, span,
                                sparse_lookup, stats_at)
 from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
@@ -159,6 +159,27 @@ class HostData:
         if not ok.any():
             return np.empty(0, np.int32)
         return code_rows(self.name_code, ok, int(self.name_counts[ok].sum()), also)
+
+    def name_rows_many(self, predicates: dict) -> dict:
+        """{key: int32 rows (increasing) of the events whose name satisfies the predicate}
+        for several predicates ({key: predicate}, see :meth:`name_table`) in one pass over
+        the events; names two predicates share are read in a pass of their own."""
+        tables = {key: self.name_table(pred) for key, pred in predicates.items()}
+        taken = np.zeros(len(self.names), bool)
+        together, apart = {}, {}
+        for key, ok in tables.items():
+            (apart if (ok & taken).any() else together)[key] = ok
+            if key in together:
+                taken |= ok
+        keys = [k for k, ok in together.items() if ok.any()]
+        found = code_rows_multi(self.name_code, [together[k] for k in keys],
+                                [int(self.name_counts[together[k]].sum()) for k in keys]) \
+            if keys else []
+        out = {key: np.empty(0, np.int32) for key in tables}
+        out.update(zip(keys, found))
+        out.update({key: code_rows(self.name_code, ok, int(self.name_counts[ok].sum()))
+                    for key, ok in apart.items() if ok.any()})
+        return {key: out[key] for key in tables}
 
     @property
     def name_counts(self) -> np.ndarray:
