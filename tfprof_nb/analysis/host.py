@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import (code_counts, code_lookup, code_rows, code_rows_multi,
-                               int_stats, line_name_rows, nest_strict, nesting_order_or_none, select_rows, span,
-                               sparse_lookup, stats_at)
+                               int_stats, line_name_rows, nest_strict, nesting_order_or_none,
+                               select_rows, span, sparse_lookup, stats_at)
 from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
 
