@@ -20,7 +20,7 @@ import numpy as np
 
 from .build import SOURCE_DIR, build_library, library_name
 
-__all__ = ["lib", "ptr", "release_free_memory", "set_cancel"]
+__all__ = ["lib", "ptr", "release_free_memory", "set_cancel", "cancel_requested"]
 
 _LOCK = threading.Lock()
 _LIB: ctypes.CDLL | None = None
@@ -32,6 +32,7 @@ P = ctypes.c_void_p
 # name: (restype, argtypes); every array is passed as a raw pointer (see ptr())
 _SIGNATURES = {
     "tfp_set_cancel": (I64, [I64]),
+    "tfp_get_cancel": (I64, []),
     "tfp_space_open": (P, [P, I64, I64, I64, I64, P, P]),
     "tfp_space_tables": (None, [P, P, P, P, P, P, P]),
     "tfp_space_events": (None, [P, I64, P, P, I64, P, I64, P, I32, P, P, P, P, P, I64, P, P,
@@ -123,6 +124,11 @@ def set_cancel(on: bool) -> bool:
     about a millisecond and their wrappers raise :class:`~tfprof_nb.errors.Cancelled`.
     Returns the previous state.  The flag is process-wide."""
     return bool(lib().tfp_set_cancel(1 if on else 0))
+
+
+def cancel_requested() -> bool:
+    """Whether the cancel flag (see :func:`set_cancel`) is set."""
+    return bool(lib().tfp_get_cancel())
 
 
 _TRIM = []

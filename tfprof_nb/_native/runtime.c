@@ -10,6 +10,9 @@ EXPORT int64_t tfp_set_cancel(int64_t on) {
     return __atomic_exchange_n(&tfp_cancel_flag, on ? 1 : 0, __ATOMIC_SEQ_CST);
 }
 
+/* Whether the flag is set. */
+EXPORT int64_t tfp_get_cancel(void) { return CANCELLED() ? 1 : 0; }
+
 /* Run ``fn(arg)`` on ``threads`` threads (this one included) and wait for them all; fewer
    when threads cannot be started. */
 void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .._interrupt import run_in_threads
-from .._native import release_free_memory
+from .._native import cancel_requested, release_free_memory
 from .._progress import WorkProgress
 from .._system import available_memory
 from ..errors import HostAnalysisError, ProfileFormatError
@@ -165,45 +165,64 @@ class LocalHosts:
         self.run_steps([step], shifts)
         return {h: self._partials[(step, h)] for h in self.data}
 
+    def has_partials(self, step: str) -> bool:
+        """Whether ``step``'s partial of every host is computed."""
+        return all((step, h) in self._partials for h in self.data)
+
     def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
         """Compute the partials of ``steps`` (whose host needs are computed already) for
-        every host, in parallel threads: across hosts, and across the steps of one host when
-        it is large enough for that to pay and memory allows (each concurrent step needs its
-        own working memory).  Partials are kept as they come, so an interrupted run keeps
-        what it finished."""
+        every host, all with the same ``shifts``; see :meth:`run_graph`."""
+        self.run_graph(steps, {s: shifts for s in steps})
+
+    def run_graph(self, steps: list[str], shifts: dict[str, dict]) -> None:
+        """Compute the partials of ``steps`` (``shifts`` {step: {host: ps}}, none for an
+        unshifted step) for every host, in parallel threads: across hosts, and across the
+        steps of one host when it is large enough for that to pay and memory allows (each
+        concurrent step needs its own working memory).  A free worker takes the first step
+        whose host needs are done, steps on the longest chains of needs first, so no worker
+        waits while work is ready.  Partials are kept as they come, so an interrupted run
+        keeps what it finished."""
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
+        if not todo:
+            return
+        queue = _ReadyQueue(todo, self._partials, self._lock)
         running: dict = {}
-        failed: dict = {}
 
         def run(pair):
             step, host = pair
-            needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
             running[pair] = True
             try:
-                value = registry.run_host_step(self.data[host], step, shifts.get(host, 0),
-                                               **needs)
+                needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
+                value = registry.run_host_step(self.data[host], step,
+                                               shifts.get(step, {}).get(host, 0), **needs)
             except MemoryError:
                 raise
             except Exception as exc:  # reported per host, with the others kept
-                failed[pair] = exc
+                queue.finish(pair, error=exc)
                 return
             finally:
                 running.pop(pair, None)
-            with self._lock:
-                self._partials[pair] = value
+            queue.finish(pair, value=value)
+
+        def worker(_):
+            try:
+                while (pair := queue.take()) is not None:
+                    run(pair)
+            finally:
+                queue.stop()  # a worker that failed wakes the others to stop as well
 
         shown = WorkProgress(self.progress)
 
         def poll():
             now = sorted({s for s, _ in list(running)})
-            finished = sum(1 for p in todo if p in self._partials or p in failed)
             hosts = sorted({h for _, h in list(running)})
             where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
-            shown.update(finished / len(todo), f"analysing {where}: {', '.join(now)}")
+            shown.update(queue.finished() / len(todo), f"analysing {where}: {', '.join(now)}")
 
         parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
+        workers = _threads(len(todo)) if parallel else 1
         try:
-            run_in_threads(run, todo, _threads(len(todo)) if parallel else 1, poll)
+            run_in_threads(worker, range(workers), workers, poll)
         except BaseException:
             shown.finish("analysis interrupted", ok=False)
             raise
@@ -211,7 +230,7 @@ class LocalHosts:
             for hd in self.data.values():  # shared by the batch's steps, not kept after it
                 hd.drop_cached(("parent",))
         shown.finish(f"analysed {len(todo)} step(s)")
-        _keep_or_raise(self._partials, {p: (None, failed[p]) for p in todo if p in failed})
+        _keep_or_raise(self._partials, {p: (None, e) for p, e in queue.errors(todo).items()})
 
     def _steps_in_parallel(self) -> bool:
         """One host's steps run side by side when it is big (>= 256 MB decoded from file)
@@ -307,6 +326,83 @@ class DaskHosts:
     def release(self) -> None:
         for fut in self.futures.values():
             self.client.submit(_release, fut, pure=False).result(timeout=self.timeout)
+
+
+class _ReadyQueue:
+    """The (step, host) pairs of one batch for workers to take once their host needs are
+    done: the pair on the longest chain of needs first, then in the given order.  A pair
+    whose need failed fails without running; nothing is handed out once the batch stops (an
+    interrupt sets the kernels' cancel flag, or a worker failed)."""
+
+    def __init__(self, todo: list, partials: dict, lock: threading.Lock):
+        steps = {s for s, _ in todo}
+        depth = {s: _chain(s, steps) for s in steps}
+        self._pending = sorted(todo, key=lambda p: -depth[p[0]])  # stable
+        self._batch = set(todo)
+        self._partials, self._lock = partials, lock
+        self._failed: dict = {}
+        self._done: set = set()
+        self._stopped = False
+        self._cond = threading.Condition()
+
+    def take(self):
+        """The next pair to run, waiting while all pending ones wait on running ones; None
+        when there is nothing left to run or the batch stopped."""
+        with self._cond:
+            while True:
+                if self._stopped or cancel_requested() or not self._pending:
+                    return None
+                for i, pair in enumerate(self._pending):
+                    state = self._needs_state(pair)
+                    if state != "waiting":
+                        del self._pending[i]
+                        if state == "ready":
+                            return pair
+                        self._failed[pair] = RuntimeError(f"its host step {state!r} failed")
+                        self._done.add(pair)
+                        self._cond.notify_all()
+                        break
+                else:
+                    self._cond.wait(0.1)
+
+    def _needs_state(self, pair) -> str:
+        """"ready", "waiting", or the name of a need that failed."""
+        step, host = pair
+        for need in registry.get(step).host_needs:
+            key = (need, host)
+            if key in self._batch and key not in self._done:
+                return "waiting"
+            if key not in self._partials:
+                return need
+        return "ready"
+
+    def finish(self, pair, value=None, error: BaseException | None = None) -> None:
+        with self._cond:
+            if error is None:
+                with self._lock:
+                    self._partials[pair] = value
+            else:
+                self._failed[pair] = error
+            self._done.add(pair)
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = self._stopped or bool(self._pending)
+            self._cond.notify_all()
+
+    def finished(self) -> int:
+        return len(self._done)
+
+    def errors(self, todo: list) -> dict:
+        """{pair: exception} of the pairs that failed, in ``todo``'s order."""
+        return {p: self._failed[p] for p in todo if p in self._failed}
+
+
+def _chain(step: str, steps: set) -> int:
+    """How many steps of ``steps`` wait on ``step`` one after another (0: none)."""
+    after = [s for s in steps if step in registry.get(s).host_needs]
+    return 1 + max(_chain(s, steps) for s in after) if after else 0
 
 
 def _keep_or_raise(partials: dict, results: dict) -> None:

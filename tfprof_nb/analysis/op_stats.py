@@ -60,11 +60,13 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
                                  p["type"].to_numpy(dtype=object), empty_is_none=True)
     # instances in (row, name instance before tf_op instance) order: a stable merge
     rows = np.concatenate([rows0, rows2])
-    key = np.concatenate([op_of_name[0][code0], op_of_name[1][code2]]).astype(np.int32)
-    typ = np.concatenate([type_of_name[0][code0], type_of_name[1][code2]]).astype(np.int32)
+    del rows0
+    key = _gathered(op_of_name, code0, code2)
+    typ = _gathered(type_of_name, code0, code2)
     is_tf = np.concatenate([name_is_tf[code0], np.zeros(len(rows2), bool)])
+    del code0
     if len(rows2):
-        order = np.argsort(rows, kind="stable")
+        order = argsort(rows)  # stable, int32
         rows, key, typ, is_tf = rows[order], key[order], typ[order], is_tf[order]
         del order
     occ, time_ps, self_ps, first_type, line_op, line_first, line_last = _walk(
@@ -78,6 +80,15 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
         "operation": ops, "type": [types[t] if t >= 0 else "" for t in first_type],
         "occurrences": occ, "time_ps": time_ps, "self_ps": self_ps, "eager": eager_by_op})
     return table[occ > 0].reset_index(drop=True), total, total_op
+
+
+def _gathered(tables: list, code0: np.ndarray, code2: np.ndarray) -> np.ndarray:
+    """int32 tables[0][code0] then tables[1][code2] (int32 from the start: the instances are
+    most of a host's events)."""
+    out = np.empty(len(code0) + len(code2), np.int32)
+    np.take(tables[0].astype(np.int32), code0, out=out[:len(code0)])
+    np.take(tables[1].astype(np.int32), code2, out=out[len(code0):])
+    return out
 
 
 def _walk(hd: HostData, rows, key, typ, n_ops: int):

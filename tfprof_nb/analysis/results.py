@@ -57,9 +57,17 @@ class Results:
         return self["shifts"] if registry.get(name).shifted else {}
 
     def run_host_steps(self, names) -> None:
-        """Run the host steps ``names`` need on every host, each wave of independent steps
-        side by side."""
-        for wave in registry.host_step_waves(names):
+        """Run the host steps ``names`` need on every host: in this process all at once, each
+        step starting as soon as its host needs are done; on Dask each wave of independent
+        steps side by side."""
+        waves = registry.host_step_waves(names)
+        if hasattr(self.hosts, "run_graph"):
+            steps = [n for wave in waves for n in wave]
+            todo = [n for n in steps if not self.hosts.has_partials(n)]
+            shifts = self["shifts"] if any(registry.get(n).shifted for n in todo) else {}
+            self.hosts.run_graph(steps, {n: shifts for n in steps if registry.get(n).shifted})
+            return
+        for wave in waves:
             shifted = [n for n in wave if registry.get(n).shifted]
             unshifted = [n for n in wave if not registry.get(n).shifted]
             if unshifted:
