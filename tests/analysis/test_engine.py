@@ -105,3 +105,83 @@ def test_too_big_for_this_machine_fails_before_decoding(pod_dir, monkeypatch):
     with pytest.raises(MemoryError, match="client=") as info:
         tp.load(pod_dir)
     assert "3 host file(s)" in str(info.value)
+
+
+def _take_soon(queue, seconds: float = 5.0):
+    """queue.take() on a thread: (thread, box) where box gets the result."""
+    import threading
+
+    box: list = []
+    thread = threading.Thread(target=lambda: box.append(queue.take()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return thread, box
+
+
+def test_ready_queue_hands_out_ready_steps_longest_chain_first():
+    import threading
+
+    # gpu_time needs steps, which needs tpu; host_ops needs nothing
+    todo = [("host_ops", "h"), ("gpu_time", "h"), ("steps", "h"), ("tpu", "h")]
+    partials: dict = {}
+    queue = engine._ReadyQueue(todo, partials, threading.Lock())
+    assert queue.take() == ("tpu", "h")  # the head of the longest chain
+    assert queue.take() == ("host_ops", "h")  # steps waits on tpu: ready work goes first
+    waiting, box = _take_soon(queue, 0.3)  # only steps and gpu_time are left: both wait
+    assert waiting.is_alive() and box == []
+    queue.finish(("tpu", "h"), value="tpu partial")
+    waiting.join(5)
+    assert box == [("steps", "h")] and partials[("tpu", "h")] == "tpu partial"
+    queue.finish(("host_ops", "h"), value=1)
+    queue.finish(("steps", "h"), value=2)
+    assert queue.take() == ("gpu_time", "h")
+    queue.finish(("gpu_time", "h"), value=3)
+    assert queue.take() is None and queue.finished() == 4 and queue.errors(todo) == {}
+
+
+def test_ready_queue_fails_the_steps_after_a_failed_need_without_running_them():
+    import threading
+
+    todo = [("gpu_time", "h"), ("steps", "h"), ("tpu", "h"), ("tpu", "g")]
+    queue = engine._ReadyQueue(todo, {}, threading.Lock())
+    assert queue.take() == ("tpu", "h") and queue.take() == ("tpu", "g")
+    queue.finish(("tpu", "h"), error=ValueError("broken plane"))
+    queue.finish(("tpu", "g"), value={})
+    assert queue.take() is None  # steps and gpu_time of h cannot run
+    errors = queue.errors(todo)
+    assert list(errors) == [("gpu_time", "h"), ("steps", "h"), ("tpu", "h")]
+    assert "'tpu' failed" in str(errors[("steps", "h")])
+    assert "'steps' failed" in str(errors[("gpu_time", "h")])
+
+
+def test_ready_queue_stops_handing_out_work_once_stopped():
+    import threading
+
+    todo = [("host_ops", "h"), ("tf_data", "h")]
+    queue = engine._ReadyQueue(todo, {}, threading.Lock())
+    assert queue.take() == ("host_ops", "h")
+    queue.stop()  # a worker failed: the others stop too
+    assert queue.take() is None
+
+
+def test_steps_run_beside_the_steps_they_do_not_need(cpu_file, monkeypatch):
+    """On a big host (forced here) a step waiting on a short need does not hold up the
+    others: every step's result equals a run on one thread."""
+    import threading
+
+    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: True)
+    seen: dict = {}
+    run = registry.run_host_step
+
+    def recording(hd, name, *args, **kwargs):
+        seen[name] = threading.get_ident()
+        return run(hd, name, *args, **kwargs)
+
+    monkeypatch.setattr(engine.registry, "run_host_step", recording)
+    parallel = tp.load(cpu_file).analyse(release=False)
+    assert len(set(seen.values())) == 2  # both workers ran steps
+    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: False)
+    monkeypatch.setattr(engine.registry, "run_host_step", run)
+    serial = tp.load(cpu_file).analyse(release=False)
+    pd.testing.assert_frame_equal(parallel.steps, serial.steps)
+    pd.testing.assert_frame_equal(parallel.op_stats, serial.op_stats)

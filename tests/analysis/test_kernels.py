@@ -235,3 +235,55 @@ def test_progress_text_line(capsys):
     quiet.finish("done")
     assert capsys.readouterr().err == ""
     assert tp.load  # (the public entry point that takes progress=)
+
+
+def test_keys_in_is_membership_of_one_or_two_columns():
+    rng = np.random.default_rng(7)
+    a0, a1 = rng.integers(-40, 40, 20_000), rng.integers(-3, 3, 20_000)
+    b0, b1 = rng.integers(-50, 50, 500), rng.integers(-3, 3, 500)
+    members = set(zip(b0.tolist(), b1.tolist()))
+    expected = np.array([k in members for k in zip(a0.tolist(), a1.tolist())])
+    assert np.array_equal(K.keys_in((a0, a1), (b0, b1)), expected)
+    assert 0 < expected.sum() < len(expected)
+    assert np.array_equal(K.keys_in((a0,), (b0,)), np.isin(a0, b0))
+    extreme = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0])
+    assert K.keys_in((extreme,), (extreme[:2],)).tolist() == [True, True, False]
+    assert K.keys_in((a0,), (np.empty(0, np.int64),)).sum() == 0
+    assert len(K.keys_in((np.empty(0, np.int64),), (b0,))) == 0
+    with pytest.raises(ValueError):
+        K.keys_in((a0, a1), (b0,))
+
+
+def test_code_rows_multi_is_code_rows_of_each_set(cpu_file):
+    hd = HostData("h", read_xspace(cpu_file))
+    counts = hd.name_counts
+    order = np.argsort(-counts, kind="stable")
+    tables = []
+    for picked in (order[:2], order[2:3], order[5:9], []):  # the last set is empty
+        ok = np.zeros(len(hd.names), bool)
+        ok[list(picked)] = True
+        tables.append(ok)
+    found = K.code_rows_multi(hd.name_code, tables, [counts[t].sum() for t in tables])
+    for ok, rows in zip(tables, found):
+        assert np.array_equal(rows, K.code_rows(hd.name_code, ok))
+    assert len(found[0]) > 0 and len(found[3]) == 0
+    with pytest.raises(ValueError, match="overlap"):
+        K.code_rows_multi(hd.name_code, [tables[0], tables[0]], [10, 10])
+    with pytest.raises(ValueError, match="cap"):
+        K.code_rows_multi(hd.name_code, tables[:1], [1])
+
+
+def test_name_rows_many_is_name_rows_of_each_predicate(cpu_file):
+    hd = HostData("h", read_xspace(cpu_file))
+    predicates = {
+        "executor": lambda s: (s == "ExecutorState::Process").to_numpy(),
+        "iterator": lambda s: s.str.startswith("Iterator::").to_numpy(),
+        "any_iter": lambda s: s.str.contains("Iterator").to_numpy(),  # overlaps "iterator"
+        "none": lambda s: (s == "no such event").to_numpy(),
+    }
+    many = hd.name_rows_many(predicates)
+    assert list(many) == list(predicates)
+    for key, predicate in predicates.items():
+        assert np.array_equal(many[key], hd.name_rows(predicate)), key
+    assert len(many["iterator"]) > 0 and len(many["any_iter"]) > len(many["iterator"])
+    assert len(many["none"]) == 0
