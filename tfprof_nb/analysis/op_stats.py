@@ -86,8 +86,8 @@ def _gathered(tables: list, code0: np.ndarray, code2: np.ndarray) -> np.ndarray:
     """int32 tables[0][code0] then tables[1][code2] (int32 from the start: the instances are
     most of a host's events)."""
     out = np.empty(len(code0) + len(code2), np.int32)
-    np.take(tables[0].astype(np.int32), code0, out=out[:len(code0)])
-    np.take(tables[1].astype(np.int32), code2, out=out[len(code0):])
+    np.take(tables[0].astype(np.int32), code0, out=out[:len(code0)], mode="clip")
+    np.take(tables[1].astype(np.int32), code2, out=out[len(code0):], mode="clip")
     return out
 
 
