@@ -125,8 +125,11 @@ def _nesting(hd: HostData, regions: Regions, a) -> np.ndarray:
     extra = (regions.line, regions.begin, regions.duration)
     order = nesting_order_or_none(*real)
     extra_order = nesting_order(*extra) + np.int32(n) if len(regions) else None
-    skip = np.zeros(n + len(regions), np.uint8)
-    skip[a.rows[a.values != 0]] = 1
+    async_rows = a.rows[a.values != 0]
+    skip = None  # (a flag per node only when some event is async)
+    if len(async_rows):
+        skip = np.zeros(n + len(regions), np.uint8)
+        skip[async_rows] = 1
     return nest_strict(order, n, real, extra, skip, extra_order)
 
 

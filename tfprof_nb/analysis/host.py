@@ -399,8 +399,11 @@ class HostData:
             line, begin, dur = self.line, self.begin, self.duration
             order = nesting_order_or_none(line, begin, dur)
             a = self.int_stat("_a")
-            skip = np.zeros(n, np.uint8)
-            skip[a.rows[a.values != 0]] = 1
+            async_rows = a.rows[a.values != 0]
+            skip = None  # (a flag per event only when some event is async)
+            if len(async_rows):
+                skip = np.zeros(n, np.uint8)
+                skip[async_rows] = 1
             empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
             return nest_strict(order, n, (line, begin, dur), empty, skip)
         return self._cached("parent", build)

@@ -261,7 +261,7 @@ def _busy_op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFr
 
 
 ANALYSES = (
-    Analysis("host_ops", host=host_op_partial, combine=combine_metrics),
+    Analysis("host_ops", host=host_op_partial, combine=combine_metrics, shares=("parent",)),
     Analysis("device_ops", host=device_op_partial, combine=combine_device_metrics,
              needs=("xla",)),
     Analysis("op_stats", combine=_op_stats, needs=("device_ops", "host_ops")),

@@ -307,4 +307,4 @@ def combine_tf_data(parts: dict[str, tuple]) -> TfDataAnalysis:
     return TfDataAnalysis(pipelines, graph, bottlenecks, summary)
 
 
-ANALYSES = (Analysis("tf_data", host=host_tf_data, combine=combine_tf_data),)
+ANALYSES = (Analysis("tf_data", host=host_tf_data, combine=combine_tf_data, shares=("parent",)),)
