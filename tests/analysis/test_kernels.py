@@ -50,7 +50,9 @@ def _pairs(hd: HostData, a: str, b: str):
     return both, sa.values[ia].astype(np.int64), sb.values[ib].astype(np.int64)
 
 
-def test_context_links_match_a_join_of_the_stats(cpu_python_file):
+@pytest.mark.parametrize("passes", [None, 2, 4])
+def test_context_links_match_a_join_of_the_stats(cpu_python_file, passes):
+    """The same edges however many shares of the keys are joined one after the other."""
     hd = HostData("h", read_xspace(cpu_python_file))
     st = hd.space.stats
     p_rows, pt, p = _pairs(hd, "_pt", "_p")
@@ -60,7 +62,7 @@ def test_context_links_match_a_join_of_the_stats(cpu_python_file):
     codes = [st.names.index(k) for k in ("_pt", "_p", "_ct", "_c")]
     caps = (len(hd), len(hd))
     src, dst = K.context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
-                               codes, caps, extra, limit=64)
+                               codes, caps, extra, limit=64, passes=passes)
     ref_src, ref_dst = _reference_join(
         p_rows, pt, p, np.concatenate([c_rows, extra[0]]), np.concatenate([ct, extra[1]]),
         np.concatenate([c, extra[2]]), limit=64)

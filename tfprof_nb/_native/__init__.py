@@ -69,7 +69,7 @@ _SIGNATURES = {
     "tfp_sparse_lookup": (I64, [P, P, I64, P, I64, P, P]),
     "tfp_join_keys": (I64, [P, P, P, I64, P, P, P, I64, I64, I64, P]),
     "tfp_context_links": (I64, [P, I64, P, P, P, P, I64, I32, I32, I32, I32, I64, I64, P, P, P,
-                                I64, I64, I64, P]),
+                                I64, I64, I64, I64, P]),
     "tfp_join_take": (None, [P, P, P]),
     "tfp_keys_in": (I64, [P, P, I64, P, P, I64, P]),
     "tfp_join_free": (None, [P]),

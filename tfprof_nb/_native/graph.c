@@ -167,20 +167,24 @@ static inline int64_t first_extra(const Parents *p, int32_t v) {
     return lo;
 }
 
+#define SEEN(s, v) (((s)[(v) >> 3] >> ((v) & 7)) & 1)
+#define SEE(s, v) ((s)[(v) >> 3] |= (uint8_t)(1u << ((v) & 7)))
+#define UNSEE(s, v) ((s)[(v) >> 3] &= (uint8_t)~(1u << ((v) & 7)))
+
 /* Whether an ancestor of r (over every parent edge) is a root of r's level.  ``seen`` is a
-   per-node scratch flag, all clear on entry and on return. */
+   per-node scratch bit, all clear on entry and on return. */
 static int has_root_ancestor(int32_t r, const int8_t *root_level, const Parents *par,
                              uint8_t *seen, int32_t **queue, int64_t *qcap) {
     int64_t head = 0, tail = 0;
     int8_t level = root_level[r];
     int found = 0;
     (*queue)[tail++] = r;
-    seen[r] = 1;
+    SEE(seen, r);
     while (head < tail && !found) {
         int32_t v = (*queue)[head++];
         int64_t j = first_extra(par, v);
         for (int32_t p = par->parent[v]; found == 0; p = par->x_src[j++]) {
-            if (p >= 0 && !seen[p]) {
+            if (p >= 0 && !SEEN(seen, p)) {
                 if (root_level[p] == level) {
                     found = 1;
                     break;
@@ -195,13 +199,13 @@ static int has_root_ancestor(int32_t r, const int8_t *root_level, const Parents 
                     *queue = q;
                     *qcap *= 2;
                 }
-                seen[p] = 1;
+                SEE(seen, p);
                 (*queue)[tail++] = p;
             }
             if (j >= par->n_x || par->x_dst[j] != v) break;
         }
     }
-    for (int64_t i = 0; i < tail; i++) seen[(*queue)[i]] = 0;
+    for (int64_t i = 0; i < tail; i++) UNSEE(seen, (*queue)[i]);
     return found;
 }
 
@@ -217,7 +221,7 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
                                  const int32_t *x_src, int64_t n_x, int32_t *group,
                                  int32_t *root_of_group) {
     Parents par = {parent, x_dst, x_src, n_x};
-    uint8_t *seen = (uint8_t *)tfp_calloc((size_t)n + 1, 1);
+    uint8_t *seen = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1); /* a bit per node */
     int64_t qcap = 64;
     int32_t *pq = (int32_t *)tfp_malloc((size_t)qcap * sizeof(int32_t));
     int32_t *queue = (int32_t *)tfp_malloc(((size_t)n + 1) * sizeof(int32_t));

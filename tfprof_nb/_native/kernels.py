@@ -425,13 +425,23 @@ def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0,
     return _take_edges(rc, handle)
 
 
+LINK_PASS_ENTRIES = 4 << 20  # producers and consumers past which links take 2 passes
+
+
 def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: tuple,
-                  extra: tuple, limit: int = 0, threads: int | None = None):
+                  extra: tuple, limit: int = 0, threads: int | None = None,
+                  passes: int | None = None):
     """Producer -> consumer pairs (producer row, consumer row) of events, straight from the
     stat table: ``codes`` (pt, p, ct, c) name the stats (-1: absent); events carrying pt and
     p produce (pt, p), events carrying ct and c consume (ct, c), and ``extra`` (rows, k0, k1)
     consumers follow them.  ``caps``: upper bounds on producers and consumers.  Pairs come in
-    consumer order (see :func:`join_on_keys`)."""
+    consumer order (see :func:`join_on_keys`).  ``passes`` (1, 2 or 4; default: 2 past
+    LINK_PASS_ENTRIES entries) joins the keys in that many shares one after the other, each
+    scanning the stats again: the join holds one share of the entries at a time."""
+    if passes is None:  # (4 passes hold less but scan the stats twice more: 2 pay better)
+        passes = 2 if int(caps[0]) + int(caps[1]) + len(extra[0]) > LINK_PASS_ENTRIES else 1
+    if passes not in (1, 2, 4):
+        raise ValueError("passes must be 1, 2 or 4")
     name_code, width = _codes(name_code)
     owner_kind, kind, raw, owner = _stat_columns(owner_kind, kind, raw, owner)
     xr, x0, x1 = _c(extra[0], np.int32), _c(extra[1], np.int64), _c(extra[2], np.int64)
@@ -440,7 +450,7 @@ def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: t
         _p(name_code), width, _p(owner_kind), _p(kind), _p(raw), _p(owner), len(name_code),
         *map(int, codes),
         int(caps[0]), int(caps[1]), _p(xr), _p(x0), _p(x1), len(xr), limit, _threads(threads),
-        ctypes.byref(handle))
+        passes, ctypes.byref(handle))
     return _take_edges(rc, handle)
 
 

@@ -17,8 +17,9 @@ typedef struct __attribute__((packed)) { /* a keyed entry; ``id`` orders a side 
 
 typedef struct {
     int bits;
-    Ent *a, *b;        /* the entries of both sides (partitioned in place by join_run) */
+    Ent *a, *b;        /* the entries of both sides (partitioned in place by join_pass) */
     int64_t na, nb, cap_a, cap_b;
+    int64_t nb_total;  /* b entries over every pass (b ids number them) */
     int32_t *b_rows;   /* the output row of each b entry (b ids index it) */
     int32_t *match;    /* per b entry: an a row, -1 none, or -2 - offset into ``more`` */
     int32_t *more;     /* count, then rows, for keys with several a entries */
@@ -253,7 +254,7 @@ static int join_partition(Join *j, Lists *l, int64_t t, int64_t n_threads, const
     return 0;
 }
 
-typedef struct { /* the partition and join work of join_run, shared by its threads */
+typedef struct { /* the partition and join work of join_pass, shared by its threads */
     Join *j;
     int64_t *off_a, *off_b, *next_a, *next_b, parts, limit, n_threads, task, part, tid, rc;
     Lists *lists;
@@ -289,33 +290,35 @@ static void *join_worker(void *arg) {
     return NULL;
 }
 
-/* one list of every worker's lists; match entries renumbered to it */
+/* every worker's lists appended to the join's list; this pass's match entries (those of the
+   b entries now in j->b) renumbered to it */
 static int merge_lists(Join *j, Lists *lists, int64_t n_threads) {
-    int64_t base[64], total = 0;
+    int64_t base[64], total = j->n_more;
     for (int64_t t = 0; t < n_threads; t++) {
         base[t] = total;
         total += lists[t].n_more;
         j->n_edges += lists[t].n_edges;
     }
     if (total > INT32_MAX - 2) return -1;
-    j->more = (int32_t *)tfp_malloc(((size_t)total + 1) * sizeof(int32_t));
-    if (!j->more) return -1;
+    int32_t *more = (int32_t *)tfp_realloc(j->more, ((size_t)total + 1) * sizeof(int32_t));
+    if (!more) return -1;
+    j->more = more;
     for (int64_t t = 0; t < n_threads; t++)
         if (lists[t].n_more)
             memcpy(j->more + base[t], lists[t].more, (size_t)lists[t].n_more * sizeof(int32_t));
     j->n_more = total;
     for (int64_t i = 0; i < j->nb; i++) {
-        int32_t m = j->match[i];
+        int32_t id = j->b[i].id, m = j->match[id];
         if (m > -2) continue;
         int64_t code = -2 - (int64_t)m;
-        j->match[i] = (int32_t)(-2 - (base[code % n_threads] + code / n_threads));
+        j->match[id] = (int32_t)(-2 - (base[code % n_threads] + code / n_threads));
     }
     return 0;
 }
 
-/* match every b entry: both sides partitioned side by side, then the partitions joined on
-   ``threads`` threads */
-static int64_t join_run(Join *j, int64_t limit, int64_t threads) {
+/* match the b entries of one pass (j->b[0..nb), ids into j->match): both sides partitioned
+   side by side, then the partitions joined on ``threads`` threads.  Returns 0 or < 0. */
+static int64_t join_pass(Join *j, int64_t limit, int64_t threads) {
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     j->bits = 0;
@@ -332,9 +335,8 @@ static int64_t join_run(Join *j, int64_t limit, int64_t threads) {
     w.next_a = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
     w.next_b = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
     w.lists = (Lists *)tfp_calloc((size_t)threads, sizeof(Lists));
-    j->match = (int32_t *)tfp_malloc(((size_t)j->nb + 1) * sizeof(int32_t));
     int64_t rc = 0;
-    if (!w.off_a || !w.off_b || !w.next_a || !w.next_b || !w.lists || !j->match) {
+    if (!w.off_a || !w.off_b || !w.next_a || !w.next_b || !w.lists) {
         rc = -1;
     } else if (CANCELLED()) {
         rc = ERR_CANCELLED;
@@ -350,14 +352,27 @@ static int64_t join_run(Join *j, int64_t limit, int64_t threads) {
     free(w.off_b);
     free(w.next_a);
     free(w.next_b);
-    free(j->a); /* the entries are not needed any more */
+    return rc;
+}
+
+/* room for the match of ``n`` b entries (ids 0..n-1) */
+static int match_alloc(Join *j, int64_t n) {
+    j->match = (int32_t *)tfp_malloc(((size_t)n + 1) * sizeof(int32_t));
+    return j->match ? 0 : -1;
+}
+
+/* the entries are not needed once every pass is joined */
+static void entries_free(Join *j) {
+    free(j->a);
     free(j->b);
     j->a = j->b = NULL;
-    return rc < 0 ? rc : j->n_edges;
 }
 
 static int64_t finish(Join *j, int64_t limit, int64_t threads, void **handle) {
-    int64_t rc = join_run(j, limit, threads);
+    j->nb_total = j->nb;
+    int64_t rc = match_alloc(j, j->nb) != 0 ? -1 : join_pass(j, limit, threads);
+    entries_free(j);
+    if (rc == 0) rc = j->n_edges;
     if (rc < 0) {
         join_free(j);
         *handle = NULL;
@@ -389,41 +404,42 @@ oom:
     return -1;
 }
 
-/* Producer -> consumer links of events, read straight from the stat table: events carrying
-   integer stats ``pt`` and ``p`` (name codes) produce (pt, p); events carrying ``ct`` and
-   ``c`` consume (ct, c) (the last value of a stat an event carries twice; doubles
-   truncated); ``n_extra`` extra consumers (rows, k0, k1) follow the events.  ``cap_b``
-   bounds the consumers.  Returns the number of edges (a: producer rows, b: consumer rows) and
-   a handle for tfp_join_take. */
-EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
-                                 const int8_t *owner_kind, const int8_t *kind,
-                                 const int64_t *raw, const int32_t *owner, int64_t n,
-                                 int32_t pt, int32_t p, int32_t ct, int32_t c, int64_t cap_a,
-                                 int64_t cap_b, const int32_t *x_rows, const int64_t *x_k0,
-                                 const int64_t *x_k1, int64_t n_extra, int64_t limit,
-                                 int64_t threads, void **handle) {
-    Join *j = join_new(cap_a, cap_b + n_extra);
-    *handle = NULL;
-    if (!j) return -1;
-    int64_t v[4] = {0, 0, 0, 0}, nb = 0;
+static inline int in_pass(int64_t k0, int64_t k1, int64_t pass, int64_t passes) {
+    return passes == 1 || (int64_t)(key_hash(k0, k1) & (uint64_t)(passes - 1)) == pass;
+}
+
+/* One pass of tfp_context_links: the entries of the keys in ``pass`` (of ``passes``) into
+   j->a and j->b, b ids numbering every consumer in order (j->nb_total of them); the rows of
+   the consumers are written on the first pass.  Returns 0, -1 (full) or ERR_CANCELLED. */
+static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
+                            const int8_t *owner_kind, const int8_t *kind, const int64_t *raw,
+                            const int32_t *owner, int64_t n, int32_t pt, int32_t p, int32_t ct,
+                            int32_t c, const int32_t *x_rows, const int64_t *x_k0,
+                            const int64_t *x_k1, int64_t n_extra, int64_t pass,
+                            int64_t passes) {
+    int64_t v[4] = {0, 0, 0, 0}, gb = 0;
     int have = 0; /* bits: pt, p, ct, c */
     int32_t cur = -1;
+    j->na = j->nb = 0;
     for (int64_t i = 0; i <= n; i++) {
         int32_t o = i < n ? owner[i] : -1;
         if (i == n || (owner_kind[i] == 0 && o != cur)) { /* the event before is complete */
-            if ((have & 3) == 3 && join_add(j, 0, v[0], v[1], cur) != 0) goto oom;
+            if ((have & 3) == 3 && in_pass(v[0], v[1], pass, passes) &&
+                join_add(j, 0, v[0], v[1], cur) != 0)
+                return -1;
             if ((have & 12) == 12) {
-                if (join_add(j, 1, v[2], v[3], (int32_t)nb) != 0) goto oom;
-                j->b_rows[nb++] = cur;
+                if (gb >= j->cap_b) return -1;
+                if (in_pass(v[2], v[3], pass, passes) &&
+                    join_add(j, 1, v[2], v[3], (int32_t)gb) != 0)
+                    return -1;
+                if (pass == 0) j->b_rows[gb] = cur;
+                gb++;
             }
             have = 0;
             cur = o;
         }
         if (i == n) break;
-        if (CANCEL_POLL(i)) {
-            join_free(j);
-            return ERR_CANCELLED;
-        }
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
         if (owner_kind[i] != 0) continue;
         int32_t code = CODE_AT(name_code, code_bytes, i);
         int slot = code == pt ? 0 : code == p ? 1 : code == ct ? 2 : code == c ? 3 : -1;
@@ -445,10 +461,51 @@ EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
         have |= 1 << slot;
     }
     for (int64_t i = 0; i < n_extra; i++) {
-        if (join_add(j, 1, x_k0[i], x_k1[i], (int32_t)nb) != 0) goto oom;
-        j->b_rows[nb++] = x_rows[i];
+        if (gb >= j->cap_b) return -1;
+        if (in_pass(x_k0[i], x_k1[i], pass, passes) &&
+            join_add(j, 1, x_k0[i], x_k1[i], (int32_t)gb) != 0)
+            return -1;
+        if (pass == 0) j->b_rows[gb] = x_rows[i];
+        gb++;
     }
-    return finish(j, limit, threads, handle);
+    j->nb_total = gb;
+    return 0;
+}
+
+/* Producer -> consumer links of events, read straight from the stat table: events carrying
+   integer stats ``pt`` and ``p`` (name codes) produce (pt, p); events carrying ``ct`` and
+   ``c`` consume (ct, c) (the last value of a stat an event carries twice; doubles
+   truncated); ``n_extra`` extra consumers (rows, k0, k1) follow the events.  ``cap_b``
+   bounds the consumers; ``passes`` shares of the keys are joined one after the other (see
+   context_scan).  Returns the number of edges (a: producer rows, b: consumer rows) and a
+   handle for tfp_join_take. */
+EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
+                                 const int8_t *owner_kind, const int8_t *kind,
+                                 const int64_t *raw, const int32_t *owner, int64_t n,
+                                 int32_t pt, int32_t p, int32_t ct, int32_t c, int64_t cap_a,
+                                 int64_t cap_b, const int32_t *x_rows, const int64_t *x_k0,
+                                 const int64_t *x_k1, int64_t n_extra, int64_t limit,
+                                 int64_t threads, int64_t passes, void **handle) {
+    Join *j = join_new(cap_a, cap_b + n_extra);
+    *handle = NULL;
+    if (!j || match_alloc(j, cap_b + n_extra) != 0) goto oom;
+    /* keys are split by bits of their hash into passes (1, 2 or 4) joined one after the
+       other: a pass touches only its share of the entry arrays, so the join's memory is that
+       share */
+    if (passes != 2 && passes != 4) passes = 1;
+    int64_t rc = 0;
+    for (int64_t pass = 0; pass < passes && rc == 0; pass++) {
+        rc = context_scan(j, name_code, code_bytes, owner_kind, kind, raw, owner, n, pt, p, ct,
+                          c, x_rows, x_k0, x_k1, n_extra, pass, passes);
+        if (rc == 0) rc = join_pass(j, limit, threads);
+    }
+    entries_free(j);
+    if (rc < 0) {
+        join_free(j);
+        return rc;
+    }
+    *handle = j;
+    return j->n_edges;
 oom:
     join_free(j);
     return -1;
@@ -458,7 +515,7 @@ oom:
 EXPORT void tfp_join_take(void *handle, int32_t *src, int32_t *dst) {
     Join *j = (Join *)handle;
     int64_t k = 0;
-    for (int64_t i = 0; i < j->nb; i++) {
+    for (int64_t i = 0; i < j->nb_total; i++) {
         int32_t m = j->match[i];
         if (m == -1) continue;
         if (m >= 0) {

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import csr
+from .._native.kernels import csr, join_on_keys
 from .host import HOST_PLANE, HostData
 from .unit import Analysis
 
@@ -139,8 +139,8 @@ def _graph(hd: HostData) -> _IteratorGraph:
                       "c_elem": ("element_id", cons), "a_id": ("id", around),
                       "id": ("id", rows), "pid": ("parent_id", rows)})
     if len(child):
-        elem, has_elem = at["p_elem"]
-        c_pid, c_has_pid = at["c_pid"]
+        elem, has_elem = at.pop("p_elem")
+        c_pid, c_has_pid = at.pop("c_pid")
         child, p_of, elem = child[has_elem], p_of[has_elem], elem[has_elem]
         c_pid, c_has_pid = c_pid[has_elem], c_has_pid[has_elem]
         order = np.lexsort((hd.begin[child], p_of))  # by producer, then start
@@ -149,18 +149,20 @@ def _graph(hd: HostData) -> _IteratorGraph:
         first = np.ones(len(child), dtype=bool)
         first[1:] = p_of[1:] != p_of[:-1]
         child, elem, pid, has_pid = child[first], elem[first], c_pid[first], c_has_pid[first]
-        producers = pd.DataFrame({"k0": pid[has_pid], "k1": elem[has_pid],
-                                  "producer": _positions(rows, child[has_pid])})
-        c_elem, c_has = at["c_elem"]
-        a_id, a_has = at["a_id"]
+        producer = _positions(rows, child[has_pid])
+        p_keys = (pid[has_pid], elem[has_pid])
+        del child, elem, pid, has_pid
+        c_elem, c_has = at.pop("c_elem")
+        a_id, a_has = at.pop("a_id")
         cons, c_elem, around, a_id, a_has = (x[c_has] for x in (cons, c_elem, around, a_id,
                                                                  a_has))
         pos_around = _positions(rows, around)
         ok = (pos_around >= 0) & a_has
-        consumers = pd.DataFrame({"k0": a_id[ok], "k1": c_elem[ok], "consumer": pos_around[ok]})
-        links = consumers.merge(producers, on=["k0", "k1"])
-        src.append(links.consumer.to_numpy(np.int32))
-        dst.append(links.producer.to_numpy(np.int32))
+        # each consumer's producers of its (id, element), in consumer then producer order
+        links_dst, links_src = join_on_keys(producer, p_keys, pos_around[ok],
+                                            (a_id[ok], c_elem[ok]))
+        src.append(links_src)
+        dst.append(links_dst)
     off, tgt = csr(np.concatenate(src), np.concatenate(dst), len(rows))
     (id_values, has_id), (pids, has_pid) = at["id"], at["pid"]
     return _IteratorGraph(rows, off, tgt, hd.begin[rows], hd.end_of(rows), id_values, has_id,
