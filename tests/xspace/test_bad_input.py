@@ -154,3 +154,23 @@ def test_anonymous_memory_in_small_chunks_decodes_the_same(cpu_file, monkeypatch
         np.testing.assert_array_equal(ours.stats.raw_value, ref.stats.raw_value)
     finally:
         anon.close()
+
+
+@pytest.mark.parametrize("at_field", [-1, 4096])
+def test_running_out_of_memory_mid_walk_is_a_memory_error_not_a_corrupt_file(cpu_file,
+                                                                             at_field):
+    """The walker reports running out of memory with or without the field it was reading:
+    either way the error is a MemoryError naming the file, never a format error."""
+    from tfprof_nb.xspace import decoder
+
+    walk = object.__new__(decoder._Walk)
+    walk.buf = np.frombuffer(cpu_file.read_bytes()[:8192], np.uint8)
+    walk.path = str(cpu_file)
+    walk.info = np.zeros(len(decoder.TABLES) + len(decoder.COUNTERS), np.int64)
+    walk.info[decoder.C_ERR] = decoder.ERR_NO_MEMORY
+    walk.info[decoder.C_ERR_POS] = at_field
+    with pytest.raises(MemoryError, match="out of memory") as exc:
+        walk.check()
+    assert str(cpu_file) in str(exc.value) and "corrupt" not in str(exc.value)
+    walk.info[decoder.C_ERR] = 0
+    walk.check()  # no error: nothing raised

@@ -114,7 +114,7 @@ class _Walk:
         code = int(self.info[C_ERR])
         if code == ERR_CANCELLED:
             raise Cancelled(f"decoding {self.path} was interrupted")
-        if code == ERR_NO_MEMORY and self.info[C_ERR_POS] < 0:
+        if code == ERR_NO_MEMORY:  # at a field or not, never a sign of a corrupt file
             raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
         if code:
             _raise_wire_error(self.buf, self.path, code, int(self.info[C_ERR_POS]))
