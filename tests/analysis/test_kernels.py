@@ -289,3 +289,39 @@ def test_name_rows_many_is_name_rows_of_each_predicate(cpu_file):
         assert np.array_equal(many[key], hd.name_rows(predicate)), key
     assert len(many["iterator"]) > 0 and len(many["any_iter"]) > len(many["iterator"])
     assert len(many["none"]) == 0
+
+
+@pytest.mark.parametrize("fixture", ["cpu_file", "cpu_python_file", "tpu"])
+def test_nesting_parent_at_rows_is_the_full_nesting_there(fixture, request):
+    """The one-walk answer at some rows (repeated; the TPU capture has async events) equals
+    the parent per event there, and the ancestor climb equals climbing that parent array."""
+    from .real_xla import TPU
+
+    path = TPU if fixture == "tpu" else request.getfixturevalue(fixture)
+    hd = HostData("h", read_xspace(path))
+    parent = hd.nesting_parent()
+    rng = np.random.default_rng(3)
+    rows = np.sort(rng.choice(len(hd), size=min(len(hd), 4000), replace=False)).astype(np.int32)
+    rows = np.sort(np.concatenate([rows, rows[::7]]))  # repeats
+    at, found = hd.nesting_parent_at(rows)
+    assert found is None and np.array_equal(at, parent[rows])
+    assert (at >= 0).sum() > len(rows) // 4
+    # climb to the nearest ancestor of a frequent parent name, within 3 levels
+    names = np.bincount(hd.name_code[parent[parent >= 0]], minlength=len(hd.names))
+    target = np.zeros(len(hd.names), bool)
+    target[np.argsort(-names)[:2]] = True
+    flag = (np.arange(len(hd)) % 3) != 0
+    _, found = hd.nesting_parent_at(rows, target, flag, levels=3)
+    expected = np.zeros(len(rows), bool)
+    for k, r in enumerate(rows.tolist()):
+        node = parent[r]
+        for _ in range(3):
+            if node < 0:
+                break
+            if target[hd.name_code[node]]:
+                expected[k] = flag[node]
+                break
+            node = parent[node]
+    assert np.array_equal(found, expected) and expected.any() and not expected.all()
+    with pytest.raises(ValueError, match="increasing"):
+        hd.nesting_parent_at(rows[::-1].copy())

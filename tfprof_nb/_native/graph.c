@@ -360,3 +360,79 @@ EXPORT int64_t tfp_tree_csr(const int32_t *parent, int64_t m, const int32_t *src
     off[0] = 0;
     return total;
 }
+
+static inline int64_t lower_bound_i32(const int32_t *a, int64_t n, int32_t x) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) >> 1;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The strict nesting of tfp_nest_strict over one set of nodes (rows 0..n-1 visited in
+   ``order``, NULL: in row order), answered at the query rows only, with no parent per event:
+   q (m rows, increasing, repeats allowed) get their parent in parent_out.  With ``exec_name``
+   (a flag per name code) given, found[k] = call_flag of the first of q[k]'s ancestors (its
+   parent first, at most ``levels``) whose name has the flag, 0 when none: at a node's visit
+   the nesting stack holds exactly its ancestors.  Returns 0, -1 (out of memory) or
+   ERR_CANCELLED. */
+EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *line,
+                              const int64_t *begin, const int64_t *dur, const uint8_t *skip,
+                              const int32_t *q, int64_t m, int32_t *parent_out,
+                              const void *name_code, int64_t code_bytes,
+                              const uint8_t *exec_name, const uint8_t *call_flag,
+                              int64_t levels, uint8_t *found) {
+    uint8_t *is_q = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1);
+    Stack st = {NULL, NULL, NULL, -1, 0};
+    if (!is_q) return -1;
+    for (int64_t k = 0; k < m; k++) SEE(is_q, q[k]);
+    int64_t current = INT64_MIN, rc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) {
+            rc = ERR_CANCELLED;
+            break;
+        }
+        int32_t x = order ? order[i] : (int32_t)i;
+        int64_t ln = line[x], b = begin[x], e = b + dur[x];
+        if (ln != current) {
+            current = ln;
+            st.top = -1;
+        }
+        int skipped = skip && skip[x];
+        if (!skipped)
+            while (st.top >= 0 && !(st.begin[st.top] <= b && e <= st.end[st.top])) st.top--;
+        if (SEEN(is_q, x)) {
+            int32_t p = skipped || st.top < 0 ? -1 : st.node[st.top];
+            uint8_t f = 0;
+            if (exec_name && p >= 0) {
+                for (int64_t t = st.top; t >= 0 && st.top - t < levels; t--) {
+                    int32_t z = st.node[t];
+                    if (exec_name[CODE_AT(name_code, code_bytes, z)]) {
+                        f = call_flag[z];
+                        break;
+                    }
+                }
+            }
+            for (int64_t k = lower_bound_i32(q, m, x); k < m && q[k] == x; k++) {
+                parent_out[k] = p;
+                if (found) found[k] = f;
+            }
+        }
+        if (skipped) continue;
+        if (st.top + 1 >= st.cap && stack_grow(&st) != 0) {
+            rc = -1;
+            break;
+        }
+        int64_t t = ++st.top;
+        st.node[t] = x;
+        st.begin[t] = b;
+        st.end[t] = e;
+    }
+    free(is_q);
+    free(st.node);
+    free(st.begin);
+    free(st.end);
+    return rc;
+}

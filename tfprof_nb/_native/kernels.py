@@ -17,12 +17,13 @@ from .layout import N_STEP_TYPES
 ERR_CANCELLED = -10  # common.h
 
 __all__ = ["argsort", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
-           "nest_strict", "nest_loose", "csr", "tl_rows", "tl_rows_in", "tree_csr", "join_on_keys",
+           "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows", "tl_rows_in", "tree_csr",
+           "join_on_keys",
            "context_links", "assign_groups", "is_sorted_by", "int_stat", "int_stats", "stats_at",
            "stat_name_counts", "code_counts", "code_lookup", "code_rows", "code_rows_multi",
            "keys_in", "line_name_rows",
            "check", "sparse_lookup", "threadpool_regions", "regions_from_rows", "step_breakdown",
-           "host_step_rows", "nonzero", "span", "op_stack_walk", "op_walk_rows", "climb_to_name",
+           "host_step_rows", "nonzero", "span", "op_stack_walk", "op_walk_rows",
            "inherit_from_allocations", "active_at_peak", "N_TYPES"]
 
 N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
@@ -341,6 +342,33 @@ def nest_strict(order, n_first: int, first: tuple, second: tuple,
     return parent
 
 
+def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=None,
+               call_flag=None, levels: int = 64):
+    """:func:`nest_strict` of one set of nodes (visited in ``order``; None: row order) at
+    the event ``rows`` only (increasing, repeats allowed): (their parent int32, and with
+    ``exec_name`` (bool per name code) the ``call_flag`` of the first ancestor within
+    ``levels`` whose name has it, else None), without a parent per event."""
+    line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
+    rows = _c(rows, np.int32)
+    if len(rows) > 1 and (rows[1:] < rows[:-1]).any():
+        raise ValueError("nest_query: rows must be increasing")
+    o = None if order is None else _c(order, np.int32)
+    sk = None if skip is None else _c(skip, np.uint8)
+    parent = np.empty(len(rows), np.int32)
+    found = None
+    code, width, ex, flag = np.zeros(1, np.uint16), 2, None, None
+    if exec_name is not None:
+        code, width = _codes(name_code)
+        ex, flag = _c(exec_name, np.uint8), _c(call_flag, np.uint8)
+        found = np.zeros(len(rows), np.uint8)
+    check(lib().tfp_nest_query(0 if o is None else _p(o), len(line), _p(line), _p(begin),
+                               _p(dur), 0 if sk is None else _p(sk), _p(rows), len(rows),
+                               _p(parent), _p(code), width, 0 if ex is None else _p(ex),
+                               0 if flag is None else _p(flag), levels,
+                               0 if found is None else _p(found)))
+    return parent, None if found is None else found.view(bool)
+
+
 def nesting_order_or_none(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):
     """:func:`nesting_order`, or None when the rows are in that order already."""
     line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
@@ -588,20 +616,6 @@ def host_step_rows(line, code, line_ok, group, explicit, not_compute, kind_of, f
                                    _p(markers), _p(counts)))
     k, km = (int(x) for x in counts)
     return rows[:k], kinds[:k], markers[:km]
-
-
-def climb_to_name(rows, climb, parent, name_code, exec_name, call_flag, levels: int = 64):
-    """bool per instance: from the nesting parent of event rows[k] (where climb[k]), the
-    ``call_flag`` of the first ancestor (within ``levels``) whose name code is in
-    ``exec_name``; False when there is none."""
-    rows, climb = _c(rows, np.int32), _c(climb, np.bool_)
-    parent = _c(parent, np.int32)
-    name_code, width = _codes(name_code)
-    exec_name, call_flag = _c(exec_name, np.bool_), _c(call_flag, np.bool_)
-    found = np.empty(len(rows), np.bool_)
-    check(lib().tfp_climb_to_name(_p(rows), len(rows), _p(climb), _p(parent), _p(name_code),
-                                  width, _p(exec_name), _p(call_flag), levels, _p(found)))
-    return found
 
 
 def inherit_from_allocations(is_alloc, address) -> np.ndarray:

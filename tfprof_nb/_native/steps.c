@@ -332,29 +332,6 @@ EXPORT int64_t tfp_op_walk_rows(const int32_t *rows, int64_t m, const int32_t *l
     return rc;
 }
 
-/* For each instance k with ``climb[k]`` set: climb from the nesting parent of event rows[k]
-   up to ``levels`` ancestors to the first whose name code c has exec_name[c] set; found[k]
-   = call_flag[that ancestor] (0 when none).  Returns 0 or ERR_CANCELLED. */
-EXPORT int64_t tfp_climb_to_name(const int32_t *rows, int64_t m, const uint8_t *climb,
-                                 const int32_t *parent, const void *name_code,
-                                 int64_t code_bytes, const uint8_t *exec_name,
-                                 const uint8_t *call_flag, int64_t levels, uint8_t *found) {
-    for (int64_t k = 0; k < m; k++) {
-        if (CANCEL_POLL(k)) return ERR_CANCELLED;
-        found[k] = 0;
-        if (!climb[k]) continue;
-        int32_t node = parent[rows[k]];
-        for (int64_t l = 0; l < levels && node >= 0; l++) {
-            if (exec_name[CODE_AT(name_code, code_bytes, node)]) {
-                found[k] = call_flag[node];
-                break;
-            }
-            node = parent[node];
-        }
-    }
-    return 0;
-}
-
 /* The events of host steps: over events i (in order) on lines with line_ok[line[i]] and in a
    group (group[i] >= 0), with name code c: a marker when explicit[c] or its flag bit 1 is
    set (flags: sorted rows flag_rows with bits flag_bits; bit 1: a named root, bit 2: work of

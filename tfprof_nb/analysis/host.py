@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .._native.kernels import (code_counts, code_lookup, code_rows, code_rows_multi,
-                               int_stats, line_name_rows, nest_strict, nesting_order_or_none,
-                               select_rows, span, sparse_lookup, stats_at)
+                               int_stats, line_name_rows, nest_query, nest_strict,
+                               nesting_order_or_none, select_rows, span, sparse_lookup,
+                               stats_at)
 from ..constants import HOST_PLANE
 from ..xspace import XSpaceData
 
@@ -391,6 +392,28 @@ class HostData:
         return SparseStat(sparse.rows, inverse.astype(np.int32).reshape(-1), table)
 
     # ---- nesting ------------------------------------------------------------------------------
+    def _async_skip(self) -> np.ndarray | None:
+        """uint8 per event: async (``_a`` set; never nested), None when no event is."""
+        a = self.int_stat("_a")
+        async_rows = a.rows[a.values != 0]
+        if not len(async_rows):
+            return None
+        skip = np.zeros(len(self), np.uint8)
+        skip[async_rows] = 1
+        return skip
+
+    def nesting_parent_at(self, rows: np.ndarray, ancestor_name: np.ndarray | None = None,
+                          ancestor_flag: np.ndarray | None = None, levels: int = 64):
+        """:meth:`nesting_parent` at event ``rows`` only (increasing, repeats allowed), in one
+        walk without a parent per event: (parents int32, found) where, with
+        ``ancestor_name`` (bool per name code) given, found is ``ancestor_flag`` (bool per
+        event) of each row's first ancestor within ``levels`` whose name has the flag (False
+        when none), else None."""
+        line, begin, dur = self.line, self.begin, self.duration
+        order = nesting_order_or_none(line, begin, dur)
+        return nest_query(order, line, begin, dur, self._async_skip(), rows, self.name_code,
+                          ancestor_name, ancestor_flag, levels)
+
     def nesting_parent(self) -> np.ndarray:
         """int32 innermost event on the same line that fully contains each event (-1: none);
         async events (``_a`` set) are left out.  Computed once."""
@@ -398,14 +421,8 @@ class HostData:
             n = len(self)
             line, begin, dur = self.line, self.begin, self.duration
             order = nesting_order_or_none(line, begin, dur)
-            a = self.int_stat("_a")
-            async_rows = a.rows[a.values != 0]
-            skip = None  # (a flag per event only when some event is async)
-            if len(async_rows):
-                skip = np.zeros(n, np.uint8)
-                skip[async_rows] = 1
             empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
-            return nest_strict(order, n, (line, begin, dur), empty, skip)
+            return nest_strict(order, n, (line, begin, dur), empty, self._async_skip())
         return self._cached("parent", build)
 
 

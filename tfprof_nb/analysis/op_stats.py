@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import argsort, climb_to_name, op_stack_walk, op_walk_rows
+from .._native.kernels import argsort, op_stack_walk, op_walk_rows
 from ..constants import GPU_PLANE_PREFIX
 from .hlo_stats import framework_metrics, op_totals
 from .host import HOST_PLANE, HostData
@@ -133,8 +133,9 @@ def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarra
     is_func = hd.int_stat("is_func")
     eager_call = np.zeros(len(hd), dtype=bool)
     eager_call[is_func.rows[is_func.values == 0]] = True
-    found = climb_to_name(rows, tf_op, hd.nesting_parent(), hd.name_code, eager_exec,
-                          eager_call, levels=64)
+    found = np.zeros(len(rows), bool)
+    # one nesting walk answers at the climbing rows (increasing): no parent per event
+    found[tf_op] = hd.nesting_parent_at(rows[tf_op], eager_exec, eager_call, levels=64)[1]
     return flags | found
 
 
@@ -261,7 +262,7 @@ def _busy_op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFr
 
 
 ANALYSES = (
-    Analysis("host_ops", host=host_op_partial, combine=combine_metrics, shares=("parent",)),
+    Analysis("host_ops", host=host_op_partial, combine=combine_metrics),
     Analysis("device_ops", host=device_op_partial, combine=combine_device_metrics,
              needs=("xla",)),
     Analysis("op_stats", combine=_op_stats, needs=("device_ops", "host_ops")),

@@ -121,8 +121,13 @@ def _positions(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
 def _graph(hd: HostData) -> _IteratorGraph:
     host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
     rows = hd.rows_on_lines(host_lines, hd.name_table(lambda s: s.str.startswith("Iterator::")))
-    parent = hd.nesting_parent()
-    up = parent[rows]
+    cons = hd.name_rows(lambda s: s.isin(_CONSUME).to_numpy())
+    # the nesting parents of the iterators and the consumers only, in one walk
+    asked = np.sort(np.concatenate([rows, cons]), kind="stable")  # (repeats are fine)
+    parents = hd.nesting_parent_at(asked)[0]
+    up = parents[np.searchsorted(asked, rows)]
+    around = parents[np.searchsorted(asked, cons)]
+    del asked, parents
     pos_up = _positions(rows, up)
     nested = pos_up >= 0  # an iterator inside an iterator
     src = [pos_up[nested]]
@@ -130,11 +135,10 @@ def _graph(hd: HostData) -> _IteratorGraph:
     # a Produce event's first iterator child (by start time) produced that element
     is_produce = hd.name_table(lambda s: s.isin(_PRODUCE).to_numpy())
     has_up = up >= 0
-    child = rows[has_up][is_produce[hd.name_code[up[has_up]]]]
-    p_of = parent[child]
-    cons = hd.name_rows(lambda s: s.isin(_CONSUME).to_numpy())
-    cons = cons[parent[cons] >= 0]
-    around = parent[cons]
+    produced = is_produce[hd.name_code[up[has_up]]]
+    child = rows[has_up][produced]
+    p_of = up[has_up][produced]
+    cons, around = cons[around >= 0], around[around >= 0]
     at = hd.stats_at({"p_elem": ("element_id", p_of), "c_pid": ("parent_id", child),
                       "c_elem": ("element_id", cons), "a_id": ("id", around),
                       "id": ("id", rows), "pid": ("parent_id", rows)})
@@ -309,4 +313,4 @@ def combine_tf_data(parts: dict[str, tuple]) -> TfDataAnalysis:
     return TfDataAnalysis(pipelines, graph, bottlenecks, summary)
 
 
-ANALYSES = (Analysis("tf_data", host=host_tf_data, combine=combine_tf_data, shares=("parent",)),)
+ANALYSES = (Analysis("tf_data", host=host_tf_data, combine=combine_tf_data),)
