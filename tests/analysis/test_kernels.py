@@ -311,7 +311,8 @@ def test_nesting_parent_at_rows_is_the_full_nesting_there(fixture, request):
     target = np.zeros(len(hd.names), bool)
     target[np.argsort(-names)[:2]] = True
     flag = (np.arange(len(hd)) % 3) != 0
-    _, found = hd.nesting_parent_at(rows, target, flag, levels=3)
+    none, found = hd.nesting_parent_at(rows, target, flag, levels=3, parents=False)
+    assert none is None
     expected = np.zeros(len(rows), bool)
     for k, r in enumerate(rows.tolist()):
         node = parent[r]

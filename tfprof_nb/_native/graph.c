@@ -377,7 +377,7 @@ static inline int64_t lower_bound_i32(const int32_t *a, int64_t n, int32_t x) {
    (a flag per name code) given, found[k] = call_flag of the first of q[k]'s ancestors (its
    parent first, at most ``levels``) whose name has the flag, 0 when none: at a node's visit
    the nesting stack holds exactly its ancestors.  Returns 0, -1 (out of memory) or
-   ERR_CANCELLED. */
+   ERR_CANCELLED.  parent_out may be NULL (only ``found`` wanted). */
 EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *line,
                               const int64_t *begin, const int64_t *dur, const uint8_t *skip,
                               const int32_t *q, int64_t m, int32_t *parent_out,
@@ -416,7 +416,7 @@ EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *li
                 }
             }
             for (int64_t k = lower_bound_i32(q, m, x); k < m && q[k] == x; k++) {
-                parent_out[k] = p;
+                if (parent_out) parent_out[k] = p;
                 if (found) found[k] = f;
             }
         }

@@ -343,18 +343,18 @@ def nest_strict(order, n_first: int, first: tuple, second: tuple,
 
 
 def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=None,
-               call_flag=None, levels: int = 64):
+               call_flag=None, levels: int = 64, parents: bool = True):
     """:func:`nest_strict` of one set of nodes (visited in ``order``; None: row order) at
-    the event ``rows`` only (increasing, repeats allowed): (their parent int32, and with
-    ``exec_name`` (bool per name code) the ``call_flag`` of the first ancestor within
-    ``levels`` whose name has it, else None), without a parent per event."""
+    the event ``rows`` only (increasing, repeats allowed): (their parent int32, None unless
+    ``parents``; and with ``exec_name`` (bool per name code) the ``call_flag`` of the first
+    ancestor within ``levels`` whose name has it, else None), without a parent per event."""
     line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
     rows = _c(rows, np.int32)
     if len(rows) > 1 and (rows[1:] < rows[:-1]).any():
         raise ValueError("nest_query: rows must be increasing")
     o = None if order is None else _c(order, np.int32)
     sk = None if skip is None else _c(skip, np.uint8)
-    parent = np.empty(len(rows), np.int32)
+    parent = np.empty(len(rows) if parents else 0, np.int32)
     found = None
     code, width, ex, flag = np.zeros(1, np.uint16), 2, None, None
     if exec_name is not None:
@@ -363,10 +363,11 @@ def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=No
         found = np.zeros(len(rows), np.uint8)
     check(lib().tfp_nest_query(0 if o is None else _p(o), len(line), _p(line), _p(begin),
                                _p(dur), 0 if sk is None else _p(sk), _p(rows), len(rows),
-                               _p(parent), _p(code), width, 0 if ex is None else _p(ex),
-                               0 if flag is None else _p(flag), levels,
+                               _p(parent) if parents else 0, _p(code), width,
+                               0 if ex is None else _p(ex), 0 if flag is None else _p(flag),
+                               levels,
                                0 if found is None else _p(found)))
-    return parent, None if found is None else found.view(bool)
+    return parent if parents else None, None if found is None else found.view(bool)
 
 
 def nesting_order_or_none(line: np.ndarray, begin: np.ndarray, dur: np.ndarray):

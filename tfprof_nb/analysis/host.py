@@ -403,16 +403,17 @@ class HostData:
         return skip
 
     def nesting_parent_at(self, rows: np.ndarray, ancestor_name: np.ndarray | None = None,
-                          ancestor_flag: np.ndarray | None = None, levels: int = 64):
+                          ancestor_flag: np.ndarray | None = None, levels: int = 64,
+                          parents: bool = True):
         """:meth:`nesting_parent` at event ``rows`` only (increasing, repeats allowed), in one
-        walk without a parent per event: (parents int32, found) where, with
-        ``ancestor_name`` (bool per name code) given, found is ``ancestor_flag`` (bool per
-        event) of each row's first ancestor within ``levels`` whose name has the flag (False
-        when none), else None."""
+        walk without a parent per event: (parents int32 or None unless ``parents``, found)
+        where, with ``ancestor_name`` (bool per name code) given, found is ``ancestor_flag``
+        (bool per event) of each row's first ancestor within ``levels`` whose name has the
+        flag (False when none), else None."""
         line, begin, dur = self.line, self.begin, self.duration
         order = nesting_order_or_none(line, begin, dur)
         return nest_query(order, line, begin, dur, self._async_skip(), rows, self.name_code,
-                          ancestor_name, ancestor_flag, levels)
+                          ancestor_name, ancestor_flag, levels, parents)
 
     def nesting_parent(self) -> np.ndarray:
         """int32 innermost event on the same line that fully contains each event (-1: none);

@@ -133,10 +133,10 @@ def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarra
     is_func = hd.int_stat("is_func")
     eager_call = np.zeros(len(hd), dtype=bool)
     eager_call[is_func.rows[is_func.values == 0]] = True
-    found = np.zeros(len(rows), bool)
     # one nesting walk answers at the climbing rows (increasing): no parent per event
-    found[tf_op] = hd.nesting_parent_at(rows[tf_op], eager_exec, eager_call, levels=64)[1]
-    return flags | found
+    flags[tf_op] |= hd.nesting_parent_at(rows[tf_op], eager_exec, eager_call, levels=64,
+                                         parents=False)[1]
+    return flags
 
 
 def device_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int, int]:
