@@ -128,7 +128,7 @@ def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarra
     value, present = hd.int_stat("is_eager").lookup(rows)
     flags = present & (value != 0)
     eager_exec = hd.name_table(lambda s: (s == "EagerExecute").to_numpy())
-    if not (hd.name_counts[eager_exec] > 0).any():
+    if not (hd.name_counts[eager_exec] > 0).any() or not tf_op.any():
         return flags
     is_func = hd.int_stat("is_func")
     eager_call = np.zeros(len(hd), dtype=bool)
