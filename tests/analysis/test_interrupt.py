@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from compose_profile import compose_long_host  # noqa: E402
 
-BIG_BYTES = 150_000_000
+BIG_BYTES = 600_000_000  # loads in 0.7-2 s: a 150 MB file loaded in 0.2 s, before the interrupt
 ROOT = Path(__file__).resolve().parents[2]
 
 # The child: waits for "go" lines on stdin between stages, reports on stdout as JSON lines.
