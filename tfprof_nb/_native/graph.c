@@ -26,30 +26,42 @@ static int stack_grow(Stack *st) {
     return 0;
 }
 
-/* node i (line ln, [b, e)) visited next: its parent is the innermost open node containing
-   it.  Returns -1 when out of memory. */
-static inline int nest_visit(Stack *st, int64_t *current, int32_t i, int64_t ln, int64_t b,
-                             int64_t e, const uint8_t *skip, int32_t *parent) {
-    parent[i] = -1;
+/* A new line empties the stack. */
+static inline void nest_line(Stack *st, int64_t *current, int64_t ln) {
     if (ln != *current) {
         *current = ln;
         st->top = -1;
     }
-    if (skip && skip[i]) return 0;
-    while (st->top >= 0) {
-        int64_t t = st->top;
-        if (st->begin[t] <= b && e <= st->end[t]) {
-            parent[i] = st->node[t];
-            break;
-        }
-        st->top--;
-    }
+}
+
+/* The open nodes that do not contain [b, e) are closed; the innermost one left is the
+   parent (-1: none).  The stack then holds exactly the node's ancestors. */
+static inline int32_t nest_close(Stack *st, int64_t b, int64_t e) {
+    while (st->top >= 0 && !(st->begin[st->top] <= b && e <= st->end[st->top])) st->top--;
+    return st->top >= 0 ? st->node[st->top] : -1;
+}
+
+/* node i ([b, e)) opened on the stack; -1 when out of memory */
+static inline int nest_open(Stack *st, int32_t i, int64_t b, int64_t e) {
     if (st->top + 1 >= st->cap && stack_grow(st) != 0) return -1;
     int64_t t = ++st->top;
     st->node[t] = i;
     st->begin[t] = b;
     st->end[t] = e;
     return 0;
+}
+
+/* node i (line ln, [b, e)) visited next: its parent is the innermost open node containing
+   it.  Returns -1 when out of memory. */
+static inline int nest_visit(Stack *st, int64_t *current, int32_t i, int64_t ln, int64_t b,
+                             int64_t e, const uint8_t *skip, int32_t *parent) {
+    nest_line(st, current, ln);
+    if (skip && skip[i]) {
+        parent[i] = -1;
+        return 0;
+    }
+    parent[i] = nest_close(st, b, e);
+    return nest_open(st, i, b, e);
 }
 
 /* Parent of each node = the innermost earlier node on its line that fully contains it
@@ -157,14 +169,19 @@ typedef struct {
     int64_t n_x;
 } Parents;
 
-static inline int64_t first_extra(const Parents *p, int32_t v) {
-    int64_t lo = 0, hi = p->n_x;
+/* the first position of a sorted array not below x */
+static inline int64_t lower_bound_i32(const int32_t *a, int64_t n, int32_t x) {
+    int64_t lo = 0, hi = n;
     while (lo < hi) {
         int64_t mid = (lo + hi) >> 1;
-        if (p->x_dst[mid] < v) lo = mid + 1;
+        if (a[mid] < x) lo = mid + 1;
         else hi = mid;
     }
     return lo;
+}
+
+static inline int64_t first_extra(const Parents *p, int32_t v) {
+    return lower_bound_i32(p->x_dst, p->n_x, v);
 }
 
 #define SEEN(s, v) (((s)[(v) >> 3] >> ((v) & 7)) & 1)
@@ -361,16 +378,6 @@ EXPORT int64_t tfp_tree_csr(const int32_t *parent, int64_t m, const int32_t *src
     return total;
 }
 
-static inline int64_t lower_bound_i32(const int32_t *a, int64_t n, int32_t x) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = (lo + hi) >> 1;
-        if (a[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* The strict nesting of tfp_nest_strict over one set of nodes (rows 0..n-1 visited in
    ``order``, NULL: in row order), answered at the query rows only, with no parent per event:
    q (m rows, increasing, repeats allowed) get their parent in parent_out.  With ``exec_name``
@@ -395,16 +402,11 @@ EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *li
             break;
         }
         int32_t x = order ? order[i] : (int32_t)i;
-        int64_t ln = line[x], b = begin[x], e = b + dur[x];
-        if (ln != current) {
-            current = ln;
-            st.top = -1;
-        }
+        int64_t b = begin[x], e = b + dur[x];
+        nest_line(&st, &current, line[x]);
         int skipped = skip && skip[x];
-        if (!skipped)
-            while (st.top >= 0 && !(st.begin[st.top] <= b && e <= st.end[st.top])) st.top--;
+        int32_t p = skipped ? -1 : nest_close(&st, b, e);
         if (SEEN(is_q, x)) {
-            int32_t p = skipped || st.top < 0 ? -1 : st.node[st.top];
             uint8_t f = 0;
             if (exec_name && p >= 0) {
                 for (int64_t t = st.top; t >= 0 && st.top - t < levels; t--) {
@@ -420,15 +422,10 @@ EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *li
                 if (found) found[k] = f;
             }
         }
-        if (skipped) continue;
-        if (st.top + 1 >= st.cap && stack_grow(&st) != 0) {
+        if (!skipped && nest_open(&st, x, b, e) != 0) {
             rc = -1;
             break;
         }
-        int64_t t = ++st.top;
-        st.node[t] = x;
-        st.begin[t] = b;
-        st.end[t] = e;
     }
     free(is_q);
     free(st.node);

@@ -185,8 +185,7 @@ class LocalHosts:
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
         if not todo:
             return
-        queue = _ReadyQueue(todo, self._partials, self._lock,
-                            unshared=lambda host, key: self.data[host].drop_cached((key,)))
+        queue = _ReadyQueue(todo, self._partials, self._lock)
         running: dict = {}
 
         def run(pair):
@@ -227,9 +226,6 @@ class LocalHosts:
         except BaseException:
             shown.finish("analysis interrupted", ok=False)
             raise
-        finally:
-            for hd in self.data.values():  # shared by the batch's steps, not kept after it
-                hd.drop_cached(("parent",))
         shown.finish(f"analysed {len(todo)} step(s)")
         _keep_or_raise(self._partials, {p: (None, e) for p, e in queue.errors(todo).items()})
 
@@ -333,11 +329,9 @@ class _ReadyQueue:
     """The (step, host) pairs of one batch for workers to take once their host needs are
     done: the pair on the longest chain of needs first, then in the given order.  A pair
     whose need failed fails without running; nothing is handed out once the batch stops (an
-    interrupt sets the kernels' cancel flag, or a worker failed).  When the last step of a
-    host that shares a cache (``Analysis.shares``) is done, ``unshared(host, key)`` is
-    called."""
+    interrupt sets the kernels' cancel flag, or a worker failed)."""
 
-    def __init__(self, todo: list, partials: dict, lock: threading.Lock, unshared=None):
+    def __init__(self, todo: list, partials: dict, lock: threading.Lock):
         steps = {s for s, _ in todo}
         depth = {s: _chain(s, steps) for s in steps}
         self._pending = sorted(todo, key=lambda p: -depth[p[0]])  # stable
@@ -347,7 +341,6 @@ class _ReadyQueue:
         self._done: set = set()
         self._stopped = False
         self._cond = threading.Condition()
-        self._unshared = unshared  # (host, cache key): no step left in the batch shares it
 
     def take(self):
         """The next pair to run, waiting while all pending ones wait on running ones; None
@@ -389,10 +382,6 @@ class _ReadyQueue:
                 self._failed[pair] = error
             self._done.add(pair)
             self._cond.notify_all()
-            left = [s for s, h in self._batch - self._done if h == pair[1]]
-        for key in registry.get(pair[0]).shares:
-            if self._unshared and not any(key in registry.get(s).shares for s in left):
-                self._unshared(pair[1], key)
 
     def stop(self) -> None:
         with self._cond:

@@ -116,9 +116,8 @@ class HostData:
         with _LOCKS_LOCK:
             return self._locks.setdefault(key, threading.Lock())
 
-    # kept between the steps of a batch: small per-line and per-name tables, and the nesting
-    # parent several steps share (the engine drops it when the batch is done)
-    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts", "parent"})
+    # kept between the steps of a batch: small per-line and per-name tables
+    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts"})
 
     def release(self, keep_core: bool = False) -> None:
         """Drop the derived arrays (they are rebuilt when needed); ``keep_core`` keeps the
@@ -126,11 +125,6 @@ class HostData:
         for key in list(self._cache):  # steps of one host may release side by side
             if not (keep_core and key in self._CORE):
                 self._cache.pop(key, None)
-
-    def drop_cached(self, keys) -> None:
-        """Forget the cached arrays ``keys`` (e.g. "parent")."""
-        for key in keys:
-            self._cache.pop(key, None)
 
     # ---- names and planes ------------------------------------------------------------------
     @property

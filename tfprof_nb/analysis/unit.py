@@ -38,9 +38,6 @@ class Analysis:
     needs: tuple[str, ...] = ()
     host_needs: tuple[str, ...] = ()
     shifted: bool = True  # the host step receives the host's time shift (False: always 0)
-    # HostData caches the host step builds that other steps reuse (e.g. "parent", the nesting
-    # parent): a batch keeps them while a step sharing them is still to run, then drops them
-    shares: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.host is None and self.host_needs:

@@ -393,6 +393,5 @@ def _module_names(hd: HostData, hlo) -> dict:
     return dict(zip(first.p.tolist(), mod.text(first.c.to_numpy()).tolist()))
 
 
-ANALYSES = (Analysis("xla_ops", host=host_xla_ops, combine=parts_list, host_needs=("tpu",),
-                     shares=("parent",)),
+ANALYSES = (Analysis("xla_ops", host=host_xla_ops, combine=parts_list, host_needs=("tpu",)),
             Analysis("tf_kernels", host=host_tf_kernels, combine=parts_list))
