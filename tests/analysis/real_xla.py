@@ -1,5 +1,5 @@
-"""Real XLA captures by others (tests/data, see its README) and the comparisons with
-xprof 2.24.2 that the TPU and GPU tests share."""
+"""Real XLA captures (tests/data, see its README) and the comparisons with xprof 2.24.2
+that the TPU and GPU tests share."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ import pandas as pd
 REAL = Path(__file__).resolve().parents[1] / "data"
 TPU = REAL / "tpu_v6e_jax_inference.xplane.pb"
 AMD = sorted(p for p in REAL.glob("mi3*.xplane.pb"))
+NVIDIA = sorted(REAL.glob("jax_h200_*.xplane.pb"))  # captured for tfprof_nb on an H200
+# JAX on CUDA with XLA's command buffers on (its default): kernels run inside CUDA graphs
+COMMAND_BUFFERS = {"jax_h200_transformer.xplane.pb", "jax_h200_inputbound.xplane.pb"}
 GIB = 2**30
 
 

@@ -14,7 +14,8 @@ from .oracle import run_tool
 DATA = Path(__file__).resolve().parents[1] / "data"
 CAPTURES = ["tpu_v6e_jax_inference.xplane.pb", "mi300x_jax08_gemm.xplane.pb",
             "mi355x_jax_te_fused_attn.xplane.pb",
-            "gpu_bert_multiworker/34.83.195.179_6003.xplane.pb"]
+            "gpu_bert_multiworker/34.83.195.179_6003.xplane.pb", "jax_h200_transformer.xplane.pb",
+            "jax_h200_nocmdbuf.xplane.pb"]
 
 
 def _xprof_order(path: Path) -> list[tuple[str, str]]:

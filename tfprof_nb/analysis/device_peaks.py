@@ -62,10 +62,17 @@ def _num(stats: dict, name: str) -> float:
     return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
 
 
-def _nvidia_name(major: int) -> str:
-    names = {10: "Blackwell", 9: "Hopper", 8: "Ampere", 7: "Volta/Turing", 6: "Pascal",
-             5: "Maxwell", 3: "Kepler", 2: "Fermi"}
-    return f"Nvidia GPU ({names.get(major, 'unknown')})"
+def _nvidia_name(major: int, minor: int) -> str:
+    """The reference's name of an NVIDIA GPU: its architecture by compute capability (the
+    product name, e.g. "NVIDIA H200", is in the run environment's devices)."""
+    if major == 7:
+        family = "Volta" if minor < 5 else "Turing"
+    elif major == 8:
+        family = "Ampere" if minor < 9 else "Ada Lovelace"
+    else:
+        family = {10: "Blackwell", 9: "Hopper", 6: "Pascal", 5: "Maxwell", 3: "Kepler",
+                  2: "Fermi"}.get(major)
+    return f"Nvidia GPU ({family})" if family else "Nvidia GPU"
 
 
 # AMD CDNA, per compute unit per cycle: the densest of fp32/fp16 on vector and matrix units
@@ -112,7 +119,7 @@ def _gpu_compute(stats: dict, vendor: str, cores: float, clock_ghz: float, major
         if lower:
             flops = _FLOPS_PER_SM_CYCLE[max(lower)] * per_cycle
     shm = (64 if 0 < major <= 2 else 256) * per_cycle
-    name = str(stats.get("gpu_device_name", "")) or (_nvidia_name(major) if major else "GPU")
+    name = _nvidia_name(major, minor)  # the reference names any GPU but AMD's this way
     return flops, shm, name
 
 

@@ -2,15 +2,19 @@
 
 Raw ``.xplane.pb`` files carry no ``group_id``; the reference converters derive it.  This does
 the same over one host's events in compiled kernels: events form a forest through (1) nesting
-by time on each thread, (2) producer/consumer links (``_pt``/``_p`` -> ``_ct``/``_c``,
-including thread-pool regions), (3) ``ExecutorState::Process`` -> ``IteratorGetNext*::DoCompute``
+by time on each thread, (2) producer/consumer links (``_pt``/``_p`` -> ``_ct``/``_c``),
+(3) ``ExecutorState::Process`` -> ``IteratorGetNext*::DoCompute``
 with equal ``id``/``iter_num`` and (4) kernel launch -> kernel execution by ``correlation_id``.
 Events with an ``_r`` stat are roots; each root, by level then time, starts a group that
 spreads breadth-first.
 
 Thread-pool regions (``ThreadpoolListener::Region``, from each StopRegion back to the last
-StartRegion on its thread) are synthetic nodes numbered after the real events: they make the
-work a pool thread runs a consumer of the caller's ``Record`` event.
+StartRegion on its thread) are synthetic nodes numbered after the real events.  The reference
+adds them to the thread too, and there they stay ungrouped: nothing links a region to the
+caller's ``Record`` event, so a region and the work nested in it (a pool thread's
+``ExecutorState::Process``, tf.data's map functions) join a step only through links of their
+own.  Regions here are nesting nodes alone, as there (checked event by event against the
+group ids of the reference's trace viewer on real captures).
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
 IMPLICIT_ROOTS = frozenset({"FunctionRun", "SessionRun", "RunGraph", "ExecutorState::Process"})
 _ITERATOR_GET_NEXT = ("IteratorGetNextOp::DoCompute", "IteratorGetNextAsOptionalOp::DoCompute")
 _MAX_CONTEXT_FANOUT = 64
-_REGION_CONTEXT_TYPE = 15
 
 
 @dataclass
@@ -138,19 +141,17 @@ def _at(stat, rows: np.ndarray):
     return stat.lookup(rows)
 
 
-def _context_links(hd: HostData, regions: Regions):
-    """Producer -> consumer edges by (type, id), read from the stat table; regions consume
-    with type 15.  Sorted by destination."""
-    n = len(hd)
+def _context_links(hd: HostData):
+    """Producer -> consumer edges by (type, id), read from the stat table, sorted by
+    destination."""
     st = hd.space.stats
     codes = [st.names.index(k) if k in st.names else -1 for k in ("_pt", "_p", "_ct", "_c")]
     counts = st.counts_by_name()
     cap_p, cap_c = (min(int(counts[a]) if a >= 0 else 0, int(counts[b]) if b >= 0 else 0)
                     for a, b in (codes[:2], codes[2:]))
-    if not cap_p or not (cap_c or len(regions)):
+    if not cap_p or not cap_c:
         return np.empty(0, np.int32), np.empty(0, np.int32)
-    extra = (np.arange(n, n + len(regions), dtype=np.int32),
-             np.full(len(regions), _REGION_CONTEXT_TYPE, np.int64), regions.context)
+    extra = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
     return context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner, codes,
                          (cap_p, cap_c), extra, limit=_MAX_CONTEXT_FANOUT)
 
@@ -243,7 +244,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     at = _graph_queries(hd, stats["_r"])
     regions = threadpool_regions_of(hd, at)
     with ThreadPoolExecutor(1) as pool:
-        links = pool.submit(_context_links, hd, regions)
+        links = pool.submit(_context_links, hd)
         root_level = _root_levels(n + len(regions), stats["_r"], at)
         blocks = _other_edges(hd, stats["correlation_id"], at)
         del at
@@ -252,7 +253,6 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         hd.drop_stats(("_a",))
         del stats
         blocks.insert(0, links.result())
-    regions.context = np.empty(0, np.int64)  # used by the links only
     src, dst = _merge_edges(blocks)
     del blocks, links
     release_free_memory()  # the stages' temporaries, before the next one's

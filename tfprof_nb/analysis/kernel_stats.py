@@ -38,10 +38,10 @@ _NVIDIA_TC = ("16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2
               "direct_group", "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832",
               "i8816", "s884", "s1688", "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse_conv",
               "xmma_sparse_gemm", "xmma_warp_specialized_implicit_gemm")
-_AMD_TC = ("mfma", "wmma", "attn_fwd")
+# XLA's Triton GEMM fusions count on AMD only: XProf marks them on ROCm, not on CUDA
+_AMD_TC = ("mfma", "wmma", "attn_fwd", "gemm_fusion")
 # Tensile / hipBLASLt GEMMs on matrix cores name their matrix instruction: Cijk_..._MI16x16x16
 _AMD_TC_GEMM = re.compile(r"^(?:Custom_)?Cijk_.*_MI\d+x\d+")
-_TC_ANY = ("gemm_fusion",)  # XLA's Triton GEMM fusions (XProf lists them for every vendor)
 _TC_OP_SUFFIX = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
                  "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
                  "DepthwiseConv2dNativeBackpropInput", "/MatMul", "FusedMatMul", "/CudnnRNN",
@@ -97,8 +97,6 @@ def parse_kernel_details(details: str) -> dict:
 
 
 def _uses_tensor_core(name: str, vendor: str) -> bool:
-    if any(p in name for p in _TC_ANY):
-        return True
     if vendor == "Nvidia":
         return any(p in name for p in _NVIDIA_TC)
     if vendor == "AMD":
@@ -206,17 +204,21 @@ def host_kernels(hd: HostData, shift_ps: int = 0, xla_ops: dict | None = None) -
     tf_op, eq = hd.str_stat("tf_op"), hd.str_stat("equation")
     op_code, has_op = tf_op.lookup(rows)
     eq_code, has_eq = eq.lookup(rows)
-    xla = pd.Series(_xla_op_names(hd, rows, xla_ops), dtype=object)
+    # the XLA framework op by code (-1: none; a sentinel string would not survive pandas'
+    # string columns, which drop NUL characters)
+    xla_code, xla_names = pd.factorize(pd.Series(_xla_op_names(hd, rows, xla_ops),
+                                                 dtype=object), use_na_sentinel=True)
     events = pd.DataFrame({
         "name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
         "details": d_code, "op": np.where(has_op, op_code, -1),
-        "eq": np.where(has_eq, eq_code, -1), "xla": xla.fillna("\0").to_numpy(),
+        "eq": np.where(has_eq, eq_code, -1), "xla": xla_code,
         "ns": hd.duration[rows] // 1000})
     # everything but the duration is decided once per distinct combination
     combos = events.groupby(["name", "plane", "details", "op", "eq", "xla"], sort=False).agg(
         occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
         max=("ns", "max")).reset_index()
-    combos["xla"] = pd.Series([None if v == "\0" else v for v in combos.xla], dtype=object)
+    combos["xla"] = pd.Series([xla_names[c] if c >= 0 else None for c in combos.xla],
+                              dtype=object)
     df = pd.concat([_combo_values(hd, combos, details, tf_op, eq),
                     combos[["occurrences", "total", "min", "max"]]], axis=1)
     return _report(hd.name, df)

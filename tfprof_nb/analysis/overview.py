@@ -64,6 +64,7 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
         cc = (f"{st['compute_cap_major']}.{st['compute_cap_minor']}"
               if "compute_cap_major" in st else None)
         devices.append({"host": row["host"], "device": row["plane"],
+                        "name": st.get("gpu_device_name"),
                         "clock_rate_khz": st.get("clock_rate"),
                         "core_count": st.get("core_count"),
                         "memory_bytes": st.get("memory_size"),

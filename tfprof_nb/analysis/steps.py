@@ -89,11 +89,12 @@ def _classify_device(names: pd.Series, shapes: pd.Series) -> np.ndarray:
                     lower.str.contains("half") | lower.str.contains("fp16"))
     kind[np.asarray(half, dtype=bool)] = DEVICE_COMPUTE_16
     kind[lower.str.startswith("nccl").to_numpy()] = DEVICE_COLLECTIVES
+    # the reference's names only: CUPTI's newer "MemcpyH2D" / "MemcpyD2H" / "MemcpyP2P" stay
+    # device compute there (XProf 2.24 counts JAX's host-to-device copies as compute)
     memcpy = no_colon & lower.str.startswith("memcpy")
-    for prefixes, k in ((("memcpyhtod", "memcpyh2d"), HOST_TO_DEVICE),
-                        (("memcpydtoh", "memcpyd2h"), DEVICE_TO_HOST),
-                        (("memcpydtod", "memcpyd2d", "memcpyp2p"), DEVICE_TO_DEVICE)):
-        kind[(memcpy & lower.str.startswith(prefixes)).to_numpy()] = k
+    for prefix, k in (("memcpyhtod", HOST_TO_DEVICE), ("memcpydtoh", DEVICE_TO_HOST),
+                      ("memcpydtod", DEVICE_TO_DEVICE)):
+        kind[(memcpy & lower.str.startswith(prefix)).to_numpy()] = k
     return kind
 
 
@@ -179,7 +180,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
         if has_device or _has_markers(hd, grouping):
             graph = None  # steps will not be inferred: free the graph (rebuilt if need be)
     if has_device:
-        table = _device_steps(hd, group, on_device)
+        table = _device_steps(hd, group, on_device, fill=source != "group_id")
         source = "device" if source != "group_id" else "group_id (device)"
     else:
         table = _host_steps(hd, group, grouping)
@@ -253,17 +254,8 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
         flags, cap)
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
+    # (thread-pool regions are never grouped, as in the reference: they add no time)
     second = (np.empty(0, np.int64), np.empty(0, np.int64))
-    if grouping is not None and len(grouping.regions):
-        # thread-pool regions on the host's threads are host compute too (the reference adds
-        # them to the plane before it computes steps)
-        r = grouping.regions
-        host_key = np.zeros(hd.n_lines, dtype=bool)
-        host_key[hd.line_key[host_lines & (hd.line_counts > 0)]] = True
-        keep = nonzero(host_key[r.line] & (group[n:] >= 0))
-        rows = np.concatenate([rows, keep + np.int32(n)])
-        kinds = np.concatenate([kinds, np.full(len(keep), HOST_COMPUTE, np.int8)])
-        second = (r.begin, r.duration)
     if inferred is not None and len(inferred):
         spans = _inferred_spans(hd, spans, group, rows, second)
     return _step_rows(hd, group, spans, (rows, kinds, second), grouping,
@@ -288,7 +280,10 @@ def _inferred_spans(hd: HostData, spans: pd.DataFrame, group: np.ndarray, rows: 
     return spans
 
 
-def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> pd.DataFrame:
+def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray,
+                  fill: bool = True) -> pd.DataFrame:
+    if fill:
+        group = _device_groups(hd, group, on_device)
     corr = hd.int_stat("correlation_id")
     stream = np.zeros(len(hd), dtype=bool)
     stream[corr.rows] = True
@@ -308,15 +303,33 @@ def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> pd.
                       well_formed=(DEVICE_COMPUTE_16, DEVICE_COMPUTE_32))
 
 
+def _device_groups(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> np.ndarray:
+    """``group`` with every ungrouped device event given the group of the last grouped event
+    before it on its plane (none before the first), as the reference's grouping does: a
+    transfer whose host side no step reaches (e.g. JAX's ``device_put`` on a PjRt worker
+    thread) counts in the step whose work it follows.  Only for groups made here: a file
+    grouped already keeps its groups as they are, there as here."""
+    rows = np.flatnonzero(on_device)
+    if not len(rows) or (group[rows] >= 0).all():
+        return group
+    plane = hd.space.line_plane[hd.space.events.line[rows]]
+    order = np.lexsort((hd.begin[rows], plane))
+    rows, plane = rows[order], plane[order]
+    own = group[rows]
+    filled = pd.Series(np.where(own >= 0, own, np.nan)).groupby(plane).ffill()
+    out = group.copy()
+    out[rows] = filled.fillna(-1).to_numpy(np.int32)
+    return out
+
+
 def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
     """Spans (group, begin, end) of consecutive same-group device events per GPU plane (the
-    derived "Steps" line); ungrouped events belong to the group before them."""
+    derived "Steps" line); ``group``: see :func:`_device_groups`."""
     rows = np.flatnonzero(on_device)
     df = pd.DataFrame({"plane": hd.space.line_plane[hd.space.events.line[rows]],
                        "begin": hd.begin[rows], "end": hd.end_of(rows),
                        "group": group[rows]}).sort_values(["plane", "begin"], kind="stable")
-    df["group"] = df["group"].where(df["group"] >= 0).groupby(df["plane"]).ffill()
-    df = df[df["group"].notna()]
+    df = df[df["group"] >= 0]
     run = ((df["group"] != df["group"].shift()) | (df["plane"] != df["plane"].shift())).cumsum()
     spans = df.groupby(run).agg(group=("group", "first"), begin=("begin", "min"),
                                 end=("end", "max"))

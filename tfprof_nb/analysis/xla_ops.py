@@ -285,8 +285,20 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list)
                            f"proto: category, expression, framework op and FLOPs of its "
                            f"{len(names)} op(s) are unknown")
         else:
-            reasons.append(f"{len(names)} op(s) of program {pid} ({modules[pid].name}) are "
-                           f"not in its HLO proto: {shown}")
+            buffers = sorted(n for n in names if n.startswith("command_buffer"))
+            if buffers:
+                reasons.append(
+                    f"program {pid} ({modules[pid].name}) ran its kernels inside XLA command "
+                    f"buffers (CUDA graphs: {', '.join(buffers[:5])}): their events name the "
+                    "buffer, not the HLO ops in it, so the buffer's time is one row with no "
+                    "HLO op detail (XProf drops it and counts the time idle).  For per-op "
+                    "numbers, profile with XLA_FLAGS=--xla_gpu_enable_command_buffer= "
+                    "(command buffers off)")
+                names = [n for n in names if not n.startswith("command_buffer")]
+            if names:
+                shown = ", ".join(sorted(names)[:5]) + (" ..." if len(names) > 5 else "")
+                reasons.append(f"{len(names)} op(s) of program {pid} ({modules[pid].name}) "
+                               f"are not in its HLO proto: {shown}")
 
 
 def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> dict:
