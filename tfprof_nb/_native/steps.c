@@ -33,29 +33,39 @@ static void breakdown_step(Breakdown *w, int64_t s, int64_t *key, int32_t *val, 
         val[2 * k + 1] = t * 2;
     }
     tfp_sort_pairs(key, val, 2 * m, tkey, tval);
-    int64_t active[N_TYPES];
-    memset(active, 0, sizeof(active));
+    /* the reference's priority tracker, quirk included: the current type rises with any
+       start and is recomputed only when an end of that very type brings its count to zero.
+       A zero-length event (its end sorts before its start) met when nothing is active
+       leaves its type current with a count of zero, until the next event of that type ends:
+       XProf counts that stretch as the type's time, and so do we. */
+    int64_t count[N_TYPES];
+    memset(count, 0, sizeof(count));
+    int current = 0; /* UNKNOWN: its time is left to "other" */
     int64_t sb = w->step_begin[s], se = w->step_end[s];
     int64_t prev = key[0] >> 1;
     int64_t *out = w->out + s * N_TYPES;
     for (int64_t k = 0; k < 2 * m; k++) {
         int64_t t = key[k] >> 1; /* arithmetic shift: floor for negative times too */
         if (t > prev) {
-            int top = -1;
-            for (int q = N_TYPES - 1; q >= 0; q--)
-                if (active[q] > 0) {
-                    top = q;
-                    break;
-                }
-            if (top >= 0) {
+            if (current > 0) {
                 int64_t a = prev > sb ? prev : sb;
                 int64_t b = t < se ? t : se;
-                if (b > a) out[top] += b - a;
+                if (b > a) out[current] += b - a;
             }
             prev = t;
         }
-        int v = val[k];
-        active[v >> 1] += (v & 1) ? 1 : -1;
+        int v = val[k], type = v >> 1;
+        if (v & 1) {
+            count[type]++;
+            if (type > current) current = type;
+        } else if (--count[type] == 0 && type == current) {
+            current = 0;
+            for (int q = type - 1; q > 0; q--)
+                if (count[q] > 0) {
+                    current = q;
+                    break;
+                }
+        }
     }
 }
 
@@ -88,7 +98,8 @@ static void *breakdown_worker(void *arg) {
 
 /* Per step, add to out[step * N_TYPES + type] the time of each elementary interval inside the
    step span that belongs to the highest-priority event type active then (higher type codes
-   win); present[step * N_TYPES + type] marks the types seen in each step.
+   win; the reference's tracker, see breakdown_step); present[step * N_TYPES + type] marks the
+   types seen in each step.
    The events are graph nodes: node r < n_first reads begin1/dur1[r], others begin2/dur2[r -
    n_first]; node r belongs to step step_of_group[group[r]] (group -1 or a group without a
    step: ignored); type[i] is the type of rows[i].  At equal times ends come before starts.

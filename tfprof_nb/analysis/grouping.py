@@ -47,7 +47,7 @@ class Regions:
     line: np.ndarray  # int32 line key
     begin: np.ndarray  # int64 ps
     duration: np.ndarray  # int64 ps
-    context: np.ndarray  # int64 ``_c`` of the region (its ``_ct`` is 15)
+    context: np.ndarray  # int64 ``_c`` of its StartRegion (links nothing: see above)
 
     def __len__(self) -> int:
         return len(self.line)

@@ -316,9 +316,10 @@ def _device_groups(hd: HostData, group: np.ndarray, on_device: np.ndarray) -> np
     order = np.lexsort((hd.begin[rows], plane))
     rows, plane = rows[order], plane[order]
     own = group[rows]
-    filled = pd.Series(np.where(own >= 0, own, np.nan)).groupby(plane).ffill()
+    last = np.maximum.accumulate(np.where(own >= 0, np.arange(len(rows)), -1))
+    at = np.maximum(last, 0)
     out = group.copy()
-    out[rows] = filled.fillna(-1).to_numpy(np.int32)
+    out[rows] = np.where((last >= 0) & (plane[at] == plane), own[at], -1)
     return out
 
 
