@@ -1,4 +1,5 @@
-"""Memory profile tables against xprof's memory_profile on the GPU fixture."""
+"""Memory profile tables against xprof's memory_profile on the GPU fixture (TensorFlow) and
+on the H200 captures (JAX's GPU and pinned-host BFC allocators)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,27 @@ import pytest
 import tfprof_nb as tp
 
 from .oracle import run_tool
+from .real_xla import NVIDIA
 
 
-@pytest.fixture(scope="module")
-def both(gpu_fixture_file):
-    return tp.load(gpu_fixture_file), run_tool(gpu_fixture_file, "memory_profile")
+@pytest.fixture(scope="module", params=["gpu_fixture"] + [p.name for p in NVIDIA])
+def both(request):
+    path = request.getfixturevalue("gpu_fixture_file") if request.param == "gpu_fixture" \
+        else next(p for p in NVIDIA if p.name == request.param)
+    return tp.load(path), run_tool(path, "memory_profile")
 
 
 def test_summary_matches_xprof(both):
     prof, ref = both
     summary = prof.memory_summary.set_index("allocator")
     assert sorted(summary.index) == ref["memoryIds"]
-    # our times are relative to the profile start; the reference's to the line timestamp
-    line_start_us = prof.lines.start_us.iloc[0]
+    # our times are relative to the profile start; the reference's to the timestamp of the
+    # line holding the memory events
+    ev = prof.events
+    memory_line = ev.loc[ev.name == "MemoryAllocation", "line"].iloc[0]
+    lines = prof.lines
+    line_start_us = lines.loc[(lines.plane == "/host:CPU") & (lines.line == memory_line),
+                              "start_us"].iloc[0]
     for name, alloc in ref["memoryProfilePerAllocator"].items():
         s, ps = summary.loc[name], alloc["profileSummary"]
         peak = ps["peakStats"]
@@ -80,6 +89,9 @@ def test_deallocations_inherit_allocation_metadata(both):
     prof, _ = both
     tl = prof.memory_timeline
     dealloc = tl[tl.event == "deallocation"]
+    if (tl.tf_op == "").all():  # JAX's allocation events name no op
+        assert prof.events.name.eq("MemoryAllocation").sum() == (tl.event == "allocation").sum()
+        return
     assert (dealloc.tf_op != "").mean() > 0.5
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .._native.kernels import active_at_peak, inherit_from_allocations
 from .host import HOST_PLANE, HostData
+from .steps import memory_groups
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "host_memory", "combine_memory", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
@@ -64,8 +65,9 @@ def _data_type_names(codes: np.ndarray, present: np.ndarray) -> np.ndarray:
     return out
 
 
-def _memory_events(hd: HostData) -> pd.DataFrame | None:
-    """The host's allocation and deallocation events with their stats, in file order."""
+def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
+    """The host's allocation and deallocation events with their stats, in file order;
+    ``groups``: the :class:`.steps.EventGroups` of events without a ``group_id`` stat."""
     is_mem = hd.name_is("MemoryAllocation", "MemoryDeallocation") & hd.plane_is(HOST_PLANE)
     rows = np.flatnonzero(is_mem)
     if not len(rows):
@@ -81,7 +83,14 @@ def _memory_events(hd: HostData) -> pd.DataFrame | None:
         cols[col] = pd.Series(sparse.text(np.where(present, codes, -1)),
                               dtype=object).fillna("").astype(str).to_numpy(dtype=object)
     step, has_step = hd.int_stat("group_id").lookup(rows)
-    cols["step"] = np.where(has_step, step, -1)
+    step = np.where(has_step, step, -1)
+    if groups is not None and len(groups.rows):
+        at = np.searchsorted(groups.rows, rows)
+        hit = (at < len(groups.rows)) & (groups.rows[np.minimum(at, len(groups.rows) - 1)]
+                                         == rows)
+        step = np.where(~has_step & hit, groups.groups[np.minimum(at, len(groups.rows) - 1)],
+                        step)
+    cols["step"] = step
     dtype, has_dtype = hd.int_stat("data_type").lookup(rows)
     cols["data_type"] = _data_type_names(dtype, has_dtype)
     name = hd.str_stat("allocator_name")
@@ -92,8 +101,10 @@ def _memory_events(hd: HostData) -> pd.DataFrame | None:
         allocator = allocator.where(allocator.notna(),
                                     pd.Series(np.where(has, value.astype(str), None),
                                               dtype=object))
+    line = hd.space.events.line[rows]
     return pd.DataFrame({"allocator": allocator.fillna("").astype(str).to_numpy(dtype=object),
                          "time_ps": hd.begin[rows],
+                         "line_offset_ps": hd.begin[rows] - hd.space.line_start_ps()[line],
                          "is_alloc": hd.name_is("MemoryAllocation")[rows], **cols,
                          "event_id": rows.astype(np.int64)})
 
@@ -125,10 +136,12 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
 
 
 def _in_time_order(raw: pd.DataFrame) -> pd.DataFrame:
-    """An allocator's events by time, each with a step (events without one belong to the step
-    after the last known one) and a deallocation's op, region, type and shape taken from the
-    allocation it frees."""
-    tl = raw.sort_values("time_ps", kind="stable").reset_index(drop=True)
+    """An allocator's events in the reference's order, each with a step (events without one
+    belong to the step after the last known one) and a deallocation's op, region, type and
+    shape taken from the allocation it frees.  The reference orders them by their offset in
+    their own thread's line (so two threads whose lines start microseconds apart interleave
+    by offset, not by time): so do we, times staying absolute."""
+    tl = raw.sort_values("line_offset_ps", kind="stable").reset_index(drop=True)
     last_known = tl.step.where(tl.step >= 0).shift().ffill().fillna(-1).astype(np.int64)
     tl["step"] = np.where(tl.step >= 0, tl.step, last_known + 1)
     source = inherit_from_allocations(tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64))
@@ -184,10 +197,12 @@ def _timeline(host: str, name: str, tl: pd.DataFrame) -> pd.DataFrame:
         "peak_bytes_in_use": tl.peak, "event_id": tl.event_id})
 
 
-def host_memory(hd: HostData, shift_ps: int = 0) -> list[tuple]:
+def host_memory(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None) -> list:
     """(summary row, timeline, breakdown) of each allocator of one host, allocators sorted;
-    times are shifted by ``shift_ps``, ``event_id`` holds the host's own event rows."""
-    raw = _memory_events(hd)
+    times are shifted by ``shift_ps``, ``event_id`` holds the host's own event rows.  An
+    event's step is its ``group_id`` stat, else the group our grouping gave it (``steps``: the
+    host's step table, which carries them), as the reference groups a raw file first."""
+    raw = _memory_events(hd, memory_groups(steps))
     if raw is None:
         return []
     raw["time_ps"] = raw.time_ps + shift_ps
@@ -214,4 +229,4 @@ def combine_memory(parts: dict[str, list[tuple]], event_offsets: dict[str, int])
 
 
 ANALYSES = (Analysis("memory", host=host_memory, combine=combine_memory,
-                     needs=("event_offsets",)),)
+                     needs=("event_offsets",), host_needs=("steps",)),)

@@ -192,7 +192,28 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
                 table = _host_steps(hd, grouping.group, grouping, inferred=roots)
                 source = (f"inferred: repeated '{name}'" if len(roots) > 1 else
                           f"inferred: the one call of '{name}' in the window")
-    return _finished(hd, table, source, shift_ps)
+    out = _finished(hd, table, source, shift_ps)
+    if grouping is not None:  # groups made here: the memory step reads its events' groups
+        rows = np.flatnonzero(hd.name_is("MemoryAllocation", "MemoryDeallocation"))
+        out.attrs[MEMORY_GROUPS] = EventGroups(rows, grouping.group[rows])
+    return out
+
+
+class EventGroups:
+    """The groups our grouping gave some event rows (the memory events), handed from the steps
+    step to the memory step in the step table's ``attrs`` (compared by identity, so a
+    concatenation of hosts drops it)."""
+
+    def __init__(self, rows: np.ndarray, groups: np.ndarray):
+        self.rows, self.groups = rows, groups
+
+
+MEMORY_GROUPS = "memory_groups"
+
+
+def memory_groups(steps: pd.DataFrame | None) -> EventGroups | None:
+    """The groups of a host's memory events made by its steps step (None: none made)."""
+    return None if steps is None else steps.attrs.get(MEMORY_GROUPS)
 
 
 def _with_columns(table: pd.DataFrame) -> pd.DataFrame:
@@ -411,7 +432,9 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     tables = [p for p in parts.values() if not p.empty]
     if not tables:
         return empty_steps()
-    return pd.concat(tables)
+    out = pd.concat(tables)
+    out.attrs.pop(MEMORY_GROUPS, None)
+    return out
 
 
 ANALYSES = (Analysis("steps", host=host_steps, combine=combine_steps, host_needs=("tpu",)),)

@@ -183,15 +183,22 @@ class XSpaceData:
             return None
 
     def plane_stats(self, plane: int) -> dict[str, object]:
-        """Plane-level stats of plane ``plane`` as {name: value}."""
-        if "plane_stats" not in self._cache:
+        """Plane-level stats of plane ``plane`` as {name: value} (a name given twice keeps
+        its last value).  Made per plane on first use: a plane can hold a million stats
+        (JAX's ``/host:__ScopeRangeCallStack__``, all under one empty name)."""
+        cache = self._cache.setdefault("plane_stats", {})
+        if plane not in cache:
             st = self.stats
-            rows = st.owned_by(2)
-            per_plane: dict = {}
-            for r, owner in zip(rows.tolist(), st.owner[rows].tolist()):
-                per_plane.setdefault(owner, {})[st.names[st.name_code[r]]] = stat_value(st, r)
-            self._cache["plane_stats"] = per_plane
-        return dict(self._cache["plane_stats"].get(plane, {}))
+            if "plane_rows" not in self._cache:
+                rows = st.owned_by(2)
+                self._cache["plane_rows"] = (rows, st.owner[rows])
+            rows, owners = self._cache["plane_rows"]
+            mine = rows[owners == plane]
+            _, last = np.unique(st.name_code[mine][::-1], return_index=True)
+            keep = mine[np.sort(len(mine) - 1 - last)]
+            cache[plane] = {st.names[st.name_code[r]]: stat_value(st, r)
+                            for r in keep.tolist()}
+        return dict(cache[plane])
 
     # ---- time ---------------------------------------------------------------------------
     @property
