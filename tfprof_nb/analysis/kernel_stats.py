@@ -145,27 +145,37 @@ def _kernel_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray, object]:
     return rows[keep], d_code[keep], details
 
 
-def _xla_op_names(hd: HostData, rows: np.ndarray, xla_ops: dict | None) -> np.ndarray:
-    """The framework op (XLA metadata's ``op_name``) of each kernel of an XLA op whose HLO
-    proto names it (XProf's kernel op name); None elsewhere."""
-    out = np.full(len(rows), None, dtype=object)
+def _xla_op_names(hd: HostData, rows: np.ndarray,
+                  xla_ops: dict | None) -> tuple[np.ndarray, list]:
+    """(int64 code per kernel, names): the framework op (XLA metadata's ``op_name``) of each
+    kernel of an XLA op whose HLO proto names it (XProf's kernel op name) is names[code];
+    code -1 elsewhere.  Decided once per distinct (program, hlo_op) pair."""
+    codes = np.full(len(rows), -1, dtype=np.int64)
     ops = None if xla_ops is None else xla_ops.get("ops")
     if ops is None or ops.empty or not len(rows):
-        return out
+        return codes, []
     gpu = ops[(ops.device_type == "GPU") & ops.resolved.fillna(False).astype(bool)]
     names = {(int(p), h): str(v).rsplit(":", 1)[0] if v else ""
              for p, h, v in zip(gpu.program_id, gpu.hlo_op, gpu.provenance.fillna(""))}
     hlo = hd.str_stat("hlo_op")
     code, has = hlo.lookup(rows)
     pid, has_pid = hd.int_stat("program_id").lookup(rows)
-    short = [str(v).split("::")[-1] for v in hlo.table]
     known = np.flatnonzero(has & has_pid)
-    pairs = pd.DataFrame({"p": pid[known], "c": code[known]})
-    key, uniq = pd.factorize(pd.MultiIndex.from_frame(pairs)) if len(known) else ([], [])
-    found = np.array([names.get((int(p), short[c])) for p, c in uniq], dtype=object)
-    if len(known):
-        out[known] = found[key]
-    return out
+    if not len(known):
+        return codes, []
+    short = [str(v).split("::")[-1] for v in hlo.table]
+    # one int64 key per (program, hlo_op code) pair: programs are few, codes dense
+    pids, pid_inverse = np.unique(pid[known], return_inverse=True)
+    pair = pid_inverse.astype(np.int64) * (len(hlo.table) + 1) + code[known]
+    distinct, inverse = np.unique(pair, return_inverse=True)
+    found = [names.get((int(pids[k // (len(hlo.table) + 1)]), short[k % (len(hlo.table) + 1)]))
+             for k in distinct.tolist()]
+    labels = sorted({f for f in found if f is not None})
+    label_code = {f: i for i, f in enumerate(labels)}
+    per_pair = np.array([label_code.get(f, -1) if f is not None else -1 for f in found],
+                        dtype=np.int64)
+    codes[known] = per_pair[inverse.reshape(-1)]
+    return codes, labels
 
 
 def _combo_values(hd: HostData, combos: pd.DataFrame, details, tf_op, eq) -> pd.DataFrame:
@@ -206,8 +216,7 @@ def host_kernels(hd: HostData, shift_ps: int = 0, xla_ops: dict | None = None) -
     eq_code, has_eq = eq.lookup(rows)
     # the XLA framework op by code (-1: none; a sentinel string would not survive pandas'
     # string columns, which drop NUL characters)
-    xla_code, xla_names = pd.factorize(pd.Series(_xla_op_names(hd, rows, xla_ops),
-                                                 dtype=object), use_na_sentinel=True)
+    xla_code, xla_names = _xla_op_names(hd, rows, xla_ops)
     events = pd.DataFrame({
         "name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
         "details": d_code, "op": np.where(has_op, op_code, -1),
