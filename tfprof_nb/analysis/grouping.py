@@ -47,7 +47,6 @@ class Regions:
     line: np.ndarray  # int32 line key
     begin: np.ndarray  # int64 ps
     duration: np.ndarray  # int64 ps
-    context: np.ndarray  # int64 ``_c`` of its StartRegion (links nothing: see above)
 
     def __len__(self) -> int:
         return len(self.line)
@@ -72,8 +71,7 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
     """Regions from each StopRegion back to the last StartRegion (with ``_c``) on its line
     (``at``: the queries of :func:`_graph_queries`, when made already)."""
     at = _graph_queries(hd, None) if at is None else at
-    empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64),
-                    np.empty(0, np.int64))
+    empty = Regions(np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
     starts, stops = at["rows"]["starts"], at["rows"]["stops"]
     if not len(starts) or not len(stops):
         return empty
@@ -83,8 +81,8 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
         return empty
     found = regions_from_rows(starts, ctx, stops, hd.line, hd.begin)
     if found is not None:  # rows in (line, time) order already, as files usually are
-        r_line, r_begin, r_end, r_ctx = found
-        return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
+        r_line, r_begin, r_end, _ = found
+        return Regions(r_line, r_begin, r_end - r_begin)
     rows = np.concatenate([starts, stops])
     order = np.argsort(rows, kind="stable")  # file order breaks ties in time
     rows = rows[order]
@@ -95,8 +93,8 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
     if not is_sorted_by(line, t):
         order = argsort(line, t)
         rows, line, t, is_start, ctx = (a[order] for a in (rows, line, t, is_start, ctx))
-    r_line, r_begin, r_end, r_ctx = threadpool_regions(is_start, line, t, ctx)
-    return Regions(r_line, r_begin, r_end - r_begin, r_ctx)
+    r_line, r_begin, r_end, _ = threadpool_regions(is_start, line, t, ctx)
+    return Regions(r_line, r_begin, r_end - r_begin)
 
 
 def _graph_queries(hd: HostData, r) -> dict:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import active_at_peak, inherit_from_allocations
+from .._native.kernels import active_at_peak, inherit_from_allocations, sparse_lookup
 from .host import HOST_PLANE, HostData
-from .steps import memory_groups
+from .steps import MEMORY_EVENTS, memory_groups
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "host_memory", "combine_memory", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
@@ -68,7 +68,7 @@ def _data_type_names(codes: np.ndarray, present: np.ndarray) -> np.ndarray:
 def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     """The host's allocation and deallocation events with their stats, in file order;
     ``groups``: the :class:`.steps.EventGroups` of events without a ``group_id`` stat."""
-    is_mem = hd.name_is("MemoryAllocation", "MemoryDeallocation") & hd.plane_is(HOST_PLANE)
+    is_mem = hd.name_is(*MEMORY_EVENTS) & hd.plane_is(HOST_PLANE)
     rows = np.flatnonzero(is_mem)
     if not len(rows):
         return None
@@ -85,11 +85,8 @@ def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     step, has_step = hd.int_stat("group_id").lookup(rows)
     step = np.where(has_step, step, -1)
     if groups is not None and len(groups.rows):
-        at = np.searchsorted(groups.rows, rows)
-        hit = (at < len(groups.rows)) & (groups.rows[np.minimum(at, len(groups.rows) - 1)]
-                                         == rows)
-        step = np.where(~has_step & hit, groups.groups[np.minimum(at, len(groups.rows) - 1)],
-                        step)
+        grouped, hit = sparse_lookup(groups.rows, groups.groups, rows)
+        step = np.where(~has_step & hit, grouped, step)
     cols["step"] = step
     dtype, has_dtype = hd.int_stat("data_type").lookup(rows)
     cols["data_type"] = _data_type_names(dtype, has_dtype)

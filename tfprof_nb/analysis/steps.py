@@ -194,7 +194,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
                           f"inferred: the one call of '{name}' in the window")
     out = _finished(hd, table, source, shift_ps)
     if grouping is not None:  # groups made here: the memory step reads its events' groups
-        rows = np.flatnonzero(hd.name_is("MemoryAllocation", "MemoryDeallocation"))
+        rows = np.flatnonzero(hd.name_is(*MEMORY_EVENTS))
         out.attrs[MEMORY_GROUPS] = EventGroups(rows, grouping.group[rows])
     return out
 
@@ -209,6 +209,7 @@ class EventGroups:
 
 
 MEMORY_GROUPS = "memory_groups"
+MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 
 
 def memory_groups(steps: pd.DataFrame | None) -> EventGroups | None:
@@ -275,24 +276,19 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
         flags, cap)
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
-    # (thread-pool regions are never grouped, as in the reference: they add no time)
-    second = (np.empty(0, np.int64), np.empty(0, np.int64))
+    # (only real events: thread-pool regions are never grouped, as in the reference)
     if inferred is not None and len(inferred):
-        spans = _inferred_spans(hd, spans, group, rows, second)
-    return _step_rows(hd, group, spans, (rows, kinds, second), grouping,
+        spans = _inferred_spans(hd, spans, group, rows)
+    return _step_rows(hd, group, spans, (rows, kinds, _NO_EXTRA_NODES), grouping,
                       well_formed=HOST_COMPUTE)
 
 
-def _inferred_spans(hd: HostData, spans: pd.DataFrame, group: np.ndarray, rows: np.ndarray,
-                    second: tuple) -> pd.DataFrame:
+def _inferred_spans(hd: HostData, spans: pd.DataFrame, group: np.ndarray,
+                    rows: np.ndarray) -> pd.DataFrame:
     """Inferred steps last from one call to the next (a loop's period: what runs between two
     calls belongs to the step before), the last one until its group's last event ends (a
     jitted call returns before the computation it dispatched is done)."""
-    n = len(hd)
-    real = rows[rows < n]
-    extra = rows[rows >= n] - n
-    ends = np.concatenate([hd.end_of(real), second[0][extra] + second[1][extra]])
-    extent = pd.Series(ends).groupby(group[np.concatenate([real, extra + n])]).max()
+    extent = pd.Series(hd.end_of(rows)).groupby(group[rows]).max()
     spans = spans.sort_values("begin", kind="stable").reset_index(drop=True)
     next_begin = spans.begin.shift(-1)
     last_end = extent.reindex(spans.group).to_numpy()
@@ -319,7 +315,7 @@ def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray,
     name_codes, shape_codes = np.divmod(distinct, len(shape.table) + 1)
     kinds = _classify_device(pd.Series(hd.names[name_codes], dtype=object),
                              pd.Series(shape.text(shape_codes - 1), dtype=object))
-    events = (rows, kinds[inverse.reshape(-1)], (np.empty(0, np.int64),) * 2)
+    events = (rows, kinds[inverse.reshape(-1)], _NO_EXTRA_NODES)
     return _step_rows(hd, group, _device_step_spans(hd, group, on_device), events, None,
                       well_formed=(DEVICE_COMPUTE_16, DEVICE_COMPUTE_32))
 
@@ -356,6 +352,11 @@ def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
     spans = df.groupby(run).agg(group=("group", "first"), begin=("begin", "min"),
                                 end=("end", "max"))
     return spans.astype(np.int64).reset_index(drop=True)
+
+
+# (begin, duration) of the breakdown's nodes past the real events: none (the C breakdown
+# takes them; no analysis passes any since thread-pool regions stopped counting)
+_NO_EXTRA_NODES = (np.empty(0, np.int64), np.empty(0, np.int64))
 
 
 def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
