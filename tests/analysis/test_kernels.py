@@ -125,6 +125,91 @@ def test_nesting_with_merged_extra_nodes_matches_one_sorted_order():
     assert np.array_equal(got, ref) and (got >= n).any()
 
 
+def _bfs_groups(roots, root_level, parent, src, dst):
+    """The reference's group spread: each root in order (unless grouped, or below a root of
+    its level over any parent edge) starts a group that spreads breadth-first over the child
+    edges (nesting and extra) to ungrouped nodes."""
+    n = len(parent)
+    children = [[] for _ in range(n)]
+    parents = [[] for _ in range(n)]
+    for v in range(n):
+        if parent[v] >= 0:
+            children[parent[v]].append(v)
+            parents[v].append(parent[v])
+    for a, b in zip(src.tolist(), dst.tolist()):
+        children[a].append(b)
+        parents[b].append(a)
+    group, root_of = np.full(n, -1), []
+    for r in roots.tolist():
+        if group[r] >= 0:
+            continue
+        seen, todo, below = {r}, [r], False
+        while todo and not below:
+            for p in parents[todo.pop()]:
+                if p not in seen:
+                    below = below or root_level[p] == root_level[r]
+                    seen.add(p)
+                    todo.append(p)
+        if below:
+            continue
+        group[r] = len(root_of)
+        root_of.append(r)
+        queue = [r]
+        while queue:
+            for c in children[queue.pop(0)]:
+                if group[c] < 0:
+                    group[c] = group[r]
+                    queue.append(c)
+    return group, np.asarray(root_of)
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_group_spread_over_subtrees_matches_breadth_first(seed, shuffled):
+    """Groups spread by scanning nesting subtrees in visit order (rows in nesting order or
+    not, with synthetic region nodes, async events and extra edges) equal the breadth-first
+    spread over child lists, on every real node."""
+    rng = np.random.default_rng(seed)
+    n, m = 3000, 200
+    line = rng.integers(0, 4, n).astype(np.int32)
+    begin = rng.integers(0, 20000, n) * 1000
+    dur = rng.integers(1, 3000, n) * 1000
+    if not shuffled:  # rows in nesting order, as files usually are
+        o = np.lexsort((-dur, begin, line))
+        line, begin, dur = line[o], begin[o], dur[o]
+    x_line = rng.integers(0, 4, m).astype(np.int32)
+    x_begin = rng.integers(0, 20000, m) * 1000
+    x_dur = rng.integers(1, 5000, m) * 1000
+    skip = (rng.random(n + m) < 0.03).astype(np.uint8)
+    skip[n:] = 0
+    order = K.nesting_order_or_none(line, begin, dur)
+    assert (order is None) != shuffled
+    x_order = (np.lexsort((-x_dur, x_begin, x_line)) + n).astype(np.int32)
+    parent = K.nest_strict(order, n, (line, begin, dur), (x_line, x_begin, x_dur), skip,
+                           x_order)
+    e = 400
+    src = rng.integers(0, n, e).astype(np.int32)
+    dst = rng.integers(0, n, e).astype(np.int32)
+    by_dst = np.argsort(dst, kind="stable")
+    src, dst = src[by_dst], dst[by_dst]
+    root_level = np.full(n + m, -1, np.int8)
+    roots = rng.choice(n, 150, replace=False).astype(np.int32)
+    root_level[roots] = rng.integers(1, 3, len(roots))
+    roots = roots[np.lexsort((begin[roots], -root_level[roots]))].astype(np.int32)
+    pos = None
+    if order is not None:
+        pos = np.empty(n, np.int32)
+        pos[order] = np.arange(n, dtype=np.int32)
+    key = src if pos is None else pos[src]
+    by_src = np.argsort(key, kind="stable")
+    group, root_of = K.spread_groups(roots, root_level, n, (order, pos, line, skip),
+                                     (parent, dst, src), (key[by_src], dst[by_src]))
+    ref, ref_root_of = _bfs_groups(roots, root_level, parent, src, dst)
+    assert np.array_equal(group[:n], ref[:n])
+    assert np.array_equal(root_of, ref_root_of)
+    assert (group[:n] >= 0).sum() > n // 10 and (parent >= n).any() and skip.any()
+
+
 def test_op_walk_from_rows_matches_the_sorted_activities(cpu_python_file):
     hd = HostData("h", read_xspace(cpu_python_file))
     rows = np.arange(len(hd), dtype=np.int32)

@@ -1,4 +1,4 @@
-/* Event graph kernels: nesting by time on a line, CSR adjacency, group BFS.
+/* Event graph kernels: nesting by time on a line, CSR adjacency, group spreading.
 
    Nodes are real events (rows 0..n_first-1, first set of arrays) followed by synthetic ones
    (rows n_first.., second set of arrays), so callers never concatenate per-event arrays. */
@@ -226,31 +226,65 @@ static int has_root_ancestor(int32_t r, const int8_t *root_level, const Parents 
     return found;
 }
 
+/* The extra children of the node at visit position p: edges sorted by their source's visit
+   position (s_key increasing, s_dst alongside), from cursor *k on; each ungrouped child gets
+   group g and is pushed on the work stack.  Returns -1 when out of memory. */
+static inline int spread_extra(int64_t p, const int32_t *s_key, const int32_t *s_dst,
+                               int64_t n_x, int64_t *k, int32_t *group, int32_t g,
+                               int32_t **work, int64_t *top, int64_t *wcap) {
+    int64_t j = *k;
+    while (j < n_x && s_key[j] < p) j++;
+    for (; j < n_x && s_key[j] == p; j++) {
+        int32_t c = s_dst[j];
+        if (group[c] >= 0) continue;
+        group[c] = g;
+        if (*top + 1 >= *wcap) {
+            int32_t *w = (int32_t *)tfp_realloc(*work, (size_t)(*wcap * 2) * sizeof(int32_t));
+            if (!w) return -1;
+            *work = w;
+            *wcap *= 2;
+        }
+        (*work)[++*top] = c;
+    }
+    *k = j;
+    return 0;
+}
+
 /* Give each root (in the given order) a new group unless it is grouped already or has a
-   root ancestor of its level, then spread the group breadth-first to ungrouped descendants.
-   root_level[v] is v's root level, -1 for non-roots; children are CSR lists, parents the
-   nesting parent plus extra edges sorted by destination (see Parents).  group (n) receives
-   group ids (-1: none), root_of_group the root of each group.  Returns the number of
-   groups, -1 when out of memory. */
-EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const int8_t *root_level,
-                                 int64_t n, const int32_t *ch_off, const int32_t *ch_tgt,
-                                 const int32_t *parent, const int32_t *x_dst,
-                                 const int32_t *x_src, int64_t n_x, int32_t *group,
-                                 int32_t *root_of_group) {
+   root ancestor of its level (over every parent edge), then spread the group to every
+   ungrouped node it reaches, as a breadth-first spread over child lists would, without the
+   lists.  A node's nesting descendants are the real nodes after it in visit order (``order``,
+   NULL: row order; ``pos`` its inverse, NULL likewise) whose nearest real ancestor (climbing
+   through the synthetic nodes n_real..n-1) is at or after it, up to the first one off its
+   line or not nested in it (async nodes, ``skip``, are passed over); a node reached through
+   an extra edge has its own range scanned.  Extra edges come sorted by their source's visit
+   position (s_key, s_dst).  Real nodes get the groups a breadth-first spread gives them (a
+   grouped node's nesting descendants are all grouped, so scanning through them changes
+   nothing); a synthetic node gets the group of the first descendant that leads to it, none
+   when it has none.  parent and x_dst/x_src: see Parents.  Returns the number of groups,
+   -1 when out of memory, or ERR_CANCELLED. */
+EXPORT int64_t tfp_spread_groups(const int32_t *roots, int64_t n_roots,
+                                 const int8_t *root_level, int64_t n_real, int64_t n,
+                                 const int32_t *order, const int32_t *pos, const int32_t *line,
+                                 const uint8_t *skip, const int32_t *parent,
+                                 const int32_t *x_dst, const int32_t *x_src, int64_t n_x,
+                                 const int32_t *s_key, const int32_t *s_dst, int64_t n_s,
+                                 int32_t *group, int32_t *root_of_group) {
     Parents par = {parent, x_dst, x_src, n_x};
-    uint8_t *seen = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1); /* a bit per node */
-    int64_t qcap = 64;
+    uint8_t *seen = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1);
+    int64_t qcap = 64, wcap = 1024;
     int32_t *pq = (int32_t *)tfp_malloc((size_t)qcap * sizeof(int32_t));
-    int32_t *queue = (int32_t *)tfp_malloc(((size_t)n + 1) * sizeof(int32_t));
-    if (!seen || !pq || !queue) {
+    int32_t *work = (int32_t *)tfp_malloc((size_t)wcap * sizeof(int32_t));
+    if (!seen || !pq || !work) {
         free(seen);
         free(pq);
-        free(queue);
+        free(work);
         return -1;
     }
     for (int64_t i = 0; i < n; i++) group[i] = -1;
     int32_t next = 0;
-    for (int64_t k = 0; k < n_roots; k++) {
+    int64_t scanned = 0;
+    for (int64_t k = 0; k < n_roots && next >= 0; k++) {
         if ((k & 0xFFF) == 0 && CANCELLED()) {
             next = ERR_CANCELLED;
             break;
@@ -266,22 +300,49 @@ EXPORT int64_t tfp_assign_groups(const int32_t *roots, int64_t n_roots, const in
         int32_t g = next++;
         root_of_group[g] = r;
         group[r] = g;
-        /* breadth first; a node is queued once (grouped when queued) */
-        int64_t head = 0, tail = 0;
-        queue[tail++] = r;
-        while (head < tail) {
-            int32_t v = queue[head++];
-            for (int32_t j = ch_off[v]; j < ch_off[v + 1]; j++) {
-                int32_t c = ch_tgt[j];
-                if (group[c] >= 0) continue;
-                group[c] = g;
-                queue[tail++] = c;
+        int64_t top = 0;
+        work[0] = r;
+        while (top >= 0 && next >= 0) {
+            int32_t x = work[top--];
+            int64_t px = x < n_real ? (pos ? pos[x] : x) : -1;
+            /* the extra children of x, then its nesting descendants and theirs */
+            int64_t cur = px >= 0 ? lower_bound_i32(s_key, n_s, (int32_t)px) : n_s;
+            if (px >= 0 && spread_extra(px, s_key, s_dst, n_s, &cur, group, g, &work, &top,
+                                        &wcap) != 0) {
+                next = -1;
+                break;
+            }
+            if (px < 0) continue;
+            int32_t ln = line[x];
+            for (int64_t p = px + 1; p < n_real; p++) {
+                if ((++scanned & 0xFFFFF) == 0 && CANCELLED()) {
+                    next = ERR_CANCELLED;
+                    break;
+                }
+                int32_t u = order ? order[p] : (int32_t)p;
+                if (line[u] != ln) break;
+                int32_t q = parent[u];
+                if (q < 0) {
+                    if (skip && skip[u]) continue;
+                    break;
+                }
+                while (q >= n_real) q = parent[q];
+                if (q < 0 || (pos ? pos[q] : q) < px) break;
+                if (group[u] >= 0) continue;
+                group[u] = g;
+                for (int32_t a = parent[u]; a >= n_real && group[a] < 0; a = parent[a])
+                    group[a] = g;
+                if (spread_extra(p, s_key, s_dst, n_s, &cur, group, g, &work, &top,
+                                 &wcap) != 0) {
+                    next = -1;
+                    break;
+                }
             }
         }
     }
     free(seen);
     free(pq);
-    free(queue);
+    free(work);
     return next;
 }
 
@@ -350,32 +411,6 @@ EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx, 
         }
     }
     return k;
-}
-
-/* Adjacency lists of a graph whose edges are the tree edges parent[i] -> i (parent >= 0),
-   then the extra edges src -> dst.  off (m + 1), tgt (tree edges + e).  Returns -1 past
-   2**31 edges. */
-EXPORT int64_t tfp_tree_csr(const int32_t *parent, int64_t m, const int32_t *src,
-                            const int32_t *dst, int64_t e, int32_t *off, int32_t *tgt) {
-    memset(off, 0, (size_t)(m + 1) * sizeof(int32_t));
-    int64_t total = e;
-    for (int64_t i = 0; i < m; i++) {
-        if (parent[i] < 0) continue;
-        off[parent[i] + 1]++;
-        total++;
-    }
-    if (total > INT32_MAX) return -1;
-    if (CANCELLED()) return ERR_CANCELLED;
-    for (int64_t i = 0; i < e; i++) off[src[i] + 1]++;
-    for (int64_t i = 0; i < m; i++) off[i + 1] += off[i];
-    for (int64_t i = 0; i < m; i++) {
-        if (parent[i] < 0) continue;
-        tgt[off[parent[i]]++] = (int32_t)i;
-    }
-    for (int64_t i = 0; i < e; i++) tgt[off[src[i]]++] = dst[i];
-    for (int64_t i = m; i > 0; i--) off[i] = off[i - 1];
-    off[0] = 0;
-    return total;
 }
 
 /* The strict nesting of tfp_nest_strict over one set of nodes (rows 0..n-1 visited in

@@ -16,10 +16,10 @@ from .layout import N_STEP_TYPES
 
 ERR_CANCELLED = -10  # common.h
 
-__all__ = ["argsort", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
-           "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows", "tl_rows_in", "tree_csr",
-           "join_on_keys",
-           "context_links", "assign_groups", "is_sorted_by", "int_stat", "int_stats", "stats_at",
+__all__ = ["argsort", "sort_pairs", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
+           "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows", "tl_rows_in",
+           "join_on_keys", "context_links", "spread_groups", "is_sorted_by", "int_stat",
+           "int_stats", "stats_at",
            "stat_name_counts", "code_counts", "code_lookup", "code_rows", "code_rows_multi",
            "keys_in", "line_name_rows",
            "check", "sparse_lookup", "threadpool_regions", "regions_from_rows", "step_breakdown",
@@ -78,6 +78,15 @@ def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
             rc = lib().tfp_argsort_i64(_p(key), n, _p(order), _p(tmp))
         check(rc)
     return order
+
+
+def sort_pairs(key: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(key, value) pairs (int32, keys non-negative) sorted by key, stably: new arrays."""
+    key, value = np.array(key, np.int32), np.array(value, np.int32)
+    if len(key) and int(key.min()) < 0:
+        raise ValueError("sort_pairs takes non-negative keys")
+    check(lib().tfp_sort_pairs_i32(_p(key), _p(value), len(key)))
+    return key, value
 
 
 def is_sorted_by(line: np.ndarray, t: np.ndarray) -> bool:
@@ -418,21 +427,6 @@ def csr(src: np.ndarray, dst: np.ndarray, n: int):
     return off, tgt
 
 
-def tree_csr(parent: np.ndarray, src: np.ndarray, dst: np.ndarray):
-    """Adjacency lists (offsets, targets; int32) of the tree edges parent[i] -> i followed by
-    the edges src -> dst."""
-    parent, src, dst = _c(parent, np.int32), _c(src, np.int32), _c(dst, np.int32)
-    m = len(parent)
-    n_edges = int(np.count_nonzero(parent >= 0)) + len(src)
-    off = np.empty(m + 1, np.int32)
-    tgt = np.empty(n_edges, np.int32)
-    rc = lib().tfp_tree_csr(_p(parent), m, _p(src), _p(dst), len(src), _p(off), _p(tgt))
-    if rc == -1:
-        raise MemoryError("too many edges for 32-bit adjacency lists")
-    check(rc)
-    return off, tgt
-
-
 def _take_edges(rc: int, handle) -> tuple[np.ndarray, np.ndarray]:
     check(rc)  # (a failed join has freed its handle)
     src, dst = np.empty(rc, np.int32), np.empty(rc, np.int32)
@@ -483,21 +477,32 @@ def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: t
     return _take_edges(rc, handle)
 
 
-def assign_groups(roots: np.ndarray, root_level: np.ndarray, children: tuple,
-                  parents: tuple):
-    """(group int32 per node, root of each group int32) by breadth-first spreading from
-    ``roots`` in order (see tfp_assign_groups); ``children``: CSR lists; ``parents``: (nesting
-    parent per node, extra edges' destinations sorted, their sources)."""
+def spread_groups(roots: np.ndarray, root_level: np.ndarray, n_real: int, nesting: tuple,
+                  parents: tuple, by_source: tuple):
+    """(group int32 per node, root of each group int32): each root in order starts a group
+    unless it is grouped or has a root ancestor of its level, and the group spreads to every
+    ungrouped node it reaches over nesting and extra edges (see tfp_spread_groups).
+    ``nesting``: (visit order of the real nodes or None, its inverse or None, line per real
+    node, skip flags or None); ``parents``: (nesting parent per node, extra edges'
+    destinations sorted, their sources); ``by_source``: the extra edges again, sorted by their
+    source's visit position (positions, destinations)."""
     roots = _c(roots, np.int32)
     root_level = _c(root_level, np.int8)
     n = len(root_level)
+    order, pos, line, skip = nesting
+    order = None if order is None else _c(order, np.int32)
+    pos = None if pos is None else _c(pos, np.int32)
+    line = _c(line, np.int32)
+    skip = None if skip is None else _c(skip, np.uint8)
+    parent, x_dst, x_src = (_c(a, np.int32) for a in parents)
+    s_key, s_dst = (_c(a, np.int32) for a in by_source)
     group = np.empty(n, np.int32)
     root_of_group = np.empty(max(len(roots), 1), np.int32)
-    ch_off, ch_tgt = _c(children[0], np.int32), _c(children[1], np.int32)
-    parent, x_dst, x_src = (_c(a, np.int32) for a in parents)
-    k = check(lib().tfp_assign_groups(_p(roots), len(roots), _p(root_level), n, _p(ch_off),
-                                      _p(ch_tgt), _p(parent), _p(x_dst), _p(x_src), len(x_dst),
-                                      _p(group), _p(root_of_group)))
+    k = check(lib().tfp_spread_groups(
+        _p(roots), len(roots), _p(root_level), int(n_real), n,
+        0 if order is None else _p(order), 0 if pos is None else _p(pos), _p(line),
+        0 if skip is None else _p(skip), _p(parent), _p(x_dst), _p(x_src), len(x_dst),
+        _p(s_key), _p(s_dst), len(s_key), _p(group), _p(root_of_group)))
     return group, root_of_group[:k]
 
 

@@ -67,36 +67,115 @@ EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, i
 /* The same for int32 keys (keys[r] for row r). */
 EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
     if (n < 2) return 0;
-    uint32_t lo_or = 0, all_and = ~0U;
+    uint32_t *ka = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *kb = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
+    int bits = n > (1 << 18) ? 16 : 8;
+    int64_t buckets = (int64_t)1 << bits;
+    int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
+    if (!ka || !kb || !count) {
+        free(ka);
+        free(kb);
+        free(count);
+        return -1;
+    }
+    uint32_t any = 0, all = ~0U;
     for (int64_t i = 0; i < n; i++) {
         uint32_t k = (uint32_t)keys[order[i]] ^ 0x80000000U;
-        lo_or |= k;
-        all_and &= k;
+        ka[i] = k;
+        any |= k;
+        all &= k;
     }
-    uint32_t varying = lo_or ^ all_and;
-    int64_t count[256];
-    int32_t *src = order, *dst = tmp;
-    for (int shift = 0; shift < 32; shift += 8) {
-        if (((varying >> shift) & 0xFF) == 0) continue;
-        if (CANCELLED()) return ERR_CANCELLED;
-        memset(count, 0, sizeof(count));
-        for (int64_t i = 0; i < n; i++)
-            count[(((uint32_t)keys[src[i]] ^ 0x80000000U) >> shift) & 0xFF]++;
+    uint32_t varying = any ^ all, mask = (uint32_t)buckets - 1;
+    uint32_t *sk = ka, *dk = kb;
+    int32_t *sv = order, *dv = tmp;
+    for (int shift = 0; shift < 32; shift += bits) {
+        if (((varying >> shift) & mask) == 0) continue;
+        if (CANCELLED()) {
+            free(ka);
+            free(kb);
+            free(count);
+            return ERR_CANCELLED;
+        }
+        memset(count, 0, (size_t)buckets * sizeof(int64_t));
+        for (int64_t i = 0; i < n; i++) count[(sk[i] >> shift) & mask]++;
         int64_t sum = 0;
-        for (int b = 0; b < 256; b++) {
+        for (int64_t b = 0; b < buckets; b++) {
             int64_t c = count[b];
             count[b] = sum;
             sum += c;
         }
         for (int64_t i = 0; i < n; i++) {
-            int32_t r = src[i];
-            dst[count[(((uint32_t)keys[r] ^ 0x80000000U) >> shift) & 0xFF]++] = r;
+            int64_t d = count[(sk[i] >> shift) & mask]++;
+            dk[d] = sk[i];
+            dv[d] = sv[i];
         }
-        int32_t *t = src;
-        src = dst;
-        dst = t;
+        uint32_t *tk = sk;
+        sk = dk;
+        dk = tk;
+        int32_t *tv = sv;
+        sv = dv;
+        dv = tv;
     }
-    if (src != order) memcpy(order, src, (size_t)n * sizeof(int32_t));
+    if (sv != order) memcpy(order, sv, (size_t)n * sizeof(int32_t));
+    free(ka);
+    free(kb);
+    free(count);
+    return 0;
+}
+
+/* Sort n (key, value) pairs by key (non-negative int32), stably, in place: LSD radix over
+   the pairs themselves (no gathers through a permutation).  Returns -1 when out of memory. */
+EXPORT int64_t tfp_sort_pairs_i32(int32_t *key, int32_t *value, int64_t n) {
+    if (n < 2) return 0;
+    uint32_t any = 0;
+    for (int64_t i = 0; i < n; i++) any |= (uint32_t)key[i];
+    int bits = n > (1 << 18) ? 16 : 8;
+    int64_t buckets = (int64_t)1 << bits;
+    uint32_t mask = (uint32_t)buckets - 1;
+    int32_t *kb = (int32_t *)tfp_malloc((size_t)n * sizeof(int32_t));
+    int32_t *vb = (int32_t *)tfp_malloc((size_t)n * sizeof(int32_t));
+    int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
+    if (!kb || !vb || !count) {
+        free(kb);
+        free(vb);
+        free(count);
+        return -1;
+    }
+    int32_t *sk = key, *sv = value, *dk = kb, *dv = vb;
+    for (int shift = 0; shift < 32 && (any >> shift) != 0; shift += bits) {
+        if (CANCELLED()) {
+            free(kb);
+            free(vb);
+            free(count);
+            return ERR_CANCELLED;
+        }
+        memset(count, 0, (size_t)buckets * sizeof(int64_t));
+        for (int64_t i = 0; i < n; i++) count[((uint32_t)sk[i] >> shift) & mask]++;
+        int64_t sum = 0;
+        for (int64_t b = 0; b < buckets; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int64_t d = count[((uint32_t)sk[i] >> shift) & mask]++;
+            dk[d] = sk[i];
+            dv[d] = sv[i];
+        }
+        int32_t *t = sk;
+        sk = dk;
+        dk = t;
+        t = sv;
+        sv = dv;
+        dv = t;
+    }
+    if (sk != key) {
+        memcpy(key, sk, (size_t)n * sizeof(int32_t));
+        memcpy(value, sv, (size_t)n * sizeof(int32_t));
+    }
+    free(kb);
+    free(vb);
+    free(count);
     return 0;
 }
 

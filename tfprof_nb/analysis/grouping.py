@@ -6,7 +6,9 @@ by time on each thread, (2) producer/consumer links (``_pt``/``_p`` -> ``_ct``/`
 (3) ``ExecutorState::Process`` -> ``IteratorGetNext*::DoCompute``
 with equal ``id``/``iter_num`` and (4) kernel launch -> kernel execution by ``correlation_id``.
 Events with an ``_r`` stat are roots; each root, by level then time, starts a group that
-spreads breadth-first.
+spreads to every ungrouped event it reaches (the reference spreads breadth-first over child
+lists; the kernel scans nesting subtrees, contiguous in visit order, and follows the other
+edges from a copy sorted by source, which gives the same groups without the lists).
 
 Thread-pool regions (``ThreadpoolListener::Region``, from each StopRegion back to the last
 StartRegion on its thread) are synthetic nodes numbered after the real events.  The reference
@@ -26,10 +28,10 @@ import numpy as np
 import pandas as pd
 
 from .._native import release_free_memory
-from .._native.kernels import (argsort, assign_groups, context_links, is_sorted_by,
-                               join_on_keys, keys_in, nest_strict, nesting_order,
-                               nesting_order_or_none, regions_from_rows, threadpool_regions,
-                               tree_csr)
+from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_keys, keys_in,
+                               nest_strict, nesting_order, nesting_order_or_none,
+                               regions_from_rows, sort_pairs, spread_groups,
+                               threadpool_regions)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -118,9 +120,10 @@ def _graph_queries(hd: HostData, r) -> dict:
     return {"rows": rows, **hd.stats_at(queries)}
 
 
-def _nesting(hd: HostData, regions: Regions, a) -> np.ndarray:
+def _nesting(hd: HostData, regions: Regions, a) -> tuple:
     """Strict nesting parent over the real events and the regions (async events, ``a`` set,
-    skipped)."""
+    skipped), with what the group spread needs to scan nesting subtrees: the real events'
+    visit order (None: row order) and the skip flags (None: no async event)."""
     n = len(hd)
     real = (hd.line, hd.begin, hd.duration)
     extra = (regions.line, regions.begin, regions.duration)
@@ -131,7 +134,7 @@ def _nesting(hd: HostData, regions: Regions, a) -> np.ndarray:
     if len(async_rows):
         skip = np.zeros(n + len(regions), np.uint8)
         skip[async_rows] = 1
-    return nest_strict(order, n, real, extra, skip, extra_order)
+    return nest_strict(order, n, real, extra, skip, extra_order), order, skip
 
 
 def _at(stat, rows: np.ndarray):
@@ -212,13 +215,18 @@ def _root_levels(n_nodes: int, r, at: dict) -> np.ndarray:
 
 @dataclass
 class GroupingGraph:
-    """The grouping graph of a host: nesting parents, children lists (CSR), the parents
-    besides the nesting one (extra edges sorted by destination) and the root level of every
-    node (-1: not a root), before groups are assigned."""
+    """The grouping graph of a host before groups are assigned: nesting parents, the visit
+    order that makes nesting subtrees contiguous (``order`` None: row order; ``pos`` its
+    inverse), the skip flags of async events, the parents besides the nesting one (extra
+    edges sorted by destination), the same edges sorted by their source's visit position, and
+    the root level of every node (-1: not a root)."""
 
     parent: np.ndarray
-    children: tuple
+    order: np.ndarray | None
+    pos: np.ndarray | None
+    skip: np.ndarray | None
     parents: tuple
+    by_source: tuple
     root_level: np.ndarray
     regions: Regions
     n_real: int
@@ -230,6 +238,11 @@ class GroupingGraph:
         out[real] = hd.begin[nodes[real]]
         out[~real] = self.regions.begin[nodes[~real] - self.n_real]
         return out
+
+
+def _by_source(src: np.ndarray, dst: np.ndarray, pos: np.ndarray | None) -> tuple:
+    """(source visit position, destination) of the extra edges, sorted by the position."""
+    return sort_pairs(src if pos is None else pos[src], dst)
 
 
 def grouping_graph(hd: HostData) -> GroupingGraph:
@@ -247,25 +260,27 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         blocks = _other_edges(hd, stats["correlation_id"], at)
         del at
         hd.drop_stats(("correlation_id",))
-        parent = _nesting(hd, regions, stats["_a"])
+        parent, order, skip = _nesting(hd, regions, stats["_a"])
         hd.drop_stats(("_a",))
         del stats
+        pos = None
+        if order is not None:
+            pos = np.empty(n, np.int32)
+            pos[order] = np.arange(n, dtype=np.int32)
         blocks.insert(0, links.result())
     src, dst = _merge_edges(blocks)
     del blocks, links
     release_free_memory()  # the stages' temporaries, before the next one's
-    children = tree_csr(parent, src, dst)
-    parents = (parent, dst, src)  # extra edges sorted by destination
-    del src, dst
-    return GroupingGraph(parent, children, parents, root_level, regions, n)
+    by_source = _by_source(src, dst, pos)
+    return GroupingGraph(parent, order, pos, skip, (parent, dst, src), by_source, root_level,
+                         regions, n)
 
 
 def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
                  graph: GroupingGraph | None = None) -> Grouping:
     """Group ``hd``'s events.  ``extra_roots`` (event rows) act as level-1 roots in addition
     to the events with an ``_r`` stat (used for inferred steps); ``graph`` reuses a graph
-    built by :func:`grouping_graph` (its children lists are dropped once used, and rebuilt
-    when a graph is used again)."""
+    built by :func:`grouping_graph`."""
     graph = grouping_graph(hd) if graph is None else graph
     root_level = graph.root_level
     if extra_roots is not None and len(extra_roots):
@@ -273,10 +288,9 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
         root_level[extra_roots] = 1
     roots = np.flatnonzero(root_level >= 0).astype(np.int32)
     roots = roots[argsort(-root_level[roots].astype(np.int32), graph.begin_of(hd, roots))]
-    if graph.children is None:
-        graph.children = tree_csr(graph.parent, graph.parents[2], graph.parents[1])
-    group, root_of_group = assign_groups(roots, root_level, graph.children, graph.parents)
-    graph.children = None  # the largest part of the graph, not needed by the group table
+    group, root_of_group = spread_groups(
+        roots, root_level, graph.n_real, (graph.order, graph.pos, hd.line, graph.skip),
+        graph.parents, graph.by_source)
     del roots
     return Grouping(group, graph.parent, _group_table(hd, root_of_group, graph.parents),
                     graph.regions)
