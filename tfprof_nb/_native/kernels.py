@@ -16,7 +16,8 @@ from .layout import N_STEP_TYPES
 
 ERR_CANCELLED = -10  # common.h
 
-__all__ = ["argsort", "sort_pairs", "select_rows", "rows_where", "nesting_order", "nesting_order_or_none",
+__all__ = ["argsort", "sort_pairs", "select_rows", "rows_where", "nesting_order",
+           "nesting_order_or_none",
            "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows", "tl_rows_in",
            "join_on_keys", "context_links", "spread_groups", "is_sorted_by", "int_stat",
            "int_stats", "stats_at",
