@@ -226,7 +226,7 @@ class GroupingGraph:
     pos: np.ndarray | None
     skip: np.ndarray | None
     parents: tuple
-    by_source: tuple
+    by_source: tuple | None
     root_level: np.ndarray
     regions: Regions
     n_real: int
@@ -280,7 +280,8 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
                  graph: GroupingGraph | None = None) -> Grouping:
     """Group ``hd``'s events.  ``extra_roots`` (event rows) act as level-1 roots in addition
     to the events with an ``_r`` stat (used for inferred steps); ``graph`` reuses a graph
-    built by :func:`grouping_graph`."""
+    built by :func:`grouping_graph` (its edges by source are dropped once used, and made again
+    when a graph is used again)."""
     graph = grouping_graph(hd) if graph is None else graph
     root_level = graph.root_level
     if extra_roots is not None and len(extra_roots):
@@ -288,9 +289,12 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
         root_level[extra_roots] = 1
     roots = np.flatnonzero(root_level >= 0).astype(np.int32)
     roots = roots[argsort(-root_level[roots].astype(np.int32), graph.begin_of(hd, roots))]
+    if graph.by_source is None:
+        graph.by_source = _by_source(graph.parents[2], graph.parents[1], graph.pos)
     group, root_of_group = spread_groups(
         roots, root_level, graph.n_real, (graph.order, graph.pos, hd.line, graph.skip),
         graph.parents, graph.by_source)
+    graph.by_source = None  # not needed by the group table (made again if the graph is reused)
     del roots
     return Grouping(group, graph.parent, _group_table(hd, root_of_group, graph.parents),
                     graph.regions)
@@ -300,8 +304,9 @@ def _parents_of(par, node: np.ndarray, owner: np.ndarray):
     """(owner, parent) pairs of every parent of each node: its nesting parent first, then
     its extra parents in edge order (``par``: see GroupingGraph.parents)."""
     parent, x_dst, x_src = par
-    lo = np.searchsorted(x_dst, node, side="left")
-    hi = np.searchsorted(x_dst, node, side="right")
+    key = node.astype(x_dst.dtype)  # (an int64 key would copy x_dst to int64)
+    lo = np.searchsorted(x_dst, key, side="left")
+    hi = np.searchsorted(x_dst, key, side="right")
     tree = parent[node]
     counts = (tree >= 0).astype(np.int64) + (hi - lo)
     out_owner = np.repeat(owner, counts)
@@ -322,7 +327,6 @@ def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np
     nearest ancestor that has it (the first found in breadth-first order).  All roots walk up
     together, one level at a time."""
     n = len(hd)
-    has = stat.present(n)
     values = np.zeros(len(roots), dtype=stat.values.dtype)
     found = np.zeros(len(roots), dtype=bool)
     owner = np.arange(len(roots))
@@ -333,12 +337,13 @@ def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np
             break
         real = node < n
         hit = np.zeros(len(node), dtype=bool)
-        hit[real] = has[node[real]]
+        value = np.zeros(len(node), dtype=values.dtype)
+        value[real], hit[real] = stat.lookup(node[real])
         hit &= ~found[owner]
         if hit.any():
             first = np.unique(owner[hit], return_index=True)[1]
-            who, where = owner[hit][first], node[hit][first]
-            values[who] = stat.lookup(where)[0]
+            who = owner[hit][first]
+            values[who] = value[hit][first]
             found[who] = True
         live = ~found[owner]
         owner, node = _parents_of(par, node[live], owner[live])
