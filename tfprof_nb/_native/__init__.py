@@ -49,7 +49,7 @@ _SIGNATURES = {
     "tfp_is_nesting_order": (I64, [P, P, P, I64]),
     "tfp_nest_strict": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, P]),
     "tfp_nest_loose": (None, [P, I64, P, P, P, P, P, P, P]),
-    "tfp_nest_query": (I64, [P, I64, P, P, P, P, P, I64, P, P, I64, P, P, I64, P]),
+    "tfp_nest_query": (I64, [P, I64, P, P, P, P, P, P, I64, P, P, I64, P, P, I64, P]),
     "tfp_csr": (I64, [P, P, I64, I64, P, P]),
     "tfp_spread_groups": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, I64, P, P, I64, P,
                                 P]),

@@ -418,12 +418,14 @@ EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx, 
    q (m rows, increasing, repeats allowed) get their parent in parent_out.  With ``exec_name``
    (a flag per name code) given, found[k] = call_flag of the first of q[k]'s ancestors (its
    parent first, at most ``levels``) whose name has the flag, 0 when none: at a node's visit
-   the nesting stack holds exactly its ancestors.  Returns 0, -1 (out of memory) or
-   ERR_CANCELLED.  parent_out may be NULL (only ``found`` wanted). */
+   the nesting stack holds exactly its ancestors.  Lines whose line_ok is 0 (line_ok NULL:
+   every line is walked) are passed over and their query rows left as they are: the caller
+   walks every line it asks about, or knows no flagged ancestor is there.  Returns 0, -1
+   (out of memory) or ERR_CANCELLED.  parent_out may be NULL (only ``found`` wanted). */
 EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *line,
                               const int64_t *begin, const int64_t *dur, const uint8_t *skip,
-                              const int32_t *q, int64_t m, int32_t *parent_out,
-                              const void *name_code, int64_t code_bytes,
+                              const uint8_t *line_ok, const int32_t *q, int64_t m,
+                              int32_t *parent_out, const void *name_code, int64_t code_bytes,
                               const uint8_t *exec_name, const uint8_t *call_flag,
                               int64_t levels, uint8_t *found) {
     uint8_t *is_q = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1);
@@ -437,6 +439,7 @@ EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *li
             break;
         }
         int32_t x = order ? order[i] : (int32_t)i;
+        if (line_ok && !line_ok[line[x]]) continue;
         int64_t b = begin[x], e = b + dur[x];
         nest_line(&st, &current, line[x]);
         int skipped = skip && skip[x];

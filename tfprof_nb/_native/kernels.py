@@ -357,7 +357,9 @@ def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=No
     """:func:`nest_strict` of one set of nodes (visited in ``order``; None: row order) at
     the event ``rows`` only (increasing, repeats allowed): (their parent int32, None unless
     ``parents``; and with ``exec_name`` (bool per name code) the ``call_flag`` of the first
-    ancestor within ``levels`` whose name has it, else None), without a parent per event."""
+    ancestor within ``levels`` whose name has it, else None), without a parent per event.
+    Only the lines of ``rows`` are walked and, when only flags are asked for, only those of
+    them that hold an event whose name has the flag."""
     line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
     rows = _c(rows, np.int32)
     if len(rows) > 1 and (rows[1:] < rows[:-1]).any():
@@ -367,13 +369,20 @@ def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=No
     parent = np.empty(len(rows) if parents else 0, np.int32)
     found = None
     code, width, ex, flag = np.zeros(1, np.uint16), 2, None, None
+    n_lines = int(line.max()) + 1 if len(line) else 0
+    line_ok = np.zeros(max(n_lines, 1), np.uint8)
+    line_ok[line[rows]] = 1
     if exec_name is not None:
         code, width = _codes(name_code)
         ex, flag = _c(exec_name, np.uint8), _c(call_flag, np.uint8)
         found = np.zeros(len(rows), np.uint8)
+        if not parents:  # rows on lines without a flagged name find nothing
+            flagged = np.zeros_like(line_ok)
+            flagged[line[code_rows(code, ex.view(bool))]] = 1
+            line_ok &= flagged
     check(lib().tfp_nest_query(0 if o is None else _p(o), len(line), _p(line), _p(begin),
-                               _p(dur), 0 if sk is None else _p(sk), _p(rows), len(rows),
-                               _p(parent) if parents else 0, _p(code), width,
+                               _p(dur), 0 if sk is None else _p(sk), _p(line_ok), _p(rows),
+                               len(rows), _p(parent) if parents else 0, _p(code), width,
                                0 if ex is None else _p(ex), 0 if flag is None else _p(flag),
                                levels,
                                0 if found is None else _p(found)))

@@ -62,12 +62,12 @@ class SparseStat:
     def lookup(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(values, present) of the stat at event ``rows`` (values 0 where absent)."""
         rows = np.asarray(rows)
+        if not len(self.rows):
+            return np.zeros(len(rows), self._wide()), np.zeros(len(rows), bool)
         if self.values.dtype.kind in "iu":
             values, hit = sparse_lookup(self.rows, self.values, rows)
             return values.astype(self._wide(), copy=False), hit
-        pos = np.minimum(np.searchsorted(self.rows, rows), max(len(self.rows) - 1, 0))
-        if not len(self.rows):
-            return np.zeros(len(rows), self._wide()), np.zeros(len(rows), bool)
+        pos = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
         hit = self.rows[pos] == rows
         return np.where(hit, self.values[pos], 0), hit
 

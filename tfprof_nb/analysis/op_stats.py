@@ -125,8 +125,12 @@ def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarra
     """An op ran eagerly when its event says so (``is_eager``) or, for ``name:Type`` op events,
     when its nearest enclosing ``EagerExecute`` on the same thread (within 64 levels) has
     ``is_func == 0``."""
-    value, present = hd.int_stat("is_eager").lookup(rows)
-    flags = present & (value != 0)
+    is_eager = hd.int_stat("is_eager")
+    flags = np.zeros(len(rows), bool)
+    if len(is_eager):
+        value, present = is_eager.lookup(rows)
+        flags = present & (value != 0)
+        del value, present
     eager_exec = hd.name_table(lambda s: (s == "EagerExecute").to_numpy())
     if not (hd.name_counts[eager_exec] > 0).any() or not tf_op.any():
         return flags
