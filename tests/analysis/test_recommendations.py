@@ -189,3 +189,23 @@ def test_unknown_framework_names_tensorflow_in_its_advice(tmp_path):
     assert prof.framework.name == "unknown"
     (frag,) = _findings(prof, "fragmentation")
     assert frag.fix.startswith("With TensorFlow, try TF_GPU_ALLOCATOR")
+
+
+def test_command_buffers_found_on_real_nvidia_captures():
+    """JAX on an H200 (tests/data) with XLA's default command buffers: the whole step ran in
+    one buffer, so its GPU time has no per-op detail and the finding says how to get it; the
+    same model captured with command buffers off gets no such finding."""
+    from .real_xla import REAL
+
+    prof = tp.load(REAL / "jax_h200_transformer.xplane.pb")
+    gpu = prof.hlo_stats[prof.hlo_stats.device_type == "GPU"]
+    in_buffers = gpu[gpu.hlo_op_name.str.startswith("command_buffer")]
+    (found,) = _findings(prof, "command_buffers")
+    assert found.evidence["command_buffer_pct"] == pytest.approx(
+        100 * in_buffers.total_self_time_us.sum() / gpu.total_self_time_us.sum())
+    assert found.evidence["command_buffers"] == in_buffers.hlo_op_name.nunique() == 1
+    assert "XLA_FLAGS=--xla_gpu_enable_command_buffer=" in found.fix
+    assert "before JAX starts" in found.fix and "TensorFlow" not in found.fix
+    off = tp.load(REAL / "jax_h200_nocmdbuf.xplane.pb")
+    assert not off.hlo_stats.hlo_op_name.str.startswith("command_buffer").any()
+    assert len(off.hlo_stats) > 10 and not _findings(off, "command_buffers")

@@ -49,6 +49,16 @@ _FIXES = {
              "np.asarray, .block_until_ready(), printing), and dispatch the next step before "
              "reading the last one's results.",
     },
+    "command_buffers": {
+        TENSORFLOW: "Keep command buffers for training (they cut launch overhead); for per-op "
+                    "numbers (HLO op stats, roofline, framework ops) profile once with "
+                    "XLA_FLAGS=--xla_gpu_enable_command_buffer= set before TensorFlow starts "
+                    "(an empty list turns them off).",
+        JAX: "Keep command buffers for training (they cut launch overhead); for per-op numbers "
+             "(HLO op stats, roofline, framework ops) profile once with "
+             "XLA_FLAGS=--xla_gpu_enable_command_buffer= set before JAX starts (an empty list "
+             "turns them off).",
+    },
     "memory_capacity": {
         TENSORFLOW: "Reduce the batch size, use mixed precision, or recompute activations; "
                     "check the memory breakdown at peak for the largest tensors.",

@@ -199,6 +199,25 @@ def _layout(ks: pd.DataFrame, ops: pd.DataFrame, out, target: Target):
             fix("layout", target.framework), "moderate"))
 
 
+def _command_buffers(hlo: pd.DataFrame, out, target: Target):
+    """GPU time inside XLA command buffers (CUDA graphs): their kernels name the buffer, so the
+    per-op tables show one unresolved row per buffer."""
+    gpu = hlo[hlo.device_type == "GPU"] if len(hlo) else hlo
+    if gpu.empty:
+        return
+    total = float(gpu.total_self_time_us.sum())
+    buffers = gpu[gpu.hlo_op_name.str.startswith("command_buffer") & ~gpu.resolved.astype(bool)]
+    pct = 100 * float(buffers.total_self_time_us.sum()) / total if total > 0 else 0.0
+    if pct < MODERATE_SHARE_PCT:
+        return
+    out.append(Finding(
+        "command_buffers", f"{pct:.0f} % of GPU op time ran inside XLA command buffers (CUDA "
+        "graphs), which the profile shows as one op per buffer: no HLO op, FLOPs or "
+        "framework op for that time",
+        {"command_buffer_pct": pct, "command_buffers": int(buffers.hlo_op_name.nunique())},
+        fix("command_buffers", target.framework), "moderate"))
+
+
 def _host_python(verdict, out, target: Target):
     pct = verdict.get("all_other_pct", 0.0)
     if pct >= HIGH_SHARE_PCT:
@@ -252,7 +271,7 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
                     op_stats: pd.DataFrame, tf_data, environment: dict, memory: tuple,
                     framework: Framework, gpu_utilization: pd.DataFrame,
                     duty_cycle: pd.DataFrame, gpu_overlap: pd.DataFrame,
-                    stragglers: pd.DataFrame) -> list[Finding]:
+                    stragglers: pd.DataFrame, hlo_stats: pd.DataFrame) -> list[Finding]:
     """All findings from a profile's tables, most severe first, worded for its framework and
     GPUs (``memory``: the (summary, timeline, breakdown) tables)."""
     target = Target(framework.name, framework.gpu_vendors)
@@ -266,6 +285,7 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
     _stragglers(stragglers, steps, out, target)
     _mixed_precision(steps, environment, out, target)
     _layout(kernel_stats, op_stats, out, target)
+    _command_buffers(hlo_stats, out, target)
     _host_python(verdict, out, target)
     _memory(memory[0], out, target)
     return sorted(out, key=lambda f: f.severity != "high")
@@ -274,4 +294,4 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
 ANALYSES = (Analysis("recommendations", combine=recommendations,
                      needs=("steps", "kernel_stats", "op_stats", "tf_data", "environment",
                             "memory", "framework", "gpu_utilization", "duty_cycle",
-                            "gpu_overlap", "stragglers")),)
+                            "gpu_overlap", "stragglers", "hlo_stats")),)
