@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._native.kernels import argsort
 from .gpu_activity import NO_LAUNCH, DeviceActivity, stream_names
 from .host import HostData
 
@@ -67,7 +68,9 @@ def _per_kernel(host: str, codes: np.ndarray, names: np.ndarray, latency, call,
                 duration) -> pd.DataFrame:
     """Latency statistics per kernel name (``codes``: name code per launch; ``names``: the
     name of each code)."""
-    order = np.lexsort((latency, codes))
+    # lexsort((latency, codes)) as a stable float sort, then a stable radix sort of the codes
+    order = argsort(np.asarray(codes, np.int32),
+                    order=np.argsort(latency, kind="stable").astype(np.int32))
     codes, latency = codes[order], latency[order]
     call, duration = call[order], duration[order]
     start = np.flatnonzero(np.diff(codes, prepend=codes[0] - 1))
