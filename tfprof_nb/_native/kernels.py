@@ -17,15 +17,13 @@ from .layout import N_STEP_TYPES
 ERR_CANCELLED = -10  # common.h
 
 __all__ = ["argsort", "sort_pairs", "select_rows", "rows_where", "nesting_order",
-           "nesting_order_or_none",
-           "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows", "tl_rows_in",
-           "join_on_keys", "context_links", "spread_groups", "is_sorted_by", "int_stat",
-           "int_stats", "stats_at",
-           "stat_name_counts", "code_counts", "code_lookup", "code_rows", "code_rows_multi",
-           "keys_in", "line_name_rows",
-           "check", "sparse_lookup", "threadpool_regions", "regions_from_rows", "step_breakdown",
-           "host_step_rows", "nonzero", "span", "op_stack_walk", "op_walk_rows",
-           "inherit_from_allocations", "active_at_peak", "N_TYPES"]
+           "nesting_order_or_none", "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows",
+           "tl_rows_in", "join_on_keys", "context_links", "spread_groups", "is_sorted_by",
+           "int_stat", "int_stats", "stats_at", "stat_name_counts", "code_counts", "code_lookup",
+           "code_rows", "code_rows_multi", "keys_in", "line_name_rows", "check", "sparse_lookup",
+           "threadpool_regions", "regions_from_rows", "step_breakdown", "host_step_rows",
+           "nonzero", "span", "op_stack_walk", "op_walk_rows", "inherit_from_allocations",
+           "active_at_peak", "N_TYPES"]
 
 N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
 
