@@ -144,8 +144,7 @@ class HostData:
 
     def name_mask(self, predicate) -> np.ndarray:
         """bool per event whose name satisfies ``predicate`` (see :meth:`name_table`)."""
-        ok = self.name_table(predicate)
-        return code_lookup(self.name_code, ok) if len(ok) else np.zeros(len(self), dtype=bool)
+        return _mask(self.name_code, self.name_table(predicate), len(self))
 
     def name_rows(self, predicate, also: np.ndarray | None = None) -> np.ndarray:
         """int32 rows (increasing) of the events whose name satisfies ``predicate`` (and
@@ -223,9 +222,7 @@ class HostData:
 
     def line_mask(self, line_ok: np.ndarray) -> np.ndarray:
         """bool per event from a bool per decoded line."""
-        if not len(line_ok):
-            return np.zeros(len(self), bool)
-        return code_lookup(self.space.events.line, line_ok)
+        return _mask(self.space.events.line, line_ok, len(self))
 
     def plane_of(self, rows) -> np.ndarray:
         """Plane names of event ``rows``."""
@@ -419,6 +416,17 @@ class HostData:
             empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
             return nest_strict(order, n, (line, begin, dur), empty, self._async_skip())
         return self._cached("parent", build)
+
+
+def _mask(code: np.ndarray, table: np.ndarray, n: int) -> np.ndarray:
+    """bool per event: ``table`` (bool per code) at each event's ``code``, without a pass
+    when the table is all false or all true."""
+    table = np.asarray(table, dtype=bool)
+    if not table.any():
+        return np.zeros(n, bool)
+    if table.all() and len(code) and int(code.max()) < len(table):
+        return np.ones(n, bool)
+    return code_lookup(code, table)
 
 
 def _narrow(values: np.ndarray) -> np.ndarray:
