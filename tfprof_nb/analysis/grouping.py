@@ -230,6 +230,7 @@ class GroupingGraph:
     root_level: np.ndarray
     regions: Regions
     n_real: int
+    context: dict  # the stats that name the groups (held here: a step beside may drop caches)
 
     def begin_of(self, hd: HostData, nodes: np.ndarray) -> np.ndarray:
         """int64 start of ``nodes`` (real events and regions)."""
@@ -250,7 +251,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     largest stage, in C without the GIL) run on a second thread beside the nesting and the
     other edges; stats are read only where needed and dropped once used."""
     n = len(hd)
-    # one pass over the stat table; iter_num, _r and step_num stay cached for the groups
+    # one pass over the stat table for the graph's stats and those that name the groups
     stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
     at = _graph_queries(hd, stats["_r"])
     regions = threadpool_regions_of(hd, at)
@@ -262,6 +263,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         hd.drop_stats(("correlation_id",))
         parent, order, skip = _nesting(hd, regions, stats["_a"])
         hd.drop_stats(("_a",))
+        iter_num, step_num = stats["iter_num"], stats["step_num"]
         del stats
         pos = None
         if order is not None:
@@ -272,8 +274,10 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     del blocks, links
     release_free_memory()  # the stages' temporaries, before the next one's
     by_source = _by_source(src, dst, pos)
+    context = {"graph_type": hd.str_stat("graph_type"), "iter_num": iter_num,
+               "step_num": step_num}
     return GroupingGraph(parent, order, pos, skip, (parent, dst, src), by_source, root_level,
-                         regions, n)
+                         regions, n, context)
 
 
 def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
@@ -296,8 +300,8 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
         graph.parents, graph.by_source)
     graph.by_source = None  # not needed by the group table (made again if the graph is reused)
     del roots
-    return Grouping(group, graph.parent, _group_table(hd, root_of_group, graph.parents),
-                    graph.regions)
+    return Grouping(group, graph.parent,
+                    _group_table(hd, root_of_group, graph.parents, graph.context), graph.regions)
 
 
 def _parents_of(par, node: np.ndarray, owner: np.ndarray):
@@ -353,7 +357,7 @@ def _context(hd: HostData, roots: np.ndarray, par, stat) -> tuple[np.ndarray, np
     return values, found
 
 
-def _group_table(hd: HostData, root_of_group: np.ndarray, par) -> pd.DataFrame:
+def _group_table(hd: HostData, root_of_group: np.ndarray, par, stats: dict) -> pd.DataFrame:
     k = len(root_of_group)
     if not k:
         return pd.DataFrame({"root": pd.Series(dtype=np.int64), "name": pd.Series(dtype=object),
@@ -364,11 +368,10 @@ def _group_table(hd: HostData, root_of_group: np.ndarray, par) -> pd.DataFrame:
     real_root = np.minimum(root_of_group, n - 1)
     root_name = np.where(root_of_group < n, hd.name_of(real_root), "ThreadpoolListener::Region")
     implicit = np.isin(root_name, list(IMPLICIT_ROOTS))
-    graph_code, has_graph = _context(hd, root_of_group, par, hd.str_stat("graph_type"))
-    graph_type = hd.str_stat("graph_type").text(np.where(has_graph, graph_code, -1)
-                                                .astype(np.int64))
-    iter_num, has_iter = _context(hd, root_of_group, par, hd.int_stat("iter_num"))
-    step_num, has_step = _context(hd, root_of_group, par, hd.int_stat("step_num"))
+    graph_code, has_graph = _context(hd, root_of_group, par, stats["graph_type"])
+    graph_type = stats["graph_type"].text(np.where(has_graph, graph_code, -1).astype(np.int64))
+    iter_num, has_iter = _context(hd, root_of_group, par, stats["iter_num"])
+    step_num, has_step = _context(hd, root_of_group, par, stats["step_num"])
     g = np.arange(k)
     number = np.where(has_iter, iter_num, np.where(has_step, step_num, g))
     prefix = np.where(has_graph, pd.Series(graph_type, dtype=object).astype(str) + " ",

@@ -293,6 +293,8 @@ class HostData:
             code = st.names.index(name)
         except ValueError:
             return np.empty(0, dtype=np.int32)
+        if not st.counts_by_name()[code]:  # (no pass for a stat no event carries)
+            return np.empty(0, dtype=np.int32)
         return select_rows(st.name_code, code, st.owner_kind, 0)
 
     def has_stat(self, name: str) -> bool:
@@ -311,8 +313,10 @@ class HostData:
         out = {n: self._cache[("int", n)] for n in names if ("int", n) in self._cache}
         st = self.space.stats
         todo = [n for n in names if n not in out]
-        codes = {n: st.names.index(n) for n in todo if n in st.names}
-        caps = [int(st.counts_by_name()[c]) for c in codes.values()]
+        counts = st.counts_by_name()
+        codes = {n: c for n in todo if n in st.names
+                 and counts[c := st.names.index(n)] > 0}  # (no event carries the others)
+        caps = [int(counts[c]) for c in codes.values()]
         read = int_stats(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
                          list(codes.values()), caps) if codes else []
         for i, n in enumerate(codes):  # narrowed one by one: the wide copies go right away
@@ -336,7 +340,8 @@ class HostData:
             rows = np.asarray(rows, np.int32)
             if ("int", name) in self._cache:
                 out[key] = self._cache[("int", name)].lookup(rows)
-            elif name not in st.names or not len(rows):
+            elif name not in st.names or not len(rows) or \
+                    not st.counts_by_name()[st.names.index(name)]:
                 out[key] = (np.zeros(len(rows), np.int64), np.zeros(len(rows), bool))
             else:
                 todo.append((key, st.names.index(name), rows))
