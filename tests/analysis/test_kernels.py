@@ -411,3 +411,19 @@ def test_nesting_parent_at_rows_is_the_full_nesting_there(fixture, request):
     assert np.array_equal(found, expected) and expected.any() and not expected.all()
     with pytest.raises(ValueError, match="increasing"):
         hd.nesting_parent_at(rows[::-1].copy())
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 5000, 400_000])
+def test_radix_sorts_of_int32_match_numpys_stable_sort(n):
+    """The int32 radix argsort (8- and 16-bit digits, negative keys) and the pair sort (keys
+    with many repeats keep their values' order) equal numpy's stable sorts."""
+    rng = np.random.default_rng(n)
+    keys = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    assert np.array_equal(K.argsort(keys), np.argsort(keys, kind="stable"))
+    key = rng.integers(0, max(n // 50, 2), n).astype(np.int32)
+    value = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    got_key, got_value = K.sort_pairs(key, value)
+    order = np.argsort(key, kind="stable")
+    assert np.array_equal(got_key, key[order]) and np.array_equal(got_value, value[order])
+    with pytest.raises(ValueError):
+        K.sort_pairs(np.array([3, -1], np.int32), np.array([0, 1], np.int32))

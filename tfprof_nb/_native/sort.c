@@ -64,35 +64,22 @@ EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, i
     return 0;
 }
 
-/* The same for int32 keys (keys[r] for row r). */
-EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
-    if (n < 2) return 0;
-    uint32_t *ka = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
-    uint32_t *kb = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
+/* Stable LSD radix passes over n (key, value) pairs with unsigned 32-bit keys: the digits
+   (8 bits for small inputs, 16 for large) where ``varying`` has a bit set; k2/v2 are scratch
+   of n.  Returns 1 when the sorted pairs ended in k2/v2, 0 when in k/v, -1 when out of memory
+   or ERR_CANCELLED. */
+static int64_t radix_u32(uint32_t *k, int32_t *v, uint32_t *k2, int32_t *v2, int64_t n,
+                         uint32_t varying) {
     int bits = n > (1 << 18) ? 16 : 8;
     int64_t buckets = (int64_t)1 << bits;
+    uint32_t mask = (uint32_t)buckets - 1;
     int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
-    if (!ka || !kb || !count) {
-        free(ka);
-        free(kb);
-        free(count);
-        return -1;
-    }
-    uint32_t any = 0, all = ~0U;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t k = (uint32_t)keys[order[i]] ^ 0x80000000U;
-        ka[i] = k;
-        any |= k;
-        all &= k;
-    }
-    uint32_t varying = any ^ all, mask = (uint32_t)buckets - 1;
-    uint32_t *sk = ka, *dk = kb;
-    int32_t *sv = order, *dv = tmp;
+    if (!count) return -1;
+    uint32_t *sk = k, *dk = k2;
+    int32_t *sv = v, *dv = v2;
     for (int shift = 0; shift < 32; shift += bits) {
         if (((varying >> shift) & mask) == 0) continue;
         if (CANCELLED()) {
-            free(ka);
-            free(kb);
             free(count);
             return ERR_CANCELLED;
         }
@@ -116,11 +103,32 @@ EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, i
         sv = dv;
         dv = tv;
     }
-    if (sv != order) memcpy(order, sv, (size_t)n * sizeof(int32_t));
+    free(count);
+    return sk != k;
+}
+
+/* The same for int32 keys (keys[r] for row r). */
+EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
+    if (n < 2) return 0;
+    uint32_t *ka = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *kb = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
+    if (!ka || !kb) {
+        free(ka);
+        free(kb);
+        return -1;
+    }
+    uint32_t any = 0, all = ~0U;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)keys[order[i]] ^ 0x80000000U;
+        ka[i] = k;
+        any |= k;
+        all &= k;
+    }
+    int64_t rc = radix_u32(ka, order, kb, tmp, n, any ^ all);
+    if (rc == 1) memcpy(order, tmp, (size_t)n * sizeof(int32_t));
     free(ka);
     free(kb);
-    free(count);
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* Sort n (key, value) pairs by key (non-negative int32), stably, in place: LSD radix over
@@ -129,54 +137,16 @@ EXPORT int64_t tfp_sort_pairs_i32(int32_t *key, int32_t *value, int64_t n) {
     if (n < 2) return 0;
     uint32_t any = 0;
     for (int64_t i = 0; i < n; i++) any |= (uint32_t)key[i];
-    int bits = n > (1 << 18) ? 16 : 8;
-    int64_t buckets = (int64_t)1 << bits;
-    uint32_t mask = (uint32_t)buckets - 1;
-    int32_t *kb = (int32_t *)tfp_malloc((size_t)n * sizeof(int32_t));
+    uint32_t *kb = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
     int32_t *vb = (int32_t *)tfp_malloc((size_t)n * sizeof(int32_t));
-    int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
-    if (!kb || !vb || !count) {
-        free(kb);
-        free(vb);
-        free(count);
-        return -1;
-    }
-    int32_t *sk = key, *sv = value, *dk = kb, *dv = vb;
-    for (int shift = 0; shift < 32 && (any >> shift) != 0; shift += bits) {
-        if (CANCELLED()) {
-            free(kb);
-            free(vb);
-            free(count);
-            return ERR_CANCELLED;
-        }
-        memset(count, 0, (size_t)buckets * sizeof(int64_t));
-        for (int64_t i = 0; i < n; i++) count[((uint32_t)sk[i] >> shift) & mask]++;
-        int64_t sum = 0;
-        for (int64_t b = 0; b < buckets; b++) {
-            int64_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            int64_t d = count[((uint32_t)sk[i] >> shift) & mask]++;
-            dk[d] = sk[i];
-            dv[d] = sv[i];
-        }
-        int32_t *t = sk;
-        sk = dk;
-        dk = t;
-        t = sv;
-        sv = dv;
-        dv = t;
-    }
-    if (sk != key) {
-        memcpy(key, sk, (size_t)n * sizeof(int32_t));
-        memcpy(value, sv, (size_t)n * sizeof(int32_t));
+    int64_t rc = kb && vb ? radix_u32((uint32_t *)key, value, kb, vb, n, any) : -1;
+    if (rc == 1) {
+        memcpy(key, kb, (size_t)n * sizeof(int32_t));
+        memcpy(value, vb, (size_t)n * sizeof(int32_t));
     }
     free(kb);
     free(vb);
-    free(count);
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* Whether rows 0..n-1 are ordered by (line, begin, longest first). */
