@@ -209,3 +209,41 @@ def test_command_buffers_found_on_real_nvidia_captures():
     off = tp.load(REAL / "jax_h200_nocmdbuf.xplane.pb")
     assert not off.hlo_stats.hlo_op_name.str.startswith("command_buffer").any()
     assert len(off.hlo_stats) > 10 and not _findings(off, "command_buffers")
+
+
+def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
+    """The step breakdown's 16-bit time follows the reference (kernels named half/fp16), so a
+    bf16 JAX model on an H200 shows 0 % there; the finding reads the operand types of the
+    matrix multiplications in the HLO instead, and claims nothing when command buffers hide
+    the HLO ops.  Without HLO (TensorFlow without XLA) the step breakdown decides."""
+    from tfprof_nb.analysis import recommendations as R
+
+    from .real_xla import REAL
+
+    bf16 = tp.load(REAL / "jax_h200_nocmdbuf.xplane.pb")
+    assert bf16.steps.device_compute_16_ms.sum() == 0
+    half, matmul, unknown = R._matmul_precision(bf16.hlo_stats)
+    assert matmul > 0 and half / matmul > 0.5 and unknown == 0
+    assert not _findings(bf16, "mixed_precision")
+    # the same profile's matrix multiplications in f32: the finding, with the HLO's evidence
+    f32 = bf16.hlo_stats.assign(hlo_op_expression=bf16.hlo_stats.hlo_op_expression
+                                .str.replace("bf16[", "f32[", regex=False))
+    out: list = []
+    R._mixed_precision(bf16.steps, bf16.result("environment"), f32, out,
+                       R.Target(bf16.framework.name, bf16.framework.gpu_vendors))
+    (found,) = out
+    assert found.evidence["matmul_16bit_pct"] < 50 and "jnp.bfloat16" in found.fix
+    assert not _findings(tp.load(REAL / "jax_h200_transformer.xplane.pb"), "mixed_precision")
+    (v100,) = _findings(tp.load(gpu_fixture_file), "mixed_precision")
+    assert 0 < v100.evidence["device_compute_16bit_pct"] < 50
+
+
+def test_operands_of_an_hlo_instruction():
+    from tfprof_nb.analysis.recommendations import _operands
+
+    text = ("%custom-call.4 = (f32[2,2048,512]{2,1,0}, s8[33554432]{0}) custom-call(bf16[2048,"
+            "2,2048]{0,2,1} %bitcast.1089.0, bf16[2,2048,512]{2,1,0} %bitcast.994.0), "
+            'custom_call_target="__cublas$lt$matmul"')
+    assert _operands(text).startswith("bf16[2048,2,2048]") and "f32" not in _operands(text)
+    assert _operands("%d = f32[8,8]{1,0} dot(f32[8,4]{1,0} %a, f32[4,8]{1,0} %b), lhs=1") == \
+        "f32[8,4]{1,0} %a, f32[4,8]{1,0} %b"

@@ -170,7 +170,41 @@ def _stragglers(table: pd.DataFrame, steps: pd.DataFrame, out, target: Target):
         fix("straggler", target.framework), "high" if lag_pct >= 20 else "moderate"))
 
 
-def _mixed_precision(steps: pd.DataFrame, environment: dict, out, target: Target):
+_MATMUL_NAME = r"gemm|dot|conv|matmul|cublas"
+_MATMUL_EXPR = r'custom_call_target="__(?:cublas|cudnn)| dot\(| convolution\('
+
+
+def _operands(expression: str) -> str:
+    """The operand list of an HLO instruction's text (``%x = TYPE opcode(OPERANDS), ...``;
+    the result type may be a tuple)."""
+    rest = expression.partition(" = ")[2]
+    if rest.startswith("("):  # a tuple result type
+        rest = rest[rest.find(")") + 1:]
+    return rest.partition("(")[2].partition(")")[0]
+
+
+def _matmul_precision(hlo: pd.DataFrame) -> tuple[float, float, float]:
+    """(16-bit, all) self time of the GPU's matrix multiplications and convolutions whose HLO
+    is known (16-bit: bf16 or f16 operands), and the GPU op time with no HLO (command buffers,
+    ops missing from the HLO protos), in us."""
+    gpu = hlo[hlo.device_type == "GPU"] if len(hlo) else hlo
+    if gpu.empty:
+        return 0.0, 0.0, 0.0
+    known = gpu.resolved.astype(bool)
+    expr = gpu.hlo_op_expression.fillna("").astype(str)
+    matmul = known & (gpu.hlo_op_name.str.contains(_MATMUL_NAME, case=False)
+                      | expr.str.contains(_MATMUL_EXPR))
+    half = matmul & expr.map(lambda e: "f16[" in _operands(e))
+    t = gpu.total_self_time_us
+    return float(t[half].sum()), float(t[matmul].sum()), float(t[~known].sum())
+
+
+def _mixed_precision(steps: pd.DataFrame, environment: dict, hlo: pd.DataFrame, out,
+                     target: Target):
+    """A Tensor-Core GPU computing in 32 bit.  The step breakdown's 16-bit time follows the
+    reference (kernels named half/fp16 only: bf16 never counts), so where the HLO is known the
+    operand types of the matrix multiplications decide; where most GPU time has no HLO
+    (command buffers) nothing is claimed."""
     devices = environment["devices"]
     if devices.empty or "compute_capability" not in devices:
         return
@@ -178,9 +212,21 @@ def _mixed_precision(steps: pd.DataFrame, environment: dict, out, target: Target
     capable = capable[capable.map(lambda c: float(c) >= 7.0)]
     if capable.empty or steps.empty or steps.device_compute_ms.sum() <= 0:
         return
+    cores = "Matrix-core" if target.vendors == ("amd",) else "Tensor-Core"
+    half_us, matmul_us, unknown_us = _matmul_precision(hlo)
+    gpu_us = float(hlo[hlo.device_type == "GPU"].total_self_time_us.sum()) if len(hlo) else 0.0
+    if matmul_us > 0:
+        pct = 100 * half_us / matmul_us
+        if pct < 50:
+            out.append(Finding(
+                "mixed_precision", f"{cores}-capable GPU runs most matrix multiplications in "
+                "32 bit", {"matmul_16bit_pct": pct, "compute_capability": str(capable.iloc[0])},
+                fix("mixed_precision", target.framework), "moderate"))
+        return
+    if gpu_us > 0 and unknown_us >= gpu_us / 2:
+        return  # precision unknown (see the command-buffer finding)
     pct16 = 100 * steps.device_compute_16_ms.sum() / steps.device_compute_ms.sum()
     if pct16 < 50:
-        cores = "Matrix-core" if target.vendors == ("amd",) else "Tensor-Core"
         out.append(Finding(
             "mixed_precision", f"{cores}-capable GPU computes mostly in 32 bit",
             {"device_compute_16bit_pct": float(pct16),
@@ -283,7 +329,7 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
     _gpu_idle(gpu_utilization, out, target)
     _exposed_collectives(gpu_overlap, out, target)
     _stragglers(stragglers, steps, out, target)
-    _mixed_precision(steps, environment, out, target)
+    _mixed_precision(steps, environment, hlo_stats, out, target)
     _layout(kernel_stats, op_stats, out, target)
     _command_buffers(hlo_stats, out, target)
     _host_python(verdict, out, target)
