@@ -170,7 +170,7 @@ def _stragglers(table: pd.DataFrame, steps: pd.DataFrame, out, target: Target):
         fix("straggler", target.framework), "high" if lag_pct >= 20 else "moderate"))
 
 
-_MATMUL_NAME = r"gemm|dot|conv|matmul|cublas"
+_MATMUL_NAME = r"gemm|cublas|cudnn|matmul|convolution|(?:^|[._-])(?:dot|conv)(?:[._-]|$)"
 _MATMUL_EXPR = r'custom_call_target="__(?:cublas|cudnn)| dot\(| convolution\('
 
 
