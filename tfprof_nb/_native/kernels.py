@@ -543,24 +543,22 @@ def regions_from_rows(starts, ctx, stops, line, begin):
     return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
 
 
-def step_breakdown(rows, kind, group, step_of_group, first: tuple, second: tuple,
-                   step_begin, step_end, threads: int | None = None):
-    """(time per step and type int64 (n_steps, N_TYPES), types present (bool)) of the graph
-    nodes ``rows`` typed ``kind``: node r belongs to step step_of_group[group[r]]; nodes below
-    len(first[0]) read (begin, duration) from ``first``, the others from ``second``.  The
-    highest type code wins where events overlap."""
+def step_breakdown(rows, kind, group, step_of_group, events: tuple, step_begin, step_end,
+                   threads: int | None = None):
+    """(time per step and type int64 (n_steps, N_TYPES), types present (bool)) of the event
+    ``rows`` typed ``kind``: row r belongs to step step_of_group[group[r]] and reads its
+    (begin, duration) from ``events``.  The highest type code wins where events overlap."""
     rows, kind, group = _c(rows, np.int32), _c(kind, np.int8), _c(group, np.int32)
     step_of_group = _c(step_of_group, np.int32)
-    b1, d1 = _c(first[0], np.int64), _c(first[1], np.int64)
-    b2, d2 = _c(second[0], np.int64), _c(second[1], np.int64)
+    begin, dur = _c(events[0], np.int64), _c(events[1], np.int64)
     step_begin, step_end = _c(step_begin, np.int64), _c(step_end, np.int64)
     n_steps = len(step_begin)
     out = np.zeros((n_steps, N_TYPES), np.int64)
     present = np.zeros((n_steps, N_TYPES), np.uint8)
     check(lib().tfp_step_breakdown(len(rows), _p(rows), _p(kind), _p(group), _p(step_of_group),
-                                   len(step_of_group), len(b1), _p(b1), _p(d1), _p(b2), _p(d2),
-                                   n_steps, _p(step_begin), _p(step_end), _p(out),
-                                   _p(present), _threads(threads)))
+                                   len(step_of_group), _p(begin), _p(dur), n_steps,
+                                   _p(step_begin), _p(step_end), _p(out), _p(present),
+                                   _threads(threads)))
     return out, present.astype(bool)
 
 

@@ -420,16 +420,6 @@ static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
     int64_t v[4] = {0, 0, 0, 0}, gb = 0;
     int have = 0; /* bits: pt, p, ct, c */
     int32_t cur = -1;
-    /* the slot of each name code (-1: none), one lookup instead of four compares */
-    int8_t slot_of[256];
-    int32_t top = -1;
-    int32_t codes[4] = {pt, p, ct, c};
-    for (int k = 0; k < 4; k++)
-        if (codes[k] > top) top = codes[k];
-    if (top >= (int32_t)sizeof(slot_of)) top = -1; /* codes this large: compare instead */
-    memset(slot_of, -1, sizeof(slot_of));
-    for (int k = 3; k >= 0; k--) /* the first of equal codes wins, as the compares did */
-        if (top >= 0 && codes[k] >= 0) slot_of[codes[k]] = (int8_t)k;
     j->na = j->nb = 0;
     for (int64_t i = 0; i <= n; i++) {
         int32_t o = i < n ? owner[i] : -1;
@@ -452,8 +442,7 @@ static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
         if (CANCEL_POLL(i)) return ERR_CANCELLED;
         if (owner_kind[i] != 0) continue;
         int32_t code = CODE_AT(name_code, code_bytes, i);
-        int slot = top >= 0 ? ((uint32_t)code <= (uint32_t)top ? slot_of[code] : -1)
-                   : code == pt ? 0 : code == p ? 1 : code == ct ? 2 : code == c ? 3 : -1;
+        int slot = code == pt ? 0 : code == p ? 1 : code == ct ? 2 : code == c ? 3 : -1;
         if (slot < 0) continue;
         int8_t t = kind[i];
         int64_t value;

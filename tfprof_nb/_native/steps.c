@@ -7,8 +7,8 @@ void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_
 typedef struct { /* the inputs of the step-time breakdown, shared by its threads */
     const int32_t *rows, *order;
     const int8_t *type;
-    const int64_t *off, *begin1, *dur1, *begin2, *dur2, *step_begin, *step_end;
-    int64_t n_first, n_steps, max_m, next, rc;
+    const int64_t *off, *begin, *dur, *step_begin, *step_end;
+    int64_t n_steps, max_m, next, rc;
     int64_t *out;
     uint8_t *present;
 } Breakdown;
@@ -23,8 +23,7 @@ static void breakdown_step(Breakdown *w, int64_t s, int64_t *key, int32_t *val, 
     for (int64_t k = 0; k < m; k++) {
         int32_t i = w->order[lo + k];
         int32_t r = w->rows[i];
-        int64_t b = r < w->n_first ? w->begin1[r] : w->begin2[r - w->n_first];
-        int64_t d = r < w->n_first ? w->dur1[r] : w->dur2[r - w->n_first];
+        int64_t b = w->begin[r], d = w->dur[r];
         int t = w->type[i];
         w->present[s * N_TYPES + t] = 1;
         key[2 * k] = b * 2 + 1;
@@ -100,16 +99,14 @@ static void *breakdown_worker(void *arg) {
    step span that belongs to the highest-priority event type active then (higher type codes
    win; the reference's tracker, see breakdown_step); present[step * N_TYPES + type] marks the
    types seen in each step.
-   The events are graph nodes: node r < n_first reads begin1/dur1[r], others begin2/dur2[r -
-   n_first]; node r belongs to step step_of_group[group[r]] (group -1 or a group without a
-   step: ignored); type[i] is the type of rows[i].  At equal times ends come before starts.
+   The events are rows[i] (begin[r], dur[r]); row r belongs to step step_of_group[group[r]]
+   (group -1 or a group without a step: ignored); type[i] is the type of rows[i].  At equal times ends come before starts.
    Steps are swept on ``threads`` threads.  Returns 0, -1 when out of memory, or
    ERR_CANCELLED. */
 EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *type,
                                   const int32_t *group, const int32_t *step_of_group,
-                                  int64_t n_groups, int64_t n_first, const int64_t *begin1,
-                                  const int64_t *dur1, const int64_t *begin2,
-                                  const int64_t *dur2, int64_t n_steps,
+                                  int64_t n_groups, const int64_t *begin, const int64_t *dur,
+                                  int64_t n_steps,
                                   const int64_t *step_begin, const int64_t *step_end,
                                   int64_t *out, uint8_t *present, int64_t threads) {
 #define STEP_OF(i) (group[rows[i]] >= 0 && group[rows[i]] < n_groups \
@@ -138,8 +135,8 @@ EXPORT int64_t tfp_step_breakdown(int64_t n, const int32_t *rows, const int8_t *
         if (s >= 0 && s < n_steps) order[fill[s]++] = (int32_t)i;
     }
 #undef STEP_OF
-    Breakdown w = {rows, order, type, off, begin1, dur1, begin2, dur2, step_begin, step_end,
-                   n_first, n_steps, max_m, 0, 0, out, present};
+    Breakdown w = {rows, order, type, off, begin, dur, step_begin, step_end, n_steps, max_m,
+                   0, 0, out, present};
     run_threads(breakdown_worker, &w, threads);
     free(off);
     free(fill);

@@ -137,11 +137,6 @@ def _nesting(hd: HostData, regions: Regions, a) -> tuple:
     return nest_strict(order, n, real, extra, skip, extra_order), order, skip
 
 
-def _at(stat, rows: np.ndarray):
-    """(values int64, present) of a sparse stat at sorted event ``rows``."""
-    return stat.lookup(rows)
-
-
 def _context_links(hd: HostData):
     """Producer -> consumer edges by (type, id), read from the stat table, sorted by
     destination."""

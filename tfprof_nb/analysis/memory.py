@@ -101,7 +101,7 @@ def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     line = hd.space.events.line[rows]
     return pd.DataFrame({"allocator": allocator.fillna("").astype(str).to_numpy(dtype=object),
                          "time_ps": hd.begin[rows],
-                         "line_offset_ps": hd.begin[rows] - hd.space.line_start_ps()[line],
+                         "line_offset_ps": hd.begin[rows] - hd.space.events.line_start_ps[line],
                          "is_alloc": hd.name_is("MemoryAllocation")[rows], **cols,
                          "event_id": rows.astype(np.int64)})
 

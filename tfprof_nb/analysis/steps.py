@@ -279,8 +279,7 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
     # (only real events: thread-pool regions are never grouped, as in the reference)
     if inferred is not None and len(inferred):
         spans = _inferred_spans(hd, spans, group, rows)
-    return _step_rows(hd, group, spans, (rows, kinds, _NO_EXTRA_NODES), grouping,
-                      well_formed=HOST_COMPUTE)
+    return _step_rows(hd, group, spans, (rows, kinds), grouping, well_formed=HOST_COMPUTE)
 
 
 def _inferred_spans(hd: HostData, spans: pd.DataFrame, group: np.ndarray,
@@ -315,7 +314,7 @@ def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray,
     name_codes, shape_codes = np.divmod(distinct, len(shape.table) + 1)
     kinds = _classify_device(pd.Series(hd.names[name_codes], dtype=object),
                              pd.Series(shape.text(shape_codes - 1), dtype=object))
-    events = (rows, kinds[inverse.reshape(-1)], _NO_EXTRA_NODES)
+    events = (rows, kinds[inverse.reshape(-1)])
     return _step_rows(hd, group, _device_step_spans(hd, group, on_device), events, None,
                       well_formed=(DEVICE_COMPUTE_16, DEVICE_COMPUTE_32))
 
@@ -354,14 +353,9 @@ def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
     return spans.astype(np.int64).reset_index(drop=True)
 
 
-# (begin, duration) of the breakdown's nodes past the real events: none (the C breakdown
-# takes them; no analysis passes any since thread-pool regions stopped counting)
-_NO_EXTRA_NODES = (np.empty(0, np.int64), np.empty(0, np.int64))
-
-
 def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
-    """Step table from step spans (longest per group) and the steps' typed events: (graph
-    node rows, their types, (begin, duration) of the nodes past the real events)."""
+    """Step table from step spans (longest per group) and the steps' typed events: (event
+    rows, their types)."""
     if spans.empty:
         return pd.DataFrame()
     spans = spans.copy()
@@ -374,9 +368,9 @@ def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
     step_of_group = np.full(int(max(spans.index.max(), group.max(initial=0))) + 1, -1,
                             np.int32)
     step_of_group[spans.index.to_numpy()] = np.arange(len(spans), dtype=np.int32)
-    rows, kinds, second = events
+    rows, kinds = events
     out, present = step_breakdown(rows, kinds, group, step_of_group, (hd.begin, hd.duration),
-                                  second, spans.begin.to_numpy(), spans.end.to_numpy())
+                                  spans.begin.to_numpy(), spans.end.to_numpy())
     keep = present[:, np.atleast_1d(well_formed)].any(axis=1)
     dur = spans.dur.to_numpy()
     other = np.maximum(dur - out.sum(axis=1), 0)
