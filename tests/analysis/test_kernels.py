@@ -70,8 +70,10 @@ def test_context_links_match_a_join_of_the_stats(cpu_python_file, passes):
     assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
 
 
+@pytest.mark.parametrize("seek_ratio", [0, 10**9])  # every query sought; none sought
 @pytest.mark.parametrize("fixture", ["cpu_file", "gpu_fixture_file"])
-def test_stats_at_matches_sparse_lookups(fixture, request):
+def test_stats_at_matches_sparse_lookups(fixture, seek_ratio, request, monkeypatch):
+    monkeypatch.setattr(K, "SEEK_RATIO", seek_ratio)
     hd = HostData("h", read_xspace(request.getfixturevalue(fixture)))
     names = [n for n in ("_c", "id", "step_num", "correlation_id", "group_id", "iter_num")
              if n in hd.space.stats.names]
@@ -89,6 +91,80 @@ def test_stats_at_matches_sparse_lookups(fixture, request):
         values, hit = got[key]
         assert np.array_equal(hit, ref_hit), key
         assert np.array_equal(values[hit], ref_values[ref_hit]), key
+
+
+def _random_stat_table(rng, n_events: int):
+    """Stat columns in the decoder's order: each event's stats together, events in order,
+    runs of stats of other owners between them; codes 0-3, every value kind, events
+    carrying a stat twice."""
+    per_event = rng.integers(0, 5, n_events)
+    owner = np.repeat(np.arange(n_events, dtype=np.int32), per_event)
+    n = len(owner)
+    cols = {"owner": owner, "owner_kind": np.zeros(n, np.int8),
+            "name_code": rng.integers(0, 4, n).astype(np.uint16),
+            "kind": rng.choice(np.array([1, 2, 3, 3, 3, 4], np.int8), n),
+            "raw": rng.integers(-1000, 1000, n).astype(np.int64)}
+    doubles = cols["kind"] == 1
+    cols["raw"][doubles] = (rng.random(doubles.sum()) * 1e4 - 5e3).view(np.int64)
+    cols["raw"][np.flatnonzero(doubles)[::7]] = np.array([np.nan]).view(np.int64)[0]
+    # runs of metadata / plane stats (owners unrelated to events) at random places
+    at = np.sort(rng.choice(n, 12, replace=False))
+    pieces, start = {k: [] for k in cols}, 0
+    for i, cut in enumerate(np.append(at, n)):
+        for k in cols:
+            pieces[k].append(cols[k][start:cut])
+        if cut < n:
+            m = int(rng.integers(1, 40))
+            pieces["owner"].append(rng.integers(0, 9, m).astype(np.int32))
+            pieces["owner_kind"].append(np.full(m, 1 + i % 2, np.int8))
+            for k in ("name_code", "kind", "raw"):
+                pieces[k].append(np.resize(cols[k], m))
+        start = cut
+    return {k: np.concatenate(v) for k, v in pieces.items()}
+
+
+def _reference_stat_at(cols, code: int, rows: np.ndarray):
+    """The last numeric value (doubles truncated, NaN skipped) of stat ``code`` per event."""
+    t = pd.DataFrame(cols)
+    t = t[(t.owner_kind == 0) & (t.name_code == code) & t.kind.isin([1, 2, 3])].copy()
+    dbl = t.raw.to_numpy().view(np.float64)
+    t["v"] = np.where(t.kind == 1, np.trunc(np.nan_to_num(dbl, nan=0)), t.raw).astype(np.int64)
+    t = t[~((t.kind == 1) & np.isnan(dbl))]
+    last = t.groupby("owner").v.last()
+    hit = np.isin(rows, last.index.to_numpy())
+    values = np.zeros(len(rows), np.int64)
+    values[hit] = last.reindex(rows[hit]).to_numpy()
+    return values, hit
+
+
+def test_stats_sought_row_by_row_match_a_reference(monkeypatch):
+    """tfp_stats_seek (and the pass it replaces) on random tables: stats of other owners in
+    runs between events, repeated and unsorted query rows, queries sharing rows."""
+    monkeypatch.setattr(K, "SEEK_RATIO", 0)  # with runs, every query is sought
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        n_events = 3_000
+        cols = _random_stat_table(rng, n_events)
+        shared = rng.integers(0, n_events, 400).astype(np.int32)  # unsorted, repeats
+        queries = [(0, shared), (1, shared), (0, shared), (3, np.sort(shared)),
+                   (2, rng.integers(0, n_events + 5, 50).astype(np.int32)),
+                   (1, np.empty(0, np.int32))]
+        starts, ends = [], []
+        for i in np.flatnonzero(cols["owner_kind"] != 0):
+            if starts and ends[-1] == i:
+                ends[-1] = i + 1
+            else:
+                starts.append(i)
+                ends.append(i + 1)
+        runs = (np.array(starts, np.int64), np.array(ends, np.int64))
+        args = (cols["name_code"], cols["owner_kind"], cols["kind"], cols["raw"], cols["owner"])
+        sought = K.stats_at(*args, queries, runs=runs)
+        scanned = K.stats_at(*args, queries)  # (no runs: one pass)
+        for (code, rows), got, other in zip(queries, sought, scanned):
+            values, hit = _reference_stat_at(cols, code, rows)
+            assert np.array_equal(got[1], hit) and np.array_equal(got[0][hit], values[hit])
+            assert np.array_equal(other[1], hit) and np.array_equal(other[0][hit], values[hit])
+        assert sum(h.sum() for _, h in sought) > 500
 
 
 def test_nesting_with_merged_extra_nodes_matches_one_sorted_order():

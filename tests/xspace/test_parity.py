@@ -60,3 +60,17 @@ def test_decode_from_bytes_equals_decode_from_file(cpu_file):
     assert np.array_equal(a.events.offset_ps, b.events.offset_ps)
     assert a.events.names == b.events.names
     assert b.path is None and a.path == str(cpu_file)
+
+
+def test_decoder_counts_events_per_name_and_line(profile_file, monkeypatch):
+    """The counts made while decoding equal counting the columns (and, past the limit of
+    names the decoder counts, none are made)."""
+    sp = read_xspace(profile_file, threads=2)
+    ev = sp.events
+    assert ev.name_counts is not None and ev.line_counts is not None
+    assert np.array_equal(ev.name_counts, np.bincount(ev.name_code, minlength=len(ev.names)))
+    assert np.array_equal(ev.line_counts, np.bincount(ev.line, minlength=len(sp.line_ids)))
+    from tfprof_nb.xspace import decoder
+    monkeypatch.setattr(decoder, "_COUNTED_NAMES", 1)
+    sp = read_xspace(profile_file)
+    assert sp.events.name_counts is None and sp.events.line_counts is not None

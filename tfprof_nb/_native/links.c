@@ -410,20 +410,33 @@ static inline int in_pass(int64_t k0, int64_t k1, int64_t pass, int64_t passes) 
 
 /* One pass of tfp_context_links: the entries of the keys in ``pass`` (of ``passes``) into
    j->a and j->b, b ids numbering every consumer in order (j->nb_total of them); the rows of
-   the consumers are written on the first pass.  Returns 0, -1 (full) or ERR_CANCELLED. */
+   the consumers are written on the first pass.  ``slot_of`` gives each name code below
+   ``n_codes`` its stat (0 pt, 1 p, 2 ct, 3 c; -1 none).  Only the four stats are looked at:
+   an event is complete when one of them belongs to the next event (stat rows are in event
+   order) or the table ends.  Returns 0, -1 (full) or ERR_CANCELLED. */
 static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
                             const int8_t *owner_kind, const int8_t *kind, const int64_t *raw,
-                            const int32_t *owner, int64_t n, int32_t pt, int32_t p, int32_t ct,
-                            int32_t c, const int32_t *x_rows, const int64_t *x_k0,
+                            const int32_t *owner, int64_t n, const int8_t *slot_of,
+                            int64_t n_codes, const int32_t *x_rows, const int64_t *x_k0,
                             const int64_t *x_k1, int64_t n_extra, int64_t pass,
                             int64_t passes) {
     int64_t v[4] = {0, 0, 0, 0}, gb = 0;
     int have = 0; /* bits: pt, p, ct, c */
     int32_t cur = -1;
     j->na = j->nb = 0;
-    for (int64_t i = 0; i <= n; i++) {
-        int32_t o = i < n ? owner[i] : -1;
-        if (i == n || (owner_kind[i] == 0 && o != cur)) { /* the event before is complete */
+    for (int64_t i = 0;; i++) {
+        int32_t o = -1;
+        int slot = -1;
+        if (i < n) {
+            if (CANCEL_POLL(i)) return ERR_CANCELLED;
+            int64_t code = code_bytes == 2 ? (int64_t)((const uint16_t *)name_code)[i]
+                                           : (int64_t)((const int32_t *)name_code)[i];
+            if ((uint64_t)code >= (uint64_t)n_codes) continue;
+            slot = slot_of[code];
+            if (slot < 0 || owner_kind[i] != 0) continue;
+            o = owner[i];
+        }
+        if (o != cur) { /* the event before is complete */
             if ((have & 3) == 3 && in_pass(v[0], v[1], pass, passes) &&
                 join_add(j, 0, v[0], v[1], cur) != 0)
                 return -1;
@@ -438,12 +451,7 @@ static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
             have = 0;
             cur = o;
         }
-        if (i == n) break;
-        if (CANCEL_POLL(i)) return ERR_CANCELLED;
-        if (owner_kind[i] != 0) continue;
-        int32_t code = CODE_AT(name_code, code_bytes, i);
-        int slot = code == pt ? 0 : code == p ? 1 : code == ct ? 2 : code == c ? 3 : -1;
-        if (slot < 0) continue;
+        if (i >= n) break;
         int8_t t = kind[i];
         int64_t value;
         if (t == KIND_UINT64 || t == KIND_INT64) {
@@ -486,19 +494,28 @@ EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
                                  int64_t cap_b, const int32_t *x_rows, const int64_t *x_k0,
                                  const int64_t *x_k1, int64_t n_extra, int64_t limit,
                                  int64_t threads, int64_t passes, void **handle) {
+    int32_t codes[4] = {pt, p, ct, c};
+    int64_t n_codes = 0;
+    for (int k = 0; k < 4; k++)
+        if (codes[k] + (int64_t)1 > n_codes) n_codes = codes[k] + (int64_t)1;
+    int8_t *slot_of = (int8_t *)tfp_malloc((size_t)n_codes + 1);
     Join *j = join_new(cap_a, cap_b + n_extra);
     *handle = NULL;
-    if (!j || match_alloc(j, cap_b + n_extra) != 0) goto oom;
+    if (!slot_of || !j || match_alloc(j, cap_b + n_extra) != 0) goto oom;
+    memset(slot_of, -1, (size_t)n_codes + 1);
+    for (int k = 3; k >= 0; k--) /* (a code named twice takes its first stat) */
+        if (codes[k] >= 0) slot_of[codes[k]] = (int8_t)k;
     /* keys are split by bits of their hash into passes (1, 2 or 4) joined one after the
        other: a pass touches only its share of the entry arrays, so the join's memory is that
        share */
     if (passes != 2 && passes != 4) passes = 1;
     int64_t rc = 0;
     for (int64_t pass = 0; pass < passes && rc == 0; pass++) {
-        rc = context_scan(j, name_code, code_bytes, owner_kind, kind, raw, owner, n, pt, p, ct,
-                          c, x_rows, x_k0, x_k1, n_extra, pass, passes);
+        rc = context_scan(j, name_code, code_bytes, owner_kind, kind, raw, owner, n, slot_of,
+                          n_codes, x_rows, x_k0, x_k1, n_extra, pass, passes);
         if (rc == 0) rc = join_pass(j, limit, threads);
     }
+    free(slot_of);
     entries_free(j);
     if (rc < 0) {
         join_free(j);
@@ -507,6 +524,7 @@ EXPORT int64_t tfp_context_links(const void *name_code, int64_t code_bytes,
     *handle = j;
     return j->n_edges;
 oom:
+    free(slot_of);
     join_free(j);
     return -1;
 }

@@ -162,3 +162,100 @@ EXPORT int64_t tfp_stats_at(const void *name_code, int64_t code_bytes, const int
     }
     return 0;
 }
+
+/* The first event stat at or after row i (n when none): rows of other owners come in runs
+   [run_lo[k], run_hi[k]) (increasing, maximal), skipped with a binary search. */
+static inline int64_t next_event_stat(const int8_t *owner_kind, int64_t n, const int64_t *run_lo,
+                                      const int64_t *run_hi, int64_t n_runs, int64_t i) {
+    if (i >= n || owner_kind[i] == 0) return i;
+    int64_t lo = 0, hi = n_runs;
+    while (hi - lo > 1) { /* the last run starting at or before i */
+        int64_t mid = (lo + hi) >> 1;
+        if (run_lo[mid] <= i) lo = mid;
+        else hi = mid;
+    }
+    return n_runs && run_lo[lo] <= i && i < run_hi[lo] ? run_hi[lo] : i + 1;
+}
+
+/* the owner of the first event stat at or after row i (INT32_MAX past the end): it does not
+   decrease with i, as event stats are in event order */
+static inline int32_t owner_from(const int8_t *owner_kind, const int32_t *owner, int64_t n,
+                                 const int64_t *run_lo, const int64_t *run_hi, int64_t n_runs,
+                                 int64_t i) {
+    i = next_event_stat(owner_kind, n, run_lo, run_hi, n_runs, i);
+    return i < n ? owner[i] : INT32_MAX;
+}
+
+/* tfp_stats_at for queries on the same rows without a pass over the stat table: each of the
+   ``m`` rows (non-decreasing) is found by galloping over the owners from the last one found,
+   then its event's stats are read for the ``k`` name codes ``codes``.  For few rows against
+   many stats.  ``run_lo``/``run_hi``: the runs of stats not owned by events (see
+   next_event_stat).  values and hit are k x m (row-major), as tfp_stats_at gives them;
+   returns 0 or ERR_CANCELLED. */
+EXPORT int64_t tfp_stats_seek(const void *name_code, int64_t code_bytes, const int8_t *owner_kind,
+                              const int8_t *kind, const int64_t *raw, const int32_t *owner,
+                              int64_t n, const int64_t *run_lo, const int64_t *run_hi,
+                              int64_t n_runs, const int32_t *codes, int64_t k,
+                              const int32_t *rows, int64_t m, int64_t *values, uint8_t *hit) {
+    int64_t j = 0; /* every event stat before j has an owner below the current row */
+    for (int64_t q = 0; q < m; q++) {
+        if (CANCEL_POLL(q)) return ERR_CANCELLED;
+        int32_t r = rows[q];
+        if (q > 0 && r == rows[q - 1]) {
+            for (int64_t c = 0; c < k; c++) {
+                values[c * m + q] = values[c * m + q - 1];
+                hit[c * m + q] = hit[c * m + q - 1];
+            }
+            continue;
+        }
+        /* gallop: the first j' >= j whose owner (from j' on) is at least r */
+        int64_t lo = j, step = 1, hi;
+        if (owner_from(owner_kind, owner, n, run_lo, run_hi, n_runs, lo) >= r) {
+            hi = lo;
+        } else {
+            while (lo + step < n &&
+                   owner_from(owner_kind, owner, n, run_lo, run_hi, n_runs, lo + step) < r) {
+                lo += step;
+                step <<= 1;
+            }
+            hi = lo + step < n ? lo + step : n;
+            lo++; /* owner_from(lo - 1) < r */
+            while (lo < hi) {
+                int64_t mid = lo + ((hi - lo) >> 1);
+                if (owner_from(owner_kind, owner, n, run_lo, run_hi, n_runs, mid) < r)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+        }
+        j = hi;
+        for (int64_t c = 0; c < k; c++) {
+            values[c * m + q] = 0;
+            hit[c * m + q] = 0;
+        }
+        for (int64_t i = next_event_stat(owner_kind, n, run_lo, run_hi, n_runs, j);
+             i < n && owner[i] == r;
+             i = next_event_stat(owner_kind, n, run_lo, run_hi, n_runs, i + 1)) {
+            int32_t code = CODE_AT(name_code, code_bytes, i);
+            int64_t c = 0;
+            while (c < k && codes[c] != code) c++;
+            if (c == k) continue;
+            int8_t t = kind[i];
+            int64_t v;
+            if (t == KIND_UINT64 || t == KIND_INT64) {
+                v = raw[i];
+            } else if (t == KIND_DOUBLE) {
+                double d;
+                memcpy(&d, &raw[i], sizeof(double));
+                if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
+                    continue;
+                v = (int64_t)d;
+            } else {
+                continue;
+            }
+            values[c * m + q] = v;
+            hit[c * m + q] = 1;
+        }
+    }
+    return 0;
+}

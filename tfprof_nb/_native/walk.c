@@ -196,6 +196,7 @@ typedef struct { /* the caller's event columns and what resolves names (phase 2)
     int64_t meta_bytes, name_bytes;
     const int32_t *code_of_row;
     int32_t missing;
+    int64_t n_codes; /* > 0: events are counted per name code (codes below it) */
 } EvOut;
 
 typedef struct {
@@ -224,6 +225,8 @@ typedef struct {
     int64_t st_name_bytes, n_srows;
     const int32_t *code_of_srow;
     int32_t missing_stat;
+    int64_t *ev_counts; /* events per name code over every thread (NULL: not counted) */
+    int ev_counts_lost; /* a thread could not count (out of memory) */
 } Space;
 
 static void progress_add(Space *s, int64_t bytes) {
@@ -361,8 +364,8 @@ static inline int add_extra(Tab *ex, int64_t row, int64_t what, int64_t value) {
     return 0;
 }
 
-static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t pos,
-                     int64_t end, int64_t row, int64_t line_row) {
+static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t *counts,
+                     int64_t pos, int64_t end, int64_t row, int64_t line_row) {
     const uint8_t *b = w->b;
     int64_t md = 0, offset = 0, duration = 0, occurrences = 0, field, stop;
     int wt;
@@ -413,6 +416,7 @@ static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t
     int64_t meta = lookup_get(evmap, md);
     o->line[row] = (int32_t)line_row;
     int32_t code = meta < 0 ? o->missing : o->code_of_row[meta];
+    if (counts) counts[code]++;
     if (o->meta_bytes == 2) ((int16_t *)o->meta)[row] = (int16_t)meta;
     else ((int32_t *)o->meta)[row] = (int32_t)meta;
     if (o->name_bytes == 2) ((uint16_t *)o->name)[row] = (uint16_t)code;
@@ -833,6 +837,7 @@ static void space_free(Space *s) {
     for (int64_t i = 0; i < s->n_jobs; i++) free(s->jobs[i].chunks);
     free(s->jobs);
     free(s->segs);
+    free(s->ev_counts);
     free(s);
 }
 
@@ -1014,7 +1019,7 @@ EXPORT void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_
 /* ---- phase 2: stats counted, then events and stats walked, chunks side by side ---------- */
 
 
-static void walk_chunk(Space *s, Chunk *c, int64_t base) {
+static void walk_chunk(Space *s, Chunk *c, int64_t base, int64_t *ev_counts) {
     StatBuf *st = &c->st;
     st->fixed = 1;
     st->owner = s->st_owner + base;
@@ -1047,7 +1052,9 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base) {
             if (wt == 2 && field == 4) {
                 pos = length(b, pos, end, &stop);
                 if (pos >= 0 && row >= rows_end) pos = ERR_CHANGED; /* never past its rows */
-                if (pos >= 0) pos = event(&w, &s->out, evmap, &c->ex, pos, stop, row++, c->line);
+                if (pos >= 0)
+                    pos = event(&w, &s->out, evmap, &c->ex, ev_counts, pos, stop, row++,
+                                c->line);
             } else {
                 pos = skip(b, pos, end, wt);
             }
@@ -1083,6 +1090,12 @@ static void copy_staged(Space *s, const Seg *seg) {
 
 static void *events_worker(void *arg) {
     Space *s = (Space *)arg;
+    /* this thread's events per name code, added to the space's when it is done */
+    int64_t *counts = NULL;
+    if (s->ev_counts) {
+        counts = (int64_t *)tfp_calloc((size_t)s->out.n_codes, sizeof(int64_t));
+        if (!counts) __atomic_store_n(&s->ev_counts_lost, 1, __ATOMIC_RELAXED);
+    }
     for (;;) {
         int64_t g = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
         if (g >= s->n_segs) break;
@@ -1097,9 +1110,14 @@ static void *events_worker(void *arg) {
             c->err_pos = -1;
             continue;
         }
-        walk_chunk(s, c, seg->base);
+        walk_chunk(s, c, seg->base, counts);
         release_pages(s, c->pos, c->end);
         progress_add(s, c->end - c->pos);
+    }
+    if (counts) {
+        for (int64_t k = 0; k < s->out.n_codes; k++)
+            if (counts[k]) __atomic_fetch_add(&s->ev_counts[k], counts[k], __ATOMIC_RELAXED);
+        free(counts);
     }
     return NULL;
 }
@@ -1110,17 +1128,21 @@ static void *events_worker(void *arg) {
    their plane); start int64 (the offset as stored); duration int64.  Stats (as many as
    tfp_space_open said): owner int32, owner kind int8, name code uint16 or int32
    (``sname_bytes``: code_of_srow[stat-metadata row], ``smissing`` when missing), kind int8,
-   value int64 (str/bytes: their buffer offset; refs: the stat-metadata row).  ``info`` is
-   filled again (text and extra counts; the first error, if any). */
+   value int64 (str/bytes: their buffer offset; refs: the stat-metadata row).  With
+   ``n_codes`` > 0 (above every event name code), events are counted per name code for
+   tfp_space_finish.  ``info`` is filled again (text and extra counts; the first error, if
+   any). */
 EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta,
                              int64_t meta_bytes, void *name, int64_t name_bytes,
-                             const int32_t *code_of_row, int32_t missing, int64_t *start,
+                             const int32_t *code_of_row, int32_t missing, int64_t n_codes,
+                             int64_t *start,
                              int64_t *dur, int32_t *owner, int8_t *okind, void *sname,
                              int64_t sname_bytes, int8_t *kind, int64_t *value,
                              const int32_t *code_of_srow, int64_t n_srows, int32_t smissing,
                              int64_t *info) {
     Space *s = (Space *)h;
-    EvOut o = {line, meta, name, start, dur, meta_bytes, name_bytes, code_of_row, missing};
+    EvOut o = {line,        meta,    name,   start,  dur, meta_bytes, name_bytes,
+               code_of_row, missing, n_codes};
     s->out = o;
     s->st_owner = owner;
     s->st_okind = okind;
@@ -1131,6 +1153,9 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
     s->code_of_srow = code_of_srow;
     s->n_srows = n_srows;
     s->missing_stat = smissing;
+    free(s->ev_counts);
+    s->ev_counts = n_codes > 0 ? (int64_t *)tfp_calloc((size_t)n_codes, sizeof(int64_t)) : NULL;
+    s->ev_counts_lost = 0;
     s->next = 0;
     if (s->progress) {
         s->progress[PR_DONE] = 0;
@@ -1144,12 +1169,18 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
 
 /* ---- phase 3: text stats and extras ----------------------------------------------------- */
 
-/* The text stats' (row, length) and the event extras (rows x EX_COLS) in file order, and the
-   number of event stats per stat name code (``name_counts``: n_srows + 1 entries, zeroed). */
+/* The text stats' (row, length) and the event extras (rows x EX_COLS) in file order, the
+   number of event stats per stat name code (``name_counts``: n_srows + 1 entries, zeroed),
+   the number of events per line (``line_counts``, zeroed) and, when phase 2 counted them,
+   per event name code (``ev_counts``: its n_codes entries; left as they are when not
+   counted, e.g. out of memory: the caller fills them with -1 first). */
 EXPORT void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex,
-                             int64_t *name_counts) {
+                             int64_t *name_counts, int64_t *line_counts, int64_t *ev_counts) {
     Space *s = (Space *)h;
     int64_t t = 0, x = 0;
+    for (int64_t c = 0; c < s->n_chunks; c++) line_counts[s->chunks[c].line] += s->chunks[c].n_ev;
+    if (ev_counts && s->ev_counts && !s->ev_counts_lost)
+        memcpy(ev_counts, s->ev_counts, (size_t)s->out.n_codes * sizeof(int64_t));
     for (int64_t c = 0; c < s->n_chunks; c++)
         if (s->chunks[c].st.name_counts)
             for (int64_t k = 0; k <= s->n_srows; k++)

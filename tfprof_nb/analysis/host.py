@@ -178,6 +178,9 @@ class HostData:
     @property
     def name_counts(self) -> np.ndarray:
         """int64 number of events of each name code."""
+        known = self.space.events.name_counts  # (counted by the decoder)
+        if known is not None and len(known) == len(self.names):
+            return known
         return self._cached("name_counts", lambda: code_counts(self.name_code,
                                                                len(self.names)))
 
@@ -214,6 +217,9 @@ class HostData:
     @property
     def line_counts(self) -> np.ndarray:
         """int64 number of events on each decoded line."""
+        known = self.space.events.line_counts  # (counted by the decoder)
+        if known is not None and len(known) == len(self.space.line_ids):
+            return known
         return self._cached("line_counts", lambda: code_counts(self.space.events.line,
                                                                len(self.space.line_ids)))
 
@@ -332,8 +338,9 @@ class HostData:
 
     def stats_at(self, queries: dict) -> dict:
         """Integer stats at event rows without reading the whole stats: ``queries``
-        {key: (stat name, rows)} -> {key: (values int64, present bool)}, in one pass over the
-        stat table (cached stats are looked up instead)."""
+        {key: (stat name, rows)} -> {key: (values int64, present bool)}: queries of few rows
+        sought row by row, the others in one pass over the stat table (cached stats are
+        looked up instead)."""
         st = self.space.stats
         out, todo = {}, []
         for key, (name, rows) in queries.items():
@@ -347,7 +354,7 @@ class HostData:
                 todo.append((key, st.names.index(name), rows))
         if todo:
             read = stats_at(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner,
-                            [(c, r) for _, c, r in todo])
+                            [(c, r) for _, c, r in todo], runs=st.other_owner_runs())
             out.update({key: value for (key, _, _), value in zip(todo, read)})
         return {key: out[key] for key in queries}
 

@@ -74,6 +74,7 @@ ERROR_MESSAGES = {
          "once it is written",
 }
 CHUNK_BYTES = 8 << 20  # events are walked in chunks of about this many bytes, side by side
+_COUNTED_NAMES = 1 << 20  # distinct event names past which the decoder does not count them
 
 
 def default_threads() -> int:
@@ -140,7 +141,7 @@ class _Walk:
         native.lib().tfp_space_events(
             self.h, threads, e["line"].ctypes.data, e["metadata_row"].ctypes.data,
             e["metadata_row"].itemsize, e["name_code"].ctypes.data, e["name_code"].itemsize,
-            _table(ev.codes).ctypes.data, ev.missing, e["start_ps"].ctypes.data,
+            _table(ev.codes).ctypes.data, ev.missing, ev.n_codes, e["start_ps"].ctypes.data,
             e["duration_ps"].ctypes.data, s["owner"].ctypes.data, s["owner_kind"].ctypes.data,
             s["name_code"].ctypes.data, s["name_code"].itemsize, s["kind"].ctypes.data,
             s["raw_value"].ctypes.data, _table(st.codes).ctypes.data, len(st.codes),
@@ -148,16 +149,23 @@ class _Walk:
         self.check()
         return events, stats
 
-    def finish(self, n_codes: int) -> tuple:
-        """(text stat rows, their lengths, event extras) in file order, and the number of
-        event stats of each of ``n_codes`` stat name codes."""
+    def finish(self, n_codes: int, n_lines: int, n_event_codes: int) -> tuple:
+        """(text stat rows, their lengths, event extras) in file order, the number of event
+        stats of each of ``n_codes`` stat name codes, the events of each of ``n_lines``
+        lines and of each of ``n_event_codes`` event name codes (None when not counted)."""
         nt = self.n(T_TX)
         tx_row, tx_len = np.empty(nt, np.int32), np.empty(nt, np.int32)
         extras = np.empty((self.n(T_EX), len(SMALL_TABLES["EX"])), np.int64)
         counts = np.zeros(n_codes + 1, np.int64)
+        line_counts = np.zeros(max(n_lines, 1), np.int64)
+        ev_counts = np.full(max(n_event_codes, 1), -1, np.int64)
         native.lib().tfp_space_finish(self.h, tx_row.ctypes.data, tx_len.ctypes.data,
-                                      extras.ctypes.data, counts.ctypes.data)
-        return tx_row, tx_len, extras, counts
+                                      extras.ctypes.data, counts.ctypes.data,
+                                      line_counts.ctypes.data,
+                                      ev_counts.ctypes.data if n_event_codes else None)
+        counted = n_event_codes > 0 and bool((ev_counts >= 0).all())
+        return (tx_row, tx_len, extras, counts, line_counts[:n_lines],
+                ev_counts if counted else None)
 
     def close(self) -> None:
         if self.h:
@@ -211,6 +219,9 @@ class _Names:
         self.missing = table.get("", len(table))
         self.table = list(table)
         self._has_empty = "" in table
+        # events are counted per name code by the decoder when the codes are not too many
+        # (each decoding thread holds a count per code)
+        self.n_codes = len(table) + 1 if len(table) < _COUNTED_NAMES else 0
 
     def dtype(self, maybe_missing: bool):
         """uint16 codes when the names (with "" if it may be added) fit, else int32."""
@@ -275,7 +286,8 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
         ev_names, st_names = _Names(w["em_names"]), _Names(w["sm_names"])
         ev_cols, cols = walk.walk(threads, ev_names, np.int16 if len(M) < 2**15 else np.int32,
                                   st_names, st_names.dtype(True))
-        tx_row, tx_len, w["EX"], name_counts = walk.finish(len(st_names.codes))
+        tx_row, tx_len, w["EX"], name_counts, line_counts, ev_counts = walk.finish(
+            len(st_names.codes), len(w["L"]), ev_names.n_codes)
         no_meta, w["refs"] = walk.n(C_STAT_NO_META) > 0, walk.n(C_REFS)
     finally:
         walk.close()
@@ -285,7 +297,9 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
         if c["name_code"].dtype == np.int32 and len(names) <= 2**16:
             c["name_code"] = c["name_code"].astype(np.uint16)  # "" was not needed after all
     w.update(ev_cols=ev_cols, st_cols=cols, tx=(tx_row, tx_len),
-             name_counts=name_counts[:len(w["stat_names"])])
+             name_counts=name_counts[:len(w["stat_names"])], line_counts=line_counts,
+             event_name_counts=None if ev_counts is None
+             else ev_counts[:len(w["event_names"])].copy())
     return w
 
 
@@ -311,7 +325,8 @@ def _space(raw, buf: np.ndarray, path, w: dict, stats: StatTable) -> XSpaceData:
     line_plane = L[:, Lc.plane].astype(np.int32)
     events = EventTable(**w["ev_cols"], names=w["event_names"], line_plane=line_plane,
                         metadata_key=M[:, Mc.key].copy(), extras=w["EX"],
-                        line_start_ps=np.zeros(len(L), np.int64))
+                        line_start_ps=np.zeros(len(L), np.int64),
+                        name_counts=w["event_name_counts"], line_counts=w["line_counts"])
     space_strings = decode_spans(raw, X[:, Xc.off], X[:, Xc.len])
     field = X[:, Xc.field]
     return XSpaceData(

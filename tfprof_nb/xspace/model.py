@@ -41,6 +41,9 @@ class EventTable:
     line_start_ps: np.ndarray = field(repr=False)  # int64 start of each line (same origin)
     # (earliest start, latest end) in ps, found by the decoder; None: not known yet
     span_ps: tuple | None = field(default=None, repr=False, compare=False)
+    # events of each name code and of each line, counted by the decoder (None: not known)
+    name_counts: np.ndarray | None = field(default=None, repr=False, compare=False)
+    line_counts: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def offset_ps(self) -> np.ndarray:
@@ -110,10 +113,26 @@ class StatTable:
     def owned_by(self, owner_kind: int) -> np.ndarray:
         """int32 rows of the stats of event metadata (1) or planes (2), increasing; found
         once (they are few), without a pass over every stat per call."""
+        rows = self._not_events()
+        return rows[self.owner_kind[rows] == owner_kind]
+
+    def _not_events(self) -> np.ndarray:
         if "not_events" not in self._cache:
             self._cache["not_events"] = rows_where(self.owner_kind, 0, equal=False)
-        rows = self._cache["not_events"]
-        return rows[self.owner_kind[rows] == owner_kind]
+        return self._cache["not_events"]
+
+    def other_owner_runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends) int64 of the maximal runs of rows of stats not owned by events
+        (event metadata's and planes'), increasing; found once.  Event stats are in event
+        order around them."""
+        if "runs" not in self._cache:
+            rows = self._not_events().astype(np.int64)
+            breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+            starts = rows[np.concatenate([[0], breaks])] if len(rows) else rows
+            ends = rows[np.concatenate([breaks - 1, [len(rows) - 1]])] + 1 if len(rows) \
+                else rows
+            self._cache["runs"] = (np.ascontiguousarray(starts), np.ascontiguousarray(ends))
+        return self._cache["runs"]
 
     @property
     def value_code(self) -> np.ndarray:
