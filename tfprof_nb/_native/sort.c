@@ -1,18 +1,32 @@
 /* Sorting and bucketing kernels: stable radix argsorts and counting sorts over int32 rows. */
 #include "common.h"
 
+/* The digits of an LSD radix sort over keys whose varying bits are ``varying``: as few passes
+   of at most 9 bits as cover the span from the lowest to the highest varying bit, the bits
+   shared evenly (*lo: the first shift; returns the digit width, 0 when no bit varies).  Small
+   digits keep the scatter's write streams (two per bucket) in the first-level cache: on 10.8 M
+   pairs with 26 varying bits, three 9-bit passes take 0.39 s where two 16-bit ones took 0.67 s
+   and three 11-bit ones 0.75 s. */
+static inline int radix_digits(uint64_t varying, int *lo) {
+    if (!varying) {
+        *lo = 0;
+        return 0;
+    }
+    int first = __builtin_ctzll(varying), width = 64 - __builtin_clzll(varying) - first;
+    int passes = (width + 8) / 9;
+    *lo = first;
+    return (width + passes - 1) / passes;
+}
+
 /* Stable LSD radix argsort: reorder ``order`` (n row numbers) by key(order[i]) ascending,
    where key(r) = keys[r] (int64, signed).  Keys are gathered once and sorted with their rows
-   (sequential passes), 8-bit digits for small inputs and 16-bit ones for large; digits that
-   are the same for every key are skipped.  ``tmp`` is scratch of n int32.  Returns -1 when
-   out of memory. */
+   (sequential passes) over the digits of radix_digits; digits that are the same for every
+   key are skipped.  ``tmp`` is scratch of n int32.  Returns -1 when out of memory. */
 EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
     if (n < 2) return 0;
     uint64_t *ka = (uint64_t *)tfp_malloc((size_t)n * sizeof(uint64_t));
     uint64_t *kb = (uint64_t *)tfp_malloc((size_t)n * sizeof(uint64_t));
-    int bits = n > (1 << 18) ? 16 : 8;
-    int64_t buckets = (int64_t)1 << bits;
-    int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
+    int64_t *count = (int64_t *)tfp_malloc((size_t)512 * sizeof(int64_t));
     if (!ka || !kb || !count) {
         free(ka);
         free(kb);
@@ -26,10 +40,13 @@ EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, i
         any |= k;
         all &= k;
     }
-    uint64_t varying = any ^ all, mask = (uint64_t)buckets - 1;
+    uint64_t varying = any ^ all;
+    int first, bits = radix_digits(varying, &first);
+    int64_t buckets = (int64_t)1 << bits;
+    uint64_t mask = (uint64_t)buckets - 1;
     uint64_t *sk = ka, *dk = kb;
     int32_t *sv = order, *dv = tmp;
-    for (int shift = 0; shift < 64; shift += bits) {
+    for (int shift = first; bits && shift < 64; shift += bits) {
         if (((varying >> shift) & mask) == 0) continue;
         if (CANCELLED()) {
             free(ka);
@@ -64,20 +81,19 @@ EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, i
     return 0;
 }
 
-/* Stable LSD radix passes over n (key, value) pairs with unsigned 32-bit keys: the digits
-   (8 bits for small inputs, 16 for large) where ``varying`` has a bit set; k2/v2 are scratch
-   of n.  Returns 1 when the sorted pairs ended in k2/v2, 0 when in k/v, -1 when out of memory
-   or ERR_CANCELLED. */
+/* Stable LSD radix passes over n (key, value) pairs with unsigned 32-bit keys: the digits of
+   radix_digits where ``varying`` has a bit set; k2/v2 are scratch of n.  Returns 1 when the
+   sorted pairs ended in k2/v2, 0 when in k/v, -1 when out of memory or ERR_CANCELLED. */
 static int64_t radix_u32(uint32_t *k, int32_t *v, uint32_t *k2, int32_t *v2, int64_t n,
                          uint32_t varying) {
-    int bits = n > (1 << 18) ? 16 : 8;
+    int first, bits = radix_digits(varying, &first);
     int64_t buckets = (int64_t)1 << bits;
     uint32_t mask = (uint32_t)buckets - 1;
-    int64_t *count = (int64_t *)tfp_malloc((size_t)buckets * sizeof(int64_t));
+    int64_t *count = (int64_t *)tfp_malloc((size_t)512 * sizeof(int64_t));
     if (!count) return -1;
     uint32_t *sk = k, *dk = k2;
     int32_t *sv = v, *dv = v2;
-    for (int shift = 0; shift < 32; shift += bits) {
+    for (int shift = first; bits && shift < 32; shift += bits) {
         if (((varying >> shift) & mask) == 0) continue;
         if (CANCELLED()) {
             free(count);
