@@ -120,21 +120,20 @@ def _graph_queries(hd: HostData, r) -> dict:
     return {"rows": rows, **hd.stats_at(queries)}
 
 
-def _nesting(hd: HostData, regions: Regions, a) -> tuple:
-    """Strict nesting parent over the real events and the regions (async events, ``a`` set,
-    skipped), with what the group spread needs to scan nesting subtrees: the real events'
-    visit order (None: row order) and the skip flags (None: no async event)."""
+def _nesting(hd: HostData, regions: Regions, a, order: np.ndarray | None) -> tuple:
+    """Strict nesting parent over the real events (visited in ``order``, None: row order;
+    see nesting_order_or_none) and the regions (async events, ``a`` set, skipped), with the
+    skip flags the group spread needs to scan nesting subtrees (None: no async event)."""
     n = len(hd)
     real = (hd.line, hd.begin, hd.duration)
     extra = (regions.line, regions.begin, regions.duration)
-    order = nesting_order_or_none(*real)
     extra_order = nesting_order(*extra) + np.int32(n) if len(regions) else None
     async_rows = a.rows[a.values != 0]
     skip = None  # (a flag per node only when some event is async)
     if len(async_rows):
         skip = np.zeros(n + len(regions), np.uint8)
         skip[async_rows] = 1
-    return nest_strict(order, n, real, extra, skip, extra_order), order, skip
+    return nest_strict(order, n, real, extra, skip, extra_order), skip
 
 
 def _context_links(hd: HostData):
@@ -241,34 +240,44 @@ def _by_source(src: np.ndarray, dst: np.ndarray, pos: np.ndarray | None) -> tupl
     return sort_pairs(src if pos is None else pos[src], dst)
 
 
+def _edges(links, blocks: list, pos: np.ndarray | None) -> tuple:
+    """(src, dst) of every extra edge sorted by destination, and by their source's visit
+    position (see _by_source), once the context links are done."""
+    blocks.insert(0, links.result())
+    src, dst = _merge_edges(blocks)
+    blocks.clear()
+    return src, dst, _by_source(src, dst, pos)
+
+
 def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over.  The context links (the
-    largest stage, in C without the GIL) run on a second thread beside the nesting and the
-    other edges; stats are read only where needed and dropped once used."""
+    largest stage, in C without the GIL), then the edges' sort by source, run on a second
+    thread beside the stat queries, the regions and the nesting; stats are read only where
+    needed and dropped once used."""
     n = len(hd)
-    # one pass over the stat table for the graph's stats and those that name the groups
-    stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
-    at = _graph_queries(hd, stats["_r"])
-    regions = threadpool_regions_of(hd, at)
     with ThreadPoolExecutor(1) as pool:
         links = pool.submit(_context_links, hd)
+        # one pass over the stat table for the graph's stats and those that name the groups
+        stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
+        at = _graph_queries(hd, stats["_r"])
+        regions = threadpool_regions_of(hd, at)
         root_level = _root_levels(n + len(regions), stats["_r"], at)
         blocks = _other_edges(hd, stats["correlation_id"], at)
         del at
         hd.drop_stats(("correlation_id",))
-        parent, order, skip = _nesting(hd, regions, stats["_a"])
-        hd.drop_stats(("_a",))
-        iter_num, step_num = stats["iter_num"], stats["step_num"]
-        del stats
+        order = nesting_order_or_none(hd.line, hd.begin, hd.duration)
         pos = None
         if order is not None:
             pos = np.empty(n, np.int32)
             pos[order] = np.arange(n, dtype=np.int32)
-        blocks.insert(0, links.result())
-    src, dst = _merge_edges(blocks)
-    del blocks, links
+        edges = pool.submit(_edges, links, blocks, pos)  # (after the links, on their thread)
+        parent, skip = _nesting(hd, regions, stats["_a"], order)
+        hd.drop_stats(("_a",))
+        iter_num, step_num = stats["iter_num"], stats["step_num"]
+        del stats
+        src, dst, by_source = edges.result()
+    del blocks, links, edges
     release_free_memory()  # the stages' temporaries, before the next one's
-    by_source = _by_source(src, dst, pos)
     context = {"graph_type": hd.str_stat("graph_type"), "iter_num": iter_num,
                "step_num": step_num}
     return GroupingGraph(parent, order, pos, skip, (parent, dst, src), by_source, root_level,
