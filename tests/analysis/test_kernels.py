@@ -326,6 +326,15 @@ def test_regions_from_rows_match_the_sorted_kernel():
     for ours, theirs in zip(got, ref):
         assert np.array_equal(ours, theirs)
     assert K.regions_from_rows(starts[::-1].copy(), ctx, stops, line, begin) is None
+    # starts left out by a flag: the same as without them (out of order ones included)
+    has = rng.random(len(starts)) < 0.7
+    bad = starts.copy()
+    bad[~has] = 0  # (rows out of order, but left out)
+    got = K.regions_from_rows(bad, ctx, stops, line, begin, has=has, with_ctx=False)
+    ref = K.regions_from_rows(starts[has], ctx[has], stops, line, begin)
+    assert got[3] is None and len(got[0]) > 100
+    for ours, theirs in zip(got[:3], ref[:3]):
+        assert np.array_equal(ours, theirs)
 
 
 def test_host_step_rows_match_numpy():

@@ -54,7 +54,7 @@ _SIGNATURES = {
     "tfp_spread_groups": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, I64, P, P, I64, P,
                                 P]),
     "tfp_threadpool_regions": (I64, [I64, P, P, P, P, P, P, P, P]),
-    "tfp_regions_from_rows": (I64, [P, P, I64, P, I64, P, P, P, P, P, P]),
+    "tfp_regions_from_rows": (I64, [P, P, P, I64, P, I64, P, P, P, P, P, P]),
     "tfp_step_breakdown": (I64, [I64, P, P, P, P, I64, P, P, I64, P, P, P, P, I64]),
     "tfp_nonzero_i32": (I64, [P, I64, P]),
     "tfp_rows_where_i8": (I64, [P, I64, I8, I64, P, I64]),

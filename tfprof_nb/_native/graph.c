@@ -375,15 +375,19 @@ EXPORT int64_t tfp_threadpool_regions(int64_t m, const uint8_t *is_start, const 
 }
 
 /* The same regions straight from the event rows of the starts (with their contexts) and the
-   stops (both increasing), merged in row order, which must be (line, time) order; writes
-   at most nt regions and returns how many, or -2 when the rows are not in that order. */
-EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx, int64_t ns,
-                                     const int32_t *stops, int64_t nt, const int32_t *line,
-                                     const int64_t *begin, int32_t *r_line, int64_t *r_begin,
-                                     int64_t *r_end, int64_t *r_ctx) {
+   stops (both increasing), merged in row order, which must be (line, time) order; starts
+   whose ``has`` flag is 0 are left out (``has`` NULL: none), r_ctx may be NULL.  Writes at
+   most nt regions and returns how many, or -2 when the rows are not in that order. */
+EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx,
+                                     const uint8_t *has, int64_t ns, const int32_t *stops,
+                                     int64_t nt, const int32_t *line, const int64_t *begin,
+                                     int32_t *r_line, int64_t *r_begin, int64_t *r_end,
+                                     int64_t *r_ctx) {
     int64_t i = 0, j = 0, k = 0, cur = INT64_MIN, last_t = 0, last_c = 0, prev_t = 0;
     int have = 0;
-    while (i < ns || j < nt) {
+    for (;;) {
+        while (has && i < ns && !has[i]) i++;
+        if (i >= ns && j >= nt) break;
         int is_start = j >= nt || (i < ns && starts[i] <= stops[j]);
         int32_t r = is_start ? starts[i] : stops[j];
         int64_t ln = line[r], t = begin[r];
@@ -404,7 +408,7 @@ EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx, 
                 r_line[k] = (int32_t)ln;
                 r_begin[k] = last_t;
                 r_end[k] = t;
-                r_ctx[k] = last_c;
+                if (r_ctx) r_ctx[k] = last_c;
                 k++;
             }
             j++;

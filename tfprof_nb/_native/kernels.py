@@ -575,19 +575,24 @@ def threadpool_regions(is_start, line, t, ctx):
     return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
 
 
-def regions_from_rows(starts, ctx, stops, line, begin):
-    """:func:`threadpool_regions` straight from the start rows (with contexts) and the stop
-    rows (both increasing), when row order is (line, time) order; None otherwise."""
+def regions_from_rows(starts, ctx, stops, line, begin, has=None, with_ctx: bool = True):
+    """:func:`threadpool_regions` straight from the start rows (with contexts; ``has``: a bool
+    per start, False leaving it out) and the stop rows (both increasing), when row order is
+    (line, time) order; None otherwise.  Without ``with_ctx`` the contexts come back None."""
     starts, stops, line = _c(starts, np.int32), _c(stops, np.int32), _c(line, np.int32)
     ctx, begin = _c(ctx, np.int64), _c(begin, np.int64)
+    has = None if has is None else _c(has, np.uint8)
     m = len(stops)
     r_line, r_begin = np.empty(m, np.int32), np.empty(m, np.int64)
-    r_end, r_ctx = np.empty(m, np.int64), np.empty(m, np.int64)
-    k = lib().tfp_regions_from_rows(_p(starts), _p(ctx), len(starts), _p(stops), m, _p(line),
-                                    _p(begin), _p(r_line), _p(r_begin), _p(r_end), _p(r_ctx))
+    r_end = np.empty(m, np.int64)
+    r_ctx = np.empty(m, np.int64) if with_ctx else None
+    k = lib().tfp_regions_from_rows(_p(starts), _p(ctx), 0 if has is None else _p(has),
+                                    len(starts), _p(stops), m, _p(line), _p(begin),
+                                    _p(r_line), _p(r_begin), _p(r_end),
+                                    0 if r_ctx is None else _p(r_ctx))
     if k == -2:
         return None
-    return r_line[:k], r_begin[:k], r_end[:k], r_ctx[:k]
+    return r_line[:k], r_begin[:k], r_end[:k], None if r_ctx is None else r_ctx[:k]
 
 
 def step_breakdown(rows, kind, group, step_of_group, events: tuple, step_begin, step_end,

@@ -78,13 +78,15 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
     if not len(starts) or not len(stops):
         return empty
     ctx, has_c = at["c"]
-    starts, ctx = starts[has_c], ctx[has_c]
-    if not len(starts):
+    if not has_c.any():
         return empty
-    found = regions_from_rows(starts, ctx, stops, hd.line, hd.begin)
+    found = regions_from_rows(starts, ctx, stops, hd.line, hd.begin, has=has_c,
+                              with_ctx=False)
     if found is not None:  # rows in (line, time) order already, as files usually are
         r_line, r_begin, r_end, _ = found
-        return Regions(r_line, r_begin, r_end - r_begin)
+        r_end -= r_begin  # (durations, in place)
+        return Regions(r_line, r_begin, r_end)
+    starts, ctx = starts[has_c], ctx[has_c]
     rows = np.concatenate([starts, stops])
     order = np.argsort(rows, kind="stable")  # file order breaks ties in time
     rows = rows[order]

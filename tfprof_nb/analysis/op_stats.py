@@ -59,11 +59,12 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
     types, type_of_name = _codes(by_name["type"].to_numpy(dtype=object),
                                  p["type"].to_numpy(dtype=object), empty_is_none=True)
     # instances in (row, name instance before tf_op instance) order: a stable merge
-    rows = np.concatenate([rows0, rows2])
+    rows = np.concatenate([rows0, rows2]) if len(rows2) else rows0  # (no copy of most rows)
     del rows0
     key = _gathered(op_of_name, code0, code2)
     typ = _gathered(type_of_name, code0, code2)
-    is_tf = np.concatenate([name_is_tf[code0], np.zeros(len(rows2), bool)])
+    is_tf = np.zeros(len(rows), bool)
+    is_tf[:len(code0)] = name_is_tf[code0]
     del code0
     if len(rows2):
         order = argsort(rows)  # stable, int32
@@ -71,6 +72,7 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
         del order
     occ, time_ps, self_ps, first_type, line_op, line_first, line_last = _walk(
         hd, rows, key, typ, len(ops))
+    del typ  # (the eager flags' walk below needs memory of its own)
     used = line_first != np.iinfo(np.int64).min
     total_op = int(line_op[used].sum())
     total = int(np.maximum(line_op[used], line_last[used] - line_first[used]).sum())
