@@ -330,9 +330,10 @@ def test_regions_from_rows_match_the_sorted_kernel():
     has = rng.random(len(starts)) < 0.7
     bad = starts.copy()
     bad[~has] = 0  # (rows out of order, but left out)
-    got = K.regions_from_rows(bad, ctx, stops, line, begin, has=has, with_ctx=False)
+    got = K.regions_from_rows(bad, None, stops, line, begin, has=has, with_ctx=False)
     ref = K.regions_from_rows(starts[has], ctx[has], stops, line, begin)
     assert got[3] is None and len(got[0]) > 100
+    assert not K.regions_from_rows(bad, None, stops, line, begin, has=has)[3].any()
     for ours, theirs in zip(got[:3], ref[:3]):
         assert np.array_equal(ours, theirs)
 
@@ -500,15 +501,29 @@ def test_nesting_parent_at_rows_is_the_full_nesting_there(fixture, request):
 
 @pytest.mark.parametrize("n", [0, 1, 7, 5000, 400_000])
 def test_radix_sorts_of_int32_match_numpys_stable_sort(n):
-    """The int32 radix argsort (8- and 16-bit digits, negative keys) and the pair sort (keys
-    with many repeats keep their values' order) equal numpy's stable sorts."""
+    """The int32 radix argsort (negative keys) and the pair sort (keys with many repeats keep
+    their values' order; keys gathered through positions) equal numpy's stable sorts."""
     rng = np.random.default_rng(n)
     keys = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
     assert np.array_equal(K.argsort(keys), np.argsort(keys, kind="stable"))
     key = rng.integers(0, max(n // 50, 2), n).astype(np.int32)
     value = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    before = key.copy(), value.copy()
     got_key, got_value = K.sort_pairs(key, value)
     order = np.argsort(key, kind="stable")
     assert np.array_equal(got_key, key[order]) and np.array_equal(got_value, value[order])
+    assert np.array_equal(key, before[0]) and np.array_equal(value, before[1])  # unchanged
+    # keys gathered through positions: wide (31-bit) and narrow spans, skewed buckets
+    for span in (2**31 - 1, 3_000, 1):
+        pos = rng.integers(0, span, max(n // 3, 1)).astype(np.int32)
+        pos[:len(pos) // 4] = span // 2  # (one bucket far larger than the others)
+        src = rng.integers(0, len(pos), n).astype(np.int32)
+        got_key, got_value = K.sort_pairs(src, value, pos)
+        order = np.argsort(pos[src], kind="stable")
+        assert np.array_equal(got_key, pos[src][order])
+        assert np.array_equal(got_value, value[order])
     with pytest.raises(ValueError):
         K.sort_pairs(np.array([3, -1], np.int32), np.array([0, 1], np.int32))
+    with pytest.raises(ValueError):
+        K.sort_pairs(np.array([0, 5], np.int32), np.array([0, 1], np.int32),
+                     np.arange(3, dtype=np.int32))

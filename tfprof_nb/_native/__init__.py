@@ -44,7 +44,7 @@ _SIGNATURES = {
     "tfp_add_gathered_i64": (None, [P, P, I64, P, P, P]),
     "tfp_argsort_i64": (I64, [P, I64, P, P]),
     "tfp_argsort_i32": (I64, [P, I64, P, P]),
-    "tfp_sort_pairs_i32": (I64, [P, P, I64]),
+    "tfp_sort_pairs_gather": (I64, [P, P, P, I64, P, P]),
     "tfp_select_rows": (I64, [P, I64, P, I64, I32, I8, P, I64]),
     "tfp_is_nesting_order": (I64, [P, P, P, I64]),
     "tfp_nest_strict": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, P]),

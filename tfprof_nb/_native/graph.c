@@ -376,7 +376,8 @@ EXPORT int64_t tfp_threadpool_regions(int64_t m, const uint8_t *is_start, const 
 
 /* The same regions straight from the event rows of the starts (with their contexts) and the
    stops (both increasing), merged in row order, which must be (line, time) order; starts
-   whose ``has`` flag is 0 are left out (``has`` NULL: none), r_ctx may be NULL.  Writes at
+   whose ``has`` flag is 0 are left out (``has`` NULL: none); ctx NULL reads as 0s and r_ctx
+   may be NULL.  Writes at
    most nt regions and returns how many, or -2 when the rows are not in that order. */
 EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx,
                                      const uint8_t *has, int64_t ns, const int32_t *stops,
@@ -402,7 +403,8 @@ EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx,
         if (is_start) {
             have = 1;
             last_t = t;
-            last_c = ctx[i++];
+            last_c = ctx ? ctx[i] : 0;
+            i++;
         } else {
             if (have) {
                 r_line[k] = (int32_t)ln;

@@ -79,13 +79,24 @@ def argsort(*keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     return order
 
 
-def sort_pairs(key: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(key, value) pairs (int32, keys non-negative) sorted by key, stably: new arrays."""
-    key, value = np.array(key, np.int32), np.array(value, np.int32)
-    if len(key) and int(key.min()) < 0:
-        raise ValueError("sort_pairs takes non-negative keys")
-    check(lib().tfp_sort_pairs_i32(_p(key), _p(value), len(key)))
-    return key, value
+def sort_pairs(key: np.ndarray, value: np.ndarray,
+               pos: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(key, value) pairs (int32, keys non-negative) sorted by key, stably: new arrays, the
+    inputs are not changed.  With ``pos`` the key of pair i is pos[key[i]] (gathered as it
+    sorts, never as a whole array)."""
+    key, value = _c(key, np.int32), _c(value, np.int32)
+    if len(value) != len(key):
+        raise ValueError("sort_pairs takes as many values as keys")
+    pos = None if pos is None else _c(pos, np.int32)
+    if len(key):
+        if pos is not None and (int(key.min()) < 0 or int(key.max()) >= len(pos)):
+            raise ValueError("sort_pairs: a key is not a position of pos")
+        if int((key if pos is None else pos).min()) < 0:
+            raise ValueError("sort_pairs takes non-negative keys")
+    out_key, out_value = np.empty(len(key), np.int32), np.empty(len(key), np.int32)
+    check(lib().tfp_sort_pairs_gather(_p(key), 0 if pos is None else _p(pos), _p(value),
+                                      len(key), _p(out_key), _p(out_value)))
+    return out_key, out_value
 
 
 def is_sorted_by(line: np.ndarray, t: np.ndarray) -> bool:
@@ -576,19 +587,21 @@ def threadpool_regions(is_start, line, t, ctx):
 
 
 def regions_from_rows(starts, ctx, stops, line, begin, has=None, with_ctx: bool = True):
-    """:func:`threadpool_regions` straight from the start rows (with contexts; ``has``: a bool
-    per start, False leaving it out) and the stop rows (both increasing), when row order is
-    (line, time) order; None otherwise.  Without ``with_ctx`` the contexts come back None."""
+    """:func:`threadpool_regions` straight from the start rows (with contexts, or None: all
+    0; ``has``: a bool per start, False leaving it out) and the stop rows (both increasing),
+    when row order is (line, time) order; None otherwise.  Without ``with_ctx`` the regions'
+    contexts come back None."""
     starts, stops, line = _c(starts, np.int32), _c(stops, np.int32), _c(line, np.int32)
-    ctx, begin = _c(ctx, np.int64), _c(begin, np.int64)
+    ctx = None if ctx is None else _c(ctx, np.int64)
+    begin = _c(begin, np.int64)
     has = None if has is None else _c(has, np.uint8)
     m = len(stops)
     r_line, r_begin = np.empty(m, np.int32), np.empty(m, np.int64)
     r_end = np.empty(m, np.int64)
     r_ctx = np.empty(m, np.int64) if with_ctx else None
-    k = lib().tfp_regions_from_rows(_p(starts), _p(ctx), 0 if has is None else _p(has),
-                                    len(starts), _p(stops), m, _p(line), _p(begin),
-                                    _p(r_line), _p(r_begin), _p(r_end),
+    k = lib().tfp_regions_from_rows(_p(starts), 0 if ctx is None else _p(ctx),
+                                    0 if has is None else _p(has), len(starts), _p(stops), m,
+                                    _p(line), _p(begin), _p(r_line), _p(r_begin), _p(r_end),
                                     0 if r_ctx is None else _p(r_ctx))
     if k == -2:
         return None

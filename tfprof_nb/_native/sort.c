@@ -147,22 +147,75 @@ EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, i
     return rc < 0 ? rc : 0;
 }
 
-/* Sort n (key, value) pairs by key (non-negative int32), stably, in place: LSD radix over
-   the pairs themselves (no gathers through a permutation).  Returns -1 when out of memory. */
-EXPORT int64_t tfp_sort_pairs_i32(int32_t *key, int32_t *value, int64_t n) {
-    if (n < 2) return 0;
-    uint32_t any = 0;
-    for (int64_t i = 0; i < n; i++) any |= (uint32_t)key[i];
-    uint32_t *kb = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
-    int32_t *vb = (int32_t *)tfp_malloc((size_t)n * sizeof(int32_t));
-    int64_t rc = kb && vb ? radix_u32((uint32_t *)key, value, kb, vb, n, any) : -1;
-    if (rc == 1) {
-        memcpy(key, kb, (size_t)n * sizeof(int32_t));
-        memcpy(value, vb, (size_t)n * sizeof(int32_t));
+/* (key, value) pairs sorted by key, stably, into out_key/out_val: key i is pos[src[i]] (pos
+   NULL: src[i]), non-negative; src, pos and val are only read.  One counting pass over the
+   top (at most 9) bits of the keys' span spreads the pairs into their buckets of the output,
+   then each bucket is radix-sorted in place with scratch the size of the largest bucket: the
+   memory is the output and that scratch (a plain LSD sort needs a second output-sized pair of
+   arrays) and each bucket's passes stay in cache.  Returns 0, -1 when out of memory or
+   ERR_CANCELLED. */
+EXPORT int64_t tfp_sort_pairs_gather(const int32_t *src, const int32_t *pos, const int32_t *val,
+                                     int64_t n, int32_t *out_key, int32_t *out_val) {
+#define KEY_AT(i) (pos ? pos[src[i]] : src[i])
+    if (n <= 0) return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)KEY_AT(i);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
     }
-    free(kb);
-    free(vb);
-    return rc < 0 ? rc : 0;
+    uint32_t span = hi - lo;
+    int total = span ? 32 - __builtin_clz(span) : 0;
+    int top = total < 9 ? total : 9, shift = total - top;
+    int64_t buckets = (int64_t)1 << top;
+    int64_t *next = (int64_t *)tfp_calloc((size_t)buckets + 1, sizeof(int64_t));
+    if (!next) return -1;
+    for (int64_t i = 0; i < n; i++) next[(((uint32_t)KEY_AT(i) - lo) >> shift) + 1]++;
+    int64_t largest = 0;
+    for (int64_t b = 0; b < buckets; b++) {
+        if (next[b + 1] > largest) largest = next[b + 1];
+        next[b + 1] += next[b];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int32_t k = KEY_AT(i);
+        int64_t d = next[((uint32_t)k - lo) >> shift]++;
+        out_key[d] = k;
+        out_val[d] = val[i];
+    }
+#undef KEY_AT
+    /* next[b] is now the end of bucket b (its start: next[b - 1], 0 for the first) */
+    int64_t rc = 0;
+    if (shift > 0 && largest > 1) {
+        uint32_t *kb = (uint32_t *)tfp_malloc((size_t)largest * sizeof(uint32_t));
+        int32_t *vb = (int32_t *)tfp_malloc((size_t)largest * sizeof(int32_t));
+        if (!kb || !vb) rc = -1;
+        for (int64_t b = 0; b < buckets && rc == 0; b++) {
+            int64_t first = b ? next[b - 1] : 0, m = next[b] - first;
+            if (m < 2) continue;
+            if ((b & 63) == 0 && CANCELLED()) {
+                rc = ERR_CANCELLED;
+                break;
+            }
+            uint32_t *k = (uint32_t *)out_key + first;
+            int32_t *v = out_val + first;
+            uint32_t any = 0, all = ~0U;
+            for (int64_t i = 0; i < m; i++) {
+                any |= k[i];
+                all &= k[i];
+            }
+            int64_t r = radix_u32(k, v, kb, vb, m, any ^ all);
+            if (r < 0) {
+                rc = r;
+            } else if (r == 1) {
+                memcpy(k, kb, (size_t)m * sizeof(uint32_t));
+                memcpy(v, vb, (size_t)m * sizeof(int32_t));
+            }
+        }
+        free(kb);
+        free(vb);
+    }
+    free(next);
+    return rc;
 }
 
 /* Whether rows 0..n-1 are ordered by (line, begin, longest first). */

@@ -77,21 +77,20 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
     starts, stops = at["rows"]["starts"], at["rows"]["stops"]
     if not len(starts) or not len(stops):
         return empty
-    ctx, has_c = at["c"]
+    has_c = at["c"]
     if not has_c.any():
         return empty
-    found = regions_from_rows(starts, ctx, stops, hd.line, hd.begin, has=has_c,
-                              with_ctx=False)
+    found = regions_from_rows(starts, None, stops, hd.line, hd.begin, has=has_c)
     if found is not None:  # rows in (line, time) order already, as files usually are
         r_line, r_begin, r_end, _ = found
         r_end -= r_begin  # (durations, in place)
         return Regions(r_line, r_begin, r_end)
-    starts, ctx = starts[has_c], ctx[has_c]
+    starts = starts[has_c]
     rows = np.concatenate([starts, stops])
     order = np.argsort(rows, kind="stable")  # file order breaks ties in time
     rows = rows[order]
     is_start = order < len(starts)
-    ctx = np.concatenate([ctx, np.zeros(len(stops), ctx.dtype)])[order]
+    ctx = np.zeros(len(rows), np.int64)  # (the regions' contexts are not used)
     del order
     line, t = hd.line[rows], hd.begin[rows]
     if not is_sorted_by(line, t):
@@ -102,10 +101,10 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
 
 
 def _graph_queries(hd: HostData, r) -> dict:
-    """The event rows the graph needs by name, and the stats it reads at them, in one pass
-    over the stat table: ``_c`` at StartRegion, ``id`` and ``iter_num`` at executors and
-    IteratorGetNext, ``id`` at tf.data captured functions and at the roots ``r`` (the
-    ``_r`` stat; None: no roots)."""
+    """The event rows the graph needs by name, and the stats it reads at them: whether each
+    StartRegion carries ``_c`` (``c``: a bool per start), ``id`` and ``iter_num`` at
+    executors and IteratorGetNext, ``id`` at tf.data captured functions and at the roots
+    ``r`` (the ``_r`` stat; None: no roots)."""
     rows = hd.name_rows_many({
         "starts": lambda s: (s == "ThreadpoolListener::StartRegion").to_numpy(),
         "stops": lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy(),
@@ -119,7 +118,9 @@ def _graph_queries(hd: HostData, r) -> dict:
                        g_id=("id", rows["getnext"]), g_it=("iter_num", rows["getnext"]))
     if len(rows["tf_data"]) and len(rows["roots"]):
         queries.update(tf=("id", rows["tf_data"]), root=("id", rows["roots"]))
-    return {"rows": rows, **hd.stats_at(queries)}
+    found = hd.stats_at(queries)
+    found["c"] = found["c"][1]  # (only whether a start has a context: its value goes now)
+    return {"rows": rows, **found}
 
 
 def _nesting(hd: HostData, regions: Regions, a, order: np.ndarray | None) -> tuple:
@@ -161,14 +162,15 @@ def _other_edges(hd: HostData, corr, at: dict) -> list:
     blocks = []
     executor, getnext = at["rows"]["executor"], at["rows"]["getnext"]
     if "e_id" in at:
-        keep = at["e_id"][1] & at["e_it"][1]
-        e_rows, e_id, e_it = executor[keep], at["e_id"][0][keep], at["e_it"][0][keep]
+        (e_id, e_has), (e_it, e_it_has) = at["e_id"], at["e_it"]
         keep = at["g_id"][1] & at["g_it"][1]
         g_rows, g_id, g_it = getnext[keep], at["g_id"][0][keep], at["g_it"][0][keep]
-        if len(e_rows) and len(g_rows):
-            # only executors whose key an IteratorGetNext has can link: the last of each key
-            hit = keys_in((e_id, e_it), (g_id, g_it))
-            e_rows, e_id, e_it = e_rows[hit], e_id[hit], e_it[hit]
+        if len(g_rows) and (e_has & e_it_has).any():
+            # only executors whose key an IteratorGetNext has can link (the executors are
+            # millions: their key columns are picked once, at the few that do), the last of
+            # each key
+            hit = e_has & e_it_has & keys_in((e_id, e_it), (g_id, g_it))
+            e_rows, e_id, e_it = executor[hit], e_id[hit], e_it[hit]
             last = ~pd.DataFrame({"a": e_id, "b": e_it}).duplicated(keep="last").to_numpy()
             blocks.append(join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows,
                                        (g_id, g_it)))
@@ -239,7 +241,7 @@ class GroupingGraph:
 
 def _by_source(src: np.ndarray, dst: np.ndarray, pos: np.ndarray | None) -> tuple:
     """(source visit position, destination) of the extra edges, sorted by the position."""
-    return sort_pairs(src if pos is None else pos[src], dst)
+    return sort_pairs(src, dst, pos)
 
 
 def _edges(links, blocks: list, pos: np.ndarray | None) -> tuple:
