@@ -527,3 +527,19 @@ def test_radix_sorts_of_int32_match_numpys_stable_sort(n):
     with pytest.raises(ValueError):
         K.sort_pairs(np.array([0, 5], np.int32), np.array([0, 1], np.int32),
                      np.arange(3, dtype=np.int32))
+
+
+def test_host_nesting_order_is_found_once_per_host(cpu_file):
+    """HostData.nesting_order: the nesting walks' visit order (None: rows in it already), its
+    verdict kept across the release between steps."""
+    hd = HostData("h", read_xspace(cpu_file))
+    order = hd.nesting_order()
+    ref = np.lexsort((-hd.duration, hd.begin, hd.line))
+    if order is None:
+        assert np.array_equal(ref, np.arange(len(hd)))
+    else:
+        assert np.array_equal(order, ref)
+    hd.release(keep_core=True)
+    assert hd._cache["in_nesting_order"] is (order is None)
+    again = hd.nesting_order()
+    assert (again is None) == (order is None)

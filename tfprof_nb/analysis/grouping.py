@@ -29,9 +29,8 @@ import pandas as pd
 
 from .._native import release_free_memory
 from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_keys, keys_in,
-                               nest_strict, nesting_order, nesting_order_or_none,
-                               regions_from_rows, sort_pairs, spread_groups,
-                               threadpool_regions)
+                               nest_strict, nesting_order, regions_from_rows, sort_pairs,
+                               spread_groups, threadpool_regions)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -125,7 +124,7 @@ def _graph_queries(hd: HostData, r) -> dict:
 
 def _nesting(hd: HostData, regions: Regions, a, order: np.ndarray | None) -> tuple:
     """Strict nesting parent over the real events (visited in ``order``, None: row order;
-    see nesting_order_or_none) and the regions (async events, ``a`` set, skipped), with the
+    see HostData.nesting_order) and the regions (async events, ``a`` set, skipped), with the
     skip flags the group spread needs to scan nesting subtrees (None: no async event)."""
     n = len(hd)
     real = (hd.line, hd.begin, hd.duration)
@@ -269,7 +268,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         blocks = _other_edges(hd, stats["correlation_id"], at)
         del at
         hd.drop_stats(("correlation_id",))
-        order = nesting_order_or_none(hd.line, hd.begin, hd.duration)
+        order = hd.nesting_order()
         pos = None
         if order is not None:
             pos = np.empty(n, np.int32)

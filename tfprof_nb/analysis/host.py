@@ -117,7 +117,8 @@ class HostData:
             return self._locks.setdefault(key, threading.Lock())
 
     # kept between the steps of a batch: small per-line and per-name tables
-    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts"})
+    _CORE = frozenset({"names", "line_key", "line", "name_counts", "line_counts",
+                       "in_nesting_order"})
 
     def release(self, keep_core: bool = False) -> None:
         """Drop the derived arrays (they are rebuilt when needed); ``keep_core`` keeps the
@@ -414,9 +415,21 @@ class HostData:
         (bool per event) of each row's first ancestor within ``levels`` whose name has the
         flag (False when none), else None."""
         line, begin, dur = self.line, self.begin, self.duration
-        order = nesting_order_or_none(line, begin, dur)
-        return nest_query(order, line, begin, dur, self._async_skip(), rows, self.name_code,
+        return nest_query(self.nesting_order(), line, begin, dur, self._async_skip(), rows,
+                          self.name_code,
                           ancestor_name, ancestor_flag, levels, parents)
+
+    def nesting_order(self) -> np.ndarray | None:
+        """int32 rows by (line, begin, longest first), the order nesting walks visit events
+        in; None when the rows are in it already (as files usually are: found once per host,
+        the order itself while steps need it)."""
+        if self._cache.get("in_nesting_order") is True:
+            return None
+        def build():
+            order = nesting_order_or_none(self.line, self.begin, self.duration)
+            self._cache["in_nesting_order"] = order is None
+            return (order,)
+        return self._cached("nesting_order", build)[0]
 
     def nesting_parent(self) -> np.ndarray:
         """int32 innermost event on the same line that fully contains each event (-1: none);
@@ -424,9 +437,9 @@ class HostData:
         def build():
             n = len(self)
             line, begin, dur = self.line, self.begin, self.duration
-            order = nesting_order_or_none(line, begin, dur)
             empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
-            return nest_strict(order, n, (line, begin, dur), empty, self._async_skip())
+            return nest_strict(self.nesting_order(), n, (line, begin, dur), empty,
+                               self._async_skip())
         return self._cached("parent", build)
 
 
