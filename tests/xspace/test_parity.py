@@ -74,3 +74,19 @@ def test_decoder_counts_events_per_name_and_line(profile_file, monkeypatch):
     monkeypatch.setattr(decoder, "_COUNTED_NAMES", 1)
     sp = read_xspace(profile_file)
     assert sp.events.name_counts is None and sp.events.line_counts is not None
+
+
+def test_columns_populated_ahead_of_the_walk_decode_the_same(cpu_file):
+    """Big files' columns are faulted in by a thread of their own while the walk writes them
+    (tfp_set_populate_min: small files too, for this test): the same columns."""
+    from tfprof_nb import _native
+    plain = read_xspace(cpu_file, threads=2)
+    old = _native.lib().tfp_set_populate_min(0)
+    try:
+        populated = read_xspace(cpu_file, threads=2)
+    finally:
+        _native.lib().tfp_set_populate_min(old)
+    for name in ("line", "metadata_row", "name_code", "start_ps", "duration_ps"):
+        assert np.array_equal(getattr(plain.events, name), getattr(populated.events, name))
+    for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
+        assert np.array_equal(getattr(plain.stats, name), getattr(populated.stats, name))

@@ -33,6 +33,7 @@ P = ctypes.c_void_p
 _SIGNATURES = {
     "tfp_set_cancel": (I64, [I64]),
     "tfp_get_cancel": (I64, []),
+    "tfp_set_populate_min": (I64, [I64]),
     "tfp_space_open": (P, [P, I64, I64, I64, I64, P, P]),
     "tfp_space_tables": (None, [P, P, P, P, P, P, P]),
     "tfp_space_events": (None, [P, I64, P, P, I64, P, I64, P, I32, I64, P, P, P, P, P, I64, P,

@@ -23,6 +23,24 @@ extern volatile int64_t tfp_cancel_flag;
 /* run fn(arg) on ``threads`` threads, this one included (runtime.c) */
 void run_threads(void *(*fn)(void *), void *arg, int64_t threads);
 
+/* New columns about to be written row block by row block (runtime.c): a thread of their own
+   faults their pages in ahead of the writers (MADV_POPULATE_WRITE, Linux 5.14+; elsewhere
+   nothing), which on a virtual machine costs much less than the writers faulting them one by
+   one side by side.  populate_begin starts it (nothing when too small to pay), populate_end
+   stops and joins it. */
+typedef struct {
+    char *base;
+    int64_t rows, width; /* width: bytes per row */
+} PopColumn;
+typedef struct {
+    PopColumn cols[16];
+    int n_cols, started;
+    volatile int stop;
+    void *thread; /* the pthread_t, kept opaque here */
+} Populate;
+void populate_begin(Populate *p);
+void populate_end(Populate *p);
+
 /* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */
 #define CODE_AT(p, code_bytes, i) \
     ((code_bytes) == 2 ? (int32_t)((const uint16_t *)(p))[i] : ((const int32_t *)(p))[i])

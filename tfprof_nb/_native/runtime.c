@@ -1,5 +1,8 @@
-/* What every kernel shares: the cancel flag (see common.h) and running work on threads. */
+/* What every kernel shares: the cancel flag (see common.h), running work on threads, and
+   faulting new columns in ahead of their writers. */
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -23,4 +26,66 @@ void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
         if (pthread_create(&ids[started], NULL, fn, arg) == 0) started++;
     fn(arg);
     for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
+}
+
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23
+#endif
+#define POPULATE_BLOCK_BYTES ((int64_t)8 << 20)  /* about this much per block, every column */
+static int64_t populate_min_bytes = (int64_t)64 << 20; /* smaller: not worth a thread */
+
+/* Set the smallest columns (bytes in all) populate_begin starts a thread for; returns the
+   previous value (tests use 0 to have small files populated). */
+EXPORT int64_t tfp_set_populate_min(int64_t bytes) {
+    int64_t old = populate_min_bytes;
+    populate_min_bytes = bytes;
+    return old;
+}
+
+static void *populate_worker(void *arg) {
+#ifdef MADV_POPULATE_WRITE
+    Populate *p = (Populate *)arg;
+    int64_t total = 0;
+    for (int c = 0; c < p->n_cols; c++) total += p->cols[c].rows * p->cols[c].width;
+    int64_t blocks = total / POPULATE_BLOCK_BYTES + 1;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int64_t b = 0; b < blocks; b++) {
+        for (int c = 0; c < p->n_cols; c++) {
+            if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) return NULL;
+            const PopColumn *col = &p->cols[c];
+            int64_t lo = col->rows * b / blocks, hi = col->rows * (b + 1) / blocks;
+            if (hi <= lo) continue;
+            uintptr_t a = (uintptr_t)(col->base + lo * col->width) & ~(page - 1);
+            uintptr_t e = (uintptr_t)(col->base + hi * col->width);
+            if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) != 0) return NULL; /* unsupported */
+        }
+    }
+#else
+    (void)arg;
+#endif
+    return NULL;
+}
+
+void populate_begin(Populate *p) {
+    int64_t total = 0;
+    p->started = 0;
+    p->stop = 0;
+    p->thread = NULL;
+    for (int c = 0; c < p->n_cols; c++) total += p->cols[c].rows * p->cols[c].width;
+    if (total < populate_min_bytes || total == 0) return;
+    pthread_t *id = (pthread_t *)malloc(sizeof(pthread_t));
+    if (id && pthread_create(id, NULL, populate_worker, p) == 0) {
+        p->thread = id;
+        p->started = 1;
+    } else {
+        free(id);
+    }
+}
+
+void populate_end(Populate *p) {
+    if (!p->started) return;
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+    pthread_join(*(pthread_t *)p->thread, NULL);
+    free(p->thread);
+    p->started = 0;
 }

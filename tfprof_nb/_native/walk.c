@@ -1161,7 +1161,22 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
         s->progress[PR_DONE] = 0;
         s->progress[PR_PHASE] = 3;
     }
+    int64_t stats = s->staged.n;
+    for (int64_t c = 0; c < s->n_chunks; c++) stats += s->chunks[c].n_st;
+    Populate pop = {{{(char *)line, s->n_events, 4},
+                     {(char *)meta, s->n_events, meta_bytes},
+                     {(char *)name, s->n_events, name_bytes},
+                     {(char *)start, s->n_events, 8},
+                     {(char *)dur, s->n_events, 8},
+                     {(char *)owner, stats, 4},
+                     {(char *)okind, stats, 1},
+                     {(char *)sname, stats, sname_bytes},
+                     {(char *)kind, stats, 1},
+                     {(char *)value, stats, 8}},
+                    10, 0, 0, NULL};
+    populate_begin(&pop);
     run_threads(events_worker, s, threads);
+    populate_end(&pop);
     for (int64_t c = 0; c < s->n_chunks; c++)
         if (s->chunks[c].err) set_error(s, s->chunks[c].err, s->chunks[c].err_pos);
     fill_info(s, info);
