@@ -170,9 +170,9 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list,
              runs: tuple | None = None) -> list:
     """Integer stats at event rows: ``queries`` is a list of (stat name code, rows); returns
     one (values int64, hit bool) per query, in the rows' order (see tfp_stats_at: doubles
-    truncated, the last value of an event winning).  Queries are answered in
-    one pass over the stat table; with ``runs`` (StatTable.other_owner_runs), few rows in all
-    are sought without one."""
+    truncated, the last value of an event winning).  The queries are answered in one pass
+    over the stat table, or, given ``runs`` (StatTable.other_owner_runs) and few rows in all,
+    sought row by row without one."""
     name_code, width = _codes(name_code)
     owner_kind, kind, raw, owner = _stat_columns(owner_kind, kind, raw, owner)
     sorted_rows, sorts = [], []
@@ -189,7 +189,6 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list,
         sets.setdefault((id(rows), len(rows)), []).append(q)
     seek_all = runs is not None and \
         sum(len(sorted_rows[qs[0]]) for qs in sets.values()) * SEEK_RATIO < n
-    seek = [seek_all] * len(queries)
     found: list = [None] * len(queries)
     for qs in (sets.values() if seek_all else ()):
         rows = sorted_rows[qs[0]]
@@ -204,7 +203,7 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list,
         for q in qs:
             i = codes.index(int(queries[q][0]))
             found[q] = (values[i], hit[i].view(bool))
-    scan = [q for q in range(len(queries)) if not seek[q]]
+    scan = [] if seek_all else list(range(len(queries)))
     if scan:
         for q, answer in zip(scan, _stats_scan(name_code, width, owner_kind, kind, raw, owner,
                                                [(int(queries[q][0]), sorted_rows[q])

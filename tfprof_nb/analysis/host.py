@@ -416,8 +416,7 @@ class HostData:
         flag (False when none), else None."""
         line, begin, dur = self.line, self.begin, self.duration
         return nest_query(self.nesting_order(), line, begin, dur, self._async_skip(), rows,
-                          self.name_code,
-                          ancestor_name, ancestor_flag, levels, parents)
+                          self.name_code, ancestor_name, ancestor_flag, levels, parents)
 
     def nesting_order(self) -> np.ndarray | None:
         """int32 rows by (line, begin, longest first), the order nesting walks visit events
@@ -425,6 +424,7 @@ class HostData:
         the order itself while steps need it)."""
         if self._cache.get("in_nesting_order") is True:
             return None
+
         def build():
             order = nesting_order_or_none(self.line, self.begin, self.duration)
             self._cache["in_nesting_order"] = order is None
