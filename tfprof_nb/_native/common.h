@@ -20,6 +20,21 @@ extern volatile int64_t tfp_cancel_flag;
 /* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
 #define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
 
+/* A stat's value as an integer: uint64 and int64 as stored, doubles truncated toward zero;
+   returns 0 (no value) for other kinds and for non-finite or out-of-range doubles. */
+static inline int stat_int_value(int8_t kind, int64_t raw, int64_t *out) {
+    if (kind == KIND_UINT64 || kind == KIND_INT64) {
+        *out = raw;
+        return 1;
+    }
+    if (kind != KIND_DOUBLE) return 0;
+    double d;
+    memcpy(&d, &raw, sizeof(double));
+    if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18) return 0;
+    *out = (int64_t)d;
+    return 1;
+}
+
 /* run fn(arg) on ``threads`` threads, this one included (runtime.c) */
 void run_threads(void *(*fn)(void *), void *arg, int64_t threads);
 

@@ -452,19 +452,8 @@ static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
             cur = o;
         }
         if (i >= n) break;
-        int8_t t = kind[i];
         int64_t value;
-        if (t == KIND_UINT64 || t == KIND_INT64) {
-            value = raw[i];
-        } else if (t == KIND_DOUBLE) {
-            double d;
-            memcpy(&d, &raw[i], sizeof(double));
-            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
-                continue;
-            value = (int64_t)d;
-        } else {
-            continue;
-        }
+        if (!stat_int_value(kind[i], raw[i], &value)) continue;
         v[slot] = value;
         have |= 1 << slot;
     }

@@ -65,19 +65,8 @@ EXPORT int64_t tfp_is_sorted_by(const int32_t *line, const int64_t *t, int64_t n
         if (c < 0 || c >= n_codes) continue;                                                 \
         int s = slot_of_code[c];                                                             \
         if (s < 0) continue;                                                                 \
-        int8_t t = kind[i];                                                                  \
         int64_t v;                                                                           \
-        if (t == KIND_UINT64 || t == KIND_INT64) {                                           \
-            v = raw[i];                                                                      \
-        } else if (t == KIND_DOUBLE) {                                                       \
-            double d;                                                                        \
-            memcpy(&d, &raw[i], sizeof(double));                                             \
-            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)      \
-                continue;                                                                    \
-            v = (int64_t)d;                                                                  \
-        } else {                                                                             \
-            continue;                                                                        \
-        }                                                                                    \
+        if (!stat_int_value(kind[i], raw[i], &v)) continue;                                  \
         int32_t o = owner[i];                                                                \
         int64_t k = counts[s];                                                               \
         if (k > 0 && last_owner[s] == o) { /* the same event again: the last value wins */  \
@@ -135,19 +124,8 @@ EXPORT int64_t tfp_stats_at(const void *name_code, int64_t code_bytes, const int
         if (owner_kind[i] != 0) continue;
         int64_t c = CODE_AT(name_code, code_bytes, i);
         if (c < 0 || c >= n_codes || n_of_code[c] == 0) continue;
-        int8_t t = kind[i];
         int64_t v;
-        if (t == KIND_UINT64 || t == KIND_INT64) {
-            v = raw[i];
-        } else if (t == KIND_DOUBLE) {
-            double d;
-            memcpy(&d, &raw[i], sizeof(double));
-            if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
-                continue;
-            v = (int64_t)d;
-        } else {
-            continue;
-        }
+        if (!stat_int_value(kind[i], raw[i], &v)) continue;
         int32_t o = owner[i];
         for (int32_t q = first_of_code[c]; q < first_of_code[c] + n_of_code[c]; q++) {
             int64_t j = cursor[q], end = off[q + 1];
@@ -240,19 +218,8 @@ EXPORT int64_t tfp_stats_seek(const void *name_code, int64_t code_bytes, const i
             int64_t c = 0;
             while (c < k && codes[c] != code) c++;
             if (c == k) continue;
-            int8_t t = kind[i];
             int64_t v;
-            if (t == KIND_UINT64 || t == KIND_INT64) {
-                v = raw[i];
-            } else if (t == KIND_DOUBLE) {
-                double d;
-                memcpy(&d, &raw[i], sizeof(double));
-                if (!(d == d) || d >= 9.2233720368547758e18 || d <= -9.2233720368547758e18)
-                    continue;
-                v = (int64_t)d;
-            } else {
-                continue;
-            }
+            if (!stat_int_value(kind[i], raw[i], &v)) continue;
             values[c * m + q] = v;
             hit[c * m + q] = 1;
         }
