@@ -18,134 +18,84 @@ static inline int radix_digits(uint64_t varying, int *lo) {
     return (width + passes - 1) / passes;
 }
 
+/* Stable LSD radix passes over n (key, value) pairs with unsigned keys (KT: 32 or 64 bits):
+   the digits of radix_digits where ``varying`` has a bit set; k2/v2 are scratch of n.
+   Returns 1 when the sorted pairs ended in k2/v2, 0 when in k/v, -1 when out of memory or
+   ERR_CANCELLED.  One template for both key widths. */
+#define DEFINE_RADIX(NAME, KT)                                                               \
+    static int64_t NAME(KT *k, int32_t *v, KT *k2, int32_t *v2, int64_t n, KT varying) {     \
+        int first, bits = radix_digits((uint64_t)varying, &first);                          \
+        int64_t buckets = (int64_t)1 << bits;                                               \
+        KT mask = (KT)(buckets - 1);                                                        \
+        int64_t *count = (int64_t *)tfp_malloc((size_t)512 * sizeof(int64_t));              \
+        if (!count) return -1;                                                              \
+        KT *sk = k, *dk = k2;                                                               \
+        int32_t *sv = v, *dv = v2;                                                          \
+        for (int shift = first; bits && shift < (int)(8 * sizeof(KT)); shift += bits) {     \
+            if (((varying >> shift) & mask) == 0) continue;                                 \
+            if (CANCELLED()) {                                                              \
+                free(count);                                                                \
+                return ERR_CANCELLED;                                                       \
+            }                                                                               \
+            memset(count, 0, (size_t)buckets * sizeof(int64_t));                            \
+            for (int64_t i = 0; i < n; i++) count[(sk[i] >> shift) & mask]++;               \
+            int64_t sum = 0;                                                                \
+            for (int64_t b = 0; b < buckets; b++) {                                         \
+                int64_t c = count[b];                                                       \
+                count[b] = sum;                                                             \
+                sum += c;                                                                   \
+            }                                                                               \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                int64_t d = count[(sk[i] >> shift) & mask]++;                               \
+                dk[d] = sk[i];                                                              \
+                dv[d] = sv[i];                                                              \
+            }                                                                               \
+            KT *tk = sk;                                                                    \
+            sk = dk;                                                                        \
+            dk = tk;                                                                        \
+            int32_t *tv = sv;                                                               \
+            sv = dv;                                                                        \
+            dv = tv;                                                                        \
+        }                                                                                   \
+        free(count);                                                                        \
+        return sk != k;                                                                     \
+    }
+DEFINE_RADIX(radix_u32, uint32_t)
+DEFINE_RADIX(radix_u64, uint64_t)
+#undef DEFINE_RADIX
+
 /* Stable LSD radix argsort: reorder ``order`` (n row numbers) by key(order[i]) ascending,
-   where key(r) = keys[r] (int64, signed).  Keys are gathered once and sorted with their rows
-   (sequential passes) over the digits of radix_digits; digits that are the same for every
-   key are skipped.  ``tmp`` is scratch of n int32.  Returns -1 when out of memory. */
-EXPORT int64_t tfp_argsort_i64(const int64_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
-    if (n < 2) return 0;
-    uint64_t *ka = (uint64_t *)tfp_malloc((size_t)n * sizeof(uint64_t));
-    uint64_t *kb = (uint64_t *)tfp_malloc((size_t)n * sizeof(uint64_t));
-    int64_t *count = (int64_t *)tfp_malloc((size_t)512 * sizeof(int64_t));
-    if (!ka || !kb || !count) {
-        free(ka);
-        free(kb);
-        free(count);
-        return -1;
+   where key(r) = keys[r] (IT: int32 or int64, signed).  Keys are gathered once (the sign bit
+   flipped, so unsigned order is signed order) and sorted with their rows (sequential passes)
+   over the digits of radix_digits; digits that are the same for every key are skipped.
+   ``tmp`` is scratch of n int32.  Returns -1 when out of memory, or ERR_CANCELLED. */
+#define DEFINE_ARGSORT(NAME, IT, KT, RADIX)                                                  \
+    EXPORT int64_t NAME(const IT *keys, int64_t n, int32_t *order, int32_t *tmp) {           \
+        if (n < 2) return 0;                                                                \
+        KT *ka = (KT *)tfp_malloc((size_t)n * sizeof(KT));                                  \
+        KT *kb = (KT *)tfp_malloc((size_t)n * sizeof(KT));                                  \
+        if (!ka || !kb) {                                                                   \
+            free(ka);                                                                       \
+            free(kb);                                                                       \
+            return -1;                                                                      \
+        }                                                                                   \
+        const KT sign = (KT)1 << (8 * sizeof(KT) - 1);                                      \
+        KT any = 0, all = (KT)~(KT)0;                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            KT k = (KT)keys[order[i]] ^ sign;                                               \
+            ka[i] = k;                                                                      \
+            any |= k;                                                                       \
+            all &= k;                                                                       \
+        }                                                                                   \
+        int64_t rc = RADIX(ka, order, kb, tmp, n, any ^ all);                               \
+        if (rc == 1) memcpy(order, tmp, (size_t)n * sizeof(int32_t));                       \
+        free(ka);                                                                           \
+        free(kb);                                                                           \
+        return rc < 0 ? rc : 0;                                                             \
     }
-    uint64_t any = 0, all = ~0ULL;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t k = (uint64_t)keys[order[i]] ^ 0x8000000000000000ULL;
-        ka[i] = k;
-        any |= k;
-        all &= k;
-    }
-    uint64_t varying = any ^ all;
-    int first, bits = radix_digits(varying, &first);
-    int64_t buckets = (int64_t)1 << bits;
-    uint64_t mask = (uint64_t)buckets - 1;
-    uint64_t *sk = ka, *dk = kb;
-    int32_t *sv = order, *dv = tmp;
-    for (int shift = first; bits && shift < 64; shift += bits) {
-        if (((varying >> shift) & mask) == 0) continue;
-        if (CANCELLED()) {
-            free(ka);
-            free(kb);
-            free(count);
-            return ERR_CANCELLED;
-        }
-        memset(count, 0, (size_t)buckets * sizeof(int64_t));
-        for (int64_t i = 0; i < n; i++) count[(sk[i] >> shift) & mask]++;
-        int64_t sum = 0;
-        for (int64_t b = 0; b < buckets; b++) {
-            int64_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            int64_t d = count[(sk[i] >> shift) & mask]++;
-            dk[d] = sk[i];
-            dv[d] = sv[i];
-        }
-        uint64_t *tk = sk;
-        sk = dk;
-        dk = tk;
-        int32_t *tv = sv;
-        sv = dv;
-        dv = tv;
-    }
-    if (sv != order) memcpy(order, sv, (size_t)n * sizeof(int32_t));
-    free(ka);
-    free(kb);
-    free(count);
-    return 0;
-}
-
-/* Stable LSD radix passes over n (key, value) pairs with unsigned 32-bit keys: the digits of
-   radix_digits where ``varying`` has a bit set; k2/v2 are scratch of n.  Returns 1 when the
-   sorted pairs ended in k2/v2, 0 when in k/v, -1 when out of memory or ERR_CANCELLED. */
-static int64_t radix_u32(uint32_t *k, int32_t *v, uint32_t *k2, int32_t *v2, int64_t n,
-                         uint32_t varying) {
-    int first, bits = radix_digits(varying, &first);
-    int64_t buckets = (int64_t)1 << bits;
-    uint32_t mask = (uint32_t)buckets - 1;
-    int64_t *count = (int64_t *)tfp_malloc((size_t)512 * sizeof(int64_t));
-    if (!count) return -1;
-    uint32_t *sk = k, *dk = k2;
-    int32_t *sv = v, *dv = v2;
-    for (int shift = first; bits && shift < 32; shift += bits) {
-        if (((varying >> shift) & mask) == 0) continue;
-        if (CANCELLED()) {
-            free(count);
-            return ERR_CANCELLED;
-        }
-        memset(count, 0, (size_t)buckets * sizeof(int64_t));
-        for (int64_t i = 0; i < n; i++) count[(sk[i] >> shift) & mask]++;
-        int64_t sum = 0;
-        for (int64_t b = 0; b < buckets; b++) {
-            int64_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            int64_t d = count[(sk[i] >> shift) & mask]++;
-            dk[d] = sk[i];
-            dv[d] = sv[i];
-        }
-        uint32_t *tk = sk;
-        sk = dk;
-        dk = tk;
-        int32_t *tv = sv;
-        sv = dv;
-        dv = tv;
-    }
-    free(count);
-    return sk != k;
-}
-
-/* The same for int32 keys (keys[r] for row r). */
-EXPORT int64_t tfp_argsort_i32(const int32_t *keys, int64_t n, int32_t *order, int32_t *tmp) {
-    if (n < 2) return 0;
-    uint32_t *ka = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
-    uint32_t *kb = (uint32_t *)tfp_malloc((size_t)n * sizeof(uint32_t));
-    if (!ka || !kb) {
-        free(ka);
-        free(kb);
-        return -1;
-    }
-    uint32_t any = 0, all = ~0U;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t k = (uint32_t)keys[order[i]] ^ 0x80000000U;
-        ka[i] = k;
-        any |= k;
-        all &= k;
-    }
-    int64_t rc = radix_u32(ka, order, kb, tmp, n, any ^ all);
-    if (rc == 1) memcpy(order, tmp, (size_t)n * sizeof(int32_t));
-    free(ka);
-    free(kb);
-    return rc < 0 ? rc : 0;
-}
+DEFINE_ARGSORT(tfp_argsort_i64, int64_t, uint64_t, radix_u64)
+DEFINE_ARGSORT(tfp_argsort_i32, int32_t, uint32_t, radix_u32)
+#undef DEFINE_ARGSORT
 
 /* (key, value) pairs sorted by key, stably, into out_key/out_val: key i is pos[src[i]] (pos
    NULL: src[i]), non-negative; src, pos and val are only read.  One counting pass over the
