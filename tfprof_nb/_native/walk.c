@@ -214,7 +214,7 @@ typedef struct {
     int64_t n_segs, cap_segs;
     Job *jobs;
     int64_t n_jobs, cap_jobs;
-    int64_t n_events, err, err_pos;
+    int64_t n_events, n_stats, err, err_pos; /* (n_stats: every stat row, after planning) */
     /* phase 2 and 3 work sharing */
     EvOut out;
     int64_t next;
@@ -929,6 +929,7 @@ static int plan_chunks(Space *s) {
     s->segs = segs;
     s->n_segs = s->cap_segs = n_segs;
     s->n_events = events;
+    s->n_stats = base;
     return 0;
 }
 
@@ -997,10 +998,8 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
         if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
     if (plan_chunks(s) != 0) set_error(s, ERR_NO_MEMORY, -1);
     /* the 32-bit columns address rows, lines, metadata rows and string lengths */
-    int64_t stats = s->staged.n;
-    for (int64_t c = 0; c < s->n_chunks; c++) stats += s->chunks[c].n_st;
-    if (s->err == 0 && (s->n_events > INT32_MAX || stats > INT32_MAX || s->L.n > INT32_MAX ||
-                        s->M.n > INT32_MAX || s->SM.n > INT32_MAX))
+    if (s->err == 0 && (s->n_events > INT32_MAX || s->n_stats > INT32_MAX ||
+                        s->L.n > INT32_MAX || s->M.n > INT32_MAX || s->SM.n > INT32_MAX))
         set_error(s, ERR_NO_MEMORY, -1);
     fill_info(s, info);
     return s;
@@ -1161,8 +1160,7 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
         s->progress[PR_DONE] = 0;
         s->progress[PR_PHASE] = 3;
     }
-    int64_t stats = s->staged.n;
-    for (int64_t c = 0; c < s->n_chunks; c++) stats += s->chunks[c].n_st;
+    int64_t stats = s->n_stats;
     Populate pop = {{{(char *)line, s->n_events, 4},
                      {(char *)meta, s->n_events, meta_bytes},
                      {(char *)name, s->n_events, name_bytes},
