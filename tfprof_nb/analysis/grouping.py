@@ -79,7 +79,8 @@ def threadpool_regions_of(hd: HostData, at: dict | None = None) -> Regions:
     has_c = at["c"]
     if not has_c.any():
         return empty
-    found = regions_from_rows(starts, None, stops, hd.line, hd.begin, has=has_c)
+    found = regions_from_rows(starts, None, stops, hd.line, hd.begin, has=has_c,
+                              with_ctx=False)
     if found is not None:  # rows in (line, time) order already, as files usually are
         r_line, r_begin, r_end, _ = found
         r_end -= r_begin  # (durations, in place)
