@@ -190,13 +190,13 @@ def stats_at(name_code, owner_kind, kind, raw, owner, queries: list,
     seek_all = runs is not None and \
         sum(len(sorted_rows[qs[0]]) for qs in sets.values()) * SEEK_RATIO < n
     found: list = [None] * len(queries)
+    lo, hi = (_c(a, np.int64) for a in runs) if seek_all else (None, None)
     for qs in (sets.values() if seek_all else ()):
         rows = sorted_rows[qs[0]]
         codes = list(dict.fromkeys(int(queries[q][0]) for q in qs))
         code_arr = np.asarray(codes, np.int32)
         values = np.empty((len(codes), len(rows)), np.int64)
         hit = np.empty((len(codes), len(rows)), np.uint8)
-        lo, hi = (_c(a, np.int64) for a in runs)
         check(lib().tfp_stats_seek(_p(name_code), width, _p(owner_kind), _p(kind), _p(raw),
                                    _p(owner), n, _p(lo), _p(hi), len(lo), _p(code_arr),
                                    len(codes), _p(rows), len(rows), _p(values), _p(hit)))
