@@ -90,25 +90,3 @@ def test_columns_populated_ahead_of_the_walk_decode_the_same(cpu_file):
         assert np.array_equal(getattr(plain.events, name), getattr(populated.events, name))
     for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
         assert np.array_equal(getattr(plain.stats, name), getattr(populated.stats, name))
-    # the populated columns are advised small pages ("nh" in their mapping's flags)
-    flags = _vm_flags(populated.events.start_ps.ctypes.data + populated.events.start_ps.nbytes
-                      // 2)
-    if flags is not None:  # (Linux)
-        assert "nh" in flags.split(), flags
-
-
-def _vm_flags(address: int):
-    """The VmFlags of the mapping holding ``address`` in /proc/self/smaps (None: no smaps)."""
-    try:
-        lines = open("/proc/self/smaps").read().splitlines()
-    except OSError:
-        return None
-    inside = False
-    for line in lines:
-        head = line.split()[0]
-        if "-" in head and ":" not in head:
-            lo, hi = (int(x, 16) for x in head.split("-"))
-            inside = lo <= address < hi
-        elif inside and line.startswith("VmFlags:"):
-            return line[len("VmFlags:"):]
-    return None

@@ -31,9 +31,6 @@ void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
 #if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
 #define MADV_POPULATE_WRITE 23
 #endif
-#if defined(__linux__) && !defined(MADV_NOHUGEPAGE)
-#define MADV_NOHUGEPAGE 15
-#endif
 #define POPULATE_BLOCK_BYTES ((int64_t)8 << 20)  /* about this much per block, every column */
 static int64_t populate_min_bytes = (int64_t)64 << 20; /* smaller: not worth a thread */
 
@@ -76,20 +73,6 @@ void populate_begin(Populate *p) {
     p->thread = NULL;
     for (int c = 0; c < p->n_cols; c++) total += p->cols[c].rows * p->cols[c].width;
     if (total < populate_min_bytes || total == 0) return;
-#ifdef MADV_NOHUGEPAGE
-    /* Small pages for the columns (numpy asks huge pages for every large array). A new huge
-       page is zeroed, and on a VM backed by the host, 2 MB at a time on its first touch; small
-       pages come first from memory the process's machine already holds. Measured on the
-       1.1 GB host (2-core VM, five runs each): load 3.4-3.9 -> 2.9-3.0 s, system time
-       3.5-4.3 -> 1.6-1.8 s, the analyses over the columns no slower. */
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (int c = 0; c < p->n_cols; c++) {
-        uintptr_t a = ((uintptr_t)p->cols[c].base + page - 1) & ~(page - 1);
-        uintptr_t e = ((uintptr_t)p->cols[c].base + p->cols[c].rows * p->cols[c].width) &
-                      ~(page - 1);
-        if (e > a) madvise((void *)a, e - a, MADV_NOHUGEPAGE); /* (advice: failure is fine) */
-    }
-#endif
     pthread_t *id = (pthread_t *)malloc(sizeof(pthread_t));
     if (id && pthread_create(id, NULL, populate_worker, p) == 0) {
         p->thread = id;
