@@ -543,3 +543,22 @@ def test_host_nesting_order_is_found_once_per_host(cpu_file):
     assert hd._cache["in_nesting_order"] is (order is None)
     again = hd.nesting_order()
     assert (again is None) == (order is None)
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.int32])
+def test_code_gather_is_numpys_take_with_a_fill(dtype):
+    """table[code] of uint16 and int32 code columns (int64 tables narrowed to int32), codes
+    outside the table filled, into a given output slice too."""
+    rng = np.random.default_rng(7)
+    table = rng.integers(-2**31, 2**31, 300, dtype=np.int64).astype(np.int32).astype(np.int64)
+    code = rng.integers(0, 310, 5000).astype(dtype)
+    inside = code < len(table)
+    expect = np.where(inside, table[np.minimum(code, len(table) - 1)], -7).astype(np.int32)
+    got = K.code_gather(code, table, fill=-7)
+    assert got.dtype == np.int32 and np.array_equal(got, expect)
+    out = np.zeros(6000, np.int32)
+    K.code_gather(code, table, fill=-7, out=out[1000:])
+    assert np.array_equal(out[1000:], expect) and not out[:1000].any()
+    assert len(K.code_gather(code[:0], table)) == 0
+    with pytest.raises(ValueError):
+        K.code_gather(code, table, out=np.zeros(len(code), np.int64))

@@ -276,6 +276,23 @@ def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
+def code_gather(code: np.ndarray, table: np.ndarray, fill: int = -1,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """int32 table[code] for a code column (uint16 or int32) and an integer table per code
+    (``fill`` for codes outside it), into ``out`` when given (int32, contiguous, len(code));
+    without the index copy numpy's gathers make of narrow codes."""
+    code, width = _codes(code)
+    table = _c(table, np.int32)
+    if out is None:
+        out = np.empty(len(code), np.int32)
+    elif out.dtype != np.int32 or len(out) != len(code) or not out.flags.c_contiguous:
+        raise ValueError("out must be a contiguous int32 array of len(code)")
+    if len(code):
+        check(lib().tfp_code_gather_i32(_p(code), width, len(code), _p(table), len(table),
+                                        int(fill), _p(out)))
+    return out
+
+
 def code_rows(code: np.ndarray, table: np.ndarray, cap: int | None = None,
               also: np.ndarray | None = None) -> np.ndarray:
     """int32 rows i (increasing) where table[code[i]] (and also[i], when given); ``cap``:

@@ -21,6 +21,20 @@ EXPORT int64_t tfp_code_lookup_u8(const void *code, int64_t code_bytes, int64_t 
     return 0;
 }
 
+/* out[i] = table[code[i]] (int32 entries) for n codes (uint16 or int32, code_bytes 2 or 4);
+   codes outside [0, n_table) give ``fill`` */
+EXPORT int64_t tfp_code_gather_i32(const void *code, int64_t code_bytes, int64_t n,
+                                   const int32_t *table, int64_t n_table, int32_t fill,
+                                   int32_t *out) {
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        int64_t c = code_bytes == 2 ? (int64_t)((const uint16_t *)code)[i]
+                                    : (int64_t)((const int32_t *)code)[i];
+        out[i] = (uint64_t)c < (uint64_t)n_table ? table[c] : fill;
+    }
+    return 0;
+}
+
 /* Rows i (increasing, int32) with table[code[i]] != 0 and, when ``also`` is given,
    also[i] != 0, into ``out`` (at most cap); returns how many there are. */
 EXPORT int64_t tfp_code_rows(const void *code, int64_t code_bytes, int64_t n,

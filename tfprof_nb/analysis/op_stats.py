@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import argsort, op_stack_walk, op_walk_rows
+from .._native.kernels import argsort, code_gather, op_stack_walk, op_walk_rows
 from ..constants import GPU_PLANE_PREFIX
 from .hlo_stats import framework_metrics, op_totals
 from .host import HOST_PLANE, HostData
@@ -86,10 +86,10 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
 
 def _gathered(tables: list, code0: np.ndarray, code2: np.ndarray) -> np.ndarray:
     """int32 tables[0][code0] then tables[1][code2] (int32 from the start: the instances are
-    most of a host's events)."""
+    most of a host's events; every code is inside its table)."""
     out = np.empty(len(code0) + len(code2), np.int32)
-    np.take(tables[0].astype(np.int32), code0, out=out[:len(code0)], mode="clip")
-    np.take(tables[1].astype(np.int32), code2, out=out[len(code0):], mode="clip")
+    code_gather(code0, tables[0], out=out[:len(code0)])
+    code_gather(code2, tables[1], out=out[len(code0):])
     return out
 
 
