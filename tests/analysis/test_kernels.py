@@ -562,3 +562,24 @@ def test_code_gather_is_numpys_take_with_a_fill(dtype):
     assert len(K.code_gather(code[:0], table)) == 0
     with pytest.raises(ValueError):
         K.code_gather(code, table, out=np.zeros(len(code), np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16])
+@pytest.mark.parametrize("sorted_query", [True, False])
+def test_sparse_lookup_reads_narrow_and_wide_values(dtype, sorted_query):
+    """A sparse column's values at query rows (0 and no hit where absent), int32 values read
+    in place, others widened; sorted queries merged, others searched."""
+    rng = np.random.default_rng(3)
+    rows = np.unique(rng.integers(0, 50_000, 8_000)).astype(np.int32)
+    info = np.iinfo(dtype)
+    values = rng.integers(max(info.min, -2**40), min(info.max, 2**40), len(rows),
+                          dtype=np.int64).astype(dtype)
+    query = rng.integers(-5, 50_010, 20_000).astype(np.int32)
+    if sorted_query:
+        query.sort()
+    out, hit = K.sparse_lookup(rows, values, query)
+    at = {r: v for r, v in zip(rows.tolist(), values.tolist())}
+    assert out.dtype == np.int64 and hit.dtype == bool
+    assert hit.tolist() == [q in at for q in query.tolist()]
+    assert out.tolist() == [at.get(q, 0) for q in query.tolist()]
+    assert 0 < hit.sum() < len(query)

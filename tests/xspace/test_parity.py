@@ -90,3 +90,56 @@ def test_columns_populated_ahead_of_the_walk_decode_the_same(cpu_file):
         assert np.array_equal(getattr(plain.events, name), getattr(populated.events, name))
     for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
         assert np.array_equal(getattr(plain.stats, name), getattr(populated.stats, name))
+
+
+def _one_plane(lines) -> bytes:
+    """An XSpace of one plane whose lines hold the given (offset_ps, duration_ps) events."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    plane = space.planes.add(name="/host:CPU", id=1)
+    plane.event_metadata[1].id = 1
+    plane.event_metadata[1].name = "op"
+    for k, events in enumerate(lines):
+        line = plane.lines.add(id=k + 1, name=f"thread {k}", timestamp_ns=1000)
+        for offset, dur in events:
+            line.events.add(metadata_id=1, offset_ps=offset, duration_ps=dur)
+    return space.SerializeToString()
+
+
+NESTING_CASES = {  # lines of (offset, duration): whether (line, start, longest first) holds
+    "sorted": ([[(0, 90), (0, 50), (10, 5), (60, 1)], [(0, 3)]], True),
+    "later child first": ([[(10, 5), (0, 90)]], False),
+    "shorter first at a tie": ([[(0, 50), (0, 90)]], False),
+    "equal ties": ([[(5, 7), (5, 7)], [(0, 1)]], True),
+    "late line start": ([[(100, 1)], [(0, 1)]], True),  # (a new line restarts the order)
+}
+
+
+@pytest.mark.parametrize("case", list(NESTING_CASES))
+def test_decoder_finds_whether_events_are_in_nesting_order(case, monkeypatch):
+    """The decoder's verdict (made as it turns offsets into starts) equals a sort's, and a
+    host uses it instead of a pass of its own."""
+    from tfprof_nb.analysis import host
+
+    lines, expected = NESTING_CASES[case]
+    ev = decode_xspace(_one_plane(lines)).events
+    ref = np.lexsort((-ev.duration_ps, ev.start_ps, ev.line))
+    assert ev.in_nesting_order is expected
+    assert expected == bool(np.array_equal(ref, np.arange(len(ev))))
+    passes = []
+    scan = host.nesting_order_or_none
+    monkeypatch.setattr(host, "nesting_order_or_none", lambda *a: passes.append(1) or scan(*a))
+    order = host.HostData("h", decode_xspace(_one_plane(lines))).nesting_order()
+    assert (order is None) is expected
+    assert len(passes) == (0 if expected else 1)
+    if order is not None:
+        assert np.array_equal(order, ref)
+
+
+def test_nesting_verdict_of_real_files_matches_the_kernel(profile_file):
+    from tfprof_nb._native import kernels as K
+
+    ev = read_xspace(profile_file).events
+    assert ev.in_nesting_order is (K.nesting_order_or_none(ev.line, ev.start_ps,
+                                                           ev.duration_ps) is None)

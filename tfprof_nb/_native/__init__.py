@@ -70,7 +70,7 @@ _SIGNATURES = {
     "tfp_stat_name_counts": (I64, [P, I64, P, I64, P]),
     "tfp_code_counts": (I64, [P, I64, I64, P]),
     "tfp_line_name_rows": (I64, [P, P, I64, I64, P, P, P, I64]),
-    "tfp_sparse_lookup": (I64, [P, P, I64, P, I64, P, P]),
+    "tfp_sparse_lookup": (I64, [P, P, I64, I64, P, I64, P, P]),
     "tfp_join_keys": (I64, [P, P, P, I64, P, P, P, I64, I64, I64, P]),
     "tfp_context_links": (I64, [P, I64, P, P, P, P, I64, I32, I32, I32, I32, I64, I64, P, P, P,
                                 I64, I64, I64, I64, P]),

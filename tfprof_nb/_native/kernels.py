@@ -354,12 +354,14 @@ def keys_in(a_keys: tuple, b_keys: tuple) -> np.ndarray:
 
 
 def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
-    """(values int64, hit bool) of a sparse column (rows increasing) at ``query`` rows."""
-    rows, values, query = _c(rows, np.int32), _c(values, np.int64), _c(query, np.int32)
+    """(values int64, hit bool) of a sparse column (rows increasing; int32 values are read
+    as they are, others as int64) at ``query`` rows."""
+    rows, query = _c(rows, np.int32), _c(query, np.int32)
+    values = _c(values, np.int32 if values.dtype == np.int32 else np.int64)
     out = np.empty(len(query), np.int64)
     hit = np.empty(len(query), np.uint8)
-    check(lib().tfp_sparse_lookup(_p(rows), _p(values), len(rows), _p(query), len(query),
-                                  _p(out), _p(hit)))
+    check(lib().tfp_sparse_lookup(_p(rows), _p(values), values.itemsize, len(rows), _p(query),
+                                  len(query), _p(out), _p(hit)))
     return out, hit.view(bool)
 
 

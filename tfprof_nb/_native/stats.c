@@ -1,11 +1,13 @@
 /* Reading one stat of every event: sparse (rows, values) columns, lookups and joins. */
 #include "common.h"
 
-/* Values of a sparse stat (rows increasing) at query rows: out[i] = values[j] where
-   rows[j] == query[i] (hit[i] = 1), else 0.  Sorted queries are merged in one pass that
-   gallops over runs of rows between queries; others are binary-searched. */
-EXPORT int64_t tfp_sparse_lookup(const int32_t *rows, const int64_t *values, int64_t n,
-                                 const int32_t *query, int64_t m, int64_t *out, uint8_t *hit) {
+/* Values of a sparse stat (rows increasing; values int32 or int64, value_bytes 4 or 8) at
+   query rows: out[i] = values[j] where rows[j] == query[i] (hit[i] = 1), else 0.  Sorted
+   queries are merged in one pass that gallops over runs of rows between queries; others are
+   binary-searched. */
+EXPORT int64_t tfp_sparse_lookup(const int32_t *rows, const void *values, int64_t value_bytes,
+                                 int64_t n, const int32_t *query, int64_t m, int64_t *out,
+                                 uint8_t *hit) {
     int sorted = 1;
     for (int64_t i = 1; i < m; i++)
         if (query[i] < query[i - 1]) {
@@ -32,7 +34,8 @@ EXPORT int64_t tfp_sparse_lookup(const int32_t *rows, const int64_t *values, int
         }
         j = lo;
         if (j < n && rows[j] == q) {
-            out[i] = values[j];
+            out[i] = value_bytes == 4 ? (int64_t)((const int32_t *)values)[j]
+                                      : ((const int64_t *)values)[j];
             hit[i] = 1;
         } else {
             out[i] = 0;

@@ -92,16 +92,24 @@ EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value
 }
 
 /* values[i] += table[rows[i]] (in place: event offsets become starts); span receives the
-   earliest start and the latest start + dur[i] (when n > 0) */
+   earliest start and the latest start + dur[i] (when n > 0), then whether the events are in
+   nesting order: rows non-decreasing, then starts non-decreasing, then durations
+   non-increasing (1 or 0; see tfp_is_nesting_order) */
 EXPORT void tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
                                  const int64_t *table, const int64_t *dur, int64_t *span) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, ordered = 1;
     for (int64_t i = 0; i < n; i++) {
         int64_t v = values[i] + table[rows[i]];
         values[i] = v;
         if (v < lo) lo = v;
         if (v + dur[i] > hi) hi = v + dur[i];
+        if (i > 0 && ordered) {
+            if (rows[i] != rows[i - 1]) ordered = rows[i] > rows[i - 1];
+            else if (v != values[i - 1]) ordered = v > values[i - 1];
+            else ordered = dur[i] <= dur[i - 1];
+        }
     }
     span[0] = lo;
     span[1] = hi;
+    span[2] = ordered;
 }

@@ -426,7 +426,11 @@ class HostData:
             return None
 
         def build():
-            order = nesting_order_or_none(self.line, self.begin, self.duration)
+            known = self.space.events.in_nesting_order
+            if known and self.line is self.space.events.line:  # (found by the decoder)
+                order = None
+            else:
+                order = nesting_order_or_none(self.line, self.begin, self.duration)
             self._cache["in_nesting_order"] = order is None
             return (order,)
         return self._cached("nesting_order", build)[0]

@@ -251,11 +251,12 @@ def decode_xspace(data, path=None, threads: int | None = None,
     events = space.events
     events.line_start_ps = space.line_start_ps()
     if len(events):
-        span = np.empty(2, np.int64)
+        span = np.empty(3, np.int64)
         native.lib().tfp_add_gathered_i64(events.start_ps.ctypes.data, events.line.ctypes.data,
                                           len(events), events.line_start_ps.ctypes.data,
                                           events.duration_ps.ctypes.data, span.ctypes.data)
         events.span_ps = (int(span[0]), int(span[1]))
+        events.in_nesting_order = bool(span[2])
     return space
 
 

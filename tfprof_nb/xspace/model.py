@@ -44,6 +44,9 @@ class EventTable:
     # events of each name code and of each line, counted by the decoder (None: not known)
     name_counts: np.ndarray | None = field(default=None, repr=False, compare=False)
     line_counts: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # whether the rows are sorted by (line, start, longest first), found by the decoder as it
+    # made the starts (None: not known)
+    in_nesting_order: bool | None = field(default=None, repr=False, compare=False)
 
     @property
     def offset_ps(self) -> np.ndarray:
