@@ -583,3 +583,20 @@ def test_sparse_lookup_reads_narrow_and_wide_values(dtype, sorted_query):
     assert hit.tolist() == [q in at for q in query.tolist()]
     assert out.tolist() == [at.get(q, 0) for q in query.tolist()]
     assert 0 < hit.sum() < len(query)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.float32, np.int64,
+                                   np.float64, np.bool_])
+def test_take_rows_is_fancy_indexing(dtype):
+    """col[rows] for int32 rows and every item width, out-of-range rows refused, other row
+    types left to numpy."""
+    rng = np.random.default_rng(5)
+    col = rng.integers(0, 120, 10_000).astype(dtype)
+    rows = rng.integers(0, len(col), 30_000).astype(np.int32)
+    got = K.take_rows(col, rows)
+    assert got.dtype == col.dtype and np.array_equal(got, col[rows])
+    assert np.array_equal(K.take_rows(col, rows.astype(np.int64)), col[rows])
+    assert len(K.take_rows(col, rows[:0])) == 0
+    for bad in (len(col), -1):
+        with pytest.raises(IndexError):
+            K.take_rows(col, np.array([0, bad], np.int32))

@@ -276,6 +276,23 @@ def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
+def take_rows(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """col[rows] of a column (items of 1, 2, 4 or 8 bytes) at int32 ``rows`` inside it,
+    without the index conversion numpy makes of int32 rows; other rows go through numpy."""
+    col = np.ascontiguousarray(col)
+    if rows.dtype != np.int32 or col.dtype.itemsize not in (1, 2, 4, 8) or col.ndim != 1:
+        return col[rows]
+    rows = _c(rows, np.int32)
+    out = np.empty(len(rows), col.dtype)
+    if len(rows):
+        rc = lib().tfp_take_rows(_p(col), len(col), col.dtype.itemsize, _p(rows), len(rows),
+                                 _p(out))
+        if rc == -2:
+            raise IndexError("take_rows: a row is outside the column")
+        check(rc)
+    return out
+
+
 def code_gather(code: np.ndarray, table: np.ndarray, fill: int = -1,
                 out: np.ndarray | None = None) -> np.ndarray:
     """int32 table[code] for a code column (uint16 or int32) and an integer table per code

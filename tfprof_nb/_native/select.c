@@ -21,6 +21,28 @@ EXPORT int64_t tfp_code_lookup_u8(const void *code, int64_t code_bytes, int64_t 
     return 0;
 }
 
+/* out[i] = col[rows[i]] for m int32 rows of a column of n ``width``-byte items (1, 2, 4 or
+   8); returns 0, -2 when a row is outside the column (out then partly written) or
+   ERR_CANCELLED */
+EXPORT int64_t tfp_take_rows(const void *col, int64_t n, int64_t width, const int32_t *rows,
+                             int64_t m, void *out) {
+#define TAKE(T)                                                                                \
+    for (int64_t i = 0; i < m; i++) {                                                          \
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;                                              \
+        if ((uint64_t)(int64_t)rows[i] >= (uint64_t)n) return -2;                              \
+        ((T *)out)[i] = ((const T *)col)[rows[i]];                                             \
+    }
+    switch (width) {
+    case 1: TAKE(uint8_t) break;
+    case 2: TAKE(uint16_t) break;
+    case 4: TAKE(uint32_t) break;
+    case 8: TAKE(uint64_t) break;
+    default: return -1;
+    }
+#undef TAKE
+    return 0;
+}
+
 /* out[i] = table[code[i]] (int32 entries) for n codes (uint16 or int32, code_bytes 2 or 4);
    codes outside [0, n_table) give ``fill`` */
 EXPORT int64_t tfp_code_gather_i32(const void *code, int64_t code_bytes, int64_t n,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import argsort, code_gather, op_stack_walk, op_walk_rows
+from .._native.kernels import (argsort, code_gather, code_lookup, op_stack_walk,
+                                op_walk_rows, take_rows)
 from ..constants import GPU_PLANE_PREFIX
 from .hlo_stats import framework_metrics, op_totals
 from .host import HOST_PLANE, HostData
@@ -43,7 +44,7 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
     name_is_op = by_name["category"].to_numpy() != UNKNOWN
     name_is_tf = by_name["category"].to_numpy() == TF
     rows0 = hd.rows_on_lines(host_lines, name_is_op)
-    code0 = hd.name_code[rows0]
+    code0 = take_rows(hd.name_code, rows0)
     tf_op = hd.str_stat("tf_op")
     nonempty = np.array([bool(v) for v in tf_op.table], dtype=bool)  # per distinct value
     keep = host_lines[hd.space.events.line[tf_op.rows]] & nonempty[tf_op.values] \
@@ -64,7 +65,7 @@ def host_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, int,
     key = _gathered(op_of_name, code0, code2)
     typ = _gathered(type_of_name, code0, code2)
     is_tf = np.zeros(len(rows), bool)
-    is_tf[:len(code0)] = name_is_tf[code0]
+    is_tf[:len(code0)] = code_lookup(code0, name_is_tf)
     del code0
     if len(rows2):
         order = argsort(rows)  # stable, int32

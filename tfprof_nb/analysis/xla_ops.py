@@ -118,10 +118,11 @@ def _aggregate(hd: HostData, rows, codes, hlo, pids, time_ps, self_ps,
 
 
 def _gpu_rows(hd: HostData) -> np.ndarray:
-    """Rows of the events on GPU planes' stream lines (derived lines left out)."""
-    dev = hd.plane_mask(lambda s: s.str.startswith(GPU_PLANE_PREFIX).to_numpy()) & \
-        ~hd.derived_line_mask()
-    return np.flatnonzero(dev)
+    """Rows of the events on GPU planes' stream lines (derived lines left out): one pass over
+    the lines' rows, none when the host has no such line."""
+    lines = hd.plane_lines(lambda s: s.str.startswith(GPU_PLANE_PREFIX).to_numpy()) & \
+        ~hd.derived_lines()
+    return hd.rows_on_lines(lines)
 
 
 def host_tf_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
