@@ -597,6 +597,9 @@ def test_take_rows_is_fancy_indexing(dtype):
     assert got.dtype == col.dtype and np.array_equal(got, col[rows])
     assert np.array_equal(K.take_rows(col, rows.astype(np.int64)), col[rows])
     assert len(K.take_rows(col, rows[:0])) == 0
+    names = col.astype(str).astype(object)  # (object columns are numpy's to gather)
+    assert K.take_rows(names, rows).tolist() == names[rows].tolist()
+    assert np.array_equal(K.take_rows(col[::2], rows // 2), col[::2][rows // 2])
     for bad in (len(col), -1):
         with pytest.raises(IndexError):
             K.take_rows(col, np.array([0, bad], np.int32))

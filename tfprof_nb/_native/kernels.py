@@ -277,11 +277,13 @@ def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def take_rows(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """col[rows] of a column (items of 1, 2, 4 or 8 bytes) at int32 ``rows`` inside it,
-    without the index conversion numpy makes of int32 rows; other rows go through numpy."""
-    col = np.ascontiguousarray(col)
-    if rows.dtype != np.int32 or col.dtype.itemsize not in (1, 2, 4, 8) or col.ndim != 1:
+    """col[rows] of a numeric or bool column (items of 1, 2, 4 or 8 bytes) at int32 ``rows``
+    inside it, without the index conversion numpy makes of int32 rows; other columns and rows
+    go through numpy."""
+    if (rows.dtype != np.int32 or col.ndim != 1 or col.dtype.kind not in "biuf"
+            or col.dtype.itemsize not in (1, 2, 4, 8)):
         return col[rows]
+    col = np.ascontiguousarray(col)
     rows = _c(rows, np.int32)
     out = np.empty(len(rows), col.dtype)
     if len(rows):
