@@ -116,14 +116,29 @@ NESTING_CASES = {  # lines of (offset, duration): whether (line, start, longest 
 }
 
 
+@pytest.fixture(params=[0, 1, 2])
+def pass_block(request):
+    """Rows per block of the decoder's passes after the walk (0: the default; 1 and 2 put
+    block boundaries between events)."""
+    from tfprof_nb import _native
+    if not request.param:
+        yield None
+        return
+    old = _native.lib().tfp_set_pass_block(request.param)
+    try:
+        yield request.param
+    finally:
+        _native.lib().tfp_set_pass_block(old)
+
+
 @pytest.mark.parametrize("case", list(NESTING_CASES))
-def test_decoder_finds_whether_events_are_in_nesting_order(case, monkeypatch):
-    """The decoder's verdict (made as it turns offsets into starts) equals a sort's, and a
-    host uses it instead of a pass of its own."""
+def test_decoder_finds_whether_events_are_in_nesting_order(case, pass_block, monkeypatch):
+    """The decoder's verdict (made as it turns offsets into starts, in blocks on threads)
+    equals a sort's, and a host uses it instead of a pass of its own."""
     from tfprof_nb.analysis import host
 
     lines, expected = NESTING_CASES[case]
-    ev = decode_xspace(_one_plane(lines)).events
+    ev = decode_xspace(_one_plane(lines), threads=2).events
     ref = np.lexsort((-ev.duration_ps, ev.start_ps, ev.line))
     assert ev.in_nesting_order is expected
     assert expected == bool(np.array_equal(ref, np.arange(len(ev))))
@@ -143,3 +158,21 @@ def test_nesting_verdict_of_real_files_matches_the_kernel(profile_file):
     ev = read_xspace(profile_file).events
     assert ev.in_nesting_order is (K.nesting_order_or_none(ev.line, ev.start_ps,
                                                            ev.duration_ps) is None)
+
+
+def test_passes_after_the_walk_in_small_blocks_give_the_same_space(profile_file):
+    """Starts, span, nesting verdict and resolved references made in blocks of 100 rows on
+    two threads equal those made in one block."""
+    from tfprof_nb import _native
+    one = read_xspace(profile_file, threads=1)
+    old = _native.lib().tfp_set_pass_block(100)
+    try:
+        split = read_xspace(profile_file, threads=2)
+    finally:
+        _native.lib().tfp_set_pass_block(old)
+    assert len(one.events) > 300 and len(one.stats.raw_value) > 300
+    assert np.array_equal(one.events.start_ps, split.events.start_ps)
+    assert one.events.span_ps == split.events.span_ps
+    assert one.events.in_nesting_order is split.events.in_nesting_order
+    assert np.array_equal(one.stats.raw_value, split.stats.raw_value)
+    assert one.stats.values == split.stats.values

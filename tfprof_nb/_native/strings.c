@@ -80,36 +80,122 @@ EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t
     return n_rep;
 }
 
-/* Value codes of reference stats: st_value holds the referenced stat-metadata row (-1 when
-   missing); it becomes ``base`` + the code of that row's name (``missing`` for -1). */
-EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value,
-                             const int32_t *name_code_of_row, int64_t base, int64_t missing) {
-    for (int64_t i = 0; i < n; i++) {
-        if (st_kind[i] != KIND_REF) continue;
-        int64_t r = st_value[i];
-        st_value[i] = base + (r < 0 ? missing : name_code_of_row[r]);
-    }
+static int64_t pass_block = (int64_t)1 << 20; /* rows per block of the two passes below */
+
+/* Set the rows per block of tfp_resolve_refs and tfp_add_gathered_i64 (at least 1); returns
+   the previous value (tests use small blocks to have small files split). */
+EXPORT int64_t tfp_set_pass_block(int64_t rows) {
+    int64_t old = pass_block;
+    pass_block = rows > 0 ? rows : 1;
+    return old;
 }
 
-/* values[i] += table[rows[i]] (in place: event offsets become starts); span receives the
-   earliest start and the latest start + dur[i] (when n > 0), then whether the events are in
-   nesting order: rows non-decreasing, then starts non-decreasing, then durations
-   non-increasing (1 or 0; see tfp_is_nesting_order) */
-EXPORT void tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
-                                 const int64_t *table, const int64_t *dur, int64_t *span) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN, ordered = 1;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v = values[i] + table[rows[i]];
-        values[i] = v;
-        if (v < lo) lo = v;
-        if (v + dur[i] > hi) hi = v + dur[i];
-        if (i > 0 && ordered) {
-            if (rows[i] != rows[i - 1]) ordered = rows[i] > rows[i - 1];
-            else if (v != values[i - 1]) ordered = v > values[i - 1];
-            else ordered = dur[i] <= dur[i - 1];
+typedef struct { /* tfp_resolve_refs's work, shared by its threads */
+    const int8_t *kind;
+    int64_t *value;
+    const int32_t *code_of_row;
+    int64_t n, base, missing, next, block;
+} RefWork;
+
+static void *refs_worker(void *arg) {
+    RefWork *w = (RefWork *)arg;
+    for (;;) {
+        int64_t lo = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED) * w->block;
+        if (lo >= w->n) break;
+        int64_t hi = lo + w->block < w->n ? lo + w->block : w->n;
+        for (int64_t i = lo; i < hi; i++) {
+            if (w->kind[i] != KIND_REF) continue;
+            int64_t r = w->value[i];
+            w->value[i] = w->base + (r < 0 ? w->missing : w->code_of_row[r]);
         }
     }
-    span[0] = lo;
-    span[1] = hi;
-    span[2] = ordered;
+    return NULL;
+}
+
+/* Value codes of reference stats: st_value holds the referenced stat-metadata row (-1 when
+   missing); it becomes ``base`` + the code of that row's name (``missing`` for -1).  Blocks
+   of rows on ``threads`` threads. */
+EXPORT void tfp_resolve_refs(const int8_t *st_kind, int64_t n, int64_t *st_value,
+                             const int32_t *name_code_of_row, int64_t base, int64_t missing,
+                             int64_t threads) {
+    RefWork w = {st_kind, st_value, name_code_of_row, n, base, missing, 0, pass_block};
+    run_threads(refs_worker, &w, n > w.block ? threads : 1);
+}
+
+typedef struct { /* tfp_add_gathered_i64's work: per block its earliest start, latest end and
+                    whether its rows are in nesting order */
+    int64_t *values;
+    const int32_t *rows;
+    const int64_t *table, *dur;
+    int64_t n, next, block;
+    int64_t *lo, *hi;
+    uint8_t *ordered;
+} StartWork;
+
+static void *starts_worker(void *arg) {
+    StartWork *w = (StartWork *)arg;
+    for (;;) {
+        int64_t b = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED), first = b * w->block;
+        if (first >= w->n) break;
+        int64_t last = first + w->block < w->n ? first + w->block : w->n;
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        int ordered = 1;
+        const int32_t *rows = w->rows;
+        const int64_t *dur = w->dur;
+        int64_t *values = w->values;
+        for (int64_t i = first; i < last; i++) {
+            int64_t v = values[i] + w->table[rows[i]];
+            values[i] = v;
+            if (v < lo) lo = v;
+            if (v + dur[i] > hi) hi = v + dur[i];
+            if (i > first && ordered) {
+                if (rows[i] != rows[i - 1]) ordered = rows[i] > rows[i - 1];
+                else if (v != values[i - 1]) ordered = v > values[i - 1];
+                else ordered = dur[i] <= dur[i - 1];
+            }
+        }
+        w->lo[b] = lo;
+        w->hi[b] = hi;
+        w->ordered[b] = (uint8_t)ordered;
+    }
+    return NULL;
+}
+
+/* values[i] += table[rows[i]] (in place: event offsets become starts), in blocks on
+   ``threads`` threads; span receives the earliest start and the latest start + dur[i] (when
+   n > 0), then whether the events are in nesting order: rows non-decreasing, then starts
+   non-decreasing, then durations non-increasing (1 or 0; see tfp_is_nesting_order).
+   Returns 0 or -1 when out of memory. */
+EXPORT int64_t tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
+                                    const int64_t *table, const int64_t *dur, int64_t *span,
+                                    int64_t threads) {
+    const int64_t block = pass_block;
+    int64_t blocks = n / block + 1;
+    int64_t *lo = (int64_t *)tfp_malloc((size_t)blocks * 2 * sizeof(int64_t));
+    uint8_t *ordered = (uint8_t *)tfp_malloc((size_t)blocks);
+    if (!lo || !ordered) {
+        free(lo);
+        free(ordered);
+        return -1;
+    }
+    StartWork w = {values, rows, table, dur, n, 0, block, lo, lo + blocks, ordered};
+    run_threads(starts_worker, &w, n > block ? threads : 1);
+    span[0] = INT64_MAX;
+    span[1] = INT64_MIN;
+    span[2] = 1;
+    for (int64_t b = 0; b * block < n; b++) {
+        if (w.lo[b] < span[0]) span[0] = w.lo[b];
+        if (w.hi[b] > span[1]) span[1] = w.hi[b];
+        int64_t i = b * block; /* the first row of the block against the one before */
+        int at_boundary = 1;
+        if (b > 0) {
+            if (rows[i] != rows[i - 1]) at_boundary = rows[i] > rows[i - 1];
+            else if (values[i] != values[i - 1]) at_boundary = values[i] > values[i - 1];
+            else at_boundary = dur[i] <= dur[i - 1];
+        }
+        if (!w.ordered[b] || !at_boundary) span[2] = 0;
+    }
+    free(lo);
+    free(ordered);
+    return 0;
 }

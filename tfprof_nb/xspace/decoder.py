@@ -246,15 +246,17 @@ def decode_xspace(data, path=None, threads: int | None = None,
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
     threads = default_threads() if threads is None else max(1, int(threads))
     w = _walked(buf, raw, path, threads, progress)
-    space = _space(raw, buf, path, w, _stat_table(buf, raw, w))
+    space = _space(raw, buf, path, w, _stat_table(buf, raw, w, threads))
     # offsets become starts relative to the space's origin, in place
     events = space.events
     events.line_start_ps = space.line_start_ps()
     if len(events):
         span = np.empty(3, np.int64)
-        native.lib().tfp_add_gathered_i64(events.start_ps.ctypes.data, events.line.ctypes.data,
-                                          len(events), events.line_start_ps.ctypes.data,
-                                          events.duration_ps.ctypes.data, span.ctypes.data)
+        if native.lib().tfp_add_gathered_i64(
+                events.start_ps.ctypes.data, events.line.ctypes.data, len(events),
+                events.line_start_ps.ctypes.data, events.duration_ps.ctypes.data,
+                span.ctypes.data, threads) != 0:
+            raise MemoryError(f"{path}: out of memory making the events' starts")
         events.span_ps = (int(span[0]), int(span[1]))
         events.in_nesting_order = bool(span[2])
     return space
@@ -304,8 +306,9 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
     return w
 
 
-def _stat_table(buf: np.ndarray, raw, w: dict) -> StatTable:
-    """The stats, their text values interned and references resolved."""
+def _stat_table(buf: np.ndarray, raw, w: dict, threads: int) -> StatTable:
+    """The stats, their text values interned and references resolved (on ``threads``
+    threads)."""
     cols = w["st_cols"]
     values = _intern_text(buf, raw, *w.pop("tx"), cols["kind"], cols["raw_value"])
     if w["refs"]:
@@ -314,7 +317,7 @@ def _stat_table(buf: np.ndarray, raw, w: dict) -> StatTable:
         ref_names = _Names(w["sm_names"] + [""])
         native.lib().tfp_resolve_refs(cols["kind"].ctypes.data, len(cols["kind"]),
                                       cols["raw_value"].ctypes.data, ref_names.codes.ctypes.data,
-                                      len(values), int(ref_names.codes[-1]))
+                                      len(values), int(ref_names.codes[-1]), threads)
         values = values + ref_names.table
     return StatTable(**cols, names=w["stat_names"], values=values,
                      event_counts=w["name_counts"])
