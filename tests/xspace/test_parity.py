@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -76,16 +78,23 @@ def test_decoder_counts_events_per_name_and_line(profile_file, monkeypatch):
     assert sp.events.name_counts is None and sp.events.line_counts is not None
 
 
+@contextmanager
+def _native_setting(setter: str, value: int):
+    """A decoder setting of the compiled library (``tfp_set_*``) changed for a block."""
+    from tfprof_nb import _native
+    old = getattr(_native.lib(), setter)(value)
+    try:
+        yield
+    finally:
+        getattr(_native.lib(), setter)(old)
+
+
 def test_columns_populated_ahead_of_the_walk_decode_the_same(cpu_file):
     """Big files' columns are faulted in by a thread of their own while the walk writes them
     (tfp_set_populate_min: small files too, for this test): the same columns."""
-    from tfprof_nb import _native
     plain = read_xspace(cpu_file, threads=2)
-    old = _native.lib().tfp_set_populate_min(0)
-    try:
+    with _native_setting("tfp_set_populate_min", 0):
         populated = read_xspace(cpu_file, threads=2)
-    finally:
-        _native.lib().tfp_set_populate_min(old)
     for name in ("line", "metadata_row", "name_code", "start_ps", "duration_ps"):
         assert np.array_equal(getattr(plain.events, name), getattr(populated.events, name))
     for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
@@ -120,15 +129,11 @@ NESTING_CASES = {  # lines of (offset, duration): whether (line, start, longest 
 def pass_block(request):
     """Rows per block of the decoder's passes after the walk (0: the default; 1 and 2 put
     block boundaries between events)."""
-    from tfprof_nb import _native
     if not request.param:
         yield None
         return
-    old = _native.lib().tfp_set_pass_block(request.param)
-    try:
+    with _native_setting("tfp_set_pass_block", request.param):
         yield request.param
-    finally:
-        _native.lib().tfp_set_pass_block(old)
 
 
 @pytest.mark.parametrize("case", list(NESTING_CASES))
@@ -163,13 +168,9 @@ def test_nesting_verdict_of_real_files_matches_the_kernel(profile_file):
 def test_passes_after_the_walk_in_small_blocks_give_the_same_space(profile_file):
     """Starts, span, nesting verdict and resolved references made in blocks of 100 rows on
     two threads equal those made in one block."""
-    from tfprof_nb import _native
     one = read_xspace(profile_file, threads=1)
-    old = _native.lib().tfp_set_pass_block(100)
-    try:
+    with _native_setting("tfp_set_pass_block", 100):
         split = read_xspace(profile_file, threads=2)
-    finally:
-        _native.lib().tfp_set_pass_block(old)
     assert len(one.events) > 300 and len(one.stats.raw_value) > 300
     assert np.array_equal(one.events.start_ps, split.events.start_ps)
     assert one.events.span_ps == split.events.span_ps
