@@ -20,6 +20,15 @@ extern volatile int64_t tfp_cancel_flag;
 /* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
 #define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
 
+/* Whether row i may follow row i - 1 in nesting order: (line, begin) non-decreasing, the
+   longer first at equal (line, begin). */
+static inline int nesting_follows(const int32_t *line, const int64_t *begin, const int64_t *dur,
+                                  int64_t i) {
+    if (line[i] != line[i - 1]) return line[i] > line[i - 1];
+    if (begin[i] != begin[i - 1]) return begin[i] > begin[i - 1];
+    return dur[i] <= dur[i - 1];
+}
+
 /* A stat's value as an integer: uint64 and int64 as stored, doubles truncated toward zero;
    returns 0 (no value) for other kinds and for non-finite or out-of-range doubles. */
 static inline int stat_int_value(int8_t kind, int64_t raw, int64_t *out) {

@@ -171,15 +171,8 @@ EXPORT int64_t tfp_sort_pairs_gather(const int32_t *src, const int32_t *pos, con
 /* Whether rows 0..n-1 are ordered by (line, begin, longest first). */
 EXPORT int64_t tfp_is_nesting_order(const int32_t *line, const int64_t *begin,
                                     const int64_t *dur, int64_t n) {
-    for (int64_t i = 1; i < n; i++) {
-        if (line[i] != line[i - 1]) {
-            if (line[i] < line[i - 1]) return 0;
-        } else if (begin[i] != begin[i - 1]) {
-            if (begin[i] < begin[i - 1]) return 0;
-        } else if (dur[i] > dur[i - 1]) {
-            return 0;
-        }
-    }
+    for (int64_t i = 1; i < n; i++)
+        if (!nesting_follows(line, begin, dur, i)) return 0;
     return 1;
 }
 

@@ -148,11 +148,7 @@ static void *starts_worker(void *arg) {
             values[i] = v;
             if (v < lo) lo = v;
             if (v + dur[i] > hi) hi = v + dur[i];
-            if (i > first && ordered) {
-                if (rows[i] != rows[i - 1]) ordered = rows[i] > rows[i - 1];
-                else if (v != values[i - 1]) ordered = v > values[i - 1];
-                else ordered = dur[i] <= dur[i - 1];
-            }
+            if (i > first && ordered) ordered = nesting_follows(rows, values, dur, i);
         }
         w->lo[b] = lo;
         w->hi[b] = hi;
@@ -164,7 +160,7 @@ static void *starts_worker(void *arg) {
 /* values[i] += table[rows[i]] (in place: event offsets become starts), in blocks on
    ``threads`` threads; span receives the earliest start and the latest start + dur[i] (when
    n > 0), then whether the events are in nesting order: rows non-decreasing, then starts
-   non-decreasing, then durations non-increasing (1 or 0; see tfp_is_nesting_order).
+   non-decreasing, then durations non-increasing (1 or 0; nesting_follows).
    Returns 0 or -1 when out of memory. */
 EXPORT int64_t tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
                                     const int64_t *table, const int64_t *dur, int64_t *span,
@@ -186,14 +182,9 @@ EXPORT int64_t tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_
     for (int64_t b = 0; b * block < n; b++) {
         if (w.lo[b] < span[0]) span[0] = w.lo[b];
         if (w.hi[b] > span[1]) span[1] = w.hi[b];
-        int64_t i = b * block; /* the first row of the block against the one before */
-        int at_boundary = 1;
-        if (b > 0) {
-            if (rows[i] != rows[i - 1]) at_boundary = rows[i] > rows[i - 1];
-            else if (values[i] != values[i - 1]) at_boundary = values[i] > values[i - 1];
-            else at_boundary = dur[i] <= dur[i - 1];
-        }
-        if (!w.ordered[b] || !at_boundary) span[2] = 0;
+        /* (the first row of a block against the last of the block before) */
+        if (!w.ordered[b] || (b > 0 && !nesting_follows(rows, values, dur, b * block)))
+            span[2] = 0;
     }
     free(lo);
     free(ordered);
