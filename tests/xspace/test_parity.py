@@ -177,3 +177,50 @@ def test_passes_after_the_walk_in_small_blocks_give_the_same_space(profile_file)
     assert one.events.in_nesting_order is split.events.in_nesting_order
     assert np.array_equal(one.stats.raw_value, split.stats.raw_value)
     assert one.stats.values == split.stats.values
+
+
+@pytest.fixture(params=["reserved", "counted"])
+def stat_rows(request, monkeypatch):
+    """How the stat columns get their rows: reserved to the walker's bound and filled as the
+    chunks are walked (the default on Linux), or counted in a pass before the walk (where
+    address space cannot be reserved)."""
+    from tfprof_nb.xspace import decoder
+
+    monkeypatch.setattr(decoder, "RESERVE_STATS", request.param == "reserved")
+    return request.param
+
+
+def test_stats_of_chunks_walked_side_by_side_match_tensorflow(profile_file, stat_rows,
+                                                              monkeypatch):
+    """Small chunks on three threads, so most chunks start before the stat rows of those
+    before them are known (their stats wait in a stage until a thread learns them), with the
+    columns faulted in ahead of the writers: every event and stat equals TensorFlow's parse,
+    reserved or counted."""
+    from tfprof_nb.xspace import decoder
+
+    monkeypatch.setattr(decoder, "CHUNK_BYTES", 512)
+    with _native_setting("tfp_set_populate_min", 0):
+        space = read_xspace(profile_file, threads=3)
+    assert_same(canonical_from_ours(space), canonical_from_tf(tf_parse(profile_file.read_bytes())))
+
+
+def test_reserved_stat_columns_keep_only_the_stats(profile_file):
+    """The walker bounds the stats before walking them (T_ST after the framing); the columns
+    reserved to that bound are shrunk to the stats walked, their pages past them handed
+    back."""
+    import mmap
+
+    from tfprof_nb.xspace import decoder
+
+    buf = np.frombuffer(profile_file.read_bytes(), np.uint8)
+    walk = decoder._Walk(buf, str(profile_file), False, 2, None)
+    bound = walk.n(decoder.T_ST)
+    walk.close()
+    stats = read_xspace(profile_file).stats
+    n = len(stats.owner)
+    assert 0 < n <= bound
+    for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
+        column = getattr(stats, name)
+        assert len(column) == n
+        mapping = column.base.obj if isinstance(column.base, memoryview) else column.base
+        assert isinstance(mapping, mmap.mmap) and len(mapping) == column.nbytes

@@ -61,6 +61,9 @@ typedef struct {
     int n_cols, started;
     volatile int stop;
     void *thread; /* the pthread_t, kept opaque here */
+    /* not NULL: the columns (of equal rows) are faulted in only up to the rows this says
+       the writers will soon reach (it grows as they go) */
+    const int64_t *follow;
 } Populate;
 void populate_begin(Populate *p);
 void populate_end(Populate *p);

@@ -50,6 +50,13 @@ static void *populate_worker(void *arg) {
     int64_t blocks = total / POPULATE_BLOCK_BYTES + 1;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int64_t b = 0; b < blocks; b++) {
+        if (p->follow) { /* wait for the writers to come near this block */
+            int64_t need = p->cols[0].rows * b / blocks;
+            while (need > __atomic_load_n(p->follow, __ATOMIC_RELAXED)) {
+                if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) return NULL;
+                usleep(200);
+            }
+        }
         for (int c = 0; c < p->n_cols; c++) {
             if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) return NULL;
             const PopColumn *col = &p->cols[c];

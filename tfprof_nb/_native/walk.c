@@ -1,18 +1,24 @@
 /* XSpace walker: a serialized XSpace into narrow column tables, events walked in parallel.
 
    The walker knows the shape of xplane.proto (XSpace > XPlane > XLine > XEvent > XStat and the
-   two metadata maps).  It runs in four calls on one handle:
+   two metadata maps).  It runs in three or four calls on one handle:
 
    1. tfp_space_open: every plane is swept (one thread) for its stat metadata, then its event
       metadata (their stats included), then its lines and plane stats.  Then the lines are
       framed side by side (``threads`` threads): their events are cut into chunks of about
-      ``chunk_bytes``, and the events and stat fields of each chunk counted, so every event's
-      and every stat's row is known (the stat table is in file order: a plane's metadata
-      stats, then its lines' event stats and its plane stats in field order).  Small tables
-      (planes, lines, metadata, space strings) and the stats of metadata and planes ("staged"
-      stats) are kept by the handle.
+      ``chunk_bytes`` and counted, so every event's row is known.  A chunk's stats are not
+      counted, only bounded (a stat field takes two bytes or more).  The stat table is in file
+      order: a plane's metadata stats, then its lines' event stats and its plane stats in field
+      order.  Small tables (planes, lines, metadata, space strings) and the stats of metadata
+      and planes ("staged" stats) are kept by the handle.
+   1b. tfp_space_count (only where the caller cannot reserve stat columns of the bound): every
+      chunk's stats counted side by side, so every stat's row is known before the walk.
    2. tfp_space_events (``threads`` threads): chunks are walked side by side straight into the
-      caller's event and stat columns (metadata rows and name codes resolved on the way).
+      caller's event columns (metadata rows and name codes resolved on the way).  A chunk's
+      stats go straight into the caller's stat columns when its first stat row is known as it
+      starts (every chunk before it walked, or counted); else into a staging buffer, copied
+      there by whichever thread learns the row.  The stat columns only need the bound's rows
+      reserved: the rows past the real count are never written.
    3. tfp_space_finish: the text stats and the rare per-event extras, in file order.
 
    Every read is bounds-checked against the end of its enclosing message; a malformed file
@@ -22,6 +28,7 @@
    entry's repeated value merges into the first.  Every phase polls the cancel flag and updates
    a progress array (PR_*).  When the buffer is a read-only file mapping, pages already walked
    are handed back (MADV_DONTNEED) so the file does not stay resident beside its columns. */
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -171,7 +178,9 @@ static int build_map(Lookup *l, Tab *t, int64_t first, int64_t last) {
 /* ---- the handle ------------------------------------------------------------------------ */
 
 typedef struct { /* a run of a line's event fields, walked by one thread */
-    int64_t pos, end, plane, line, ev_first, n_ev, n_st;
+    int64_t pos, end, plane, line, ev_first, n_ev;
+    int64_t n_st, ub; /* its stats (known once counted or walked), at most ub */
+    int64_t stage;    /* >= 0: the staging buffer its stats wait in for their first row */
     StatBuf st;
     Tab ex;
     int64_t err, err_pos;
@@ -188,6 +197,15 @@ typedef struct { /* a line whose events are framed (by one thread) into chunks *
     Chunk *chunks;
     int64_t n_chunks, cap_chunks, err, err_pos;
 } Job;
+
+typedef struct Stage { /* stat columns a chunk's stats wait in for their first row */
+    int32_t *owner;
+    int8_t *okind, *kind;
+    int64_t *value;
+    void *name;
+    int64_t cap;
+    int busy;
+} Stage;
 
 typedef struct { /* the caller's event columns and what resolves names (phase 2) */
     int32_t *line;
@@ -214,7 +232,10 @@ typedef struct {
     int64_t n_segs, cap_segs;
     Job *jobs;
     int64_t n_jobs, cap_jobs;
-    int64_t n_events, n_stats, err, err_pos; /* (n_stats: every stat row, after planning) */
+    int64_t n_events, err, err_pos;
+    /* stat rows: n_stats once known (counted, or after the walk), else at most st_bound */
+    int64_t n_stats, st_bound;
+    int stats_known;
     /* phase 2 and 3 work sharing */
     EvOut out;
     int64_t next;
@@ -222,7 +243,18 @@ typedef struct {
     int8_t *st_okind, *st_kind;
     int64_t *st_value;
     void *st_name;
-    int64_t st_name_bytes, n_srows;
+    int64_t st_name_bytes, n_srows, st_cap; /* st_cap: rows of the caller's stat columns */
+    /* phase 2's frontier: the segments before ``frontier`` are walked (their stats known) and
+       the one at it has its first stat row (Seg.base) known; staged chunks at rows below it
+       are copied from ``copy_from`` on.  Guarded by ``mu`` (with the staging pool). */
+    pthread_mutex_t mu;
+    int64_t frontier, copy_from;
+    /* the stat rows before the frontier, the most stats a walked chunk had, and the rows the
+       writers will soon reach (the stat columns are faulted in up to them ahead) */
+    int64_t frontier_rows, chunk_rows_max, soon_rows, threads;
+    uint8_t *seg_done;
+    struct Stage *stages;
+    int64_t n_stages, stage_rows;
     const int32_t *code_of_srow;
     int32_t missing_stat;
     int64_t *ev_counts; /* events per name code over every thread (NULL: not counted) */
@@ -501,40 +533,15 @@ static Chunk *job_chunk(Job *j, int64_t pos) {
     Chunk *c = &j->chunks[j->n_chunks++];
     memset(c, 0, sizeof(*c));
     c->pos = c->end = pos;
+    c->stage = -1;
     c->plane = j->plane;
     c->line = j->line;
     c->ex.cols = EX_COLS;
     return c;
 }
 
-/* the stat fields among an event's fields [pos, end), or an error (its field's start in
-   *fs) */
-static inline int64_t count_stats(const uint8_t *b, int64_t pos, int64_t end, int64_t *fs) {
-    int64_t n = 0, field, stop;
-    int wt;
-    while (pos < end) {
-        *fs = pos;
-        int key = b[pos];
-        if (key == 0x22) {
-            n++;
-            pos = length(b, pos + 1, end, &stop);
-            if (pos >= 0) pos = stop;
-        } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
-            pos = skip_varint(b, pos + 1, end);
-        } else {
-            pos = tag(b, pos, end, &field, &wt);
-            if (pos >= 0) {
-                n += wt == 2 && field == 4;
-                pos = skip(b, pos, end, wt);
-            }
-        }
-        if (pos < 0) return pos;
-    }
-    return n;
-}
-
-/* Phase 1b, one line: its header into L; its events framed into chunks of about
-   chunk_bytes, their events and stats counted. */
+/* Phase 1, one line: its header into L; its events framed into chunks of about
+   chunk_bytes and counted, their stats bounded. */
 static void frame_line(Space *s, Job *j) {
     const uint8_t *b = s->b;
     int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
@@ -548,18 +555,12 @@ static void frame_line(Space *s, Job *j) {
         if (wt == 2 && field == 4) {
             pos = length(b, pos, end, &stop);
             if (pos < 0) break;
-            int64_t inner = pos, k = count_stats(b, pos, stop, &inner);
-            if (k < 0) {
-                pos = k;
-                fs = inner;
-                break;
-            }
             if (!c && !(c = job_chunk(j, fs))) {
                 pos = ERR_NO_MEMORY;
                 break;
             }
             c->n_ev++;
-            c->n_st += k;
+            c->ub += (stop - pos) >> 1; /* a stat field takes two bytes or more */
             c->end = stop;
             pos = stop;
             if (stop - c->pos >= s->chunk_bytes) {
@@ -815,6 +816,20 @@ static int64_t plane(Space *s, W *w, int64_t pos, int64_t end) {
     return plane_lines(s, w, pos, end, row);
 }
 
+static void stages_free(Space *s) {
+    for (int64_t i = 0; i < s->n_stages; i++) {
+        Stage *g = &s->stages[i];
+        free(g->owner);
+        free(g->okind);
+        free(g->kind);
+        free(g->value);
+        free(g->name);
+    }
+    free(s->stages);
+    s->stages = NULL;
+    s->n_stages = 0;
+}
+
 static void space_free(Space *s) {
     free(s->P.d);
     free(s->L.d);
@@ -838,6 +853,9 @@ static void space_free(Space *s) {
     free(s->jobs);
     free(s->segs);
     free(s->ev_counts);
+    free(s->seg_done);
+    stages_free(s);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -867,28 +885,36 @@ static void fill_info(const Space *s, int64_t *info) {
     info[C_CHUNKS] = s->n_chunks;
     info[C_ERR] = s->err;
     info[C_ERR_POS] = s->err_pos;
-    int64_t ns = s->staged.n, ntx = s->staged.ntx, nex = 0, no_meta = s->staged.no_meta,
-            refs = s->staged.refs;
+    int64_t ntx = s->staged.ntx, nex = 0, no_meta = s->staged.no_meta, refs = s->staged.refs;
     for (int64_t c = 0; c < s->n_chunks; c++) {
-        ns += s->chunks[c].n_st;
         ntx += s->chunks[c].st.ntx;
         nex += s->chunks[c].ex.n;
         no_meta += s->chunks[c].st.no_meta;
         refs += s->chunks[c].st.refs;
     }
-    info[T_ST] = ns;
+    info[T_ST] = s->stats_known ? s->n_stats : s->st_bound;
     info[T_TX] = ntx;
     info[T_EX] = nex;
     info[C_STAT_NO_META] = no_meta;
     info[C_REFS] = refs;
 }
 
-/* Phase 1 over the whole buffer.  Returns the handle (NULL when out of memory); ``info``
-   (N_INFO) receives the counts, the number of chunks and the first error (C_ERR 0: none).
-   ``progress`` (PR_*, may be NULL) is updated as the walk goes; with ``release`` set the
-   buffer is a read-only file mapping whose walked pages may be handed back. */
-/* After phase 1b: the chunks of every line in file order, their first event rows, and
-   every segment's first stat row; returns -1 when out of memory. */
+/* every segment's first stat row from the stats of those before it (each counted or walked);
+   the 32-bit columns address stat rows: more is an error */
+static void assign_bases(Space *s) {
+    int64_t base = 0;
+    for (int64_t g = 0; g < s->n_segs; g++) {
+        Seg *seg = &s->segs[g];
+        seg->base = base;
+        base += seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
+    }
+    s->n_stats = base;
+    s->stats_known = 1;
+    if (s->err == 0 && base > INT32_MAX) set_error(s, ERR_NO_MEMORY, -1);
+}
+
+/* After the framing: the chunks of every line in file order, their first event rows, and
+   the bound on the stat rows; returns -1 when out of memory. */
 static int plan_chunks(Space *s) {
     int64_t n_chunks = 0, n_segs = 0;
     for (int64_t i = 0; i < s->n_jobs; i++) n_chunks += s->jobs[i].n_chunks;
@@ -901,13 +927,12 @@ static int plan_chunks(Space *s) {
         free(segs);
         return -1;
     }
-    int64_t c = 0, k = 0, events = 0, base = 0;
+    int64_t c = 0, k = 0, events = 0, bound = 0;
     for (int64_t g = 0; g < s->n_segs; g++) {
         Seg *seg = &s->segs[g];
         if (seg->job < 0) {
-            segs[k] = *seg;
-            segs[k++].base = base;
-            base += seg->hi - seg->lo;
+            segs[k++] = *seg;
+            bound += seg->hi - seg->lo;
             continue;
         }
         Job *j = &s->jobs[seg->job];
@@ -915,11 +940,10 @@ static int plan_chunks(Space *s) {
             chunks[c] = j->chunks[i];
             chunks[c].ev_first = events;
             events += chunks[c].n_ev;
+            bound += chunks[c].ub;
             memset(&segs[k], 0, sizeof(Seg));
             segs[k].chunk = c;
-            segs[k].job = -1;
-            segs[k++].base = base;
-            base += chunks[c].n_st;
+            segs[k++].job = -1;
         }
     }
     free(s->chunks);
@@ -929,20 +953,24 @@ static int plan_chunks(Space *s) {
     s->segs = segs;
     s->n_segs = s->cap_segs = n_segs;
     s->n_events = events;
-    s->n_stats = base;
+    s->st_bound = bound;
     return 0;
 }
 
 /* Phase 1 over the whole buffer: planes, metadata and staged stats in this thread, then every
    line framed on ``threads`` threads.  Returns the handle (NULL when out of memory); ``info``
-   (N_INFO) receives the counts (events and stats exact), the number of chunks and the first
-   error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL) is updated as the walk goes; with
-   ``release`` set the buffer is a read-only file mapping whose walked pages may be handed
-   back. */
+   (N_INFO) receives the counts (T_ST: the bound on the stat rows; the others exact), the
+   number of chunks and the first error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL)
+   is updated as the walk goes; with ``release`` set the buffer is a read-only file mapping
+   whose walked pages may be handed back. */
 EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
                             int64_t threads, int64_t *progress, int64_t *info) {
     Space *s = (Space *)tfp_calloc(1, sizeof(Space));
     if (!s) return NULL;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
     s->b = buf;
     s->n = n;
     s->chunk_bytes = chunk_bytes > 0 ? chunk_bytes : (16 << 20);
@@ -998,8 +1026,8 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
         if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
     if (plan_chunks(s) != 0) set_error(s, ERR_NO_MEMORY, -1);
     /* the 32-bit columns address rows, lines, metadata rows and string lengths */
-    if (s->err == 0 && (s->n_events > INT32_MAX || s->n_stats > INT32_MAX ||
-                        s->L.n > INT32_MAX || s->M.n > INT32_MAX || s->SM.n > INT32_MAX))
+    if (s->err == 0 && (s->n_events > INT32_MAX || s->L.n > INT32_MAX || s->M.n > INT32_MAX ||
+                        s->SM.n > INT32_MAX))
         set_error(s, ERR_NO_MEMORY, -1);
     fill_info(s, info);
     return s;
@@ -1015,17 +1043,111 @@ EXPORT void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_
         if (tabs[i]->n) memcpy(out[i], tabs[i]->d, (size_t)(tabs[i]->n * tabs[i]->cols) * 8);
 }
 
-/* ---- phase 2: stats counted, then events and stats walked, chunks side by side ---------- */
+/* ---- phase 1b: stats counted (only where the caller cannot reserve the bound) ---------- */
 
+/* the stat fields among an event's fields [pos, end), or an error (its field's start in
+   *fs) */
+static inline int64_t count_stats(const uint8_t *b, int64_t pos, int64_t end, int64_t *fs) {
+    int64_t n = 0, field, stop;
+    int wt;
+    while (pos < end) {
+        *fs = pos;
+        int key = b[pos];
+        if (key == 0x22) {
+            n++;
+            pos = length(b, pos + 1, end, &stop);
+            if (pos >= 0) pos = stop;
+        } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
+            pos = skip_varint(b, pos + 1, end);
+        } else {
+            pos = tag(b, pos, end, &field, &wt);
+            if (pos >= 0) {
+                n += wt == 2 && field == 4;
+                pos = skip(b, pos, end, wt);
+            }
+        }
+        if (pos < 0) return pos;
+    }
+    return n;
+}
 
-static void walk_chunk(Space *s, Chunk *c, int64_t base, int64_t *ev_counts) {
+static void count_chunk(Space *s, Chunk *c) {
+    const uint8_t *b = s->b;
+    int64_t pos = c->pos, end = c->end, field, stop, n = 0, seen = 0;
+    int wt;
+    while (pos < end) {
+        int64_t fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos >= 0 && wt == 2 && field == 4) {
+            pos = length(b, pos, end, &stop);
+            if (pos >= 0) {
+                int64_t inner = pos, k = count_stats(b, pos, stop, &inner);
+                if (k < 0) {
+                    c->err = k;
+                    c->err_pos = inner;
+                    return;
+                }
+                n += k;
+                pos = stop;
+            }
+        } else if (pos >= 0) {
+            pos = skip(b, pos, end, wt);
+        }
+        if (pos < 0) {
+            c->err = pos;
+            c->err_pos = fs;
+            return;
+        }
+        if ((++seen & 0xFFFF) == 0 && CANCELLED()) {
+            c->err = ERR_CANCELLED;
+            c->err_pos = -1;
+            return;
+        }
+    }
+    c->n_st = n;
+}
+
+static void *count_worker(void *arg) {
+    Space *s = (Space *)arg;
+    for (;;) {
+        int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (i >= s->n_chunks) break;
+        count_chunk(s, &s->chunks[i]);
+    }
+    return NULL;
+}
+
+/* Phase 1b: count every chunk's stats on ``threads`` threads, so every stat row is known
+   before the walk; ``info`` is filled again (T_ST exact, the first error if any). */
+EXPORT void tfp_space_count(void *h, int64_t threads, int64_t *info) {
+    Space *s = (Space *)h;
+    if (s->err == 0 && !s->stats_known) {
+        s->next = 0;
+        run_threads(count_worker, s, threads);
+        for (int64_t c = 0; c < s->n_chunks; c++)
+            if (s->chunks[c].err) set_error(s, s->chunks[c].err, s->chunks[c].err_pos);
+        assign_bases(s);
+    }
+    fill_info(s, info);
+}
+
+/* ---- phase 2: events and stats walked, chunks side by side ------------------------------ */
+
+typedef struct { /* stat columns from a chunk's first row (the caller's, or a stage's) */
+    int32_t *owner;
+    int8_t *okind, *kind;
+    int64_t *value;
+    void *name;
+} StatCols;
+
+static void walk_chunk(Space *s, Chunk *c, StatCols d, int64_t cap, int64_t *ev_counts) {
     StatBuf *st = &c->st;
     st->fixed = 1;
-    st->owner = s->st_owner + base;
-    st->okind = s->st_okind + base;
-    st->kind = s->st_kind + base;
-    st->value = s->st_value + base;
-    st->name = (char *)s->st_name + base * s->st_name_bytes;
+    st->owner = d.owner;
+    st->okind = d.okind;
+    st->kind = d.kind;
+    st->value = d.value;
+    st->name = d.name;
     st->name_bytes = s->st_name_bytes;
     st->code_of_srow = s->code_of_srow;
     st->n_srows = s->n_srows;
@@ -1037,7 +1159,7 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base, int64_t *ev_counts) {
         c->err_pos = -1;
         return;
     }
-    st->cap = c->n_st;
+    st->cap = cap;
     W w = {s->b, st, &s->smmaps[c->plane], -1};
     const Lookup *evmap = &s->evmaps[c->plane];
     const uint8_t *b = s->b;
@@ -1064,7 +1186,8 @@ static void walk_chunk(Space *s, Chunk *c, int64_t base, int64_t *ev_counts) {
             return;
         }
     }
-    if (row != rows_end || st->n != c->n_st) { /* rows left unwritten */
+    /* rows left unwritten: the bytes differ from the framing (or the counting) pass */
+    if (row != rows_end || (s->stats_known && st->n != c->n_st)) {
         c->err = ERR_CHANGED;
         c->err_pos = c->pos;
     }
@@ -1087,6 +1210,145 @@ static void copy_staged(Space *s, const Seg *seg) {
     }
 }
 
+static StatCols columns_at(Space *s, int64_t base) {
+    StatCols d = {s->st_owner + base, s->st_okind + base, s->st_kind + base, s->st_value + base,
+                  (char *)s->st_name + base * s->st_name_bytes};
+    return d;
+}
+
+/* a free stage of at least ``rows`` rows, marked busy (called under mu); -1 when out of
+   memory.  Stages are made as large as the largest chunk needs, so a stage once written is
+   reused, never made again (new pages cost a fault each). */
+static int64_t stage_take(Space *s, int64_t rows) {
+    if (rows < s->stage_rows) rows = s->stage_rows;
+    int64_t pick = -1;
+    for (int64_t i = 0; i < s->n_stages; i++) {
+        if (s->stages[i].busy) continue;
+        if (s->stages[i].cap >= rows) {
+            pick = i;
+            break;
+        }
+        if (pick < 0) pick = i;
+    }
+    if (pick < 0) {
+        Stage *g = GROW(s->stages, Stage, s->n_stages + 1);
+        if (!g) return -1;
+        s->stages = g;
+        memset(&g[s->n_stages], 0, sizeof(Stage));
+        pick = s->n_stages++;
+    }
+    Stage *g = &s->stages[pick];
+    if (g->cap < rows) {
+        free(g->owner);
+        free(g->okind);
+        free(g->kind);
+        free(g->value);
+        free(g->name);
+        size_t n = (size_t)rows + 1;
+        g->owner = (int32_t *)tfp_malloc(n * sizeof(int32_t));
+        g->okind = (int8_t *)tfp_malloc(n);
+        g->kind = (int8_t *)tfp_malloc(n);
+        g->value = (int64_t *)tfp_malloc(n * sizeof(int64_t));
+        g->name = tfp_malloc(n * (size_t)s->st_name_bytes);
+        g->cap = rows;
+        if (!g->owner || !g->okind || !g->kind || !g->value || !g->name) {
+            free(g->owner);
+            free(g->okind);
+            free(g->kind);
+            free(g->value);
+            free(g->name);
+            memset(g, 0, sizeof(*g));
+            return -1;
+        }
+    }
+    g->busy = 1;
+    return pick;
+}
+
+/* the frontier over every segment walked in a row, each giving the next its first stat row
+   (called under mu) */
+static void advance_frontier(Space *s) {
+    while (s->frontier < s->n_segs && s->seg_done[s->frontier]) {
+        const Seg *seg = &s->segs[s->frontier];
+        int64_t n = seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
+        s->frontier_rows = seg->base + n;
+        if (s->frontier + 1 < s->n_segs) s->segs[s->frontier + 1].base = s->frontier_rows;
+        s->frontier++;
+    }
+}
+
+/* Segment ``g`` is walked: the frontier moves over every walked segment in a row (each
+   giving the next its first stat row), then every staged chunk it passed is copied into the
+   caller's columns by this thread (each claimed under mu, copied outside it). */
+static void segment_done(Space *s, int64_t g) {
+    pthread_mutex_lock(&s->mu);
+    s->seg_done[g] = 1;
+    advance_frontier(s);
+    int64_t n_st = s->chunks[s->segs[g].chunk].n_st;
+    if (n_st > s->chunk_rows_max) s->chunk_rows_max = n_st;
+    __atomic_store_n(&s->soon_rows, s->frontier_rows + (s->threads + 1) * s->chunk_rows_max,
+                     __ATOMIC_RELAXED);
+    for (;;) {
+        while (s->copy_from < s->frontier && (s->segs[s->copy_from].chunk < 0 ||
+                                              s->chunks[s->segs[s->copy_from].chunk].stage < 0))
+            s->copy_from++;
+        if (s->copy_from >= s->frontier) break;
+        const Seg *seg = &s->segs[s->copy_from++];
+        Chunk *c = &s->chunks[seg->chunk];
+        int64_t i = c->stage, n = c->n_st, base = seg->base;
+        Stage from = s->stages[i];
+        c->stage = -1;
+        pthread_mutex_unlock(&s->mu);
+        if (n > 0 && base + n <= s->st_cap) {
+            memcpy(s->st_owner + base, from.owner, (size_t)n * sizeof(int32_t));
+            memcpy(s->st_okind + base, from.okind, (size_t)n);
+            memcpy(s->st_kind + base, from.kind, (size_t)n);
+            memcpy(s->st_value + base, from.value, (size_t)n * sizeof(int64_t));
+            memcpy((char *)s->st_name + base * s->st_name_bytes, from.name,
+                   (size_t)(n * s->st_name_bytes));
+        } else if (n > 0 && !c->err) {
+            c->err = ERR_CHANGED;
+            c->err_pos = c->pos;
+        }
+        pthread_mutex_lock(&s->mu);
+        s->stages[i].busy = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void walk_segment(Space *s, int64_t g, int64_t *counts) {
+    Chunk *c = &s->chunks[s->segs[g].chunk];
+    if (CANCELLED()) {
+        c->err = ERR_CANCELLED;
+        c->err_pos = -1;
+        return;
+    }
+    /* at most this many stats (exact when counted) */
+    int64_t cap = s->stats_known ? c->n_st : c->ub, base = -1;
+    StatCols d;
+    pthread_mutex_lock(&s->mu);
+    if (g <= s->frontier) { /* its first stat row is known */
+        base = s->segs[g].base;
+        if (base + cap > s->st_cap) cap = s->st_cap - base > 0 ? s->st_cap - base : 0;
+        d = columns_at(s, base);
+    } else {
+        c->stage = stage_take(s, cap);
+        if (c->stage >= 0) {
+            Stage *t = &s->stages[c->stage];
+            StatCols e = {t->owner, t->okind, t->kind, t->value, t->name};
+            d = e;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (base < 0 && c->stage < 0) {
+        c->err = ERR_NO_MEMORY;
+        c->err_pos = -1;
+        return;
+    }
+    walk_chunk(s, c, d, cap, counts);
+    if (!s->stats_known) c->n_st = c->st.n;
+}
+
 static void *events_worker(void *arg) {
     Space *s = (Space *)arg;
     /* this thread's events per name code, added to the space's when it is done */
@@ -1098,20 +1360,12 @@ static void *events_worker(void *arg) {
     for (;;) {
         int64_t g = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
         if (g >= s->n_segs) break;
-        Seg *seg = &s->segs[g];
-        if (seg->chunk < 0) {
-            copy_staged(s, seg);
-            continue;
-        }
-        Chunk *c = &s->chunks[seg->chunk];
-        if (CANCELLED()) {
-            c->err = ERR_CANCELLED;
-            c->err_pos = -1;
-            continue;
-        }
-        walk_chunk(s, c, seg->base, counts);
+        if (s->segs[g].chunk < 0) continue; /* staged rows: copied once every row is known */
+        Chunk *c = &s->chunks[s->segs[g].chunk];
+        walk_segment(s, g, counts);
         release_pages(s, c->pos, c->end);
         progress_add(s, c->end - c->pos);
+        segment_done(s, g);
     }
     if (counts) {
         for (int64_t k = 0; k < s->out.n_codes; k++)
@@ -1121,24 +1375,24 @@ static void *events_worker(void *arg) {
     return NULL;
 }
 
-/* Phase 2b: walk every chunk's events and stats into the caller's columns.  Events: line
+/* Phase 2: walk every chunk's events and stats into the caller's columns.  Events: line
    int32; metadata row int16 or int32 (``meta_bytes``); name code uint16 or int32
    (``name_bytes``: code_of_row[metadata row], ``missing`` for events whose metadata is not in
-   their plane); start int64 (the offset as stored); duration int64.  Stats (as many as
-   tfp_space_open said): owner int32, owner kind int8, name code uint16 or int32
-   (``sname_bytes``: code_of_srow[stat-metadata row], ``smissing`` when missing), kind int8,
-   value int64 (str/bytes: their buffer offset; refs: the stat-metadata row).  With
-   ``n_codes`` > 0 (above every event name code), events are counted per name code for
-   tfp_space_finish.  ``info`` is filled again (text and extra counts; the first error, if
-   any). */
+   their plane); start int64 (the offset as stored); duration int64.  Stats (``st_cap`` rows:
+   at least T_ST of the last info, the bound or, after tfp_space_count, the count): owner
+   int32, owner kind int8, name code uint16 or int32 (``sname_bytes``: code_of_srow[stat-
+   metadata row], ``smissing`` when missing), kind int8, value int64 (str/bytes: their buffer
+   offset; refs: the stat-metadata row).  With ``n_codes`` > 0 (above every event name code),
+   events are counted per name code for tfp_space_finish.  ``info`` is filled again (T_ST the
+   stats written, text and extra counts; the first error, if any). */
 EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta,
                              int64_t meta_bytes, void *name, int64_t name_bytes,
                              const int32_t *code_of_row, int32_t missing, int64_t n_codes,
                              int64_t *start,
                              int64_t *dur, int32_t *owner, int8_t *okind, void *sname,
                              int64_t sname_bytes, int8_t *kind, int64_t *value,
-                             const int32_t *code_of_srow, int64_t n_srows, int32_t smissing,
-                             int64_t *info) {
+                             int64_t st_cap, const int32_t *code_of_srow, int64_t n_srows,
+                             int32_t smissing, int64_t *info) {
     Space *s = (Space *)h;
     EvOut o = {line,        meta,    name,   start,  dur, meta_bytes, name_bytes,
                code_of_row, missing, n_codes};
@@ -1149,34 +1403,73 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
     s->st_name_bytes = sname_bytes;
     s->st_kind = kind;
     s->st_value = value;
+    s->st_cap = st_cap;
     s->code_of_srow = code_of_srow;
     s->n_srows = n_srows;
     s->missing_stat = smissing;
     free(s->ev_counts);
     s->ev_counts = n_codes > 0 ? (int64_t *)tfp_calloc((size_t)n_codes, sizeof(int64_t)) : NULL;
     s->ev_counts_lost = 0;
+    free(s->seg_done);
+    s->seg_done = (uint8_t *)tfp_calloc((size_t)s->n_segs + 1, 1);
+    if (!s->seg_done) {
+        set_error(s, ERR_NO_MEMORY, -1);
+        fill_info(s, info);
+        return;
+    }
+    /* staged rows are known from the start; counted stats have every first row known */
+    for (int64_t g = 0; g < s->n_segs; g++)
+        s->seg_done[g] = s->stats_known || s->segs[g].chunk < 0;
+    s->stage_rows = 0;
+    for (int64_t c = 0; c < s->n_chunks; c++)
+        if (s->chunks[c].ub > s->stage_rows) s->stage_rows = s->chunks[c].ub;
+    s->frontier = s->stats_known ? s->n_segs : 0;
+    s->copy_from = s->frontier_rows = s->chunk_rows_max = 0;
+    if (!s->stats_known && s->n_segs) {
+        s->segs[0].base = 0;
+        advance_frontier(s);
+    }
+    s->soon_rows = s->frontier_rows;
+    s->threads = threads;
     s->next = 0;
     if (s->progress) {
         s->progress[PR_DONE] = 0;
         s->progress[PR_PHASE] = 3;
     }
-    int64_t stats = s->n_stats;
+    /* the columns are faulted in ahead of the writers: the stat columns with the events when
+       their rows are known, else (their rows reserved to the bound) up to the rows the
+       writers will soon reach */
+    PopColumn stat_cols[5] = {{(char *)owner, st_cap, 4},
+                              {(char *)okind, st_cap, 1},
+                              {(char *)sname, st_cap, sname_bytes},
+                              {(char *)kind, st_cap, 1},
+                              {(char *)value, st_cap, 8}};
     Populate pop = {{{(char *)line, s->n_events, 4},
                      {(char *)meta, s->n_events, meta_bytes},
                      {(char *)name, s->n_events, name_bytes},
                      {(char *)start, s->n_events, 8},
-                     {(char *)dur, s->n_events, 8},
-                     {(char *)owner, stats, 4},
-                     {(char *)okind, stats, 1},
-                     {(char *)sname, stats, sname_bytes},
-                     {(char *)kind, stats, 1},
-                     {(char *)value, stats, 8}},
-                    10, 0, 0, NULL};
+                     {(char *)dur, s->n_events, 8}},
+                    5, 0, 0, NULL, NULL};
+    Populate ahead = {{{0}}, 0, 0, 0, NULL, &s->soon_rows};
+    Populate *stat_pop = s->stats_known ? &pop : &ahead;
+    for (int k = 0; k < 5; k++) {
+        stat_pop->cols[stat_pop->n_cols] = stat_cols[k];
+        if (s->stats_known) stat_pop->cols[stat_pop->n_cols].rows = s->n_stats;
+        stat_pop->n_cols++;
+    }
     populate_begin(&pop);
+    if (!s->stats_known) populate_begin(&ahead);
     run_threads(events_worker, s, threads);
     populate_end(&pop);
+    if (!s->stats_known) populate_end(&ahead);
     for (int64_t c = 0; c < s->n_chunks; c++)
         if (s->chunks[c].err) set_error(s, s->chunks[c].err, s->chunks[c].err_pos);
+    stages_free(s);
+    if (!s->stats_known) assign_bases(s);
+    if (s->err == 0 && s->n_stats > st_cap) set_error(s, ERR_CHANGED, 0);
+    if (s->err == 0)
+        for (int64_t g = 0; g < s->n_segs; g++)
+            if (s->segs[g].chunk < 0) copy_staged(s, &s->segs[g]);
     fill_info(s, info);
 }
 

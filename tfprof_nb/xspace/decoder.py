@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 
 import numpy as np
 
@@ -102,8 +103,6 @@ class _Walk:
             raise MemoryError(f"{path}: out of memory while decoding")
         try:
             self.check()
-            if self.n(T_ST) > 2**31 - 1:
-                raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
         except BaseException:
             self.close()
             raise
@@ -130,24 +129,31 @@ class _Walk:
     def walk(self, threads: int, ev: "_Names", meta_dtype, st: "_Names",
              name_dtype) -> tuple[dict, dict]:
         """Walk events and stats into new columns: ({event columns}, {stat columns})."""
-        n, ns = self.n(T_EV), self.n(T_ST)
+        n = self.n(T_EV)
         events = dict(line=np.empty(n, np.int32), metadata_row=np.empty(n, meta_dtype),
                       name_code=np.empty(n, ev.dtype(True)), start_ps=np.empty(n, np.int64),
                       duration_ps=np.empty(n, np.int64))
-        stats = dict(owner=np.empty(ns, np.int32), owner_kind=np.empty(ns, np.int8),
-                     name_code=np.empty(ns, name_dtype), kind=np.empty(ns, np.int8),
-                     raw_value=np.empty(ns, np.int64))
-        e, s = events, stats
-        native.lib().tfp_space_events(
-            self.h, threads, e["line"].ctypes.data, e["metadata_row"].ctypes.data,
-            e["metadata_row"].itemsize, e["name_code"].ctypes.data, e["name_code"].itemsize,
-            _table(ev.codes).ctypes.data, ev.missing, ev.n_codes, e["start_ps"].ctypes.data,
-            e["duration_ps"].ctypes.data, s["owner"].ctypes.data, s["owner_kind"].ctypes.data,
-            s["name_code"].ctypes.data, s["name_code"].itemsize, s["kind"].ctypes.data,
-            s["raw_value"].ctypes.data, _table(st.codes).ctypes.data, len(st.codes),
-            st.missing, self.info.ctypes.data)
-        self.check()
-        return events, stats
+        stats = _StatColumns.reserve(self.n(T_ST), name_dtype)  # (T_ST: the bound)
+        if stats is None:  # the bound cannot be reserved: count the stats first
+            native.lib().tfp_space_count(self.h, threads, self.info.ctypes.data)
+            self.check()
+            stats = _StatColumns.exact(self.n(T_ST), name_dtype)
+        e, s = events, stats.arrays
+        try:
+            native.lib().tfp_space_events(
+                self.h, threads, e["line"].ctypes.data, e["metadata_row"].ctypes.data,
+                e["metadata_row"].itemsize, e["name_code"].ctypes.data,
+                e["name_code"].itemsize, _table(ev.codes).ctypes.data, ev.missing, ev.n_codes,
+                e["start_ps"].ctypes.data, e["duration_ps"].ctypes.data,
+                s["owner"].ctypes.data, s["owner_kind"].ctypes.data, s["name_code"].ctypes.data,
+                s["name_code"].itemsize, s["kind"].ctypes.data, s["raw_value"].ctypes.data,
+                stats.rows, _table(st.codes).ctypes.data, len(st.codes), st.missing,
+                self.info.ctypes.data)
+            del e, s
+            self.check()
+            return events, stats.trimmed(self.n(T_ST))
+        finally:
+            stats.close()
 
     def finish(self, n_codes: int, n_lines: int, n_event_codes: int) -> tuple:
         """(text stat rows, their lengths, event extras) in file order, the number of event
@@ -171,6 +177,90 @@ class _Walk:
         if self.h:
             native.lib().tfp_space_close(self.h)
             self.h = None
+
+
+_STAT_DTYPES = {"owner": np.int32, "owner_kind": np.int8, "kind": np.int8,
+                "raw_value": np.int64}
+# Stat columns are reserved to the walker's bound (no count of the stats before the walk) on
+# Linux, where a mapping can reserve address space without committing memory; elsewhere, or
+# when reserving fails, the stats are counted first.
+RESERVE_STATS = sys.platform.startswith("linux")
+_MAP_NORESERVE = 0x4000  # <sys/mman.h> on Linux (not exported by Python's mmap module)
+_HUGE_MIN = 4 << 20  # columns from this size on ask for huge pages (as numpy's arrays do)
+
+
+class _StatColumns:
+    """The walk's stat columns, of ``rows`` rows: numpy arrays (``exact``), or anonymous
+    mappings that reserve address space only, their pages committed as the walker writes
+    them (``reserved``).  :meth:`trimmed` gives their first rows as arrays (mappings shrunk
+    to them)."""
+
+    def __init__(self, rows: int, name_dtype, maps: dict | None):
+        self.rows = int(rows)
+        self.dtypes = {**_STAT_DTYPES, "name_code": name_dtype}
+        self.reserved = maps
+        if maps is None:
+            self.arrays = {k: np.empty(self.rows, t) for k, t in self.dtypes.items()}
+        else:
+            self.arrays = {k: np.frombuffer(m, self.dtypes[k]) for k, m in maps.items()}
+
+    @classmethod
+    def exact(cls, rows: int, name_dtype) -> "_StatColumns":
+        return cls(rows, name_dtype, None)
+
+    @classmethod
+    def reserve(cls, rows: int, name_dtype) -> "_StatColumns | None":
+        """Columns reserving ``rows`` rows, or None where that cannot be done here."""
+        if not RESERVE_STATS or rows <= 0:
+            return None
+        maps = {}
+        try:
+            for k, t in {**_STAT_DTYPES, "name_code": name_dtype}.items():
+                size = int(rows) * np.dtype(t).itemsize
+                m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                              | _MAP_NORESERVE)
+                maps[k] = m
+                if size >= _HUGE_MIN and hasattr(mmap, "MADV_HUGEPAGE"):
+                    try:
+                        m.madvise(mmap.MADV_HUGEPAGE)
+                    except OSError:
+                        pass
+        except (OSError, ValueError, OverflowError):
+            for m in maps.values():
+                m.close()
+            return None
+        return cls(rows, name_dtype, maps)
+
+    def trimmed(self, n: int) -> dict:
+        """The columns' first ``n`` rows (``n`` <= rows)."""
+        if self.reserved is None:
+            return {k: a if len(a) == n else a[:n].copy() for k, a in self.arrays.items()}
+        self.arrays = None  # (no view may stay on a mapping that shrinks)
+        out = {}
+        for k, m in self.reserved.items():
+            t = self.dtypes[k]
+            size = n * np.dtype(t).itemsize
+            if size == 0:
+                out[k] = np.empty(0, t)
+                continue
+            try:  # hand the pages past the rows back, leaving the rows where they are
+                m.resize(size)
+            except (OSError, ValueError, SystemError, BufferError):
+                pass
+            out[k] = np.frombuffer(m, t, count=n)
+        self.reserved = None
+        return out
+
+    def close(self) -> None:
+        """Drop the columns (after :meth:`trimmed`, the arrays it gave keep theirs)."""
+        self.arrays = None
+        if self.reserved is not None:
+            for m in self.reserved.values():
+                try:
+                    m.close()
+                except BufferError:  # a view is still held: freed with it
+                    pass
+            self.reserved = None
 
 
 def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
