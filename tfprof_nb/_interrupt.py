@@ -13,13 +13,34 @@ from __future__ import annotations
 import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 
 from ._native import set_cancel
 
-__all__ = ["run_in_threads", "short_traceback"]
+__all__ = ["run_in_threads", "short_traceback", "helper_thread", "helper_threads"]
 
 _STOPPING: list = []  # futures of interrupted work that may still be running
 _LOCK = threading.Lock()
+_HELPERS = [0]  # long stretches of work running on a helper thread now (see helper_thread)
+
+
+@contextmanager
+def helper_thread():
+    """Mark a long stretch of work that a task runs on a thread of its own beside the task's
+    thread (the task holds two cores meanwhile): workers sharing out tasks by the number of
+    cores count it (:func:`helper_threads`) and start no other task while it holds a core."""
+    with _LOCK:
+        _HELPERS[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _HELPERS[0] -= 1
+
+
+def helper_threads() -> int:
+    """How many helper threads (:func:`helper_thread`) are working now."""
+    return _HELPERS[0]
 
 
 def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,

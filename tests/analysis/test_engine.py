@@ -163,6 +163,33 @@ def test_ready_queue_stops_handing_out_work_once_stopped():
     assert queue.take() is None
 
 
+def test_ready_queue_starts_no_step_while_running_ones_and_helpers_take_every_core():
+    """A step that splits its work onto a helper thread holds two cores: on two cores the
+    next step waits for the helper to end (or a step to finish), and then starts."""
+    import threading
+
+    from tfprof_nb._interrupt import helper_thread, helper_threads
+
+    todo = [("host_ops", h) for h in "abc"]
+    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
+    assert queue.take() == ("host_ops", "a")
+    with helper_thread():
+        assert helper_threads() == 1
+        waiting, box = _take_soon(queue, 0.3)
+        assert waiting.is_alive() and box == []  # one step and its helper: both cores
+    waiting.join(5)
+    assert box == [("host_ops", "b")] and helper_threads() == 0
+    waiting, box = _take_soon(queue, 0.3)  # two steps running: both cores
+    assert waiting.is_alive() and box == []
+    queue.finish(("host_ops", "a"), value=1)
+    waiting.join(5)
+    assert box == [("host_ops", "c")]
+    # without a number of cores, ready steps are handed out whatever runs
+    free = engine._ReadyQueue(todo, {}, threading.Lock())
+    with helper_thread():
+        assert [free.take() for _ in todo] == todo
+
+
 def test_steps_run_beside_the_steps_they_do_not_need(cpu_file, monkeypatch):
     """On a big host (forced here) a step waiting on a short need does not hold up the
     others: every step's result equals a run on one thread."""

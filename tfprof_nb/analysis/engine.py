@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._interrupt import run_in_threads
+from .._interrupt import helper_threads, run_in_threads
 from .._native import cancel_requested, release_free_memory
 from .._progress import WorkProgress
 from .._system import available_memory
@@ -185,7 +185,9 @@ class LocalHosts:
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
         if not todo:
             return
-        queue = _ReadyQueue(todo, self._partials, self._lock)
+        parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
+        workers = _threads(len(todo)) if parallel else 1
+        queue = _ReadyQueue(todo, self._partials, self._lock, cores=os.cpu_count() or 1)
         running: dict = {}
 
         def run(pair):
@@ -219,8 +221,6 @@ class LocalHosts:
             where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
             shown.update(queue.finished() / len(todo), f"analysing {where}: {', '.join(now)}")
 
-        parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
-        workers = _threads(len(todo)) if parallel else 1
         try:
             run_in_threads(worker, range(workers), workers, poll)
         except BaseException:
@@ -329,9 +329,14 @@ class _ReadyQueue:
     """The (step, host) pairs of one batch for workers to take once their host needs are
     done: the pair on the longest chain of needs first, then in the given order.  A pair
     whose need failed fails without running; nothing is handed out once the batch stops (an
-    interrupt sets the kernels' cancel flag, or a worker failed)."""
+    interrupt sets the kernels' cancel flag, or a worker failed).  With ``cores`` given, no
+    pair starts while the running ones and their helper threads take every core (a step on
+    the critical path that splits its work is not slowed by one that could wait)."""
 
-    def __init__(self, todo: list, partials: dict, lock: threading.Lock):
+    def __init__(self, todo: list, partials: dict, lock: threading.Lock,
+                 cores: int | None = None):
+        self._cores = cores
+        self._running = 0
         steps = {s for s, _ in todo}
         depth = {s: _chain(s, steps) for s in steps}
         self._pending = sorted(todo, key=lambda p: -depth[p[0]])  # stable
@@ -349,18 +354,27 @@ class _ReadyQueue:
             while True:
                 if self._stopped or cancel_requested() or not self._pending:
                     return None
+                busy = self._cores_taken()
                 for i, pair in enumerate(self._pending):
                     state = self._needs_state(pair)
+                    if state == "ready" and busy:
+                        continue
                     if state != "waiting":
                         del self._pending[i]
                         if state == "ready":
+                            self._running += 1
                             return pair
                         self._failed[pair] = RuntimeError(f"its host step {state!r} failed")
                         self._done.add(pair)
                         self._cond.notify_all()
                         break
-                else:
-                    self._cond.wait(0.1)
+                else:  # (helpers end without a notice: looked at again soon)
+                    self._cond.wait(0.01 if busy else 0.1)
+
+    def _cores_taken(self) -> bool:
+        """Whether the running pairs and their helper threads take every core."""
+        return self._cores is not None and self._running > 0 and \
+            self._running + helper_threads() >= self._cores
 
     def _needs_state(self, pair) -> str:
         """"ready", "waiting", or the name of a need that failed."""
@@ -375,6 +389,7 @@ class _ReadyQueue:
 
     def finish(self, pair, value=None, error: BaseException | None = None) -> None:
         with self._cond:
+            self._running -= 1
             if error is None:
                 with self._lock:
                     self._partials[pair] = value

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._interrupt import helper_thread
 from .._native import release_free_memory
 from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_keys, keys_in,
                                nest_strict, nesting_order, regions_from_rows, sort_pairs,
@@ -255,11 +256,12 @@ def _edges(links, blocks: list, pos: np.ndarray | None) -> tuple:
 
 def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over.  The context links (the
-    largest stage, in C without the GIL), then the edges' sort by source, run on a second
-    thread beside the stat queries, the regions and the nesting; stats are read only where
-    needed and dropped once used."""
+    largest stage, in C without the GIL), then the edges' sort by source, run on a helper
+    thread beside the stat queries, the regions and the nesting (other steps wait for a core
+    meanwhile: see _interrupt.helper_thread); stats are read only where needed and dropped
+    once used."""
     n = len(hd)
-    with ThreadPoolExecutor(1) as pool:
+    with helper_thread(), ThreadPoolExecutor(1) as pool:
         links = pool.submit(_context_links, hd)
         # one pass over the stat table for the graph's stats and those that name the groups
         stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
