@@ -603,3 +603,27 @@ def test_take_rows_is_fancy_indexing(dtype):
     for bad in (len(col), -1):
         with pytest.raises(IndexError):
             K.take_rows(col, np.array([0, bad], np.int32))
+
+
+@pytest.mark.parametrize("share", [1.0, 0.0])
+def test_grouping_joins_context_links_in_one_pass_when_their_entries_fit(cpu_python_file,
+                                                                         share, monkeypatch):
+    """The grouping asks for one pass while the links' entries take at most its share of the
+    file's size (else the kernel's own choice): the same edges either way."""
+    from tfprof_nb.analysis import grouping
+
+    hd = HostData("h", read_xspace(cpu_python_file))
+    asked = []
+    real = grouping.context_links
+    monkeypatch.setattr(grouping, "context_links",
+                        lambda *a, **kw: asked.append(kw["passes"]) or real(*a, **kw))
+    monkeypatch.setattr(grouping, "_ONE_PASS_SHARE_OF_FILE", share)
+    monkeypatch.setattr(K, "LINK_PASS_ENTRIES", 0)  # (the kernel alone: two passes)
+    src, dst = grouping._context_links(hd)
+    assert asked == ([1] if share else [None])
+    st = hd.space.stats
+    codes = [st.names.index(k) for k in ("_pt", "_p", "_ct", "_c")]
+    extra = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
+    ref = K.context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner, codes,
+                          (len(hd), len(hd)), extra, limit=64, passes=4)
+    assert len(src) > 10 and np.array_equal(src, ref[0]) and np.array_equal(dst, ref[1])
