@@ -187,6 +187,7 @@ def stat_rows(request, monkeypatch):
     from tfprof_nb.xspace import decoder
 
     monkeypatch.setattr(decoder, "RESERVE_STATS", request.param == "reserved")
+    monkeypatch.setattr(decoder, "RESERVE_MIN_BYTES", 0)  # (small files too)
     return request.param
 
 
@@ -204,14 +205,15 @@ def test_stats_of_chunks_walked_side_by_side_match_tensorflow(profile_file, stat
     assert_same(canonical_from_ours(space), canonical_from_tf(tf_parse(profile_file.read_bytes())))
 
 
-def test_reserved_stat_columns_keep_only_the_stats(profile_file):
+def test_reserved_stat_columns_keep_only_the_stats(profile_file, monkeypatch):
     """The walker bounds the stats before walking them (T_ST after the framing); the columns
     reserved to that bound are shrunk to the stats walked, their pages past them handed
-    back."""
+    back, and hold what columns of the counted stats hold."""
     import mmap
 
     from tfprof_nb.xspace import decoder
 
+    monkeypatch.setattr(decoder, "RESERVE_MIN_BYTES", 0)  # (small files too)
     buf = np.frombuffer(profile_file.read_bytes(), np.uint8)
     walk = decoder._Walk(buf, str(profile_file), False, 2, None)
     bound = walk.n(decoder.T_ST)
@@ -219,8 +221,12 @@ def test_reserved_stat_columns_keep_only_the_stats(profile_file):
     stats = read_xspace(profile_file).stats
     n = len(stats.owner)
     assert 0 < n <= bound
+    monkeypatch.setattr(decoder, "RESERVE_MIN_BYTES", 1 << 62)  # counted, as small files are
+    counted = read_xspace(profile_file, threads=2)
+    assert counted.stats.owner.base is None
     for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
         column = getattr(stats, name)
+        assert np.array_equal(column, getattr(counted.stats, name))
         assert len(column) == n
         mapping = column.base.obj if isinstance(column.base, memoryview) else column.base
         assert isinstance(mapping, mmap.mmap) and len(mapping) == column.nbytes

@@ -133,7 +133,8 @@ class _Walk:
         events = dict(line=np.empty(n, np.int32), metadata_row=np.empty(n, meta_dtype),
                       name_code=np.empty(n, ev.dtype(True)), start_ps=np.empty(n, np.int64),
                       duration_ps=np.empty(n, np.int64))
-        stats = _StatColumns.reserve(self.n(T_ST), name_dtype)  # (T_ST: the bound)
+        stats = _StatColumns.reserve(self.n(T_ST), name_dtype) \
+            if self.buf.size >= RESERVE_MIN_BYTES else None  # (T_ST: the bound)
         if stats is None:  # the bound cannot be reserved: count the stats first
             native.lib().tfp_space_count(self.h, threads, self.info.ctypes.data)
             self.check()
@@ -182,9 +183,12 @@ class _Walk:
 _STAT_DTYPES = {"owner": np.int32, "owner_kind": np.int8, "kind": np.int8,
                 "raw_value": np.int64}
 # Stat columns are reserved to the walker's bound (no count of the stats before the walk) on
-# Linux, where a mapping can reserve address space without committing memory; elsewhere, or
-# when reserving fails, the stats are counted first.
+# Linux, where a mapping can reserve address space without committing memory, for files of
+# RESERVE_MIN_BYTES or more; elsewhere, for smaller files (where counting costs little, and
+# the stages of a reserved walk would add a tenth to the peak), or when reserving fails, the
+# stats are counted first.
 RESERVE_STATS = sys.platform.startswith("linux")
+RESERVE_MIN_BYTES = 256 << 20
 _MAP_NORESERVE = 0x4000  # <sys/mman.h> on Linux (not exported by Python's mmap module)
 _HUGE_MIN = 4 << 20  # columns from this size on ask for huge pages (as numpy's arrays do)
 
