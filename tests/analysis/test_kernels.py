@@ -627,3 +627,23 @@ def test_grouping_joins_context_links_in_one_pass_when_their_entries_fit(cpu_pyt
     ref = K.context_links(st.name_code, st.owner_kind, st.kind, st.raw_value, st.owner, codes,
                           (len(hd), len(hd)), extra, limit=64, passes=4)
     assert len(src) > 10 and np.array_equal(src, ref[0]) and np.array_equal(dst, ref[1])
+
+
+def test_join_keys_past_32_bits_are_not_mixed_up():
+    """The join keeps the first key in 32 bits while every value fits, else codes them all:
+    keys equal in their low 32 bits (5, 5 + 2**32, -2**63 + 5) or past them only on one
+    side join as a merge does, whenever the first wide key arrives."""
+    rng = np.random.default_rng(11)
+    values = np.array([5, 5 + 2**32, -2**63 + 5, -2**63, 2**63 - 1, -1, 7], np.int64)
+    for first_wide in (0, 500, 1999, 2000):  # where keys stop fitting in 32 bits (a, else b)
+        na, nb = 2000, 3000
+        a0 = rng.choice(values[[0, 5, 6]], na)
+        a0[first_wide:] = rng.choice(values, na - first_wide)
+        b0 = rng.choice(values, nb)
+        a1, b1 = rng.integers(0, 40, na), rng.integers(0, 40, nb)
+        a_rows = np.arange(na, dtype=np.int32)
+        b_rows = rng.permutation(nb).astype(np.int32)
+        src, dst = K.join_on_keys(a_rows, (a0, a1), b_rows, (b0, b1))
+        ref_src, ref_dst = _reference_join(a_rows, a0, a1, b_rows, b0, b1)
+        assert len(src) > 1000
+        assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)

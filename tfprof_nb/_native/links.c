@@ -10,9 +10,10 @@
    the caller's arrays and frees the handle. */
 #include "common.h"
 
-typedef struct __attribute__((packed)) { /* a keyed entry; ``id`` orders a side */
-    int64_t k0, k1;
-    int32_t id;
+typedef struct { /* a keyed entry; ``id`` orders a side.  k0 is kept in 32 bits: the value
+                    itself while every k0 fits, else a code numbering the values (k0_of) */
+    int64_t k1;
+    int32_t k0, id;
 } Ent;
 
 typedef struct {
@@ -24,6 +25,9 @@ typedef struct {
     int32_t *match;    /* per b entry: an a row, -1 none, or -2 - offset into ``more`` */
     int32_t *more;     /* count, then rows, for keys with several a entries */
     int64_t n_more, cap_more, n_edges;
+    int wide;          /* a k0 past 32 bits came: every k0 is stored as its code in ``codes`` */
+    I64Map codes;
+    int64_t n_codes, min_code; /* min_code: INT64_MIN's code (-1: none yet) */
 } Join;
 
 static inline uint64_t key_hash(int64_t a, int64_t b) {
@@ -33,7 +37,42 @@ static inline uint64_t key_hash(int64_t a, int64_t b) {
     return h ^ (h >> 29);
 }
 
+/* the code of value k0 (a new one for a value not seen); -1 when out of memory */
+static int k0_code(Join *j, int64_t k0, int32_t *out) {
+    if (k0 == INT64_MIN) { /* (not a key the map can hold) */
+        if (j->min_code < 0) {
+            if (j->n_codes >= INT32_MAX) return -1;
+            j->min_code = j->n_codes++;
+        }
+        *out = (int32_t)j->min_code;
+        return 0;
+    }
+    int64_t c = i64map_get(&j->codes, k0, -1);
+    if (c < 0) {
+        if (j->n_codes >= INT32_MAX || i64map_put(&j->codes, k0, j->n_codes) != 0) return -1;
+        c = j->n_codes++;
+    }
+    *out = (int32_t)c;
+    return 0;
+}
+
+/* The first k0 past 32 bits: from now on every k0 is stored as its code, the entries stored
+   so far (their k0 the value itself) recoded; -1 when out of memory. */
+static int go_wide(Join *j) {
+    if (i64map_init(&j->codes, 1024) != 0) return -1;
+    j->wide = 1;
+    j->min_code = -1;
+    for (int64_t i = 0; i < j->na; i++)
+        if (k0_code(j, j->a[i].k0, &j->a[i].k0) != 0) return -1;
+    for (int64_t i = 0; i < j->nb; i++)
+        if (k0_code(j, j->b[i].k0, &j->b[i].k0) != 0) return -1;
+    return 0;
+}
+
 static inline int join_add(Join *j, int side_b, int64_t k0, int64_t k1, int32_t id) {
+    int32_t key0 = (int32_t)k0;
+    if (!j->wide && (int64_t)key0 != k0 && go_wide(j) != 0) return -1;
+    if (j->wide && k0_code(j, k0, &key0) != 0) return -1;
     Ent *x;
     if (side_b) {
         if (j->nb >= j->cap_b) return -1;
@@ -42,7 +81,7 @@ static inline int join_add(Join *j, int side_b, int64_t k0, int64_t k1, int32_t 
         if (j->na >= j->cap_a) return -1;
         x = &j->a[j->na++];
     }
-    x->k0 = k0;
+    x->k0 = key0;
     x->k1 = k1;
     x->id = id;
     return 0;
@@ -55,6 +94,7 @@ static void join_free(Join *j) {
     free(j->b_rows);
     free(j->match);
     free(j->more);
+    if (j->wide) i64map_free(&j->codes);
     free(j);
 }
 
