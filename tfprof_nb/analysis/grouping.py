@@ -40,12 +40,12 @@ __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
 IMPLICIT_ROOTS = frozenset({"FunctionRun", "SessionRun", "RunGraph", "ExecutorState::Process"})
 _ITERATOR_GET_NEXT = ("IteratorGetNextOp::DoCompute", "IteratorGetNextAsOptionalOp::DoCompute")
 _MAX_CONTEXT_FANOUT = 64
-# the context links join every producer and consumer in one pass while their entries (20
+# the context links join every producer and consumer in one pass while their entries (16
 # bytes each) take at most this share of the file's size (else as context_links decides: two
 # passes of half the entries each past a few million; each pass scans the stat table again,
 # ~0.4 s on a 58 M-stat host)
 _ONE_PASS_SHARE_OF_FILE = 1 / 3
-_LINK_ENTRY_BYTES = 20
+_LINK_ENTRY_BYTES = 16
 
 
 @dataclass
