@@ -135,7 +135,7 @@ class _Walk:
                       duration_ps=np.empty(n, np.int64))
         stats = _StatColumns.reserve(self.n(T_ST), name_dtype) \
             if self.buf.size >= RESERVE_MIN_BYTES else None  # (T_ST: the bound)
-        if stats is None:  # the bound cannot be reserved: count the stats first
+        if stats is None:  # a small file, or no reserving here: the stats are counted first
             native.lib().tfp_space_count(self.h, threads, self.info.ctypes.data)
             self.check()
             stats = _StatColumns.exact(self.n(T_ST), name_dtype)
