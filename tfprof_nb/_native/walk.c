@@ -816,15 +816,17 @@ static int64_t plane(Space *s, W *w, int64_t pos, int64_t end) {
     return plane_lines(s, w, pos, end, row);
 }
 
+static void stage_columns_free(Stage *g) {
+    free(g->owner);
+    free(g->okind);
+    free(g->kind);
+    free(g->value);
+    free(g->name);
+    memset(g, 0, sizeof(*g));
+}
+
 static void stages_free(Space *s) {
-    for (int64_t i = 0; i < s->n_stages; i++) {
-        Stage *g = &s->stages[i];
-        free(g->owner);
-        free(g->okind);
-        free(g->kind);
-        free(g->value);
-        free(g->name);
-    }
+    for (int64_t i = 0; i < s->n_stages; i++) stage_columns_free(&s->stages[i]);
     free(s->stages);
     s->stages = NULL;
     s->n_stages = 0;
@@ -1239,11 +1241,7 @@ static int64_t stage_take(Space *s, int64_t rows) {
     }
     Stage *g = &s->stages[pick];
     if (g->cap < rows) {
-        free(g->owner);
-        free(g->okind);
-        free(g->kind);
-        free(g->value);
-        free(g->name);
+        stage_columns_free(g);
         size_t n = (size_t)rows + 1;
         g->owner = (int32_t *)tfp_malloc(n * sizeof(int32_t));
         g->okind = (int8_t *)tfp_malloc(n);
@@ -1252,12 +1250,7 @@ static int64_t stage_take(Space *s, int64_t rows) {
         g->name = tfp_malloc(n * (size_t)s->st_name_bytes);
         g->cap = rows;
         if (!g->owner || !g->okind || !g->kind || !g->value || !g->name) {
-            free(g->owner);
-            free(g->okind);
-            free(g->kind);
-            free(g->value);
-            free(g->name);
-            memset(g, 0, sizeof(*g));
+            stage_columns_free(g);
             return -1;
         }
     }
