@@ -647,3 +647,17 @@ def test_join_keys_past_32_bits_are_not_mixed_up():
         ref_src, ref_dst = _reference_join(a_rows, a0, a1, b_rows, b0, b1)
         assert len(src) > 1000
         assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
+
+
+def test_values_at_marks_the_values_a_column_takes_at_rows():
+    rng = np.random.default_rng(5)
+    col = rng.integers(0, 500, 10_000).astype(np.int32)
+    rows = np.sort(rng.choice(len(col), 300, replace=False)).astype(np.int32)
+    ref = np.zeros(600, np.uint8)
+    ref[col[rows]] = 1
+    assert np.array_equal(K.values_at(col, rows, 600), ref) and 100 < ref.sum() < 300
+    assert K.values_at(col, np.empty(0, np.int32), 0).tolist() == [0]
+    with pytest.raises(IndexError):
+        K.values_at(col, rows, 10)  # a value past the flags
+    with pytest.raises(IndexError):
+        K.values_at(col, np.array([len(col)], np.int32), 600)  # a row past the column

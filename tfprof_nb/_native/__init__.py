@@ -68,6 +68,7 @@ _SIGNATURES = {
     "tfp_code_lookup_u8": (I64, [P, I64, I64, P, P]),
     "tfp_code_gather_i32": (I64, [P, I64, I64, P, I64, I32, P]),
     "tfp_take_rows": (I64, [P, I64, I64, P, I64, P]),
+    "tfp_mark_values_at": (I64, [P, I64, P, I64, P, I64]),
     "tfp_code_rows": (I64, [P, I64, I64, P, P, P, I64]),
     "tfp_code_rows_multi": (I64, [P, I64, I64, P, P, P, P]),
     "tfp_stat_name_counts": (I64, [P, I64, P, I64, P]),

@@ -295,6 +295,20 @@ def take_rows(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def values_at(col: np.ndarray, rows: np.ndarray, n_values: int) -> np.ndarray:
+    """uint8 flag per value 0 .. n_values - 1 of an int32 column: whether the column takes it
+    at one of the int32 ``rows`` (``flags[col[rows]] = 1`` without numpy's index copies)."""
+    col, rows = _c(col, np.int32), _c(rows, np.int32)
+    flags = np.zeros(max(int(n_values), 1), np.uint8)
+    if len(rows):
+        rc = lib().tfp_mark_values_at(_p(col), len(col), _p(rows), len(rows), _p(flags),
+                                      int(n_values))
+        if rc == -2:
+            raise IndexError("values_at: a row or a value is out of range")
+        check(rc)
+    return flags
+
+
 def code_gather(code: np.ndarray, table: np.ndarray, fill: int = -1,
                 out: np.ndarray | None = None) -> np.ndarray:
     """int32 table[code] for a code column (uint16 or int32) and an integer table per code
@@ -463,16 +477,13 @@ def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=No
     found = None
     code, width, ex, flag = np.zeros(1, np.uint16), 2, None, None
     n_lines = int(line.max()) + 1 if len(line) else 0
-    line_ok = np.zeros(max(n_lines, 1), np.uint8)
-    line_ok[line[rows]] = 1
+    line_ok = values_at(line, rows, n_lines)
     if exec_name is not None:
         code, width = _codes(name_code)
         ex, flag = _c(exec_name, np.uint8), _c(call_flag, np.uint8)
         found = np.zeros(len(rows), np.uint8)
         if not parents:  # rows on lines without a flagged name find nothing
-            flagged = np.zeros_like(line_ok)
-            flagged[line[code_rows(code, ex.view(bool))]] = 1
-            line_ok &= flagged
+            line_ok &= values_at(line, code_rows(code, ex.view(bool)), n_lines)
     check(lib().tfp_nest_query(0 if o is None else _p(o), len(line), _p(line), _p(begin),
                                _p(dur), 0 if sk is None else _p(sk), _p(line_ok), _p(rows),
                                len(rows), _p(parent) if parents else 0, _p(code), width,

@@ -43,6 +43,21 @@ EXPORT int64_t tfp_take_rows(const void *col, int64_t n, int64_t width, const in
     return 0;
 }
 
+/* flags[col[rows[i]]] = 1 for m int32 rows of an int32 column of n items whose values are
+   below n_flags (a value per row marked, the others left as they are); returns 0, -2 when a
+   row or a value is out of range (flags then partly written) or ERR_CANCELLED */
+EXPORT int64_t tfp_mark_values_at(const int32_t *col, int64_t n, const int32_t *rows, int64_t m,
+                                  uint8_t *flags, int64_t n_flags) {
+    for (int64_t i = 0; i < m; i++) {
+        if (CANCEL_POLL(i)) return ERR_CANCELLED;
+        if ((uint64_t)(int64_t)rows[i] >= (uint64_t)n) return -2;
+        int32_t v = col[rows[i]];
+        if ((uint64_t)(int64_t)v >= (uint64_t)n_flags) return -2;
+        flags[v] = 1;
+    }
+    return 0;
+}
+
 /* out[i] = table[code[i]] (int32 entries) for n codes (uint16 or int32, code_bytes 2 or 4);
    codes outside [0, n_table) give ``fill`` */
 EXPORT int64_t tfp_code_gather_i32(const void *code, int64_t code_bytes, int64_t n,
