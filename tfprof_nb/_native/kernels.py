@@ -44,6 +44,11 @@ def _threads(threads: int | None) -> int:
 
 
 def _c(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` contiguous as ``dtype`` (an input of a kernel), copied only when it must be: a
+    bool array read as uint8 is a view of the same bytes, not a cast."""
+    a = np.asarray(a)
+    if a.dtype == np.bool_ and np.dtype(dtype) == np.uint8:
+        return np.ascontiguousarray(a).view(np.uint8)
     return np.ascontiguousarray(a, dtype=dtype)
 
 
