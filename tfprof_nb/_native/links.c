@@ -11,7 +11,7 @@
 #include "common.h"
 
 typedef struct { /* a keyed entry; ``id`` orders a side.  k0 is kept in 32 bits: the value
-                    itself while every k0 fits, else a code numbering the values (k0_of) */
+                    itself while every k0 fits, else a code numbering the values (k0_code) */
     int64_t k1;
     int32_t k0, id;
 } Ent;
