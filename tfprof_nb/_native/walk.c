@@ -198,11 +198,15 @@ typedef struct { /* a line whose events are framed (by one thread) into chunks *
     int64_t n_chunks, cap_chunks, err, err_pos;
 } Job;
 
-typedef struct Stage { /* stat columns a chunk's stats wait in for their first row */
+typedef struct { /* stat columns from a chunk's first row (the caller's, or a stage's) */
     int32_t *owner;
     int8_t *okind, *kind;
     int64_t *value;
     void *name;
+} StatCols;
+
+typedef struct Stage { /* stat columns a chunk's stats wait in for their first row */
+    StatCols col;
     int64_t cap;
     int busy;
 } Stage;
@@ -817,11 +821,11 @@ static int64_t plane(Space *s, W *w, int64_t pos, int64_t end) {
 }
 
 static void stage_columns_free(Stage *g) {
-    free(g->owner);
-    free(g->okind);
-    free(g->kind);
-    free(g->value);
-    free(g->name);
+    free(g->col.owner);
+    free(g->col.okind);
+    free(g->col.kind);
+    free(g->col.value);
+    free(g->col.name);
     memset(g, 0, sizeof(*g));
 }
 
@@ -901,14 +905,18 @@ static void fill_info(const Space *s, int64_t *info) {
     info[C_REFS] = refs;
 }
 
+/* a segment's stat rows: its staged rows, or its chunk's stats (once counted or walked) */
+static inline int64_t seg_rows(const Space *s, const Seg *seg) {
+    return seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
+}
+
 /* every segment's first stat row from the stats of those before it (each counted or walked);
    the 32-bit columns address stat rows: more is an error */
 static void assign_bases(Space *s) {
     int64_t base = 0;
     for (int64_t g = 0; g < s->n_segs; g++) {
-        Seg *seg = &s->segs[g];
-        seg->base = base;
-        base += seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
+        s->segs[g].base = base;
+        base += seg_rows(s, &s->segs[g]);
     }
     s->n_stats = base;
     s->stats_known = 1;
@@ -1135,13 +1143,6 @@ EXPORT void tfp_space_count(void *h, int64_t threads, int64_t *info) {
 
 /* ---- phase 2: events and stats walked, chunks side by side ------------------------------ */
 
-typedef struct { /* stat columns from a chunk's first row (the caller's, or a stage's) */
-    int32_t *owner;
-    int8_t *okind, *kind;
-    int64_t *value;
-    void *name;
-} StatCols;
-
 static void walk_chunk(Space *s, Chunk *c, StatCols d, int64_t cap, int64_t *ev_counts) {
     StatBuf *st = &c->st;
     st->fixed = 1;
@@ -1243,13 +1244,14 @@ static int64_t stage_take(Space *s, int64_t rows) {
     if (g->cap < rows) {
         stage_columns_free(g);
         size_t n = (size_t)rows + 1;
-        g->owner = (int32_t *)tfp_malloc(n * sizeof(int32_t));
-        g->okind = (int8_t *)tfp_malloc(n);
-        g->kind = (int8_t *)tfp_malloc(n);
-        g->value = (int64_t *)tfp_malloc(n * sizeof(int64_t));
-        g->name = tfp_malloc(n * (size_t)s->st_name_bytes);
+        StatCols *d = &g->col;
+        d->owner = (int32_t *)tfp_malloc(n * sizeof(int32_t));
+        d->okind = (int8_t *)tfp_malloc(n);
+        d->kind = (int8_t *)tfp_malloc(n);
+        d->value = (int64_t *)tfp_malloc(n * sizeof(int64_t));
+        d->name = tfp_malloc(n * (size_t)s->st_name_bytes);
         g->cap = rows;
-        if (!g->owner || !g->okind || !g->kind || !g->value || !g->name) {
+        if (!d->owner || !d->okind || !d->kind || !d->value || !d->name) {
             stage_columns_free(g);
             return -1;
         }
@@ -1263,8 +1265,7 @@ static int64_t stage_take(Space *s, int64_t rows) {
 static void advance_frontier(Space *s) {
     while (s->frontier < s->n_segs && s->seg_done[s->frontier]) {
         const Seg *seg = &s->segs[s->frontier];
-        int64_t n = seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
-        s->frontier_rows = seg->base + n;
+        s->frontier_rows = seg->base + seg_rows(s, seg);
         if (s->frontier + 1 < s->n_segs) s->segs[s->frontier + 1].base = s->frontier_rows;
         s->frontier++;
     }
@@ -1289,16 +1290,16 @@ static void segment_done(Space *s, int64_t g) {
         const Seg *seg = &s->segs[s->copy_from++];
         Chunk *c = &s->chunks[seg->chunk];
         int64_t i = c->stage, n = c->n_st, base = seg->base;
-        Stage from = s->stages[i];
+        StatCols from = s->stages[i].col;
         c->stage = -1;
         pthread_mutex_unlock(&s->mu);
         if (n > 0 && base + n <= s->st_cap) {
-            memcpy(s->st_owner + base, from.owner, (size_t)n * sizeof(int32_t));
-            memcpy(s->st_okind + base, from.okind, (size_t)n);
-            memcpy(s->st_kind + base, from.kind, (size_t)n);
-            memcpy(s->st_value + base, from.value, (size_t)n * sizeof(int64_t));
-            memcpy((char *)s->st_name + base * s->st_name_bytes, from.name,
-                   (size_t)(n * s->st_name_bytes));
+            StatCols to = columns_at(s, base);
+            memcpy(to.owner, from.owner, (size_t)n * sizeof(int32_t));
+            memcpy(to.okind, from.okind, (size_t)n);
+            memcpy(to.kind, from.kind, (size_t)n);
+            memcpy(to.value, from.value, (size_t)n * sizeof(int64_t));
+            memcpy(to.name, from.name, (size_t)(n * s->st_name_bytes));
         } else if (n > 0 && !c->err) {
             c->err = ERR_CHANGED;
             c->err_pos = c->pos;
@@ -1326,11 +1327,7 @@ static void walk_segment(Space *s, int64_t g, int64_t *counts) {
         d = columns_at(s, base);
     } else {
         c->stage = stage_take(s, cap);
-        if (c->stage >= 0) {
-            Stage *t = &s->stages[c->stage];
-            StatCols e = {t->owner, t->okind, t->kind, t->value, t->name};
-            d = e;
-        }
+        if (c->stage >= 0) d = s->stages[c->stage].col;
     }
     pthread_mutex_unlock(&s->mu);
     if (base < 0 && c->stage < 0) {
@@ -1416,9 +1413,9 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
     s->stage_rows = 0;
     for (int64_t c = 0; c < s->n_chunks; c++)
         if (s->chunks[c].ub > s->stage_rows) s->stage_rows = s->chunks[c].ub;
-    s->frontier = s->stats_known ? s->n_segs : 0;
-    s->copy_from = s->frontier_rows = s->chunk_rows_max = 0;
-    if (!s->stats_known && s->n_segs) {
+    /* (counted: the frontier passes every segment, giving each the first row it has) */
+    s->frontier = s->copy_from = s->frontier_rows = s->chunk_rows_max = 0;
+    if (s->n_segs) {
         s->segs[0].base = 0;
         advance_frontier(s);
     }
@@ -1432,11 +1429,12 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
     /* the columns are faulted in ahead of the writers: the stat columns with the events when
        their rows are known, else (their rows reserved to the bound) up to the rows the
        writers will soon reach */
-    PopColumn stat_cols[5] = {{(char *)owner, st_cap, 4},
-                              {(char *)okind, st_cap, 1},
-                              {(char *)sname, st_cap, sname_bytes},
-                              {(char *)kind, st_cap, 1},
-                              {(char *)value, st_cap, 8}};
+    int64_t stat_rows = s->stats_known ? s->n_stats : st_cap;
+    PopColumn stat_cols[5] = {{(char *)owner, stat_rows, 4},
+                              {(char *)okind, stat_rows, 1},
+                              {(char *)sname, stat_rows, sname_bytes},
+                              {(char *)kind, stat_rows, 1},
+                              {(char *)value, stat_rows, 8}};
     Populate pop = {{{(char *)line, s->n_events, 4},
                      {(char *)meta, s->n_events, meta_bytes},
                      {(char *)name, s->n_events, name_bytes},
@@ -1445,16 +1443,12 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
                     5, 0, 0, NULL, NULL};
     Populate ahead = {{{0}}, 0, 0, 0, NULL, &s->soon_rows};
     Populate *stat_pop = s->stats_known ? &pop : &ahead;
-    for (int k = 0; k < 5; k++) {
-        stat_pop->cols[stat_pop->n_cols] = stat_cols[k];
-        if (s->stats_known) stat_pop->cols[stat_pop->n_cols].rows = s->n_stats;
-        stat_pop->n_cols++;
-    }
+    for (int k = 0; k < 5; k++) stat_pop->cols[stat_pop->n_cols++] = stat_cols[k];
     populate_begin(&pop);
-    if (!s->stats_known) populate_begin(&ahead);
+    populate_begin(&ahead); /* (nothing when it has no columns) */
     run_threads(events_worker, s, threads);
     populate_end(&pop);
-    if (!s->stats_known) populate_end(&ahead);
+    populate_end(&ahead);
     for (int64_t c = 0; c < s->n_chunks; c++)
         if (s->chunks[c].err) set_error(s, s->chunks[c].err, s->chunks[c].err_pos);
     stages_free(s);

@@ -193,6 +193,11 @@ _MAP_NORESERVE = 0x4000  # <sys/mman.h> on Linux (not exported by Python's mmap 
 _HUGE_MIN = 4 << 20  # columns from this size on ask for huge pages (as numpy's arrays do)
 
 
+def _stat_dtypes(name_dtype) -> dict:
+    """{column: dtype} of the stat columns the walker writes."""
+    return {**_STAT_DTYPES, "name_code": name_dtype}
+
+
 class _StatColumns:
     """The walk's stat columns, of ``rows`` rows: numpy arrays (``exact``), or anonymous
     mappings that reserve address space only, their pages committed as the walker writes
@@ -201,7 +206,7 @@ class _StatColumns:
 
     def __init__(self, rows: int, name_dtype, maps: dict | None):
         self.rows = int(rows)
-        self.dtypes = {**_STAT_DTYPES, "name_code": name_dtype}
+        self.dtypes = _stat_dtypes(name_dtype)
         self.reserved = maps
         if maps is None:
             self.arrays = {k: np.empty(self.rows, t) for k, t in self.dtypes.items()}
@@ -219,7 +224,7 @@ class _StatColumns:
             return None
         maps = {}
         try:
-            for k, t in {**_STAT_DTYPES, "name_code": name_dtype}.items():
+            for k, t in _stat_dtypes(name_dtype).items():
                 size = int(rows) * np.dtype(t).itemsize
                 m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
                               | _MAP_NORESERVE)
