@@ -1,10 +1,11 @@
 """Capture real JAX profiles on a GPU (CUPTI kernels, memcpys, step markers) for tests/data.
 
-    python tests/make_jax_gpu_profile.py OUTDIR SCENARIO [STEPS]
+    python tests/make_jax_gpu_profile.py OUTDIR SCENARIO [STEPS [MAX_SECONDS]]
 
 Not run by the test suite (CI has no GPU): this is how the committed ``jax_*_gpu`` fixtures
 under ``tests/data`` were made, on a lent NVIDIA machine.  It runs on CPU too (no kernels then),
-which is how the script itself is checked.  Each scenario writes ``OUTDIR/SCENARIO.xplane.pb``.
+which is how the script itself is checked.  With MAX_SECONDS, tracing stops after the step
+that passes that many seconds (a bounded capture on a machine lent for minutes).  Each scenario writes ``OUTDIR/SCENARIO.xplane.pb``.
 
 Scenarios:
   transformer  a small decoder-only transformer trained with SGD: bf16 matmuls (cuBLAS),
@@ -80,7 +81,8 @@ def _batch(np, rng, vocab, seq, batch, slow):
     return t[:, :-1], t[:, 1:]
 
 
-def capture(outdir: str, scenario: str, steps: int = 8, warmup: int = 3) -> str:
+def capture(outdir: str, scenario: str, steps: int = 8, max_seconds: float = float("inf"),
+            warmup: int = 3) -> str:
     if scenario == "nocmdbuf":
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                    " --xla_gpu_enable_command_buffer=").strip()
@@ -108,6 +110,9 @@ def capture(outdir: str, scenario: str, steps: int = 8, warmup: int = 3) -> str:
                 x, y = _batch(np, rng, vocab, seq, batch, slow)
                 params, value = step(params, jax.device_put(x), jax.device_put(y))
                 value.block_until_ready()
+            if time.perf_counter() - t0 > max_seconds:
+                steps = i + 1
+                break
     finally:
         jax.profiler.stop_trace()
     files = glob.glob(f"{logdir}/plugins/profile/*/*.xplane.pb")
@@ -122,4 +127,5 @@ def capture(outdir: str, scenario: str, steps: int = 8, warmup: int = 3) -> str:
 
 
 if __name__ == "__main__":
-    capture(sys.argv[1], sys.argv[2], *(int(a) for a in sys.argv[3:4]))
+    capture(sys.argv[1], sys.argv[2], *(int(a) for a in sys.argv[3:4]),
+            *(float(a) for a in sys.argv[4:5]))
