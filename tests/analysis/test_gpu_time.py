@@ -4,11 +4,15 @@ TPU against xprof's duty cycle)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.engine import load_host
+from tfprof_nb.analysis.gpu_activity import NO_LAUNCH, device_activity, launch_links
 from tfprof_nb.analysis.gpu_time import CAUSE_COLUMNS
 from tfprof_nb.analysis.intervals import intersect, measure_in, subtract, union
 
@@ -188,6 +192,17 @@ def test_real_captures_sum_to_wall_time(path):
     _check_sums(u)
     ov = prof.gpu_overlap
     np.testing.assert_allclose(ov.hidden_us + ov.exposed_us, ov.collective_us, atol=1e-6)
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_launches_taken_from_the_launch_links_equal_a_fresh_join(path):
+    """gpu_time reads each device event's launch from the launch_links step's pairs."""
+    hd = load_host("h", path)
+    links = launch_links(hd)
+    joined, shared = device_activity(hd), device_activity(hd, links)
+    assert len(joined.rows) and (joined.launch != NO_LAUNCH).any() == (len(links[0]) > 0)
+    for field in dataclasses.fields(joined):
+        np.testing.assert_array_equal(getattr(joined, field.name), getattr(shared, field.name))
 
 
 def test_bert_busy_time_is_the_step_tables_device_compute(gpu_fixture_file):

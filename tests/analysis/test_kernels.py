@@ -11,6 +11,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb import _native
 from tfprof_nb._native import kernels as K
+from tfprof_nb.analysis import host as host_module
 from tfprof_nb.analysis.host import HostData
 from tfprof_nb.errors import Cancelled
 from tfprof_nb.xspace import read_xspace
@@ -91,6 +92,35 @@ def test_stats_at_matches_sparse_lookups(fixture, seek_ratio, request, monkeypat
         values, hit = got[key]
         assert np.array_equal(hit, ref_hit), key
         assert np.array_equal(values[hit], ref_values[ref_hit]), key
+
+
+def test_stats_at_seeks_queries_on_one_array_together(gpu_fixture_file, monkeypatch):
+    """Queries given one int64 array reach the kernel as one int32 array (converted once), so
+    they are sought in one pass over the rows, not one per stat."""
+    hd = HostData("h", read_xspace(gpu_fixture_file))
+    names = [n for n in ("correlation_id", "group_id", "device_id", "context_id", "step_num")
+             if hd.has_stat(n)]
+    assert len(names) >= 3
+    seen = []
+    real = host_module.stats_at
+
+    def recording(*args, **kwargs):
+        seen.append([rows for _, rows in args[5]])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(host_module, "stats_at", recording)
+    rows = np.arange(len(hd), dtype=np.int64)
+    got = hd.stats_at({name: (name, rows) for name in names})
+    assert len(seen) == 1 and len(seen[0]) == len(names)
+    assert all(r is seen[0][0] for r in seen[0]) and seen[0][0].dtype == np.int32
+    hits = 0
+    for name in names:
+        ref_values, ref_hit = hd.int_stat(name, cache=False).lookup(rows)
+        values, hit = got[name]
+        assert np.array_equal(hit, ref_hit), name
+        assert np.array_equal(values[hit], ref_values[ref_hit]), name
+        hits += int(hit.any())
+    assert hits >= 2
 
 
 def _random_stat_table(rng, n_events: int):

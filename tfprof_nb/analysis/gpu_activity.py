@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import join_on_keys
+from .._native.kernels import join_on_keys, sparse_lookup
 from ..constants import (DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX,
                          XLA_MODULES_LINE, XLA_OPS_LINE)
 from .host import HOST_PLANE, HostData
@@ -190,11 +190,17 @@ def _launch_pairs(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return h[first].astype(np.int64), d[first].astype(np.int64)
 
 
-def _launches(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) ps of the host launch of each device row (NO_LAUNCH where none is)."""
+def _launches(hd: HostData, rows: np.ndarray, links=None) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) ps of the host launch of each device row (NO_LAUNCH where none is);
+    ``links``: :func:`launch_links` of ``hd`` when already found."""
     start = np.full(len(rows), NO_LAUNCH, np.int64)
     end = np.full(len(rows), NO_LAUNCH, np.int64)
-    h, at = _launch_pairs(hd, rows)
+    if links is None:
+        h, at = _launch_pairs(hd, rows)
+    else:  # the device rows of the links are increasing and unique
+        h, hit = sparse_lookup(links[1], links[0], rows)
+        at = np.flatnonzero(hit)
+        h = h[at]
     start[at] = hd.begin[h]
     end[at] = hd.begin[h] + hd.duration[h]
     return start, end
@@ -210,15 +216,16 @@ def launch_links(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
     return h, rows[at].astype(np.int64)
 
 
-def device_activity(hd: HostData) -> DeviceActivity:
-    """Every device activity event of ``hd`` with its kind and launch (see module doc)."""
+def device_activity(hd: HostData, links=None) -> DeviceActivity:
+    """Every device activity event of ``hd`` with its kind and launch (see module doc);
+    ``links``: (launch rows, device rows) of :func:`launch_links`, when already found."""
     rows, kinds = _activity_rows(hd)
     sp = hd.space
     device = sp.line_plane[sp.events.line[rows]].astype(np.int32)
     begin = hd.begin[rows]
     order = np.lexsort((begin, device))
     rows, kinds, device, begin = rows[order], kinds[order], device[order], begin[order]
-    launch, launch_end = _launches(hd, rows)
+    launch, launch_end = _launches(hd, rows, links)
     return DeviceActivity(rows, device, hd.line[rows].astype(np.int32), begin,
                           begin + hd.duration[rows], kinds, launch, launch_end)
 

@@ -247,10 +247,13 @@ def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int) -> pd.Data
                                        "first_us"])
 
 
-def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None
-                  ) -> GpuTimePart:
-    """The GPU-time tables of one host (see the module doc); ``steps``: its step table."""
-    act = device_activity(hd)
+def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None,
+                  launch_links: pd.DataFrame | None = None) -> GpuTimePart:
+    """The GPU-time tables of one host (see the module doc); ``steps``: its step table;
+    ``launch_links``: its launch-kernel pairs (found here when not given)."""
+    links = None if launch_links is None else \
+        (launch_links.launch_event.to_numpy(), launch_links.kernel_event.to_numpy())
+    act = device_activity(hd, links)
     reasons = []
     if steps is None or not len(steps):
         reasons.append(f"{hd.name}: no steps: one row per device for the profile window "
@@ -275,4 +278,4 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
 
 
 ANALYSES = (Analysis("gpu_time", host=host_gpu_time, combine=parts_dict,
-                     host_needs=("steps",)),)
+                     host_needs=("steps", "launch_links")),)

@@ -344,8 +344,11 @@ class HostData:
         looked up instead)."""
         st = self.space.stats
         out, todo = {}, []
+        as_int32 = {}  # queries on one array keep sharing one (the kernel seeks them together)
         for key, (name, rows) in queries.items():
-            rows = np.asarray(rows, np.int32)
+            if id(rows) not in as_int32:
+                as_int32[id(rows)] = (rows, np.asarray(rows, np.int32))
+            rows = as_int32[id(rows)][1]
             if ("int", name) in self._cache:
                 out[key] = self._cache[("int", name)].lookup(rows)
             elif name not in st.names or not len(rows) or \

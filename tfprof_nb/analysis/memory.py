@@ -52,6 +52,7 @@ def data_type_name(code) -> str:
 _NUMERIC = {"reserved": "bytes_reserved", "heap": "bytes_allocated", "free": "bytes_available",
             "peak": "peak_bytes_in_use", "requested": "requested_bytes",
             "allocation": "allocation_bytes", "address": "addr"}
+_ALLOCATOR_FALLBACKS = ("device_ordinal", "index_on_host")  # allocator names when absent
 _TEXT = {"tf_op": "tf_op", "region_type": "region_type", "tensor_shape": "shape"}
 
 
@@ -65,6 +66,15 @@ def _data_type_names(codes: np.ndarray, present: np.ndarray) -> np.ndarray:
     return out
 
 
+def _texts(sparse, rows: np.ndarray, absent) -> np.ndarray:
+    """Object array of a text stat at event ``rows`` as str (``absent`` where an event lacks
+    it), each distinct value converted once."""
+    codes, present = sparse.lookup(rows)
+    table = pd.Series(sparse.table, dtype=object).fillna("").astype(str).to_numpy(dtype=object)
+    table = np.append(table, np.array([absent], dtype=object))
+    return table[np.where(present, codes, len(table) - 1)]
+
+
 def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     """The host's allocation and deallocation events with their stats, in file order;
     ``groups``: the :class:`.steps.EventGroups` of events without a ``group_id`` stat."""
@@ -72,34 +82,32 @@ def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     rows = np.flatnonzero(is_mem)
     if not len(rows):
         return None
-    cols = {}
-    for col, stat in _NUMERIC.items():
-        cols[col] = hd.int_stat(stat).lookup(rows)[0]
+    # every integer stat at these rows at once (sought, or one pass over the stat table)
+    ints = hd.stats_at({stat: (stat, rows) for stat in (*_NUMERIC.values(), "group_id",
+                                                         "data_type", *_ALLOCATOR_FALLBACKS)})
+    cols = {col: ints[stat][0] for col, stat in _NUMERIC.items()}
     frag, has_frag = hd.float_stat("fragmentation").lookup(rows)
     cols["fragmentation"] = np.where(has_frag, frag, 0.0)
     for col, stat in _TEXT.items():
-        sparse = hd.str_stat(stat)
-        codes, present = sparse.lookup(rows)
-        cols[col] = pd.Series(sparse.text(np.where(present, codes, -1)),
-                              dtype=object).fillna("").astype(str).to_numpy(dtype=object)
-    step, has_step = hd.int_stat("group_id").lookup(rows)
+        cols[col] = _texts(hd.str_stat(stat), rows, "")
+    step, has_step = ints["group_id"]
     step = np.where(has_step, step, -1)
     if groups is not None and len(groups.rows):
         grouped, hit = sparse_lookup(groups.rows, groups.groups, rows)
         step = np.where(~has_step & hit, grouped, step)
     cols["step"] = step
-    dtype, has_dtype = hd.int_stat("data_type").lookup(rows)
+    dtype, has_dtype = ints["data_type"]
     cols["data_type"] = _data_type_names(dtype, has_dtype)
-    name = hd.str_stat("allocator_name")
-    codes, present = name.lookup(rows)
-    allocator = pd.Series(name.text(np.where(present, codes, -1)), dtype=object)
-    for fallback in ("device_ordinal", "index_on_host"):
-        value, has = hd.int_stat(fallback).lookup(rows)
-        allocator = allocator.where(allocator.notna(),
-                                    pd.Series(np.where(has, value.astype(str), None),
-                                              dtype=object))
+    allocator = _texts(hd.str_stat("allocator_name"), rows, None)
+    missing = pd.isna(allocator)
+    for fallback in _ALLOCATOR_FALLBACKS:
+        value, has = ints[fallback]
+        take = missing & has
+        allocator[take] = value[take].astype(str)
+        missing &= ~take
+    allocator[missing] = ""
     line = hd.space.events.line[rows]
-    return pd.DataFrame({"allocator": allocator.fillna("").astype(str).to_numpy(dtype=object),
+    return pd.DataFrame({"allocator": allocator,
                          "time_ps": hd.begin[rows],
                          "line_offset_ps": hd.begin[rows] - hd.space.events.line_start_ps[line],
                          "is_alloc": hd.name_is("MemoryAllocation")[rows], **cols,
