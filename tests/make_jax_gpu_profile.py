@@ -4,8 +4,9 @@
 
 Not run by the test suite (CI has no GPU): this is how the committed ``jax_*_gpu`` fixtures
 under ``tests/data`` were made, on a lent NVIDIA machine.  It runs on CPU too (no kernels then),
-which is how the script itself is checked.  With MAX_SECONDS, tracing stops after the step
-that passes that many seconds (a bounded capture on a machine lent for minutes).  Each scenario writes ``OUTDIR/SCENARIO.xplane.pb``.
+which is how the script itself is checked.  Each scenario writes ``OUTDIR/SCENARIO.xplane.pb``;
+with MAX_SECONDS, tracing stops after the step that passes that many seconds (a bounded
+capture on a machine lent for minutes).
 
 Scenarios:
   transformer  a small decoder-only transformer trained with SGD: bf16 matmuls (cuBLAS),
