@@ -117,14 +117,15 @@ def _take_soon(queue, seconds: float = 5.0):
     return thread, box
 
 
-def test_ready_queue_hands_out_ready_steps_longest_chain_first():
+def test_ready_queue_hands_out_ready_steps_costliest_chain_first():
     import threading
 
-    # gpu_time needs steps, which needs tpu; host_ops needs nothing
+    # gpu_time needs steps (which needs tpu) and launch_links (done before); host_ops needs
+    # nothing
     todo = [("host_ops", "h"), ("gpu_time", "h"), ("steps", "h"), ("tpu", "h")]
-    partials: dict = {}
+    partials: dict = {("launch_links", "h"): "links"}
     queue = engine._ReadyQueue(todo, partials, threading.Lock())
-    assert queue.take() == ("tpu", "h")  # the head of the longest chain
+    assert queue.take() == ("tpu", "h")  # the head of the costliest chain
     assert queue.take() == ("host_ops", "h")  # steps waits on tpu: ready work goes first
     waiting, box = _take_soon(queue, 0.3)  # only steps and gpu_time are left: both wait
     assert waiting.is_alive() and box == []
@@ -136,6 +137,27 @@ def test_ready_queue_hands_out_ready_steps_longest_chain_first():
     assert queue.take() == ("gpu_time", "h")
     queue.finish(("gpu_time", "h"), value=3)
     assert queue.take() is None and queue.finished() == 4 and queue.errors(todo) == {}
+
+
+def test_ready_queue_ranks_chains_by_host_cost():
+    """Steps that others wait on go first only as far as their chain costs more: the GPU
+    launch links (needed by gpu_time) before XLA ops (needed by kernel stats) before host
+    ops, and the cheap info step last."""
+    import threading
+
+    todo = [("info", "h"), ("host_ops", "h"), ("xla_ops", "h"), ("launch_links", "h"),
+            ("gpu_time", "h"), ("kernel_stats", "h")]
+    queue = engine._ReadyQueue(todo, {("tpu", "h"): {}, ("steps", "h"): None},
+                               threading.Lock())
+    assert [queue.take() for _ in range(4)] == [("launch_links", "h"), ("xla_ops", "h"),
+                                                ("host_ops", "h"), ("info", "h")]
+    queue.finish(("xla_ops", "h"))
+    queue.finish(("launch_links", "h"))
+    assert [queue.take() for _ in range(2)] == [("gpu_time", "h"), ("kernel_stats", "h")]
+    steps = {s for s, _ in todo}
+    cost = {s: registry.get(s).host_cost for s in steps}
+    assert engine._chain_cost("launch_links", steps) == cost["launch_links"] + cost["gpu_time"]
+    assert engine._chain_cost("info", steps) == cost["info"]
 
 
 def test_ready_queue_fails_the_steps_after_a_failed_need_without_running_them():

@@ -327,9 +327,10 @@ class DaskHosts:
 
 class _ReadyQueue:
     """The (step, host) pairs of one batch for workers to take once their host needs are
-    done: the pair on the longest chain of needs first, then in the given order.  A pair
-    whose need failed fails without running; nothing is handed out once the batch stops (an
-    interrupt sets the kernels' cancel flag, or a worker failed).  With ``cores`` given, no
+    done: the pair heading the costliest chain of host steps first (Analysis.host_cost),
+    then in the given order.  A pair whose need failed fails without running; nothing is
+    handed out once the batch stops (an interrupt sets the kernels' cancel flag, or a worker
+    failed).  With ``cores`` given, no
     pair starts while the running ones and their helper threads take every core (a step on
     the critical path that splits its work is not slowed by one that could wait)."""
 
@@ -338,8 +339,8 @@ class _ReadyQueue:
         self._cores = cores
         self._running = 0
         steps = {s for s, _ in todo}
-        depth = {s: _chain(s, steps) for s in steps}
-        self._pending = sorted(todo, key=lambda p: -depth[p[0]])  # stable
+        level = {s: _chain_cost(s, steps) for s in steps}
+        self._pending = sorted(todo, key=lambda p: -level[p[0]])  # stable
         self._batch = set(todo)
         self._partials, self._lock = partials, lock
         self._failed: dict = {}
@@ -411,10 +412,11 @@ class _ReadyQueue:
         return {p: self._failed[p] for p in todo if p in self._failed}
 
 
-def _chain(step: str, steps: set) -> int:
-    """How many steps of ``steps`` wait on ``step`` one after another (0: none)."""
+def _chain_cost(step: str, steps: set) -> float:
+    """The host cost of ``step`` and of the costliest chain of ``steps`` waiting on it."""
     after = [s for s in steps if step in registry.get(s).host_needs]
-    return 1 + max(_chain(s, steps) for s in after) if after else 0
+    return registry.get(step).host_cost + max((_chain_cost(s, steps) for s in after),
+                                              default=0.0)
 
 
 def _keep_or_raise(partials: dict, results: dict) -> None:

@@ -76,4 +76,5 @@ def combine_framework(parts: dict) -> Framework:
     return Framework(_decide(parts.values()), tuple(sorted(vendors)))
 
 
-ANALYSES = (Analysis("framework", host=host_framework, combine=combine_framework),)
+ANALYSES = (Analysis("framework", host=host_framework, combine=combine_framework,
+                     host_cost=0.1),)

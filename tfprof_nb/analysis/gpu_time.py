@@ -278,4 +278,4 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
 
 
 ANALYSES = (Analysis("gpu_time", host=host_gpu_time, combine=parts_dict,
-                     host_needs=("steps", "launch_links")),)
+                     host_needs=("steps", "launch_links"), host_cost=2.0),)

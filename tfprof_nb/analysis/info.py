@@ -130,7 +130,7 @@ def summary_text(parts: dict, info: dict, timing: dict) -> str:
 
 
 ANALYSES = (
-    Analysis("info", host=host_info, combine=parts_dict, shifted=False),
+    Analysis("info", host=host_info, combine=parts_dict, shifted=False, host_cost=0.1),
     Analysis("shifts", combine=time_shifts, needs=("info",)),
     Analysis("event_offsets", combine=event_offsets, needs=("info",)),
     Analysis("planes", combine=planes_table, needs=("info",)),

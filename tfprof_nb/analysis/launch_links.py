@@ -37,4 +37,4 @@ def combine_launch_links(parts: dict, event_offsets: dict) -> pd.DataFrame:
 
 
 ANALYSES = (Analysis("launch_links", host=host_launch_links, combine=combine_launch_links,
-                     needs=("event_offsets",)),)
+                     needs=("event_offsets",), host_cost=0.5),)

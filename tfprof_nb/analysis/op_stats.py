@@ -271,7 +271,7 @@ def _busy_op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFr
 ANALYSES = (
     Analysis("host_ops", host=host_op_partial, combine=combine_metrics),
     Analysis("device_ops", host=device_op_partial, combine=combine_device_metrics,
-             needs=("xla",)),
+             needs=("xla",), host_cost=0.5),
     Analysis("op_stats", combine=_op_stats, needs=("device_ops", "host_ops")),
     Analysis("op_stats_without_idle", combine=_busy_op_stats, needs=("device_ops", "host_ops")),
 )

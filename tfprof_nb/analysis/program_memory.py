@@ -140,4 +140,4 @@ def program_memory_for(data: ProgramMemoryData, program=None, memory_space: int 
 
 
 ANALYSES = (Analysis("program_memory", host=host_program_memory,
-                     combine=combine_program_memory, shifted=False),)
+                     combine=combine_program_memory, shifted=False, host_cost=0.5),)

@@ -432,4 +432,5 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return out
 
 
-ANALYSES = (Analysis("steps", host=host_steps, combine=combine_steps, host_needs=("tpu",)),)
+ANALYSES = (Analysis("steps", host=host_steps, combine=combine_steps, host_needs=("tpu",),
+                     host_cost=3.0),)

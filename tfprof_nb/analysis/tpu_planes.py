@@ -375,4 +375,4 @@ def combine_tpu(parts: dict) -> TpuData:
     return data
 
 
-ANALYSES = (Analysis("tpu", host=host_tpu, combine=combine_tpu),)
+ANALYSES = (Analysis("tpu", host=host_tpu, combine=combine_tpu, host_cost=0.1),)

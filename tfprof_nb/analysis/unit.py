@@ -38,6 +38,9 @@ class Analysis:
     needs: tuple[str, ...] = ()
     host_needs: tuple[str, ...] = ()
     shifted: bool = True  # the host step receives the host's time shift (False: always 0)
+    # rough time of the host step relative to others (about seconds on a 1 GB host): threads
+    # start the steps on the costliest chain of host needs first
+    host_cost: float = 1.0
 
     def __post_init__(self):
         if self.host is None and self.host_needs:

@@ -407,4 +407,4 @@ def _module_names(hd: HostData, hlo) -> dict:
 
 
 ANALYSES = (Analysis("xla_ops", host=host_xla_ops, combine=parts_list, host_needs=("tpu",)),
-            Analysis("tf_kernels", host=host_tf_kernels, combine=parts_list))
+            Analysis("tf_kernels", host=host_tf_kernels, combine=parts_list, host_cost=0.3))
