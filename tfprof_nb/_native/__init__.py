@@ -62,6 +62,8 @@ _SIGNATURES = {
     "tfp_nonzero_i32": (I64, [P, I64, P]),
     "tfp_rows_where_i8": (I64, [P, I64, I8, I64, P, I64]),
     "tfp_span": (None, [P, P, I64, P]),
+    "tfp_iv_combine": (I64, [P, P, I64, P, P, I64, I64, P, P]),
+    "tfp_iv_union": (I64, [P, P, I64, P, P, P]),
     "tfp_stats_at": (I64, [P, I64, P, P, P, P, I64, P, P, I64, P, P, I64, P, P, P]),
     "tfp_stats_seek": (I64, [P, I64, P, P, P, P, I64, P, P, I64, P, I64, P, I64, P, P]),
     "tfp_int_stats": (I64, [P, I64, P, P, P, P, I64, P, I64, P, P, P, P, P, I64]),

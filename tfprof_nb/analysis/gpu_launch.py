@@ -65,12 +65,11 @@ def _quantile(sorted_values: np.ndarray, start: np.ndarray, count: np.ndarray,
 
 
 def _per_kernel(host: str, codes: np.ndarray, names: np.ndarray, latency, call,
-                duration) -> pd.DataFrame:
+                duration, latency_ps: np.ndarray) -> pd.DataFrame:
     """Latency statistics per kernel name (``codes``: name code per launch; ``names``: the
-    name of each code)."""
-    # lexsort((latency, codes)) as a stable float sort, then a stable radix sort of the codes
-    order = argsort(np.asarray(codes, np.int32),
-                    order=np.argsort(latency, kind="stable").astype(np.int32))
+    name of each code; ``latency_ps``: the latencies in integer ps, ordered as ``latency``)."""
+    # lexsort((latency, codes)), both keys sorted as integers
+    order = argsort(np.asarray(codes, np.int32), latency_ps)
     codes, latency = codes[order], latency[order]
     call, duration = call[order], duration[order]
     start = np.flatnonzero(np.diff(codes, prepend=codes[0] - 1))
@@ -137,7 +136,8 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
     if not linked.any():
         return empty_launch_tables()
     a = act.take(linked)
-    latency = (a.begin - a.launch) / 1e6
+    latency_ps = a.begin - a.launch
+    latency = latency_ps / 1e6
     call = (a.launch_end - a.launch) / 1e6
     duration = (a.end - a.begin) / 1e6
     names = hd.name_of(a.rows)
@@ -151,7 +151,7 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
     queues = [_queue(hd.name, hd.plane_names[p], a.launch[a.device == p],
                      a.begin[a.device == p], shift_ps) for p in np.unique(a.device).tolist()]
     per_kernel = _per_kernel(hd.name, hd.name_code[a.rows].astype(np.int64), hd.names,
-                             latency, call, duration)
+                             latency, call, duration, latency_ps)
     return {"per_kernel": per_kernel,
             "histogram": _histogram(hd.name, devices, latency), "outliers": outliers,
             "queue": pd.concat(queues, ignore_index=True)}

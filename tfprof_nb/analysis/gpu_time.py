@@ -30,7 +30,7 @@ from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,
                            device_activity, host_waits, stream_names)
 from .gpu_launch import launch_tables
 from .host import HostData
-from .intervals import Intervals, intersect, measure_in, subtract, union
+from .intervals import Intervals, intersect, measure_in, subtract, union, union_of
 from .unit import Analysis, parts_dict
 
 __all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OVERLAP_COLUMNS",
@@ -79,12 +79,8 @@ def _segments(begin: np.ndarray, end: np.ndarray, launch: np.ndarray):
     if not len(begin):
         empty = np.empty(0, np.int64)
         return empty, empty, empty
-    reach = np.maximum.accumulate(end)
-    new = np.ones(len(begin), dtype=bool)
-    new[1:] = begin[1:] > reach[:-1]
-    starts = np.flatnonzero(new)
-    last = np.append(starts[1:], len(begin)) - 1
-    return begin[starts], reach[last], launch[starts]
+    seg_b, seg_e = union(begin, end)
+    return seg_b, seg_e, launch[np.searchsorted(begin, seg_b, "left")]
 
 
 def _gap_sets(seg, lo: int, hi: int) -> tuple[Intervals, Intervals]:
@@ -116,7 +112,7 @@ def _cause_sets(kernels: DeviceActivity, copies: Intervals, waits: dict, lo: int
                            ("host_bound_us", host_gaps)):
         part = subtract(candidate, taken)
         sets[key] = part
-        taken = union(np.concatenate([taken[0], part[0]]), np.concatenate([taken[1], part[1]]))
+        taken = union_of(taken, part)
     sets["other_us"] = subtract((np.array([lo], np.int64), np.array([hi], np.int64)), taken)
     return sets
 

@@ -1,16 +1,20 @@
 """Sets of time intervals as sorted, disjoint ``(begin, end)`` int64 arrays (half-open).
 
 The GPU-time analyses describe "when the device computes", "when a copy runs", "when the host
-waits for input" as interval sets and combine them with these vectorised operations (a sort
-and a cumulative sum each; no per-interval Python).  Times are integers (picoseconds), so the
-measures of sets that partition a window add up to the window exactly.
+waits for input" as interval sets and combine them with these operations (native merges of the
+sets' boundaries; a union of unsorted intervals sorts them first).  Results have no empty or
+touching intervals, so one set of times has one form.  Times are integers (picoseconds), so
+the measures of sets that partition a window add up to the window exactly.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Intervals", "union", "intersect", "subtract", "measure_in", "clip", "EMPTY"]
+from .._native.kernels import interval_combine, interval_union
+
+__all__ = ["Intervals", "union", "union_of", "intersect", "subtract", "measure_in", "clip",
+           "EMPTY"]
 
 Intervals = tuple  # (begin int64[k], end int64[k]), sorted and disjoint
 
@@ -27,49 +31,28 @@ def union(begin, end) -> Intervals:
     disjoint set; touching intervals merge."""
     begin = np.asarray(begin, np.int64)
     end = np.asarray(end, np.int64)
-    keep = end > begin
-    begin, end = begin[keep], end[keep]
     if not len(begin):
         return _empty()
-    order = np.argsort(begin, kind="stable")
-    begin, end = begin[order], end[order]
-    reach = np.maximum.accumulate(end)
-    new = np.ones(len(begin), dtype=bool)
-    new[1:] = begin[1:] > reach[:-1]
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], len(begin)) - 1
-    return begin[starts], reach[ends]
+    return interval_union(begin, end)
 
 
-def _sweep(a: Intervals, b: Intervals, keep) -> Intervals:
-    """Intervals where ``keep(in_a, in_b)`` holds, for disjoint sets ``a`` and ``b``."""
-    times = np.concatenate([a[0], a[1], b[0], b[1]])
-    if not len(times):
-        return _empty()
-    na, nb = len(a[0]), len(b[0])
-    da = np.concatenate([np.ones(na, np.int8), -np.ones(na, np.int8), np.zeros(2 * nb, np.int8)])
-    db = np.concatenate([np.zeros(2 * na, np.int8), np.ones(nb, np.int8), -np.ones(nb, np.int8)])
-    order = np.argsort(times, kind="stable")
-    times = times[order]
-    in_a = np.cumsum(da[order], dtype=np.int32) > 0
-    in_b = np.cumsum(db[order], dtype=np.int32) > 0
-    inside = keep(in_a, in_b)[:-1]
-    begin, end = times[:-1][inside], times[1:][inside]
-    return union(begin, end)
+def union_of(a: Intervals, b: Intervals) -> Intervals:
+    """The union of two sets."""
+    return interval_combine(a, b, "union")
 
 
 def intersect(a: Intervals, b: Intervals) -> Intervals:
     """Where both sets are."""
     if not len(a[0]) or not len(b[0]):
         return _empty()
-    return _sweep(a, b, lambda x, y: x & y)
+    return interval_combine(a, b, "intersect")
 
 
 def subtract(a: Intervals, b: Intervals) -> Intervals:
     """Where ``a`` is and ``b`` is not."""
     if not len(a[0]) or not len(b[0]):
         return a
-    return _sweep(a, b, lambda x, y: x & ~y)
+    return interval_combine(a, b, "subtract")
 
 
 def clip(a: Intervals, lo: int, hi: int) -> Intervals:
