@@ -393,10 +393,10 @@ class HostData:
         rows = self.stat_rows(name)
         rows = rows[st.kind[rows] >= 4]
         sparse = _last_per_owner(st.owner[rows], st.raw_value[rows].astype(np.int32))
-        used, inverse = np.unique(sparse.values, return_inverse=True)
+        used, inverse = _distinct_codes(sparse.values, len(st.values))
         table = np.empty(len(used), dtype=object)
         table[:] = [st.values[c] for c in used.tolist()]
-        return SparseStat(sparse.rows, inverse.astype(np.int32).reshape(-1), table)
+        return SparseStat(sparse.rows, inverse, table)
 
     # ---- nesting ------------------------------------------------------------------------------
     def _async_skip(self) -> np.ndarray | None:
@@ -466,6 +466,18 @@ def _narrow(values: np.ndarray) -> np.ndarray:
     if len(values) and values.min() >= -2**31 and values.max() < 2**31:
         return values.astype(np.int32)
     return values
+
+
+def _distinct_codes(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(codes, return_inverse=True) of codes in 0 .. n_codes - 1 (inverse as int32):
+    marked in a table of the codes when it is not much longer than ``codes`` (no sort)."""
+    if not len(codes) or n_codes > 8 * len(codes):
+        used, inverse = np.unique(codes, return_inverse=True)
+        return used, inverse.astype(np.int32).reshape(-1)
+    mark = np.zeros(n_codes, bool)
+    mark[codes] = True
+    position = np.cumsum(mark, dtype=np.int32) - 1
+    return np.flatnonzero(mark), position[codes]
 
 
 def _last_per_owner(owner: np.ndarray, values: np.ndarray) -> SparseStat:
