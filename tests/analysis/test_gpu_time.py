@@ -205,6 +205,18 @@ def test_launches_taken_from_the_launch_links_equal_a_fresh_join(path):
         np.testing.assert_array_equal(getattr(joined, field.name), getattr(shared, field.name))
 
 
+def test_a_devices_activity_is_a_slice_of_the_hosts(gpu_fixture_file):
+    act = device_activity(load_host("h", gpu_fixture_file))
+    planes = np.unique(act.device).tolist()
+    assert len(planes) > 1
+    for plane in planes:
+        view, copy = act.of_device(plane), act.take(act.device == plane)
+        assert len(view) and np.shares_memory(view.begin, act.begin)
+        for field in dataclasses.fields(act):
+            np.testing.assert_array_equal(getattr(view, field.name), getattr(copy, field.name))
+    assert act.take(np.ones(len(act), bool)) is act
+
+
 def test_bert_busy_time_is_the_step_tables_device_compute(gpu_fixture_file):
     """GPU 6 runs the step: its busy time (kernels) and the part of its copies (MemcpyH2D/D2H,
     device compute to the reference) that no kernel overlaps make the step's device compute."""

@@ -102,7 +102,15 @@ class DeviceActivity:
         return len(self.rows)
 
     def take(self, mask: np.ndarray) -> "DeviceActivity":
+        """The entries ``mask`` selects (this object itself when it selects all)."""
+        if mask.all():
+            return self
         return DeviceActivity(*(getattr(self, f)[mask] for f in _FIELDS))
+
+    def of_device(self, plane: int) -> "DeviceActivity":
+        """The entries of one device: views of a slice (entries are sorted by device)."""
+        lo, hi = np.searchsorted(self.device, [plane, plane + 1])
+        return DeviceActivity(*(getattr(self, f)[lo:hi] for f in _FIELDS))
 
     def intervals(self, mask: np.ndarray) -> Intervals:
         """The union of the entries ``mask`` selects."""

@@ -87,13 +87,16 @@ def _per_kernel(host: str, codes: np.ndarray, names: np.ndarray, latency, call,
                            kind="stable").reset_index(drop=True)
 
 
-def _histogram(host: str, devices: np.ndarray, latency: np.ndarray) -> pd.DataFrame:
+def _histogram(host: str, plane_names: np.ndarray, device: np.ndarray,
+               latency: np.ndarray) -> pd.DataFrame:
+    """Launches per latency bin of each device (``device``: plane index per launch; devices
+    in order of first launch)."""
     labels = _bin_labels()
     e = LATENCY_EDGES_US
     frames = []
-    for dev in pd.unique(devices):
-        counts = np.histogram(latency[devices == dev], bins=e)[0]
-        frames.append(pd.DataFrame({"host": host, "device": dev, "bin": labels,
+    for dev in pd.unique(device):
+        counts = np.histogram(latency[device == dev], bins=e)[0]
+        frames.append(pd.DataFrame({"host": host, "device": plane_names[dev], "bin": labels,
                                     "lo_us": e[:-1], "hi_us": e[1:], "launches": counts}))
     return pd.concat(frames, ignore_index=True) if frames else _empty(HISTOGRAM_COLUMNS)
 
@@ -140,12 +143,12 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
     latency = latency_ps / 1e6
     call = (a.launch_end - a.launch) / 1e6
     duration = (a.end - a.begin) / 1e6
-    names = hd.name_of(a.rows)
-    devices = np.asarray(hd.plane_names, dtype=object)[a.device]
+    plane_names = np.asarray(hd.plane_names, dtype=object)
     far = _outliers(latency)
     outliers = pd.DataFrame({
-        "host": hd.name, "device": devices[far], "stream": stream_names(hd)[a.stream[far]],
-        "kernel_name": names[far], "launch_us": (a.launch[far] + shift_ps) / 1e6,
+        "host": hd.name, "device": plane_names[a.device[far]],
+        "stream": stream_names(hd)[a.stream[far]],
+        "kernel_name": hd.name_of(a.rows[far]), "launch_us": (a.launch[far] + shift_ps) / 1e6,
         "start_us": (a.begin[far] + shift_ps) / 1e6, "latency_us": latency[far],
         "duration_us": duration[far]}, columns=OUTLIER_COLUMNS)
     queues = [_queue(hd.name, hd.plane_names[p], a.launch[a.device == p],
@@ -153,5 +156,6 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
     per_kernel = _per_kernel(hd.name, hd.name_code[a.rows].astype(np.int64), hd.names,
                              latency, call, duration, latency_ps)
     return {"per_kernel": per_kernel,
-            "histogram": _histogram(hd.name, devices, latency), "outliers": outliers,
+            "histogram": _histogram(hd.name, plane_names, a.device, latency),
+            "outliers": outliers,
             "queue": pd.concat(queues, ignore_index=True)}

@@ -176,7 +176,7 @@ def _stack(rows: list[dict]) -> pd.DataFrame:
 def _device_tables(hd, act, waits, windows, shift_ps, plane: int):
     """Utilization rows (the device, then each stream) and overlap rows of one device, as
     column dicts."""
-    dev = act.take(act.device == plane)
+    dev = act.of_device(plane)
     name = hd.plane_names[plane]
     copies = dev.intervals(dev.kind == COPY)
     kernels = dev.take(dev.kind != COPY)
@@ -224,7 +224,7 @@ def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int) -> pd.Data
     rows = []
     modules = tpu_module_spans(hd)
     for plane in np.unique(act.device).tolist():
-        dev = act.take(act.device == plane)
+        dev = act.of_device(plane)
         kern = dev.kind != COPY
         busy = dev.intervals(kern)
         lo, hi = int(dev.begin.min()), int(dev.end.max())
