@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis import kernel_stats
 from tfprof_nb.analysis.kernel_stats import parse_kernel_details
 
 from .oracle import gviz_frame, run_tool
@@ -55,3 +57,29 @@ def test_parse_kernel_details(details, expect):
     parsed = parse_kernel_details(details)
     for key, value in expect.items():
         assert parsed[key] == value, key
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_combinations_equal_a_pandas_groupby(seed):
+    """_combinations (one int64 key, groups in order of first appearance) against pandas'
+    groupby(sort=False) on the same columns; the key-overflow fallback too."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    keys = {"name": rng.integers(0, 40, n).astype(np.uint16),
+            "plane": rng.integers(0, 3, n).astype(np.int32),
+            "details": rng.integers(0, 7, n).astype(np.int32),
+            "op": rng.integers(-1, 5, n), "eq": rng.integers(-1, 2, n),
+            "xla": rng.integers(-1, 3, n)}
+    ns = rng.integers(0, 10**9, n)
+    ref = pd.DataFrame({**keys, "ns": ns}).groupby(list(keys), sort=False).agg(
+        occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
+        max=("ns", "max")).reset_index()
+    got = kernel_stats._combinations(keys, ns)
+    pd.testing.assert_frame_equal(got, ref, check_dtype=False)
+    wide = {**keys, "op": np.where(keys["op"] == 4, 2**40, keys["op"]),
+            "eq": np.where(keys["eq"] == 1, 2**30, keys["eq"])}
+    wide_ref = pd.DataFrame({**wide, "ns": ns}).groupby(list(wide), sort=False).agg(
+        occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
+        max=("ns", "max")).reset_index()
+    pd.testing.assert_frame_equal(kernel_stats._combinations(wide, ns), wide_ref,
+                                  check_dtype=False)

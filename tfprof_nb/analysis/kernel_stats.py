@@ -21,6 +21,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .._native.kernels import argsort
 from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from .host import HostData
 from .tf_ops import parse_tf_op
@@ -205,6 +206,35 @@ def _combo_values(hd: HostData, combos: pd.DataFrame, details, tf_op, eq) -> pd.
                                          "op_name", "occ"])
 
 
+def _combinations(keys: dict, ns: np.ndarray) -> pd.DataFrame:
+    """One row per distinct combination of the integer ``keys`` columns (each at least -1), in
+    order of first appearance, with its kernels' occurrences and total, min and max ``ns``."""
+    columns = list(keys.values())
+    sizes = [int(c.max()) + 2 for c in columns]  # (values from -1)
+    if float(np.prod(np.array(sizes, float))) >= 2.0 ** 62:  # no int64 key: pandas groups
+        return pd.DataFrame({**keys, "ns": ns}).groupby(list(keys), sort=False).agg(
+            occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
+            max=("ns", "max")).reset_index()
+    key = np.zeros(len(ns), np.int64)
+    for column, size in zip(columns, sizes):
+        key *= size
+        key += column.astype(np.int64) + 1
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    del key
+    rank = np.empty(len(first), np.int32)  # groups numbered by first appearance
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first), dtype=np.int32)
+    group = rank[inverse.reshape(-1)]
+    order = argsort(group)
+    starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+    ns = ns[order]
+    first = np.sort(first)
+    return pd.DataFrame({**{name: column[first] for name, column in keys.items()},
+                         "occurrences": np.diff(np.append(starts, len(ns))),
+                         "total": np.add.reduceat(ns, starts),
+                         "min": np.minimum.reduceat(ns, starts),
+                         "max": np.maximum.reduceat(ns, starts)})
+
+
 def host_kernels(hd: HostData, shift_ps: int = 0, xla_ops: dict | None = None) -> pd.DataFrame:
     """Kernel stats of one host (rows not ranked; see :func:`combine_kernels`); ``xla_ops``:
     the host's XLA partial, naming the framework op of XLA kernels."""
@@ -217,15 +247,11 @@ def host_kernels(hd: HostData, shift_ps: int = 0, xla_ops: dict | None = None) -
     # the XLA framework op by code (-1: none; a sentinel string would not survive pandas'
     # string columns, which drop NUL characters)
     xla_code, xla_names = _xla_op_names(hd, rows, xla_ops)
-    events = pd.DataFrame({
-        "name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
-        "details": d_code, "op": np.where(has_op, op_code, -1),
-        "eq": np.where(has_eq, eq_code, -1), "xla": xla_code,
-        "ns": hd.duration[rows] // 1000})
+    keys = {"name": hd.name_code[rows], "plane": hd.space.line_plane[hd.space.events.line[rows]],
+            "details": d_code, "op": np.where(has_op, op_code, -1),
+            "eq": np.where(has_eq, eq_code, -1), "xla": xla_code}
     # everything but the duration is decided once per distinct combination
-    combos = events.groupby(["name", "plane", "details", "op", "eq", "xla"], sort=False).agg(
-        occurrences=("ns", "size"), total=("ns", "sum"), min=("ns", "min"),
-        max=("ns", "max")).reset_index()
+    combos = _combinations(keys, hd.duration[rows] // 1000)
     combos["xla"] = pd.Series([xla_names[c] if c >= 0 else None for c in combos.xla],
                               dtype=object)
     df = pd.concat([_combo_values(hd, combos, details, tf_op, eq),

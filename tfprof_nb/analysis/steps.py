@@ -34,7 +34,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import N_TYPES, host_step_rows, nonzero, step_breakdown
+from .._native.kernels import N_TYPES, argsort, host_step_rows, nonzero, step_breakdown
 from ..constants import GPU_PLANE_PREFIX
 from .grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .host import HostData
@@ -343,14 +343,21 @@ def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
     """Spans (group, begin, end) of consecutive same-group device events per GPU plane (the
     derived "Steps" line); ``group``: see :func:`_device_groups`."""
     rows = np.flatnonzero(on_device)
-    df = pd.DataFrame({"plane": hd.space.line_plane[hd.space.events.line[rows]],
-                       "begin": hd.begin[rows], "end": hd.end_of(rows),
-                       "group": group[rows]}).sort_values(["plane", "begin"], kind="stable")
-    df = df[df["group"] >= 0]
-    run = ((df["group"] != df["group"].shift()) | (df["plane"] != df["plane"].shift())).cumsum()
-    spans = df.groupby(run).agg(group=("group", "first"), begin=("begin", "min"),
-                                end=("end", "max"))
-    return spans.astype(np.int64).reset_index(drop=True)
+    rows = rows[group[rows] >= 0]
+    plane = hd.space.line_plane[hd.space.events.line[rows]].astype(np.int32)
+    begin = hd.begin[rows]
+    rows = rows[argsort(plane, begin)]  # by plane, then start (stable)
+    del plane, begin
+    plane = hd.space.line_plane[hd.space.events.line[rows]]
+    own = group[rows]
+    new = np.ones(len(rows), dtype=bool)
+    new[1:] = (own[1:] != own[:-1]) | (plane[1:] != plane[:-1])
+    starts = np.flatnonzero(new)
+    if not len(starts):
+        return pd.DataFrame({c: np.empty(0, np.int64) for c in ("group", "begin", "end")})
+    return pd.DataFrame({"group": own[starts].astype(np.int64),
+                         "begin": np.minimum.reduceat(hd.begin[rows], starts),
+                         "end": np.maximum.reduceat(hd.end_of(rows), starts)})
 
 
 def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
