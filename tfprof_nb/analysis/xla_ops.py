@@ -142,18 +142,18 @@ def _gpu_ops(hd: HostData, hlo, pid_stat):
     if not len(rows):
         return None, []
     plane = hd.space.line_plane[hd.space.events.line[rows]]
-    spans = pd.DataFrame({"plane": plane, "b": hd.begin[rows], "e": hd.end_of(rows)}) \
-        .groupby("plane").agg(b=("b", "min"), e=("e", "max"))
     codes, has = hlo.lookup(rows)
     xrows = rows[has]
     pid, pid_has = pid_stat.lookup(xrows)
     dur = hd.duration[xrows]
     ops = _aggregate(hd, xrows, codes[has], hlo, np.where(pid_has, pid, -1), dur, dur,
                      "GPU") if len(xrows) else None
-    op_time = pd.Series(dur, index=plane[has]).groupby(level=0).sum()
-    totals = [{"device_type": "GPU", "plane": hd.plane_names[p],
-               "span_ps": int(spans.e[p] - spans.b[p]), "op_ps": int(op_time.get(p, 0))}
-              for p in spans.index]
+    totals = []
+    for p in np.unique(plane).tolist():  # (few planes: one pass over the rows each)
+        on = plane == p
+        first, last = int(hd.begin[rows[on]].min()), int(hd.end_of(rows[on]).max())
+        totals.append({"device_type": "GPU", "plane": hd.plane_names[p],
+                       "span_ps": last - first, "op_ps": int(dur[on[has]].sum())})
     return ops, totals
 
 
