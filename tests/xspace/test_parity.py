@@ -179,6 +179,29 @@ def test_passes_after_the_walk_in_small_blocks_give_the_same_space(profile_file)
     assert one.stats.values == split.stats.values
 
 
+def test_text_values_read_while_the_file_is_handed_back_decode_the_same(profile_file,
+                                                                         monkeypatch):
+    """Interning text stats hands the file's pages back behind it (here after each page):
+    a file mapping decodes as the same bytes do, where nothing is handed back."""
+    from tfprof_nb import _native
+
+    lib, flags = _native.lib(), []
+    intern = lib.tfp_intern_text
+
+    def recording(*args):
+        flags.append(args[-1])
+        return intern(*args)
+
+    monkeypatch.setattr(lib, "tfp_intern_text", recording)
+    with _native_setting("tfp_set_intern_window", 1):
+        mapped = read_xspace(profile_file, threads=2)
+    in_memory = decode_xspace(profile_file.read_bytes(), threads=2)
+    assert flags == [1, 0] and len(mapped.stats.values) > 10
+    assert mapped.stats.values == in_memory.stats.values
+    for name in ("kind", "raw_value", "owner"):
+        assert np.array_equal(getattr(mapped.stats, name), getattr(in_memory.stats, name))
+
+
 @pytest.fixture(params=["reserved", "counted"])
 def stat_rows(request, monkeypatch):
     """How the stat columns get their rows: reserved to the walker's bound and filled as the

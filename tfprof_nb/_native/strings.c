@@ -1,4 +1,6 @@
 /* After the walk: interning text stat values, resolving references, offsets to starts. */
+#include <unistd.h>
+
 #include "wire.h"
 
 /* ---- string interning ------------------------------------------------------------------ */
@@ -9,13 +11,38 @@ static inline uint64_t span_hash(const uint8_t *p, int64_t n, uint64_t salt) {
     return h ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
 }
 
+/* Hand back the whole pages of buf[lo, hi) (a read-only file mapping: read again on use). */
+static void release_span(const uint8_t *buf, int64_t lo, int64_t hi) {
+    static int64_t page = 0;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)(buf + lo) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t b = (uintptr_t)(buf + hi) & ~((uintptr_t)page - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+static int64_t intern_window = (int64_t)32 << 20; /* kept resident behind the current value */
+
+/* Set the bytes tfp_intern_text keeps resident behind the value it reads (at least 1);
+   returns the previous value (tests use a page to have small files handed back). */
+EXPORT int64_t tfp_set_intern_window(int64_t bytes) {
+    int64_t old = intern_window;
+    intern_window = bytes > 0 ? bytes : 1;
+    return old;
+}
+
 /* Intern the text values of the stats listed by (tx_row, tx_len): each value (its buffer
    offset in st_value) is replaced by a code into a table of distinct (kind, bytes) values,
    first-seen order.  rep_off/rep_len/rep_kind receive each distinct value's span and kind.
-   Returns the number of distinct values, or ERR_NO_MEMORY. */
+   With ``release`` (buf is a read-only file mapping), the pages the values are read from are
+   handed back behind them as they go (values come in about file order): a profile's text
+   stats are spread over the whole file, which would otherwise be resident again beside its
+   columns.  Returns the number of distinct values, or ERR_NO_MEMORY. */
 EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t *tx_row,
                                const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,
-                               int64_t *rep_off, int32_t *rep_len, int8_t *rep_kind) {
+                               int64_t *rep_off, int32_t *rep_len, int8_t *rep_kind,
+                               int64_t release) {
+    const int64_t window = intern_window;
+    int64_t released = 0;                      /* pages below this offset were handed back */
     int64_t cap = 1024, n_rep = 0;
     int64_t *slots = (int64_t *)tfp_malloc((size_t)cap * sizeof(int64_t));
     uint64_t *hashes = (uint64_t *)tfp_malloc((size_t)cap * sizeof(uint64_t));
@@ -28,6 +55,10 @@ EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t
     for (int64_t t = 0; t < n_text; t++) {
         int64_t row = tx_row[t], len = tx_len[t], off = st_value[row];
         int8_t kind = st_kind[row];
+        if (release && off > released + 2 * window) {
+            release_span(buf, released, off - window);
+            released = off - window;
+        }
         uint64_t h = span_hash(buf + off, len, (uint64_t)kind);
         uint64_t mask = (uint64_t)cap - 1, i = h & mask;
         int64_t code = -1;

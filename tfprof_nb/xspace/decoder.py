@@ -287,7 +287,8 @@ def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
 def _intern_text(buf: np.ndarray, raw: bytes, tx_row: np.ndarray, tx_len: np.ndarray,
                  kind: np.ndarray, value: np.ndarray) -> list:
     """Replace the buffer offsets of str/bytes stat values by codes into the returned table
-    of distinct values (``bytes`` for bytes values, else ``str``)."""
+    of distinct values (``bytes`` for bytes values, else ``str``); the file's pages are
+    handed back as the values are read when ``raw`` is a read-only file mapping."""
     n = len(tx_row)
     if n == 0:
         return []
@@ -296,7 +297,8 @@ def _intern_text(buf: np.ndarray, raw: bytes, tx_row: np.ndarray, tx_len: np.nda
     rep_kind = np.empty(n, np.int8)
     k = native.lib().tfp_intern_text(
         buf.ctypes.data, n, tx_row.ctypes.data, tx_len.ctypes.data, kind.ctypes.data,
-        value.ctypes.data, rep_off.ctypes.data, rep_len.ctypes.data, rep_kind.ctypes.data)
+        value.ctypes.data, rep_off.ctypes.data, rep_len.ctypes.data, rep_kind.ctypes.data,
+        int(_pages_can_go(raw)))
     if k < 0:
         raise MemoryError("out of memory while decoding stat values")
     values = []
