@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "layout.h"
 
@@ -19,6 +20,16 @@ extern volatile int64_t tfp_cancel_flag;
 #define CANCELLED() (__atomic_load_n(&tfp_cancel_flag, __ATOMIC_RELAXED) != 0)
 /* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
 #define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
+
+/* Hand back the whole pages of buf[lo, hi) of a read-only file mapping (the kernel reads them
+   again from the file when they are used). */
+static inline void release_file_pages(const uint8_t *buf, int64_t lo, int64_t hi) {
+    static int64_t page = 0;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)(buf + lo) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t b = (uintptr_t)(buf + hi) & ~((uintptr_t)page - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+}
 
 /* Whether row i may follow row i - 1 in nesting order: (line, begin) non-decreasing, the
    longer first at equal (line, begin). */

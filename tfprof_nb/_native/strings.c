@@ -1,6 +1,4 @@
 /* After the walk: interning text stat values, resolving references, offsets to starts. */
-#include <unistd.h>
-
 #include "wire.h"
 
 /* ---- string interning ------------------------------------------------------------------ */
@@ -9,15 +7,6 @@ static inline uint64_t span_hash(const uint8_t *p, int64_t n, uint64_t salt) {
     uint64_t h = 14695981039346656037ULL ^ salt;
     for (int64_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
     return h ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
-}
-
-/* Hand back the whole pages of buf[lo, hi) (a read-only file mapping: read again on use). */
-static void release_span(const uint8_t *buf, int64_t lo, int64_t hi) {
-    static int64_t page = 0;
-    if (!page) page = sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)(buf + lo) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    uintptr_t b = (uintptr_t)(buf + hi) & ~((uintptr_t)page - 1);
-    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 static int64_t intern_window = (int64_t)32 << 20; /* kept resident behind the current value */
@@ -56,7 +45,7 @@ EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t
         int64_t row = tx_row[t], len = tx_len[t], off = st_value[row];
         int8_t kind = st_kind[row];
         if (release && off > released + 2 * window) {
-            release_span(buf, released, off - window);
+            release_file_pages(buf, released, off - window);
             released = off - window;
         }
         uint64_t h = span_hash(buf + off, len, (uint64_t)kind);

@@ -271,12 +271,7 @@ static void progress_add(Space *s, int64_t bytes) {
 
 /* hand back the whole pages of [pos, end) of a file mapping (they are read again on use) */
 static void release_pages(const Space *s, int64_t pos, int64_t end) {
-    if (!s->release) return;
-    static int64_t page = 0;
-    if (!page) page = sysconf(_SC_PAGESIZE);
-    uintptr_t lo = ((uintptr_t)(s->b + pos) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    uintptr_t hi = (uintptr_t)(s->b + end) & ~((uintptr_t)page - 1);
-    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    if (s->release) release_file_pages(s->b, pos, end);
 }
 
 /* ---- message walkers ------------------------------------------------------------------- */

@@ -330,9 +330,9 @@ class _ReadyQueue:
     done: the pair heading the costliest chain of host steps first (Analysis.host_cost),
     then in the given order.  A pair whose need failed fails without running; nothing is
     handed out once the batch stops (an interrupt sets the kernels' cancel flag, or a worker
-    failed).  With ``cores`` given, no
-    pair starts while the running ones and their helper threads take every core (a step on
-    the critical path that splits its work is not slowed by one that could wait)."""
+    failed).  With ``cores`` given, no pair starts while the running ones and their helper
+    threads take every core (a step on the critical path that splits its work is not slowed
+    by one that could wait)."""
 
     def __init__(self, todo: list, partials: dict, lock: threading.Lock,
                  cores: int | None = None):
