@@ -115,11 +115,13 @@ def _queue(host: str, device: str, launch: np.ndarray, start: np.ndarray,
            shift_ps: int) -> pd.DataFrame:
     """Kernels launched and not started, as a step function (each time: the count from
     then on), at most QUEUE_POINTS points (each bucket's maximum)."""
-    issued = np.minimum(launch, start)
-    times = np.concatenate([start, issued])
-    delta = np.concatenate([-np.ones(len(start), np.int64), np.ones(len(issued), np.int64)])
-    order = np.lexsort((delta, times))  # at one instant, starts before launches
-    times, queued = times[order], np.cumsum(delta[order])
+    # one sorted int64 key per change: 2 * time, + 1 for a launch (at one instant, starts
+    # before launches); times are ps of one profile, far inside int64's range when doubled
+    key = np.concatenate([start * 2, np.minimum(launch, start) * 2 + 1])
+    key.sort()
+    queued = np.cumsum((key & 1).astype(np.int8) * np.int8(2) - np.int8(1), dtype=np.int64)
+    times = key >> 1
+    del key
     last = np.ones(len(times), bool)
     last[:-1] = times[1:] != times[:-1]
     times, queued = times[last], queued[last]
