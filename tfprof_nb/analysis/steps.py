@@ -300,11 +300,10 @@ def _device_steps(hd: HostData, group: np.ndarray, on_device: np.ndarray,
                   fill: bool = True) -> pd.DataFrame:
     if fill:
         group = _device_groups(hd, group, on_device)
-    corr = hd.int_stat("correlation_id")
-    stream = np.zeros(len(hd), dtype=bool)
-    stream[corr.rows] = True
-    stream &= on_device & (group[:len(hd)] >= 0)
-    rows = nonzero(stream)
+    # the grouped device events that carry a correlation_id (sought at them, or read from the
+    # cached stat: no pass over the stat table)
+    rows = nonzero(on_device & (group[:len(hd)] >= 0))
+    rows = rows[hd.stats_at({"c": ("correlation_id", rows)})["c"][1]]
     shape = hd.str_stat("shape")
     codes, present = shape.lookup(rows)
     # classify each distinct (name, shape) once
