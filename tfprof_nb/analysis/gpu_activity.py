@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import join_on_keys, sparse_lookup
+from .._native.kernels import argsort, code_counts, join_on_keys, sparse_lookup
 from ..constants import (DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX,
                          XLA_MODULES_LINE, XLA_OPS_LINE)
 from .host import HOST_PLANE, HostData
@@ -168,8 +168,11 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
         else np.zeros(len(hd), bool)
     on_tpu = hd.line_mask(tpu_line) if len(tpu_line) else np.zeros(len(hd), bool)
     rows = np.flatnonzero(on_gpu | on_tpu).astype(np.int32)
-    codes, inverse = np.unique(hd.name_code[rows], return_inverse=True)
-    kinds = _kinds_of(hd.names[codes])[inverse.reshape(-1)]
+    name_code = hd.name_code[rows]
+    used = np.flatnonzero(code_counts(name_code, len(hd.names)))  # (no sort)
+    kind_of_code = np.zeros(len(hd.names), np.int8)
+    kind_of_code[used] = _kinds_of(hd.names[used])
+    kinds = kind_of_code[name_code]
     tpu_rows = on_tpu[rows]
     if tpu_rows.any():
         kinds[tpu_rows] = _tpu_kinds(hd, rows[tpu_rows])
@@ -231,7 +234,7 @@ def device_activity(hd: HostData, links=None) -> DeviceActivity:
     sp = hd.space
     device = sp.line_plane[sp.events.line[rows]].astype(np.int32)
     begin = hd.begin[rows]
-    order = np.lexsort((begin, device))
+    order = argsort(device, begin)  # by device, then start (stable)
     rows, kinds, device, begin = rows[order], kinds[order], device[order], begin[order]
     launch, launch_end = _launches(hd, rows, links)
     return DeviceActivity(rows, device, hd.line[rows].astype(np.int32), begin,
