@@ -219,15 +219,13 @@ def _combinations(keys: dict, ns: np.ndarray) -> pd.DataFrame:
     for column, size in zip(columns, sizes):
         key *= size
         key += column.astype(np.int64) + 1
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    group = pd.factorize(key)[0].astype(np.int32)  # numbered by first appearance
     del key
-    rank = np.empty(len(first), np.int32)  # groups numbered by first appearance
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first), dtype=np.int32)
-    group = rank[inverse.reshape(-1)]
+    # a group's first row is where the highest group number so far goes up (by one)
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(group), prepend=-1))
     order = argsort(group)
     starts = np.flatnonzero(np.diff(group[order], prepend=-1))
     ns = ns[order]
-    first = np.sort(first)
     return pd.DataFrame({**{name: column[first] for name, column in keys.items()},
                          "occurrences": np.diff(np.append(starts, len(ns))),
                          "total": np.add.reduceat(ns, starts),

@@ -344,10 +344,9 @@ def _device_step_spans(hd: HostData, group: np.ndarray, on_device: np.ndarray):
     rows = np.flatnonzero(on_device)
     rows = rows[group[rows] >= 0]
     plane = hd.space.line_plane[hd.space.events.line[rows]].astype(np.int32)
-    begin = hd.begin[rows]
-    rows = rows[argsort(plane, begin)]  # by plane, then start (stable)
-    del plane, begin
-    plane = hd.space.line_plane[hd.space.events.line[rows]]
+    order = argsort(plane, hd.begin[rows])  # by plane, then start (stable)
+    rows, plane = rows[order], plane[order]
+    del order
     own = group[rows]
     new = np.ones(len(rows), dtype=bool)
     new[1:] = (own[1:] != own[:-1]) | (plane[1:] != plane[:-1])
