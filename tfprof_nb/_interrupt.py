@@ -44,10 +44,12 @@ def helper_threads() -> int:
 
 
 def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
-                   grace: float = 0.8) -> list:
+                   grace: float = 0.8, meanwhile=None) -> list:
     """``[fn(x) for x in items]`` computed on ``threads`` worker threads while this thread
-    waits interruptibly, calling ``poll()`` about every ``tick`` seconds.  An exception raised
-    by ``fn`` is raised here once every item is done (the first in item order)."""
+    waits interruptibly, calling ``poll()`` about every ``tick`` seconds (and ``meanwhile()``
+    once, first, while the workers start).  An exception raised by ``fn`` is raised here once
+    every item is done (the first in item order); one raised by ``meanwhile`` (or an
+    interrupt) stops the workers first."""
     items = list(items)
     if not items:
         return []
@@ -55,6 +57,8 @@ def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
     pool = ThreadPoolExecutor(max(1, min(int(threads), len(items))))
     futures = [pool.submit(fn, x) for x in items]
     try:
+        if meanwhile is not None:
+            meanwhile()
         pending = set(futures)
         while pending:
             _, pending = wait(pending, timeout=tick)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import typing
 import warnings
 
 from ._interrupt import short_traceback
 from .errors import LoadWarning
-from .profile import Profile
 from .xspace.files import find_profile_files, host_names
+
+if typing.TYPE_CHECKING:
+    from .profile import Profile
 
 __all__ = ["load"]
 
@@ -33,14 +37,26 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     text line on stderr), and stops within a second on Ctrl-C or Jupyter's stop button
     (KeyboardInterrupt; an interrupted analysis is computed again when next asked for).
     """
-    from .analysis.engine import open_hosts
+    from .analysis.decoding import open_hosts
 
     files = find_profile_files(path, storage_options)
     named = host_names(files)
     hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
-                       timeout=timeout, progress=progress)
+                       timeout=timeout, progress=progress, meanwhile=_import_analyses)
     if hosts.errors:
         warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
                       f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
                       LoadWarning, stacklevel=2)
+    from .profile import Profile
+
     return Profile(hosts, source=[str(f) for f in files])
+
+
+# imported while the hosts decode (the decoder's walk does not hold the GIL): pandas and every
+# analysis, about half a second on their own
+_HEAVY_MODULES = ("tfprof_nb.profile", "tfprof_nb.analysis.engine")
+
+
+def _import_analyses() -> None:
+    for name in _HEAVY_MODULES:
+        importlib.import_module(name)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis import engine, registry
+from tfprof_nb.analysis import decoding, engine, registry
 from tfprof_nb.analysis.engine import HostAnalysisError
 
 
@@ -100,10 +100,68 @@ def test_a_failing_host_is_named_and_the_others_are_kept(pod_dir):
 
 
 def test_too_big_for_this_machine_fails_before_decoding(pod_dir, monkeypatch):
-    monkeypatch.setattr(engine, "available_memory", lambda: 4096)
+    monkeypatch.setattr(decoding, "available_memory", lambda: 4096)
     with pytest.raises(MemoryError, match="client=") as info:
         tp.load(pod_dir)
     assert "3 host file(s)" in str(info.value)
+
+
+def test_meanwhile_runs_on_the_calling_thread_while_the_workers_work():
+    """run_in_threads' ``meanwhile`` runs once, on the caller, while the workers run (a worker
+    waits for it to start); one that raises stops the workers and raises."""
+    import threading
+
+    from tfprof_nb._interrupt import run_in_threads
+
+    started, seen = threading.Event(), []
+
+    def work(x):
+        assert started.wait(5)  # (would time out if meanwhile ran only after the workers)
+        return x * 2
+
+    def meanwhile():
+        seen.append(threading.current_thread() is threading.main_thread())
+        started.set()
+
+    assert run_in_threads(work, [1, 2, 3], 2, meanwhile=meanwhile) == [2, 4, 6]
+    assert seen == [True]
+
+    gate = threading.Event()
+
+    def slow(x):
+        gate.wait(5)
+        return x
+
+    def fails():
+        raise ValueError("meanwhile failed")
+
+    with pytest.raises(ValueError, match="meanwhile failed"):
+        run_in_threads(slow, [1, 2], 2, meanwhile=fails, grace=0.1)
+    gate.set()
+
+
+def test_a_load_imports_the_analyses_while_it_decodes(cpu_file):
+    """In a fresh process, tp.load starts decoding before pandas and the analyses are
+    imported (they are imported while the walk runs): the decoder's first call comes before
+    pandas is in sys.modules, and the profile works."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tfprof_nb as tp\n"
+        "from tfprof_nb.xspace import decoder\n"
+        "seen = []\n"
+        "real = decoder.decode_xspace\n"
+        "def spy(*a, **k):\n"
+        "    seen.append('pandas' in sys.modules)\n"
+        "    return real(*a, **k)\n"
+        "decoder.decode_xspace = spy\n"
+        "prof = tp.load(sys.argv[1])\n"
+        "print(seen, 'pandas' in sys.modules, len(prof.steps) > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(cpu_file)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["[False]", "True", "True"]
 
 
 def _take_soon(queue, seconds: float = 5.0):

@@ -25,47 +25,11 @@ from .._progress import WorkProgress
 from .._system import available_memory
 from ..errors import HostAnalysisError, ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
-from ..xspace.files import file_size
 from . import registry
+from .decoding import decode_hosts, worker_threads
 from .host import HostData
 
-__all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host", "open_hosts",
-           "check_memory"]
-
-# decoding keeps about 2x a file's size in columns; the analyses need about as much again
-MEMORY_PER_FILE_BYTE = 4.0
-
-
-def open_hosts(files: dict[str, Path], source, client=None, strict: bool = False,
-               parallel: bool = True, timeout: float = 600.0, progress: bool | None = None):
-    """Decode the hosts ``files`` ({host: path}) of the profile the user named ``source``:
-    in this process (``LocalHosts``, after a check that they fit in free memory) or on the
-    workers of a Dask ``client`` (``DaskHosts``).  Raises ProfileFormatError naming
-    ``source`` when no host could be read."""
-    if client is None:
-        check_memory(files)
-        hosts = LocalHosts(files, strict=strict, parallel=parallel, progress=progress)
-    else:
-        hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
-    if not hosts.names:
-        problems = "; ".join(f"{h}: {e}" for h, e in hosts.errors.items())
-        raise ProfileFormatError(source, f"no host could be read ({problems})")
-    return hosts
-
-
-def check_memory(files: dict) -> None:
-    """Refuse (MemoryError) a profile whose decoded size would not fit in free memory."""
-    available = available_memory()
-    if available is None:
-        return
-    sizes = [file_size(f) for f in files.values()]
-    need = MEMORY_PER_FILE_BYTE * sum(sizes)
-    if need > available:
-        raise MemoryError(
-            f"this profile ({len(sizes)} host file(s), {sum(sizes) / 2**30:.2f} GiB) needs "
-            f"about {need / 2**30:.1f} GiB of memory to load and analyse, and "
-            f"{available / 2**30:.1f} GiB are free: load it on a Dask cluster with "
-            "tp.load(path, client=dask.distributed.Client(...)), or load fewer hosts")
+__all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
 
 
 def load_host(name: str, path, threads: int | None = None,
@@ -80,76 +44,31 @@ def load_host(name: str, path, threads: int | None = None,
 _PARALLEL_STEPS_MIN_BYTES = 256 * 2**20
 
 
-def _threads(n: int) -> int:
-    return max(1, min(n, os.cpu_count() or 1))
-
-
-def _decoded_fraction(meter: np.ndarray) -> float:
-    """How much of one host's decode is done, from its progress array (phase, done, total):
-    framing the lines is about a fifth of it."""
-    phase, done, total = (int(x) for x in meter)
-    if total <= 0:
-        return 0.0
-    return 0.2 * done / total if phase == 1 else 0.2 + 0.8 * min(done / total, 1.0)
-
-
 class LocalHosts:
     """Every host decoded in this process.  Work runs on worker threads while the calling
     thread waits, so Ctrl-C stops it (see tfprof_nb._interrupt); ``progress`` (None: in a
     notebook only) reports loads and analyses longer than a second."""
 
     def __init__(self, files: dict[str, Path], strict: bool = False, parallel: bool = True,
-                 progress: bool | None = None):
-        self.errors: dict[str, str] = {}
-        self.data: dict[str, HostData] = {}
+                 progress: bool | None = None, meanwhile=None):
+        spaces, errors = decode_hosts(files, strict=strict, parallel=parallel,
+                                      progress=progress, meanwhile=meanwhile)
+        self._start(spaces, errors, progress)
+
+    def _start(self, spaces: dict[str, XSpaceData], errors: dict[str, str],
+               progress: bool | None) -> None:
+        self.errors = errors
+        self.data = {name: HostData(name, space) for name, space in spaces.items()}
         self.progress = progress
         self._partials: dict[tuple, object] = {}
         self._lock = threading.Lock()
-        names = list(files)
-        workers = _threads(len(names)) if parallel else 1
-        decode_threads = max(1, (os.cpu_count() or 1) // workers) if parallel else 1
-        meters = {n: np.zeros(3, np.int64) for n in names}
-        done: set = set()
-
-        def load(name):
-            try:
-                return load_host(name, files[name], decode_threads, meters[name])
-            except (ProfileFormatError, OSError) as exc:
-                if strict:
-                    raise
-                return exc
-            finally:
-                done.add(name)
-
-        shown = WorkProgress(progress)
-
-        def poll():
-            fractions = [1.0 if n in done else _decoded_fraction(meters[n]) for n in names]
-            busy = [n for n in names if n not in done and meters[n][2] > 0]
-            what = busy[0] if len(busy) == 1 else f"{len(done)} of {len(names)} hosts"
-            shown.update(sum(fractions) / len(names), f"loading {what}: decoding")
-
-        try:
-            results = run_in_threads(load, names, workers, poll)
-        except BaseException:
-            shown.finish("loading interrupted", ok=False)
-            raise
-        shown.finish(f"loaded {len(names)} host(s)")
-        for name, result in zip(names, results):
-            if isinstance(result, BaseException):
-                self.errors[name] = str(result)
-            else:
-                self.data[name] = result
 
     @classmethod
-    def from_spaces(cls, spaces: dict[str, XSpaceData]) -> "LocalHosts":
-        """Hosts already decoded."""
+    def from_spaces(cls, spaces: dict[str, XSpaceData], errors: dict[str, str] | None = None,
+                    progress: bool | None = None) -> "LocalHosts":
+        """Hosts already decoded (``errors``: {host: why it could not be read})."""
         self = cls.__new__(cls)
-        self.errors = {}
-        self.data = {name: HostData(name, space) for name, space in spaces.items()}
-        self._partials = {}
-        self._lock = threading.Lock()
-        self.progress = None
+        self._start(dict(spaces), dict(errors or {}), progress)
         return self
 
     @property
@@ -186,7 +105,7 @@ class LocalHosts:
         if not todo:
             return
         parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
-        workers = _threads(len(todo)) if parallel else 1
+        workers = worker_threads(len(todo)) if parallel else 1
         queue = _ReadyQueue(todo, self._partials, self._lock, cores=os.cpu_count() or 1)
         running: dict = {}
 
