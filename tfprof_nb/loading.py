@@ -52,11 +52,9 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     return Profile(hosts, source=[str(f) for f in files])
 
 
-# imported while the hosts decode (the decoder's walk does not hold the GIL): pandas and every
-# analysis, about half a second on their own
-_HEAVY_MODULES = ("tfprof_nb.profile", "tfprof_nb.analysis.engine")
-
-
 def _import_analyses() -> None:
-    for name in _HEAVY_MODULES:
-        importlib.import_module(name)
+    """Import pandas, the profile and every analysis (their registry found), about half a
+    second on its own: run while the hosts decode (the decoder's walk does not hold the
+    GIL)."""
+    importlib.import_module("tfprof_nb.profile")
+    importlib.import_module("tfprof_nb.analysis.registry").analyses()

@@ -3,7 +3,9 @@ a failing host, and the memory check before loading."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 
 import numpy as np
 import pandas as pd
@@ -216,6 +218,75 @@ def test_ready_queue_ranks_chains_by_host_cost():
     cost = {s: registry.get(s).host_cost for s in steps}
     assert engine._chain_cost("launch_links", steps) == cost["launch_links"] + cost["gpu_time"]
     assert engine._chain_cost("info", steps) == cost["info"]
+
+
+def test_ready_queue_marks_the_costliest_chain_as_critical():
+    """The critical path: the pair heading the costliest chain, then at each step its
+    costliest dependent on the same host; nothing off it, nothing of another host."""
+    import threading
+
+    todo = [(s, h) for h in ("h", "g") for s in ("host_ops", "tf_data", "launch_links",
+                                                  "gpu_time", "steps", "tpu", "info")]
+    queue = engine._ReadyQueue(todo, {}, threading.Lock())
+    head = queue.take()
+    chain = [p for p in todo if queue.critical(p)]
+    assert head == ("tpu", "h") and sorted(chain) == [("gpu_time", "h"), ("steps", "h"),
+                                                      ("tpu", "h")]
+    for step, _ in chain:  # each one needs the one before
+        if step != head[0]:
+            assert any(s in registry.get(step).host_needs for s, _ in chain if s != step)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice: Linux")
+def test_yielding_lowers_only_this_thread_and_the_threads_it_starts():
+    import threading
+
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = {}
+
+    def child():
+        seen["child"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def worker():
+        engine.yield_to_critical_path()
+        engine.yield_to_critical_path()  # (again: no change)
+        seen["worker"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        t = threading.Thread(target=child)
+        t.start()
+        t.join()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen == {"worker": max(base, engine._YIELDING_NICE),
+                    "child": max(base, engine._YIELDING_NICE)}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice: Linux")
+def test_one_hosts_steps_off_the_critical_path_yield_their_core(cpu_file, monkeypatch):
+    """With one host's steps side by side, the critical path's steps run at the process'
+    priority and the others at a lower one; the results are those of a serial run."""
+    import threading
+
+    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: True)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    nice: dict = {}
+    run = registry.run_host_step
+
+    def recording(hd, name, *args, **kwargs):
+        nice[name] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return run(hd, name, *args, **kwargs)
+
+    monkeypatch.setattr(engine.registry, "run_host_step", recording)
+    prof = tp.load(cpu_file).analyse(release=False)
+    assert nice["steps"] == base and nice["info"] == base
+    assert nice["host_ops"] == nice["tf_data"] == max(base, engine._YIELDING_NICE)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base
+    monkeypatch.setattr(engine.registry, "run_host_step", run)
+    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: False)
+    pd.testing.assert_frame_equal(prof.steps, tp.load(cpu_file).analyse().steps)
 
 
 def test_ready_queue_fails_the_steps_after_a_failed_need_without_running_them():

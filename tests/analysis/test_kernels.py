@@ -679,6 +679,31 @@ def test_join_keys_past_32_bits_are_not_mixed_up():
         assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
 
 
+@pytest.mark.parametrize("first_wide", [None, 90_000])
+def test_join_on_keys_over_many_partitions(first_wide):
+    """Past 32 K entries a side the entries go to hash partitions (chunks chained per
+    partition) as they come: keys with one or several entries a side, and first keys that
+    stop fitting in 32 bits part way (coded then, their partition kept), join as a merge
+    does, on one thread or two."""
+    rng = np.random.default_rng(23)
+    na, nb = 150_000, 250_000
+    small = np.array([0, 3, 9], np.int64)
+    a0, b0 = rng.choice(small, na), rng.choice(small, nb)
+    if first_wide is not None:
+        wide = np.array([5 + 2**32, -2**63 + 9, 2**63 - 1], np.int64)
+        a0[first_wide:] = rng.choice(np.concatenate([small, wide]), na - first_wide)
+        b0[::7] = rng.choice(wide, len(b0[::7]))
+    a1, b1 = rng.integers(0, 60_000, na), rng.integers(0, 60_000, nb)
+    a_rows = np.sort(rng.choice(10**7, na, replace=False)).astype(np.int32)
+    b_rows = rng.permutation(10**7)[:nb].astype(np.int32)
+    ref_src, ref_dst = _reference_join(a_rows, a0, a1, b_rows, b0, b1, limit=4)
+    for threads in (1, 2):
+        src, dst = K.join_on_keys(a_rows, (a0, a1), b_rows, (b0, b1), limit=4,
+                                  threads=threads)
+        assert len(src) > 100_000
+        assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
+
+
 def test_values_at_marks_the_values_a_column_takes_at_rows():
     rng = np.random.default_rng(5)
     col = rng.integers(0, 500, 10_000).astype(np.int32)

@@ -1,8 +1,10 @@
 /* Joining events on equal keys (producer -> consumer context links, executor -> iterator,
    launch -> kernel) with a radix-partitioned hash join.
 
-   Both sides are gathered into flat arrays of (key, id) entries, then partitioned in place by
-   their keys' hash (one American-flag pass), so each partition's hash table stays in cache.  The result is the a entries of each b entry's key, for every b
+   Both sides are gathered as (key, id) entries straight into partitions by their keys' hash
+   (chunks of entries chained per partition: no pass to partition them after), so each
+   partition's hash table stays in cache.  The result is the a entries of each b entry's key,
+   for every b
    entry in b's order and, within one, in a's order (entries are numbered increasing within a
    side), so the edges come sorted by destination without a sort.  It is computed in two
    calls: tfp_join_* finds each b entry's match (one a entry, or a list for the few keys with
@@ -16,9 +18,25 @@ typedef struct { /* a keyed entry; ``id`` orders a side.  k0 is kept in 32 bits:
     int32_t k0, id;
 } Ent;
 
+#define CHUNK_ENTS 1024 /* entries per chunk (16 KB) */
+#define SLAB_CHUNKS 64  /* chunks per allocation (1 MB) */
+
+typedef struct Chunk { /* entries of one partition, in the order they came */
+    struct Chunk *next;
+    int64_t n;
+    Ent e[CHUNK_ENTS];
+} Chunk;
+
+typedef struct { /* one side's entries, by partition */
+    Chunk **first, **last; /* per partition */
+    int64_t *count;        /* entries per partition */
+    Chunk **slabs;         /* the chunks' memory: SLAB_CHUNKS chunks each */
+    int64_t n_slabs, cap_slabs, used; /* used: chunks handed out (slab after slab) */
+} Side;
+
 typedef struct {
-    int bits;
-    Ent *a, *b;        /* the entries of both sides (partitioned in place by join_pass) */
+    int bits;          /* partitions: 1 << bits, by the top bits of the key's hash */
+    Side a, b;         /* the entries of both sides */
     int64_t na, nb, cap_a, cap_b;
     int64_t nb_total;  /* b entries over every pass (b ids number them) */
     int32_t *b_rows;   /* the output row of each b entry (b ids index it) */
@@ -62,35 +80,112 @@ static int go_wide(Join *j) {
     if (i64map_init(&j->codes, 1024) != 0) return -1;
     j->wide = 1;
     j->min_code = -1;
-    for (int64_t i = 0; i < j->na; i++)
-        if (k0_code(j, j->a[i].k0, &j->a[i].k0) != 0) return -1;
-    for (int64_t i = 0; i < j->nb; i++)
-        if (k0_code(j, j->b[i].k0, &j->b[i].k0) != 0) return -1;
+    int64_t parts = (int64_t)1 << j->bits;
+    for (int side = 0; side < 2; side++)
+        for (int64_t p = 0; p < parts; p++)
+            for (Chunk *c = (side ? &j->b : &j->a)->first[p]; c; c = c->next)
+                for (int64_t i = 0; i < c->n; i++)
+                    if (k0_code(j, c->e[i].k0, &c->e[i].k0) != 0) return -1;
     return 0;
 }
 
+/* The side's next chunk (from its slabs); NULL when out of memory. */
+static Chunk *chunk_new(Side *s) {
+    int64_t slab = s->used / SLAB_CHUNKS;
+    if (slab == s->n_slabs) {
+        if (s->n_slabs == s->cap_slabs) {
+            int64_t cap = s->cap_slabs ? 2 * s->cap_slabs : 16;
+            Chunk **t = (Chunk **)tfp_realloc(s->slabs, (size_t)cap * sizeof(Chunk *));
+            if (!t) return NULL;
+            s->slabs = t;
+            s->cap_slabs = cap;
+        }
+        Chunk *m = (Chunk *)tfp_malloc((size_t)SLAB_CHUNKS * sizeof(Chunk));
+        if (!m) return NULL;
+        s->slabs[s->n_slabs++] = m;
+    }
+    Chunk *c = &s->slabs[slab][s->used++ % SLAB_CHUNKS];
+    c->next = NULL;
+    c->n = 0;
+    return c;
+}
+
+static int side_init(Side *s, int64_t parts) {
+    memset(s, 0, sizeof(*s));
+    s->first = (Chunk **)tfp_calloc((size_t)parts, sizeof(Chunk *));
+    s->last = (Chunk **)tfp_calloc((size_t)parts, sizeof(Chunk *));
+    s->count = (int64_t *)tfp_calloc((size_t)parts, sizeof(int64_t));
+    return s->first && s->last && s->count ? 0 : -1;
+}
+
+static void side_clear(Side *s, int64_t parts) { /* (its chunks are handed out again) */
+    memset(s->first, 0, (size_t)parts * sizeof(Chunk *));
+    memset(s->last, 0, (size_t)parts * sizeof(Chunk *));
+    memset(s->count, 0, (size_t)parts * sizeof(int64_t));
+    s->used = 0;
+}
+
+static void side_free(Side *s) {
+    for (int64_t i = 0; i < s->n_slabs; i++) free(s->slabs[i]);
+    free(s->slabs);
+    free(s->first);
+    free(s->last);
+    free(s->count);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Copy partition p's entries into *buf (grown as needed); returns their number, -1 when out
+   of memory. */
+static int64_t side_gather(const Side *s, int64_t p, Ent **buf, int64_t *cap) {
+    int64_t n = s->count[p];
+    if (n > *cap) {
+        free(*buf);
+        *cap = 2 * n;
+        *buf = (Ent *)tfp_malloc((size_t)*cap * sizeof(Ent));
+        if (!*buf) {
+            *cap = 0;
+            return -1;
+        }
+    }
+    int64_t k = 0;
+    for (const Chunk *c = s->first[p]; c; c = c->next) {
+        memcpy(*buf + k, c->e, (size_t)c->n * sizeof(Ent));
+        k += c->n;
+    }
+    return n;
+}
+
+/* Add an entry to side a or b, in the partition of its key (hashed as given: a k0 coded
+   later stays in its partition). */
 static inline int join_add(Join *j, int side_b, int64_t k0, int64_t k1, int32_t id) {
+    if (side_b ? j->nb >= j->cap_b : j->na >= j->cap_a) return -1;
+    int64_t p = j->bits ? (int64_t)(key_hash(k0, k1) >> (64 - j->bits)) : 0;
     int32_t key0 = (int32_t)k0;
     if (!j->wide && (int64_t)key0 != k0 && go_wide(j) != 0) return -1;
     if (j->wide && k0_code(j, k0, &key0) != 0) return -1;
-    Ent *x;
-    if (side_b) {
-        if (j->nb >= j->cap_b) return -1;
-        x = &j->b[j->nb++];
-    } else {
-        if (j->na >= j->cap_a) return -1;
-        x = &j->a[j->na++];
+    Side *s = side_b ? &j->b : &j->a;
+    Chunk *c = s->last[p];
+    if (!c || c->n == CHUNK_ENTS) {
+        Chunk *fresh = chunk_new(s);
+        if (!fresh) return -1;
+        if (c) c->next = fresh;
+        else s->first[p] = fresh;
+        s->last[p] = c = fresh;
     }
+    Ent *x = &c->e[c->n++];
     x->k0 = key0;
     x->k1 = k1;
     x->id = id;
+    s->count[p]++;
+    if (side_b) j->nb++;
+    else j->na++;
     return 0;
 }
 
 static void join_free(Join *j) {
     if (!j) return;
-    free(j->a);
-    free(j->b);
+    side_free(&j->a);
+    side_free(&j->b);
     free(j->b_rows);
     free(j->match);
     free(j->more);
@@ -98,47 +193,21 @@ static void join_free(Join *j) {
     free(j);
 }
 
-/* a handle for at most ``cap_a`` a entries and ``cap_b`` b entries */
+/* a handle for at most ``cap_a`` a entries and ``cap_b`` b entries, partitioned so that a
+   partition holds about 32 K a entries (at most 4096 partitions) */
 static Join *join_new(int64_t cap_a, int64_t cap_b) {
     Join *j = (Join *)tfp_calloc(1, sizeof(Join));
     if (!j) return NULL;
     j->cap_a = cap_a;
     j->cap_b = cap_b;
-    j->a = (Ent *)tfp_malloc(((size_t)cap_a + 1) * sizeof(Ent));
-    j->b = (Ent *)tfp_malloc(((size_t)cap_b + 1) * sizeof(Ent));
+    while (j->bits < 12 && (cap_a >> j->bits) > 32768) j->bits++;
+    int64_t parts = (int64_t)1 << j->bits;
     j->b_rows = (int32_t *)tfp_malloc(((size_t)cap_b + 1) * sizeof(int32_t));
-    if (!j->a || !j->b || !j->b_rows) {
+    if (side_init(&j->a, parts) != 0 || side_init(&j->b, parts) != 0 || !j->b_rows) {
         join_free(j);
         return NULL;
     }
     return j;
-}
-
-static inline int64_t bucket(const Ent *e, int bits) {
-    return bits ? (int64_t)(key_hash(e->k0, e->k1) >> (64 - bits)) : 0;
-}
-
-/* Partition e[0..n) in place by bucket (American flag sort, not stable); off receives the
-   buckets' starts (parts + 1 entries). */
-static void partition(Ent *e, int64_t n, int bits, int64_t *off, int64_t *next) {
-    int64_t parts = (int64_t)1 << bits;
-    memset(off, 0, (size_t)(parts + 1) * sizeof(int64_t));
-    for (int64_t i = 0; i < n; i++) off[bucket(&e[i], bits) + 1]++;
-    for (int64_t p = 0; p < parts; p++) off[p + 1] += off[p];
-    memcpy(next, off, (size_t)parts * sizeof(int64_t));
-    for (int64_t p = 0; p < parts; p++) {
-        while (next[p] < off[p + 1]) {
-            Ent v = e[next[p]];
-            int64_t d = bucket(&v, bits);
-            while (d != p) {
-                Ent t = e[next[d]];
-                e[next[d]++] = v;
-                v = t;
-                d = bucket(&v, bits);
-            }
-            e[next[p]++] = v;
-        }
-    }
 }
 
 /* one worker's lists of a entries for keys with several, and its number of edges */
@@ -216,8 +285,7 @@ static int cmp_i32(const void *x, const void *y) {
    entries; returns -1 when out of memory. */
 static int join_partition(Join *j, Lists *l, int64_t t, int64_t n_threads, const Ent *pa,
                           int64_t na, const Ent *pb, int64_t nb, Scratch *s, int64_t limit) {
-    for (int64_t i = 0; i < nb; i++) j->match[pb[i].id] = -1;
-    if (na == 0 || nb == 0) return 0;
+    if (na == 0 || nb == 0) return 0; /* (match is -1 until set) */
     if (scratch_fit(s, na, nb) != 0) return -1;
     int64_t slots = 16;
     while (slots < 2 * na + 2) slots <<= 1;
@@ -294,22 +362,11 @@ static int join_partition(Join *j, Lists *l, int64_t t, int64_t n_threads, const
     return 0;
 }
 
-typedef struct { /* the partition and join work of join_pass, shared by its threads */
+typedef struct { /* the join work of join_pass, shared by its threads */
     Join *j;
-    int64_t *off_a, *off_b, *next_a, *next_b, parts, limit, n_threads, task, part, tid, rc;
+    int64_t parts, limit, n_threads, part, tid, rc;
     Lists *lists;
 } JoinWork;
-
-static void *partition_worker(void *arg) { /* side a, then side b: one task each */
-    JoinWork *w = (JoinWork *)arg;
-    for (;;) {
-        int64_t task = __atomic_fetch_add(&w->task, 1, __ATOMIC_RELAXED);
-        if (task == 0) partition(w->j->a, w->j->na, w->j->bits, w->off_a, w->next_a);
-        else if (task == 1) partition(w->j->b, w->j->nb, w->j->bits, w->off_b, w->next_b);
-        else break;
-    }
-    return NULL;
-}
 
 static void *join_worker(void *arg) {
     JoinWork *w = (JoinWork *)arg;
@@ -317,15 +374,20 @@ static void *join_worker(void *arg) {
     Lists *l = &w->lists[t];
     Scratch s;
     memset(&s, 0, sizeof(s));
+    Ent *pa = NULL, *pb = NULL;
+    int64_t cap_pa = 0, cap_pb = 0;
     for (;;) {
         int64_t p = __atomic_fetch_add(&w->part, 1, __ATOMIC_RELAXED);
         if (p >= w->parts || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
-        int rc = CANCELLED() ? ERR_CANCELLED
-                 : join_partition(w->j, l, t, w->n_threads, w->j->a + w->off_a[p],
-                                  w->off_a[p + 1] - w->off_a[p], w->j->b + w->off_b[p],
-                                  w->off_b[p + 1] - w->off_b[p], &s, w->limit);
+        int64_t na = side_gather(&w->j->a, p, &pa, &cap_pa);
+        int64_t nb = side_gather(&w->j->b, p, &pb, &cap_pb);
+        int rc = na < 0 || nb < 0 ? -1
+                 : CANCELLED() ? ERR_CANCELLED
+                 : join_partition(w->j, l, t, w->n_threads, pa, na, pb, nb, &s, w->limit);
         if (rc) __atomic_store_n(&w->rc, rc, __ATOMIC_RELAXED);
     }
+    free(pa);
+    free(pb);
     scratch_free(&s);
     return NULL;
 }
@@ -347,65 +409,58 @@ static int merge_lists(Join *j, Lists *lists, int64_t n_threads) {
         if (lists[t].n_more)
             memcpy(j->more + base[t], lists[t].more, (size_t)lists[t].n_more * sizeof(int32_t));
     j->n_more = total;
-    for (int64_t i = 0; i < j->nb; i++) {
-        int32_t id = j->b[i].id, m = j->match[id];
-        if (m > -2) continue;
-        int64_t code = -2 - (int64_t)m;
-        j->match[id] = (int32_t)(-2 - (base[code % n_threads] + code / n_threads));
-    }
+    if (total == base[0]) return 0; /* (no key with several a entries this pass) */
+    int64_t parts = (int64_t)1 << j->bits;
+    for (int64_t p = 0; p < parts; p++)
+        for (const Chunk *c = j->b.first[p]; c; c = c->next)
+            for (int64_t i = 0; i < c->n; i++) {
+                int32_t id = c->e[i].id, m = j->match[id];
+                if (m > -2) continue;
+                int64_t code = -2 - (int64_t)m;
+                j->match[id] = (int32_t)(-2 - (base[code % n_threads] + code / n_threads));
+            }
     return 0;
 }
 
-/* match the b entries of one pass (j->b[0..nb), ids into j->match): both sides partitioned
-   side by side, then the partitions joined on ``threads`` threads.  Returns 0 or < 0. */
+/* match the b entries of one pass (ids into j->match): the partitions joined on ``threads``
+   threads.  Returns 0 or < 0. */
 static int64_t join_pass(Join *j, int64_t limit, int64_t threads) {
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
-    j->bits = 0;
-    while (j->bits < 12 && (j->na >> j->bits) > 32768) j->bits++;
-    int64_t parts = (int64_t)1 << j->bits;
     JoinWork w;
     memset(&w, 0, sizeof(w));
     w.j = j;
-    w.parts = parts;
+    w.parts = (int64_t)1 << j->bits;
     w.limit = limit;
     w.n_threads = threads;
-    w.off_a = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.off_b = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.next_a = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
-    w.next_b = (int64_t *)tfp_malloc((size_t)(parts + 1) * sizeof(int64_t));
     w.lists = (Lists *)tfp_calloc((size_t)threads, sizeof(Lists));
     int64_t rc = 0;
-    if (!w.off_a || !w.off_b || !w.next_a || !w.next_b || !w.lists) {
+    if (!w.lists) {
         rc = -1;
     } else if (CANCELLED()) {
         rc = ERR_CANCELLED;
     } else {
-        run_threads(partition_worker, &w, threads < 2 ? 1 : 2);
         run_threads(join_worker, &w, threads);
         rc = w.rc;
         if (rc == 0 && merge_lists(j, w.lists, threads) != 0) rc = -1;
     }
     for (int64_t t = 0; w.lists && t < threads; t++) free(w.lists[t].more);
     free(w.lists);
-    free(w.off_a);
-    free(w.off_b);
-    free(w.next_a);
-    free(w.next_b);
     return rc;
 }
 
-/* room for the match of ``n`` b entries (ids 0..n-1) */
+/* room for the match of ``n`` b entries (ids 0..n-1), every one -1 (none) until matched */
 static int match_alloc(Join *j, int64_t n) {
     j->match = (int32_t *)tfp_malloc(((size_t)n + 1) * sizeof(int32_t));
-    return j->match ? 0 : -1;
+    if (!j->match) return -1;
+    memset(j->match, 0xFF, ((size_t)n + 1) * sizeof(int32_t));
+    return 0;
 }
 
 /* the entries are not needed once every pass is joined */
 static void entries_free(Join *j) {
-    free(j->a);
-    free(j->b);
-    j->a = j->b = NULL;
+    side_free(&j->a);
+    side_free(&j->b);
 }
 
 static int64_t finish(Join *j, int64_t limit, int64_t threads, void **handle) {
@@ -464,6 +519,8 @@ static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
     int have = 0; /* bits: pt, p, ct, c */
     int32_t cur = -1;
     j->na = j->nb = 0;
+    side_clear(&j->a, (int64_t)1 << j->bits);
+    side_clear(&j->b, (int64_t)1 << j->bits);
     for (int64_t i = 0;; i++) {
         int32_t o = -1;
         int slot = -1;

@@ -14,6 +14,7 @@ computed and cached.  Nothing waits forever: Dask calls have a timeout.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -111,6 +112,8 @@ class LocalHosts:
 
         def run(pair):
             step, host = pair
+            if workers > 1 and len(self.data) == 1 and not queue.critical(pair):
+                yield_to_critical_path()
             running[pair] = True
             try:
                 needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
@@ -260,6 +263,7 @@ class _ReadyQueue:
         steps = {s for s, _ in todo}
         level = {s: _chain_cost(s, steps) for s in steps}
         self._pending = sorted(todo, key=lambda p: -level[p[0]])  # stable
+        self._critical = _critical_chain(self._pending, level)
         self._batch = set(todo)
         self._partials, self._lock = partials, lock
         self._failed: dict = {}
@@ -290,6 +294,11 @@ class _ReadyQueue:
                         break
                 else:  # (helpers end without a notice: looked at again soon)
                     self._cond.wait(0.01 if busy else 0.1)
+
+    def critical(self, pair) -> bool:
+        """Whether ``pair`` is on the batch's critical path: the chain of host steps from the
+        pair that heads the costliest one, each followed by its costliest dependent."""
+        return pair in self._critical
 
     def _cores_taken(self) -> bool:
         """Whether the running pairs and their helper threads take every core."""
@@ -329,6 +338,38 @@ class _ReadyQueue:
     def errors(self, todo: list) -> dict:
         """{pair: exception} of the pairs that failed, in ``todo``'s order."""
         return {p: self._failed[p] for p in todo if p in self._failed}
+
+
+def _critical_chain(pending: list, level: dict) -> set:
+    """The pairs of the costliest chain (``pending`` sorted by ``level``, their chain cost):
+    its head, then at each step the dependent (on the same host) heading the costliest rest."""
+    chain: set = set()
+    pair = pending[0] if pending else None
+    while pair is not None:
+        chain.add(pair)
+        step, host = pair
+        after = [p for p in pending if p[1] == host and step in registry.get(p[0]).host_needs]
+        pair = max(after, key=lambda p: level[p[0]], default=None)
+    return chain
+
+
+def yield_to_critical_path() -> None:
+    """Lower this worker thread's priority for the rest of its life (Linux: a thread's nice
+    value; threads it starts inherit it): a step off one host's critical path then takes a
+    core only when the critical path's threads leave it free, instead of slowing them down
+    by sharing it.  The workers of a batch end with it, so nothing stays lowered.  Elsewhere
+    (where the call would lower the whole process), or when refused, nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        if os.getpriority(os.PRIO_PROCESS, tid) < _YIELDING_NICE:
+            os.setpriority(os.PRIO_PROCESS, tid, _YIELDING_NICE)
+    except OSError:
+        pass
+
+
+_YIELDING_NICE = 10  # CFS weight about a tenth of nice 0's
 
 
 def _chain_cost(step: str, steps: set) -> float:

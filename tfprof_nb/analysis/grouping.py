@@ -262,15 +262,21 @@ def _edges(links, blocks: list, pos: np.ndarray | None) -> tuple:
     return src, dst, _by_source(src, dst, pos)
 
 
+def _helping(fn, *args):
+    """``fn(*args)`` on the helper thread, counted as a helper while it runs."""
+    with helper_thread():
+        return fn(*args)
+
+
 def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over.  The context links (the
     largest stage, in C without the GIL), then the edges' sort by source, run on a helper
     thread beside the stat queries, the regions and the nesting (other steps wait for a core
-    meanwhile: see _interrupt.helper_thread); stats are read only where needed and dropped
-    once used."""
+    while the helper works, not while it waits: see _interrupt.helper_thread); stats are read
+    only where needed and dropped once used."""
     n = len(hd)
-    with helper_thread(), ThreadPoolExecutor(1) as pool:
-        links = pool.submit(_context_links, hd)
+    with ThreadPoolExecutor(1) as pool:
+        links = pool.submit(_helping, _context_links, hd)
         # one pass over the stat table for the graph's stats and those that name the groups
         stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
         at = _graph_queries(hd, stats["_r"])
@@ -284,7 +290,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         if order is not None:
             pos = np.empty(n, np.int32)
             pos[order] = np.arange(n, dtype=np.int32)
-        edges = pool.submit(_edges, links, blocks, pos)  # (after the links, on their thread)
+        edges = pool.submit(_helping, _edges, links, blocks, pos)  # (after the links)
         parent, skip = _nesting(hd, regions, stats["_a"], order)
         hd.drop_stats(("_a",))
         iter_num, step_num = stats["iter_num"], stats["step_num"]
