@@ -13,9 +13,13 @@ One host (the benchmark CPU profile, see bench_load.py):
 ``--pod``: 8 hosts made of copies of the profile: local load + every analysis (time, peak),
 and the same on a Dask LocalCluster (2 worker processes; the client process's peak).
 ``--big``: a >= 1 GB single host composed from the profile (compose_profile.py long): fresh
-processes, alternating, file in the page cache: ours (load, every analysis, both, the whole
-process, peak RSS) against xprof-rs get_overview (whole process, peak RSS), medians of
-``--big-runs``, and the ratios (time: whole processes).
+processes, alternating, file in the page cache, after one unmeasured round of both: ours
+(load, every analysis, both, the whole process, peak RSS) against xprof-rs get_overview
+(whole process, peak RSS), medians of ``--big-runs``, and the ratios (time: whole processes).
+
+tfprof_nb's modules are byte-compiled first, as an installed wheel's are (pip compiles them
+at install; a source checkout run with PYTHONDONTWRITEBYTECODE=1 compiles every module at
+each import instead): ``--no-bytecode`` measures without.
 """
 
 from __future__ import annotations
@@ -181,6 +185,9 @@ def big_host(path: Path, gb: float, runs: int) -> dict:
     if not big.exists():
         big.parent.mkdir(parents=True, exist_ok=True)
         compose_long_host(path, big, int(gb * 1e9))
+    warm_file(big)  # a first round unmeasured (the first process after others runs slow)
+    ours_process(big, "every")
+    xprof_rs_process(big.parent)
     ours, ref = [], []
     for _ in range(runs):
         warm_file(big)
@@ -205,6 +212,13 @@ def big_host(path: Path, gb: float, runs: int) -> dict:
                                  for r in ref]}}
 
 
+def compile_package() -> None:
+    """Byte-compile tfprof_nb as an installed wheel is (its ``__pycache__`` folders)."""
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "tfprof_nb"), quiet=1)
+
+
 def main(argv=None) -> int:
     from bench_load import ensure_profile
 
@@ -218,9 +232,13 @@ def main(argv=None) -> int:
     ap.add_argument("--big-runs", type=int, default=3)
     ap.add_argument("--big-only", action="store_true", help="skip the 36 MB single host")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="leave tfprof_nb's modules uncompiled (compiled at each import)")
     args = ap.parse_args(argv)
     path = args.profile or ensure_profile(args.events)
-    res = {"cores": os.cpu_count()}
+    if not args.no_bytecode:
+        compile_package()
+    res = {"cores": os.cpu_count(), "bytecode": not args.no_bytecode}
     if not args.big_only:
         res["single_host"] = single_host(path, args.runs)
     if args.pod:
