@@ -37,12 +37,10 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     text line on stderr), and stops within a second on Ctrl-C or Jupyter's stop button
     (KeyboardInterrupt; an interrupted analysis is computed again when next asked for).
     """
-    from .analysis.decoding import open_hosts
-
     files = find_profile_files(path, storage_options)
     named = host_names(files)
-    hosts = open_hosts(named, path, client=client, strict=strict, parallel=parallel,
-                       timeout=timeout, progress=progress, meanwhile=_import_analyses)
+    hosts = _open_hosts(named, path, client, strict=strict, parallel=parallel, timeout=timeout,
+                        progress=progress)
     if hosts.errors:
         warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
                       f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
@@ -50,6 +48,29 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     from .profile import Profile
 
     return Profile(hosts, source=[str(f) for f in files])
+
+
+def _open_hosts(files: dict, source, client, strict: bool, parallel: bool, timeout: float,
+                progress: bool | None):
+    """The hosts ``files`` ({host: path}) of the profile the user named ``source``: decoded
+    here after a check that they fit in free memory, pandas and the analyses imported
+    meanwhile (``LocalHosts``), or on the workers of a Dask ``client`` (``DaskHosts``).
+    Raises ProfileFormatError naming ``source`` when no host could be read."""
+    from .analysis.decoding import check_memory, decode_hosts, some_host_read
+
+    if client is None:
+        check_memory(files)
+        spaces, errors = decode_hosts(files, strict=strict, parallel=parallel,
+                                      progress=progress, meanwhile=_import_analyses)
+        some_host_read(spaces, errors, source)
+        from .analysis.engine import LocalHosts
+
+        return LocalHosts.from_spaces(spaces, errors, progress)
+    from .analysis.engine import DaskHosts
+
+    hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
+    some_host_read(hosts.names, hosts.errors, source)
+    return hosts
 
 
 def _import_analyses() -> None:

@@ -143,27 +143,28 @@ def test_meanwhile_runs_on_the_calling_thread_while_the_workers_work():
 
 
 def test_a_load_imports_the_analyses_while_it_decodes(cpu_file):
-    """In a fresh process, tp.load starts decoding before pandas and the analyses are
-    imported (they are imported while the walk runs): the decoder's first call comes before
-    pandas is in sys.modules, and the profile works."""
+    """In a fresh process, tp.load hands the hosts to the decoding threads before pandas and
+    the analyses are imported, and imports them meanwhile (run_in_threads' ``meanwhile``):
+    when the decode starts, pandas is not imported; when the load returns, it is and the
+    profile works."""
     import subprocess
     import sys
 
     code = (
         "import sys, tfprof_nb as tp\n"
-        "from tfprof_nb.xspace import decoder\n"
+        "from tfprof_nb.analysis import decoding\n"
         "seen = []\n"
-        "real = decoder.decode_xspace\n"
-        "def spy(*a, **k):\n"
-        "    seen.append('pandas' in sys.modules)\n"
-        "    return real(*a, **k)\n"
-        "decoder.decode_xspace = spy\n"
+        "real = decoding.run_in_threads\n"
+        "def spy(fn, items, *a, meanwhile=None, **k):\n"
+        "    seen.append(('pandas' in sys.modules, meanwhile is not None))\n"
+        "    return real(fn, items, *a, meanwhile=meanwhile, **k)\n"
+        "decoding.run_in_threads = spy\n"
         "prof = tp.load(sys.argv[1])\n"
-        "print(seen, 'pandas' in sys.modules, len(prof.steps) > 0)\n")
+        "print(seen == [(False, True)], 'pandas' in sys.modules, len(prof.steps) > 0)\n")
     out = subprocess.run([sys.executable, "-c", code, str(cpu_file)], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["[False]", "True", "True"]
+    assert out.stdout.split() == ["True", "True", "True"]
 
 
 def _take_soon(queue, seconds: float = 5.0):

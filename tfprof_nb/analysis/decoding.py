@@ -1,9 +1,9 @@
-"""Opening a profile's hosts: decoded in this process, side by side, or on Dask workers.
+"""Decoding a profile's hosts in this process, side by side: the first half of a local load.
 
-This module imports no analysis (nor pandas), so a local load starts decoding at once and
-imports the analyses meanwhile (``open_hosts(..., meanwhile=...)``): the decoder's C walk runs
-without the GIL on worker threads while the calling thread imports.  :mod:`.engine` (imported
-once the hosts are decoded) holds them: ``LocalHosts`` / ``DaskHosts``.
+This module imports no analysis (nor pandas), so ``tp.load`` starts decoding at once and
+imports the analyses meanwhile (``decode_hosts(..., meanwhile=...)``): the decoder's C walk
+runs without the GIL on worker threads while the calling thread imports.  :mod:`.engine`
+then holds the decoded hosts (``LocalHosts``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..errors import ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
 from ..xspace.files import file_size
 
-__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_hosts", "open_hosts",
+__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_hosts", "some_host_read",
            "worker_threads"]
 
 # decoding keeps about 2x a file's size in columns; the analyses need about as much again
@@ -105,32 +105,7 @@ def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = 
     return spaces, errors
 
 
-def open_hosts(files: dict[str, Path], source, client=None, strict: bool = False,
-               parallel: bool = True, timeout: float = 600.0, progress: bool | None = None,
-               meanwhile=None):
-    """Decode the hosts ``files`` ({host: path}) of the profile the user named ``source``:
-    in this process (``LocalHosts``, after a check that they fit in free memory; this thread
-    runs ``meanwhile()`` while they decode) or on the workers of a Dask ``client``
-    (``DaskHosts``; ``meanwhile()`` after).  Raises ProfileFormatError naming ``source`` when
-    no host could be read."""
-    if client is None:
-        check_memory(files)
-        spaces, errors = decode_hosts(files, strict=strict, parallel=parallel,
-                                      progress=progress, meanwhile=meanwhile)
-        _some_host_read(spaces, errors, source)
-        from .engine import LocalHosts
-
-        return LocalHosts.from_spaces(spaces, errors, progress)
-    from .engine import DaskHosts
-
-    hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
-    _some_host_read(hosts.names, hosts.errors, source)
-    if meanwhile is not None:
-        meanwhile()
-    return hosts
-
-
-def _some_host_read(names, errors: dict, source) -> None:
+def some_host_read(names, errors: dict, source) -> None:
     """Raise ProfileFormatError naming ``source`` when no host could be read."""
     if not names:
         problems = "; ".join(f"{h}: {e}" for h, e in errors.items())
