@@ -4,12 +4,11 @@
    Both sides are gathered as (key, id) entries straight into partitions by their keys' hash
    (chunks of entries chained per partition: no pass to partition them after), so each
    partition's hash table stays in cache.  The result is the a entries of each b entry's key,
-   for every b
-   entry in b's order and, within one, in a's order (entries are numbered increasing within a
-   side), so the edges come sorted by destination without a sort.  It is computed in two
-   calls: tfp_join_* finds each b entry's match (one a entry, or a list for the few keys with
-   several) and returns a handle and the number of edges; tfp_join_take writes the edges into
-   the caller's arrays and frees the handle. */
+   for every b entry in b's order and, within one, in a's order (entries are numbered
+   increasing within a side), so the edges come sorted by destination without a sort.  It is
+   computed in two calls: tfp_join_* finds each b entry's match (one a entry, or a list for
+   the few keys with several) and returns a handle and the number of edges; tfp_join_take
+   writes the edges into the caller's arrays and frees the handle. */
 #include "common.h"
 
 typedef struct { /* a keyed entry; ``id`` orders a side.  k0 is kept in 32 bits: the value
