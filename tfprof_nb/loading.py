@@ -65,7 +65,7 @@ def _open_hosts(files: dict, source, client, strict: bool, parallel: bool, timeo
         some_host_read(spaces, errors, source)
         from .analysis.engine import LocalHosts
 
-        return LocalHosts.from_spaces(spaces, errors, progress)
+        return LocalHosts(spaces, errors, progress)
     from .analysis.engine import DaskHosts
 
     hosts = DaskHosts(files, client, strict=strict, timeout=timeout)

@@ -42,7 +42,7 @@ class Profile(ProfileOutputs):
 
             if not hosts:
                 raise ValueError("a Profile needs at least one host")
-            hosts = LocalHosts.from_spaces(dict(hosts))
+            hosts = LocalHosts(dict(hosts))
         self._results = Results(hosts, inputs)
         self.source = list(source or [])
         self.spaces = HostSpaces(hosts)

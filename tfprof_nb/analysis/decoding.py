@@ -21,8 +21,8 @@ from ..errors import ProfileFormatError
 from ..xspace import XSpaceData, read_xspace
 from ..xspace.files import file_size
 
-__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_hosts", "some_host_read",
-           "worker_threads"]
+__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_host", "decode_hosts",
+           "some_host_read", "worker_threads"]
 
 # decoding keeps about 2x a file's size in columns; the analyses need about as much again
 MEMORY_PER_FILE_BYTE = 4.0
@@ -48,13 +48,22 @@ def worker_threads(n: int) -> int:
     return max(1, min(n, os.cpu_count() or 1))
 
 
-def decoded_fraction(meter: np.ndarray) -> float:
+def _decoded_fraction(meter: np.ndarray) -> float:
     """How much of one host's decode is done, from its progress array (phase, done, total):
     framing the lines is about a fifth of it."""
     phase, done, total = (int(x) for x in meter)
     if total <= 0:
         return 0.0
     return 0.2 * done / total if phase == 1 else 0.2 + 0.8 * min(done / total, 1.0)
+
+
+def decode_host(path, threads: int | None = None,
+                progress: np.ndarray | None = None) -> XSpaceData:
+    """Decode one host's file (``threads`` side by side, ``progress`` following it: see
+    read_xspace), then give the file's bytes and the decoder's temporaries back."""
+    space = read_xspace(path, threads=threads, progress=progress)
+    release_free_memory()
+    return space
 
 
 def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = True,
@@ -72,9 +81,7 @@ def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = 
 
     def decode(name):
         try:
-            space = read_xspace(files[name], threads=decode_threads, progress=meters[name])
-            release_free_memory()  # the file's bytes and the decoder's temporaries
-            return space
+            return decode_host(files[name], decode_threads, meters[name])
         except (ProfileFormatError, OSError) as exc:
             if strict:
                 raise
@@ -85,7 +92,7 @@ def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = 
     shown = WorkProgress(progress)
 
     def poll():
-        fractions = [1.0 if n in done else decoded_fraction(meters[n]) for n in names]
+        fractions = [1.0 if n in done else _decoded_fraction(meters[n]) for n in names]
         busy = [n for n in names if n not in done and meters[n][2] > 0]
         what = busy[0] if len(busy) == 1 else f"{len(done)} of {len(names)} hosts"
         shown.update(sum(fractions) / len(names), f"loading {what}: decoding")

@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from .._interrupt import helper_threads, run_in_threads
-from .._native import cancel_requested, release_free_memory
+from .._native import cancel_requested
 from .._progress import WorkProgress
 from .._system import available_memory
 from ..errors import HostAnalysisError, ProfileFormatError
-from ..xspace import XSpaceData, read_xspace
+from ..xspace import XSpaceData
 from . import registry
-from .decoding import decode_hosts, worker_threads
+from .decoding import decode_host, worker_threads
 from .host import HostData
 
 __all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
@@ -37,9 +37,7 @@ def load_host(name: str, path, threads: int | None = None,
               progress: np.ndarray | None = None) -> HostData:
     """Decode one host's file into a :class:`HostData` (a task on whatever runs it);
     ``threads`` decode it side by side, ``progress`` follows it (see read_xspace)."""
-    hd = HostData(name, read_xspace(path, threads=threads, progress=progress))
-    release_free_memory()  # the file's bytes and the decoder's temporaries
-    return hd
+    return HostData(name, decode_host(path, threads, progress))
 
 
 _PARALLEL_STEPS_MIN_BYTES = 256 * 2**20
@@ -50,27 +48,15 @@ class LocalHosts:
     thread waits, so Ctrl-C stops it (see tfprof_nb._interrupt); ``progress`` (None: in a
     notebook only) reports loads and analyses longer than a second."""
 
-    def __init__(self, files: dict[str, Path], strict: bool = False, parallel: bool = True,
-                 progress: bool | None = None, meanwhile=None):
-        spaces, errors = decode_hosts(files, strict=strict, parallel=parallel,
-                                      progress=progress, meanwhile=meanwhile)
-        self._start(spaces, errors, progress)
-
-    def _start(self, spaces: dict[str, XSpaceData], errors: dict[str, str],
-               progress: bool | None) -> None:
-        self.errors = errors
+    def __init__(self, spaces: dict[str, XSpaceData], errors: dict[str, str] | None = None,
+                 progress: bool | None = None):
+        """Hosts decoded already (``errors``: {host: why it could not be read}; see
+        :func:`.decoding.decode_hosts`)."""
+        self.errors = dict(errors or {})
         self.data = {name: HostData(name, space) for name, space in spaces.items()}
         self.progress = progress
         self._partials: dict[tuple, object] = {}
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_spaces(cls, spaces: dict[str, XSpaceData], errors: dict[str, str] | None = None,
-                    progress: bool | None = None) -> "LocalHosts":
-        """Hosts already decoded (``errors``: {host: why it could not be read})."""
-        self = cls.__new__(cls)
-        self._start(dict(spaces), dict(errors or {}), progress)
-        return self
 
     @property
     def names(self) -> list[str]:
