@@ -67,8 +67,8 @@ def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
     except BaseException:  # KeyboardInterrupt above all: stop the workers, then re-raise
         _stop(futures, grace)
         raise
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    finally:  # (threads done with their work are joined: none outlives a call that ends)
+        pool.shutdown(wait=all(f.done() for f in futures), cancel_futures=True)
     return [f.result() for f in futures]
 
 

@@ -231,6 +231,57 @@ def test_nesting_with_merged_extra_nodes_matches_one_sorted_order():
     assert np.array_equal(got, ref) and (got >= n).any()
 
 
+@pytest.mark.parametrize("skewed", [False, True])
+def test_nesting_split_by_lines_on_threads_matches_one_thread(skewed):
+    """A walk big enough to be cut into parts (at line boundaries, extra nodes cut at the same
+    lines, some on lines no real node has) gives the parents of a one-thread walk, with the
+    real nodes in row order or visited through ``order``."""
+    rng = np.random.default_rng(3)
+    n, m = 900_000, 120_000
+    lines = 60
+    p = np.full(lines, 1.0)
+    if skewed:
+        p[7] = 200.0  # one thread holds most events
+    line = rng.choice(lines, n, p=p / p.sum()).astype(np.int32)
+    begin = rng.integers(0, 5_000_000, n) * 10
+    dur = rng.integers(1, 3_000, n) * 10
+    x_line = rng.integers(0, lines + 5, m).astype(np.int32)
+    x_begin = rng.integers(0, 5_000_000, m) * 10
+    x_dur = rng.integers(1, 3_000, m) * 10
+    skip = (rng.random(n + m) < 0.02).astype(np.uint8)
+    x_order = (np.lexsort((-x_dur, x_begin, x_line)) + n).astype(np.int32)
+    order = np.lexsort((-dur, begin, line)).astype(np.int32)
+    real = (line, begin, dur)
+    extra = (x_line, x_begin, x_dur)
+    one = K.nest_strict(order, n, real, extra, skip, x_order, threads=1)
+    assert (one >= 0).sum() > n // 4 and (one >= n).any()
+    for threads in (2, 3, 8):
+        assert np.array_equal(K.nest_strict(order, n, real, extra, skip, x_order,
+                                            threads=threads), one)
+    # the same rows stored in nesting order, visited without ``order``
+    sorted_real = tuple(a[order] for a in real)
+    back = np.empty(n, np.int64)
+    back[order] = np.arange(n)
+    expect = np.where(one >= 0, np.where(one < n, back[np.minimum(one, n - 1)], one), -1)
+    expect = np.concatenate([expect[order], expect[n:]])
+    sorted_skip = np.concatenate([skip[:n][order], skip[n:]])
+    got = K.nest_strict(None, n, sorted_real, extra, sorted_skip, x_order, threads=4)
+    assert np.array_equal(got, expect)
+    # the walk answered at some rows only, cut the same way: parents and the ancestor climb
+    empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
+    full = K.nest_strict(order, n, real, empty, skip[:n], threads=1)
+    rows = np.sort(rng.choice(n, 50_000, replace=False)).astype(np.int32)
+    code = rng.integers(0, 20, n).astype(np.uint16)
+    exec_name = np.zeros(20, bool)
+    exec_name[:3] = True
+    flag = rng.random(n) < 0.5
+    answers = [K.nest_query(order, line, begin, dur, skip[:n], rows, code, exec_name, flag,
+                            levels=4, threads=t) for t in (1, 3)]
+    assert np.array_equal(answers[0][0], full[rows])
+    assert np.array_equal(answers[1][0], full[rows])
+    assert np.array_equal(answers[0][1], answers[1][1]) and answers[0][1].any()
+
+
 def _bfs_groups(roots, root_level, parent, src, dst):
     """The reference's group spread: each root in order (unless grouped, or below a root of
     its level over any parent edge) starts a group that spreads breadth-first over the child

@@ -64,57 +64,166 @@ static inline int nest_visit(Stack *st, int64_t *current, int32_t i, int64_t ln,
     return nest_open(st, i, b, e);
 }
 
-/* Parent of each node = the innermost earlier node on its line that fully contains it
-   (begin <= begin and end <= end); nodes with skip set get -1 and never become parents.
-   Nodes are visited by (line, begin, longest first): the real nodes in ``order1`` (NULL: rows
-   0..n1-1 are in that order already) merged with the extra nodes in ``order2`` (node ids
-   n_first..), real nodes first on ties.  Returns 0, -1 (out of memory) or ERR_CANCELLED. */
-EXPORT int64_t tfp_nest_strict(const int32_t *order1, int64_t n1, const int32_t *order2,
-                               int64_t n2, int64_t n_first, const int32_t *line1,
-                               const int64_t *begin1, const int64_t *dur1,
-                               const int32_t *line2, const int64_t *begin2, const int64_t *dur2,
-                               const uint8_t *skip, int32_t *parent) {
-    Stack st = {NULL, NULL, NULL, -1, 0};
-    int64_t current = INT64_MIN, i2 = 0, rc = 0;
-    /* the next extra node and its key, cached */
-    int32_t y = n2 ? order2[0] : -1;
-    int64_t ly = 0, by = 0, dy = 0;
-    if (n2) {
-        ly = line2[y - n_first];
-        by = begin2[y - n_first];
-        dy = dur2[y - n_first];
+#define NEST_PART_MIN 262144 /* visits: smaller walks run in one part */
+
+/* ``parts`` + 1 cuts of the visits [0, n) (order NULL: rows in order) at line boundaries:
+   cut k at the first visit of the line of the visit k/parts of the way (lines never
+   decrease along the visits); parts that would split a line are left empty */
+static void line_cuts(const int32_t *order, const int32_t *line, int64_t n, int64_t parts,
+                      int64_t *cut) {
+    cut[0] = 0;
+    for (int64_t k = 1; k < parts; k++) {
+        int64_t at = n * k / parts, lo = cut[k - 1], hi = at;
+        if (at <= lo) {
+            cut[k] = lo;
+            continue;
+        }
+        int32_t ln = line[order ? order[at] : at];
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (line[order ? order[mid] : mid] < ln) lo = mid + 1;
+            else hi = mid;
+        }
+        cut[k] = lo;
     }
-    for (int64_t i1 = 0; i1 <= n1 && rc == 0; i1++) {
-        if (CANCEL_POLL(i1)) {
-            rc = ERR_CANCELLED;
-            break;
+    cut[parts] = n;
+}
+
+/* how many parts a walk of ``n`` visits on ``threads`` threads is cut into */
+static int64_t nest_parts(int64_t n, int64_t threads) {
+    int64_t parts = threads > 1 ? 4 * threads : 1;
+    if (parts > n / NEST_PART_MIN) parts = n / NEST_PART_MIN;
+    return parts < 1 ? 1 : parts;
+}
+
+typedef struct { /* tfp_nest_strict's inputs, shared by its threads */
+    const int32_t *order1, *order2, *line1, *line2;
+    const int64_t *begin1, *dur1, *begin2, *dur2;
+    const uint8_t *skip;
+    int32_t *parent;
+    int64_t n1, n2, n_first;
+    const int64_t *cut1, *cut2; /* part k: visits [cut1[k], cut1[k+1]) and [cut2[k], ...) */
+    int64_t parts, next, rc;
+} Nest;
+
+/* the line of the real node visited at position i, of the extra one at position j */
+#define LINE1(w, i) ((w)->line1[(w)->order1 ? (w)->order1[i] : (int32_t)(i)])
+#define LINE2(w, j) ((w)->line2[(w)->order2[j] - (w)->n_first])
+
+/* one part of the walk: real visits [lo1, hi1) merged with extra visits [lo2, hi2), all of
+   them on lines no other part has */
+static int64_t nest_part(const Nest *w, int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2) {
+    Stack st = {NULL, NULL, NULL, -1, 0};
+    int64_t current = INT64_MIN, i2 = lo2, rc = 0, n_first = w->n_first;
+    /* the next extra node and its key, cached */
+    int32_t y = -1;
+    int64_t ly = 0, by = 0, dy = 0;
+    if (i2 < hi2) {
+        y = w->order2[i2];
+        ly = w->line2[y - n_first];
+        by = w->begin2[y - n_first];
+        dy = w->dur2[y - n_first];
+    }
+    for (int64_t i1 = lo1; i1 <= hi1 && rc == 0; i1++) {
+        if (((i1 - lo1) & 0xFFFFF) == 0xFFFFF) { /* now and then: cancelled, or failed */
+            if (CANCELLED()) rc = ERR_CANCELLED;
+            if (rc || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
         }
         int32_t x = -1;
         int64_t lx = 0, bx = 0, dx = 0;
-        if (i1 < n1) {
-            x = order1 ? order1[i1] : (int32_t)i1;
-            lx = line1[x];
-            bx = begin1[x];
-            dx = dur1[x];
+        if (i1 < hi1) {
+            x = w->order1 ? w->order1[i1] : (int32_t)i1;
+            lx = w->line1[x];
+            bx = w->begin1[x];
+            dx = w->dur1[x];
         }
         /* extra nodes before this real one (all of them after the last real one) */
-        while (rc == 0 && i2 < n2 &&
+        while (rc == 0 && i2 < hi2 &&
                (x < 0 || ly < lx || (ly == lx && (by < bx || (by == bx && dy > dx))))) {
-            rc = nest_visit(&st, &current, y, ly, by, by + dy, skip, parent);
-            if (++i2 < n2) {
-                y = order2[i2];
-                ly = line2[y - n_first];
-                by = begin2[y - n_first];
-                dy = dur2[y - n_first];
+            rc = nest_visit(&st, &current, y, ly, by, by + dy, w->skip, w->parent);
+            if (++i2 < hi2) {
+                y = w->order2[i2];
+                ly = w->line2[y - n_first];
+                by = w->begin2[y - n_first];
+                dy = w->dur2[y - n_first];
             }
         }
-        if (x >= 0 && rc == 0) rc = nest_visit(&st, &current, x, lx, bx, bx + dx, skip, parent);
+        if (x >= 0 && rc == 0)
+            rc = nest_visit(&st, &current, x, lx, bx, bx + dx, w->skip, w->parent);
     }
     free(st.node);
     free(st.begin);
     free(st.end);
     return rc;
 }
+
+static void *nest_worker(void *arg) {
+    Nest *w = (Nest *)arg;
+    for (;;) {
+        int64_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (k >= w->parts || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
+        int64_t rc = nest_part(w, w->cut1[k], w->cut1[k + 1], w->cut2[k], w->cut2[k + 1]);
+        if (rc) {
+            int64_t none = 0;
+            __atomic_compare_exchange_n(&w->rc, &none, rc, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
+/* the first extra visit from ``lo`` on whose line is at least ``ln`` (lines never decrease
+   along the visits) */
+static int64_t first_extra_on_line(const Nest *w, int64_t lo, int64_t ln) {
+    int64_t hi = w->n2;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (LINE2(w, mid) < ln) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Parent of each node = the innermost earlier node on its line that fully contains it
+   (begin <= begin and end <= end); nodes with skip set get -1 and never become parents.
+   Nodes are visited by (line, begin, longest first): the real nodes in ``order1`` (NULL: rows
+   0..n1-1 are in that order already) merged with the extra nodes in ``order2`` (node ids
+   n_first..), real nodes first on ties.  Lines are independent, so a large walk is cut at
+   line boundaries into parts walked on ``threads`` threads.  Returns 0, -1 (out of memory)
+   or ERR_CANCELLED. */
+EXPORT int64_t tfp_nest_strict(const int32_t *order1, int64_t n1, const int32_t *order2,
+                               int64_t n2, int64_t n_first, const int32_t *line1,
+                               const int64_t *begin1, const int64_t *dur1,
+                               const int32_t *line2, const int64_t *begin2, const int64_t *dur2,
+                               const uint8_t *skip, int32_t *parent, int64_t threads) {
+    Nest w = {order1, order2, line1, line2, begin1, dur1, begin2, dur2, skip, parent,
+              n1, n2, n_first, NULL, NULL, 1, 0, 0};
+    int64_t parts = nest_parts(n1 + n2, threads);
+    int64_t *cut1 = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    int64_t *cut2 = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    if (!cut1 || !cut2) {
+        free(cut1);
+        free(cut2);
+        return -1;
+    }
+    /* the real visits cut at line boundaries, the extra ones at the same lines */
+    line_cuts(order1, line1, n1, parts, cut1);
+    cut2[0] = 0;
+    for (int64_t k = 1; k < parts; k++)
+        cut2[k] = cut1[k] < n1 ? first_extra_on_line(&w, cut2[k - 1], LINE1(&w, cut1[k]))
+                               : n2;
+    cut2[parts] = n2;
+    w.cut1 = cut1;
+    w.cut2 = cut2;
+    w.parts = parts;
+    run_threads(nest_worker, &w, parts > 1 ? threads : 1);
+    free(cut1);
+    free(cut2);
+    return w.rc;
+}
+
+#undef LINE1
+#undef LINE2
 
 /* Loose nesting (trace viewer rows, self time): a node's parent is the innermost open node
    on its line that ends after it starts.  Writes parent (-1 for roots) and depth, and adds
@@ -428,42 +537,52 @@ EXPORT int64_t tfp_regions_from_rows(const int32_t *starts, const int64_t *ctx,
    every line is walked) are passed over and their query rows left as they are: the caller
    walks every line it asks about, or knows no flagged ancestor is there.  Returns 0, -1
    (out of memory) or ERR_CANCELLED.  parent_out may be NULL (only ``found`` wanted). */
-EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *line,
-                              const int64_t *begin, const int64_t *dur, const uint8_t *skip,
-                              const uint8_t *line_ok, const int32_t *q, int64_t m,
-                              int32_t *parent_out, const void *name_code, int64_t code_bytes,
-                              const uint8_t *exec_name, const uint8_t *call_flag,
-                              int64_t levels, uint8_t *found) {
-    uint8_t *is_q = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1);
+typedef struct { /* tfp_nest_query's inputs, shared by its threads */
+    const int32_t *order, *line;
+    const int64_t *begin, *dur;
+    const uint8_t *skip, *line_ok, *is_q;
+    const int32_t *q;
+    int64_t m;
+    int32_t *parent_out;
+    const void *name_code;
+    int64_t code_bytes;
+    const uint8_t *exec_name, *call_flag;
+    int64_t levels;
+    uint8_t *found;
+    const int64_t *cut; /* part k: visits [cut[k], cut[k + 1]) */
+    int64_t parts, next, rc;
+} NestQuery;
+
+/* one part of the query walk: visits [lo, hi), on lines no other part has */
+static int64_t nest_query_part(const NestQuery *w, int64_t lo, int64_t hi) {
     Stack st = {NULL, NULL, NULL, -1, 0};
-    if (!is_q) return -1;
-    for (int64_t k = 0; k < m; k++) SEE(is_q, q[k]);
     int64_t current = INT64_MIN, rc = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (CANCEL_POLL(i)) {
-            rc = ERR_CANCELLED;
-            break;
+    const int32_t *line = w->line, *q = w->q;
+    for (int64_t i = lo; i < hi; i++) {
+        if (((i - lo) & 0xFFFFF) == 0xFFFFF) { /* now and then: cancelled, or failed */
+            if (CANCELLED()) rc = ERR_CANCELLED;
+            if (rc || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
         }
-        int32_t x = order ? order[i] : (int32_t)i;
-        if (line_ok && !line_ok[line[x]]) continue;
-        int64_t b = begin[x], e = b + dur[x];
+        int32_t x = w->order ? w->order[i] : (int32_t)i;
+        if (w->line_ok && !w->line_ok[line[x]]) continue;
+        int64_t b = w->begin[x], e = b + w->dur[x];
         nest_line(&st, &current, line[x]);
-        int skipped = skip && skip[x];
+        int skipped = w->skip && w->skip[x];
         int32_t p = skipped ? -1 : nest_close(&st, b, e);
-        if (SEEN(is_q, x)) {
+        if (SEEN(w->is_q, x)) {
             uint8_t f = 0;
-            if (exec_name && p >= 0) {
-                for (int64_t t = st.top; t >= 0 && st.top - t < levels; t--) {
+            if (w->exec_name && p >= 0) {
+                for (int64_t t = st.top; t >= 0 && st.top - t < w->levels; t--) {
                     int32_t z = st.node[t];
-                    if (exec_name[CODE_AT(name_code, code_bytes, z)]) {
-                        f = call_flag[z];
+                    if (w->exec_name[CODE_AT(w->name_code, w->code_bytes, z)]) {
+                        f = w->call_flag[z];
                         break;
                     }
                 }
             }
-            for (int64_t k = lower_bound_i32(q, m, x); k < m && q[k] == x; k++) {
-                if (parent_out) parent_out[k] = p;
-                if (found) found[k] = f;
+            for (int64_t k = lower_bound_i32(q, w->m, x); k < w->m && q[k] == x; k++) {
+                if (w->parent_out) w->parent_out[k] = p;
+                if (w->found) w->found[k] = f;
             }
         }
         if (!skipped && nest_open(&st, x, b, e) != 0) {
@@ -471,9 +590,47 @@ EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *li
             break;
         }
     }
-    free(is_q);
     free(st.node);
     free(st.begin);
     free(st.end);
     return rc;
+}
+
+static void *nest_query_worker(void *arg) {
+    NestQuery *w = (NestQuery *)arg;
+    for (;;) {
+        int64_t k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (k >= w->parts || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
+        int64_t rc = nest_query_part(w, w->cut[k], w->cut[k + 1]);
+        if (rc) {
+            int64_t none = 0;
+            __atomic_compare_exchange_n(&w->rc, &none, rc, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
+EXPORT int64_t tfp_nest_query(const int32_t *order, int64_t n, const int32_t *line,
+                              const int64_t *begin, const int64_t *dur, const uint8_t *skip,
+                              const uint8_t *line_ok, const int32_t *q, int64_t m,
+                              int32_t *parent_out, const void *name_code, int64_t code_bytes,
+                              const uint8_t *exec_name, const uint8_t *call_flag,
+                              int64_t levels, uint8_t *found, int64_t threads) {
+    uint8_t *is_q = (uint8_t *)tfp_calloc((size_t)n / 8 + 1, 1);
+    int64_t parts = nest_parts(n, threads);
+    int64_t *cut = (int64_t *)malloc((size_t)(parts + 1) * sizeof(int64_t));
+    if (!is_q || !cut) {
+        free(is_q);
+        free(cut);
+        return -1;
+    }
+    for (int64_t k = 0; k < m; k++) SEE(is_q, q[k]);
+    line_cuts(order, line, n, parts, cut);
+    NestQuery w = {order, line, begin, dur, skip, line_ok, is_q, q, m, parent_out, name_code,
+                   code_bytes, exec_name, call_flag, levels, found, cut, parts, 0, 0};
+    run_threads(nest_query_worker, &w, parts > 1 ? threads : 1);
+    free(is_q);
+    free(cut);
+    return w.rc;
 }

@@ -445,11 +445,13 @@ def nesting_order(line: np.ndarray, begin: np.ndarray, dur: np.ndarray) -> np.nd
 
 
 def nest_strict(order, n_first: int, first: tuple, second: tuple,
-                skip: np.ndarray | None = None, order2: np.ndarray | None = None) -> np.ndarray:
+                skip: np.ndarray | None = None, order2: np.ndarray | None = None,
+                threads: int | None = None) -> np.ndarray:
     """int32 parent of each node: the innermost earlier node on its line that fully contains
     it (-1: none); ``skip`` nodes get no parent and are never parents.  Nodes are visited in
     ``order`` (all nodes; None: the real nodes 0..n_first-1 are in nesting order already)
-    merged with ``order2`` (extra nodes, ids from n_first; real nodes first on ties)."""
+    merged with ``order2`` (extra nodes, ids from n_first; real nodes first on ties).  A large
+    walk runs on ``threads`` threads (None: one per core), lines split between them."""
     l1, b1, d1 = _c(first[0], np.int32), _c(first[1], np.int64), _c(first[2], np.int64)
     l2, b2, d2 = _c(second[0], np.int32), _c(second[1], np.int64), _c(second[2], np.int64)
     o1 = None if order is None else _c(order, np.int32)
@@ -460,18 +462,21 @@ def nest_strict(order, n_first: int, first: tuple, second: tuple,
     parent = np.empty(m, np.int32)
     check(lib().tfp_nest_strict(0 if o1 is None else _p(o1), n1, _p(o2), len(o2), n_first,
                                 _p(l1), _p(b1), _p(d1), _p(l2), _p(b2), _p(d2),
-                                0 if skip_arr is None else _p(skip_arr), _p(parent)))
+                                0 if skip_arr is None else _p(skip_arr), _p(parent),
+                                _threads(threads)))
     return parent
 
 
 def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=None,
-               call_flag=None, levels: int = 64, parents: bool = True):
+               call_flag=None, levels: int = 64, parents: bool = True,
+               threads: int | None = None):
     """:func:`nest_strict` of one set of nodes (visited in ``order``; None: row order) at
     the event ``rows`` only (increasing, repeats allowed): (their parent int32, None unless
     ``parents``; and with ``exec_name`` (bool per name code) the ``call_flag`` of the first
     ancestor within ``levels`` whose name has it, else None), without a parent per event.
     Only the lines of ``rows`` are walked and, when only flags are asked for, only those of
-    them that hold an event whose name has the flag."""
+    them that hold an event whose name has the flag.  A large walk runs on ``threads``
+    threads (None: one per core), lines split between them."""
     line, begin, dur = _c(line, np.int32), _c(begin, np.int64), _c(dur, np.int64)
     rows = _c(rows, np.int32)
     if len(rows) > 1 and (rows[1:] < rows[:-1]).any():
@@ -493,8 +498,8 @@ def nest_query(order, line, begin, dur, skip, rows, name_code=None, exec_name=No
                                _p(dur), 0 if sk is None else _p(sk), _p(line_ok), _p(rows),
                                len(rows), _p(parent) if parents else 0, _p(code), width,
                                0 if ex is None else _p(ex), 0 if flag is None else _p(flag),
-                               levels,
-                               0 if found is None else _p(found)))
+                               levels, 0 if found is None else _p(found),
+                               _threads(threads)))
     return parent if parents else None, None if found is None else found.view(bool)
 
 

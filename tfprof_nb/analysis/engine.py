@@ -41,6 +41,7 @@ def load_host(name: str, path, threads: int | None = None,
 
 
 _PARALLEL_STEPS_MIN_BYTES = 256 * 2**20
+_TICK = 0.1  # seconds between the calling thread's looks at the workers (progress shown)
 
 
 class LocalHosts:
@@ -80,25 +81,33 @@ class LocalHosts:
         every host, all with the same ``shifts``; see :meth:`run_graph`."""
         self.run_graph(steps, {s: shifts for s in steps})
 
-    def run_graph(self, steps: list[str], shifts: dict[str, dict]) -> None:
+    def run_graph(self, steps: list[str], shifts: dict[str, dict], meanwhile=None) -> None:
         """Compute the partials of ``steps`` (``shifts`` {step: {host: ps}}, none for an
         unshifted step) for every host, in parallel threads: across hosts, and across the
         steps of one host when it is large enough for that to pay and memory allows (each
         concurrent step needs its own working memory).  A free worker takes the first step
         whose host needs are done, steps on the longest chains of needs first, so no worker
         waits while work is ready.  Partials are kept as they come, so an interrupted run
-        keeps what it finished."""
+        keeps what it finished.  ``meanwhile()`` (short work on the partials done so far,
+        such as combining them) is called on the calling thread while the workers run, again
+        each time a step finishes."""
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
         if not todo:
             return
         parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
+        cores = os.cpu_count() or 1
         workers = worker_threads(len(todo)) if parallel else 1
-        queue = _ReadyQueue(todo, self._partials, self._lock, cores=os.cpu_count() or 1)
+        # one host's steps side by side: those off its critical path run at a lower priority,
+        # as many as there are cores besides the critical path's
+        yielding = workers > 1 and len(self.data) == 1
+        if yielding:
+            workers = min(len(todo), 2 * cores)
+        queue = _ReadyQueue(todo, self._partials, self._lock, cores=cores, fill=yielding)
         running: dict = {}
 
         def run(pair):
             step, host = pair
-            if workers > 1 and len(self.data) == 1 and not queue.critical(pair):
+            if yielding and not queue.critical(pair):
                 yield_to_critical_path()
             running[pair] = True
             try:
@@ -129,8 +138,15 @@ class LocalHosts:
             where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
             shown.update(queue.finished() / len(todo), f"analysing {where}: {', '.join(now)}")
 
+        def on_caller():  # the calling thread's share while the workers run
+            while meanwhile is not None and not queue.over():
+                seen = queue.finished()
+                meanwhile()
+                poll()
+                queue.wait_past(seen, _TICK)
+
         try:
-            run_in_threads(worker, range(workers), workers, poll)
+            run_in_threads(worker, range(workers), workers, poll, meanwhile=on_caller)
         except BaseException:
             shown.finish("analysis interrupted", ok=False)
             raise
@@ -243,9 +259,10 @@ class _ReadyQueue:
     by one that could wait)."""
 
     def __init__(self, todo: list, partials: dict, lock: threading.Lock,
-                 cores: int | None = None):
+                 cores: int | None = None, fill: bool = False):
         self._cores = cores
         self._running = 0
+        self._fill, self._filling = fill, 0
         steps = {s for s, _ in todo}
         level = {s: _chain_cost(s, steps) for s in steps}
         self._pending = sorted(todo, key=lambda p: -level[p[0]])  # stable
@@ -267,12 +284,16 @@ class _ReadyQueue:
                 busy = self._cores_taken()
                 for i, pair in enumerate(self._pending):
                     state = self._needs_state(pair)
-                    if state == "ready" and busy:
+                    filler = self._fill and pair not in self._critical
+                    if state == "ready" and (self._filling >= self._cores if filler else busy):
                         continue
                     if state != "waiting":
                         del self._pending[i]
                         if state == "ready":
-                            self._running += 1
+                            if filler:
+                                self._filling += 1
+                            else:
+                                self._running += 1
                             return pair
                         self._failed[pair] = RuntimeError(f"its host step {state!r} failed")
                         self._done.add(pair)
@@ -304,7 +325,10 @@ class _ReadyQueue:
 
     def finish(self, pair, value=None, error: BaseException | None = None) -> None:
         with self._cond:
-            self._running -= 1
+            if self._fill and pair not in self._critical:
+                self._filling -= 1
+            else:
+                self._running -= 1
             if error is None:
                 with self._lock:
                     self._partials[pair] = value
@@ -320,6 +344,18 @@ class _ReadyQueue:
 
     def finished(self) -> int:
         return len(self._done)
+
+    def over(self) -> bool:
+        """Whether every pair of the batch is done, or the batch stopped."""
+        with self._cond:
+            return self._stopped or len(self._done) == len(self._batch)
+
+    def wait_past(self, seen: int, timeout: float) -> None:
+        """Wait until more than ``seen`` pairs are done or the batch is over (at most
+        ``timeout`` seconds)."""
+        with self._cond:
+            if not self._stopped and len(self._done) == seen < len(self._batch):
+                self._cond.wait(timeout)
 
     def errors(self, todo: list) -> dict:
         """{pair: exception} of the pairs that failed, in ``todo``'s order."""
@@ -355,7 +391,7 @@ def yield_to_critical_path() -> None:
         pass
 
 
-_YIELDING_NICE = 10  # CFS weight about a tenth of nice 0's
+_YIELDING_NICE = 19  # CFS weight 15 against nice 0's 1024
 
 
 def _chain_cost(step: str, steps: set) -> float:

@@ -56,16 +56,17 @@ class Results:
     def _shifts(self, name: str) -> dict:
         return self["shifts"] if registry.get(name).shifted else {}
 
-    def run_host_steps(self, names) -> None:
+    def run_host_steps(self, names, meanwhile=None) -> None:
         """Run the host steps ``names`` need on every host: in this process all at once, each
-        step starting as soon as its host needs are done; on Dask each wave of independent
-        steps side by side."""
+        step starting as soon as its host needs are done (``meanwhile``: see
+        LocalHosts.run_graph); on Dask each wave of independent steps side by side."""
         waves = registry.host_step_waves(names)
         if hasattr(self.hosts, "run_graph"):
             steps = [n for wave in waves for n in wave]
             todo = [n for n in steps if not self.hosts.has_partials(n)]
             shifts = self["shifts"] if any(registry.get(n).shifted for n in todo) else {}
-            self.hosts.run_graph(steps, {n: shifts for n in steps if registry.get(n).shifted})
+            self.hosts.run_graph(steps, {n: shifts for n in steps if registry.get(n).shifted},
+                                 meanwhile)
             return
         for wave in waves:
             shifted = [n for n in wave if registry.get(n).shifted]
@@ -77,9 +78,25 @@ class Results:
 
     @short_traceback
     def compute(self, names) -> None:
-        """Compute the results ``names`` (host steps of all of them first, together)."""
-        self.run_host_steps(names)
-        for name in registry.order(names):
+        """Compute the results ``names``: the host steps of all of them together, each
+        result combined as soon as the host steps it needs are done (while the others run);
+        a combine that fails is left to the end, which raises as a sequential run would."""
+        names = registry.order(names)
+        waiting = [n for n in names if n not in self._values and n not in self._inputs]
+        host_steps = {n: [s for s in registry.order([n]) if registry.get(s).host is not None]
+                      for n in waiting}
+
+        def combine_ready():
+            for name in list(waiting):
+                if all(self.hosts.has_partials(s) for s in host_steps[name]):
+                    waiting.remove(name)
+                    try:
+                        self[name]
+                    except Exception:  # (raised again below, in order)
+                        pass
+
+        self.run_host_steps(names, meanwhile=combine_ready)
+        for name in names:
             self[name]
 
     def set_input(self, name: str, value) -> None:
