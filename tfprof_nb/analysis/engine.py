@@ -256,7 +256,9 @@ class _ReadyQueue:
     handed out once the batch stops (an interrupt sets the kernels' cancel flag, or a worker
     failed).  With ``cores`` given, no pair starts while the running ones and their helper
     threads take every core (a step on the critical path that splits its work is not slowed
-    by one that could wait)."""
+    by one that could wait).  With ``fill`` (one host, its steps off the critical path run at
+    a lower priority) the pairs off the critical path are counted apart: they start whatever
+    the critical path takes, at most ``cores`` of them at once, and never hold it up."""
 
     def __init__(self, todo: list, partials: dict, lock: threading.Lock,
                  cores: int | None = None, fill: bool = False):
