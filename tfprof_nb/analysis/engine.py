@@ -94,14 +94,8 @@ class LocalHosts:
         todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
         if not todo:
             return
-        parallel = len(self.data) > 1 or (len(todo) > 1 and self._steps_in_parallel())
         cores = os.cpu_count() or 1
-        workers = worker_threads(len(todo)) if parallel else 1
-        # one host's steps side by side: those off its critical path run at a lower priority,
-        # as many as there are cores besides the critical path's
-        yielding = workers > 1 and len(self.data) == 1
-        if yielding:
-            workers = min(len(todo), 2 * cores)
+        workers, yielding = self._workers(len(todo), cores)
         queue = _ReadyQueue(todo, self._partials, self._lock, cores=cores, fill=yielding)
         running: dict = {}
 
@@ -138,20 +132,23 @@ class LocalHosts:
             where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
             shown.update(queue.finished() / len(todo), f"analysing {where}: {', '.join(now)}")
 
-        def on_caller():  # the calling thread's share while the workers run
-            while meanwhile is not None and not queue.over():
-                seen = queue.finished()
-                meanwhile()
-                poll()
-                queue.wait_past(seen, _TICK)
-
         try:
-            run_in_threads(worker, range(workers), workers, poll, meanwhile=on_caller)
+            run_in_threads(worker, range(workers), workers, poll,
+                           meanwhile=meanwhile and (lambda: _on_caller(queue, meanwhile, poll)))
         except BaseException:
             shown.finish("analysis interrupted", ok=False)
             raise
         shown.finish(f"analysed {len(todo)} step(s)")
         _keep_or_raise(self._partials, {p: (None, e) for p, e in queue.errors(todo).items()})
+
+    def _workers(self, pairs: int, cores: int) -> tuple[int, bool]:
+        """(worker threads, whether steps off the critical path yield) for ``pairs`` pairs:
+        one host's steps side by side run those off its critical path at a lower priority,
+        as many of them as there are cores besides the critical path's."""
+        parallel = len(self.data) > 1 or (pairs > 1 and self._steps_in_parallel())
+        workers = worker_threads(pairs) if parallel else 1
+        yielding = workers > 1 and len(self.data) == 1
+        return (min(pairs, 2 * cores) if yielding else workers), yielding
 
     def _steps_in_parallel(self) -> bool:
         """One host's steps run side by side when it is big (>= 256 MB decoded from file)
@@ -362,6 +359,16 @@ class _ReadyQueue:
     def errors(self, todo: list) -> dict:
         """{pair: exception} of the pairs that failed, in ``todo``'s order."""
         return {p: self._failed[p] for p in todo if p in self._failed}
+
+
+def _on_caller(queue: _ReadyQueue, meanwhile, poll) -> None:
+    """The calling thread's share while the workers run: ``meanwhile()`` then ``poll()``,
+    again each time a pair finishes (or every _TICK seconds), until the batch is over."""
+    while not queue.over():
+        seen = queue.finished()
+        meanwhile()
+        poll()
+        queue.wait_past(seen, _TICK)
 
 
 def _critical_chain(pending: list, level: dict) -> set:
