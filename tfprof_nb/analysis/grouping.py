@@ -65,10 +65,10 @@ class Grouping:
     """Per-node group ids (-1: ungrouped) over the real events then the regions, per-node
     nesting parent on the same line, and per-group root, name and step number."""
 
-    group: np.ndarray  # int32, len(hd) + len(regions)
+    group: np.ndarray  # int32, len(hd) + n_regions
     parent: np.ndarray  # int32, same length
     groups: pd.DataFrame  # index group id: root (node), name, step_num, implicit
-    regions: Regions
+    n_regions: int
 
 
 _GRAPH_STATS = ("_a", "correlation_id")
@@ -226,7 +226,8 @@ class GroupingGraph:
     order that makes nesting subtrees contiguous (``order`` None: row order; ``pos`` its
     inverse), the skip flags of async events, the parents besides the nesting one (extra
     edges sorted by destination), the same edges sorted by their source's visit position, and
-    the root level of every node (-1: not a root)."""
+    the root level of every node (-1: not a root); of the regions only their starts are
+    kept (their lines and lengths go once nested)."""
 
     parent: np.ndarray
     order: np.ndarray | None
@@ -235,7 +236,7 @@ class GroupingGraph:
     parents: tuple
     by_source: tuple | None
     root_level: np.ndarray
-    regions: Regions
+    region_begin: np.ndarray  # int64 start of each region (node n_real + i)
     n_real: int
     context: dict  # the stats that name the groups (held here: a step beside may drop caches)
 
@@ -244,7 +245,7 @@ class GroupingGraph:
         real = nodes < self.n_real
         out = np.empty(len(nodes), np.int64)
         out[real] = hd.begin[nodes[real]]
-        out[~real] = self.regions.begin[nodes[~real] - self.n_real]
+        out[~real] = self.region_begin[nodes[~real] - self.n_real]
         return out
 
 
@@ -292,6 +293,8 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
             pos[order] = np.arange(n, dtype=np.int32)
         edges = pool.submit(_helping, _edges, links, blocks, pos)  # (after the links)
         parent, skip = _nesting(hd, regions, stats["_a"], order)
+        region_begin = regions.begin
+        del regions  # (its lines and lengths: 12 bytes a region, millions on big hosts)
         hd.drop_stats(("_a",))
         iter_num, step_num = stats["iter_num"], stats["step_num"]
         del stats
@@ -301,7 +304,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     context = {"graph_type": hd.str_stat("graph_type"), "iter_num": iter_num,
                "step_num": step_num}
     return GroupingGraph(parent, order, pos, skip, (parent, dst, src), by_source, root_level,
-                         regions, n, context)
+                         region_begin, n, context)
 
 
 def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
@@ -325,7 +328,8 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
     graph.by_source = None  # not needed by the group table (made again if the graph is reused)
     del roots
     return Grouping(group, graph.parent,
-                    _group_table(hd, root_of_group, graph.parents, graph.context), graph.regions)
+                    _group_table(hd, root_of_group, graph.parents, graph.context),
+                    len(graph.region_begin))
 
 
 def _parents_of(par, node: np.ndarray, owner: np.ndarray):
