@@ -469,6 +469,16 @@ def test_cancel_flag_stops_a_kernel_and_clears(cpu_file):
             K.argsort(hd.begin)
         with pytest.raises(Cancelled):
             read_xspace(cpu_file)
+        empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
+        n = 800_000  # (rows in nesting order on 8 lines: cut into parts on 2 threads)
+        line, begin = np.repeat(np.arange(8, dtype=np.int32), n // 8), np.arange(n) * 10
+        dur = np.full(n, 5, np.int64)
+        for threads in (1, 2):  # a walk in one part, and one cut into parts
+            with pytest.raises(Cancelled):
+                K.nest_strict(None, n, (line, begin, dur), empty, threads=threads)
+            with pytest.raises(Cancelled):
+                K.nest_query(None, line, begin, dur, None, np.arange(n, dtype=np.int32),
+                             threads=threads)
     finally:
         assert _native.set_cancel(False) is True
     assert len(K.argsort(hd.begin)) == len(hd)

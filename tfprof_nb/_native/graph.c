@@ -125,7 +125,7 @@ static int64_t nest_part(const Nest *w, int64_t lo1, int64_t hi1, int64_t lo2, i
         dy = w->dur2[y - n_first];
     }
     for (int64_t i1 = lo1; i1 <= hi1 && rc == 0; i1++) {
-        if (((i1 - lo1) & 0xFFFFF) == 0xFFFFF) { /* now and then: cancelled, or failed */
+        if (((i1 - lo1) & 0xFFFFF) == 0) { /* first, then now and then: cancelled, or failed */
             if (CANCELLED()) rc = ERR_CANCELLED;
             if (rc || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
         }
@@ -559,7 +559,7 @@ static int64_t nest_query_part(const NestQuery *w, int64_t lo, int64_t hi) {
     int64_t current = INT64_MIN, rc = 0;
     const int32_t *line = w->line, *q = w->q;
     for (int64_t i = lo; i < hi; i++) {
-        if (((i - lo) & 0xFFFFF) == 0xFFFFF) { /* now and then: cancelled, or failed */
+        if (((i - lo) & 0xFFFFF) == 0) { /* first, then now and then: cancelled, or failed */
             if (CANCELLED()) rc = ERR_CANCELLED;
             if (rc || __atomic_load_n(&w->rc, __ATOMIC_RELAXED)) break;
         }
