@@ -345,26 +345,33 @@ def test_ready_queue_starts_no_step_while_running_ones_and_helpers_take_every_co
 def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it():
     """With ``fill`` (one host's steps side by side), steps off the critical path start even
     while the critical path and its helper take every core (they run at a lower priority),
-    at most one per core; the critical path's next step never waits for them."""
+    at most cores - 1 of them; the critical path's next step never waits for them."""
     import threading
 
     from tfprof_nb._interrupt import helper_thread
 
     todo = [("host_ops", "h"), ("tf_data", "h"), ("framework", "h"), ("tpu", "h"),
             ("steps", "h")]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2, fill=True)
+    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=3, fill=True)
     assert queue.take() == ("tpu", "h") and queue.critical(("tpu", "h"))
-    with helper_thread():  # the critical path holds both cores
+    with helper_thread(), helper_thread():  # the critical path holds all three cores
         fillers = [queue.take(), queue.take()]
         assert fillers == [("host_ops", "h"), ("tf_data", "h")]
         assert not any(queue.critical(p) for p in fillers)
-        waiting, box = _take_soon(queue, 0.3)  # a filler per core already
+        waiting, box = _take_soon(queue, 0.3)  # two fillers (three cores) already
         assert waiting.is_alive() and box == []
     queue.finish(("tpu", "h"), value={})
     waiting.join(5)  # steps (critical) starts beside the two fillers at once
     assert box == [("steps", "h")]
     queue.finish(fillers[0], value=1)
     assert queue.take() == ("framework", "h")
+    two = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2, fill=True)
+    assert two.take() == ("tpu", "h") and two.take() == ("host_ops", "h")
+    waiting, box = _take_soon(two, 0.3)  # one filler on two cores
+    assert waiting.is_alive() and box == []
+    two.finish(("host_ops", "h"), value=1)
+    waiting.join(5)
+    assert box == [("tf_data", "h")]
     # without fill, the same batch starts nothing while the cores are taken
     plain = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
     assert plain.take() == ("tpu", "h")

@@ -144,7 +144,7 @@ class LocalHosts:
     def _workers(self, pairs: int, cores: int) -> tuple[int, bool]:
         """(worker threads, whether steps off the critical path yield) for ``pairs`` pairs:
         one host's steps side by side run those off its critical path at a lower priority,
-        as many of them as there are cores besides the critical path's."""
+        beside the critical path's (see _ReadyQueue)."""
         parallel = len(self.data) > 1 or (pairs > 1 and self._steps_in_parallel())
         workers = worker_threads(pairs) if parallel else 1
         yielding = workers > 1 and len(self.data) == 1
@@ -255,13 +255,15 @@ class _ReadyQueue:
     threads take every core (a step on the critical path that splits its work is not slowed
     by one that could wait).  With ``fill`` (one host, its steps off the critical path run at
     a lower priority) the pairs off the critical path are counted apart: they start whatever
-    the critical path takes, at most ``cores`` of them at once, and never hold it up."""
+    the critical path takes, at most ``cores`` - 1 of them at once (each holds its own
+    working memory), and never hold it up."""
 
     def __init__(self, todo: list, partials: dict, lock: threading.Lock,
                  cores: int | None = None, fill: bool = False):
         self._cores = cores
         self._running = 0
         self._fill, self._filling = fill, 0
+        self._fill_max = max(1, (cores or 1) - 1)
         steps = {s for s, _ in todo}
         level = {s: _chain_cost(s, steps) for s in steps}
         self._pending = sorted(todo, key=lambda p: -level[p[0]])  # stable
@@ -284,7 +286,7 @@ class _ReadyQueue:
                 for i, pair in enumerate(self._pending):
                     state = self._needs_state(pair)
                     filler = self._fill and pair not in self._critical
-                    if state == "ready" and (self._filling >= self._cores if filler else busy):
+                    if state == "ready" and (self._filling >= self._fill_max if filler else busy):
                         continue
                     if state != "waiting":
                         del self._pending[i]
