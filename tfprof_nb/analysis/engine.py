@@ -95,7 +95,7 @@ class LocalHosts:
         if not todo:
             return
         cores = os.cpu_count() or 1
-        workers, yielding = self._workers(len(todo), cores)
+        workers, yielding = self._workers(len(todo))
         queue = _ReadyQueue(todo, self._partials, self._lock, cores=cores, fill=yielding)
         running: dict = {}
 
@@ -141,14 +141,14 @@ class LocalHosts:
         shown.finish(f"analysed {len(todo)} step(s)")
         _keep_or_raise(self._partials, {p: (None, e) for p, e in queue.errors(todo).items()})
 
-    def _workers(self, pairs: int, cores: int) -> tuple[int, bool]:
+    def _workers(self, pairs: int) -> tuple[int, bool]:
         """(worker threads, whether steps off the critical path yield) for ``pairs`` pairs:
         one host's steps side by side run those off its critical path at a lower priority,
-        beside the critical path's (see _ReadyQueue)."""
+        beside the critical path's (one step at a time: with at most cores - 1 beside it, a
+        thread per core is enough; see _ReadyQueue)."""
         parallel = len(self.data) > 1 or (pairs > 1 and self._steps_in_parallel())
         workers = worker_threads(pairs) if parallel else 1
-        yielding = workers > 1 and len(self.data) == 1
-        return (min(pairs, 2 * cores) if yielding else workers), yielding
+        return workers, workers > 1 and len(self.data) == 1
 
     def _steps_in_parallel(self) -> bool:
         """One host's steps run side by side when it is big (>= 256 MB decoded from file)
@@ -285,7 +285,7 @@ class _ReadyQueue:
                 busy = self._cores_taken()
                 for i, pair in enumerate(self._pending):
                     state = self._needs_state(pair)
-                    filler = self._fill and pair not in self._critical
+                    filler = self._filler(pair)
                     if state == "ready" and (self._filling >= self._fill_max if filler else busy):
                         continue
                     if state != "waiting":
@@ -308,6 +308,10 @@ class _ReadyQueue:
         pair that heads the costliest one, each followed by its costliest dependent."""
         return pair in self._critical
 
+    def _filler(self, pair) -> bool:
+        """Whether ``pair`` is counted apart, as a step off the critical path (``fill``)."""
+        return self._fill and pair not in self._critical
+
     def _cores_taken(self) -> bool:
         """Whether the running pairs and their helper threads take every core."""
         return self._cores is not None and self._running > 0 and \
@@ -326,7 +330,7 @@ class _ReadyQueue:
 
     def finish(self, pair, value=None, error: BaseException | None = None) -> None:
         with self._cond:
-            if self._fill and pair not in self._critical:
+            if self._filler(pair):
                 self._filling -= 1
             else:
                 self._running -= 1
