@@ -777,3 +777,52 @@ def test_values_at_marks_the_values_a_column_takes_at_rows():
         K.values_at(col, rows, 10)  # a value past the flags
     with pytest.raises(IndexError):
         K.values_at(col, np.array([len(col)], np.int32), 600)  # a row past the column
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_every_code_kernel_reads_one_two_and_four_byte_codes_alike():
+    """The decoder stores name codes in the narrowest type their names fit (uint8 up to 256
+    names, uint16, int32): every kernel that reads a code column answers the same for the
+    same codes in each width."""
+    rng = np.random.default_rng(11)
+    cols = _random_stat_table(rng, 30_000)
+    cols["name_code"] = rng.integers(0, 250, len(cols["owner"])).astype(np.int32)
+    cols["name_code"][::5] = rng.integers(0, 4, len(cols["name_code"][::5]))  # the stats read
+    line = np.sort(rng.integers(0, 6, len(cols["owner"]))).astype(np.int32)
+    table = rng.random(250) < 0.3
+    rows = np.sort(rng.choice(cols["owner"].max() + 1, 3_000, replace=False)).astype(np.int32)
+
+    # producers and consumers for the context links: each event carries (pt, p) and
+    # (ct, c) as codes 200-203, keys shared between events
+    n_ev = 5_000
+    link_owner = np.repeat(np.arange(n_ev, dtype=np.int32), 4)
+    link_code = np.tile(np.arange(200, 204, dtype=np.int32), n_ev)
+    e = np.arange(n_ev)
+    link_raw = np.stack([e % 3, e % 11, (e + 1) % 3, (e + 1) % 11], 1).ravel().astype(np.int64)
+    link_kind = np.full(len(link_raw), 3, np.int8)
+
+    def answers(code):
+        st = (code, cols["owner_kind"], cols["kind"], cols["raw"], cols["owner"])
+        lc = link_code.astype(code.dtype)
+        links = K.context_links(lc, np.zeros(len(lc), np.int8), link_kind, link_raw,
+                                link_owner, (200, 201, 202, 203), (n_ev, n_ev),
+                                (np.empty(0, np.int32), np.empty(0, np.int64),
+                                 np.empty(0, np.int64)))
+        return [K.code_lookup(code, table), K.code_gather(code, np.arange(250) * 3, fill=-1),
+                K.code_rows(code, table), K.code_rows_multi(code, [table, ~table],
+                                                            [len(code), len(code)]),
+                K.code_counts(code, 250), K.select_rows(code, 3, cols["kind"], 3),
+                K.line_name_rows(line, code, np.ones(6, bool), table, len(code)),
+                K.stat_name_counts(code, cols["owner_kind"], 250),
+                K.int_stats(*st, [0, 1, 2], [len(code)] * 3),
+                K.stats_at(*st, [(1, rows), (2, rows)]), links]
+
+    ref = answers(cols["name_code"])
+    assert len(ref[2]) and len(ref[-1][0]) and ref[8][0][1].any()
+    for dtype in (np.uint16, np.uint8):
+        assert _same(answers(cols["name_code"].astype(dtype)), ref), dtype

@@ -253,3 +253,23 @@ def test_reserved_stat_columns_keep_only_the_stats(profile_file, monkeypatch):
         assert len(column) == n
         mapping = column.base.obj if isinstance(column.base, memoryview) else column.base
         assert isinstance(mapping, mmap.mmap) and len(mapping) == column.nbytes
+
+
+def test_code_columns_take_the_narrowest_type(gpu_fixture_file, cpu_file, cpu_python_file):
+    """Name codes are uint8 up to 256 names, then uint16 (then int32), and metadata rows
+    int8 / int16 (-1 included): the files compared with TensorFlow above hold both widths."""
+    from tfprof_nb.xspace.decoder import code_dtype, row_dtype
+
+    seen = set()
+    for f in (gpu_fixture_file, cpu_file, cpu_python_file):
+        sp = read_xspace(f)
+        ev, st = sp.events, sp.stats
+        assert ev.name_code.dtype == code_dtype(len(ev.names)), f
+        assert st.name_code.dtype == code_dtype(len(st.names)), f
+        assert ev.metadata_row.dtype == row_dtype(len(sp.event_metadata_key)), f
+        assert ev.name_code.max() < len(ev.names) and st.name_code.max() < len(st.names)
+        seen |= {ev.name_code.dtype, st.name_code.dtype}
+    assert {np.dtype(np.uint8), np.dtype(np.uint16)} <= seen
+    assert code_dtype(256) == np.uint8 and code_dtype(257) == np.uint16
+    assert code_dtype(2**16 + 1) == np.int32
+    assert row_dtype(127) == np.int8 and row_dtype(128) == np.int16

@@ -79,9 +79,25 @@ typedef struct {
 void populate_begin(Populate *p);
 void populate_end(Populate *p);
 
-/* a code column stored as uint16 (code_bytes 2) or int32 (code_bytes 4) */
-#define CODE_AT(p, code_bytes, i) \
-    ((code_bytes) == 2 ? (int32_t)((const uint16_t *)(p))[i] : ((const int32_t *)(p))[i])
+/* a code column stored as uint8 (code_bytes 1), uint16 (2) or int32 (4) */
+#define CODE_AT(p, code_bytes, i)                                                              \
+    ((code_bytes) == 1   ? (int32_t)((const uint8_t *)(p))[i]                                 \
+     : (code_bytes) == 2 ? (int32_t)((const uint16_t *)(p))[i]                                \
+                         : ((const int32_t *)(p))[i])
+
+/* code v into row i of a code column of ``code_bytes`` (as CODE_AT reads it) */
+static inline void code_store(void *p, int64_t code_bytes, int64_t i, int32_t v) {
+    if (code_bytes == 1) ((uint8_t *)p)[i] = (uint8_t)v;
+    else if (code_bytes == 2) ((uint16_t *)p)[i] = (uint16_t)v;
+    else ((int32_t *)p)[i] = v;
+}
+
+/* v into row i of a signed column of ``bytes`` (int8, int16 or int32) */
+static inline void signed_store(void *p, int64_t bytes, int64_t i, int32_t v) {
+    if (bytes == 1) ((int8_t *)p)[i] = (int8_t)v;
+    else if (bytes == 2) ((int16_t *)p)[i] = (int16_t)v;
+    else ((int32_t *)p)[i] = v;
+}
 
 /* Large temporaries on huge pages: the kernel backs a 2 MiB page with one fault, where 4 KiB
    pages take one fault each (several times the cost per byte, every time the memory is new).

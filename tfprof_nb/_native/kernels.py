@@ -272,7 +272,8 @@ def code_counts(code: np.ndarray, n_codes: int) -> np.ndarray:
 
 
 def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """bool table[code] for a code column (uint16 or int32) and a bool table per code."""
+    """bool table[code] for a code column (uint8, uint16 or int32) and a bool table per
+    code."""
     code, width = _codes(code)
     table = _c(table, np.bool_)
     out = np.empty(len(code), np.bool_)
@@ -316,8 +317,8 @@ def values_at(col: np.ndarray, rows: np.ndarray, n_values: int) -> np.ndarray:
 
 def code_gather(code: np.ndarray, table: np.ndarray, fill: int = -1,
                 out: np.ndarray | None = None) -> np.ndarray:
-    """int32 table[code] for a code column (uint16 or int32) and an integer table per code
-    (``fill`` for codes outside it), into ``out`` when given (int32, contiguous, len(code));
+    """int32 table[code] for a code column (uint8, uint16 or int32) and an integer table per
+    code (``fill`` for codes outside it), into ``out`` when given (int32, contiguous, len(code));
     without the index copy numpy's gathers make of narrow codes."""
     code, width = _codes(code)
     table = _c(table, np.int32)
@@ -404,7 +405,9 @@ def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
 
 
 def _codes(code: np.ndarray) -> tuple[np.ndarray, int]:
-    """A code column as stored (uint16 or int32) and its width in bytes."""
+    """A code column as stored (uint8, uint16 or int32) and its width in bytes."""
+    if code.dtype == np.uint8:
+        return _c(code, np.uint8), 1
     if code.dtype == np.uint16:
         return _c(code, np.uint16), 2
     return _c(code, np.int32), 4
@@ -413,7 +416,7 @@ def _codes(code: np.ndarray) -> tuple[np.ndarray, int]:
 def select_rows(code: np.ndarray, value: int, kind: np.ndarray | None = None,
                 kind_value: int = 0) -> np.ndarray:
     """int32 rows r where code[r] == value (and kind[r] == kind_value), increasing; codes are
-    uint16 or int32."""
+    uint8, uint16 or int32."""
     code, width = _codes(code)
     kind_arr = None if kind is None else _c(kind, np.int8)
     args = (_p(code), width, 0 if kind_arr is None else _p(kind_arr), len(code), int(value),

@@ -525,8 +525,7 @@ static int64_t context_scan(Join *j, const void *name_code, int64_t code_bytes,
         int slot = -1;
         if (i < n) {
             if (CANCEL_POLL(i)) return ERR_CANCELLED;
-            int64_t code = code_bytes == 2 ? (int64_t)((const uint16_t *)name_code)[i]
-                                           : (int64_t)((const int32_t *)name_code)[i];
+            int64_t code = CODE_AT(name_code, code_bytes, i);
             if ((uint64_t)code >= (uint64_t)n_codes) continue;
             slot = slot_of[code];
             if (slot < 0 || owner_kind[i] != 0) continue;

@@ -2,10 +2,16 @@
    one pass over a code column, no per-event temporaries. */
 #include "common.h"
 
-/* out[i] = table[code[i]] for n codes (uint16 or int32, code_bytes 2 or 4) */
+/* out[i] = table[code[i]] for n codes (uint8, uint16 or int32: code_bytes 1, 2 or 4) */
 EXPORT int64_t tfp_code_lookup_u8(const void *code, int64_t code_bytes, int64_t n,
                                   const uint8_t *table, uint8_t *out) {
-    if (code_bytes == 2) {
+    if (code_bytes == 1) {
+        const uint8_t *c = (const uint8_t *)code;
+        for (int64_t i = 0; i < n; i++) {
+            if (CANCEL_POLL(i)) return ERR_CANCELLED;
+            out[i] = table[c[i]];
+        }
+    } else if (code_bytes == 2) {
         const uint16_t *c = (const uint16_t *)code;
         for (int64_t i = 0; i < n; i++) {
             if (CANCEL_POLL(i)) return ERR_CANCELLED;
@@ -58,15 +64,15 @@ EXPORT int64_t tfp_mark_values_at(const int32_t *col, int64_t n, const int32_t *
     return 0;
 }
 
-/* out[i] = table[code[i]] (int32 entries) for n codes (uint16 or int32, code_bytes 2 or 4);
+/* out[i] = table[code[i]] (int32 entries) for n codes (uint8, uint16 or int32: code_bytes 1,
+   2 or 4);
    codes outside [0, n_table) give ``fill`` */
 EXPORT int64_t tfp_code_gather_i32(const void *code, int64_t code_bytes, int64_t n,
                                    const int32_t *table, int64_t n_table, int32_t fill,
                                    int32_t *out) {
     for (int64_t i = 0; i < n; i++) {
         if (CANCEL_POLL(i)) return ERR_CANCELLED;
-        int64_t c = code_bytes == 2 ? (int64_t)((const uint16_t *)code)[i]
-                                    : (int64_t)((const int32_t *)code)[i];
+        int64_t c = CODE_AT(code, code_bytes, i);
         out[i] = (uint64_t)c < (uint64_t)n_table ? table[c] : fill;
     }
     return 0;
@@ -99,7 +105,7 @@ EXPORT int64_t tfp_stat_name_counts(const void *name_code, int64_t code_bytes,
     return 0;
 }
 
-/* counts[code[i]] += 1 over n codes (uint16 or int32) */
+/* counts[code[i]] += 1 over n codes (uint8, uint16 or int32) */
 EXPORT int64_t tfp_code_counts(const void *code, int64_t code_bytes, int64_t n, int64_t *counts) {
     for (int64_t i = 0; i < n; i++) {
         if (CANCEL_POLL(i)) return ERR_CANCELLED;

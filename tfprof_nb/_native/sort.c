@@ -234,7 +234,7 @@ void tfp_sort_pairs(int64_t *key, int32_t *val, int64_t n, int64_t *tkey, int32_
 
 /* Rows r with code[r] == value and (kind == NULL or kind[r] == kind_value), increasing, into
    ``out`` (at most cap); returns how many there are (rerun with a larger cap if more).
-   ``code`` holds uint16 (code_bytes 2) or int32 (code_bytes 4) codes. */
+   ``code`` holds uint8, uint16 or int32 codes (code_bytes 1, 2 or 4). */
 EXPORT int64_t tfp_select_rows(const void *code, int64_t code_bytes, const int8_t *kind,
                                int64_t n, int32_t value, int8_t kind_value, int32_t *out,
                                int64_t cap) {

@@ -59,7 +59,7 @@ EXPORT int64_t tfp_is_sorted_by(const int32_t *line, const int64_t *t, int64_t n
    value) pairs to the arrays at rows_addr[s] / values_addr[s] and its count to counts[s]:
    doubles truncated toward zero (non-finite or out-of-range doubles skipped), the last value
    winning when an event carries the stat twice (stat rows are in event order).  Name codes
-   are uint16 or int32 (code_bytes 2 or 4).  Returns 0, or ERR_CANCELLED. */
+   are uint8, uint16 or int32 (code_bytes 1, 2 or 4).  Returns 0, or ERR_CANCELLED. */
 #define INT_STATS_LOOP(CODE_T)                                                                 \
     for (int64_t i = 0; i < n; i++) {                                                        \
         if (CANCEL_POLL(i)) return ERR_CANCELLED;                                            \
@@ -94,7 +94,9 @@ EXPORT int64_t tfp_int_stats(const void *name_code, int64_t code_bytes, const in
         counts[s] = 0;
         last_owner[s] = -1;
     }
-    if (code_bytes == 2) {
+    if (code_bytes == 1) {
+        INT_STATS_LOOP(uint8_t)
+    } else if (code_bytes == 2) {
         INT_STATS_LOOP(uint16_t)
     } else {
         INT_STATS_LOOP(int32_t)

@@ -374,8 +374,7 @@ static int64_t stat(W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
     s->okind[row] = (int8_t)okind;
     if (s->fixed) {
         int32_t code = meta < 0 || meta >= s->n_srows ? s->missing : s->code_of_srow[meta];
-        if (s->name_bytes == 2) ((uint16_t *)s->name)[row] = (uint16_t)code;
-        else ((int32_t *)s->name)[row] = code;
+        code_store(s->name, s->name_bytes, row, code);
         s->name_counts[code]++;
     } else {
         s->meta[row] = (int32_t)meta;
@@ -448,10 +447,8 @@ static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t
     o->line[row] = (int32_t)line_row;
     int32_t code = meta < 0 ? o->missing : o->code_of_row[meta];
     if (counts) counts[code]++;
-    if (o->meta_bytes == 2) ((int16_t *)o->meta)[row] = (int16_t)meta;
-    else ((int32_t *)o->meta)[row] = (int32_t)meta;
-    if (o->name_bytes == 2) ((uint16_t *)o->name)[row] = (uint16_t)code;
-    else ((int32_t *)o->name)[row] = code;
+    signed_store(o->meta, o->meta_bytes, row, (int32_t)meta);
+    code_store(o->name, o->name_bytes, row, code);
     o->start[row] = offset;
     o->dur[row] = duration;
     /* rare: aggregated events and events whose metadata id is not in the plane */
@@ -1203,8 +1200,7 @@ static void copy_staged(Space *s, const Seg *seg) {
     for (int64_t i = 0; i < m; i++) {
         int32_t r = src->meta[lo + i];
         int32_t code = r < 0 || r >= s->n_srows ? s->missing_stat : s->code_of_srow[r];
-        if (s->st_name_bytes == 2) ((uint16_t *)s->st_name)[base + i] = (uint16_t)code;
-        else ((int32_t *)s->st_name)[base + i] = code;
+        code_store(s->st_name, s->st_name_bytes, base + i, code);
     }
 }
 
@@ -1361,11 +1357,11 @@ static void *events_worker(void *arg) {
 }
 
 /* Phase 2: walk every chunk's events and stats into the caller's columns.  Events: line
-   int32; metadata row int16 or int32 (``meta_bytes``); name code uint16 or int32
+   int32; metadata row int8, int16 or int32 (``meta_bytes``); name code uint8, uint16 or int32
    (``name_bytes``: code_of_row[metadata row], ``missing`` for events whose metadata is not in
    their plane); start int64 (the offset as stored); duration int64.  Stats (``st_cap`` rows:
    at least T_ST of the last info, the bound or, after tfp_space_count, the count): owner
-   int32, owner kind int8, name code uint16 or int32 (``sname_bytes``: code_of_srow[stat-
+   int32, owner kind int8, name code uint8, uint16 or int32 (``sname_bytes``: code_of_srow[stat-
    metadata row], ``smissing`` when missing), kind int8, value int64 (str/bytes: their buffer
    offset; refs: the stat-metadata row).  With ``n_codes`` > 0 (above every event name code),
    events are counted per name code for tfp_space_finish.  ``info`` is filled again (T_ST the

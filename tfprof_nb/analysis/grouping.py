@@ -43,8 +43,10 @@ _MAX_CONTEXT_FANOUT = 64
 # the context links join every producer and consumer in one pass while their entries (16
 # bytes each) take at most this share of the file's size (else as context_links decides: two
 # passes of half the entries each past a few million; each pass scans the stat table again,
-# ~0.4 s on a 58 M-stat host)
-_ONE_PASS_SHARE_OF_FILE = 1 / 3
+# 0.1-0.4 s on a 60 M-stat host).  The links are built at the grouping's first peak of memory,
+# with a step beside it: a fifth keeps a 1 GB host's peak well under 2.5x its file (a third
+# left it at 2.4-2.5x).
+_ONE_PASS_SHARE_OF_FILE = 1 / 5
 _LINK_ENTRY_BYTES = 16
 
 
@@ -225,16 +227,14 @@ class GroupingGraph:
     """The grouping graph of a host before groups are assigned: nesting parents, the visit
     order that makes nesting subtrees contiguous (``order`` None: row order; ``pos`` its
     inverse), the skip flags of async events, the parents besides the nesting one (extra
-    edges sorted by destination), the same edges sorted by their source's visit position, and
-    the root level of every node (-1: not a root); of the regions only their starts are
-    kept (their lines and lengths go once nested)."""
+    edges sorted by destination) and the root level of every node (-1: not a root); of the
+    regions only their starts are kept (their lines and lengths go once nested)."""
 
     parent: np.ndarray
     order: np.ndarray | None
     pos: np.ndarray | None
     skip: np.ndarray | None
     parents: tuple
-    by_source: tuple | None
     root_level: np.ndarray
     region_begin: np.ndarray  # int64 start of each region (node n_real + i)
     n_real: int
@@ -254,13 +254,14 @@ def _by_source(src: np.ndarray, dst: np.ndarray, pos: np.ndarray | None) -> tupl
     return sort_pairs(src, dst, pos)
 
 
-def _edges(links, blocks: list, pos: np.ndarray | None) -> tuple:
-    """(src, dst) of every extra edge sorted by destination, and by their source's visit
-    position (see _by_source), once the context links are done."""
+def _edges(links, blocks: list) -> tuple:
+    """(src, dst) of every extra edge sorted by destination, once the context links are done.
+    (Their order by source is made when groups are spread, not here: beside the nesting its
+    sort's arrays would add to the grouping's peak of memory.)"""
     blocks.insert(0, links.result())
     src, dst = _merge_edges(blocks)
     blocks.clear()
-    return src, dst, _by_source(src, dst, pos)
+    return src, dst
 
 
 def _helping(fn, *args):
@@ -271,8 +272,8 @@ def _helping(fn, *args):
 
 def grouping_graph(hd: HostData) -> GroupingGraph:
     """Build the graph :func:`group_events` spreads groups over.  The context links (the
-    largest stage, in C without the GIL), then the edges' sort by source, run on a helper
-    thread beside the stat queries, the regions and the nesting (other steps wait for a core
+    largest stage, in C without the GIL), then the edges' merge, run on a helper thread
+    beside the stat queries, the regions and the nesting (other steps wait for a core
     while the helper works, not while it waits: see _interrupt.helper_thread); stats are read
     only where needed and dropped once used."""
     n = len(hd)
@@ -291,19 +292,19 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         if order is not None:
             pos = np.empty(n, np.int32)
             pos[order] = np.arange(n, dtype=np.int32)
-        edges = pool.submit(_helping, _edges, links, blocks, pos)  # (after the links)
+        edges = pool.submit(_helping, _edges, links, blocks)  # (after the links)
         parent, skip = _nesting(hd, regions, stats["_a"], order)
         region_begin = regions.begin
         del regions  # (its lines and lengths: 12 bytes a region, millions on big hosts)
         hd.drop_stats(("_a",))
         iter_num, step_num = stats["iter_num"], stats["step_num"]
         del stats
-        src, dst, by_source = edges.result()
+        src, dst = edges.result()
     del blocks, links, edges
     release_free_memory()  # the stages' temporaries, before the next one's
     context = {"graph_type": hd.str_stat("graph_type"), "iter_num": iter_num,
                "step_num": step_num}
-    return GroupingGraph(parent, order, pos, skip, (parent, dst, src), by_source, root_level,
+    return GroupingGraph(parent, order, pos, skip, (parent, dst, src), root_level,
                          region_begin, n, context)
 
 
@@ -311,8 +312,8 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
                  graph: GroupingGraph | None = None) -> Grouping:
     """Group ``hd``'s events.  ``extra_roots`` (event rows) act as level-1 roots in addition
     to the events with an ``_r`` stat (used for inferred steps); ``graph`` reuses a graph
-    built by :func:`grouping_graph` (its edges by source are dropped once used, and made again
-    when a graph is used again)."""
+    built by :func:`grouping_graph` (the extra edges sorted by their source's visit position
+    are made here, for the spread only)."""
     graph = grouping_graph(hd) if graph is None else graph
     root_level = graph.root_level
     if extra_roots is not None and len(extra_roots):
@@ -320,13 +321,11 @@ def group_events(hd: HostData, extra_roots: np.ndarray | None = None,
         root_level[extra_roots] = 1
     roots = np.flatnonzero(root_level >= 0).astype(np.int32)
     roots = roots[argsort(-root_level[roots].astype(np.int32), graph.begin_of(hd, roots))]
-    if graph.by_source is None:
-        graph.by_source = _by_source(graph.parents[2], graph.parents[1], graph.pos)
+    by_source = _by_source(graph.parents[2], graph.parents[1], graph.pos)
     group, root_of_group = spread_groups(
         roots, root_level, graph.n_real, (graph.order, graph.pos, hd.line, graph.skip),
-        graph.parents, graph.by_source)
-    graph.by_source = None  # not needed by the group table (made again if the graph is reused)
-    del roots
+        graph.parents, by_source)
+    del roots, by_source  # (not needed by the group table)
     return Grouping(group, graph.parent,
                     _group_table(hd, root_of_group, graph.parents, graph.context),
                     len(graph.region_begin))

@@ -309,6 +309,17 @@ def _intern_text(buf: np.ndarray, raw: bytes, tx_row: np.ndarray, tx_len: np.nda
     return values
 
 
+def code_dtype(n_names: int):
+    """The narrowest unsigned type of codes into ``n_names`` names (int32 past 65,536):
+    names per code column cost 1 or 2 bytes an event or stat instead of 4."""
+    return np.uint8 if n_names <= 2**8 else np.uint16 if n_names <= 2**16 else np.int32
+
+
+def row_dtype(n_rows: int):
+    """The narrowest signed type of rows into ``n_rows`` rows, -1 included."""
+    return np.int8 if n_rows < 2**7 else np.int16 if n_rows < 2**15 else np.int32
+
+
 class _Names:
     """Codes of metadata rows' names into a table of distinct names in first-seen order;
     metadata that is missing reads as the name "" (added to the table once a row needs it)."""
@@ -325,9 +336,8 @@ class _Names:
         self.n_codes = len(table) + 1 if len(table) < _COUNTED_NAMES else 0
 
     def dtype(self, maybe_missing: bool):
-        """uint16 codes when the names (with "" if it may be added) fit, else int32."""
-        n = len(self.table) + (maybe_missing and not self._has_empty)
-        return np.uint16 if n <= 2**16 else np.int32
+        """The narrowest code type the names (with "" if it may be added) fit."""
+        return code_dtype(len(self.table) + (maybe_missing and not self._has_empty))
 
     def names(self, any_missing: bool) -> list[str]:
         return self.table + ([""] if any_missing and not self._has_empty else [])
@@ -388,8 +398,8 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
         w["em_names"] = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
         w["sm_names"] = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
         ev_names, st_names = _Names(w["em_names"]), _Names(w["sm_names"])
-        ev_cols, cols = walk.walk(threads, ev_names, np.int16 if len(M) < 2**15 else np.int32,
-                                  st_names, st_names.dtype(True))
+        ev_cols, cols = walk.walk(threads, ev_names, row_dtype(len(M)), st_names,
+                                  st_names.dtype(True))
         tx_row, tx_len, w["EX"], name_counts, line_counts, ev_counts = walk.finish(
             len(st_names.codes), len(w["L"]), ev_names.n_codes)
         no_meta, w["refs"] = walk.n(C_STAT_NO_META) > 0, walk.n(C_REFS)
@@ -398,8 +408,8 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
     w["event_names"] = ev_names.names(bool((w["EX"][:, EXc.what] == 1).any()))
     w["stat_names"] = st_names.names(no_meta)
     for c, names in ((ev_cols, w["event_names"]), (cols, w["stat_names"])):
-        if c["name_code"].dtype == np.int32 and len(names) <= 2**16:
-            c["name_code"] = c["name_code"].astype(np.uint16)  # "" was not needed after all
+        if c["name_code"].dtype != code_dtype(len(names)):  # "" was not needed after all
+            c["name_code"] = c["name_code"].astype(code_dtype(len(names)))
     w.update(ev_cols=ev_cols, st_cols=cols, tx=(tx_row, tx_len),
              name_counts=name_counts[:len(w["stat_names"])], line_counts=line_counts,
              event_name_counts=None if ev_counts is None

@@ -30,8 +30,8 @@ class EventTable:
     """
 
     line: np.ndarray  # int32 line index (into XSpaceData.line_*)
-    metadata_row: np.ndarray  # int16 or int32
-    name_code: np.ndarray  # uint16 or int32 code into ``names``
+    metadata_row: np.ndarray  # int8, int16 or int32 (the narrowest that fits)
+    name_code: np.ndarray  # uint8, uint16 or int32 code into ``names`` (the same)
     start_ps: np.ndarray  # int64 start relative to the space's origin (see XSpaceData)
     duration_ps: np.ndarray  # int64
     names: list[str]  # distinct event names
@@ -93,7 +93,7 @@ class StatTable:
 
     owner_kind: np.ndarray  # int8
     owner: np.ndarray  # int32
-    name_code: np.ndarray  # uint16 or int32 code into ``names``
+    name_code: np.ndarray  # uint8, uint16 or int32 code into ``names``
     kind: np.ndarray  # int8
     raw_value: np.ndarray  # int64
     names: list[str]
