@@ -117,17 +117,28 @@ def _queue(host: str, device: str, launch: np.ndarray, start: np.ndarray,
     then on), at most QUEUE_POINTS points (each bucket's maximum)."""
     # one sorted int64 key per change: 2 * time, + 1 for a launch (at one instant, starts
     # before launches); times are ps of one profile, far inside int64's range when doubled
+    # (millions of kernels: the arrays are changed in place, the count kept in int32)
     key = np.concatenate([start * 2, np.minimum(launch, start) * 2 + 1])
     key.sort()
-    queued = np.cumsum((key & 1).astype(np.int8) * np.int8(2) - np.int8(1), dtype=np.int64)
-    times = key >> 1
-    del key
+    step = (key & 1).astype(np.int8)
+    step *= 2
+    step -= 1
+    queued = np.cumsum(step, dtype=np.int32)
+    del step
+    times = np.right_shift(key, 1, out=key)
     last = np.ones(len(times), bool)
-    last[:-1] = times[1:] != times[:-1]
-    times, queued = times[last], queued[last]
+    np.not_equal(times[1:], times[:-1], out=last[:-1])
+    times = times[last]
+    queued = queued[last]
+    del key, last
     if len(times) > QUEUE_POINTS:
-        bucket = ((times - times[0]) * (QUEUE_POINTS - 1) // max(times[-1] - times[0], 1))
-        first = np.flatnonzero(np.diff(bucket, prepend=-1))
+        bucket = times - times[0]
+        bucket *= QUEUE_POINTS - 1
+        bucket //= max(int(times[-1] - times[0]), 1)
+        change = np.ones(len(bucket), bool)
+        np.not_equal(bucket[1:], bucket[:-1], out=change[1:])
+        del bucket
+        first = np.flatnonzero(change)
         queued = np.maximum.reduceat(queued, first)
         times = times[first]
     return pd.DataFrame({"host": host, "device": device, "time_us": (times + shift_ps) / 1e6,
