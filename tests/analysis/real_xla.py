@@ -11,7 +11,7 @@ import pandas as pd
 REAL = Path(__file__).resolve().parents[1] / "data"
 TPU = REAL / "tpu_v6e_jax_inference.xplane.pb"
 AMD = sorted(p for p in REAL.glob("mi3*.xplane.pb"))
-NVIDIA = sorted(REAL.glob("jax_h200_*.xplane.pb"))  # captured for tfprof_nb on an H200
+NVIDIA = sorted(REAL.glob("jax_h[12]00_*.xplane.pb"))  # captured for tfprof_nb (H100, H200)
 # JAX on CUDA with XLA's command buffers on (its default): kernels run inside CUDA graphs
 COMMAND_BUFFERS = {"jax_h200_transformer.xplane.pb", "jax_h200_inputbound.xplane.pb"}
 GIB = 2**30

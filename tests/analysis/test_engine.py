@@ -345,7 +345,8 @@ def test_ready_queue_starts_no_step_while_running_ones_and_helpers_take_every_co
 def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it():
     """With ``fill`` (one host's steps side by side), steps off the critical path start even
     while the critical path and its helper take every core (they run at a lower priority),
-    at most cores - 1 of them; the critical path's next step never waits for them."""
+    at most cores - 1 of them and never more than two; the critical path's next step never
+    waits for them."""
     import threading
 
     from tfprof_nb._interrupt import helper_thread
@@ -372,6 +373,18 @@ def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it(
     two.finish(("host_ops", "h"), value=1)
     waiting.join(5)
     assert box == [("tf_data", "h")]
+    # many cores: still at most _FILL_MAX_STEPS steps off the critical path at once
+    many = engine._ReadyQueue(todo, {}, threading.Lock(), cores=16, fill=True)
+    assert engine._FILL_MAX_STEPS == 2
+    assert many.take() == ("tpu", "h")
+    assert [many.take(), many.take()] == [("host_ops", "h"), ("tf_data", "h")]
+    waiting, box = _take_soon(many, 0.3)  # framework waits though 13 cores are free
+    assert waiting.is_alive() and box == []
+    many.finish(("tpu", "h"), value={})
+    waiting.join(5)
+    assert box == [("steps", "h")]  # the critical path never waits for them
+    many.finish(("tf_data", "h"), value=1)
+    assert many.take() == ("framework", "h")
     # without fill, the same batch starts nothing while the cores are taken
     plain = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
     assert plain.take() == ("tpu", "h")

@@ -80,13 +80,14 @@ def test_gpu_fixture_steps_match_xprof(gpu_fixture_file):
 
 @pytest.mark.parametrize("capture", [p.name for p in NVIDIA])
 def test_jax_gpu_steps_equal_xprof(capture):
-    """JAX on an H200 (tests/data): every step the reference keeps has the same breakdown to
-    the picosecond, including the device copies whose host side no step reaches (JAX's
-    device_put runs on a PjRt worker thread): they count in the step whose work they follow."""
+    """JAX on an H100 and an H200 (tests/data): every step the reference keeps (all but the
+    first and the last) has the same breakdown to the picosecond, including the device copies
+    whose host side no step reaches (JAX's device_put runs on a PjRt worker thread): they
+    count in the step whose work they follow."""
     path = REAL / capture
     ours = tp.load(path).steps
     ref, props = step_table(path)
-    assert (ours.source == "device").all() and len(ours) == 10 and len(ref) == 8
+    assert (ours.source == "device").all() and len(ours) >= 8 and len(ref) == len(ours) - 2
     steps = [int(s.split()[-1]) for s in ref.stepnum]
     for (_, mine), (_, theirs) in zip(ours.loc[steps].iterrows(), ref.iterrows()):
         assert mine.duration_ms == pytest.approx(theirs.stepTimeMs, rel=1e-12)

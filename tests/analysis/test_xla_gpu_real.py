@@ -1,9 +1,10 @@
-"""XLA on real GPU captures (JAX on ROCm, AMD MI300X and MI355X; JAX on CUDA, NVIDIA H200, with
-and without XLA's command buffers; tests/data) against xprof 2.24.2: HLO stats rows and times,
-device framework ops, kernel stats, device peaks, roofline; the host events that launch each
-kernel are launches, not XLA:CPU ops.  Kernels run inside command buffers (CUDA graphs) name the
-buffer, not their HLO ops: XProf drops them from its op tables (and counts their time idle); we
-keep them as one unresolved row per buffer, with a reason, and every other number equal."""
+"""XLA on real GPU captures (JAX on ROCm, AMD MI300X and MI355X; JAX on CUDA, NVIDIA H100 and
+H200, with and without XLA's command buffers; tests/data) against xprof 2.24.2: HLO stats rows
+and times, device framework ops, kernel stats, device peaks, roofline; the host events that
+launch each kernel are launches, not XLA:CPU ops.  Kernels run inside command buffers (CUDA
+graphs) name the buffer, not their HLO ops: XProf drops them from its op tables (and counts
+their time idle); we keep them as one unresolved row per buffer, with a reason, and every
+other number equal."""
 
 from __future__ import annotations
 

@@ -241,7 +241,7 @@ def test_reserved_stat_columns_keep_only_the_stats(profile_file, monkeypatch):
     walk = decoder._Walk(buf, str(profile_file), False, 2, None)
     bound = walk.n(decoder.T_ST)
     walk.close()
-    stats = read_xspace(profile_file).stats
+    stats = read_xspace(profile_file, threads=2).stats
     n = len(stats.owner)
     assert 0 < n <= bound
     monkeypatch.setattr(decoder, "RESERVE_MIN_BYTES", 1 << 62)  # counted, as small files are
@@ -273,3 +273,21 @@ def test_code_columns_take_the_narrowest_type(gpu_fixture_file, cpu_file, cpu_py
     assert code_dtype(256) == np.uint8 and code_dtype(257) == np.uint16
     assert code_dtype(2**16 + 1) == np.int32
     assert row_dtype(127) == np.int8 and row_dtype(128) == np.int16
+
+
+def test_many_threads_count_the_stats_first(cpu_file, monkeypatch):
+    """Past RESERVE_MAX_THREADS the stats are counted before the walk, whatever the file's
+    size: a reserved walk keeps a stage of stats per chunk walked ahead, which grows with the
+    threads.  The columns are the same."""
+    from tfprof_nb.xspace import decoder
+
+    monkeypatch.setattr(decoder, "RESERVE_MIN_BYTES", 0)  # (small files too)
+    monkeypatch.setattr(decoder, "CHUNK_BYTES", 4096)
+    few = read_xspace(cpu_file, threads=decoder.RESERVE_MAX_THREADS)
+    many = read_xspace(cpu_file, threads=decoder.RESERVE_MAX_THREADS + 4)
+    assert few.stats.owner.base is not None  # reserved: a mapping shrunk to the stats
+    assert many.stats.owner.base is None  # counted: an array of the exact size
+    for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
+        assert np.array_equal(getattr(few.stats, name), getattr(many.stats, name))
+    for name in ("line", "metadata_row", "name_code", "start_ps", "duration_ps"):
+        assert np.array_equal(getattr(few.events, name), getattr(many.events, name))
