@@ -65,8 +65,7 @@ EXPORT int64_t tfp_mark_values_at(const int32_t *col, int64_t n, const int32_t *
 }
 
 /* out[i] = table[code[i]] (int32 entries) for n codes (uint8, uint16 or int32: code_bytes 1,
-   2 or 4);
-   codes outside [0, n_table) give ``fill`` */
+   2 or 4); codes outside [0, n_table) give ``fill`` */
 EXPORT int64_t tfp_code_gather_i32(const void *code, int64_t code_bytes, int64_t n,
                                    const int32_t *table, int64_t n_table, int32_t fill,
                                    int32_t *out) {

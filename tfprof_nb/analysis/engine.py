@@ -43,9 +43,9 @@ def load_host(name: str, path, threads: int | None = None,
 _PARALLEL_STEPS_MIN_BYTES = 256 * 2**20
 _TICK = 0.1  # seconds between the calling thread's looks at the workers (progress shown)
 # Steps off the critical path running at once beside it, whatever the cores: each holds its
-# own working memory (up to ~0.9x the file on GPU hosts).  On 16 cores, one per core put a
-# real 277 MB H100 capture at 4.7x its file; the critical path (steps, then gpu_time) takes
-# about as long as the steps beside it do on two.
+# own working memory (up to ~0.9x the file on GPU hosts).  On 16 cores, one per core raised a
+# real 269 MB GPU capture's peak from 1.22 to 1.29-1.34 GB for no time: its critical path
+# (steps, then gpu_time) takes about as long as the steps beside it do on two.
 _FILL_MAX_STEPS = 2
 
 
