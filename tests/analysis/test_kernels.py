@@ -826,3 +826,28 @@ def test_every_code_kernel_reads_one_two_and_four_byte_codes_alike():
     assert len(ref[2]) and len(ref[-1][0]) and ref[8][0][1].any()
     for dtype in (np.uint16, np.uint8):
         assert _same(answers(cols["name_code"].astype(dtype)), ref), dtype
+
+
+@pytest.mark.parametrize("ids", ["dense", "repeated", "sparse"])
+def test_join_on_ids_equals_the_hash_join(ids):
+    """Launches and kernels joined on correlation ids: through a table when the launches'
+    ids are distinct and dense, else the hash join; the same pairs in the same order either
+    way (kernels' ids repeated, outside the launches' range or absent; limits)."""
+    rng = np.random.default_rng(21)
+    n = 50_000
+    a_ids = rng.permutation(n).astype(np.int64) + 7
+    if ids == "repeated":
+        a_ids[::10] = a_ids[1::10]
+    elif ids == "sparse":
+        a_ids = a_ids * 1_000_003
+    a_rows = np.sort(rng.choice(10 * n, n, replace=False)).astype(np.int32)
+    b_ids = np.concatenate([rng.choice(a_ids, 30_000), rng.integers(-5, 10 * n, 5_000)])
+    rng.shuffle(b_ids)
+    b_rows = np.arange(len(b_ids), dtype=np.int32) * 3
+    zeros = (np.zeros(n, np.int64), np.zeros(len(b_ids), np.int64))
+    for limit in (0, 1, 2):
+        ref = K.join_on_keys(a_rows, (zeros[0], a_ids), b_rows, (zeros[1], b_ids), limit)
+        got = K.join_on_ids(a_rows, a_ids, b_rows, b_ids, limit)
+        assert all(g.dtype == np.int32 for g in got)
+        assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1]), limit
+        assert limit != 0 or len(ref[0]) >= 30_000

@@ -575,6 +575,35 @@ def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0,
     return _take_edges(rc, handle)
 
 
+# join_on_ids looks ids up in a table when a's ids span at most this many slots per a entry
+# (plus DIRECT_SPAN_MIN): a table of int32 rows, where the hash join holds 16 bytes an entry
+DIRECT_SPAN_PER_ROW = 4
+DIRECT_SPAN_MIN = 1 << 16
+
+
+def join_on_ids(a_rows, a_ids, b_rows, b_ids, limit: int = 0):
+    """:func:`join_on_keys` on one integer id: pairs (a row, b row) with equal ids, in b's
+    order.  When a's ids are distinct and dense (CUPTI's correlation ids count up from one),
+    each b id is looked up in a table indexed by id, in two passes of numpy over the rows;
+    otherwise, or when ``limit`` would skip every key (1), the hash join."""
+    a_rows, b_rows = _c(a_rows, np.int32), _c(b_rows, np.int32)
+    a_ids, b_ids = _c(a_ids, np.int64), _c(b_ids, np.int64)
+    if len(a_ids) and len(b_ids) and limit != 1:
+        lo, hi = int(a_ids.min()), int(a_ids.max())
+        if hi - lo < DIRECT_SPAN_PER_ROW * len(a_ids) + DIRECT_SPAN_MIN:
+            table = np.full(hi - lo + 1, -1, np.int32)
+            slot = a_ids - lo
+            table[slot] = a_rows
+            if np.array_equal(table[slot], a_rows):  # (a repeated id keeps only its last row)
+                inside = (b_ids >= lo) & (b_ids <= hi)
+                src = np.full(len(b_ids), -1, np.int32)
+                src[inside] = table[b_ids[inside] - lo]
+                hit = src >= 0
+                return src[hit], b_rows[hit]
+    zeros_a, zeros_b = np.zeros(len(a_ids), np.int64), np.zeros(len(b_ids), np.int64)
+    return join_on_keys(a_rows, (zeros_a, a_ids), b_rows, (zeros_b, b_ids), limit)
+
+
 LINK_PASS_ENTRIES = 4 << 20  # producers and consumers past which links take 2 passes
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import argsort, code_counts, join_on_keys, sparse_lookup
+from .._native.kernels import argsort, code_counts, join_on_ids, sparse_lookup
 from ..constants import (DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX,
                          XLA_MODULES_LINE, XLA_OPS_LINE)
 from .host import HOST_PLANE, HostData
@@ -189,12 +189,8 @@ def _launch_pairs(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
     on_host = hd.plane_is(HOST_PLANE)[corr.rows]
     dev_val, dev_has = corr.lookup(rows)
     pos = np.flatnonzero(dev_has)
-    host_rows = corr.rows[on_host]
-    host_val = corr.values[on_host].astype(np.int64)
-    zeros_h = np.zeros(len(host_rows), np.int64)
-    zeros_d = np.zeros(len(pos), np.int64)
-    h, d = join_on_keys(host_rows, (zeros_h, host_val), pos.astype(np.int32),
-                        (zeros_d, dev_val[pos].astype(np.int64)))
+    h, d = join_on_ids(corr.rows[on_host], corr.values[on_host], pos.astype(np.int32),
+                       dev_val[pos])
     if not len(d):
         return none
     first = np.unique(d, return_index=True)[1]

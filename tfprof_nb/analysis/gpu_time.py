@@ -180,13 +180,14 @@ def _device_tables(hd, act, waits, windows, shift_ps, plane: int):
     name = hd.plane_names[plane]
     copies = dev.intervals(dev.kind == COPY)
     kernels = dev.take(dev.kind != COPY)
-    rows = [_rows(hd.name, name, ALL_STREAMS, windows,
-                  _account(kernels, copies, waits, windows), shift_ps)]
+    whole = _account(kernels, copies, waits, windows)
+    rows = [_rows(hd.name, name, ALL_STREAMS, windows, whole, shift_ps)]
     names = stream_names(hd)
     for stream in np.unique(dev.stream).tolist():
         mine = kernels.take(kernels.stream == stream)
-        rows.append(_rows(hd.name, name, names[stream], windows,
-                          _account(mine, copies, waits, windows), shift_ps))
+        # (a stream running every kernel of its device accounts as the device does)
+        values = whole if mine is kernels else _account(mine, copies, waits, windows)
+        rows.append(_rows(hd.name, name, names[stream], windows, values, shift_ps))
     overlap = _rows(hd.name, name, ALL_STREAMS, windows, _overlap(dev, windows), shift_ps)
     del overlap["stream"]
     return rows, overlap

@@ -29,9 +29,9 @@ import pandas as pd
 
 from .._interrupt import helper_thread
 from .._native import release_free_memory
-from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_keys, keys_in,
-                               nest_strict, nesting_order, regions_from_rows, sort_pairs,
-                               spread_groups, threadpool_regions)
+from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_ids, join_on_keys,
+                               keys_in, nest_strict, nesting_order, regions_from_rows,
+                               sort_pairs, spread_groups, take_rows, threadpool_regions)
 from .host import HOST_PLANE, HostData
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
@@ -187,11 +187,10 @@ def _other_edges(hd: HostData, corr, at: dict) -> list:
                                        (g_id, g_it)))
     if len(corr):
         host_planes = np.asarray([p == HOST_PLANE for p in hd.plane_names], dtype=bool)
-        on_host = host_planes[hd.space.line_plane[hd.space.events.line[corr.rows]]]
-        zeros = np.zeros(len(corr), np.int64)
-        blocks.append(join_on_keys(corr.rows[on_host], (zeros[on_host], corr.values[on_host]),
-                                   corr.rows[~on_host], (zeros[~on_host],
-                                                         corr.values[~on_host])))
+        on_host = take_rows(host_planes[hd.space.line_plane],
+                            take_rows(hd.space.events.line, corr.rows))
+        blocks.append(join_on_ids(corr.rows[on_host], corr.values[on_host],
+                                  corr.rows[~on_host], corr.values[~on_host]))
     return blocks
 
 
