@@ -357,12 +357,12 @@ def programs_of_space(space, buffers: bool = False) -> tuple[dict, dict, list[st
     if not codes:
         return {}, {}, []
     on_meta = np.isin(space.event_metadata_plane, planes)
-    is_md = st.owner_kind == 1
-    proto_rows = np.flatnonzero(is_md & np.isin(st.name_code, codes) & (st.kind == 5))
+    md_rows = st.owned_by(1)  # (the metadata's stats are few: no pass over every stat)
+    md_codes = st.name_code[md_rows]
+    proto_rows = md_rows[np.isin(md_codes, codes) & (st.kind[md_rows] == 5)]
     proto_rows = proto_rows[on_meta[st.owner[proto_rows]]]
     pid_code = st.names.index("program_id") if "program_id" in st.names else -1
-    pid_rows = np.flatnonzero(is_md & (st.name_code == pid_code)) if pid_code >= 0 else \
-        np.empty(0, np.int64)
+    pid_rows = md_rows[md_codes == pid_code] if pid_code >= 0 else np.empty(0, np.int64)
     pid_of = {}
     for r in pid_rows.tolist():
         kind = int(st.kind[r])
