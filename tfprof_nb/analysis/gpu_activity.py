@@ -136,8 +136,8 @@ def _metadata_text(hd: HostData, name: str) -> np.ndarray:
     out = np.full(len(sp.event_metadata_names), None, dtype=object)
     if name not in st.names:
         return out
-    rows = np.flatnonzero((st.name_code == st.names.index(name)) & (st.owner_kind == 1)
-                          & (st.kind >= 4))
+    md = st.owned_by(1)  # (the metadata's stats: a few rows)
+    rows = md[(st.name_code[md] == st.names.index(name)) & (st.kind[md] >= 4)]
     out[st.owner[rows]] = [st.values[int(c)] for c in st.raw_value[rows].tolist()]
     return out
 

@@ -86,8 +86,8 @@ def _metadata_frame(hd: HostData, md_rows: np.ndarray) -> pd.DataFrame:
     frame["expression"] = names
     frame["name"] = np.where(display != "", display, [_op_name(n) for n in names])
     codes = {st.names.index(n): n for n in _MD_STATS if n in st.names}
-    sel = np.flatnonzero((st.owner_kind == 1) & np.isin(st.owner, md_rows)
-                         & np.isin(st.name_code, list(codes)))
+    md = st.owned_by(1)  # (the metadata's stats: far fewer than the events')
+    sel = md[np.isin(st.owner[md], md_rows) & np.isin(st.name_code[md], list(codes))]
     for code, name in codes.items():
         rows = sel[st.name_code[sel] == code]
         values = pd.Series([stat_value(st, r) for r in rows.tolist()],
