@@ -288,7 +288,7 @@ class TimelineSource:
         space = prof.spaces[str(ev.host)]
         local = eid - prof.event_offsets[str(ev.host)]
         st = space.stats
-        for r in np.flatnonzero((st.owner_kind == 0) & (st.owner == local)).tolist():
+        for r in st.rows_of_event(int(local)).tolist():
             value = stat_value(st, r)
             out[st.names[st.name_code[r]]] = value if isinstance(value, (int, float, str)) \
                 else repr(value)

@@ -137,6 +137,31 @@ class StatTable:
             self._cache["runs"] = (np.ascontiguousarray(starts), np.ascontiguousarray(ends))
         return self._cache["runs"]
 
+    def rows_of_event(self, event: int) -> np.ndarray:
+        """int64 rows of the stats of event row ``event``, increasing, found by bisection:
+        event stats are in event order, each event's together, with runs of other owners'
+        stats between them (:meth:`other_owner_runs`), so no pass over every stat."""
+        owner, n = self.owner, len(self.owner)
+        starts, ends = self.other_owner_runs()
+
+        def event_row_from(i: int) -> int:  # the first event stat at or after row i (n: none)
+            k = int(np.searchsorted(starts, i, side="right")) - 1
+            return int(ends[k]) if k >= 0 and i < ends[k] else i
+
+        lo, hi = 0, n  # event stats before lo own earlier events; from hi on, later or equal
+        while lo < hi:
+            mid = (lo + hi) // 2
+            at = event_row_from(mid)
+            if at < hi and owner[at] < event:
+                lo = at + 1
+            else:
+                hi = mid
+        first = event_row_from(lo)
+        last = first
+        while last < n and self.owner_kind[last] == 0 and owner[last] == event:
+            last += 1
+        return np.arange(first, last, dtype=np.int64)
+
     @property
     def value_code(self) -> np.ndarray:
         """Code into ``values`` of kinds 4, 5 and 6; -1 for numeric kinds (computed)."""
