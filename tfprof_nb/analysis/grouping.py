@@ -186,9 +186,8 @@ def _other_edges(hd: HostData, corr, at: dict) -> list:
             blocks.append(join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows,
                                        (g_id, g_it)))
     if len(corr):
-        host_planes = np.asarray([p == HOST_PLANE for p in hd.plane_names], dtype=bool)
-        on_host = take_rows(host_planes[hd.space.line_plane],
-                            take_rows(hd.space.events.line, corr.rows))
+        host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
+        on_host = take_rows(host_lines, take_rows(hd.space.events.line, corr.rows))
         blocks.append(join_on_ids(corr.rows[on_host], corr.values[on_host],
                                   corr.rows[~on_host], corr.values[~on_host]))
     return blocks
