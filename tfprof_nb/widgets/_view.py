@@ -44,6 +44,12 @@ class View(BaseWidget):
         return None
 
     @classmethod
+    def title_for(cls, prof) -> str:
+        """The tab's label for ``prof`` (names follow the profile: a view may say "Op stats"
+        on a JAX profile where it says "TensorFlow stats" on a TensorFlow one)."""
+        return cls.title
+
+    @classmethod
     def state(cls, prof) -> ViewState:
         """The view's trait values for ``prof``."""
         raise NotImplementedError

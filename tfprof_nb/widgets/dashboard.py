@@ -73,6 +73,7 @@ class Dashboard(BaseWidget):
         """The tab entry of view ``cls``; its trait values go into ``values``."""
         entry = _entry(cls)
         try:
+            entry["title"] = cls.title_for(prof)
             reason = cls.reason(prof)
             if reason:
                 entry["reason"] = reason
