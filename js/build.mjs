@@ -1,13 +1,21 @@
-// Bundles each widget's module into one ESM file inside the Python package, as the widget
-// manifest (tfprof_nb/widgets/manifest.json, generated from the Python classes) lists them,
-// after writing src/views.ts (the dashboard's registry of views) from the same manifest.
+// Bundles the widgets' modules into the Python package, as the widget manifest
+// (tfprof_nb/widgets/manifest.json, generated from the Python classes) lists them, after
+// writing src/views.ts (the dashboard's registry of views) from the same manifest.
 //   node build.mjs            write src/views.ts, build every bundle
 //   node build.mjs --check    only check that src/views.ts matches the manifest
+//
+// plotly.js is most of a view's weight (1.2 MB of 1.3), so it ships once: every widget whose
+// module draws charts goes into one shared bundle (`views.js`, dispatching on the widget's
+// class name), and the widgets without charts (the trace viewer, tables, the tf.data graph)
+// get a small bundle each. `static/bundles.json` says which file holds each module.
+// Bundles export only `default { render }` (anywidget's convention).
 import { build } from "esbuild";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 const MANIFEST = "../tfprof_nb/widgets/manifest.json";
+const STATIC = "../tfprof_nb/static";
 const VIEWS = "src/views.ts";
+const SHARED = "views"; // the shared bundle's file name
 const manifest = JSON.parse(readFileSync(MANIFEST, "utf8"));
 
 /** The registry of the dashboard's views: view class name -> its module's render. */
@@ -44,21 +52,47 @@ if (process.argv.includes("--check")) {
 }
 if (current !== views) writeFileSync(VIEWS, views);
 
-// one bundle per widget module (plotly.js is bundled into the views that draw figures,
-// evaluated on first use); the dashboard bundle holds every view
-const bundles = [...new Set(manifest.widgets.map((w) => w.bundle))];
-for (const name of bundles) {
-  await build({
-    entryPoints: [`src/${name}.ts`],
-    bundle: true,
-    format: "esm",
-    target: "es2020",
-    minify: true,
-    sourcemap: false,
-    outfile: `../tfprof_nb/static/${name}.js`,
-    logLevel: "warning",
-  });
+const OPTIONS = { bundle: true, format: "esm", target: "es2020", minify: true, sourcemap: false,
+  logLevel: "warning" };
+
+/** An entry exporting only `default { render }` of `module` (a path under src/). */
+function entryOf(module) {
+  return { contents: `import { render } from "./${module}";\nexport default { render };\n`,
+    resolveDir: "src", sourcefile: `${module}.entry.ts`, loader: "ts" };
 }
+
+/** Whether `module`'s bundle holds plotly.js (esbuild's metafile lists its inputs). */
+async function drawsCharts(module) {
+  const out = await build({ ...OPTIONS, stdin: entryOf(module), write: false, metafile: true,
+    outfile: `${module}.js`, minify: false });
+  return Object.keys(out.metafile.inputs).some((p) => p.includes("plotly.js"));
+}
+
+/** The shared bundle's entry: every widget module that draws charts, chosen by the widget's
+ * class name (the `_tfprof_view` trait every tfprof_nb widget carries). */
+function sharedSource(widgets) {
+  return [
+    'import { dispatch } from "./dispatch";',
+    ...widgets.map((w, i) => `import { render as w${i} } from "./${w.bundle}";`),
+    `export default { render: dispatch({ ${widgets.map((w, i) => `${w.name}: w${i}`).join(", ")} }) };`,
+    "",
+  ].join("\n");
+}
+
+const modules = [...new Set(manifest.widgets.map((w) => w.bundle))];
+const files = {};
+for (const module of modules) files[module] = (await drawsCharts(module)) ? SHARED : module;
+mkdirSync(STATIC, { recursive: true });
+for (const module of modules.filter((m) => files[m] !== SHARED)) {
+  await build({ ...OPTIONS, stdin: entryOf(module), outfile: `${STATIC}/${module}.js` });
+}
+const shared = manifest.widgets.filter((w) => files[w.bundle] === SHARED);
+await build({ ...OPTIONS, outfile: `${STATIC}/${SHARED}.js`,
+  stdin: { contents: sharedSource(shared), resolveDir: "src", sourcefile: "shared.entry.ts", loader: "ts" } });
+writeFileSync(`${STATIC}/bundles.json`, JSON.stringify({ files }, null, 1) + "\n");
+// bundles of an earlier layout would ship in the wheel for nothing
+const kept = new Set([...Object.values(files), manifest.host].map((f) => `${f}.js`));
+for (const f of readdirSync(STATIC)) if (f.endsWith(".js") && !kept.has(f)) rmSync(`${STATIC}/${f}`);
 // The offline host is inlined into reports and exported notebooks as a classic script.
 await build({
   entryPoints: [`src/${manifest.host}.ts`],
@@ -66,6 +100,6 @@ await build({
   format: "iife",
   target: "es2020",
   minify: true,
-  outfile: `../tfprof_nb/static/${manifest.host}.js`,
+  outfile: `${STATIC}/${manifest.host}.js`,
   logLevel: "warning",
 });

@@ -13,16 +13,31 @@ ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "tfprof_nb" / "widgets" / "manifest.json"
 
 
+def test_one_plotly_for_every_view():
+    """The modules that draw charts share one file (plotly.js is 1.2 MB of each), the
+    others are small files of their own: the whole static folder stays under 4 MB."""
+    static = ROOT / "tfprof_nb" / "static"
+    files = json.loads((static / "bundles.json").read_text())["files"]
+    shared = {m for m, f in files.items() if f == "views"}
+    assert {"overview", "dashboard", "kernels", "memory", "xla", "gpu"} <= shared
+    assert {"timeline", "table"}.isdisjoint(shared)
+    plotly_marker = "modebar-container"  # a class name only plotly.js's own code writes
+    holding = [p.name for p in static.glob("*.js") if plotly_marker in p.read_text()]
+    assert holding == ["views.js"]
+    assert sum(p.stat().st_size for p in static.iterdir()) < 4 * 2**20
+
+
 def test_wheel_contains_the_widget_bundle(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                     str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
     (wheel,) = tmp_path.glob("tfprof_nb-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     manifest = json.loads(MANIFEST.read_text())
-    bundles = {w["bundle"] for w in manifest["widgets"]} | {manifest["host"]}
-    assert {"timeline", "dashboard", "offline", "table"} <= bundles
-    for name in bundles:
+    files = json.loads((ROOT / "tfprof_nb" / "static" / "bundles.json").read_text())["files"]
+    assert set(files) == {w["bundle"] for w in manifest["widgets"]}  # every module is built
+    for name in set(files.values()) | {manifest["host"]}:
         assert f"tfprof_nb/static/{name}.js" in names
+    assert "tfprof_nb/static/bundles.json" in names
     assert "tfprof_nb/widgets/manifest.json" in names
     assert not any(n.startswith("js/") or "node_modules" in n for n in names)
     # the compiled decoder and kernels, for this platform (any Python 3: loaded with ctypes)

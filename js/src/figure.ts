@@ -28,12 +28,13 @@ export function menuButtons(fig: Figure | null | undefined): MenuButton[] {
   return (fig?.layout?.updatemenus?.[0]?.buttons ?? []) as MenuButton[];
 }
 
-let plotly: Promise<any> | null = null;
-
-/** plotly.js, evaluated on first use (a module that only imports this file stays light). */
+/** plotly.js, evaluated on first use and once per page: every widget instance evaluates
+ * its own copy of the shared bundle (anywidget imports each model's module apart), and the
+ * first one to draw a chart lends its plotly to the others. */
 export function loadPlotly(): Promise<any> {
-  plotly ??= import("plotly.js-basic-dist-min").then((m: any) => m.default ?? m);
-  return plotly;
+  const page = globalThis as unknown as { __tfprofPlotly?: Promise<any> };
+  page.__tfprofPlotly ??= import("plotly.js-basic-dist-min").then((m: any) => m.default ?? m);
+  return page.__tfprofPlotly;
 }
 
 /** The page's colours: JupyterLab's theme variables, else the report's, else light. */

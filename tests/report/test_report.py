@@ -149,7 +149,8 @@ def _size_budget(path, prof):
 def test_plotly_adds_at_most_1_5_mb_to_a_report():
     from tfprof_nb.offline.loader import esm_b64
 
-    # the dashboard's module as a page carries it (deflated, base64), plotly.js inside
+    # the dashboard's module as a page carries it (deflated, base64), plotly.js inside: the
+    # module every view with charts shares
     assert len(esm_b64(bundle("dashboard").read_text())) <= 1.5e6
     assert len(esm_b64(bundle("timeline").read_text())) < 50e3  # views without charts stay light
 

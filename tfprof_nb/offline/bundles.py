@@ -1,8 +1,11 @@
 """The built JavaScript modules the package ships (``tfprof_nb/static``, built from ``js/``):
-one ES module per widget and the offline host."""
+the widgets' ES modules and the offline host.  A widget names its module (``bundle``, its
+``js/src/<bundle>.ts``); ``static/bundles.json`` says which file holds it: the modules that
+draw charts share one file (one plotly.js for them all), the others have their own."""
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 
@@ -15,17 +18,34 @@ class WidgetBundleMissing(RuntimeError):
     """The JavaScript bundle of the widgets was not built."""
 
 
-def bundle(name: str) -> Path:
-    """Path of a built widget module; a clear error when it was not built."""
-    path = STATIC / f"{name}.js"
+_BUILD = "`npm --prefix js ci && npm --prefix js run build` (make test does this)"
+
+
+@cache
+def _files() -> dict:
+    """{module: file stem} of the built bundles (``static/bundles.json``)."""
+    path = STATIC / "bundles.json"
     if not path.is_file():
-        raise WidgetBundleMissing(
-            f"{path} is missing: build the widget bundle with "
-            "`npm --prefix js install && npm --prefix js run build` (make test does this)")
+        raise WidgetBundleMissing(f"{path} is missing: build the widget bundle with {_BUILD}")
+    return json.loads(path.read_text(encoding="utf-8"))["files"]
+
+
+def bundle(name: str) -> Path:
+    """Path of the built file holding module ``name`` (the offline host is its own file); a
+    clear error when it was not built."""
+    stem = name if name == "offline" else _files().get(name, name)
+    path = STATIC / f"{stem}.js"
+    if not path.is_file():
+        raise WidgetBundleMissing(f"{path} is missing: build the widget bundle with {_BUILD}")
     return path
 
 
 @cache
 def bundle_text(name: str) -> str:
-    """The source of a built module (read once)."""
-    return bundle(name).read_text(encoding="utf-8")
+    """The source of the built file holding module ``name`` (read once)."""
+    return _text(bundle(name))
+
+
+@cache
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
