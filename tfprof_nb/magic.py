@@ -61,13 +61,20 @@ class TfprofMagics(Magics):
     @magic_arguments.argument("--logdir", default=None,
                               help="where the raw profile goes (default: a fresh temp dir)")
     @magic_arguments.argument("--host-tracer-level", type=int, default=2,
-                              help="0-3 (default %(default)s)")
+                              help="host (CPU) events: 0 none, 1 annotations and step "
+                                   "markers, 2 + TF ops and runtime (default), 3 + cheap ops "
+                                   "(Identity, _Arg) and executor detail (JAX on CPU: 1-3 "
+                                   "record the same)")
     @magic_arguments.argument("--python-tracer-level", type=int, default=0,
-                              help="0-1 (default %(default)s)")
+                              help="1 records every Python call as a '$file:line function' "
+                                   "event (slow; default %(default)s)")
     @magic_arguments.argument("--device-tracer-level", type=int, default=1,
-                              help="0-1 (default %(default)s)")
+                              help="1 traces GPU/TPU activity, 0 does not (default "
+                                   "%(default)s; JAX has no switch: 0 is ignored, with a "
+                                   "warning)")
     @magic_arguments.argument("--delay-ms", type=int, default=0,
-                              help="delay before tracing starts")
+                              help="wait this long before tracing starts (default "
+                                   "%(default)s)")
     @magic_arguments.argument("--out", default="_tfprof",
                               help="variable that receives the Profile (default %(default)s)")
     @magic_arguments.argument("--no-show", action="store_true",

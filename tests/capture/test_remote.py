@@ -74,7 +74,12 @@ def test_bad_addresses(bad):
         tp.capture_remote(bad, duration_ms=100)
 
 
-def test_remote_tracer_options_warn_that_tf_ignores_them(two_workers):
-    with pytest.warns(tp.CaptureWarning, match="ignores tracer options"):
-        tp.capture_remote(f"127.0.0.1:{two_workers[0]}", duration_ms=300,
-                          host_tracer_level=3)
+def test_remote_tracer_options_reach_the_worker(two_workers):
+    """Host level 3 adds the TF ops' kernels and the Python tracer its "$..." events."""
+    addr = f"127.0.0.1:{two_workers[0]}"
+    low = set(tp.capture_remote(addr, duration_ms=400, host_tracer_level=1).events["name"])
+    high = set(tp.capture_remote(addr, duration_ms=400, host_tracer_level=3,
+                                 python_tracer_level=1).events["name"])
+    assert "train" in low and "train" in high
+    for new in ("MatMul:", "$"):
+        assert any(n.startswith(new) for n in high) and not any(n.startswith(new) for n in low)

@@ -57,15 +57,21 @@ def choose_backend(name: str = "auto", fn=None, source: str | None = None) -> st
 
 
 class TensorFlowProfiler:
-    """``tf.profiler.experimental``: start, stop, step markers."""
+    """``tf.profiler.experimental``: start, stop, step markers.
+
+    The tracer levels reach the session as :class:`~.options.TfInt` values (TensorFlow 2.21
+    drops plain ints); ``delay_ms`` is waited here before the session starts, as JAX's
+    session does, since TensorFlow's local session ignores it."""
 
     name = "tensorflow"
 
     def start(self, logdir: str, options: TracerOptions) -> None:
         import tensorflow as tf
 
+        if options.delay_ms:  # TF's local session ignores delay_ms; JAX's waits like this
+            time.sleep(options.delay_ms / 1000)
         try:
-            tf.profiler.experimental.start(logdir, options=options.to_tf())
+            tf.profiler.experimental.start(logdir, options=options.to_tf(with_delay=False))
         except tf.errors.AlreadyExistsError:
             raise CaptureError(
                 "a TensorFlow profiler session is already running in this process (started "

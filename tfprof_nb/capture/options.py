@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
-__all__ = ["TracerOptions", "check_steps"]
+__all__ = ["TfInt", "TracerOptions", "check_steps"]
 
 _LEVELS = {
     "host_tracer_level": (0, 3, "0 off, 1 user Trace events, 2 + high-level TF ops (default), "
@@ -40,15 +40,50 @@ class TracerOptions:
             object.__setattr__(self, name, _check_int(name, getattr(self, name), lo, hi, meaning))
         object.__setattr__(self, "delay_ms", _check_int("delay_ms", self.delay_ms, 0, None))
 
-    def to_tf(self):
-        """The matching ``tf.profiler.experimental.ProfilerOptions``."""
+    def to_tf(self, with_delay: bool = True):
+        """The matching ``tf.profiler.experimental.ProfilerOptions``, in values TensorFlow's
+        bindings read as integers (see :class:`TfInt`).  ``with_delay=False`` leaves
+        ``delay_ms`` at 0: TensorFlow's local session ignores it (only the profiler
+        service's client uses it), so a local capture waits itself instead."""
         import tensorflow as tf
 
         return tf.profiler.experimental.ProfilerOptions(
-            host_tracer_level=self.host_tracer_level,
-            python_tracer_level=self.python_tracer_level,
-            device_tracer_level=self.device_tracer_level,
-            delay_ms=self.delay_ms)
+            host_tracer_level=TfInt(self.host_tracer_level),
+            python_tracer_level=TfInt(self.python_tracer_level),
+            device_tracer_level=TfInt(self.device_tracer_level),
+            delay_ms=TfInt(self.delay_ms if with_delay else 0))
+
+
+class TfInt:
+    """An integer TensorFlow's profiler bindings take as one.
+
+    ``tf.profiler.experimental.start`` and ``...client.trace`` hand the options' dict to
+    pybind11 code that tries each value as a bool before an int (TensorFlow 2.21): every
+    Python ``int`` (it has ``__bool__``) arrives as a bool, the session manager logs
+    "``host_tracer_level expects an i value``" for each option and drops it, and the session
+    traces with its defaults.  An object with ``__index__`` and no ``__bool__`` fails the
+    bool cast and passes the int one (also where the bindings try int first).
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int):
+        self.value = int(value)
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __eq__(self, other) -> bool:
+        return self.value == other
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 def check_steps(steps, warmup) -> tuple[int, int]:

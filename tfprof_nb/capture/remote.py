@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import warnings
 from urllib.parse import urlparse
 
-from ..errors import CaptureError, CaptureWarning
+from ..errors import CaptureError
 from .backends import choose_backend
 from .options import TracerOptions, _check_int
 from .session import publish_run, run_dirs, split_logdir
@@ -83,13 +82,6 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
     duration_ms = _check_int("duration_ms", duration_ms, 1, None)
     options = TracerOptions(host_tracer_level, python_tracer_level, device_tracer_level,
                             delay_ms)
-    if options != TracerOptions():
-        # TensorFlow 2.21's client hands the options to its session manager in a form it
-        # rejects (it logs "... expects an i value" for every option, whatever the Python
-        # type) and the workers trace with their defaults.  Say so instead of pretending.
-        warnings.warn("TensorFlow's profiler service ignores tracer options on remote "
-                      "captures (checked with TF 2.21): the workers use their default levels",
-                      CaptureWarning, stacklevel=2)
     bad = _unreachable(addrs, connect_timeout_s)
     if bad:
         raise CaptureError("cannot reach the profiler server of: " + ", ".join(bad) +
@@ -106,7 +98,7 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
 
             tf.profiler.experimental.client.trace(
                 ",".join(addrs), logdir, duration_ms,
-                num_tracing_attempts=num_tracing_attempts)
+                num_tracing_attempts=num_tracing_attempts, options=options.to_tf())
         except BaseException as err:  # reported in the calling thread
             result["error"] = err
 
