@@ -1,6 +1,10 @@
-"""Progress of long work: an ipywidgets bar in a notebook, a text line on stderr elsewhere.
+"""Progress of long work: a line updated in place in a notebook, a text line on stderr elsewhere.
 
-:class:`ProgressLine` is the display (a bar and a label, or ``\\r``-rewritten text).
+:class:`ProgressLine` is the display: in a notebook, one output (an HTML ``<progress>`` bar and
+a label, with a ``text/plain`` twin) that each update replaces through its display id, so a
+saved notebook keeps the last state as plain output and never refers to a widget model that
+is gone once the kernel is (which a reopened notebook shows as "Error displaying widget:
+model not found"); elsewhere ``\\r``-rewritten text on stderr.
 :class:`WorkProgress` reports a load or an analysis as "host: phase percent": it shows nothing
 for work that ends within ``delay`` seconds, is off by default outside notebooks, and never
 shows when disabled (``tp.load(..., progress=False)``).
@@ -8,18 +12,20 @@ shows when disabled (``tp.load(..., progress=False)``).
 
 from __future__ import annotations
 
+import html
 import sys
 import time
 
-__all__ = ["ProgressLine", "WorkProgress", "in_notebook", "DELAY_S"]
+__all__ = ["ProgressLine", "WorkProgress", "in_notebook", "progress_bundle", "DELAY_S"]
 
 DELAY_S = 1.0  # work shorter than this shows no progress
+_COLOURS = {None: "", True: "accent-color:#2e7d32;", False: "accent-color:#c62828;"}
 
 
 def in_notebook() -> bool:
-    """Whether this process is a Jupyter kernel (so widgets can be displayed).  A kernel has
-    imported IPython before any cell runs, so a process that has not is none (and is spared
-    IPython's import, ~0.13 s)."""
+    """Whether this process is a Jupyter kernel (so rich outputs can be displayed).  A kernel
+    has imported IPython before any cell runs, so a process that has not is none (and is
+    spared IPython's import, ~0.13 s)."""
     ipython = sys.modules.get("IPython")
     if ipython is None:
         return False
@@ -27,46 +33,54 @@ def in_notebook() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
+def progress_bundle(value: int, total: int, text: str, description: str = "tfprof",
+                    ok: bool | None = None) -> dict:
+    """The ``text/html`` and ``text/plain`` of a progress line (``ok``: None while running,
+    then True or False); ``text`` is set as text, never markup."""
+    label = html.escape(f"{description}: {text}" if text else description)
+    bar = (f'<progress value="{value}" max="{total}" style="width:14em;{_COLOURS[ok]}">'
+           f"</progress>")
+    return {"text/html": f'<div class="tfprof-progress" style="display:flex;gap:0.6em;'
+                         f'align-items:center">{bar}<span>{label}</span></div>',
+            "text/plain": f"[tfprof_nb] {text or description}"}
+
+
 class ProgressLine:
-    """A bar of ``total`` units with a label: an ipywidgets bar in a notebook (text when
-    ipywidgets is missing), a line on stderr elsewhere.  Shown on the first update."""
+    """A bar of ``total`` units with a label: one output updated in place in a notebook, a
+    line on stderr elsewhere.  Shown on the first update."""
 
     def __init__(self, total: int, description: str = "tfprof"):
         self.total, self.description = max(int(total), 1), description
-        self._bar = self._label = None
-        self._shown = False
+        self._handle = None
+        self._value, self._shown = 0, False
 
     def show(self) -> None:
         """Display it now (it shows itself on the first update otherwise)."""
         if self._shown:
             return
         self._shown = True
-        if not in_notebook():
-            return
-        try:
-            import ipywidgets as w
+        if in_notebook():
             from IPython.display import display
-        except ImportError:  # no widget support: text
-            return
-        self._bar = w.IntProgress(min=0, max=self.total, description=self.description)
-        self._label = w.Label("")
-        display(w.HBox([self._bar, self._label]))
+
+            self._handle = display(self._bundle(""), raw=True, display_id=True)
+
+    def _bundle(self, text: str, ok: bool | None = None) -> dict:
+        return progress_bundle(self._value, self.total, text, self.description, ok)
 
     def update(self, value: int, text: str) -> None:
         self.show()
-        if self._bar is not None:
-            self._bar.value = min(max(int(value), 0), self.total)
-            self._label.value = text
+        self._value = min(max(int(value), 0), self.total)
+        if self._handle is not None:
+            self._handle.update(self._bundle(text), raw=True)
         else:
             print(f"\r[tfprof_nb] {text}   ", end="", file=sys.stderr, flush=True)
 
     def finish(self, text: str, ok: bool = True) -> None:
         if not self._shown:
             return
-        if self._bar is not None:
-            self._bar.value = self.total if ok else self._bar.value
-            self._label.value = text
-            self._bar.bar_style = "success" if ok else "danger"
+        if self._handle is not None:
+            self._value = self.total if ok else self._value
+            self._handle.update(self._bundle(text, ok), raw=True)
         else:
             print(f"\r[tfprof_nb] {text}   ", file=sys.stderr, flush=True)
 

@@ -1,4 +1,4 @@
-"""Step progress during a capture: an ipywidgets bar in a notebook, a text line elsewhere."""
+"""Step progress during a capture: a line updated in place in a notebook, a text line elsewhere."""
 
 from __future__ import annotations
 
