@@ -11,7 +11,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 
 JS_SOURCES := $(wildcard js/src/*.ts js/src/*/*.ts) js/package.json js/package-lock.json \
 	js/build.mjs tfprof_nb/widgets/manifest.json
-BUNDLE := tfprof_nb/static/dashboard.js
+BUNDLE := tfprof_nb/static/views.js
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,10 @@ $(VENV)/.test-installed: pyproject.toml | $(PY)
 	$(PIP) install -q -e ".[test]"
 	touch $@
 
-# Widgets: TypeScript in js/, bundled by esbuild into the package.
+# Widgets: TypeScript in js/, bundled by esbuild into the package.  npm ci installs exactly
+# the committed lock file and never rewrites it (it holds every platform's optional packages).
 js/node_modules/.installed: js/package.json js/package-lock.json
-	cd js && npm install --no-audit --no-fund
+	cd js && npm ci --no-audit --no-fund
 	touch $@
 
 $(BUNDLE): $(JS_SOURCES) js/node_modules/.installed
