@@ -221,13 +221,62 @@ def test_bert_busy_time_is_the_step_tables_device_compute(gpu_fixture_file):
     """GPU 6 runs the step: its busy time (kernels) and the part of its copies (MemcpyH2D/D2H,
     device compute to the reference) that no kernel overlaps make the step's device compute."""
     prof = tp.load(gpu_fixture_file)
-    row = prof.gpu_utilization.set_index(["device", "stream"]).loc[("/device:GPU:6", "all")]
+    row = prof.gpu_utilization.set_index(["device", "stream", "step"]).loc[
+        ("/device:GPU:6", "all", 0)]
     ev = prof.events
     copies = ev[(ev.plane == "/device:GPU:6") & ev.name.str.startswith("Memcpy")]
     assert len(copies) and copies.duration_us.sum() > 0
     compute_us = 1e3 * prof.steps.device_compute_ms.iloc[0]
     assert row.busy_us < compute_us < row.busy_us + copies.duration_us.sum()
     assert row.launch_bound_us > 0 and row.input_us > 0
+
+
+def test_time_outside_every_step_has_its_own_rows(gpu_fixture_file):
+    """BERT's only step is GPU 6's: GPU 4 ran its 665 kernels before it and GPU 1 only
+    copies.  Their time outside the step is in rows of step OUTSIDE_STEPS (busy there as the
+    duty cycle counts it), and their step rows are idle with no cause (no input wait: the
+    device had no kernel in the step, so nothing it waited for)."""
+    from tfprof_nb.analysis.gpu_time import OUTSIDE_STEPS
+
+    prof = tp.load(gpu_fixture_file)
+    u = prof.gpu_utilization
+    dev = u[u.stream == "all"].set_index(["device", "step"])
+    duty = prof.duty_cycle.set_index("device")
+    for gpu in ("/device:GPU:1", "/device:GPU:4"):
+        step = dev.loc[(gpu, 0)]
+        assert step.busy_us == 0 and step.other_us == pytest.approx(step.wall_us)
+        assert step.input_us == 0
+        out = dev.loc[(gpu, OUTSIDE_STEPS)]
+        assert out.busy_us == pytest.approx(duty.loc[gpu, "busy_us"])
+        assert out.kernels == duty.loc[gpu, "kernels"]
+        assert out.wall_us == pytest.approx(duty.loc[gpu, "span_us"])  # all outside the step
+    six = dev.loc[("/device:GPU:6", OUTSIDE_STEPS)]
+    assert six.busy_us == 0 and six.kernels == 0  # its kernels all ran in the step
+    assert six.wall_us + dev.loc[("/device:GPU:6", 0)].wall_us == pytest.approx(
+        duty.loc["/device:GPU:6", "span_us"])
+    _check_sums(u)
+
+
+def test_outside_rows_only_with_steps(tmp_path):
+    """Two steps and a kernel between them: the outside row holds the kernel and the gaps
+    between the steps' windows, not the steps' time; without steps there is none."""
+    from tfprof_nb.analysis.gpu_time import OUTSIDE_STEPS
+
+    dev = [("fusion", 0, 10, {"group_id": 1, "correlation_id": 1}),
+           ("fusion", 50, 20, {"correlation_id": 3}),
+           ("fusion", 100, 10, {"group_id": 2, "correlation_id": 2})]
+    launches = [("cudaLaunchKernel", -5 + t, 1, {"correlation_id": c})
+                for t, c in ((0, 1), (50, 3), (100, 2))]
+    prof = tp.load(write(tmp_path, "between", {HOST: {"launcher": launches},
+                                               GPU: {"Stream #1(Compute)": dev}}))
+    assert len(prof.steps) == 2
+    out = _device_row(prof, OUTSIDE_STEPS)
+    assert (out.wall_us, out.busy_us, out.kernels) == pytest.approx((90, 20, 1))
+    _check_sums(prof.gpu_utilization)
+    alone = [("fusion", 0, 10, {"correlation_id": 1})]
+    none = tp.load(write(tmp_path, "nosteps", {HOST: {"launcher": launches[:1]},
+                                               GPU: {"Stream #1(Compute)": alone}}))
+    assert (none.gpu_utilization.step == -1).all()
 
 
 def test_bert_launch_latency_from_events(gpu_fixture_file):

@@ -65,10 +65,15 @@ def test_host_side_breakdown_and_input_ops_match_xprof(xplane):
 
 
 def test_overview_environment_and_reasons(gpu_fixture_file, cpu_file):
+    from tfprof_nb.analysis.overview import device_text
+
     gpu = tp.load(gpu_fixture_file).overview()
     env = gpu.environment
-    assert env["device_type"] == "GPU" and env["device_count"] == 8
-    assert env["devices_with_activity"] == 3
+    # devices counted where they have events; the planes without any named apart
+    assert env["device_type"] == "GPU" and env["device_planes"] == 8
+    assert env["device_count"] == env["devices_with_activity"] == 3
+    assert env["devices_without_events"] == [f"/device:GPU:{i}" for i in (0, 2, 3, 5, 7)]
+    assert device_text(env) == "3 GPU (5 more without events)"
     assert set(env["devices"].compute_capability) == {"7.0"}
     assert gpu.precision["device_compute_16bit_pct"] > 0
     assert not gpu.top_host_ops.empty

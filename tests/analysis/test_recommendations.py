@@ -213,33 +213,44 @@ def test_command_buffers_found_on_real_nvidia_captures():
 
 def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
     """The step breakdown's 16-bit time follows the reference (kernels named half/fp16), so a
-    bf16 JAX model on an H200 shows 0 % there; the finding reads the operand types of the
-    matrix multiplications in the HLO instead, and claims nothing when command buffers hide
-    the HLO ops.  Without HLO (TensorFlow without XLA) the step breakdown decides."""
+    bf16 JAX model on an H200 shows 0 % there; the profile's one precision share reads the
+    operand types of the matrix multiplications in the HLO instead, and claims nothing when
+    command buffers hide the HLO ops.  Without HLO (TensorFlow without XLA) the step breakdown
+    decides.  The card, the statement and the finding quote that one share."""
     from tfprof_nb.analysis import recommendations as R
+    from tfprof_nb.analysis.shares import matmul_precision, precision
 
     from .real_xla import REAL
 
     bf16 = tp.load(REAL / "jax_h200_nocmdbuf.xplane.pb")
     assert bf16.steps.device_compute_16_ms.sum() == 0
-    half, matmul, unknown = R._matmul_precision(bf16.hlo_stats)
+    half, matmul, unknown = matmul_precision(bf16.hlo_stats)
     assert matmul > 0 and half / matmul > 0.5 and unknown == 0
+    share = bf16.result("precision")
+    assert share["source"] == "hlo" and share["pct16"] == pytest.approx(100 * half / matmul)
+    assert bf16.overview().precision == share and "statement" not in share
     assert not _findings(bf16, "mixed_precision")
     # the same profile's matrix multiplications in f32: the finding, with the HLO's evidence
     f32 = bf16.hlo_stats.assign(hlo_op_expression=bf16.hlo_stats.hlo_op_expression
                                 .str.replace("bf16[", "f32[", regex=False))
+    low = precision({}, bf16.steps, f32)
+    assert low["pct16"] == 0 and "Only 0.0% of the matrix multiplications" in low["statement"]
     out: list = []
-    R._mixed_precision(bf16.steps, bf16.result("environment"), f32, out,
+    R._mixed_precision(low, bf16.result("environment"), out,
                        R.Target(bf16.framework.name, bf16.framework.gpu_vendors))
     (found,) = out
-    assert found.evidence["matmul_16bit_pct"] < 50 and "jnp.bfloat16" in found.fix
-    assert not _findings(tp.load(REAL / "jax_h200_transformer.xplane.pb"), "mixed_precision")
-    (v100,) = _findings(tp.load(gpu_fixture_file), "mixed_precision")
-    assert 0 < v100.evidence["device_compute_16bit_pct"] < 50
+    assert found.evidence["matmul_16bit_pct"] == low["pct16"] and "jnp.bfloat16" in found.fix
+    buffers = tp.load(REAL / "jax_h200_transformer.xplane.pb")
+    assert buffers.result("precision") == {} and not _findings(buffers, "mixed_precision")
+    v100 = tp.load(gpu_fixture_file)
+    (found,) = _findings(v100, "mixed_precision")
+    share = v100.result("precision")
+    assert share["source"] == "steps"
+    assert 0 < found.evidence["device_compute_16bit_pct"] == share["pct16"] < 50
 
 
 def test_operands_of_an_hlo_instruction():
-    from tfprof_nb.analysis.recommendations import _operands
+    from tfprof_nb.analysis.shares import operands as _operands
 
     text = ("%custom-call.4 = (f32[2,2048,512]{2,1,0}, s8[33554432]{0}) custom-call(bf16[2048,"
             "2,2048]{0,2,1} %bitcast.1089.0, bf16[2,2048,512]{2,1,0} %bitcast.994.0), "

@@ -11,9 +11,7 @@ from ..constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from .input_pipeline import bottleneck_verdicts
 from .unit import Analysis
 
-__all__ = ["ANALYSES", "Overview", "overview", "run_environment"]
-
-
+__all__ = ["ANALYSES", "Overview", "device_text", "overview", "run_environment"]
 
 @dataclass
 class Overview:
@@ -25,7 +23,7 @@ class Overview:
     step_time: dict = field(default_factory=dict)  # avg/std/min/max ms and source
     breakdown: pd.DataFrame = field(default_factory=pd.DataFrame)  # avg/std per category
     input_bound: dict = field(default_factory=dict)  # classification, statement, shares
-    precision: dict = field(default_factory=dict)  # 16/32-bit shares of device compute
+    precision: dict = field(default_factory=dict)  # the 16-bit share (analysis.shares)
     top_device_ops: pd.DataFrame = field(default_factory=pd.DataFrame)
     top_host_ops: pd.DataFrame = field(default_factory=pd.DataFrame)
     environment: dict = field(default_factory=dict)
@@ -33,6 +31,7 @@ class Overview:
     reasons: list = field(default_factory=list)
     device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
     device: dict = field(default_factory=dict)  # TPU: duty cycle, idle, utilisations (pct)
+    input_wait: dict = field(default_factory=dict)  # the input wait share (analysis.shares)
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -46,18 +45,20 @@ class Overview:
             lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
         dev = self.device
         if dev:
-            lines.append(f"  {dev['device_type']} ({dev['cores']} cores): duty cycle "
-                         f"{dev['duty_cycle_pct']:.1f}%, idle {dev['idle_pct']:.1f}%, FLOP rate "
-                         f"{dev['flop_rate_utilization_pct']:.2f}% of the roofline, HBM "
-                         f"{dev['hbm_bw_utilization_pct']:.2f}% of its peak")
+            known = [f"{words} {dev[key]:{fmt}}%" for key, words, fmt in _DEVICE_FIGURES
+                     if pd.notna(dev.get(key))]
+            lines.append(f"  {dev['device_type']} ({dev['cores']} cores): " + ", ".join(known))
         lines.extend(f"  note: {r}" for r in self.reasons)
         return "\n".join(lines)
 
 
-def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
-    """Hosts, device type and count, and the GPUs' capabilities from their plane stats."""
-    gpus = planes[planes.plane.str.startswith(GPU_PLANE_PREFIX)]
-    tpus = planes[planes.plane.str.startswith(TPU_PLANE_PREFIX)]
+_DEVICE_FIGURES = [("duty_cycle_pct", "duty cycle", ".1f"), ("idle_pct", "idle", ".1f"),
+                   ("flop_rate_utilization_pct", "FLOP rate of the roofline", ".2f"),
+                   ("hbm_bw_utilization_pct", "HBM bandwidth of its peak", ".2f")]
+
+
+def _gpu_rows(gpus: pd.DataFrame) -> list[dict]:
+    """The GPUs' capabilities from their plane stats, one dict each."""
     devices = []
     for _, row in gpus.iterrows():
         st = row["stats"]
@@ -71,12 +72,37 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
                         "memory_bandwidth_bytes_per_s": st.get("memory_bandwidth"),
                         "compute_capability": cc, "vendor": st.get("device_vendor"),
                         "events": int(row["events"])})
+    return devices
+
+
+def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
+    """Hosts, device type, the devices with events (``device_count``) and those without
+    (``devices_without_events``, named), and the GPUs' capabilities from their plane stats."""
+    gpus = planes[planes.plane.str.startswith(GPU_PLANE_PREFIX)]
+    tpus = planes[planes.plane.str.startswith(TPU_PLANE_PREFIX)]
     device_type = "GPU" if len(gpus) else ("TPU" if len(tpus) else "CPU")
     hosts = list(info)
+    kind = gpus if len(gpus) else tpus
+    idle = kind[kind.events == 0]
+    names = idle.plane.astype(str) if len(hosts) <= 1 else \
+        idle.host.astype(str) + " " + idle.plane.astype(str)
+    active = int((kind.events > 0).sum())
     return {"hosts": hosts, "host_count": len(hosts), "device_type": device_type,
-            "device_count": len(gpus) + len(tpus),
-            "devices_with_activity": int(sum(d["events"] > 0 for d in devices)),
-            "devices": pd.DataFrame(devices)}
+            "device_count": active, "device_planes": len(kind),
+            "devices_without_events": names.tolist(), "devices_with_activity": active,
+            "devices": pd.DataFrame(_gpu_rows(gpus))}
+
+
+def device_text(env: dict) -> str:
+    """The devices in words, counted where they have events: "3 GPU (5 more without
+    events)", "4 TPU", "CPU only"."""
+    kind, count, idle = env["device_type"], env["device_count"], \
+        len(env["devices_without_events"])
+    if kind == "CPU":
+        return "CPU only"
+    if not count:
+        return f"{idle} {kind}, none with events"
+    return f"{count} {kind}" + (f" ({idle} more without events)" if idle else "")
 
 
 def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple,
@@ -128,33 +154,34 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
     return step_time, breakdown
 
 
-def _precision(steps: pd.DataFrame) -> dict:
-    known = steps.device_compute_16_ms.sum() + steps.device_compute_32_ms.sum() \
-        if not steps.empty else 0.0
-    if known <= 0:
-        return {}
-    pct16 = 100 * steps.device_compute_16_ms.sum() / known
-    precision = {"device_compute_16bit_pct": pct16, "device_compute_32bit_pct": 100 - pct16}
-    if pct16 < 10:
-        precision["statement"] = (
-            f"Only {pct16:.1f}% of device computation is 16 bit. So you might want to "
-            "replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced "
-            "accuracy is acceptable).")
-    return precision
+def _device_reasons(env: dict, device: dict, counters: dict, reasons: list) -> None:
+    """What the device figures leave out: devices without events, missing TPU counters."""
+    if env["device_type"] == "CPU":
+        reasons.append("no GPU or TPU in this profile: device-side columns are zero")
+    idle = env["devices_without_events"]
+    if env["device_type"] != "CPU" and idle:
+        reasons.append(f"{len(idle)} of the profile's {env['device_planes']} "
+                       f"{env['device_type']} planes have no events and are not counted: "
+                       + ", ".join(idle))
+    missing = [k.split("_")[0].upper() for k in ("mxu_utilization_pct", "hbm_utilization_pct")
+               if device and k not in counters]
+    if missing:
+        reasons.append(f"the host plane has no {' or '.join(missing)} utilisation counter, so "
+                       "the overview leaves that figure out (XProf shows 0% in its place)")
 
 
 def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
              memory: tuple, environment: dict, recommendations: list,
              duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
-             roofline: pd.DataFrame | None = None, host_ops: tuple | None = None) -> Overview:
+             roofline: pd.DataFrame | None = None, host_ops: tuple | None = None,
+             precision: dict | None = None, input_wait: dict | None = None) -> Overview:
     """The overview page from a profile's tables (``memory``: the (summary, timeline,
     breakdown) tables; ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``,
-    ``roofline``, ``host_ops``: for the TPU figures)."""
+    ``roofline``, ``host_ops``: for the TPU figures; ``precision``, ``input_wait``: the
+    shares its cards quote, :mod:`.shares`)."""
     reasons: list = []
     step_time, breakdown = _step_summary(steps, reasons)
     env = environment
-    if env["device_type"] == "CPU":
-        reasons.append("no GPU or TPU in this profile: device-side columns are zero")
     ops = op_stats_without_idle
     top = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
     top_device = ops[ops.host_or_device == "Device"].head(10)[top].reset_index(drop=True)
@@ -164,13 +191,10 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
                        "workloads record them)")
     duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
     device = device_figures(tpu, xla, roofline, host_ops, duty)
-    missing = [k.split("_")[0].upper() for k in ("mxu_utilization_pct", "hbm_utilization_pct")
-               if device and k not in tpu.counters]
-    if missing:
-        reasons.append(f"no {' or '.join(missing)} utilisation counter on the host plane: "
-                       "unknown (NaN; XProf shows 0%)")
-    return Overview(step_time, breakdown, bottleneck_verdicts(steps), _precision(steps),
-                    top_device, top_host, env, list(recommendations), reasons, duty, device)
+    _device_reasons(env, device, tpu.counters if device else {}, reasons)
+    return Overview(step_time, breakdown, bottleneck_verdicts(steps), dict(precision or {}),
+                    top_device, top_host, env, list(recommendations), reasons, duty, device,
+                    dict(input_wait or {}))
 
 
 ANALYSES = (
@@ -178,5 +202,5 @@ ANALYSES = (
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
                     "recommendations", "duty_cycle", "tpu", "xla", "roofline",
-                    "host_ops")),
+                    "host_ops", "precision", "input_wait")),
 )

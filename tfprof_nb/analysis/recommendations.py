@@ -17,9 +17,11 @@ import pandas as pd
 from ..constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_PCT,
                          MODERATELY_INPUT_BOUND_PCT)
 from .advice import allocator_fix, fix, is_device_allocator
+from .evidence import CAUSE_WORDS, evidence_words
 from .framework import UNKNOWN, Framework
-from .gpu_time import ALL_STREAMS
+from .gpu_time import PROFILE_WINDOW
 from .input_pipeline import bottleneck_verdicts
+from .shares import active_devices
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "Finding", "Target", "recommendations"]
@@ -36,9 +38,9 @@ class Finding:
     severity: str = "moderate"  # "high" or "moderate"
 
     def __str__(self) -> str:
-        ev = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-                       for k, v in self.evidence.items())
-        return f"[{self.severity}] {self.what} ({ev}). Fix: {self.fix}"
+        ev = evidence_words(self.evidence)
+        return f"[{self.severity}] {self.what}" + (f" ({ev})" if ev else "") + \
+            f". Fix: {self.fix}"
 
 
 @dataclass(frozen=True)
@@ -50,32 +52,25 @@ class Target:
     vendors: tuple = ()
 
 
-def _input_bound(tf_data, verdict, out, target: Target):
-    if verdict.get("classification") not in ("host", "both") or \
-            verdict.get("input_pct", 0) < MODERATELY_INPUT_BOUND_PCT:
+def _input_bound(tf_data, wait: dict, out, target: Target):
+    """Steps (or the GPUs, see :mod:`.shares`) waiting for input much of the time."""
+    pct = wait.get("pct", 0.0)
+    if pct < MODERATELY_INPUT_BOUND_PCT:
         return
-    pct = verdict["input_pct"]
     text = fix("input_bound", target.framework)
     if not tf_data.bottlenecks.empty:
         b = tf_data.bottlenecks.iloc[0]
         text = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
-    out.append(Finding("input_bound", f"Steps wait for input {pct:.1f}% of the time",
-                       {"input_pct": pct}, text,
+    what = f"Steps wait for input {pct:.1f}% of the time" if wait["source"] == "steps" else \
+        f"The GPUs wait for input {pct:.1f}% of their step time"
+    out.append(Finding("input_bound", what, {"input_pct": pct}, text,
                        "high" if pct >= HIGHLY_INPUT_BOUND_PCT else "moderate"))
-
-
-def _active_devices(util: pd.DataFrame) -> pd.DataFrame:
-    """The devices' own rows (stream "all") of devices that compute in some step."""
-    if not len(util):
-        return util
-    dev = util[util.stream == ALL_STREAMS]
-    return dev[dev.groupby(["host", "device"]).busy_us.transform("sum") > 0]
 
 
 def _launch_gaps(util: pd.DataFrame, duty: pd.DataFrame) -> dict:
     """GPU evidence of launch overhead: the share of kernels under 10 us and of the devices'
     wall time spent in short gaps between kernels (empty without device rows)."""
-    dev = _active_devices(util)
+    dev = active_devices(util)
     wall = float(dev.wall_us.sum()) if len(dev) else 0.0
     kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
     if wall <= 0 or kernels == 0:
@@ -98,7 +93,7 @@ def _launch_bound(ks: pd.DataFrame, verdict, gaps: dict, out, target: Target):
     if gaps:
         idle = gaps["launch_gap_idle_pct"] + gaps["host_gap_idle_pct"]
         what = (f"{gaps['kernels_under_10us_pct']:.0f} % of kernels run < 10 us and the "
-                f"devices idle {idle:.0f} % of the time between them")
+                f"devices wait {idle:.0f} % of the time for their next launch")
     out.append(Finding(
         "launch_bound", what,
         {"kernel_launch_pct": pct, "kernels_under_10us_share": float(share_small), **gaps},
@@ -109,20 +104,18 @@ def _launch_bound(ks: pd.DataFrame, verdict, gaps: dict, out, target: Target):
 
 _CAUSE_FIX = {"sync_memcpy_us": "sync_memcpy", "input_us": "input_bound",
               "launch_bound_us": "launch_bound", "host_bound_us": "host_overhead"}
-_CAUSE_WORDS = {"sync_memcpy_us": "copies and host synchronisation",
-                "input_us": "waiting for input", "launch_bound_us": "kernel launch gaps",
-                "host_bound_us": "the host (launches come late)",
-                "other_us": "waits on dependencies or untraced work"}
+_CAUSES = [f"{c}_us" for c in CAUSE_WORDS]
 
 
 def _gpu_idle(util: pd.DataFrame, out, target: Target):
-    """Devices idle much of their steps: the largest cause and its fix."""
-    dev = _active_devices(util)
+    """Devices idle much of their steps (or of the profile, without steps): the largest
+    cause and its fix."""
+    dev = active_devices(util)
     wall = float(dev.wall_us.sum()) if len(dev) else 0.0
     if wall <= 0:
         return
     idle_pct = 100 * float(dev.idle_us.sum()) / wall
-    causes = dev[list(_CAUSE_WORDS)].sum()
+    causes = dev[_CAUSES].sum()
     top = str(causes.idxmax())
     if idle_pct < 30:
         return
@@ -130,12 +123,14 @@ def _gpu_idle(util: pd.DataFrame, out, target: Target):
     text = fix(kind, target.framework) if kind else (
         "Open the trace viewer on a step and look at what the device waits for between "
         "kernels (events, other streams, collectives on other devices).")
+    top_pct = 100 * float(causes[top]) / wall
+    span = "the profile" if (dev.step == PROFILE_WINDOW).all() else "their step time"
+    share = "most of it" if top_pct > idle_pct / 2 else "the largest part"
     out.append(Finding(
-        "gpu_idle", f"Devices idle {idle_pct:.0f} % of their step time, most of it "
-        f"{_CAUSE_WORDS[top]}",
+        "gpu_idle", f"Devices idle {idle_pct:.0f} % of {span}, {share} "
+        f"{CAUSE_WORDS[top.removesuffix('_us')]}",
         {"idle_pct": idle_pct, "top_cause": top.removesuffix("_us"),
-         "top_cause_pct": 100 * float(causes[top]) / wall}, text,
-        "high" if idle_pct >= 50 else "moderate"))
+         "top_cause_pct": top_pct}, text, "high" if idle_pct >= 50 else "moderate"))
 
 
 def _exposed_collectives(overlap: pd.DataFrame, out, target: Target):
@@ -170,68 +165,25 @@ def _stragglers(table: pd.DataFrame, steps: pd.DataFrame, out, target: Target):
         fix("straggler", target.framework), "high" if lag_pct >= 20 else "moderate"))
 
 
-_MATMUL_NAME = r"gemm|cublas|cudnn|matmul|convolution|(?:^|[._-])(?:dot|conv)(?:[._-]|$)"
-_MATMUL_EXPR = r'custom_call_target="__(?:cublas|cudnn)| dot\(| convolution\('
-
-
-def _operands(expression: str) -> str:
-    """The operand list of an HLO instruction's text (``%x = TYPE opcode(OPERANDS), ...``;
-    the result type may be a tuple)."""
-    rest = expression.partition(" = ")[2]
-    if rest.startswith("("):  # a tuple result type
-        rest = rest[rest.find(")") + 1:]
-    return rest.partition("(")[2].partition(")")[0]
-
-
-def _matmul_precision(hlo: pd.DataFrame) -> tuple[float, float, float]:
-    """(16-bit, all) self time of the GPU's matrix multiplications and convolutions whose HLO
-    is known (16-bit: bf16 or f16 operands), and the GPU op time with no HLO (command buffers,
-    ops missing from the HLO protos), in us."""
-    gpu = hlo[hlo.device_type == "GPU"] if len(hlo) else hlo
-    if gpu.empty:
-        return 0.0, 0.0, 0.0
-    known = gpu.resolved.astype(bool)
-    expr = gpu.hlo_op_expression.fillna("").astype(str)
-    matmul = known & (gpu.hlo_op_name.str.contains(_MATMUL_NAME, case=False)
-                      | expr.str.contains(_MATMUL_EXPR))
-    half = matmul & expr.map(lambda e: "f16[" in _operands(e))
-    t = gpu.total_self_time_us
-    return float(t[half].sum()), float(t[matmul].sum()), float(t[~known].sum())
-
-
-def _mixed_precision(steps: pd.DataFrame, environment: dict, hlo: pd.DataFrame, out,
-                     target: Target):
-    """A Tensor-Core GPU computing in 32 bit.  The step breakdown's 16-bit time follows the
-    reference (kernels named half/fp16 only: bf16 never counts), so where the HLO is known the
-    operand types of the matrix multiplications decide; where most GPU time has no HLO
-    (command buffers) nothing is claimed."""
+def _mixed_precision(precision: dict, environment: dict, out, target: Target):
+    """A Tensor-Core GPU computing in 32 bit, by the profile's one precision share
+    (:mod:`.shares`: the matrix multiplications' HLO operand types where the HLO is known,
+    else the step breakdown's; nothing where it cannot be told)."""
     devices = environment["devices"]
-    if devices.empty or "compute_capability" not in devices:
+    if not precision or devices.empty or "compute_capability" not in devices:
         return
     capable = devices.compute_capability.dropna()
     capable = capable[capable.map(lambda c: float(c) >= 7.0)]
-    if capable.empty or steps.empty or steps.device_compute_ms.sum() <= 0:
+    if capable.empty or precision["pct16"] >= 50:
         return
     cores = "Matrix-core" if target.vendors == ("amd",) else "Tensor-Core"
-    half_us, matmul_us, unknown_us = _matmul_precision(hlo)
-    gpu_us = float(hlo[hlo.device_type == "GPU"].total_self_time_us.sum()) if len(hlo) else 0.0
-    if matmul_us > 0:
-        pct = 100 * half_us / matmul_us
-        if pct < 50:
-            out.append(Finding(
-                "mixed_precision", f"{cores}-capable GPU runs most matrix multiplications in "
-                "32 bit", {"matmul_16bit_pct": pct, "compute_capability": str(capable.iloc[0])},
-                fix("mixed_precision", target.framework), "moderate"))
-        return
-    if gpu_us > 0 and unknown_us >= gpu_us / 2:
-        return  # precision unknown (see the command-buffer finding)
-    pct16 = 100 * steps.device_compute_16_ms.sum() / steps.device_compute_ms.sum()
-    if pct16 < 50:
-        out.append(Finding(
-            "mixed_precision", f"{cores}-capable GPU computes mostly in 32 bit",
-            {"device_compute_16bit_pct": float(pct16),
-             "compute_capability": str(capable.iloc[0])},
-            fix("mixed_precision", target.framework), "moderate"))
+    what = "runs most matrix multiplications in 32 bit" if precision["source"] == "hlo" \
+        else "computes mostly in 32 bit"
+    out.append(Finding(
+        "mixed_precision", f"{cores}-capable GPU {what}",
+        {precision["evidence_key"]: float(precision["pct16"]),
+         "compute_capability": str(capable.iloc[0])},
+        fix("mixed_precision", target.framework), "moderate"))
 
 
 def _layout(ks: pd.DataFrame, ops: pd.DataFrame, out, target: Target):
@@ -317,19 +269,21 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
                     op_stats: pd.DataFrame, tf_data, environment: dict, memory: tuple,
                     framework: Framework, gpu_utilization: pd.DataFrame,
                     duty_cycle: pd.DataFrame, gpu_overlap: pd.DataFrame,
-                    stragglers: pd.DataFrame, hlo_stats: pd.DataFrame) -> list[Finding]:
+                    stragglers: pd.DataFrame, hlo_stats: pd.DataFrame, precision: dict,
+                    input_wait: dict) -> list[Finding]:
     """All findings from a profile's tables, most severe first, worded for its framework and
-    GPUs (``memory``: the (summary, timeline, breakdown) tables)."""
+    GPUs (``memory``: the (summary, timeline, breakdown) tables; ``precision`` and
+    ``input_wait``: the shares the overview quotes too)."""
     target = Target(framework.name, framework.gpu_vendors)
     verdict = bottleneck_verdicts(steps)
     out: list[Finding] = []
-    _input_bound(tf_data, verdict, out, target)
+    _input_bound(tf_data, input_wait, out, target)
     gaps = _launch_gaps(gpu_utilization, duty_cycle)
     _launch_bound(kernel_stats, verdict, gaps, out, target)
     _gpu_idle(gpu_utilization, out, target)
     _exposed_collectives(gpu_overlap, out, target)
     _stragglers(stragglers, steps, out, target)
-    _mixed_precision(steps, environment, hlo_stats, out, target)
+    _mixed_precision(precision, environment, out, target)
     _layout(kernel_stats, op_stats, out, target)
     _command_buffers(hlo_stats, out, target)
     _host_python(verdict, out, target)
@@ -340,4 +294,5 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
 ANALYSES = (Analysis("recommendations", combine=recommendations,
                      needs=("steps", "kernel_stats", "op_stats", "tf_data", "environment",
                             "memory", "framework", "gpu_utilization", "duty_cycle",
-                            "gpu_overlap", "stragglers", "hlo_stats")),)
+                            "gpu_overlap", "stragglers", "hlo_stats", "precision",
+                            "input_wait")),)
