@@ -47,6 +47,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const notes = (model.get("notes") ?? {}) as Record<string, string>;
   for (const [key, title, height] of CHARTS) {
     const fig = model.get(key) as Figure | undefined;
+    if (!(fig && fig.data) && notes[key] === "") continue; // no place on this profile (TPU launches)
     const box = document.createElement("div");
     box.className = `gpu-chart gpu-${key}`;
     root.append(box);

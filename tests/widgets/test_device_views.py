@@ -32,15 +32,21 @@ def _csv(page, index: int, root: str = "body") -> pd.DataFrame:
 
 def _expected_devices(prof) -> pd.DataFrame:
     """Per device from prof.gpu_utilization and prof.duty_cycle, computed here on their own:
-    each cause's share of the device's wall time over the steps."""
+    each cause's share of the device's wall time over the steps, and (where the profile has
+    steps) its busy time and kernels outside them (step -2)."""
     rows = []
-    for (host, device), g in prof.gpu_utilization.query("stream == 'all'").groupby(
-            ["host", "device"], sort=False):
-        wall = g.wall_us.sum()
+    util = prof.gpu_utilization.query("stream == 'all'")
+    with_steps = (util.step >= 0).any()
+    for (host, device), g in util.groupby(["host", "device"], sort=False):
+        inside, outside = g[g.step != -2], g[g.step == -2]
+        wall = inside.wall_us.sum()
         duty = prof.duty_cycle[(prof.duty_cycle.host == host) & (prof.duty_cycle.device == device)]
-        rows.append({"device": device, "steps_wall_ms": wall / 1e3,
-                     **{f"{c}_pct": 100 * g[f"{c}_us"].sum() / wall for c in CAUSES},
-                     "kernels": int(duty.kernels.sum()),
+        row = {"device": device, "steps_wall_ms": wall / 1e3,
+               **{f"{c}_pct": 100 * inside[f"{c}_us"].sum() / wall for c in CAUSES}}
+        if with_steps:
+            row.update(outside_steps_busy_ms=outside.busy_us.sum() / 1e3,
+                       outside_steps_kernels=int(outside.kernels.sum()))
+        rows.append({**row, "kernels": int(duty.kernels.sum()),
                      "duty_cycle_pct": float(duty.duty_cycle_pct.iloc[0])})
     return pd.DataFrame(rows)
 
@@ -78,16 +84,21 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
         pane = _gpu_pane(page)
         findings = [f for f in prof.recommendations()
                     if f.kind in ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")]
-        assert findings and all(f.what in pane and f.fix in pane for f in findings)
+        assert all(f.what in pane and f.fix in pane for f in findings)
+        assert findings or "Nothing stands out." in pane  # mi355x: busy 92 % of its span
         assert f"{prof.duty_cycle.attrs['device_duty_cycle_pct']:.1f}%" in pane
         assert "No chart: no collectives" in pane  # none of these profiles has any
         assert page.console_errors == [] and page.blocked == []
 
 
-def test_gpu_tab_of_the_tpu_profile_shows_the_duty_cycle(tmp_path):
+def test_tpu_profile_has_a_device_utilisation_tab_without_kernels(tmp_path):
+    """On a TPU the tab is "Device utilisation": the duty cycle, the host plane's counters,
+    ops (not kernels), and no launch latency charts (TPU ops are not launched one by one)."""
     from tfprof_nb.widgets.gpu import GpuUtilizationView
 
     prof = tp.load(TPU)
+    assert GpuUtilizationView.title_for(prof) == "Device utilisation"
+    assert GpuUtilizationView.title_for(tp.load(DATA / GPU_PROFILES[0])) == "GPU utilisation"
     with WidgetPage(GpuUtilizationView(prof), tmp_path, bundle("gpu")) as page:
         wait_for_plot(page.page)
         assert page.js("() => document.querySelectorAll('.js-plotly-plot').length") == 1
@@ -95,9 +106,16 @@ def test_gpu_tab_of_the_tpu_profile_shows_the_duty_cycle(tmp_path):
         np.testing.assert_allclose(shown.duty_cycle_pct, prof.duty_cycle.duty_cycle_pct,
                                    rtol=1e-12)
         assert shown.device.tolist() == [f"/device:TPU:{i}" for i in range(4)]
+        assert "ops" in shown.columns and not any("kernel" in c for c in shown.columns)
+        assert shown.ops.tolist() == prof.duty_cycle.kernels.tolist()
         notes = page.js("() => Array.from(document.querySelectorAll('.gpu-note'))"
                         ".map(n => n.textContent)")
-        assert len(notes) == 3 and all("no correlation ids" in n for n in notes[1:])
+        assert len(notes) == 1 and "no collective ops" in notes[0]  # no launch latency charts
+        text = page.js("() => Array.from(document.querySelectorAll('.db-statement, .gpu-note, "
+                       ".gpu-findings, .tfprof-table')).map(e => e.textContent).join(' ')")
+        mxu = prof.overview().device["mxu_utilization_pct"]
+        assert f"MXU utilisation {mxu:.1f}%" in text
+        assert "kernel" not in text.lower()
         assert page.js("() => document.querySelectorAll('.tfprof-table').length") == 1
         assert page.console_errors == []
 
@@ -237,7 +255,10 @@ def test_overview_shows_the_tpu_figures_and_where_steps_come_from(tmp_path):
         assert cards["TPU duty cycle"] == f"{dev['duty_cycle_pct']:.1f}%"
         assert cards["TPU idle"] == f"{dev['idle_pct']:.1f}%"
         assert cards["MXU utilisation"] == f"{dev['mxu_utilization_pct']:.1f}%"
-        assert np.isnan(dev["hbm_utilization_pct"]) and cards["HBM utilisation"] == "unknown"
+        # no HBM counter on the host plane: no card, a note says why (never "NaN")
+        assert np.isnan(dev["hbm_utilization_pct"]) and "HBM utilisation" not in cards
+        statements = page.js("() => document.querySelector('.tfprof-overview').textContent")
+        assert "has no HBM utilisation counter" in statements and "NaN" not in statements
         assert cards["FLOP rate of the roofline"] == f"{dev['flop_rate_utilization_pct']:.1f}%"
         assert cards["Steps"] == f"{len(prof.steps)} (inferred)"
         # where the steps come from, just above the step-time graph, said once

@@ -1,6 +1,8 @@
-"""The GPU utilisation view: per device, how much of its time it is busy and why it idles
-(input, launch gaps, the host, copies), its duty cycle, the overlap of collectives with
-compute, kernel launch latency and the launch queue, and the findings about them."""
+"""The device utilisation view ("GPU utilisation", "Device utilisation" on TPUs): per device,
+how much of its time it is busy and why it idles (input, launch gaps, the host, copies), its
+time outside the steps, its duty cycle, on TPUs the host plane's MXU and HBM counters, the
+overlap of collectives with compute, on GPUs kernel launch latency and the launch queue, and
+the findings about them."""
 
 from __future__ import annotations
 
@@ -8,34 +10,51 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.gpu_time import ALL_STREAMS
+from ..analysis.evidence import evidence_words
+from ..analysis.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu import UTILIZATION_PARTS
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_summary"]
+__all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_summary", "on_tpu"]
 
 # the kinds of prof.recommendations() this view lists: those its tables are the evidence of
 GPU_FINDINGS = ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")
 _SUMMARY_KEYS = ["host", "device"]
-_DEVICES_NOTE = ("Per device: busy time and each idle cause as a share of the device's wall "
-                 "time over the steps; kernels and duty cycle over the whole profile.")
 _LATENCY_COLUMNS = ["host", "kernel_name", "launches", "mean_latency_us", "p50_latency_us",
                     "p90_latency_us", "p99_latency_us", "max_latency_us",
                     "mean_launch_call_us", "mean_duration_us"]
 
 
+def on_tpu(prof) -> bool:
+    """Whether the profile's devices are TPUs (the view then speaks of ops, not kernels)."""
+    return prof.result("environment")["device_type"] == "TPU"
+
+
+def _outside(dev: pd.DataFrame) -> pd.DataFrame:
+    """Per device: its busy time and kernels outside every step."""
+    out = dev[dev.step == OUTSIDE_STEPS].groupby(_SUMMARY_KEYS, sort=False, observed=True)
+    return pd.DataFrame({"outside_steps_busy_ms": out.busy_us.sum() / 1e3,
+                         "outside_steps_kernels": out.kernels.sum()})
+
+
 def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.DataFrame:
     """One row per host and device: its wall time over the steps, busy and each idle cause
-    as a share of it (``*_pct``, adding up to 100), kernels and the duty cycle (busy time over the
-    span from the device's first to its last activity)."""
+    as a share of it (``*_pct``, adding up to 100), its busy time and kernels outside every
+    step (where the profile has steps), kernels and the duty cycle (busy time over the span
+    from the device's first to its last activity)."""
     parts = [col for col, _, _ in UTILIZATION_PARTS]
     dev = utilization[utilization.stream == ALL_STREAMS]
-    sums = dev.groupby(_SUMMARY_KEYS, sort=False, observed=True)[["wall_us", *parts]].sum()
+    sums = step_rows(dev).groupby(_SUMMARY_KEYS, sort=False, observed=True)[
+        ["wall_us", *parts]].sum()
     wall = sums.wall_us.where(sums.wall_us > 0)
     out = pd.DataFrame({"steps_wall_ms": sums.wall_us / 1e3}, index=sums.index)
     for col in parts:
         out[col.removesuffix("_us") + "_pct"] = 100 * sums[col] / wall
+    if (dev.step == OUTSIDE_STEPS).any():
+        out = out.join(_outside(dev), how="left")
+        out["outside_steps_busy_ms"] = out.outside_steps_busy_ms.fillna(0.0)
+        out["outside_steps_kernels"] = out.outside_steps_kernels.fillna(0).astype("int64")
     duty = duty_cycle.set_index(_SUMMARY_KEYS)[["kernels", "duty_cycle_pct"]] \
         if len(duty_cycle) else pd.DataFrame(columns=["kernels", "duty_cycle_pct"])
     out = out.join(duty, how="left").reset_index()
@@ -44,23 +63,50 @@ def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.Da
 
 
 def _finding(f) -> dict:
-    evidence = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                         for k, v in f.evidence.items())
-    return {"severity": f.severity, "what": f.what, "evidence": evidence, "fix": f.fix}
+    return {"severity": f.severity, "what": f.what, "evidence": evidence_words(f.evidence),
+            "fix": f.fix}
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _statements(prof, summary: pd.DataFrame) -> list[str]:
-    """The devices' duty cycle over the whole profile, and the steps whose devices (or
-    hosts) finish at different times."""
+def _outside_statement(summary: pd.DataFrame, unit: str) -> list[str]:
+    """The devices busy outside every step, said once (their step rows show them idle)."""
+    if "outside_steps_busy_ms" not in summary:
+        return []
+    busy = summary[summary.outside_steps_busy_ms > 0]
+    if busy.empty:
+        return []
+    each = [f"{r.device} {r.outside_steps_busy_ms:,.1f} ms "
+            f"({_count(int(r.outside_steps_kernels), unit)})" for r in busy.itertuples()]
+    return ["Busy outside every step: " + ", ".join(each) + ". That time is in the "
+            "'outside steps' rows and columns, not in the steps' shares."]
+
+
+def _tpu_counters(prof) -> list[str]:
+    """The host plane's MXU and HBM utilisation counters (those it has)."""
+    dev = prof.overview().device
+    known = [f"{words} {dev[key]:.1f}%" for key, words in
+             (("mxu_utilization_pct", "MXU utilisation"),
+              ("hbm_utilization_pct", "HBM utilisation")) if pd.notna(dev.get(key))]
+    return [f"TPU counters of the host plane: {', '.join(known)}."] if known else []
+
+
+def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
+    """The devices' duty cycle over the whole profile, on TPUs their counters, the devices
+    busy outside the steps, and the steps whose devices (or hosts) finish at different
+    times."""
     out = []
     duty = prof.duty_cycle.attrs.get("device_duty_cycle_pct")
     if duty is not None and not np.isnan(duty):
         out.append(f"Device duty cycle: {duty:.1f}% (busy time over each device's active span, "
                    f"{_count(len(summary), 'device')}).")
+    if tpu:
+        out += _tpu_counters(prof) + [
+            "TPUs run their programs' ops without a launch from the host for each, so there "
+            "is no launch latency to show."]
+    out += _outside_statement(summary, "op" if tpu else "kernel")
     ends = prof.stragglers
     apart = ends[ends.spread_us > 0] if len(ends) else ends
     if len(apart):
@@ -71,7 +117,9 @@ def _statements(prof, summary: pd.DataFrame) -> list[str]:
                    "mean lag "
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
                    f"{apart.spread_us.max():,.1f} us.")
-    return out + [_DEVICES_NOTE]
+    unit = "ops" if tpu else "kernels"
+    return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
+                  f"time over the steps; {unit} and duty cycle over the whole profile."]
 
 
 def _without_one_host(frame: pd.DataFrame) -> pd.DataFrame:
@@ -84,13 +132,23 @@ def _figure_or_none(table: pd.DataFrame, make):
     return make() if len(table) else {}
 
 
-def _notes(prof) -> dict[str, str]:
-    """Why a chart is missing, by chart trait."""
+def _notes(prof, tpu: bool) -> dict[str, str]:
+    """Why a chart is missing, by chart trait ("": the chart has no place on this profile)."""
     ll, overlap = prof.launch_latency, prof.gpu_overlap
-    no_launches = "; ".join(ll.reasons) or "no kernel launches linked to their kernels"
-    return {
-        "overlap": "; ".join(overlap.attrs.get("reasons", [])) or "no collectives",
-        "latency": no_launches, "queue": no_launches}
+    no_launches = "" if tpu else \
+        "; ".join(ll.reasons) or "no kernel launches linked to their kernels"
+    no_collectives = "; ".join(overlap.attrs.get("reasons", [])) or "no collectives"
+    if tpu and overlap.attrs.get("reasons"):
+        no_collectives = "no collective ops (all-reduce, all-gather, ...) on any TPU"
+    return {"overlap": no_collectives, "latency": no_launches, "queue": no_launches}
+
+
+def _devices_table(summary: pd.DataFrame, tpu: bool) -> TableData:
+    table = _without_one_host(summary)
+    if tpu:
+        table = table.rename(columns={"kernels": "ops", "outside_steps_kernels":
+                                      "outside_steps_ops"})
+    return TableData(table, "Devices", "device", 50)
 
 
 class GpuUtilizationView(View):
@@ -100,6 +158,7 @@ class GpuUtilizationView(View):
     (``prof.launch_latency``) and the findings about them (``prof.recommendations()``)."""
 
     tab, title, bundle, position = "gpu", "GPU utilisation", "gpu", 45
+    tpu_title = "Device utilisation"
     statements = traitlets.List().tag(sync=True)
     devices = TableTrait()
     findings = traitlets.List().tag(sync=True)
@@ -109,6 +168,10 @@ class GpuUtilizationView(View):
     queue = FigureTrait()
     notes = traitlets.Dict().tag(sync=True)
     kernels = TableTrait()
+
+    @classmethod
+    def title_for(cls, prof) -> str:
+        return cls.tpu_title if on_tpu(prof) else cls.title
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -122,18 +185,18 @@ class GpuUtilizationView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         summary = device_summary(prof.gpu_utilization, prof.duty_cycle)
-        ll, plot = prof.launch_latency, prof.plot
+        ll, plot, tpu = prof.launch_latency, prof.plot, on_tpu(prof)
         per_kernel = ll.per_kernel[_LATENCY_COLUMNS].sort_values(
             "mean_latency_us", ascending=False, kind="stable")
         return ViewState({
-            "statements": _statements(prof, summary),
-            "devices": TableData(_without_one_host(summary), "Devices", "device", 50),
+            "statements": _statements(prof, summary, tpu),
+            "devices": _devices_table(summary, tpu),
             "findings": [_finding(f) for f in prof.recommendations() if f.kind in GPU_FINDINGS],
             "utilization": plot.gpu_utilization(),
             "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],
                                        plot.gpu_overlap),
             "latency": _figure_or_none(ll.histogram, plot.launch_latency),
             "queue": _figure_or_none(ll.queue, plot.launch_queue),
-            "notes": _notes(prof),
+            "notes": _notes(prof, tpu),
             "kernels": TableData(_without_one_host(per_kernel), "Launch latency per kernel",
                                  "kernel_name")})

@@ -8,20 +8,19 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX, TPU_TENSOR_CORE_PLANE
+from ..analysis.overview import device_text
+from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["OverviewView", "profile_header"]
+__all__ = ["OverviewView", "overview_statements", "profile_header"]
 
 
 def profile_header(prof) -> list[list[str]]:
-    """The profile's key facts as [label, value] pairs (the dashboard's header)."""
-    planes = prof.planes.plane
-    gpus, tpus = planes.str.startswith(GPU_PLANE_PREFIX).sum(), planes.str.startswith(
-        TPU_PLANE_PREFIX).sum()
-    devices = f"{tpus} TPU" if tpus else f"{gpus} GPU" if gpus else "CPU only"
-    facts = [["Hosts", f"{len(prof.hosts)}"], ["Devices", devices],
+    """The profile's key facts as [label, value] pairs (the dashboard's header); devices are
+    counted where they have events (the others said apart)."""
+    facts = [["Hosts", f"{len(prof.hosts)}"],
+             ["Devices", device_text(prof.result("environment"))],
              ["Events", f"{prof.n_events:,}"],
              ["Duration", f"{prof.duration_us / 1e3:,.1f} ms"]]
     if prof.start_time is not None:
@@ -31,24 +30,25 @@ def profile_header(prof) -> list[list[str]]:
     return facts
 
 
-def _pct(value) -> str:
-    return "unknown" if value is None or np.isnan(value) else f"{value:.1f}%"
+def _known(value) -> bool:
+    return value is not None and not np.isnan(value)
 
 
 def _device_cards(ov) -> list[list[str]]:
     """The device figures (TPU: duty cycle, idle, MXU and HBM counters, roofline
-    utilisations; GPU: the duty cycle) as cards; none without them."""
+    utilisations; GPU: the duty cycle) as cards, those the profile has (a note says why one
+    is missing); none without them."""
     dev = ov.device
     if dev:
         kind = dev["device_type"]
-        return [[f"{kind} duty cycle", _pct(dev["duty_cycle_pct"])],
-                [f"{kind} idle", _pct(dev["idle_pct"])],
-                ["MXU utilisation", _pct(dev["mxu_utilization_pct"])],
-                ["HBM utilisation", _pct(dev["hbm_utilization_pct"])],
-                ["FLOP rate of the roofline", _pct(dev["flop_rate_utilization_pct"])],
-                ["HBM bandwidth of its peak", _pct(dev["hbm_bw_utilization_pct"])]]
-    if ov.device_duty_cycle_pct is not None:
-        return [["Device duty cycle", _pct(ov.device_duty_cycle_pct)]]
+        cards = [(f"{kind} duty cycle", dev["duty_cycle_pct"]), (f"{kind} idle", dev["idle_pct"]),
+                 ("MXU utilisation", dev["mxu_utilization_pct"]),
+                 ("HBM utilisation", dev["hbm_utilization_pct"]),
+                 ("FLOP rate of the roofline", dev["flop_rate_utilization_pct"]),
+                 ("HBM bandwidth of its peak", dev["hbm_bw_utilization_pct"])]
+        return [[label, f"{value:.1f}%"] for label, value in cards if _known(value)]
+    if _known(ov.device_duty_cycle_pct):
+        return [["Device duty cycle", f"{ov.device_duty_cycle_pct:.1f}%"]]
     return []
 
 
@@ -59,20 +59,31 @@ def _cards(ov) -> list[list[str]]:
         cards.append(["Average step time", f"{st['avg_ms']:.3f} ms"])
         source = "inferred" if st["source"].startswith("inferred") else st["source"]
         cards.append(["Steps", f"{st['steps']} ({source})"])  # inferred: the note says how
-    ib = ov.input_bound
-    if ib.get("classification") not in (None, "unknown"):
-        cards.append(["Waiting for input", f"{ib.get('input_pct', 0.0):.1f}%"])
+    if ov.input_wait:
+        cards.append(["Waiting for input", f"{ov.input_wait['pct']:.1f}%"])
     if ov.precision:
-        cards.append(["16-bit device compute", f"{ov.precision['device_compute_16bit_pct']:.1f}%"])
+        cards.append([ov.precision["label"], f"{ov.precision['pct16']:.1f}%"])
     env = ov.environment
-    devices = f"{env['device_count']} {env['device_type']}" if env["device_count"] else \
-        "CPU only"
-    cards.append(["Hosts / devices", f"{env['host_count']} / {devices}"])
+    cards.append(["Hosts / devices", f"{env['host_count']} / {device_text(env)}"])
     return cards + _device_cards(ov)
 
 
+def overview_statements(ov) -> list[str]:
+    """The overview's statements: the verdicts (the reference's wording), where the input
+    wait's sources differ, the precision, and the notes (not the inferred steps' one, which
+    the step graph shows)."""
+    ib = ov.input_bound
+    statements = [s for s in (ib.get("input_statement"), ov.input_wait.get("statement"),
+                              ib.get("all_other_statement"),
+                              ib.get("kernel_launch_statement"),
+                              ov.precision.get("statement")) if s]
+    step_note = ov.step_time.get("statement", "")
+    return statements + [f"Note: {r}" for r in ov.reasons if r != step_note]
+
+
 def _environment(prof, env) -> TableData:
-    """The devices (GPUs with their capabilities, else the TPU planes, else "CPU only")."""
+    """The devices (GPUs with their capabilities, else the TPU planes, else "CPU only"),
+    those with events first."""
     devices = env["devices"]
     if devices.empty and env["device_type"] == "TPU":
         planes = prof.planes
@@ -80,8 +91,12 @@ def _environment(prof, env) -> TableData:
         devices = pd.DataFrame({"host": tpus.host.astype(str), "device": tpus.plane.astype(str),
                                 "events": tpus.events.astype("int64")}).reset_index(drop=True)
     if devices.empty:
-        devices = pd.DataFrame({"host": prof.hosts, "device": "CPU only"})
-    return TableData(devices, "Devices", "device", 50)
+        return TableData(pd.DataFrame({"host": prof.hosts, "device": "CPU only"}), "Devices",
+                         "device", 50)
+    devices = devices.sort_values("events", ascending=False, kind="stable",
+                                  key=lambda e: e > 0).reset_index(drop=True)
+    title = f"Devices: {device_text(env)}"
+    return TableData(devices, title, "device", 50)
 
 
 class OverviewView(View):
@@ -102,18 +117,13 @@ class OverviewView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         ov = prof.overview()
-        ib = ov.input_bound
-        statements = [s for s in (ib.get("input_statement"), ib.get("all_other_statement"),
-                                  ib.get("kernel_launch_statement"),
-                                  ov.precision.get("statement")) if s]
         step_note = ov.step_time.get("statement", "")
-        statements += [f"Note: {r}" for r in ov.reasons if r != step_note]
         steps = prof.steps
         ops = prof.op_stats
         top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
                                                    "occurrences", "total_self_time_us"]]
         return ViewState({
-            "cards": _cards(ov), "statements": statements,
+            "cards": _cards(ov), "statements": overview_statements(ov),
             "step_figure": prof.plot.step_time() if len(steps) else {},
             "step_note": step_note[:1].upper() + step_note[1:] + "." if step_note else "",
             "no_steps": "" if len(steps) else "No steps: the profile has no step markers and "
