@@ -37,6 +37,25 @@ def test_pipeline_summary_and_graph(cpu_file):
     assert slowest[slowest.bottleneck].iloc[0].critical
 
 
+def test_suggestion_says_upstream_only_where_the_graph_draws_it(cpu_file):
+    """The custom loop's slowest call waits in its Prefetch, whose producer (MapAndBatch, on
+    a background thread) this TensorFlow does not link to the call: the suggestion names
+    that stage and says the graph does not show it, never "look upstream" at nothing."""
+    td = tp.load(cpu_file).tf_data
+    (b,) = td.bottlenecks.itertuples()
+    slowest = td.graph[(td.graph["rank"] == 0) & (td.graph.pipeline == b.pipeline)]
+    drawn = slowest.iterator_id[slowest.bottleneck].iloc[0]
+    feeders = slowest[slowest.parent_id == drawn]
+    if len(feeders):  # a TensorFlow that links the producer: the graph shows the stage
+        assert "in the graph" in b.suggestion_text
+        return
+    assert "in the graph" not in b.suggestion_text and "upstream" not in b.suggestion_text
+    assert "the graph does not show them" in b.suggestion_text
+    below = tp.load(cpu_file).events.name.astype(str)
+    assert f"({b.iterator_long_name}::" in b.suggestion_text
+    assert below.str.startswith(b.iterator_long_name + "::").any()
+
+
 def _latencies(xplane):
     prof = tp.load(xplane)
     ev = prof.events
@@ -48,7 +67,10 @@ def test_gpu_fixture_device_pipelines(gpu_fixture_file):
     td = tp.load(gpu_fixture_file).tf_data
     assert set(td.pipelines.kind) == {"device"}
     assert td.bottlenecks.empty and not td.summary["is_input_bound"]
-    assert "No tf.data activity" in td.summary["message"]
+    # the graph draws them: the message says what they are, never "no tf.data activity"
+    assert "No tf.data activity" not in td.summary["message"]
+    assert td.summary["message"].startswith(
+        f"Only device-side tf.data pipelines ({len(td.pipelines)} prefetching")
 
 
 def test_profile_without_tf_data(tmp_path):

@@ -40,8 +40,30 @@ _SOURCES = {"TFRecord", "SSTable", "RecordIO", "TextLine", "FixedLengthRecord",
 _GUIDE = "https://www.tensorflow.org/guide/data_performance"
 
 
-def suggestion_for(iterator_name: str, pipeline_has_prefetch: bool = True) -> str:
-    """What to try when ``iterator_name`` (e.g. "Map", "TFRecord") is the bottleneck."""
+def _waiting(name: str, upstream: tuple | None) -> str:
+    """What to say of a stage whose own time is waiting on the stages before it (a prefetch
+    whose buffer ran empty, a root, ...); ``upstream``: (whether a stage before it is in this
+    call's graph, the names of the stages before it the profile has), None: not known."""
+    text = ("The prefetch buffer ran empty: the stages before it produce elements more slowly "
+            "than the steps take them." if name == "Prefetch" else
+            "The stage itself does little: its time is spent waiting on the stages before it.")
+    if upstream is None:
+        return text + " Look upstream of it and see the tf.data guide."
+    drawn, names = upstream
+    if drawn:
+        return text + " Look at the slowest of them in the graph and see the tf.data guide."
+    if names:
+        return (text + f" They ({', '.join(names)}) ran on background threads that this "
+                "profile does not link to this call, so the graph does not show them; the "
+                "trace viewer does (the tf.data threads).")
+    return (text + " No stage before it is in this profile: capture with a higher host "
+            "tracer level to see them.")
+
+
+def suggestion_for(iterator_name: str, pipeline_has_prefetch: bool = True,
+                   upstream: tuple | None = None) -> str:
+    """What to try when ``iterator_name`` (e.g. "Map", "TFRecord") is the bottleneck;
+    ``upstream`` (see :func:`_waiting`) says whether the stages before it are drawn."""
     name = iterator_name
     if name in ("Map",):
         text = ("This map runs sequentially: pass num_parallel_calls=tf.data.AUTOTUNE to "
@@ -66,7 +88,7 @@ def suggestion_for(iterator_name: str, pipeline_has_prefetch: bool = True) -> st
     elif name == "DataService":
         text = "Fetching from the tf.data service is slow: profile the service workers."
     else:
-        text = "The stage itself is light; look upstream of it and see the tf.data guide."
+        text = _waiting(name, upstream)
     if not pipeline_has_prefetch:
         text += " The pipeline has no prefetch: end it with .prefetch(tf.data.AUTOTUNE)."
     return f"{text} ({_GUIDE})"
@@ -266,8 +288,17 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
                     "max_latency_us": float(lat.max()), "iterator_name": m["name"],
                     "iterator_long_name": m["long_name"],
                     "iterator_self_us": stats[bottleneck][2] / 1e6,
-                    "suggestion_text": suggestion_for(m["name"], has_prefetch)})
+                    "suggestion_text": suggestion_for(m["name"], has_prefetch,
+                                                      _upstream(bottleneck, stats, meta))})
     return pipelines, graph, bottlenecks
+
+
+def _upstream(iterator: int, stats: dict, meta: dict) -> tuple[bool, list]:
+    """(whether a stage feeding ``iterator`` is in this call's graph, the long names of the
+    stages feeding it that the profile has)."""
+    names = sorted(m["long_name"] for m in meta.values() if m["parent_id"] == iterator)
+    drawn = any(meta.get(i, {}).get("parent_id") == iterator for i in stats)
+    return drawn, names
 
 
 def _in_pipeline(m: dict, root_id: int, meta: dict) -> bool:
@@ -297,20 +328,34 @@ def combine_tf_data(parts: dict[str, tuple]) -> TfDataAnalysis:
         "host", "pipeline", "root_id", "max_latency_us", "iterator_name",
         "iterator_long_name", "iterator_self_us", "suggestion_text"]) \
         .sort_values("max_latency_us", ascending=False, kind="stable").reset_index(drop=True)
+    return TfDataAnalysis(pipelines, graph, bottlenecks, _summary(pipelines, bottlenecks))
+
+
+def _summary(pipelines: pd.DataFrame, bottlenecks: pd.DataFrame) -> dict:
+    """The verdict and the message, true to what the graph draws: the pipelines there are."""
     worst = float(bottlenecks.max_latency_us.max()) if len(bottlenecks) else 0.0
     if worst > SLOW_CALL_US:
-        summary = {"is_input_bound": True, "message": (
+        return {"is_input_bound": True, "message": (
             f"A tf.data pipeline is slower than {SLOW_CALL_US:.0f} us per call: each slow "
             "pipeline's bottleneck and a suggestion are listed.")}
-    elif worst > 0:
-        summary = {"is_input_bound": False, "message": (
+    if worst > 0:
+        return {"is_input_bound": False, "message": (
             f"No tf.data pipeline is slower than {SLOW_CALL_US:.0f} us per call (the job can "
             "still be input-bound if this profile missed some workers).")}
-    else:
-        summary = {"is_input_bound": False, "message": (
-            "No tf.data activity in this profile: if the job uses tf.data, capture a longer "
-            "profile or a higher host tracer level.")}
-    return TfDataAnalysis(pipelines, graph, bottlenecks, summary)
+    if len(pipelines) and (pipelines.kind == "device").all():
+        n = len(pipelines)
+        return {"is_input_bound": False, "message": (
+            f"Only device-side tf.data pipelines ({n} prefetching to the devices) in this "
+            f"profile: {'their graphs are' if n > 1 else 'its graph is'} drawn; the "
+            "bottleneck analysis covers host pipelines, and no call of a host pipeline is in "
+            "this profile.")}
+    if len(pipelines):
+        return {"is_input_bound": False, "message": (
+            "tf.data pipelines ran, but no call of them had a stage on its critical path to "
+            "name as its bottleneck.")}
+    return {"is_input_bound": False, "message": (
+        "No tf.data activity in this profile: if the job uses tf.data, capture a longer "
+        "profile or a higher host tracer level.")}
 
 
 ANALYSES = (Analysis("tf_data", host=host_tf_data, combine=combine_tf_data),)
