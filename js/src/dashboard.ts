@@ -14,6 +14,7 @@ export interface ViewEntry {
   reason: string;
   error: string;
   traceback: string; // of the error, from Python
+  pending?: boolean; // built when opened: the dashboard asks the kernel for it
 }
 
 /** A view of `model` whose keys are the dashboard's keys under `prefix`; its custom
@@ -45,6 +46,41 @@ export function prefixed(model: Model, prefix: string): Model {
   };
 }
 
+/** What a tab's pane shows while the kernel builds the tab (or why it cannot). */
+function pendingNote(entry: ViewEntry, kernel: boolean): HTMLElement {
+  return text("div", "tp-reason db-pending", kernel ? `Loading ${entry.title}…` :
+    `${entry.title} was not built before this page was saved: run the cell again.`);
+}
+
+/** The tab strip: WAI-ARIA tabs (roving focus, arrow keys, Home and End). */
+function tabStrip(entries: ViewEntry[], choose: (tab: string) => void): HTMLElement {
+  const tabs = document.createElement("div");
+  tabs.className = "tp-tabs db-tabs";
+  tabs.setAttribute("role", "tablist");
+  for (const entry of entries) {
+    const tab = text("button", `tp-tab db-tab${entry.reason ? " tp-tab-empty" : ""}`, entry.title);
+    Object.assign(tab, { type: "button", id: `${entry.prefix}tab`, tabIndex: -1 });
+    tab.dataset.tab = entry.tab;
+    tab.setAttribute("role", "tab");
+    tab.setAttribute("aria-selected", "false");
+    if (entry.reason) tab.title = entry.reason;
+    tab.addEventListener("click", () => choose(entry.tab));
+    tabs.append(tab);
+  }
+  tabs.addEventListener("keydown", (e) => {
+    const all = Array.from(tabs.children) as HTMLElement[];
+    const at = all.indexOf(document.activeElement as HTMLElement);
+    if (at < 0) return;
+    const next = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: all.length - 1 }[e.key];
+    if (next === undefined) return;
+    e.preventDefault();
+    const tab = all[(next + all.length) % all.length];
+    tab.focus();
+    choose(tab.dataset.tab!);
+  });
+  return tabs;
+}
+
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-dashboard", model);
   const header = document.createElement("div");
@@ -54,16 +90,16 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     item.append(text("span", "", `${label} `), text("b", "", value));
     header.append(item);
   }
-  const tabs = document.createElement("div");
-  tabs.className = "tp-tabs db-tabs";
-  root.append(header, tabs);
-  const entries = (model.get("views") ?? []) as ViewEntry[];
+  let entries = (model.get("views") ?? []) as ViewEntry[];
+  const kernel = typeof model.send === "function";
   const panes = new Map<string, HTMLElement>();
-  const cleanups: (() => void)[] = [];
+  const cleanups = new Map<string, () => void>();
   const built = new Set<string>();
-  const zoomable = entries.find((e) => e.zoomable && !e.reason && !e.error);
+  const asked = new Set<string>();
+  let shown = "";
   const ctx = {
     zoomTo(start: number, end: number) {
+      const zoomable = entries.find((e) => e.zoomable && !e.reason && !e.error);
       if (!zoomable) return;
       model.set(`${zoomable.prefix}view`, [start, end]);
       model.save_changes();
@@ -73,7 +109,16 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 
   function build(entry: ViewEntry, pane: HTMLElement): void {
     if (built.has(entry.tab)) return;
+    if (entry.pending) {
+      if (!pane.firstChild) pane.append(pendingNote(entry, kernel));
+      if (kernel && !asked.has(entry.tab)) {
+        asked.add(entry.tab);
+        model.send!({ kind: "tab", tab: entry.tab });
+      }
+      return;
+    }
     built.add(entry.tab);
+    pane.replaceChildren();
     if (entry.error) {
       pane.append(errorBox(`The ${entry.title} view failed: ${entry.error}`, entry.traceback));
       return;
@@ -89,7 +134,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     }
     try {
       const cleanup = view({ model: prefixed(model, entry.prefix), el: pane, ctx });
-      if (cleanup) cleanups.push(cleanup);
+      if (cleanup) cleanups.set(entry.tab, cleanup);
     } catch (err) {
       pane.append(errorBox(`The ${entry.title} view failed in the browser: ${String(err)}`,
         err instanceof Error ? err.stack ?? "" : ""));
@@ -98,27 +143,42 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   }
 
   function show(tab: string): void {
+    shown = tab;
     for (const [t, pane] of panes) pane.style.display = t === tab ? "block" : "none";
-    for (const t of Array.from(tabs.children)) t.classList.toggle("active", (t as HTMLElement).dataset.tab === tab);
+    for (const t of Array.from(tabs.children) as HTMLElement[]) {
+      const on = t.dataset.tab === tab;
+      t.classList.toggle("active", on);
+      t.setAttribute("aria-selected", String(on));
+      t.tabIndex = on ? 0 : -1;
+    }
     const entry = entries.find((e) => e.tab === tab);
     if (entry) build(entry, panes.get(tab)!);
   }
 
+  const tabs = tabStrip(entries, show);
+  root.append(header, tabs);
   for (const entry of entries) {
-    const tab = text("div", `tp-tab db-tab${entry.reason ? " tp-tab-empty" : ""}`, entry.title);
-    tab.dataset.tab = entry.tab;
-    if (entry.reason) tab.title = entry.reason;
-    tab.addEventListener("click", () => show(entry.tab));
-    tabs.append(tab);
     const pane = document.createElement("div");
     pane.className = "tp-pane db-pane";
     pane.dataset.pane = entry.tab;
+    pane.setAttribute("role", "tabpanel");
+    pane.setAttribute("aria-labelledby", `${entry.prefix}tab`);
     root.append(pane);
     panes.set(entry.tab, pane);
   }
+  // a pending tab built by the kernel: its traits came first, then this entry
+  const onViews = () => {
+    entries = (model.get("views") ?? []) as ViewEntry[];
+    const entry = entries.find((e) => e.tab === shown);
+    if (entry && !entry.pending) build(entry, panes.get(shown)!);
+  };
+  model.on("change:views", onViews);
   if (entries.length) show(entries[0].tab);
   (root as any).__dashboard = { show };
-  return () => cleanups.forEach((f) => f());
+  return () => {
+    model.off?.("change:views", onViews);
+    cleanups.forEach((f) => f());
+  };
 }
 
 export default { render };

@@ -43,11 +43,13 @@ const STYLE = `
 .tfprof ul.tp-list li { margin: 3px 0; }
 .tfprof .tp-tabs { display: flex; flex-wrap: wrap; gap: 2px; border-bottom: 1px solid var(--tp-border); }
 .tfprof .tp-tab { padding: 6px 12px; cursor: pointer; border: 1px solid transparent; border-bottom: none;
+  background: none; font: inherit;
   border-radius: 6px 6px 0 0; color: var(--tp-fg2); user-select: none; }
 .tfprof .tp-tab:hover { color: var(--tp-fg); background: var(--tp-bg2); }
 .tfprof .tp-tab.active { color: var(--tp-fg); border-color: var(--tp-border); background: var(--tp-bg);
   margin-bottom: -1px; font-weight: 600; }
 .tfprof .tp-tab.tp-tab-empty { opacity: .6; }
+.tfprof .tp-tab:focus-visible { outline: 2px solid var(--tp-accent); outline-offset: -2px; }
 .tfprof .tp-pane { padding: 8px 2px; }
 .tfprof .tp-toolbar { display: flex; gap: 12px; align-items: center; margin: 6px 0; flex-wrap: wrap; }
 .tfprof .tp-table-wrap { max-height: 460px; overflow: auto; border: 1px solid var(--tp-border); border-radius: 6px; }

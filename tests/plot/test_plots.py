@@ -61,6 +61,24 @@ def test_step_time_bars_are_the_steps_table(cpu):
     assert fig.layout.barmode == "stack" and "ms" in fig.layout.yaxis.title.text
 
 
+def test_many_steps_stack_areas_with_the_same_values(cpu, monkeypatch):
+    """Past MAX_BARS steps each category is one stacked area (a bar per step and category is
+    an SVG element each: thousands of steps took seconds to draw), same values and clicks."""
+    from tfprof_nb.plot import steps as step_plots
+
+    bars = cpu.plot.step_time()
+    monkeypatch.setattr(step_plots, "MAX_BARS", len(cpu.steps) - 1)
+    areas = cpu.plot.step_time()
+    assert {t.type for t in areas.data} == {"scatter"}
+    stacked = [t for t in areas.data if t.stackgroup]
+    assert [t.name for t in stacked] == [t.name for t in bars.data if t.type == "bar"]
+    for area, bar in zip(stacked, (t for t in bars.data if t.type == "bar")):
+        np.testing.assert_array_equal(np.asarray(area.y, float), np.asarray(bar.y, float))
+        assert list(area.customdata) == list(bar.customdata) and area.fillcolor
+    wait = cpu.plot.input_pipeline()
+    assert any(t.type == "scatter" and t.stackgroup for t in wait.data)
+
+
 def test_step_labels_name_the_host_in_a_pod(pod):
     steps = pod.steps
     assert steps.host.nunique() > 1

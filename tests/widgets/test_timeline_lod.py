@@ -243,7 +243,7 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
 
     prof = tp.load(cpu_python_file)
     n = len(prof.events)
-    monkeypatch.setenv("TFPROF_NB_MAX_FALLBACK_MB", str(n * 12 / 2**20))
+    monkeypatch.setenv("TFPROF_NB_MAX_REPORT_MB", str(n * 12 / 2**20))
     path = prof.to_html(tmp_path / "r.html")
     tlq = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
     with OfflinePage(path) as page:

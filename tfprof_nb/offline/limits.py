@@ -1,25 +1,41 @@
-"""How much data an offline copy of a view may carry in a notebook."""
+"""How much data an offline copy of a view may carry: in a notebook, and in a page.
+
+A notebook output's copy is a preview that keeps the notebook small and the cell fast (a trace
+viewer keeps its overview and one detailed range; ``prof.to_html`` writes the full copy); a
+page (a report, an exported report notebook) is the copy, and may be large.
+"""
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["MAX_FALLBACK_BYTES", "fallback_limit"]
+__all__ = ["MAX_FALLBACK_BYTES", "MAX_PAGE_BYTES", "fallback_limit", "page_limit"]
 
-# A fallback larger than this (packed) is replaced by a note: notebooks must stay shareable.
-# The environment variable TFPROF_NB_MAX_FALLBACK_MB overrides it (0: never embed data).
-MAX_FALLBACK_BYTES = 32 * 2**20
+# A notebook output's copy larger than this (packed) is replaced by a note: notebooks must
+# stay shareable.  TFPROF_NB_MAX_FALLBACK_MB overrides it (0: never embed data).
+MAX_FALLBACK_BYTES = 3 * 2**20
+# A page's copy (reports, export_notebook): TFPROF_NB_MAX_REPORT_MB overrides it.
+MAX_PAGE_BYTES = 32 * 2**20
 
 
-def fallback_limit() -> float:
-    """Bytes a view's offline copy may take packed (TFPROF_NB_MAX_FALLBACK_MB, else
-    :data:`MAX_FALLBACK_BYTES`)."""
-    value = os.environ.get("TFPROF_NB_MAX_FALLBACK_MB")
+def _limit(variable: str, default: int) -> float:
+    value = os.environ.get(variable)
     if value is None:
-        return MAX_FALLBACK_BYTES
+        return default
     try:
         mb = float(value)
     except ValueError:
-        raise ValueError("TFPROF_NB_MAX_FALLBACK_MB must be a number of MB, "
-                         f"got {value!r}") from None
-    return mb * 2**20 if mb == mb else MAX_FALLBACK_BYTES  # nan: the default
+        raise ValueError(f"{variable} must be a number of MB, got {value!r}") from None
+    return mb * 2**20 if mb == mb else default  # nan: the default
+
+
+def fallback_limit() -> float:
+    """Bytes a view's offline copy in a notebook output may take packed
+    (TFPROF_NB_MAX_FALLBACK_MB, else :data:`MAX_FALLBACK_BYTES`)."""
+    return _limit("TFPROF_NB_MAX_FALLBACK_MB", MAX_FALLBACK_BYTES)
+
+
+def page_limit() -> float:
+    """Bytes a view's copy in a report page may take packed (TFPROF_NB_MAX_REPORT_MB, else
+    :data:`MAX_PAGE_BYTES`)."""
+    return _limit("TFPROF_NB_MAX_REPORT_MB", MAX_PAGE_BYTES)

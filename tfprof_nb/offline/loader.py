@@ -26,7 +26,7 @@ from .limits import fallback_limit
 from .payload import widget_payload
 
 __all__ = ["display_outputs", "esm_b64", "fallback_html", "host_script", "loader_html",
-           "offline_box"]
+           "loader_output", "offline_box", "placeholder_html"]
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=]*")
 
@@ -73,15 +73,14 @@ def offline_box(placeholder: str, model_id: str | None = None, payload=None,
     return "".join(parts) + "</div>"
 
 
-def _too_big(widget, limited: bool):
-    """(note, None) when the limit keeps the data out of the notebook, else (None, payload)."""
+def _too_big(widget, limit: float):
+    """(note, None) when ``limit`` (packed bytes) keeps the data out, else (None, payload)."""
     name = html.escape(type(widget).__name__)
-    limit = fallback_limit() if limited else float("inf")
     if limit <= 0:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: no offline copy '
                 '(TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
                 'prof.to_html(path).</p>'), None
-    payload = widget_payload(widget)
+    payload = widget_payload(widget, budget=limit)
     if payload.packed_bytes > limit:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: the data of this view '
                 f'({payload.packed_bytes / 2**20:.0f} MB packed) is too large to keep in the '
@@ -94,25 +93,35 @@ def _note(widget) -> str:
             "view offline (it needs JavaScript).")
 
 
-def fallback_html(widget, limited: bool = True) -> str:
+def fallback_html(widget, limit: float | None = None) -> str:
     """The self-contained ``text/html`` fallback of ``widget``: its packed state, event
-    details and its own ES module.  With ``limited``, a fallback larger than the limit (see
-    :data:`~tfprof_nb.offline.limits.MAX_FALLBACK_BYTES`) is a note instead."""
-    note, payload = _too_big(widget, limited)
+    details and its own ES module, in at most ``limit`` packed bytes (default: the
+    notebook's, see :func:`~tfprof_nb.offline.limits.fallback_limit`; a larger copy is a
+    note instead)."""
+    note, payload = _too_big(widget, fallback_limit() if limit is None else limit)
     if note:
         return note
     return offline_box(_note(widget), widget.model_id, payload, widget._esm) + host_script(
         "tfprofOffline.renderFallback(document.currentScript.previousElementSibling);")
 
 
-def display_outputs(widget, limited: bool = True) -> tuple[str, str]:
+def placeholder_html(widget) -> str:
+    """The ``text/html`` of a displayed widget's output: the view's place, which the loader
+    output after it fills wherever no live widget shows (made at once: no data)."""
+    return offline_box(_note(widget), widget.model_id)
+
+
+def loader_output(widget, limit: float | None = None) -> str:
+    """The loader output of a displayed ``widget``: its offline copy in at most ``limit``
+    packed bytes (default: the notebook's), or the note saying why there is none."""
+    note, payload = _too_big(widget, fallback_limit() if limit is None else limit)
+    return note + loader_html() if note else loader_html(widget.model_id, payload, widget._esm)
+
+
+def display_outputs(widget, limit: float | None = None) -> tuple[str, str]:
     """(``text/html`` of the widget output, loader output) for displaying ``widget``: the
     first is the view's place, the second its data and the host that renders it offline."""
-    note, payload = _too_big(widget, limited)
-    if note:
-        return note, loader_html()
-    return (offline_box(_note(widget), widget.model_id),
-            loader_html(widget.model_id, payload, widget._esm))
+    return placeholder_html(widget), loader_output(widget, limit)
 
 
 def loader_html(model_id: str | None = None, payload=None, module: str | None = None) -> str:

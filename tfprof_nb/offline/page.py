@@ -10,6 +10,7 @@ import datetime as _dt
 import html
 from pathlib import Path
 
+from .limits import page_limit
 from .loader import host_script, offline_box
 from .payload import widget_payload
 
@@ -45,7 +46,7 @@ def widget_page(widget, title: str, summary: str = "") -> str:
     """A self-contained offline page rendering ``widget`` (any tfprof_nb view)."""
     from .._version import __version__
 
-    payload = widget_payload(widget)
+    payload = widget_payload(widget, budget=page_limit())
     when = written_at()
     box = offline_box("Loading the profile…", payload=payload, module=widget._esm)
     summary = f"{summary}\n" if summary else ""

@@ -47,7 +47,9 @@ def split_buffers(obj, path: tuple = ()) -> tuple[object, list[list], list[memor
 
 def widget_state(widget) -> dict:
     """The traits of ``widget`` a page needs, as it would sync them to a front-end (binary
-    buffers inside, see :func:`split_buffers`)."""
+    buffers inside, see :func:`split_buffers`); parts a live widget builds on request are
+    built first (``_complete``)."""
+    getattr(widget, "_complete", lambda: None)()
     return {key: value for key, value in widget.get_state().items()
             if key not in _SKIP and (not key.startswith("_") or key in _KEEP_PRIVATE)}
 
@@ -121,9 +123,10 @@ def widget_payload(widget, details: bool = True, level: int = 1,
                    budget: int | None = None) -> Payload:
     """Pack ``widget``'s state (and, for timelines, their events' stats) for offline pages.
 
-    A timeline keeps about ``budget`` packed bytes (default: ``TFPROF_NB_MAX_FALLBACK_MB``):
-    every event when they fit, else its overview and every event of one time range (see
-    ``TimelineSource.offline_state``); the details cover the events it holds alone.
+    A timeline keeps about ``budget`` packed bytes (default: a notebook output's limit, see
+    :mod:`.limits`): every event when they fit, else its overview and every event of one time
+    range (see ``TimelineSource.offline_state``); the details cover the events it holds
+    alone.
 
     zlib level 1: on a 1.2 M-event profile it packs 58 MB in 0.8 s to 15.3 MB, where level 6
     takes 3.4 s for 14.7 MB (displaying a view packs its fallback, so speed matters).

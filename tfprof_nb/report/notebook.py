@@ -32,8 +32,8 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     """Write a report notebook of ``prof`` to ``path`` (``.ipynb`` is added when missing; a
     directory gets ``tfprof_report.ipynb``) and return the path.
 
-    The dashboard is always embedded whole (the size limit of notebook fallbacks does not
-    apply: it is what this notebook is for).  The notebook is signed on this machine (so
+    The dashboard is embedded as a report page embeds it (up to ``TFPROF_NB_MAX_REPORT_MB``,
+    not the small copies of notebook outputs: it is what this notebook is for).  The notebook is signed on this machine (so
     Jupyter here trusts it and runs its views); elsewhere, Jupyter asks the reader to trust it.
     """
     import nbformat
@@ -41,6 +41,7 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
 
     from .._version import __version__
     from ..offline import display_outputs, write_page, written_at
+    from ..offline.limits import page_limit
     from ..widgets.dashboard import Dashboard
 
     path = Path(path).expanduser()
@@ -56,7 +57,7 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     load = new_code_cell(
         f"import tfprof_nb as tp\n\nprof = tp.load({_source_of(prof)})\nprint(prof.summary())",
         outputs=[new_output("stream", name="stdout", text=prof.summary() + "\n")])
-    fallback, loader = display_outputs(Dashboard(prof), limited=False)
+    fallback, loader = display_outputs(Dashboard(prof), page_limit())
     view = new_code_cell("prof.show()", outputs=[
         new_output("display_data", data={"text/plain": "tfprof_nb Dashboard",
                                          "text/html": fallback}),

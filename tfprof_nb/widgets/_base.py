@@ -42,8 +42,9 @@ class BaseWidget(anywidget.AnyWidget):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("_tfprof_view", type(self).__name__)
-        has_timeline = self._timeline_source() is not None
-        kwargs.setdefault("_tfprof_timelines", [self._timeline_prefix()] if has_timeline else [])
+        if "_tfprof_timelines" not in kwargs:
+            has_timeline = self._timeline_source() is not None
+            kwargs["_tfprof_timelines"] = [self._timeline_prefix()] if has_timeline else []
         super().__init__(*args, **kwargs)
 
     def _safely(self, fn, *args):
@@ -52,6 +53,10 @@ class BaseWidget(anywidget.AnyWidget):
         except Exception as exc:  # a widget must never take the kernel down: shown instead
             self.error = f"{type(exc).__name__}: {exc}"
             return None
+
+    def _complete(self) -> None:
+        """Make every trait an offline page needs (a widget that builds parts when the page
+        asks for them builds them all here)."""
 
     def _timeline_source(self):
         """The TimelineSource of a view with a trace timeline (its events' details are
@@ -103,12 +108,10 @@ class BaseWidget(anywidget.AnyWidget):
     def _ipython_display_(self):
         """Display the view (its ``text/html`` is the view's place), then the loader: the
         view's offline copy, rendered wherever no live widget shows (exports, reopened
-        notebooks)."""
+        notebooks).  The view goes first: the page draws it while the copy is packed."""
         from IPython.display import display
 
-        pieces = self._offline(offline.display_outputs)
-        fallback, loader = pieces if isinstance(pieces, tuple) else \
-            (pieces, offline.loader_html())
-        data, meta = self._bundle(fallback)
+        data, meta = self._bundle(offline.placeholder_html(self))
         display(data, metadata=meta, raw=True)
+        loader = self._offline(offline.loader_output)
         display({"text/html": loader}, metadata={"tfprof_nb": "offline-loader"}, raw=True)

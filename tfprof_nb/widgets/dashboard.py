@@ -18,6 +18,7 @@ import traitlets
 from ._base import BaseWidget
 from .manifest import view_entries
 from .overview import profile_header
+from .timeline import TraceTimeline
 
 __all__ = ["Dashboard", "prefix_of", "view_classes"]
 
@@ -40,15 +41,31 @@ def _prefixed_traits(classes) -> dict:
 def _entry(cls) -> dict:
     return {"tab": cls.tab, "title": cls.title, "kind": cls.__name__,
             "prefix": prefix_of(cls.tab), "zoomable": bool(cls.zoomable), "reason": "",
-            "error": "", "traceback": ""}
+            "error": "", "traceback": "", "pending": False}
+
+
+def _failed(entry: dict, exc: Exception) -> dict:
+    """``entry`` saying what failed (shown in its tab, traceback folded; the others work)."""
+    return {**entry, "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(), "pending": False}
+
+
+def _timelines(entries: list[dict]) -> list[dict]:
+    """The entries of trace viewers with data (their events' details go offline)."""
+    return [e for e in entries if e["kind"] == TraceTimeline.__name__ and not e["reason"]
+            and not e["error"]]
 
 
 class Dashboard(BaseWidget):
     """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
     give it.  Tabs: the views the widget manifest lists (overview, trace viewer, TensorFlow
     stats, GPU kernel stats, GPU utilisation, XLA ops, memory, input pipeline, tf.data, pod
-    viewer).  Tabs
-    without data say why; a tab whose view fails shows its error and traceback."""
+    viewer).  Tabs without data say why; a tab whose view fails shows its error and
+    traceback.
+
+    The first tab with data is built at once; the others (``pending``) when the page opens
+    them (it asks the kernel), or all together when an offline copy is packed: a dashboard
+    shows in the time of its overview, not of every view."""
 
     bundle = "dashboard"
     header = traitlets.List().tag(sync=True)
@@ -58,38 +75,73 @@ class Dashboard(BaseWidget):
         self._prof = prof
         self._classes = {cls.tab: cls for cls in view_classes()}
         self._controllers: dict[str, object] = {}
-        entries, values = [], {}
-        for cls in self._classes.values():
-            entries.append(self._build(cls, prof, values))
+        entries = [self._entry(cls, prof) for cls in self._classes.values()]
         # the views' traits, on this dashboard only (as anywidget adds its own)
         traitlets.HasTraits.add_traits(self, **_prefixed_traits(self._classes.values()))
+        first = next((i for i, e in enumerate(entries) if e["pending"]), None)
+        values: dict = {}
+        if first is not None:
+            entries[first], values = self._state_of(entries[first])
+        kwargs.setdefault("_tfprof_timelines", [e["prefix"] for e in _timelines(entries)])
         super().__init__(header=profile_header(prof), views=entries, **values, **kwargs)
-        for tab, controller in self._controllers.items():
-            names = [prefix_of(tab) + n for n in self._classes[tab].synced()]
-            self.observe(self._routed(tab, controller), names=names)
+        self._observe_controllers(list(self._controllers))
         self.on_msg(self._on_message)
 
-    def _build(self, cls, prof, values: dict) -> dict:
-        """The tab entry of view ``cls``; its trait values go into ``values``."""
+    def _entry(self, cls, prof) -> dict:
+        """The tab entry of view ``cls``: its title, and why it is empty (or what failed
+        finding out); a tab with data is ``pending`` until built."""
         entry = _entry(cls)
         try:
             entry["title"] = cls.title_for(prof)
-            reason = cls.reason(prof)
-            if reason:
-                entry["reason"] = reason
-                return entry
-            state = cls.state(prof)
-            values.update({prefix_of(cls.tab) + k: v for k, v in state.values.items()})
-            if state.controller is not None:
-                self._controllers[cls.tab] = state.controller
+            entry["reason"] = cls.reason(prof) or ""
         except Exception as exc:  # shown in its tab, traceback included; the others work
-            entry["error"] = f"{type(exc).__name__}: {exc}"
-            entry["traceback"] = traceback.format_exc()
+            return _failed(entry, exc)
+        entry["pending"] = not entry["reason"]
         return entry
 
+    def _state_of(self, entry: dict) -> tuple[dict, dict]:
+        """(the entry built, its view's trait values under the tab's prefix)."""
+        tab = entry["tab"]
+        try:
+            state = self._classes[tab].state(self._prof)
+        except Exception as exc:
+            return _failed(entry, exc), {}
+        if state.controller is not None:
+            self._controllers[tab] = state.controller
+        return ({**entry, "pending": False},
+                {prefix_of(tab) + k: v for k, v in state.values.items()})
+
+    def open_tab(self, tab: str) -> None:
+        """Build tab ``tab`` when it is pending (the page asks for it when it is opened)."""
+        views = list(self.views)
+        i = next((k for k, e in enumerate(views) if e["tab"] == tab and e["pending"]), None)
+        if i is None:
+            return
+        views[i], values = self._state_of(views[i])
+        with self.hold_sync():
+            for name, value in values.items():
+                setattr(self, name, value)
+            self.views = views
+        self._observe_controllers([tab] if tab in self._controllers else [])
+
+    def _complete(self) -> None:
+        """Build every pending tab (an offline page has no kernel to ask)."""
+        for entry in list(self.views):
+            if entry["pending"]:
+                self.open_tab(entry["tab"])
+
+    def _observe_controllers(self, tabs: list[str]) -> None:
+        for tab in tabs:
+            names = [prefix_of(tab) + n for n in self._classes[tab].synced()]
+            self.observe(self._routed(tab, self._controllers[tab]), names=names)
+
     def _answer(self, content, buffers) -> tuple[dict, list] | None:
-        """A view's request (its prefix in ``view``) goes to the view's controller; the answer
+        """``{"kind": "tab", "tab"}`` builds that tab (its traits answer); another view's
+        request (its prefix in ``view``) goes to the view's controller, and the answer
         carries the prefix back (None: no view answers requests under that prefix)."""
+        if isinstance(content, dict) and content.get("kind") == "tab":
+            self.open_tab(str(content.get("tab", "")))
+            return None
         prefix = content.get("view") if isinstance(content, dict) else None
         tab = next((t for t in self._controllers if prefix_of(t) == prefix), None)
         controller = self._controllers.get(tab)
@@ -106,7 +158,8 @@ class Dashboard(BaseWidget):
     @property
     def errors(self) -> dict[str, str]:
         """{tab: what failed} of the tabs whose view could not be built (the tab shows the
-        message and, folded, its traceback)."""
+        message and, folded, its traceback); every tab is built to know."""
+        self._complete()
         return {v["tab"]: v["error"] for v in self.views if v["error"]}
 
     def _routed(self, tab: str, controller):
@@ -121,6 +174,8 @@ class Dashboard(BaseWidget):
         return on_change
 
     def _timeline_source(self):
+        for entry in _timelines(self.views):
+            self.open_tab(entry["tab"])
         return next((c for c in self._controllers.values() if hasattr(c, "offline_state")),
                     None)
 
