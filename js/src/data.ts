@@ -2,6 +2,7 @@
 // columns.ts) and `meta`: the names (interned once), notes, and typed tables of the tracks,
 // segments and steps.
 import { decodeColumns, decodeRows, numeric, type Wire } from "./columns";
+import { type CounterTrack } from "./timeline/layout";
 
 export interface Track {
   id: number;
@@ -60,6 +61,7 @@ export interface TimelineData {
   lod: Lod;
   base: Tile;
   extra: Tile[]; // embedded detail (an offline copy of a large profile)
+  counters: CounterTrack[]; // memory in use per allocator, the GPU launch queue, ...
 }
 
 /** The timeline row of block `i` of `tile`. */
@@ -121,6 +123,8 @@ interface Meta {
   tracks?: Wire;
   segments?: Wire;
   steps?: Wire;
+  counter_tracks?: Wire; // section, name, unit, max per counter
+  counter_points?: Wire; // counter, t, v: each counter's points in time order
   notes?: string[];
   t0?: number;
   t1?: number;
@@ -146,7 +150,28 @@ export function decode(model: ModelLike): TimelineData {
     lod: { mode: full ? "full" : "overview", events: meta.lod?.events ?? base.start.length },
     base,
     extra: !full && detail ? [decodeTile(detail)] : [],
+    counters: decodeCounters(meta),
   };
+}
+
+/** The counter tracks of `meta`: each counter's points (a table sorted by counter, then
+ * time) sliced out of one set of columns. */
+function decodeCounters(meta: Meta): CounterTrack[] {
+  const tracks = decodeRows<{ section: string; name: string; unit: string; max: number }>(meta.counter_tracks);
+  if (!tracks.length || !meta.counter_points?.schema) return [];
+  const c = decodeColumns(meta.counter_points);
+  const which = c.counter as ArrayLike<number>; // (a frame's integers: int32 or uint32)
+  if (!ArrayBuffer.isView(which)) throw new Error("counter points: no counter column");
+  const t = numeric(c, "t", Float64Array);
+  const v = numeric(c, "v", Float64Array);
+  let lo = 0;
+  return tracks.map((track, k) => {
+    let hi = lo;
+    while (hi < which.length && which[hi] === k) hi++;
+    const out = { ...track, t: t.subarray(lo, hi), v: v.subarray(lo, hi) };
+    lo = hi;
+    return out;
+  });
 }
 
 function emptyTile(): Tile {

@@ -7,6 +7,8 @@ import { decodeColumns, numeric, type Wire } from "./columns";
 import { decode, rowOf, segmentOf, single, type Tile, type TimelineData } from "./data";
 import { type LinksAnswer, type Partner } from "./timeline/links";
 
+const MAX_PARTNERS = 64; // as the kernel sends (tfprof_nb.widgets.timeline_links)
+
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
   let lo = 0;
@@ -54,13 +56,17 @@ export interface DetailsBlock {
   rows: Uint32Array | null;
   start: Float64Array | null;
   name: Uint32Array | null;
-  // host launches and the device events they started (timeline rows), both ends covered
-  linkLaunch: Uint32Array | null;
-  linkKernel: Uint32Array | null;
+  // links whose two ends are covered (timeline rows): a host launch and its device event, a
+  // producer and its consumer; the kind indexes `linkLabels` ([end's label, start's label])
+  linkSrc: Uint32Array | null;
+  linkDst: Uint32Array | null;
+  linkKind: Uint8Array | null;
+  linkLabels: [string, string][];
 }
 
 /** A details block from what tfprof_nb.offline.details writes: two tables and typed columns. */
-export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: Wire }): DetailsBlock {
+export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: Wire;
+  link_labels?: [string, string][] }): DetailsBlock {
   const c = decodeColumns(raw.columns);
   return {
     keys: raw.keys, values: raw.values,
@@ -68,7 +74,8 @@ export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: 
     id: numeric(c, "id", Uint32Array), dur: numeric(c, "dur", Float64Array),
     rows: numeric(c, "rows", Uint32Array, true), start: numeric(c, "start", Float64Array, true),
     name: numeric(c, "name", Uint32Array, true),
-    linkLaunch: numeric(c, "link_launch", Uint32Array, true), linkKernel: numeric(c, "link_kernel", Uint32Array, true),
+    linkSrc: numeric(c, "link_src", Uint32Array, true), linkDst: numeric(c, "link_dst", Uint32Array, true),
+    linkKind: numeric(c, "link_kind", Uint8Array, true), linkLabels: raw.link_labels ?? [],
   };
 }
 
@@ -136,26 +143,31 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   return Object.fromEntries(out);
 }
 
-/** The events linked to timeline row `i` (a launch and its kernels), as the Python widget's
- * TimelineSource.links_of answers, from the pairs the details block embeds. */
+/** The events linked to timeline row `i` (a launch and its kernels, a producer and its
+ * consumers), as the Python widget's TimelineSource.links_of answers, from the pairs the
+ * details block embeds: arrows' ends first, then their starts. */
 export function eventLinks(state: Record<string, unknown>, prefix: string, i: number,
   block?: DetailsBlock): LinksAnswer {
   const out: LinksAnswer = { row: i, partners: [], more: 0 };
   const data = timelineOf(state, prefix);
-  if (!data || !(i >= 0) || !block?.linkLaunch || !block.linkKernel) return out;
+  if (!data || !(i >= 0) || !block?.linkSrc || !block.linkDst || !block.linkKind) return out;
   const info = (row: number) => {
     const f = rowFacts(data.base, row, block);
     return f ? { row, start: f.start, dur: f.dur, name: data.names[f.name] ?? "" } : null;
   };
   const found: Partner[] = [];
-  const { linkLaunch: launch, linkKernel: kernel } = block;
-  for (let k = 0; k < launch.length; k++) {
-    const [row, role] = launch[k] === i ? [kernel[k], "kernel" as const] : kernel[k] === i ? [launch[k], "launch" as const] : [-1, null];
-    const p = role ? info(row) : null;
-    if (p && role) found.push({ ...p, role });
+  const { linkSrc: src, linkDst: dst, linkKind: kind, linkLabels: labels } = block;
+  for (const role of ["to", "from"] as const) {
+    const [mine, other] = role === "to" ? [src, dst] : [dst, src];
+    for (let k = 0; k < mine.length; k++) {
+      if (mine[k] !== i) continue;
+      const p = info(other[k]);
+      if (p) found.push({ ...p, role, label: labels[kind[k]]?.[role === "to" ? 0 : 1] ?? "" });
+    }
   }
   const event = info(i);
   if (event) out.event = event;
-  out.partners = found.sort((a, b) => (a.role === b.role ? 0 : a.role === "kernel" ? -1 : 1));
+  out.partners = found.slice(0, MAX_PARTNERS);
+  out.more = found.length - out.partners.length;
   return out;
 }

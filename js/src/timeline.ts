@@ -1,24 +1,29 @@
 // Trace timeline: an anywidget view of every event of a profile, drawn on a canvas with
 // level of detail. Small profiles arrive whole; larger ones arrive as an overview and the
 // kernel answers each zoom or pan with the window's detail (custom messages with typed
-// columns); without a kernel (reports, saved notebooks) the view draws what is embedded and
-// says where detail needs one. Names are user data: they only ever reach the page as canvas
-// text or textContent, never as HTML.
+// columns), and sums areas and finds search matches over every event; without a kernel
+// (reports, saved notebooks) the view draws what is embedded and says where detail needs one.
+// Names are user data: they only ever reach the page as canvas text or textContent, never as
+// HTML.
 //
 // The parts: timeline/state.ts (what is shown, selected, loaded, searched: no DOM),
-// timeline/paint.ts (the canvas), timeline/input.ts (mouse and keys), timeline/panel.ts (the
-// toolbar, status and details). This module wires them to the model and the kernel.
+// timeline/paint.ts (the canvas), timeline/input.ts (mouse and keys), timeline/panel.ts and
+// timeline/overlays.ts (the DOM around and over the canvas). This module wires them to the
+// model and the kernel.
 import { type Model } from "./model";
 import { decode } from "./data";
-import { fmtTime } from "./timeline/layout";
+import { type AreaAnswer } from "./timeline/area";
+import { AXIS_H, fmtTime } from "./timeline/layout";
 import { attachInput } from "./timeline/input";
+import { attachScroll, copyText, placeScrollbar, showTip, tipAt, toggleHelp, trackMenu } from "./timeline/overlays";
 import { Painter, themeOf } from "./timeline/paint";
-import { buildPanel, fillSteps, showDetails, showLinks, type Panel } from "./timeline/panel";
+import { buildPanel, fillSteps, showArea, showDetails, showLinks, type Panel } from "./timeline/panel";
 import { TimelineState, type Change, type Source } from "./timeline/state";
 import { ANSWER_TIMEOUT } from "./timeline/tiles";
 
 const REQUEST_DELAY = 60; // ms after the last view change before asking for detail
 const SYNC_DELAY = 150; // ms after the last view change before telling Python
+const MIN_HEIGHT = 120;
 
 /** One call of `fn` `ms` after the last request (and a way to cancel it). */
 function debounced(fn: () => void, ms: number): { (): void; cancel(): void } {
@@ -45,26 +50,50 @@ function kernelLink(model: Model, state: TimelineState, repaint: () => void) {
     if (!msg || typeof msg !== "object") return;
     if (msg.kind === "window" && state.receiveWindow(msg, buffers ?? [], performance.now())) ask();
     else if (msg.kind === "search") state.receiveSearch(msg, buffers ?? []);
+    else if (msg.kind === "area" && state.area.receive(msg as AreaAnswer, buffers ?? [], state.data.names)) state.emit("area", "model");
   };
   return { ask, onMessage };
 }
 
+/** What the status line says: the selected event, the merged block clicked, the area. */
+function statusOf(state: TimelineState): string {
+  const s = state.selection;
+  if (s) return `${s.name} · start ${fmtTime(s.start)} · duration ${fmtTime(s.dur)}`;
+  const m = state.merged;
+  if (m) return `${(m.count ?? 0).toLocaleString("en-US")} events merged here over ${fmtTime(m.dur)}: ` +
+    "double-click or zoom in to see them";
+  return state.area.label();
+}
+
 /** Keep the panel in step with the state. */
-function showState(panel: Panel, state: TimelineState, what: Change): void {
+function showState(panel: Panel, state: TimelineState, what: Change, model: Model): void {
   if (what === "search") panel.found.textContent = state.search.status;
-  if ((what === "select" || what === "links") && state.selection) {
-    const s = state.selection;
-    panel.status.textContent = `${s.name} · start ${fmtTime(s.start)} · duration ${fmtTime(s.dur)}`;
-  }
+  if (what === "select" || what === "links" || what === "area") panel.status.textContent = statusOf(state);
   if (what === "select" || what === "links") showLinks(panel.links, state.links, (p) => state.jumpTo(p));
-  if (what === "measure" && state.measure) {
-    const [a, b] = [Math.min(...state.measure), Math.max(...state.measure)];
-    panel.status.textContent = `measured ${fmtTime(b - a)} (from ${fmtTime(a)} to ${fmtTime(b)})`;
+  if (what === "area") {
+    const request = what === "area" && state.area.area && !state.area.rows.length ? state.areaRequest() : null;
+    if (request) model.send!(request);
+    showArea(panel.area, state.area.status, state.area.rows, (name) => find(panel, state, model, name));
+  }
+  if (what === "layout" || what === "data") {
+    const hidden = state.tracks.hiddenCount();
+    panel.showAll.textContent = `show ${hidden} hidden`;
+    panel.showAll.style.display = hidden || state.tracks.choices.filter ? "" : "none";
+    if (!hidden && state.tracks.choices.filter) panel.showAll.textContent = "show all";
   }
   if (what === "data") {
     fillSteps(panel.steps, state.data.steps);
     panel.notes.textContent = state.data.notes.join(" ");
   }
+  if (what === "hover" && !state.hover) showTip(panel, "", 0, 0);
+  placeScrollbar(panel, state);
+}
+
+/** Search `query` from the toolbar (and put it in the box). */
+function find(panel: Panel, state: TimelineState, model: Model, query: string): void {
+  panel.search.value = query;
+  const request = state.find(query);
+  if (request) model.send!(request);
 }
 
 /** The toolbar's controls drive the state. */
@@ -73,10 +102,7 @@ function wireToolbar(panel: Panel, state: TimelineState, model: Model): void {
     const s = state.data.steps[Number(panel.steps.value)];
     if (s) state.setView(s.start, s.end);
   });
-  panel.search.addEventListener("input", () => {
-    const request = state.find(panel.search.value);
-    if (request) model.send!(request);
-  });
+  panel.search.addEventListener("input", () => find(panel, state, model, panel.search.value));
   panel.search.addEventListener("keydown", (e) => {
     if (e.key === "Enter") state.gotoMatch(e.shiftKey ? -1 : 1);
   });
@@ -84,6 +110,22 @@ function wireToolbar(panel: Panel, state: TimelineState, model: Model): void {
   panel.next.addEventListener("click", () => state.gotoMatch(1));
   panel.fit.addEventListener("click", () => state.fitSelection());
   panel.reset.addEventListener("click", () => state.setView(state.data.t0, state.data.t1));
+  panel.filter.addEventListener("input", () => state.filterTracks(panel.filter.value));
+  panel.foldEmpty.addEventListener("click", () => {
+    const n = state.foldEmpty();
+    panel.foldEmpty.textContent = n ? `unfold ${n}` : "fold empty";
+  });
+  panel.showAll.addEventListener("click", () => {
+    panel.filter.value = "";
+    panel.foldEmpty.textContent = "fold empty";
+    state.showAllTracks();
+  });
+  panel.help.addEventListener("click", () => toggleHelp(panel));
+}
+
+/** The viewer's height: the model's, but no taller than its rows. */
+function fitHeight(state: TimelineState, wanted: number): number {
+  return Math.max(MIN_HEIGHT, Math.min(wanted, AXIS_H + state.pinnedH + state.contentH + 2));
 }
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
@@ -92,6 +134,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const ctx = panel.canvas.getContext("2d")!;
   const state = new TimelineState(decode(model), typeof model.send === "function",
     Math.max(400, el.clientWidth || 900), Number(model.get("height")) || 520);
+  state.height = fitHeight(state, state.height);
   const painter = new Painter(ctx, theme);
   let frame = 0;
   const repaint = () => {
@@ -100,39 +143,56 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const kernel = kernelLink(model, state, repaint);
   model.on("msg:custom", kernel.onMessage);
   const sync = debounced(() => { model.set("view", state.view()); model.save_changes(); }, SYNC_DELAY);
-  const resize = () => {
+  const resize = (height = state.height) => {
     const dpr = window.devicePixelRatio || 1;
-    state.resize(Math.max(400, el.clientWidth || state.width));
+    state.resize(Math.max(400, el.clientWidth || state.width), height);
     Object.assign(panel.canvas, { width: Math.round(state.width * dpr), height: Math.round(state.height * dpr) });
     Object.assign(panel.canvas.style, { width: `${state.width}px`, height: `${state.height}px` });
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   };
   state.onChange((what: Change, source: Source) => {
-    showState(panel, state, what);
+    showState(panel, state, what, model);
     if (what === "view" || what === "data") kernel.ask();
     if (what === "view" && source === "user") sync();
     if (what === "select" && source === "user") {
       model.set("selected_index", state.selected);
       model.save_changes();
     }
-    repaint();
+    if (what !== "hover") repaint();
   });
   wireToolbar(panel, state, model);
-  const stopInput = attachInput(panel.canvas, state);
-  const stopModel = followModel(model, state, panel);
+  const copy = () => { if (state.selection) copyText(state.selection.name); };
+  const stopInput = attachInput(panel.canvas, state, {
+    label: (row, x, y) => trackMenu(panel, state, row, x, y),
+    help: () => toggleHelp(panel),
+    copy,
+    hover: (info, x, y) => {
+      state.setHover(info);
+      const rect = panel.canvas.getBoundingClientRect();
+      showTip(panel, tipAt(state, info, x - rect.left, y - rect.top), x, y);
+    },
+  });
+  const stopScroll = attachScroll(panel, state, (height) => {
+    resize(height);
+    model.set("height", height);
+    model.save_changes();
+    repaint();
+  });
+  const stopModel = followModel(model, state, panel, copy);
   const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => { resize(); repaint(); }) : null;
   ro?.observe(el);
   // tests and benchmarks read and drive the state (a typed API; see timeline/state.ts)
   (panel.root as unknown as { __timeline: TimelineState }).__timeline = state;
-  showState(panel, state, "data");
+  showState(panel, state, "data", model);
   resize();
   const initial = model.get("view") as number[] | null;
   if (initial && initial.length === 2) state.setView(initial[0], initial[1], "model");
   painter.paint(state);
-  showDetails(panel.details, model.get("details") ?? {});
+  showDetails(panel.details, model.get("details") ?? {}, copy);
   kernel.ask();
   return () => {
     stopInput();
+    stopScroll();
     stopModel();
     ro?.disconnect();
     kernel.ask.cancel();
@@ -142,7 +202,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 }
 
 /** Changes from Python (or the offline host) reach the state and the panel. */
-function followModel(model: Model, state: TimelineState, panel: Panel): () => void {
+function followModel(model: Model, state: TimelineState, panel: Panel, copy: () => void): () => void {
   const handlers: [string, () => void][] = [
     ["change:view", () => {
       const v = model.get("view") as number[] | null;
@@ -152,7 +212,7 @@ function followModel(model: Model, state: TimelineState, panel: Panel): () => vo
       const i = Number(model.get("selected_index"));
       if (i !== state.selected) state.select(i, null, "model");
     }],
-    ["change:details", () => showDetails(panel.details, model.get("details") ?? {})],
+    ["change:details", () => showDetails(panel.details, model.get("details") ?? {}, copy)],
     ["change:links", () => state.receiveLinks(model.get("links"))],
     ["change:meta", () => state.setData(decode(model))],
   ];

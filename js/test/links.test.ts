@@ -3,7 +3,7 @@ import { decode, type TimelineData } from "../src/data";
 import { eventDetails, eventLinks, type DetailsBlock } from "../src/details";
 import { detailsResponder, standInModel } from "../src/offline";
 import { AXIS_H, HEADER, ROW } from "../src/timeline/layout";
-import { Links, rowY, scrollShowing, spanning, type Partner } from "../src/timeline/links";
+import { Links, rowY, spanning, type Partner } from "../src/timeline/links";
 import { TimelineState, type Change, type Source } from "../src/timeline/state";
 import { meta, tileWire } from "./wire";
 
@@ -34,8 +34,8 @@ function state(prefix = ""): Record<string, unknown> {
 }
 
 const data = (): TimelineData => { const s = state(); return decode({ get: (k) => s[k] }); };
-const KERNEL_0: Partner = { row: 0, start: 40, dur: 20, name: "gemm.kd", role: "kernel" };
-const LAUNCH_2: Partner = { row: 2, start: 10, dur: 4, name: "hipModuleLaunchKernel", role: "launch" };
+const KERNEL_0: Partner = { row: 0, start: 40, dur: 20, name: "gemm.kd", role: "to", label: "kernel" };
+const LAUNCH_2: Partner = { row: 2, start: 10, dur: 4, name: "hipModuleLaunchKernel", role: "from", label: "launch" };
 
 function record(s: TimelineState): [Change, Source][] {
   const seen: [Change, Source][] = [];
@@ -45,7 +45,7 @@ function record(s: TimelineState): [Change, Source][] {
 
 describe("the selection's links", () => {
   it("takes the answer for the selected row only, and drops it with the selection", () => {
-    const s = new TimelineState(data(), true, 1190, 400);
+    const s = new TimelineState(data(), true, 1200, 400);
     const seen = record(s);
     s.select(2);
     s.receiveLinks({ row: 3, partners: [KERNEL_0] }); // a late answer for another selection
@@ -61,7 +61,7 @@ describe("the selection's links", () => {
     expect(s.links.partners).toEqual([]);
   });
 
-  it("knows which end is the launch", () => {
+  it("knows which end the arrow starts from", () => {
     const links = new Links();
     const launch = { row: 2, start: 10, dur: 4, name: "hipModuleLaunchKernel" };
     expect(links.ends(launch, KERNEL_0)).toEqual([launch, KERNEL_0]);
@@ -78,7 +78,7 @@ describe("the selection's links", () => {
   });
 
   it("fills the selection from the answer when the tiles do not hold the event alone", () => {
-    const s = new TimelineState(data(), true, 1190, 400);
+    const s = new TimelineState(data(), true, 1200, 400);
     s.select(7); // a row no tile holds
     expect(s.selection).toBeNull();
     const event = { row: 7, start: 1, dur: 2, name: "x" };
@@ -86,19 +86,26 @@ describe("the selection's links", () => {
     expect(s.selection).toEqual(event);
   });
 
-  it("places each end on its track's row, or on its section's header when folded", () => {
-    const s = new TimelineState(data(), true, 1190, 400);
-    expect(rowY(s.data, s.rows, 0)).toBe(HEADER + 2 + (ROW - 2) / 2);
+  it("places each end on its track's row, its section's header when folded, a pinned track's row", () => {
+    const s = new TimelineState(data(), true, 1200, 400);
+    expect(rowY(s.data, s, 0)).toBe(AXIS_H + HEADER + 2 + (ROW - 2) / 2);
     const hostTrack = s.rows.find((r) => r.kind === "track" && r.track === 1)!;
-    expect(rowY(s.data, s.rows, 3)).toBe(hostTrack.y + 2 + (ROW - 2) / 2);
+    expect(rowY(s.data, s, 3)).toBe(AXIS_H + hostTrack.y + 2 + (ROW - 2) / 2);
+    s.scrollTo(10); // canvas y: the scroll is taken off
+    expect(rowY(s.data, s, 3)).toBe(AXIS_H + hostTrack.y - s.scrollY + 2 + (ROW - 2) / 2);
     s.toggleSection("h /host:CPU");
     const header = s.rows.find((r) => r.kind === "section" && r.section === "h /host:CPU")!;
-    expect(rowY(s.data, s.rows, 3)).toBe(header.y + HEADER / 2);
-    expect(rowY(s.data, s.rows, 99)).toBeNull();
+    expect(rowY(s.data, s, 3)).toBe(AXIS_H + header.y - s.scrollY + HEADER / 2);
+    expect(rowY(s.data, s, 99)).toBeNull();
+    s.toggleSection("h /host:CPU");
+    s.toggleTrack("pinned", "1"); // pinned: right under the axis, whatever the scroll
+    expect(rowY(s.data, s, 3)).toBe(AXIS_H + 2 + (ROW - 2) / 2);
+    s.toggleTrack("hidden", "0");
+    expect(rowY(s.data, s, 0)).toBeNull();
   });
 
   it("jumps to a partner: selects it and shows both ends", () => {
-    const s = new TimelineState(data(), true, 1190, AXIS_H + 30); // room for one row
+    const s = new TimelineState(data(), true, 1200, AXIS_H + 30); // room for one row
     s.setView(0, 5);
     s.select(2, { row: 2, start: 10, dur: 4, name: "hipModuleLaunchKernel" });
     s.receiveLinks({ row: 2, partners: [KERNEL_0] });
@@ -110,17 +117,16 @@ describe("the selection's links", () => {
     const [a, b] = s.view();
     expect(a).toBeLessThan(10);
     expect(b).toBeGreaterThan(60);
-    const y = rowY(s.data, s.rows, 0)!; // scrolled from the bottom to the kernel's row
-    expect(s.scrollY).toBe(y - 15);
+    const y = rowY(s.data, s, 0)!; // scrolled from the bottom to the kernel's row, in view
+    expect(y).toBeGreaterThanOrEqual(AXIS_H);
+    expect(y).toBeLessThan(AXIS_H + 30);
     expect(seen.map(([w]) => w)).toEqual(["view", "select", "scroll"]);
     expect(s.links.partners).toEqual([]); // until the answer for the kernel comes
   });
 
-  it("frames and scrolls with a margin", () => {
+  it("frames both ends with a margin", () => {
     expect(spanning({ row: 0, start: 10, dur: 10, name: "" }, { row: 1, start: 100, dur: 0, name: "" }))
       .toEqual([10 - 13.5, 100 + 13.5]);
-    expect(scrollShowing(100, 0, 400)).toBe(0);
-    expect(scrollShowing(900, 0, 400)).toBe(700);
   });
 });
 
@@ -128,14 +134,15 @@ describe("links without a kernel", () => {
   const block: DetailsBlock = {
     keys: [], values: [], off: new Uint32Array(5), key: new Uint32Array(0), val: new Uint32Array(0),
     id: new Uint32Array([0, 1, 2, 3]), dur: new Float64Array([20, 5, 4, 2]), rows: null, start: null, name: null,
-    linkLaunch: new Uint32Array([2, 3]), linkKernel: new Uint32Array([0, 1]),
+    linkSrc: new Uint32Array([2, 3]), linkDst: new Uint32Array([0, 1]), linkKind: new Uint8Array([0, 0]),
+    linkLabels: [["kernel", "launch"]],
   };
 
   it("pairs a launch with its kernel from the embedded pairs, both ways", () => {
     expect(eventLinks(state(), "", 2, block)).toEqual({ row: 2, more: 0,
       event: { row: 2, start: 10, dur: 4, name: "hipModuleLaunchKernel" }, partners: [KERNEL_0] });
     expect(eventLinks(state(), "", 1, block).partners).toEqual([
-      { row: 3, start: 60, dur: 2, name: "hipMemcpyDtoDAsync", role: "launch" }]);
+      { row: 3, start: 60, dur: 2, name: "hipMemcpyDtoDAsync", role: "from", label: "launch" }]);
     expect(eventLinks(state(), "", 2).partners).toEqual([]); // no block: no pairs
   });
 

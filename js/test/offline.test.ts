@@ -32,7 +32,7 @@ const block: DetailsBlock = {
   val: new Uint32Array([0, 1, 2]),
   id: new Uint32Array([10, 11, 12]),
   dur: new Float64Array([2.0004, 1, 10]),
-  rows: null, start: null, name: null, linkLaunch: null, linkKernel: null,
+  rows: null, start: null, name: null, linkSrc: null, linkDst: null, linkKind: null, linkLabels: [],
 };
 
 describe("event details without a kernel", () => {

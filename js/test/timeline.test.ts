@@ -54,7 +54,7 @@ const yOf = (state: TimelineState, index: number, depth = 0) => AXIS_H + state.r
 
 describe("viewport", () => {
   it("zooms around the cursor, pans by pixels, keeps at least a nanosecond", () => {
-    const s = new TimelineState(full(), false, 1190, 400); // 1000 px of plot: 10 px per us
+    const s = new TimelineState(full(), false, 1200, 400); // 1000 px of plot: 10 px per us
     const seen = record(s);
     const x = s.xOf(40);
     s.zoom(0.5, x);
@@ -85,15 +85,15 @@ describe("viewport", () => {
 
 describe("selection", () => {
   it("hits the event under the pointer, at its depth, and selects it", () => {
-    const s = new TimelineState(full(), false, 1190, 400);
+    const s = new TimelineState(full(), false, 1200, 400);
     s.pickTile();
     const hit = s.hit(s.xOf(13), yOf(s, 1, 1));
-    expect(hit).toEqual({ row: 2, start: 12, dur: 5, name: "matmul_grad" });
+    expect(hit).toEqual({ row: 2, start: 12, dur: 5, name: "matmul_grad", count: 1 });
     expect(s.hit(s.xOf(45), yOf(s, 1, 0))).toBeNull(); // between two events
     expect(s.hit(LABEL_W - 1, yOf(s, 1, 0))).toBeNull(); // the labels
     const seen = record(s);
     s.select(3);
-    expect(s.selection).toEqual({ row: 3, start: 30, dur: 10, name: "Add" });
+    expect(s.selection).toEqual({ row: 3, start: 30, dur: 10, name: "Add", count: 1 });
     expect(seen).toEqual([["select", "user"]]);
     s.fitSelection();
     expect(s.view()).toEqual([29, 41]);
@@ -111,7 +111,7 @@ describe("selection", () => {
 
 describe("tiles and level of detail", () => {
   it("asks the kernel for the view and its margins, once until answered or timed out", () => {
-    const s = new TimelineState(overview(), true, 1190, 400);
+    const s = new TimelineState(overview(), true, 1200, 400);
     s.setView(20, 30); // 100 px per us: the overview (5) is too coarse
     s.pickTile();
     expect(s.sharp()).toBe(false);
@@ -123,7 +123,7 @@ describe("tiles and level of detail", () => {
   });
 
   it("takes the answer to the pending request only, and draws from it", () => {
-    const s = new TimelineState(overview(), true, 1190, 400);
+    const s = new TimelineState(overview(), true, 1200, 400);
     s.setView(20, 30);
     const r = s.detailRequest(0)!;
     const answer = tileWire({ t0: 15, t1: 35, exact: true, px_per_us: null }, {
@@ -140,7 +140,7 @@ describe("tiles and level of detail", () => {
   });
 
   it("says what went wrong, keeps the first tile, and never asks without a kernel", () => {
-    const s = new TimelineState(overview(), true, 1190, 400);
+    const s = new TimelineState(overview(), true, 1200, 400);
     s.setView(20, 30);
     let r = s.detailRequest(0)!;
     s.receiveWindow({ kind: "window", id: r.id, error: "bad window" }, [], 1);
@@ -149,7 +149,7 @@ describe("tiles and level of detail", () => {
     s.expireWindow(r.id);
     expect(s.notice()).toContain("No answer from the kernel");
     for (let k = 0; k < MAX_TILES + 3; k++) {
-      s.setView(200 + 20 * k, 210 + 20 * k); // views no answer covers yet
+      s.setView(5 + 8 * k, 6 + 8 * k); // views no answer covers yet
       const q = s.detailRequest(10 + k)!;
       const w = tileWire({ t0: q.t0, t1: q.t1, exact: true, px_per_us: null }, {
         start: new Float64Array([]), dur: new Float32Array([]), name: new Uint32Array([]),
@@ -158,7 +158,7 @@ describe("tiles and level of detail", () => {
     }
     expect(s.tiles.list).toHaveLength(MAX_TILES + 1);
     expect(s.tiles.list[0]).toBe(s.data.base);
-    const offline = new TimelineState(overview(), false, 1190, 400);
+    const offline = new TimelineState(overview(), false, 1200, 400);
     offline.setView(20, 30);
     offline.pickTile();
     expect(offline.detailRequest(0)).toBeNull();
@@ -169,7 +169,7 @@ describe("tiles and level of detail", () => {
 
 describe("search", () => {
   it("finds every event of a full profile by start and steps through them", () => {
-    const s = new TimelineState(full(), true, 1190, 400);
+    const s = new TimelineState(full(), true, 1200, 400);
     expect(s.find("MATMUL")).toBeNull();
     expect(s.search.hits.map((h) => h.row)).toEqual([0, 2]);
     expect(s.search.status).toBe("2 found");

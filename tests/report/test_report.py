@@ -239,7 +239,8 @@ def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
     prof = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb")
     path = prof.to_html(tmp_path / "amd.html")
     source = Dashboard(prof)._timeline_source()
-    launch, kernel = source.link_rows()
+    src, dst, kind = source.link_rows()
+    launch, kernel = src[kind == 0], dst[kind == 0]
     index = source.index
     names = [index.names[index.name[r]] for r in launch.tolist()]
     i = names.index("hipModuleLaunchKernel")
@@ -254,7 +255,7 @@ def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
         x, y = row_point(page.page, rows[0], TIMELINE_ROOT)
         page.page.mouse.click(x, y)
         page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
-                                    ".tl-links\").textContent.includes('launches')",
+                                    ".tl-links\").textContent.includes('→ kernel')",
                                     timeout=30000)
         text = page.js("() => document.querySelector(\"[data-pane='timeline'] .tl-links\")"
                        ".textContent")

@@ -120,8 +120,14 @@ def test_rows_are_the_lowest_free_and_the_nesting_depth_for_nested_events():
     assert list(kernels.tl_rows(line, begin, np.full(6, 15, np.int64))) == [0, 1, 0, 1, 0, 1]
 
 
+def launch_pairs(source):
+    """(launch row, kernel row) of the timeline's launch links (kind 0)."""
+    src, dst, kind = source.link_rows()
+    return src[kind == 0], dst[kind == 0]
+
+
 def test_a_launch_and_its_kernel_name_each_other(amd):
-    launch, kernel = amd.link_rows()
+    launch, kernel = launch_pairs(amd)
     pairs = amd.prof.result("launch_links")
     assert len(launch) == len(pairs) == 54
     ev = amd.prof.events
@@ -133,27 +139,28 @@ def test_a_launch_and_its_kernel_name_each_other(amd):
     i = int(np.flatnonzero(ev.name.iloc[ids[launch]].str.contains("LaunchKernel"))[0])
     answer = amd.links_of(int(launch[i]))
     (partner,) = answer["partners"]
-    assert partner["row"] == kernel[i] and partner["role"] == "kernel"
+    assert partner["row"] == kernel[i] and (partner["role"], partner["label"]) == ("to", "kernel")
     assert partner["start"] == amd.index.start[kernel[i]]
     assert answer["event"]["name"] == ev.name.iloc[ids[launch[i]]]
     back = amd.links_of(int(kernel[i]))
-    assert [(p["row"], p["role"]) for p in back["partners"]] == [(launch[i], "launch")]
+    assert [(p["row"], p["role"], p["label"]) for p in back["partners"]] == [
+        (launch[i], "from", "launch")]
     unlinked = np.setdiff1d(np.arange(len(ids)), np.concatenate([launch, kernel]))[0]
     assert amd.links_of(int(unlinked))["partners"] == []
 
 
 def test_many_kernels_of_one_launch_are_capped():
     src = TimelineSource(tp.load(AMD))
-    launch, _ = src.link_rows()
+    launch, _ = launch_pairs(src)
     many = np.setdiff1d(np.arange(len(src.event_ids)), launch[:1])[:MAX_PARTNERS + 5]
-    src._links._rows = (np.full(len(many), launch[0]), many)
+    src._links._pairs = (np.full(len(many), launch[0]), many, np.zeros(len(many), np.int8))
     answer = src.links_of(int(launch[0]))
     assert len(answer["partners"]) == MAX_PARTNERS and answer["more"] == 5
 
 
 def test_the_widget_answers_a_selection_with_its_links():
     widget = TraceTimeline(tp.load(AMD))
-    launch, kernel = widget._timeline_source().link_rows()
+    launch, kernel = launch_pairs(widget._timeline_source())
     widget.selected_index = int(kernel[3])
     assert widget.links["row"] == kernel[3]
     assert [p["row"] for p in widget.links["partners"]] == [launch[3]]
@@ -164,15 +171,50 @@ def test_the_widget_answers_a_selection_with_its_links():
 
 def test_tpu_has_no_launches(tpu):
     assert len(tpu.prof.result("launch_links")) == 0
-    assert tpu.links_of(5)["partners"] == []
+    _, _, kind = tpu.link_rows()
+    assert not (kind == 0).any()
+    assert {p["label"] for p in tpu.links_of(5)["partners"]} <= {"consumer", "producer"}
+
+
+def test_flows_join_producers_to_their_consumers(cpu_python_file):
+    """TensorFlow's contexts (an event's _pt/_p is another's _ct/_c) and tf.data's elements
+    (a <Stage>Produce and a <Stage>Consume of one element_id) become arrows, both ways."""
+    src = TimelineSource(tp.load(cpu_python_file))
+    prof, ids = src.prof, src.event_ids
+    a, b, kind = src.link_rows()
+    assert (kind == 1).sum() > 100 and (kind == 2).sum() > 10
+    stat = {k: prof.stat(k) for k in ("_pt", "_p", "_ct", "_c", "element_id")}
+    ctx = kind == 1
+    for p_key, c_key in (("_pt", "_ct"), ("_p", "_c")):
+        assert np.array_equal(stat[p_key].loc[ids[a[ctx]]].to_numpy(),
+                              stat[c_key].loc[ids[b[ctx]]].to_numpy())
+    el = kind == 2
+    assert np.array_equal(stat["element_id"].loc[ids[a[el]]].to_numpy(),
+                          stat["element_id"].loc[ids[b[el]]].to_numpy())
+    names = prof.events["name"].astype(str).to_numpy()
+    produced, consumed = names[ids[a[el]]], names[ids[b[el]]]
+    assert all(p.endswith("Produce") and c == p[:-7] + "Consume"
+               for p, c in zip(produced, consumed))
+    k = int(np.flatnonzero(el)[0])
+    answer = src.links_of(int(b[k]))
+    assert {"row": int(a[k]), "role": "from", "label": "tf.data producer"}.items() <= \
+        next(p for p in answer["partners"] if p["row"] == a[k]).items()
+    back = src.links_of(int(a[k]))
+    assert any(p["row"] == b[k] and p["role"] == "to" for p in back["partners"])
 
 
 def test_offline_details_embed_the_pairs_they_cover(amd):
-    cols = decode_columns(event_details_block(amd)["columns"])
-    launch, kernel = amd.link_rows()
-    assert np.array_equal(cols["link_launch"], launch) and np.array_equal(cols["link_kernel"],
-                                                                          kernel)
+    block = event_details_block(amd)
+    cols = decode_columns(block["columns"])
+    src, dst, kind = amd.link_rows()
+    assert np.array_equal(cols["link_src"], src) and np.array_equal(cols["link_dst"], dst)
+    assert np.array_equal(cols["link_kind"], kind)
+    assert block["link_labels"][0] == ["kernel", "launch"]
+    launch, kernel = launch_pairs(amd)
     some = np.sort(np.concatenate([launch[:5], kernel[2:9]]))  # both ends of pairs 2-4 only
     cols = decode_columns(event_details_block(amd, some)["columns"])
-    assert list(cols["link_launch"]) == list(launch[2:5])
-    assert list(cols["link_kernel"]) == list(kernel[2:5])
+    launches = cols["link_kind"] == 0
+    assert list(cols["link_src"][launches]) == list(launch[2:5])
+    assert list(cols["link_dst"][launches]) == list(kernel[2:5])
+    covered = set(some.tolist())
+    assert all(a in covered and b in covered for a, b in zip(cols["link_src"], cols["link_dst"]))

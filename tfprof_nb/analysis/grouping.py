@@ -34,7 +34,7 @@ from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_ids
                                sort_pairs, spread_groups, take_rows, threadpool_regions)
 from .host import HOST_PLANE, HostData
 
-__all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph",
+__all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph", "producer_consumer_links",
            "IMPLICIT_ROOTS", "HOST_PLANE"]
 
 IMPLICIT_ROOTS = frozenset({"FunctionRun", "SessionRun", "RunGraph", "ExecutorState::Process"})
@@ -148,7 +148,7 @@ def _nesting(hd: HostData, regions: Regions, a, order: np.ndarray | None) -> tup
     return nest_strict(order, n, real, extra, skip, extra_order), skip
 
 
-def _context_links(hd: HostData):
+def producer_consumer_links(hd: HostData):
     """Producer -> consumer edges by (type, id), read from the stat table, sorted by
     destination."""
     st = hd.space.stats
@@ -276,7 +276,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     only where needed and dropped once used."""
     n = len(hd)
     with ThreadPoolExecutor(1) as pool:
-        links = pool.submit(_helping, _context_links, hd)
+        links = pool.submit(_helping, producer_consumer_links, hd)
         # one pass over the stat table for the graph's stats and those that name the groups
         stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
         at = _graph_queries(hd, stats["_r"])

@@ -89,12 +89,13 @@ def _stat_rows(prof, event_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def _links(source, rows: np.ndarray | None) -> dict:
-    """The launch links of the timeline whose ends are both among ``rows`` (None: all)."""
-    launch, kernel = source.link_rows()
+    """The links of the timeline whose ends are both among ``rows`` (None: all)."""
+    src, dst, kind = source.link_rows()
     if rows is not None:
-        keep = np.isin(launch, rows) & np.isin(kernel, rows)
-        launch, kernel = launch[keep], kernel[keep]
-    return {"link_launch": launch.astype(np.uint32), "link_kernel": kernel.astype(np.uint32)}
+        keep = np.isin(src, rows) & np.isin(dst, rows)
+        src, dst, kind = src[keep], dst[keep], kind[keep]
+    return {"link_src": src.astype(np.uint32), "link_dst": dst.astype(np.uint32),
+            "link_kind": kind.astype(np.uint8)}
 
 
 def event_details_block(source, rows: np.ndarray | None = None) -> dict:
@@ -106,8 +107,9 @@ def event_details_block(source, rows: np.ndarray | None = None) -> dict:
     ``val`` (uint32 per stat row: codes into keys and values), ``id`` (uint32 event id per
     row) and ``dur`` (float64 exact duration in us per row).  For some rows only, also
     ``rows`` (the timeline rows covered, ascending), ``start`` (float64) and ``name`` (uint32
-    name code) of each.  ``link_launch`` and ``link_kernel`` (uint32 timeline rows) pair the
-    host launches with their device events, where both are covered.
+    name code) of each.  ``link_src``, ``link_dst`` (uint32 timeline rows) and ``link_kind``
+    (uint8, into ``link_labels``: [end's label, start's label] per kind) are the links whose
+    two events are covered: a host launch and its device event, a producer and its consumer.
     """
     prof = source.prof
     event_ids = source.event_ids if rows is None else source.event_ids[rows]
@@ -128,4 +130,5 @@ def event_details_block(source, rows: np.ndarray | None = None) -> dict:
                         "name": np.asarray(index.name[rows], np.uint32)})
     columns.update(_links(source, rows))
     return {"keys": tables["keys"], "values": tables["values"],
+            "link_labels": source.link_labels(),
             "columns": encode_columns(columns)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import traitlets
@@ -10,7 +12,9 @@ from .._native import kernels
 from ..offline.columns import encode_columns
 from ..xspace import stat_value
 from ._view import View, ViewState
-from .timeline_links import LaunchLinks
+from .timeline_area import area_summary
+from .timeline_counters import counter_tables, counter_tables_empty
+from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
 from .traits import RecordTrait, record_wire
 
@@ -49,6 +53,17 @@ def _step_table(prof) -> tuple[pd.DataFrame | None, list[str]]:
     except Exception as exc:  # shown in the view, with the error: never hidden
         return None, [(f"No steps: computing them failed ({type(exc).__name__}: {exc}); the "
                        "step menu and each event's step are missing.")]
+
+
+def _counters(prof) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The counter tracks' tables (see timeline_counters), or none and a note saying why
+    (the trace viewer works without them)."""
+    try:
+        return (*counter_tables(prof), [])
+    except Exception as exc:  # shown in the view, with the error: never hidden
+        tracks, points = counter_tables_empty()
+        return tracks, points, [f"No counter tracks: computing them failed "
+                                f"({type(exc).__name__}: {exc})."]
 
 
 def _tracks(ev: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -173,12 +188,13 @@ class TimelineSource:
         self.prof = prof
         self.steps, notes = _step_table(prof)
         self.index, meta, self.event_ids = timeline_index(prof, self.steps)
-        meta["notes"] = notes
+        meta["counter_tracks"], meta["counter_points"], more = _counters(prof)
+        meta["notes"] = notes + more
         # the module's STATE_BUDGET at call time (tests lower it to get an overview)
         self.tile, self.meta = first_state(self.index, meta,
                                            STATE_BUDGET if budget is None else budget)
         self._rank = None
-        self._links = LaunchLinks(prof, self.index, self.event_ids)
+        self._links = TimelineLinks(prof, self.index, self.event_ids)
 
     def on_change(self, name: str, value) -> dict:
         """The view's answer to a front-end change: the details of a selected event and the
@@ -187,19 +203,26 @@ class TimelineSource:
             return {}
         return {"details": self.describe(value), "links": self.links_of(value)}
 
-    def link_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """(launch row, kernel row) of every launch linked to its device event."""
+    def link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(source row, end row, kind) of every link: a launch and its kernel, a producer
+        and its consumer (kinds: ``timeline_links.LINK_KINDS``)."""
         return self._links.rows()
 
+    @staticmethod
+    def link_labels() -> list[list[str]]:
+        """Per kind of link: [the label of its end, of its start] ("kernel", "launch")."""
+        return [[to, frm] for _, to, frm in LINK_KINDS]
+
     def links_of(self, index: int) -> dict:
-        """The events linked to row ``index`` (see :meth:`LaunchLinks.of`)."""
+        """The events linked to row ``index`` (see :meth:`TimelineLinks.of`)."""
         return self._links.of(index)
 
     def on_message(self, content: dict, buffers=None) -> tuple[dict, list]:
         """Answer a request of the browser: ``{"kind": "window", "t0", "t1", "width"}`` gets
         a tile (header with its schema, and its columns as buffers; see timeline_lod),
         ``{"kind": "search", "query"}`` the matching rows by start (typed columns start, dur,
-        row, name).  Bad requests get ``error``, never an exception."""
+        row, name), ``{"kind": "area", "t0", "t1", "tracks"}`` the area's summary (see
+        timeline_area).  Bad requests get ``error``, never an exception."""
         kind = content.get("kind") if isinstance(content, dict) else None
         base = {"kind": kind, "id": content.get("id") if isinstance(content, dict) else None}
         if self.index is None:
@@ -212,9 +235,20 @@ class TimelineSource:
                 return {**base, "tile": header}, out
             if kind == "search":
                 return self._search(base, str(content.get("query", "")))
+            if kind == "area":
+                return self._area(base, content)
         except (KeyError, TypeError, ValueError) as exc:
             return {**base, "error": f"bad {kind} request: {exc}"}, []
         return {**base, "error": f"unknown request {kind!r}"}, []
+
+    def _area(self, base: dict, content: dict) -> tuple[dict, list]:
+        t0, t1 = float(content["t0"]), float(content["t1"])
+        if not (math.isfinite(t0) and math.isfinite(t1) and t1 >= t0):
+            raise ValueError(f"the area must be a finite range, not [{t0}, {t1}]")
+        tracks = [int(t) for t in content["tracks"]]
+        header, buffers, events, names = area_summary(self.index, self.meta["segments"], t0,
+                                                      t1, tracks)
+        return {**base, "rows": header, "events": events, "names": names}, buffers
 
     def _search(self, base: dict, query: str) -> tuple[dict, list]:
         total, start, dur, rows, names = self.index.search(query)

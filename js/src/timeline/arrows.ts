@@ -1,6 +1,6 @@
 // Painting the selection's links on the trace viewer's canvas: each linked event outlined,
-// and an arrow from each host launch to the kernel it started (from the end of the launch
-// call to the start of the kernel), drawn over the tracks, under the time axis.
+// and an arrow from the start of each link to its end (from the end of a launch call to the
+// start of its kernel, of a producer to its consumer), drawn over the tracks, under the axis.
 import { AXIS_H, LABEL_W, ROW } from "./layout";
 import { rowY, type Partner } from "./links";
 import { type EventInfo } from "./search";
@@ -12,8 +12,7 @@ const HEAD = 7; // px: the arrowhead's length
 
 /** Canvas y of the middle of row `row`'s event (null: not laid out). */
 function canvasY(state: TimelineState, row: number): number | null {
-  const y = rowY(state.data, state.rows, row);
-  return y === null ? null : y - state.scrollY + AXIS_H;
+  return rowY(state.data, state, row);
 }
 
 /** An arrow from (x0, y0) to (x1, y1): a curve leaving and entering horizontally, its head
@@ -40,10 +39,10 @@ function paintLink(ctx: CanvasRenderingContext2D, state: TimelineState, sel: Eve
   const x = state.xOf(p.start);
   ctx.lineWidth = 3;
   ctx.strokeRect(x, yp - (ROW - 2) / 2, Math.max(p.dur * state.pxPerUs(), 2), ROW - 2);
-  const [launch, kernel] = state.links.ends(sel, p);
-  const [yl, yk] = launch === sel ? [ys, yp] : [yp, ys];
+  const [from, to] = state.links.ends(sel, p);
+  const [yf, yt] = from === sel ? [ys, yp] : [yp, ys];
   ctx.lineWidth = 1.5;
-  arrow(ctx, state.xOf(launch.start + launch.dur), yl, state.xOf(kernel.start), yk);
+  arrow(ctx, state.xOf(from.start + from.dur), yf, state.xOf(to.start), yt);
   return true;
 }
 

@@ -1,14 +1,18 @@
 // The events linked to the selected one: a host launch and the GPU kernels (or copies) it
-// started, paired by correlation id in Python (tfprof_nb/analysis/launch_links.py). The kernel
+// started (paired by correlation id), and flows: TensorFlow's producer -> consumer contexts
+// and tf.data elements produced -> consumed (tfprof_nb/widgets/timeline_links.py). The kernel
 // answers them with the selection's details; an offline page answers from the pairs embedded
 // with its event details. Where each end is drawn, for the arrow between them. No DOM.
 import { segmentOf, type TimelineData } from "../data";
-import { HEADER, ROW, type Row } from "./layout";
+import { HEADER, ROW, rowTop, type Frame } from "./layout";
 import { type EventInfo } from "./search";
 
-/** An event linked to the selection: a kernel it launched, or the launch that started it. */
+/** An event linked to the selection: the end of an arrow from it (`to`: a kernel it launched,
+ * the consumer of what it produced) or the start of one to it (`from`: its launch, its
+ * producer); `label` says which. */
 export interface Partner extends EventInfo {
-  role: "kernel" | "launch";
+  role: "to" | "from";
+  label: string;
 }
 
 /** The answer for a selection (TimelineSource.links_of): its row and event, the linked events
@@ -20,7 +24,7 @@ export interface LinksAnswer {
   more?: number;
 }
 
-const ROLES = new Set(["kernel", "launch"]);
+const ROLES = new Set(["to", "from"]);
 
 function valid(p: Partner): boolean {
   return !!p && Number.isFinite(p.row) && Number.isFinite(p.start) && Number.isFinite(p.dur) && ROLES.has(p.role);
@@ -38,7 +42,8 @@ export class Links {
   take(answer: LinksAnswer | null | undefined, selected: number): boolean {
     if (!answer || typeof answer !== "object" || answer.row !== selected) return false;
     this.row = selected;
-    this.partners = (Array.isArray(answer.partners) ? answer.partners : []).filter(valid);
+    this.partners = (Array.isArray(answer.partners) ? answer.partners : []).filter(valid)
+      .map((p) => ({ ...p, label: String(p.label ?? "") }));
     this.more = Number(answer.more ?? 0) || 0;
     this.rows = new Set(this.partners.map((p) => p.row));
     return true;
@@ -51,22 +56,26 @@ export class Links {
     this.rows = new Set();
   }
 
-  /** The launch and kernel ends of the link to `p` from the selection `sel`. */
+  /** The start and end of the arrow between the selection `sel` and `p`. */
   ends(sel: EventInfo, p: Partner): [EventInfo, EventInfo] {
-    return p.role === "kernel" ? [sel, p] : [p, sel];
+    return p.role === "to" ? [sel, p] : [p, sel];
   }
 }
 
-/** y px (from the top of the content) of the middle of timeline row `row`'s event: its depth
- * row in its track, or its section's header when the section is folded; null when none. */
-export function rowY(data: TimelineData, rows: Row[], row: number): number | null {
+/** Canvas y of the middle of timeline row `row`'s event: its depth row in its track (a
+ * folded track's middle), or its section's header when the section is folded; null when
+ * its track is hidden or filtered out. */
+export function rowY(data: TimelineData, frame: Frame, row: number): number | null {
   const seg = segmentOf(data.segments, row);
   if (!seg) return null;
-  const track = rows.find((r) => r.kind === "track" && r.track === seg.track);
-  if (track) return track.y + 2 + seg.depth * ROW + (ROW - 2) / 2;
-  const section = data.tracks[seg.track]?.section;
-  const header = rows.find((r) => r.kind === "section" && r.section === section);
-  return header ? header.y + HEADER / 2 : null;
+  const track = frame.rows.find((r) => r.kind === "track" && r.track === seg.track);
+  if (track) {
+    const top = rowTop(frame, track);
+    return track.folded ? top + track.h / 2 : top + 2 + seg.depth * ROW + (ROW - 2) / 2;
+  }
+  const section = data.tracks.find((t) => t.id === seg.track)?.section;
+  const header = frame.rows.find((r) => r.kind === "section" && r.section === section);
+  return header ? rowTop(frame, header) + HEADER / 2 : null;
 }
 
 /** The window showing both `a` and `b`, with a margin. */
@@ -75,10 +84,4 @@ export function spanning(a: EventInfo, b: EventInfo): [number, number] {
   const hi = Math.max(a.start + a.dur, b.start + b.dur);
   const pad = Math.max((hi - lo) * 0.15, 0.5);
   return [lo - pad, hi + pad];
-}
-
-/** The scroll that shows content y `y` in a plot `viewH` px tall scrolled at `scrollY`:
- * unchanged when `y` is in view, else `y` in the middle. */
-export function scrollShowing(y: number, scrollY: number, viewH: number): number {
-  return y >= scrollY + ROW && y <= scrollY + viewH - ROW ? scrollY : y - viewH / 2;
 }

@@ -1,11 +1,14 @@
-// Painting the trace viewer's state on its canvas: section headers, track labels, the blocks
-// of each (track, depth) segment that are in view (lod.ts), the search's highlights, the
-// selection, the time axis, the measured range and the notice. Names only ever reach the
-// page as canvas text.
+// Painting the trace viewer's state on its canvas: the scrolled rows, then the pinned rows
+// over them (section headers, track labels, the blocks of each (track, depth) segment in view
+// (lod.ts), counter tracks (counters.ts)), the search's highlights, the selection and its
+// links, the area selected, the time axis and the notice. Names only ever reach the page as
+// canvas text.
 import { colorOf, single, type Tile } from "../data";
 import { makeBlocks, visibleBlocks } from "../lod";
 import { paintLinks } from "./arrows";
-import { AXIS_H, fmtTime, LABEL_W, ROW, type Row } from "./layout";
+import { paintCounter } from "./counters";
+import { paintArea, paintAxis, paintNotice } from "./decor";
+import { AXIS_H, LABEL_W, ROW, type Row } from "./layout";
 import { type TimelineState } from "./state";
 
 /** Frame statistics the painter records: frames drawn, and the last one's time and size. */
@@ -44,6 +47,8 @@ export function themeOf(el: HTMLElement): Theme {
 export class Painter {
   private blocks = makeBlocks(4096);
   private fitted = new Map<string, string>();
+  private visited = 0;
+  private drawn = 0;
 
   constructor(private ctx: CanvasRenderingContext2D, private theme: Theme) {}
 
@@ -52,33 +57,45 @@ export class Painter {
     const started = performance.now();
     const { ctx, theme } = this;
     const tile = state.pickTile();
+    this.visited = 0;
+    this.drawn = 0;
     ctx.fillStyle = theme.bg;
     ctx.fillRect(0, 0, state.width, state.height);
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(0, AXIS_H, state.width, state.height - AXIS_H);
-    ctx.clip();
     ctx.font = "11px sans-serif";
     ctx.textBaseline = "middle";
-    let visited = 0;
-    let drawn = 0;
+    const body = AXIS_H + state.pinnedH;
+    this.region(state, tile, false, body, state.height - body);
+    if (state.pinnedH) {
+      this.region(state, tile, true, AXIS_H, state.pinnedH);
+      ctx.fillStyle = theme.grid;
+      ctx.fillRect(0, body - 1, state.width, 1);
+    }
+    const arrows = paintLinks(ctx, state, theme.dark);
+    paintArea(ctx, state, theme);
+    paintAxis(ctx, state, theme);
+    paintNotice(ctx, state, theme, state.notice());
+    Object.assign(state.frame, { count: state.frame.count + 1, ms: performance.now() - started,
+      visited: this.visited, drawn: this.drawn, arrows });
+  }
+
+  /** The rows of one region (pinned or scrolled), clipped to it. */
+  private region(state: TimelineState, tile: Tile, pinned: boolean, top: number, h: number): void {
+    const { ctx } = this;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, top, state.width, h);
+    ctx.clip();
+    ctx.fillStyle = this.theme.bg;
+    ctx.fillRect(0, top, state.width, h);
     for (const r of state.rows) {
-      const y = r.y - state.scrollY + AXIS_H;
-      if (y > state.height || y + r.h < AXIS_H) continue;
-      if (r.kind === "section") {
-        this.section(state, r, y);
-      } else {
-        const [v, d] = this.track(state, tile, r, y);
-        visited += v;
-        drawn += d;
-      }
+      if (r.pinned !== pinned) continue;
+      const y = state.rowTop(r);
+      if (y > top + h || y + r.h < top) continue;
+      if (r.kind === "section") this.section(state, r, y);
+      else if (r.kind === "counter") this.counter(state, r, y);
+      else this.track(state, tile, r, y);
     }
     ctx.restore();
-    const arrows = paintLinks(ctx, state, theme.dark);
-    this.axis(state);
-    if (state.measure) this.measured(state, state.measure);
-    this.notice(state, state.notice());
-    Object.assign(state.frame, { count: state.frame.count + 1, ms: performance.now() - started, visited, drawn, arrows });
   }
 
   private section(state: TimelineState, r: Row, y: number): void {
@@ -89,32 +106,54 @@ export class Painter {
     ctx.fillText(`${state.collapsed.has(r.section) ? "▸" : "▾"} ${r.section}`, 4, y + r.h / 2);
   }
 
-  /** A track's label, its grid line and its blocks; [events visited, blocks drawn]. */
-  private track(state: TimelineState, tile: Tile, r: Row, y: number): [number, number] {
+  /** A row's label (with the pin mark), its bottom line, and the plot clipped to it. */
+  private label(state: TimelineState, r: Row, y: number, name: string): void {
     const { ctx, theme } = this;
     ctx.fillStyle = theme.fg;
-    ctx.fillText(state.data.tracks[r.track].name.slice(0, 30), 14, y + ROW / 2);
+    ctx.globalAlpha = r.folded ? 0.6 : 1;
+    ctx.font = r.folded ? "9px sans-serif" : "11px sans-serif";
+    const mark = r.pinned ? "📌 " : "";
+    ctx.fillText(this.fit(mark + name, LABEL_W - 20), 14, y + Math.min(ROW, r.h) / 2);
+    ctx.globalAlpha = 1;
+    ctx.font = "11px sans-serif";
     ctx.strokeStyle = theme.grid;
+    ctx.lineWidth = 1;
     ctx.beginPath();
-    ctx.moveTo(LABEL_W, y + r.h - 0.5);
+    ctx.moveTo(0, y + r.h - 0.5);
     ctx.lineTo(state.width, y + r.h - 0.5);
     ctx.stroke();
+  }
+
+  private counter(state: TimelineState, r: Row, y: number): void {
+    const c = state.data.counters[r.track];
+    this.label(state, r, y, `${c.name}`);
+    if (r.folded) return;
+    this.ctx.save();
+    this.ctx.beginPath();
+    this.ctx.rect(LABEL_W, y, state.plotW(), r.h);
+    this.ctx.clip();
+    paintCounter(this.ctx, state, c, y, r.h, this.theme.dark);
+    this.ctx.restore();
+  }
+
+  /** A track's label, its grid line and its blocks. */
+  private track(state: TimelineState, tile: Tile, r: Row, y: number): void {
+    const { ctx } = this;
+    this.label(state, r, y, state.data.tracks[r.track].name);
+    if (r.folded) return;
     ctx.save();
     ctx.beginPath();
     ctx.rect(LABEL_W, y, state.plotW(), r.h);
     ctx.clip();
-    let visited = 0;
-    let drawn = 0;
     const ppu = state.pxPerUs();
     for (const seg of state.segments.get(r.track) ?? []) {
       const b = this.blocks;
-      visited += visibleBlocks(tile.start, tile.dur, tile.off[seg.s], tile.off[seg.s + 1], state.t0, state.t1, ppu, b);
+      this.visited += visibleBlocks(tile.start, tile.dur, tile.off[seg.s], tile.off[seg.s + 1], state.t0, state.t1, ppu, b);
       const yy = y + 2 + seg.depth * ROW;
       for (let k = 0; k < b.n; k++) this.block(state, tile, b.first[k], b.count[k] === 1, LABEL_W + b.x[k], b.w[k], yy);
-      drawn += b.n;
+      this.drawn += b.n;
     }
     ctx.restore();
-    return [visited, drawn];
   }
 
   /** Block `i` of `tile` at x, w px on the depth row at yy; `alone`: not merged on screen. */
@@ -137,14 +176,14 @@ export class Painter {
     if (w > 40 && one) {
       ctx.fillStyle = theme.dark ? "#fff" : "#111";
       const left = Math.max(x, LABEL_W) + 3;
-      const room = Math.min(x + w, state.width) - left - 3;
+      const room = Math.min(x + w, LABEL_W + state.plotW()) - left - 3;
       if (room > 20) ctx.fillText(this.fit(name, room), left, yy + (ROW - 2) / 2);
     }
   }
 
   /** `text` cut (with an ellipsis) to `room` px; remembered per text and 8 px of room. */
   private fit(text: string, room: number): string {
-    const key = `${text}|${Math.floor(room / 8)}`;
+    const key = `${text}|${Math.floor(room / 8)}|${this.ctx.font}`;
     const hit = this.fitted.get(key);
     if (hit !== undefined) return hit;
     let out = text;
@@ -161,50 +200,5 @@ export class Painter {
     if (this.fitted.size > 5000) this.fitted.clear();
     this.fitted.set(key, out);
     return out;
-  }
-
-  private axis(state: TimelineState): void {
-    const { ctx, theme } = this;
-    ctx.fillStyle = theme.bg;
-    ctx.fillRect(0, 0, state.width, AXIS_H);
-    ctx.strokeStyle = theme.grid;
-    ctx.fillStyle = theme.fg;
-    ctx.font = "11px sans-serif";
-    ctx.textBaseline = "middle";
-    const span = state.t1 - state.t0;
-    const raw = span / 8;
-    const pow = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-9))));
-    const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
-    for (let t = Math.ceil(state.t0 / step) * step; t <= state.t1; t += step) {
-      const x = state.xOf(t);
-      ctx.beginPath();
-      ctx.moveTo(x, AXIS_H - 6);
-      ctx.lineTo(x, AXIS_H);
-      ctx.stroke();
-      ctx.fillText(fmtTime(t), x + 2, AXIS_H / 2);
-    }
-    ctx.fillText(`window ${fmtTime(span)}`, 4, AXIS_H / 2);
-  }
-
-  private measured(state: TimelineState, range: [number, number]): void {
-    const { ctx, theme } = this;
-    const [a, b] = range[0] <= range[1] ? range : [range[1], range[0]];
-    const x0 = state.xOf(a);
-    const x1 = state.xOf(b);
-    ctx.fillStyle = theme.dark ? "rgba(100,180,255,0.2)" : "rgba(30,100,220,0.15)";
-    ctx.fillRect(x0, AXIS_H, x1 - x0, state.height - AXIS_H);
-    ctx.fillStyle = theme.fg;
-    ctx.fillText(fmtTime(b - a), Math.min(x1 + 4, state.width - 80), AXIS_H + 10);
-  }
-
-  private notice(state: TimelineState, text: string): void {
-    if (!text) return;
-    const { ctx, theme } = this;
-    ctx.font = "11px sans-serif";
-    const w = Math.min(ctx.measureText(text).width + 12, state.width - LABEL_W - 8);
-    ctx.fillStyle = theme.dark ? "rgba(60,60,20,0.92)" : "rgba(255,248,200,0.95)";
-    ctx.fillRect(state.width - w - 4, AXIS_H + 2, w, 18);
-    ctx.fillStyle = theme.fg;
-    ctx.fillText(text, state.width - w + 2, AXIS_H + 11, w - 8);
   }
 }

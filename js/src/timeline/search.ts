@@ -10,6 +10,7 @@ export interface EventInfo {
   start: number;
   dur: number;
   name: string;
+  count?: number; // events merged into the block (1 or missing: one event)
 }
 
 export interface SearchRequest {
