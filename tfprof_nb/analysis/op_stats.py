@@ -8,6 +8,8 @@ an ``IDLE`` row: the time its threads or streams were not running an op.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -20,7 +22,8 @@ from .tf_ops import TF, UNKNOWN, parse_tf_op
 from .unit import Analysis
 
 __all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "host_op_partial",
-           "device_op_partial", "combine_metrics", "combine_device_metrics"]
+           "device_op_partial", "combine_metrics", "combine_device_metrics",
+           "typed_by_hlo"]
 
 OP_STATS_COLUMNS = ["rank", "host_or_device", "type", "operation", "occurrences",
                     "total_time_us", "avg_time_us", "total_self_time_us", "avg_self_time_us",
@@ -258,6 +261,36 @@ def op_stats_table(device_ops: tuple, host_ops: tuple,
     result = pd.concat(out, ignore_index=True)
     result.insert(0, "rank", np.arange(1, len(result) + 1))
     return result[OP_STATS_COLUMNS]
+
+
+_OPCODE = re.compile(r" = (?:\([^)]*\)|\S+) ([\w-]+)\(")
+COMMAND_BUFFER = "XLA command buffer"  # the type of a command buffer's row (no HLO op)
+
+
+def _hlo_types(hlo: pd.DataFrame) -> pd.Series:
+    """{HLO op name: its category, else the opcode of its expression} (first program's)."""
+    first = hlo.drop_duplicates("hlo_op_name")
+    category = first.category.fillna("").astype(str)
+    opcode = first.hlo_op_expression.fillna("").astype(str).str.extract(_OPCODE)[0].fillna("")
+    return pd.Series(np.where(category != "", category, opcode),
+                     index=first.hlo_op_name.astype(str).to_numpy())
+
+
+def typed_by_hlo(ops: pd.DataFrame, hlo: pd.DataFrame) -> pd.DataFrame:
+    """``ops`` (an op stats table) with the device rows XProf types "Unknown" (HLO ops with
+    no framework op: ``copy-done``, ...) typed by the HLO the profile has: the op's category
+    (its opcode where it has none), "XLA command buffer" for a command buffer's row, else
+    left empty.  A copy; the numbers stay XProf's."""
+    unknown = ((ops.host_or_device == "Device") & (ops["type"] == "Unknown")).to_numpy()
+    if not unknown.any():
+        return ops
+    names = ops.operation[unknown].astype(str)
+    types = names.map(_hlo_types(hlo)) if len(hlo) else pd.Series("", index=names.index)
+    types = types.where(types.notna() & (types != ""), "")
+    types[names.str.startswith("command_buffer") & (types == "")] = COMMAND_BUFFER
+    out = ops.copy()
+    out.loc[unknown, "type"] = types.to_numpy(dtype=object)
+    return out
 
 
 def _op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFrame:

@@ -1,14 +1,28 @@
-"""The TensorFlow stats view: where self time goes by op and type (pies, idle in or out), the
-name-scope icicle, and the table."""
+"""The op stats view ("TensorFlow stats" on TensorFlow profiles, "Op stats" on others): where
+self time goes by op and type (pies, idle in or out), the name-scope icicle, and the table.
+Device ops XProf types "Unknown" (HLO ops with no framework op) show their HLO category."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from ..analysis.op_stats import typed_by_hlo
+from ..plot.ops import op_stats_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["OpStatsView"]
+__all__ = ["OpStatsView", "op_stats_title", "typed_op_stats"]
+
+
+def op_stats_title(prof) -> str:
+    """"TensorFlow stats" on a TensorFlow profile, "Op stats" on any other (JAX)."""
+    return "TensorFlow stats" if prof.framework.name == "tensorflow" else "Op stats"
+
+
+def typed_op_stats(prof, include_idle: bool = True) -> pd.DataFrame:
+    """The op stats table with its device ops typed by the profile's HLO where XProf says
+    "Unknown" (:func:`~tfprof_nb.analysis.op_stats.typed_by_hlo`)."""
+    return typed_by_hlo(prof.op_stats_table(include_idle=include_idle), prof.hlo_stats)
 
 
 def _scopes(prof) -> pd.DataFrame:
@@ -33,13 +47,18 @@ class OpStatsView(View):
     table = TableTrait()
 
     @classmethod
+    def title_for(cls, prof) -> str:
+        return op_stats_title(prof)
+
+    @classmethod
     def reason(cls, prof) -> str | None:
-        return None if len(prof.op_stats) else "No TensorFlow ops in this profile."
+        return None if len(prof.op_stats) else "No ops in this profile."
 
     @classmethod
     def state(cls, prof) -> ViewState:
+        ops = typed_op_stats(prof)
         return ViewState({
-            "pie_with_idle": prof.plot.op_stats(include_idle=True),
-            "pie_without_idle": prof.plot.op_stats(include_idle=False),
+            "pie_with_idle": op_stats_figure(ops),
+            "pie_without_idle": op_stats_figure(typed_op_stats(prof, include_idle=False)),
             "scopes": _scopes(prof),
-            "table": TableData(prof.op_stats, "TensorFlow stats", "operation")})
+            "table": TableData(ops, op_stats_title(prof), "operation")})

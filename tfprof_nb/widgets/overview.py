@@ -11,6 +11,7 @@ import traitlets
 from ..analysis.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
+from .opstats import typed_op_stats
 from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["OverviewView", "overview_statements", "profile_header"]
@@ -119,7 +120,7 @@ class OverviewView(View):
         ov = prof.overview()
         step_note = ov.step_time.get("statement", "")
         steps = prof.steps
-        ops = prof.op_stats
+        ops = typed_op_stats(prof)
         top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
                                                    "occurrences", "total_self_time_us"]]
         return ViewState({

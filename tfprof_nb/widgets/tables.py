@@ -30,10 +30,13 @@ class KernelTable(Table):
 
 
 class OpStatsTable(Table):
-    """TensorFlow stats as a table (filter by op name)."""
+    """Op stats ("TensorFlow stats" on TensorFlow profiles) as a table (filter by op name),
+    device ops typed by the profile's HLO where XProf says "Unknown"."""
 
     def __init__(self, prof, include_idle: bool = True, **kwargs):
-        super().__init__(prof.op_stats_table(include_idle=include_idle), "TensorFlow stats",
+        from .opstats import op_stats_title, typed_op_stats
+
+        super().__init__(typed_op_stats(prof, include_idle), op_stats_title(prof),
                          "operation", **kwargs)
 
 
