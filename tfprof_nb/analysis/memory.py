@@ -17,8 +17,8 @@ from .host import HOST_PLANE, HostData
 from .steps import MEMORY_EVENTS, memory_groups
 from .unit import Analysis
 
-__all__ = ["ANALYSES", "host_memory", "combine_memory", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
-           "BREAKDOWN_COLUMNS"]
+__all__ = ["ANALYSES", "LABELS", "host_memory", "combine_memory", "readable",
+           "SUMMARY_COLUMNS", "TIMELINE_COLUMNS", "BREAKDOWN_COLUMNS"]
 
 SUMMARY_COLUMNS = ["host", "allocator", "num_allocations", "num_deallocations",
                    "memory_capacity_bytes", "peak_heap_usage_lifetime_bytes",
@@ -35,6 +35,34 @@ _DTYPES = ["INVALID", "float", "double", "int32", "uint8", "int16", "int8", "str
            "quint16", "uint16", "complex128", "half", "resource", "variant", "uint32", "uint64",
            "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
            "float8_e5m2fnuz", "int4", "uint4"]
+
+
+LABELS = "allocator_labels"  # summary.attrs: {(host, allocator): its name for people}
+
+
+def _label(name: str, origin: str, device_type: str) -> str:
+    """An allocator's name for people: the allocator's own name, or what a number stands for
+    where the events name none ("TPU 1 (device ordinal)"); "" where nothing names it."""
+    if origin in _ALLOCATOR_FALLBACKS:
+        return f"{device_type} {name} ({origin.replace('_', ' ')})"
+    return str(name)
+
+
+def _device_type(hd: HostData) -> str:
+    """"TPU" or "GPU" by the host's device planes ("device" with neither)."""
+    names = " ".join(hd.plane_names)
+    return "TPU" if "/device:TPU" in names else "GPU" if "/device:GPU" in names else "device"
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A memory table (timeline or breakdown) as views print it: TensorFlow's DT_INVALID (no
+    data type: JAX's allocations, the stack) and an "unknown" shape left empty (a copy)."""
+    out = table.copy()
+    if "data_type" in out:
+        out["data_type"] = out.data_type.where(out.data_type != "INVALID", "")
+    if "tensor_shape" in out:
+        out["tensor_shape"] = out.tensor_shape.where(out.tensor_shape != "unknown", "")
+    return out
 
 
 def data_type_name(code) -> str:
@@ -100,22 +128,25 @@ def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     cols["data_type"] = _data_type_names(dtype, has_dtype)
     allocator = _texts(hd.str_stat("allocator_name"), rows, None)
     missing = pd.isna(allocator)
+    origin = np.where(missing, "", "allocator_name").astype(object)
     for fallback in _ALLOCATOR_FALLBACKS:
         value, has = ints[fallback]
         take = missing & has
         allocator[take] = value[take].astype(str)
+        origin[take] = fallback
         missing &= ~take
     allocator[missing] = ""
     line = hd.space.events.line[rows]
-    return pd.DataFrame({"allocator": allocator,
+    return pd.DataFrame({"allocator": allocator, "origin": origin,
                          "time_ps": hd.begin[rows],
                          "line_offset_ps": hd.begin[rows] - hd.space.events.line_start_ps[line],
                          "is_alloc": hd.name_is("MemoryAllocation")[rows], **cols,
                          "event_id": rows.astype(np.int64)})
 
 
-def _per_allocator(host: str, name: str, raw: pd.DataFrame):
-    """Summary row, timeline and breakdown of one allocator (raw: its events in file order)."""
+def _per_allocator(host: str, name: str, raw: pd.DataFrame, device_type: str = "device"):
+    """Summary row (with its label for people), timeline and breakdown of one allocator (raw:
+    its events in file order)."""
     in_use = raw.reserved + raw.heap
     # peak: the last event (file order) with the highest stack + heap
     peak_pos = int(len(raw) - 1 - np.argmax(in_use.to_numpy()[::-1]))
@@ -136,7 +167,8 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame):
         "peak_bytes_in_use": peak_bytes, "peak_time_us": peak.time_ps / 1e6,
         "peak_step": peak_step, "stack_at_peak_bytes": int(peak.reserved),
         "heap_at_peak_bytes": int(peak.heap), "free_at_peak_bytes": int(peak.free),
-        "fragmentation_at_peak_pct": float(peak.fragmentation) * 100}
+        "fragmentation_at_peak_pct": float(peak.fragmentation) * 100,
+        LABELS: _label(name, str(raw.origin.iloc[0]), device_type)}
     return summary, _timeline(host, name, tl), breakdown
 
 
@@ -211,7 +243,8 @@ def host_memory(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = No
     if raw is None:
         return []
     raw["time_ps"] = raw.time_ps + shift_ps
-    return [_per_allocator(hd.name, name, raw[raw.allocator == name])
+    kind = _device_type(hd)
+    return [_per_allocator(hd.name, name, raw[raw.allocator == name], kind)
             for name in sorted(raw.allocator.unique())]
 
 
@@ -226,6 +259,8 @@ def combine_memory(parts: dict[str, list[tuple]], event_offsets: dict[str, int])
             timelines.append(t.assign(event_id=t.event_id + offset))
             breakdowns.append(b)
     summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS)
+    summary.attrs[LABELS] = {(s["host"], s["allocator"]): s.get(LABELS, s["allocator"])
+                             for s in summaries}
     timeline = pd.concat(timelines, ignore_index=True) if timelines else \
         pd.DataFrame({c: pd.Series(dtype=object) for c in TIMELINE_COLUMNS})
     breakdown = pd.concat(breakdowns, ignore_index=True) if breakdowns else \

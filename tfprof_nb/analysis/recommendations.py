@@ -21,6 +21,7 @@ from .evidence import CAUSE_WORDS, evidence_words
 from .framework import UNKNOWN, Framework
 from .gpu_time import PROFILE_WINDOW
 from .input_pipeline import bottleneck_verdicts
+from .memory import LABELS
 from .shares import active_devices
 from .unit import Analysis
 
@@ -234,7 +235,9 @@ def _memory(summary: pd.DataFrame, out, target: Target = Target()):
     cap = summary.memory_capacity_bytes.to_numpy(dtype=float)
     peak = summary.peak_bytes_in_use.to_numpy(dtype=float)
     peak_pct = np.divide(100 * peak, cap, out=np.zeros(len(cap)), where=cap > 0)
-    names = summary.allocator.astype(str)
+    labels = summary.attrs.get(LABELS, {})
+    names = pd.Series([labels.get((h, a), a) for h, a in zip(
+        summary["host"].astype(str), summary.allocator.astype(str))], index=summary.index)
     if "host" in summary and summary["host"].nunique() > 1:
         names = summary["host"].astype(str) + "/" + names
     table = pd.DataFrame({

@@ -3,10 +3,25 @@ every allocation hoverable, the peak marked, and the breakdown of what is live a
 
 from __future__ import annotations
 
+import pandas as pd
+
+from ..analysis.memory import LABELS, readable
+from ..plot.memory import memory_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["MemoryTimeline"]
+__all__ = ["MemoryTimeline", "labelled"]
+
+
+def labelled(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """A memory table as views print it: allocators by their names for people (a number
+    said as what it is: "TPU 1 (index on host)"), no "INVALID" data type or "unknown" shape."""
+    labels = summary.attrs.get(LABELS, {})
+    out = readable(table)
+    if len(out) and labels:
+        keys = zip(out.host.astype(str), out.allocator.astype(str))
+        out["allocator"] = [labels.get(k, k[1]) for k in keys]
+    return out
 
 
 class MemoryTimeline(View):
@@ -25,9 +40,12 @@ class MemoryTimeline(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        breakdown = prof.memory_breakdown.copy()
+        summary = prof.memory_summary
+        breakdown = labelled(prof.memory_breakdown, summary)
         if breakdown.host.nunique() > 1:
             breakdown["allocator"] = breakdown.host + " " + breakdown.allocator
-        return ViewState({"figure": prof.plot.memory(),
+        figure = memory_figure(labelled(prof.memory_timeline, summary),
+                               labelled(summary, summary))
+        return ViewState({"figure": figure,
                           "breakdown": TableData(breakdown.drop(columns=["host"]),
                                                  "Memory breakdown at peak", "tf_op")})
