@@ -186,8 +186,10 @@ def input_pipeline_analysis(parts: dict, steps: pd.DataFrame,
     if summary["classification"] in ("host", "both"):
         summary["next_step"] = ("Look at the host-side breakdown of input time."
                                 if uses_tf_data else
-                                "Use the tf.data API so the host-side input analysis can see "
-                                "your input pipeline (custom input pipelines are not analysed).")
+                                "The host-side input analysis reads tf.data's events and this "
+                                "profile has none: an input pipeline of another kind (Python "
+                                "loops, a custom loader) is not analysed; its time is on the "
+                                "host threads of the trace viewer.")
     else:
         summary["next_step"] = "The input pipeline is not the bottleneck."
     device = steps[["host", "step_name", "duration_ms", "input_ms"]].copy() if len(steps) else \
