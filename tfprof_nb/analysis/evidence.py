@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["CAUSE_WORDS", "LABELS", "evidence_words", "human_bytes"]
+__all__ = ["CAUSE_WORDS", "LABELS", "evidence_words"]
 
 # the idle causes of the GPU time accounting (gpu_time's columns), in words
 CAUSE_WORDS = {"sync_memcpy": "copies and host synchronisation",
@@ -41,15 +41,6 @@ LABELS = {
 }
 
 
-def human_bytes(n: float) -> str:
-    """``n`` bytes with a binary unit (1.5 GiB)."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n:,.1f} TiB"
-
-
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
@@ -66,7 +57,7 @@ def _value(key: str, value) -> str:
         if key.endswith("_us"):
             return f"{value:,.1f} us"
         if key.endswith("_bytes"):
-            return human_bytes(float(value))
+            return f"{value:,.0f} bytes"
         return f"{value:,}" if isinstance(value, int) else f"{value:,.3g}"
     return str(value)
 
