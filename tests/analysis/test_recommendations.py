@@ -258,3 +258,20 @@ def test_operands_of_an_hlo_instruction():
     assert _operands(text).startswith("bf16[2048,2,2048]") and "f32" not in _operands(text)
     assert _operands("%d = f32[8,8]{1,0} dot(f32[8,4]{1,0} %a, f32[4,8]{1,0} %b), lhs=1") == \
         "f32[8,4]{1,0} %a, f32[4,8]{1,0} %b"
+
+
+def test_a_findings_text_gives_its_evidence_in_words_with_units(gpu_fixture_file):
+    """str(finding) (what reports and the overview print): each number with its unit and
+    words for its key, never the raw ``key=value`` of the evidence dict."""
+    from tfprof_nb.analysis.evidence import LABELS
+
+    findings = tp.load(gpu_fixture_file).recommendations()
+    assert findings
+    for f in findings:
+        said = str(f).partition(" Fix: ")[0]
+        assert "=" not in said and "_pct" not in said
+        for key, value in f.evidence.items():
+            if key.endswith("_pct"):
+                assert f"{value:.1f} %" in said
+            if key in LABELS and key != "top_cause":
+                assert LABELS[key] in said

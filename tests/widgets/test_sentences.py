@@ -206,6 +206,8 @@ def test_tf_data_tab_says_what_it_draws(said):
 # --- names and words --------------------------------------------------------------------------
 
 # "(key=value, ...)": raw keys in parentheses (not a call in code such as f(jit_compile=True))
+_NESTED = re.compile(r"\([^()]*\(")  # "(a (b))": a raw value in words' clothes
+
 _RAW_KEY = re.compile(r"(?<![\w.])\([^()]*\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+=[^()]*\)")
 _REPR = re.compile(r"np\.\w+\(|array\(|\{'|\['|<\w[\w.]* object at|dtype\(|\bNone\b")
 
@@ -216,6 +218,8 @@ def test_no_nan_enum_raw_key_or_repr_in_any_sentence(said):
         assert "INVALID" not in s and "Unknown" not in s, s
         assert not _RAW_KEY.search(s), s
         assert not _REPR.search(s), s
+    for label, value in said.cards.items():
+        assert not _NESTED.search(f"{label} {value}"), (label, value)
     for f in said.prof.recommendations():  # the whole text, fix included
         assert not re.search(r"\bnan\b", str(f), re.IGNORECASE) and "INVALID" not in str(f)
 

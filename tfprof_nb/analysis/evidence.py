@@ -26,7 +26,7 @@ LABELS = {
     "kernels_under_10us_pct": "kernels under 10 us",
     "launch_gap_idle_pct": "idle in short launch gaps",
     "host_gap_idle_pct": "idle waiting for late launches", "idle_pct": "idle",
-    "top_cause": "largest cause", "top_cause_pct": "its share",
+    "top_cause": "largest cause", "top_cause_pct": "the largest cause",
     "exposed_pct": "collectives exposed",
     "hidden_pct_of_collectives": "collective time hidden under compute",
     "host": "host", "lag_pct": "lag behind the median host", "mean_lag_us": "mean lag",
@@ -66,8 +66,8 @@ def evidence_words(evidence: dict) -> str:
     """The evidence as "words value unit" parts joined by commas (missing values left out)."""
     parts = []
     for key, value in evidence.items():
-        if _missing(value):
-            continue
+        if _missing(value) or (key == "top_cause" and "top_cause_pct" in evidence):
+            continue  # (the finding's words name the largest cause; its share is enough)
         label = LABELS.get(key, key.removesuffix("_pct").removesuffix("_us")
                            .removesuffix("_bytes").replace("_", " "))
         parts.append(f"{label} {_value(key, value)}")

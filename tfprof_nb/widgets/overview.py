@@ -53,12 +53,20 @@ def _device_cards(ov) -> list[list[str]]:
     return []
 
 
+# where steps come from (the step table's source), in words
+_SOURCE_WORDS = {"markers": "step markers", "device": "device",
+                 "group_id": "the profiler's step groups",
+                 "group_id (device)": "the profiler's step groups, device",
+                 "device (TPU Steps line)": "the TPUs' Steps lines"}
+
+
 def _cards(ov) -> list[list[str]]:
     cards = []
     st = ov.step_time
     if st.get("steps"):
         cards.append(["Average step time", f"{st['avg_ms']:.3f} ms"])
-        source = "inferred" if st["source"].startswith("inferred") else st["source"]
+        source = "inferred" if st["source"].startswith("inferred") else \
+            _SOURCE_WORDS.get(st["source"], st["source"])
         cards.append(["Steps", f"{st['steps']} ({source})"])  # inferred: the note says how
     if ov.input_wait:
         cards.append(["Waiting for input", f"{ov.input_wait['pct']:.1f}%"])
