@@ -118,8 +118,11 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
                    f"{apart.spread_us.max():,.1f} us.")
     unit = "ops" if tpu else "kernels"
+    util = prof.gpu_utilization
+    over = "over the steps" if (util.step >= 0).any() else \
+        "over its active span (the profile has no steps)"
     return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
-                  f"time over the steps; {unit} and duty cycle over the whole profile."]
+                  f"time {over}; {unit} and duty cycle over the whole profile."]
 
 
 def _without_one_host(frame: pd.DataFrame) -> pd.DataFrame:
