@@ -149,7 +149,9 @@ class Profile(ProfileOutputs):
     # ---- GPU time ----------------------------------------------------------------------------
     gpu_utilization = _result("gpu_utilization", "Per host, device, stream ('all': the device) "
                               "and step: wall, busy and idle time by cause (sync/memcpy, input, "
-                              "launch-bound, host-bound, other), summing to the wall.")
+                              "launch-bound, host-bound, other), summing to the wall; step -2: "
+                              "the device's time outside every step, step -1: its active span "
+                              "on a host without steps.")
     gpu_overlap = _result("gpu_overlap", "Per device and step: collective time, the part hidden "
                           "under compute, the exposed part.")
     launch_latency = _result("launch_latency", "Launch-to-start latency per kernel, histogram, "

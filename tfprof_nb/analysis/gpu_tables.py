@@ -2,7 +2,8 @@
 
 * ``gpu_utilization``: per host, device, stream and step: wall, busy and idle time by cause
   (the causes and busy time add up to the wall time); the rows with stream ``"all"`` are the
-  device as a whole (busy while any of its streams runs a kernel).
+  device as a whole (busy while any of its streams runs a kernel); step -2 holds a device's
+  time outside every step, step -1 its active span on a host without steps (:mod:`.gpu_time`).
 * ``gpu_overlap``: per device and step: compute, collective time, the collective time hidden
   under compute and the exposed rest.
 * ``launch_latency``: launch-to-start latency per kernel, its histogram per device, the
