@@ -109,8 +109,8 @@ _CAUSES = [f"{c}_us" for c in CAUSE_WORDS]
 
 
 def _gpu_idle(util: pd.DataFrame, out, target: Target):
-    """Devices idle much of their steps (or of the profile, without steps): the largest
-    cause and its fix."""
+    """Devices idle much of their steps (or of their active span, without steps): the
+    largest cause and its fix."""
     dev = active_devices(util)
     wall = float(dev.wall_us.sum()) if len(dev) else 0.0
     if wall <= 0:
@@ -125,7 +125,8 @@ def _gpu_idle(util: pd.DataFrame, out, target: Target):
         "Open the trace viewer on a step and look at what the device waits for between "
         "kernels (events, other streams, collectives on other devices).")
     top_pct = 100 * float(causes[top]) / wall
-    span = "the profile" if (dev.step == PROFILE_WINDOW).all() else "their step time"
+    span = "their active span (the profile has no steps)" \
+        if (dev.step == PROFILE_WINDOW).all() else "their step time"
     share = "most of it" if top_pct > idle_pct / 2 else "the largest part"
     out.append(Finding(
         "gpu_idle", f"Devices idle {idle_pct:.0f} % of {span}, {share} "
