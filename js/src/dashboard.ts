@@ -1,7 +1,7 @@
 // The dashboard: every view of a profile in tabs. It walks its `views` list (tab, title, view
 // kind, trait prefix, and why a tab is empty or what failed) and renders each view from the
 // dashboard's own model through the view's prefix; nothing here knows a view's traits.
-import { type Model } from "./model";
+import { type Model, type TraceFind, type ViewContext } from "./model";
 import { VIEWS } from "./views";
 import { errorBox, text, viewRoot } from "./ui";
 
@@ -97,12 +97,19 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const built = new Set<string>();
   const asked = new Set<string>();
   let shown = "";
-  const ctx = {
+  const trace = () => entries.find((e) => e.zoomable && !e.reason && !e.error);
+  const ctx: ViewContext = {
     zoomTo(start: number, end: number) {
-      const zoomable = entries.find((e) => e.zoomable && !e.reason && !e.error);
+      const zoomable = trace();
       if (!zoomable) return;
       model.set(`${zoomable.prefix}view`, [start, end]);
       model.save_changes();
+      show(zoomable.tab);
+    },
+    showInTrace(find: TraceFind) {
+      const zoomable = trace();
+      if (!zoomable) return;
+      model.set(`${zoomable.prefix}find`, { ...find, nonce: `${Date.now()}:${Math.random()}` });
       show(zoomable.tab);
     },
   };

@@ -1,13 +1,14 @@
 // GPU kernel stats: the top kernels by total time (a chart) and the sortable table.
-import { type Model } from "./model";
+import { type Model, type ViewContext } from "./model";
+import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
 import { viewRoot } from "./ui";
 
-export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-kernels", model);
   const cleanup = renderFigure(root, model.get("figure") as Figure);
-  renderTable(root, () => decodeTable(model.get("table")));
+  renderTable(root, () => decodeTable(model.get("table")), traceRows(ctx, "kernels"));
   return cleanup;
 }
 

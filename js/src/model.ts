@@ -19,10 +19,20 @@ export interface ModelLike {
   on?(event: string, cb: () => void): void;
 }
 
+/** A row of a table to show in the trace viewer: its events (the kernel finds them; a page
+ * without one searches `label`). */
+export interface TraceFind {
+  table: "ops" | "kernels" | "hlo";
+  key: Record<string, unknown>;
+  label: string;
+}
+
 /** What the dashboard offers the views inside it. */
 export interface ViewContext {
   /** Show the trace viewer zoomed to [start, end] (us), on `host` when given. */
   zoomTo?(startUs: number, endUs: number, host?: string): void;
+  /** Show the trace viewer with the events of a table's row highlighted, the first framed. */
+  showInTrace?(find: TraceFind): void;
 }
 
 /** A view module's render function: draws the view of `model` into `el`; returns its

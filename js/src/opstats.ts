@@ -1,12 +1,13 @@
 // TensorFlow stats: self time by op and type (pies, idle time in or out), the name-scope
 // icicle by time or memory, and the sortable table.
-import { type Model } from "./model";
+import { type Model, type ViewContext } from "./model";
+import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
 
-export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-opstats", model);
   let cleanup = () => {};
   const pies = { with_idle: model.get("pie_with_idle") as Figure, without_idle: model.get("pie_without_idle") as Figure };
@@ -44,7 +45,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     root.append(metric, icicle);
   }
   root.append(text("h4", "tp-h", "All operations"));
-  renderTable(root, () => decodeTable(model.get("table")));
+  renderTable(root, () => decodeTable(model.get("table")), traceRows(ctx, "ops"));
   return () => cleanup();
 }
 

@@ -103,7 +103,30 @@ function fmt(v: unknown, type: string): string {
   return String(v);
 }
 
-export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refresh: () => void } {
+/** What a table does with a row: `onRow` hears a click (or Enter) on it, with its values;
+ * `rowTitle` says so on hover. */
+export interface TableOptions {
+  onRow?: (row: Record<string, Cell>) => void;
+  rowTitle?: string;
+}
+
+/** Row `i` of `spec` as {column: value}. */
+export function rowOf(spec: TableSpec, i: number): Record<string, Cell> {
+  return Object.fromEntries(spec.columns.map((c) => [c.name, (spec.data[c.name]?.[i] ?? null) as Cell]));
+}
+
+/** Make `tr` (row `i`) answer clicks and Enter with `opts.onRow`. */
+function clickable(tr: HTMLTableRowElement, spec: TableSpec, i: number, opts: TableOptions): void {
+  if (!opts.onRow) return;
+  const act = () => opts.onRow!(rowOf(spec, i));
+  tr.classList.add("tp-row-link");
+  tr.tabIndex = 0;
+  tr.title = opts.rowTitle ?? "";
+  tr.addEventListener("click", act);
+  tr.addEventListener("keydown", (e) => { if (e.key === "Enter") act(); });
+}
+
+export function renderTable(el: HTMLElement, getSpec: () => TableSpec, opts: TableOptions = {}): { refresh: () => void } {
   ensureStyle(el);
   const root = document.createElement("div");
   root.className = "tfprof tfprof-table";
@@ -167,10 +190,11 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec): { refres
       for (const c of spec.columns) {
         const td = document.createElement("td");
         td.textContent = fmt(spec.data[c.name]?.[i], c.type);
-        td.title = td.textContent;
+        if (!opts.onRow) td.title = td.textContent;
         if (c.type === "number") td.className = "tp-num";
         tr.append(td);
       }
+      clickable(tr, spec, i, opts);
       body.push(tr);
     }
     table.replaceChildren(head, ...body);

@@ -49,7 +49,7 @@ function kernelLink(model: Model, state: TimelineState, repaint: () => void) {
   const onMessage = (msg: any, buffers: unknown[]) => {
     if (!msg || typeof msg !== "object") return;
     if (msg.kind === "window" && state.receiveWindow(msg, buffers ?? [], performance.now())) ask();
-    else if (msg.kind === "search") state.receiveSearch(msg, buffers ?? []);
+    else if (msg.kind === "search" || msg.kind === "occurrences") state.receiveSearch(msg, buffers ?? []);
     else if (msg.kind === "area" && state.area.receive(msg as AreaAnswer, buffers ?? [], state.data.names)) state.emit("area", "model");
   };
   return { ask, onMessage };
@@ -133,7 +133,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const panel = buildPanel(el, theme);
   const ctx = panel.canvas.getContext("2d")!;
   const state = new TimelineState(decode(model), typeof model.send === "function",
-    Math.max(400, el.clientWidth || 900), Number(model.get("height")) || 520);
+    Math.max(400, panel.box.clientWidth || el.clientWidth || 900), Number(model.get("height")) || 520);
   state.height = fitHeight(state, state.height);
   const painter = new Painter(ctx, theme);
   let frame = 0;
@@ -145,7 +145,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const sync = debounced(() => { model.set("view", state.view()); model.save_changes(); }, SYNC_DELAY);
   const resize = (height = state.height) => {
     const dpr = window.devicePixelRatio || 1;
-    state.resize(Math.max(400, el.clientWidth || state.width), height);
+    state.resize(Math.max(400, panel.box.clientWidth || el.clientWidth || state.width), height);
     Object.assign(panel.canvas, { width: Math.round(state.width * dpr), height: Math.round(state.height * dpr) });
     Object.assign(panel.canvas.style, { width: `${state.width}px`, height: `${state.height}px` });
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -189,6 +189,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   if (initial && initial.length === 2) state.setView(initial[0], initial[1], "model");
   painter.paint(state);
   showDetails(panel.details, model.get("details") ?? {}, copy);
+  showRow(model, state, panel);
   kernel.ask();
   return () => {
     stopInput();
@@ -199,6 +200,18 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     sync.cancel();
     model.off?.("msg:custom", kernel.onMessage);
   };
+}
+
+const shownFinds = new WeakMap<object, unknown>();
+
+/** Show the table's row the dashboard asked for (`find`: {table, key, label, nonce}), once. */
+function showRow(model: Model, state: TimelineState, panel: Panel): void {
+  const find = model.get("find") as { table?: string; key?: Record<string, unknown>; label?: string; nonce?: unknown } | null;
+  if (!find?.table || shownFinds.get(state) === find.nonce) return;
+  shownFinds.set(state, find.nonce);
+  panel.search.value = String(find.label ?? "");
+  const request = state.showRow({ table: find.table, key: find.key ?? {}, label: String(find.label ?? "") });
+  if (request) model.send!(request);
 }
 
 /** Changes from Python (or the offline host) reach the state and the panel. */
@@ -215,6 +228,7 @@ function followModel(model: Model, state: TimelineState, panel: Panel, copy: () 
     ["change:details", () => showDetails(panel.details, model.get("details") ?? {}, copy)],
     ["change:links", () => state.receiveLinks(model.get("links"))],
     ["change:meta", () => state.setData(decode(model))],
+    ["change:find", () => showRow(model, state, panel)],
   ];
   for (const [event, fn] of handlers) model.on(event, fn);
   return () => handlers.forEach(([event, fn]) => model.off?.(event, fn));

@@ -60,6 +60,8 @@ const STYLE = `
   overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .tfprof table.tp-table tr:nth-child(even) td { background: var(--tp-bg2); }
 .tfprof table.tp-table td.tp-num, .tfprof table.tp-table th.tp-num { text-align: right; font-variant-numeric: tabular-nums; }
+.tfprof table.tp-table tr.tp-row-link { cursor: pointer; }
+.tfprof table.tp-table tr.tp-row-link:hover td, .tfprof table.tp-table tr.tp-row-link:focus td { background: var(--tp-bg3); }
 .tfprof input.tp-filter { padding: 3px 6px; border: 1px solid var(--tp-border); border-radius: 4px;
   background: var(--tp-bg); color: var(--tp-fg); min-width: 220px; }
 .tfprof button.tp-button, .tfprof select.tp-select { padding: 3px 10px; border: 1px solid var(--tp-border);

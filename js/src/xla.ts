@@ -1,14 +1,15 @@
 // XLA ops: notes on the device's peaks and what could not be resolved, the roofline (a plotly
 // figure built in Python), the op profile as an icicle (program -> category -> op, by device
 // time), the HLO op stats table and a program's memory (xlamemory.ts).
-import { type Model } from "./model";
+import { type Model, type ViewContext } from "./model";
+import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
 import { renderProgramMemory } from "./xlamemory";
 
-export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-xla", model);
   for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
   const cleanup = renderFigure(root, model.get("figure") as Figure, { height: 460 });
@@ -20,7 +21,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     box.append(renderIcicle(rows));
     root.append(box);
   }
-  renderTable(root, () => decodeTable(model.get("table")));
+  renderTable(root, () => decodeTable(model.get("table")), traceRows(ctx, "hlo"));
   const memory = renderProgramMemory(root, model);
   return () => {
     cleanup();

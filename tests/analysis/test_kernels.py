@@ -710,7 +710,7 @@ def test_grouping_joins_context_links_in_one_pass_when_their_entries_fit(cpu_pyt
                         lambda *a, **kw: asked.append(kw["passes"]) or real(*a, **kw))
     monkeypatch.setattr(grouping, "_ONE_PASS_SHARE_OF_FILE", share)
     monkeypatch.setattr(K, "LINK_PASS_ENTRIES", 0)  # (the kernel alone: two passes)
-    src, dst = grouping._context_links(hd)
+    src, dst = grouping.producer_consumer_links(hd)
     assert asked == ([1] if share else [None])
     st = hd.space.stats
     codes = [st.names.index(k) for k in ("_pt", "_p", "_ct", "_c")]

@@ -143,6 +143,9 @@ class Dashboard(BaseWidget):
             self.open_tab(str(content.get("tab", "")))
             return None
         prefix = content.get("view") if isinstance(content, dict) else None
+        for entry in self.views:  # (a view asks from its page: its tab is built there)
+            if entry["prefix"] == prefix and entry["pending"]:
+                self.open_tab(entry["tab"])
         tab = next((t for t in self._controllers if prefix_of(t) == prefix), None)
         controller = self._controllers.get(tab)
         if controller is None or not hasattr(controller, "on_message"):

@@ -14,6 +14,7 @@ from ..xspace import stat_value
 from ._view import View, ViewState
 from .timeline_area import area_summary
 from .timeline_counters import counter_tables, counter_tables_empty
+from .timeline_find import occurrences
 from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
 from .traits import RecordTrait, record_wire
@@ -194,6 +195,7 @@ class TimelineSource:
         self.tile, self.meta = first_state(self.index, meta,
                                            STATE_BUDGET if budget is None else budget)
         self._rank = None
+        self._row_of: np.ndarray | None = None
         self._links = TimelineLinks(prof, self.index, self.event_ids)
 
     def on_change(self, name: str, value) -> dict:
@@ -222,7 +224,9 @@ class TimelineSource:
         a tile (header with its schema, and its columns as buffers; see timeline_lod),
         ``{"kind": "search", "query"}`` the matching rows by start (typed columns start, dur,
         row, name), ``{"kind": "area", "t0", "t1", "tracks"}`` the area's summary (see
-        timeline_area).  Bad requests get ``error``, never an exception."""
+        timeline_area), ``{"kind": "occurrences", "table", "key"}`` the events behind a
+        table's row, as search hits (see timeline_find).  Bad requests get ``error``, never an
+        exception."""
         kind = content.get("kind") if isinstance(content, dict) else None
         base = {"kind": kind, "id": content.get("id") if isinstance(content, dict) else None}
         if self.index is None:
@@ -237,6 +241,8 @@ class TimelineSource:
                 return self._search(base, str(content.get("query", "")))
             if kind == "area":
                 return self._area(base, content)
+            if kind == "occurrences":
+                return self._occurrences(base, content)
         except (KeyError, TypeError, ValueError) as exc:
             return {**base, "error": f"bad {kind} request: {exc}"}, []
         return {**base, "error": f"unknown request {kind!r}"}, []
@@ -251,7 +257,18 @@ class TimelineSource:
         return {**base, "rows": header, "events": events, "names": names}, buffers
 
     def _search(self, base: dict, query: str) -> tuple[dict, list]:
-        total, start, dur, rows, names = self.index.search(query)
+        return self._hits(base, *self.index.search(query))
+
+    def _occurrences(self, base: dict, content: dict) -> tuple[dict, list]:
+        """The rows of the events behind a table's row (see timeline_find), by start."""
+        ids = occurrences(self.prof, str(content["table"]), dict(content["key"]))
+        if self._row_of is None:
+            self._row_of = np.full(len(self.prof.events), -1, np.int64)
+            self._row_of[self.event_ids] = np.arange(len(self.event_ids))
+        rows = self._row_of[ids]
+        return self._hits(base, *self.index.hits(rows[rows >= 0]))
+
+    def _hits(self, base: dict, total, start, dur, rows, names) -> tuple[dict, list]:
         hits = encode_columns({"start": np.asarray(start, np.float64),
                                "dur": np.asarray(dur, np.float32), "row": rows, "name": names})
         return ({**base, "total": int(total), "shown": len(rows),
@@ -363,6 +380,9 @@ class TraceTimeline(View):
     # the events linked to the selected one (a launch and its kernels): {row, partners, more}
     links = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(520).tag(sync=True)
+    # a table's row to show (set by the dashboard's tables: {table, key, label, nonce}); the
+    # page asks the kernel for its events, or searches the label without one
+    find = traitlets.Dict().tag(sync=True)
 
     @classmethod
     def reason(cls, prof) -> str | None:

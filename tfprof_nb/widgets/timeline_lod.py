@@ -182,7 +182,11 @@ class TimelineIndex:
             return none
         hit = np.zeros(len(self.names), bool)
         hit[codes] = True
-        rows = np.flatnonzero(hit[self.name])
+        return self.hits(np.flatnonzero(hit[self.name]), limit)
+
+    def hits(self, rows: np.ndarray, limit: int = MAX_SEARCH_HITS):
+        """(total, start, dur, row, name code) of the first ``limit`` of ``rows`` by start."""
+        rows = np.asarray(rows, np.int64)
         total = len(rows)
         if total > limit:
             rows = rows[np.argpartition(self.start[rows], limit - 1)[:limit]]

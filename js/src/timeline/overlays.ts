@@ -2,7 +2,7 @@
 // the pointer, a track's menu (pin, hide, fold, copy its name), the scrollbar of the rows and
 // the grip that resizes the viewer. Text only (textContent).
 import { valueAt, fmtValue } from "./counters";
-import { AXIS_H, fmtTime, LABEL_W, trackKey, type Row } from "./layout";
+import { AXIS_H, fmtTime, LABEL_W, SCROLLBAR_W, trackKey, type Row } from "./layout";
 import { h, type Panel } from "./panel";
 import { type EventInfo, type TimelineState } from "./state";
 
@@ -132,7 +132,7 @@ export function placeScrollbar(p: Panel, state: TimelineState): void {
   const fits = state.contentH <= viewH;
   p.scroll.style.display = fits ? "none" : "block";
   if (fits) return;
-  Object.assign(p.scroll.style, { top: `${top}px`, height: `${viewH}px` });
+  Object.assign(p.scroll.style, { top: `${top}px`, height: `${viewH}px`, left: `${state.width - SCROLLBAR_W}px` });
   const size = Math.max(20, viewH * viewH / state.contentH);
   const room = viewH - size;
   const at = room * state.scrollY / Math.max(state.contentH - viewH, 1);

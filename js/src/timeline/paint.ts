@@ -163,7 +163,7 @@ export class Painter {
     const name = state.data.names[tile.name[i]] ?? "";
     ctx.fillStyle = colorOf(name, theme.dark);
     ctx.fillRect(x, yy, w, ROW - 2);
-    if (state.search.names.size && state.search.names.has(tile.name[i])) {
+    if (state.search.marks(tile.row ? tile.row[i] : i, tile.name[i])) {
       ctx.strokeStyle = theme.dark ? "#ffeb3b" : "#d50000";
       ctx.lineWidth = 2;
       ctx.strokeRect(x + 1, yy + 1, Math.max(w - 2, 1), ROW - 4);

@@ -19,7 +19,7 @@ const STYLE = `
 .tfprof-timeline .tl-box { position: relative; outline: none; }
 .tfprof-timeline .tl-box:focus-within { box-shadow: inset 0 0 0 2px var(--tl-accent); }
 .tfprof-timeline canvas { display: block; outline: none; cursor: crosshair; }
-.tfprof-timeline .tl-scroll { position: absolute; right: 0; width: 10px; background: var(--tl-track); }
+.tfprof-timeline .tl-scroll { position: absolute; width: 10px; background: var(--tl-track); }
 .tfprof-timeline .tl-thumb { position: absolute; left: 1px; right: 1px; border-radius: 4px; background: var(--tl-grid); cursor: default; }
 .tfprof-timeline .tl-grip { height: 6px; cursor: ns-resize; background: var(--tl-track); border-top: 1px solid var(--tl-grid); }
 .tfprof-timeline .tl-tip { position: absolute; pointer-events: none; background: var(--tl-bg); border: 1px solid var(--tl-grid); padding: 3px 6px; border-radius: 4px; white-space: pre; max-width: 480px; overflow: hidden; text-overflow: ellipsis; box-shadow: 0 2px 6px rgba(0,0,0,.2); z-index: 3; }

@@ -1,6 +1,6 @@
 // The trace viewer's search: names matching the query (highlighted), the matching events in
 // start order (the kernel finds them all for a large profile; else the loaded tiles), and
-// the one shown last. No DOM.
+// the one shown last; or the events of a table's row, found by the kernel. No DOM.
 import { decodeColumns, numeric, type Wire } from "../columns";
 import { matchingNames, rowOf, single, type Tile } from "../data";
 
@@ -29,10 +29,22 @@ export interface SearchAnswer {
   error?: string;
 }
 
+/** A table's row to show (its events found by the kernel: see TimelineSource.on_message). */
+export interface OccurrencesRequest {
+  kind: "occurrences";
+  id: number;
+  table: string;
+  key: Record<string, unknown>;
+}
+
 export class Search {
   query = "";
   /** Codes of the names matching the query (drawn highlighted). */
   names = new Set<number>();
+  /** The rows found for a table's row (drawn highlighted instead of names; null: none). */
+  rows: Set<number> | null = null;
+  /** Whether the next answer shows its first match (a table's row was clicked). */
+  jump = false;
   /** The matching events by start, and the index of the one shown last (-1: none). */
   hits: EventInfo[] = [];
   pos = -1;
@@ -48,6 +60,7 @@ export class Search {
    */
   set(query: string, names: string[], tiles: Tile[], ask: boolean, partial: boolean): SearchRequest | null {
     this.query = query.trim();
+    this.rows = null;
     this.names = matchingNames(names, query);
     this.hits = [];
     this.pos = -1;
@@ -76,6 +89,24 @@ export class Search {
     return out.sort((a, b) => a.start - b.start);
   }
 
+  /** Ask the kernel for the events of a table's row (`label` names it in the status). */
+  occurrences(table: string, key: Record<string, unknown>, label: string): OccurrencesRequest {
+    this.query = label;
+    this.names = new Set();
+    this.rows = new Set();
+    this.hits = [];
+    this.pos = -1;
+    this.jump = true;
+    this.asked = this.nextId++;
+    this.status = "finding its events…";
+    return { kind: "occurrences", id: this.asked, table, key };
+  }
+
+  /** Whether block `row` with name `code` is drawn highlighted. */
+  marks(row: number, code: number): boolean {
+    return this.rows ? this.rows.has(row) : this.names.has(code);
+  }
+
   /** Take the kernel's answer; false when it answers a search left behind. */
   receive(msg: SearchAnswer, buffers: unknown[], names: string[]): boolean {
     if (msg.id !== this.asked) return false;
@@ -93,7 +124,8 @@ export class Search {
     const total = Number(msg.total ?? this.hits.length);
     const shown = Number(msg.shown ?? this.hits.length);
     const more = total > shown ? ` (first ${shown.toLocaleString("en-US")})` : "";
-    this.status = `${total.toLocaleString("en-US")} found${more}`;
+    if (this.rows) this.rows = new Set(this.hits.map((h) => h.row));
+    this.status = `${total.toLocaleString("en-US")} ${this.rows ? `event${total === 1 ? "" : "s"} of this row` : "found"}${more}`;
     return true;
   }
 

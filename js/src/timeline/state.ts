@@ -8,7 +8,7 @@ import { segmentOf, type TimelineData } from "../data";
 import { AreaState } from "./areastate";
 import { AXIS_H, ROW } from "./layout";
 import { Links, rowY, spanning, type LinksAnswer } from "./links";
-import { Search, type EventInfo, type SearchAnswer, type SearchRequest } from "./search";
+import { Search, type EventInfo, type OccurrencesRequest, type SearchAnswer, type SearchRequest } from "./search";
 import { TimelineView, type Source } from "./view";
 
 export type { EventInfo } from "./search";
@@ -110,7 +110,25 @@ export class TimelineState extends TimelineView {
   }
 
   receiveSearch(msg: SearchAnswer, buffers: unknown[]): void {
-    if (this.search.receive(msg, buffers, this.data.names)) this.emit("search");
+    if (!this.search.receive(msg, buffers, this.data.names)) return;
+    this.emit("search");
+    if (this.search.jump) {
+      this.search.jump = false;
+      this.gotoMatch(1);
+    }
+  }
+
+  /** Show a table's row: with a kernel, the request for its events (the first is shown when
+   * they come); without one, its label searched by name and the first match shown. */
+  showRow(find: { table: string; key: Record<string, unknown>; label: string }): OccurrencesRequest | null {
+    if (this.kernel) {
+      const request = this.search.occurrences(find.table, find.key, find.label);
+      this.emit("search");
+      return request;
+    }
+    this.find(find.label);
+    this.gotoMatch(1);
+    return null;
   }
 
   /** Show and select the next (1) or previous (-1) match: framed (it takes about half the

@@ -194,6 +194,7 @@ export class TimelineView {
   // ---- what is where ------------------------------------------------------------------
   /** The event (or merged block) drawn at (x, y) px of the canvas, null when none. */
   hit(x: number, y: number): EventInfo | null {
+    if (x >= LABEL_W + this.plotW()) return null; // (the scrollbar's column)
     return blockAt({ rows: this.rows, pinnedH: this.pinnedH, scrollY: this.scrollY, segments: this.segments,
       tile: this.current, names: this.data.names, tOf: (v) => this.tOf(v), pxPerUs: () => this.pxPerUs() }, x, y);
   }
