@@ -28,6 +28,22 @@ def test_utilization_bars_are_the_table(prof):
     assert list(fig.data[0].x[0]) == dev.device.tolist()
 
 
+def test_step_windows_are_named_in_words(prof):
+    """A bar of time outside every step says so, and so does a device's active span on a
+    profile without steps (never a negative step number or "profile")."""
+    fig = prof.plot.gpu_utilization()
+    steps = prof.gpu_utilization.query("stream == 'all'").step
+    names = list(fig.data[0].x[1])
+    for step, name in zip(steps, names):
+        assert name == {-2: "outside steps", -1: "active span"}.get(step, str(step))
+    assert (steps < 0).any()
+
+
+def test_tpu_devices_are_busy_with_ops():
+    fig = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb").plot.gpu_utilization()
+    assert fig.data[0].name == "Busy (ops)"
+
+
 def test_overlap_bars_are_the_table(prof):
     fig = prof.plot.gpu_overlap()
     ov = prof.gpu_overlap

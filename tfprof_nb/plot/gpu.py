@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.gpu_time import ALL_STREAMS
+from ..analysis.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW
 from ._style import PALETTE, new_figure
 
 __all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "queue_figure",
@@ -37,20 +37,28 @@ def _device_labels(table: pd.DataFrame) -> pd.Series:
     return label.map(_text)
 
 
+_STEP_WINDOWS = {OUTSIDE_STEPS: "outside steps", PROFILE_WINDOW: "active span"}
+
+
 def _device_steps(table: pd.DataFrame) -> list:
-    """The two-level x of a per-device, per-step bar: device, then step number ("profile":
-    the whole profile, without steps); plotly thins the numbers when there are many."""
+    """The two-level x of a per-device, per-step bar: device, then step number ("active
+    span": a device's first to last activity, the profile having no steps; "outside steps":
+    its time outside every step); plotly thins the numbers when there are many."""
     if not len(table):
         return []
     return [_device_labels(table).tolist(),
-            [str(s) if s >= 0 else "profile" for s in table.step.tolist()]]
+            [str(s) if s >= 0 else _STEP_WINDOWS.get(s, str(s)) for s in table.step.tolist()]]
 
 
 def utilization_figure(table: pd.DataFrame, theme: str = "light"):
     """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
-    own rows, stream "all"); the parts of a bar add up to its step's wall time."""
+    own rows, stream "all"); the parts of a bar add up to its step's wall time.  TPUs run
+    ops, not kernels."""
     dev = table[table.stream == ALL_STREAMS] if len(table) else table
-    return _stacked_ms(dev, UTILIZATION_PARTS, "Device time per step: busy and idle by cause",
+    tpu = len(dev) and dev.device.astype(str).str.contains("TPU").all()
+    parts = [("busy_us", "Busy (ops)", c) if col == "busy_us" and tpu else (col, label, c)
+             for col, label, c in UTILIZATION_PARTS]
+    return _stacked_ms(dev, parts, "Device time per step: busy and idle by cause",
                        "gpu_utilization", theme)
 
 
