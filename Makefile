@@ -52,14 +52,17 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_analysis.py
 	$(PY) benchmarks/bench_engine.py --pod --big
 	$(PY) benchmarks/bench_report.py
+	$(PY) benchmarks/bench_notebook.py
 	$(PY) benchmarks/bench_plot.py
 	$(PY) benchmarks/bench_object_store.py
 
 # docs/screenshots: every tab of the CPU, GPU and TPU reports, the TPU trace viewer on a step,
-# an AMD GPU launch linked to its kernel; taken by the report tests
+# an AMD GPU launch linked to its kernel (taken by the report tests), and the trace viewer's
+# area summary, flows, counters, track menu, keys and a kernel table's row shown in the trace
 screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/report/test_report.py \
 		-k "captured_cpu_profile or gpu_fixture or tpu_profile or gpu_launch"
+	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/widgets/test_trace_viewer.py
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache

@@ -14,15 +14,17 @@ runs, cell by cell:
 
 then saves the notebook (Ctrl+S, JupyterLab's default: no widget state) and reports the
 ``.ipynb``'s size, and the size of ``tfprof_nb/static``. Targets (issue 32): first paint under
-1 s, dashboard under 2 s, the saved notebook under 8 MB, ``static/`` under 4 MB. There is no
-reference implementation to run beside it (XProf has no notebook views); each figure is the
-median of ``--runs`` fresh kernels.
+1 s, dashboard under 2 s, the saved notebook under 8 MB, ``static/`` under 4 MB. XProf has no
+notebook views to run beside it; the reference in the same run is this package with the
+notebook's offline copies at 32 MB (``--reference-mb``, the limit before they became 3 MB
+previews), in alternating fresh servers and kernels. Each figure is a median of ``--runs``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -91,9 +93,15 @@ DASHBOARD_PAINTED = ("() => !!document.querySelector('.tfprof-dashboard .db-card
                      "!!document.querySelector('.tfprof-dashboard .js-plotly-plot .main-svg')")
 
 
-def one_run(profile: Path) -> dict:
+def one_run(profile: Path, limit_mb: float | None = None) -> dict:
+    """One fresh JupyterLab and kernel (its notebook copies limited to ``limit_mb``: None,
+    the package's default)."""
     from playwright.sync_api import sync_playwright
 
+    if limit_mb is None:
+        os.environ.pop("TFPROF_NB_MAX_FALLBACK_MB", None)
+    else:
+        os.environ["TFPROF_NB_MAX_FALLBACK_MB"] = str(limit_mb)
     with tempfile.TemporaryDirectory() as tmp, jupyter_server(Path(tmp)) as url:
         nb_path = write_notebook(Path(tmp), profile)
         external: list = []
@@ -120,6 +128,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", type=Path)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--reference-mb", type=float, default=32.0,
+                    help="the notebook copies' limit of the reference runs (0: none)")
     args = ap.parse_args(argv)
     profile = args.profile or default_profile()
     import tfprof_nb as tp
@@ -127,13 +137,20 @@ def main(argv=None) -> int:
     prof = tp.load(profile, progress=False)
     print(f"profile: {profile} ({profile.stat().st_size / 2**20:.1f} MB, "
           f"{prof.n_events:,} events)")
-    runs = [one_run(profile) for _ in range(args.runs)]
+    ours, reference = [], []
+    for _ in range(args.runs):
+        ours.append(one_run(profile))
+        if args.reference_mb:
+            reference.append(one_run(profile, args.reference_mb))
     static = Path(tp.__file__).parent / "static"
-    out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    out["static_mb"] = sum(p.stat().st_size for p in static.iterdir()) / 2**20
-    for r in runs:
-        print("run:", {k: round(v, 3) for k, v in r.items()})
-    print("median:", json.dumps({k: round(v, 3) for k, v in out.items()}))
+    for name, runs in (("ours", ours), (f"copies at {args.reference_mb:g} MB", reference)):
+        if not runs:
+            continue
+        out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        for r in runs:
+            print(f"{name} run:", {k: round(v, 3) for k, v in r.items()})
+        print(f"{name} median:", json.dumps({k: round(v, 3) for k, v in out.items()}))
+    print(f"static: {sum(p.stat().st_size for p in static.iterdir()) / 2**20:.2f} MB")
     return 0
 
 

@@ -26,5 +26,5 @@ def test_demo_writes_a_report_that_opens_offline(tmp_path):
         cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
                         ".map(c => c.textContent)")
         steps = len(tp.load(out / "logdir").steps)  # edge steps are dropped, as xprof does
-        assert f"Steps{steps} (markers)" in cards and steps >= 4, cards
+        assert f"Steps{steps} (step markers)" in cards and steps >= 4, cards
         assert page.blocked == [] and page.console_errors == []

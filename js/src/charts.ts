@@ -64,6 +64,10 @@ export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20): SVGSVGEl
   const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("width", String(width));
   svg.setAttribute("height", String((depth + 1) * rowH + 2));
+  // narrower than `width` (a notebook's output), it scales down rather than overflow
+  svg.setAttribute("viewBox", `0 0 ${width} ${(depth + 1) * rowH + 2}`);
+  svg.style.maxWidth = "100%";
+  svg.style.height = "auto";
   svg.setAttribute("class", "tfprof-icicle");
   rects.forEach((r, k) => {
     const g = document.createElementNS(SVG_NS, "g");

@@ -198,7 +198,19 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec, opts: Tab
       body.push(tr);
     }
     table.replaceChildren(head, ...body);
+    hint();
   }
+
+  // more columns than the notebook shows: say so (the sideways scrollbar sits at the
+  // bottom of the table, out of sight)
+  const more = document.createElement("span");
+  more.className = "tt-more tp-muted";
+  info.after(more);
+  function hint(): void {
+    const cut = wrap.scrollWidth > wrap.clientWidth + 2;
+    more.textContent = cut ? "· scroll sideways for more columns →" : "";
+  }
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(hint).observe(wrap);
 
   filter.addEventListener("input", () => {
     state.filter = filter.value;

@@ -52,11 +52,12 @@ const STYLE = `
 .tfprof .tp-tab:focus-visible { outline: 2px solid var(--tp-accent); outline-offset: -2px; }
 .tfprof .tp-pane { padding: 8px 2px; }
 .tfprof .tp-toolbar { display: flex; gap: 12px; align-items: center; margin: 6px 0; flex-wrap: wrap; }
-.tfprof .tp-table-wrap { max-height: 460px; overflow: auto; border: 1px solid var(--tp-border); border-radius: 6px; }
+.tfprof .tp-table-wrap { max-height: 460px; max-width: 100%; overflow: auto; border: 1px solid var(--tp-border); border-radius: 6px; }
 .tfprof table.tp-table { border-collapse: collapse; width: 100%; font-size: 12px; }
 .tfprof table.tp-table th { position: sticky; top: 0; z-index: 1; background: var(--tp-bg3); text-align: left;
-  font-weight: 600; padding: 5px 8px; border-bottom: 1px solid var(--tp-border); cursor: pointer; white-space: nowrap; }
-.tfprof table.tp-table td { padding: 3px 8px; border-bottom: 1px solid var(--tp-border); max-width: 520px;
+  font-weight: 600; padding: 5px 8px; border-bottom: 1px solid var(--tp-border); cursor: pointer;
+  white-space: normal; min-width: 4em; max-width: 12em; vertical-align: bottom; }
+.tfprof table.tp-table td { padding: 3px 8px; border-bottom: 1px solid var(--tp-border); max-width: 340px;
   overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .tfprof table.tp-table tr:nth-child(even) td { background: var(--tp-bg2); }
 .tfprof table.tp-table td.tp-num, .tfprof table.tp-table th.tp-num { text-align: right; font-variant-numeric: tabular-nums; }

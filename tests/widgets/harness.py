@@ -109,10 +109,10 @@ def painted(page, selector: str = ".tfprof-timeline canvas") -> int:
 
 
 def event_point(page, root: str = ".tfprof-timeline") -> list | None:
-    """[x, y, row] of an event drawn by the timeline under ``root``: page coordinates to click
-    (the middle of where the event is drawn, not its edge: the page may round a fractional
-    coordinate across it) and its row in the timeline's order (the timeline is scrolled into
-    view first)."""
+    """[x, y, row] of an event drawn by the timeline under ``root``: whole page coordinates
+    to click (a click's coordinates are whole pixels: the point is checked to hit the event
+    once rounded, inside where it is drawn, not at its edge) and its row in the timeline's
+    order (the timeline is scrolled into view first)."""
     return page.evaluate("""sel => {
       const root = document.querySelector(sel);
       root.scrollIntoView();
@@ -125,29 +125,32 @@ def event_point(page, root: str = ".tfprof-timeline") -> list | None:
           let y1 = y, x1 = x;
           while (y1 < y + 40 && same(x, y1 + 1, hit.row)) y1++;
           while (x1 < r.width - 5 && x1 < x + 200 && same(x1 + 1, y, hit.row)) x1++;
-          const mx = Math.floor((x + x1) / 2), my = Math.floor((y + y1) / 2);
-          return [mx + r.left, my + r.top, hit.row];
+          const px = Math.round((x + x1) / 2 + r.left), py = Math.round((y + y1) / 2 + r.top);
+          if (same(px - r.left, py - r.top, hit.row)) return [px, py, hit.row];
         }
       return null;
     }""", root)
 
 
 def row_point(page, row: int, root: str = ".tfprof-timeline") -> list | None:
-    """[x, y] (page coordinates) in the middle of where the timeline under ``root`` draws
-    timeline row ``row`` alone, None when it is not drawn."""
+    """[x, y] (whole page coordinates, as a click has them) nearest the middle of where the
+    timeline under ``root`` draws timeline row ``row`` alone, None when it is not drawn."""
     return page.evaluate("""([sel, row]) => {
       const root = document.querySelector(sel);
       root.scrollIntoView();
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
-      const xs = [], ys = [];
+      const same = (x, y) => { const h = t.hit(x, y); return h && h.row === row; };
+      const points = [];
       for (let y = 24; y < t.height; y += 1)
         for (let x = 192; x < r.width - 2; x += 1) {
-          const hit = t.hit(x, y);
-          if (hit && hit.row === row) { xs.push(x); ys.push(y); }
+          const px = Math.round(x + r.left), py = Math.round(y + r.top);
+          if (same(px - r.left, py - r.top)) points.push([px, py]);
         }
-      if (!xs.length) return null;
-      const mid = (a) => (Math.min(...a) + Math.max(...a)) / 2;
-      return [mid(xs) + r.left, mid(ys) + r.top];
+      if (!points.length) return null;
+      const mid = (k) => (Math.min(...points.map(p => p[k])) + Math.max(...points.map(p => p[k]))) / 2;
+      const [mx, my] = [mid(0), mid(1)];
+      points.sort((a, b) => Math.hypot(a[0] - mx, a[1] - my) - Math.hypot(b[0] - mx, b[1] - my));
+      return points[0];
     }""", [root, row])
 
 

@@ -5,6 +5,7 @@ what it checks."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,17 @@ from .harness import WidgetPage, overview_budget, row_point
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
 DATA = Path(__file__).resolve().parents[1] / "data"
 GPU = DATA / "jax_h200_nocmdbuf.xplane.pb"
+
+
+# TFPROF_NB_SCREENSHOTS=docs/screenshots (make screenshots): the features saved as PNGs there
+SCREENSHOTS = os.environ.get("TFPROF_NB_SCREENSHOTS")
+
+
+def _shot(page, name: str, selector: str = ".tfprof-timeline") -> None:
+    """The viewer (or ``selector``) as shown, saved as ``<name>.png`` when asked for."""
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.locator(selector).first.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
 
 
 def _kernel_summary(source: TimelineSource, area: dict) -> dict:
@@ -70,6 +82,7 @@ def test_an_area_is_summed_in_the_browser_as_the_kernel_sums_it(cpu_python_file,
         assert table == len(rows) + 1
         assert page.js("() => document.querySelector('.tl-status').textContent").startswith(
             "selected ")
+        _shot(page.page, "trace_area_selection")
         assert page.console_errors == []
 
 
@@ -113,6 +126,7 @@ def test_a_row_of_kernel_stats_shows_its_kernels_in_the_trace(tmp_path):
         status = page.js("() => document.querySelector(\"[data-pane='timeline'] .tl-found\")"
                          ".textContent")
         assert status == f"1 / {found}"
+        _shot(page.page, "trace_from_kernel_table", "[data-pane='timeline'] .tfprof-timeline")
         assert page.console_errors == []
 
 
@@ -137,6 +151,7 @@ def test_flows_of_tensorflow_and_tf_data_are_drawn_for_the_selection(cpu_python_
         page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows >= 1")
         text = page.js("() => document.querySelector('.tl-links').textContent")
         assert f"← tf.data producer {index.names[index.name[producer]]}" in text
+        _shot(page.page, "trace_flow")
         assert page.console_errors == []
 
 
@@ -154,6 +169,7 @@ def test_counter_tracks_draw_memory_and_the_launch_queue(tmp_path):
         page.page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + top + h / 2)
         page.page.wait_for_function("() => /memory in use .*: [0-9.]+ [KMG]?i?B at /.test("
                                     "document.querySelector('.tl-tip')?.textContent ?? '')")
+        _shot(page.page, "trace_counters")
         assert page.console_errors == []
 
 
@@ -165,6 +181,8 @@ def test_tracks_are_pinned_hidden_filtered_and_folded(tmp_path):
         box = page.page.locator(".tl-canvas").bounding_box()
         track, top = rows[2]
         page.page.mouse.click(box["x"] + 40, box["y"] + top + 6)  # its name: the menu
+        page.page.wait_for_selector(".tl-menu")
+        _shot(page.page, "trace_track_menu")
         page.page.click(".tl-menu button:text('pin to the top')")
         page.page.wait_for_function(f"t => {TIMELINE}.rows.some(r => r.pinned && r.track === t)",
                                     arg=track)
@@ -192,6 +210,7 @@ def test_keys_tooltips_and_a_search_that_frames_its_matches(cpu_python_file, tmp
         page.page.focus(".tl-canvas")
         page.page.keyboard.press("?")
         page.page.wait_for_selector(".tl-overlay")
+        _shot(page.page, "trace_keys")
         assert "Ctrl/⌘ + wheel" in page.js("() => document.querySelector('.tl-overlay')"
                                            ".textContent")
         page.page.keyboard.press("?")

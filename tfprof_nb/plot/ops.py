@@ -36,6 +36,46 @@ def kernel_label(kernel: str, op_name=None, width: int = 60) -> str:
     return label if len(label) <= width else label[:width - 1] + "…"
 
 
+# words of C++ template arguments that tell nothing apart (namespaces, containers, plumbing)
+_PLUMBING = frozenset({"Eigen", "internal", "tensorflow", "functor", "void", "const", "long",
+                       "int", "unsigned", "TensorEvaluator", "TensorAssignOp", "TensorMap",
+                       "Tensor", "MakePointer", "GpuDevice", "false", "true", "std"})
+
+
+def _words(name: str) -> list[str]:
+    """The identifiers of a kernel's template and call arguments, in order, once each."""
+    inner = str(name).split("<", 1)[1] if "<" in str(name) else ""
+    seen: dict[str, None] = {}
+    for word in re.findall(r"[A-Za-z_]\w*", inner):
+        if word not in _PLUMBING and len(word) > 2:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def kernel_labels(kernels, ops, width: int = 60) -> list[str]:
+    """Short labels of kernels (:func:`kernel_label`); kernels that would share one (C++
+    templates: fourteen ``EigenMetaKernel`` of different expressions) add the first words of
+    their template arguments that not all of them have, and a number where still alike."""
+    labels = [kernel_label(k, o, width) for k, o in zip(kernels, ops)]
+    groups: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        groups.setdefault(label, []).append(i)
+    for label, rows in groups.items():
+        if len(rows) < 2:
+            continue
+        words = [_words(kernels[i]) for i in rows]
+        common = set.intersection(*(set(w) for w in words))
+        extras = [", ".join([w for w in own if w not in common][:4]) for own in words]
+        seen: dict[str, int] = {}
+        for i, extra in zip(rows, extras):
+            seen[extra] = seen.get(extra, 0) + 1
+            if extras.count(extra) > 1 or not extra:
+                extra = f"{extra} #{seen[extra]}".strip()
+            full = f"{label} ({extra})"
+            labels[i] = full if len(full) <= width + 40 else full[:width + 39] + "…"
+    return labels
+
+
 def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
     """Self time by op and by op type, on the host and on devices (``prof.op_stats`` with or
     without its IDLE rows): one pie each, the ``top`` largest slices and "Other"."""
@@ -69,8 +109,8 @@ def kernels_figure(kernels: pd.DataFrame, theme: str = "light", top: int = 20):
     colors = ["#59a14f" if tc else "#4e79a7" for tc in top_rows.is_kernel_using_tensor_core]
     # ranked short labels (the full name is in the hover): kernels whose names share a long
     # prefix stay apart
-    names = [f"{r}. {kernel_label(k, o)}" for r, k, o in
-             zip(top_rows["rank"], top_rows.kernel_name.astype(str), top_rows.op_name)]
+    labels = kernel_labels(list(top_rows.kernel_name.astype(str)), list(top_rows.op_name))
+    names = [f"{r}. {label}" for r, label in zip(top_rows["rank"], labels)]
     custom = top_rows[["kernel_name", "op_name", "occurrences", "avg_duration_us", "grid_dim",
                        "block_dim", "registers_per_thread", "occupancy_pct",
                        "is_kernel_using_tensor_core"]].astype(object).to_numpy()

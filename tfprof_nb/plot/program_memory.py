@@ -41,10 +41,13 @@ def program_memory_figure(memory, theme: str = "light", top: int = 20,
     title = f"{memory.name}: memory space {memory.memory_space}"
     if not np.isnan(memory.peak_heap_bytes):
         title += f", peak heap {human_bytes(memory.peak_heap_bytes)}"
-    fig = subplots(theme, rows=2, cols=1, row_heights=[0.55, 0.45], vertical_spacing=0.16,
+    # every buffer's bar gets a label's height (crowded, plotly drops every second label)
+    heap_px, bars_px = 330, max(160, _BAR_PX * min(top, len(memory.buffers)))
+    fig = subplots(theme, rows=2, cols=1, row_heights=[heap_px, bars_px],
+                   vertical_spacing=90 / (heap_px + bars_px + 90),
                    subplot_titles=["", f"Largest buffers live at the peak (top {top})"])
     fig.update_layout(title={"text": html.escape(title, quote=False)}, hovermode="closest",
-                      height=660, margin={"t": 96},
+                      height=heap_px + bars_px + 96 + 90 + 60, margin={"t": 96},
                       meta={**fig.layout.meta, "kind": "program_memory",
                             "program_id": str(memory.program_id),
                             "memory_space": memory.memory_space,
@@ -57,6 +60,9 @@ def program_memory_figure(memory, theme: str = "light", top: int = 20,
     _heap_traces(fig, memory, max_points)
     _buffer_bars(fig, memory.buffers.head(top))
     return fig
+
+
+_BAR_PX = 22  # px per buffer's bar: room for its label
 
 
 def _heap_traces(fig, memory, max_points: int) -> None:
@@ -108,4 +114,4 @@ def _buffer_bars(fig, buffers) -> None:
                     marker={"color": color}, customdata=custom, hovertemplate=_BUFFER_HOVER,
                     row=2, col=1)
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels,
-                     row=2, col=1)
+                     tickmode="array", tickvals=labels, automargin=True, row=2, col=1)
