@@ -4,10 +4,13 @@ manifest names them) and the compiled native library."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "tfprof_nb" / "widgets" / "manifest.json"
@@ -25,6 +28,30 @@ def test_one_plotly_for_every_view():
     holding = [p.name for p in static.glob("*.js") if plotly_marker in p.read_text()]
     assert holding == ["views.js"]
     assert sum(p.stat().st_size for p in static.iterdir()) < 4 * 2**20
+
+
+def test_bundles_export_only_a_default_render():
+    """anywidget deprecates a module's named ``render`` (it warns in the browser console and
+    ignores the default export): every bundle exports ``default`` alone."""
+    static = ROOT / "tfprof_nb" / "static"
+    files = set(json.loads((static / "bundles.json").read_text())["files"].values())
+    for name in files:
+        source = (static / f"{name}.js").read_text()
+        last = source[source.rindex("export{"):]  # the module's export (licences may follow)
+        exports = re.match(r"export\{([^}]*)\}", last).group(1)
+        assert re.fullmatch(r"\s*[\w$]+ as default\s*", exports), (name, exports)
+        assert "export function" not in source and "export{render" not in source
+
+
+def test_installing_the_js_tools_leaves_the_lock_file_alone():
+    """``make`` installs the JS tools with ``npm ci``: a fresh clone's ``make demo`` or ``make
+    test`` leaves ``js/package-lock.json`` as committed (this suite runs after that install)."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = subprocess.run(["git", "status", "--porcelain", "--", "js/package-lock.json"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout == ""
+    assert "npm ci" in (ROOT / "Makefile").read_text()
 
 
 def test_wheel_contains_the_widget_bundle(tmp_path):

@@ -137,6 +137,37 @@ def test_dashboard_tabs_reasons_and_step_zoom(cpu_file, tmp_path):
         assert page.blocked == [] and page.console_errors == []
 
 
+def test_dashboard_tabs_are_reached_and_chosen_with_the_keyboard(cpu_file, tmp_path):
+    """WAI-ARIA tabs: a tablist of named buttons, the shown one selected and the only one in
+    the tab order; arrow keys, Home and End move and show; each pane names its tab."""
+    dash = Dashboard(tp.load(cpu_file))
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        roles = page.js("() => [document.querySelector('.db-tabs').getAttribute('role'), "
+                        "Array.from(document.querySelectorAll('.db-tab')).map(t => "
+                        "[t.tagName, t.getAttribute('role'), t.getAttribute('aria-selected'), "
+                        "t.tabIndex, t.textContent])]")
+        assert roles[0] == "tablist"
+        assert [r[:2] for r in roles[1]] == [["BUTTON", "tab"]] * len(dash.views)
+        assert [(r[2], r[3]) for r in roles[1]].count(("true", 0)) == 1 and \
+            roles[1][0][2:4] == ["true", 0]
+        page.page.focus(".db-tab[data-tab='overview']")
+        page.page.keyboard.press("ArrowRight")
+        page.page.wait_for_function("() => document.activeElement.dataset.tab === 'timeline' "
+                                    "&& document.querySelector(\"[data-pane='timeline']\")"
+                                    ".style.display === 'block'")
+        page.page.keyboard.press("End")
+        last = dash.views[-1]["tab"]
+        page.page.wait_for_function(f"() => document.activeElement.dataset.tab === '{last}'")
+        page.page.keyboard.press("Home")
+        page.page.wait_for_function("() => document.activeElement.dataset.tab === 'overview' "
+                                    "&& document.activeElement.getAttribute('aria-selected') "
+                                    "=== 'true'")
+        labelled = page.js("() => Array.from(document.querySelectorAll('.db-pane')).every(p => "
+                           "p.getAttribute('role') === 'tabpanel' && document.getElementById("
+                           "p.getAttribute('aria-labelledby')))")
+        assert labelled and page.console_errors == []
+
+
 def test_dashboard_gpu_fixture(gpu_fixture_file, tmp_path):
     dash = tp.load(gpu_fixture_file).show()
     assert "kernels" not in dash.reasons and dash.errors == {}
