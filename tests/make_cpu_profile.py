@@ -48,9 +48,11 @@ def main(logdir: str, scenario: str, steps: int = 8) -> None:
     it = iter(ds)
     for _ in range(2):
         train_step(*next(it))
-    options = tf.profiler.experimental.ProfilerOptions(
-        host_tracer_level=3, python_tracer_level=1 if scenario == "python" else 0,
-        device_tracer_level=1)
+    from tfprof_nb.capture.options import TracerOptions  # (levels TF 2.21 honours)
+
+    options = TracerOptions(host_tracer_level=3,
+                            python_tracer_level=1 if scenario == "python" else 0,
+                            device_tracer_level=1).to_tf()
     tf.profiler.experimental.start(logdir, options=options)
     for step in range(steps):
         with tf.profiler.experimental.Trace("train", step_num=step, _r=1):

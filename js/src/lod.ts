@@ -32,6 +32,16 @@ export function lowerBound(start: Float64Array, lo: number, hi: number, t: numbe
   return lo;
 }
 
+/** Index of the first element of start[lo, hi) that is > t (hi when none). */
+export function upperBound(start: Float64Array, lo: number, hi: number, t: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (start[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * Fill `out` with the blocks of events [lo, hi) visible in the time window [t0, t1]
  * (microseconds) drawn at `pxPerUs`, merging events narrower than `minPx` with the block

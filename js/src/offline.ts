@@ -327,24 +327,33 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
   }
   let rendered = 0;
   for (const [tag, entry, source] of ours) {
-    const state: Record<string, unknown> = structuredClone(entry.state);
-    const buffers = entry.buffers ?? [];
-    putBuffers(state, buffers.map((b) => b.path), buffers.map((b) => {
-      const bytes = fromBase64(b.data);
-      return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    }));
     const el = doc.createElement("div");
     el.className = "tfprof-offline-view";
     tag.parentElement?.append(el);
     try {
       const modelId = JSON.parse(tag.textContent ?? "{}").model_id as string;
-      await renderState(el, source, state, detailsFrom(null, modelId));
+      await renderState(el, source, await exportState(entry, modelId), detailsFrom(null, modelId));
       rendered++;
     } catch (err) {
       showError(el, err);
     }
   }
   return rendered;
+}
+
+/** The state to render a saved widget from: its loader's offline copy when the page has one
+ * (made for pages without a kernel: every tab built, a trace viewer's copy), else the saved
+ * widget state (the live widget's, which may lack what its page would have asked for). */
+async function exportState(entry: SavedModel, modelId: string): Promise<Record<string, unknown>> {
+  const packed = dataOf("tfprof-payload", null, modelId);
+  if (packed) return await unpack(packed);
+  const state: Record<string, unknown> = structuredClone(entry.state);
+  const buffers = entry.buffers ?? [];
+  putBuffers(state, buffers.map((b) => b.path), buffers.map((b) => {
+    const bytes = fromBase64(b.data);
+    return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }));
+  return state;
 }
 
 /** Run `renderNotebookExport` once the whole page is parsed (once per page). */

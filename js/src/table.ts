@@ -206,11 +206,13 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec, opts: Tab
   const more = document.createElement("span");
   more.className = "tt-more tp-muted";
   info.after(more);
+  const observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => hint()) : null;
   function hint(): void {
+    if (!root.isConnected && observer && order.length) observer.disconnect(); // (the view went)
     const cut = wrap.scrollWidth > wrap.clientWidth + 2;
     more.textContent = cut ? "· scroll sideways for more columns →" : "";
   }
-  if (typeof ResizeObserver !== "undefined") new ResizeObserver(hint).observe(wrap);
+  observer?.observe(wrap);
 
   filter.addEventListener("input", () => {
     state.filter = filter.value;

@@ -71,7 +71,7 @@ function showState(panel: Panel, state: TimelineState, what: Change, model: Mode
   if (what === "select" || what === "links" || what === "area") panel.status.textContent = statusOf(state);
   if (what === "select" || what === "links") showLinks(panel.links, state.links, (p) => state.jumpTo(p));
   if (what === "area") {
-    const request = what === "area" && state.area.area && !state.area.rows.length ? state.areaRequest() : null;
+    const request = state.areaRequest(); // (once per area, when its drag ends)
     if (request) model.send!(request);
     showArea(panel.area, state.area.status, state.area.rows, (name) => find(panel, state, model, name));
   }
@@ -192,6 +192,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   showRow(model, state, panel);
   kernel.ask();
   return () => {
+    cancelAnimationFrame(frame);
     stopInput();
     stopScroll();
     stopModel();

@@ -130,6 +130,61 @@ describe("area selection", () => {
   });
 });
 
+describe("area selection, as the review found it", () => {
+  it("sums once when the drag ends, never on every move, and not again for an answer", () => {
+    const d = data();
+    d.lod.mode = "overview";
+    d.base.exact = false;
+    const s = new TimelineState(d, true, 1200, 400);
+    s.selectArea([s.xOf(20), AXIS_H, s.xOf(30), 400], false); // dragging
+    expect(s.areaRequest()).toBeNull();
+    s.selectArea([s.xOf(20), AXIS_H, s.xOf(38), 400], true); // released
+    const request = s.areaRequest()!;
+    expect(request.kind).toBe("area");
+    expect(s.areaRequest()).toBeNull(); // asked once
+    expect(s.area.receive({ kind: "area", id: request.id, events: 0 }, [], s.data.names)).toBe(true);
+    expect(s.areaRequest()).toBeNull(); // an empty answer asks nothing more
+    expect(s.area.status).toBe("0 events, 0 names");
+  });
+
+  it("keeps to the profile, so a full copy covers an area dragged past its ends", () => {
+    const s = new TimelineState(data(), false, 1200, 400);
+    s.zoom(10, 700); // out to the profile and its margins
+    s.selectArea([0, AXIS_H, 5000, 400]);
+    expect([s.area.area!.t0, s.area.area!.t1]).toEqual([0, 100]);
+    expect(s.areaRequest()).toBeNull();
+    expect(s.area.status).toBe("5 events, 5 names");
+  });
+
+  it("takes a child from its parent late in a long profile (no epsilon lost in the starts)", () => {
+    const d = data();
+    const late = 2e7; // 20 s: past 2^24 us, where start + 1e-9 == start
+    d.base.start = Float64Array.from(d.base.start, (v) => v + late);
+    d.base.start[2] = d.base.start[0]; // C starts with A
+    const rows = summarize(d.base, d.segments, d.names, { t0: late, t1: late + 100, tracks: [0] }).rows;
+    const a = rows.find((r) => r.name === "A")!;
+    expect(a.self).toBe(30 - 10 - 5);
+  });
+
+  it("takes only the tracks in sight: not rows scrolled under the pinned ones", () => {
+    const s = new TimelineState(data(), false, 1200, AXIS_H + 60);
+    s.toggleTrack("pinned", "1");
+    s.scrollTo(20); // track 0's first row now lies under the pinned track
+    const pinned = s.rows.find((r) => r.pinned)!;
+    s.selectArea([s.xOf(20), s.rowTop(pinned) + 2, s.xOf(40), s.rowTop(pinned) + pinned.h - 2]);
+    expect(s.area.area!.tracks).toEqual([1]);
+  });
+
+  it("forgets the selection, the area and the search with new data", () => {
+    const s = new TimelineState(data(), false, 1200, 400);
+    s.select(4);
+    s.selectArea([s.xOf(20), AXIS_H, s.xOf(38), 400]);
+    s.find("A");
+    s.setData(data());
+    expect([s.selected, s.selection, s.area.area, s.search.query, s.search.hits.length]).toEqual([-1, null, null, "", 0]);
+  });
+});
+
 describe("tracks", () => {
   it("pins, hides, filters and folds tracks; folds the empty ones and unfolds them", () => {
     const s = new TimelineState(data(), false, 1200, 400);

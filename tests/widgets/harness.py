@@ -134,11 +134,13 @@ def event_point(page, root: str = ".tfprof-timeline") -> list | None:
 
 def row_point(page, row: int, root: str = ".tfprof-timeline") -> list | None:
     """[x, y] (whole page coordinates, as a click has them) nearest the middle of where the
-    timeline under ``root`` draws timeline row ``row`` alone, None when it is not drawn."""
+    timeline under ``root`` draws timeline row ``row`` alone (its track scrolled into the
+    viewer first), None when it is not drawn."""
     return page.evaluate("""([sel, row]) => {
       const root = document.querySelector(sel);
       root.scrollIntoView();
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
+      t.scrollToRow(row);
       const same = (x, y) => { const h = t.hit(x, y); return h && h.row === row; };
       const points = [];
       for (let y = 24; y < t.height; y += 1)
@@ -307,7 +309,7 @@ def click_center(page, selector: str) -> None:
 def overview_budget(prof) -> int:
     """A state budget under which ``prof``'s trace viewer starts as an overview, as a large
     profile's does: 20 kB, or just under every event's bytes for a capture smaller than
-    that (the Python tracer's capture has 1.2 k to 2 k events)."""
+    that (the Python tracer's capture has about 14 k events)."""
     from tfprof_nb.widgets.timeline_lod import FULL_EVENT_BYTES
 
     return min(20_000, FULL_EVENT_BYTES * len(prof.events) - 1)

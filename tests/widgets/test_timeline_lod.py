@@ -226,6 +226,7 @@ def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monke
     assert dash._answer({"kind": "search", "query": "x", "view": "ops__"}, []) is None
     with WidgetPage(dash, tmp_path, bundle("dashboard"), kernel=True) as page:
         page.page.click(".db-tab[data-tab='timeline']")
+        dash.open_tab("timeline")
         meta = dash.timeline__meta
         a = meta["t0"] + (meta["t1"] - meta["t0"]) * 0.3
         tl = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"

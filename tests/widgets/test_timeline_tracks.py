@@ -218,3 +218,30 @@ def test_offline_details_embed_the_pairs_they_cover(amd):
     assert list(cols["link_dst"][launches]) == list(kernel[2:5])
     covered = set(some.tolist())
     assert all(a in covered and b in covered for a, b in zip(cols["link_src"], cols["link_dst"]))
+
+
+def test_area_summary_takes_children_from_parents_late_in_a_profile():
+    """The kernel's area summary (the browser's rules, js/test/viewer.test.ts): a child that
+    starts with its parent 20 s in (past 2^24 us, where start + 1e-9 == start) is still
+    taken from the parent's self time; a child half inside, only the half."""
+    import pandas as pd
+
+    from tfprof_nb.offline.columns import decode_columns
+    from tfprof_nb.widgets.timeline_area import area_summary
+    from tfprof_nb.widgets.timeline_lod import TimelineIndex
+
+    late = 2e7
+    # track 0: depth 0 A [10, 40), B [60, 90); depth 1 C [10, 20) (with A), D [35, 45)
+    start = np.array([10, 60, 10, 35, 30], float) + late
+    dur = np.array([30, 30, 10, 10, 5], np.float32)
+    index = TimelineIndex(start, dur, np.arange(5), np.array([0, 2, 4]), np.array([2, 4, 5]),
+                          list("ABCDE"))
+    segments = pd.DataFrame({"track": [0, 0, 1], "depth": [0, 1, 0], "lo": [0, 2, 4],
+                             "hi": [2, 4, 5]})
+    header, buffers, events, names = area_summary(index, segments, late, late + 100, [0])
+    cols = decode_columns(header, buffers)
+    got = {index.names[c]: (n, w, s) for c, n, w, s in zip(cols["name"], cols["count"],
+                                                          cols["wall"], cols["self"])}
+    assert events == 4 and names == 4
+    assert got["A"] == (1, 30.0, 30.0 - 10 - 5)
+    assert got["D"] == (1, 10.0, 10.0)

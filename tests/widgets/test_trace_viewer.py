@@ -135,22 +135,30 @@ def test_flows_of_tensorflow_and_tf_data_are_drawn_for_the_selection(cpu_python_
     widget = TraceTimeline(tp.load(cpu_python_file))
     source = widget._timeline_source()
     src, dst, kind = source.link_rows()
-    k = int(np.flatnonzero(kind == 2)[0])  # a tf.data element produced, then consumed
-    producer, consumer = int(src[k]), int(dst[k])
     index = source.index
+    # a tf.data element produced, then consumed: the pair whose producer is widest beside
+    # the span of both (the one a click can hit alone; consumers last a microsecond)
+    ks = np.flatnonzero(kind == 2)
+    lo = np.minimum(index.start[src[ks]], index.start[dst[ks]])
+    hi = np.maximum(index.start[src[ks]] + index.dur[src[ks]],
+                    index.start[dst[ks]] + index.dur[dst[ks]])
+    k = int(ks[np.argmax(index.dur[src[ks]] / np.maximum(hi - lo, 1e-3))])
+    producer, consumer = int(src[k]), int(dst[k])
     a = min(index.start[producer], index.start[consumer])
     b = max(index.start[producer] + index.dur[producer], index.start[consumer] + index.dur[consumer])
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
         page.push("view", [a - (b - a) * 0.3, b + (b - a) * 0.3])
         page.page.wait_for_function(f"([a, b]) => {TIMELINE}.view()[0] < a", arg=[a, b])
-        point = row_point(page.page, consumer)
+        point = row_point(page.page, producer)
         assert point is not None
         page.page.mouse.click(*point)
-        widget.selected_index = consumer  # what the comm delivers; Python answers
+        assert [v for k, v in page.changes() if k == "selected_index"][-1] == producer
+        widget.selected_index = producer  # what the comm delivers; Python answers
         page.push("links", widget.links)
         page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows >= 1")
         text = page.js("() => document.querySelector('.tl-links').textContent")
-        assert f"← tf.data producer {index.names[index.name[producer]]}" in text
+        assert f"→ tf.data consumer {index.names[index.name[consumer]]}" in text
+        assert any(p["row"] == consumer for p in widget.links["partners"])
         _shot(page.page, "trace_flow")
         assert page.console_errors == []
 

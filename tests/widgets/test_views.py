@@ -129,6 +129,7 @@ def test_dashboard_tabs_reasons_and_step_zoom(cpu_file, tmp_path):
         view = page.js("() => document.querySelector('.tfprof-timeline').__timeline.view()")
         meta = dash.overview__step_figure["layout"]["meta"]
         assert view == pytest.approx([meta["start_us"][1], meta["end_us"][1]])
+        dash.open_tab("timeline")  # (what the page's request does; the page had it offline)
         step = dash.timeline__meta["steps"].iloc[1]
         assert view == pytest.approx([step["start"], step["end"]])
         assert page.js("() => document.querySelector(\"[data-pane='timeline']\")"
@@ -335,6 +336,7 @@ def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
                         "._fullData[0].y")
         step = sorted(prof.pod.step.unique())[1]
         one = prof.pod[prof.pod.step == step].set_index("host")
+        dash.open_tab("pod")
         col = next(c for c in CATEGORY_COLUMNS
                    if CATEGORY_LABELS[c] == dash.pod__figure["data"][0]["name"])
         np.testing.assert_allclose(after, one[col].reindex(["worker-0", "worker-1"]).fillna(0))

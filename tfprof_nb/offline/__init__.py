@@ -7,8 +7,8 @@ into the page (``payload``; a trace viewer's event details: ``details``), by the
 a notebook output's fallback and loader (``loader``) or a standalone page (``page``).
 
 This package sits below ``widgets``: it knows widgets only by what they offer, as any
-anywidget does (``get_state()``, ``model_id``, ``_esm``), plus ``_complete()`` (build the
-parts a live widget builds when its page asks), ``_timeline_source()`` (the
+anywidget does (``get_state()``, ``model_id``, ``_esm``), plus ``_offline_state()`` (its
+state with the parts a live widget builds when its page asks), ``_timeline_source()`` (the
 source of the trace viewer inside a widget, or None) and ``_timeline_prefix()`` (the prefix of
 that viewer's traits).  The widgets' base class
 calls the functions below; ``report`` writes pages with them.

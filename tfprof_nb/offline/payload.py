@@ -47,10 +47,10 @@ def split_buffers(obj, path: tuple = ()) -> tuple[object, list[list], list[memor
 
 def widget_state(widget) -> dict:
     """The traits of ``widget`` a page needs, as it would sync them to a front-end (binary
-    buffers inside, see :func:`split_buffers`); parts a live widget builds on request are
-    built first (``_complete``)."""
-    getattr(widget, "_complete", lambda: None)()
-    return {key: value for key, value in widget.get_state().items()
+    buffers inside, see :func:`split_buffers`), with the parts a live widget builds when its
+    page asks built too (``_offline_state``)."""
+    state = widget._offline_state() if hasattr(widget, "_offline_state") else widget.get_state()
+    return {key: value for key, value in state.items()
             if key not in _SKIP and (not key.startswith("_") or key in _KEEP_PRIVATE)}
 
 

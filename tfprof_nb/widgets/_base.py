@@ -54,9 +54,10 @@ class BaseWidget(anywidget.AnyWidget):
             self.error = f"{type(exc).__name__}: {exc}"
             return None
 
-    def _complete(self) -> None:
-        """Make every trait an offline page needs (a widget that builds parts when the page
-        asks for them builds them all here)."""
+    def _offline_state(self) -> dict:
+        """The state an offline page needs (a widget that builds parts when its page asks
+        for them builds them all into it)."""
+        return self.get_state()
 
     def _timeline_source(self):
         """The TimelineSource of a view with a trace timeline (its events' details are

@@ -64,8 +64,8 @@ class Dashboard(BaseWidget):
     traceback.
 
     The first tab with data is built at once; the others (``pending``) when the page opens
-    them (it asks the kernel), or all together when an offline copy is packed: a dashboard
-    shows in the time of its overview, not of every view."""
+    them (it asks the kernel); an offline copy builds them all into its own state, not the
+    live page's: a dashboard shows in the time of its overview, not of every view."""
 
     bundle = "dashboard"
     header = traitlets.List().tag(sync=True)
@@ -75,6 +75,7 @@ class Dashboard(BaseWidget):
         self._prof = prof
         self._classes = {cls.tab: cls for cls in view_classes()}
         self._controllers: dict[str, object] = {}
+        self._built: dict[str, tuple[dict, dict]] = {}
         entries = [self._entry(cls, prof) for cls in self._classes.values()]
         # the views' traits, on this dashboard only (as anywidget adds its own)
         traitlets.HasTraits.add_traits(self, **_prefixed_traits(self._classes.values()))
@@ -100,16 +101,36 @@ class Dashboard(BaseWidget):
         return entry
 
     def _state_of(self, entry: dict) -> tuple[dict, dict]:
-        """(the entry built, its view's trait values under the tab's prefix)."""
+        """(the entry built, its view's trait values under the tab's prefix), built once (an
+        offline copy may build a tab the page opens later)."""
         tab = entry["tab"]
-        try:
-            state = self._classes[tab].state(self._prof)
-        except Exception as exc:
-            return _failed(entry, exc), {}
-        if state.controller is not None:
-            self._controllers[tab] = state.controller
-        return ({**entry, "pending": False},
-                {prefix_of(tab) + k: v for k, v in state.values.items()})
+        if tab not in self._built:
+            try:
+                state = self._classes[tab].state(self._prof)
+            except Exception as exc:
+                self._built[tab] = (_failed(entry, exc), {})
+            else:
+                if state.controller is not None:
+                    self._controllers[tab] = state.controller
+                self._built[tab] = ({**entry, "pending": False},
+                                    {prefix_of(tab) + k: v for k, v in state.values.items()})
+        return self._built[tab]
+
+    def _offline_state(self) -> dict:
+        """The state an offline page needs: every tab built, its traits serialised as they
+        would sync, without sending the live page the tabs it has not opened."""
+        state = self.get_state()
+        views = []
+        for entry in self.views:
+            if entry["pending"]:
+                entry, values = self._state_of(entry)
+                traits = self.traits()
+                for name, value in values.items():  # (as setting, then syncing, would do)
+                    to_json = self.trait_metadata(name, "to_json", self._trait_to_json)
+                    state[name] = to_json(traits[name].validate(self, value), self)
+            views.append(entry)
+        state["views"] = views
+        return state
 
     def open_tab(self, tab: str) -> None:
         """Build tab ``tab`` when it is pending (the page asks for it when it is opened)."""
@@ -178,7 +199,7 @@ class Dashboard(BaseWidget):
 
     def _timeline_source(self):
         for entry in _timelines(self.views):
-            self.open_tab(entry["tab"])
+            self._state_of(entry)  # (built, not opened: the live page opens it when shown)
         return next((c for c in self._controllers.values() if hasattr(c, "offline_state")),
                     None)
 

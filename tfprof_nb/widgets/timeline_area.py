@@ -39,14 +39,17 @@ def _children_time(index, seg: tuple, rows: np.ndarray, t0: float, t1: float,
     (plo, phi), kids = seg
     if not len(kids) or phi <= plo:
         return
-    start, dur = index.start, index.dur.astype(np.float64)
-    k_start, k_end = start[kids], start[kids] + dur[kids]
-    p = plo + np.searchsorted(start[plo:phi], k_start + 1e-9, "left") - 1
+    start, dur = index.start, index.dur
+    k_start = start[kids]
+    k_end = k_start + dur[kids].astype(np.float64)
+    # the parent: the last event of the depth above starting at or before the child
+    p = plo + np.searchsorted(start[plo:phi], k_start, "right") - 1
     ok = p >= plo
-    p_end = np.where(ok, start[np.maximum(p, plo)] + dur[np.maximum(p, plo)], -np.inf)
+    q = np.maximum(p, plo)
+    p_start = start[q]
+    p_end = np.where(ok, p_start + dur[q].astype(np.float64), -np.inf)
     ok &= k_start < p_end
-    shared = _inside(np.maximum(k_start, start[np.maximum(p, plo)]), np.minimum(k_end, p_end),
-                     t0, t1)
+    shared = _inside(np.maximum(k_start, p_start), np.minimum(k_end, p_end), t0, t1)
     ok &= shared > 0
     where = np.searchsorted(rows, p[ok])
     np.subtract.at(self_time, where, shared[ok])

@@ -5,7 +5,7 @@
 // (TimelineSource.area_summary, the same rules). No DOM.
 import { decodeColumns, numeric, type Wire } from "../columns";
 import { type Segment, type Tile } from "../data";
-import { lowerBound } from "../lod";
+import { lowerBound, upperBound } from "../lod";
 
 export interface Area {
   t0: number;
@@ -53,7 +53,8 @@ function span(tile: Tile, s: number, t0: number, t1: number): [number, number] {
 }
 
 /** Each block's time inside the area less its children's (blocks at the next depth of its
- * track that start inside it), for the blocks of `segs` (one track's segments by depth). */
+ * track that start inside it: the last block of the depth above starting at or before the
+ * child), for the blocks of `segs` (one track's segments by depth). */
 function selfTimes(tile: Tile, segs: { depth: number; s: number }[], t0: number, t1: number,
   self: Map<number, number>): void {
   const byDepth = new Map(segs.map((g) => [g.depth, g.s]));
@@ -64,7 +65,7 @@ function selfTimes(tile: Tile, segs: { depth: number; s: number }[], t0: number,
       const end = tile.start[i] + tile.dur[i];
       self.set(i, (self.get(i) ?? 0) + inside(tile.start[i], end, t0, t1));
       if (parent === undefined) continue;
-      const p = lowerBound(tile.start, tile.off[parent], tile.off[parent + 1], tile.start[i] + 1e-9) - 1;
+      const p = upperBound(tile.start, tile.off[parent], tile.off[parent + 1], tile.start[i]) - 1;
       if (p < tile.off[parent]) continue;
       const pEnd = tile.start[p] + tile.dur[p];
       if (tile.start[i] >= pEnd) continue;
@@ -96,7 +97,9 @@ export function summarize(tile: Tile, segments: Segment[], names: string[], area
     row.wall += inside(tile.start[i], tile.start[i] + tile.dur[i], area.t0, area.t1);
     row.self += Math.max(own, 0);
   }
-  const rows = Array.from(byName.values()).sort((a, b) => b.wall - a.wall || b.count - a.count);
+  // the kernel's order: time, then count, then name code (the same rows past MAX_AREA_ROWS)
+  const rows = Array.from(byName.entries()).sort(([ca, a], [cb, b]) => b.wall - a.wall || b.count - a.count || ca - cb)
+    .map(([, row]) => row);
   return { rows: rows.slice(0, MAX_AREA_ROWS), events: self.size, names: rows.length };
 }
 

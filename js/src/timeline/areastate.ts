@@ -6,6 +6,8 @@ import { fmtTime } from "./layout";
 
 export class AreaState {
   area: Area | null = null;
+  /** Whether the area waits for its summary (set when a drag ends; asked once). */
+  wanted = false;
   rows: AreaRow[] = [];
   events = 0;
   /** What the summary line says. */
@@ -13,8 +15,10 @@ export class AreaState {
   private asked = 0;
   private nextId = 1;
 
-  set(area: Area): void {
+  /** Select `area`; `final` when the drag ended (then it is summed, once). */
+  set(area: Area, final = true): void {
     this.area = area;
+    this.wanted = final;
     this.rows = [];
     this.events = 0;
     this.status = "";
@@ -23,6 +27,7 @@ export class AreaState {
 
   clear(): void {
     this.area = null;
+    this.wanted = false;
     this.rows = [];
     this.events = 0;
     this.status = "";
@@ -41,7 +46,8 @@ export class AreaState {
    * summed here, nothing selected, or no kernel: the status says so). */
   summarise(tiles: Tile[], data: TimelineData, kernel: boolean): AreaRequest | null {
     const a = this.area;
-    if (!a) return null;
+    if (!a || !this.wanted) return null;
+    this.wanted = false;
     if (!a.tracks.length) {
       this.status = "No event track in the selected area.";
       return null;

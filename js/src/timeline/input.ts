@@ -24,6 +24,7 @@ interface Drag {
   scroll: number;
   pan: boolean;
   moved: boolean;
+  box: [number, number, number, number] | null; // the area dragged so far
 }
 
 const ZOOM_PER_PX = 0.002; // wheel zoom: exp(deltaY * this)
@@ -69,7 +70,7 @@ export function attachInput(canvas: HTMLCanvasElement, state: TimelineState, hoo
     const [x, y] = at(e);
     const pan = e.shiftKey || e.button === 1 || y < AXIS_H;
     if (e.button === 1) e.preventDefault();
-    drag = { x, y, t0: state.t0, t1: state.t1, scroll: state.scrollY, pan, moved: false };
+    drag = { x, y, t0: state.t0, t1: state.t1, scroll: state.scrollY, pan, moved: false, box: null };
   };
   const onMove = (e: MouseEvent) => {
     const [x, y] = at(e);
@@ -85,14 +86,17 @@ export function attachInput(canvas: HTMLCanvasElement, state: TimelineState, hoo
       state.setView(drag.t0 + dt, drag.t1 + dt);
       state.scrollTo(drag.scroll + drag.y - y);
     } else if (drag.x >= LABEL_W) {
-      state.selectArea([Math.max(drag.x, LABEL_W), drag.y, Math.max(x, LABEL_W), y]);
+      const bottom = Math.min(Math.max(y, AXIS_H), state.height); // the rows in sight
+      drag.box = [drag.x, drag.y, x, bottom];
+      state.selectArea(drag.box, false); // summed once, when the drag ends
     }
   };
   const onUp = (e: MouseEvent) => {
     if (!drag) return;
-    const click = !drag.moved;
+    const { moved, box } = drag;
     drag = null;
-    if (click && e.target === canvas) clickAt(state, at(e), hooks, e);
+    if (box) state.selectArea(box, true);
+    else if (!moved && e.target === canvas) clickAt(state, at(e), hooks, e);
   };
   const onLeave = () => { if (!drag) hooks.hover(null, 0, 0); };
   const onDouble = (e: MouseEvent) => {

@@ -106,23 +106,26 @@ export function trackMenu(p: Panel, state: TimelineState, row: Row, x: number, y
     [state.tracks.has("folded", row) ? "unfold" : "fold", () => state.toggleTrack("folded", key)],
     ["copy name", () => copyText(name)],
   ];
+  const away = (e: Event) => { if (!menu.contains(e.target as Node)) close(false); };
+  // one way out: the listener goes, and focus goes back to the viewer (not the page)
+  const close = (refocus = true) => {
+    document.removeEventListener("mousedown", away, true);
+    menu.remove();
+    if (refocus) p.canvas.focus({ preventScroll: true });
+  };
   for (const [label, act] of items) {
     const b = h("button", "tl-menu-item", label);
     b.type = "button";
     b.setAttribute("role", "menuitem");
-    b.addEventListener("click", () => { menu.remove(); act(); });
+    b.addEventListener("click", () => { close(); act(); });
     menu.append(b);
   }
   const rect = p.box.getBoundingClientRect();
   Object.assign(menu.style, { left: `${x - rect.left}px`, top: `${y - rect.top}px` });
   p.box.append(menu);
   (menu.firstChild as HTMLElement).focus({ preventScroll: true });
-  const away = (e: Event) => {
-    if (!menu.contains(e.target as Node)) menu.remove();
-    if (!menu.isConnected) document.removeEventListener("mousedown", away, true);
-  };
   document.addEventListener("mousedown", away, true);
-  menu.addEventListener("keydown", (e) => { if (e.key === "Escape") menu.remove(); });
+  menu.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
 }
 
 /** Place the scrollbar's thumb for `state` (hidden when the rows fit). */
@@ -158,9 +161,10 @@ export function attachScroll(p: Panel, state: TimelineState, resized: (height: n
     const dy = e.clientY - drag.y;
     if (drag.grip) {
       resized(Math.max(120, Math.round(drag.height + dy)));
-    } else {
+    } else {  // the thumb follows the pointer: its travel is the track less its size
       const viewH = state.viewH();
-      state.scrollTo(drag.scroll + dy * state.contentH / Math.max(viewH, 1));
+      const room = viewH - Math.max(20, viewH * viewH / state.contentH);
+      state.scrollTo(drag.scroll + dy * (state.contentH - viewH) / Math.max(room, 1));
     }
   };
   const onUp = () => { drag = null; };

@@ -39,6 +39,8 @@ const STYLE = `
 .tfprof-timeline .tl-area th { text-align: left; position: sticky; top: 0; background: var(--tl-bg); padding: 1px 10px 1px 0; white-space: nowrap; }
 .tfprof-timeline .tl-area td { padding: 1px 10px 1px 0; white-space: nowrap; }
 .tfprof-timeline .tl-area td.tl-area-name { max-width: 60ch; overflow: hidden; text-overflow: ellipsis; }
+.tfprof-timeline .tl-area-find { border: none; background: none; color: inherit; font: inherit; padding: 0; cursor: pointer; text-align: left; max-width: 60ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.tfprof-timeline .tl-area-find:hover, .tfprof-timeline .tl-area-find:focus { text-decoration: underline; }
 .tfprof-timeline .tl-area td.tl-num, .tfprof-timeline .tl-area th.tl-num { text-align: right; font-variant-numeric: tabular-nums; }
 .tfprof-timeline .tl-details { padding: 4px 6px; max-height: 180px; overflow: auto; border-top: 1px solid var(--tl-grid); }
 .tfprof-timeline .tl-details td { padding: 1px 8px 1px 0; vertical-align: top; word-break: break-all; }
@@ -185,10 +187,10 @@ export function showArea(el: HTMLElement, status: string, rows: AreaRow[], find:
   table.append(head);
   for (const r of rows) {
     const tr = document.createElement("tr");
-    const name = h("td", "tl-area-name", r.name);
-    name.style.cursor = "pointer";
-    name.title = `${r.name}\n(click: search this name)`;
-    name.addEventListener("click", () => find(r.name));
+    const name = h("td", "tl-area-name");
+    const search = button("tl-area-find", r.name, `${r.name}\n(search this name)`);
+    search.addEventListener("click", () => find(r.name));
+    name.append(search);
     tr.append(name, h("td", "tl-num", r.count.toLocaleString("en-US")), h("td", "tl-num", fmtTime(r.wall)),
       h("td", "tl-num", fmtTime(r.self)), h("td", "tl-num", fmtTime(r.wall / Math.max(r.count, 1))));
     table.append(tr);

@@ -6,7 +6,7 @@
 // it as `__timeline`).
 import { segmentOf, type TimelineData } from "../data";
 import { AreaState } from "./areastate";
-import { AXIS_H, ROW } from "./layout";
+import { AXIS_H, LABEL_W, ROW } from "./layout";
 import { Links, rowY, spanning, type LinksAnswer } from "./links";
 import { Search, type EventInfo, type OccurrencesRequest, type SearchAnswer, type SearchRequest } from "./search";
 import { TimelineView, type Source } from "./view";
@@ -26,6 +26,22 @@ export class TimelineState extends TimelineView {
 
   constructor(data: TimelineData, kernel: boolean, width = 900, height = 520) {
     super(data, kernel, width, height);
+  }
+
+  /** New data: what was selected, linked, summed and found belongs to the old (its rows and
+   * name codes mean other events now). */
+  setData(data: TimelineData, source: Source = "model"): void {
+    if (this.search) {
+      this.selected = -1;
+      this.selection = null;
+      this.merged = null;
+      this.links.clear();
+      this.area.clear();
+      this.search.set("", data.names, [], false, false);
+      this.hover = null;
+      this.scrollY = 0;
+    }
+    super.setData(data, source);
   }
 
   // ---- selection, area, search --------------------------------------------------------
@@ -82,14 +98,18 @@ export class TimelineState extends TimelineView {
     }
   }
 
-  /** Select the area from canvas (x0, y0) to (x1, y1) (null: none). */
-  selectArea(box: [number, number, number, number] | null): void {
+  /** Select the area from canvas (x0, y0) to (x1, y1) (null: none), inside the plot and
+   * the profile; `final` when the drag ended (the area is summed then, not on every move). */
+  selectArea(box: [number, number, number, number] | null, final = true): void {
     if (!box) {
       this.area.clear();
     } else {
       const [x0, y0, x1, y1] = box;
-      const [a, b] = [this.tOf(Math.min(x0, x1)), this.tOf(Math.max(x0, x1))];
-      this.area.set({ t0: a, t1: b, tracks: this.tracks.tracksBetween(this, this.data, y0, y1) });
+      const right = LABEL_W + this.plotW();
+      const x = (v: number) => Math.min(Math.max(v, LABEL_W), right);
+      const t = (v: number) => Math.min(Math.max(this.tOf(x(v)), this.data.t0), this.data.t1);
+      const [a, b] = [t(Math.min(x0, x1)), t(Math.max(x0, x1))];
+      this.area.set({ t0: a, t1: b, tracks: this.tracks.tracksBetween(this, this.data, y0, y1, this.height) }, final);
     }
     this.emit("area");
   }

@@ -36,6 +36,10 @@ export function missingDetail(kernel: boolean, extra?: Tile): string {
     "or open prof.to_perfetto() in Perfetto.";
 }
 
+// request ids for every store of the page: an answer to a store replaced by new data (a
+// change of `meta`) can never be taken for the new store's request
+let nextRequestId = 1;
+
 export class TileStore {
   /** The tiles, the first state's first (it stays). */
   list: Tile[];
@@ -45,7 +49,6 @@ export class TileStore {
   notice = "";
   /** ms from asking for a window to its answer, per answer. */
   readonly roundTrips: number[] = [];
-  private nextId = 1;
 
   constructor(base: Tile, extra: Tile[] = []) {
     this.list = [base, ...extra];
@@ -68,7 +71,7 @@ export class TileStore {
     const b = t1 + span / 2;
     const key = `${a.toPrecision(9)}:${b.toPrecision(9)}:${Math.round(plotW)}`;
     if (this.pending && this.pending.key === key && now - this.pending.at < ANSWER_TIMEOUT) return null;
-    this.pending = { id: this.nextId++, key, at: now };
+    this.pending = { id: nextRequestId++, key, at: now };
     return { kind: "window", id: this.pending.id, t0: a, t1: b, width: Math.round(plotW * 2) };
   }
 

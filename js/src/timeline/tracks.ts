@@ -3,7 +3,7 @@
 // window at once), and the rows that follow. No DOM.
 import { type Segment, type Tile, type TimelineData } from "../data";
 import { lowerBound } from "../lod";
-import { emptyChoices, layoutRows, rowTop, trackKey, type Frame, type Row, type TrackChoices } from "./layout";
+import { AXIS_H, emptyChoices, layoutRows, rowTop, trackKey, type Frame, type Row, type TrackChoices } from "./layout";
 
 export type Choice = "pinned" | "hidden" | "folded";
 
@@ -69,20 +69,29 @@ export class Tracks {
     return this.emptyFolded.size;
   }
 
-  /** The event tracks between canvas y0 and y1 (a folded section's tracks when its header
-   * is there). */
-  tracksBetween(frame: Frame, data: TimelineData, y0: number, y1: number): number[] {
+  /** The event tracks drawn between canvas y0 and y1, in sight (the pinned band's, and the
+   * scrolled rows' parts under it that show), with a folded section's tracks when its header
+   * is there (those shown when it opens: not hidden, matching the filter). */
+  tracksBetween(frame: Frame, data: TimelineData, y0: number, y1: number, height = Infinity): number[] {
     const [a, b] = y0 <= y1 ? [y0, y1] : [y1, y0];
+    const band = AXIS_H + frame.pinnedH;
     const out = new Set<number>();
     for (const r of this.rows) {
-      const top = rowTop(frame, r);
-      if (top + r.h <= a || top >= b) continue;
+      const top = Math.max(rowTop(frame, r), r.pinned ? AXIS_H : band);
+      const bottom = Math.min(rowTop(frame, r) + r.h, r.pinned ? band : height);
+      if (bottom <= Math.max(a, top) || Math.min(b, bottom) <= top || bottom <= top) continue;
       if (r.kind === "track") out.add(r.track);
       else if (r.kind === "section" && this.choices.collapsed.has(r.section)) {
-        for (const t of data.tracks) if (t.section === r.section) out.add(t.id);
+        for (const t of data.tracks) if (t.section === r.section && this.shows(t)) out.add(t.id);
       }
     }
     return Array.from(out).sort((x, y) => x - y);
+  }
+
+  /** Whether track `t` is laid out when its section is open: not hidden, matching the filter. */
+  private shows(t: { id: number; section: string; name: string }): boolean {
+    const q = this.choices.filter.trim().toLowerCase();
+    return !this.choices.hidden.has(String(t.id)) && (!q || `${t.section} ${t.name}`.toLowerCase().includes(q));
   }
 
   /** Whether row `r` is pinned / hidden / folded by the user. */

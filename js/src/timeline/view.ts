@@ -118,10 +118,12 @@ export class TimelineView {
     const hi = this.data.t1 + margin;
     let span = Math.min(Math.max(b - a, MIN_SPAN), hi - lo);
     if (!(span > 0)) span = MIN_SPAN;
-    let start = (a + b) / 2 - span / 2;
-    start = Math.min(Math.max(start, lo), hi - span);
-    this.t0 = start;
-    this.t1 = start + span;
+    if (span === b - a && a >= lo && b <= hi) {
+      [this.t0, this.t1] = [a, b]; // (as asked, to the last bit: tiles are chosen by their ends)
+    } else {
+      const start = Math.min(Math.max((a + b) / 2 - span / 2, lo), hi - span);
+      [this.t0, this.t1] = [start, start + span];
+    }
     this.emit("view", source);
   }
 
