@@ -67,6 +67,16 @@ def test_bars_are_the_largest_buffers_at_the_peak(conv):
     assert list(fig.layout.yaxis2.categoryarray)[-1].startswith("1. ")
 
 
+def test_every_buffer_bar_has_its_label(conv):
+    """Twenty buffers: every bar labelled (crowded, plotly drops every second label), the
+    chart as tall as its bars need."""
+    fig = conv.plot.program_memory("jit_forward_3d_conv", top=20)
+    names = list(fig.layout.yaxis2.categoryarray)
+    assert list(fig.layout.yaxis2.tickvals) == names and fig.layout.yaxis2.tickmode == "array"
+    share = fig.layout.yaxis2.domain[1] - fig.layout.yaxis2.domain[0]
+    assert share * fig.layout.height >= 18 * len(names)  # room for each label
+
+
 def test_program_without_heap_trace_and_without_buffer_assignment(synth):
     fig = tp.load(real("tpu_v6e_jax_inference")).plot.program_memory("jit__psum")
     assert not _traces(fig, "scatter") and {b.name for b in _traces(fig, "bar")} == {

@@ -213,3 +213,85 @@ def test_program_memory_through_the_kernel(lab):
         assert peak == second.peak_heap_bytes
         browser.close()
     assert external == []
+
+
+# the notebook's own scroller in JupyterLab 4 (windowed notebook)
+SCROLLER = ("(document.querySelector('.jp-WindowedPanel-outer') || "
+            "document.querySelector('.jp-NotebookPanel-notebook'))")
+DASH_TL = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\")?.__timeline"
+
+
+@pytest.mark.parametrize("lab", ["lab"], indirect=True)
+def test_the_trace_viewer_in_jupyterlab(lab):
+    """The dashboard in a real JupyterLab with a real kernel: the wheel over the views scrolls
+    the notebook; a kernel stats row opens the trace on its kernels (found by the kernel); an
+    unfocused trace leaves the wheel to the notebook, a focused one takes it; an area of an
+    overview is summed by the kernel."""
+    from playwright.sync_api import sync_playwright
+
+    import tfprof_nb as tp
+
+    from ..conftest import DATA
+
+    url, root, app = lab
+    path = DATA / "jax_h200_nocmdbuf.xplane.pb"
+    prof = tp.load(path)
+    stats = prof.kernel_stats
+    source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.timeline as tl\n"
+              f"tl.STATE_BUDGET = {overview_budget(prof)}  # an overview, as a large profile\n"
+              f"tp.load({str(path)!r})")
+    write_notebook(root, source)
+    external = []
+    with sync_playwright() as pw:
+        browser, page = open_notebook(pw, url, app, external, viewport=(1400, 800))
+        run_first_cell(page)
+        page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
+        box = page.locator(".tfprof-dashboard").bounding_box()
+        page.mouse.move(box["x"] + 300, box["y"] + 200)
+        page.mouse.wheel(0, 300)
+        page.wait_for_function(f"() => {SCROLLER}.scrollTop > 0", timeout=30000)
+        page.click(".db-tab[data-tab='kernels']")
+        row = page.locator("[data-pane='kernels'] .tt-table tr.tp-row-link").first
+        row.wait_for(timeout=60000)
+        name = row.locator("td:nth-child(3)").text_content()
+        row.click()
+        page.wait_for_function(f"() => {DASH_TL}?.selected >= 0", timeout=60000)
+        assert page.evaluate(f"() => {DASH_TL}.search.hits.length") == \
+            stats.occurrences[stats.kernel_name == name].sum()
+        assert page.evaluate(f"() => {DASH_TL}.selection.name") == name
+        page.evaluate(f"() => {DASH_TL}.setView({DASH_TL}.data.t0, {DASH_TL}.data.t1)")
+        canvas = page.locator("[data-pane='timeline'] canvas").bounding_box()
+        page.evaluate("() => document.activeElement.blur()")
+        top = page.evaluate(f"() => {SCROLLER}.scrollTop")
+        view = page.evaluate(f"() => {DASH_TL}.view()")
+        page.mouse.move(canvas["x"] + 500, canvas["y"] + 100)
+        page.mouse.wheel(0, 200)
+        page.wait_for_function(f"t => {SCROLLER}.scrollTop !== t", arg=top, timeout=30000)
+        assert page.evaluate(f"() => {DASH_TL}.view()") == view
+        page.locator("[data-pane='timeline'] canvas").scroll_into_view_if_needed()
+        canvas = page.locator("[data-pane='timeline'] canvas").bounding_box()
+        track = page.evaluate(f"() => {DASH_TL}.rowTop({DASH_TL}.rows.find(r => "
+                              "r.kind === 'track'))")
+        y = canvas["y"] + track + 4  # (the first event track, under the counters)
+        page.mouse.move(canvas["x"] + 400, y)
+        page.mouse.down()
+        page.mouse.move(canvas["x"] + canvas["width"] - 60, y + 10, steps=6)
+        page.mouse.up()
+        try:
+            page.wait_for_function("() => /events?, /.test(document.querySelector(\"[data-pane="
+                                   "'timeline'] .tl-area\")?.textContent ?? '')", timeout=60000)
+        except Exception:
+            print("area:", page.evaluate(f"() => [{DASH_TL}.area.status, {DASH_TL}.area.area]"))
+            raise
+        assert page.evaluate(f"() => {DASH_TL}.data.lod.mode") == "overview"
+        assert page.evaluate(f"() => {DASH_TL}.area.rows.length") > 0
+        top = page.evaluate(f"() => {SCROLLER}.scrollTop")
+        page.mouse.move(canvas["x"] + 500, y)
+        page.keyboard.down("Control")
+        page.mouse.wheel(0, -300)
+        page.keyboard.up("Control")
+        page.wait_for_function(f"w => {DASH_TL}.view()[1] - {DASH_TL}.view()[0] < w",
+                               arg=view[1] - view[0], timeout=30000)
+        assert page.evaluate(f"() => {SCROLLER}.scrollTop") == top  # Ctrl+wheel: the page stays
+        browser.close()
+    assert external == []
