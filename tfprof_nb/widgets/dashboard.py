@@ -59,9 +59,9 @@ def _timelines(entries: list[dict]) -> list[dict]:
 class Dashboard(BaseWidget):
     """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
     give it.  Tabs: the views the widget manifest lists (overview, trace viewer, TensorFlow
-    stats, GPU kernel stats, GPU utilisation, XLA ops, memory, input pipeline, tf.data, pod
-    viewer).  Tabs without data say why; a tab whose view fails shows its error and
-    traceback.
+    stats or op stats, GPU kernel stats, GPU or device utilisation, XLA ops, memory, input
+    pipeline, tf.data, pod viewer; each names itself for the profile: ``title_for``).  Tabs
+    without data say why; a tab whose view fails shows its error and traceback.
 
     The first tab with data is built at once; the others (``pending``) when the page opens
     them (it asks the kernel); an offline copy builds them all into its own state, not the
