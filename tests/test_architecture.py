@@ -28,10 +28,10 @@ LAYERS = [
     ("offline pages and the wire format", ("offline",)),
     ("widgets", ("widgets",)),
     ("report", ("report",)),
-    ("facade", ("profile", "compare", "_display", "loading", "_outputs")),
+    ("facade", ("profile", "compare", "_display", "loading", "_outputs", "checks")),
     ("capture", ("capture",)),
     ("magic", ("magic",)),
-    ("top", ("__init__", "demo")),
+    ("top", ("__init__", "demo", "cli", "__main__")),
 ]
 RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 

@@ -20,9 +20,10 @@ from .errors import (CaptureError, CaptureWarning, HostAnalysisError, LoadWarnin
 from .report import export_notebook
 
 __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "KerasProfiler",
-           "LoadWarning", "ObjectStoreError", "Profile", "ProfileFormatError", "__version__",
-           "capture", "capture_remote", "compare", "export_notebook", "load",
-           "load_ipython_extension", "report", "start_server"]
+           "LoadWarning", "Monitor", "ObjectStoreError", "PerformanceCheckError", "Profile",
+           "ProfileFormatError", "__version__", "capture", "capture_remote", "check",
+           "compare", "export_notebook", "load", "load_ipython_extension", "report",
+           "start_server"]
 
 _LAZY = {
     "load": ("tfprof_nb.loading", "load"),
@@ -31,6 +32,9 @@ _LAZY = {
     "capture_remote": ("tfprof_nb.capture.remote", "capture_remote"),
     "start_server": ("tfprof_nb.capture.remote", "start_server"),
     "compare": ("tfprof_nb.compare", "compare"),
+    "check": ("tfprof_nb.checks", "check"),
+    "PerformanceCheckError": ("tfprof_nb.errors", "PerformanceCheckError"),
+    "Monitor": ("tfprof_nb.capture.monitor", "Monitor"),
 }
 
 
