@@ -1,5 +1,5 @@
-"""The README's demo: profile a small Keras model on CPU, summarise the profile and write the
-offline report (one HTML file) and a report notebook.
+"""The README's demo: profile a small Keras model on CPU, print its summary (what ``tfprof
+summary`` prints) and write the offline report (one HTML file) and a report notebook.
 
     python -m tfprof_nb.demo --out demo_out
 """
@@ -39,6 +39,13 @@ def profile_small_keras_model(logdir: str, steps: int = 10, warmup: int = 3):
     return profiler.profile
 
 
+def print_summary(prof) -> None:
+    """Print what ``tfprof summary`` prints for ``prof`` (the same function makes both)."""
+    from .cli.summary import summarise, summary_text
+
+    print(summary_text(summarise(prof)))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Profile a small Keras model, summarise it and "
                                              "write an offline report.")
@@ -53,21 +60,11 @@ def main(argv=None) -> int:
     import tfprof_nb as tp
 
     prof = tp.load(logdir)  # what a later session would do: read the saved run back
-    n = len(prof.events)
+    n = prof.n_events
     t2 = time.perf_counter()
-    print(prof.summary())
-    print(f"\ncaptured in {t1 - t0:.1f} s, loaded {n:,} events in {t2 - t1:.2f} s")
-    print(f"raw profile files: {', '.join(prof.source)}")
-    top = (prof.events.groupby("name", observed=True)["duration_us"].sum()
-           .sort_values(ascending=False).head(10))
-    print("\nevents with the most total time (us):")
-    print(top.to_string())
-    steps = prof.steps
-    if len(steps):
-        print(f"\n{len(steps)} steps ({steps.source.iloc[0]}), median "
-              f"{steps.duration_ms.median():.2f} ms")
-    for finding in prof.recommendations():
-        print(f"- {finding}")
+    print_summary(prof)
+    print(f"\ncaptured in {t1 - t0:.1f} s, loaded {n:,} events in {t2 - t1:.2f} s "
+          f"(the same summary: tfprof summary {logdir})")
     t3 = time.perf_counter()
     report = prof.to_html(os.path.join(args.out, "report.html"))
     notebook = tp.export_notebook(prof, os.path.join(args.out, "report.ipynb"))

@@ -11,12 +11,17 @@
     tfprof capture --remote grpc://host:port --duration-ms N --logdir DIR
 
 ``python -m tfprof_nb`` is the same command.  Every command takes what ``tp.load`` takes
-(local paths and URLs), ``--json`` prints one JSON document for scripts and agents, progress
-goes to stderr.  Exit codes: 0 done, 1 a check failed, 2 unusable input (a bad path, URL,
-file or option: one clear line on stderr).
+(local paths and URLs; ``--storage-option KEY=VALUE`` for their file systems), ``--json``
+prints one JSON document for scripts and agents (an error past the options too:
+``{"error": ..., "exit_code": ...}``), progress goes to stderr (``--progress``,
+``--no-progress``; by default when stderr is a terminal).  Exit codes: 0 done, 1 a check failed, 2 unusable input (a bad path, URL, file,
+option or query: one clear line on stderr), 3 an internal error (a bug: one line, and the
+traceback with ``--debug``), 130 interrupted.
 
 Each command is a module of this package with ``add_parser(subparsers)`` and ``run(args) ->
-int``; ``COMMANDS`` lists them in the order ``--help`` shows.
+int``; ``COMMANDS`` lists them in the order ``--help`` shows.  ``_common`` holds what they
+share (options, loading, JSON, errors), ``summary`` the summary document and its text (the
+demo prints it too), ``tables`` the tables ``table`` writes, ``formats`` the writers.
 """
 
 from __future__ import annotations
@@ -24,18 +29,28 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS = ("summary", "table", "report", "export", "sql", "diff", "check", "capture")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error on one line (exit code 2), its subcommands alike."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     from .._version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tfprof", description="TensorFlow and JAX profiles from the terminal: "
-        "summaries, tables, reports, exports, SQL, diffs, performance checks, capture.")
+        "summaries, tables, reports, exports, SQL, diffs, performance checks, capture.",
+        epilog="Exit codes: 0 done, 1 a check failed, 2 unusable input (path, URL, file, "
+        "option), 3 an internal error (a bug: --debug shows its traceback).")
     parser.add_argument("--version", action="version", version=f"tfprof_nb {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -51,4 +66,64 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
-    return importlib.import_module(f"{__name__}.{args.command}_cmd").run(args)
+    command = importlib.import_module(f"{__name__}.{args.command}_cmd")
+    with warnings.catch_warnings():
+        if not getattr(args, "debug", False):
+            warnings.showwarning = _warning_line
+        return _run(command, args)
+
+
+def _run(command, args) -> int:
+    """``command.run(args)`` with errors turned into one line on stderr and an exit code:
+    unusable input 2, an internal error 3 (``--debug`` adds the traceback), Ctrl-C 130."""
+    from ..errors import CaptureError, ProfileFormatError
+    from ._common import EXIT_INPUT, EXIT_INTERNAL, CliError, describe
+
+    try:
+        return command.run(args)
+    except CliError as err:
+        return _fail(args, str(err), err.code)
+    except BrokenPipeError:  # the reader stopped reading (tfprof ... | head): not an error
+        _silence_stdout()
+        return 0
+    except (ProfileFormatError, CaptureError, OSError, ImportError) as err:
+        return _fail(args, describe(err), EXIT_INPUT)
+    except KeyboardInterrupt:
+        return _fail(args, "interrupted", 130)
+    except Exception as err:  # a bug: said in one line, the traceback with --debug
+        return _fail(args, f"internal error: {type(err).__name__}: {describe(err)} (a bug; "
+                           "--debug shows the traceback)", EXIT_INTERNAL)
+
+
+def _fail(args, message: str, code: int) -> int:
+    """Say ``message`` as one line on stderr (and, with ``--json``, as a JSON document on
+    stdout); the traceback first with ``--debug``.  Returns ``code``."""
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exc()
+    print(f"tfprof: error: {message}", file=sys.stderr, flush=True)
+    if getattr(args, "json", False):
+        from ._common import dumps
+
+        try:
+            print(dumps({"error": message, "exit_code": code}), flush=True)
+        except BrokenPipeError:
+            _silence_stdout()
+    return code
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr: ``tfprof: warning: <message>``."""
+    print(f"tfprof: warning: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush of a closed pipe
+    raises nothing."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

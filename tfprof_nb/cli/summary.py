@@ -1,0 +1,267 @@
+"""A profile's summary as one document (plain values, read straight from the profile's tables)
+and as text: what ``tfprof summary`` prints (``--json``: the document) and what the demo shows.
+
+:func:`summarise` builds the document: the profile (hosts, events, span), its devices and their
+duty cycle, the steps and their step-time breakdown (mean ms per category and its share of the
+mean step), the input-bound verdict, the top host and device ops by self time, and the findings
+of ``prof.recommendations()`` with their evidence.  :func:`summary_text` renders it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from ..analysis.evidence import evidence_words
+from ..analysis.overview import device_text
+from ..constants import CATEGORY_COLUMNS
+
+__all__ = ["TOP_OP_COLUMNS", "category_label", "summarise", "summary_text"]
+
+TOP_OP_COLUMNS = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
+_WIDTH = 100  # text lines are wrapped to this many characters
+
+
+def category_label(column: str) -> str:
+    """A step-time category's words: ``device_compute_ms`` -> ``device compute``."""
+    return column.removesuffix("_ms").replace("_", " ")
+
+
+def summarise(prof, top: int = 10) -> dict:
+    """The summary of ``prof`` as plain values (see the module's docstring); ``top``: how
+    many host and device ops to list."""
+    ov = prof.overview()
+    return {
+        "profile": _profile_facts(prof),
+        "devices": _devices(prof, ov),
+        "steps": _step_stats(prof.steps),
+        "breakdown": _breakdown(prof.steps),
+        "input_bound": _input_bound(ov),
+        "top_ops": {side.lower(): _top_ops(prof, side, top) for side in ("Host", "Device")},
+        "findings": [_finding(f) for f in prof.recommendations()],
+        "notes": list(ov.reasons),
+    }
+
+
+def _profile_facts(prof) -> dict:
+    """Where the profile is, its hosts, events and span."""
+    start = prof.start_time
+    return {"location": run_location(prof.source), "files": list(prof.source),
+            "hosts": list(prof.hosts), "load_errors": dict(prof.load_errors),
+            "events": int(prof.n_events), "duration_ms": float(prof.duration_us) / 1e3,
+            "start_time": None if start is None else start.isoformat()}
+
+
+def run_location(sources: list[str]) -> str:
+    """The run a profile's files make: the one file, else the directory they share."""
+    import posixpath
+
+    if len(sources) == 1:
+        return str(sources[0])
+    dirs = {posixpath.dirname(str(s).replace("\\", "/")) for s in sources}
+    return dirs.pop() if len(dirs) == 1 else ", ".join(str(s) for s in sources)
+
+
+def _devices(prof, ov) -> dict:
+    """The device type and count (those with events), each device's duty cycle (busy time
+    over its active span), the overall duty cycle and, on TPUs, the overview's figures."""
+    env = ov.environment
+    duty = prof.duty_cycle
+    cols = [c for c in ("host", "device", "busy_us", "span_us", "duty_cycle_pct")
+            if c in duty.columns]
+    devices = duty[cols].copy()
+    gpus = env.get("devices")
+    if gpus is not None and len(gpus) and len(devices):
+        devices = devices.merge(gpus[["host", "device", "name", "compute_capability"]],
+                                on=["host", "device"], how="left")
+    return {"type": env["device_type"], "count": int(env["device_count"]),
+            "text": device_text(env),
+            "without_events": list(env["devices_without_events"]),
+            "duty_cycle_pct": ov.device_duty_cycle_pct, "devices": devices,
+            "tpu": dict(ov.device)}
+
+
+def _step_stats(steps) -> dict:
+    """Step count, where steps come from, and the step time's mean, median, spread."""
+    if steps.empty:
+        return {"count": 0, "source": None}
+    d = steps.duration_ms
+    return {"count": len(steps), "source": str(steps.source.iloc[0]),
+            "mean_ms": float(d.mean()), "median_ms": float(d.median()),
+            "std_ms": float(d.std()) if len(d) > 1 else 0.0,
+            "min_ms": float(d.min()), "max_ms": float(d.max())}
+
+
+def _breakdown(steps) -> list[dict]:
+    """Each step-time category's mean per step (ms) and its share of the mean step (%)."""
+    if steps.empty:
+        return []
+    mean_step = float(steps.duration_ms.mean())
+    return [{"category": category_label(c), "column": c,
+             "mean_ms": float(steps[c].mean()),
+             "pct": 100 * float(steps[c].mean()) / mean_step if mean_step else None}
+            for c in CATEGORY_COLUMNS if c in steps.columns]
+
+
+def _input_bound(ov) -> dict:
+    """The overview's input-bound verdict, its other statements and the input wait."""
+    ib = ov.input_bound
+    statements = [ib.get(k, "") for k in ("all_other_statement", "kernel_launch_statement",
+                                          "device_collectives_statement")]
+    return {"classification": ib.get("classification"), "input_pct": ib.get("input_pct"),
+            "statement": ib.get("input_statement", ""),
+            "other_statements": [s for s in statements if s],
+            "input_wait": dict(ov.input_wait)}
+
+
+def _top_ops(prof, side: str, top: int):
+    """The ``top`` ops of ``side`` ("Host" or "Device") by self time, IDLE left out."""
+    ops = prof.op_stats_table(include_idle=False)
+    return ops[ops.host_or_device == side][TOP_OP_COLUMNS].head(top).reset_index(drop=True)
+
+
+def _finding(f) -> dict:
+    return {"kind": f.kind, "severity": f.severity, "what": f.what,
+            "evidence": dict(f.evidence), "evidence_text": evidence_words(f.evidence),
+            "fix": f.fix}
+
+
+# ---- text ---------------------------------------------------------------------------------
+
+def summary_text(doc: dict) -> str:
+    """The summary document as text for a terminal (numbers as the document has them,
+    rounded)."""
+    parts = [_head_text(doc), _breakdown_text(doc["breakdown"]), _verdict_text(doc),
+             _ops_text("host", doc["top_ops"]["host"]),
+             _ops_text("device", doc["top_ops"]["device"]),
+             _findings_text(doc["findings"]), _notes_text(doc["notes"], doc["profile"])]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _head_text(doc: dict) -> str:
+    """Profile, hosts, devices and steps, one line each."""
+    p, dev, st = doc["profile"], doc["devices"], doc["steps"]
+    when = f", captured {p['start_time'][:19].replace('T', ' ')} UTC" if p["start_time"] \
+        else ""
+    hosts = p["hosts"]
+    names = ", ".join(hosts[:6]) + (f" and {len(hosts) - 6} more" if len(hosts) > 6 else "")
+    lines = [f"Profile   {p['location']}",
+             f"          {p['events']:,} events over {p['duration_ms']:,.1f} ms{when}",
+             f"Hosts     {len(hosts)}: {names}",
+             f"Devices   {dev['text']}{_device_names(dev['devices'])}"]
+    if st["count"]:
+        lines.append(f"Steps     {st['count']} step{'s' if st['count'] > 1 else ''} "
+                     f"({st['source']}): mean "
+                     f"{st['mean_ms']:.3f} ms, median {st['median_ms']:.3f} ms, min "
+                     f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f})")
+    else:
+        lines.append("Steps     none found (see the notes)")
+    return "\n".join(_wrap(line, "          ") for line in lines)
+
+
+def _device_names(devices) -> str:
+    """The models of the devices with events, from their planes (GPUs), e.g. ": NVIDIA H200
+    (compute capability 9.0)"."""
+    if "name" not in devices.columns:
+        return ""
+    named = devices.dropna(subset=["name"])
+    models = sorted({f"{r.name} (compute capability {r.compute_capability})"
+                     if isinstance(r.compute_capability, str) else str(r.name)
+                     for r in named.itertuples()})
+    return ": " + ", ".join(models) if models else ""
+
+
+def _breakdown_text(rows: list[dict]) -> str:
+    """The step-time breakdown, categories with time only, largest first."""
+    shown = sorted((r for r in rows if r["mean_ms"] > 0), key=lambda r: -r["mean_ms"])
+    if not shown:
+        return ""
+    width = max(len(r["category"]) for r in shown)
+    lines = ["Step-time breakdown (mean per step)"]
+    for r in shown:
+        pct = "" if r["pct"] is None else f"{r['pct']:6.1f} %"
+        lines.append(f"  {r['category']:<{width}}  {r['mean_ms']:10.3f} ms  {pct}")
+    return "\n".join(lines)
+
+
+def _verdict_text(doc: dict) -> str:
+    """The input-bound verdict, the other statements, the input wait where it differs, the
+    devices' duty cycle."""
+    ib, dev = doc["input_bound"], doc["devices"]
+    lines = [_wrap(f"Input     {ib['statement']}", "          ")] if ib["statement"] else []
+    lines += [_wrap(f"          {s}", "          ") for s in ib["other_statements"]]
+    wait = ib["input_wait"].get("statement")
+    if wait:
+        lines.append(_wrap(f"          {wait}", "          "))
+    if dev["duty_cycle_pct"] is not None:
+        lines.append(_wrap(f"Duty cycle {dev['duty_cycle_pct']:.1f} % of the devices' active "
+                           f"span{_per_device(dev['devices'])}", "          "))
+    if dev["tpu"]:
+        lines.append(_wrap(f"          {_tpu_figures(dev['tpu'])}", "          "))
+    return "\n".join(lines)
+
+
+def _per_device(devices) -> str:
+    """Each device's duty cycle in words, up to eight devices."""
+    if not 1 < len(devices) <= 8:
+        return ""
+    many_hosts = devices.host.nunique() > 1
+    parts = [f"{(r.host + ' ') if many_hosts else ''}{str(r.device).removeprefix('/device:')} "
+             f"{r.duty_cycle_pct:.1f}%" for r in devices.itertuples()]
+    return " (" + ", ".join(parts) + ")"
+
+
+_TPU_FIGURES = (("duty_cycle_pct", "duty cycle"), ("idle_pct", "idle"),
+                ("mxu_utilization_pct", "MXU utilisation"),
+                ("hbm_utilization_pct", "HBM utilisation"),
+                ("flop_rate_utilization_pct", "FLOP rate of the roofline"),
+                ("hbm_bw_utilization_pct", "HBM bandwidth of its peak"))
+
+
+def _tpu_figures(tpu: dict) -> str:
+    known = [f"{words} {tpu[key]:.2f} %" for key, words in _TPU_FIGURES
+             if isinstance(tpu.get(key), float) and tpu[key] == tpu[key]]
+    return f"{tpu['device_type']} ({tpu['cores']} cores): " + ", ".join(known)
+
+
+def _ops_text(side: str, ops) -> str:
+    """The top ops of one side as aligned rows: rank, name, type, count, self time, share."""
+    if ops is None or not len(ops):
+        return ""
+    lines = [f"Top {side} ops by self time"]
+    names = [_cut(str(o), 56) for o in ops.operation]
+    types = [_cut(str(t), 24) for t in ops.type]
+    nw, tw = max(map(len, names)), max(map(len, types))
+    for i, (name, kind, row) in enumerate(zip(names, types, ops.itertuples()), start=1):
+        lines.append(f"  {i:2d}  {name:<{nw}}  {kind:<{tw}}  {row.occurrences:>7,}x  "
+                     f"{row.total_self_time_us:>13,.1f} us  {row.self_time_pct:5.1f} %")
+    return "\n".join(lines)
+
+
+def _findings_text(findings: list[dict]) -> str:
+    """Each finding: severity and what, its evidence, its fix."""
+    if not findings:
+        return "Findings  none"
+    lines = ["Findings"]
+    for i, f in enumerate(findings, start=1):
+        lines.append(_wrap(f"  {i}. [{f['severity']}] {f['what']}", "     "))
+        if f["evidence_text"]:
+            lines.append(_wrap(f"     evidence: {f['evidence_text']}", "       "))
+        lines.append(_wrap(f"     fix: {f['fix']}", "       "))
+    return "\n".join(lines)
+
+
+def _notes_text(notes: list[str], profile: dict) -> str:
+    lines = [f"{host}: not loaded ({why})" for host, why in profile["load_errors"].items()]
+    lines += notes
+    if not lines:
+        return ""
+    return "Notes\n" + "\n".join(_wrap(f"  - {n}", "    ") for n in lines)
+
+
+def _wrap(text: str, indent: str) -> str:
+    return textwrap.fill(text, _WIDTH, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
