@@ -7,13 +7,21 @@ Scenarios:
             host tracer level 3
   python    the same with the Python tracer on (many more events and lines)
   html      a loop whose trace names contain HTML (for escaping tests)
+  formula   a loop whose trace names start like spreadsheet formulas (=, +, -, @: for CSV tests)
   slowmap   an input-bound loop: a heavy sequential map and no prefetch
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+
+# trace names wrapped around every train step, per scenario (hostile names for the tests)
+HOSTILE_NAMES = {
+    "html": ["<img src=x onerror=alert(1)>"],
+    "formula": ['=HYPERLINK("https://example.invalid","x")', "+1+2", "-2+3", "@SUM(A1)"],
+}
 
 
 def main(logdir: str, scenario: str, steps: int = 8) -> None:
@@ -57,10 +65,9 @@ def main(logdir: str, scenario: str, steps: int = 8) -> None:
     for step in range(steps):
         with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
             x, y = next(it)
-            if scenario == "html":
-                with tf.profiler.experimental.Trace("<img src=x onerror=alert(1)>"):
-                    train_step(x, y)
-            else:
+            with contextlib.ExitStack() as names:
+                for name in HOSTILE_NAMES.get(scenario, ()):
+                    names.enter_context(tf.profiler.experimental.Trace(name))
                 train_step(x, y)
     tf.profiler.experimental.stop()
 
