@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["Cancelled", "CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
-           "ObjectStoreError", "ProfileFormatError"]
+           "ObjectStoreError", "PerformanceCheckError", "ProfileFormatError"]
 
 
 class ProfileFormatError(ValueError):
@@ -63,3 +63,19 @@ class HostAnalysisError(RuntimeError):
     def __init__(self, host: str, step: str, cause):
         self.host, self.step, self.cause = host, step, cause
         super().__init__(f"host {host!r}: the {step!r} analysis failed: {cause}")
+
+
+class PerformanceCheckError(AssertionError):
+    """A profile broke a performance limit: raised by ``tp.check(...).assert_ok()``.
+
+    The message lists each failed limit (and each limit whose measure the profile lacks,
+    unless ``allow_missing``) with its measured value and threshold; ``result`` is the whole
+    check result (``.table``, ``.failures``, ``.to_dict()``).
+    """
+
+    def __init__(self, message: str, result=None):
+        self.result = result
+        super().__init__(message)
+
+    def __reduce__(self):  # travels between processes intact
+        return type(self), (str(self), self.result)

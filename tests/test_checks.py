@@ -1,0 +1,386 @@
+"""``tp.check`` and ``tfprof check`` on real captures: every measure is the number the tables,
+cards and findings show; each limit passes and fails both ways; a measure the profile lacks is
+unknown; a regression is judged on the step distributions (a run against itself and a second
+run of the same program pass, an input-bound run fails, synthetic noise does not fail and a
+real slowdown does); the result as text, HTML (escaped), DataFrame, JSON and exception; the
+command's exit codes."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.analysis.shares import active_devices
+from tfprof_nb.checks import step_regression
+from tfprof_nb.checks.regression import MIN_STEPS, median_interval
+
+from .conftest import DATA, GPU_FIXTURE_DIR
+
+GPU_INPUT = DATA / "jax_h200_inputbound.xplane.pb"  # GPU idle, host-bound: 10 steps
+NO_STEPS = DATA / "mi300x_jax08_gemm.xplane.pb"  # a GPU profile without steps
+TPU = DATA / "tpu_v6e_jax_inference.xplane.pb"
+
+
+@pytest.fixture(scope="module")
+def cpu(cpu_file):
+    return tp.load(cpu_file)
+
+
+@pytest.fixture(scope="module")
+def slowmap(cpu_slowmap_logdir):
+    return tp.load(cpu_slowmap_logdir)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return tp.load(GPU_INPUT)
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return tp.load(GPU_FIXTURE_DIR)
+
+
+def _row(prof, **limits):
+    """The one row of a check with one limit."""
+    (row,) = tp.check(prof, **limits).rows
+    return row
+
+
+def _both_ways(prof, name: str, value: float, bound: str = "max"):
+    """A limit just on the passing side of ``value`` passes, just on the other side fails."""
+    above, below = value + 0.01 + abs(value) * 1e-6, value - 0.01 - abs(value) * 1e-6
+    good, bad = (above, below) if bound == "max" else (below, above)
+    assert _row(prof, **{name: max(good, 0.0)}).status == "passed"
+    assert _row(prof, **{name: max(bad, 0.0)}).status == "failed"
+
+
+# ---- every measure is the tables' and the overview's number -----------------------------------
+
+def test_step_time_is_the_median_of_the_steps_table(cpu):
+    row = _row(cpu, max_step_ms=1e6)
+    d = cpu.steps.duration_ms
+    assert row.value == pytest.approx(float(d.median()), rel=1e-12)
+    assert row.what == "median step time" and row.unit == "ms" and row.passed
+    assert f"median of {len(d)} steps (source: markers)" in row.evidence
+    _both_ways(cpu, "max_step_ms", row.value)
+    mean = _row(cpu, max_step_ms=1e6, step_statistic="mean")
+    assert mean.value == pytest.approx(cpu.overview().step_time["avg_ms"])
+    assert _row(cpu, max_step_ms=1e6, step_statistic="p90").value == \
+        pytest.approx(float(np.percentile(d, 90)))
+    assert _row(cpu, max_step_ms=1e6, step_statistic="max").value == float(d.max())
+
+
+def test_failed_step_time_names_the_slow_steps(slowmap):
+    d = slowmap.steps.duration_ms
+    slowest = int(d.idxmax())
+    row = _row(slowmap, max_step_ms=float(d.max()) - 1e-6, step_statistic="max")
+    assert row.status == "failed"
+    assert f"1 of {len(d)} steps over" in row.evidence and f"(step {slowest})" in row.evidence
+
+
+def test_input_wait_is_the_overview_card(cpu, slowmap, bert):
+    for prof in (cpu, slowmap, bert):
+        row = _row(prof, max_input_pct=100)
+        assert row.value == prof.overview().input_wait["pct"]
+    assert bert.overview().input_wait["source"] == "devices"
+    assert "the step-time breakdown, XProf's rule, counts 0.0%" in \
+        _row(bert, max_input_pct=100).evidence
+    finding = {f.kind: f for f in slowmap.recommendations()}["input_bound"]
+    assert _row(slowmap, max_input_pct=100).value == finding.evidence["input_pct"]
+    assert _row(slowmap, max_input_pct=50).status == "failed"
+    assert _row(cpu, max_input_pct=50).status == "passed"
+    _both_ways(slowmap, "max_input_pct", _row(slowmap, max_input_pct=100).value)
+
+
+def test_duty_cycle_is_the_overview_figure(gpu, bert):
+    for prof in (gpu, bert):
+        row = _row(prof, min_duty_cycle_pct=0)
+        assert row.value == prof.overview().device_duty_cycle_pct
+        assert row.value == prof.duty_cycle.attrs["device_duty_cycle_pct"]
+        _both_ways(prof, "min_duty_cycle_pct", row.value, bound="min")
+    assert "least busy: /device:GPU:1 at 0.0%" in _row(bert, min_duty_cycle_pct=0).evidence
+
+
+def test_idle_is_the_gpu_idle_finding(gpu, bert):
+    for prof in (gpu, bert):
+        row = _row(prof, max_idle_pct=100)
+        finding = {f.kind: f for f in prof.recommendations()}["gpu_idle"]
+        assert row.value == pytest.approx(finding.evidence["idle_pct"], rel=1e-12)
+        dev = active_devices(prof.gpu_utilization)
+        assert (dev.stream == "all").all()
+        assert row.value == pytest.approx(100 * dev.idle_us.sum() / dev.wall_us.sum())
+        _both_ways(prof, "max_idle_pct", row.value)
+    assert "largest cause: the host (launches come late)" in _row(gpu, max_idle_pct=1).evidence
+
+
+def test_idle_without_steps_is_over_the_active_span():
+    prof = tp.load(NO_STEPS)
+    row = _row(prof, max_idle_pct=100)
+    finding = {f.kind: f for f in prof.recommendations()}["gpu_idle"]
+    assert row.value == pytest.approx(finding.evidence["idle_pct"], rel=1e-12)
+    assert "of its active span (the profile has no steps)" in row.evidence
+
+
+def test_host_bound_is_the_launch_bound_findings_host_gaps(gpu):
+    row = _row(gpu, max_host_bound_pct=100)
+    finding = {f.kind: f for f in gpu.recommendations()}["launch_bound"]
+    assert row.value == pytest.approx(finding.evidence["host_gap_idle_pct"], rel=1e-12)
+    _both_ways(gpu, "max_host_bound_pct", row.value)
+
+
+def test_kernel_launch_is_the_overviews_share(bert):
+    row = _row(bert, max_kernel_launch_pct=5)
+    assert row.value == bert.overview().input_bound["kernel_launch_pct"]
+    assert row.passed
+    assert _row(bert, max_kernel_launch_pct=0).passed  # 0 % is within a limit of 0 %
+
+
+def test_memory_peak_is_the_largest_allocators(bert):
+    row = _row(bert, max_memory_peak_bytes=2**40)
+    summary = bert.memory_summary
+    assert row.value == float(summary.peak_bytes_in_use.max())
+    assert row.unit == "bytes" and "largest peak in use: GPU_6_bfc" in row.evidence
+    _both_ways(bert, "max_memory_peak_bytes", row.value)
+    tpu = _row(tp.load(TPU), max_memory_peak_bytes=2**40)  # allocators named for people
+    assert "TPU 1 (index on host)" in tpu.evidence
+
+
+# ---- what the profile lacks is unknown ------------------------------------------------------------
+
+def test_device_measures_of_a_cpu_profile_are_unknown(cpu):
+    result = tp.check(cpu, max_step_ms=1e6, min_duty_cycle_pct=10, max_idle_pct=50,
+                      max_host_bound_pct=50, max_kernel_launch_pct=50,
+                      max_memory_peak_bytes=2**40)
+    status = {r.limit: r.status for r in result.rows}
+    assert status == {"max_step_ms": "passed", "min_duty_cycle_pct": "unknown",
+                      "max_idle_pct": "unknown", "max_host_bound_pct": "unknown",
+                      "max_kernel_launch_pct": "unknown", "max_memory_peak_bytes": "unknown"}
+    assert all("CPU only" in r.evidence for r in result.rows[1:5])
+    assert "no memory events" in result.rows[5].evidence
+    assert not result.ok and len(result.failures) == 5 and len(result.unknown) == 5
+    assert result.table.value.isna().sum() == 5
+    allowed = tp.check(cpu, max_step_ms=1e6, min_duty_cycle_pct=10, allow_missing=True)
+    assert allowed.ok and allowed.failures == [] and len(allowed.unknown) == 1
+    assert "unknown allowed" in repr(allowed)
+
+
+def test_step_measures_of_a_profile_without_steps_are_unknown():
+    prof = tp.load(NO_STEPS)
+    result = tp.check(prof, max_step_ms=10, max_input_pct=10, max_kernel_launch_pct=10,
+                      min_duty_cycle_pct=10, baseline=prof, max_regression_pct=5)
+    status = {r.limit: r.status for r in result.rows}
+    assert status == {"max_step_ms": "unknown", "max_input_pct": "unknown",
+                      "max_kernel_launch_pct": "unknown", "min_duty_cycle_pct": "passed",
+                      "max_regression_pct": "unknown"}
+    assert "the profile has no steps" in result.rows[0].evidence
+    assert "no steps to compare" in result.rows[-1].evidence
+
+
+def test_host_bound_on_tpus_is_unknown():
+    row = _row(tp.load(TPU), max_host_bound_pct=10)
+    assert row.status == "unknown" and "TPUs" in row.evidence
+
+
+# ---- regression against a baseline ------------------------------------------------------------
+
+def test_a_run_against_itself_and_a_second_run_pass(cpu, cpu_html_logdir):
+    same = _row(cpu, baseline=cpu, max_regression_pct=5)
+    assert same.passed and same.value == 0.0
+    again = _row(cpu, baseline=cpu_html_logdir, max_regression_pct=5)  # the loop, run again
+    assert again.passed, again.evidence
+
+
+def test_an_input_bound_run_regresses(cpu, slowmap):
+    row = _row(slowmap, baseline=cpu, max_regression_pct=5)
+    base, new = cpu.steps.duration_ms.median(), slowmap.steps.duration_ms.median()
+    assert row.status == "failed"
+    assert row.value == pytest.approx(100 * (new - base) / base)
+    assert row.details["band_low_pct"] > 5 and row.details["band_low_pct"] < row.value
+    assert f"median step time {base:.4g} ms over {len(cpu.steps)} steps in the baseline" \
+        in row.evidence
+    assert "noise band +" in row.evidence and "slower than the limit beyond" in row.evidence
+    assert _row(cpu, baseline=slowmap, max_regression_pct=5).passed  # faster: no regression
+
+
+def _noisy(steps: pd.DataFrame, rng, spread: float, factor: float = 1.0) -> pd.DataFrame:
+    """The steps table with each step time scaled by ``factor`` and log-normal noise."""
+    out = steps.copy()
+    out["duration_ms"] = steps.duration_ms * factor * rng.lognormal(0.0, spread, len(steps))
+    return out
+
+
+def test_synthetic_noise_does_not_fail_and_a_slowdown_does():
+    steps = tp.load(TPU).steps  # 100 real steps
+    rng = np.random.default_rng(7)
+    same = [tp.check(_noisy(steps, rng, 0.05), baseline=_noisy(steps, rng, 0.05),
+                     max_regression_pct=0).ok for _ in range(200)]
+    assert sum(not ok for ok in same) <= 10  # at most 5 % at a limit of 0 (module doc)
+    assert all(tp.check(_noisy(steps, rng, 0.05), baseline=_noisy(steps, rng, 0.05),
+                        max_regression_pct=5).ok for _ in range(100))
+    slower = [tp.check(_noisy(steps, rng, 0.05, 1.15), baseline=_noisy(steps, rng, 0.05),
+                       max_regression_pct=5).ok for _ in range(100)]
+    assert not any(slower)
+
+
+def test_few_steps_are_unknown_not_judged(bert, cpu):
+    row = _row(cpu, baseline=bert, max_regression_pct=5)
+    assert row.status == "unknown"
+    assert f"the baseline has 1 step: at least {MIN_STEPS} are needed" in row.evidence
+
+
+def test_median_interval_follows_the_binomial_order_statistics():
+    x = np.arange(1.0, 11.0)  # n = 10: [x(2), x(9)] covers 1 - 2 * 11/1024
+    m = median_interval(x[::-1])
+    assert (m.median, m.low, m.high, m.steps) == (5.5, 2.0, 9.0, 10)
+    assert m.coverage == pytest.approx(1 - 22 / 1024)
+    m6 = median_interval(np.arange(6.0))  # the fewest steps with [min, max] at 95 %
+    assert (m6.low, m6.high, m6.coverage) == (0.0, 5.0, pytest.approx(1 - 2 / 64))
+    big = median_interval(np.arange(10001.0))
+    assert 0.95 <= big.coverage < 0.96 and big.low < 5000 < big.high
+    r = step_regression(np.full(8, 10.0), np.full(8, 11.0), 5)
+    assert r.regressed and r.change_pct == pytest.approx(10.0) and r.low_pct == r.change_pct
+    with pytest.raises(ValueError, match="at least 6"):
+        step_regression(np.ones(5), np.ones(8), 5)
+
+
+# ---- the result: text, HTML, table, JSON, exception -------------------------------------------
+
+def test_result_as_text_table_and_json(slowmap):
+    result = tp.check(slowmap, max_step_ms=1000, max_input_pct=20, min_duty_cycle_pct=50)
+    assert [r.status for r in result.rows] == ["passed", "failed", "unknown"]
+    text = repr(result)
+    assert text.startswith("Performance checks on ") and "FAILED (1 passed, 1 failed, " \
+        "1 unknown of 3 limits)" in text
+    assert "  PASS     median step time" in text and "  FAIL     input wait" in text
+    table = result.table
+    assert list(table.columns) == ["limit", "what", "threshold", "value", "unit", "status",
+                                   "passed", "evidence"]
+    assert table.passed.tolist() == [True, False, False]
+    doc = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert doc["ok"] is False and (doc["passed"], doc["failed"], doc["unknown"]) == (1, 1, 1)
+    assert doc["checks"][1]["value"] == pytest.approx(slowmap.overview().input_wait["pct"])
+    assert doc["checks"][2]["value"] is None and doc["checks"][2]["status"] == "unknown"
+
+
+def test_assert_ok_raises_with_the_failed_limits(slowmap):
+    result = tp.check(slowmap, max_step_ms=1000, max_input_pct=20)
+    with pytest.raises(tp.PerformanceCheckError) as info:
+        result.assert_ok()
+    err = info.value
+    assert err.result is result and isinstance(err, AssertionError)
+    pct = slowmap.overview().input_wait["pct"]
+    assert f"input wait {pct:.1f}% > 20.0% (max_input_pct)" in str(err)
+    assert "median step time" not in str(err)  # only the failures
+    again = pickle.loads(pickle.dumps(err))
+    assert str(again) == str(err) and again.result.table.equals(result.table)
+    ok = tp.check(slowmap, max_step_ms=1000)
+    assert ok.assert_ok() is ok
+
+
+def test_values_near_the_threshold_show_enough_digits(gpu):
+    value = _row(gpu, max_idle_pct=100).value  # 78.06 %
+    row = _row(gpu, max_idle_pct=value - 0.003)
+    assert f"{value:.1f}" == f"{value - 0.003:.1f}"  # the usual digits would say 78.1 > 78.1
+    assert row.status == "failed" and row.measured() != row.rule().removeprefix("<= ")
+    assert f"{row.measured()} > {row.rule().removeprefix('<= ')}" in row.sentence()
+
+
+def test_html_escapes_the_profiles_strings(cpu_file, tmp_path):
+    hostile = tmp_path / "<img src=x onerror=alert(1)>"
+    hostile.mkdir()
+    shutil.copy(cpu_file, hostile / "host.xplane.pb")
+    steps = tp.load(hostile / "host.xplane.pb").steps.assign(
+        source="inferred: repeated '<script>alert(2)</script>'")
+    for result in (tp.check(hostile / "host.xplane.pb", max_step_ms=1e6, max_input_pct=1),
+                   tp.check(steps, max_step_ms=1e6)):
+        page = result._repr_html_()
+        assert "<img" not in page and "<script" not in page
+        assert "&lt;img src=x onerror=alert(1)&gt;" in page or \
+            "&lt;script&gt;alert(2)&lt;/script&gt;" in page
+        assert page.count("<tr>") == 1 + len(result.rows)
+
+
+def test_a_steps_table_gives_step_limits_only(cpu):
+    result = tp.check(cpu.steps, max_step_ms=1e6, max_input_pct=50, baseline=cpu.steps,
+                      max_regression_pct=5)
+    assert [r.status for r in result.rows] == ["passed", "unknown", "passed"]
+    assert "a steps table has no input accounting" in result.rows[1].evidence
+    assert result.profile == "a steps table"
+
+
+def test_bad_limits_are_refused(cpu):
+    for kwargs, match in [({}, "no limit given"), ({"max_step_ms": -1}, "not be negative"),
+                          ({"max_step_ms": float("nan")}, "finite number"),
+                          ({"max_step_ms": True}, "finite number"),
+                          ({"max_regression_pct": 5}, "go together"),
+                          ({"baseline": cpu}, "go together"),
+                          ({"max_step_ms": 1, "step_statistic": "p50"}, "step_statistic")]:
+        with pytest.raises(ValueError, match=match):
+            tp.check(cpu, **kwargs)
+    with pytest.raises(ValueError, match="duration_ms"):
+        tp.check(pd.DataFrame({"x": [1.0]}), max_step_ms=1)
+    with pytest.raises(FileNotFoundError):
+        tp.check("/nonexistent/profile", max_step_ms=1)
+
+
+# ---- the command -----------------------------------------------------------------------------
+
+def _tfprof(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "tfprof_nb", "check", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_cli_exit_codes_and_json(cpu_file, cpu_logdir, cpu_slowmap_logdir, cpu):
+    passed = _tfprof(cpu_file, "--max-step-ms", 1000, "--baseline", cpu_logdir,
+                     "--max-regression-pct", 5)
+    assert passed.returncode == 0, passed.stderr
+    assert "Performance checks on" in passed.stdout and "OK (2 passed of 2 limits)" in \
+        passed.stdout
+    failed = _tfprof(cpu_slowmap_logdir, "--max-input-pct", 20, "--baseline", cpu_file,
+                     "--max-regression-pct", 5, "--json")
+    assert failed.returncode == 1, failed.stderr
+    doc = json.loads(failed.stdout)
+    assert doc["ok"] is False and [c["status"] for c in doc["checks"]] == ["failed", "failed"]
+    assert doc["profile"] == str(cpu_slowmap_logdir) and doc["baseline"] == str(cpu_file)
+    steps = _tfprof(cpu_file, "--max-step-ms", 1000, "--step-statistic", "mean", "--json")
+    value = json.loads(steps.stdout)["checks"][0]["value"]
+    assert value == pytest.approx(cpu.overview().step_time["avg_ms"])
+
+
+def test_cli_unknown_measures_fail_unless_allowed(cpu_file):
+    strict = _tfprof(cpu_file, "--min-duty-cycle-pct", 50, "--max-memory-peak", "8GiB")
+    assert strict.returncode == 1 and "UNKNOWN" in strict.stdout
+    allowed = _tfprof(cpu_file, "--min-duty-cycle-pct", 50, "--allow-missing", "--json")
+    assert allowed.returncode == 0 and json.loads(allowed.stdout)["unknown"] == 1
+
+
+def test_cli_unusable_input_is_exit_2_with_one_line(cpu_file, tmp_path):
+    garbage = tmp_path / "bad.xplane.pb"
+    garbage.write_bytes(b"\xff" * 64)
+    for args in [(tmp_path / "missing", "--max-step-ms", 1), (garbage, "--max-step-ms", 1),
+                 (cpu_file,), (cpu_file, "--max-step-ms", -3),
+                 (cpu_file, "--max-regression-pct", 5),
+                 (cpu_file, "--max-memory-peak", "lots")]:
+        out = _tfprof(*args)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2, (args, out.stderr)
+        assert len(lines) == 1 and lines[0].startswith("tfprof"), (args, out.stderr)
+        assert out.stdout == ""
+
+
+def test_parse_bytes():
+    from tfprof_nb.cli.check_cmd import parse_bytes
+
+    assert parse_bytes("8GiB") == parse_bytes("8g") == 8 * 2**30
+    assert parse_bytes("500MB") == 5e8 and parse_bytes("1e9") == 1e9
+    with pytest.raises(ValueError):
+        parse_bytes("8 parsecs")
