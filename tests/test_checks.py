@@ -154,7 +154,7 @@ def test_memory_peak_is_the_largest_allocators(bert):
     assert "TPU 1 (index on host)" in tpu.evidence
 
 
-# ---- what the profile lacks is unknown ------------------------------------------------------------
+# ---- what the profile lacks is unknown -------------------------------------------------------
 
 def test_device_measures_of_a_cpu_profile_are_unknown(cpu):
     result = tp.check(cpu, max_step_ms=1e6, min_duty_cycle_pct=10, max_idle_pct=50,
@@ -384,3 +384,14 @@ def test_parse_bytes():
     assert parse_bytes("500MB") == 5e8 and parse_bytes("1e9") == 1e9
     with pytest.raises(ValueError):
         parse_bytes("8 parsecs")
+
+
+def test_steps_of_several_hosts_are_named_with_their_host():
+    prof = tp.load([DATA / "jax_h200_nocmdbuf.xplane.pb", DATA / "jax_h200_transformer.xplane.pb"])
+    d = prof.steps.duration_ms
+    row = _row(prof, max_step_ms=float(d.max()) - 1e-6, step_statistic="max")
+    assert row.value == float(d.max()) and row.status == "failed"
+    assert f"of {len(d)} steps of 2 hosts" in row.evidence
+    assert "(step 0 on jax_h200_nocmdbuf)" in row.evidence
+    idle = _row(prof, max_idle_pct=100)
+    assert "most idle: jax_h200_nocmdbuf /device:GPU:0" in idle.evidence

@@ -75,32 +75,44 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
+def _hosts(steps: pd.DataFrame) -> int:
+    return int(steps.host.nunique()) if "host" in steps else 1
+
+
 def _steps_words(steps: pd.DataFrame) -> str:
-    """"8 steps (source: markers)": how many steps, and where they come from."""
-    n = len(steps)
-    return f"{_count(n, 'step')} (source: {steps.source.iloc[0]})" \
-        if "source" in steps and n else _count(n, "step")
+    """"8 steps (source: markers)": how many steps (of how many hosts), and where they come
+    from."""
+    n, hosts = len(steps), _hosts(steps)
+    words = _count(n, "step") + (f" of {hosts} hosts" if hosts > 1 else "")
+    return f"{words} (source: {steps.source.iloc[0]})" if "source" in steps and n else words
+
+
+def _step_names(steps: pd.DataFrame, rows) -> str:
+    """The steps at positions ``rows``: "step 3", "steps 0, 4", on a pod "step 3 on host"."""
+    numbers = [str(steps.index[i]) for i in rows]
+    if _hosts(steps) > 1:
+        numbers = [f"{k} on {h}" for k, h in zip(numbers, steps.host.iloc[list(rows)])]
+    return f"step{'s' * (len(numbers) > 1)} {', '.join(numbers)}"
 
 
 def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
-    """A statistic of the step times (``steps.duration_ms``), in ms."""
+    """A statistic of the step times (``steps.duration_ms``, every host's rows), in ms."""
     steps = subject.steps
     if steps.empty:
         return Measure(None, NO_STEPS if subject.prof is not None else "the steps table is "
                        "empty")
-    d = steps.duration_ms.astype(float)
-    value = float(STATISTICS[statistic](d.to_numpy()))
-    slowest = d.idxmax()
-    over = d[d > threshold]
-    others = [f"{k} {v:.4g}" for k, v in (("median", d.median()), ("mean", d.mean()))
+    d = steps.duration_ms.astype(float).to_numpy()
+    value = float(STATISTICS[statistic](d))
+    over = np.flatnonzero(d > threshold)
+    others = [f"{k} {v:.4g}" for k, v in (("median", np.median(d)), ("mean", d.mean()))
               if k != statistic]
     words = (f"{statistic} of {_steps_words(steps)}: {value:.4g} ms ({', '.join(others)}, "
-             f"slowest step {slowest}: {d.max():.4g} ms); {len(over)} of {_count(len(d), 'step')} over "
-             f"{threshold:g} ms")
+             f"slowest {_step_names(steps, [int(d.argmax())])}: {d.max():.4g} ms); "
+             f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")
     if 0 < len(over) <= 5:
-        words += f" (step{'s' * (len(over) > 1)} {', '.join(map(str, over.index))})"
+        words += f" ({_step_names(steps, over)})"
     return Measure(value, words, {"statistic": statistic, "steps": len(d),
-                                  "median_ms": float(d.median()), "mean_ms": float(d.mean()),
+                                  "median_ms": float(np.median(d)), "mean_ms": float(d.mean()),
                                   "max_ms": float(d.max()), "steps_over": len(over)})
 
 
@@ -124,7 +136,8 @@ def input_wait(subject: Subject) -> Measure:
         words = (f"steps wait for input {pct:.1f}% of the step time (input_ms over "
                  f"duration_ms, {_count(len(steps), 'step')})")
         if share.notna().any():
-            words += f"; most in step {share.idxmax()}: {share.max():.1f}%"
+            top = int(np.nanargmax(share.to_numpy()))
+            words += f"; most in {_step_names(steps, [top])}: {share.iloc[top]:.1f}%"
     return Measure(pct, words, {"source": wait["source"],
                                 "steps_pct": float(wait["steps_pct"])})
 
