@@ -20,7 +20,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.analysis.shares import active_devices
 from tfprof_nb.checks import step_regression
-from tfprof_nb.checks.regression import MIN_STEPS, median_interval
+from tfprof_nb.checks.regression import MIN_STEPS, ratio_interval
 
 from .conftest import DATA, GPU_FIXTURE_DIR
 
@@ -195,8 +195,12 @@ def test_host_bound_on_tpus_is_unknown():
 def test_a_run_against_itself_and_a_second_run_pass(cpu, cpu_html_logdir):
     same = _row(cpu, baseline=cpu, max_regression_pct=5)
     assert same.passed and same.value == 0.0
-    again = _row(cpu, baseline=cpu_html_logdir, max_regression_pct=5)  # the loop, run again
-    assert again.passed, again.evidence
+    # the same loop captured again (with one more annotation per step): its median differs by
+    # up to about 15 % on an idle machine, its steps spread as much, and the band covers both;
+    # the limit sits above what a shared test machine's load adds between two captures
+    for new, old in ((cpu, cpu_html_logdir), (cpu_html_logdir, cpu)):
+        again = _row(new, baseline=old, max_regression_pct=50)
+        assert again.passed, again.evidence
 
 
 def test_an_input_bound_run_regresses(cpu, slowmap):
@@ -237,19 +241,24 @@ def test_few_steps_are_unknown_not_judged(bert, cpu):
     assert f"the baseline has 1 step: at least {MIN_STEPS} are needed" in row.evidence
 
 
-def test_median_interval_follows_the_binomial_order_statistics():
-    x = np.arange(1.0, 11.0)  # n = 10: [x(2), x(9)] covers 1 - 2 * 11/1024
-    m = median_interval(x[::-1])
-    assert (m.median, m.low, m.high, m.steps) == (5.5, 2.0, 9.0, 10)
-    assert m.coverage == pytest.approx(1 - 22 / 1024)
-    m6 = median_interval(np.arange(6.0))  # the fewest steps with [min, max] at 95 %
-    assert (m6.low, m6.high, m6.coverage) == (0.0, 5.0, pytest.approx(1 - 2 / 64))
-    big = median_interval(np.arange(10001.0))
-    assert 0.95 <= big.coverage < 0.96 and big.low < 5000 < big.high
-    r = step_regression(np.full(8, 10.0), np.full(8, 11.0), 5)
-    assert r.regressed and r.change_pct == pytest.approx(10.0) and r.low_pct == r.change_pct
-    with pytest.raises(ValueError, match="at least 6"):
-        step_regression(np.ones(5), np.ones(8), 5)
+def test_the_band_is_the_mann_whitney_interval_of_the_ratio():
+    base = np.array([10.0, 11, 12, 13, 14, 15, 16, 17])
+    lo, hi = ratio_interval(base, base)
+    ratios = np.sort(np.log(base)[None, :] - np.log(base)[:, None], axis=None)
+    # n = m = 8: P(U <= 13) <= 2.5 % < P(U <= 14), the textbook critical value
+    assert (lo, hi) == (pytest.approx(np.exp(ratios[13])), pytest.approx(np.exp(ratios[50])))
+    assert lo < 1 < hi
+    r = step_regression(base, base * 1.3, 5)  # every step 30 % slower: a sure regression
+    assert r.regressed and r.change_pct == pytest.approx(30.0)
+    assert r.low_pct == pytest.approx(100 * (1.3 * lo - 1)) and r.low_pct > 5
+    assert not step_regression(base, base * 1.03, 5).regressed
+    many = np.random.default_rng(3).lognormal(0.0, 0.05, 50_000)  # thinned, the normal rule
+    r = step_regression(many, many * 1.02, 1)
+    assert r.regressed and 1 < r.low_pct < 2 < r.high_pct < 3
+    with pytest.raises(ValueError, match=f"at least {MIN_STEPS}"):
+        step_regression(np.ones(MIN_STEPS - 1), np.ones(8), 5)
+    with pytest.raises(ValueError, match="no duration"):
+        step_regression(np.zeros(8), np.ones(8), 5)
 
 
 # ---- the result: text, HTML, table, JSON, exception -------------------------------------------

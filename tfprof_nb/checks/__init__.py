@@ -154,8 +154,9 @@ def check(prof, *, max_step_ms: float | None = None, max_input_pct: float | None
     * ``max_kernel_launch_pct``: the step breakdown's kernel-launch share;
     * ``max_memory_peak_bytes``: the largest allocator's peak memory in use;
     * ``baseline`` with ``max_regression_pct``: the slowdown of the median step time from the
-      baseline, failed only beyond the noise band of the two step distributions (each median's
-      95 % order-statistics interval; at least 6 steps each: see ``tfprof_nb.checks.regression``).
+      baseline, failed only when the noise band of the two step distributions (the 95 %
+      Mann-Whitney interval of the ratio of step times; at least 5 steps each) lies above the
+      limit: see ``tfprof_nb.checks.regression``.
 
     A limit whose measure the profile lacks is "unknown" (its evidence says why) and fails
     the check unless ``allow_missing=True``.  Raises ValueError when no limit is given or a

@@ -309,16 +309,12 @@ def regression(subject: Subject, baseline: Subject, max_pct: float) -> Measure:
         r = step_regression(baseline.steps.duration_ms, subject.steps.duration_ms, max_pct)
     except ValueError as e:
         return Measure(None, str(e))
-    level = f"{100 * CONFIDENCE:g}%"
-    words = (f"median step time {r.base.median:.4g} ms over {r.base.steps} steps in the "
-             f"baseline, {r.new.median:.4g} ms over {r.new.steps} steps now: "
-             f"{r.change_pct:+.1f}%; noise band {r.low_pct:+.1f}% to {r.high_pct:+.1f}% "
-             f"(each median's {level} interval from its steps' order statistics: baseline "
-             f"{r.base.low:.4g} to {r.base.high:.4g} ms, now {r.new.low:.4g} to "
-             f"{r.new.high:.4g} ms); {_verdict(r)}")
-    details = {"baseline_median_ms": r.base.median, "median_ms": r.new.median,
-               "baseline_steps": r.base.steps, "steps": r.new.steps,
-               "band_low_pct": r.low_pct, "band_high_pct": r.high_pct,
-               "baseline_interval_ms": [r.base.low, r.base.high],
-               "interval_ms": [r.new.low, r.new.high]}
+    words = (f"median step time {r.base_median_ms:.4g} ms over {r.base_steps} steps in the "
+             f"baseline, {r.new_median_ms:.4g} ms over {r.new_steps} steps now: "
+             f"{r.change_pct:+.1f}%; noise band {r.low_pct:+.1f}% to {r.high_pct:+.1f}% (the "
+             f"{100 * CONFIDENCE:g}% interval of the ratio of new to baseline step times, "
+             f"Mann-Whitney); {_verdict(r)}")
+    details = {"baseline_median_ms": r.base_median_ms, "median_ms": r.new_median_ms,
+               "baseline_steps": r.base_steps, "steps": r.new_steps,
+               "band_low_pct": r.low_pct, "band_high_pct": r.high_pct}
     return Measure(r.change_pct, words, details, passed=not r.regressed)

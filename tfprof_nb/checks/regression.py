@@ -1,21 +1,21 @@
 """A step-time regression judged on the per-step distributions, not on one mean.
 
-The rule: each profile's median step time gets a distribution-free 95 % confidence interval
-from its own steps' order statistics (the interval ``[x(l), x(n+1-l)]`` of the sorted step
-times, with the largest ``l`` whose binomial coverage ``1 - 2 P(Binomial(n, 1/2) <= l - 1)``
-is at least 95 %; it needs at least :data:`MIN_STEPS` steps).  The change of the median,
-``100 (new - base) / base``, then lies between
+The change reported is that of the median step time, ``100 (new / base - 1)``.  Its noise
+band is the distribution-free 95 % confidence interval of the ratio of new to baseline step
+times (Hodges-Lehmann, inverted from the Mann-Whitney test): on the logarithms of the step
+times, every difference ``log new_j - log base_i`` is formed and the interval runs from the
+``(c+1)``-th smallest to the ``(c+1)``-th largest, ``c`` the largest Mann-Whitney count with
+``P(U <= c) <= 2.5 %`` (its exact null distribution below 100 steps in all, the normal
+approximation above; profiles of more than :data:`MAX_STEPS` steps are thinned to that many
+evenly spaced order statistics first, which only widens the band).  Each side needs at least
+:data:`MIN_STEPS` steps.
 
-* ``low_pct``:  the fastest plausible new median against the slowest plausible base median,
-  ``100 (lo_new - hi_base) / base``, and
-* ``high_pct``: the slowest plausible new median against the fastest plausible base median,
-
-the noise band.  A regression is reported only when even ``low_pct`` exceeds the limit: the
-new run is slower than the limit allows by more than its and the baseline's step spread can
-explain.  Two runs of one program whose steps are independent draws fail a limit of 0 % at most
-5 % of the time (the new interval must miss its median from above or the base interval its
-median from below, 2.5 % each), far less under a positive limit; a slowdown fails as soon as
-the step spread lets it show.  Few or very spread steps widen the band: the evidence says so.
+A regression is reported only when even the band's lower end, ``low_pct``, exceeds the limit:
+the new run is slower than the limit allows by more than the step spread of the two runs can
+explain.  Two runs of one program whose steps are independent draws from one distribution fail
+a limit of 0 % at most 2.5 % of the time, far less under a positive limit; a slowdown beyond the
+limit fails as soon as enough steps narrow the band.  Steps that drift (warm-up, a slow shard)
+widen it: the evidence says how wide it is.
 """
 
 from __future__ import annotations
@@ -25,84 +25,113 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CONFIDENCE", "MIN_STEPS", "MedianInterval", "Regression", "median_interval",
+__all__ = ["CONFIDENCE", "MAX_STEPS", "MIN_STEPS", "Regression", "ratio_interval",
            "step_regression"]
 
-CONFIDENCE = 0.95  # of each median's interval
-MIN_STEPS = 6  # the fewest steps whose widest interval [min, max] covers the median at 95 %
-
-
-@dataclass(frozen=True)
-class MedianInterval:
-    """A sample's median and the order-statistics interval around it (ms)."""
-
-    median: float
-    low: float
-    high: float
-    steps: int
-    coverage: float  # the probability that [low, high] holds the true median
+CONFIDENCE = 0.95  # of the band (two-sided)
+MIN_STEPS = 5  # per side: the fewest for which a 95 % interval exists with 5 steps or more
+MAX_STEPS = 1000  # per side: more are thinned to this many order statistics
+_EXACT_STEPS = 100  # the exact null distribution of U up to this many steps in all
 
 
 @dataclass(frozen=True)
 class Regression:
     """The change of median step time from ``base`` to ``new`` and its noise band (%)."""
 
-    base: MedianInterval
-    new: MedianInterval
-    change_pct: float  # 100 (new median - base median) / base median
-    low_pct: float  # the smallest change the two intervals allow
-    high_pct: float  # the largest
+    base_median_ms: float
+    new_median_ms: float
+    base_steps: int
+    new_steps: int
+    change_pct: float  # 100 (new median / base median - 1)
+    low_pct: float  # the band: the ratio of step times' 95 % interval, as a change in %
+    high_pct: float
     max_pct: float  # the limit
     regressed: bool  # low_pct > max_pct: slower than the limit beyond the noise band
 
 
-def _coverage(n: int, rank: int) -> float:
-    """The probability that ``[x(rank), x(n+1-rank)]`` of ``n`` sorted draws holds their
-    distribution's median: ``1 - 2 P(Binomial(n, 1/2) <= rank - 1)``."""
-    k = np.arange(1, rank, dtype=float)  # log C(n, k) = sum over i <= k of log((n-i+1)/i)
-    log_comb = np.concatenate([[0.0], np.cumsum(np.log(n - k + 1) - np.log(k))])
-    return max(0.0, 1.0 - 2.0 * float(np.exp(log_comb - n * math.log(2.0)).sum()))
+def _u_counts(n: int, m: int) -> np.ndarray:
+    """How many of the ``C(n+m, n)`` rankings give each Mann-Whitney count ``U = 0..nm``: the
+    coefficients of the Gaussian binomial ``prod_i (1 - q^(m+i)) / (1 - q^i)``, exact
+    integers."""
+    n, m = min(n, m), max(n, m)
+    p = np.zeros(n * m + 1, dtype=object)
+    p[:] = 0
+    p[0] = 1
+    for i in range(1, n + 1):
+        if m + i <= n * m:
+            p[m + i:] = p[m + i:] - p[:-(m + i)]  # times (1 - q^(m+i)), as a power series
+        for r in range(i):  # divided by (1 - q^i): a running sum with stride i
+            p[r::i] = np.cumsum(p[r::i])
+    return p
 
 
-def _rank(n: int, confidence: float) -> int:
-    """The largest rank ``l`` (1-based) whose interval covers the median with ``confidence``
-    (1 when even ``[min, max]`` does not)."""
-    lo, hi = 1, max(1, (n + 1) // 2)
-    while lo < hi:  # coverage falls as the rank rises: bisect for the last rank that holds
-        mid = (lo + hi + 1) // 2
-        if _coverage(n, mid) >= confidence:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+def _critical(n: int, m: int, confidence: float) -> int:
+    """The largest ``c`` with ``P(U <= c) <= (1 - confidence) / 2`` under no change; -1 when
+    even ``P(U = 0)`` is larger (too few steps)."""
+    tail = (1 - confidence) / 2
+    if n + m <= _EXACT_STEPS:
+        counts = _u_counts(n, m)
+        cdf = np.cumsum(counts) / math.comb(n + m, n)
+        return int(np.searchsorted(cdf.astype(float), tail, side="right")) - 1
+    z = math.sqrt(2) * _erfinv(1 - 2 * tail)
+    return int(math.floor(n * m / 2 - z * math.sqrt(n * m * (n + m + 1) / 12) - 0.5))
 
 
-def median_interval(step_ms, confidence: float = CONFIDENCE) -> MedianInterval:
-    """The median of ``step_ms`` and its distribution-free ``confidence`` interval from the
-    order statistics (see the module doc); NaN steps are left out."""
-    x = np.sort(np.asarray(step_ms, dtype=float))
+def _erfinv(y: float) -> float:
+    """The inverse error function by Newton's method (the normal quantile, without SciPy)."""
+    x = 0.0
+    for _ in range(60):
+        step = (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        x -= step
+        if abs(step) < 1e-15:
+            break
+    return x
+
+
+def _thinned(x: np.ndarray) -> np.ndarray:
+    """``x`` sorted, thinned to at most :data:`MAX_STEPS` evenly spaced order statistics."""
+    x = np.sort(x)
+    if len(x) <= MAX_STEPS:
+        return x
+    return x[np.round(np.linspace(0, len(x) - 1, MAX_STEPS)).astype(int)]
+
+
+def ratio_interval(base_ms, new_ms, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The ``confidence`` interval of the ratio of ``new_ms`` to ``base_ms`` step times
+    (Hodges-Lehmann on their logarithms; see the module doc).  Raises ValueError when a side
+    has fewer than :data:`MIN_STEPS` positive steps."""
+    a, b = (_positive(x, which) for x, which in ((base_ms, "baseline"), (new_ms, "profile")))
+    a, b = np.log(_thinned(a)), np.log(_thinned(b))
+    c = _critical(len(a), len(b), confidence)
+    if c < 0:
+        raise ValueError(f"{len(a)} and {len(b)} steps are too few for a "
+                         f"{100 * confidence:g}% interval")
+    d = (b[None, :] - a[:, None]).ravel()
+    k = len(d) - 1 - c
+    lo, hi = np.partition(d, [c, k])[[c, k]]
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+def _positive(step_ms, which: str) -> np.ndarray:
+    """The step times (NaN left out), checked: enough of them, all positive."""
+    x = np.asarray(step_ms, dtype=float)
     x = x[~np.isnan(x)]
-    n = len(x)
-    if n == 0:
-        raise ValueError("no step times to take a median of")
-    rank = _rank(n, confidence)
-    return MedianInterval(float(np.median(x)), float(x[rank - 1]), float(x[n - rank]), n,
-                          _coverage(n, rank))
+    if len(x) < MIN_STEPS:
+        raise ValueError(f"the {which} has {len(x)} step{'s' * (len(x) != 1)}: at least "
+                         f"{MIN_STEPS} are needed to tell a change from noise")
+    if (x <= 0).any():
+        raise ValueError(f"the {which} has steps of no duration")
+    return x
 
 
 def step_regression(base_ms, new_ms, max_pct: float,
                     confidence: float = CONFIDENCE) -> Regression:
     """Whether the steps ``new_ms`` are slower than ``base_ms`` by more than ``max_pct`` %
-    beyond the noise band of their medians (see the module doc).  Raises ValueError when
-    either has fewer than :data:`MIN_STEPS` steps or a median that is not positive."""
-    base, new = median_interval(base_ms, confidence), median_interval(new_ms, confidence)
-    for which, m in (("baseline", base), ("profile", new)):
-        if m.steps < MIN_STEPS:
-            raise ValueError(f"the {which} has {m.steps} step{'s' * (m.steps != 1)}: at "
-                             f"least {MIN_STEPS} are needed to tell a change from noise")
-        if not m.median > 0:
-            raise ValueError(f"the {which}'s median step time is {m.median} ms")
-    low = 100 * (new.low - base.high) / base.median
-    high = 100 * (new.high - base.low) / base.median
-    change = 100 * (new.median - base.median) / base.median
-    return Regression(base, new, change, low, high, float(max_pct), bool(low > max_pct))
+    beyond the noise band (see the module doc).  Raises ValueError when either side has
+    fewer than :data:`MIN_STEPS` steps or a step of no duration."""
+    lo, hi = ratio_interval(base_ms, new_ms, confidence)
+    a, b = _positive(base_ms, "baseline"), _positive(new_ms, "profile")
+    ma, mb = float(np.median(a)), float(np.median(b))
+    low, high = 100 * (lo - 1), 100 * (hi - 1)
+    return Regression(ma, mb, len(a), len(b), 100 * (mb / ma - 1), low, high,
+                      float(max_pct), bool(low > max_pct))
