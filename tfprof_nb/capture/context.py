@@ -18,6 +18,9 @@ class CellContext:
     source: str | None = None  # the cell's code (helps "auto" decide)
     runs: list = field(default_factory=list)  # run directories captured in the cell
     profiles: list = field(default_factory=list)
+    every: int | None = None  # %%tfprof --every K: tp.Monitor windows every K steps
+    monitors: list = field(default_factory=list)  # tp.Monitor objects made in the cell
+    show_monitor: object = None  # called with each monitor made in the cell, to show it
 
 
 _stack: list[CellContext] = []

@@ -1,0 +1,356 @@
+"""tp.Monitor on real training: TensorFlow Keras fit, Keras on JAX, JAX loops, CPU only.
+
+Windows are analysed on a background thread while training runs: the tests watch that from
+inside training (a Keras callback, the loop's body) and train until enough windows arrived,
+with a deadline.  Every number of the history is checked against the window's Profile, loaded
+again from its files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.capture.monitor_rule import RegressionRule
+from tfprof_nb.constants import CATEGORY_COLUMNS
+
+from .conftest import step_markers
+
+DEADLINE_S = 40  # no test trains longer than this waiting for windows
+
+
+def assert_rows_match_profiles(mon, complete: bool = True) -> None:
+    """Each analysed window's row holds the numbers of its Profile's tables: steps, the
+    overview's input share, device duty cycle and top op, the memory summary's peak; its
+    steps are the profile's step markers."""
+    hist = mon.history
+    done = hist[hist.status == "analysed"]
+    assert len(done)
+    for row in done.itertuples():
+        prof = mon.window(row.window)
+        assert row.run in prof.source[0]
+        steps = prof.steps
+        assert row.median_step_ms == pytest.approx(float(steps.duration_ms.median()))
+        for col in CATEGORY_COLUMNS:
+            assert getattr(row, col) == pytest.approx(float(steps[col].mean()))
+        ov = prof.overview()
+        assert row.input_pct == pytest.approx(ov.input_wait["pct"])
+        if ov.device_duty_cycle_pct is None:
+            assert np.isnan(row.device_busy_pct)
+        else:
+            assert row.device_busy_pct == pytest.approx(ov.device_duty_cycle_pct)
+        top = ov.top_device_ops if len(ov.top_device_ops) else ov.top_host_ops
+        assert (row.top_op, row.top_op_pct) == (top.operation.iloc[0],
+                                                pytest.approx(top.self_time_pct.iloc[0]))
+        memory = prof.memory_summary
+        assert (np.isnan(row.memory_peak_bytes) if memory.empty
+                else row.memory_peak_bytes == memory.peak_bytes_in_use.max())
+        if complete or row.steps == mon.steps:
+            assert step_markers(prof) == list(range(row.first_step, row.last_step + 1))
+
+
+def assert_schedule(hist, steps: int, warmup: int, every: int) -> None:
+    """Windows of ``steps`` steps (the last may be cut short, saying why) from the warm-up
+    on, at least ``every`` steps apart."""
+    assert hist.first_step.iloc[0] >= warmup
+    assert (np.diff(hist.first_step) >= every).all()
+    full = hist.steps == steps
+    assert full.iloc[:-1].all()
+    assert full.iloc[-1] or hist.note.iloc[-1].startswith(f"{hist.steps.iloc[-1]} of {steps}")
+    assert (hist.last_step - hist.first_step + 1 == hist.steps).all()
+
+
+# ---- TensorFlow Keras ------------------------------------------------------------------------
+@pytest.fixture()
+def model(tf):
+    import keras
+
+    m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(64, activation="relu"),
+                          keras.layers.Dense(1)])
+    m.compile("sgd", "mse")
+    return m
+
+
+@pytest.fixture()
+def xy():
+    rng = np.random.default_rng(0)
+    return rng.random((640, 8), dtype=np.float32), rng.random((640, 1), dtype=np.float32)
+
+
+def _watcher(mon, windows: int):
+    """A Keras callback recording, at each epoch's end, how many windows are analysed, and
+    ending training once ``windows`` are (or at the deadline)."""
+    import keras
+
+    class Watch(keras.callbacks.Callback):
+        seen: list = []
+        end = time.monotonic() + DEADLINE_S
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.seen.append(mon.counts["analysed"])
+            if self.seen[-1] >= windows or time.monotonic() > self.end:
+                self.model.stop_training = True
+
+    return Watch()
+
+
+def test_keras_fit_windows_arrive_while_training(model, xy, tmp_path):
+    mon = tp.Monitor(every_steps=20, steps=5, warmup=3, logdir=str(tmp_path))
+    watch = _watcher(mon, 3)
+    model.fit(*xy, batch_size=32, epochs=100_000, callbacks=[mon, watch], verbose=0)
+    assert watch.seen[-1] >= 3  # three windows analysed inside training, seen from a callback
+    hist = mon.wait()
+    assert (hist.status == "analysed").all() and (hist.backend == "tensorflow").all()
+    assert_schedule(hist, 5, 3, 20)
+    assert_rows_match_profiles(mon)
+    assert all(r.startswith(str(tmp_path / f"window_{i:04d}" / "plugins" / "profile"))
+               for i, r in enumerate(hist.run))
+    base = mon.baseline
+    assert base.windows == (0, 1, 2) and base.steps == 15
+    assert np.isfinite(hist.vs_baseline_pct).all() and not hist.regressed.iloc[:3].any()
+    assert f"{base.median_ms:.3f} ms" in mon.rule
+    assert "window" in repr(mon) and "analysed" in repr(mon)
+
+
+def test_keras_error_inside_a_window_stops_the_profiler_and_keeps_the_windows(tf, model):
+    """Training raises inside window 1: the error reaches the caller unchanged, the profiler
+    is stopped, both windows are analysed and window 1 says it was cut short."""
+    import keras
+
+    def gen():
+        for i in range(100):
+            if i == 15:
+                raise ValueError("corrupt record")
+            yield np.ones((8, 8), np.float32), np.ones((8, 1), np.float32)
+
+    ds = tf.data.Dataset.from_generator(gen, output_signature=(
+        tf.TensorSpec((8, 8), tf.float32), tf.TensorSpec((8, 1), tf.float32)))
+    mon = tp.Monitor(every_steps=10, steps=5, warmup=2)
+
+    class AnalyseFirst(keras.callbacks.Callback):  # window 1 opens at step 12, not later
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 6:
+                mon.wait()
+
+    with pytest.raises(Exception, match="corrupt record"):
+        model.fit(ds, epochs=1, callbacks=[mon, AnalyseFirst()], verbose=0, shuffle=False)
+    hist = mon.wait()
+    assert hist.status.tolist() == ["analysed", "analysed"]
+    assert hist.first_step.tolist() == [2, 12] and hist.steps.tolist() == [5, 3]
+    assert hist.note.iloc[1].startswith("3 of 5 steps: training raised")
+    assert_rows_match_profiles(mon, complete=False)
+    assert step_markers(mon.window(1))[:3] == [12, 13, 14]
+    with tp.Capture(steps=1, warmup=0, progress=False) as cap:  # the profiler is free again
+        for _ in cap.iterate(range(1)):
+            tf.ones([2]) + 1
+    assert step_markers(cap.profile) == [0]
+
+
+def test_a_window_that_cannot_start_fails_its_row_and_training_goes_on(tf, tmp_path):
+    """Another profiler session runs: the window fails with the reason in its row; nothing
+    is raised into the loop, and the next window profiles once the session is gone."""
+    mon = tp.Monitor(every_steps=5, steps=2, warmup=0, backend="tensorflow")
+    tf.profiler.experimental.start(str(tmp_path / "other"))
+    try:
+        for i in mon.iterate(range(4)):
+            tf.ones([4]) * 2
+    finally:
+        tf.profiler.experimental.stop()
+    for i in mon.iterate(range(8)):
+        tf.ones([4]) * 2
+        if i == 0:
+            mon.wait()  # the failed window's refresh is done: window 1 opens at step 5
+    hist = mon.wait()
+    assert hist.status.tolist() == ["failed", "analysed"]
+    assert "already running" in hist.error.iloc[0] and hist.steps.iloc[0] == 0
+    with pytest.raises(tp.CaptureError, match="window 0 failed"):
+        mon.window(0)
+    assert step_markers(mon.window(1)) == [5, 6]
+
+
+# ---- JAX ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def jax_step():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    @jax.jit
+    def train_step(w, x):
+        loss, grad = jax.value_and_grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+        return w - 0.01 * grad, loss
+
+    state = {"w": jnp.ones((64, 64)), "x": jnp.ones((32, 64))}
+
+    def step():
+        state["w"], loss = train_step(state["w"], state["x"])
+        return float(loss)
+
+    step()
+    return step
+
+
+def _train_until(mon, analysed: int, step, slow_after: int | None = None) -> list[int]:
+    """A loop over ``mon.iterate`` until ``analysed`` windows are analysed (or the deadline);
+    returns the analysed count seen inside the loop at each step.  From the moment
+    ``slow_after`` windows are analysed, each step takes 5 ms longer."""
+    seen, end = [], time.monotonic() + DEADLINE_S
+    slow = False
+    for _ in mon.iterate(itertools.count()):
+        step()
+        if slow:
+            time.sleep(0.005)
+        seen.append(mon.counts["analysed"])
+        slow = slow or (slow_after is not None and seen[-1] >= slow_after)
+        if seen[-1] >= analysed or time.monotonic() > end:
+            break
+    return seen
+
+
+def test_jax_loop_windows_arrive_while_training(jax_step, tmp_path):
+    mon = tp.Monitor(every_steps=30, steps=6, warmup=2, logdir=str(tmp_path), backend="jax")
+    seen = _train_until(mon, 3, jax_step)
+    assert seen[-1] >= 3 and seen[0] == 0  # analysed while the loop ran
+    hist = mon.wait()
+    assert (hist.status == "analysed").all() and (hist.backend == "jax").all()
+    assert_schedule(hist, 6, 2, 30)
+    assert hist.note.iloc[-1] in ("", f"{hist.steps.iloc[-1]} of 6 steps: the loop was left "
+                                      "(break or an error in the step)")
+    assert_rows_match_profiles(mon, complete=False)
+    assert hist.top_op.str.startswith("jit(train_step)").all()  # XLA's ops, on the CPU device
+    assert (hist.wall_s > 0).all() and hist.time_s.is_monotonic_increasing
+
+
+def test_jax_step_that_raises_stops_the_profiler(jax_step):
+    jax = pytest.importorskip("jax")
+    mon = tp.Monitor(every_steps=10, steps=4, warmup=1, backend="jax")
+    with pytest.raises(RuntimeError, match="diverged"):
+        for i in mon.iterate(range(100)):
+            jax_step()
+            if i == 5:
+                mon.wait()  # window 0 (steps 1-4) is analysed: window 1 opens at step 11
+            if i == 12:
+                raise RuntimeError("loss diverged")
+    hist = mon.wait()
+    assert hist.first_step.tolist() == [1, 11] and hist.steps.tolist() == [4, 1]
+    assert (hist.status == "analysed").all()
+    assert hist.note.iloc[1] == "1 of 4 steps: the loop was left (break or an error in the step)"
+    jax.profiler.start_trace("/tmp/tfprof_free_check")  # the profiler is free again
+    jax.profiler.stop_trace()
+
+
+def test_a_slower_window_is_flagged_against_the_first_ones(jax_step):
+    """Steps 5 ms slower once the baseline's windows are analysed: the windows that follow
+    are flagged, none before; the rule's numbers are in its sentence."""
+    mon = tp.Monitor(every_steps=20, steps=5, warmup=2, backend="jax")
+    _train_until(mon, 6, jax_step, slow_after=3)
+    hist = mon.wait()
+    base = mon.baseline
+    assert base is not None and base.windows == (0, 1, 2)
+    assert not hist.regressed.iloc[:3].any()
+    slow = hist[hist.median_step_ms > 5]
+    assert len(slow) >= 2 and hist.regressed[slow.index].all()
+    assert hist.regressed.iloc[-1] and hist.vs_baseline_pct.iloc[-1] > 100
+    text = mon.rule
+    assert f"{base.threshold_ms:.3f} ms" in text and "windows 0-2" in text
+
+
+def test_every_seconds_max_windows_and_stop(jax_step):
+    mon = tp.Monitor(every_seconds=0.3, steps=3, warmup=1, max_windows=3, backend="jax")
+    end = time.monotonic() + DEADLINE_S
+    for _ in mon.iterate(itertools.count()):
+        jax_step()
+        time.sleep(0.01)
+        if mon.counts["analysed"] == 3 and mon.steps_run > 300 or time.monotonic() > end:
+            break
+    hist = mon.wait()
+    assert len(hist) == 3 and (hist.status == "analysed").all()
+    assert (np.diff(hist.time_s) >= 0.3).all()
+    stopped = tp.Monitor(every_steps=3, steps=2, warmup=0, backend="jax")
+    for i in stopped.iterate(range(20)):
+        jax_step()
+        if i == 0:
+            stopped.stop()  # the open window keeps its one step; no other opens
+    hist = stopped.wait()
+    assert hist.steps.tolist() == [0] and hist.status.tolist() == ["analysed"]
+    assert hist.note.iloc[0].startswith("0 of 2 steps: the monitor was stopped")
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError, match="not both"):
+        tp.Monitor(every_steps=10, every_seconds=5)
+    with pytest.raises(ValueError, match="at least steps"):
+        tp.Monitor(every_steps=5, steps=10)
+    with pytest.raises(ValueError, match="positive"):
+        tp.Monitor(every_seconds=0)
+    with pytest.raises(ValueError, match="max_windows"):
+        tp.Monitor(max_windows=0)
+    with pytest.raises(ValueError, match="backend"):
+        tp.Monitor(backend="torch")
+    with pytest.raises(ValueError, match="baseline_windows"):
+        tp.Monitor(baseline_windows=0)
+    mon = tp.Monitor()
+    assert (mon.every_steps, mon.steps, mon.warmup, mon.every_seconds) == (500, 10, 3, None)
+    assert list(mon.history.columns)[:5] == ["window", "status", "first_step", "last_step",
+                                             "steps"]
+    assert mon.history.empty and len(mon.profiles) == 0
+    with pytest.raises(IndexError):
+        mon.window(0)
+
+
+def test_the_regression_rule():
+    """Baseline: the median of the first windows' steps; band: the larger of 10 % and three
+    times the noise of a window's median from their spread."""
+    rule = RegressionRule(baseline_windows=2, min_pct=10)
+    calm = {0: np.full(10, 2.0), 1: np.full(10, 2.0)}
+    assert rule.baseline({0: calm[0]}) is None
+    base = rule.baseline(calm)
+    assert (base.median_ms, base.band_ms, base.threshold_ms) == (2.0, 0.2, 2.2)
+    vs, flagged = rule.judge(np.array([2.0, 2.0, 2.1, 2.3]), np.arange(4), base)
+    assert flagged.tolist() == [False, False, False, True]
+    assert vs == pytest.approx([0, 0, 5, 15])
+    noisy = {0: np.array([1.0, 3.0] * 5), 1: np.array([1.0, 3.0] * 5)}  # MAD 1 ms
+    base = rule.baseline(noisy)
+    assert base.noise_ms == pytest.approx(3 * 1.2533 * 1.4826 / np.sqrt(10))
+    assert base.band_ms == pytest.approx(base.noise_ms)
+    assert rule.judge(np.array([2.5]), np.array([0]), base)[1].tolist() == [False]
+
+
+# ---- Keras on JAX, and the magic, in fresh processes ----------------------------------------
+def _python(code: str, timeout: float = 180) -> dict:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_keras_on_jax_never_imports_tensorflow():
+    res = _python("""
+        import json, os, sys, time
+        os.environ["KERAS_BACKEND"] = "jax"
+        import numpy as np, keras
+        import tfprof_nb as tp
+        x, y = np.ones((320, 8), np.float32), np.ones((320, 1), np.float32)
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32), keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        mon = tp.Monitor(every_steps=10, steps=4, warmup=2)
+        class Wait(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                if batch == 5:
+                    mon.wait()
+        model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[mon, Wait()])
+        h = mon.wait()
+        print(json.dumps({"status": h.status.tolist(), "backend": h.backend.tolist(),
+                          "first": h.first_step.tolist(), "steps": h.steps.tolist(),
+                          "tf": "tensorflow" in sys.modules}))
+    """)
+    assert res["tf"] is False
+    assert res["backend"][0] == "jax" and set(res["status"]) == {"analysed"}
+    assert res["first"][:2] == [2, 12] and res["steps"][:2] == [4, 4]

@@ -1,0 +1,345 @@
+"""``tp.Monitor``: a long training run profiled in windows while it trains.
+
+The pieces: ``monitor_schedule`` (which step opens a window), ``monitor_driver`` (the
+training thread: sessions and step markers), ``monitor_analysis`` (the background thread:
+each window's profile reduced to its row), ``monitor_log`` (the rows: ``history``),
+``monitor_rule`` (when a window regresses) and ``monitor_keras`` (Keras' callback protocol).
+The view (``tfprof_nb.widgets.monitor``) is handed the history; it never sees the monitor.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from ..errors import CaptureError
+from . import context
+from .backends import check_backend
+from .monitor_analysis import Analyser, WindowProfiles, analyse_window
+from .monitor_driver import WindowDriver
+from .monitor_keras import KerasHooks
+from .monitor_log import WindowLog
+from .monitor_rule import RegressionRule
+from .monitor_schedule import DEFAULT_STEPS, DEFAULT_WARMUP, Schedule, check_schedule
+from .options import TracerOptions
+from .session import LocalSession, publish_run, split_logdir
+
+__all__ = ["Monitor"]
+
+_TRACER = ("host_tracer_level", "python_tracer_level", "device_tracer_level")
+
+
+def _schedule(ctx, every_steps, every_seconds, steps, warmup, max_windows) -> Schedule:
+    """The schedule of the options given; unset ones come from a running ``%%tfprof`` cell
+    (its ``--every``, ``--steps``, ``--warmup``), then from the defaults."""
+    if every_steps is None and every_seconds is None and ctx is not None:
+        every_steps = ctx.every
+    if steps is None:
+        steps = ctx.steps if ctx else DEFAULT_STEPS
+    if warmup is None:
+        warmup = ctx.warmup if ctx else DEFAULT_WARMUP
+    every_steps, every_seconds, steps, warmup, max_windows = check_schedule(
+        every_steps, every_seconds, steps, warmup, max_windows)
+    return Schedule(steps, warmup, every_steps, every_seconds, max_windows)
+
+
+def _tracer(ctx, levels: dict) -> TracerOptions:
+    """Tracer levels given, else a running cell's, else the defaults."""
+    merged = {k: v for k, v in (ctx.tracer if ctx else {}).items() if k in _TRACER}
+    merged.update({k: v for k, v in levels.items() if v is not None})
+    return TracerOptions(**merged)
+
+
+class Monitor(KerasHooks):
+    """Profile a window of ``steps`` training steps every ``every_steps`` steps (or every
+    ``every_seconds`` seconds) after ``warmup`` steps, while training runs; each window is
+    analysed on a background thread.
+
+        mon = tp.Monitor(every_steps=500, steps=10)
+        mon.show()                                        # updates as windows arrive
+        model.fit(ds, epochs=20, callbacks=[mon])         # Keras, TensorFlow or JAX backend
+        for batch in mon.iterate(ds):                     # or a custom loop
+            train_step(batch)
+        mon.history                                       # one row per window
+        mon.window(3)                                     # window 3's Profile
+
+    Steps are counted over the whole run (fits and loops after one another continue the
+    count); each window's steps are marked (``step_name``, ``step_num`` = that count) and its
+    files go to ``logdir/window_NNNN/plugins/profile/<run>/`` (``logdir``: a fresh temporary
+    directory by default; a URL uploads each window once analysed).  A window never opens
+    while the previous one is being analysed, so the analysis never runs inside the steps
+    it measures.  A window's error (the profiler would not start or save, its profile could
+    not be read) is kept in its row, never raised into training; when training raises or
+    ends inside a window, the window stops with the steps that ran.  ``wait()`` waits for the
+    analyses.  Regressions: see :mod:`~tfprof_nb.capture.monitor_rule` (``baseline_windows``,
+    ``regression_pct``).  ``backend`` as in :class:`~tfprof_nb.Capture` (a Keras fit follows
+    Keras' backend).  Inside ``%%tfprof --every K``, unset options come from the magic.
+    """
+
+    def __init__(self, every_steps: int | None = None, steps: int | None = None,
+                 warmup: int | None = None, logdir: str | None = None, *,
+                 every_seconds: float | None = None, backend: str | None = None,
+                 max_windows: int | None = None, baseline_windows: int = 3,
+                 regression_pct: float = 10.0, step_name: str = "train",
+                 host_tracer_level: int | None = None, python_tracer_level: int | None = None,
+                 device_tracer_level: int | None = None):
+        ctx = context.current()
+        self._schedule = _schedule(ctx, every_steps, every_seconds, steps, warmup, max_windows)
+        self._tracer = _tracer(ctx, {"host_tracer_level": host_tracer_level,
+                                     "python_tracer_level": python_tracer_level,
+                                     "device_tracer_level": device_tracer_level})
+        self._local, self._url = split_logdir(logdir or (ctx.logdir if ctx else None))
+        self.logdir = self._url or self._local
+        self._requested = check_backend(backend or (ctx.backend if ctx else "auto"))
+        self._backend = self._requested
+        self._source = ctx.source if ctx else None
+        self._log = WindowLog(RegressionRule(baseline_windows, regression_pct))
+        self._analyser = Analyser()
+        self.profiles = WindowProfiles(lambda: len(self._log), self._run_of)
+        self._driver = WindowDriver(self._schedule, self._log, lambda: self._analyser.busy,
+                                    self._session, self._queue_analysis, self._queue_refresh,
+                                    step_name)
+        self._views: list = []
+        self._cell_guard = None
+        if ctx is not None:
+            ctx.monitors.append(self)
+            if ctx.show_monitor is not None:
+                ctx.show_monitor(self)
+
+    # ---- what it found ------------------------------------------------------------------
+    @property
+    def history(self):
+        """One row per window (a DataFrame): ``window``, ``status`` (profiling, pending,
+        analysed, failed), ``first_step``/``last_step``/``steps``, ``time_s`` (when it began,
+        from the first step), ``wall_s``, ``median_step_ms``, ``vs_baseline_pct`` and
+        ``regressed``, the mean ms per step of each step-time category (``*_ms``),
+        ``input_pct``, ``device_busy_pct`` (NaN without a device), ``memory_peak_bytes``
+        (NaN without memory events), ``top_op`` and ``top_op_pct``, ``backend``, ``run``
+        (the window's run directory or URL), ``note`` and ``error``."""
+        return self._log.frame()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many windows are ``profiling``, ``pending``, ``analysed`` and ``failed`` (cheap
+        enough to ask at every step)."""
+        statuses = self._log.statuses()
+        return {s: statuses.count(s) for s in ("profiling", "pending", "analysed", "failed")}
+
+    @property
+    def baseline(self):
+        """The regression rule's baseline (``monitor_rule.Baseline``), None until the first
+        windows are analysed."""
+        return self._log.baseline()
+
+    @property
+    def rule(self) -> str:
+        """When a window is flagged as a regression, in words, with the baseline's numbers
+        once there is one."""
+        return self._log.rule.describe(self._log.baseline())
+
+    def window(self, index: int):
+        """Window ``index``'s :class:`~tfprof_nb.Profile` (as ``profiles[index]``)."""
+        return self.profiles[index]
+
+    def wait(self, timeout: float | None = None):
+        """Wait until every stopped window is analysed (at most ``timeout`` seconds);
+        return the history."""
+        self._analyser.wait(timeout)
+        return self.history
+
+    @property
+    def steps(self) -> int:
+        """Steps per window."""
+        return self._schedule.steps
+
+    @property
+    def warmup(self) -> int:
+        return self._schedule.warmup
+
+    @property
+    def every_steps(self) -> int | None:
+        return self._schedule.every_steps
+
+    @property
+    def every_seconds(self) -> float | None:
+        return self._schedule.every_seconds
+
+    @property
+    def steps_run(self) -> int:
+        """Training steps run so far under the monitor."""
+        return self._driver.step
+
+    # ---- driving ------------------------------------------------------------------------
+    def iterate(self, iterable):
+        """Yield every element of ``iterable``, each one training step; the element is
+        taken inside the step, so input time is part of it.  When the loop ends or is left
+        (``break``, an error), an open window stops with the steps that ran."""
+        driver = self._driver
+        it = iter(iterable)
+        note = "the loop ended"
+        try:
+            while True:
+                driver.begin_step()
+                try:
+                    item = next(it)
+                except StopIteration:
+                    driver.abandon_step()
+                    return
+                yield item
+                driver.end_step()
+        except GeneratorExit:
+            note = "the loop was left (break or an error in the step)"
+            raise
+        except BaseException as exc:
+            note = f"the data raised {type(exc).__name__}"
+            raise
+        finally:
+            driver.close(note)
+
+    def step(self):
+        """A context manager marking one training step, for loops that fetch their own
+        data: ``with mon.step(): train_step(batch)``."""
+        return _Step(self._driver)
+
+    def stop(self) -> None:
+        """Profile no more windows; an open window stops with the steps that ran."""
+        self._schedule.stopped = True
+        self._driver.close("the monitor was stopped")
+
+    def __enter__(self) -> "Monitor":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._driver.close("the block ended" if exc is None
+                           else f"the block raised {type(exc).__name__}")
+        return False
+
+    # ---- showing ------------------------------------------------------------------------
+    def show(self):
+        """The monitor's view (a widget), updated in place as windows arrive: step time per
+        window with regressions flagged, the breakdown per window, and the windows' table
+        (a click shows a window's dashboard below)."""
+        from ..widgets.monitor import MonitorView
+
+        view = MonitorView(opener=self.window, **self._view_state())
+        self._views.append(view)
+        return view
+
+    def figure(self, theme: str = "light"):
+        """The view's chart as a plotly Figure: median step time per window (regressions
+        flagged, the baseline and the threshold drawn) over the breakdown per window."""
+        from ..plot.monitor import monitor_figure
+
+        state = self._view_state()
+        return monitor_figure(state["history"], state["baseline_ms"], state["threshold_ms"],
+                              theme)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .._display import view_bundle
+
+        return view_bundle(self.show, self.__repr__, include, exclude)
+
+    def _ipython_display_(self):
+        from .._display import display_view
+
+        display_view(self.show, self.__repr__)
+
+    def __repr__(self) -> str:
+        return f"<tfprof_nb Monitor: {self._status()}>"
+
+    def _status(self) -> str:
+        """Where the run is, in words."""
+        counts = self.counts
+        total = sum(counts.values())
+        said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        windows = f"{total} window(s) ({said})" if total else "no window yet"
+        return (f"{windows} after {self._driver.step} steps; {self._schedule.describe()}; "
+                f"files under {self.logdir}")
+
+    def _view_state(self) -> dict:
+        base = self._log.baseline()
+        return {"history": self._log.frame(), "status": self._status(),
+                "rule": self._log.rule.describe(base),
+                "baseline_ms": None if base is None else base.median_ms,
+                "threshold_ms": None if base is None else base.threshold_ms}
+
+    def _refresh(self) -> None:
+        """Bring every view up to date (on the analysis thread)."""
+        views = list(self._views)
+        if views:
+            state = self._view_state()
+            for view in views:
+                view.update(**state)
+
+    # ---- the driver's and the analyser's hooks ----------------------------------------
+    def _session(self, index: int) -> LocalSession:
+        """Window ``index``'s profiler session (not started)."""
+        self._guard_cell()
+        return LocalSession(os.path.join(self._local, f"window_{index:04d}"), self._tracer,
+                            "tp.Monitor", self._backend, None, self._source)
+
+    def _queue_analysis(self, index: int, run_dir) -> None:
+        publish = None if self._url is None else functools.partial(
+            publish_run, url=f"{self._url.rstrip('/')}/window_{index:04d}")
+
+        def job():
+            self._refresh()  # the window shows as pending
+            analyse_window(self._log, index, run_dir, self.profiles, publish)
+            self._refresh()
+
+        self._analyser.submit(job)
+
+    def _queue_refresh(self) -> None:
+        self._analyser.submit(self._refresh)
+
+    def _keras_backend(self, name: str) -> None:
+        """A Keras fit starts: with ``backend="auto"``, profile with Keras' backend."""
+        if self._requested == "auto" and name in ("jax", "tensorflow"):
+            self._backend = name
+
+    def _run_of(self, index: int):
+        row = self._log.row(index)
+        if row["status"] == "failed":
+            raise CaptureError(f"window {index} failed: {row['error']}")
+        if row["status"] == "profiling":
+            raise CaptureError(f"window {index} is still being profiled")
+        return row["run"]
+
+    def _guard_cell(self) -> None:
+        """In IPython, stop a window left open when the cell ends (a fit that raised
+        outside its train function, a loop abandoned without closing)."""
+        if self._cell_guard is not None:
+            return
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return
+        shell = get_ipython()
+        if shell is None:
+            return
+
+        def after_cell(*_):
+            self._driver.close("the cell ended")
+            shell.events.unregister("post_execute", after_cell)
+            self._cell_guard = None
+
+        shell.events.register("post_execute", after_cell)
+        self._cell_guard = after_cell
+
+
+class _Step:
+    """One training step of a monitor (``Monitor.step()``)."""
+
+    def __init__(self, driver: WindowDriver):
+        self.driver = driver
+
+    def __enter__(self):
+        self.driver.begin_step()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None:
+            self.driver.end_step()
+        else:
+            self.driver.close(f"the step raised {type(exc).__name__}")
+        return False

@@ -1,0 +1,111 @@
+"""A monitor's windows, one row each: opened and stopped by the training thread, filled in by
+the analysis thread; ``WindowLog.frame()`` is ``Monitor.history``.
+
+A window's ``status`` goes ``profiling`` (its steps run), ``pending`` (saved, waiting for or
+in its analysis), then ``analysed`` or ``failed`` (``error`` says why: a profiler that would
+not start or save, a profile that could not be read).  ``note`` says why a window has fewer
+steps than asked (training ended or raised inside it) or what its profile lacks.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+
+from ..constants import CATEGORY_COLUMNS
+from .monitor_rule import Baseline, RegressionRule
+
+__all__ = ["COLUMNS", "WindowLog", "error_text"]
+
+_INT = ["window", "first_step", "last_step", "steps"]
+_FLOAT = ["time_s", "wall_s", "median_step_ms", "vs_baseline_pct", *CATEGORY_COLUMNS,
+          "input_pct", "device_busy_pct", "memory_peak_bytes", "top_op_pct"]
+_TEXT = ["status", "top_op", "backend", "run", "note", "error"]
+COLUMNS = ["window", "status", "first_step", "last_step", "steps", "time_s", "wall_s",
+           "median_step_ms", "vs_baseline_pct", "regressed", *CATEGORY_COLUMNS, "input_pct",
+           "device_busy_pct", "memory_peak_bytes", "top_op", "top_op_pct", "backend", "run",
+           "note", "error"]
+
+
+def error_text(error) -> str:
+    """An error as one line: ``Type: message``."""
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}".strip().rstrip(":")
+    return str(error)
+
+
+class WindowLog:
+    """The windows' rows (thread-safe); the regression rule judges them when read."""
+
+    def __init__(self, rule: RegressionRule):
+        self.rule = rule
+        self._lock = threading.Lock()
+        self._rows: list[dict] = []
+        self._step_ms: dict[int, np.ndarray] = {}  # analysed windows with steps
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._rows)
+
+    def open(self, first_step: int, time_s: float) -> int:
+        """A new window, profiling from ``first_step``; its index."""
+        with self._lock:
+            index = len(self._rows)
+            self._rows.append({"window": index, "status": "profiling", "first_step": first_step,
+                               "last_step": first_step - 1, "steps": 0, "time_s": time_s,
+                               "note": "", "error": ""})
+            return index
+
+    def update(self, index: int, **values) -> None:
+        """Set some of a window's values."""
+        with self._lock:
+            self._rows[index].update(values)
+
+    def analysed(self, index: int, values: dict, step_ms: np.ndarray) -> None:
+        """A window's analysis: its values, and its steps' durations for the baseline."""
+        with self._lock:
+            row = self._rows[index]
+            note = "; ".join(n for n in (row.get("note"), values.pop("note", "")) if n)
+            row.update(values, status="analysed", note=note)
+            if len(step_ms) and np.isfinite(values.get("median_step_ms", np.nan)):
+                self._step_ms[index] = np.asarray(step_ms, dtype=float)
+
+    def fail(self, index: int, error) -> None:
+        """A window that failed, and why."""
+        self.update(index, status="failed", error=error_text(error))
+
+    def row(self, index: int) -> dict:
+        """A copy of window ``index``'s values."""
+        with self._lock:
+            return dict(self._rows[index])
+
+    def statuses(self) -> list[str]:
+        """Every window's status, in window order."""
+        with self._lock:
+            return [r["status"] for r in self._rows]
+
+    def baseline(self) -> Baseline | None:
+        """The regression rule's baseline, None until enough windows are analysed."""
+        with self._lock:
+            step_ms = dict(self._step_ms)
+        return self.rule.baseline(step_ms)
+
+    def frame(self) -> pd.DataFrame:
+        """The history: one row per window (columns: ``COLUMNS``), judged by the rule."""
+        with self._lock:
+            rows = [dict(r) for r in self._rows]
+        base = self.baseline()
+        df = pd.DataFrame(rows, columns=COLUMNS)
+        for col in _INT:
+            df[col] = df[col].astype("int64")
+        for col in _FLOAT:
+            df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+        for col in _TEXT:
+            df[col] = df[col].astype(object).fillna("").astype(str)
+        vs, regressed = self.rule.judge(df["median_step_ms"].to_numpy(), df["window"].to_numpy(),
+                                        base)
+        df["vs_baseline_pct"] = vs
+        df["regressed"] = regressed.astype(bool)
+        return df
