@@ -1,0 +1,118 @@
+"""The view of a monitored run (``tp.Monitor.show()``), updated in place as windows arrive.
+
+The monitor hands the view its history (``update``, called from the monitor's analysis
+thread; the traits change together under one lock) and a function giving a window's
+Profile (``opener``); the view knows nothing else of the monitor.  A click on a window (its
+point, its bars or its row) asks the kernel for that window's dashboard, displayed in an
+output area under the view; the kernel answers once it is free (not while a training cell
+runs).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pandas as pd
+import traitlets
+
+from ._base import BaseWidget
+from .traits import FigureTrait, TableData, TableTrait
+
+__all__ = ["MonitorView"]
+
+# the history's columns the view's table shows, in this order (when present)
+_TABLE = ["window", "status", "first_step", "last_step", "steps", "median_step_ms",
+          "vs_baseline_pct", "regressed", "input_pct", "device_busy_pct",
+          "memory_peak_bytes", "top_op", "top_op_pct", "time_s", "wall_s", "note", "error"]
+
+
+def _table(history: pd.DataFrame) -> TableData:
+    frame = history[[c for c in _TABLE if c in history.columns]].copy()
+    if "regressed" in frame:
+        frame["regressed"] = frame["regressed"].map({True: "yes", False: ""}).astype(str)
+    return TableData(frame, "Windows (click one for its dashboard)", "top_op", 500)
+
+
+class MonitorView(BaseWidget):
+    """A monitored run: ``status`` (where it is), ``rule`` (when a window is flagged),
+    ``figure`` (step time per window over the breakdown per window), ``windows`` (the
+    history's table) and ``shown`` (the window whose dashboard is shown below, -1: none)."""
+
+    bundle = "monitor"
+    status = traitlets.Unicode("").tag(sync=True)
+    rule = traitlets.Unicode("").tag(sync=True)
+    figure = FigureTrait()
+    windows = TableTrait()
+    shown = traitlets.Int(-1).tag(sync=True)
+
+    def __init__(self, history: pd.DataFrame | None = None, status: str = "", rule: str = "",
+                 baseline_ms: float | None = None, threshold_ms: float | None = None,
+                 opener=None, **kwargs):
+        self._lock = threading.Lock()
+        self._opener = opener
+        self._output = None
+        super().__init__(**self._values(history, status, rule, baseline_ms, threshold_ms),
+                         **kwargs)
+        self.on_msg(self._on_message)
+
+    @staticmethod
+    def _values(history, status, rule, baseline_ms, threshold_ms) -> dict:
+        from ..plot.monitor import monitor_figure
+
+        history = history if history is not None else pd.DataFrame(
+            columns=["window", "status", "median_step_ms"])
+        return {"status": status, "rule": rule, "windows": _table(history),
+                "figure": monitor_figure(history, baseline_ms, threshold_ms)}
+
+    def update(self, history: pd.DataFrame, status: str = "", rule: str = "",
+               baseline_ms: float | None = None, threshold_ms: float | None = None) -> None:
+        """Show ``history`` (safe from any thread: the figure is built first, then the
+        traits change together)."""
+        def apply():
+            values = self._values(history, status, rule, baseline_ms, threshold_ms)
+            with self._lock, self.hold_sync():
+                for name, value in values.items():
+                    setattr(self, name, value)
+        self._safely(apply)
+
+    # ---- a window's dashboard -------------------------------------------------------------
+    def _answer(self, content, buffers):
+        if not isinstance(content, dict) or content.get("kind") != "open":
+            return None
+        window = int(content.get("window", -1))
+        try:
+            self.open_window(window)
+        except Exception as exc:  # the view says why, in its place
+            return {"kind": "opened", "window": window,
+                    "error": f"{type(exc).__name__}: {exc}"}, []
+        return {"kind": "opened", "window": window}, []
+
+    def open_window(self, window: int) -> None:
+        """Display window ``window``'s dashboard in the output area under the view."""
+        from IPython.display import clear_output, display
+
+        if self._opener is None:
+            raise RuntimeError("this view has no monitor to ask for a window's profile")
+        prof = self._opener(window)
+        with self._lock:
+            self.shown = window
+        out = self.output
+        with out:
+            clear_output(wait=True)
+            display(prof)
+
+    @property
+    def output(self):
+        """The output area under the view where a window's dashboard shows."""
+        if self._output is None:
+            import ipywidgets
+
+            self._output = ipywidgets.Output()
+        return self._output
+
+    def _ipython_display_(self):
+        """The view, its offline copy (as every view's), then the output area."""
+        from IPython.display import display
+
+        super()._ipython_display_()
+        display(self.output)
