@@ -21,7 +21,7 @@ __all__ = ["TfprofMagics"]
 _STEP_API = re.compile(r"\.fit\s*\(|\.iterate\s*\(|\.step\s*\(|\bcapture\s*\(|\bCapture\s*\(")
 _VALUE_OPTIONS = {"--steps", "--warmup", "--logdir", "--host-tracer-level",
                   "--python-tracer-level", "--device-tracer-level", "--delay-ms", "--out",
-                  "--remote", "--duration-ms", "--backend"}
+                  "--remote", "--duration-ms", "--backend", "--every"}
 
 
 def split_line(line: str) -> tuple[str, str]:
@@ -87,6 +87,10 @@ class TfprofMagics(Magics):
                                    "while the cell runs")
     @magic_arguments.argument("--duration-ms", type=int, default=2000,
                               help="trace duration for --remote (default %(default)s)")
+    @magic_arguments.argument("--every", type=int, default=None,
+                              help="monitor the cell's training (tp.Monitor): a window of "
+                                   "--steps steps every K steps, analysed while training "
+                                   "runs, shown as windows arrive; --out receives the monitor")
     @magic_arguments.argument("--backend", default="auto", choices=BACKENDS,
                               help="profiler: jax, tensorflow or auto (default: JAX when JAX "
                                    "is imported or used in the cell and TensorFlow is not)")
@@ -100,7 +104,10 @@ class TfprofMagics(Magics):
         A Keras ``fit`` in the cell gets a profiler callback for the step window, and
         ``tp.Capture`` step loops use the window as their defaults; a cell with neither is
         profiled whole (steps are then inferred from the repeated tf.function or jitted call).
-        ``--backend auto`` profiles JAX code with ``jax.profiler`` (without importing
+        ``--every K`` monitors the cell's training instead (``tp.Monitor``): a Keras ``fit``
+        gets a monitor, a ``tp.Monitor()`` made in the cell takes the magic's options; a
+        window of ``--steps`` steps every K steps, each analysed while training runs, the
+        monitor shown as windows arrive and stored in ``--out``.  ``--backend auto`` profiles JAX code with ``jax.profiler`` (without importing
         TensorFlow) and everything else with TensorFlow's profiler.  The Profile is stored in
         ``--out`` (default ``_tfprof``), also when the cell raises (then it holds the partial
         profile).  ``%tfprof [options] statement`` profiles one statement.
@@ -125,6 +132,8 @@ class TfprofMagics(Magics):
                                    ("host_tracer_level", "python_tracer_level",
                                     "device_tracer_level", "delay_ms")},
                                   backend=args.backend, source=code)
+        if args.every is not None:
+            return self._run_monitored(args, ctx, source)
         if args.remote:
             profile = self._run_remote(args, tracer, ctx, source)
         elif args.whole_cell or not _STEP_API.search(code):
@@ -175,6 +184,37 @@ class TfprofMagics(Magics):
         for cb in injected:
             cb._window.finish()
         return ctx.profiles[-1] if ctx.profiles else None
+
+    def _run_monitored(self, args, ctx, source):
+        """``--every K``: the cell runs with monitors (see the magic's docstring); each is
+        stopped when the cell ends and the first goes to ``--out`` (once its windows are
+        analysed, unless the cell raised)."""
+        from .capture.monitor import Monitor
+
+        ctx.every = args.every
+        if not args.no_show:
+            from IPython.display import display
+
+            ctx.show_monitor = lambda mon: display(mon.show())
+        restore = _inject_callback(Monitor, lambda: ctx.monitors[0] if ctx.monitors
+                                   else Monitor()) if re.search(r"\.fit\s*\(", source) \
+            else None
+        try:
+            with context.cell_context(ctx):
+                self._exec(source)
+        finally:
+            if restore:
+                restore()
+            for mon in ctx.monitors:
+                mon.stop()
+            if ctx.monitors:
+                self.shell.user_ns[args.out] = ctx.monitors[0]
+        if not ctx.monitors:
+            print("tfprof_nb: nothing was monitored: no Keras fit or tp.Monitor ran in this "
+                  "cell")
+            return None
+        ctx.monitors[0].wait()
+        return None
 
     def _run_remote(self, args, tracer, ctx, source):
         from .capture.remote import capture_remote
@@ -231,9 +271,20 @@ def _attach_partial(exc: BaseException, profile) -> None:
 
 def _inject_keras_profiler(injected: list):
     """Make every ``keras.Model.fit`` in the cell carry a KerasProfiler (unless it has one)."""
-    import keras
-
     from .capture.keras_callback import KerasProfiler
+
+    def make():
+        cb = KerasProfiler()
+        injected.append(cb)
+        return cb
+
+    return _inject_callback(KerasProfiler, make)
+
+
+def _inject_callback(kind: type, make):
+    """Make every ``keras.Model.fit`` in the cell carry a callback of ``kind`` (``make()``
+    gives it) unless it has one; returns the function that undoes it."""
+    import keras
 
     original = keras.Model.fit
     signature = inspect.signature(original)
@@ -241,10 +292,8 @@ def _inject_keras_profiler(injected: list):
     def fit(self, *args, **kwargs):
         bound = signature.bind_partial(self, *args, **kwargs)
         callbacks = list(bound.arguments.get("callbacks") or [])
-        if not any(isinstance(c, KerasProfiler) for c in callbacks):
-            cb = KerasProfiler()
-            injected.append(cb)
-            callbacks.append(cb)
+        if not any(isinstance(c, kind) for c in callbacks):
+            callbacks.append(make())
             bound.arguments["callbacks"] = callbacks
         return original(*bound.args, **bound.kwargs)
 

@@ -354,3 +354,57 @@ def test_keras_on_jax_never_imports_tensorflow():
     assert res["tf"] is False
     assert res["backend"][0] == "jax" and set(res["status"]) == {"analysed"}
     assert res["first"][:2] == [2, 12] and res["steps"][:2] == [4, 4]
+
+
+MAGIC_SETUP = """
+import os, json
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np, keras, tensorflow as tf
+import tfprof_nb as tp
+x = np.random.rand(640, 8).astype("float32"); y = np.random.rand(640, 1).astype("float32")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+
+def facts(mon):
+    h = mon.wait()
+    return {"kind": type(mon).__name__, "status": sorted(set(h.status)), "windows": len(h),
+            "first": h.first_step.tolist(), "steps": h.steps.tolist(),
+            "every": mon.every_steps, "warmup": mon.warmup}
+"""
+
+
+def test_magic_every_monitors_the_cell(tmp_path):
+    """``%%tfprof --every K``: a Keras fit in the cell gets a monitor, shown as a widget and
+    stored in ``--out``; a ``tp.Monitor()`` made in the cell takes the magic's options."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in [
+        "%load_ext tfprof_nb", MAGIC_SETUP,
+        "%%tfprof --every 20 --steps 4 --warmup 2\n"
+        "model.fit(x, y, batch_size=32, epochs=6, verbose=0)",
+        "print(json.dumps(facts(_tfprof)))",
+        "%%tfprof --every 15 --steps 3 --warmup 1 --out loopmon --no-show\n"
+        "mon = tp.Monitor()\n"
+        "for xb, yb in mon.iterate(ds.repeat(2)):\n"
+        "    model.train_on_batch(xb, yb)\n"
+        "    if mon.steps_run == 5:\n"
+        "        mon.wait()  # window 0 analysed: window 1 opens at step 16",
+        "print(json.dumps({**facts(loopmon), 'same': loopmon is mon}))",
+        "%%tfprof --every 5 --no-show\nz = 1"]]
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    fit_cell, fit, loop, nothing = nb.cells[2], nb.cells[3], nb.cells[5], nb.cells[6]
+    views = [o for o in fit_cell.outputs if "application/vnd.jupyter.widget-view+json"
+             in o.get("data", {})]
+    assert len(views) == 2  # the monitor's view and the output area for dashboards
+    facts = json.loads(fit.outputs[0].text)
+    assert facts["kind"] == "Monitor" and facts["status"] == ["analysed"]
+    assert facts["every"] == 20 and facts["warmup"] == 2 and facts["first"][0] == 2
+    assert set(facts["steps"][:-1]) <= {4}
+    facts = json.loads(loop.outputs[0].text)
+    assert facts["same"] and facts["every"] == 15 and facts["first"][:2] == [1, 16]
+    assert facts["steps"][:2] == [3, 3] and facts["status"] == ["analysed"]
+    assert "nothing was monitored" in nothing.outputs[0].text
