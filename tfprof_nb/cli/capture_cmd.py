@@ -5,7 +5,12 @@ running workers through their profiler servers (``tp.capture_remote``; each work
 
 from __future__ import annotations
 
-from ._common import EXIT_OK, CliError, add_command, emit, note
+import argparse
+import contextlib
+import os
+import sys
+
+from ._common import EXIT_OK, CliError, add_command, emit, note, progress_wanted
 
 __all__ = ["add_parser", "run"]
 
@@ -29,6 +34,9 @@ def add_parser(sub) -> None:
                    help="give up after S seconds (default: duration + delay + 60 s)")
     p.add_argument("--summary", action="store_true",
                    help="then print the run's summary (as tfprof summary does)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="say on stderr what is being captured (default: when stderr is a "
+                        "terminal)")
 
 
 def run(args) -> int:
@@ -41,12 +49,14 @@ def run(args) -> int:
         raise CliError(f"--remote: {err}") from err
     if args.duration_ms < 1 or args.delay_ms < 0:
         raise CliError("--duration-ms must be 1 or more and --delay-ms 0 or more")
-    note(f"capturing {', '.join(addresses)} for {args.duration_ms} ms")
-    prof = capture_remote(addresses, duration_ms=args.duration_ms, logdir=args.logdir,
-                          host_tracer_level=args.host_tracer_level,
-                          python_tracer_level=args.python_tracer_level,
-                          device_tracer_level=args.device_tracer_level,
-                          delay_ms=args.delay_ms, timeout_s=args.timeout_s)
+    if progress_wanted(args):
+        note(f"capturing {', '.join(addresses)} for {args.duration_ms} ms")
+    with _stdout_on_stderr():
+        prof = capture_remote(addresses, duration_ms=args.duration_ms, logdir=args.logdir,
+                              host_tracer_level=args.host_tracer_level,
+                              python_tracer_level=args.python_tracer_level,
+                              device_tracer_level=args.device_tracer_level,
+                              delay_ms=args.delay_ms, timeout_s=args.timeout_s)
     files = list(prof.source)
     doc = {"run": _run_dir(files), "files": files, "hosts": list(prof.hosts),
            "events": int(prof.n_events)}
@@ -61,6 +71,22 @@ def _text(doc: dict) -> str:
     if "summary" in doc:
         return head + "\n\n" + summary_text(doc["summary"])
     return head + f"\nnext: tfprof summary {doc['run']}"
+
+
+@contextlib.contextmanager
+def _stdout_on_stderr():
+    """Send what is written to file descriptor 1 meanwhile to stderr: TensorFlow's C++
+    client prints "Starting to trace ..." there, and stdout holds only the command's
+    output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _run_dir(files: list[str]) -> str:

@@ -79,12 +79,15 @@ def csv_safe(df):
 def records(df) -> list[dict]:
     """``df``'s rows as dicts of plain JSON values, column by column (fast for wide and long
     tables): NaN and infinities None, numpy numbers Python numbers."""
+    import numpy as np
+
     columns = {}
     for col in df.columns:
-        values = df[col].tolist()
-        if df[col].dtype.kind == "f":
+        values, dtype = df[col].tolist(), df[col].dtype
+        numpy = isinstance(dtype, np.dtype)  # (pandas' nullable types hold pd.NA)
+        if numpy and dtype.kind == "f":
             values = [v if math.isfinite(v) else None for v in values]
-        elif df[col].dtype.kind not in "iub":
+        elif not (numpy and dtype.kind in "iub"):
             values = [to_jsonable(v) for v in values]
         columns[str(col)] = values
     names = list(columns)
