@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,8 +74,13 @@ def formula_logdir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def paths(cpu_logdir, gpu_fixture_file) -> dict:
-    return {"cpu": cpu_logdir, "gpu": gpu_fixture_file, "h100": H100, "tpu": TPU}
+def paths(cpu_logdir, gpu_fixture_file, tmp_path_factory) -> dict:
+    pod = tmp_path_factory.mktemp("pod") / "plugins" / "profile" / "2024_01_01_00_00_00"
+    pod.mkdir(parents=True)  # a run of two hosts: the CPU capture and the GPU one
+    shutil.copy(xplane_files(cpu_logdir)[0], pod / "worker-0.xplane.pb")
+    shutil.copy(gpu_fixture_file, pod / "worker-1.xplane.pb")
+    return {"cpu": cpu_logdir, "gpu": gpu_fixture_file, "h100": H100, "tpu": TPU,
+            "pod": pod.parents[2]}
 
 
 # ---- the command itself ------------------------------------------------------------------
@@ -98,13 +104,15 @@ def _expected_findings(prof) -> list[tuple]:
             for f in prof.recommendations()]
 
 
-@pytest.mark.parametrize("which", ["cpu", "gpu", "tpu"])
+@pytest.mark.parametrize("which", ["cpu", "gpu", "tpu", "pod"])
 def test_summary_numbers_equal_the_dataframes(paths, which):
     doc = tfprof_json("summary", paths[which], "--top", "5")
     prof = tp.load(paths[which])
     steps, d = prof.steps, prof.steps.duration_ms
     st = doc["steps"]
     assert (st["count"], st["source"]) == (len(steps), steps.source.iloc[0])
+    assert (st["distinct"], st["hosts"]) == (steps.index.nunique(), steps.host.nunique())
+    assert st["hosts"] == (2 if which == "pod" else 1)
     assert (st["mean_ms"], st["median_ms"], st["min_ms"], st["max_ms"]) == \
         (d.mean(), d.median(), d.min(), d.max())
     assert st["std_ms"] == (d.std() if len(d) > 1 else 0.0)

@@ -9,7 +9,9 @@ computation of a number a card or a finding already quotes):
 * device idle and host-bound time: the device rows (stream ``"all"``) of
   ``prof.gpu_utilization`` over the steps (over each device's active span without steps):
   on GPUs the rows of :func:`..analysis.shares.active_devices`, which the ``gpu_idle`` and
-  ``launch_bound`` findings sum;
+  ``launch_bound`` findings sum; on TPUs their rows alike, as the device utilisation tab
+  shows them (the overview's TPU idle figure is over the whole profile, time outside the
+  steps included); host-bound time is measured on GPUs only;
 * kernel launch: the step breakdown's share
   (:func:`..analysis.input_pipeline.bottleneck_verdicts`, as the overview computes it);
 * memory peak: ``prof.memory_summary.peak_bytes_in_use``, the largest allocator's.
@@ -34,7 +36,7 @@ from ..constants import TPU_PLANE_PREFIX
 from ..plot.memory import human_bytes
 from .regression import CONFIDENCE, step_regression
 
-__all__ = ["Measure", "Subject", "STATISTICS", "duty_cycle", "host_bound", "idle",
+__all__ = ["Measure", "Subject", "STATISTICS", "device_rows", "duty_cycle", "host_bound", "idle",
            "input_wait", "kernel_launch", "memory_peak", "regression", "step_time"]
 
 # the statistics of step time a limit may take (name: function of the step times)

@@ -81,11 +81,13 @@ def _devices(prof, ov) -> dict:
 
 
 def _step_stats(steps) -> dict:
-    """Step count, where steps come from, and the step time's mean, median, spread."""
+    """Step count (rows of ``prof.steps``: a pod's steps repeat per host, ``distinct`` counts
+    step numbers), where steps come from, and the step time's mean, median, spread."""
     if steps.empty:
-        return {"count": 0, "source": None}
+        return {"count": 0, "distinct": 0, "hosts": 0, "source": None}
     d = steps.duration_ms
-    return {"count": len(steps), "source": str(steps.source.iloc[0]),
+    return {"count": len(steps), "distinct": int(steps.index.nunique()),
+            "hosts": int(steps.host.nunique()), "source": str(steps.source.iloc[0]),
             "mean_ms": float(d.mean()), "median_ms": float(d.median()),
             "std_ms": float(d.std()) if len(d) > 1 else 0.0,
             "min_ms": float(d.min()), "max_ms": float(d.max())}
@@ -149,13 +151,21 @@ def _head_text(doc: dict) -> str:
              f"Hosts     {len(hosts)}: {names}",
              f"Devices   {dev['text']}{_device_names(dev['devices'])}"]
     if st["count"]:
-        lines.append(f"Steps     {st['count']} step{'s' if st['count'] > 1 else ''} "
-                     f"({st['source']}): mean "
+        lines.append(f"Steps     {_step_count(st)}: mean "
                      f"{st['mean_ms']:.3f} ms, median {st['median_ms']:.3f} ms, min "
                      f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f})")
     else:
         lines.append("Steps     none found (see the notes)")
     return "\n".join(_wrap(line, "          ") for line in lines)
+
+
+def _step_count(st: dict) -> str:
+    """"8 steps (markers)", or on a pod "8 steps on 2 hosts (markers), 16 host steps" (the
+    times that follow are over host steps)."""
+    if st["hosts"] > 1:
+        return (f"{st['distinct']} step{'s' if st['distinct'] > 1 else ''} on {st['hosts']} "
+                f"hosts ({st['source']}), {st['count']} host steps")
+    return f"{st['count']} step{'s' if st['count'] > 1 else ''} ({st['source']})"
 
 
 def _device_names(devices) -> str:

@@ -1,6 +1,7 @@
 """A monitored run (``tp.Monitor``'s history): the median step time of each window over the
-run, regressions flagged against the baseline and its threshold, and the step-time breakdown
-of each window, stacked; x is the step each window began at."""
+run (x: the step each window began at), regressions flagged against the baseline and its
+threshold, and the step-time breakdown of each window, stacked (x: the window, so that each
+bar shows however far apart the windows are)."""
 
 from __future__ import annotations
 
@@ -64,25 +65,30 @@ def _add_breakdown(fig, done: pd.DataFrame) -> None:
         if not len(values) or not np.nan_to_num(values).any():
             continue  # a category no window has stays out of the legend
         label = CATEGORY_LABELS[col]
-        fig.add_bar(x=done.first_step.to_numpy(), y=values, name=label, row=2, col=1,
-                    marker={"color": CATEGORY_COLORS[col]}, customdata=done.window.to_numpy(),
-                    hovertemplate="Window %{customdata}: %{y:.3f} ms<extra>" + label +
-                                  "</extra>")
+        fig.add_bar(x=[str(w) for w in done.window], y=values, name=label, row=2, col=1,
+                    marker={"color": CATEGORY_COLORS[col]},
+                    customdata=np.column_stack([done.window, done.first_step,
+                                                done.last_step]),
+                    hovertemplate="Window %{customdata[0]} (steps %{customdata[1]}-"
+                                  "%{customdata[2]}): %{y:.3f} ms<extra>" + label + "</extra>")
 
 
 def monitor_figure(history: pd.DataFrame, baseline_ms: float | None = None,
                    threshold_ms: float | None = None, theme: str = "light"):
     """The windows of ``history`` that were analysed with steps: median step time per window
-    (line and markers, regressions as red crosses, the baseline and the regression
-    threshold as lines) over the mean step-time breakdown per window (stacked bars).  A
-    point's ``customdata`` starts with its window."""
-    fig = subplots(theme, rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
+    (line and markers over the steps, regressions as red crosses, the baseline and the
+    regression threshold as lines) over the mean step-time breakdown per window (stacked
+    bars, one per window).  A point's ``customdata`` starts with its window."""
+    fig = subplots(theme, rows=2, cols=1, vertical_spacing=0.2,
                    row_heights=[0.55, 0.45],
                    subplot_titles=("Median step time per window",
                                    "Step-time breakdown per window (mean per step)"))
-    fig.update_layout(barmode="stack", height=560, uirevision="monitor",
-                      hovermode="closest", margin={"t": 90})
-    fig.update_xaxes(title={"text": "Step (each window's first)"}, row=2, col=1)
+    # the legend under the chart: above it, it would cover the subplot titles
+    fig.update_layout(barmode="stack", height=640, uirevision="monitor", hovermode="closest",
+                      legend={"orientation": "h", "x": 0, "y": -0.12, "yanchor": "top"},
+                      margin={"t": 40, "b": 120})
+    fig.update_xaxes(title={"text": "Step (each window's first)"}, row=1, col=1)
+    fig.update_xaxes(title={"text": "Window"}, type="category", row=2, col=1)
     fig.update_yaxes(title={"text": "Time (ms)"}, rangemode="tozero")
     done = history[(history.status == "analysed") & history.median_step_ms.notna()] \
         if len(history) else history
