@@ -21,6 +21,14 @@ def test_demo_writes_a_report_that_opens_offline(tmp_path):
                           "--steps", "6"], capture_output=True, text=True, timeout=600, env=env,
                          check=True)
     assert "offline report:" in run.stdout and "steps (markers)" in run.stdout
+    # the demo prints what `tfprof summary` prints for its logdir: steps, the breakdown, the
+    # input verdict, top ops, findings
+    cli = subprocess.run([sys.executable, "-m", "tfprof_nb", "summary", str(out / "logdir"),
+                          "--no-progress"], capture_output=True, text=True, timeout=300,
+                         env=env, check=True)
+    assert cli.stdout.strip() and cli.stdout.strip() in run.stdout
+    for part in ("Step-time breakdown (mean per step)", "Input ", "Top host ops"):
+        assert part in cli.stdout
     nbformat.validate(nbformat.read(str(out / "report.ipynb"), as_version=4))
     with OfflinePage(out / "report.html") as page:
         cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
