@@ -52,7 +52,13 @@ _SCHEMA = [
         ("name", 1, _STR, 1, None), ("entry_computation_name", 2, _STR, 1, None),
         ("computations", 3, _MSG, 3, "HloComputationProto"), ("id", 5, _I64, 1, None),
         ("entry_computation_id", 6, _I64, 1, None),
+        ("schedule", 7, _MSG, 1, "HloScheduleProto"),
         ("stack_frame_index", 17, _MSG, 1, "StackFrameIndexProto")]),
+    # the module's schedule: a map written as its entries (computation id -> instruction ids)
+    ("HloScheduleProto", [("sequences", 1, _MSG, 3, "HloScheduleEntry")]),
+    ("HloScheduleEntry", [("key", 1, _I64, 1, None),
+                          ("value", 2, _MSG, 1, "InstructionSequence")]),
+    ("InstructionSequence", [("instruction_ids", 1, _I64, 3, None)]),
     ("HloComputationProto", [
         ("name", 1, _STR, 1, None), ("instructions", 2, _MSG, 3, "HloInstructionProto"),
         ("id", 5, _I64, 1, None), ("root_id", 6, _I64, 1, None),
@@ -296,6 +302,15 @@ class HloModule:
             if instr.id == comp.root_id:
                 return instr
         return comp.instructions[-1] if len(comp.instructions) else None
+
+    def schedule(self, comp) -> list:
+        """The instructions of computation ``comp`` in the order they run: the module's
+        schedule where it has one for ``comp`` (XLA's GPU modules do), else the proto's order
+        (operands before their users)."""
+        for entry in self.proto.schedule.sequences:
+            if entry.key == comp.id:
+                return [self.by_id[i] for i in entry.value.instruction_ids if i in self.by_id]
+        return list(comp.instructions)
 
     def stack(self, frame_id: int) -> str:
         """The op's stack as ``file:line:col`` lines, innermost frame first (as XLA's

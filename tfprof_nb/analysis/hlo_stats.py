@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .command_buffers import ATTRIBUTION
 from .device_peaks import ON_CHIP_MEMORIES, DevicePeaks, bound_by, combine_peaks
 from .fused import FUSED_COLUMNS
 from .tf_ops import parse_tf_op
@@ -36,7 +37,7 @@ HLO_STATS_COLUMNS = [
     "flops", "normalized_flops", "memory_accessed_bytes", "model_flop_rate_flops_per_s",
     "normalized_flop_rate_flops_per_s", "memory_bw_bytes_per_s", "hbm_bw_bytes_per_s",
     "arithmetic_intensity_flops_per_byte", "bound_by"] + MEMORY_COLUMNS + [
-    "source", "source_stack", "deduplicated_name", "resolved"]
+    "source", "source_stack", "deduplicated_name", "resolved", "attribution"]
 
 
 @dataclass
@@ -71,12 +72,16 @@ def combine_xla(parts: dict, xla_ops: list[dict], tf_kernels: list[pd.DataFrame]
         keys = ["device_type", "program_id", "hlo_op"]
         info = [c for c in OP_COLUMNS if c not in keys + ["occurrences", "time_ps",
                                                           "self_ps", "event_flops",
-                                                          "event_bytes"]]
+                                                          "event_bytes", "attribution"]]
         agg = {"occurrences": ("occurrences", "sum"), "time_ps": ("time_ps", "sum"),
                "self_ps": ("self_ps", "sum"), "event_flops": ("event_flops", "last"),
-               "event_bytes": ("event_bytes", "last")}
+               "event_bytes": ("event_bytes", "last"), "how": ("how", "max")}
         agg.update({c: (c, "first") for c in info})
+        # an op's attribution: the weakest of its hosts' (stat < name < position < unresolved)
+        merged["how"] = pd.Categorical(merged.attribution.fillna(ATTRIBUTION[0]),
+                                       categories=ATTRIBUTION, ordered=True).codes
         merged = merged.groupby(keys, sort=False, dropna=False).agg(**agg).reset_index()
+        merged["attribution"] = np.asarray(ATTRIBUTION, dtype=object)[merged.how.to_numpy()]
         merged = merged[OP_COLUMNS]
     else:
         merged = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
@@ -153,7 +158,8 @@ def _ops_frame(xla: XlaData) -> pd.DataFrame:
         "source": np.where(file != "", file + ":" + ops.source_line.fillna(-1).astype(int)
                            .astype(str), "").astype(object) if len(ops) else [],
         "source_stack": text["source_stack"], "deduplicated_name": text["deduplicated_name"],
-        "resolved": ops.resolved.fillna(False).to_numpy(dtype=bool)})
+        "resolved": ops.resolved.fillna(False).to_numpy(dtype=bool),
+        "attribution": ops.attribution.fillna(ATTRIBUTION[0]).to_numpy(dtype=object)})
     if len(tf):
         frame = pd.concat([frame, pd.DataFrame({
             "device_type": "GPU", "program_id": pd.Series([0] * len(tf), dtype=object),
@@ -166,7 +172,8 @@ def _ops_frame(xla: XlaData) -> pd.DataFrame:
             "self_ps": tf.time_ps.to_numpy(dtype=np.int64), "flops": np.nan,
             "normalized_flops": np.nan, "memory_accessed_bytes": np.nan,
             **{c: np.nan for c in MEMORY_COLUMNS}, "source": "", "source_stack": "",
-            "deduplicated_name": "", "resolved": False})], ignore_index=True)
+            "deduplicated_name": "", "resolved": False, "attribution": ATTRIBUTION[0]})],
+            ignore_index=True)
     frame = frame.sort_values(["self_ps", "hlo_op_name"], ascending=[False, True],
                               kind="stable").reset_index(drop=True)
     frame["program_id"] = program_id_array(frame.program_id)
@@ -218,7 +225,7 @@ def hlo_stats_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
             "hbm_bw_bytes_per_s": rate(hbm), "arithmetic_intensity_flops_per_byte": ai,
             "bound_by": label, **{c: frame[c] for c in MEMORY_COLUMNS},
             **{c: frame[c] for c in ("source", "source_stack", "deduplicated_name",
-                                     "resolved")}})[HLO_STATS_COLUMNS]
+                                     "resolved", "attribution")}})[HLO_STATS_COLUMNS]
     out.attrs["reasons"] = list(xla.reasons) + _peak_reasons(xla, peaks) + (
         [] if len(out) else ["no XLA ops in this profile (no TPU ops, no device or XLA:CPU "
                              "events with an hlo_op stat, no GPU kernels of TensorFlow ops)"])

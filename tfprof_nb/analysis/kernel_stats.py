@@ -150,7 +150,8 @@ def _xla_op_names(hd: HostData, rows: np.ndarray,
                   xla_ops: dict | None) -> tuple[np.ndarray, list]:
     """(int64 code per kernel, names): the framework op (XLA metadata's ``op_name``) of each
     kernel of an XLA op whose HLO proto names it (XProf's kernel op name) is names[code];
-    code -1 elsewhere.  Decided once per distinct (program, hlo_op) pair."""
+    code -1 elsewhere.  Decided once per distinct (program, hlo_op) pair, or, for kernels run
+    inside command buffers, (program, the op they are attributed to)."""
     codes = np.full(len(rows), -1, dtype=np.int64)
     ops = None if xla_ops is None else xla_ops.get("ops")
     if ops is None or ops.empty or not len(rows):
@@ -176,7 +177,31 @@ def _xla_op_names(hd: HostData, rows: np.ndarray,
     per_pair = np.array([label_code.get(f, -1) if f is not None else -1 for f in found],
                         dtype=np.int64)
     codes[known] = per_pair[inverse.reshape(-1)]
+    _buffer_kernel_ops(codes, labels, rows, pid, names, xla_ops.get("command_buffers"))
     return codes, labels
+
+
+def _buffer_kernel_ops(codes: np.ndarray, labels: list, rows: np.ndarray, pid: np.ndarray,
+                       names: dict, buffers: dict | None) -> None:
+    """Kernels run inside command buffers: the framework op of the HLO op each is attributed
+    to (``buffers``: the XLA partial's rows and ops, :mod:`.command_buffers`), in place."""
+    if not buffers or not len(buffers["rows"]):
+        return
+    at = pd.Index(buffers["rows"]).get_indexer(rows)
+    inside = np.flatnonzero(at >= 0)
+    if not len(inside):
+        return
+    label_code = {f: i for i, f in enumerate(labels)}
+    pairs = pd.DataFrame({"p": pid[inside], "o": buffers["op"][at[inside]]})
+    uniq = pairs.drop_duplicates()
+    found = [names.get((int(p), o)) for p, o in zip(uniq.p.tolist(), uniq.o.tolist())]
+    for f in found:
+        if f is not None and f not in label_code:
+            label_code[f] = len(labels)
+            labels.append(f)
+    inverse = pd.MultiIndex.from_frame(uniq).get_indexer(pd.MultiIndex.from_frame(pairs))
+    per_pair = np.array([label_code[f] if f is not None else -1 for f in found], np.int64)
+    codes[inside] = per_pair[inverse]
 
 
 def _combo_values(hd: HostData, combos: pd.DataFrame, details, tf_op, eq) -> pd.DataFrame:

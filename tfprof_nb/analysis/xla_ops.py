@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..constants import DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX
+from .command_buffers import ATTRIBUTION, STAT, UNRESOLVED, attribute_kernels, buffer_reasons
 from .device_peaks import peaks_from_plane_stats
 from .fused import fused_children
 from .hlo_cost import GPU_ELEMENTWISE_FLOPS, CostModel
@@ -48,7 +49,7 @@ INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_
                 "source_file", "source_line", "source_stack", "flops", "normalized_flops",
                 "bytes_accessed", "resolved"]
 OP_COLUMNS = ["device_type", "program_id", "hlo_op", "occurrences", "time_ps", "self_ps",
-              "event_flops", "event_bytes"] + INFO_COLUMNS + MEMORY_COLUMNS
+              "event_flops", "event_bytes"] + INFO_COLUMNS + MEMORY_COLUMNS + ["attribution"]
 _END_PREFIX = "end: "
 
 
@@ -88,6 +89,12 @@ def _op_names(table) -> np.ndarray:
     return np.array([str(v).split("::")[-1] for v in table], dtype=object)
 
 
+def _name_ids(codes: np.ndarray, hlo) -> tuple[np.ndarray, np.ndarray]:
+    """(name id per row, names) of rows whose ``hlo_op`` values are ``codes``."""
+    name_id, names = pd.factorize(pd.Series(_op_names(hlo.table), dtype=object))
+    return name_id[codes], np.asarray(names, dtype=object)
+
+
 def _last_per_key(keys: np.ndarray, values: np.ndarray, present: np.ndarray) -> pd.Series:
     """The last present value of each key (events in row order)."""
     if not present.any():
@@ -96,21 +103,24 @@ def _last_per_key(keys: np.ndarray, values: np.ndarray, present: np.ndarray) -> 
     return frame.groupby("k", sort=False)["v"].last()
 
 
-def _aggregate(hd: HostData, rows, codes, hlo, pids, time_ps, self_ps,
-               device_type) -> pd.DataFrame:
-    """Occurrences, time and self time per (program, op name) of event ``rows`` whose
-    ``hlo_op`` values are ``codes``; the last ``flops``/``bytes_accessed`` stats seen."""
-    name_id, names = pd.factorize(pd.Series(_op_names(hlo.table), dtype=object))
+def _aggregate(hd: HostData, rows, ops: tuple, pids, time_ps, self_ps, device_type,
+               how: np.ndarray | None = None) -> pd.DataFrame:
+    """Occurrences, time and self time per (program, op name) of event ``rows`` (``ops``:
+    (name id per row, names)); the last ``flops``/``bytes_accessed`` stats seen; the weakest
+    attribution of the op's events (``how``: codes per row, ``stat`` when None)."""
+    name_id, names = ops
     fl, fl_has = hd.int_stat("flops").lookup(rows)
     by, by_has = hd.int_stat("bytes_accessed").lookup(rows)
-    frame = pd.DataFrame({"p": pids, "n": name_id[codes], "t": time_ps, "s": self_ps})
+    frame = pd.DataFrame({"p": pids, "n": name_id, "t": time_ps, "s": self_ps,
+                          "h": STAT if how is None else how})
     keys = frame.groupby(["p", "n"], sort=False).ngroup().to_numpy()
     frame["k"] = keys
     out = frame.groupby("k", sort=True).agg(program_id=("p", "first"), n=("n", "first"),
                                            occurrences=("t", "size"), time_ps=("t", "sum"),
-                                           self_ps=("s", "sum"))
+                                           self_ps=("s", "sum"), h=("h", "max"))
     out.insert(1, "hlo_op", np.asarray(names, dtype=object)[out.n.to_numpy()])
-    out = out.drop(columns="n")
+    out["attribution"] = np.asarray(ATTRIBUTION, dtype=object)[out.h.to_numpy()]
+    out = out.drop(columns=["n", "h"])
     out["event_flops"] = _last_per_key(keys, fl, fl_has).reindex(out.index).fillna(0)
     out["event_bytes"] = _last_per_key(keys, by, by_has).reindex(out.index).fillna(0)
     out.insert(0, "device_type", device_type)
@@ -136,25 +146,31 @@ def host_tf_kernels(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
     return _tf_kernels(hd, rows)
 
 
-def _gpu_ops(hd: HostData, hlo, pid_stat):
-    """(ops, per-plane totals) of the GPU planes."""
+def _gpu_ops(hd: HostData, hlo, pid_stat, modules: dict):
+    """(ops, per-plane totals, :class:`.command_buffers.Attribution` or None) of the GPU
+    planes: kernels inside command buffers attributed to their HLO ops."""
     rows = _gpu_rows(hd)
     if not len(rows):
-        return None, []
+        return None, [], None
     plane = hd.space.line_plane[hd.space.events.line[rows]]
     codes, has = hlo.lookup(rows)
     xrows = rows[has]
     pid, pid_has = pid_stat.lookup(xrows)
+    pids = np.where(pid_has, pid, -1)
     dur = hd.duration[xrows]
-    ops = _aggregate(hd, xrows, codes[has], hlo, np.where(pid_has, pid, -1), dur, dur,
-                     "GPU") if len(xrows) else None
+    name_id, names = _name_ids(codes[has], hlo)
+    att = attribute_kernels(hd, xrows, names[name_id], pids, modules)
+    if len(att.rows):
+        name_id, names = pd.factorize(pd.Series(att.op, dtype=object))
+    ops = _aggregate(hd, xrows, (name_id, np.asarray(names, dtype=object)), pids, dur, dur,
+                     "GPU", att.how) if len(xrows) else None
     totals = []
     for p in np.unique(plane).tolist():  # (few planes: one pass over the rows each)
         on = plane == p
         first, last = int(hd.begin[rows[on]].min()), int(hd.end_of(rows[on]).max())
         totals.append({"device_type": "GPU", "plane": hd.plane_names[p],
                        "span_ps": last - first, "op_ps": int(dur[on[has]].sum())})
-    return ops, totals
+    return ops, totals, att
 
 
 def _tf_kernels(hd: HostData, rows: np.ndarray) -> pd.DataFrame:
@@ -236,8 +252,8 @@ def _cpu_ops(hd: HostData, hlo, pid_stat, on_device: set):
     np.add.at(child, node[has_parent], total[has_parent])
     self_ps = np.maximum(total - child[rows], 0)
     pid, pid_has = pid_stat.lookup(rows)
-    ops = _aggregate(hd, rows, hlo.values[on_host], hlo, np.where(pid_has, pid, -1),
-                     total, self_ps, "CPU")
+    ops = _aggregate(hd, rows, _name_ids(hlo.values[on_host], hlo),
+                     np.where(pid_has, pid, -1), total, self_ps, "CPU")
     totals = [{"device_type": "CPU", "plane": HOST_PLANE,
                "span_ps": int(end.max() - begin.min()), "op_ps": int(self_ps.sum())}]
     return ops, totals, int(launch.sum())
@@ -248,11 +264,13 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list)
     info = {c: [] for c in INFO_COLUMNS}
     models: dict = {}
     missing: dict = {}
-    for device, pid, name in zip(ops.device_type, ops.program_id, ops.hlo_op):
+    unplaced = ops.attribution.to_numpy() == ATTRIBUTION[UNRESOLVED]
+    for device, pid, name, buffer in zip(ops.device_type, ops.program_id, ops.hlo_op, unplaced):
         module = modules.get(pid)
         instr = module.instructions.get(name) if module is not None else None
-        if instr is None:
-            missing.setdefault(pid, []).append(name)
+        if instr is None or buffer:  # (a buffer's unplaced kernels: said by buffer_reasons)
+            if not buffer:
+                missing.setdefault(pid, []).append(name)
             row = {c: None for c in INFO_COLUMNS}
             row.update(module=module.name if module is not None else module_stat.get(pid, ""),
                        category="", expression="", provenance="", deduplicated_name="",
@@ -286,20 +304,8 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list)
                            f"proto: category, expression, framework op and FLOPs of its "
                            f"{len(names)} op(s) are unknown")
         else:
-            buffers = sorted(n for n in names if n.startswith("command_buffer"))
-            if buffers:
-                reasons.append(
-                    f"program {pid} ({modules[pid].name}) ran its kernels inside XLA command "
-                    f"buffers (CUDA graphs: {', '.join(buffers[:5])}): their events name the "
-                    "buffer, not the HLO ops in it, so the buffer's time is one row with no "
-                    "HLO op detail (XProf drops it and counts the time idle).  For per-op "
-                    "numbers, profile with XLA_FLAGS=--xla_gpu_enable_command_buffer= "
-                    "(command buffers off)")
-                names = [n for n in names if not n.startswith("command_buffer")]
-            if names:
-                shown = ", ".join(sorted(names)[:5]) + (" ..." if len(names) > 5 else "")
-                reasons.append(f"{len(names)} op(s) of program {pid} ({modules[pid].name}) "
-                               f"are not in its HLO proto: {shown}")
+            reasons.append(f"{len(names)} op(s) of program {pid} ({modules[pid].name}) "
+                           f"are not in its HLO proto: {shown}")
 
 
 def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> dict:
@@ -323,22 +329,7 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> di
                 tpu_totals, "peaks": peaks, "programs": {}, "reasons": reasons}
     modules, program_names, proto_reasons = programs_of_space(hd.space)
     reasons += proto_reasons
-    parts, totals = [], []
-    if len(hlo):
-        pid_stat = hd.int_stat("program_id")
-        gpu, gpu_totals = _gpu_ops(hd, hlo, pid_stat)
-        on_device = set() if gpu is None else set(gpu.program_id.tolist())
-        if tpu_ops is not None:
-            on_device |= set(tpu_ops.program_id.tolist())
-        cpu, cpu_totals, launches = _cpu_ops(hd, hlo, pid_stat, on_device)
-        if launches:
-            reasons.append(f"{launches:,} host events carry an hlo_op stat but launch device "
-                           "work (a correlation_id, or a program that ran on a device): "
-                           "they count as host time, not as XLA:CPU ops")
-        for part, tot in ((gpu, gpu_totals), (cpu, cpu_totals)):
-            if part is not None and len(part):
-                parts.append(_with_program_ids(part))
-            totals += tot
+    parts, totals, buffers = _device_ops(hd, hlo, modules, tpu_ops, reasons)
     ops = pd.concat(parts, ignore_index=True) if parts else _empty_ops()
     if len(ops):
         if not modules:
@@ -357,8 +348,39 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> di
     if tpu_totals is not None:
         totals = pd.concat([t for t in (totals, tpu_totals) if len(t)], ignore_index=True) \
             if len(tpu_totals) else totals
-    return {"ops": ops.reindex(columns=OP_COLUMNS), "totals": totals, "fused": fused,
-            "peaks": peaks, "programs": dict(program_names), "reasons": reasons}
+    ops = ops.reindex(columns=OP_COLUMNS)
+    ops["attribution"] = ops.attribution.fillna(ATTRIBUTION[STAT])
+    return {"ops": ops, "totals": totals, "fused": fused, "peaks": peaks,
+            "programs": dict(program_names), "reasons": reasons, "command_buffers": buffers}
+
+
+def _device_ops(hd: HostData, hlo, modules: dict, tpu_ops, reasons: list):
+    """(op partials, per-plane totals, the kernels run inside command buffers) of the GPU
+    kernels and XLA:CPU thunks; ``reasons`` grows.  The kernels inside command buffers:
+    ``{"rows": event rows, "op": the op each is attributed to}`` (the kernel table names
+    their framework ops from it)."""
+    parts, totals = [], []
+    buffers = {"rows": np.empty(0, np.int64), "op": np.empty(0, dtype=object)}
+    if not len(hlo):
+        return parts, totals, buffers
+    pid_stat = hd.int_stat("program_id")
+    gpu, gpu_totals, att = _gpu_ops(hd, hlo, pid_stat, modules)
+    if att is not None and len(att.inside):
+        reasons += buffer_reasons(att.buffers, {p: m.name for p, m in modules.items()})
+        buffers = {"rows": att.rows[att.inside], "op": att.op[att.inside]}
+    on_device = set() if gpu is None else set(gpu.program_id.tolist())
+    if tpu_ops is not None:
+        on_device |= set(tpu_ops.program_id.tolist())
+    cpu, cpu_totals, launches = _cpu_ops(hd, hlo, pid_stat, on_device)
+    if launches:
+        reasons.append(f"{launches:,} host events carry an hlo_op stat but launch device "
+                       "work (a correlation_id, or a program that ran on a device): "
+                       "they count as host time, not as XLA:CPU ops")
+    for part, tot in ((gpu, gpu_totals), (cpu, cpu_totals)):
+        if part is not None and len(part):
+            parts.append(_with_program_ids(part))
+        totals += tot
+    return parts, totals, buffers
 
 
 def _tpu_proto_reasons(ops: pd.DataFrame, modules: dict) -> list[str]:

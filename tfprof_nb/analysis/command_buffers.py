@@ -1,0 +1,335 @@
+"""Per-op time inside XLA command buffers (CUDA graphs, HIP graphs).
+
+With command buffers on (XLA's default on NVIDIA GPUs), XLA records a sequence of kernels as
+one graph and launches it as one; the profiler's ``hlo_op`` stat of every kernel in it names
+the buffer (``command_buffer_1``: a thunk, no HLO instruction), not the op that launched the
+kernel.  The kernels keep their own names, though, and the program's HLO proto holds the
+instructions the buffer runs, in the module's schedule.  This module attributes each such
+kernel to its HLO instruction, per execution of the buffer (the kernels sharing one
+``correlation_id``, the graph launch, in start order; one line's run of the buffer's kernels
+where the launch has no id):
+
+* ``name``: XLA names a fusion's kernel after the instruction, its characters outside
+  ``[A-Za-z0-9_]`` written ``_`` (``loop_add_fusion.3`` -> ``loop_add_fusion_3``; a trailing
+  ``.kd`` on AMD).  Identical fusions share one kernel, named after one of them; their
+  ``deduplicated_name`` metadata makes them one class, and the kernel goes to the class's
+  first member not yet run in this execution at or after the previous match (the schedule's
+  order), so each of the four layers' copies gets its own run.
+* ``position``: library kernels carry no instruction name (cuBLAS/cuBLASLt ``nvjet_*``,
+  cutlass, cuDNN, memsets).  A run of them between two matched neighbours goes to the
+  instructions scheduled between those neighbours that were not matched by name and can run
+  library code (custom-calls, custom fusions, every non-fusion op that launches work): all to
+  the one such instruction, or one each when the counts agree.  A memset goes with the library
+  call it precedes in its run, else to the one unmatched instruction between its neighbours,
+  else to the op that follows (XLA initialises a reduction's or a scatter's output with one).
+* ``unresolved``: kernels with no place (no candidate, or counts that do not agree) stay in
+  the buffer's own row; the reasons say how much time that is.
+
+Kernels outside command buffers keep the op their ``hlo_op`` stat names (``stat``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .host import HostData
+
+__all__ = ["ATTRIBUTION", "STAT", "NAME", "POSITION", "UNRESOLVED", "Attribution",
+           "attribute_kernels", "kernel_plan", "align", "kernel_key", "is_buffer_op",
+           "buffer_reasons"]
+
+ATTRIBUTION = ("stat", "name", "position", "unresolved")  # (weakest last)
+STAT, NAME, POSITION, UNRESOLVED = range(4)
+
+# opcodes that run no kernel of their own; control flow is walked into instead
+_NO_WORK = frozenset({
+    "parameter", "constant", "get-tuple-element", "tuple", "bitcast", "after-all",
+    "add-dependency", "opt-barrier", "domain", "partition-id", "replica-id", "iota-start"})
+_WALK_INTO = frozenset({"call", "while", "conditional", "async-start"})
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_UNIQUIFIED = re.compile(r"\A(.+)_\d+\Z")
+_MEMSET = re.compile(r"\A(?:Memset|memset|__amd_rocclr_fillBuffer)")
+
+
+def kernel_key(name: str) -> str:
+    """The instruction name a kernel name would spell: AMD's ``.kd`` suffix dropped."""
+    return name[:-3] if name.endswith(".kd") else name
+
+
+def _sanitized(name: str) -> str:
+    """An instruction name as XLA spells its kernel (``.`` and ``-`` written ``_``)."""
+    return _UNSAFE.sub("_", name)
+
+
+def is_buffer_op(module, op: str) -> bool:
+    """Whether kernels whose ``hlo_op`` is ``op`` ran inside a command buffer of ``module``:
+    ``op`` names no instruction (a command-buffer thunk), or a ``call`` (a command-buffer
+    computation outlined in the HLO, as older XLA versions do)."""
+    instr = module.instructions.get(op)
+    return instr is None or instr.opcode == "call"
+
+
+@dataclass
+class KernelPlan:
+    """The instructions a command buffer runs, in execution order: ``names``, whether each
+    may run a kernel (``works``) or library code (``library``), and the positions of each
+    kernel name's class (``classes``; by sanitized instruction name)."""
+
+    names: list
+    works: np.ndarray
+    library: np.ndarray
+    classes: dict = field(default_factory=dict)
+
+    def positions(self, kernel: str) -> list:
+        """The positions a kernel named ``kernel`` may have run at (empty: a library
+        kernel).  A name not found may be one fusion's second kernel (``name_1``)."""
+        key = kernel_key(kernel)
+        found = self.classes.get(key)
+        if found is None:
+            match = _UNIQUIFIED.match(key)
+            found = self.classes.get(match.group(1)) if match else None
+        return found or []
+
+
+def _walk(module, comp, out: list, seen: set, depth: int = 0) -> None:
+    """``out`` += the instructions of ``comp`` in schedule order, control flow walked into
+    (each computation once)."""
+    if comp.id in seen or depth > 32:
+        return
+    seen.add(comp.id)
+    for instr in module.schedule(comp):
+        called = [c for c in module.called(instr) if not c.is_fusion_computation]
+        if instr.opcode in _WALK_INTO and called:
+            for c in called:
+                _walk(module, c, out, seen, depth + 1)
+        else:
+            out.append(instr)
+
+
+def _is_library(instr) -> bool:
+    """May ``instr`` run a kernel not named after it (a custom-call, a custom fusion such as
+    cuDNN's or cuBLAS's, a copy, a sort, a collective ...)."""
+    return instr.opcode != "fusion" or instr.fusion_kind in ("kCustom", "custom")
+
+
+def kernel_plan(module, op: str) -> KernelPlan:
+    """The plan of the command buffer ``op`` of ``module``: the computation an outlined
+    ``call`` calls, else the entry computation (XLA converts the entry's thunk sequence)."""
+    instr = module.instructions.get(op)
+    comps = module.called(instr) if instr is not None and instr.opcode == "call" else []
+    if not comps and module.entry_id in module.computations:
+        comps = [module.computations[module.entry_id]]
+    order: list = []
+    seen: set = set()
+    for comp in comps:
+        _walk(module, comp, order, seen)
+    classes: dict = {}
+    cls_of = {}
+    for pos, ins in enumerate(order):
+        cls = ins.metadata.deduplicated_name or ins.name
+        classes.setdefault(cls, []).append(pos)
+        cls_of[_sanitized(ins.name)] = cls
+        cls_of.setdefault(_sanitized(cls), cls)
+    return KernelPlan(names=[i.name for i in order],
+                      works=np.array([i.opcode not in _NO_WORK for i in order], dtype=bool),
+                      library=np.array([_is_library(i) and i.opcode not in _NO_WORK
+                                        for i in order], dtype=bool),
+                      classes={k: classes[c] for k, c in cls_of.items()})
+
+
+def _pick(cands: list, ptr: int, used: set) -> int:
+    """The candidate position for a kernel: the first not yet run at or after ``ptr``, else
+    the first not yet run, else (the buffer's sequence runs again) the first at or after
+    ``ptr``, else the first."""
+    start = bisect_left(cands, ptr)
+    for p in cands[start:]:
+        if p not in used:
+            return p
+    for p in cands[:start]:
+        if p not in used:
+            return p
+    return cands[start] if start < len(cands) else cands[0]
+
+
+def _match_names(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, set]:
+    """(position per kernel, -1 for library kernels; the positions matched)."""
+    pos = np.full(len(kernels), -1, dtype=np.int64)
+    used: set = set()
+    ptr = 0
+    for i, k in enumerate(kernels):
+        cands = plan.positions(k)
+        if cands:
+            p = _pick(cands, ptr, used)
+            pos[i], ptr = p, p + 1
+            used.add(p)
+    return pos, used
+
+
+def _spread(items: list, targets: list) -> dict:
+    """{item: target}: all to the one target, or one each in order when the counts agree;
+    empty otherwise."""
+    if len(targets) == 1:
+        return {i: targets[0] for i in items}
+    if items and len(items) == len(targets):
+        return dict(zip(items, targets))
+    return {}
+
+
+def _place_run(kernels: list, run: list, before: int, after: int, plan: KernelPlan,
+               used: set) -> dict:
+    """{kernel index: position} for a run of library kernels between matched neighbours at
+    positions ``before`` and ``after`` (-1 / len(plan.names) at the ends)."""
+    if after <= before:
+        return {}
+    free = [q for q in range(before + 1, after) if plan.works[q] and q not in used]
+    library = [q for q in free if plan.library[q]]
+    fills = [i for i in run if _MEMSET.match(kernels[i])]
+    compute = [i for i in run if i not in fills]
+    placed = _spread(compute, library)
+    for i in fills:
+        later = [placed[j] for j in compute if j > i and j in placed]
+        if later:
+            placed[i] = later[0]
+        elif len(free) == 1:
+            placed[i] = free[0]
+        elif not compute and after < len(plan.names):
+            placed[i] = after
+    return placed
+
+
+def align(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, np.ndarray]:
+    """(position in ``plan.names`` per kernel, -1 where unplaced; attribution code per kernel)
+    for one execution of a command buffer (``kernels``: kernel names in start order)."""
+    pos, used = _match_names(kernels, plan)
+    how = np.where(pos >= 0, NAME, UNRESOLVED).astype(np.int8)
+    lone = np.flatnonzero(pos < 0)
+    if not len(lone):
+        return pos, how
+    # runs of consecutive unmatched kernels
+    cuts = np.flatnonzero(np.diff(lone) > 1) + 1
+    for run in np.split(lone, cuts):
+        first, last = int(run[0]), int(run[-1])
+        before = int(pos[first - 1]) if first > 0 else -1
+        after = int(pos[last + 1]) if last + 1 < len(kernels) else len(plan.names)
+        for i, p in _place_run(kernels, run.tolist(), before, after, plan, used).items():
+            pos[i], how[i] = p, POSITION
+    return pos, how
+
+
+@dataclass
+class Attribution:
+    """Per kernel row: the op it is attributed to (``op``) and how (``how``, codes into
+    :data:`ATTRIBUTION`); ``buffers``: one dict per command buffer (program, op, kernels and
+    time per attribution) for the reasons; ``rows``: the kernels' rows; ``inside``: the
+    indices of those that ran inside command buffers."""
+
+    op: np.ndarray
+    how: np.ndarray
+    rows: np.ndarray
+    buffers: list = field(default_factory=list)
+    inside: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+
+def _executions(hd: HostData, rows: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, list]:
+    """(order of ``rows`` by buffer, launch and start; the [start, end) of each execution):
+    a launch is the kernels' ``correlation_id``, else their line."""
+    corr, has = hd.int_stat("correlation_id").lookup(rows)
+    line = hd.space.events.line[rows].astype(np.int64)
+    launch = np.where(has, corr.astype(np.int64), -1 - line)
+    order = np.lexsort((hd.begin[rows], launch, keys))
+    k, lch = keys[order], launch[order]
+    cut = np.flatnonzero((k[1:] != k[:-1]) | (lch[1:] != lch[:-1])) + 1
+    bounds = np.concatenate([[0], cut, [len(rows)]])
+    return order, list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def _buffer_pairs(ops: np.ndarray, pids: np.ndarray, modules: dict) -> np.ndarray:
+    """bool per row: its (program, op) is a command buffer of a program with an HLO proto."""
+    frame = pd.DataFrame({"p": pids, "o": ops})
+    pairs = frame.drop_duplicates()
+    flags = {(p, o): p in modules and is_buffer_op(modules[p], o)
+             for p, o in zip(pairs.p.tolist(), pairs.o.tolist())}
+    return np.array([flags[(p, o)] for p, o in zip(pids.tolist(), ops.tolist())], dtype=bool)
+
+
+def attribute_kernels(hd: HostData, rows: np.ndarray, ops: np.ndarray, pids: np.ndarray,
+                      modules: dict) -> Attribution:
+    """The op and attribution of each kernel ``rows`` (GPU events with an ``hlo_op``: its
+    instruction name ``ops``, program ``pids``), given the programs' HLO ``modules``."""
+    ops = np.asarray(ops, dtype=object)
+    out_op, how = ops.copy(), np.full(len(rows), STAT, dtype=np.int8)
+    inside = _buffer_pairs(ops, np.asarray(pids), modules) if len(rows) else \
+        np.zeros(0, dtype=bool)
+    sel = np.flatnonzero(inside)
+    if not len(sel):
+        return Attribution(out_op, how, rows)
+    keys = pd.factorize(pd.Series(list(zip(pids[sel].tolist(), ops[sel].tolist()))))[0]
+    order, spans = _executions(hd, rows[sel], keys.astype(np.int64))
+    sel = sel[order]
+    codes = hd.name_code[rows[sel]]
+    plans: dict = {}
+    cache: dict = {}
+    for start, end in spans:
+        i0 = sel[start]
+        pair = (int(pids[i0]), ops[i0])
+        seq = codes[start:end]
+        key = (pair, seq.tobytes())
+        if key not in cache:
+            if pair not in plans:
+                plans[pair] = kernel_plan(modules[pair[0]], pair[1])
+            plan = plans[pair]
+            pos, h = align([str(n) for n in hd.names[seq]], plan)
+            names = np.array([plan.names[p] if p >= 0 else pair[1] for p in pos.tolist()],
+                             dtype=object)
+            cache[key] = (names, h)
+        names, h = cache[key]
+        out_op[sel[start:end]], how[sel[start:end]] = names, h
+    att = Attribution(out_op, how, rows, inside=np.sort(sel))
+    att.buffers = _summaries(hd, rows, sel, pids, ops, how)
+    return att
+
+
+def _summaries(hd: HostData, rows, sel, pids, ops, how) -> list:
+    """One dict per command buffer: program, op, kernels and time (ps) per attribution."""
+    frame = pd.DataFrame({"p": pids[sel], "o": ops[sel], "h": how[sel],
+                          "t": hd.duration[rows[sel]]})
+    out = []
+    for (p, o), g in frame.groupby(["p", "o"], sort=True):
+        by = g.groupby("h").t.agg(["size", "sum"])
+        out.append({"program_id": int(p), "op": o,
+                    **{f"{ATTRIBUTION[c]}_kernels": int(by["size"].get(c, 0))
+                       for c in (NAME, POSITION, UNRESOLVED)},
+                    **{f"{ATTRIBUTION[c]}_ps": int(by["sum"].get(c, 0))
+                       for c in (NAME, POSITION, UNRESOLVED)}})
+    return out
+
+
+def buffer_reasons(buffers: list, program_names: dict) -> list[str]:
+    """Sentences on the kernels run inside command buffers: how they were attributed and how
+    much time stayed unresolved."""
+    out = []
+    for b in buffers:
+        total = b["name_ps"] + b["position_ps"] + b["unresolved_ps"]
+        if not total:
+            continue
+        kernels = b["name_kernels"] + b["position_kernels"] + b["unresolved_kernels"]
+        pct = {k: 100.0 * b[f"{k}_ps"] / total for k in ("name", "position", "unresolved")}
+        name = program_names.get(b["program_id"], "?")
+        text = (f"program {b['program_id']} ({name}) ran {kernels:,} kernels inside the XLA "
+                f"command buffer {b['op']} (CUDA or HIP graphs: their hlo_op names the buffer): "
+                f"attributed to HLO ops by kernel name ({pct['name']:.1f} % of its "
+                f"{total / 1e6:,.1f} us) and by position between matched neighbours in the "
+                f"schedule ({pct['position']:.1f} %); ")
+        if b["unresolved_kernels"]:
+            text += (f"{b['unresolved_kernels']:,} kernels ({b['unresolved_ps'] / 1e6:,.1f} us, "
+                     f"{pct['unresolved']:.1f} %) could not be placed and stay in the "
+                     f"unresolved row {b['op']}")
+        else:
+            text += "every kernel was placed (0 % unresolved)"
+        out.append(text)
+    return out
