@@ -120,6 +120,12 @@ class Profile(ProfileOutputs):
     hlo_stats = _result("hlo_stats", "One row per HLO op of the XLA programs: category, "
                         "expression, framework op, times, FLOPs, bytes, bound-by; "
                         "attrs['reasons'] says what is missing.")
+    source_lines = _result("source_lines", "Device time by the user's code: one row per source "
+                           "location (file, line, function) with self time, share of the "
+                           "device op time, ops, occurrences; ops without a location in rows "
+                           "of their own (no_source says why); sums to hlo_stats' self time.")
+    source_stacks = _result("source_stacks", "Device time by Python stack: one row per stack "
+                            "(frames outermost first, their functions), as source_lines.")
     roofline = _result("roofline", "Per HLO op: arithmetic intensity and FLOP/s against the "
                        "device's roofline (first row: the whole program).")
     device_peaks = _result("device_peaks", "Peak FLOP/s and memory bandwidth the XLA tables use "

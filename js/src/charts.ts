@@ -58,7 +58,10 @@ export function icicle(rows: ScopeRow[]): { scope: string; name: string; depth: 
   return out;
 }
 
-export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20): SVGSVGElement {
+/** An icicle of `rows` as SVG; `tip` words each rectangle's tooltip (default: its scope and
+ * value). */
+export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20,
+  tip: (scope: string, value: number) => string = (s, v) => `${s}: ${v.toLocaleString("en-US")}`): SVGSVGElement {
   const rects = icicle(rows);
   const depth = Math.max(0, ...rects.map((r) => r.depth));
   const svg = document.createElementNS(SVG_NS, "svg");
@@ -79,7 +82,7 @@ export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20): SVGSVGEl
     rect.setAttribute("height", String(rowH - 1));
     rect.setAttribute("fill", PALETTE[(r.depth + k) % PALETTE.length]);
     const t = document.createElementNS(SVG_NS, "title");
-    t.textContent = `${r.scope}: ${r.value.toLocaleString("en-US")}`;
+    t.textContent = tip(r.scope, r.value);
     g.append(rect, t);
     if ((r.x1 - r.x0) * width > 60) {
       const label = document.createElementNS(SVG_NS, "text");

@@ -8,10 +8,11 @@ import { render as view2 } from "./opstats";
 import { render as view3 } from "./kernels";
 import { render as view4 } from "./gpu";
 import { render as view5 } from "./xla";
-import { render as view6 } from "./memory";
-import { render as view7 } from "./input";
-import { render as view8 } from "./pipelinegraph";
-import { render as view9 } from "./podview";
+import { render as view6 } from "./source";
+import { render as view7 } from "./memory";
+import { render as view8 } from "./input";
+import { render as view9 } from "./pipelinegraph";
+import { render as view10 } from "./podview";
 
 export const VIEWS: Record<string, Render> = {
   OverviewView: view0,
@@ -20,8 +21,9 @@ export const VIEWS: Record<string, Render> = {
   KernelStatsView: view3,
   GpuUtilizationView: view4,
   XlaView: view5,
-  MemoryTimeline: view6,
-  InputPipelineView: view7,
-  PipelineGraph: view8,
-  PodView: view9,
+  SourceView: view6,
+  MemoryTimeline: view7,
+  InputPipelineView: view8,
+  PipelineGraph: view9,
+  PodView: view10,
 };

@@ -33,7 +33,7 @@ def test_every_widget_has_its_ts_module_and_every_view_a_tab():
         assert (JS / "src" / f"{entry['bundle']}.ts").is_file(), entry
     views = manifest.view_entries()
     assert [e["tab"] for e in views] == ["overview", "timeline", "ops", "kernels", "gpu",
-                                         "xla", "memory", "input", "tfdata", "pod"]
+                                         "xla", "source", "memory", "input", "tfdata", "pod"]
     assert [e["position"] for e in views] == sorted(e["position"] for e in views)
     assert all(issubclass(cls, View) and cls.tab for cls in view_classes())
 

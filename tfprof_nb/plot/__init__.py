@@ -1,7 +1,7 @@
 """Charts of a profile as plotly figures: ``prof.plot.step_time()``, ``prof.plot.memory()``,
 ``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``,
 ``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``,
-``program_memory(program)``.
+``program_memory(program)``, ``source_flame()``.
 
 Every chart the dashboard draws is built here, in Python, as a ``plotly.graph_objects.Figure``:
 restyle it (``fig.update_layout(...)``), save it (``fig.write_html(...)``,
@@ -112,3 +112,11 @@ class ProfilePlots:
         from .gpu import queue_figure
 
         return queue_figure(self._prof.launch_latency.queue, theme)
+
+    def source_flame(self, theme: str = "light"):
+        """Device time by the user's Python stack as an icicle (``prof.source_stacks``): the
+        outermost frames on top, each frame's callees under it, widths by device time."""
+        from ..analysis.source_lines import stack_tree
+        from .source import source_flame_figure
+
+        return source_flame_figure(stack_tree(self._prof.source_stacks), theme)

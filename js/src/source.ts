@@ -1,0 +1,95 @@
+// Source: device time by the user's code. What the numbers cover, the Python stacks as an
+// icicle, the hottest locations with their code and the device time beside each line (code
+// read by the kernel from notebook cells or files, else the location alone), every location
+// in a table. Code and names are profile strings: set as text only.
+import { type Model } from "./model";
+import { renderIcicle, scopeRows } from "./charts";
+import { decodeTable, renderTable } from "./table";
+import { text, viewRoot } from "./ui";
+
+/** A block of code around hot lines, as the kernel sends it. */
+export interface CodeBlock {
+  file: string;
+  origin: string;
+  first_line: number;
+  last_line: number;
+  functions: string[];
+  time_us: number;
+  time_pct: number;
+  note: string;
+  /** [line number, text, device time (us) or null, share (%) or null] */
+  lines: [number, string, number | null, number | null][];
+}
+
+const ms = (us: number) => `${(us / 1e3).toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 })} ms`;
+
+/** The block's heading: where, which functions, how much of the device time. */
+export function blockTitle(b: CodeBlock): string {
+  const span = b.first_line === b.last_line ? `${b.first_line}` : `${b.first_line}-${b.last_line}`;
+  const fns = b.functions.length ? ` · ${b.functions.join(", ")}` : "";
+  return `${b.file}:${span}${fns} · ${ms(b.time_us)} (${b.time_pct.toFixed(1)}%)`;
+}
+
+function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowElement {
+  const [n, code, us, pct] = line;
+  const tr = document.createElement("tr");
+  tr.className = us === null ? "src-line" : "src-line src-hot";
+  const time = document.createElement("td");
+  time.className = "src-time";
+  time.style.cssText = "text-align:right;white-space:nowrap;padding:0 8px;font-variant-numeric:tabular-nums;min-width:150px";
+  if (us !== null) {
+    time.textContent = `${ms(us)} ${(pct ?? 0).toFixed(1)}%`;
+    time.style.background = `linear-gradient(to left, rgba(225,87,89,.35) ${(100 * us) / max}%, transparent 0)`;
+  }
+  const num = text("td", "src-num tp-muted", String(n));
+  num.style.cssText = "text-align:right;padding:0 8px;user-select:none";
+  const body = text("td", "src-code", code);
+  body.style.cssText = "white-space:pre;font-family:var(--jp-code-font-family, monospace);padding:0 8px";
+  if (us !== null) tr.style.background = "var(--tp-bg2)";
+  tr.append(time, num, body);
+  return tr;
+}
+
+/** One block: its heading, a note where the code is not shown, and its lines. */
+export function renderBlock(b: CodeBlock, max: number): HTMLElement {
+  const box = document.createElement("div");
+  box.className = "src-block";
+  box.style.cssText = "margin:8px 0 14px;border:1px solid var(--tp-border);border-radius:6px;overflow:auto;max-width:100%";
+  const head = text("div", "src-head", blockTitle(b));
+  head.style.cssText = "padding:4px 8px;background:var(--tp-bg3);font-weight:600;font-size:12px";
+  box.append(head);
+  const origin = b.note || (b.origin ? `Code: ${b.origin}.` : "");
+  if (origin) box.append(text("div", b.note ? "src-note" : "src-origin tp-muted", origin));
+  (box.lastChild as HTMLElement).style.padding = "2px 8px";
+  const table = document.createElement("table");
+  table.className = "src-lines";
+  table.style.cssText = "border-collapse:collapse;font-size:12px;width:100%";
+  for (const line of b.lines) table.append(codeRow(line, max));
+  box.append(table);
+  return box;
+}
+
+export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+  const root = viewRoot(el, "tfprof-source", model);
+  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  const rows = scopeRows(decodeTable(model.get("flame")));
+  if (rows.length) {
+    root.append(text("h4", "tp-h", "Device time by Python stack (outermost frame on top)"));
+    const pct = new Map(rows.map((r) => [r.scope, Number(r.extra.time_pct)]));
+    const name = new Map(rows.map((r) => [r.scope, r.name]));
+    const box = document.createElement("div");
+    box.className = "src-flame";
+    box.append(renderIcicle(rows, 900, 20, (s, v) => `${name.get(s)}: ${ms(v)} (${(pct.get(s) ?? 0).toFixed(1)}%)`));
+    root.append(box);
+  }
+  const blocks = (model.get("code") ?? []) as CodeBlock[];
+  if (blocks.length) {
+    root.append(text("h4", "tp-h", "The hottest lines: device time beside the code"));
+    const max = Math.max(...blocks.flatMap((b) => b.lines.map((l) => l[2] ?? 0)), 1e-9);
+    for (const b of blocks) root.append(renderBlock(b, max));
+  }
+  renderTable(root, () => decodeTable(model.get("table")));
+  return () => {};
+}
+
+export default { render };

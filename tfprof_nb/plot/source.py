@@ -1,0 +1,76 @@
+"""The source flame chart: device time by the user's Python stack, as an icicle (the root,
+all device ops, on top; each frame's callees under it, widths by device time)."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+
+from ._style import PALETTE, new_figure
+
+__all__ = ["source_flame_figure"]
+
+_ROW_PX = 26  # px per level of the stack
+_NO_SOURCE_COLOR = "#bab0ac"
+_HOVER = ("<b>%{customdata[0]}</b><br>%{customdata[1]}<br>%{customdata[2]:,.3f} ms "
+          "(%{customdata[3]:.1f}% of device op time), self %{customdata[4]:,.3f} ms"
+          "<extra></extra>")
+
+
+def _text(values) -> list:
+    """Profile strings as plain text in plotly's labels (markup characters escaped)."""
+    return [html.escape(str(v), quote=False) for v in values]
+
+
+def _where(tree: pd.DataFrame) -> list:
+    """Each node's location as the hover says it (file:line:column, or why none)."""
+    out = []
+    for file, line, column, why, depth in tree[
+            ["file", "line", "column", "no_source", "depth"]].itertuples(index=False):
+        if not depth:
+            out.append("the user's code and the rest")
+        elif why:
+            out.append(why)
+        else:
+            out.append(file + "".join(f":{v}" for v in (line, column) if v >= 0))
+    return out
+
+
+def _colors(tree: pd.DataFrame) -> list:
+    """A colour per function (the same function alike at every level), grey without one."""
+    keys = tree.function.where(tree.function != "", tree.file).to_numpy(dtype=object)
+    codes = pd.factorize(pd.Series(keys, dtype=object))[0]
+    colors = np.array(PALETTE, dtype=object)[codes % len(PALETTE)]
+    colors[(tree.no_source != "").to_numpy()] = _NO_SOURCE_COLOR
+    colors[(tree.depth == 0).to_numpy()] = "#d7d7d7"
+    return list(colors)
+
+
+def source_flame_figure(tree: pd.DataFrame, theme: str = "light"):
+    """An icicle of device time by Python stack from :func:`~tfprof_nb.analysis.source_lines.
+    stack_tree` (``prof.source_stacks`` as a tree): widths are inclusive device time; hover
+    says each frame's location, time, share and self time.  Labels are escaped (function
+    names such as ``<module>`` are text, not markup)."""
+    depth = int(tree.depth.max()) + 1 if len(tree) else 1
+    total_ms = float(tree.time_us.iloc[0]) / 1e3 if len(tree) else 0.0
+    fig = new_figure(theme=theme, title={"text": f"Device time by Python stack "
+                                                 f"({total_ms:,.3f} ms of device ops)"},
+                     height=120 + _ROW_PX * min(depth, 24), margin={"l": 10, "r": 10,
+                                                                    "t": 50, "b": 10},
+                     uniformtext={"minsize": 10, "mode": "hide"},
+                     meta={"kind": "source_flame", "total_ms": total_ms})
+    if tree.empty:
+        return fig
+    custom = np.column_stack([
+        _text(tree.name), _text(_where(tree)), tree.time_us.to_numpy(float) / 1e3,
+        tree.time_pct.to_numpy(float), tree.self_time_us.to_numpy(float) / 1e3])
+    fig.add_trace({"type": "icicle", "ids": tree.node.tolist(),
+                   "parents": tree.parent.fillna("").tolist(), "labels": _text(tree.name),
+                   "values": tree.time_us.to_numpy(float), "branchvalues": "total",
+                   "customdata": custom, "hovertemplate": _HOVER,
+                   "marker": {"colors": _colors(tree)}, "sort": False,
+                   "tiling": {"orientation": "v"}, "textinfo": "label",
+                   "maxdepth": -1})
+    return fig
