@@ -1,4 +1,5 @@
 /* After the walk: interning text stat values, resolving references, offsets to starts. */
+#include "guard.h"
 #include "wire.h"
 
 /* ---- string interning ------------------------------------------------------------------ */
@@ -19,85 +20,109 @@ EXPORT int64_t tfp_set_intern_window(int64_t bytes) {
     return old;
 }
 
-/* Intern the text values of the stats listed by (tx_row, tx_len): each value (its buffer
-   offset in st_value) is replaced by a code into a table of distinct (kind, bytes) values,
-   first-seen order.  rep_off/rep_len/rep_kind receive each distinct value's span and kind.
-   With ``release`` (buf is a read-only file mapping), the pages the values are read from are
-   handed back behind them as they go (values come in about file order): a profile's text
-   stats are spread over the whole file, which would otherwise be resident again beside its
-   columns.  Returns the number of distinct values, or ERR_NO_MEMORY. */
-EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_text, const int32_t *tx_row,
-                               const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,
-                               int64_t *rep_off, int32_t *rep_len, int8_t *rep_kind,
-                               int64_t release) {
-    const int64_t window = intern_window;
-    int64_t released = 0;                      /* pages below this offset were handed back */
-    int64_t cap = 1024, n_rep = 0;
-    int64_t *slots = (int64_t *)tfp_malloc((size_t)cap * sizeof(int64_t));
-    uint64_t *hashes = (uint64_t *)tfp_malloc((size_t)cap * sizeof(uint64_t));
-    if (!slots || !hashes) {
-        free(slots);
-        free(hashes);
-        return ERR_NO_MEMORY;
+/* The open-addressing table of tfp_intern_text: slots (value codes, -1 empty) and their
+   hashes, ``cap`` a power of two (kept here so a faulted walk frees them). */
+typedef struct {
+    int64_t *slots;
+    uint64_t *hashes;
+    int64_t cap;
+} Interned;
+
+static int interned_grow(Interned *t, int64_t ncap) {
+    int64_t *ns = (int64_t *)tfp_malloc((size_t)ncap * sizeof(int64_t));
+    uint64_t *nh = (uint64_t *)tfp_malloc((size_t)ncap * sizeof(uint64_t));
+    if (!ns || !nh) {
+        free(ns);
+        free(nh);
+        return -1;
     }
-    for (int64_t i = 0; i < cap; i++) slots[i] = -1;
-    for (int64_t t = 0; t < n_text; t++) {
-        int64_t row = tx_row[t], len = tx_len[t], off = st_value[row];
-        int8_t kind = st_kind[row];
-        if (release && off > released + 2 * window) {
+    for (int64_t k = 0; k < ncap; k++) ns[k] = -1;
+    for (int64_t k = 0; k < t->cap; k++) {
+        if (t->slots[k] < 0) continue;
+        uint64_t j = t->hashes[k] & (uint64_t)(ncap - 1);
+        while (ns[j] >= 0) j = (j + 1) & (uint64_t)(ncap - 1);
+        ns[j] = t->slots[k];
+        nh[j] = t->hashes[k];
+    }
+    free(t->slots);
+    free(t->hashes);
+    t->slots = ns;
+    t->hashes = nh;
+    t->cap = ncap;
+    return 0;
+}
+
+typedef struct { /* tfp_intern_text's arguments */
+    const uint8_t *buf;
+    int64_t n_text;
+    const int32_t *tx_row, *tx_len;
+    const int8_t *st_kind;
+    int64_t *st_value, *rep_off;
+    int32_t *rep_len;
+    int8_t *rep_kind;
+    int64_t release, n_rep;
+} InternJob;
+
+/* (not inlined: the table lives in memory when a fault jumps out of it) */
+__attribute__((noinline)) static int64_t intern_all(InternJob *a, Interned *t) {
+    const int64_t window = intern_window;
+    const uint8_t *buf = a->buf;
+    int64_t released = 0; /* pages below this offset were handed back */
+    for (int64_t x = 0; x < a->n_text; x++) {
+        int64_t row = a->tx_row[x], len = a->tx_len[x], off = a->st_value[row];
+        int8_t kind = a->st_kind[row];
+        if (a->release && off > released + 2 * window) {
             release_file_pages(buf, released, off - window);
             released = off - window;
         }
         uint64_t h = span_hash(buf + off, len, (uint64_t)kind);
-        uint64_t mask = (uint64_t)cap - 1, i = h & mask;
+        uint64_t mask = (uint64_t)t->cap - 1, i = h & mask;
         int64_t code = -1;
-        while (slots[i] >= 0) {
-            int64_t r = slots[i];
-            if (hashes[i] == h && rep_len[r] == len && rep_kind[r] == kind &&
-                memcmp(buf + rep_off[r], buf + off, (size_t)len) == 0) {
+        while (t->slots[i] >= 0) {
+            int64_t r = t->slots[i];
+            if (t->hashes[i] == h && a->rep_len[r] == len && a->rep_kind[r] == kind &&
+                memcmp(buf + a->rep_off[r], buf + off, (size_t)len) == 0) {
                 code = r;
                 break;
             }
             i = (i + 1) & mask;
         }
         if (code < 0) {
-            code = n_rep++;
-            rep_off[code] = off;
-            rep_len[code] = (int32_t)len;
-            rep_kind[code] = kind;
-            slots[i] = code;
-            hashes[i] = h;
-            if (2 * n_rep > cap) { /* grow and rehash */
-                int64_t ncap = cap * 2;
-                int64_t *ns = (int64_t *)tfp_malloc((size_t)ncap * sizeof(int64_t));
-                uint64_t *nh = (uint64_t *)tfp_malloc((size_t)ncap * sizeof(uint64_t));
-                if (!ns || !nh) {
-                    free(ns);
-                    free(nh);
-                    free(slots);
-                    free(hashes);
-                    return ERR_NO_MEMORY;
-                }
-                for (int64_t k = 0; k < ncap; k++) ns[k] = -1;
-                for (int64_t k = 0; k < cap; k++) {
-                    if (slots[k] < 0) continue;
-                    uint64_t j = hashes[k] & (uint64_t)(ncap - 1);
-                    while (ns[j] >= 0) j = (j + 1) & (uint64_t)(ncap - 1);
-                    ns[j] = slots[k];
-                    nh[j] = hashes[k];
-                }
-                free(slots);
-                free(hashes);
-                slots = ns;
-                hashes = nh;
-                cap = ncap;
-            }
+            code = a->n_rep++;
+            a->rep_off[code] = off;
+            a->rep_len[code] = (int32_t)len;
+            a->rep_kind[code] = kind;
+            t->slots[i] = code;
+            t->hashes[i] = h;
+            if (2 * a->n_rep > t->cap && interned_grow(t, t->cap * 2) != 0) return ERR_NO_MEMORY;
         }
-        st_value[row] = code;
+        a->st_value[row] = code;
     }
-    free(slots);
-    free(hashes);
-    return n_rep;
+    return a->n_rep;
+}
+
+/* Intern the text values of the stats listed by (tx_row, tx_len): each value (its buffer
+   offset in st_value) is replaced by a code into a table of distinct (kind, bytes) values,
+   first-seen order.  rep_off/rep_len/rep_kind receive each distinct value's span and kind.
+   With ``release`` (buf is a read-only file mapping), the pages the values are read from are
+   handed back behind them as they go (values come in about file order): a profile's text
+   stats are spread over the whole file, which would otherwise be resident again beside its
+   columns.  Returns the number of distinct values, ERR_NO_MEMORY, or ERR_UNREADABLE when
+   reading buf[0, n_buf) faulted (see guard.h). */
+EXPORT int64_t tfp_intern_text(const uint8_t *buf, int64_t n_buf, int64_t n_text,
+                               const int32_t *tx_row, const int32_t *tx_len,
+                               const int8_t *st_kind, int64_t *st_value, int64_t *rep_off,
+                               int32_t *rep_len, int8_t *rep_kind, int64_t release) {
+    InternJob a = {buf, n_text, tx_row, tx_len, st_kind, st_value, rep_off, rep_len, rep_kind,
+                   release, 0};
+    Interned t = {NULL, NULL, 0};
+    volatile int64_t rc = ERR_NO_MEMORY;
+    guard_install();
+    if (interned_grow(&t, 1024) == 0)
+        GUARDED(buf, n_buf, rc = intern_all(&a, &t), rc = ERR_UNREADABLE);
+    free(t.slots);
+    free(t.hashes);
+    return rc;
 }
 
 static int64_t pass_block = (int64_t)1 << 20; /* rows per block of the two passes below */

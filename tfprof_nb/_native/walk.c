@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "wire.h"
 
 typedef char metadata_columns_agree[((int)M_PLANE == (int)SM_PLANE && (int)M_KEY == (int)SM_KEY) ? 1 : -1];
@@ -606,7 +607,8 @@ static void *frame_worker(void *arg) {
             s->jobs[i].err_pos = -1;
             continue;
         }
-        frame_line(s, &s->jobs[i]);
+        Job *j = &s->jobs[i];
+        GUARDED(s->b, s->n, frame_line(s, j), (j->err = ERR_UNREADABLE, j->err_pos = -1));
     }
     return NULL;
 }
@@ -857,15 +859,20 @@ static void space_free(Space *s) {
     free(s);
 }
 
+/* errors that win over format errors, in this order: cancelled, unreadable, out of memory */
+static int error_rank(int64_t code) {
+    return code == ERR_CANCELLED ? 3 : code == ERR_UNREADABLE ? 2 : code == ERR_NO_MEMORY;
+}
+
 static void set_error(Space *s, int64_t code, int64_t pos) {
-    if (code == ERR_CANCELLED || code == ERR_NO_MEMORY) {
-        if (s->err != ERR_CANCELLED) { /* these win over format errors */
+    if (error_rank(code)) {
+        if (error_rank(code) >= error_rank(s->err)) {
             s->err = code;
             s->err_pos = pos;
         }
         return;
     }
-    if (s->err == ERR_CANCELLED || s->err == ERR_NO_MEMORY) return;
+    if (error_rank(s->err)) return;
     if (s->err == 0 || (pos >= 0 && (s->err_pos < 0 || pos < s->err_pos))) {
         s->err = code;
         s->err_pos = pos;
@@ -959,37 +966,11 @@ static int plan_chunks(Space *s) {
     return 0;
 }
 
-/* Phase 1 over the whole buffer: planes, metadata and staged stats in this thread, then every
-   line framed on ``threads`` threads.  Returns the handle (NULL when out of memory); ``info``
-   (N_INFO) receives the counts (T_ST: the bound on the stat rows; the others exact), the
-   number of chunks and the first error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL)
-   is updated as the walk goes; with ``release`` set the buffer is a read-only file mapping
-   whose walked pages may be handed back. */
-EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
-                            int64_t threads, int64_t *progress, int64_t *info) {
-    Space *s = (Space *)tfp_calloc(1, sizeof(Space));
-    if (!s) return NULL;
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
-        free(s);
-        return NULL;
-    }
-    s->b = buf;
-    s->n = n;
-    s->chunk_bytes = chunk_bytes > 0 ? chunk_bytes : (16 << 20);
-    s->release = release != 0;
-    s->progress = progress;
-    s->P.cols = P_COLS;
-    s->L.cols = L_COLS;
-    s->M.cols = M_COLS;
-    s->SM.cols = SM_COLS;
-    s->CH.cols = CH_COLS;
-    s->X.cols = X_COLS;
-    s->err_pos = -1;
-    if (progress) {
-        progress[PR_PHASE] = 1;
-        progress[PR_DONE] = 0;
-        progress[PR_TOTAL] = n;
-    }
+/* Phase 1's sweep of the space's fields in this thread: planes (their metadata, staged stats
+   and lines) and space strings. */
+static void sweep(Space *s) {
+    const uint8_t *buf = s->b;
+    const int64_t n = s->n;
     W w = {buf, &s->staged, NULL, -1};
     int64_t pos = 0, field, stop;
     int wt;
@@ -1022,8 +1003,43 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
             break;
         }
     }
+}
+
+/* Phase 1 over the whole buffer: planes, metadata and staged stats in this thread, then every
+   line framed on ``threads`` threads.  Returns the handle (NULL when out of memory); ``info``
+   (N_INFO) receives the counts (T_ST: the bound on the stat rows; the others exact), the
+   number of chunks and the first error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL)
+   is updated as the walk goes; with ``release`` set the buffer is a read-only file mapping
+   whose walked pages may be handed back. */
+EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
+                            int64_t threads, int64_t *progress, int64_t *info) {
+    Space *s = (Space *)tfp_calloc(1, sizeof(Space));
+    if (!s) return NULL;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
+    s->b = buf;
+    s->n = n;
+    s->chunk_bytes = chunk_bytes > 0 ? chunk_bytes : (16 << 20);
+    s->release = release != 0;
+    s->progress = progress;
+    s->P.cols = P_COLS;
+    s->L.cols = L_COLS;
+    s->M.cols = M_COLS;
+    s->SM.cols = SM_COLS;
+    s->CH.cols = CH_COLS;
+    s->X.cols = X_COLS;
+    s->err_pos = -1;
+    if (progress) {
+        progress[PR_PHASE] = 1;
+        progress[PR_DONE] = 0;
+        progress[PR_TOTAL] = n;
+    }
+    guard_install();
+    GUARDED(buf, n, sweep(s), set_error(s, ERR_UNREADABLE, -1));
     s->next = 0;
-    run_threads(frame_worker, s, threads);
+    if (s->err != ERR_UNREADABLE) run_threads(frame_worker, s, threads);
     for (int64_t i = 0; i < s->n_jobs; i++)
         if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
     if (plan_chunks(s) != 0) set_error(s, ERR_NO_MEMORY, -1);
@@ -1114,7 +1130,8 @@ static void *count_worker(void *arg) {
     for (;;) {
         int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
         if (i >= s->n_chunks) break;
-        count_chunk(s, &s->chunks[i]);
+        Chunk *c = &s->chunks[i];
+        GUARDED(s->b, s->n, count_chunk(s, c), (c->err = ERR_UNREADABLE, c->err_pos = -1));
     }
     return NULL;
 }
@@ -1123,6 +1140,7 @@ static void *count_worker(void *arg) {
    before the walk; ``info`` is filled again (T_ST exact, the first error if any). */
 EXPORT void tfp_space_count(void *h, int64_t threads, int64_t *info) {
     Space *s = (Space *)h;
+    guard_install();
     if (s->err == 0 && !s->stats_known) {
         s->next = 0;
         run_threads(count_worker, s, threads);
@@ -1326,7 +1344,8 @@ static void walk_segment(Space *s, int64_t g, int64_t *counts) {
         c->err_pos = -1;
         return;
     }
-    walk_chunk(s, c, d, cap, counts);
+    GUARDED(s->b, s->n, walk_chunk(s, c, d, cap, counts),
+            (c->err = ERR_UNREADABLE, c->err_pos = -1));
     if (!s->stats_known) c->n_st = c->st.n;
 }
 
@@ -1375,6 +1394,7 @@ EXPORT void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta
                              int64_t st_cap, const int32_t *code_of_srow, int64_t n_srows,
                              int32_t smissing, int64_t *info) {
     Space *s = (Space *)h;
+    guard_install();
     EvOut o = {line,        meta,    name,   start,  dur, meta_bytes, name_bytes,
                code_of_row, missing, n_codes};
     s->out = o;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import sys
@@ -24,7 +25,10 @@ KIND_NAMES = dict(enumerate(KINDS))
 def read_local_xspace(path, threads: int | None = None,
                       progress: np.ndarray | None = None) -> XSpaceData:
     """Read and decode one local ``.xplane.pb`` file (mapped, not copied; ``threads`` and
-    ``progress`` as for :func:`decode_xspace`)."""
+    ``progress`` as for :func:`decode_xspace`).  A file that changes while it is read (a
+    capture rewriting it, a sync) raises ProfileFormatError "changed while it was read", and
+    one whose reads fail (a network file system) OSError: the mapping's reads are guarded
+    (``_native/guard.h``), never a signal."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
@@ -32,13 +36,49 @@ def read_local_xspace(path, threads: int | None = None,
         raise ProfileFormatError(path, "is a directory, expected an .xplane.pb file")
     try:
         with open(path, "rb") as f:
+            opened = os.fstat(f.fileno())
             try:  # map the file: the page cache is read in place, nothing is copied
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             except (ValueError, OSError):  # empty files and special files cannot be mapped
                 data = f.read()
     except OSError as exc:
         raise ProfileFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    return decode_and_close(data, path, threads, progress)
+    try:
+        return decode_and_close(data, path, threads, progress)
+    except ProfileFormatError as exc:
+        changed = _change_since(path, opened)
+        if changed and "changed while it was read" not in exc.problem:
+            raise ProfileFormatError(path, f"changed while it was read ({changed}): read it "
+                                     "again once it is written") from exc
+        raise
+
+
+def _change_since(path, opened: os.stat_result) -> str | None:
+    """How the file at ``path`` differs from when it was ``opened`` (None: it does not)."""
+    try:
+        now = os.stat(path)
+    except OSError as exc:
+        return f"it is gone ({exc.strerror or exc})"
+    if now.st_size != opened.st_size:
+        return f"its size went from {opened.st_size} to {now.st_size} bytes"
+    if now.st_mtime_ns != opened.st_mtime_ns or now.st_ino != opened.st_ino:
+        return "it was written again"
+    return None
+
+
+def _unreadable(path, n_bytes: int) -> Exception:
+    """The error of a read of ``path``'s mapping that faulted (guard.h): the file shrank, or
+    its file system failed the read."""
+    try:
+        size = os.stat(path).st_size if path is not None else None
+    except OSError as exc:
+        return ProfileFormatError(path, f"changed while it was read (it is gone: "
+                                  f"{exc.strerror or exc}): read it again once it is written")
+    if size is not None and size < n_bytes:
+        return ProfileFormatError(path, f"changed while it was read (truncated from {n_bytes} "
+                                  f"to {size} bytes): read it again once it is written")
+    return OSError(errno.EIO, f"{path}: a read failed while it was decoded (an I/O error of "
+                   "its file system): read it again")
 
 
 def decode_and_close(data, path, threads: int | None = None,
@@ -61,7 +101,7 @@ C_CHUNKS, C_ERR, C_ERR_POS, C_STAT_NO_META, C_REFS = (len(TABLES) + i
 Pc, Lc, Mc, SMc, Xc, EXc = (COLUMNS[t] for t in ("P", "L", "M", "SM", "X", "EX"))
 KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = \
     range(len(KINDS))
-ERR_NO_MEMORY, ERR_CANCELLED, ERR_CHANGED = -9, -10, -11
+ERR_NO_MEMORY, ERR_CANCELLED, ERR_CHANGED, ERR_UNREADABLE = -9, -10, -11, -12
 ERROR_MESSAGES = {
     -1: "a varint runs past the end of its message (truncated or corrupt data)",
     -2: "a varint is longer than 10 bytes (corrupt data)",
@@ -94,6 +134,7 @@ class _Walk:
     def __init__(self, buf: np.ndarray, path, release: bool, threads: int,
                  progress: np.ndarray | None):
         self.buf, self.path = buf, path
+        self.head = _head(buf, path)
         self.info = np.zeros(len(TABLES) + len(COUNTERS), np.int64)
         self.progress = progress
         self.h = native.lib().tfp_space_open(
@@ -116,8 +157,10 @@ class _Walk:
             raise Cancelled(f"decoding {self.path} was interrupted")
         if code == ERR_NO_MEMORY:  # at a field or not, never a sign of a corrupt file
             raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
+        if code == ERR_UNREADABLE:
+            raise _unreadable(self.path, self.buf.size)
         if code:
-            _raise_wire_error(self.buf, self.path, code, int(self.info[C_ERR_POS]))
+            _raise_wire_error(self.head, self.path, code, int(self.info[C_ERR_POS]))
 
     def tables(self) -> dict:
         out = {t: np.zeros((self.n(TABLES.index(t)), len(cols)), np.int64)
@@ -277,9 +320,9 @@ class _StatColumns:
             self.reserved = None
 
 
-def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
+def _raise_wire_error(head: np.ndarray, path, code: int, offset: int):
     problem = ERROR_MESSAGES.get(code, f"decoding failed (code {code})")
-    guess = describe_non_xspace(buf)
+    guess = describe_non_xspace(head)
     if code == ERR_CHANGED:
         pass  # the bytes were fine when framed
     elif guess:
@@ -289,7 +332,35 @@ def _raise_wire_error(buf: np.ndarray, path, code: int, offset: int):
     raise ProfileFormatError(path, problem, offset=offset if offset >= 0 else None)
 
 
-def _intern_text(buf: np.ndarray, raw: bytes, tx_row: np.ndarray, tx_len: np.ndarray,
+def _gathered(buf: np.ndarray, path, offs, lens) -> tuple[bytearray, np.ndarray]:
+    """The spans buf[offs, offs + lens) copied one after another (through the fault guard of
+    guard.h: Python reads no file mapping itself, where a truncated file would end the
+    process), and where each starts in the copy."""
+    offs = np.ascontiguousarray(offs, np.int64)
+    lens = np.ascontiguousarray(lens, np.int64)
+    starts = np.zeros(len(lens), np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    out = bytearray(int(lens.sum()))
+    if len(lens) and native.lib().tfp_copy_spans(
+            buf.ctypes.data, buf.size, offs.ctypes.data, lens.ctypes.data, len(lens),
+            np.frombuffer(out, np.uint8).ctypes.data) != 0:
+        raise _unreadable(path, buf.size)
+    return out, starts
+
+
+def _strings(buf: np.ndarray, path, offs, lens) -> list[str]:
+    """:func:`decode_spans` of buf's spans (read through :func:`_gathered`)."""
+    copy, starts = _gathered(buf, path, offs, lens)
+    return decode_spans(copy, starts, np.asarray(lens))
+
+
+def _head(buf: np.ndarray, path) -> np.ndarray:
+    """The first 64 bytes (or fewer) of ``buf``, copied (to tell what a file looks like)."""
+    n = min(64, buf.size)
+    return np.frombuffer(_gathered(buf, path, [0], [n])[0], np.uint8)
+
+
+def _intern_text(buf: np.ndarray, raw, path, tx_row: np.ndarray, tx_len: np.ndarray,
                  kind: np.ndarray, value: np.ndarray) -> list:
     """Replace the buffer offsets of str/bytes stat values by codes into the returned table
     of distinct values (``bytes`` for bytes values, else ``str``); the file's pages are
@@ -301,16 +372,21 @@ def _intern_text(buf: np.ndarray, raw: bytes, tx_row: np.ndarray, tx_len: np.nda
     rep_len = np.empty(n, np.int32)
     rep_kind = np.empty(n, np.int8)
     k = native.lib().tfp_intern_text(
-        buf.ctypes.data, n, tx_row.ctypes.data, tx_len.ctypes.data, kind.ctypes.data,
+        buf.ctypes.data, buf.size, n, tx_row.ctypes.data, tx_len.ctypes.data, kind.ctypes.data,
         value.ctypes.data, rep_off.ctypes.data, rep_len.ctypes.data, rep_kind.ctypes.data,
         int(_pages_can_go(raw)))
+    if k == ERR_UNREADABLE:
+        raise _unreadable(path, buf.size)
     if k < 0:
         raise MemoryError("out of memory while decoding stat values")
+    copy, starts = _gathered(buf, path, rep_off[:k], rep_len[:k])
     values = []
-    for off, length, kind in zip(rep_off[:k].tolist(), rep_len[:k].tolist(),
-                                 rep_kind[:k].tolist()):
-        chunk = raw[off:off + length]
-        values.append(chunk if kind == KIND_BYTES else chunk.decode("utf-8", "replace"))
+    with memoryview(copy) as view:
+        for off, length, kind in zip(starts.tolist(), rep_len[:k].tolist(),
+                                     rep_kind[:k].tolist()):
+            chunk = view[off:off + length]
+            values.append(bytes(chunk) if kind == KIND_BYTES
+                          else str(chunk, "utf-8", "replace"))
     return values
 
 
@@ -357,12 +433,12 @@ def decode_xspace(data, path=None, threads: int | None = None,
     buf = np.frombuffer(raw, dtype=np.uint8)
     if buf.size == 0:
         raise ProfileFormatError(path, "is empty (0 bytes), expected an XSpace profile")
-    guess = describe_known_format(buf)
+    guess = describe_known_format(_head(buf, path))
     if guess:
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
     threads = default_threads() if threads is None else max(1, int(threads))
     w = _walked(buf, raw, path, threads, progress)
-    space = _space(raw, buf, path, w, _stat_table(buf, raw, w, threads))
+    space = _space(raw, buf, path, w, _stat_table(buf, raw, path, w, threads))
     # offsets become starts relative to the space's origin, in place
     events = space.events
     events.line_start_ps = space.line_start_ps()
@@ -395,13 +471,13 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
     try:
         w = walk.tables()
         if w["P"].shape[0] == 0:
-            guess = describe_non_xspace(buf)
+            guess = describe_non_xspace(walk.head)
             raise ProfileFormatError(
                 path, "contains no XPlane: not an XSpace profile "
                 f"({guess or 'wrong file type or corrupt'})")
         M, SM = w["M"], w["SM"]
-        w["em_names"] = decode_spans(raw, M[:, Mc.name_off], M[:, Mc.name_len])
-        w["sm_names"] = decode_spans(raw, SM[:, SMc.name_off], SM[:, SMc.name_len])
+        w["em_names"] = _strings(buf, path, M[:, Mc.name_off], M[:, Mc.name_len])
+        w["sm_names"] = _strings(buf, path, SM[:, SMc.name_off], SM[:, SMc.name_len])
         ev_names, st_names = _Names(w["em_names"]), _Names(w["sm_names"])
         ev_cols, cols = walk.walk(threads, ev_names, row_dtype(len(M)), st_names,
                                   st_names.dtype(True))
@@ -422,11 +498,11 @@ def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
     return w
 
 
-def _stat_table(buf: np.ndarray, raw, w: dict, threads: int) -> StatTable:
+def _stat_table(buf: np.ndarray, raw, path, w: dict, threads: int) -> StatTable:
     """The stats, their text values interned and references resolved (on ``threads``
     threads)."""
     cols = w["st_cols"]
-    values = _intern_text(buf, raw, *w.pop("tx"), cols["kind"], cols["raw_value"])
+    values = _intern_text(buf, raw, path, *w.pop("tx"), cols["kind"], cols["raw_value"])
     if w["refs"]:
         # references resolve to stat-metadata names, appended to the value table ("" when
         # the referenced metadata is missing)
@@ -447,7 +523,8 @@ def _space(raw, buf: np.ndarray, path, w: dict, stats: StatTable) -> XSpaceData:
                         metadata_key=M[:, Mc.key].copy(), extras=w["EX"],
                         line_start_ps=np.zeros(len(L), np.int64),
                         name_counts=w["event_name_counts"], line_counts=w["line_counts"])
-    space_strings = decode_spans(raw, X[:, Xc.off], X[:, Xc.len])
+    space_strings = _strings(buf, path, X[:, Xc.off], X[:, Xc.len])
+    meta_bytes, meta_starts = _gathered(buf, path, M[:, Mc.meta_off], M[:, Mc.meta_len])
     field = X[:, Xc.field]
     return XSpaceData(
         path=None if path is None else str(path),
@@ -456,27 +533,29 @@ def _space(raw, buf: np.ndarray, path, w: dict, stats: StatTable) -> XSpaceData:
         errors=[s for s, f in zip(space_strings, field) if f == 2],
         warnings=[s for s, f in zip(space_strings, field) if f == 3],
         plane_ids=P[:, Pc.id].copy(),
-        plane_names=decode_spans(raw, P[:, Pc.name_off], P[:, Pc.name_len]),
+        plane_names=_strings(buf, path, P[:, Pc.name_off], P[:, Pc.name_len]),
         line_plane=line_plane,
         line_ids=L[:, Lc.id].copy(),
         line_display_ids=L[:, Lc.display_id].copy(),
-        line_names=decode_spans(raw, L[:, Lc.name_off], L[:, Lc.name_len]),
-        line_display_names=decode_spans(raw, L[:, Lc.dname_off], L[:, Lc.dname_len]),
+        line_names=_strings(buf, path, L[:, Lc.name_off], L[:, Lc.name_len]),
+        line_display_names=_strings(buf, path, L[:, Lc.dname_off], L[:, Lc.dname_len]),
         line_timestamp_ns=L[:, Lc.timestamp_ns].copy(),
         line_duration_ps=L[:, Lc.duration_ps].copy(),
         event_metadata_plane=M[:, Mc.plane].astype(np.int32),
         event_metadata_key=events.metadata_key,
         event_metadata_id=M[:, Mc.id].copy(),
         event_metadata_names=w["em_names"],
-        event_metadata_display_names=decode_spans(raw, M[:, Mc.dname_off], M[:, Mc.dname_len]),
-        event_metadata_bytes=[raw[o:o + n] for o, n in zip(M[:, Mc.meta_off].tolist(),
-                                                           M[:, Mc.meta_len].tolist())],
+        event_metadata_display_names=_strings(buf, path, M[:, Mc.dname_off],
+                                              M[:, Mc.dname_len]),
+        event_metadata_bytes=[bytes(meta_bytes[o:o + n]) for o, n in
+                              zip(meta_starts.tolist(), M[:, Mc.meta_len].tolist())],
         event_metadata_children=CH.copy(),
         stat_metadata_plane=SM[:, SMc.plane].astype(np.int32),
         stat_metadata_key=SM[:, SMc.key].copy(),
         stat_metadata_id=SM[:, SMc.id].copy(),
         stat_metadata_names=w["sm_names"],
-        stat_metadata_descriptions=decode_spans(raw, SM[:, SMc.desc_off], SM[:, SMc.desc_len]),
+        stat_metadata_descriptions=_strings(buf, path, SM[:, SMc.desc_off],
+                                            SM[:, SMc.desc_len]),
         events=events,
         stats=stats,
     )
