@@ -191,19 +191,27 @@ def test_unknown_framework_names_tensorflow_in_its_advice(tmp_path):
     assert frag.fix.startswith("With TensorFlow, try TF_GPU_ALLOCATOR")
 
 
-def test_command_buffers_found_on_real_nvidia_captures():
-    """JAX on an H200 (tests/data) with XLA's default command buffers: the whole step ran in
-    one buffer, so its GPU time has no per-op detail and the finding says how to get it; the
-    same model captured with command buffers off gets no such finding."""
+def test_command_buffers_found_where_their_kernels_stay_unattributed():
+    """JAX on an H200 (tests/data) with XLA's default command buffers: every kernel in the
+    buffer is attributed to its HLO op, so no finding; where kernels stay unresolved (here the
+    table's first rows, marked so) the finding gives their share and how to get per-op
+    numbers; the same model captured with command buffers off gets no such finding either."""
+    from tfprof_nb.analysis import recommendations as R
+
     from .real_xla import REAL
 
     prof = tp.load(REAL / "jax_h200_transformer.xplane.pb")
-    gpu = prof.hlo_stats[prof.hlo_stats.device_type == "GPU"]
-    in_buffers = gpu[gpu.hlo_op_name.str.startswith("command_buffer")]
-    (found,) = _findings(prof, "command_buffers")
+    stats = prof.hlo_stats
+    assert (stats.attribution != "unresolved").all() and not _findings(prof, "command_buffers")
+    first = stats.index < 20
+    unresolved = stats.assign(attribution=stats.attribution.where(~first, "unresolved"),
+                              hlo_op_name=stats.hlo_op_name.where(~first, "command_buffer_1"))
+    out: list = []
+    R._command_buffers(unresolved, out, R.Target(prof.framework.name, prof.framework.gpu_vendors))
+    (found,) = out
     assert found.evidence["command_buffer_pct"] == pytest.approx(
-        100 * in_buffers.total_self_time_us.sum() / gpu.total_self_time_us.sum())
-    assert found.evidence["command_buffers"] == in_buffers.hlo_op_name.nunique() == 1
+        100 * stats.total_self_time_us[first].sum() / stats.total_self_time_us.sum())
+    assert found.evidence["command_buffers"] == 1
     assert "XLA_FLAGS=--xla_gpu_enable_command_buffer=" in found.fix
     assert "before JAX starts" in found.fix and "TensorFlow" not in found.fix
     off = tp.load(REAL / "jax_h200_nocmdbuf.xplane.pb")
@@ -214,8 +222,8 @@ def test_command_buffers_found_on_real_nvidia_captures():
 def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
     """The step breakdown's 16-bit time follows the reference (kernels named half/fp16), so a
     bf16 JAX model on an H200 shows 0 % there; the profile's one precision share reads the
-    operand types of the matrix multiplications in the HLO instead, and claims nothing when
-    command buffers hide the HLO ops.  Without HLO (TensorFlow without XLA) the step breakdown
+    operand types of the matrix multiplications in the HLO instead (inside command buffers
+    too, once their kernels are attributed to HLO ops).  Without HLO (TensorFlow without XLA) the step breakdown
     decides.  The card, the statement and the finding quote that one share."""
     from tfprof_nb.analysis import recommendations as R
     from tfprof_nb.analysis.shares import matmul_precision, precision
@@ -240,8 +248,10 @@ def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
                        R.Target(bf16.framework.name, bf16.framework.gpu_vendors))
     (found,) = out
     assert found.evidence["matmul_16bit_pct"] == low["pct16"] and "jnp.bfloat16" in found.fix
+    # with command buffers on, the matmuls attributed inside the buffer give the same share
     buffers = tp.load(REAL / "jax_h200_transformer.xplane.pb")
-    assert buffers.result("precision") == {} and not _findings(buffers, "mixed_precision")
+    assert buffers.result("precision") == bf16.result("precision")
+    assert not _findings(buffers, "mixed_precision")
     v100 = tp.load(gpu_fixture_file)
     (found,) = _findings(v100, "mixed_precision")
     share = v100.result("precision")

@@ -11,17 +11,21 @@ where the launch has no id):
 
 * ``name``: XLA names a fusion's kernel after the instruction, its characters outside
   ``[A-Za-z0-9_]`` written ``_`` (``loop_add_fusion.3`` -> ``loop_add_fusion_3``; a trailing
-  ``.kd`` on AMD).  Identical fusions share one kernel, named after one of them; their
-  ``deduplicated_name`` metadata makes them one class, and the kernel goes to the class's
-  first member not yet run in this execution at or after the previous match (the schedule's
-  order), so each of the four layers' copies gets its own run.
-* ``position``: library kernels carry no instruction name (cuBLAS/cuBLASLt ``nvjet_*``,
-  cutlass, cuDNN, memsets).  A run of them between two matched neighbours goes to the
-  instructions scheduled between those neighbours that were not matched by name and can run
-  library code (custom-calls, custom fusions, every non-fusion op that launches work): all to
-  the one such instruction, or one each when the counts agree.  A memset goes with the library
-  call it precedes in its run, else to the one unmatched instruction between its neighbours,
-  else to the op that follows (XLA initialises a reduction's or a scatter's output with one).
+  ``.kd`` on AMD).  Identical fusions share one kernel, named after one of them; where their
+  ``deduplicated_name`` metadata makes them one class, the kernel goes to the class's first
+  member at or after the previous match that has not run yet in this execution (the
+  schedule's order), so each layer's copy gets its own run.
+* ``position``: the kernels left over, per run between two matched neighbours, go to the
+  instructions scheduled between those neighbours that have not run: kernels named after an
+  instruction whose class ran already (a fusion sharing another's kernel without metadata
+  saying so) to the fusions there, library kernels (cuBLAS/cuBLASLt ``nvjet_*``, cutlass,
+  cuDNN: no instruction name) to the instructions that can run library code (custom-calls,
+  custom fusions, every non-fusion op that launches work), all to the one such instruction or
+  one each when the counts agree.  A memset goes with the library call it precedes in its
+  run, else to the one instruction not run between its neighbours, else to the op that
+  follows (XLA initialises a reduction's or a scatter's output with one).  A named kernel
+  still without a place (a loop in the buffer running its body again) goes to its class's
+  next member (``name``).
 * ``unresolved``: kernels with no place (no candidate, or counts that do not agree) stay in
   the buffer's own row; the reasons say how much time that is.
 
@@ -142,29 +146,24 @@ def kernel_plan(module, op: str) -> KernelPlan:
                       classes={k: classes[c] for k, c in cls_of.items()})
 
 
-def _pick(cands: list, ptr: int, used: set) -> int:
-    """The candidate position for a kernel: the first not yet run at or after ``ptr``, else
-    the first not yet run, else (the buffer's sequence runs again) the first at or after
-    ``ptr``, else the first."""
-    start = bisect_left(cands, ptr)
-    for p in cands[start:]:
+def _next_free(cands: list, ptr: int, used: set) -> int:
+    """The first candidate position at or after ``ptr`` not run yet (-1: none)."""
+    for p in cands[bisect_left(cands, ptr):]:
         if p not in used:
             return p
-    for p in cands[:start]:
-        if p not in used:
-            return p
-    return cands[start] if start < len(cands) else cands[0]
+    return -1
 
 
 def _match_names(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, set]:
-    """(position per kernel, -1 for library kernels; the positions matched)."""
+    """(position per kernel, -1 where not matched; the positions matched): each named kernel
+    to the first member of its class at or after the previous match not run yet."""
     pos = np.full(len(kernels), -1, dtype=np.int64)
     used: set = set()
     ptr = 0
     for i, k in enumerate(kernels):
         cands = plan.positions(k)
-        if cands:
-            p = _pick(cands, ptr, used)
+        p = _next_free(cands, ptr, used) if cands else -1
+        if p >= 0:
             pos[i], ptr = p, p + 1
             used.add(p)
     return pos, used
@@ -180,17 +179,21 @@ def _spread(items: list, targets: list) -> dict:
     return {}
 
 
-def _place_run(kernels: list, run: list, before: int, after: int, plan: KernelPlan,
-               used: set) -> dict:
-    """{kernel index: position} for a run of library kernels between matched neighbours at
-    positions ``before`` and ``after`` (-1 / len(plan.names) at the ends)."""
+def _place_run(kernels: list, run: list, span: tuple, plan: KernelPlan, used: set) -> dict:
+    """{kernel index: position} for a run of unmatched kernels between matched neighbours at
+    positions ``span`` (-1 / len(plan.names) at the ends): kernels named after an instruction
+    whose class ran already (a fusion sharing another's kernel without saying so) to the
+    fusions not run yet, library kernels to the library calls, memsets as the module says."""
+    before, after = span
     if after <= before:
         return {}
     free = [q for q in range(before + 1, after) if plan.works[q] and q not in used]
     library = [q for q in free if plan.library[q]]
-    fills = [i for i in run if _MEMSET.match(kernels[i])]
-    compute = [i for i in run if i not in fills]
-    placed = _spread(compute, library)
+    named = [i for i in run if plan.positions(kernels[i])]
+    fills = [i for i in run if i not in named and _MEMSET.match(kernels[i])]
+    compute = [i for i in run if i not in named and i not in fills]
+    placed = _spread(named, [q for q in free if not plan.library[q]])
+    placed.update(_spread(compute, library))
     for i in fills:
         later = [placed[j] for j in compute if j > i and j in placed]
         if later:
@@ -199,7 +202,20 @@ def _place_run(kernels: list, run: list, before: int, after: int, plan: KernelPl
             placed[i] = free[0]
         elif not compute and after < len(plan.names):
             placed[i] = after
+    used.update(placed.values())
     return placed
+
+
+def _repeats(kernels: list, pos: np.ndarray, how: np.ndarray, plan: KernelPlan) -> None:
+    """Named kernels still unplaced (their class ran already: a loop inside the buffer runs
+    its body again): to the first member of the class after the previous kernel's position,
+    else the first (in place)."""
+    for i in np.flatnonzero(pos < 0).tolist():
+        cands = plan.positions(kernels[i])
+        if cands:
+            prev = int(pos[i - 1]) if i > 0 else -1
+            at = bisect_left(cands, prev + 1)
+            pos[i], how[i] = cands[at] if at < len(cands) else cands[0], NAME
 
 
 def align(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, np.ndarray]:
@@ -208,16 +224,15 @@ def align(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, np.ndarray]:
     pos, used = _match_names(kernels, plan)
     how = np.where(pos >= 0, NAME, UNRESOLVED).astype(np.int8)
     lone = np.flatnonzero(pos < 0)
-    if not len(lone):
-        return pos, how
-    # runs of consecutive unmatched kernels
-    cuts = np.flatnonzero(np.diff(lone) > 1) + 1
-    for run in np.split(lone, cuts):
-        first, last = int(run[0]), int(run[-1])
-        before = int(pos[first - 1]) if first > 0 else -1
-        after = int(pos[last + 1]) if last + 1 < len(kernels) else len(plan.names)
-        for i, p in _place_run(kernels, run.tolist(), before, after, plan, used).items():
-            pos[i], how[i] = p, POSITION
+    if len(lone):
+        # runs of consecutive unmatched kernels, each between its matched neighbours
+        for run in np.split(lone, np.flatnonzero(np.diff(lone) > 1) + 1):
+            first, last = int(run[0]), int(run[-1])
+            span = (int(pos[first - 1]) if first > 0 else -1,
+                    int(pos[last + 1]) if last + 1 < len(kernels) else len(plan.names))
+            for i, p in _place_run(kernels, run.tolist(), span, plan, used).items():
+                pos[i], how[i] = p, POSITION
+        _repeats(kernels, pos, how, plan)
     return pos, how
 
 

@@ -200,19 +200,19 @@ def _layout(ks: pd.DataFrame, ops: pd.DataFrame, out, target: Target):
 
 
 def _command_buffers(hlo: pd.DataFrame, out, target: Target):
-    """GPU time inside XLA command buffers (CUDA graphs): their kernels name the buffer, so the
-    per-op tables show one unresolved row per buffer."""
+    """GPU time inside XLA command buffers (CUDA graphs) whose kernels could not be attributed
+    to HLO ops (:mod:`.command_buffers`): one unresolved row per buffer."""
     gpu = hlo[hlo.device_type == "GPU"] if len(hlo) else hlo
     if gpu.empty:
         return
     total = float(gpu.total_self_time_us.sum())
-    buffers = gpu[gpu.hlo_op_name.str.startswith("command_buffer") & ~gpu.resolved.astype(bool)]
+    buffers = gpu[gpu.attribution == "unresolved"]
     pct = 100 * float(buffers.total_self_time_us.sum()) / total if total > 0 else 0.0
     if pct < MODERATE_SHARE_PCT:
         return
     out.append(Finding(
         "command_buffers", f"{pct:.0f} % of GPU op time ran inside XLA command buffers (CUDA "
-        "graphs), which the profile shows as one op per buffer: no HLO op, FLOPs or "
+        "graphs) in kernels that could not be attributed to HLO ops: no HLO op, FLOPs or "
         "framework op for that time",
         {"command_buffer_pct": pct, "command_buffers": int(buffers.hlo_op_name.nunique())},
         fix("command_buffers", target.framework), "moderate"))

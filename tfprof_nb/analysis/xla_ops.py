@@ -349,7 +349,8 @@ def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> di
         totals = pd.concat([t for t in (totals, tpu_totals) if len(t)], ignore_index=True) \
             if len(tpu_totals) else totals
     ops = ops.reindex(columns=OP_COLUMNS)
-    ops["attribution"] = ops.attribution.fillna(ATTRIBUTION[STAT])
+    how = ops.attribution.astype(object)
+    ops["attribution"] = how.where(how.notna(), ATTRIBUTION[STAT])  # (TPU ops: their stats)
     return {"ops": ops, "totals": totals, "fused": fused, "peaks": peaks,
             "programs": dict(program_names), "reasons": reasons, "command_buffers": buffers}
 
