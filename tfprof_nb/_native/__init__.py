@@ -3,7 +3,8 @@
 The XSpace walker and the analyses' hot loops are plain C (``*.c`` here).  Installed wheels
 carry the compiled library; a source checkout builds it on first use with the system C
 compiler (about two seconds, once per source version) into this directory, or into
-``$TFPROF_NB_CACHE`` / ``~/.cache/tfprof_nb/native`` when this directory is read-only.
+``$TFPROF_NB_NATIVE_DIR`` (default ``~/.cache/tfprof_nb/native``) when this directory is
+read-only.
 
 ctypes releases the GIL while a kernel runs, so hosts can be analysed in parallel threads.
 Use :func:`lib` to get the loaded library with every function's signature declared.
@@ -98,11 +99,14 @@ _SIGNATURES = {
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("TFPROF_NB_CACHE")
-    if base:
-        return Path(base) / "native"
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tfprof_nb" / \
-        "native"
+    """Where the library is built when the package's directory is read-only:
+    ``$TFPROF_NB_NATIVE_DIR``, else ``$XDG_CACHE_HOME/tfprof_nb/native`` (``~/.cache``).
+    (``TFPROF_NB_CACHE`` is the URL cache's on/off switch, not a folder.)"""
+    chosen = os.environ.get("TFPROF_NB_NATIVE_DIR")
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "tfprof_nb" / "native"
 
 
 def _find_or_build() -> Path:

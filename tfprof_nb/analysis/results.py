@@ -80,23 +80,30 @@ class Results:
     def compute(self, names) -> None:
         """Compute the results ``names``: the host steps of all of them together, each
         result combined as soon as the host steps it needs are done (while the others run);
-        a combine that fails is left to the end, which raises as a sequential run would."""
+        a combine that fails is run once: its error is raised at the end, in order, as a
+        sequential run would raise it (the results that need it are not tried)."""
         names = registry.order(names)
         waiting = [n for n in names if n not in self._values and n not in self._inputs]
-        host_steps = {n: [s for s in registry.order([n]) if registry.get(s).host is not None]
+        chains = {n: registry.order([n]) for n in waiting}
+        host_steps = {n: [s for s in chains[n] if registry.get(s).host is not None]
                       for n in waiting}
+        failed: dict = {}
 
         def combine_ready():
             for name in list(waiting):
                 if all(self.hosts.has_partials(s) for s in host_steps[name]):
                     waiting.remove(name)
+                    if any(n in failed for n in chains[name]):
+                        continue  # (what it needs failed: raised below first)
                     try:
                         self[name]
-                    except Exception:  # (raised again below, in order)
-                        pass
+                    except Exception as exc:  # raised below, in order, never run again
+                        failed[name] = exc
 
         self.run_host_steps(names, meanwhile=combine_ready)
         for name in names:
+            if name in failed:
+                raise failed[name]
             self[name]
 
     def set_input(self, name: str, value) -> None:
