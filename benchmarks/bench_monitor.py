@@ -1,0 +1,141 @@
+"""Live monitor overhead: a whole training run's wall time with ``tp.Monitor`` (its defaults)
+against the same run without it, alternated in one process.
+
+    python benchmarks/bench_monitor.py [--pairs 3] [--steps 3000] [--only keras|jax]
+
+(a) Keras 3 ``model.fit`` (TensorFlow backend) of an MLP on a tf.data pipeline for
+``--steps`` steps, with ``callbacks=[tp.Monitor()]`` or without; (b) a jitted JAX training
+loop of as many steps, ``for x in mon.iterate(batches)`` or a bare ``for``.  The monitor's
+defaults: a window of 10 steps every 500 steps after 3 warm-up steps, each window analysed
+on a background thread.  Runs alternate (bare, monitored, bare, ...) after one unmeasured
+run of each, so drift and warm caches fall on both sides alike.  Reports each run's wall
+time, the medians, their ratio (goal: under 1.03), the windows profiled and the analyses'
+time after training ended (``mon.wait()``: not part of the run's wall time, shown apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+
+def keras_runner(steps: int):
+    """run(monitor or None) -> seconds of one ``fit`` of ``steps`` steps."""
+    import keras
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.range(10**9).map(
+        lambda i: (tf.random.stateless_normal([128, 256], seed=[i, 1]),
+                   tf.random.stateless_uniform([128], seed=[i, 2], maxval=10,
+                                               dtype=tf.int32))).prefetch(4)
+    model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(512, activation="relu"),
+                              keras.layers.Dense(512, activation="relu"),
+                              keras.layers.Dense(10)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+    def run(mon) -> float:
+        t0 = time.perf_counter()
+        model.fit(ds, epochs=1, steps_per_epoch=steps, verbose=0,
+                  callbacks=[mon] if mon is not None else [])
+        return time.perf_counter() - t0
+    return run
+
+
+def jax_runner(steps: int):
+    import jax
+    import jax.numpy as jnp
+
+    key = jax.random.PRNGKey(0)
+    k1, k2 = jax.random.split(key)
+    params = [jax.random.normal(k1, (256, 512)) * 0.05, jax.random.normal(k2, (512, 10)) * 0.05]
+
+    @jax.jit
+    def train_step(params, x):
+        def loss(p):
+            return jnp.mean((jnp.tanh(x @ p[0]) @ p[1]) ** 2)
+        g = jax.grad(loss)(params)
+        return [p - 0.01 * d for p, d in zip(params, g)]
+
+    def batches():
+        i = 0
+        while True:
+            i += 1
+            yield jax.random.normal(jax.random.PRNGKey(i), (128, 256))
+
+    state = {"params": params}
+
+    def run(mon) -> float:
+        t0 = time.perf_counter()
+        it = batches()
+        loop = mon.iterate(it) if mon is not None else it
+        p = state["params"]
+        for n, x in enumerate(loop):
+            p = train_step(p, x)
+            jax.block_until_ready(p)
+            if n + 1 >= steps:
+                break
+        state["params"] = p
+        return time.perf_counter() - t0
+    return run
+
+
+def measure(name: str, run, pairs: int, backend: str) -> dict:
+    import tfprof_nb as tp
+
+    def monitored() -> tuple[float, float, int]:
+        mon = tp.Monitor(logdir=tempfile.mkdtemp(prefix="bench_monitor_"), backend=backend)
+        wall = run(mon)
+        t0 = time.perf_counter()
+        mon.wait()
+        hist = mon.history
+        bad = hist[hist.status != "analysed"]
+        if len(bad):
+            raise SystemExit(f"{name}: windows not analysed:\n{bad[['window', 'status', 'error']]}")
+        return wall, time.perf_counter() - t0, len(hist)
+
+    run(None)
+    monitored()  # warm both sides: compiles, the profiler's first start
+    bare, mon, drain, windows = [], [], [], 0
+    for i in range(pairs):
+        bare.append(run(None))
+        wall, after, windows = monitored()
+        mon.append(wall)
+        drain.append(after)
+        print(f"{name} pair {i + 1}: bare {bare[-1]:.2f} s, monitored {wall:.2f} s "
+              f"({windows} windows, analyses {after:.2f} s after the run)", file=sys.stderr)
+    ratio = statistics.median(mon) / statistics.median(bare)
+    return {"bare_s": bare, "monitored_s": mon, "after_run_s": drain, "windows": windows,
+            "median_bare_s": statistics.median(bare), "median_monitored_s": statistics.median(mon),
+            "ratio": ratio, "pair_ratios": [m / b for m, b in zip(mon, bare)]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--only", choices=("keras", "jax"))
+    args = ap.parse_args(argv)
+    out = {}
+    if args.only in (None, "keras"):
+        out["keras_fit_tf"] = measure("keras", keras_runner(args.steps), args.pairs, "tensorflow")
+    if args.only in (None, "jax"):
+        out["jax_loop"] = measure("jax", jax_runner(args.steps), args.pairs, "jax")
+    print(json.dumps(out, indent=1))
+    for name, r in out.items():
+        print(f"{name}: bare {r['median_bare_s']:.2f} s, monitored {r['median_monitored_s']:.2f}"
+              f" s, ratio {r['ratio']:.3f} (goal < 1.03), {r['windows']} windows")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
