@@ -126,9 +126,9 @@ tf.profiler.experimental.stop()
 
 
 def test_one_training_call_in_the_window_is_one_step(tmp_path):
-    """A window holding one call of the training function (one fit batch; Keras 2's laptop
-    case) is one step: the call and what it dispatched.  TensorFlow 2.21 records no
-    FunctionRun, so xprof finds none here (it made one step of Keras 2's call)."""
+    """A window holding one call of the training function (one fit batch) is one step: the
+    call and what it dispatched.  xprof finds none here: the call's FunctionRun groups the
+    function's work but marks no step (test_steps_eager: marked calls match xprof's)."""
     subprocess.run([sys.executable, "-c", ONE_CALL, str(tmp_path)], check=True,
                    capture_output=True, timeout=300)
     (xplane,) = xplane_files(tmp_path)

@@ -5,10 +5,12 @@ the same over one host's events in compiled kernels: events form a forest throug
 by time on each thread, (2) producer/consumer links (``_pt``/``_p`` -> ``_ct``/``_c``),
 (3) ``ExecutorState::Process`` -> ``IteratorGetNext*::DoCompute``
 with equal ``id``/``iter_num`` and (4) kernel launch -> kernel execution by ``correlation_id``.
-Events with an ``_r`` stat are roots; each root, by level then time, starts a group that
-spreads to every ungrouped event it reaches (the reference spreads breadth-first over child
-lists; the kernel scans nesting subtrees, contiguous in visit order, and follows the other
-edges from a copy sorted by source, which gives the same groups without the lists).
+Events with an ``_r`` stat are roots, and so are, as in the reference, tf.keras's step markers
+before TF 2.4 (``TraceContext``) and the batching runtimes' events (``_NAMED_ROOTS``); each
+root, by level then time, starts a group unless an ancestor is a root of its level, and the
+group spreads to every ungrouped event it reaches (the reference spreads breadth-first over
+child lists; the kernel scans nesting subtrees, contiguous in visit order, and follows the
+other edges from a copy sorted by source, which gives the same groups without the lists).
 
 Thread-pool regions (``ThreadpoolListener::Region``, from each StopRegion back to the last
 StartRegion on its thread) are synthetic nodes numbered after the real events.  The reference
@@ -32,7 +34,7 @@ from .._native import release_free_memory
 from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_ids, join_on_keys,
                                keys_in, nest_strict, nesting_order, regions_from_rows,
                                sort_pairs, spread_groups, take_rows, threadpool_regions)
-from .host import HOST_PLANE, HostData
+from .host import HOST_PLANE, HostData, SparseStat
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph", "producer_consumer_links",
            "IMPLICIT_ROOTS", "HOST_PLANE"]
@@ -48,6 +50,11 @@ _MAX_CONTEXT_FANOUT = 64
 # left it at 2.4-2.5x).
 _ONE_PASS_SHARE_OF_FILE = 1 / 5
 _LINK_ENTRY_BYTES = 16
+# Roots besides the events with an ``_r`` stat, as the reference takes them: tf.keras's step
+# marker before TF 2.4 (``TraceContext`` with ``graph_type`` and ``step_num``: level 1 unless
+# it has an ``_r``), and the batching runtimes' events (these levels replace any ``_r``).
+LEGACY_ROOT = "TraceContext"
+_NAMED_ROOTS = {"BatchingSessionRun": 1, "ProcessBatch": 2, "OrbaxServing::ProcessBatch": 2}
 
 
 @dataclass
@@ -119,8 +126,12 @@ def _graph_queries(hd: HostData, r) -> dict:
         "stops": lambda s: (s == "ThreadpoolListener::StopRegion").to_numpy(),
         "executor": lambda s: (s == "ExecutorState::Process").to_numpy(),
         "getnext": lambda s: s.isin(_ITERATOR_GET_NEXT).to_numpy(),
-        "tf_data": lambda s: s.str.startswith("InstantiatedCapturedFunction::").to_numpy()})
-    rows["roots"] = np.empty(0, np.int32) if r is None else r.rows
+        "tf_data": lambda s: s.str.startswith("InstantiatedCapturedFunction::").to_numpy(),
+        "legacy": lambda s: (s == LEGACY_ROOT).to_numpy(),
+        **{name: (lambda s, name=name: (s == name).to_numpy()) for name in _NAMED_ROOTS}})
+    legacy, named = rows.pop("legacy"), [(rows.pop(k), v) for k, v in _NAMED_ROOTS.items()]
+    roots = None if r is None else _root_events(r, legacy, named)
+    rows["roots"] = np.empty(0, np.int32) if roots is None else roots.rows
     queries = {"c": ("_c", rows["starts"] if len(rows["stops"]) else rows["stops"])}
     if len(rows["executor"]) and len(rows["getnext"]):
         queries.update(e_id=("id", rows["executor"]), e_it=("iter_num", rows["executor"]),
@@ -129,7 +140,24 @@ def _graph_queries(hd: HostData, r) -> dict:
         queries.update(tf=("id", rows["tf_data"]), root=("id", rows["roots"]))
     found = hd.stats_at(queries)
     found["c"] = found["c"][1]  # (only whether a start has a context: its value goes now)
-    return {"rows": rows, **found}
+    return {"rows": rows, "roots": roots, **found}
+
+
+def _root_events(r: SparseStat, legacy: np.ndarray, named: list) -> SparseStat:
+    """The root events and their levels (as a stat): the events with an ``_r`` stat (``r``),
+    ``legacy`` rows without one at level 1, and each (rows, level) of ``named`` at its level,
+    whatever their ``_r``."""
+    if not len(legacy) and not any(len(rows) for rows, _ in named):
+        return r
+    legacy = legacy[~np.isin(legacy, r.rows)]
+    parts = [(r.rows, r.values.astype(np.int64)), (legacy, np.ones(len(legacy), np.int64))]
+    parts += [(rows, np.full(len(rows), level, np.int64)) for rows, level in named]
+    rows = np.concatenate([p[0] for p in parts]).astype(np.int32)
+    levels = np.concatenate([p[1] for p in parts])
+    order = np.argsort(rows, kind="stable")  # a named level comes after the row's _r
+    rows, levels = rows[order], levels[order]
+    last = np.append(rows[1:] != rows[:-1], True)
+    return SparseStat(rows[last], levels[last])
 
 
 def _nesting(hd: HostData, regions: Regions, a, order: np.ndarray | None) -> tuple:
@@ -208,8 +236,9 @@ def _merge_edges(blocks: list) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _root_levels(n_nodes: int, r, at: dict) -> np.ndarray:
-    """int8 root level of every node (-1: not a root): events with an ``_r`` stat (``r``),
-    except tf.data's captured-function runs (``at``: see :func:`_graph_queries`)."""
+    """int8 root level of every node (-1: not a root): the root events ``r`` (see
+    :func:`_root_events`), except tf.data's captured-function runs (``at``: see
+    :func:`_graph_queries`)."""
     root_level = np.full(n_nodes, -1, np.int8)  # _r levels are small: 1, 2, ...
     root_level[r.rows] = np.clip(r.values, 0, 127)
     if "tf" in at:
@@ -281,7 +310,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
         at = _graph_queries(hd, stats["_r"])
         regions = threadpool_regions_of(hd, at)
-        root_level = _root_levels(n + len(regions), stats["_r"], at)
+        root_level = _root_levels(n + len(regions), at.pop("roots"), at)
         blocks = _other_edges(hd, stats["correlation_id"], at)
         del at
         hd.drop_stats(("correlation_id",))

@@ -5,12 +5,20 @@ event gets a type, and within each step every instant counts for the highest-pri
 active then; the untraced rest is "other".  CPU-only hosts use host events; hosts with GPUs
 use device events.  Deliberate differences, each visible in the result:
 
-* profiles without step markers (Keras 3 ``fit``, plain loops, JAX loops) get steps inferred
-  from the repeated top-level call of a compiled function: a ``tf.function``
-  (``EagerLocalExecute: __inference_...``) or a jitted JAX function (``PjitFunction(f)``),
-  each step lasting until the next call; a window holding a single call makes one step
-  (XProf makes one step of each function call when TensorFlow records ``FunctionRun``, as
-  TF 2.x before Keras 3 did); ``source`` says so;
+* profiles without step markers (Keras 3 ``fit``, plain loops, JAX loops, a window opened
+  inside a Keras 2 batch) get steps inferred from the repeated top-level call of a compiled
+  function: a ``tf.function`` (``EagerLocalExecute: __inference_...``, else the call around a
+  ``FunctionRun`` that starts a group) or a jitted JAX function (``PjitFunction(f)``), each
+  step lasting until the next call; a window holding a single call makes one step; ``source``
+  says so.  XProf finds no step there: a ``FunctionRun`` is a root that groups the function's
+  work, but only a named root or a ``train``/``test``/``TraceContext`` event in a group marks a
+  step (Keras 2's ``train`` with ``_r``, tf.keras's ``TraceContext`` before TF 2.4: the same
+  steps here);
+* where a ``tf.function`` loops (a ``tf.while_loop``, Keras 2's ``steps_per_execution``), the
+  reference makes each iteration a root (the first ``ExecutorState::Process`` of each
+  ``iter_num``) and then takes no other root, so step markers lose their groups and it finds
+  no step (and where TensorFlow's loop ops run unlowered, ``WhileOp-EvalCond``, ``ForOp``,
+  it groups nothing); the roots here are always the marked ones (``_r``, ``TraceContext``);
 * hosts with TPU TensorCores take their steps from the TPU (:mod:`.xla_steps`);
 * GPU copies named ``MemcpyH2D``/``MemcpyD2H``/``MemcpyD2D`` (CUPTI's names) count as input,
   output and device-to-device (the reference only matches ``MemcpyHToD``-style names and counts
@@ -57,6 +65,7 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 # Calls of a compiled function on the host: a tf.function, a jitted or pmapped JAX function.
 _FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(|PmapFunction\()")
+_FUNCTION_RUN = "FunctionRun"  # TensorFlow's run of a function: a root (``_r``) of its own
 
 
 def _explicit_marker(names: pd.Series) -> np.ndarray:
@@ -98,14 +107,29 @@ def _classify_device(names: pd.Series, shapes: pd.Series) -> np.ndarray:
     return kind
 
 
-def _infer_step_roots(hd: HostData, parent: np.ndarray) -> tuple[np.ndarray, str]:
+def _function_calls(hd: HostData, grouping: Grouping) -> np.ndarray:
+    """Rows of the host's calls of compiled functions: tf.function and jitted JAX calls by
+    their names, else (a TensorFlow that names its eager calls otherwise) the function runs
+    that start a group of their own, as the reference groups them (``FunctionRun`` roots,
+    tf.data's left out)."""
+    on_host = hd.plane_is(HOST_PLANE)
+    calls = np.flatnonzero(
+        hd.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy()) & on_host)
+    if len(calls):
+        return calls
+    groups = grouping.groups
+    runs = groups.root[groups.implicit].to_numpy()
+    runs = runs[runs < len(hd)]
+    runs = runs[hd.name_of(runs) == _FUNCTION_RUN]
+    return np.sort(runs[on_host[runs]])
+
+
+def _infer_step_roots(hd: HostData, grouping: Grouping) -> tuple[np.ndarray, str]:
     """Rows and name of the events taken for steps when a profile has no step markers: the
     repeated top-level events (on their thread) that call a compiled function, or, when no
     top-level event repeats (one long Python call around the loop), the repeated outermost
     calls themselves (a jitted call nested in another counts once)."""
-    calls = np.flatnonzero(
-        hd.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy())
-        & hd.plane_is(HOST_PLANE))
+    calls, parent = _function_calls(hd, grouping), grouping.parent
     if not len(calls):
         return np.empty(0, np.int32), ""
     is_call = np.zeros(len(parent), dtype=bool)
@@ -185,7 +209,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
     else:
         table = _host_steps(hd, group, grouping)
         if table.empty and grouping is not None:
-            roots, name = _infer_step_roots(hd, grouping.parent)
+            roots, name = _infer_step_roots(hd, grouping)
             if len(roots):
                 graph = grouping_graph(hd) if graph is None else graph
                 grouping = group_events(hd, extra_roots=roots, graph=graph)
