@@ -58,6 +58,14 @@ export function icicle(rows: ScopeRow[]): { scope: string; name: string; depth: 
   return out;
 }
 
+/** `name` cut to about `px` pixels of 12 px text (an ellipsis ends a cut name), so a label
+ * stays inside its rectangle (pure; unit-tested). */
+export function fitLabel(name: string, px: number): string {
+  const fits = Math.floor(px / 7);
+  if (name.length <= fits) return name;
+  return fits > 1 ? `${name.slice(0, fits - 1)}…` : "";
+}
+
 /** An icicle of `rows` as SVG; `tip` words each rectangle's tooltip (default: its scope and
  * value). */
 export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20,
@@ -89,7 +97,7 @@ export function renderIcicle(rows: ScopeRow[], width = 900, rowH = 20,
       label.setAttribute("x", String(r.x0 * width + 3));
       label.setAttribute("y", String(r.depth * rowH + 14));
       label.setAttribute("fill", "#111");
-      label.textContent = r.name;
+      label.textContent = fitLabel(r.name, (r.x1 - r.x0) * width - 6);
       g.append(label);
     }
     svg.append(g);

@@ -10,6 +10,8 @@ import { text, viewRoot } from "./ui";
 /** A block of code around hot lines, as the kernel sends it. */
 export interface CodeBlock {
   file: string;
+  /** a notebook cell's name ("In[3]"), else the file */
+  label?: string;
   origin: string;
   first_line: number;
   last_line: number;
@@ -27,7 +29,7 @@ const ms = (us: number) => `${(us / 1e3).toLocaleString("en-US", { minimumFracti
 export function blockTitle(b: CodeBlock): string {
   const span = b.first_line === b.last_line ? `${b.first_line}` : `${b.first_line}-${b.last_line}`;
   const fns = b.functions.length ? ` · ${b.functions.join(", ")}` : "";
-  return `${b.file}:${span}${fns} · ${ms(b.time_us)} (${b.time_pct.toFixed(1)}%)`;
+  return `${b.label || b.file}:${span}${fns} · ${ms(b.time_us)} (${b.time_pct.toFixed(1)}%)`;
 }
 
 function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowElement {
@@ -36,13 +38,13 @@ function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowEle
   tr.className = us === null ? "src-line" : "src-line src-hot";
   const time = document.createElement("td");
   time.className = "src-time";
-  time.style.cssText = "text-align:right;white-space:nowrap;padding:0 8px;font-variant-numeric:tabular-nums;min-width:150px";
+  time.style.cssText = "text-align:right;white-space:nowrap;padding:0 8px;font-variant-numeric:tabular-nums;width:1%;min-width:150px";
   if (us !== null) {
     time.textContent = `${ms(us)} ${(pct ?? 0).toFixed(1)}%`;
     time.style.background = `linear-gradient(to left, rgba(225,87,89,.35) ${(100 * us) / max}%, transparent 0)`;
   }
   const num = text("td", "src-num tp-muted", String(n));
-  num.style.cssText = "text-align:right;padding:0 8px;user-select:none";
+  num.style.cssText = "text-align:right;padding:0 8px;user-select:none;width:1%";
   const body = text("td", "src-code", code);
   body.style.cssText = "white-space:pre;font-family:var(--jp-code-font-family, monospace);padding:0 8px";
   if (us !== null) tr.style.background = "var(--tp-bg2)";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { layout } from "../src/tfdata";
-import { icicle } from "../src/charts";
+import { fitLabel, icicle } from "../src/charts";
 import { prefixed } from "../src/dashboard";
 
 const node = (id: string, parent: string) => ({
@@ -48,6 +48,11 @@ describe("charts", () => {
     expect(get("a/b").depth).toBe(1);
     expect(get("a/b").x0).toBeCloseTo(get("a").x0);
     expect(get("a/c").x1).toBeCloseTo(get("a").x1);
+  });
+  it("cuts labels to their rectangle", () => {
+    expect(fitLabel("forward (cell.py:4)", 200)).toBe("forward (cell.py:4)");
+    expect(fitLabel("forward (cell.py:4)", 70)).toBe("forward (…");
+    expect(fitLabel("forward", 10)).toBe("");
   });
 });
 

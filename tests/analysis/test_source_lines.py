@@ -184,6 +184,23 @@ def test_stack_tree_times_are_inclusive():
     assert "(no source: XLA op without source metadata)" in tree.name.tolist()
 
 
+def test_stack_tree_leaves_out_the_outer_frames_every_stack_shares():
+    """TPU: the launcher's, absl's and main's call frames; the last shared one stays."""
+    stacks = tp.load(TPU).source_stacks
+    full, trimmed = stack_tree(stacks), stack_tree(stacks, all_frames=False)
+    assert full.attrs["left_out"] == []
+    assert trimmed.attrs["left_out"] == [
+        "run_filename_as_main (<embedded module '_launcher'>:153)",
+        "_run_code_in_main (<embedded module '_launcher'>:35)",
+        "<module> (host_offload_stress_test.py:49)", "run (app.py:484)"]
+    assert trimmed.depth.max() == full.depth.max() - 4
+    assert sorted(trimmed[trimmed.depth == 1]["name"]) == [
+        "(no source: XLA op without source metadata)", "_run_main (app.py:404)"]
+    assert trimmed.time_us.iloc[0] == full.time_us.iloc[0]
+    leaves = trimmed[trimmed.self_time_us > 0]
+    assert sorted(leaves.self_time_us) == sorted(full[full.self_time_us > 0].self_time_us)
+
+
 def test_no_xla_ops_gives_empty_tables_with_a_reason(gpu_fixture_file):
     prof = tp.load(gpu_fixture_file)  # TensorFlow on GPUs
     assert prof.source_lines.empty and prof.source_stacks.empty

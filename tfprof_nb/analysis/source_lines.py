@@ -182,7 +182,7 @@ def _reasons(ops: pd.DataFrame, total_us: float) -> list[str]:
         us = rows.self_time_us.sum()
         tops = ", ".join(rows.hlo_op.head(3)) + (", ..." if len(rows) > 3 else "")
         lines.append(f"{us / 1e3:,.3f} ms ({us / total_us * 100:.1f}%) of device op time "
-                     f"has no source location: {why} ({len(rows)} ops: {tops})"
+                     f"has no source location: {why} ({len(rows)} op{'s' * (len(rows) > 1)}: {tops})"
                      + _WHY.get(why, ""))
     if ops.empty:
         lines.append("no XLA ops in this profile: device time by source line needs XLA "
@@ -254,12 +254,40 @@ def _tree_row(path: tuple, info, ids: dict, inclusive: dict, self_time: dict,
             inclusive[path] / total * 100 if total else 0.0, why)
 
 
-def stack_tree(stacks: pd.DataFrame) -> pd.DataFrame:
+def _shared_outer_frames(stacks: pd.DataFrame) -> int:
+    """How many outer frames every stack with a source shares, less the innermost of them
+    (a notebook's stacks all start with the kernel's 19 frames, a script's with its main)."""
+    located = stacks["stack"][(stacks.no_source == "") & (stacks["stack"] != "")]
+    split = [s.split("\n") for s in located]
+    if not split:
+        return 0
+    shared = 0
+    while all(len(f) > shared and f[shared] == split[0][shared] for f in split):
+        shared += 1
+    return max(shared - 1, 0)
+
+
+def _without_outer(stacks: pd.DataFrame, count: int) -> pd.DataFrame:
+    out = stacks.copy()
+    for col in ("stack", "functions"):
+        out[col] = ["\n".join(v.split("\n")[count:]) if v else v for v in out[col]]
+    return out
+
+
+def stack_tree(stacks: pd.DataFrame, all_frames: bool = True) -> pd.DataFrame:
     """The stacks of ``source_stacks`` as a tree (TREE_COLUMNS): the root (all device ops),
     then one node per path of frames from the outermost (ids: "0" the root, parents first);
     ``time_us`` its inclusive time, ``self_time_us`` that of the stacks ending there,
     ``name`` ``function (file name:line)``; ops without a source one node each under the
-    root, named by why."""
+    root, named by why.  Without ``all_frames``, the outer frames every stack shares are left
+    out but the innermost of them (``attrs["left_out"]``: their names, outermost first)."""
+    left_out = [] if all_frames or stacks.empty else \
+        stacks["stack"][stacks.no_source == ""].iloc[0].split("\n")[
+            :_shared_outer_frames(stacks)]
+    if left_out:
+        names = stacks["functions"][stacks.no_source == ""].iloc[0].split("\n")
+        stacks = _without_outer(stacks, len(left_out))
+        left_out = [frame_label(*parse_frame(f)[:2], n) for f, n in zip(left_out, names)]
     self_time, info = _tree_paths(stacks)
     paths = sorted(self_time, key=len)
     ids = {p: str(i) for i, p in enumerate(paths)}
@@ -269,7 +297,9 @@ def stack_tree(stacks: pd.DataFrame) -> pd.DataFrame:
             inclusive[p[:-1]] += inclusive[p]
     rows = [_tree_row(p, info.get(p), ids, inclusive, self_time, inclusive[()])
             for p in paths]
-    return pd.DataFrame(rows, columns=TREE_COLUMNS)
+    tree = pd.DataFrame(rows, columns=TREE_COLUMNS)
+    tree.attrs["left_out"] = left_out
+    return tree
 
 
 def _source_lines(parts: dict, hlo_stats: pd.DataFrame, source_functions) -> pd.DataFrame:

@@ -113,10 +113,12 @@ class ProfilePlots:
 
         return queue_figure(self._prof.launch_latency.queue, theme)
 
-    def source_flame(self, theme: str = "light"):
+    def source_flame(self, theme: str = "light", all_frames: bool = False):
         """Device time by the user's Python stack as an icicle (``prof.source_stacks``): the
-        outermost frames on top, each frame's callees under it, widths by device time."""
+        outermost frames on top, each frame's callees under it, widths by device time; the
+        outer frames every stack shares (a notebook kernel's) left out but the innermost of
+        them, unless ``all_frames``."""
         from ..analysis.source_lines import stack_tree
         from .source import source_flame_figure
 
-        return source_flame_figure(stack_tree(self._prof.source_stacks), theme)
+        return source_flame_figure(stack_tree(self._prof.source_stacks, all_frames), theme)

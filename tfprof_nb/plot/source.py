@@ -24,6 +24,10 @@ def _text(values) -> list:
     return [html.escape(str(v), quote=False) for v in values]
 
 
+def _frames(n: int) -> str:
+    return "frame" if n == 1 else f"{n} frames"
+
+
 def _where(tree: pd.DataFrame) -> list:
     """Each node's location as the hover says it (file:line:column, or why none)."""
     out = []
@@ -51,16 +55,24 @@ def _colors(tree: pd.DataFrame) -> list:
 def source_flame_figure(tree: pd.DataFrame, theme: str = "light"):
     """An icicle of device time by Python stack from :func:`~tfprof_nb.analysis.source_lines.
     stack_tree` (``prof.source_stacks`` as a tree): widths are inclusive device time; hover
-    says each frame's location, time, share and self time.  Labels are escaped (function
-    names such as ``<module>`` are text, not markup)."""
+    says each frame's location, time, share and self time; the title names the outer frames
+    left out (``attrs["left_out"]``).  Labels are escaped (function names such as
+    ``<module>`` are text, not markup)."""
     depth = int(tree.depth.max()) + 1 if len(tree) else 1
     total_ms = float(tree.time_us.iloc[0]) / 1e3 if len(tree) else 0.0
-    fig = new_figure(theme=theme, title={"text": f"Device time by Python stack "
-                                                 f"({total_ms:,.3f} ms of device ops)"},
+    left_out = tree.attrs.get("left_out", [])
+    title = f"Device time by Python stack ({total_ms:,.3f} ms of device ops)"
+    if left_out:
+        ends = left_out[:1] + left_out[1:][-1:]
+        title += (f"<br><sub>left out: the outer {_frames(len(left_out))} every stack shares ("
+                  + html.escape(" ... ".join(ends), quote=False) + ")</sub>")
+    fig = new_figure(theme=theme, title={"text": title},
                      height=120 + _ROW_PX * min(depth, 24), margin={"l": 10, "r": 10,
-                                                                    "t": 50, "b": 10},
+                                                                    "t": 70 if left_out else 50,
+                                                                    "b": 10},
                      uniformtext={"minsize": 10, "mode": "hide"},
-                     meta={"kind": "source_flame", "total_ms": total_ms})
+                     meta={"kind": "source_flame", "total_ms": total_ms,
+                           "left_out": list(left_out)})
     if tree.empty:
         return fig
     custom = np.column_stack([

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
-from ..analysis.source_lines import stack_tree
+from ..analysis.source_lines import frame_label, stack_tree
 from ._view import View, ViewState
-from .source_code import code_blocks
+from .source_code import cell_label, code_blocks
 from .traits import TableData, TableTrait
 
 __all__ = ["SourceView"]
@@ -27,12 +27,17 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _summary(lines: pd.DataFrame) -> str:
-    """What the located rows cover, and the hottest location."""
+def _cells(files) -> dict:
+    """{file: "In[3]"} of the files that are cells of this kernel's notebook."""
+    return {f: label for f in set(files) if f and (label := cell_label(f))}
+
+
+def _summary(lines: pd.DataFrame, cells: dict) -> str:
+    """What the located rows cover, and the hottest location (a cell by its name)."""
     total_ms = lines.attrs.get("device_op_time_us", 0.0) / 1e3
     located = _located(lines)
     top = located.iloc[0]
-    where = f"{top.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{top.line}"
+    where = frame_label(cells.get(top.file, top.file), int(top.line), "")
     files = located.file.nunique()
     return (f"{total_ms:,.3f} ms of device op time; {located.self_time_pct.sum():.1f}% of it "
             f"has a location in the code: {_count(len(located), 'line')} in "
@@ -41,13 +46,25 @@ def _summary(lines: pd.DataFrame) -> str:
             + f", {top.self_time_pct:.1f}% ({top.self_time_us / 1e3:,.3f} ms).")
 
 
-def _flame_rows(stacks: pd.DataFrame) -> pd.DataFrame:
-    """The stack tree as the icicle reads it (the root left out: it is the whole width)."""
-    tree = stack_tree(stacks)
+def _left_out(tree: pd.DataFrame) -> list[str]:
+    """A sentence on the outer frames the icicle leaves out (none: no sentence)."""
+    frames = tree.attrs.get("left_out", [])
+    if not frames:
+        return []
+    ends = f"from {frames[0]} to {frames[-1]}" if len(frames) > 1 else frames[0]
+    return [f"The icicle leaves out the {_count(len(frames), 'outer frame')} every stack "
+            f"shares ({ends})."]
+
+
+def _flame_rows(tree: pd.DataFrame, cells: dict) -> pd.DataFrame:
+    """The stack tree as the icicle reads it (the root left out: it is the whole width; a
+    notebook's cells by their names)."""
     tree = tree[tree.depth > 0]
     parent = tree.parent.where(tree.parent != "0", None)
+    names = [frame_label(cells[f], int(li), fn) if f in cells else n for f, li, fn, n in
+             tree[["file", "line", "function", "name"]].itertuples(index=False)]
     return pd.DataFrame({"scope": tree.node.astype(str), "parent": parent,
-                         "name": tree.name.astype(str), "value": tree.time_us.astype(float),
+                         "name": names, "value": tree.time_us.astype(float),
                          "time_pct": tree.time_pct.astype(float),
                          "self_time_us": tree.self_time_us.astype(float)})
 
@@ -77,9 +94,11 @@ class SourceView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         lines = prof.source_lines
-        statements = [_summary(lines)] + [
-            f"Note: {r}." for r in lines.attrs.get("reasons", [])]
+        tree = stack_tree(prof.source_stacks, all_frames=False)
+        cells = _cells(tree.file)
+        statements = [_summary(lines, cells)] + [
+            f"Note: {r}." for r in lines.attrs.get("reasons", [])] + _left_out(tree)
         return ViewState({
-            "statements": statements, "flame": _flame_rows(prof.source_stacks),
+            "statements": statements, "flame": _flame_rows(tree, cells),
             "code": code_blocks(lines, captured=prof.stop_time),
             "table": TableData(lines[_TABLE_COLUMNS], "Device time by source line", "file")})

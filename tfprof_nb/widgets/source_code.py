@@ -15,26 +15,43 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["read_code", "code_blocks"]
+__all__ = ["read_code", "code_blocks", "cell_label"]
 
 _MAX_FILE_BYTES = 4 << 20  # a source file larger than this is not read
 
 
-def _cell_name(file: str) -> str:
-    """How IPython names the cell cached under ``file`` ("notebook cell In[3]")."""
+def _is_cell(file: str) -> bool:
+    """Whether ``file`` names code cached in memory (IPython's cells), not a file."""
+    entry = linecache.cache.get(file)
+    return entry is not None and len(entry) == 4 and entry[1] is None
+
+
+def cell_label(file: str) -> str | None:
+    """IPython's name of the cell cached under ``file`` ("In[3]"), None when it is no cell
+    of this kernel's notebook or IPython does not say."""
     ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
+    shell = ipython.get_ipython() if ipython is not None and _is_cell(file) else None
     compiler = getattr(shell, "compile", None)
     named = compiler.format_code_name(file) if hasattr(compiler, "format_code_name") else None
-    return f"notebook cell {named[1]}" if named else "notebook cell"
+    return named[1] if named else None
+
+
+def _label(file: str) -> str:
+    """How a block names its code: a cell by its name ("In[3]"), a file by its path."""
+    return cell_label(file) or file
+
+
+def _cell_name(file: str) -> str:
+    """How the view names the cell cached under ``file`` ("notebook cell In[3]")."""
+    label = cell_label(file)
+    return f"notebook cell {label}" if label else "notebook cell"
 
 
 def read_code(file: str, captured=None) -> tuple[list[str] | None, str]:
     """(the lines of ``file``, where they come from) or (None, why they cannot be shown);
     a file modified after ``captured`` (a UTC timestamp: the profile's end) says so."""
-    entry = linecache.cache.get(file)
-    if entry is not None and len(entry) == 4 and entry[1] is None:  # IPython's cells
-        return [line.rstrip("\r\n") for line in entry[2]], _cell_name(file)
+    if _is_cell(file):
+        return [line.rstrip("\r\n") for line in linecache.cache[file][2]], _cell_name(file)
     if not file:
         return None, "no file name"
     path = Path(file)
@@ -74,14 +91,15 @@ def _block(file: str, origin: str, lo: int, hi: int, code: list[str],
     rows = [[n, code[n - 1], *by_line.get(n, (None, None))] for n in range(lo, hi + 1)]
     functions = list(dict.fromkeys(f for f in inside.sort_values(
         "self_time_us", ascending=False).function if f))
-    return {"file": file, "origin": origin, "first_line": lo, "last_line": hi,
+    return {"file": file, "label": _label(file), "origin": origin, "first_line": lo,
+            "last_line": hi,
             "functions": functions, "time_us": float(inside.self_time_us.sum()),
             "time_pct": float(inside.self_time_pct.sum()), "note": "", "lines": rows}
 
 
 def _unshown(file: str, why: str, times: pd.DataFrame) -> dict:
     """A file whose code is not shown: its hottest locations alone, and why."""
-    return {"file": file, "origin": "", "first_line": int(times.line.min()),
+    return {"file": file, "label": file, "origin": "", "first_line": int(times.line.min()),
             "last_line": int(times.line.max()),
             "functions": list(dict.fromkeys(f for f in times.function if f)),
             "time_us": float(times.self_time_us.sum()),
@@ -110,8 +128,8 @@ def _file_blocks(file: str, hot: pd.DataFrame, every: pd.DataFrame, context: int
 def code_blocks(lines: pd.DataFrame, top: int = 8, context: int = 3,
                 captured=None) -> list[dict]:
     """The code around the ``top`` hottest locations of ``prof.source_lines`` (``context``
-    lines each side; windows that touch are merged), hottest first: per block its file,
-    where the code comes from, its lines ``[number, text, device time us, share %]`` (time
+    lines each side; windows that touch are merged), hottest first: per block its file, its
+    label (a notebook cell's name, else the file), where the code comes from, its lines ``[number, text, device time us, share %]`` (time
     None where a line has none) and the functions in it; a note where code is not shown.
     ``captured``: when the profile ended (files modified later say so)."""
     located = lines[(lines.no_source == "") & (lines.line >= 0)]

@@ -1,0 +1,187 @@
+"""The Source view in headless Chromium: the dashboard's tab on a real H200 capture (the code
+of a readable file beside its device time), a TensorFlow profile (eager ops carry no source),
+and a JAX program run in a real notebook kernel, whose cell's code the report carries."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.widgets._base import bundle
+from tfprof_nb.widgets.dashboard import Dashboard
+
+from ..conftest import DATA
+from ..report.offline_page import OfflinePage
+from .harness import WidgetPage
+
+GPU = DATA / "jax_h200_nocmdbuf.xplane.pb"
+PANE = "[data-pane='source']"
+SCREENSHOTS = os.environ.get("TFPROF_NB_SCREENSHOTS")  # make screenshots: docs/screenshots
+
+_BLOCKS = """sel => Array.from(document.querySelectorAll(sel + ' .src-block')).map(b => ({
+  head: b.querySelector('.src-head').textContent,
+  note: (b.querySelector('.src-note, .src-origin') || {}).textContent || '',
+  rows: Array.from(b.querySelectorAll('tr.src-line')).map(tr => Array.from(tr.children)
+    .map(td => td.textContent))}))"""
+
+
+def _open_tab(page, tab: str = "source") -> None:
+    page.click(f".db-tab[data-tab='{tab}']")
+    page.wait_for_function("sel => document.querySelector(sel + ' .src-block, ' + sel + "
+                           "' .db-reason')", arg=f"[data-pane='{tab}']", timeout=60000)
+
+
+def _time_text(us: float, pct: float) -> str:
+    return f"{us / 1e3:,.3f} ms {pct:.1f}%"
+
+
+def _shown_table(page) -> pd.DataFrame:
+    text = page.js("sel => document.querySelector(sel + ' .tfprof-table').__table.csv()", PANE)
+    return pd.read_csv(io.StringIO(text), keep_default_na=False)
+
+
+def test_source_tab_of_a_real_gpu_capture(tmp_path):
+    prof = tp.load(GPU)
+    lines = prof.source_lines
+    dash = Dashboard(prof)
+    assert "source" not in dash.reasons
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        _open_tab(page.page)
+        statements = page.js("sel => Array.from(document.querySelectorAll(sel + "
+                             "' .db-statement')).map(p => p.textContent)", PANE)
+        assert statements[0].startswith("19.548 ms of device op time; 99.5% of it has a "
+                                        "location in the code: 13 lines in 1 file.")
+        assert "Hottest: make_jax_gpu_profile.py:52 (_model.<locals>.forward), 30.4%" \
+            in statements[0]
+        assert "input_transpose_fusion.5" in statements[1]
+        blocks = page.js(_BLOCKS, PANE)
+        code = Path(lines.file.iloc[0]).read_text().splitlines()
+        shown = {int(r[1]): r for b in blocks for r in b["rows"]}
+        for row in lines[lines.no_source == ""].itertuples():  # every line's time beside it
+            assert shown[row.line][0] == _time_text(row.self_time_us, row.self_time_pct)
+        for n, (time, _, text) in shown.items():
+            assert text == code[n - 1]  # the file's own lines, as text
+            assert time or n not in set(lines.line)
+        assert "changed after the capture" in blocks[0]["note"]  # the script was edited since
+        labels = page.js("sel => Array.from(document.querySelectorAll(sel + ' .src-flame "
+                         "text')).map(t => t.textContent)", PANE)
+        assert "_model.<locals>.step (make_jax_gpu_profile.py:66)" in labels  # text
+        assert page.js("sel => document.querySelectorAll(sel + ' locals').length", PANE) == 0
+        assert statements[2] == ("The icicle leaves out the 1 outer frame every stack shares "
+                                 "(<module> (make_jax_gpu_profile.py:125)).")
+        table = _shown_table(page)
+        assert table.line.tolist() == lines.line.tolist()
+        assert table.function.tolist() == lines.function.tolist()
+        pd.testing.assert_series_equal(table.self_time_us, lines.self_time_us,
+                                       check_names=False, rtol=1e-9)
+        assert page.console_errors == [] and page.blocked == []
+
+
+def test_tensorflow_profile_says_eager_ops_carry_no_source(gpu_fixture_file, tmp_path):
+    dash = Dashboard(tp.load(gpu_fixture_file))
+    assert "TensorFlow eager ops carry no source location" in dash.reasons["source"]
+    with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
+        _open_tab(page.page)
+        reason = page.js("sel => document.querySelector(sel + ' .db-reason').textContent", PANE)
+        assert reason == dash.reasons["source"]
+        assert page.console_errors == []
+
+
+CELL = '''import jax, jax.numpy as jnp
+
+def forward(params, x):
+    h = jnp.tanh(x @ params["w1"])
+    h = h * jax.nn.sigmoid(h)
+    return h @ params["w2"]
+
+def loss(params, x, y):
+    return ((forward(params, x) - y) ** 2).mean()
+
+@jax.jit
+def step(params, x, y):
+    grads = jax.grad(loss)(params, x, y)
+    return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+key = jax.random.PRNGKey(0)
+params = {"w1": jax.random.normal(key, (512, 512)), "w2": jax.random.normal(key, (512, 64))}
+x, y = jax.random.normal(key, (1024, 512)), jax.random.normal(key, (1024, 64))
+params = step(params, x, y)
+jax.block_until_ready(params)
+jax.profiler.start_trace(LOGDIR)
+for _ in range(5):
+    params = step(params, x, y)
+jax.block_until_ready(params)
+jax.profiler.stop_trace()'''
+
+
+@pytest.fixture(scope="module")
+def notebook_run(tmp_path_factory):
+    """A JAX program profiled in a real notebook kernel; the report written there."""
+    pytest.importorskip("jax")
+    import nbformat
+    from nbclient import NotebookClient
+
+    tmp = tmp_path_factory.mktemp("source_cell")
+    report = tmp / "report.html"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in [
+        f"LOGDIR = {str(tmp / 'logdir')!r}",
+        CELL,
+        f"import tfprof_nb as tp\nprof = tp.load(LOGDIR)\nprof.to_html({str(report)!r})\n"
+        "import json; print(json.dumps({'file': prof.source_lines.file.iloc[0], "
+        "'lines': prof.source_lines.to_dict('list')}))"]]
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp)}}).execute()
+    out = "".join(o.text for o in nb.cells[2].outputs if o.output_type == "stream")
+    return json.loads(out.strip().splitlines()[-1]), report
+
+
+def test_code_of_a_notebook_cell_beside_its_device_time(notebook_run):
+    """XLA:CPU ops of a jitted function defined in a cell: the cell is found through
+    IPython's linecache entries (the file JAX records does not exist), its lines shown with
+    their device time, in the report the kernel wrote."""
+    result, report = notebook_run
+    lines = pd.DataFrame(result["lines"])
+    located = lines[lines.no_source == ""]
+    assert len(located) >= 3 and "ipykernel" in result["file"]
+    assert not Path(result["file"]).exists()  # the cell's name: no file of that name
+    assert set(located.function) <= {"forward", "loss", "step", "step.<locals>.<lambda>"}
+    cell = CELL.splitlines()
+    with OfflinePage(report) as page:
+        _open_tab(page.page)
+        blocks = page.js(_BLOCKS, PANE)
+        assert blocks and all(b["note"].startswith("Code: notebook cell In[2]") for b in blocks)
+        labels = page.js("sel => Array.from(document.querySelectorAll(sel + ' .src-flame "
+                         "title')).map(t => t.textContent)", PANE)
+        assert any(t.startswith(f"{located.function.iloc[0]} (In[2]:{located.line.iloc[0]})")
+                   for t in labels)  # the cell by its name, as the notebook shows it
+        statements = page.js("sel => Array.from(document.querySelectorAll(sel + "
+                             "' .db-statement')).map(p => p.textContent)", PANE)
+        assert f"Hottest: In[2]:{located.line.iloc[0]} ({located.function.iloc[0]})" \
+            in statements[0]
+        assert "outer frames every stack shares (from _run_module_as_main" in statements[-1]
+        assert all(b["head"].startswith("In[2]:") for b in blocks)
+        shown = {int(r[1]): r for b in blocks for r in b["rows"]}
+        for row in located.head(8).itertuples():
+            assert shown[row.line][0] == _time_text(row.self_time_us, row.self_time_pct)
+        for n, (_, _, text) in shown.items():
+            assert text == cell[n - 1]
+        for row in located.itertuples():  # the function is the def the line is in
+            defs = [t.split("def ")[1].split("(")[0] for t in cell[:row.line]
+                    if t.startswith("def ")]
+            assert row.function.split(".")[0] == defs[-1]
+        if SCREENSHOTS:
+            Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+            page.js("() => window.scrollTo(0, 0)")
+            box = page.page.locator(".tfprof-dashboard").bounding_box()
+            page.page.screenshot(path=str(Path(SCREENSHOTS) / "source_view.png"),
+                                 full_page=True, clip={
+                "x": box["x"], "y": box["y"], "width": box["width"],
+                "height": min(box["height"], 1100)})
+        assert page.console_errors == [] and page.blocked == []
