@@ -174,3 +174,33 @@ def test_running_out_of_memory_mid_walk_is_a_memory_error_not_a_corrupt_file(cpu
     assert str(cpu_file) in str(exc.value) and "corrupt" not in str(exc.value)
     walk.info[decoder.C_ERR] = 0
     walk.check()  # no error: nothing raised
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path, cpu_file, monkeypatch):
+    """A logdir whose runs (or run) cannot be listed raises PermissionError naming the folder,
+    not "holds no profile"; an unreadable folder beside a readable run does not matter."""
+    import shutil
+    from pathlib import Path
+
+    run = tmp_path / "logdir" / "plugins" / "profile" / "run1"
+    run.mkdir(parents=True)
+    shutil.copyfile(cpu_file, run / "vm.xplane.pb")
+    (tmp_path / "logdir" / "private").mkdir()
+    denied: set = set()
+    iterdir = Path.iterdir
+
+    def guarded(self):
+        if self in denied:
+            raise PermissionError(13, "Permission denied", str(self))
+        return iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", guarded)
+    for folder in (run.parent, run):  # plugins/profile, then the run
+        denied.clear()
+        denied.add(folder)
+        with pytest.raises(PermissionError, match="Permission denied") as exc:
+            tp.load(tmp_path / "logdir")
+        assert str(tmp_path / "logdir") in str(exc.value) and str(folder) in str(exc.value)
+    denied.clear()
+    denied.add(tmp_path / "logdir" / "private")
+    assert tp.load(tmp_path / "logdir").hosts == ["vm"]

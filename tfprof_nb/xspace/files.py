@@ -41,27 +41,42 @@ def _run_name(path) -> str:
     return (path.parent if isinstance(path, RemoteFile) else Path(path).parent).name
 
 
-def _xplane_files(directory: Path) -> list[Path]:
+def _entries(directory: Path, unreadable: list) -> list[Path]:
+    """The entries of ``directory``; none when it cannot be listed, the reason then added to
+    ``unreadable`` as (directory, OSError)."""
     try:
-        return sorted(p for p in directory.iterdir()
-                      if p.name.endswith(XPLANE_SUFFIX) and p.is_file())
-    except OSError:
+        return list(directory.iterdir())
+    except OSError as exc:
+        unreadable.append((directory, exc))
         return []
 
 
-def _run_dirs(directory: Path) -> list[Path]:
-    try:
-        return [d for d in directory.iterdir() if d.is_dir() and _xplane_files(d)]
-    except OSError:
-        return []
+def _xplane_files(directory: Path, unreadable: list) -> list[Path]:
+    return sorted(p for p in _entries(directory, unreadable)
+                  if p.name.endswith(XPLANE_SUFFIX) and p.is_file())
+
+
+def _run_dirs(directory: Path, unreadable: list) -> list[Path]:
+    return [d for d in _entries(directory, unreadable)
+            if d.is_dir() and _xplane_files(d, unreadable)]
 
 
 def _newest(runs: list[Path]) -> Path:
     """The newest run: profiler run names are timestamps, so order by name, then by mtime."""
     def key(run: Path):
-        newest_file = max(f.stat().st_mtime for f in _xplane_files(run))
+        newest_file = max(f.stat().st_mtime for f in _xplane_files(run, []))
         return (run.name, newest_file)
     return max(runs, key=key)
+
+
+def _unreadable_error(path: Path, unreadable: list) -> OSError:
+    """The error of a directory holding no profile that could be read, where listing
+    ``unreadable`` [(folder, OSError)] failed: that OSError's type, naming both."""
+    folder, exc = unreadable[0]
+    where = "it" if folder == path else str(folder)
+    more = f" (and {len(unreadable) - 1} more folders)" if len(unreadable) > 1 else ""
+    return type(exc)(exc.errno, f"{path}: no profile could be read: {where}{more} cannot be "
+                     f"listed ({exc.strerror or exc})")
 
 
 def find_profile_files(path, storage_options: dict | None = None) -> list:
@@ -71,8 +86,9 @@ def find_profile_files(path, storage_options: dict | None = None) -> list:
     run under ``plugins/profile/``), the ``plugins/profile`` directory itself, or a list of any
     of these; each may be a URL (``s3://``, ``gs://``, ``https://``, any fsspec URL, opened
     with ``storage_options``), which gives :class:`RemoteFile` entries instead of paths.
-    Raises FileNotFoundError for a missing path and ProfileFormatError for a directory that
-    holds no profile.
+    Raises FileNotFoundError for a missing path, ProfileFormatError for a directory that
+    holds no profile, and PermissionError (or the OSError) naming the folder that could not
+    be listed when no profile was found for want of it.
     """
     if isinstance(path, (list, tuple)):
         if not path:
@@ -97,13 +113,16 @@ def find_profile_files(path, storage_options: dict | None = None) -> list:
         raise FileNotFoundError(f"{p}: no such file or directory")
     if p.is_file():
         return [p]
-    direct = _xplane_files(p)
+    unreadable: list = []
+    direct = _xplane_files(p, unreadable)
     if direct:
         return direct
     for runs_root in (p / "plugins" / "profile", p / "profile", p):
-        runs = _run_dirs(runs_root) if runs_root.is_dir() else []
+        runs = _run_dirs(runs_root, unreadable) if runs_root.is_dir() else []
         if runs:
-            return _xplane_files(_newest(runs))
+            return _xplane_files(_newest(runs), unreadable)
+    if unreadable:
+        raise _unreadable_error(p, unreadable)
     raise ProfileFormatError(
         p, f"holds no profile: no *{XPLANE_SUFFIX} file in it, in plugins/profile/<run>/ "
         "or in <run>/ below it (capture one with tfprof_nb or tf.profiler first)")
