@@ -253,3 +253,16 @@ def test_an_outlined_command_buffer_computation_is_walked():
     pos, how = cb.align(["f_1", "nvjet"], plan)
     assert pos.tolist() == [0, 1] and how.tolist() == [cb.NAME, cb.POSITION]
     assert cb.kernel_plan(module, "command_buffer_1").names == ["g.0", "f.1", "cc"]
+
+
+def test_buffer_kernels_name_their_events_for_the_trace_viewer(pair):
+    """``command_buffer_kernels``: every event inside the buffer once, with the op it is
+    attributed to; per op as many events as the HLO stats count."""
+    on, _ = pair
+    inside = on.result("command_buffer_kernels")
+    stat = on.stat("hlo_op")
+    assert inside.event.is_unique and len(inside) == (stat == "command_buffer_1").sum()
+    assert set(stat.loc[inside.event].astype(str)) == {"command_buffer_1"}
+    counts = inside.hlo_op.value_counts()
+    stats = _gpu(on.hlo_stats).set_index("hlo_op_name").occurrences
+    assert counts.sort_index().equals(stats.sort_index().rename("count").rename_axis("hlo_op"))

@@ -240,6 +240,7 @@ def test_keys_tooltips_and_a_search_that_frames_its_matches(cpu_python_file, tmp
 
 
 @pytest.mark.parametrize("name", ["tpu_v6e_jax_inference.xplane.pb", "jax_h200_nocmdbuf.xplane.pb",
+                                  "jax_h200_transformer.xplane.pb",
                                   "mi355x_jax_te_fused_attn.xplane.pb",
                                   "gpu_bert_multiworker/34.83.195.179_6003.xplane.pb"])
 def test_table_rows_find_as_many_events_as_the_tables_count(name):

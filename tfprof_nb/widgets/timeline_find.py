@@ -6,8 +6,9 @@ stats (op stats), GPU kernel stats or HLO op stats shows its occurrences in the 
   tf.data iterator's own name) or whose ``tf_op`` stat is; on the devices also the events of
   the HLO ops rolled up into it (their framework op, as op stats roll them up);
 - ``kernels``: device events named ``kernel_name``;
-- ``hlo``: device events whose ``hlo_op`` stat is ``hlo_op_name`` (of ``program_id`` where the
-  events say their program), or, for events without that stat, whose name is the op or its HLO
+- ``hlo``: device events whose ``hlo_op`` stat is ``hlo_op_name`` or that ran inside a command
+  buffer attributed to it (of ``program_id`` where the events say their program), or, for
+  events without that stat, whose name is the op or its HLO
   text (``%name = ...``, as TPU ``XLA Ops`` lines name their events; not their ``Async XLA
   Ops`` copies).
 """
@@ -78,6 +79,13 @@ def _hlo_ops_of(prof, op: str) -> set[str]:
     return {op} | set(hlo.hlo_op_name.astype(str)[framework == op])
 
 
+def _attributed(prof, ops: set) -> tuple[np.ndarray, np.ndarray]:
+    """(the kernels run inside command buffers, whose ``hlo_op`` names the buffer; whether
+    the op each is attributed to is one of ``ops``)."""
+    inside = prof.result("command_buffer_kernels")
+    return inside.event.to_numpy(), inside.hlo_op.isin(ops).to_numpy()
+
+
 def _ops(prof, key: dict) -> np.ndarray:
     op = str(key.get("operation", ""))
     device = str(key.get("host_or_device", "Host")) == "Device"
@@ -86,6 +94,8 @@ def _ops(prof, key: dict) -> np.ndarray:
     if device:  # XLA's ops: by their HLO op, rolled up into framework ops as the stats are
         hlo = _hlo_ops_of(prof, op)
         hit |= _stat_is(prof, "hlo_op", lambda v: v in hlo)
+        events, mine = _attributed(prof, hlo)
+        hit[events] |= mine
         hit |= _named(prof, lambda n: n.startswith("%") and n[1:].split(" = ", 1)[0] in hlo)
         hit &= _not_async(prof)
     return hit & _side(prof, device)
@@ -99,7 +109,9 @@ def _kernels(prof, key: dict) -> np.ndarray:
 def _hlo(prof, key: dict) -> np.ndarray:
     op = str(key.get("hlo_op_name", ""))
     text = f"%{op} = "
-    hit = _stat_is(prof, "hlo_op", lambda v: v == op)
+    hit = _stat_is(prof, "hlo_op", lambda v: v == op).copy()
+    events, mine = _attributed(prof, {op})
+    hit[events] = mine  # (a buffer's own row: the kernels left unresolved in it)
     program = key.get("program_id")
     if hit.any() and program not in (None, ""):
         ids = prof.stat("program_id")

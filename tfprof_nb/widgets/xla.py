@@ -18,7 +18,7 @@ _HLO_COLUMNS = ["rank", "program_id", "module", "category", "hlo_op_name", "fram
                 "self_time_pct", "flops", "memory_accessed_bytes",
                 "model_flop_rate_flops_per_s", "memory_bw_bytes_per_s",
                 "arithmetic_intensity_flops_per_byte", "bound_by", "hlo_op_expression",
-                "source"]
+                "source", "attribution"]
 
 
 def _op_profile_rows(prof) -> pd.DataFrame:
