@@ -147,27 +147,19 @@ def kernel_plan(module, op: str) -> KernelPlan:
                       classes={k: classes[c] for k, c in cls_of.items()})
 
 
-def _next_free(cands: list, ptr: int, used: set) -> int:
-    """The first candidate position at or after ``ptr`` not run yet (-1: none)."""
-    for p in cands[bisect_left(cands, ptr):]:
-        if p not in used:
-            return p
-    return -1
-
-
 def _match_names(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, set]:
     """(position per kernel, -1 where not matched; the positions matched): each named kernel
-    to the first member of its class at or after the previous match not run yet."""
+    to the first member of its class after the previous match (the matches only move forward,
+    so no member there has run yet)."""
     pos = np.full(len(kernels), -1, dtype=np.int64)
-    used: set = set()
     ptr = 0
     for i, k in enumerate(kernels):
         cands = plan.positions(k)
-        p = _next_free(cands, ptr, used) if cands else -1
-        if p >= 0:
-            pos[i], ptr = p, p + 1
-            used.add(p)
-    return pos, used
+        at = bisect_left(cands, ptr) if cands else 0
+        if at < len(cands):
+            pos[i] = ptr = cands[at]
+            ptr += 1
+    return pos, set(pos[pos >= 0].tolist())
 
 
 def _spread(items: list, targets: list) -> dict:
@@ -191,14 +183,15 @@ def _place_run(kernels: list, run: list, span: tuple, plan: KernelPlan, used: se
     free = [q for q in range(before + 1, after) if plan.works[q] and q not in used]
     library = [q for q in free if plan.library[q]]
     named = [i for i in run if plan.positions(kernels[i])]
-    fills = [i for i in run if i not in named and _MEMSET.match(kernels[i])]
-    compute = [i for i in run if i not in named and i not in fills]
+    unnamed = [i for i in run if not plan.positions(kernels[i])]
+    fills = [i for i in unnamed if _MEMSET.match(kernels[i])]
+    compute = [i for i in unnamed if not _MEMSET.match(kernels[i])]
     placed = _spread(named, [q for q in free if not plan.library[q]])
     placed.update(_spread(compute, library))
     for i in fills:
-        later = [placed[j] for j in compute if j > i and j in placed]
-        if later:
-            placed[i] = later[0]
+        at = bisect_left(compute, i)
+        if at < len(compute) and compute[at] in placed:
+            placed[i] = placed[compute[at]]
         elif len(free) == 1:
             placed[i] = free[0]
         elif not compute and after < len(plan.names):
@@ -264,13 +257,17 @@ def _executions(hd: HostData, rows: np.ndarray, keys: np.ndarray) -> tuple[np.nd
     return order, list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
+def _pairs(pids: np.ndarray, ops: np.ndarray) -> tuple[np.ndarray, list]:
+    """(code per row, the distinct (program, op) pairs)."""
+    codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([np.asarray(pids, np.int64), ops]))
+    return codes, list(uniq)
+
+
 def _buffer_pairs(ops: np.ndarray, pids: np.ndarray, modules: dict) -> np.ndarray:
     """bool per row: its (program, op) is a command buffer of a program with an HLO proto."""
-    frame = pd.DataFrame({"p": pids, "o": ops})
-    pairs = frame.drop_duplicates()
-    flags = {(p, o): p in modules and is_buffer_op(modules[p], o)
-             for p, o in zip(pairs.p.tolist(), pairs.o.tolist())}
-    return np.array([flags[(p, o)] for p, o in zip(pids.tolist(), ops.tolist())], dtype=bool)
+    codes, pairs = _pairs(pids, ops)
+    flags = np.array([p in modules and is_buffer_op(modules[p], o) for p, o in pairs], bool)
+    return flags[codes]
 
 
 def attribute_kernels(hd: HostData, rows: np.ndarray, ops: np.ndarray, pids: np.ndarray,
@@ -284,7 +281,7 @@ def attribute_kernels(hd: HostData, rows: np.ndarray, ops: np.ndarray, pids: np.
     sel = np.flatnonzero(inside)
     if not len(sel):
         return Attribution(out_op, how, rows)
-    keys = pd.factorize(pd.Series(list(zip(pids[sel].tolist(), ops[sel].tolist()))))[0]
+    keys = _pairs(pids[sel], ops[sel])[0]
     order, spans = _executions(hd, rows[sel], keys.astype(np.int64))
     sel = sel[order]
     codes = hd.name_code[rows[sel]]
