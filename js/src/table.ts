@@ -82,8 +82,14 @@ export function rowOrder(spec: TableSpec, state: TableState): number[] {
   return rows;
 }
 
+// What a spreadsheet reads as a formula at a text cell's start (as FORMULA_START in
+// tfprof_nb/cli/formats.py, for `tfprof table`): such cells get a ' in front (OWASP's advice
+// against CSV injection); numbers are written as they are.
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 function csvCell(v: unknown): string {
-  const s = missing(v) ? "" : String(v);
+  let s = missing(v) ? "" : String(v);
+  if (typeof v === "string" && FORMULA_START.test(s)) s = `'${s}`;
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
