@@ -223,8 +223,8 @@ def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
     """The step breakdown's 16-bit time follows the reference (kernels named half/fp16), so a
     bf16 JAX model on an H200 shows 0 % there; the profile's one precision share reads the
     operand types of the matrix multiplications in the HLO instead (inside command buffers
-    too, once their kernels are attributed to HLO ops).  Without HLO (TensorFlow without XLA) the step breakdown
-    decides.  The card, the statement and the finding quote that one share."""
+    too, once their kernels are attributed to HLO ops).  Without HLO (TensorFlow without XLA)
+    the step breakdown decides.  The card, the statement and the finding quote that one share."""
     from tfprof_nb.analysis import recommendations as R
     from tfprof_nb.analysis.shares import matmul_precision, precision
 

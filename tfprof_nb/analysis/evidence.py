@@ -34,7 +34,7 @@ LABELS = {
     "device_compute_16bit_pct": "device compute in 16 bit",
     "compute_capability": "compute capability", "nchw_kernels": "NCHW kernels",
     "device_transpose_pct": "device time in transposes",
-    "command_buffer_pct": "GPU op time in command buffers",
+    "command_buffer_pct": "GPU op time in command buffers not attributed to HLO ops",
     "command_buffers": "command buffers", "all_other_pct": "untraced ('All Others') time",
     "allocators": "allocators", "peak_pct": "peak of capacity", "peak_bytes": "peak",
     "capacity_bytes": "capacity", "fragmentation_pct": "fragmentation",

@@ -10,6 +10,10 @@ TensorFlow ops outside XLA are listed too (program 0, named ``op/kernel``), as X
 Every table carries ``attrs["reasons"]``: a list of sentences saying what is missing and why
 (no HLO protos, a proto that does not parse, unknown device peaks, ...); rows whose op could
 not be matched with an HLO proto have ``resolved`` False and empty instruction columns.
+``attribution`` says how each row's events were tied to the op: their ``hlo_op`` stat
+(``stat``), or, inside XLA command buffers, the kernel's name or its position in the
+program's schedule (``name``, ``position``); ``unresolved``: a buffer's kernels that could not
+be placed (:mod:`.command_buffers`).
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ XLA programs show up in three ways:
 * GPU: kernels on the CUPTI stream lines of ``/device:GPU:N`` carry ``hlo_op`` (its last
   ``::`` part names the instruction), ``hlo_module`` and ``program_id``.  Every kernel event
   is one occurrence (an HLO op that launches two kernels per run counts two, as in XProf);
-  self time equals time.  Kernels with a ``tf_op`` but no ``hlo_op`` are TensorFlow ops run
-  outside XLA and are kept apart (XProf lists them in its HLO stats too, as program 0).
+  self time equals time.  Kernels run inside XLA command buffers (CUDA graphs), whose
+  ``hlo_op`` names the buffer, are attributed to their HLO ops by :mod:`.command_buffers`
+  (the ``attribution`` column says how: ``stat``, ``name``, ``position``, ``unresolved``).
+  Kernels with a ``tf_op`` but no ``hlo_op`` are TensorFlow ops run outside XLA and are kept
+  apart (XProf lists them in its HLO stats too, as program 0).
 * CPU (XLA:CPU: JAX on CPU, TensorFlow ``jit_compile`` on CPU): the thunks XLA:CPU runs are
   host events on ``/host:CPU`` with the same stats.  A thunk that finishes asynchronously
   (e.g. a dot handed to the Eigen pool) ends with an ``end: <op>`` event, on whatever thread
