@@ -75,7 +75,7 @@ def test_source_tab_of_a_real_gpu_capture(name, tmp_path):
             f"{located.self_time_pct.sum():.1f}% of it has a location in the code: 13 lines "
             "in 1 file. Hottest: make_jax_gpu_profile.py:52 (_model.<locals>.forward), "
             f"{located.self_time_pct.iloc[0]:.1f}%")
-        assert "input_transpose_fusion." in statements[1]
+        assert "located by the instructions fused into its ops" in statements[1]
         blocks = page.js(_BLOCKS, PANE)
         code = Path(lines.file.iloc[0]).read_text().splitlines()
         shown = {int(r[1]): r for b in blocks for r in b["rows"]}

@@ -9,7 +9,9 @@ frame first, the TPU runtime's stat outermost first; the end that is the op's ``
 which).  Ops without a location keep their time in rows of their own, by why (``no_source``):
 TensorFlow ops outside XLA (eager ops, TensorFlow's executor: TensorFlow records no source for
 them), ops the profile's HLO protos do not name (``resolved`` False: no metadata to read), and
-XLA ops whose metadata has no source (ops XLA inserts: copies, parameter layouts).  So either
+XLA ops whose metadata has no source (ops XLA inserts: copies, parameter layouts; a fusion
+without a source of its own takes its fused root's, else the one place all its fused
+instructions share: ``attrs["located_by_fused_us"]``).  So either
 table sums to the device op time (``hlo_stats``' self time; ``attrs["device_op_time_us"]``)
 and shares are of it.  Function names come from the HLO protos' stack frame index (the host
 step), keyed by file, line and column; "" where no proto names the frame.
@@ -17,14 +19,17 @@ step), keyed by file, line and column; "" where no proto names the frame.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
 from .hlo_proto import programs_of_space
 from .host import HostData
 from .unit import Analysis
+from .xla_ops import source_of
 
-__all__ = ["ANALYSES", "Functions", "SOURCE_LINE_COLUMNS", "SOURCE_STACK_COLUMNS", "TREE_COLUMNS",
+__all__ = ["ANALYSES", "Functions", "SourceInfo", "SOURCE_LINE_COLUMNS", "SOURCE_STACK_COLUMNS", "TREE_COLUMNS",
            "NO_SOURCE", "host_source_functions", "combine_source_functions", "parse_frame",
            "source_lines_table", "source_stacks_table", "stack_tree", "frame_label"]
 
@@ -43,6 +48,7 @@ _WHY = {NO_SOURCE["tensorflow"]: "; TensorFlow eager ops carry no source: Tensor
                                  "none for ops it runs outside XLA",
         NO_SOURCE["unresolved"]: "; without an HLO instruction there is no metadata to read"}
 _FUNCTION_COLUMNS = ["file", "line", "column", "function"]
+_FUSED_COLUMNS = ["program_id", "hlo_op", "source", "source_stack"]
 _ROOT = "All device ops"
 
 
@@ -68,11 +74,40 @@ def _stack_functions(index) -> list[tuple]:
              name(functions, loc.function_name_id)) for loc in index.file_locations]
 
 
-def host_source_functions(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
-    """The function of every frame the host's HLO protos know (file, line, column)."""
+def _fused_source(module, instr) -> tuple[str, str] | None:
+    """(``file:line``, stack) of a fusion whose own metadata has no source: its fused root's,
+    else the one location every fused instruction with a source shares (None: no such)."""
+    for comp in module.called(instr):
+        root = module.root_of(comp)
+        file, line, stack = source_of(module, root) if root is not None else ("", -1, "")
+        if file:
+            return f"{file}:{line}", stack
+        found = [(f"{f}:{li}", st) for f, li, st in
+                 (source_of(module, i) for i in comp.instructions) if f]
+        if found and len({w for w, _ in found}) == 1:
+            return found[0]
+    return None
+
+
+def _fused_sources(modules: dict) -> pd.DataFrame:
+    """program_id, hlo_op, source, source_stack of the fusions located by what they fuse."""
+    rows = []
+    for pid, module in modules.items():
+        for name, instr in module.instructions.items():
+            if instr.opcode == "fusion" and not source_of(module, instr)[0]:
+                found = _fused_source(module, instr)
+                if found:
+                    rows.append((pid, name, *found))
+    return pd.DataFrame(rows, columns=_FUSED_COLUMNS)
+
+
+def host_source_functions(hd: HostData, shift_ps: int = 0) -> dict:
+    """The function of every frame the host's HLO protos know (file, line, column) and the
+    fusions without a source of their own that their fused instructions locate."""
     modules, _, _ = programs_of_space(hd.space)
     rows = [r for m in modules.values() for r in _stack_functions(m.proto.stack_frame_index)]
-    return pd.DataFrame(rows, columns=_FUNCTION_COLUMNS).drop_duplicates()
+    return {"functions": pd.DataFrame(rows, columns=_FUNCTION_COLUMNS).drop_duplicates(),
+            "fused": _fused_sources(modules)}
 
 
 class Functions:
@@ -90,11 +125,41 @@ class Functions:
         return self.exact.get((file, line, column)) or self.by_line.get((file, line), "")
 
 
-def combine_source_functions(parts: dict) -> Functions:
-    """Every host's frames, one lookup."""
-    tables = [p for p in parts.values() if len(p)]
-    return Functions(pd.concat(tables, ignore_index=True) if tables else
-                     pd.DataFrame(columns=_FUNCTION_COLUMNS))
+@dataclass
+class SourceInfo:
+    """What the HLO protos add to hlo_stats' columns: function names by frame, and the
+    source of fusions located by what they fuse ({(program id, op): (file:line, stack)})."""
+
+    functions: Functions
+    fused: dict = field(default_factory=dict)
+
+
+def combine_source_functions(parts: dict) -> SourceInfo:
+    """Every host's frames and fusions, one lookup (a program's first host wins)."""
+    def table(key, columns):
+        found = [p[key] for p in parts.values() if len(p[key])]
+        return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=columns)
+    fused = table("fused", _FUSED_COLUMNS)
+    return SourceInfo(Functions(table("functions", _FUNCTION_COLUMNS)), {
+        (int(pid), op): (src, stack) for pid, op, src, stack in fused.itertuples(index=False)})
+
+
+def _fill_fused(stats: pd.DataFrame, fused: dict | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """``stats`` with the source of fusions their fused instructions locate, and which rows
+    got one that way."""
+    empty = ((stats.source.fillna("") == "") & (stats.source_stack.fillna("") == "")
+             & stats.resolved.astype(bool)).to_numpy()
+    if not fused or not empty.any():
+        return stats, np.zeros(len(stats), dtype=bool)
+    pid = pd.to_numeric(pd.Series(stats.program_id.to_numpy(), dtype=object), errors="coerce")
+    found = [fused.get((int(p), str(op))) if e and p == p else None for p, op, e in
+             zip(pid, stats.hlo_op_name, empty)]
+    filled = np.array([f is not None for f in found], dtype=bool)
+    stats = stats.copy()
+    stats["source"] = [f[0] if f else s for f, s in zip(found, stats.source.fillna(""))]
+    stats["source_stack"] = [f[1] if f else s for f, s in
+                             zip(found, stats.source_stack.fillna(""))]
+    return stats, filled
 
 
 def _no_source(stats: pd.DataFrame) -> np.ndarray:
@@ -167,9 +232,14 @@ def _located(out: pd.DataFrame, functions: Functions, column: str) -> pd.DataFra
     return out
 
 
-def _with_attrs(out: pd.DataFrame, ops: pd.DataFrame, total_us: float) -> pd.DataFrame:
+def _with_attrs(out: pd.DataFrame, ops: pd.DataFrame, total_us: float,
+                by_fused: float = 0.0) -> pd.DataFrame:
     out.attrs["device_op_time_us"] = total_us
-    out.attrs["reasons"] = _reasons(ops, total_us)
+    out.attrs["located_by_fused_us"] = by_fused
+    out.attrs["reasons"] = _reasons(ops, total_us) + ([
+        f"{by_fused / 1e3:,.3f} ms ({by_fused / total_us * 100:.1f}%) of device op time is "
+        "located by the instructions fused into its ops (the fusions carry no source of "
+        "their own)"] if by_fused else [])
     return out
 
 
@@ -190,26 +260,35 @@ def _reasons(ops: pd.DataFrame, total_us: float) -> list[str]:
     return lines
 
 
-def source_lines_table(stats: pd.DataFrame, functions: Functions) -> pd.DataFrame:
-    """One row per source location (SOURCE_LINE_COLUMNS), hottest first, plus one row per
-    reason ops have none; sums to ``stats``' self time."""
+def _prepared(stats: pd.DataFrame, functions: Functions, fused: dict | None):
+    """(total us, op rows, us located through fused instructions) of ``stats``."""
     total = float(stats.total_self_time_us.sum()) if len(stats) else 0.0
+    stats, filled = _fill_fused(stats, fused)
     ops = _op_rows(stats, functions)
+    return total, ops, float(ops.self_time_us[filled].sum())
+
+
+def source_lines_table(stats: pd.DataFrame, functions: Functions,
+                       fused: dict | None = None) -> pd.DataFrame:
+    """One row per source location (SOURCE_LINE_COLUMNS), hottest first, plus one row per
+    reason ops have none; sums to ``stats``' self time.  ``fused``: the source of fusions
+    without their own ({(program id, op): (file:line, stack)})."""
+    total, ops, by_fused = _prepared(stats, functions, fused)
     ops["location"] = np.where(ops.no_source != "", "", ops.location)
     out = _located(_grouped(ops, ["location", "no_source"], total), functions, "location")
-    return _with_attrs(out[SOURCE_LINE_COLUMNS], ops, total)
+    return _with_attrs(out[SOURCE_LINE_COLUMNS], ops, total, by_fused)
 
 
-def source_stacks_table(stats: pd.DataFrame, functions: Functions) -> pd.DataFrame:
+def source_stacks_table(stats: pd.DataFrame, functions: Functions,
+                        fused: dict | None = None) -> pd.DataFrame:
     """One row per Python stack (SOURCE_STACK_COLUMNS; ``stack``: its frames outermost first,
     one ``file:line:column`` a line; ``functions``: theirs, a line each, "" where unknown),
     hottest first; file, line and function of its innermost frame; plus one row per reason
     ops have none."""
-    total = float(stats.total_self_time_us.sum()) if len(stats) else 0.0
-    ops = _op_rows(stats, functions)
+    total, ops, by_fused = _prepared(stats, functions, fused)
     out = _grouped(ops, ["stack", "functions", "frames", "location", "no_source"], total)
     out = _located(out, functions, "location")
-    return _with_attrs(out[SOURCE_STACK_COLUMNS], ops, total)
+    return _with_attrs(out[SOURCE_STACK_COLUMNS], ops, total, by_fused)
 
 
 def frame_label(file: str, line: int, function: str) -> str:
@@ -303,11 +382,11 @@ def stack_tree(stacks: pd.DataFrame, all_frames: bool = True) -> pd.DataFrame:
 
 
 def _source_lines(parts: dict, hlo_stats: pd.DataFrame, source_functions) -> pd.DataFrame:
-    return source_lines_table(hlo_stats, source_functions)
+    return source_lines_table(hlo_stats, source_functions.functions, source_functions.fused)
 
 
 def _source_stacks(parts: dict, hlo_stats: pd.DataFrame, source_functions) -> pd.DataFrame:
-    return source_stacks_table(hlo_stats, source_functions)
+    return source_stacks_table(hlo_stats, source_functions.functions, source_functions.fused)
 
 
 ANALYSES = (
