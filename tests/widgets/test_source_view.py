@@ -196,3 +196,53 @@ def test_code_of_a_notebook_cell_beside_its_device_time(notebook_run):
             assert row.function.split(".")[0] == defs[-1]
         _screenshot(page.page, "source_view.png")
         assert page.console_errors == [] and page.blocked == []
+
+
+def test_tpu_capture_shows_its_locations_alone(tmp_path):
+    """The TPU script's files are not on this machine: the hottest locations stand alone with
+    their device time, and the block says why; 96.5 % of the time (host-offload copies) has
+    no source and the view says so."""
+    from tfprof_nb.widgets.source import SourceView
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    lines = prof.source_lines
+    with WidgetPage(SourceView(prof), tmp_path, bundle("source")) as page:
+        page.page.wait_for_selector(".src-block")
+        blocks = page.js(_BLOCKS, "body")
+        assert len(blocks) == 1 and blocks[0]["note"].startswith(
+            "Code not shown: no such file on this machine (nor a cell of this notebook).")
+        located = lines[lines.no_source == ""].sort_values("line")
+        assert [r[1] for r in blocks[0]["rows"]] == [str(n) for n in located.line]
+        assert [r[0] for r in blocks[0]["rows"]] == [
+            _time_text(us, pct) for us, pct in zip(located.self_time_us, located.self_time_pct)]
+        text = page.js("() => document.body.textContent")
+        assert "96.5%) of device op time has no source location" in text
+        assert page.console_errors == []
+
+
+def test_code_blocks_say_why_code_is_missing(tmp_path):
+    """A cell cached by IPython (no modification time) is read from linecache; a file with
+    fewer lines than the profile names says it changed; a missing file stands alone."""
+    import linecache
+
+    from tfprof_nb.widgets.source_code import code_blocks
+
+    short = tmp_path / "short.py"
+    short.write_text("a = 1\nb = 2\n")
+    cell = str(tmp_path / "ipykernel_1" / "123.py")  # no such file: IPython's cache has it
+    linecache.cache[cell] = (20, None, ["x = 1\n", "y = f(x)\n", "z = 3\n"], cell)
+    try:
+        lines = pd.DataFrame({
+            "file": [cell, str(short), "/nowhere/gone.py", ""],
+            "line": [2, 9, 4, -1], "function": ["f", "g", "h", ""],
+            "self_time_us": [40.0, 30.0, 20.0, 10.0], "self_time_pct": [40.0, 30.0, 20.0, 10.0],
+            "no_source": ["", "", "", "XLA op without source metadata"]})
+        blocks = code_blocks(lines, context=1)
+    finally:
+        del linecache.cache[cell]
+    assert [b["file"] for b in blocks] == [cell, str(short), "/nowhere/gone.py"]
+    assert blocks[0]["origin"] == "notebook cell" and blocks[0]["lines"] == [
+        [1, "x = 1", None, None], [2, "y = f(x)", 40.0, 40.0], [3, "z = 3", None, None]]
+    assert "line 9 is past the end of the file (2 lines)" in blocks[1]["note"]
+    assert blocks[2]["note"].startswith("Code not shown: no such file")
+    assert blocks[2]["lines"] == [[4, "", 20.0, 20.0]]
