@@ -400,7 +400,50 @@ def test_steps_of_several_hosts_are_named_with_their_host():
     d = prof.steps.duration_ms
     row = _row(prof, max_step_ms=float(d.max()) - 1e-6, step_statistic="max")
     assert row.value == float(d.max()) and row.status == "failed"
-    assert f"of {len(d)} steps of 2 hosts" in row.evidence
+    # each step once, at its slowest host's time
+    assert f"of {d.index.nunique()} steps of 2 hosts, each its slowest host's time" \
+        in row.evidence
+    assert row.details["median_ms"] == d.groupby(level=0).max().median()
     assert "(step 0 on jax_h200_nocmdbuf)" in row.evidence
     idle = _row(prof, max_idle_pct=100)
     assert "most idle: jax_h200_nocmdbuf /device:GPU:0" in idle.evidence
+
+
+def _pod(tmp_path, source, hosts: int):
+    """A run of ``hosts`` hosts, each a copy of the capture ``source`` (identical steps)."""
+    run = tmp_path / source.stem.split(".")[0] / "plugins" / "profile" / "2024_01_01_00_00_00"
+    run.mkdir(parents=True)
+    for i in range(hosts):
+        shutil.copy(source, run / f"worker-{i}.xplane.pb")
+    return tp.load(run)
+
+
+def test_a_pod_counts_each_step_once(tmp_path):
+    """Four hosts running the same steps are judged as one: the regression's band and verdict
+    and the step time are the single host's, not narrowed by four copies of each step."""
+    h100, h200 = DATA / "jax_h100_nocmdbuf.xplane.pb", DATA / "jax_h200_nocmdbuf.xplane.pb"
+    one = _row(tp.load(h200), baseline=tp.load(h100), max_regression_pct=5)
+    base, new = _pod(tmp_path, h100, 4), _pod(tmp_path, h200, 4)
+    assert new.steps.host.nunique() == 4 and len(new.steps) == 4 * len(tp.load(h200).steps)
+    pod = _row(new, baseline=base, max_regression_pct=5)
+    assert pod.status == one.status == "passed"
+    for key in ("band_low_pct", "band_high_pct", "steps", "baseline_steps"):
+        assert pod.details[key] == pytest.approx(one.details[key]), key
+    assert "each its slowest host's time" in pod.evidence
+    step = _row(new, max_step_ms=1.0)
+    assert step.details["steps"] == len(tp.load(h200).steps)
+    assert step.value == pytest.approx(tp.load(h200).steps.duration_ms.median())
+
+
+def test_a_negative_limit_asks_for_a_speed_up_beyond_noise(cpu, slowmap):
+    """-5 %: the same run does not pass (no speed-up shown), a run much faster does; the
+    row shows its band and says what was asked."""
+    same = _row(cpu, baseline=cpu, max_regression_pct=-5)
+    assert same.status == "failed" and "not faster than the limit" in same.evidence
+    assert same.details["band_high_pct"] > -5
+    faster = _row(cpu, baseline=slowmap, max_regression_pct=-5)
+    assert faster.passed and faster.details["band_high_pct"] <= -5
+    assert faster.measured().endswith(
+        f"(noise band {faster.details['band_low_pct']:+.1f}% to "
+        f"{faster.details['band_high_pct']:+.1f}%)")
+    assert faster.rule() == "<= -5.0% beyond noise"

@@ -401,8 +401,15 @@ def test_diff_verdict_and_tables_follow_compare():
     mb, mn = base.steps.duration_ms.median(), new.steps.duration_ms.median()
     pct = 100 * (mn - mb) / mb
     assert doc["median_ms"] == {"base": mb, "new": mn, "pct": pct}
+    # the band is tp.check's, judged the same way (here: too few steps to call +13 % real)
+    row = tp.check(new, baseline=base, max_regression_pct=0).rows[0]
+    band = doc["noise_band_pct"]
+    assert band == {"low": row.details["band_low_pct"], "high": row.details["band_high_pct"]}
+    assert band["low"] < 0 < band["high"] and row.passed
     assert doc["verdict"] == (f"NEW is {abs(pct):.1f} % {'slower' if pct > 0 else 'faster'} "
-                              f"per step than BASE (median {mb:.3f} ms -> {mn:.3f} ms)")
+                              f"per step than BASE (median {mb:.3f} ms -> {mn:.3f} ms); noise "
+                              f"band {band['low']:+.1f} % to {band['high']:+.1f} % (95 %, from "
+                              "both runs' step times): within noise")
     c = tp.compare(base, new)
     steps = pd.DataFrame(doc["steps"]).set_index("metric")
     assert steps.base_ms.tolist() == c.steps.a.tolist()
@@ -423,6 +430,7 @@ def test_diff_of_a_profile_with_itself_and_without_steps():
     assert same["median_ms"]["pct"] == 0.0
     none = tfprof_json("diff", H100, NO_STEPS)
     assert none["verdict"] == "no step time to compare: NEW has no steps"
+    assert none["noise_band_pct"] is None
 
 
 # ---- object stores and capture -----------------------------------------------------------------
@@ -493,6 +501,7 @@ def _bad_inputs(tmp: Path, good: Path) -> dict:
         "unreachable worker": ["capture", "--remote", f"127.0.0.1:{free_port()}",
                                "--duration-ms", "100", "--logdir", tmp],
         "negative top": ["summary", good, "--top", "-1"],
+        "json into a csv file": ["table", "steps", good, "--json", "-o", tmp / "x.csv"],
     }
 
 
@@ -500,7 +509,8 @@ BAD = [
     "missing path", "empty directory", "text file", "unknown protocol", "refused URL",
     "unknown table", "table without path", "unknown option", "bad storage option",
     "bad format", "json and csv", "export kind", "report under a file", "bad query",
-    "unknown sql table", "empty query", "bad address", "unreachable worker", "negative top"]
+    "unknown sql table", "empty query", "bad address", "unreachable worker", "negative top",
+    "json into a csv file"]
 
 
 @pytest.mark.parametrize("case", BAD)

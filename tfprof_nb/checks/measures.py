@@ -37,7 +37,7 @@ from ..plot.memory import human_bytes
 from .regression import CONFIDENCE, step_regression
 
 __all__ = ["Measure", "Subject", "STATISTICS", "device_rows", "duty_cycle", "host_bound", "idle",
-           "input_wait", "kernel_launch", "memory_peak", "regression", "step_time"]
+           "input_wait", "kernel_launch", "memory_peak", "per_step", "regression", "step_time"]
 
 # the statistics of step time a limit may take (name: function of the step times)
 STATISTICS = {"median": np.median, "mean": np.mean, "p90": lambda x: np.percentile(x, 90),
@@ -81,11 +81,23 @@ def _hosts(steps: pd.DataFrame) -> int:
     return int(steps.host.nunique()) if "host" in steps else 1
 
 
+def per_step(steps: pd.DataFrame) -> pd.DataFrame:
+    """One row per step: on a pod, whose steps table has a row per step and host, each
+    step's slowest host's row (the pod's step lasts until its last host is done), so that a
+    step counts once however many hosts ran it."""
+    if _hosts(steps) <= 1 or steps.index.is_unique:
+        return steps
+    order = np.argsort(-steps.duration_ms.to_numpy(dtype=float), kind="stable")
+    first = ~pd.Index(steps.index[order]).duplicated()
+    return steps.iloc[np.sort(order[first])]
+
+
 def _steps_words(steps: pd.DataFrame) -> str:
-    """"8 steps (source: markers)": how many steps (of how many hosts), and where they come
-    from."""
+    """"8 steps (source: markers)": how many steps (on a pod: "8 steps of 2 hosts, each its
+    slowest host's time"), and where they come from."""
     n, hosts = len(steps), _hosts(steps)
-    words = _count(n, "step") + (f" of {hosts} hosts" if hosts > 1 else "")
+    words = _count(n, "step") + (f" of {hosts} hosts, each its slowest host's time"
+                                 if hosts > 1 else "")
     return f"{words} (source: {steps.source.iloc[0]})" if "source" in steps and n else words
 
 
@@ -98,8 +110,9 @@ def _step_names(steps: pd.DataFrame, rows) -> str:
 
 
 def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
-    """A statistic of the step times (``steps.duration_ms``, every host's rows), in ms."""
-    steps = subject.steps
+    """A statistic of the step times (``steps.duration_ms``; on a pod each step's slowest
+    host's), in ms."""
+    steps = per_step(subject.steps)
     if steps.empty:
         return Measure(None, NO_STEPS if subject.prof is not None else "the steps table is "
                        "empty")
@@ -291,6 +304,11 @@ def memory_peak(subject: Subject) -> Measure:
 
 
 def _verdict(r) -> str:
+    if r.max_pct < 0:  # a speed-up asked for
+        if r.regressed:
+            return (f"not faster than the limit beyond the noise band: it reaches up to "
+                    f"{r.high_pct:+.1f}% > {r.max_pct:+g}%")
+        return f"faster than the limit beyond the noise band: {r.high_pct:+.1f}% at most"
     if r.regressed:
         return (f"slower than the limit beyond the noise band: by at least {r.low_pct:+.1f}% "
                 f"> {r.max_pct:g}%")
@@ -308,11 +326,14 @@ def regression(subject: Subject, baseline: Subject, max_pct: float) -> Measure:
         if s.steps.empty:
             return Measure(None, f"the {which} has no steps to compare")
     try:
-        r = step_regression(baseline.steps.duration_ms, subject.steps.duration_ms, max_pct)
+        r = step_regression(per_step(baseline.steps).duration_ms,
+                            per_step(subject.steps).duration_ms, max_pct)
     except ValueError as e:
         return Measure(None, str(e))
+    pod = " (each its slowest host's time)" if max(_hosts(baseline.steps),
+                                                     _hosts(subject.steps)) > 1 else ""
     words = (f"median step time {r.base_median_ms:.4g} ms over {r.base_steps} steps in the "
-             f"baseline, {r.new_median_ms:.4g} ms over {r.new_steps} steps now: "
+             f"baseline, {r.new_median_ms:.4g} ms over {r.new_steps} steps now{pod}: "
              f"{r.change_pct:+.1f}%; noise band {r.low_pct:+.1f}% to {r.high_pct:+.1f}% (the "
              f"{100 * CONFIDENCE:g}% interval of the ratio of new to baseline step times, "
              f"Mann-Whitney); {_verdict(r)}")

@@ -10,6 +10,9 @@ approximation above; profiles of more than :data:`MAX_STEPS` steps are thinned t
 evenly spaced order statistics first, which only widens the band).  Each side needs at least
 :data:`MIN_STEPS` steps.
 
+A negative limit asks for a speed-up: it passes only when even the band's upper end,
+``high_pct``, is at or below it (the new run is faster by at least that much beyond noise).
+
 A regression is reported only when even the band's lower end, ``low_pct``, exceeds the limit:
 the new run is slower than the limit allows by more than the step spread of the two runs can
 explain.  Two runs of one program whose steps are independent draws from one distribution fail
@@ -46,7 +49,8 @@ class Regression:
     low_pct: float  # the band: the ratio of step times' 95 % interval, as a change in %
     high_pct: float
     max_pct: float  # the limit
-    regressed: bool  # low_pct > max_pct: slower than the limit beyond the noise band
+    regressed: bool  # low_pct > max_pct: slower than the limit beyond the noise band (a
+    # negative limit, a speed-up asked for: high_pct > max_pct, not faster beyond noise)
 
 
 def _u_counts(n: int, m: int) -> np.ndarray:
@@ -134,4 +138,4 @@ def step_regression(base_ms, new_ms, max_pct: float,
     ma, mb = float(np.median(a)), float(np.median(b))
     low, high = 100 * (lo - 1), 100 * (hi - 1)
     return Regression(ma, mb, len(a), len(b), 100 * (mb / ma - 1), low, high,
-                      float(max_pct), bool(low > max_pct))
+                      float(max_pct), bool(low > max_pct if max_pct >= 0 else high > max_pct))

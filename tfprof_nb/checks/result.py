@@ -65,12 +65,19 @@ class CheckRow:
         return format_value(value, self.unit, signed, extra)
 
     def measured(self) -> str:
-        """The measured value in words."""
-        return self._fmt(self.value)
+        """The measured value in words; a regression's with its noise band ("+13.3% (noise
+        band -1.2% to +29.0%)"), which the limit is judged against."""
+        text = self._fmt(self.value)
+        low, high = self.details.get("band_low_pct"), self.details.get("band_high_pct")
+        if self.limit == "max_regression_pct" and low is not None and high is not None:
+            text += f" (noise band {low:+.1f}% to {high:+.1f}%)"
+        return text
 
     def rule(self) -> str:
-        """The limit in words: "<= 10 ms", ">= 50.0%"."""
-        return ("<= " if self.bound == "max" else ">= ") + self._fmt(self.threshold)
+        """The limit in words: "<= 10 ms", ">= 50.0%"; a regression's "<= +5.0% beyond
+        noise" (its band's lower end; a speed-up's, its upper end)."""
+        text = ("<= " if self.bound == "max" else ">= ") + self._fmt(self.threshold)
+        return text + " beyond noise" if self.limit == "max_regression_pct" else text
 
     def sentence(self) -> str:
         """One line: what, measured value against the threshold, and the limit's keyword."""
@@ -78,7 +85,8 @@ class CheckRow:
             return f"{self.what}: unknown ({self.limit}, {self.rule()}): {self.evidence}"
         broke = {"max": ">", "min": "<"}[self.bound] if self.status == "failed" else \
             self.rule()[:2]
-        return (f"{self.what} {self.measured()} {broke} {self._fmt(self.threshold)} "
+        noise = " beyond noise" if self.limit == "max_regression_pct" else ""
+        return (f"{self.what} {self.measured()} {broke} {self._fmt(self.threshold)}{noise} "
                 f"({self.limit}): {self.evidence}")
 
     def to_dict(self) -> dict:

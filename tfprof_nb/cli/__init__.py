@@ -71,7 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings():
         if not getattr(args, "debug", False):
             warnings.showwarning = _warning_line
+            _quiet_libraries()
         return _run(command, args)
+
+
+# storage libraries that log their retries and failures with tracebacks (gcsfs: every retry
+# of an unreachable bucket); their errors still reach the user as the command's one line
+_LIBRARY_LOGGERS = ("gcsfs", "s3fs", "fsspec", "aiohttp", "aiobotocore", "botocore",
+                    "google", "urllib3", "asyncio")
+
+
+def _quiet_libraries() -> None:
+    """Keep the storage libraries' log records off stderr (``--debug`` shows them)."""
+    import logging
+
+    for name in _LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _run(command, args) -> int:

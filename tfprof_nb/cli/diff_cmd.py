@@ -42,14 +42,40 @@ def diff_document(base, new, top: int = 10) -> dict:
     steps.insert(0, "metric", list(steps.index))
     ops = c.ops.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us"})
     kernels = c.kernels.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us"})
+    band = noise_band(base.steps, new.steps)
     return {"base": run_location(base.source), "new": run_location(new.source),
-            "verdict": verdict(*medians, len(base.steps), len(new.steps)),
+            "verdict": verdict(*medians, len(base.steps), len(new.steps)) + band_words(band),
+            "noise_band_pct": band,
             "median_ms": _change(*medians),
             "mean_ms": _change(*(float(c.steps.loc["duration_ms", k]) if n else None
                                  for k, n in (("a", len(base.steps)), ("b", len(new.steps))))),
             "steps": steps.reset_index(drop=True),
             "ops": ops.head(top).reset_index(),
             "kernels": kernels.head(top).reset_index()}
+
+
+def noise_band(base_steps, new_steps) -> dict | None:
+    """The 95 % noise band of the change of step time (``tp.check``'s: the Mann-Whitney
+    interval of the ratio of new to base step times, a pod's steps at their slowest host),
+    as ``{"low", "high"}`` in %; None when a side has too few steps."""
+    from ..checks.measures import per_step
+    from ..checks.regression import step_regression
+
+    try:
+        r = step_regression(per_step(base_steps).duration_ms, per_step(new_steps).duration_ms,
+                            0.0)
+    except (ValueError, AttributeError):
+        return None
+    return {"low": r.low_pct, "high": r.high_pct}
+
+
+def band_words(band: dict | None) -> str:
+    """The verdict's second half: whether the change is beyond the noise of the steps."""
+    if band is None:
+        return ""
+    where = "beyond" if band["low"] > 0 or band["high"] < 0 else "within"
+    return (f"; noise band {band['low']:+.1f} % to {band['high']:+.1f} % (95 %, from both "
+            f"runs' step times): {where} noise")
 
 
 def _change(base, new) -> dict:

@@ -31,17 +31,18 @@ def format_for(args, default: str) -> str:
     ``-o`` file's extension, else ``default``.  ``--json`` with another ``--format`` is an
     error."""
     fmt, out = getattr(args, "format", None), getattr(args, "output", None)
+    by_name = next((f for ext, f in _EXTENSIONS.items() if out and str(out).lower().endswith(ext)),
+                   None)
     if getattr(args, "json", False):
         if fmt not in (None, "json"):
             raise CliError(f"--json and --format {fmt} ask for different formats")
+        if by_name not in (None, "json"):
+            raise CliError(f"--json writes JSON, but -o {out} names a {by_name} file: drop "
+                           "--json or name the file .json")
         return "json"
     if fmt:
         return fmt
-    if out:
-        for ext, by_ext in _EXTENSIONS.items():
-            if str(out).lower().endswith(ext):
-                return by_ext
-    return default
+    return by_name or default
 
 
 def _nested_as_text(df):
