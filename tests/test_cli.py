@@ -194,6 +194,7 @@ PUBLIC = {
     "steps": lambda p: p.steps.reset_index(),
     "op_stats": lambda p: p.op_stats, "kernel_stats": lambda p: p.kernel_stats,
     "hlo_stats": lambda p: p.hlo_stats, "roofline": lambda p: p.roofline,
+    "source_lines": lambda p: p.source_lines, "source_stacks": lambda p: p.source_stacks,
     "memory_summary": lambda p: p.memory_summary,
     "memory_timeline": lambda p: p.memory_timeline,
     "memory_breakdown": lambda p: p.memory_breakdown, "pod": lambda p: p.pod,

@@ -10,6 +10,7 @@ Tables (each registered when a query first names it):
   double, 2 uint64, 3 int64, 4 str, 5 bytes, 6 ref), ``int_value``, ``double_value``,
   ``str_value`` (the one that fits the kind; uint64 values above 2**63-1 show as negative);
 * the tool tables: ``steps``, ``op_stats``, ``kernel_stats``, ``hlo_stats``, ``roofline``,
+  ``source_lines``, ``source_stacks``,
   ``memory_summary``, ``memory_timeline``, ``memory_breakdown``, ``pod``, ``planes``,
   ``lines``, ``gpu_utilization``, ``gpu_overlap``, ``duty_cycle``, ``stragglers``,
   ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``,
@@ -35,6 +36,8 @@ TOOL_TABLES = {
     "kernel_stats": lambda r: r["kernel_stats"],
     "hlo_stats": lambda r: r["hlo_stats"],
     "roofline": lambda r: r["roofline"],
+    "source_lines": lambda r: r["source_lines"],
+    "source_stacks": lambda r: r["source_stacks"],
     "memory_summary": lambda r: r["memory"][0],
     "memory_timeline": lambda r: r["memory"][1],
     "memory_breakdown": lambda r: r["memory"][2],

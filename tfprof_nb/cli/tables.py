@@ -20,6 +20,8 @@ DESCRIPTIONS = {
                     "occupancy, Tensor Core use, durations",
     "hlo_stats": "XLA programs: one row per HLO op, category, framework op, times, FLOPs",
     "roofline": "per HLO op: arithmetic intensity and FLOP/s against the device's roofline",
+    "source_lines": "device time per line of the user's code: file, line, function, share",
+    "source_stacks": "device time per Python stack of the user's code (frames outermost first)",
     "memory_summary": "one row per allocator: allocations, capacity, peaks",
     "memory_timeline": "one row per allocation or deallocation, with memory in use after it",
     "memory_breakdown": "allocations active at each allocator's peak",
