@@ -66,9 +66,9 @@ def test_latency_histogram_and_queue_are_the_tables(prof):
 
 
 def test_labels_escape_markup():
-    from tfprof_nb.plot.gpu import _text
+    from tfprof_nb.plot._style import plain
 
-    assert _text("<b>gpu</b> & co") == "&lt;b&gt;gpu&lt;/b&gt; &amp; co"
+    assert plain("<b>gpu</b> & co") == "&lt;b&gt;gpu&lt;/b&gt; &amp; co"
 
 
 def test_empty_profile_gives_empty_figures(cpu_file):

@@ -3,8 +3,10 @@ reads in light and dark themes, axis titles with units."""
 
 from __future__ import annotations
 
+import html
+
 __all__ = ["CATEGORY_LABELS", "CATEGORY_COLORS", "PALETTE", "base_layout", "new_figure",
-           "styled", "subplots"]
+           "plain", "plain_all", "styled", "subplots"]
 
 # One colour per step-time category, the same in every chart and view.
 CATEGORY_LABELS = {
@@ -26,6 +28,19 @@ _THEMES = {
     "dark": {"font": "#dddddd", "grid": "rgba(160,160,160,0.25)", "line": "#999999",
              "hover_bg": "#222222"},
 }
+
+
+def plain(value) -> str:
+    """A profile string (an op, kernel, host or allocator name) as plain text where plotly
+    reads markup (labels, tick labels, legend and menu entries, titles, hover text): plotly
+    reads ``<b>``, ``<a href>``, ``<br>``... there, so ``&``, ``<`` and ``>`` are escaped and
+    the string is shown as it is."""
+    return html.escape(str(value), quote=False)
+
+
+def plain_all(values) -> list[str]:
+    """:func:`plain` of every value."""
+    return [plain(v) for v in values]
 
 
 def base_layout(theme: str = "light", **extra) -> dict:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_LABELS, new_figure
+from ._style import CATEGORY_LABELS, new_figure, plain
 
 __all__ = ["compare_figure"]
 
@@ -11,7 +11,7 @@ __all__ = ["compare_figure"]
 def compare_figure(comparison, theme: str = "light"):
     """Mean step time per category of both profiles side by side (ms), the speed-up in the
     title."""
-    a, b = comparison.labels
+    a, b = (plain(label) for label in comparison.labels)
     steps = comparison.steps
     cats = [c for c in CATEGORY_COLUMNS if c in steps.index and
             (steps.loc[c, "a"] or steps.loc[c, "b"])]
@@ -23,7 +23,7 @@ def compare_figure(comparison, theme: str = "light"):
                      meta={"kind": "compare"})
     labels = [CATEGORY_LABELS[c] for c in cats]
     for key, name, color in (("a", a, "#4e79a7"), ("b", b, "#f28e2b")):
-        fig.add_bar(x=labels, y=[float(steps.loc[c, key]) for c in cats], name=str(name),
+        fig.add_bar(x=labels, y=[float(steps.loc[c, key]) for c in cats], name=name,
                     marker={"color": color},
-                    hovertemplate="%{x}: %{y:.3f} ms<extra>" + str(name) + "</extra>")
+                    hovertemplate="%{x}: %{y:.3f} ms<extra>" + name + "</extra>")
     return fig

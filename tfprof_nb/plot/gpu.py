@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW
-from ._style import PALETTE, new_figure
+from ._style import PALETTE, new_figure, plain
 
 __all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "queue_figure",
            "UTILIZATION_PARTS"]
@@ -23,18 +23,12 @@ UTILIZATION_PARTS = [
 ]
 
 
-def _text(value) -> str:
-    """A profile string for a chart label: plotly reads a few HTML tags in labels, so angle
-    brackets are shown as themselves, never as markup."""
-    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _device_labels(table: pd.DataFrame) -> pd.Series:
     many_hosts = table.host.nunique() > 1
     label = table.device.astype(str)
     if many_hosts:
         label = table.host.astype(str) + " " + label
-    return label.map(_text)
+    return label.map(plain)
 
 
 _STEP_WINDOWS = {OUTSIDE_STEPS: "outside steps", PROFILE_WINDOW: "active span"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import new_figure
+from ._style import new_figure, plain, plain_all
 
 __all__ = ["memory_figure", "reduce_extremes", "human_bytes", "HOVER_FIELDS"]
 
@@ -18,6 +18,7 @@ _HOVER = ("<b>%{customdata[0]}</b> %{customdata[1]}<br>"
           "requested %{customdata[2]:,} B, allocated %{customdata[3]:,} B<br>"
           "shape %{customdata[4]} · region %{customdata[5]} · %{customdata[6]}<br>"
           "step %{customdata[7]} · in use %{customdata[8]:,} B · t=%{x:.3f} ms<extra></extra>")
+_TEXT_FIELDS = ["event", "tf_op", "tensor_shape", "region_type", "data_type"]  # (escaped)
 # free memory is stacked on top but starts hidden (it often dwarfs what is in use)
 _AREAS = (("stack_bytes", "Stack", "#f28e2b", True), ("heap_bytes", "Heap", "#4e79a7", True),
           ("free_bytes", "Free", "rgba(89,161,79,0.35)", "legendonly"))
@@ -68,7 +69,7 @@ def memory_figure(timeline: pd.DataFrame, summary: pd.DataFrame, theme: str = "l
     groups = []
     many = summary.host.nunique() > 1
     for row in order.itertuples():
-        name = f"{row.host} {row.allocator}" if many else str(row.allocator)
+        name = plain(f"{row.host} {row.allocator}" if many else row.allocator)
         part = timeline[(timeline.host == row.host) & (timeline.allocator == row.allocator)]
         groups.append((name, _allocator_traces(fig, part, row, name, max_points)))
     if len(groups) > 1:
@@ -108,6 +109,8 @@ def _allocator_traces(fig, part: pd.DataFrame, summary_row, name: str, max_point
                                                     "color": "#b07aa1"},
                     hovertemplate="fragmentation %{y:.1f}%<extra></extra>")
     custom = sel[HOVER_FIELDS].astype(object).where(sel[HOVER_FIELDS].notna(), "")
+    for col in _TEXT_FIELDS:
+        custom[col] = plain_all(custom[col])
     fig.add_scatter(x=x, y=sel.in_use_bytes.to_numpy(dtype=float) / _MIB, mode="markers",
                     name="Allocations", marker={"size": 4, "color": "#222222", "opacity": 0.6},
                     customdata=custom.to_numpy(), hovertemplate=_HOVER)

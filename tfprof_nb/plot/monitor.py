@@ -5,13 +5,11 @@ bar shows however far apart the windows are)."""
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_COLORS, CATEGORY_LABELS, subplots
+from ._style import CATEGORY_COLORS, CATEGORY_LABELS, plain, subplots
 
 __all__ = ["monitor_figure"]
 
@@ -23,7 +21,7 @@ def _hover_rows(done: pd.DataFrame) -> list[list]:
     op (profile strings as text: markup escaped)."""
     vs = done.vs_baseline_pct.to_numpy(dtype=float)
     return [[int(w), int(last), "" if not np.isfinite(v) else f" ({v:+.1f} % vs baseline)",
-             html.escape(str(op), quote=False) or "none"]
+             plain(op) or "none"]
             for w, last, v, op in zip(done.window, done.last_step, vs, done.top_op)]
 
 

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from ._style import PALETTE, new_figure, subplots
+from ._style import PALETTE, new_figure, plain, plain_all, subplots
 
 __all__ = ["op_stats_figure", "kernels_figure", "top_slices", "short_kernel_name",
            "kernel_label"]
@@ -93,7 +93,7 @@ def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
         part = ops[ops.host_or_device == side]
         for c, key in enumerate(("operation", "type"), start=1):
             sums = top_slices(part.groupby(key, sort=False).total_self_time_us.sum(), top)
-            fig.add_pie(labels=[str(k) for k in sums.index], values=sums.to_numpy(float),
+            fig.add_pie(labels=plain_all(sums.index), values=sums.to_numpy(float),
                         name=f"{side} {key}", hole=0.35, sort=False,
                         textinfo="label+percent", textposition="inside",
                         insidetextorientation="horizontal", marker={"colors": PALETTE},
@@ -110,10 +110,13 @@ def kernels_figure(kernels: pd.DataFrame, theme: str = "light", top: int = 20):
     # ranked short labels (the full name is in the hover): kernels whose names share a long
     # prefix stay apart
     labels = kernel_labels(list(top_rows.kernel_name.astype(str)), list(top_rows.op_name))
-    names = [f"{r}. {label}" for r, label in zip(top_rows["rank"], labels)]
+    names = [f"{r}. {plain(label)}" for r, label in zip(top_rows["rank"], labels)]
     custom = top_rows[["kernel_name", "op_name", "occurrences", "avg_duration_us", "grid_dim",
                        "block_dim", "registers_per_thread", "occupancy_pct",
-                       "is_kernel_using_tensor_core"]].astype(object).to_numpy()
+                       "is_kernel_using_tensor_core"]].astype(object)
+    for col in ("kernel_name", "op_name", "grid_dim", "block_dim"):
+        custom[col] = plain_all(custom[col])
+    custom = custom.to_numpy()
     fig = new_figure(theme=theme, title={"text": f"Top {len(top_rows)} GPU kernels by total "
                                          "time"},
                      xaxis={"title": {"text": "Total time (us)"}},

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure
+from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain_all
 
 __all__ = ["pod_figure"]
 
@@ -26,7 +26,7 @@ def pod_figure(pod: pd.DataFrame, theme: str = "light"):
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
                      meta={"kind": "pod", "hosts": hosts, "steps": [int(s) for s in steps]})
     for c in cats:
-        fig.add_bar(x=hosts, y=mean[c].to_numpy(float), name=CATEGORY_LABELS[c],
+        fig.add_bar(x=plain_all(hosts), y=mean[c].to_numpy(float), name=CATEGORY_LABELS[c],
                     marker={"color": CATEGORY_COLORS[c]},
                     hovertemplate="%{y:.3f} ms<extra>" + CATEGORY_LABELS[c] + "</extra>")
     if len(steps) > 1:

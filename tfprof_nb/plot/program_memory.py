@@ -3,11 +3,9 @@ order with the peak marked, and the largest buffers live at the peak."""
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 
-from ._style import subplots
+from ._style import plain, plain_all, subplots
 from .memory import human_bytes, reduce_extremes
 
 __all__ = ["ALLOCATION_COLORS", "program_memory_figure"]
@@ -27,11 +25,6 @@ _BUFFER_HOVER = ("<b>%{customdata[0]}</b> %{customdata[1]}<br>%{customdata[2]} Â
                  "%{customdata[8]}<extra></extra>")
 
 
-def _text(values) -> list:
-    """Profile strings as plain text in plotly's labels (markup characters escaped)."""
-    return [html.escape(str(v), quote=False) for v in values]
-
-
 def program_memory_figure(memory, theme: str = "light", top: int = 20,
                           max_points: int = 4000):
     """``memory`` (a :class:`~tfprof_nb.analysis.buffer_assignment.ProgramMemory`): the heap
@@ -46,7 +39,7 @@ def program_memory_figure(memory, theme: str = "light", top: int = 20,
     fig = subplots(theme, rows=2, cols=1, row_heights=[heap_px, bars_px],
                    vertical_spacing=90 / (heap_px + bars_px + 90),
                    subplot_titles=["", f"Largest buffers live at the peak (top {top})"])
-    fig.update_layout(title={"text": html.escape(title, quote=False)}, hovermode="closest",
+    fig.update_layout(title={"text": plain(title)}, hovermode="closest",
                       height=heap_px + bars_px + 96 + 90 + 60, margin={"t": 96},
                       meta={**fig.layout.meta, "kind": "program_memory",
                             "program_id": str(memory.program_id),
@@ -74,7 +67,7 @@ def _heap_traces(fig, memory, max_points: int) -> None:
     if memory.peak_position >= 0:
         keep = np.union1d(keep, [memory.peak_position])
     sel = heap.iloc[keep]
-    custom = np.column_stack([_text(sel.event), _text(sel.hlo_op_name),
+    custom = np.column_stack([plain_all(sel.event), plain_all(sel.hlo_op_name),
                               sel[_HEAP_FIELDS[2:]].to_numpy(np.int64).astype(object)])
     fig.add_scatter(x=x[keep], y=sel.heap_bytes.to_numpy(float) / _MIB, name="Heap",
                     mode="lines+markers", line={"shape": "hv", "color": "#4e79a7"},
@@ -98,7 +91,7 @@ def _buffer_bars(fig, buffers) -> None:
     rows = buffers.iloc[::-1]  # the largest at the top of a horizontal bar chart
     labels = [f"{len(rows) - i}. {name}{index}" for i, (name, index) in
               enumerate(zip(rows.hlo_op_name, rows.shape_index))]
-    labels = _text(labels)
+    labels = plain_all(labels)
     for kind, color in ALLOCATION_COLORS.items():
         mine = (rows.allocation_type == kind).to_numpy()
         if not mine.any():
@@ -106,7 +99,7 @@ def _buffer_bars(fig, buffers) -> None:
         part = rows[mine]
         live = [("for the whole program" if ind else f"from position {a} to {f}")
                 for ind, a, f in zip(part.indefinite, part.alloc_position, part.free_position)]
-        custom = np.column_stack([_text(part[c]) for c in _BUFFER_FIELDS[:5]] +
+        custom = np.column_stack([plain_all(part[c]) for c in _BUFFER_FIELDS[:5]] +
                                  [part[c].to_numpy(np.int64).astype(object)
                                   for c in _BUFFER_FIELDS[5:]] + [np.array(live, object)])
         fig.add_bar(x=part.size_bytes.to_numpy(float) / _MIB,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import PALETTE, new_figure
+from ._style import PALETTE, new_figure, plain, plain_all
 
 __all__ = ["roofline_figure"]
 
@@ -59,7 +59,7 @@ def _add_ops(fig, ops: pd.DataFrame) -> None:
     for i, (category, part) in enumerate(groups):
         fig.add_scatter(x=part.arithmetic_intensity_flops_per_byte.to_numpy(float),
                         y=part.flop_rate_flops_per_s.to_numpy(float) / _GIGA,
-                        mode="markers", name=str(category),
+                        mode="markers", name=plain(category),
                         marker={"size": part._size.to_numpy(float),
                                 "color": PALETTE[i % len(PALETTE)], "opacity": 0.75,
                                 "line": {"width": 0.5, "color": "#ffffff"}},
@@ -78,9 +78,9 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
     (``attrs["peaks"]``)."""
     peaks = table.attrs.get("peaks")
     known = bool(peaks is not None and peaks.known)
-    name = f" ({peaks.device})" if known and peaks.device else ""
+    name = f" ({plain(peaks.device)})" if known and peaks.device else ""
     fig = new_figure(theme=theme, hovermode="closest",
-                     title={"text": title or f"Roofline{name}"},
+                     title={"text": plain(title) if title else f"Roofline{name}"},
                      xaxis={"title": {"text": "Arithmetic intensity (FLOP/byte)"},
                             "type": "log"},
                      yaxis={"title": {"text": "Achieved rate (GFLOP/s)"}, "type": "log"},
@@ -91,7 +91,7 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
     ops, program = _placed(table[~is_program]), table[is_program]
     if ops.empty and not is_program.any():
         reasons = "; ".join(table.attrs.get("reasons", [])) or "no XLA ops with FLOPs"
-        fig.add_annotation(text=f"Nothing to place on the roofline: {reasons}",
+        fig.add_annotation(text=f"Nothing to place on the roofline: {plain(reasons)}",
                            showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
         return fig
     if known:
@@ -116,4 +116,7 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
 def _custom(part: pd.DataFrame) -> np.ndarray:
     cols = part[["operation", "category", "occurrences", "total_self_time_us", "bound_by",
                  "roofline_efficiency_pct"]].astype(object)
-    return cols.where(cols.notna(), "").to_numpy()
+    cols = cols.where(cols.notna(), "")
+    for col in ("operation", "category", "bound_by"):
+        cols[col] = plain_all(cols[col])
+    return cols.to_numpy()

@@ -3,12 +3,10 @@ all device ops, on top; each frame's callees under it, widths by device time).""
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 
-from ._style import PALETTE, new_figure
+from ._style import PALETTE, new_figure, plain, plain_all
 
 __all__ = ["source_flame_figure"]
 
@@ -17,11 +15,6 @@ _NO_SOURCE_COLOR = "#bab0ac"
 _HOVER = ("<b>%{customdata[0]}</b><br>%{customdata[1]}<br>%{customdata[2]:,.3f} ms "
           "(%{customdata[3]:.1f}% of device op time), self %{customdata[4]:,.3f} ms"
           "<extra></extra>")
-
-
-def _text(values) -> list:
-    """Profile strings as plain text in plotly's labels (markup characters escaped)."""
-    return [html.escape(str(v), quote=False) for v in values]
 
 
 def _frames(n: int) -> str:
@@ -65,7 +58,7 @@ def source_flame_figure(tree: pd.DataFrame, theme: str = "light"):
     if left_out:
         ends = left_out[:1] + left_out[1:][-1:]
         title += (f"<br><sub>left out: the outer {_frames(len(left_out))} every stack shares ("
-                  + html.escape(" ... ".join(ends), quote=False) + ")</sub>")
+                  + plain(" ... ".join(ends)) + ")</sub>")
     fig = new_figure(theme=theme, title={"text": title},
                      height=120 + _ROW_PX * min(depth, 24), margin={"l": 10, "r": 10,
                                                                     "t": 70 if left_out else 50,
@@ -76,10 +69,10 @@ def source_flame_figure(tree: pd.DataFrame, theme: str = "light"):
     if tree.empty:
         return fig
     custom = np.column_stack([
-        _text(tree.name), _text(_where(tree)), tree.time_us.to_numpy(float) / 1e3,
+        plain_all(tree.name), plain_all(_where(tree)), tree.time_us.to_numpy(float) / 1e3,
         tree.time_pct.to_numpy(float), tree.self_time_us.to_numpy(float) / 1e3])
     fig.add_trace({"type": "icicle", "ids": tree.node.tolist(),
-                   "parents": tree.parent.fillna("").tolist(), "labels": _text(tree.name),
+                   "parents": tree.parent.fillna("").tolist(), "labels": plain_all(tree.name),
                    "values": tree.time_us.to_numpy(float), "branchvalues": "total",
                    "customdata": custom, "hovertemplate": _HOVER,
                    "marker": {"colors": _colors(tree)}, "sort": False,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, subplots
+from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all, subplots
 
 __all__ = ["MAX_BARS", "step_time_figure", "input_pipeline_figure"]
 
@@ -30,7 +30,7 @@ def _step_labels(steps: pd.DataFrame) -> list[str]:
     """x labels: step numbers, prefixed with the host when there are several."""
     numbers = [str(s) for s in steps.index]
     if steps.host.nunique() > 1:
-        return [f"{h} {n}" for h, n in zip(steps.host, numbers)]
+        return [f"{plain(h)} {n}" for h, n in zip(steps.host, numbers)]
     return numbers
 
 
@@ -47,7 +47,7 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
     numbers on x, milliseconds on y; hovering a step shows its whole breakdown."""
     x = _step_labels(steps)
     fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
-                     title={"text": title or "Step-time breakdown"},
+                     title={"text": plain(title) if title else "Step-time breakdown"},
                      xaxis={"title": {"text": "Step"}, "type": "category"},
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
                      meta=_step_meta(steps))
@@ -86,7 +86,7 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light"):
     _add_stacked(fig, x, rest, "Rest of the step", "#bab0ac", index,
                  "%{y:.3f} ms<extra>rest</extra>", row=1, col=1)
     host = ip.host_side
-    fig.add_bar(x=host.category.tolist(), y=(host.time_us / 1e3).tolist(),
+    fig.add_bar(x=plain_all(host.category), y=(host.time_us / 1e3).tolist(),
                 name="Host-side input", marker={"color": "#4e79a7"}, showlegend=False,
                 hovertemplate="%{x}: %{y:.3f} ms<extra></extra>", row=1, col=2)
     fig.update_xaxes(title_text="Step", type="category", row=1, col=1)
