@@ -59,10 +59,11 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 # docs/screenshots: every tab of the CPU, GPU and TPU reports, the TPU trace viewer on a step,
 # an AMD GPU launch linked to its kernel (taken by the report tests), and the trace viewer's
 # area summary, flows, counters, track menu, keys and a kernel table's row shown in the trace;
-# the Source view of a notebook cell's JAX program and of the command-buffer capture
+# the Source view of a notebook cell's JAX program and of the command-buffer capture, and that
+# capture's XLA tab (its ops attributed inside the command buffers)
 screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/report/test_report.py \
-		-k "captured_cpu_profile or gpu_fixture or tpu_profile or gpu_launch"
+		-k "captured_cpu_profile or gpu_fixture or tpu_profile or gpu_launch or command_buffer"
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/widgets/test_trace_viewer.py
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/widgets/test_source_view.py
 

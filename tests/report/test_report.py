@@ -214,9 +214,40 @@ def test_report_of_the_tpu_profile(tmp_path):
         step = prof.steps.iloc[len(prof.steps) // 2]
         a = float(step.start_us)
         page.js(f"([a, b]) => {TIMELINE}.setView(a, b)", [a - 2e3, a + step.duration_ms * 1e3])
-        page.page.wait_for_timeout(200)
-        assert page.js(f"() => {TIMELINE}.frame.drawn") > 50
+        page.page.wait_for_function(f"() => {TIMELINE}.frame.drawn > 50", timeout=30000)
         _screenshot(page, "tpu_timeline_step")
+        assert page.blocked == [] and page.console_errors == []
+
+
+def test_report_of_a_command_buffer_capture_is_per_op(tmp_path):
+    """XLA's defaults on an H200 (kernels inside command buffers): the XLA tab's HLO op table
+    lists the ops the buffers ran, each with how it was attributed, not one opaque
+    command_buffer row (docs/screenshots/cmdbuf_xla.png)."""
+    prof = tp.load(DATA / "jax_h200_transformer.xplane.pb")
+    stats = prof.hlo_stats
+    path = prof.to_html(tmp_path / "cmdbuf.html")
+    pane = "[data-pane='xla']"
+    with OfflinePage(path) as page:
+        page.page.click(".db-tab[data-tab='xla']")
+        page.page.wait_for_selector(f"{pane} .tt-table th[data-column='attribution']")
+        table = f"document.querySelector(\"{pane} th[data-column='attribution']\").closest('table')"
+        heads = page.js(f"() => Array.from({table}.querySelectorAll('th'))"
+                        ".map(th => th.dataset.column)")
+        cells = page.js(f"""() => Array.from({table}.querySelectorAll('tr')).slice(1)
+          .map(tr => Array.from(tr.children).map(td => td.textContent))""")
+        assert len(cells) >= 10
+        shown = {row[heads.index("hlo_op_name")]: row[heads.index("attribution")]
+                 for row in cells}
+        expected = dict(zip(stats.hlo_op_name.astype(str), stats.attribution.astype(str)))
+        assert all(expected[name] == how for name, how in shown.items())
+        assert set(shown.values()) <= {"name", "position"} and "name" in shown.values()
+        assert not any(name.startswith("command_buffer") for name in shown)
+        if SCREENSHOTS:
+            page.page.evaluate("() => window.scrollTo(0, 0)")
+            box = page.page.locator(".tfprof-dashboard").bounding_box()
+            page.page.screenshot(path=str(Path(SCREENSHOTS) / "cmdbuf_xla.png"), clip={
+                "x": box["x"], "y": box["y"], "width": box["width"],
+                "height": min(box["height"], 1280)})
         assert page.blocked == [] and page.console_errors == []
 
 
