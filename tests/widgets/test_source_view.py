@@ -246,3 +246,23 @@ def test_code_blocks_say_why_code_is_missing(tmp_path):
     assert "line 9 is past the end of the file (2 lines)" in blocks[1]["note"]
     assert blocks[2]["note"].startswith("Code not shown: no such file")
     assert blocks[2]["lines"] == [[4, "", 20.0, 20.0]]
+
+
+def test_reason_when_no_op_has_a_location():
+    """XLA ops, none located (e.g. kernels of a command buffer nothing could attribute): the
+    tab says how much time and why."""
+    from types import SimpleNamespace
+
+    from tfprof_nb.analysis.source_lines import Functions, source_lines_table
+    from tfprof_nb.widgets.source import SourceView
+
+    stats = pd.DataFrame({"program_id": [5], "resolved": [False], "source": [""],
+                          "source_stack": [""], "occurrences": [3],
+                          "hlo_op_name": ["command_buffer_1"], "total_self_time_us": [2e3]})
+    lines = source_lines_table(stats, Functions(pd.DataFrame(
+        columns=["file", "line", "column", "function"])))
+    prof = SimpleNamespace(source_lines=lines, framework=SimpleNamespace(name="jax"))
+    assert SourceView.reason(prof) == (
+        "No device time has a location in the code: 2.000 ms (100.0%) of device op time has "
+        "no source location: op not in the profile's HLO protos (1 op: command_buffer_1); "
+        "without an HLO instruction there is no metadata to read.")

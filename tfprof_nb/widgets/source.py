@@ -84,12 +84,13 @@ class SourceView(View):
         lines = prof.source_lines
         if len(_located(lines)):
             return None
-        why = "; ".join(lines.attrs.get("reasons", [])) or "no XLA ops with a source location"
         eager = ("TensorFlow eager ops carry no source location (TensorFlow records none for "
                  "ops it runs outside XLA). " if prof.framework.name == "tensorflow" else "")
-        return (f"{eager}No device time with a location in the code: {why}. Source lines "
-                "come from XLA programs' metadata (JAX, tf.function(jit_compile=True), "
-                "Keras 3).")
+        if lines.empty:
+            return (f"{eager}No XLA ops in this profile: device time by source line comes "
+                    "from XLA programs' metadata (JAX, tf.function(jit_compile=True), Keras 3).")
+        return (f"{eager}No device time has a location in the code: "
+                + "; ".join(lines.attrs.get("reasons", [])) + ".")
 
     @classmethod
     def state(cls, prof) -> ViewState:
