@@ -1,7 +1,8 @@
 // Source: device time by the user's code. What the numbers cover, the Python stacks as an
 // icicle, the hottest locations with their code and the device time beside each line (code
 // read by the kernel from notebook cells or files, else the location alone), every location
-// in a table. Code and names are profile strings: set as text only.
+// in a table (a click on a row shows its line's code). Code and names are profile strings:
+// set as text only.
 import { type Model } from "./model";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
@@ -36,6 +37,7 @@ function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowEle
   const [n, code, us, pct] = line;
   const tr = document.createElement("tr");
   tr.className = us === null ? "src-line" : "src-line src-hot";
+  tr.dataset.line = String(n);
   const time = document.createElement("td");
   time.className = "src-time";
   time.style.cssText = "text-align:right;white-space:nowrap;padding:0 8px;font-variant-numeric:tabular-nums;width:1%;min-width:150px";
@@ -56,6 +58,7 @@ function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowEle
 export function renderBlock(b: CodeBlock, max: number): HTMLElement {
   const box = document.createElement("div");
   box.className = "src-block";
+  box.dataset.file = b.file;
   box.style.cssText = "margin:8px 0 14px;border:1px solid var(--tp-border);border-radius:6px;overflow:auto;max-width:100%";
   const head = text("div", "src-head", blockTitle(b));
   head.style.cssText = "padding:4px 8px;background:var(--tp-bg3);font-weight:600;font-size:12px";
@@ -69,6 +72,25 @@ export function renderBlock(b: CodeBlock, max: number): HTMLElement {
   for (const line of b.lines) table.append(codeRow(line, max));
   box.append(table);
   return box;
+}
+
+/** Show the code line of `file`:`line` under `root` (scrolled into view, marked); false
+ * when no block holds it. */
+export function showLine(root: HTMLElement, file: string, line: number): boolean {
+  for (const old of Array.from(root.querySelectorAll(".src-target"))) {
+    old.classList.remove("src-target");
+    (old as HTMLElement).style.outline = "";
+  }
+  for (const block of Array.from(root.querySelectorAll<HTMLElement>(".src-block"))) {
+    if (block.dataset.file !== file) continue;
+    const tr = Array.from(block.querySelectorAll<HTMLElement>("tr.src-line")).find((r) => r.dataset.line === String(line));
+    if (!tr) continue;
+    tr.classList.add("src-target");
+    tr.style.outline = "2px solid var(--tp-accent)";
+    tr.scrollIntoView({ block: "center" });
+    return true;
+  }
+  return false;
 }
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
@@ -90,7 +112,10 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const max = Math.max(...blocks.flatMap((b) => b.lines.map((l) => l[2] ?? 0)), 1e-9);
     for (const b of blocks) root.append(renderBlock(b, max));
   }
-  renderTable(root, () => decodeTable(model.get("table")));
+  renderTable(root, () => decodeTable(model.get("table")), {
+    onRow: (row) => { showLine(root, String(row.file ?? ""), Number(row.line)); },
+    rowTitle: "Show this line's code (the hottest lines have theirs above)",
+  });
   return () => {};
 }
 

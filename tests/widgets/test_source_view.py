@@ -98,6 +98,12 @@ def test_source_tab_of_a_real_gpu_capture(name, tmp_path):
                                        check_names=False, rtol=1e-9)
         if name == "jax_h200_transformer":
             _screenshot(page.page, "source_command_buffers.png")
+        # a click on a row shows its line's code, marked and in view
+        page.page.locator(f"{PANE} .tfprof-table tr.tp-row-link").nth(2).click()
+        target = page.js("sel => { const t = document.querySelector(sel + ' .src-target'); "
+                         "const r = t.getBoundingClientRect(); return [t.dataset.line, "
+                         "r.top >= 0 && r.bottom <= window.innerHeight]; }", PANE)
+        assert target == [str(table.line.iloc[2]), True]
         assert page.console_errors == [] and page.blocked == []
 
 
