@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 from ..errors import CaptureError
 from . import context
@@ -69,9 +70,12 @@ class Monitor(KerasHooks):
     directory by default; a URL uploads each window once analysed).  A window never opens
     while the previous one is being analysed, so the analysis never runs inside the steps
     it measures.  A window's error (the profiler would not start or save, its profile could
-    not be read) is kept in its row, never raised into training; when training raises or
-    ends inside a window, the window stops with the steps that ran.  ``wait()`` waits for the
-    analyses.  Regressions: see :mod:`~tfprof_nb.capture.monitor_rule` (``baseline_windows``,
+    not be read, another tfprof_nb session runs: a monitor never stops one) is kept in its
+    row, never raised into training; after 3 windows in a row failed with the same error no
+    more open (the status says why).  A window's session starts one unmarked step before its
+    first step.  When training raises or ends inside a window, the window stops with the
+    steps that ran (a window that ends before its first step leaves no row); a Keras epoch
+    that ends when its data runs out does not stop it.  ``wait()`` waits for the analyses.  Regressions: see :mod:`~tfprof_nb.capture.monitor_rule` (``baseline_windows``,
     ``regression_pct``).  ``backend`` as in :class:`~tfprof_nb.Capture` (a Keras fit follows
     Keras' backend).  Inside ``%%tfprof --every K``, unset options come from the magic.
     """
@@ -93,7 +97,10 @@ class Monitor(KerasHooks):
         self._requested = check_backend(backend or (ctx.backend if ctx else "auto"))
         self._backend = self._requested
         self._source = ctx.source if ctx else None
-        self._log = WindowLog(RegressionRule(baseline_windows, regression_pct))
+        self._log = WindowLog(RegressionRule(baseline_windows, regression_pct,
+                                             self._schedule.steps))
+        if self._url is not None:
+            _start_fsspec_loop()
         self._analyser = Analyser()
         self.profiles = WindowProfiles(lambda: len(self._log), self._run_of)
         self._driver = WindowDriver(self._schedule, self._log, lambda: self._analyser.busy,
@@ -203,7 +210,7 @@ class Monitor(KerasHooks):
 
     def stop(self) -> None:
         """Profile no more windows; an open window stops with the steps that ran."""
-        self._schedule.stopped = True
+        self._schedule.stop()
         self._driver.close("the monitor was stopped")
 
     def __enter__(self) -> "Monitor":
@@ -274,7 +281,8 @@ class Monitor(KerasHooks):
     # ---- the driver's and the analyser's hooks ----------------------------------------
     def _session(self, index: int) -> LocalSession:
         """Window ``index``'s profiler session (not started)."""
-        self._guard_cell()
+        if threading.current_thread() is threading.main_thread():
+            self._guard_cell(index)
         return LocalSession(os.path.join(self._local, f"window_{index:04d}"), self._tracer,
                             "tp.Monitor", self._backend, None, self._source)
 
@@ -305,10 +313,13 @@ class Monitor(KerasHooks):
             raise CaptureError(f"window {index} is still being profiled")
         return row["run"]
 
-    def _guard_cell(self) -> None:
-        """In IPython, stop a window left open when the cell ends (a fit that raised
-        outside its train function, a loop abandoned without closing)."""
+    def _guard_cell(self, index: int) -> None:
+        """In IPython, stop window ``index`` (opened by this cell, on the main thread) when
+        it is left open as the cell ends (a fit that raised outside its train function, a
+        loop abandoned without closing).  Training on another thread is never guarded: the
+        cells run meanwhile are not its end."""
         if self._cell_guard is not None:
+            self._cell_guard[1] = index
             return
         try:
             from IPython import get_ipython
@@ -319,12 +330,24 @@ class Monitor(KerasHooks):
             return
 
         def after_cell(*_):
-            self._driver.close("the cell ended")
+            self._driver.close("the cell ended", index=guard[1])
             shell.events.unregister("post_execute", after_cell)
             self._cell_guard = None
 
+        guard = [after_cell, index]
         shell.events.register("post_execute", after_cell)
-        self._cell_guard = after_cell
+        self._cell_guard = guard
+
+
+def _start_fsspec_loop() -> None:
+    """Start fsspec's event-loop thread (``fsspecIO``, one per process) from this thread if
+    it is not running: the analysis thread that uploads a URL logdir's windows runs at the
+    lowest priority, which a thread it started would keep for the whole process."""
+    try:
+        from fsspec.asyn import get_loop
+    except ImportError:  # the upload says what is missing
+        return
+    get_loop()
 
 
 class _Step:

@@ -3,20 +3,34 @@ when the schedule says, marks each of the window's steps (``step_name``, ``step_
 run's step number, ``_r=1``), stops the session after N steps, or when training ends or
 raises inside the window, and hands the saved window to the analysis thread.
 
+The session starts one step before the window's first marked step (that step runs traced but
+unmarked), so every marked step runs with the profiler already started: a profiler's start-up
+cost never lands in a measured step.  A step that never ran (the data ran out: ``abandon_step``)
+leaves no marker in the profile (its marker is left open and ended after the session stopped,
+when the profiler records nothing) and is not counted; a window that ends without one marked
+step leaves no row.
+
 A window's own error never reaches the training loop: a profiler that will not start (another
-session is running), a step marker or a save that fails, each fails that window's row and
-training goes on.  The work per step outside a window is a few comparisons.
+session is running: a monitor never stops another tfprof_nb session), a step marker or a save
+that fails, each fails that window's row and training goes on; after ``FAILURE_STREAK``
+windows in a row failed with the same error the monitor stops scheduling windows.  The work
+per step outside a window is a few comparisons.  The driver's state is behind a lock: a
+window may be closed from another thread (a notebook cell's end) while training runs.
 """
 
 from __future__ import annotations
 
+import shutil
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .monitor_log import WindowLog
 from .monitor_schedule import Schedule
 
-__all__ = ["WindowDriver"]
+__all__ = ["FAILURE_STREAK", "WindowDriver"]
+
+FAILURE_STREAK = 3  # windows failed in a row with the same error: the monitor stops
 
 
 @dataclass
@@ -24,10 +38,13 @@ class _Open:
     """The window being profiled."""
 
     index: int
-    first_step: int
+    first_step: int  # its first marked step
     session: object  # a LocalSession, started
-    started: float  # perf_counter at its first step
-    steps: int = 0
+    undo: tuple  # the schedule's state before it opened (given back when it leaves no row)
+    thread: int  # the thread that opened it
+    started: float | None = None  # perf_counter at its first marked step
+    steps: int = 0  # training steps (batches) marked
+    per_marker: set = field(default_factory=set)  # steps per marker seen
 
 
 class WindowDriver:
@@ -45,56 +62,91 @@ class WindowDriver:
         self._t0: float | None = None
         self._window: _Open | None = None
         self._marker = None
+        self._orphans: list = []  # markers of steps that never ran, ended after the stop
+        self._last = 1  # steps the last marked call covered (Keras' steps_per_execution)
+        self._lock = threading.RLock()
 
     @property
     def profiling(self) -> bool:
         """Whether a window is open."""
         return self._window is not None
 
-    def begin_step(self) -> None:
-        """A training step begins: open a window when one is due, mark the step in one."""
-        now = time.perf_counter()
-        if self._t0 is None:
-            self._t0 = now
-        if self._window is None and self.schedule.due(self.step, now, self._busy()):
-            self._open(now)
-        if self._window is not None and self._marker is None:
-            self._mark()
-
-    def end_step(self) -> None:
-        """The step ended: count it, and close its window after its last step."""
-        marked = self._unmark()
-        self.step += 1
+    @property
+    def window_thread(self) -> int | None:
+        """The ident of the thread that opened the open window (None: none is open)."""
         window = self._window
-        if window is None or not marked:
-            return
-        window.steps += 1
-        if window.steps >= self.schedule.steps:
-            self._close("")
+        return None if window is None else window.thread
+
+    def begin_step(self) -> None:
+        """A training step begins: open a window's session when the next step is the
+        window's first, mark the step when the session runs already."""
+        with self._lock:
+            now = time.perf_counter()
+            if self._t0 is None:
+                self._t0 = now
+            window = self._window
+            if window is not None and self._marker is None:
+                if window.started is None:
+                    window.started = now
+                self._mark()
+            elif window is None and self._due(now):
+                self._open(now)
+
+    def end_step(self, steps: int = 1) -> None:
+        """The step ended (``steps`` training steps in one call: Keras'
+        ``steps_per_execution``): count it, and close its window after its last step."""
+        with self._lock:
+            marked = self._unmark()
+            self.step += steps
+            self._last = steps
+            window = self._window
+            if window is None or not marked:
+                return
+            window.steps += steps
+            window.per_marker.add(steps)
+            if window.steps >= self.schedule.steps:
+                self._close("")
 
     def abandon_step(self) -> None:
-        """The step did not run (no more data): drop its marker."""
-        self._unmark()
+        """The step did not run (no more data): its marker is ended unrecorded, the step not
+        counted; an open window stays open."""
+        with self._lock:
+            marker, self._marker = self._marker, None
+            if marker is not None:
+                self._orphans.append(marker)
 
-    def close(self, note: str) -> None:
-        """Training left the loop (``note`` says how): an open window stops with the steps
-        that ran (its row says why there are fewer, when there are)."""
-        self._unmark()
-        if self._window is not None:
+    def close(self, note: str, index: int | None = None) -> None:
+        """Training left the loop (``note`` says how): an open window (only window ``index``,
+        when given) stops with the steps that ran (its row says why there are fewer)."""
+        with self._lock:
+            if self._window is None or index is not None and self._window.index != index:
+                return
+            self._unmark()
             self._close(note)
 
     # ---- windows ------------------------------------------------------------------------
+    def _due(self, now: float) -> bool:
+        """Whether the next step opens a window (this one is its session's first)."""
+        if not self.schedule.due(self.step + self._last, now, self._busy()):
+            return False
+        streak = self.log.failed_streak(FAILURE_STREAK)
+        if streak:
+            self._give_up(streak)
+            return False
+        return True
+
     def _open(self, now: float) -> None:
-        index = self.log.open(self.step, now - self._t0)
-        self.schedule.opened(self.step, now)
-        session = self._make_session(index)
+        first = self.step + self._last
+        undo = self.schedule.state()
+        index = self.log.open(first, now - self._t0)
+        self.schedule.opened(first, now)
         try:
-            session.start()
+            session = self._make_session(index)
+            session.start(take_over=False)
         except Exception as err:  # e.g. another profiler session runs: this window fails
-            self.log.fail(index, err)
-            self._changed()
+            self._failed(index, err)
             return
-        self._window = _Open(index, self.step, session, now)
+        self._window = _Open(index, first, session, undo, threading.get_ident())
 
     def _mark(self) -> None:
         try:
@@ -117,23 +169,71 @@ class WindowDriver:
             return False
         return True
 
+    def _stop(self, window: _Open):
+        """Stop the window's session; the markers of steps that never ran end after it."""
+        try:
+            return window.session.stop()
+        finally:
+            orphans, self._orphans = self._orphans, []
+            for marker in orphans:
+                try:
+                    marker.__exit__(None, None, None)
+                except Exception:  # the profiler is stopped: nothing is recorded anyway
+                    pass
+
     def _close(self, note: str) -> None:
         window, self._window = self._window, None
+        if window.steps == 0:
+            self._discard(window)
+            return
         wanted = self.schedule.steps
         values = {"steps": window.steps, "last_step": window.first_step + window.steps - 1,
                   "wall_s": time.perf_counter() - window.started,
                   "backend": window.session.backend or ""}
+        notes = []
         if window.steps < wanted and note:
-            values["note"] = f"{window.steps} of {wanted} steps: {note}"
+            notes.append(f"{window.steps} of {wanted} steps: {note}")
+        if max(window.per_marker) > 1:
+            notes.append(f"each step marker covers {max(window.per_marker)} steps "
+                         f"(steps_per_execution): step times are per execution")
+        values["note"] = "; ".join(notes)
         self.log.update(window.index, **values)
         try:
-            run_dir = window.session.stop()
+            run_dir = self._stop(window)
         except Exception as err:  # the profiler could not save: this window fails
-            self.log.fail(window.index, err)
-            self._changed()
+            self._failed(window.index, err)
             return
         self.log.update(window.index, status="pending", run=str(run_dir))
         self._analyse(window.index, run_dir)
+
+    def _discard(self, window: _Open) -> None:
+        """A window that ended before its first marked step: no row, no files, and the
+        schedule as if it never opened."""
+        try:
+            self._stop(window)
+        except Exception:  # nothing was marked: whatever it saved goes
+            pass
+        shutil.rmtree(window.session.logdir, ignore_errors=True)
+        self.log.drop(window.index)
+        self.schedule.restore(window.undo)
+        self._changed()
+
+    def _failed(self, index: int, err) -> None:
+        self.log.fail(index, err)
+        streak = self.log.failed_streak(FAILURE_STREAK)
+        if streak:
+            self._give_up(streak)
+        self._changed()
+
+    def _give_up(self, error: str) -> None:
+        """``FAILURE_STREAK`` windows in a row failed with ``error``: no window opens any
+        more; the status and the last row say why."""
+        if self.schedule.stopped:
+            return
+        reason = (f"{FAILURE_STREAK} windows in a row failed ({error}): no more windows are "
+                  f"profiled")
+        self.schedule.stop(reason)
+        self.log.add_note(len(self.log) - 1, reason)
 
     def _stop_failed(self, err: Exception) -> None:
         """A step marker failed: stop the window's session, fail its row."""
@@ -141,8 +241,7 @@ class WindowDriver:
         if window is None:
             return
         try:
-            window.session.stop()
+            self._stop(window)
         except Exception:  # the marker's error is the one the row keeps
             pass
-        self.log.fail(window.index, err)
-        self._changed()
+        self._failed(window.index, err)

@@ -64,13 +64,39 @@ class WindowLog:
             self._rows[index].update(values)
 
     def analysed(self, index: int, values: dict, step_ms: np.ndarray) -> None:
-        """A window's analysis: its values, and its steps' durations for the baseline."""
+        """A window's analysis: its values, and its steps' durations for the rule (unless
+        the window is too short to judge: the rule's ``judges``)."""
         with self._lock:
             row = self._rows[index]
-            note = "; ".join(n for n in (row.get("note"), values.pop("note", "")) if n)
+            short = self.rule.too_short(row["steps"])
+            note = "; ".join(n for n in (row.get("note"), values.pop("note", ""), short) if n)
             row.update(values, status="analysed", note=note)
-            if len(step_ms) and np.isfinite(values.get("median_step_ms", np.nan)):
+            if len(step_ms) and np.isfinite(values.get("median_step_ms", np.nan)) \
+                    and not short:
                 self._step_ms[index] = np.asarray(step_ms, dtype=float)
+
+    def drop(self, index: int) -> None:
+        """Remove the last window, ``index`` (it ended before its first step)."""
+        with self._lock:
+            if index == len(self._rows) - 1:
+                self._rows.pop()
+
+    def add_note(self, index: int, note: str) -> None:
+        """Add ``note`` to window ``index``'s."""
+        with self._lock:
+            row = self._rows[index]
+            row["note"] = "; ".join(n for n in (row.get("note"), note) if n)
+
+    def failed_streak(self, n: int) -> str:
+        """The error of the last ``n`` windows when all failed with the same error, else
+        ``""``."""
+        with self._lock:
+            last = self._rows[-n:]
+            errors = {r["error"] for r in last}
+            if len(last) == n and all(r["status"] == "failed" for r in last) \
+                    and len(errors) == 1:
+                return errors.pop()
+            return ""
 
     def fail(self, index: int, error) -> None:
         """A window that failed, and why."""
@@ -104,8 +130,10 @@ class WindowLog:
             df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
         for col in _TEXT:
             df[col] = df[col].astype(object).fillna("").astype(str)
+        with self._lock:
+            samples = np.array([len(self._step_ms.get(w, ())) for w in df["window"]], dtype=int)
         vs, regressed = self.rule.judge(df["median_step_ms"].to_numpy(), df["window"].to_numpy(),
-                                        base)
+                                        base, samples)
         df["vs_baseline_pct"] = vs
         df["regressed"] = regressed.astype(bool)
         return df

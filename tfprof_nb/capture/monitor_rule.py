@@ -5,13 +5,15 @@ The rule, as the monitor's view says it:
 
 * the baseline is the median step time of every step of the first ``baseline_windows``
   windows that were analysed with steps (3 by default);
-* the noise band is the larger of ``min_pct`` % of the baseline (10 % by default) and three
-  times the noise of a window's median step time, estimated from the baseline's steps:
-  ``1.2533 * 1.4826 * MAD / sqrt(n)`` (the standard error of a median of ``n`` steps, ``n``
-  the baseline windows' median step count, from the median absolute deviation);
+* the noise band of a window is the larger of ``min_pct`` % of the baseline (10 % by default)
+  and three times the noise of that window's median step time, estimated from the baseline's
+  steps: ``1.2533 * 1.4826 * MAD / sqrt(n)`` (the standard error of a median of ``n`` steps,
+  ``n`` the window's own step count, from the median absolute deviation);
 * a window after the baseline's is flagged (``regressed``) when its median step time is above
-  the baseline by more than the band.  ``vs_baseline_pct`` is every window's median against
-  the baseline, once there is one.
+  the baseline by more than its band.  ``vs_baseline_pct`` is every window's median against
+  the baseline, once there is one;
+* a window with fewer than half the steps asked (``window_steps``: training ended inside it)
+  is neither judged nor part of the baseline (its note says so).
 """
 
 from __future__ import annotations
@@ -36,11 +38,19 @@ class Baseline:
     noise_ms: float  # three times the noise of a window's median
     band_ms: float
     window_steps: int
+    mad_ms: float = 0.0
+    min_pct: float = 10.0
 
     @property
     def threshold_ms(self) -> float:
-        """Median step times above this are regressions."""
+        """Median step times of ``window_steps``-step windows above this are regressions."""
         return self.median_ms + self.band_ms
+
+    def band_for(self, n) -> np.ndarray:
+        """The noise band (ms) of windows of ``n`` steps (an array)."""
+        n = np.maximum(np.asarray(n, dtype=float), 1.0)
+        return np.maximum(self.min_pct / 100 * self.median_ms,
+                          3 * _MEDIAN_SE * self.mad_ms / np.sqrt(n))
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,7 @@ class RegressionRule:
 
     baseline_windows: int = 3
     min_pct: float = 10.0
+    window_steps: int = 0  # the steps a window asks for (0: every window is judged)
 
     def __post_init__(self):
         if isinstance(self.baseline_windows, bool) or not isinstance(self.baseline_windows, int) \
@@ -70,16 +81,28 @@ class RegressionRule:
         n = max(1, int(np.median([len(step_ms[w]) for w in windows])))
         noise = 3 * _MEDIAN_SE * mad / math.sqrt(n)
         band = max(self.min_pct / 100 * median, noise)
-        return Baseline(windows, len(pooled), median, noise, band, n)
+        return Baseline(windows, len(pooled), median, noise, band, n, mad, self.min_pct)
 
-    def judge(self, medians: np.ndarray, windows: np.ndarray, base: Baseline | None):
-        """(``vs_baseline_pct``, ``regressed``) of windows with these median step times."""
+    def too_short(self, steps: int) -> str:
+        """Why a window of ``steps`` steps is not judged, or ``""`` when it is."""
+        if 2 * steps >= self.window_steps:
+            return ""
+        return (f"fewer than half of {self.window_steps} steps: not judged against the "
+                f"baseline, nor part of it")
+
+    def judge(self, medians: np.ndarray, windows: np.ndarray, base: Baseline | None,
+              samples=None):
+        """(``vs_baseline_pct``, ``regressed``) of windows with these median step times;
+        ``samples``: each window's step count (0: not judged; None: all judged, with the
+        baseline's step count)."""
         medians = np.asarray(medians, dtype=float)
         if base is None or not base.median_ms > 0:
             return np.full(len(medians), np.nan), np.zeros(len(medians), dtype=bool)
+        samples = np.full(len(medians), base.window_steps) if samples is None \
+            else np.asarray(samples)
         vs = (medians / base.median_ms - 1) * 100
-        after = np.asarray(windows) > max(base.windows)
-        regressed = after & (medians > base.threshold_ms)
+        after = (np.asarray(windows) > max(base.windows)) & (samples > 0)
+        regressed = after & (medians > base.median_ms + base.band_for(samples))
         return vs, regressed
 
     def describe(self, base: Baseline | None) -> str:

@@ -1,5 +1,7 @@
 """When a monitor profiles: a window of N steps after W warm-up steps, then one every K steps
-(or every T seconds), never while the previous window is still being analysed.
+(or every T seconds), never while the previous window is still being analysed.  A window's
+profiler session starts one step before its first step (see ``monitor_driver``): the first
+window's first step is ``max(W, 1)``.
 
 The last rule keeps the analysis of a window (decoding and analysing its profile on a
 background thread) off the steps the next window measures, and bounds the work a monitor
@@ -64,12 +66,13 @@ class Schedule:
     every_seconds: float | None = None
     max_windows: int | None = None
     started: int = 0  # windows opened so far
-    stopped: bool = False  # no window opens any more (Monitor.stop)
+    stopped: bool = False  # no window opens any more (Monitor.stop, or failing windows)
+    reason: str = ""  # why it stopped, when it stopped by itself
     next_step: int = field(init=False)  # the first step the next window may open at
     next_time: float = float("-inf")  # the earliest time (perf_counter) it may open
 
     def __post_init__(self):
-        self.next_step = self.warmup
+        self.next_step = max(self.warmup, 1)  # its session starts the step before
 
     def due(self, step: int, now: float, analysing: bool) -> bool:
         """Whether a window opens at ``step`` (begun at ``now``), ``analysing`` saying
@@ -87,9 +90,24 @@ class Schedule:
             self.next_step = step + self.steps
             self.next_time = now + self.every_seconds
 
+    def state(self) -> tuple:
+        """What ``opened`` changes, for ``restore``."""
+        return self.started, self.next_step, self.next_time
+
+    def restore(self, state: tuple) -> None:
+        """Undo the ``opened`` of a window that left no row (it ended before its first
+        step), ``state`` from ``state()`` before it."""
+        self.started, self.next_step, self.next_time = state
+
+    def stop(self, reason: str = "") -> None:
+        """No window opens any more (``reason``: why, when the monitor stops by itself)."""
+        self.stopped = True
+        self.reason = self.reason or reason
+
     def describe(self) -> str:
         """The schedule in words."""
         every = (f"every {self.every_steps} steps" if self.every_seconds is None
                  else f"every {self.every_seconds:g} s")
         limit = f", at most {self.max_windows} windows" if self.max_windows else ""
-        return f"{self.steps} steps profiled {every} after {self.warmup} warm-up steps{limit}"
+        said = f"{self.steps} steps profiled {every} after {self.warmup} warm-up steps{limit}"
+        return f"{said}; stopped: {self.reason}" if self.reason else said

@@ -101,10 +101,16 @@ class LocalSession:
         self.run_dir: Path | str | None = None  # a URL string for a URL logdir
         self.running = False
 
-    def start(self) -> "LocalSession":
+    def start(self, take_over: bool = True) -> "LocalSession":
+        """Start profiling.  A running tfprof_nb session is taken as abandoned and stopped
+        (with a warning), unless ``take_over`` is False (``tp.Monitor``: never stop a
+        session the user runs): then CaptureError."""
         global _active
         self.backend = choose_backend(self.requested, self._fn, self._source)
         profiler = get_backend(self.backend)
+        if _active is not None and _active.running and not take_over:
+            raise CaptureError(f"another tfprof_nb session is running ({_active.owner}); "
+                               f"{self.owner} does not stop it")
         if _active is not None and _active.running:
             warnings.warn(f"stopping an abandoned tfprof_nb session ({_active.owner}); its "
                           f"partial profile is saved under {_active.logdir}", CaptureWarning,
