@@ -83,6 +83,15 @@ def executed(tmp_path_factory):
         "    tf.linalg.matmul(tf.ones([64, 64]), tf.ones([64, 64]))",
         "print(json.dumps({'matmuls': int(whole.events.name.astype(str)"
         ".str.contains('MatMul').sum())}))",
+        # --every is checked before any line of the cell runs
+        "%%tfprof --every 5\nran_every_5 = True\n"
+        "model.fit(x, y, batch_size=32, epochs=1, verbose=0)",
+        "%%tfprof --every 0 --steps 1\nran_every_0 = True\n"
+        "model.fit(x, y, batch_size=32, epochs=1, verbose=0)",
+        "%%tfprof --every 20 --remote grpc://127.0.0.1:1\nran_remote = True",
+        "%%tfprof --every 20 --whole-cell\nran_whole = True",
+        "print(json.dumps({n: n in globals() for n in "
+        "['ran_every_5', 'ran_every_0', 'ran_remote', 'ran_whole']}))",
     ]
     return _run(cells, tmp)
 
@@ -128,3 +137,16 @@ def test_capture_in_a_cell_takes_the_magic_window(executed):
 def test_cell_without_step_api_is_profiled_whole(executed):
     assert "Error" not in _text(executed.cells[12])
     assert json.loads(_text(executed.cells[13]))["matmuls"] >= 3
+
+
+def test_every_is_checked_before_the_cell_runs(executed):
+    """``--every`` smaller than ``--steps``, not positive, or with ``--remote`` or
+    ``--whole-cell``: an error naming the magic's options, and no line of the cell ran."""
+    texts = [_text(executed.cells[i]) for i in range(14, 18)]
+    assert "ValueError: --every (5) must be at least --steps (10)" in texts[0]
+    assert "ValueError: --every must be a positive number of steps, got 0" in texts[1]
+    assert "ValueError: --every cannot be combined with --remote" in texts[2]
+    assert "ValueError: --every cannot be combined with --whole-cell" in texts[3]
+    assert not any("every_steps" in t for t in texts)  # no Python argument names
+    assert json.loads(_text(executed.cells[18])) == dict.fromkeys(
+        ["ran_every_5", "ran_every_0", "ran_remote", "ran_whole"], False)

@@ -121,6 +121,8 @@ class TfprofMagics(Magics):
             return None
         args = magic_arguments.parse_argstring(self.tfprof, options)
         steps, warmup = check_steps(args.steps, args.warmup)
+        if args.every is not None:
+            _check_every(args, steps)
         tracer = TracerOptions(args.host_tracer_level, args.python_tracer_level,
                                args.device_tracer_level, args.delay_ms)
         if not args.out.isidentifier():
@@ -258,6 +260,20 @@ class TfprofMagics(Magics):
             print(f"stored in `{args.out}`")
             display(profile)  # the dashboard (plain text where widgets are unavailable)
         return None
+
+
+def _check_every(args, steps: int) -> None:
+    """``--every``'s value and the options it cannot go with, checked before the cell runs."""
+    if args.every < 1:
+        raise ValueError(f"--every must be a positive number of steps, got {args.every}")
+    if args.every < steps:
+        raise ValueError(f"--every ({args.every}) must be at least --steps ({steps}): a "
+                         f"window of --steps steps is profiled every --every steps")
+    conflicting = [name for name, given in (("--remote", args.remote),
+                                            ("--whole-cell", args.whole_cell)) if given]
+    if conflicting:
+        raise ValueError(f"--every cannot be combined with {' or '.join(conflicting)}: "
+                         f"--every monitors the cell's training in windows of --steps steps")
 
 
 def _attach_partial(exc: BaseException, profile) -> None:
