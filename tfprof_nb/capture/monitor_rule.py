@@ -112,7 +112,9 @@ class RegressionRule:
                     f"median of their steps is the baseline; a later window is flagged when "
                     f"its median step time is above it by more than the noise band (the "
                     f"larger of {self.min_pct:g} % of the baseline and three times the noise "
-                    f"of a window's median, from the baseline steps' spread).")
+                    f"of a window's median, from the baseline steps' spread and the "
+                    f"window's step count); a window with fewer than half the steps asked "
+                    f"is not judged.")
         first, last = base.windows[0], base.windows[-1]
         which = f"window {first}" if first == last else f"windows {first}-{last}"
         pct = 100 * base.band_ms / base.median_ms if base.median_ms else math.nan
@@ -122,4 +124,6 @@ class RegressionRule:
                 f"band of {base.band_ms:.3f} ms ({pct:.1f} %), the larger of "
                 f"{self.min_pct:g} % of the baseline and three times the noise of a "
                 f"{base.window_steps}-step median from the baseline steps' spread "
-                f"({base.noise_ms:.3f} ms).")
+                f"({base.noise_ms:.3f} ms); a window with fewer steps gets the wider band "
+                f"of its own step count, one with fewer than half the steps asked is not "
+                f"judged.")
