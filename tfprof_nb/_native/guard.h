@@ -30,6 +30,10 @@ void guard_install(void);
 void guard_push(FaultGuard *g, const uint8_t *lo, int64_t n);
 void guard_pop(FaultGuard *g);
 
+/* The functions GUARDED runs are kept out of the function that calls sigsetjmp: inlined
+   there, the event walk ran 2.4 % more instructions (callgrind, a 33 MB capture). */
+#define GUARDED_WORK __attribute__((noinline))
+
 /* Run ``work``; when it faults reading buf[0, n), run ``on_fault`` instead of dying.  Locals
    that ``work`` changes are not to be read by ``on_fault`` (call a function). */
 #define GUARDED(buf, n, work, on_fault)                                                       \

@@ -64,7 +64,7 @@ typedef struct { /* tfp_intern_text's arguments */
 } InternJob;
 
 /* (not inlined: the table lives in memory when a fault jumps out of it) */
-__attribute__((noinline)) static int64_t intern_all(InternJob *a, Interned *t) {
+GUARDED_WORK static int64_t intern_all(InternJob *a, Interned *t) {
     const int64_t window = intern_window;
     const uint8_t *buf = a->buf;
     int64_t released = 0; /* pages below this offset were handed back */

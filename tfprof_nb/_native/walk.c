@@ -539,7 +539,7 @@ static Chunk *job_chunk(Job *j, int64_t pos) {
 
 /* Phase 1, one line: its header into L; its events framed into chunks of about
    chunk_bytes and counted, their stats bounded. */
-static void frame_line(Space *s, Job *j) {
+GUARDED_WORK static void frame_line(Space *s, Job *j) {
     const uint8_t *b = s->b;
     int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
     int wt;
@@ -968,7 +968,7 @@ static int plan_chunks(Space *s) {
 
 /* Phase 1's sweep of the space's fields in this thread: planes (their metadata, staged stats
    and lines) and space strings. */
-static void sweep(Space *s) {
+GUARDED_WORK static void sweep(Space *s) {
     const uint8_t *buf = s->b;
     const int64_t n = s->n;
     W w = {buf, &s->staged, NULL, -1};
@@ -1089,7 +1089,7 @@ static inline int64_t count_stats(const uint8_t *b, int64_t pos, int64_t end, in
     return n;
 }
 
-static void count_chunk(Space *s, Chunk *c) {
+GUARDED_WORK static void count_chunk(Space *s, Chunk *c) {
     const uint8_t *b = s->b;
     int64_t pos = c->pos, end = c->end, field, stop, n = 0, seen = 0;
     int wt;
@@ -1344,9 +1344,37 @@ static void walk_segment(Space *s, int64_t g, int64_t *counts) {
         c->err_pos = -1;
         return;
     }
-    GUARDED(s->b, s->n, walk_chunk(s, c, d, cap, counts),
-            (c->err = ERR_UNREADABLE, c->err_pos = -1));
+    walk_chunk(s, c, d, cap, counts);
     if (!s->stats_known) c->n_st = c->st.n;
+}
+
+/* the walked chunk of segment ``g`` is done with: its pages handed back, its stats placed */
+static void segment_end(Space *s, int64_t g) {
+    Chunk *c = &s->chunks[s->segs[g].chunk];
+    release_pages(s, c->pos, c->end);
+    progress_add(s, c->end - c->pos);
+    segment_done(s, g);
+}
+
+typedef struct { /* one thread of phase 2: its counts per name code, the segment it walks */
+    Space *s;
+    int64_t *counts;
+    volatile int64_t g;
+} EvThread;
+
+/* Walk segments until none is left.  The fault guard is set once around this loop, not per
+   chunk: the walk compiled inside a function calling sigsetjmp ran more instructions. */
+GUARDED_WORK static void events_loop(EvThread *t) {
+    Space *s = t->s;
+    for (;;) {
+        int64_t g = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (g >= s->n_segs) break;
+        if (s->segs[g].chunk < 0) continue; /* staged rows: copied once every row is known */
+        t->g = g;
+        walk_segment(s, g, t->counts);
+        t->g = -1;
+        segment_end(s, g);
+    }
 }
 
 static void *events_worker(void *arg) {
@@ -1357,15 +1385,18 @@ static void *events_worker(void *arg) {
         counts = (int64_t *)tfp_calloc((size_t)s->out.n_codes, sizeof(int64_t));
         if (!counts) __atomic_store_n(&s->ev_counts_lost, 1, __ATOMIC_RELAXED);
     }
-    for (;;) {
-        int64_t g = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
-        if (g >= s->n_segs) break;
-        if (s->segs[g].chunk < 0) continue; /* staged rows: copied once every row is known */
-        Chunk *c = &s->chunks[s->segs[g].chunk];
-        walk_segment(s, g, counts);
-        release_pages(s, c->pos, c->end);
-        progress_add(s, c->end - c->pos);
-        segment_done(s, g);
+    EvThread t = {s, counts, -1};
+    for (int more = 1; more;) {
+        more = 0;
+        GUARDED(s->b, s->n, events_loop(&t), more = 1);
+        if (more) { /* segment t.g read past the file's end: its chunk fails, the walk goes on */
+            Chunk *c = &s->chunks[s->segs[t.g].chunk];
+            c->err = ERR_UNREADABLE;
+            c->err_pos = -1;
+            if (!s->stats_known) c->n_st = c->st.n;
+            segment_end(s, t.g);
+            t.g = -1;
+        }
     }
     if (counts) {
         for (int64_t k = 0; k < s->out.n_codes; k++)
