@@ -122,7 +122,8 @@ class WindowDriver:
             if self._window is None or index is not None and self._window.index != index:
                 return
             self._unmark()
-            self._close(note)
+            if self._window is not None:  # (a marker that failed has failed the window)
+                self._close(note)
 
     # ---- windows ------------------------------------------------------------------------
     def _due(self, now: float) -> bool:
