@@ -395,7 +395,7 @@ def test_magic_every_monitors_the_cell(tmp_path):
         "    if mon.steps_run == 5:\n"
         "        mon.wait()  # window 0 analysed: window 1 opens at step 16",
         "print(json.dumps({**facts(loopmon), 'same': loopmon is mon}))",
-        "%%tfprof --every 5 --no-show\nz = 1"]]
+        "%%tfprof --every 10 --no-show\nz = 1"]]
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     fit_cell, fit, loop, nothing = nb.cells[2], nb.cells[3], nb.cells[5], nb.cells[6]
