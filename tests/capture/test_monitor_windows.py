@@ -106,6 +106,24 @@ def test_a_window_never_stops_the_user_s_capture(jax_step):
     assert step_markers(mon.window(2)) == [11, 12]
 
 
+def test_a_session_left_by_a_thread_that_ended_is_taken_over(jax_step, tmp_path):
+    """A session whose thread has ended is really abandoned: a window stops it (with the
+    warning every tfprof_nb capture gives) and profiles."""
+    from tfprof_nb.capture.options import TracerOptions
+    from tfprof_nb.capture.session import LocalSession
+
+    left = LocalSession(str(tmp_path / "left"), TracerOptions(), "tp.Capture", "jax")
+    t = threading.Thread(target=left.start)
+    t.start()
+    t.join()
+    mon = tp.Monitor(every_steps=10, steps=2, warmup=1, backend="jax")
+    with pytest.warns(tp.CaptureWarning, match="abandoned tfprof_nb session"):
+        for _ in mon.iterate(range(4)):
+            jax_step()
+    assert not left.running
+    assert mon.wait().status.tolist() == ["analysed"]
+
+
 # ---- training on a background thread --------------------------------------------------------
 def test_cells_run_while_a_thread_trains_leave_its_windows_alone():
     res = _python("""

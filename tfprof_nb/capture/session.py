@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -104,11 +105,13 @@ class LocalSession:
     def start(self, take_over: bool = True) -> "LocalSession":
         """Start profiling.  A running tfprof_nb session is taken as abandoned and stopped
         (with a warning), unless ``take_over`` is False (``tp.Monitor``: never stop a
-        session the user runs): then CaptureError."""
+        session the user runs) and the thread that started it still runs: then
+        CaptureError."""
         global _active
         self.backend = choose_backend(self.requested, self._fn, self._source)
         profiler = get_backend(self.backend)
-        if _active is not None and _active.running and not take_over:
+        if _active is not None and _active.running and not take_over \
+                and _active.thread.is_alive():
             raise CaptureError(f"another tfprof_nb session is running ({_active.owner}); "
                                f"{self.owner} does not stop it")
         if _active is not None and _active.running:
@@ -120,6 +123,7 @@ class LocalSession:
         self._before = run_dirs(self._local)
         profiler.start(self._local, self.options)
         self._profiler = profiler
+        self.thread = threading.current_thread()
         self.running = True
         _active = self
         return self
