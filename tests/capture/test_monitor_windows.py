@@ -1,12 +1,10 @@
-"""tp.Monitor's windows at the edges of training, on real TensorFlow Keras, Keras on JAX and JAX
+"""tp.Monitor's windows at the edges of training, on real TensorFlow Keras and JAX
 loops (CPU): epochs whose data runs out, steps_per_execution, a user's own session running,
 training on a background thread, windows that keep failing, short windows and the regression
 rule, a URL logdir's upload thread, the profiler's start-up outside the measured steps."""
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import warnings
 
@@ -18,7 +16,8 @@ from tfprof_nb.capture.monitor_log import WindowLog
 from tfprof_nb.capture.monitor_rule import RegressionRule
 
 from .conftest import step_markers
-from .test_monitor import _python, assert_rows_match_profiles, assert_schedule, jax_step, model  # noqa: F401
+from .test_monitor import _python, assert_rows_match_profiles, assert_schedule
+from .test_monitor import jax_step, model  # noqa: F401 (fixtures)
 
 
 def _waiter(mon):

@@ -4,13 +4,12 @@ Keras 3 (``keras`` and TensorFlow's ``tf.keras``) takes any object with a callba
 in ``model.fit(callbacks=[...])``; importing Keras to subclass its ``Callback`` would load
 TensorFlow in a JAX process.  The hooks a monitor does not use are marked as Keras marks its
 defaults (``_is_default``), so Keras still dispatches evaluation and prediction batches as it
-would without the monitor.  Each training batch is a step (with
-``steps_per_execution`` > 1, one call covers several: each is counted, one marker covers
-them); a batch whose data ran out (Keras ends the epoch there) is no step, and the window goes
-on into the next epoch; a batch that raises otherwise inside ``train_function`` stops the
-window before the error goes on (an error outside it, in a
-Keras backend that fetches data outside, leaves the window to the end of the notebook cell
-or to the next window's start, which stop it).
+would without the monitor.  Each training batch is a step (with ``steps_per_execution`` > 1,
+one call covers several: each is counted, one marker covers them); a batch whose data ran out
+(Keras ends the epoch there) is no step, and the window goes on into the next epoch; a batch
+that raises otherwise inside ``train_function`` stops the window before the error goes on (an
+error outside it, in a Keras backend that fetches data outside, leaves the window to the end
+of the notebook cell or to the next window's start, which stop it).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class WindowLog:
 
     def analysed(self, index: int, values: dict, step_ms: np.ndarray) -> None:
         """A window's analysis: its values, and its steps' durations for the rule (unless
-        the window is too short to judge: the rule's ``judges``)."""
+        the window is too short to judge: the rule's ``too_short``)."""
         with self._lock:
             row = self._rows[index]
             short = self.rule.too_short(row["steps"])
