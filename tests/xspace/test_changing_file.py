@@ -32,13 +32,17 @@ BIG_BYTES = 250_000_000  # loads in about a second here: wide enough to truncate
 TRIES = 8
 ROOT = Path(__file__).resolve().parents[2]
 
-# The child: loads the path on each stdin line, answers a JSON line per load.
+# The child: loads the path on each stdin line, answers a JSON line per load; faulthandler
+# (which Jupyter's kernel and pytest enable) is put on top of SIGBUS's handlers before each
+# load: the guard puts its own back.
 _CHILD = r"""
-import json, sys, time
+import faulthandler, json, sys, time
 import tfprof_nb as tp
 from tfprof_nb.xspace import read_xspace
 
 for line in sys.stdin:
+    faulthandler.disable()
+    faulthandler.enable()
     how, path = line.split(" ", 1)
     path = path.strip()
     t = time.perf_counter()
@@ -102,7 +106,9 @@ def test_truncated_while_loading_raises_naming_the_file(big_file, tmp_path):
     finally:
         proc.stdin.close()
         rc = proc.wait(timeout=120)
-    assert rc == 0, f"the loading process ended with {rc}: {proc.stderr.read()[-3000:]}"
+    err = proc.stderr.read()
+    assert rc == 0, f"the loading process ended with {rc}: {err[-3000:]}"
+    assert "Fatal Python error" not in err, err[-3000:]  # (faulthandler never saw a SIGBUS)
     assert after["ok"] == intact["ok"] > 0
     failed = [a for a in answers if "error" in a]
     for a in failed:
@@ -175,3 +181,20 @@ def test_copy_spans_reports_a_fault(tmp_path):
                 out.ctypes.data) == decoder.ERR_UNREADABLE
     del buf
     m.close()
+
+
+def test_a_fault_without_a_shorter_file_is_an_io_error(tmp_path):
+    """A faulting read of a file that did not shrink is its file system failing the read (NFS,
+    gcsfuse): OSError EIO naming the file; a file gone or shorter "changed while it was
+    read"."""
+    import errno
+
+    target = tmp_path / "vm.xplane.pb"
+    target.write_bytes(b"x" * 100)
+    exc = decoder._unreadable(str(target), 100)
+    assert isinstance(exc, OSError) and exc.errno == errno.EIO and str(target) in str(exc)
+    shorter = decoder._unreadable(str(target), 200)
+    assert isinstance(shorter, tp.ProfileFormatError)
+    assert "truncated from 200 to 100 bytes" in str(shorter)
+    gone = decoder._unreadable(str(tmp_path / "gone.xplane.pb"), 100)
+    assert isinstance(gone, tp.ProfileFormatError) and "it is gone" in str(gone)
