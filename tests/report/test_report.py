@@ -15,7 +15,8 @@ from tfprof_nb.widgets.dashboard import Dashboard
 from tfprof_nb.widgets.manifest import view_entries
 
 from ..conftest import DATA
-from ..widgets.harness import color_pixels, event_point, row_point
+from ..widgets.harness import (COLOR_PIXELS, event_point, frame_count, row_point, settle_images,
+                               when_drawn)
 from .offline_page import OfflinePage
 
 TABS = [e["tab"] for e in view_entries()]  # every tab of the dashboard, in order
@@ -25,15 +26,18 @@ TIMELINE = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").
 def _pane_content(page, tab: str) -> dict:
     """What the tab shows: painted canvas pixels, SVG shapes, table rows, reason text."""
     page.page.click(f".db-tab[data-tab='{tab}']")
-    page.page.wait_for_timeout(150)
-    page.page.wait_for_function("""tab => Array.from(document.querySelectorAll(
-      `[data-pane='${tab}'] .tfprof-figure`)).every(f => f.querySelector('.main-svg')
-      || f.textContent)""", arg=tab, timeout=60000)  # plotly figures drawn (or an error shown)
-    return page.js("""tab => {
+    # measured once its plotly figures are drawn (or an error shown) and its canvases hold a
+    # painted frame (a resize clears one until the next frame: a painted one is opaque), in
+    # the same evaluation as that check
+    return page.page.wait_for_function("""tab => {
       const pane = document.querySelector(`[data-pane='${tab}']`);
+      if (!Array.from(pane.querySelectorAll('.tfprof-figure')).every(
+            f => f.querySelector('.main-svg') || f.textContent)) return false;
+      const canvases = Array.from(pane.querySelectorAll('canvas')).filter(c => c.width && c.height);
+      if (!canvases.every(c => c.getContext('2d').getImageData(0, 0, 1, 1).data[3] === 255))
+        return false;
       let pixels = 0;
-      for (const c of pane.querySelectorAll('canvas')) {
-        if (!c.width || !c.height) continue;
+      for (const c of canvases) {
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         const bg = [d[0], d[1], d[2]];
         for (let i = 0; i < d.length; i += 4)
@@ -46,7 +50,7 @@ def _pane_content(page, tab: str) -> dict:
               shapes: pane.querySelectorAll('svg rect, svg path, svg circle, svg line').length,
               rows: pane.querySelectorAll('.tt-table tr').length,
               reason: (pane.querySelector('.db-reason') || {}).textContent || ''};
-    }""", tab)
+    }""", arg=tab, timeout=60000).json_value()
 
 
 # tabs drawn with plotly figures (when they have data)
@@ -281,9 +285,10 @@ def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
     b = float(max(index.start[rows] + index.dur[rows]))
     with OfflinePage(path) as page:
         page.page.click(".db-tab[data-tab='timeline']")
+        before = frame_count(page.page, TIMELINE_ROOT)
         page.js(f"([a, b]) => {TIMELINE}.setView(a, b)", [a - (b - a) * 0.6, b + (b - a) * 0.6])
-        page.page.wait_for_timeout(100)
-        assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) == 0
+        assert when_drawn(page.page, COLOR_PIXELS, [TIMELINE_ROOT, [0xE6, 0x51, 0x00]],
+                          root=TIMELINE_ROOT, after=before) == 0  # drawn there: no link yet
         x, y = row_point(page.page, rows[0], TIMELINE_ROOT)
         page.page.mouse.click(x, y)
         page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
@@ -292,9 +297,10 @@ def test_report_links_a_gpu_launch_to_its_kernel(tmp_path):
         text = page.js("() => document.querySelector(\"[data-pane='timeline'] .tl-links\")"
                        ".textContent")
         assert index.names[index.name[rows[1]]] in text
-        page.page.wait_for_timeout(100)
-        page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows === 1", timeout=10000)
-        assert color_pixels(page.page, (0xE6, 0x51, 0x00), TIMELINE_ROOT) > 60
+        # a frame painted with the arrow: the arrow and the kernel's outline
+        assert when_drawn(page.page, COLOR_PIXELS, [TIMELINE_ROOT, [0xE6, 0x51, 0x00]],
+                          root=TIMELINE_ROOT, until="t => t.frame.arrows === 1",
+                          timeout=10000) > 60
         _screenshot(page, "gpu_launch_link")
         assert page.blocked == [] and page.console_errors == []
 
@@ -314,7 +320,9 @@ def test_report_shows_html_like_names_as_text(cpu_html_logdir, tmp_path):
         page.page.click(".db-tab[data-tab='ops']")
         assert evil in page.js("() => document.body.textContent")
         assert page.js("() => document.querySelectorAll('img').length") == 0
-        page.page.wait_for_timeout(200)
+        # an <img src=x onerror=...> made from a name would have had its answer (and shown its
+        # dialog) before a probe image asked for after it
+        settle_images(page.page, "data:,")
         assert page.dialogs == [] and page.blocked == [] and page.console_errors == []
 
 
@@ -427,11 +435,10 @@ def test_report_follows_a_dark_colour_scheme(cpu_file, tmp_path):
     for scheme in ("light", "dark"):
         with OfflinePage(path, color_scheme=scheme) as page:
             page.page.click(".db-tab[data-tab='timeline']")
-            page.page.wait_for_timeout(200)
-            brightness[scheme] = page.js("""() => {
+            brightness[scheme] = when_drawn(page.page, """() => {
               const c = document.querySelector("[data-pane='timeline'] canvas");
               const d = c.getContext('2d').getImageData(c.width - 3, c.height - 3, 1, 1).data;
-              return d[0] + d[1] + d[2]; }""")
+              return d[0] + d[1] + d[2]; }""", root=TIMELINE_ROOT)
             page.page.click(".db-tab[data-tab='overview']")
             page.page.wait_for_selector(".tfprof-overview .js-plotly-plot .main-svg")
             # chart text follows the scheme: light text on dark pages, dark on light ones

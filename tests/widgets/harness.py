@@ -172,6 +172,45 @@ def color_pixels(page, rgb: tuple[int, int, int], root: str = ".tfprof-timeline"
     return page.evaluate(COLOR_PIXELS, [root, list(rgb)])
 
 
+# --- waiting for what the page does (no fixed sleeps) ---------------------------------------
+
+def frame_count(page, root: str = ".tfprof-timeline") -> int:
+    """Frames the timeline under ``root`` has painted so far (its painter's counter)."""
+    return page.evaluate("sel => document.querySelector(sel).__timeline.frame.count", root)
+
+
+def when_drawn(page, measure: str = "() => null", arg=None, root: str = ".tfprof-timeline",
+               after: int = 0, until: str = "t => true", timeout: float = 30000):
+    """``measure(arg)`` (JS function text) evaluated on the page at the first moment the
+    timeline under ``root`` has painted a frame numbered above ``after`` (so one painted after
+    whatever changed when :func:`frame_count` said ``after``), ``until(timeline)`` holds and
+    its canvas still holds a painted frame: a resize clears the canvas until the next frame,
+    while a painted frame covers it with its opaque background.  The check and the measure
+    run in one evaluation, so nothing repaints or clears the canvas between them."""
+    ready = f"""([sel, after, arg]) => {{
+      const root = document.querySelector(sel), t = root && root.__timeline;
+      const c = root && root.querySelector('canvas');
+      if (!t || !c || !c.width || t.frame.count <= after || !({until})(t)) return false;
+      if (c.getContext('2d').getImageData(0, 0, 1, 1).data[3] !== 255) return false;
+      return {{value: ({measure})(arg)}};
+    }}"""
+    return page.wait_for_function(ready, arg=[root, after, arg],
+                                  timeout=timeout).json_value()["value"]
+
+
+def settle_images(page, src: str) -> None:
+    """Load a probe image from ``src`` (an address the page may load) and return once its
+    load or error event has fired and two more frames have passed: an image the page made
+    earlier has had its answer by then (and its onload or onerror handlers have run), so a
+    test can then assert what did not happen (no dialog, no request)."""
+    page.evaluate("""src => new Promise(done => {
+      const probe = new Image();
+      probe.onload = probe.onerror = () =>
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0)));
+      probe.src = src;
+    })""", src)
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass

@@ -85,11 +85,26 @@ def open_notebook(pw, url: str, app: str, external: list, name: str = "x.ipynb",
     return browser, page
 
 
+# the notebook's kernel started and idle: its toolbar names it (it says "No Kernel", and its
+# execution indicator "idle", before the session starts, then "initializing", "connecting")
+KERNEL_IDLE = """() => {
+  const name = document.querySelector('.jp-Toolbar-kernelName')?.textContent.trim();
+  const status = document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status;
+  return !!name && name !== 'No Kernel' && status === 'idle';
+}"""
+
+
+def wait_for_kernel(page, timeout: float = 120000) -> None:
+    """Wait until the open notebook's kernel has started and is idle (JupyterLab or
+    Notebook 7)."""
+    page.wait_for_function(KERNEL_IDLE, timeout=timeout)
+
+
 def run_first_cell(page) -> None:
     """Run the notebook's first cell once the kernel takes it: retry until its prompt shows
     a number (or a star)."""
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=120000)
-    page.wait_for_timeout(2000)
+    wait_for_kernel(page)
     for attempt in range(8):
         try:
             # a busy machine can keep the editor "unstable" past a click's wait (Lab lays out

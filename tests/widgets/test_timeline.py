@@ -10,7 +10,8 @@ import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TraceTimeline
 
-from .harness import WidgetPage, color_pixels, event_point, painted, row_point
+from .harness import (COLOR_PIXELS, WidgetPage, event_point, frame_count, painted, row_point,
+                      settle_images, when_drawn)
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -197,7 +198,9 @@ def test_html_in_names_is_text(cpu_html_logdir, tmp_path):
         text = page.js("() => document.querySelector('.tl-details').textContent")
         assert evil in text
         assert page.js("() => document.querySelectorAll('img').length") == 0
-        page.page.wait_for_timeout(200)
+        # an <img src=x onerror=...> made from a name would have had its answer (and shown its
+        # dialog) before a probe image loaded from the same server after it
+        settle_images(page.page, "index.html?probe")
         assert page.dialogs == [] and page.blocked == []
 
 
@@ -233,17 +236,21 @@ def test_a_selected_launch_draws_an_arrow_to_its_kernel(tmp_path):
     a = min(index.start[launch], index.start[kernel])
     b = max(index.start[launch] + index.dur[launch], index.start[kernel] + index.dur[kernel])
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        before = frame_count(page.page)
         page.push("view", [a - (b - a), b + (b - a)])  # the pair in the middle of the view
-        assert color_pixels(page.page, LINK_RGB) == 0
+        assert when_drawn(page.page, COLOR_PIXELS, [".tfprof-timeline", list(LINK_RGB)],
+                          after=before) == 0  # drawn at that view: no link yet
         x, y = row_point(page.page, launch)
         page.page.mouse.click(x, y)
         assert [v for k, v in page.changes() if k == "selected_index"][-1] == launch
         widget.selected_index = launch  # what the comm delivers; Python answers
+        before = frame_count(page.page)
         page.push("details", widget.details)
         page.push("links", widget.links)
-        page.page.wait_for_timeout(100)
-        page.page.wait_for_function(f"() => {TIMELINE}.frame.arrows === 1", timeout=10000)
-        assert color_pixels(page.page, LINK_RGB) > 60  # the arrow and the kernel's outline
+        # a frame painted after the links came, with the arrow: the arrow and kernel's outline
+        pixels = when_drawn(page.page, COLOR_PIXELS, [".tfprof-timeline", list(LINK_RGB)],
+                            after=before, until="t => t.frame.arrows === 1", timeout=10000)
+        assert pixels > 60
         text = page.js("() => document.querySelector('.tl-links').textContent")
         assert f"→ kernel {index.names[index.name[kernel]]}" in text
         page.page.click(".tl-link")  # jump to the kernel

@@ -16,7 +16,8 @@ from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
 from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
 
-from .harness import WidgetPage, event_point, overview_budget, painted
+from .harness import (WidgetPage, event_point, frame_count, overview_budget, painted,
+                      when_drawn)
 
 TL = "document.querySelector('.tfprof-timeline').__timeline"
 
@@ -179,7 +180,11 @@ def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch)
     assert widget.meta["lod"]["mode"] == "overview"
     with WidgetPage(widget, tmp_path, bundle("timeline"), kernel=True) as page:
         assert painted(page.page) > 2000
-        assert page.js(f"() => {TL}.tiles.list.length") == 1
+        # an overview first: the state's one tile, and one more per window the widget's
+        # Python answered (60 ms after it is drawn the viewer asks for its whole view's detail)
+        first, tiles, answers = page.js(f"() => [{TL}.tiles.list[0].exact, "
+                                        f"{TL}.tiles.list.length, {TL}.tiles.roundTrips.length]")
+        assert not first and tiles == 1 + answers
         index = source.index
         row = int(np.argmax(np.where(index.dur < (index.t1 - index.t0) / 50, index.dur, 0)))
         a, b = float(index.start[row]), float(index.start[row] + index.dur[row])
@@ -253,10 +258,12 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
                         "exact: t.exact}))")
         assert len(tiles) == 2 and tiles[1]["exact"] and not tiles[0]["exact"]
         d = tiles[1]
+        root = "[data-pane='timeline'] .tfprof-timeline"
+        before = frame_count(page.page, root)
         page.js(f"([a, b]) => {tlq}.setView(a, b)",
                 [d["t0"], d["t0"] + (d["t1"] - d["t0"]) * 0.05])
-        page.page.wait_for_timeout(200)
-        assert page.js(f"() => {tlq}.current.exact")
+        # the tile a frame painted at that view drew (the painter picks it)
+        assert when_drawn(page.page, f"() => {tlq}.current.exact", root=root, after=before)
         point = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline")
         page.page.mouse.click(point[0], point[1])
         page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
@@ -268,8 +275,9 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
         assert f"{live['event id']}" in shown and live["name"] in shown
         if d["t1"] < prof.duration_us * 0.9 + d["t0"]:
             after = d["t1"] + (d["t1"] - d["t0"])
+            before = frame_count(page.page, root)
             page.js(f"([a, b]) => {tlq}.setView(a, b)", [after, after + 1.0])
-            page.page.wait_for_timeout(200)
-            assert not page.js(f"() => {tlq}.current.exact")
+            assert not when_drawn(page.page, f"() => {tlq}.current.exact", root=root,
+                                  after=before)
         assert page.blocked == [] and page.console_errors == []
     assert math.isfinite(path.stat().st_size)
