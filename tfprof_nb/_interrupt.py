@@ -1,11 +1,15 @@
 """Running work in threads so that Ctrl-C (or Jupyter's stop button) stops it within a second.
 
-The calling thread only waits, in short timed waits that a KeyboardInterrupt can break.  When
-one arrives, the compiled kernels' cancel flag is set (every long kernel polls it and returns;
-its wrapper raises :class:`~tfprof_nb.errors.Cancelled`), work not started yet is dropped,
-the workers get up to ``grace`` seconds to stop, and the interrupt is raised again.  Workers
-still running after that finish on their own and the last of them clears the flag (a call
-meanwhile waits for them first), so nothing cancelled leaks into later work.
+The calling thread only waits, in short timed waits that a KeyboardInterrupt can break.  Each
+call works under a cancel token of its own (:class:`tfprof_nb._native.CancelToken`), which
+its worker threads, the threads the compiled kernels start for them and the helper threads
+they hand work to (:func:`in_this_run`) carry.  When an interrupt arrives, that token is
+cancelled (every long kernel working under it polls it and returns; its wrapper raises
+:class:`~tfprof_nb.errors.Cancelled`), work not started yet is dropped, the workers get up to
+``grace`` seconds to stop, and the interrupt is raised again.  Only that call's work stops:
+other threads' calls, and kernels called directly, never see the token.  Workers still running
+after the grace finish on their own (their kernels stop at once, the token staying cancelled);
+the next call from the same thread waits for them first, so no step runs twice at once.
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 
-from ._native import set_cancel
+from ._native import CancelToken, cancel_scope, current_token
 
-__all__ = ["run_in_threads", "short_traceback", "helper_thread", "helper_threads"]
+__all__ = ["run_in_threads", "in_this_run", "short_traceback", "helper_thread", "helper_threads"]
 
-_STOPPING: list = []  # futures of interrupted work that may still be running
 _LOCK = threading.Lock()
+_STOPPING = threading.local()  # .futures: this thread's interrupted work, maybe still running
 _HELPERS = [0]  # long stretches of work running on a helper thread now (see helper_thread)
 
 
@@ -43,19 +47,33 @@ def helper_threads() -> int:
     return _HELPERS[0]
 
 
+def in_this_run(fn):
+    """``fn`` to be called on another thread (a helper a worker hands part of its work to)
+    under the calling thread's cancel token: stopped with the run it works for."""
+    token = current_token()
+
+    @functools.wraps(fn)
+    def under_token(*args, **kwargs):
+        with cancel_scope(token):
+            return fn(*args, **kwargs)
+    return under_token
+
+
 def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
                    grace: float = 0.8, meanwhile=None) -> list:
     """``[fn(x) for x in items]`` computed on ``threads`` worker threads while this thread
     waits interruptibly, calling ``poll()`` about every ``tick`` seconds (and ``meanwhile()``
     once, first, while the workers start).  An exception raised by ``fn`` is raised here once
     every item is done (the first in item order); one raised by ``meanwhile`` (or an
-    interrupt) stops the workers first."""
+    interrupt) stops the workers first: this call's work only (its cancel token, a child of
+    the calling thread's when there is one)."""
     items = list(items)
     if not items:
         return []
     _settle()
+    token = CancelToken(parent=current_token())
     pool = ThreadPoolExecutor(max(1, min(int(threads), len(items))))
-    futures = [pool.submit(fn, x) for x in items]
+    futures = [pool.submit(_under, token, fn, x) for x in items]
     try:
         if meanwhile is not None:
             meanwhile()
@@ -65,17 +83,22 @@ def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
             if poll is not None:
                 poll()
     except BaseException:  # KeyboardInterrupt above all: stop the workers, then re-raise
-        _stop(futures, grace)
+        _stop(futures, token, grace)
         raise
     finally:  # (threads done with their work are joined: none outlives a call that ends)
         pool.shutdown(wait=all(f.done() for f in futures), cancel_futures=True)
     return [f.result() for f in futures]
 
 
-def _stop(futures: list, grace: float) -> None:
-    """Cancel ``futures``: the flag set, waiting ones dropped, running ones given ``grace``
-    seconds (a second interrupt stops the waiting)."""
-    set_cancel(True)
+def _under(token: CancelToken, fn, x):
+    with cancel_scope(token):
+        return fn(x)
+
+
+def _stop(futures: list, token: CancelToken, grace: float) -> None:
+    """Cancel ``futures``: their token cancelled, waiting ones dropped, running ones given
+    ``grace`` seconds (a second interrupt stops the waiting)."""
+    token.cancel()
     for f in futures:
         f.cancel()
     running = [f for f in futures if not f.done()]
@@ -83,32 +106,18 @@ def _stop(futures: list, grace: float) -> None:
         wait(running, timeout=grace)
     except KeyboardInterrupt:
         pass
-    with _LOCK:
-        _STOPPING.extend(f for f in running if not f.done())
-        if not _STOPPING:
-            set_cancel(False)
-    for f in running:  # the last one to finish clears the flag
-        f.add_done_callback(_stopped)
-
-
-def _stopped(future) -> None:
-    with _LOCK:
-        if future in _STOPPING:
-            _STOPPING.remove(future)
-            if not _STOPPING:
-                set_cancel(False)
+    late = [f for f in running if not f.done()]
+    if late:
+        _STOPPING.futures = getattr(_STOPPING, "futures", []) + late
 
 
 def _settle() -> None:
-    """Wait for interrupted work still running, then clear the cancel flag."""
-    with _LOCK:
-        stopping = list(_STOPPING)
+    """Wait for this thread's interrupted work still running (a step of the profile it
+    worked on may be asked for again now); other threads' work is theirs."""
+    stopping = getattr(_STOPPING, "futures", None)
     if stopping:
         wait(stopping)
-    with _LOCK:
-        _STOPPING[:] = [f for f in _STOPPING if not f.done()]
-        if not _STOPPING:
-            set_cancel(False)
+        _STOPPING.futures = []
 
 
 def short_traceback(fn):

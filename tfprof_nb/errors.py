@@ -24,7 +24,7 @@ class ProfileFormatError(ValueError):
 
 class Cancelled(KeyboardInterrupt):
     """Work stopped early because it was interrupted (Ctrl-C, Jupyter's stop button): raised
-    by the compiled kernels' wrappers in worker threads once the cancel flag is set."""
+    by the compiled kernels' wrappers in worker threads once their run's cancel token is set."""
 
 
 class ObjectStoreError(OSError):

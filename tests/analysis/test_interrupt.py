@@ -1,5 +1,5 @@
 """Interrupting a long load or analysis: Ctrl-C (SIGINT) or Jupyter's stop button stops the call
-within a second, the process stays usable (threads stopped, the cancel flag cleared, another
+within a second, the process stays usable (threads stopped, no cancel left on this thread, another
 load and analysis work), and a notebook shows the work's progress meanwhile.
 
 The profile is a real CPU capture composed to BIG_BYTES (benchmarks/compose_profile.py), once
@@ -67,13 +67,92 @@ for _ in range(40):  # the workers are gone
         break
     time.sleep(0.05)
 threads = threading.active_count() - base_threads
-cancel_was_set = _native.set_cancel(False)
+cancel_was_set = _native.cancel_requested() or _native.lib().tfp_cancel_probe(4) > 0
 again = tp.load(small, progress=False).analyse()
 # the interrupted profile computes what it lacks when asked, as a fresh one does
 same = prof.steps.equals(tp.Profile(prof._results.hosts).steps)
 say(stage="after", extra_threads=threads, cancel_was_set=cancel_was_set,
     steps=len(again.steps), same_steps=bool(same), big_steps=len(prof.steps))
 """
+
+
+# Two threads: B loads and analyses the big profile while the main thread's load of it is
+# stopped by SIGINT; then a kernel called directly, B's result, and an uninterrupted run.
+_TWO_THREADS = r"""
+import json, os, signal, sys, threading, time
+import tfprof_nb as tp
+from tfprof_nb.analysis import decoding, engine
+
+big, small = sys.argv[1], sys.argv[2]
+small_prof = tp.load(small, progress=False)
+small_prof.analyse()
+stat = small_prof.stat("step_num")
+runs = {}  # thread name: the runs (run_in_threads calls) it started
+real = engine.run_in_threads
+changed = threading.Condition()
+
+def spy(*args, **kwargs):
+    with changed:
+        runs.setdefault(threading.current_thread().name, []).append(time.perf_counter())
+        changed.notify_all()
+    return real(*args, **kwargs)
+
+engine.run_in_threads = decoding.run_in_threads = spy
+
+def started(name, count):
+    with changed:
+        assert changed.wait_for(lambda: len(runs.get(name, ())) >= count, timeout=300)
+
+box = {}
+
+def other():
+    try:
+        prof = tp.load(big, progress=False)
+        box["steps"] = prof.steps
+        box["ops"] = prof.op_stats
+    except BaseException as exc:
+        box["error"] = repr(exc)
+
+b = threading.Thread(target=other, name="B")
+b.start()
+started("B", 2)  # B's load done, its analysis running
+
+def ctrl_c():
+    started("MainThread", 1)  # the main thread's load running
+    time.sleep(0.3)  # well inside its work
+    box["b_running"] = b.is_alive()
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c).start()
+try:
+    tp.load(big, progress=False)
+    interrupted = False
+except KeyboardInterrupt:
+    interrupted = True
+direct = small_prof.stat("step_num").equals(stat)  # a kernel called directly, at once
+b.join()
+ref = tp.load(big, progress=False)
+print(json.dumps({"interrupted": interrupted, "direct": bool(direct),
+                  "b_running": box["b_running"], "b_error": box.get("error"),
+                  "b_steps": len(box.get("steps", ())),
+                  "b_same": "error" not in box and bool(box["steps"].equals(ref.steps))
+                  and bool(box["ops"].equals(ref.op_stats))}), flush=True)
+"""
+
+
+def test_sigint_stops_only_the_load_it_interrupted(big_profile, cpu_file):
+    """Ctrl-C on one thread's load while another thread loads and analyses: the interrupted
+    load raises KeyboardInterrupt, the other finishes with the results an uninterrupted run
+    gives, and a kernel called directly right after the interrupt runs."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", _TWO_THREADS, str(big_profile), str(cpu_file)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["interrupted"] and report["b_running"], report
+    assert report["b_error"] is None, report
+    assert report["direct"], report
+    assert report["b_steps"] > 0 and report["b_same"], report
 
 
 @pytest.fixture(scope="module")

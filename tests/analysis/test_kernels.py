@@ -461,10 +461,13 @@ def test_decoding_in_small_chunks_on_threads_gives_the_same_columns(fixture, req
     assert one.events.names == many.events.names and one.stats.values == many.stats.values
 
 
-def test_cancel_flag_stops_a_kernel_and_clears(cpu_file):
+def test_cancel_token_stops_a_kernel_and_only_its_own(cpu_file):
+    """Kernels on a thread working under a cancelled token stop (the threads they start
+    too); on a thread under no token, or under another token, they run."""
     hd = HostData("h", read_xspace(cpu_file))
-    assert _native.set_cancel(True) is False
-    try:
+    token = _native.CancelToken()
+    with _native.cancel_scope(token):
+        assert token.cancel() is False
         with pytest.raises(Cancelled):
             K.argsort(hd.begin)
         with pytest.raises(Cancelled):
@@ -479,9 +482,16 @@ def test_cancel_flag_stops_a_kernel_and_clears(cpu_file):
             with pytest.raises(Cancelled):
                 K.nest_query(None, line, begin, dur, None, np.arange(n, dtype=np.int32),
                              threads=threads)
-    finally:
-        assert _native.set_cancel(False) is True
-    assert len(K.argsort(hd.begin)) == len(hd)
+        assert _native.lib().tfp_cancel_probe(4) == 4  # the threads a kernel starts see it
+        with _native.cancel_scope(_native.CancelToken()):  # another run's token
+            assert len(K.argsort(hd.begin)) == len(hd)
+        with _native.cancel_scope(_native.CancelToken(parent=token)):  # a run inside it
+            with pytest.raises(Cancelled):
+                K.argsort(hd.begin)
+    assert token.cancel() is True and token.cancelled  # (stays cancelled)
+    assert not _native.cancel_requested() and _native.current_token() is None
+    assert len(K.argsort(hd.begin)) == len(hd)  # no token here: never cancelled
+    assert _native.lib().tfp_cancel_probe(4) == 0
 
 
 def test_progress_text_line(capsys):

@@ -15,13 +15,15 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from .build import SOURCE_DIR, build_library, library_name
 
-__all__ = ["lib", "ptr", "release_free_memory", "set_cancel", "cancel_requested"]
+__all__ = ["lib", "ptr", "release_free_memory", "CancelToken", "cancel_scope", "current_token",
+           "cancel_requested"]
 
 _LOCK = threading.Lock()
 _LIB: ctypes.CDLL | None = None
@@ -32,8 +34,10 @@ P = ctypes.c_void_p
 
 # name: (restype, argtypes); every array is passed as a raw pointer (see ptr())
 _SIGNATURES = {
-    "tfp_set_cancel": (I64, [I64]),
-    "tfp_get_cancel": (I64, []),
+    "tfp_cancel_scope": (P, [P]),
+    "tfp_cancel_set": (I64, [P]),
+    "tfp_cancel_get": (I64, [P]),
+    "tfp_cancel_probe": (I64, [I64]),
     "tfp_set_populate_min": (I64, [I64]),
     "tfp_space_open": (P, [P, I64, I64, I64, I64, P, P]),
     "tfp_space_tables": (None, [P, P, P, P, P, P, P]),
@@ -134,16 +138,63 @@ def lib() -> ctypes.CDLL:
     return _LIB
 
 
-def set_cancel(on: bool) -> bool:
-    """Set (or clear) the flag every long kernel polls: set, running kernels stop within
-    about a millisecond and their wrappers raise :class:`~tfprof_nb.errors.Cancelled`.
-    Returns the previous state.  The flag is process-wide."""
-    return bool(lib().tfp_set_cancel(1 if on else 0))
+class _Token(ctypes.Structure):  # common.h's TfpCancel
+    _fields_ = [("flag", ctypes.c_int64), ("parent", ctypes.c_void_p)]
+
+
+class CancelToken:
+    """The cancel switch of one run of work (see :mod:`tfprof_nb._interrupt`): kernels called
+    on a thread working under it (:func:`cancel_scope`), and on the threads those kernels
+    start, stop within about a millisecond once it is cancelled, and their wrappers raise
+    :class:`~tfprof_nb.errors.Cancelled`.  A token made inside another run (``parent``) is
+    cancelled with it.  Nothing else sees it: other runs, and kernels called on a thread
+    under no token, never stop.  Once cancelled, a token stays cancelled."""
+
+    __slots__ = ("_cell", "parent")
+
+    def __init__(self, parent: CancelToken | None = None):
+        self._cell = _Token(0, None if parent is None else ctypes.addressof(parent._cell))
+        self.parent = parent  # (kept alive as long as this token)
+
+    @property
+    def address(self) -> int:
+        return ctypes.addressof(self._cell)
+
+    def cancel(self) -> bool:
+        """Cancel this run's kernels; returns whether it was cancelled already."""
+        return bool(lib().tfp_cancel_set(self.address))
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether this token or a parent of it is cancelled."""
+        return bool(lib().tfp_cancel_get(self.address))
+
+
+_SCOPE = threading.local()
+
+
+@contextmanager
+def cancel_scope(token: CancelToken | None):
+    """Work on this thread under ``token`` (None: under none) while the block runs."""
+    before = getattr(_SCOPE, "token", None)
+    _SCOPE.token = token
+    lib().tfp_cancel_scope(None if token is None else token.address)
+    try:
+        yield token
+    finally:
+        lib().tfp_cancel_scope(None if before is None else before.address)
+        _SCOPE.token = before
+
+
+def current_token() -> CancelToken | None:
+    """The token this thread works under (:func:`cancel_scope`), or None."""
+    return getattr(_SCOPE, "token", None)
 
 
 def cancel_requested() -> bool:
-    """Whether the cancel flag (see :func:`set_cancel`) is set."""
-    return bool(lib().tfp_get_cancel())
+    """Whether the run this thread works for was cancelled (False under no token)."""
+    token = current_token()
+    return token is not None and token.cancelled
 
 
 _TRIM = []

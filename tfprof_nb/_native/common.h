@@ -1,4 +1,4 @@
-/* Shared helpers of tfprof_nb's native kernels: the cancel flag, an int64 -> int64 hash map. */
+/* Shared helpers of tfprof_nb's native kernels: the cancel tokens, an int64 -> int64 hash map. */
 #ifndef TFPROF_COMMON_H
 #define TFPROF_COMMON_H
 
@@ -13,11 +13,25 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Cancelling long kernels: tfp_set_cancel(1) (from any thread) makes every kernel that polls
-   the flag stop at its next check and return ERR_CANCELLED; the caller clears it. */
+/* Cancelling long kernels: a cancel token per run of work (tfprof_nb._interrupt), never a
+   process-wide flag.  A thread works under at most one token (tfp_cancel_scope sets it for the
+   calling thread; run_threads hands it to the threads it starts); a token is cancelled when its
+   flag or one of its parents' flags is set (a run started inside another run is stopped with
+   it).  Every kernel that polls stops at its next check and returns ERR_CANCELLED; a thread
+   under no token (a direct call) is never cancelled.  The tokens' memory belongs to Python,
+   which keeps a token alive while a thread works under it. */
 #define ERR_CANCELLED (-10)
-extern volatile int64_t tfp_cancel_flag;
-#define CANCELLED() (__atomic_load_n(&tfp_cancel_flag, __ATOMIC_RELAXED) != 0)
+typedef struct TfpCancel {
+    int64_t flag;                    /* set (1) once, never cleared */
+    const struct TfpCancel *parent;  /* NULL: none */
+} TfpCancel;
+extern __thread const TfpCancel *tfp_cancel_current;
+static inline int tfp_cancelled(void) {
+    for (const TfpCancel *t = tfp_cancel_current; t; t = t->parent)
+        if (__atomic_load_n(&t->flag, __ATOMIC_RELAXED)) return 1;
+    return 0;
+}
+#define CANCELLED() (tfp_cancelled())
 /* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
 #define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
 

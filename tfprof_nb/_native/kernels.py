@@ -29,8 +29,8 @@ N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps)
 
 
 def check(rc: int) -> int:
-    """A kernel's return code: raises Cancelled when the cancel flag stopped it (see
-    :func:`tfprof_nb._native.set_cancel`), MemoryError for other negative codes."""
+    """A kernel's return code: raises Cancelled when its run's cancel token stopped it (see
+    :class:`tfprof_nb._native.CancelToken`), MemoryError for other negative codes."""
     if rc == ERR_CANCELLED:
         raise Cancelled("interrupted")
     if rc < 0:

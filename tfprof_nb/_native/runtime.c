@@ -1,4 +1,4 @@
-/* What every kernel shares: the cancel flag (see common.h), running work on threads, and
+/* What every kernel shares: the cancel tokens (see common.h), running work on threads, and
    faulting new columns in ahead of their writers. */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -6,26 +6,66 @@
 
 #include "common.h"
 
-volatile int64_t tfp_cancel_flag = 0;
+__thread const TfpCancel *tfp_cancel_current = NULL;
 
-/* Set (1) or clear (0) the flag; returns its previous value. */
-EXPORT int64_t tfp_set_cancel(int64_t on) {
-    return __atomic_exchange_n(&tfp_cancel_flag, on ? 1 : 0, __ATOMIC_SEQ_CST);
+/* Work on this thread under ``token`` (NULL: none) from now on; returns the token it worked
+   under until now (to be set back when the work ends). */
+EXPORT const void *tfp_cancel_scope(const void *token) {
+    const TfpCancel *old = tfp_cancel_current;
+    tfp_cancel_current = (const TfpCancel *)token;
+    return old;
 }
 
-/* Whether the flag is set. */
-EXPORT int64_t tfp_get_cancel(void) { return CANCELLED() ? 1 : 0; }
+/* Cancel ``token``: every kernel working under it (or under a token it is a parent of) stops
+   at its next check.  Returns whether it was cancelled already (its own flag). */
+EXPORT int64_t tfp_cancel_set(void *token) {
+    return __atomic_exchange_n(&((TfpCancel *)token)->flag, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Whether ``token`` (NULL: this thread's token) or one of its parents is cancelled. */
+EXPORT int64_t tfp_cancel_get(const void *token) {
+    if (!token) return CANCELLED() ? 1 : 0;
+    for (const TfpCancel *t = (const TfpCancel *)token; t; t = t->parent)
+        if (__atomic_load_n(&t->flag, __ATOMIC_RELAXED)) return 1;
+    return 0;
+}
+
+typedef struct {
+    void *(*fn)(void *);
+    void *arg;
+    const TfpCancel *token;
+} ThreadStart;
+
+static void *start_under_token(void *p) {
+    const ThreadStart *s = (const ThreadStart *)p;
+    tfp_cancel_current = s->token; /* the starting thread's token: cancelled with its run */
+    return s->fn(s->arg);
+}
 
 /* Run ``fn(arg)`` on ``threads`` threads (this one included) and wait for them all; fewer
-   when threads cannot be started. */
+   when threads cannot be started.  The threads started work under this thread's token. */
 void run_threads(void *(*fn)(void *), void *arg, int64_t threads) {
     pthread_t ids[64];
+    ThreadStart start = {fn, arg, tfp_cancel_current};
     int64_t started = 0;
     if (threads > 64) threads = 64;
     for (int64_t t = 1; t < threads; t++)
-        if (pthread_create(&ids[started], NULL, fn, arg) == 0) started++;
+        if (pthread_create(&ids[started], NULL, start_under_token, &start) == 0) started++;
     fn(arg);
     for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
+}
+
+static void *probe_worker(void *arg) {
+    if (CANCELLED()) __atomic_add_fetch((int64_t *)arg, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* How many of ``threads`` threads run_threads starts (this one included) see their token
+   cancelled (a test of the hand-over). */
+EXPORT int64_t tfp_cancel_probe(int64_t threads) {
+    int64_t seen = 0;
+    run_threads(probe_worker, &seen, threads);
+    return seen;
 }
 
 #if defined(__linux__) && !defined(MADV_POPULATE_WRITE)

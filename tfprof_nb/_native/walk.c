@@ -25,7 +25,7 @@
    gives a negative error code and the byte offset where decoding stopped (the earliest one
    when several chunks fail).  Semantics follow protobuf: unknown fields and known fields with
    an unexpected wire type are skipped, the last value of a scalar or oneof wins, and a map
-   entry's repeated value merges into the first.  Every phase polls the cancel flag and updates
+   entry's repeated value merges into the first.  Every phase polls the cancel token and updates
    a progress array (PR_*).  When the buffer is a read-only file mapping, pages already walked
    are handed back (MADV_DONTNEED) so the file does not stay resident beside its columns. */
 #include <pthread.h>

@@ -255,7 +255,7 @@ class _ReadyQueue:
     """The (step, host) pairs of one batch for workers to take once their host needs are
     done: the pair heading the costliest chain of host steps first (Analysis.host_cost),
     then in the given order.  A pair whose need failed fails without running; nothing is
-    handed out once the batch stops (an interrupt sets the kernels' cancel flag, or a worker
+    handed out once the batch stops (an interrupt cancels the run's cancel token, or a worker
     failed).  With ``cores`` given, no pair starts while the running ones and their helper
     threads take every core (a step on the critical path that splits its work is not slowed
     by one that could wait).  With ``fill`` (one host, its steps off the critical path run at

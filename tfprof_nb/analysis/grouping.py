@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._interrupt import helper_thread
+from .._interrupt import helper_thread, in_this_run
 from .._native import release_free_memory
 from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_ids, join_on_keys,
                                keys_in, nest_strict, nesting_order, regions_from_rows,
@@ -292,7 +292,8 @@ def _edges(links, blocks: list) -> tuple:
 
 
 def _helping(fn, *args):
-    """``fn(*args)`` on the helper thread, counted as a helper while it runs."""
+    """``fn(*args)`` on the helper thread, counted as a helper while it runs (and stopped
+    with the run the caller works for: see _interrupt.in_this_run)."""
     with helper_thread():
         return fn(*args)
 
@@ -305,7 +306,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
     only where needed and dropped once used."""
     n = len(hd)
     with ThreadPoolExecutor(1) as pool:
-        links = pool.submit(_helping, producer_consumer_links, hd)
+        links = pool.submit(in_this_run(_helping), producer_consumer_links, hd)
         # one pass over the stat table for the graph's stats and those that name the groups
         stats = hd.int_stats(_GRAPH_STATS + _KEPT_STATS)
         at = _graph_queries(hd, stats["_r"])
@@ -319,7 +320,7 @@ def grouping_graph(hd: HostData) -> GroupingGraph:
         if order is not None:
             pos = np.empty(n, np.int32)
             pos[order] = np.arange(n, dtype=np.int32)
-        edges = pool.submit(_helping, _edges, links, blocks)  # (after the links)
+        edges = pool.submit(in_this_run(_helping), _edges, links, blocks)  # (after the links)
         parent, skip = _nesting(hd, regions, stats["_a"], order)
         region_begin = regions.begin
         del regions  # (its lines and lengths: 12 bytes a region, millions on big hosts)
