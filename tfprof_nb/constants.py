@@ -46,3 +46,9 @@ HIGHLY_INPUT_BOUND_PCT = 20.0  # waiting for input: highly input-bound
 MODERATELY_INPUT_BOUND_PCT = 5.0  # waiting for input: moderately input-bound
 HIGH_SHARE_PCT = 15.0  # a category this large is a "high" finding (all others, launch, ...)
 MODERATE_SHARE_PCT = 3.0  # ... and this large a "moderate" one
+
+# ---- ids read from the file -----------------------------------------------------------------
+# a kernel whose correlation id several launches carry is linked to the last of them, as
+# xprof's grouping links it (ConnectInterThread keeps one parent per id, the last one it
+# reads); the others are counted in the reasons
+CORRELATION_ID_KEEP = "last"

@@ -90,6 +90,7 @@ _SIGNATURES = {
     "tfp_join_take": (None, [P, P, P]),
     "tfp_keys_in": (I64, [P, P, I64, P, P, I64, P]),
     "tfp_join_free": (None, [P]),
+    "tfp_join_duplicates": (I64, [P]),
     "tfp_is_sorted_by": (I64, [P, P, I64]),
     "tfp_op_stack_walk": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
     "tfp_op_walk_rows": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),

@@ -18,7 +18,8 @@ ERR_CANCELLED = -10  # common.h
 
 __all__ = ["argsort", "sort_pairs", "select_rows", "rows_where", "nesting_order",
            "nesting_order_or_none", "nest_strict", "nest_query", "nest_loose", "csr", "tl_rows",
-           "tl_rows_in", "join_on_keys", "context_links", "spread_groups", "is_sorted_by",
+           "tl_rows_in", "join_on_keys", "join_one_on_ids", "context_links", "spread_groups",
+           "is_sorted_by",
            "int_stat", "int_stats", "stats_at", "stat_name_counts", "code_counts", "code_lookup",
            "code_rows", "code_rows_multi", "keys_in", "line_name_rows", "check", "sparse_lookup",
            "threadpool_regions", "regions_from_rows", "step_breakdown", "host_step_rows",
@@ -556,7 +557,11 @@ def csr(src: np.ndarray, dst: np.ndarray, n: int):
 
 def _take_edges(rc: int, handle) -> tuple[np.ndarray, np.ndarray]:
     check(rc)  # (a failed join has freed its handle)
-    src, dst = np.empty(rc, np.int32), np.empty(rc, np.int32)
+    try:
+        src, dst = np.empty(rc, np.int32), np.empty(rc, np.int32)
+    except BaseException:  # (MemoryError, KeyboardInterrupt: the handle is freed all the same)
+        lib().tfp_join_free(handle)
+        raise
     lib().tfp_join_take(handle, _p(src), _p(dst))
     return src, dst
 
@@ -565,7 +570,8 @@ def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0,
                  threads: int | None = None):
     """Pairs (a row, b row) whose two keys are equal, for every b entry in b's order and,
     within one, a's entries in a's order (a radix-partitioned hash join); keys where both
-    sides have ``limit`` or more rows are skipped (0: no limit)."""
+    sides have ``limit`` or more rows are skipped (0: no limit; at most limit - 1 pairs per
+    row of a key's larger side).  See :func:`join_one_on_ids` for one pair per b row."""
     ar, br = _c(a_rows, np.int32), _c(b_rows, np.int32)
     a0, a1 = _c(a_keys[0], np.int64), _c(a_keys[1], np.int64)
     b0, b1 = _c(b_keys[0], np.int64), _c(b_keys[1], np.int64)
@@ -602,6 +608,55 @@ def join_on_ids(a_rows, a_ids, b_rows, b_ids, limit: int = 0):
                 return src[hit], b_rows[hit]
     zeros_a, zeros_b = np.zeros(len(a_ids), np.int64), np.zeros(len(b_ids), np.int64)
     return join_on_keys(a_rows, (zeros_a, a_ids), b_rows, (zeros_b, b_ids), limit)
+
+
+_JOIN_ONE = {"first": -1, "last": -2}  # links.c's JOIN_FIRST, JOIN_LAST
+
+
+def join_one_on_ids(a_rows, a_ids, b_rows, b_ids, keep: str = "last",
+                    threads: int | None = None):
+    """(a rows, b rows, duplicates): each b entry paired with one a entry of its id, the
+    first or the last (``keep``: the smallest or the largest a row), in b's order: at most
+    one pair per b entry however often the ids repeat (xprof links a kernel to the last
+    launch of its correlation id).  ``duplicates``: the a entries left out because another
+    has their id (ids some b entry has only)."""
+    if keep not in _JOIN_ONE:
+        raise ValueError("keep must be 'first' or 'last'")
+    a_rows, b_rows = _c(a_rows, np.int32), _c(b_rows, np.int32)
+    a_ids, b_ids = _c(a_ids, np.int64), _c(b_ids, np.int64)
+    direct = _one_by_table(a_rows, a_ids, b_rows, b_ids, keep)
+    if direct is not None:
+        return direct
+    zeros_a, zeros_b = np.zeros(len(a_ids), np.int64), np.zeros(len(b_ids), np.int64)
+    handle = ctypes.c_void_p()
+    rc = lib().tfp_join_keys(_p(a_rows), _p(zeros_a), _p(a_ids), len(a_rows), _p(b_rows),
+                             _p(zeros_b), _p(b_ids), len(b_rows), _JOIN_ONE[keep],
+                             _threads(threads), ctypes.byref(handle))
+    dups = int(lib().tfp_join_duplicates(handle)) if rc >= 0 else 0
+    src, dst = _take_edges(rc, handle)
+    return src, dst, dups
+
+
+def _one_by_table(a_rows, a_ids, b_rows, b_ids, keep: str):
+    """:func:`join_one_on_ids` by a table indexed by id, when a's rows increase and its ids
+    are dense (see :func:`join_on_ids`); None otherwise."""
+    if not len(a_ids) or not len(b_ids):
+        return np.empty(0, np.int32), np.empty(0, np.int32), 0
+    lo, hi = int(a_ids.min()), int(a_ids.max())
+    if hi - lo >= DIRECT_SPAN_PER_ROW * len(a_ids) + DIRECT_SPAN_MIN or \
+            not (a_rows[1:] > a_rows[:-1]).all():
+        return None
+    table = np.full(hi - lo + 1, -1, np.int32)
+    slot = a_ids - lo
+    step = 1 if keep == "last" else -1  # (a slot written twice keeps its last write)
+    table[slot[::step]] = a_rows[::step]
+    inside = np.flatnonzero((b_ids >= lo) & (b_ids <= hi))
+    src = table[b_ids[inside] - lo]
+    hit = src >= 0
+    used = np.zeros(len(table), bool)
+    used[b_ids[inside[hit]] - lo] = True
+    dups = int(np.count_nonzero(used[slot])) - int(np.count_nonzero(used))
+    return src[hit], b_rows[inside[hit]], dups
 
 
 LINK_PASS_ENTRIES = 4 << 20  # producers and consumers past which links take 2 passes

@@ -8,8 +8,19 @@
    increasing within a side), so the edges come sorted by destination without a sort.  It is
    computed in two calls: tfp_join_* finds each b entry's match (one a entry, or a list for
    the few keys with several) and returns a handle and the number of edges; tfp_join_take
-   writes the edges into the caller's arrays and frees the handle. */
+   writes the edges into the caller's arrays and frees the handle.
+
+   Ids from a file can repeat without bound (20,000 launches sharing one correlation id): a
+   negative ``limit`` gives each b entry only one a entry of its key, the first (JOIN_FIRST:
+   the smallest a id) or the last (JOIN_LAST: the largest; xprof's rule for the ids it links
+   one parent by), so the edges are at most the b entries; tfp_join_duplicates counts the a
+   entries left out that way.  A positive ``limit`` skips the keys both sides have ``limit``
+   or more entries of (xprof's rule for contexts), so a key gives at most limit - 1 edges per
+   entry of its larger side. */
 #include "common.h"
+
+#define JOIN_FIRST (-1) /* ``limit`` values: one a entry per b entry (see above) */
+#define JOIN_LAST (-2)
 
 typedef struct { /* a keyed entry; ``id`` orders a side.  k0 is kept in 32 bits: the value
                     itself while every k0 fits, else a code numbering the values (k0_code) */
@@ -42,6 +53,7 @@ typedef struct {
     int32_t *match;    /* per b entry: an a row, -1 none, or -2 - offset into ``more`` */
     int32_t *more;     /* count, then rows, for keys with several a entries */
     int64_t n_more, cap_more, n_edges;
+    int64_t n_dups;    /* JOIN_FIRST, JOIN_LAST: a entries left out (another of their key) */
     int wide;          /* a k0 past 32 bits came: every k0 is stored as its code in ``codes`` */
     I64Map codes;
     int64_t n_codes, min_code; /* min_code: INT64_MIN's code (-1: none yet) */
@@ -212,7 +224,7 @@ static Join *join_new(int64_t cap_a, int64_t cap_b) {
 /* one worker's lists of a entries for keys with several, and its number of edges */
 typedef struct {
     int32_t *more;
-    int64_t n_more, cap_more, n_edges;
+    int64_t n_more, cap_more, n_edges, n_dups;
 } Lists;
 
 static int more_add(Lists *l, int32_t v) {
@@ -280,6 +292,27 @@ static int cmp_i32(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* JOIN_FIRST / JOIN_LAST (``mode``): each b entry of the partition matched to one a entry of
+   its key, the smallest or the largest id (found once per key, kept in ``list``); the other
+   a entries of the key counted. */
+static int one_matches(Join *j, Lists *l, const Ent *pa, const Ent *pb, int64_t nb,
+                       Scratch *s, int64_t mode) {
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t key = s->key_of[i];
+        if (key < 0) continue;
+        if (s->list[key] < 0) {
+            int32_t best = pa[s->first[key]].id;
+            for (int32_t e = s->next[s->first[key]]; e >= 0; e = s->next[e])
+                if (mode == JOIN_LAST ? pa[e].id > best : pa[e].id < best) best = pa[e].id;
+            s->list[key] = best;
+            l->n_dups += s->a_count[key] - 1;
+        }
+        j->match[pb[i].id] = s->list[key];
+        l->n_edges++;
+    }
+    return 0;
+}
+
 /* Join a's entries pa[0..na) and b's pb[0..nb) (one partition): fill match[] for the b
    entries; returns -1 when out of memory. */
 static int join_partition(Join *j, Lists *l, int64_t t, int64_t n_threads, const Ent *pa,
@@ -336,6 +369,7 @@ static int join_partition(Join *j, Lists *l, int64_t t, int64_t n_threads, const
     /* a key's list in ``more`` is written once, when a b entry first needs it, in a's order
        (ids increase with it; the partition pass did not keep it) */
     for (int32_t k = 0; k < n_keys; k++) s->list[k] = -1;
+    if (limit < 0) return one_matches(j, l, pa, pb, nb, s, limit);
     for (int64_t i = 0; i < nb; i++) {
         int32_t key = s->key_of[i];
         if (key < 0) continue;
@@ -399,6 +433,7 @@ static int merge_lists(Join *j, Lists *lists, int64_t n_threads) {
         base[t] = total;
         total += lists[t].n_more;
         j->n_edges += lists[t].n_edges;
+        j->n_dups += lists[t].n_dups;
     }
     if (total > INT32_MAX - 2) return -1;
     int32_t *more = (int32_t *)tfp_realloc(j->more, ((size_t)total + 1) * sizeof(int32_t));
@@ -477,8 +512,9 @@ static int64_t finish(Join *j, int64_t limit, int64_t threads, void **handle) {
 }
 
 /* Join a (rows, k0, k1) and b (rows, k0, k1): see the top of this file.  Keys where both
-   sides have ``limit`` or more entries are skipped (limit <= 0: none).  Returns the number
-   of edges and a handle for tfp_join_take (negative: out of memory or cancelled). */
+   sides have ``limit`` or more entries are skipped (limit 0: none; JOIN_FIRST, JOIN_LAST: one
+   a entry per b entry).  Returns the number of edges and a handle for tfp_join_take
+   (negative: out of memory or cancelled). */
 EXPORT int64_t tfp_join_keys(const int32_t *a_rows, const int64_t *a_k0, const int64_t *a_k1,
                              int64_t na, const int32_t *b_rows, const int64_t *b_k0,
                              const int64_t *b_k1, int64_t nb, int64_t limit, int64_t threads,
@@ -635,6 +671,12 @@ EXPORT void tfp_join_take(void *handle, int32_t *src, int32_t *dst) {
 }
 
 EXPORT void tfp_join_free(void *handle) { join_free((Join *)handle); }
+
+/* JOIN_FIRST / JOIN_LAST: the a entries left out because another entry of their key was
+   taken (only keys some b entry has); call before tfp_join_take. */
+EXPORT int64_t tfp_join_duplicates(const void *handle) {
+    return ((const Join *)handle)->n_dups;
+}
 
 /* Membership of two-part keys: found[i] = whether (a_k0[i], a_k1[i]) is one of the nb keys
    of b (a hash set of b's keys; probes by a's entries).  Returns 0, -1 when out of memory or

@@ -27,15 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.kernels import argsort, code_counts, join_on_ids, sparse_lookup
-from ..constants import (DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX,
-                         XLA_MODULES_LINE, XLA_OPS_LINE)
+from .._native.kernels import argsort, code_counts, join_one_on_ids, sparse_lookup
+from ..constants import (CORRELATION_ID_KEEP, DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX,
+                         TPU_PLANE_PREFIX, XLA_MODULES_LINE, XLA_OPS_LINE)
 from .host import HOST_PLANE, HostData
 from .intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
            "host_waits", "tpu_module_spans", "stream_names", "is_device_plane",
-           "is_collective", "launch_links"]
+           "is_collective", "launch_links", "duplicate_launches_reason"]
 
 COMPUTE, COLLECTIVE, COPY = 0, 1, 2
 NO_LAUNCH = np.iinfo(np.int64).min  # the launch time of activity without a recorded launch
@@ -179,22 +179,31 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
     return rows, kinds
 
 
-def _launch_pairs(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(host row, position in ``rows``) of the host launch of each device row that has one:
-    host and device events joined on ``correlation_id``; the first match wins."""
-    none = (np.empty(0, np.int64), np.empty(0, np.int64))
+def _launch_pairs(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(host row, position in ``rows``, duplicates) of the host launch of each device row
+    that has one: host and device events joined on ``correlation_id``, one launch per device
+    row however often the ids repeat (the last launch of an id: CORRELATION_ID_KEEP);
+    ``duplicates``: the launches left out because another one has their id."""
+    none = (np.empty(0, np.int64), np.empty(0, np.int64), 0)
     corr = hd.int_stat("correlation_id")
     if not len(corr) or not len(rows):
         return none
     on_host = hd.plane_is(HOST_PLANE)[corr.rows]
     dev_val, dev_has = corr.lookup(rows)
     pos = np.flatnonzero(dev_has)
-    h, d = join_on_ids(corr.rows[on_host], corr.values[on_host], pos.astype(np.int32),
-                       dev_val[pos])
-    if not len(d):
-        return none
-    first = np.unique(d, return_index=True)[1]
-    return h[first].astype(np.int64), d[first].astype(np.int64)
+    h, d, dups = join_one_on_ids(corr.rows[on_host], corr.values[on_host],
+                                 pos.astype(np.int32), dev_val[pos], keep=CORRELATION_ID_KEEP)
+    return h.astype(np.int64), d.astype(np.int64), dups
+
+
+def duplicate_launches_reason(host: str, duplicates: int) -> list[str]:
+    """The sentence saying that ``duplicates`` launches repeat another launch's correlation
+    id (none when 0)."""
+    if not duplicates:
+        return []
+    return [f"{host}: {duplicates:,} kernel launches carry a correlation id another launch "
+            f"has too: each kernel is linked to the {CORRELATION_ID_KEEP} launch of its id, as "
+            f"xprof groups it; those {duplicates:,} others are linked to no kernel"]
 
 
 def _launches(hd: HostData, rows: np.ndarray, links=None) -> tuple[np.ndarray, np.ndarray]:
@@ -203,7 +212,7 @@ def _launches(hd: HostData, rows: np.ndarray, links=None) -> tuple[np.ndarray, n
     start = np.full(len(rows), NO_LAUNCH, np.int64)
     end = np.full(len(rows), NO_LAUNCH, np.int64)
     if links is None:
-        h, at = _launch_pairs(hd, rows)
+        h, at, _ = _launch_pairs(hd, rows)
     else:  # the device rows of the links are increasing and unique
         h, hit = sparse_lookup(links[1], links[0], rows)
         at = np.flatnonzero(hit)
@@ -213,14 +222,15 @@ def _launches(hd: HostData, rows: np.ndarray, links=None) -> tuple[np.ndarray, n
     return start, end
 
 
-def launch_links(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
-    """(launch row, device row) of every device activity event of ``hd`` whose host launch
-    is recorded (the pairs :func:`device_activity` times), by device row."""
+def launch_links(hd: HostData) -> tuple[np.ndarray, np.ndarray, int]:
+    """(launch row, device row, duplicates) of every device activity event of ``hd`` whose
+    host launch is recorded (the pairs :func:`device_activity` times), by device row;
+    ``duplicates``: launches left out for sharing another launch's correlation id."""
     if not len(hd.int_stat("correlation_id")):
-        return np.empty(0, np.int64), np.empty(0, np.int64)
+        return np.empty(0, np.int64), np.empty(0, np.int64), 0
     rows, _ = _activity_rows(hd)
-    h, at = _launch_pairs(hd, rows)
-    return h, rows[at].astype(np.int64)
+    h, at, dups = _launch_pairs(hd, rows)
+    return h, rows[at].astype(np.int64), dups
 
 
 def device_activity(hd: HostData, links=None) -> DeviceActivity:

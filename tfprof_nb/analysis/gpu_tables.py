@@ -78,13 +78,14 @@ class LaunchLatency:
         return f"<LaunchLatency: {n:,} linked launches, {len(self.outliers)} outliers>"
 
 
-def launch_latency(parts: dict, gpu_time: dict) -> LaunchLatency:
-    """Every host's launch tables together."""
+def launch_latency(parts: dict, gpu_time: dict, launch_links: pd.DataFrame) -> LaunchLatency:
+    """Every host's launch tables together (the reasons say which launches repeat an
+    earlier launch's correlation id)."""
     tables = {k: _concat([p.launch[k] for p in gpu_time.values()], v)
               for k, v in empty_launch_tables().items()}
     reasons = [] if len(tables["per_kernel"]) else [
         "no kernel launches linked to device activity (no correlation ids recorded)"]
-    return LaunchLatency(**tables, reasons=reasons)
+    return LaunchLatency(**tables, reasons=reasons + launch_links.attrs.get("reasons", []))
 
 
 def duty_cycle(parts: dict, gpu_time: dict) -> pd.DataFrame:
@@ -144,7 +145,7 @@ def stragglers(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame) 
 ANALYSES = (
     Analysis("gpu_utilization", combine=gpu_utilization, needs=("gpu_time",)),
     Analysis("gpu_overlap", combine=gpu_overlap, needs=("gpu_time",)),
-    Analysis("launch_latency", combine=launch_latency, needs=("gpu_time",)),
+    Analysis("launch_latency", combine=launch_latency, needs=("gpu_time", "launch_links")),
     Analysis("duty_cycle", combine=duty_cycle, needs=("gpu_time",)),
     Analysis("stragglers", combine=stragglers, needs=("steps", "gpu_utilization")),
 )

@@ -323,6 +323,8 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
     has_steps = steps is not None and len(steps) > 0
     reasons = [] if has_steps else [
         f"{hd.name}: no steps: one row per device for its active span (step -1)"]
+    if launch_links is not None:
+        reasons += launch_links.attrs.get("reasons", [])
     if not len(act):
         return GpuTimePart(empty_utilization(), empty_overlap(), _device_summary(hd, act, 0),
                            launch_tables(hd, act, shift_ps), [])

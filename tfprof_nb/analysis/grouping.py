@@ -31,9 +31,11 @@ import pandas as pd
 
 from .._interrupt import helper_thread, in_this_run
 from .._native import release_free_memory
-from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_ids, join_on_keys,
-                               keys_in, nest_strict, nesting_order, regions_from_rows,
-                               sort_pairs, spread_groups, take_rows, threadpool_regions)
+from .._native.kernels import (argsort, context_links, is_sorted_by, join_on_keys,
+                               join_one_on_ids, keys_in, nest_strict, nesting_order,
+                               regions_from_rows, sort_pairs, spread_groups, take_rows,
+                               threadpool_regions)
+from ..constants import CORRELATION_ID_KEEP
 from .host import HOST_PLANE, HostData, SparseStat
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph", "producer_consumer_links",
@@ -216,8 +218,11 @@ def _other_edges(hd: HostData, corr, at: dict) -> list:
     if len(corr):
         host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
         on_host = take_rows(host_lines, take_rows(hd.space.events.line, corr.rows))
-        blocks.append(join_on_ids(corr.rows[on_host], corr.values[on_host],
-                                  corr.rows[~on_host], corr.values[~on_host]))
+        # one launch per kernel, the last of its id as xprof links them (however often an id
+        # repeats, the edges are at most the kernels)
+        blocks.append(join_one_on_ids(corr.rows[on_host], corr.values[on_host],
+                                      corr.rows[~on_host], corr.values[~on_host],
+                                      keep=CORRELATION_ID_KEEP)[:2])
     return blocks
 
 

@@ -27,6 +27,7 @@ __all__ = ["ANALYSES", "TfDataAnalysis", "combine_tf_data", "host_tf_data", "sug
            "SLOW_CALL_US"]
 
 SLOW_CALL_US = 50.0  # a root call slower than this is slow (tf.data performance guide)
+_MAX_FANOUT = 64  # (flow_links.MAX_FANOUT: keys both sides repeat this often are left out)
 _ASYNC = {"Prefetch", "ParallelInterleave", "ParallelMap", "ParseExample", "MapAndBatch",
           "DataService", "LegacyParallelInterleave", "ParallelBatch"}
 _PRODUCE = {"PrefetchProduce", "ParallelInterleaveProduce", "ParallelMapProduce",
@@ -184,9 +185,11 @@ def _graph(hd: HostData) -> _IteratorGraph:
                                                                  a_has))
         pos_around = _positions(rows, around)
         ok = (pos_around >= 0) & a_has
-        # each consumer's producers of its (id, element), in consumer then producer order
+        # each consumer's producers of its (id, element), in consumer then producer order; a
+        # key both sides repeat _MAX_FANOUT times or more is left out (as flows do: the pairs
+        # stay linear in the events whatever the ids)
         links_dst, links_src = join_on_keys(producer, p_keys, pos_around[ok],
-                                            (a_id[ok], c_elem[ok]))
+                                            (a_id[ok], c_elem[ok]), limit=_MAX_FANOUT)
         src.append(links_src)
         dst.append(links_dst)
     off, tgt = csr(np.concatenate(src), np.concatenate(dst), len(rows))
