@@ -49,6 +49,7 @@ test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_load.py
 	$(PY) benchmarks/bench_capture.py
+	$(PY) benchmarks/bench_monitor.py
 	$(PY) benchmarks/bench_analysis.py
 	$(PY) benchmarks/bench_engine.py --pod --big
 	$(PY) benchmarks/bench_report.py
