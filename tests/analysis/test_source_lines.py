@@ -243,3 +243,16 @@ def test_no_xla_ops_gives_empty_tables_with_a_reason(gpu_fixture_file):
     assert prof.source_lines.empty and prof.source_stacks.empty
     assert list(prof.source_lines.columns) == SOURCE_LINE_COLUMNS
     assert "no XLA ops" in prof.source_lines.attrs["reasons"][0]
+
+
+def test_ops_of_no_time_give_no_inf_or_nan_share():
+    """Zero-length ops without a location: their sentence says "no time", never inf or nan."""
+    import pandas as pd
+
+    from tfprof_nb.analysis.source_lines import _reasons
+
+    ops = pd.DataFrame({"no_source": ["no source metadata"] * 2, "self_time_us": [0.0, 0.0],
+                        "hlo_op": ["copy.1", "copy.2"]})
+    (line,) = _reasons(ops, 0.0)
+    assert line.startswith("0.000 ms (no time) of device op time has no source location")
+    assert "inf" not in line and "nan" not in line

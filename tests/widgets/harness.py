@@ -108,12 +108,21 @@ def painted(page, selector: str = ".tfprof-timeline canvas") -> int:
     return page.evaluate(PAINTED, selector)
 
 
-def event_point(page, root: str = ".tfprof-timeline") -> list | None:
+def event_point(page, root: str = ".tfprof-timeline", timeout: float = 30000) -> list | None:
     """[x, y, row] of an event drawn by the timeline under ``root``: whole page coordinates
     to click (a click's coordinates are whole pixels: the point is checked to hit the event
     once rounded, inside where it is drawn, not at its edge) and its row in the timeline's
-    order (the timeline is scrolled into view first)."""
-    return page.evaluate("""sel => {
+    order (the timeline is scrolled into view first).  Looked for until one is drawn (a view
+    just set may paint its events a frame or a tile later), None after ``timeout`` ms."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return page.wait_for_function(_EVENT_POINT, arg=root, timeout=timeout).json_value()
+    except PlaywrightTimeout:
+        return None
+
+
+_EVENT_POINT = """sel => {
       const root = document.querySelector(sel);
       root.scrollIntoView();
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
@@ -129,7 +138,7 @@ def event_point(page, root: str = ".tfprof-timeline") -> list | None:
           if (same(px - r.left, py - r.top, hit.row)) return [px, py, hit.row];
         }
       return null;
-    }""", root)
+    }"""
 
 
 def row_point(page, row: int, root: str = ".tfprof-timeline") -> list | None:

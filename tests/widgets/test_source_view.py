@@ -84,7 +84,7 @@ def test_source_tab_of_a_real_gpu_capture(name, tmp_path):
         for n, (time, _, text) in shown.items():
             assert text == code[n - 1]  # the file's own lines, as text
             assert time or n not in set(lines.line)
-        assert "changed after the capture" in blocks[0]["note"]  # the script was edited since
+        assert "modified after the capture" in blocks[0]["note"]  # the script was edited since
         labels = page.js("sel => Array.from(document.querySelectorAll(sel + ' .src-flame "
                          "text')).map(t => t.textContent)", PANE)
         assert "_model.<locals>.step (make_jax_gpu_profile.py:66)" in labels  # text
@@ -252,6 +252,20 @@ def test_code_blocks_say_why_code_is_missing(tmp_path):
     assert "line 9 is past the end of the file (2 lines)" in blocks[1]["note"]
     assert blocks[2]["note"].startswith("Code not shown: no such file")
     assert blocks[2]["lines"] == [[4, "", 20.0, 20.0]]
+
+
+def test_only_python_sources_are_read(tmp_path):
+    """A profile may name any path: a file that is not Python source (a key, /proc) is never
+    read, so never shown nor embedded in a report."""
+    from tfprof_nb.widgets.source_code import read_code
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY\n")
+    for path in (str(secret), "/proc/self/environ", "/etc/passwd"):
+        assert read_code(path) == (None, "not a Python source file (only .py files are read)")
+    script = tmp_path / "train.py"
+    script.write_text("x = 1\n")
+    assert read_code(str(script)) == (["x = 1"], "the file as it reads now")
 
 
 def test_reason_when_no_op_has_a_location():

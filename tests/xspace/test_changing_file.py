@@ -141,15 +141,21 @@ def test_fault_in_each_phase_is_an_error(cpu_file, tmp_path, monkeypatch):
     assert len(read_xspace(target).events) > 0
 
 
-def test_unguarded_faults_still_end_the_process(tmp_path):
+@pytest.mark.parametrize("then", ["", "faulthandler.enable()", "faulthandler.enable()\n"
+                                  "_native.lib().tfp_copy_spans(*args)\nfaulthandler.disable()"])
+def test_unguarded_faults_still_end_the_process(tmp_path, then):
     """The guard only catches its own reads: a SIGBUS elsewhere (here Python reading a
-    truncated mapping itself) still ends the process with SIGBUS, as it did before."""
+    truncated mapping itself) still ends the process with SIGBUS, as it did before; also
+    when faulthandler was enabled after the guard (whose handler puts the guard's back and
+    raises again) or enabled and then disabled (a handler that returns): never a loop."""
     target = tmp_path / "f.bin"
     target.write_bytes(b"x" * 65536)
-    code = ("import mmap, os\nimport numpy as np\nfrom tfprof_nb import _native\n"
+    code = ("import faulthandler, mmap, os\nimport numpy as np\nfrom tfprof_nb import _native\n"
+            "faulthandler.disable()\n"
             "b, o, n = np.zeros(1, np.uint8), np.zeros(1, np.int64), np.ones(1, np.int64)\n"
-            "_native.lib().tfp_copy_spans(b.ctypes.data, 1, o.ctypes.data, n.ctypes.data, 1, "
-            "b.ctypes.data)  # (the guard's handler installed)\n"
+            "args = (b.ctypes.data, 1, o.ctypes.data, n.ctypes.data, 1, b.ctypes.data)\n"
+            "_native.lib().tfp_copy_spans(*args)  # (the guard's handler installed)\n"
+            f"{then}\n"
             f"f = open({str(target)!r}, 'rb')\n"
             "m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)\n"
             f"os.truncate({str(target)!r}, 0)\n"

@@ -8,6 +8,10 @@
 /* this thread's innermost guard (initial-exec: read in the signal handler without a lazy
    allocation of the thread's TLS block) */
 static __thread FaultGuard *tls_guard __attribute__((tls_model("initial-exec")));
+/* set while this thread's fault is handed to the previous handler: a handler that puts
+   on_bus back and raises again (faulthandler enabled after the guard was installed) or
+   returns must not loop */
+static __thread int tls_chaining __attribute__((tls_model("initial-exec")));
 static struct sigaction prev_bus;
 static pthread_mutex_t install_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -18,15 +22,19 @@ static void on_bus(int sig, siginfo_t *info, void *ctx) {
         g->armed = 0;
         siglongjmp(g->env, 1); /* (SA_NODEFER: SIGBUS is not left blocked) */
     }
-    /* not a guarded read: whatever handled SIGBUS before (faulthandler, the default) */
-    if (prev_bus.sa_flags & SA_SIGINFO) {
-        prev_bus.sa_sigaction(sig, info, ctx);
-    } else if (prev_bus.sa_handler != SIG_DFL && prev_bus.sa_handler != SIG_IGN) {
-        prev_bus.sa_handler(sig);
-    } else {
-        signal(sig, SIG_DFL); /* the faulting read runs again and the process ends with it */
-        raise(sig);
+    /* not a guarded read: whatever handled SIGBUS before (faulthandler: its traceback), once;
+       then the default action, so that the process ends with the fault as it would have
+       without the guard (a handler that returned would have the faulting read run again) */
+    if (!tls_chaining) {
+        tls_chaining = 1;
+        if (prev_bus.sa_flags & SA_SIGINFO) {
+            prev_bus.sa_sigaction(sig, info, ctx);
+        } else if (prev_bus.sa_handler != SIG_DFL && prev_bus.sa_handler != SIG_IGN) {
+            prev_bus.sa_handler(sig);
+        }
     }
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* Put on_bus on top of SIGBUS's handlers (cheap when it is: one sigaction call). */

@@ -646,10 +646,17 @@ def _one_by_table(a_rows, a_ids, b_rows, b_ids, keep: str):
     if hi - lo >= DIRECT_SPAN_PER_ROW * len(a_ids) + DIRECT_SPAN_MIN or \
             not (a_rows[1:] > a_rows[:-1]).all():
         return None
-    table = np.full(hi - lo + 1, -1, np.int32)
     slot = a_ids - lo
-    step = 1 if keep == "last" else -1  # (a slot written twice keeps its last write)
-    table[slot[::step]] = a_rows[::step]
+    # a's rows increase: the last of an id is its largest row, the first its smallest (ufunc
+    # .at, not a fancy assignment, whose order for repeated slots numpy leaves unspecified)
+    if keep == "last":
+        table = np.full(hi - lo + 1, -1, np.int32)
+        np.maximum.at(table, slot, a_rows.astype(np.int32, copy=False))
+    else:
+        none = np.iinfo(np.int32).max
+        table = np.full(hi - lo + 1, none, np.int32)
+        np.minimum.at(table, slot, a_rows.astype(np.int32, copy=False))
+        table[table == none] = -1
     inside = np.flatnonzero((b_ids >= lo) & (b_ids <= hi))
     src = table[b_ids[inside] - lo]
     hit = src >= 0

@@ -251,7 +251,8 @@ def _reasons(ops: pd.DataFrame, total_us: float) -> list[str]:
     for why, rows in missing.groupby("no_source", sort=False):
         us = rows.self_time_us.sum()
         tops = ", ".join(rows.hlo_op.head(3)) + (", ..." if len(rows) > 3 else "")
-        lines.append(f"{us / 1e3:,.3f} ms ({us / total_us * 100:.1f}%) of device op time "
+        share = f"{us / total_us * 100:.1f}%" if total_us > 0 else "no time"
+        lines.append(f"{us / 1e3:,.3f} ms ({share}) of device op time "
                      f"has no source location: {why} ({len(rows)} op{'s' * (len(rows) > 1)}: {tops})"
                      + _WHY.get(why, ""))
     if ops.empty:

@@ -18,6 +18,7 @@ import pandas as pd
 __all__ = ["read_code", "code_blocks", "cell_label"]
 
 _MAX_FILE_BYTES = 4 << 20  # a source file larger than this is not read
+_SOURCE_SUFFIXES = (".py", ".pyw", ".pyx", ".pxd", ".pyi")  # what is read as source
 
 
 def _is_cell(file: str) -> bool:
@@ -55,6 +56,10 @@ def read_code(file: str, captured=None) -> tuple[list[str] | None, str]:
     if not file:
         return None, "no file name"
     path = Path(file)
+    if path.suffix not in _SOURCE_SUFFIXES or path.parts[1:2] in (("proc",), ("sys",), ("dev",)):
+        # a profile names any path it likes: only Python sources are read (and so embedded
+        # in reports), never another file of this machine
+        return None, "not a Python source file (only .py files are read)"
     try:
         if not path.is_file():
             return None, "no such file on this machine (nor a cell of this notebook)"
@@ -64,8 +69,8 @@ def read_code(file: str, captured=None) -> tuple[list[str] | None, str]:
         changed = captured is not None and path.stat().st_mtime > captured.timestamp()
     except OSError as exc:
         return None, f"the file cannot be read ({exc.strerror or exc})"
-    return text.splitlines(), ("the file as it reads now: it changed after the capture, "
-                               "its lines may have moved" if changed else
+    return text.splitlines(), ("the file as it reads now: modified after the capture (by "
+                               "its date), its lines may have moved" if changed else
                                "the file as it reads now")
 
 
