@@ -234,6 +234,24 @@ def test_kernels_with_no_place_or_no_agreeing_count_stay_unresolved():
     assert how == ["name"] + ["unresolved"] * 3 + ["name", "unresolved", "name"]
 
 
+def test_kernels_before_the_first_match_are_the_ops_just_before_it():
+    """A command buffer runs a contiguous stretch of the schedule: a library kernel before
+    the first named one is the library call just before that op, never one further back
+    (another buffer's, or outside every buffer); with no kernel matched by name, nothing is
+    placed."""
+    module = _module([("gemm_a", "custom-call", ""), ("fus_b", "fusion", ""),
+                      ("fus_c", "fusion", ""), ("gemm_d", "custom-call", ""),
+                      ("fus_e", "fusion", "")])
+    ops, how = _align(module, ["nvjet_x", "fus_c"])  # gemm_a is not next to fus_c
+    assert ops == [None, "fus_c"] and how == ["unresolved", "name"]
+    ops, how = _align(module, ["fus_b", "fus_c", "nvjet_x"])  # after the last: gemm_d
+    assert ops == ["fus_b", "fus_c", "gemm_d"] and how == ["name", "name", "position"]
+    ops, how = _align(module, ["nvjet_x", "fus_e"])
+    assert ops == ["gemm_d", "fus_e"] and how == ["position", "name"]
+    ops, how = _align(module, ["nvjet_x", "nvjet_y"])
+    assert ops == [None, None] and how == ["unresolved", "unresolved"]
+
+
 def test_an_outlined_command_buffer_computation_is_walked():
     """Older XLA outlines a command buffer as a computation called by a ``call`` (its name in
     the kernels' hlo_op): the plan walks the called computation."""

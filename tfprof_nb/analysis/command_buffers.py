@@ -212,6 +212,25 @@ def _repeats(kernels: list, pos: np.ndarray, how: np.ndarray, plan: KernelPlan) 
             pos[i], how[i] = cands[at] if at < len(cands) else cands[0], NAME
 
 
+def _narrowed(span: tuple, n: int, plan: KernelPlan) -> tuple:
+    """``span`` of a run of ``n`` unmatched kernels, its open end (a run before the first
+    match or after the last) moved to the ``n`` working instructions next to the matched
+    neighbour: a command buffer runs a contiguous stretch of the schedule, so the kernels
+    before its first match are the instructions just before it, never some op of another
+    buffer or outside every buffer earlier in the program."""
+    before, after = span
+    works = np.flatnonzero(plan.works).tolist()
+    if before < 0 <= after < len(plan.names):
+        inner = [q for q in works if q < after][-n:]
+        return (inner[0] - 1 if inner else after - 1, after)
+    if before >= 0 and after >= len(plan.names):
+        inner = [q for q in works if q > before][:n]
+        return (before, inner[-1] + 1 if inner else before + 1)
+    if before < 0 and after >= len(plan.names):
+        return (0, 0)  # no kernel of this execution matched by name: nothing to place by
+    return span
+
+
 def align(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, np.ndarray]:
     """(position in ``plan.names`` per kernel, -1 where unplaced; attribution code per kernel)
     for one execution of a command buffer (``kernels``: kernel names in start order)."""
@@ -222,8 +241,9 @@ def align(kernels: list, plan: KernelPlan) -> tuple[np.ndarray, np.ndarray]:
         # runs of consecutive unmatched kernels, each between its matched neighbours
         for run in np.split(lone, np.flatnonzero(np.diff(lone) > 1) + 1):
             first, last = int(run[0]), int(run[-1])
-            span = (int(pos[first - 1]) if first > 0 else -1,
-                    int(pos[last + 1]) if last + 1 < len(kernels) else len(plan.names))
+            span = _narrowed((int(pos[first - 1]) if first > 0 else -1,
+                              int(pos[last + 1]) if last + 1 < len(kernels) else len(plan.names)),
+                             len(run), plan)
             for i, p in _place_run(kernels, run.tolist(), span, plan, used).items():
                 pos[i], how[i] = p, POSITION
         _repeats(kernels, pos, how, plan)
