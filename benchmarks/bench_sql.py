@@ -45,7 +45,7 @@ def _best(fn, repeat: int = 3) -> float:
 
 def sql_worker(path: Path) -> dict:
     import tfprof_nb as tp
-    from tfprof_nb.analysis.sql import SqlSession
+    from tfprof_nb.sql import SqlSession
 
     prof = tp.load(path)
     prof.result("shifts"), prof.result("event_offsets")

@@ -3,7 +3,9 @@ no module imports another package's private module, and there is no import cycle
 import counts, those inside functions too.
 
 The layers are a table: a module may import modules of its own layer and of the layers listed
-before it.  A new top-level module or package must be placed in it.
+before it.  A new top-level module or package must be placed in it.  Inside ``analysis/`` a
+second table says which of its subpackages may import which (the runtime lowest, findings
+highest); a new subpackage must be placed in it too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ LAYERS = [
     ("offline pages and the wire format", ("offline",)),
     ("widgets", ("widgets",)),
     ("report", ("report",)),
-    ("facade", ("profile", "compare", "_display", "loading", "_outputs", "checks")),
+    ("facade", ("profile", "compare", "events", "sql", "_display", "loading", "_outputs",
+                "checks")),
     ("capture", ("capture",)),
     ("magic", ("magic",)),
     ("top", ("__init__", "demo", "cli", "__main__")),
@@ -38,6 +41,23 @@ RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 # Known violations, each to be removed with its fix (the check is strict: a fixed one must
 # leave this list).  None are left.
 KNOWN: set[tuple[str, str]] = set()
+
+# analysis/'s subpackages: each may import its own modules and those of the subpackages listed
+# with it (and nothing above it).  The runtime imports none; findings are imported by none.
+ANALYSIS = f"{PACKAGE}.analysis"
+ANALYSIS_LAYERS = {
+    "runtime": (),
+    "trace": ("runtime",),
+    "xla": ("runtime", "trace"),
+    "xla.memory": ("runtime", "trace", "xla"),
+    "steps": ("runtime", "trace", "xla"),
+    "gpu": ("runtime", "trace", "xla", "steps"),
+    "tf": ("runtime", "trace", "xla", "steps"),
+    "findings": ("runtime", "trace", "xla", "xla.memory", "steps", "gpu", "tf"),
+}
+
+# Known violations of the analysis table, as KNOWN.  None are left.
+ANALYSIS_KNOWN: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:
@@ -89,6 +109,8 @@ def _imports() -> dict[str, set[str]]:
 ALL_IMPORTS = _imports()
 GRAPH = {src: targets - {dst for s, dst in KNOWN if s == src}
          for src, targets in ALL_IMPORTS.items()}
+ANALYSIS_GRAPH = {src: targets - {dst for s, dst in ANALYSIS_KNOWN if s == src}
+                  for src, targets in ALL_IMPORTS.items()}
 
 
 def _unit(module: str) -> str:
@@ -175,8 +197,96 @@ def test_no_import_cycles():
     assert _cycles(GRAPH) == []
 
 
+def _subpackage(module: str) -> str | None:
+    """The subpackage of analysis/ a module belongs to: the deepest one in ANALYSIS_LAYERS
+    (else its first package under analysis/); "" for the analysis package itself, None outside
+    analysis/."""
+    if module == ANALYSIS:
+        return ""
+    if not module.startswith(ANALYSIS + "."):
+        return None
+    parts = module[len(ANALYSIS) + 1:].split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in ANALYSIS_LAYERS:
+            return ".".join(parts[:i])
+    return parts[0]
+
+
+def test_every_analysis_module_has_a_subpackage():
+    """Every module of analysis/ is in a subpackage of the table (none beside them)."""
+    placed = {m: _subpackage(m) for m in MODULES}
+    assert sorted(m for m, sub in placed.items() if sub is not None and sub
+                  and sub not in ANALYSIS_LAYERS) == []
+    assert sorted(m for m, sub in placed.items() if sub == "" and m != ANALYSIS) == []
+
+
+def test_the_analysis_table_is_an_order():
+    """The table is a strict order with the runtime lowest and findings highest: what a
+    subpackage may import, it may import all that those may; none may import itself through
+    another."""
+    for sub, below in ANALYSIS_LAYERS.items():
+        for other in below:
+            assert set(ANALYSIS_LAYERS[other]) <= set(below), (sub, other)
+            assert sub not in ANALYSIS_LAYERS[other], (sub, other)
+    assert ANALYSIS_LAYERS["runtime"] == ()
+    assert all("findings" not in below for below in ANALYSIS_LAYERS.values())
+    assert set(ANALYSIS_LAYERS["findings"]) == set(ANALYSIS_LAYERS) - {"findings"}
+
+
+def _analysis_upward(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for src, targets in graph.items():
+        sub = _subpackage(src)
+        for dst in targets:
+            other = _subpackage(dst)
+            if sub and other and other != sub and other not in ANALYSIS_LAYERS.get(sub, ()):
+                out.append(f"{src} imports {dst} ({sub} may not import {other})")
+    return sorted(out)
+
+
+def test_analysis_subpackages_import_only_those_below_them():
+    assert _analysis_upward(ANALYSIS_GRAPH) == []
+
+
+def test_analysis_packages_import_nothing():
+    """analysis/ and its subpackages hold no code of their own: importing one module of a
+    subpackage loads only what that module needs (the decoding threads start before pandas
+    is imported)."""
+    packages = [m for m in MODULES if _subpackage(m) is not None and _is_package(m)]
+    assert len(packages) == len(ANALYSIS_LAYERS) + 1
+    assert {p: sorted(ALL_IMPORTS[p]) for p in packages if ALL_IMPORTS[p]} == {}
+
+
+def _declared_units(source: str) -> list[str]:
+    """The names of the units a module's ``ANALYSES`` declares."""
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ANALYSES"
+                                                for t in node.targets):
+            names += [call.args[0].value for call in ast.walk(node.value)
+                      if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "Analysis"
+                      and call.args and isinstance(call.args[0], ast.Constant)]
+    return names
+
+
+def test_each_unit_is_declared_in_the_module_named_after_it():
+    """A module that declares units is named after one of them (the others come with it), and
+    a unit with a module of its name is declared there: ``prof.result("xla")`` is in
+    ``xla/xla.py``."""
+    units = {m: _declared_units(p.read_text(encoding="utf-8")) for m, p in MODULES.items()
+             if _subpackage(m) and not _is_package(m)}
+    declared = {u: m for m, names in units.items() for u in names}
+    assert len(declared) > 40  # the check reads the declarations
+    assert sorted(m for m, names in units.items() if names
+                  and m.rpartition(".")[2] not in names) == []
+    assert sorted(f"{u} in {m}" for u, m in declared.items()
+                  if any(o.rpartition(".")[2] == u and o != m for o in units)) == []
+
+
 @pytest.mark.parametrize("graph, problem", [
     ({"tfprof_nb.xspace.a": {"tfprof_nb.widgets.b"}, "tfprof_nb.widgets.b": set()}, "upward"),
+    ({"tfprof_nb.analysis.steps.a": {"tfprof_nb.analysis.gpu.b"},
+      "tfprof_nb.analysis.gpu.b": set()}, "analysis"),
     ({"tfprof_nb.report.a": {"tfprof_nb.widgets._b"}, "tfprof_nb.widgets._b": set()}, "private"),
     ({"tfprof_nb.widgets.a": {"tfprof_nb.widgets.b"},
       "tfprof_nb.widgets.b": {"tfprof_nb.widgets.c"},
@@ -185,7 +295,7 @@ def test_no_import_cycles():
 def test_the_checks_find_what_they_look_for(graph, problem):
     """Each check flags a made-up graph with its problem, and only that one."""
     found = {"upward": _upward(graph), "private": _private_imports(graph),
-             "cycle": _cycles(graph)}
+             "cycle": _cycles(graph), "analysis": _analysis_upward(graph)}
     assert found[problem], problem
     assert all(not v for k, v in found.items() if k != problem), found
 
@@ -214,7 +324,8 @@ def test_functions_are_short():
 
 def test_known_violations_are_still_there():
     """Each known violation is still in the source (remove it from KNOWN once fixed)."""
-    assert [(s, d) for s, d in sorted(KNOWN) if d not in ALL_IMPORTS.get(s, ())] == []
+    assert [(s, d) for s, d in sorted(KNOWN | ANALYSIS_KNOWN)
+            if d not in ALL_IMPORTS.get(s, ())] == []
 
 
 def test_imports_are_resolved():

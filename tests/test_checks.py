@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.shares import active_devices
+from tfprof_nb.analysis.findings.input_wait import active_devices
 from tfprof_nb.checks import step_regression
 from tfprof_nb.checks.regression import MIN_STEPS, ratio_interval
 

@@ -48,7 +48,7 @@ def test_layering():
 
     root = Path(tp.__file__).parent
     for layer in ("xspace", "analysis", "plot"):
-        for path in (root / layer).glob("*.py"):
+        for path in (root / layer).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom):
                     module = ("." * node.level) + (node.module or "")

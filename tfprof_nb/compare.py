@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .analysis.compare import COMPARED, Comparison
-from .analysis.compare import compare as _compare
+from .analysis.findings.compare import COMPARED, Comparison
+from .analysis.findings.compare import compare as _compare
 
 __all__ = ["compare", "DisplayedComparison"]
 

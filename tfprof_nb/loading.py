@@ -56,17 +56,17 @@ def _open_hosts(files: dict, source, client, strict: bool, parallel: bool, timeo
     here after a check that they fit in free memory, pandas and the analyses imported
     meanwhile (``LocalHosts``), or on the workers of a Dask ``client`` (``DaskHosts``).
     Raises ProfileFormatError naming ``source`` when no host could be read."""
-    from .analysis.decoding import check_memory, decode_hosts, some_host_read
+    from .analysis.runtime.decoding import check_memory, decode_hosts, some_host_read
 
     if client is None:
         check_memory(files)
         spaces, errors = decode_hosts(files, strict=strict, parallel=parallel,
                                       progress=progress, meanwhile=_import_analyses)
         some_host_read(spaces, errors, source)
-        from .analysis.engine import LocalHosts
+        from .analysis.runtime.engine import LocalHosts
 
         return LocalHosts(spaces, errors, progress)
-    from .analysis.engine import DaskHosts
+    from .analysis.runtime.engine import DaskHosts
 
     hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
     some_host_read(hosts.names, hosts.errors, source)
@@ -78,4 +78,4 @@ def _import_analyses() -> None:
     second on its own: run while the hosts decode (the decoder's walk does not hold the
     GIL)."""
     importlib.import_module("tfprof_nb.profile")
-    importlib.import_module("tfprof_nb.analysis.registry").analyses()
+    importlib.import_module("tfprof_nb.analysis.runtime.registry").analyses()

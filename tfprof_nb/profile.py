@@ -2,8 +2,8 @@
 
 Each host's file is decoded and analysed on its own (threads here, or Dask workers with
 ``tp.load(path, client=client)``); every table is an analysis unit (``tfprof_nb.analysis``)
-computed on first use and cached by :class:`~.analysis.results.Results`.  ``Profile`` only
-delegates: each public table is a lookup of an analysis' result by name.
+computed on first use and cached by :class:`~.analysis.runtime.results.Results`.  ``Profile``
+only delegates: each public table is a lookup of an analysis' result by name.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from . import events as _events
 from ._outputs import ProfileOutputs
-from .analysis import events as _events
-from .analysis.device_peaks import user_peaks
-from .analysis.results import HostSpaces, Results
+from .analysis.runtime.results import HostSpaces, Results
+from .analysis.xla.device_peaks import user_peaks
 
 __all__ = ["Profile"]
 
@@ -38,7 +38,7 @@ class Profile(ProfileOutputs):
 
     def __init__(self, hosts, source: list[str] | None = None, inputs: dict | None = None):
         if isinstance(hosts, Mapping):
-            from .analysis.engine import LocalHosts
+            from .analysis.runtime.engine import LocalHosts
 
             if not hosts:
                 raise ValueError("a Profile needs at least one host")
@@ -48,7 +48,7 @@ class Profile(ProfileOutputs):
         self.spaces = HostSpaces(hosts)
 
     def result(self, name: str):
-        """The result of the analysis ``name`` (see ``tfprof_nb.analysis.registry``)."""
+        """The result of the analysis ``name`` (see ``tfprof_nb.analysis.runtime.registry``)."""
         return self._results[name]
 
     def host_partials(self, name: str) -> dict:
@@ -137,8 +137,8 @@ class Profile(ProfileOutputs):
 
     def scope_stats(self, min_bytes: int = 0, max_depth: int | None = None,
                     side: str = "Host") -> pd.DataFrame:
-        """Time and memory along the name-scope hierarchy (see analysis.scopes)."""
-        from .analysis.scopes import scope_stats_table
+        """Time and memory along the name-scope hierarchy (see analysis.tf.scopes)."""
+        from .analysis.tf.scopes import scope_stats_table
 
         return scope_stats_table(self.result("op_stats_without_idle"), self.memory_timeline,
                                  min_bytes=min_bytes, max_depth=max_depth, side=side)
@@ -149,7 +149,7 @@ class Profile(ProfileOutputs):
         return self.result("overview")
 
     def recommendations(self) -> list:
-        """Findings with evidence and a suggested fix (see analysis.recommendations)."""
+        """Findings with evidence and a suggested fix (see analysis.findings.recommendations)."""
         return self.result("recommendations")
 
     # ---- GPU time ----------------------------------------------------------------------------
@@ -169,8 +169,8 @@ class Profile(ProfileOutputs):
 
     def sql(self, query: str) -> pd.DataFrame:
         """Run a DuckDB query over events, stats, steps and the tool tables (a DataFrame);
-        needs ``pip install "tfprof-nb[sql]"``.  See analysis.sql for the tables."""
-        from .analysis.sql import SqlSession
+        needs ``pip install "tfprof-nb[sql]"``.  See tfprof_nb.sql for the tables."""
+        from .sql import SqlSession
 
         return self._results.cached("sql", lambda: SqlSession(self._results, self.spaces)) \
             .query(query)
@@ -193,8 +193,8 @@ class Profile(ProfileOutputs):
                    peak_flops_per_s: float | None = None,
                    memory_bw_bytes_per_s: float | None = None) -> pd.DataFrame:
         """XLA time as a tree (program -> category -> op, or category -> op) with utilisation
-        against the device's peaks or these; see analysis.op_profile."""
-        from .analysis.op_profile import op_profile_for
+        against the device's peaks or these; see analysis.xla.op_profile."""
+        from .analysis.xla.op_profile import op_profile_for
 
         if peak_flops_per_s is None and memory_bw_bytes_per_s is None:
             return op_profile_for(self.result("xla"), self.device_peaks, self.hlo_stats,
@@ -206,7 +206,7 @@ class Profile(ProfileOutputs):
     def roofline_for(self, peak_flops_per_s: float,
                      memory_bw_bytes_per_s: float) -> pd.DataFrame:
         """The roofline table against the given peak FLOP/s and memory bandwidth (bytes/s)."""
-        from .analysis.roofline import roofline_for
+        from .analysis.xla.roofline import roofline_for
 
         return roofline_for(self.result("xla"), user_peaks(
             peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument"))
@@ -215,14 +215,14 @@ class Profile(ProfileOutputs):
         """XLA buffer assignment (XProf's memory viewer): without ``program``, one row per
         program (peak heap, ...); with a program id or module name, its ``ProgramMemory``:
         peak heap, ``buffers`` live at the peak, ``heap`` over the program order."""
-        from .analysis.program_memory import program_memory_for
+        from .analysis.xla.memory.program_memory import program_memory_for
 
         return program_memory_for(self.result("program_memory"), program, memory_space)
 
     def analyse(self, release: bool = True) -> "Profile":
         """Run every analysis now (host steps where hosts live, in parallel); ``release``
         drops the per-event arrays the hosts derived afterwards.  Returns the profile."""
-        from .analysis.registry import analyses
+        from .analysis.runtime.registry import analyses
 
         self._results.compute(list(analyses()))
         if release:

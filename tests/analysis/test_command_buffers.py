@@ -1,5 +1,5 @@
 """Kernels inside XLA command buffers (CUDA graphs) attributed to their HLO ops
-(:mod:`tfprof_nb.analysis.command_buffers`).
+(:mod:`tfprof_nb.analysis.xla.command_buffers`).
 
 The reference is the same program captured with command buffers off: tests/data's
 ``jax_h200_transformer`` (XLA's defaults: every kernel of the step runs inside one CUDA graph,
@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis import command_buffers as cb
-from tfprof_nb.analysis.hlo_proto import HloModule, _message_classes, programs_of_space
-from tfprof_nb.analysis.host import HostData
+from tfprof_nb.analysis.xla import command_buffers as cb
+from tfprof_nb.xspace.hlo_proto import HloModule, _message_classes, programs_of_space
+from tfprof_nb.analysis.runtime.host import HostData
 from tfprof_nb.xspace import read_xspace
 
 from .real_xla import COMMAND_BUFFERS, REAL

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis import decoding, engine, registry
-from tfprof_nb.analysis.engine import HostAnalysisError
+from tfprof_nb.analysis.runtime import decoding, engine, registry
+from tfprof_nb.analysis.runtime.engine import HostAnalysisError
 
 
 @pytest.fixture()
@@ -152,7 +152,7 @@ def test_a_load_imports_the_analyses_while_it_decodes(cpu_file):
 
     code = (
         "import sys, tfprof_nb as tp\n"
-        "from tfprof_nb.analysis import decoding\n"
+        "from tfprof_nb.analysis.runtime import decoding\n"
         "seen = []\n"
         "real = decoding.run_in_threads\n"
         "def spy(fn, items, *a, meanwhile=None, **k):\n"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.hlo_proto import HloParseError, parse_hlo_proto, programs_of_space
+from tfprof_nb.xspace.hlo_proto import HloParseError, parse_hlo_proto, programs_of_space
 
 from .xla_profiles import make, oracle_frame, programs, xplane
 

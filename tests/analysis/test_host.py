@@ -1,11 +1,11 @@
-"""HostData's derived stats (tfprof_nb.analysis.host)."""
+"""HostData's derived stats (tfprof_nb.analysis.runtime.host)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tfprof_nb.analysis.host import HostData, _distinct_codes
+from tfprof_nb.analysis.runtime.host import HostData, _distinct_codes
 from tfprof_nb.xspace import read_xspace
 
 

@@ -25,7 +25,7 @@ def xplane(request):
 def test_verdict_and_statements_match_xprof(xplane):
     """On the steps the reference keeps (it drops the first and last of more than 5; we keep
     every whole step, see test_steps), verdicts, statements and step times are equal."""
-    from tfprof_nb.analysis.input_pipeline import bottleneck_verdicts
+    from tfprof_nb.analysis.tf.input_pipeline import bottleneck_verdicts
 
     prof = tp.load(xplane)
     ref = run_tool(xplane, "input_pipeline_analyzer")
@@ -65,7 +65,7 @@ def test_host_side_breakdown_and_input_ops_match_xprof(xplane):
 
 
 def test_overview_environment_and_reasons(gpu_fixture_file, cpu_file):
-    from tfprof_nb.analysis.overview import device_text
+    from tfprof_nb.analysis.findings.overview import device_text
 
     gpu = tp.load(gpu_fixture_file).overview()
     env = gpu.environment

@@ -1,4 +1,4 @@
-"""Interval sets (tfprof_nb.analysis.intervals and the native merges behind them) against
+"""Interval sets (tfprof_nb.analysis.trace.intervals and the native merges behind them) against
 a dense grid of integer times."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tfprof_nb._native.kernels import interval_combine
-from tfprof_nb.analysis.intervals import intersect, subtract, union, union_of
+from tfprof_nb.analysis.trace.intervals import intersect, subtract, union, union_of
 
 SPAN = 400
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis import kernel_stats
-from tfprof_nb.analysis.kernel_stats import parse_kernel_details
+from tfprof_nb.analysis.gpu import kernel_stats
+from tfprof_nb.analysis.gpu.kernel_stats import parse_kernel_details
 
 from .oracle import gviz_frame, run_tool
 

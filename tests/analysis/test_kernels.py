@@ -11,8 +11,8 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb import _native
 from tfprof_nb._native import kernels as K
-from tfprof_nb.analysis import host as host_module
-from tfprof_nb.analysis.host import HostData
+from tfprof_nb.analysis.runtime import host as host_module
+from tfprof_nb.analysis.runtime.host import HostData
 from tfprof_nb.errors import Cancelled
 from tfprof_nb.xspace import read_xspace
 
@@ -711,7 +711,7 @@ def test_grouping_joins_context_links_in_one_pass_when_their_entries_fit(cpu_pyt
                                                                          share, monkeypatch):
     """The grouping asks for one pass while the links' entries take at most its share of the
     file's size (else the kernel's own choice): the same edges either way."""
-    from tfprof_nb.analysis import grouping
+    from tfprof_nb.analysis.trace import grouping
 
     hd = HostData("h", read_xspace(cpu_python_file))
     asked = []

@@ -97,7 +97,7 @@ def test_deallocations_inherit_allocation_metadata(both):
 
 def test_cpu_profile_memory_tables_have_columns(cpu_file):
     prof = tp.load(cpu_file)
-    from tfprof_nb.analysis.memory import BREAKDOWN_COLUMNS, SUMMARY_COLUMNS, TIMELINE_COLUMNS
+    from tfprof_nb.analysis.tf.memory import BREAKDOWN_COLUMNS, SUMMARY_COLUMNS, TIMELINE_COLUMNS
 
     assert list(prof.memory_summary.columns) == SUMMARY_COLUMNS
     assert list(prof.memory_timeline.columns) == TIMELINE_COLUMNS

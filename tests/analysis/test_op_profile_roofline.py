@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.device_peaks import peaks_from_plane_stats
+from tfprof_nb.analysis.xla.device_peaks import peaks_from_plane_stats
 
 from .xla_profiles import make, oracle, oracle_frame, xplane
 

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.buffer_assignment import BUFFER_COLUMNS, HEAP_COLUMNS, ProgramMemory
-from tfprof_nb.analysis.program_memory import PROGRAM_COLUMNS
+from tfprof_nb.analysis.xla.memory.buffer_assignment import (BUFFER_COLUMNS, HEAP_COLUMNS,
+                                                             ProgramMemory)
+from tfprof_nb.analysis.xla.memory.program_memory import PROGRAM_COLUMNS
 
 from .memory_profiles import REAL, assert_matches, memory_viewer, real, synthetic
 from .xla_profiles import make, xplane

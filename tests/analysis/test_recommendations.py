@@ -196,7 +196,7 @@ def test_command_buffers_found_where_their_kernels_stay_unattributed():
     buffer is attributed to its HLO op, so no finding; where kernels stay unresolved (here the
     table's first rows, marked so) the finding gives their share and how to get per-op
     numbers; the same model captured with command buffers off gets no such finding either."""
-    from tfprof_nb.analysis import recommendations as R
+    from tfprof_nb.analysis.findings import recommendations as R
 
     from .real_xla import REAL
 
@@ -225,8 +225,8 @@ def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
     operand types of the matrix multiplications in the HLO instead (inside command buffers
     too, once their kernels are attributed to HLO ops).  Without HLO (TensorFlow without XLA)
     the step breakdown decides.  The card, the statement and the finding quote that one share."""
-    from tfprof_nb.analysis import recommendations as R
-    from tfprof_nb.analysis.shares import matmul_precision, precision
+    from tfprof_nb.analysis.findings import recommendations as R
+    from tfprof_nb.analysis.findings.precision import matmul_precision, precision
 
     from .real_xla import REAL
 
@@ -260,7 +260,7 @@ def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
 
 
 def test_operands_of_an_hlo_instruction():
-    from tfprof_nb.analysis.shares import operands as _operands
+    from tfprof_nb.analysis.findings.precision import operands as _operands
 
     text = ("%custom-call.4 = (f32[2,2048,512]{2,1,0}, s8[33554432]{0}) custom-call(bf16[2048,"
             "2,2048]{0,2,1} %bitcast.1089.0, bf16[2,2048,512]{2,1,0} %bitcast.994.0), "
@@ -273,7 +273,7 @@ def test_operands_of_an_hlo_instruction():
 def test_a_findings_text_gives_its_evidence_in_words_with_units(gpu_fixture_file):
     """str(finding) (what reports and the overview print): each number with its unit and
     words for its key, never the raw ``key=value`` of the evidence dict."""
-    from tfprof_nb.analysis.evidence import LABELS
+    from tfprof_nb.analysis.findings.evidence import LABELS
 
     findings = tp.load(gpu_fixture_file).recommendations()
     assert findings

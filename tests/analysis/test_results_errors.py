@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis import registry
+from tfprof_nb.analysis.runtime import registry
 
 
 def test_a_failing_combine_raises_once_and_is_not_run_again(cpu_file, monkeypatch):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.hlo_proto import programs_of_space
-from tfprof_nb.analysis.source_lines import (NO_SOURCE, SOURCE_LINE_COLUMNS,
+from tfprof_nb.xspace.hlo_proto import programs_of_space
+from tfprof_nb.analysis.xla.source_lines import (NO_SOURCE, SOURCE_LINE_COLUMNS,
                                              SOURCE_STACK_COLUMNS, Functions, parse_frame,
                                              source_lines_table, stack_tree)
 
@@ -249,7 +249,7 @@ def test_ops_of_no_time_give_no_inf_or_nan_share():
     """Zero-length ops without a location: their sentence says "no time", never inf or nan."""
     import pandas as pd
 
-    from tfprof_nb.analysis.source_lines import _reasons
+    from tfprof_nb.analysis.xla.source_lines import _reasons
 
     ops = pd.DataFrame({"no_source": ["no source metadata"] * 2, "self_time_us": [0.0, 0.0],
                         "hlo_op": ["copy.1", "copy.2"]})

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis import steps as steps_module
+from tfprof_nb.analysis.steps import steps as steps_module
 from tfprof_nb.constants import CATEGORY_COLUMNS
 
 from ..conftest import xplane_files
@@ -159,8 +159,8 @@ def test_root_events_by_name():
     """Roots besides ``_r``: ``TraceContext`` at level 1 only where it has no ``_r``, the
     batching runtimes' events at their level whatever their ``_r`` (as the reference's
     preprocessing sets it)."""
-    from tfprof_nb.analysis.grouping import _root_events
-    from tfprof_nb.analysis.host import SparseStat
+    from tfprof_nb.analysis.trace.grouping import _root_events
+    from tfprof_nb.analysis.runtime.host import SparseStat
 
     r = SparseStat(np.array([2, 5, 9], np.int32), np.array([1, 3, 1], np.int32))
     legacy = np.array([1, 5], np.int32)  # row 5 has _r=3: kept

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.source_lines import stack_tree
+from tfprof_nb.analysis.xla.source_lines import stack_tree
 
 from ..conftest import DATA
 

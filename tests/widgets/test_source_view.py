@@ -273,7 +273,7 @@ def test_reason_when_no_op_has_a_location():
     tab says how much time and why."""
     from types import SimpleNamespace
 
-    from tfprof_nb.analysis.source_lines import Functions, source_lines_table
+    from tfprof_nb.analysis.xla.source_lines import Functions, source_lines_table
     from tfprof_nb.widgets.source import SourceView
 
     stats = pd.DataFrame({"program_id": [5], "resolved": [False], "source": [""],

@@ -3,17 +3,17 @@ computation of a number a card or a finding already quotes):
 
 * step time: ``prof.steps.duration_ms`` (its median by default; the overview's average is
   its mean);
-* input wait: ``prof.result("input_wait")`` (:mod:`..analysis.shares`), the number of the
-  overview's "Waiting for input" card and of the ``input_bound`` finding;
+* input wait: ``prof.result("input_wait")`` (:mod:`..analysis.findings.input_wait`), the
+  number of the overview's "Waiting for input" card and of the ``input_bound`` finding;
 * device duty cycle: ``prof.duty_cycle.attrs["device_duty_cycle_pct"]``, the overview's;
 * device idle and host-bound time: the device rows (stream ``"all"``) of
   ``prof.gpu_utilization`` over the steps (over each device's active span without steps):
-  on GPUs the rows of :func:`..analysis.shares.active_devices`, which the ``gpu_idle`` and
-  ``launch_bound`` findings sum; on TPUs their rows alike, as the device utilisation tab
-  shows them (the overview's TPU idle figure is over the whole profile, time outside the
-  steps included); host-bound time is measured on GPUs only;
+  on GPUs the rows of :func:`..analysis.findings.input_wait.active_devices`, which the
+  ``gpu_idle`` and ``launch_bound`` findings sum; on TPUs their rows alike, as the device
+  utilisation tab shows them (the overview's TPU idle figure is over the whole profile, time
+  outside the steps included); host-bound time is measured on GPUs only;
 * kernel launch: the step breakdown's share
-  (:func:`..analysis.input_pipeline.bottleneck_verdicts`, as the overview computes it);
+  (:func:`..analysis.tf.input_pipeline.bottleneck_verdicts`, as the overview computes it);
 * memory peak: ``prof.memory_summary.peak_bytes_in_use``, the largest allocator's.
 
 Each measure returns a :class:`Measure`: the value (None when the profile lacks it, with the
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..analysis.evidence import CAUSE_WORDS
-from ..analysis.gpu_time import ALL_STREAMS, PROFILE_WINDOW, step_rows
-from ..analysis.input_pipeline import bottleneck_verdicts
-from ..analysis.memory import LABELS
-from ..analysis.shares import active_devices
+from ..analysis.findings.evidence import CAUSE_WORDS
+from ..analysis.findings.input_wait import active_devices
+from ..analysis.gpu.gpu_time import ALL_STREAMS, PROFILE_WINDOW, step_rows
+from ..analysis.tf.input_pipeline import bottleneck_verdicts
+from ..analysis.tf.memory import LABELS
 from ..constants import TPU_PLANE_PREFIX
 from ..plot.memory import human_bytes
 from .regression import CONFIDENCE, step_regression
@@ -133,7 +133,7 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
 
 def input_wait(subject: Subject) -> Measure:
     """The share of step time waiting for input: the overview card's and the ``input_bound``
-    finding's number (:func:`..analysis.shares.input_wait`)."""
+    finding's number (:func:`..analysis.findings.input_wait.input_wait`)."""
     missing = subject.needs_profile("input accounting")
     if missing:
         return missing

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ..analysis.evidence import evidence_words
-from ..analysis.overview import device_text
+from ..analysis.findings.evidence import evidence_words
+from ..analysis.findings.overview import device_text
 from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["TOP_OP_COLUMNS", "category_label", "summarise", "summary_text"]

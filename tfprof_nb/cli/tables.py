@@ -1,12 +1,12 @@
 """The tables ``tfprof table`` writes: the same set ``prof.sql`` queries (``events``,
-``stats`` and the tool tables of :mod:`tfprof_nb.analysis.sql`), in its order, each with one
+``stats`` and the tool tables of :mod:`tfprof_nb.sql`), in its order, each with one
 line saying what it holds."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.sql import EVENT_TABLES, TOOL_TABLES
+from ..sql import EVENT_TABLES, TOOL_TABLES
 
 __all__ = ["DESCRIPTIONS", "table", "table_names"]
 

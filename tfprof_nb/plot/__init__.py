@@ -118,7 +118,7 @@ class ProfilePlots:
         outermost frames on top, each frame's callees under it, widths by device time; the
         outer frames every stack shares (a notebook kernel's) left out but the innermost of
         them, unless ``all_frames``."""
-        from ..analysis.source_lines import stack_tree
+        from ..analysis.xla.source_lines import stack_tree
         from .source import source_flame_figure
 
         return source_flame_figure(stack_tree(self._prof.source_stacks, all_frames), theme)

@@ -27,10 +27,10 @@ _BUFFER_HOVER = ("<b>%{customdata[0]}</b> %{customdata[1]}<br>%{customdata[2]} Â
 
 def program_memory_figure(memory, theme: str = "light", top: int = 20,
                           max_points: int = 4000):
-    """``memory`` (a :class:`~tfprof_nb.analysis.buffer_assignment.ProgramMemory`): the heap
-    and unpadded heap in MiB after each heap-simulator event (program order, not time; every
-    event hoverable, the peak marked; long heaps keep each bucket's extremes), and the
-    ``top`` largest buffers live at the peak coloured by allocation type."""
+    """``memory`` (a :class:`~tfprof_nb.analysis.xla.memory.buffer_assignment.ProgramMemory`):
+    the heap and unpadded heap in MiB after each heap-simulator event (program order, not
+    time; every event hoverable, the peak marked; long heaps keep each bucket's extremes), and
+    the ``top`` largest buffers live at the peak coloured by allocation type."""
     title = f"{memory.name}: memory space {memory.memory_space}"
     if not np.isnan(memory.peak_heap_bytes):
         title += f", peak heap {human_bytes(memory.peak_heap_bytes)}"

@@ -46,7 +46,7 @@ def _colors(tree: pd.DataFrame) -> list:
 
 
 def source_flame_figure(tree: pd.DataFrame, theme: str = "light"):
-    """An icicle of device time by Python stack from :func:`~tfprof_nb.analysis.source_lines.
+    """An icicle of device time by Python stack from :func:`~tfprof_nb.analysis.xla.source_lines.
     stack_tree` (``prof.source_stacks`` as a tree): widths are inclusive device time; hover
     says each frame's location, time, share and self time; the title names the outer frames
     left out (``attrs["left_out"]``).  Labels are escaped (function names such as

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.evidence import evidence_words
-from ..analysis.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
+from ..analysis.findings.evidence import evidence_words
+from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu import UTILIZATION_PARTS
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait

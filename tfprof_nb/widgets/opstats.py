@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.op_stats import typed_by_hlo
+from ..analysis.tf.op_stats import typed_by_hlo
 from ..plot.ops import op_stats_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
@@ -21,7 +21,7 @@ def op_stats_title(prof) -> str:
 
 def typed_op_stats(prof, include_idle: bool = True) -> pd.DataFrame:
     """The op stats table with its device ops typed by the profile's HLO where XProf says
-    "Unknown" (:func:`~tfprof_nb.analysis.op_stats.typed_by_hlo`)."""
+    "Unknown" (:func:`~tfprof_nb.analysis.tf.op_stats.typed_by_hlo`)."""
     return typed_by_hlo(prof.op_stats_table(include_idle=include_idle), prof.hlo_stats)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.overview import device_text
+from ..analysis.findings.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
 from .opstats import typed_op_stats

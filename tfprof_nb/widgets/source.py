@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
-from ..analysis.source_lines import frame_label, stack_tree
+from ..analysis.xla.source_lines import frame_label, stack_tree
 from ._view import View, ViewState
 from .source_code import cell_label, code_blocks
 from .traits import TableData, TableTrait

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from ..analysis.tf_ops import parse_tf_op
+from ..analysis.trace.tf_ops import parse_tf_op
 from ..constants import ASYNC_XLA_OPS_LINE
 
 __all__ = ["TABLES", "occurrences"]

@@ -1,0 +1,206 @@
+"""The overview page: step-time summary, input-bound verdict, precision, top ops, environment,
+and for TPUs the device figures (duty cycle, idle time, utilisations)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
+from ..runtime.unit import Analysis
+from ..tf.input_pipeline import bottleneck_verdicts
+
+__all__ = ["ANALYSES", "Overview", "device_text", "overview", "run_environment"]
+
+@dataclass
+class Overview:
+    """Everything the overview page shows, as plain values and small DataFrames.
+
+    ``reasons`` explains what is missing (no steps, no device, ...) instead of showing zeros.
+    """
+
+    step_time: dict = field(default_factory=dict)  # avg/std/min/max ms and source
+    breakdown: pd.DataFrame = field(default_factory=pd.DataFrame)  # avg/std per category
+    input_bound: dict = field(default_factory=dict)  # classification, statement, shares
+    precision: dict = field(default_factory=dict)  # the 16-bit share (.precision)
+    top_device_ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    top_host_ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    environment: dict = field(default_factory=dict)
+    recommendations: list = field(default_factory=list)
+    reasons: list = field(default_factory=list)
+    device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
+    device: dict = field(default_factory=dict)  # TPU: duty cycle, idle, utilisations (pct)
+    input_wait: dict = field(default_factory=dict)  # the input wait share (.input_wait)
+
+    def __repr__(self) -> str:
+        st = self.step_time
+        lines = ["Overview"]
+        if st.get("steps"):
+            lines.append(f"  step time: {st['avg_ms']:.3f} ms avg (std {st['std_ms']:.3f}, "
+                         f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
+                         f"steps [{st['source']}]")
+        lines.append(f"  {self.input_bound.get('input_statement', '')}")
+        if self.device_duty_cycle_pct is not None:
+            lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
+        dev = self.device
+        if dev:
+            known = [f"{words} {dev[key]:{fmt}}%" for key, words, fmt in _DEVICE_FIGURES
+                     if pd.notna(dev.get(key))]
+            lines.append(f"  {dev['device_type']} ({dev['cores']} cores): " + ", ".join(known))
+        lines.extend(f"  note: {r}" for r in self.reasons)
+        return "\n".join(lines)
+
+
+_DEVICE_FIGURES = [("duty_cycle_pct", "duty cycle", ".1f"), ("idle_pct", "idle", ".1f"),
+                   ("flop_rate_utilization_pct", "FLOP rate of the roofline", ".2f"),
+                   ("hbm_bw_utilization_pct", "HBM bandwidth of its peak", ".2f")]
+
+
+def _gpu_rows(gpus: pd.DataFrame) -> list[dict]:
+    """The GPUs' capabilities from their plane stats, one dict each."""
+    devices = []
+    for _, row in gpus.iterrows():
+        st = row["stats"]
+        cc = (f"{st['compute_cap_major']}.{st['compute_cap_minor']}"
+              if "compute_cap_major" in st else None)
+        devices.append({"host": row["host"], "device": row["plane"],
+                        "name": st.get("gpu_device_name"),
+                        "clock_rate_khz": st.get("clock_rate"),
+                        "core_count": st.get("core_count"),
+                        "memory_bytes": st.get("memory_size"),
+                        "memory_bandwidth_bytes_per_s": st.get("memory_bandwidth"),
+                        "compute_capability": cc, "vendor": st.get("device_vendor"),
+                        "events": int(row["events"])})
+    return devices
+
+
+def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
+    """Hosts, device type, the devices with events (``device_count``) and those without
+    (``devices_without_events``, named), and the GPUs' capabilities from their plane stats."""
+    gpus = planes[planes.plane.str.startswith(GPU_PLANE_PREFIX)]
+    tpus = planes[planes.plane.str.startswith(TPU_PLANE_PREFIX)]
+    device_type = "GPU" if len(gpus) else ("TPU" if len(tpus) else "CPU")
+    hosts = list(info)
+    kind = gpus if len(gpus) else tpus
+    idle = kind[kind.events == 0]
+    names = idle.plane.astype(str) if len(hosts) <= 1 else \
+        idle.host.astype(str) + " " + idle.plane.astype(str)
+    active = int((kind.events > 0).sum())
+    return {"hosts": hosts, "host_count": len(hosts), "device_type": device_type,
+            "device_count": active, "device_planes": len(kind),
+            "devices_without_events": names.tolist(), "devices_with_activity": active,
+            "devices": pd.DataFrame(_gpu_rows(gpus))}
+
+
+def device_text(env: dict) -> str:
+    """The devices in words, counted where they have events: "3 GPU (5 more without
+    events)", "4 TPU", "CPU only"."""
+    kind, count, idle = env["device_type"], env["device_count"], \
+        len(env["devices_without_events"])
+    if kind == "CPU":
+        return "CPU only"
+    if not count:
+        return f"{idle} {kind}, none with events"
+    return f"{count} {kind}" + (f" ({idle} more without events)" if idle else "")
+
+
+def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple,
+                   duty_cycle_pct: float | None) -> dict:
+    """The TPU figures of XProf's overview: duty cycle (``duty_cycle``'s), idle share of
+    the cores' time, the host plane's MXU and HBM utilisation counters, and the
+    device's FLOP-rate utilisation relative to the roofline and HBM bandwidth relative to
+    its peak over the whole profile (the roofline's program row; XProf's open-source
+    overview shows 0% for these two, having no limits to divide by).  Empty without TPUs."""
+    if tpu is None or not tpu.cores:
+        return {}
+    totals = xla.totals[xla.totals.device_type == "TPU"]
+    span, busy = int(totals.span_ps.sum()), int(totals.op_ps.sum())
+    host_table, host_total, host_op = host_ops
+    duty = float("nan") if duty_cycle_pct is None else float(duty_cycle_pct)
+    out = {"device_type": "TPU", "cores": tpu.cores, "duty_cycle_pct": duty,
+           "idle_pct": 100.0 * (1 - busy / span) if span else float("nan"),
+           "host_idle_pct": 100.0 * (1 - host_op / host_total) if host_total else float("nan"),
+           "mxu_utilization_pct": tpu.counters.get("mxu_utilization_pct", float("nan")),
+           "hbm_utilization_pct": tpu.counters.get("hbm_utilization_pct", float("nan"))}
+    program = roofline[roofline.category == "Program"]
+    known = len(program) and pd.notna(program.roofline_efficiency_pct.iloc[0])
+    out["flop_rate_utilization_pct"] = float(program.roofline_efficiency_pct.iloc[0]) \
+        if known else float("nan")
+    out["hbm_bw_utilization_pct"] = float(program.memory_bw_utilization_pct.iloc[0]) \
+        if known else float("nan")
+    return out
+
+
+def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFrame]:
+    """Step-time statistics and the average breakdown; a reason when there are no steps,
+    a statement when they were inferred."""
+    if steps.empty:
+        reasons.append("no steps: the profile has no step markers, no repeated XLA program "
+                       "on a device and no tf.function or jitted call to infer them from")
+        return {"steps": 0}, pd.DataFrame(columns=["avg_ms", "std_ms"])
+    d = steps.duration_ms
+    source = str(steps.source.iloc[0])
+    step_time = {"steps": len(steps), "avg_ms": float(d.mean()),
+                 "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
+                 "min_ms": float(d.min()), "max_ms": float(d.max()), "source": source}
+    if source.startswith("inferred"):
+        step_time["statement"] = (f"steps inferred from {source.split(': ', 1)[-1]}: the "
+                                  "profile has no step markers")
+        reasons.append(step_time["statement"])
+    breakdown = pd.DataFrame({
+        "avg_ms": steps[CATEGORY_COLUMNS].mean(),
+        "std_ms": steps[CATEGORY_COLUMNS].std(ddof=1) if len(steps) > 1 else 0.0})
+    return step_time, breakdown
+
+
+def _device_reasons(env: dict, device: dict, counters: dict, reasons: list) -> None:
+    """What the device figures leave out: devices without events, missing TPU counters."""
+    if env["device_type"] == "CPU":
+        reasons.append("no GPU or TPU in this profile: device-side columns are zero")
+    idle = env["devices_without_events"]
+    if env["device_type"] != "CPU" and idle:
+        reasons.append(f"{len(idle)} of the profile's {env['device_planes']} "
+                       f"{env['device_type']} planes have no events and are not counted: "
+                       + ", ".join(idle))
+    missing = [k.split("_")[0].upper() for k in ("mxu_utilization_pct", "hbm_utilization_pct")
+               if device and k not in counters]
+    if missing:
+        reasons.append(f"the host plane has no {' or '.join(missing)} utilisation counter, so "
+                       "the overview leaves that figure out (XProf shows 0% in its place)")
+
+
+def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
+             memory: tuple, environment: dict, recommendations: list,
+             duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
+             roofline: pd.DataFrame | None = None, host_ops: tuple | None = None,
+             precision: dict | None = None, input_wait: dict | None = None) -> Overview:
+    """The overview page from a profile's tables (``memory``: the (summary, timeline,
+    breakdown) tables; ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``,
+    ``roofline``, ``host_ops``: for the TPU figures; ``precision``, ``input_wait``: the
+    shares its cards quote, :mod:`.precision`, :mod:`.input_wait`)."""
+    reasons: list = []
+    step_time, breakdown = _step_summary(steps, reasons)
+    env = environment
+    ops = op_stats_without_idle
+    top = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
+    top_device = ops[ops.host_or_device == "Device"].head(10)[top].reset_index(drop=True)
+    top_host = ops[ops.host_or_device == "Host"].head(10)[top].reset_index(drop=True)
+    if memory[0].empty:
+        reasons.append("no memory events in this profile (on CPU only some allocators and "
+                       "workloads record them)")
+    duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
+    device = device_figures(tpu, xla, roofline, host_ops, duty)
+    _device_reasons(env, device, tpu.counters if device else {}, reasons)
+    return Overview(step_time, breakdown, bottleneck_verdicts(steps), dict(precision or {}),
+                    top_device, top_host, env, list(recommendations), reasons, duty, device,
+                    dict(input_wait or {}))
+
+
+ANALYSES = (
+    Analysis("environment", combine=run_environment, needs=("planes", "info")),
+    Analysis("overview", combine=overview,
+             needs=("steps", "op_stats_without_idle", "memory", "environment",
+                    "recommendations", "duty_cycle", "tpu", "xla", "roofline",
+                    "host_ops", "precision", "input_wait")),
+)

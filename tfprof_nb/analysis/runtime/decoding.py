@@ -1,0 +1,119 @@
+"""Decoding a profile's hosts in this process, side by side: the first half of a local load.
+
+This module imports no analysis (nor pandas), so ``tp.load`` starts decoding at once and
+imports the analyses meanwhile (``decode_hosts(..., meanwhile=...)``): the decoder's C walk
+runs without the GIL on worker threads while the calling thread imports.  :mod:`.engine`
+then holds the decoded hosts (``LocalHosts``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..._interrupt import run_in_threads
+from ..._native import release_free_memory
+from ..._progress import WorkProgress
+from ..._system import available_memory
+from ...errors import ProfileFormatError
+from ...xspace import XSpaceData, read_xspace
+from ...xspace.files import file_size
+
+__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_host", "decode_hosts",
+           "some_host_read", "worker_threads"]
+
+# decoding keeps about 2x a file's size in columns; the analyses need about as much again
+MEMORY_PER_FILE_BYTE = 4.0
+
+
+def check_memory(files: dict) -> None:
+    """Refuse (MemoryError) a profile whose decoded size would not fit in free memory."""
+    available = available_memory()
+    if available is None:
+        return
+    sizes = [file_size(f) for f in files.values()]
+    need = MEMORY_PER_FILE_BYTE * sum(sizes)
+    if need > available:
+        raise MemoryError(
+            f"this profile ({len(sizes)} host file(s), {sum(sizes) / 2**30:.2f} GiB) needs "
+            f"about {need / 2**30:.1f} GiB of memory to load and analyse, and "
+            f"{available / 2**30:.1f} GiB are free: load it on a Dask cluster with "
+            "tp.load(path, client=dask.distributed.Client(...)), or load fewer hosts")
+
+
+def worker_threads(n: int) -> int:
+    """Threads for ``n`` pieces of work: one per core, no more than the pieces."""
+    return max(1, min(n, os.cpu_count() or 1))
+
+
+def _decoded_fraction(meter: np.ndarray) -> float:
+    """How much of one host's decode is done, from its progress array (phase, done, total):
+    framing the lines is about a fifth of it."""
+    phase, done, total = (int(x) for x in meter)
+    if total <= 0:
+        return 0.0
+    return 0.2 * done / total if phase == 1 else 0.2 + 0.8 * min(done / total, 1.0)
+
+
+def decode_host(path, threads: int | None = None,
+                progress: np.ndarray | None = None) -> XSpaceData:
+    """Decode one host's file (``threads`` side by side, ``progress`` following it: see
+    read_xspace), then give the file's bytes and the decoder's temporaries back."""
+    space = read_xspace(path, threads=threads, progress=progress)
+    release_free_memory()
+    return space
+
+
+def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = True,
+                 progress: bool | None = None, meanwhile=None
+                 ) -> tuple[dict[str, XSpaceData], dict[str, str]]:
+    """Decode every host of ``files`` ({host: path}) on worker threads while this thread waits
+    interruptibly (first running ``meanwhile()``, if given): ({host: space}, {host: why it
+    could not be read}).  A host that cannot be read is skipped, or raises with ``strict``;
+    ``progress`` (None: in a notebook only) reports a decode longer than a second."""
+    names = list(files)
+    workers = worker_threads(len(names)) if parallel else 1
+    decode_threads = max(1, (os.cpu_count() or 1) // workers) if parallel else 1
+    meters = {n: np.zeros(3, np.int64) for n in names}
+    done: set = set()
+
+    def decode(name):
+        try:
+            return decode_host(files[name], decode_threads, meters[name])
+        except (ProfileFormatError, OSError) as exc:
+            if strict:
+                raise
+            return exc
+        finally:
+            done.add(name)
+
+    shown = WorkProgress(progress)
+
+    def poll():
+        fractions = [1.0 if n in done else _decoded_fraction(meters[n]) for n in names]
+        busy = [n for n in names if n not in done and meters[n][2] > 0]
+        what = busy[0] if len(busy) == 1 else f"{len(done)} of {len(names)} hosts"
+        shown.update(sum(fractions) / len(names), f"loading {what}: decoding")
+
+    try:
+        results = run_in_threads(decode, names, workers, poll, meanwhile=meanwhile)
+    except BaseException:
+        shown.finish("loading interrupted", ok=False)
+        raise
+    shown.finish(f"loaded {len(names)} host(s)")
+    spaces, errors = {}, {}
+    for name, result in zip(names, results):
+        if isinstance(result, BaseException):
+            errors[name] = str(result)
+        else:
+            spaces[name] = result
+    return spaces, errors
+
+
+def some_host_read(names, errors: dict, source) -> None:
+    """Raise ProfileFormatError naming ``source`` when no host could be read."""
+    if not names:
+        problems = "; ".join(f"{h}: {e}" for h, e in errors.items())
+        raise ProfileFormatError(source, f"no host could be read ({problems})")

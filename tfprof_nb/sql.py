@@ -1,0 +1,228 @@
+"""SQL over a profile with DuckDB (``prof.sql("SELECT ...")``; ``pip install "tfprof-nb[sql]"``).
+
+Tables (each registered when a query first names it):
+
+* ``events``: every event of every host: ``event`` (global id, as ``prof.events``), ``host``,
+  ``plane``, ``line``, ``name``, ``start_us``, ``duration_us`` (profile axis), ``start_ps``,
+  ``duration_ps``, ``line_id``.  DuckDB scans each host's decoded columns in place (no copy:
+  names are an enum over the host's name table, plane and line come from a small lines table);
+* ``stats``: every event stat, one row each: ``host``, ``event``, ``name``, ``kind`` (1
+  double, 2 uint64, 3 int64, 4 str, 5 bytes, 6 ref), ``int_value``, ``double_value``,
+  ``str_value`` (the one that fits the kind; uint64 values above 2**63-1 show as negative);
+* the tool tables: ``steps``, ``op_stats``, ``kernel_stats``, ``hlo_stats``, ``roofline``,
+  ``source_lines``, ``source_stacks``,
+  ``memory_summary``, ``memory_timeline``, ``memory_breakdown``, ``pod``, ``planes``,
+  ``lines``, ``gpu_utilization``, ``gpu_overlap``, ``duty_cycle``, ``stragglers``,
+  ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``,
+  ``program_memory`` (one row per XLA program, memory space 0).
+
+A profile loaded on Dask keeps its events on the workers: ``events`` and ``stats`` are refused
+there (with a message saying so); the tool tables work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .analysis.xla.memory.program_memory import programs_table
+
+__all__ = ["SqlSession", "TOOL_TABLES", "EVENT_TABLES"]
+
+EVENT_TABLES = ("events", "stats")
+TOOL_TABLES = {
+    "steps": lambda r: r["steps"].reset_index(),
+    "op_stats": lambda r: r["op_stats"],
+    "kernel_stats": lambda r: r["kernel_stats"],
+    "hlo_stats": lambda r: r["hlo_stats"],
+    "roofline": lambda r: r["roofline"],
+    "source_lines": lambda r: r["source_lines"],
+    "source_stacks": lambda r: r["source_stacks"],
+    "memory_summary": lambda r: r["memory"][0],
+    "memory_timeline": lambda r: r["memory"][1],
+    "memory_breakdown": lambda r: r["memory"][2],
+    "pod": lambda r: r["pod"],
+    "planes": lambda r: r["planes"],
+    "lines": lambda r: r["lines"],
+    "gpu_utilization": lambda r: r["gpu_utilization"],
+    "gpu_overlap": lambda r: r["gpu_overlap"],
+    "duty_cycle": lambda r: r["duty_cycle"],
+    "stragglers": lambda r: r["stragglers"],
+    "launch_latency": lambda r: r["launch_latency"].per_kernel,
+    "launch_histogram": lambda r: r["launch_latency"].histogram,
+    "launch_outliers": lambda r: r["launch_latency"].outliers,
+    "launch_queue": lambda r: r["launch_latency"].queue,
+    "program_memory": lambda r: programs_table(r["program_memory"]),
+}
+
+
+def _duckdb():
+    try:
+        import duckdb
+    except ImportError:
+        raise ImportError('prof.sql needs DuckDB: pip install "tfprof-nb[sql]" '
+                          "(or pip install duckdb)") from None
+    return duckdb
+
+
+def _scalar_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its index name and without columns DuckDB cannot hold (dicts, lists,
+    bytes, frames in object columns)."""
+    drop = []
+    for col in df.columns:
+        if df[col].dtype == object:
+            sample = df[col].dropna()
+            if len(sample) and isinstance(sample.iloc[0], (dict, list, tuple, bytes,
+                                                           pd.DataFrame)):
+                drop.append(col)
+    return df.drop(columns=drop) if drop else df
+
+
+class SqlSession:
+    """One DuckDB connection over a profile's hosts (``spaces``: {host: XSpaceData}) and
+    analysis ``results``; tables are registered when a query first names them."""
+
+    def __init__(self, results, spaces):
+        self._results = results
+        self._spaces = spaces
+        self._con = None
+        self._done: set[str] = set()
+        self._frames: list = []  # registered frames stay alive with the session
+
+    @property
+    def remote(self) -> bool:
+        """Whether hosts live on Dask workers (events stay there)."""
+        return hasattr(self._results.hosts, "client")
+
+    def connection(self):
+        """The DuckDB connection (created on first use)."""
+        if self._con is None:
+            self._con = _duckdb().connect()
+            self._con.execute("SET enable_progress_bar = false")
+        return self._con
+
+    def query(self, text: str) -> pd.DataFrame:
+        """Run ``text`` and return its result as a DataFrame."""
+        duckdb = _duckdb()
+        names = {n.lower() for n in duckdb.get_table_names(text)}
+        for name in sorted(names):
+            self.ensure(name)
+        return self.connection().sql(text).df() if names or text.strip() else pd.DataFrame()
+
+    def ensure(self, name: str) -> None:
+        """Register table ``name`` if it is one of the profile's and not registered yet."""
+        if name in self._done:
+            return
+        if name in EVENT_TABLES:
+            if self.remote:
+                raise ValueError(
+                    f"table {name!r}: this profile was loaded on Dask (tp.load(..., "
+                    "client=...)), so its events stay on the workers and are not queried "
+                    "here; the tool tables work (" + ", ".join(sorted(TOOL_TABLES)) + ")")
+            self._register_events() if name == "events" else self._register_stats()
+        elif name in TOOL_TABLES:
+            frame = _scalar_columns(TOOL_TABLES[name](self._results))
+            self._register(name, frame)
+        else:
+            return
+        self._done.add(name)
+
+    def _register(self, name: str, frame: pd.DataFrame) -> None:
+        self._frames.append(frame)
+        self.connection().register(name, frame)
+
+    def _hosts(self) -> list[str]:
+        return list(self._spaces)
+
+    def _register_lines(self) -> None:
+        if "_lines" in self._done:
+            return
+        spaces = [self._spaces[h] for h in self._hosts()]
+        n = [len(sp.line_names) for sp in spaces]
+        planes = [np.asarray(sp.plane_names, dtype=object)[sp.line_plane] for sp in spaces]
+        self._register("_lines", pd.DataFrame({
+            "host_index": np.repeat(np.arange(len(spaces), dtype=np.int32), n),
+            "line_index": np.concatenate([np.arange(k, dtype=np.int32) for k in n]),
+            "host": np.repeat(np.asarray(self._hosts(), dtype=object), n),
+            "plane": np.concatenate(planes).astype(object),
+            "line": np.concatenate([np.asarray(sp.line_names, dtype=object)
+                                    for sp in spaces]),
+            "line_id": np.concatenate([sp.line_ids for sp in spaces])}))
+        self._done.add("_lines")
+
+    def register_events(self) -> None:
+        """Register the ``events`` view now (what a query naming it does first)."""
+        self.ensure("events")
+
+    def _register_events(self) -> None:
+        self._register_lines()
+        shifts, offsets = self._results["shifts"], self._results["event_offsets"]
+        selects = []
+        for i, host in enumerate(self._hosts()):
+            ev = self._spaces[host].events
+            frame = pd.DataFrame({
+                "row": np.arange(len(ev), dtype=np.int32), "line": ev.line,
+                "name": pd.Categorical.from_codes(_signed(ev.name_code), validate=False,
+                                                  categories=pd.Index(_unique(ev.names))),
+                "start_ps": ev.start_ps, "duration_ps": ev.duration_ps}, copy=False)
+            self._register(f"_events_{i}", frame)
+            shift, offset = int(shifts[host]), int(offsets[host])
+            selects.append(
+                f"SELECT {offset} + e.row AS event, l.host, l.plane, l.line, "
+                f"CAST(e.name AS VARCHAR) AS name, (e.start_ps + {shift}) / 1e6 AS start_us, "
+                f"e.duration_ps / 1e6 AS duration_us, e.start_ps + {shift} AS start_ps, "
+                f"e.duration_ps, l.line_id FROM _events_{i} e JOIN _lines l "
+                f"ON l.host_index = {i} AND l.line_index = e.line")
+        self.connection().execute("CREATE OR REPLACE VIEW events AS "
+                                  + " UNION ALL ".join(selects))
+
+    def _register_stats(self) -> None:
+        self._register_lines()
+        offsets = self._results["event_offsets"]
+        selects = []
+        for i, host in enumerate(self._hosts()):
+            st = self._spaces[host].stats
+            texts = [v if isinstance(v, str) else None for v in st.values]
+            text_code = np.where(st.kind >= 4, st.raw_value, -1).astype(np.int32)
+            frame = pd.DataFrame({
+                "owner_kind": st.owner_kind, "owner": st.owner,
+                "name": pd.Categorical.from_codes(_signed(st.name_code), validate=False,
+                                                  categories=pd.Index(_unique(st.names))),
+                "kind": st.kind, "int_value": st.raw_value,
+                "double_value": st.raw_value.view(np.float64),
+                "str_value": pd.Categorical.from_codes(text_code, validate=False,
+                                                       categories=pd.Index(_unique(texts)))},
+                copy=False)
+            self._register(f"_stats_{i}", frame)
+            selects.append(
+                f"SELECT h.host, {int(offsets[host])} + s.owner AS event, "
+                "CAST(s.name AS VARCHAR) AS name, s.kind, "
+                "CASE WHEN s.kind IN (2, 3) THEN s.int_value END AS int_value, "
+                "CASE WHEN s.kind = 1 THEN s.double_value END AS double_value, "
+                f"CAST(s.str_value AS VARCHAR) AS str_value FROM _stats_{i} s "
+                f"JOIN (SELECT DISTINCT host FROM _lines WHERE host_index = {i}) h ON TRUE "
+                "WHERE s.owner_kind = 0")
+        self.connection().execute("CREATE OR REPLACE VIEW stats AS "
+                                  + " UNION ALL ".join(selects))
+
+
+def _signed(codes: np.ndarray) -> np.ndarray:
+    """Codes as a signed integer array: a view when they already are, or when unsigned codes
+    all fit the signed type of their size (a categorical's codes are signed)."""
+    if codes.dtype.kind == "i":
+        return codes
+    signed = np.dtype(f"i{codes.dtype.itemsize}")
+    if not len(codes) or int(codes.max()) <= np.iinfo(signed).max:
+        return codes.view(signed)
+    return codes.astype(np.int64)
+
+
+def _unique(names: list) -> list:
+    """Names made distinct (a categorical needs distinct, non-null categories): a repeated
+    name, or a missing one, gets its code appended."""
+    seen: set = set()
+    out = []
+    for code, name in enumerate(names):
+        out.append(name if name is not None and name not in seen else f"{name} #{code}")
+        seen.add(name)
+    return out
