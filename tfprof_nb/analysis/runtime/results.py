@@ -91,6 +91,9 @@ class Results:
 
         def combine_ready():
             for name in list(waiting):
+                if any(n in waiting for n in chains[name][:-1]):
+                    continue  # a need not tried yet (its host steps were not done when its
+                    # turn came; they may be now): it goes first, on a later call
                 if all(self.hosts.has_partials(s) for s in host_steps[name]):
                     waiting.remove(name)
                     if any(n in failed for n in chains[name]):
