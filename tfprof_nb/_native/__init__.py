@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .build import SOURCE_DIR, build_library, library_name
+from .layout import signatures
 
 __all__ = ["lib", "ptr", "release_free_memory", "CancelToken", "cancel_scope", "current_token",
            "cancel_requested"]
@@ -28,79 +29,6 @@ __all__ = ["lib", "ptr", "release_free_memory", "CancelToken", "cancel_scope", "
 _LOCK = threading.Lock()
 _LIB: ctypes.CDLL | None = None
 
-I64, I32, I8, U8, F64 = ctypes.c_int64, ctypes.c_int32, ctypes.c_int8, ctypes.c_uint8, \
-    ctypes.c_double
-P = ctypes.c_void_p
-
-# name: (restype, argtypes); every array is passed as a raw pointer (see ptr())
-_SIGNATURES = {
-    "tfp_cancel_scope": (P, [P]),
-    "tfp_cancel_set": (I64, [P]),
-    "tfp_cancel_get": (I64, [P]),
-    "tfp_cancel_probe": (I64, [I64]),
-    "tfp_set_populate_min": (I64, [I64]),
-    "tfp_space_open": (P, [P, I64, I64, I64, I64, P, P]),
-    "tfp_space_tables": (None, [P, P, P, P, P, P, P]),
-    "tfp_space_count": (None, [P, I64, P]),
-    "tfp_space_events": (None, [P, I64, P, P, I64, P, I64, P, I32, I64, P, P, P, P, P, I64, P,
-                                P, I64, P, I64, I32, P]),
-    "tfp_space_finish": (None, [P, P, P, P, P, P, P]),
-    "tfp_space_close": (None, [P]),
-    "tfp_intern_text": (I64, [P, I64, I64, P, P, P, P, P, P, P, I64]),
-    "tfp_copy_spans": (I64, [P, I64, P, P, I64, P]),
-    "tfp_resolve_refs": (None, [P, I64, P, P, I64, I64, I64]),
-    "tfp_set_pass_block": (I64, [I64]),
-    "tfp_set_intern_window": (I64, [I64]),
-    "tfp_add_gathered_i64": (I64, [P, P, I64, P, P, P, I64]),
-    "tfp_argsort_i64": (I64, [P, I64, P, P]),
-    "tfp_argsort_i32": (I64, [P, I64, P, P]),
-    "tfp_sort_pairs_gather": (I64, [P, P, P, I64, P, P]),
-    "tfp_select_rows": (I64, [P, I64, P, I64, I32, I8, P, I64]),
-    "tfp_is_nesting_order": (I64, [P, P, P, I64]),
-    "tfp_nest_strict": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, P, I64]),
-    "tfp_nest_loose": (None, [P, I64, P, P, P, P, P, P, P]),
-    "tfp_nest_query": (I64, [P, I64, P, P, P, P, P, P, I64, P, P, I64, P, P, I64, P, I64]),
-    "tfp_csr": (I64, [P, P, I64, I64, P, P]),
-    "tfp_spread_groups": (I64, [P, I64, P, I64, I64, P, P, P, P, P, P, P, I64, P, P, I64, P,
-                                P]),
-    "tfp_threadpool_regions": (I64, [I64, P, P, P, P, P, P, P, P]),
-    "tfp_regions_from_rows": (I64, [P, P, P, I64, P, I64, P, P, P, P, P, P]),
-    "tfp_step_breakdown": (I64, [I64, P, P, P, P, I64, P, P, I64, P, P, P, P, I64]),
-    "tfp_nonzero_i32": (I64, [P, I64, P]),
-    "tfp_rows_where_i8": (I64, [P, I64, I8, I64, P, I64]),
-    "tfp_span": (None, [P, P, I64, P]),
-    "tfp_iv_combine": (I64, [P, P, I64, P, P, I64, I64, P, P]),
-    "tfp_iv_union": (I64, [P, P, I64, P, P, P]),
-    "tfp_stats_at": (I64, [P, I64, P, P, P, P, I64, P, P, I64, P, P, I64, P, P, P]),
-    "tfp_stats_seek": (I64, [P, I64, P, P, P, P, I64, P, P, I64, P, I64, P, I64, P, P]),
-    "tfp_int_stats": (I64, [P, I64, P, P, P, P, I64, P, I64, P, P, P, P, P, I64]),
-    "tfp_code_lookup_u8": (I64, [P, I64, I64, P, P]),
-    "tfp_code_gather_i32": (I64, [P, I64, I64, P, I64, I32, P]),
-    "tfp_take_rows": (I64, [P, I64, I64, P, I64, P]),
-    "tfp_mark_values_at": (I64, [P, I64, P, I64, P, I64]),
-    "tfp_code_rows": (I64, [P, I64, I64, P, P, P, I64]),
-    "tfp_code_rows_multi": (I64, [P, I64, I64, P, P, P, P]),
-    "tfp_stat_name_counts": (I64, [P, I64, P, I64, P]),
-    "tfp_code_counts": (I64, [P, I64, I64, P]),
-    "tfp_line_name_rows": (I64, [P, P, I64, I64, P, P, P, I64]),
-    "tfp_sparse_lookup": (I64, [P, P, I64, I64, P, I64, P, P]),
-    "tfp_join_keys": (I64, [P, P, P, I64, P, P, P, I64, I64, I64, P]),
-    "tfp_context_links": (I64, [P, I64, P, P, P, P, I64, I32, I32, I32, I32, I64, I64, P, P, P,
-                                I64, I64, I64, I64, P]),
-    "tfp_join_take": (None, [P, P, P]),
-    "tfp_keys_in": (I64, [P, P, I64, P, P, I64, P]),
-    "tfp_join_free": (None, [P]),
-    "tfp_join_duplicates": (I64, [P]),
-    "tfp_is_sorted_by": (I64, [P, P, I64]),
-    "tfp_op_stack_walk": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
-    "tfp_op_walk_rows": (I64, [P, I64, P, P, P, P, P, P, P, P, P, P, P, P]),
-    "tfp_host_step_rows": (I64, [P, P, I64, I64, P, P, P, P, P, P, P, I64, P, P, P, P]),
-    "tfp_inherit_from_allocations": (I64, [I64, P, P, P]),
-    "tfp_active_at_peak": (I64, [I64, P, P, P, P, P, I64, I64, P]),
-    "tfp_tl_window": (I64, [P, P, P, P, I64, F64, F64, F64, F64, I64, P, P, P, P, P]),
-    "tfp_tl_rows_in": (I64, [P, P, P, P, I64, F64, F64, I64, P]),
-    "tfp_tl_rows": (None, [P, I64, P, P, P, P, P, P, P]),
-}
 
 
 def _cache_dir() -> Path:
@@ -115,13 +43,18 @@ def _cache_dir() -> Path:
 
 
 def _find_or_build() -> Path:
-    name = library_name()
-    for directory in (SOURCE_DIR, _cache_dir()):
+    """The library for the current sources: ``TFPROF_NB_SANITIZE=1`` asks for the checking
+    build (AddressSanitizer + UndefinedBehaviorSanitizer; the process must preload libasan,
+    see :func:`tfprof_nb._native.build.sanitizer_env`), always kept in the cache folder."""
+    sanitized = os.environ.get("TFPROF_NB_SANITIZE", "") not in ("", "0")
+    name = library_name(sanitized)
+    places = (_cache_dir(),) if sanitized else (SOURCE_DIR, _cache_dir())
+    for directory in places:
         if (directory / name).is_file():
             return directory / name
-    if os.access(SOURCE_DIR, os.W_OK):
+    if not sanitized and os.access(SOURCE_DIR, os.W_OK):
         return build_library(SOURCE_DIR)
-    return build_library(_cache_dir())
+    return build_library(_cache_dir(), sanitized)
 
 
 def lib() -> ctypes.CDLL:
@@ -131,7 +64,7 @@ def lib() -> ctypes.CDLL:
         with _LOCK:
             if _LIB is None:
                 handle = ctypes.CDLL(str(_find_or_build()))
-                for fname, (restype, argtypes) in _SIGNATURES.items():
+                for fname, (restype, argtypes) in signatures().items():
                     fn = getattr(handle, fname)
                     fn.restype = restype
                     fn.argtypes = argtypes

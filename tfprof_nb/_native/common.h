@@ -20,7 +20,6 @@
    it).  Every kernel that polls stops at its next check and returns ERR_CANCELLED; a thread
    under no token (a direct call) is never cancelled.  The tokens' memory belongs to Python,
    which keeps a token alive while a thread works under it. */
-#define ERR_CANCELLED (-10)
 typedef struct TfpCancel {
     int64_t flag;                    /* set (1) once, never cleared */
     const struct TfpCancel *parent;  /* NULL: none */

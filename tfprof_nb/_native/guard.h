@@ -16,8 +16,8 @@
 #include <signal.h>
 #include <stdint.h>
 
-/* a read of the mapping faulted: the file shrank or could not be read while it was read */
-#define ERR_UNREADABLE (-12)
+#include "layout.h" /* ERR_UNREADABLE: a read of the mapping faulted (the file shrank or
+                        could not be read while it was read) */
 
 typedef struct FaultGuard {
     sigjmp_buf env;

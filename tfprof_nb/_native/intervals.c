@@ -3,7 +3,6 @@
    empty or touching intervals (touching ones merge), so a set of times has one form. */
 #include "common.h"
 
-#define ERR_UNSORTED (-20)
 
 /* boundary k of a sorted, disjoint set: begin of interval k/2 (k even) or its end (k odd) */
 #define BOUND(b, e, k) (((k) & 1) ? (e)[(k) >> 1] : (b)[(k) >> 1])

@@ -173,7 +173,7 @@ typedef struct { /* tfp_add_gathered_i64's work: per block its earliest start, l
     const int32_t *rows;
     const int64_t *table, *dur;
     int64_t n, next, block;
-    int64_t *lo, *hi;
+    int64_t *lo, *hi, *bad; /* bad: per block its first event out of range, or n */
     uint8_t *ordered;
 } StartWork;
 
@@ -183,20 +183,27 @@ static void *starts_worker(void *arg) {
         int64_t b = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED), first = b * w->block;
         if (first >= w->n) break;
         int64_t last = first + w->block < w->n ? first + w->block : w->n;
-        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        int64_t lo = INT64_MAX, hi = INT64_MIN, bad = w->n;
         int ordered = 1;
         const int32_t *rows = w->rows;
         const int64_t *dur = w->dur;
         int64_t *values = w->values;
         for (int64_t i = first; i < last; i++) {
-            int64_t v = values[i] + w->table[rows[i]];
+            int64_t v, e; /* offsets, line starts and durations come from the file */
+            if (__builtin_add_overflow(values[i], w->table[rows[i]], &v) ||
+                __builtin_add_overflow(v, dur[i], &e) || v < -TFP_TIME_LIMIT_PS ||
+                v > TFP_TIME_LIMIT_PS || e < -TFP_TIME_LIMIT_PS || e > TFP_TIME_LIMIT_PS) {
+                if (bad == w->n) bad = i;
+                continue; /* (its offset left as it is, for the error message) */
+            }
             values[i] = v;
             if (v < lo) lo = v;
-            if (v + dur[i] > hi) hi = v + dur[i];
+            if (e > hi) hi = e;
             if (i > first && ordered) ordered = nesting_follows(rows, values, dur, i);
         }
         w->lo[b] = lo;
         w->hi[b] = hi;
+        w->bad[b] = bad;
         w->ordered[b] = (uint8_t)ordered;
     }
     return NULL;
@@ -206,25 +213,34 @@ static void *starts_worker(void *arg) {
    ``threads`` threads; span receives the earliest start and the latest start + dur[i] (when
    n > 0), then whether the events are in nesting order: rows non-decreasing, then starts
    non-decreasing, then durations non-increasing (1 or 0; nesting_follows).
-   Returns 0 or -1 when out of memory. */
+   Returns 0, -1 when out of memory, or ERR_TIME_RANGE when an event starts or ends more than
+   TFP_TIME_LIMIT_PS from zero (or its sum overflows): span[0] is then the first such row,
+   whose value is left as it was (its offset). */
 EXPORT int64_t tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
                                     const int64_t *table, const int64_t *dur, int64_t *span,
                                     int64_t threads) {
     const int64_t block = pass_block;
     int64_t blocks = n / block + 1;
-    int64_t *lo = (int64_t *)tfp_malloc((size_t)blocks * 2 * sizeof(int64_t));
+    int64_t *lo = (int64_t *)tfp_malloc((size_t)blocks * 3 * sizeof(int64_t));
     uint8_t *ordered = (uint8_t *)tfp_malloc((size_t)blocks);
     if (!lo || !ordered) {
         free(lo);
         free(ordered);
         return -1;
     }
-    StartWork w = {values, rows, table, dur, n, 0, block, lo, lo + blocks, ordered};
+    StartWork w = {values, rows, table, dur, n, 0, block, lo, lo + blocks, lo + 2 * blocks,
+                   ordered};
     run_threads(starts_worker, &w, n > block ? threads : 1);
     span[0] = INT64_MAX;
     span[1] = INT64_MIN;
     span[2] = 1;
     for (int64_t b = 0; b * block < n; b++) {
+        if (w.bad[b] < n) {
+            span[0] = w.bad[b];
+            free(lo);
+            free(ordered);
+            return ERR_TIME_RANGE;
+        }
         if (w.lo[b] < span[0]) span[0] = w.lo[b];
         if (w.hi[b] > span[1]) span[1] = w.hi[b];
         /* (the first row of a block against the last of the block before) */

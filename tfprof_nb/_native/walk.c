@@ -140,7 +140,7 @@ typedef struct {
 
 static inline int64_t lookup_get(const Lookup *l, int64_t key) {
     if (l->dense) {
-        uint64_t i = (uint64_t)(key - l->lo);
+        uint64_t i = (uint64_t)key - (uint64_t)l->lo; /* (wraps, never overflows) */
         return i < (uint64_t)l->size ? l->dense[i] : -1;
     }
     return i64map_get(&l->map, key, -1);
@@ -161,9 +161,10 @@ static int build_map(Lookup *l, Tab *t, int64_t first, int64_t last) {
         if (k < lo) lo = k;
         if (k > hi) hi = k;
     }
-    if (n > 0 && hi - lo >= 0 && hi - lo < 4 * n + 4096) {
+    int64_t spread; /* keys come from the file: any int64 */
+    if (n > 0 && !__builtin_sub_overflow(hi, lo, &spread) && spread < 4 * n + 4096) {
         l->lo = lo;
-        l->size = hi - lo + 1;
+        l->size = spread + 1;
         l->dense = (int32_t *)tfp_malloc((size_t)l->size * sizeof(int32_t));
         if (!l->dense) return -1;
         for (int64_t i = 0; i < l->size; i++) l->dense[i] = -1;
@@ -909,6 +910,16 @@ static inline int64_t seg_rows(const Space *s, const Seg *seg) {
     return seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
 }
 
+/* The most rows of a table of one host (events, stats, lines, metadata): the 32-bit columns
+   address them.  Tests lower it to reach the error with a small file; returns the old one
+   (rows <= 0: only returns it). */
+static int64_t row_limit = INT32_MAX;
+EXPORT int64_t tfp_set_row_limit(int64_t rows) {
+    int64_t old = row_limit;
+    if (rows > 0) row_limit = rows < INT32_MAX ? rows : INT32_MAX;
+    return old;
+}
+
 /* every segment's first stat row from the stats of those before it (each counted or walked);
    the 32-bit columns address stat rows: more is an error */
 static void assign_bases(Space *s) {
@@ -919,7 +930,7 @@ static void assign_bases(Space *s) {
     }
     s->n_stats = base;
     s->stats_known = 1;
-    if (s->err == 0 && base > INT32_MAX) set_error(s, ERR_NO_MEMORY, -1);
+    if (s->err == 0 && base > row_limit) set_error(s, ERR_TOO_MANY_ROWS, -1);
 }
 
 /* After the framing: the chunks of every line in file order, their first event rows, and
@@ -1044,9 +1055,9 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
         if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
     if (plan_chunks(s) != 0) set_error(s, ERR_NO_MEMORY, -1);
     /* the 32-bit columns address rows, lines, metadata rows and string lengths */
-    if (s->err == 0 && (s->n_events > INT32_MAX || s->L.n > INT32_MAX || s->M.n > INT32_MAX ||
-                        s->SM.n > INT32_MAX))
-        set_error(s, ERR_NO_MEMORY, -1);
+    if (s->err == 0 && (s->n_events > row_limit || s->L.n > row_limit || s->M.n > row_limit ||
+                        s->SM.n > row_limit))
+        set_error(s, ERR_TOO_MANY_ROWS, -1);
     fill_info(s, info);
     return s;
 }

@@ -6,14 +6,9 @@
 
 #include "common.h"
 
-enum {
-    ERR_TRUNCATED_VARINT = -1, ERR_VARINT_TOO_LONG = -2, ERR_LENGTH_OVERRUN = -3,
-    ERR_FIXED_OVERRUN = -4, ERR_BAD_WIRE_TYPE = -5, ERR_FIELD_ZERO = -6, ERR_CAPACITY = -7,
-    ERR_BAD_TAG = -8, ERR_NO_MEMORY = -9,
-    /* the walk found more or fewer events or stats than the framing pass counted: the bytes
-       changed between the passes (a file rewritten while it is read) */
-    ERR_CHANGED = -11
-};
+/* (the error codes ERR_* are in layout.h, generated from layout.py with their meanings;
+   ERR_CHANGED: the walk found more or fewer events or stats than the framing pass counted,
+   the bytes changed between the passes, a file rewritten while it is read) */
 
 static inline int64_t varint_slow(const uint8_t *b, int64_t pos, int64_t end, uint64_t *out) {
     uint64_t r = 0;

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from .. import _native as native
-from .._native.layout import COLUMNS, COUNTERS, KINDS, SMALL_TABLES, TABLES
+from .._native.layout import COLUMNS, COUNTERS, ERR, KINDS, MESSAGES, SMALL_TABLES, TABLES
 from ..errors import Cancelled, ProfileFormatError
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
@@ -101,19 +101,9 @@ C_CHUNKS, C_ERR, C_ERR_POS, C_STAT_NO_META, C_REFS = (len(TABLES) + i
 Pc, Lc, Mc, SMc, Xc, EXc = (COLUMNS[t] for t in ("P", "L", "M", "SM", "X", "EX"))
 KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF = \
     range(len(KINDS))
-ERR_NO_MEMORY, ERR_CANCELLED, ERR_CHANGED, ERR_UNREADABLE = -9, -10, -11, -12
-ERROR_MESSAGES = {
-    -1: "a varint runs past the end of its message (truncated or corrupt data)",
-    -2: "a varint is longer than 10 bytes (corrupt data)",
-    -3: "a length-delimited field runs past the end of its message (truncated or corrupt data)",
-    -4: "a fixed-width field runs past the end of its message (truncated or corrupt data)",
-    -5: "a field has an invalid or unsupported wire type (corrupt data)",
-    -6: "a field number is 0 (corrupt data)",
-    -8: "a field tag is out of range (corrupt data)",
-    -9: "too many records for 32-bit row numbers, or out of memory",
-    -11: "changed while it was read (the events differ from the first pass): read it again "
-         "once it is written",
-}
+ERR_NO_MEMORY, ERR_CANCELLED, ERR_CHANGED, ERR_UNREADABLE = \
+    ERR.NO_MEMORY, ERR.CANCELLED, ERR.CHANGED, ERR.UNREADABLE
+ERROR_MESSAGES = MESSAGES  # (layout.py: the one list of the codes and their meanings)
 CHUNK_BYTES = 8 << 20  # events are walked in chunks of about this many bytes, side by side
 _COUNTED_NAMES = 1 << 20  # distinct event names past which the decoder does not count them
 
@@ -157,10 +147,21 @@ class _Walk:
             raise Cancelled(f"decoding {self.path} was interrupted")
         if code == ERR_NO_MEMORY:  # at a field or not, never a sign of a corrupt file
             raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
+        if code == ERR.TOO_MANY_ROWS:  # a valid file this decoder cannot hold
+            raise ProfileFormatError(self.path, self._too_many())
         if code == ERR_UNREADABLE:
             raise _unreadable(self.path, self.buf.size)
         if code:
             _raise_wire_error(self.head, self.path, code, int(self.info[C_ERR_POS]))
+
+    def _too_many(self) -> str:
+        """The row-limit error with the counts that pass it (those known when it was hit)."""
+        limit = int(native.lib().tfp_set_row_limit(0))  # (0: only reads it)
+        counts = {"events": self.n(T_EV), "stats": self.n(T_ST), "lines": self.n(T_L),
+                  "event metadata": self.n(T_M), "stat metadata": self.n(T_SM)}
+        over = [f"{v:,} {k}" for k, v in counts.items() if v > limit]
+        return ERROR_MESSAGES[ERR.TOO_MANY_ROWS] + (f": {', '.join(over)}" if over else "") + \
+            "; profile fewer steps, or split the capture by host"
 
     def tables(self) -> dict:
         out = {t: np.zeros((self.n(TABLES.index(t)), len(cols)), np.int64)
@@ -441,14 +442,31 @@ def decode_xspace(data, path=None, threads: int | None = None,
     events.line_start_ps = space.line_start_ps()
     if len(events):
         span = np.empty(3, np.int64)
-        if native.lib().tfp_add_gathered_i64(
-                events.start_ps.ctypes.data, events.line.ctypes.data, len(events),
-                events.line_start_ps.ctypes.data, events.duration_ps.ctypes.data,
-                span.ctypes.data, threads) != 0:
+        rc = native.lib().tfp_add_gathered_i64(
+            events.start_ps.ctypes.data, events.line.ctypes.data, len(events),
+            events.line_start_ps.ctypes.data, events.duration_ps.ctypes.data,
+            span.ctypes.data, threads)
+        if rc == ERR.TIME_RANGE:
+            raise ProfileFormatError(path, _time_range(space, int(span[0])))
+        if rc != 0:
             raise MemoryError(f"{path}: out of memory making the events' starts")
         events.span_ps = (int(span[0]), int(span[1]))
         events.in_nesting_order = bool(span[2])
     return space
+
+
+def _time_range(space: XSpaceData, row: int) -> str:
+    """The time-range error for event ``row`` (tfp_add_gathered_i64 left its offset in
+    ``start_ps``)."""
+    ev = space.events
+    line = int(ev.line[row])
+    plane = int(space.line_plane[line])
+    start_ns = int(space.line_timestamp_ns[line])
+    return (f"{ERROR_MESSAGES[ERR.TIME_RANGE]}: event {row} of line {space.line_names[line]!r}"
+            f" on plane {space.plane_names[plane]!r} has offset_ps "
+            f"{int(ev.start_ps[row]):,} and duration_ps {int(ev.duration_ps[row]):,} on a line "
+            f"whose timestamp_ns is {start_ns:,} (the profile starts at "
+            f"{space.origin_ns():,} ns)")
 
 
 def _pages_can_go(raw) -> bool:

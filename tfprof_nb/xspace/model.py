@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._native.kernels import rows_where, stat_name_counts
-from .._native.layout import COLUMNS
+from .._native.layout import COLUMNS, TIME_LIMIT_PS
 from ..constants import TASK_ENVIRONMENT_PLANE
 
 _EX = COLUMNS["EX"]  # event extras: row, what (0 num_occurrences, 1 metadata id), value
@@ -263,17 +263,30 @@ class XSpaceData:
         if plane is None:
             return None
         value = self.plane_stats(plane).get(name)
-        return int(value) if isinstance(value, (int, np.integer)) and value > 0 else None
+        # (a uint64 from the file: past 2^63 - 1 ns it is no date, and no int64 holds it)
+        ok = isinstance(value, (int, np.integer)) and 0 < value < 2**63
+        return int(value) if ok else None
 
     def line_start_ps(self) -> np.ndarray:
-        """Start of every line in ps relative to :meth:`origin_ns` (int64)."""
+        """Start of every line in ps relative to :meth:`origin_ns` (int64).  A line more than
+        ``TIME_LIMIT_PS`` (2^61 ps, 26.7 days) from the origin, which only corrupt times give,
+        starts at +-(``TIME_LIMIT_PS`` + 1) (never a wrapped number): the decoder refuses
+        a file with an event there."""
         ts = self.line_timestamp_ns
         origin = self.origin_ns()
-        if self._timestamps_absolute():
-            return (ts - origin) * 1000
-        start = self.profile_start_ns
-        shift = 0 if start is None else start - origin
-        return (ts + shift) * 1000
+        if not self._timestamps_absolute():
+            start = self.profile_start_ns
+            origin = 0 if start is None else origin - start
+        # ts - origin exactly where it is in range (checked in floats first: both are int64
+        # from the file, their difference may not be)
+        limit_ns = TIME_LIMIT_PS // 1000
+        near = np.abs(ts.astype(np.float64) - float(origin)) < float(limit_ns)
+        rel = np.where(near, ts - np.int64(origin) if -2**63 <= origin < 2**63 else 0, 0)
+        if near.all():
+            return rel * 1000
+        far = np.where(ts.astype(np.float64) > float(origin), TIME_LIMIT_PS + 1,
+                       -TIME_LIMIT_PS - 1)
+        return np.where(near & (np.abs(rel) <= limit_ns), rel * 1000, far).astype(np.int64)
 
     def origin_ns(self) -> int:
         """The time zero of this host's relative times, ns since the epoch when known.
