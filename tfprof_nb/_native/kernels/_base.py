@@ -45,4 +45,3 @@ def _p(a: np.ndarray) -> int:
     """The address of ``a``'s data: ``a`` must stay referenced (a local) until the C call
     returns, never a temporary made in the call's arguments."""
     return a.ctypes.data
-

@@ -136,4 +136,3 @@ def sparse_lookup(rows: np.ndarray, values: np.ndarray, query: np.ndarray):
     check(lib().tfp_sparse_lookup(_p(rows), _p(values), values.itemsize, len(rows), _p(query),
                                   len(query), _p(out), _p(hit)))
     return out, hit.view(bool)
-

@@ -49,4 +49,3 @@ def interval_combine(a: tuple, b: tuple, mode: str) -> tuple[np.ndarray, np.ndar
         raise ValueError("interval_combine takes sorted, disjoint interval sets")
     check(n)
     return out_b[:n].copy(), out_e[:n].copy()
-

@@ -170,4 +170,3 @@ def context_links(name_code, owner_kind, kind, raw, owner, codes: tuple, caps: t
         int(caps[0]), int(caps[1]), _p(xr), _p(x0), _p(x1), len(xr), limit, _threads(threads),
         passes, ctypes.byref(handle))
     return _take_edges(rc, handle)
-

@@ -32,4 +32,3 @@ def active_at_peak(is_alloc, address, step, time, alloc_bytes, peak_time, peak_s
     if unmapped == np.iinfo(np.int64).min:
         raise MemoryError("out of memory at the memory peak")
     return active.astype(bool), int(unmapped)
-

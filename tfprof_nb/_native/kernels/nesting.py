@@ -160,4 +160,3 @@ def regions_from_rows(starts, ctx, stops, line, begin, has=None, with_ctx: bool 
     if k == -2:
         return None
     return r_line[:k], r_begin[:k], r_end[:k], None if r_ctx is None else r_ctx[:k]
-

@@ -136,4 +136,3 @@ def nonzero(mask: np.ndarray) -> np.ndarray:
     out = np.empty(int(np.count_nonzero(mask)), np.int32)
     lib().tfp_nonzero_i32(_p(mask), len(mask), _p(out))
     return out
-

@@ -173,4 +173,3 @@ def stat_name_counts(name_code: np.ndarray, owner_kind: np.ndarray, n_names: int
     check(lib().tfp_stat_name_counts(_p(name_code), width, _p(owner_kind), len(name_code),
                                      _p(out)))
     return out[:n_names]
-

@@ -80,4 +80,3 @@ def host_step_rows(line, code, line_ok, group, explicit, not_compute, kind_of, f
                                    _p(markers), _p(counts)))
     k, km = (int(x) for x in counts)
     return rows[:k], kinds[:k], markers[:km]
-

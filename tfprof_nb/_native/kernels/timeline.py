@@ -37,4 +37,3 @@ def tl_rows_in(start: np.ndarray, dur: np.ndarray, seg_lo: np.ndarray, seg_hi: n
     out = np.empty(n, np.int64)
     lib().tfp_tl_rows_in(*args, n, _p(out))
     return out
-
