@@ -1,13 +1,14 @@
-// The details of one trace event computed in the browser, for views without a kernel.
-// With the embedded details block: the fields, order and values of the Python widget's
-// TimelineSource.describe (times written as Python's "{:.3f}" writes them). Without it (an
-// nbconvert export of saved widget state): name, times, place and step only, the duration
-// from the float32 wire column.
+// The details of one trace event on a page without a kernel: the rows Python formatted when it
+// wrote the page (tfprof_nb.offline.details, the one place details are built and formatted;
+// the live widget gets the same rows from TimelineSource.describe), looked up, never formatted
+// here. An event the page embeds no rows of gets the text the page holds: its name and place.
+// And the events linked to it, from the pairs embedded with the rows and the tiles' events.
 import { decodeColumns, numeric, type Wire } from "./columns";
-import { decode, rowOf, segmentOf, single, type Tile, type TimelineData } from "./data";
+import { decode, segmentOf, single, type TimelineData } from "./data";
 import { type LinksAnswer, type Partner } from "./timeline/links";
 
 const MAX_PARTNERS = 64; // as the kernel sends (tfprof_nb.widgets.timeline_links)
+const OWN = 0xffffffff; // a row's text is the event's own (tfprof_nb.offline.details.OWN)
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -21,41 +22,17 @@ function find(a: Uint32Array, x: number): number {
   return lo < a.length && a[lo] === x ? lo : -1;
 }
 
-/**
- * `x` with three decimals, as Python's `format(x, ".3f")` writes it: correctly rounded, with an
- * exact tie (e.g. 0.0625) going to the even neighbour where `toFixed` goes up; all digits of
- * large values; "-0.000", "nan", "inf" as Python has them.
- */
-export function fixed3(x: number): string {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
-  const a = Math.abs(x);
-  if (a >= 1e21) return `${sign}${BigInt(a).toString()}.000`; // an integer; toFixed goes e+21
-  // a tie is a thousandth and a half: a = odd / 2000, exact in binary only when a * 16 (an
-  // exact product) is an odd integer j, so that a = 125 j / 2000
-  const j = a * 16;
-  if (!Number.isInteger(j) || j % 2 !== 1) return sign + a.toFixed(3);
-  const low = (BigInt(j) * BigInt(125) - BigInt(1)) / BigInt(2); // thousandths below the tie
-  const even = low % BigInt(2) === BigInt(0) ? low : low + BigInt(1);
-  const digits = even.toString().padStart(4, "0");
-  return `${sign}${digits.slice(0, -3)}.${digits.slice(-3)}`;
-}
-
-/** Event stats embedded next to an offline timeline (see tfprof_nb.offline.details). */
+/** Detail rows embedded next to an offline timeline (see tfprof_nb.offline.details). */
 export interface DetailsBlock {
-  keys: string[]; // stat names
-  values: unknown[]; // distinct stat values (JSON)
-  off: Uint32Array; // n + 1: stat rows of timeline row i are off[i]..off[i+1]
-  key: Uint32Array; // per stat row: index into keys
-  val: Uint32Array; // per stat row: index into values
-  id: Uint32Array; // per timeline row: event id (row of prof.events)
-  dur: Float64Array; // per timeline row: exact duration in us
+  labels: string[]; // row labels
+  texts: string[]; // distinct row texts
+  own: Record<string, string[]>; // per label, each covered event's own text (start, ...)
+  off: Uint32Array; // n + 1: the detail rows of the k-th covered event are off[k]..off[k+1]
+  key: Uint32Array; // per detail row: index into labels
+  val: Uint32Array; // per detail row: index into texts, or OWN: own[label][k]
   // present when the block covers some rows only (a large profile's offline copy): the
-  // timeline rows it covers (ascending), and their start (us) and name code
+  // timeline rows it covers (ascending)
   rows: Uint32Array | null;
-  start: Float64Array | null;
-  name: Uint32Array | null;
   // links whose two ends are covered (timeline rows): a host launch and its device event, a
   // producer and its consumer; the kind indexes `linkLabels` ([end's label, start's label])
   linkSrc: Uint32Array | null;
@@ -64,16 +41,15 @@ export interface DetailsBlock {
   linkLabels: [string, string][];
 }
 
-/** A details block from what tfprof_nb.offline.details writes: two tables and typed columns. */
-export function detailsBlock(raw: { keys: string[]; values: unknown[]; columns: Wire;
-  link_labels?: [string, string][] }): DetailsBlock {
+/** A details block from what tfprof_nb.offline.details writes: its texts and typed columns. */
+export function detailsBlock(raw: { labels: string[]; texts: string[]; own?: Record<string, string>;
+  columns: Wire; link_labels?: [string, string][] }): DetailsBlock {
   const c = decodeColumns(raw.columns);
+  const own = Object.entries(raw.own ?? {}).map(([label, joined]) => [label, joined.split("\n")]);
   return {
-    keys: raw.keys, values: raw.values,
+    labels: raw.labels, texts: raw.texts, own: Object.fromEntries(own),
     off: numeric(c, "off", Uint32Array), key: numeric(c, "key", Uint32Array), val: numeric(c, "val", Uint32Array),
-    id: numeric(c, "id", Uint32Array), dur: numeric(c, "dur", Float64Array),
-    rows: numeric(c, "rows", Uint32Array, true), start: numeric(c, "start", Float64Array, true),
-    name: numeric(c, "name", Uint32Array, true),
+    rows: numeric(c, "rows", Uint32Array, true),
     linkSrc: numeric(c, "link_src", Uint32Array, true), linkDst: numeric(c, "link_dst", Uint32Array, true),
     linkKind: numeric(c, "link_kind", Uint8Array, true), linkLabels: raw.link_labels ?? [],
   };
@@ -93,54 +69,44 @@ function timelineOf(state: Record<string, unknown>, prefix: string): TimelineDat
   return data;
 }
 
-/** Name code, start and duration of timeline row `i`, and the block's entry for it (-1:
- * none), from what the page holds: the block's own columns when it covers some rows only,
- * else the timeline's first tile (every event, or an overview's blocks). */
-function rowFacts(tile: Tile, i: number, block?: DetailsBlock):
-  { name: number; start: number; dur: number; k: number } | null {
-  if (block?.rows) {
-    const k = find(block.rows, i);
-    if (k >= 0) return { name: block.name![k], start: block.start![k], dur: block.dur[k], k };
-  }
-  if (!tile.row) {
-    if (!(i >= 0 && i < tile.start.length)) return null;
-    const whole = block && !block.rows;
-    return { name: tile.name[i], start: tile.start[i], dur: whole ? block.dur[i] : tile.dur[i], k: whole ? i : -1 };
-  }
-  for (let b = 0; b < tile.start.length; b++) {
-    if (rowOf(tile, b) === i && single(tile, b)) return { name: tile.name[b], start: tile.start[b], dur: tile.dur[b], k: -1 };
+/** The block's entry of timeline row `i`, -1 when it covers none. */
+function entryOf(block: DetailsBlock, i: number): number {
+  if (block.rows) return find(block.rows, i);
+  return i >= 0 && i < block.off.length - 1 ? i : -1;
+}
+
+/** Name code, start and duration of timeline row `i`, from the tile that holds it alone: the
+ * first (every event, or an overview's blocks) or the embedded detail (rows ascend in a tile). */
+function rowFacts(data: TimelineData, i: number): { name: number; start: number; dur: number } | null {
+  for (const tile of [data.base, ...data.extra]) {
+    const b = tile.row ? find(tile.row, i) : i >= 0 && i < tile.start.length ? i : -1;
+    if (b >= 0 && single(tile, b)) return { name: tile.name[b], start: tile.start[b], dur: tile.dur[b] };
   }
   return null;
 }
 
-/** Details of timeline row `i` of the timeline whose traits start with `prefix`. */
+/** Details of timeline row `i` of the timeline whose traits start with `prefix`: label to
+ * text, in Python's order. */
 export function eventDetails(state: Record<string, unknown>, prefix: string, i: number,
-  block?: DetailsBlock): Record<string, unknown> {
+  block?: DetailsBlock): Record<string, string> {
+  const k = block ? entryOf(block, i) : -1;
+  if (block && k >= 0) {
+    // entries, not assignments: a stat may be called "__proto__"
+    const rows: [string, string][] = [];
+    for (let r = block.off[k]; r < block.off[k + 1]; r++) {
+      const label = block.labels[block.key[r]];
+      const v = block.val[r];
+      rows.push([label, v === OWN ? block.own[label]?.[k] ?? "" : block.texts[v]]);
+    }
+    return Object.fromEntries(rows);
+  }
   const data = timelineOf(state, prefix);
-  if (!data || !(i >= 0)) return {};
-  const facts = rowFacts(data.base, i, block);
-  if (!facts) return {};
+  const facts = data && i >= 0 ? rowFacts(data, i) : null;
+  if (!data || !facts) return {};
   const seg = segmentOf(data.segments, i);
   const track = seg ? data.tracks[seg.track] : undefined;
-  // entries, not assignments: a stat may be called "__proto__" (fromEntries keeps the first
-  // position of a repeated key and the last value, like a Python dict)
-  const out: [string, unknown][] = [
-    ["name", data.names[facts.name] ?? ""],
-    ["start", `${fixed3(facts.start)} us`],
-    ["duration", `${fixed3(facts.dur)} us`],
-    ["host", track?.host ?? ""],
-    ["plane", track?.plane ?? ""],
-    ["track", track?.name ?? ""],
-  ];
-  if (block && facts.k >= 0) {
-    const k = facts.k;
-    out.push(["event id", block.id[k]]);
-    for (let r = block.off[k]; r < block.off[k + 1]; r++) out.push([block.keys[block.key[r]], block.values[block.val[r]]]);
-  }
-  const t = facts.start;
-  const step = data.steps.find((s) => s.host === track?.host && s.start <= t && t < s.end);
-  if (step && typeof step.step_name === "string") out.push(["step", step.step_name]);
-  return Object.fromEntries(out);
+  return Object.fromEntries([["name", data.names[facts.name] ?? ""], ["host", track?.host ?? ""],
+    ["plane", track?.plane ?? ""], ["track", track?.name ?? ""]]);
 }
 
 /** The events linked to timeline row `i` (a launch and its kernels, a producer and its
@@ -152,7 +118,7 @@ export function eventLinks(state: Record<string, unknown>, prefix: string, i: nu
   const data = timelineOf(state, prefix);
   if (!data || !(i >= 0) || !block?.linkSrc || !block.linkDst || !block.linkKind) return out;
   const info = (row: number) => {
-    const f = rowFacts(data.base, row, block);
+    const f = rowFacts(data, row);
     return f ? { row, start: f.start, dur: f.dur, name: data.names[f.name] ?? "" } : null;
   };
   const found: Partner[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decode, type TimelineData } from "../src/data";
 import { eventDetails, eventLinks, type DetailsBlock } from "../src/details";
-import { detailsResponder, standInModel } from "../src/offline";
+import { detailsResponder, standInModel } from "../src/standin";
 import { AXIS_H, HEADER, ROW } from "../src/timeline/layout";
 import { Links, rowY, spanning, type Partner } from "../src/timeline/links";
 import { TimelineState, type Change, type Source } from "../src/timeline/state";
@@ -132,8 +132,8 @@ describe("the selection's links", () => {
 
 describe("links without a kernel", () => {
   const block: DetailsBlock = {
-    keys: [], values: [], off: new Uint32Array(5), key: new Uint32Array(0), val: new Uint32Array(0),
-    id: new Uint32Array([0, 1, 2, 3]), dur: new Float64Array([20, 5, 4, 2]), rows: null, start: null, name: null,
+    labels: ["name"], texts: ["gemm.kd"], off: new Uint32Array([0, 1, 1, 1, 1]), key: new Uint32Array([0]),
+    val: new Uint32Array([0]), own: {}, rows: null,
     linkSrc: new Uint32Array([2, 3]), linkDst: new Uint32Array([0, 1]), linkKind: new Uint8Array([0, 0]),
     linkLabels: [["kernel", "launch"]],
   };
@@ -146,12 +146,30 @@ describe("links without a kernel", () => {
     expect(eventLinks(state(), "", 2).partners).toEqual([]); // no block: no pairs
   });
 
+  it("places the ends of an overview's copy by its embedded detail tile", () => {
+    // rows 0-1 and 2-3 merged in the overview; rows 0, 2 and 3 alone in the detail of [0, 65]
+    const s = state();
+    s.meta = { ...(s.meta as object), lod: { mode: "overview", events: 4 } };
+    s.tile = tileWire({ t0: 0, t1: 100, exact: false, px_per_us: 0.1 }, {
+      start: new Float64Array([40, 10]), dur: new Float32Array([35, 52]), name: new Uint32Array([0, 2]),
+      count: new Uint32Array([2, 2]), row: new Uint32Array([0, 2]), off: new Uint32Array([0, 1, 2]) });
+    s.detail = tileWire({ t0: 0, t1: 65, exact: true, px_per_us: null }, {
+      start: new Float64Array([40, 10, 60]), dur: new Float32Array([20, 4, 2]), name: new Uint32Array([0, 2, 3]),
+      count: new Uint32Array([1, 1, 1]), row: new Uint32Array([0, 2, 3]), off: new Uint32Array([0, 1, 3]) });
+    const partial: DetailsBlock = { ...block, off: new Uint32Array(4), key: new Uint32Array(0), val: new Uint32Array(0),
+      rows: new Uint32Array([0, 2, 3]), linkSrc: new Uint32Array([2]), linkDst: new Uint32Array([0]), linkKind: new Uint8Array([0]) };
+    expect(eventLinks(s, "", 2, partial)).toEqual({ row: 2, more: 0,
+      event: { row: 2, start: 10, dur: 4, name: "hipModuleLaunchKernel" }, partners: [KERNEL_0] });
+    expect(eventLinks(s, "", 1, partial)).toEqual({ row: 1, more: 0, partners: [] }); // merged, not covered
+  });
+
   it("answers a selection with details and links, as the kernel does", async () => {
     const s = state("timeline__");
     const model = standInModel(s, detailsResponder(s, () => Promise.resolve(block)));
     model.set("timeline__selected_index", 0);
     await new Promise((r) => setTimeout(r, 0));
     expect(model.get("timeline__links")).toMatchObject({ row: 0, partners: [{ ...LAUNCH_2 }] });
-    expect(model.get("timeline__details")).toEqual(eventDetails(s, "timeline__", 0, block));
+    expect(model.get("timeline__details")).toEqual({ name: "gemm.kd" });
+    expect(eventDetails(s, "timeline__", 0, block)).toEqual({ name: "gemm.kd" });
   });
 });

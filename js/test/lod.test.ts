@@ -3,6 +3,7 @@ import { lowerBound, makeBlocks, visibleBlocks } from "../src/lod";
 import { colorOf, decode, matchingNames } from "../src/data";
 import { typed } from "../src/columns";
 import { meta, tileWire } from "./wire";
+import kernelCases from "./lod_cases.json";
 
 function seg(starts: number[], durs: number[]) {
   return { start: Float64Array.from(starts), dur: Float32Array.from(durs) };
@@ -54,6 +55,20 @@ describe("visibleBlocks", () => {
     expect(far.n).toBe(1);
     expect(near.n).toBe(3);
     expect(near.w[0]).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("visibleBlocks and the kernel", () => {
+  // the kernel's blocks of each case (tfprof_nb/_native/timeline.c, written by
+  // tests/widgets/test_timeline_lod.py): a frame merges what it draws by the same rule
+  it("merges the events the kernel merges, case by case", () => {
+    expect(kernelCases.length).toBeGreaterThan(5);
+    for (const c of kernelCases) {
+      const out = makeBlocks(4);
+      visibleBlocks(Float64Array.from(c.start), Float32Array.from(c.dur), 0, c.start.length, c.t0, c.t1, c.ppu, out, c.min_px);
+      expect(Array.from(out.first.subarray(0, out.n))).toEqual(c.first);
+      expect(Array.from(out.count.subarray(0, out.n))).toEqual(c.count);
+    }
   });
 });
 

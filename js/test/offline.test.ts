@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { eventDetails, fixed3, type DetailsBlock } from "../src/details";
-import { detailsResponder, standInModel, unpack, unpackDetails } from "../src/offline";
+import { eventDetails, type DetailsBlock } from "../src/details";
+import { moduleSource, unpack, unpackDetails } from "../src/payload";
+import { detailsResponder, standInModel } from "../src/standin";
 import { meta, tileWire, wire } from "./wire";
 
 // two tracks; rows 0-1 on track 0 (host a), row 2 on track 1 (host b)
@@ -24,42 +25,46 @@ function timelineState(prefix: string, blocks = false): Record<string, unknown> 
   };
 }
 
+// the rows Python formats (tfprof_nb.offline.details) of rows 0, 1, 2 of the timeline: codes
+// into the labels and texts, or OWN: the event's own text (start, duration, event id)
+const OWN = 0xffffffff;
+const LABELS = ["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "group_id", "step"];
+const TEXTS = ["MatMul", "a", "/host:CPU", "tf_Compute", "MatMul:MatMul", "3", "7", "<b>x</b>", "b", "python",
+  "<i>y</i>", "1e-05"];
 const block: DetailsBlock = {
-  keys: ["tf_op", "group_id"],
-  values: ["MatMul:MatMul", 3, "<i>y</i>"],
-  off: new Uint32Array([0, 2, 2, 3]),
-  key: new Uint32Array([0, 1, 0]),
-  val: new Uint32Array([0, 1, 2]),
-  id: new Uint32Array([10, 11, 12]),
-  dur: new Float64Array([2.0004, 1, 10]),
-  rows: null, start: null, name: null, linkSrc: null, linkDst: null, linkKind: null, linkLabels: [],
+  labels: LABELS, texts: TEXTS,
+  own: { start: ["1.000 us", "5.000 us", "2.000 us"], duration: ["2.000 us", "1.000 us", "10.000 us"], "event id": ["10", "11", "12"] },
+  off: new Uint32Array([0, 10, 10, 19]),
+  key: new Uint32Array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
+  val: new Uint32Array([0, OWN, OWN, 1, 2, 3, OWN, 4, 5, 6, 7, OWN, OWN, 8, 2, 9, OWN, 10, 11]),
+  rows: null, linkSrc: null, linkDst: null, linkKind: null, linkLabels: [],
 };
+const ROW_0 = ["MatMul", "1.000 us", "2.000 us", "a", "/host:CPU", "tf_Compute", "10", "MatMul:MatMul", "3", "7"];
 
 describe("event details without a kernel", () => {
-  it("gives the Python widget's fields, order and formatting", () => {
+  it("shows the rows Python embedded, in their order, text as it is", () => {
     const d = eventDetails(timelineState(""), "", 0, block);
-    expect(Object.keys(d)).toEqual(["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "group_id", "step"]);
-    expect(d).toMatchObject({ name: "MatMul", start: "1.000 us", duration: "2.000 us", host: "a",
-      track: "tf_Compute", "event id": 10, tf_op: "MatMul:MatMul", group_id: 3, step: "7" });
+    expect(Object.entries(d)).toEqual(LABELS.map((l, i) => [l, ROW_0[i]]));
+    const other = eventDetails(timelineState(""), "", 2, block);
+    expect(other).toMatchObject({ name: "<b>x</b>", start: "2.000 us", duration: "10.000 us", host: "b",
+      track: "python", "event id": "12", tf_op: "<i>y</i>", group_id: "1e-05" });
+    expect(Object.keys(other)).not.toContain("step"); // Python wrote none
+    expect(eventDetails(timelineState(""), "", 1, block)).toEqual({}); // covered, no rows
   });
 
-  it("finds the step of the event's own host and leaves out stats it does not have", () => {
-    const d = eventDetails(timelineState(""), "", 2, block);
-    expect(d).toMatchObject({ host: "b", step: "9", tf_op: "<i>y</i>" });
-    const bare = eventDetails(timelineState(""), "", 1);
-    expect(bare["event id"]).toBeUndefined();
-    expect(bare.step).toBeUndefined(); // starts at 5, after host a's step
+  it("gives an event the page embeds no rows of its name and place only", () => {
+    expect(eventDetails(timelineState(""), "", 1)).toEqual(
+      { name: "<b>x</b>", host: "a", plane: "/host:CPU", track: "tf_Compute" });
     expect(eventDetails(timelineState(""), "", 3, block)).toEqual({});
+    expect(eventDetails(timelineState(""), "", 3)).toEqual({});
   });
 
-  it("keeps any stat name as a plain field", () => {
-    const odd: DetailsBlock = { ...block, keys: ["__proto__", "name"], values: ["p", "renamed"],
-      off: new Uint32Array([0, 2, 2, 2]), key: new Uint32Array([0, 1]), val: new Uint32Array([0, 1]) };
+  it("keeps any label as a plain field", () => {
+    const odd: DetailsBlock = { ...block, labels: ["__proto__", "name"], texts: ["p", "renamed"],
+      off: new Uint32Array([0, 2, 2, 2]), key: new Uint32Array([1, 0]), val: new Uint32Array([1, 0]) };
     const d = eventDetails(timelineState(""), "", 0, odd);
     expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
-    expect(Object.keys(d)).toContain("__proto__");
-    expect(Object.keys(d)[0]).toBe("name"); // a stat called "name" keeps the first place
-    expect(d.name).toBe("renamed");
+    expect(Object.entries(d)).toEqual([["name", "renamed"], ["__proto__", "p"]]);
   });
 
   it("answers a selection through a prefixed model, like the kernel does", async () => {
@@ -68,17 +73,17 @@ describe("event details without a kernel", () => {
     const seen: Record<string, unknown>[] = [];
     model.on("change:timeline__details", () => seen.push(model.get("timeline__details")));
     model.set("timeline__selected_index", 0);
-    model.set("timeline__selected_index", 2); // the stats load once; only the last selection answers
+    model.set("timeline__selected_index", 2); // the rows load once; only the last selection answers
     await new Promise((r) => setTimeout(r, 0));
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ name: "<b>x</b>", "event id": 12 });
+    expect(seen[0]).toMatchObject({ name: "<b>x</b>", "event id": "12" });
   });
 
-  it("answers without stats when there are none to read", () => {
+  it("answers without rows when there are none to read", () => {
     const state = timelineState("");
     const model = standInModel(state, detailsResponder(state));
     model.set("selected_index", 0);
-    expect(model.get("details")).toMatchObject({ name: "MatMul", host: "a" });
+    expect(model.get("details")).toEqual({ name: "MatMul", host: "a", plane: "/host:CPU", track: "tf_Compute" });
   });
 });
 
@@ -115,29 +120,22 @@ describe("payload", () => {
   });
 
   it("unpacks event details", async () => {
-    const cols = wire({ off: new Uint32Array([0, 1]), key: new Uint32Array([0]), val: new Uint32Array([0]),
-      id: new Uint32Array([4]), dur: new Float64Array([2.5]) });
-    const d = await unpackDetails(await pack({ keys: ["k"], values: [7], columns: { schema: cols.schema, buffers: cols.buffers.map(() => null) } },
-      cols.buffers.map((_, i) => ["columns", "buffers", i]), cols.buffers));
-    expect(d.keys).toEqual(["k"]);
+    const cols = wire({ off: new Uint32Array([0, 1]), key: new Uint32Array([0]), val: new Uint32Array([0]) });
+    const raw = { labels: ["k", "start"], texts: ["7.0"], own: { start: "1.000 us\n2.500 us" },
+      columns: { schema: cols.schema, buffers: cols.buffers.map(() => null) } };
+    const d = await unpackDetails(await pack(raw, cols.buffers.map((_, i) => ["columns", "buffers", i]), cols.buffers));
+    expect(d.labels).toEqual(["k", "start"]);
+    expect(d.texts).toEqual(["7.0"]);
+    expect(d.own).toEqual({ start: ["1.000 us", "2.500 us"] }); // one text per event, joined
     expect(Array.from(d.off)).toEqual([0, 1]);
-    expect(Array.from(d.dur)).toEqual([2.5]);
     expect(d.rows).toBeNull();
   });
-});
 
-describe("times with three decimals", () => {
-  it("writes what Python's format(x, '.3f') writes, exact ties to even", () => {
-    // expected strings printed by CPython 3.11
-    const cases: [number, string][] = [
-      [0.0625, "0.062"], [0.1875, "0.188"], [-0.0625, "-0.062"], [0.3125, "0.312"],
-      [123456.0625, "123456.062"], [0.0025, "0.003"], [1.0005, "1.000"], [2.5, "2.500"],
-      [0, "0.000"], [21.3096, "21.310"], [4503599627370498, "4503599627370498.000"],
-      [5000000000000.0625, "5000000000000.062"], [-0, "-0.000"], [-0.0001, "-0.000"],
-      [NaN, "nan"], [Infinity, "inf"], [-Infinity, "-inf"],
-      [1e21, "1000000000000000000000.000"], [-1.5e22, "-15000000000000000000000.000"],
-    ];
-    for (const [x, want] of cases) expect(fixed3(x)).toBe(want);
+  it("inflates a view's module", async () => {
+    const source = "export default { render() {} };";
+    const deflated = new Uint8Array(await new Response(new Blob([source]).stream()
+      .pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+    expect(await moduleSource(btoa(String.fromCharCode(...deflated)))).toBe(source);
   });
 });
 
@@ -171,14 +169,10 @@ describe("messages through the dashboard", () => {
 describe("event details of an overview's offline copy", () => {
   it("finds a row in the details block that covers some rows only", () => {
     const state = timelineState("", true);
-    const partial: DetailsBlock = { ...block, off: new Uint32Array([0, 1]),
-      key: new Uint32Array([1]), val: new Uint32Array([1]), id: new Uint32Array([99]),
-      dur: new Float64Array([10.25]), rows: new Uint32Array([2]),
-      start: new Float64Array([2]), name: new Uint32Array([1]) };
-    const d = eventDetails(state, "", 2, partial);
-    expect(d).toMatchObject({ name: "<b>x</b>", duration: "10.250 us", host: "b", "event id": 99, group_id: 3 });
-    const other = eventDetails(state, "", 0, partial); // not in the block: no stats, still named
-    expect(other).toMatchObject({ name: "MatMul", host: "a" });
-    expect(other["event id"]).toBeUndefined();
+    const partial: DetailsBlock = { ...block, own: { duration: ["10.000 us"] }, off: new Uint32Array([0, 2]),
+      key: new Uint32Array([0, 2]), val: new Uint32Array([7, OWN]), rows: new Uint32Array([2]) };
+    expect(eventDetails(state, "", 2, partial)).toEqual({ name: "<b>x</b>", duration: "10.000 us" });
+    const other = eventDetails(state, "", 0, partial); // not in the block: its name and place
+    expect(other).toEqual({ name: "MatMul", host: "a", plane: "/host:CPU", track: "tf_Compute" });
   });
 });

@@ -4,13 +4,16 @@ answering its requests."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tfprof_nb as tp
 import tfprof_nb.widgets.timeline as timeline_mod
+from tfprof_nb._native import kernels
 from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
@@ -155,7 +158,7 @@ def test_first_state_is_an_overview_past_the_budget(cpu_python_file, monkeypatch
 
 def test_offline_copy_keeps_the_overview_and_a_detailed_range(source):
     n = len(source.index)
-    traits, rows = source.offline_state(budget=n * 28)
+    traits, rows = source.offline_state(budget=n * timeline_mod.OFFLINE_EVENT_BYTES)
     assert rows is None and traits["meta"]["lod"]["mode"] == "full"  # every event fits
     traits, rows = source.offline_state(budget=n * 10)
     meta = traits["meta"]
@@ -286,3 +289,50 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
                                   after=before)
         assert page.blocked == [] and page.console_errors == []
     assert math.isfinite(path.stat().st_size)
+
+
+# The pixel merging of the kernel (_native/timeline.c, what a window answer holds) and of the
+# browser (js/src/lod.ts, what a frame draws of the tile it holds: a page without a kernel has
+# no other) are one rule in two languages: these cases, with the kernel's blocks, are what
+# js/test/lod.test.ts holds the browser to.  Times on a 1/16 us grid and powers of two of px
+# per us: exact in both, ties included.
+LOD_CASES = Path(__file__).resolve().parents[2] / "js" / "test" / "lod_cases.json"
+
+
+def _lod_cases() -> list[dict]:
+    rng = np.random.default_rng(7)
+    cases = [
+        # wide events, the first reaching into the window
+        dict(start=[0, 100, 200, 300], dur=[50] * 4, t0=120, t1=260, ppu=1, min_px=1),
+        # a sub-pixel run: merged per pixel column
+        dict(start=(np.arange(200) * 0.25).tolist(), dur=[0.125] * 200, t0=0, t1=50, ppu=1,
+             min_px=1),
+        # ties: 1 px is not small; a small event a pixel after its block's reach joins it
+        dict(start=[0, 0.5, 2, 2.5, 3.5, 10, 10.5, 12], dur=[0.5, 0.5, 0.25, 1, 0.5, 0.5, 0, 0],
+             t0=0, t1=20, ppu=1, min_px=1),
+    ]
+    for ppu, min_px in ((0.5, 1), (1, 1), (2, 1), (4, 2), (16, 1)):
+        gaps = rng.integers(0, 64, 250) / 16
+        durs = rng.integers(0, 48, 250) / 16
+        start = np.cumsum(gaps + np.concatenate([[0], durs[:-1]]))
+        cases.append(dict(start=start.tolist(), dur=durs.tolist(), t0=float(start[25]) + 0.5,
+                          t1=float(start[225]), ppu=ppu, min_px=min_px))
+    for c in cases:
+        n = len(c["start"])
+        _, _, _, first, count, _ = kernels.tl_window(
+            np.array(c["start"], np.float64), np.array(c["dur"], np.float32), np.array([0]),
+            np.array([n]), c["t0"], c["t1"], c["ppu"], c["min_px"], 10 * n + 10)
+        c.update(first=first.tolist(), count=count.tolist())
+    return cases
+
+
+def test_the_browser_merges_pixels_as_the_kernel_does():
+    """js/test/lod_cases.json holds the kernel's blocks of each case (rewrite it with
+    ``python -m tests.widgets.test_timeline_lod`` after a change of the rule, in both)."""
+    cases = _lod_cases()
+    assert json.loads(LOD_CASES.read_text()) == cases
+    assert any(max(c["count"]) > 1 for c in cases) and any(max(c["count"]) == 1 for c in cases)
+
+
+if __name__ == "__main__":
+    LOD_CASES.write_text(json.dumps(_lod_cases()) + "\n")

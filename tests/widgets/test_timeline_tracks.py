@@ -166,7 +166,7 @@ def test_the_widget_answers_a_selection_with_its_links():
     assert [p["row"] for p in widget.links["partners"]] == [launch[3]]
     assert widget.links["event"]["name"] == str(widget._prof.events.name.loc[
         widget.selected_event])
-    assert widget.details["event id"] == widget.selected_event
+    assert widget.details["event id"] == str(widget.selected_event)
 
 
 def test_tpu_has_no_launches(tpu):

@@ -10,7 +10,7 @@ import traitlets
 
 from .._native import kernels
 from ..offline.columns import encode_columns
-from ..xspace import stat_value
+from ..offline.details import detail_rows
 from ._view import View, ViewState
 from .timeline_area import area_summary
 from .timeline_counters import counter_tables, counter_tables_empty
@@ -19,10 +19,11 @@ from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
 from .traits import RecordTrait, record_wire
 
-# packed bytes per event of an offline copy, its details included: a 1.19 M-event CPU
-# profile packs to 20.4 MB whole, its overview-plus-detail copies at about 28 bytes per
-# detailed event
-OFFLINE_EVENT_BYTES = 28
+# packed bytes per event of an offline copy, its details included (formatted: texts, see
+# offline.details): a 1.19 M-event CPU profile packed to 20.4 MB whole and its
+# overview-plus-detail copies at about 28 bytes per detailed event when the page formatted
+# details itself; formatted in Python, CPU captures take 36 (29 whole), GPU ones 49 (41)
+OFFLINE_EVENT_BYTES = 36
 
 __all__ = ["TimelineSource", "TraceTimeline", "first_state", "timeline_index"]
 
@@ -326,37 +327,13 @@ class TimelineSource:
         pad = max(ev.duration_us * 0.1, 0.5)
         return [float(ev.start_us - pad), float(ev.start_us + ev.duration_us + pad)]
 
-    def describe(self, index: int) -> dict:
-        """Name, times, place, every stat and the step of the event at ``index``."""
-        eid = self.event_id(index)
-        if eid is None:
+    def describe(self, index: int) -> dict[str, str]:
+        """The details of the event at ``index``, label to text: name, times, place, every
+        stat and the step (see :mod:`tfprof_nb.offline.details`, which also writes them into
+        pages without a kernel)."""
+        if self.event_id(index) is None:
             return {}
-        prof = self.prof
-        ev = prof.events.loc[eid]
-        out = {"name": str(ev["name"]), "start": f"{ev.start_us:.3f} us",
-               "duration": f"{ev.duration_us:.3f} us", "host": str(ev.host),
-               "plane": str(ev.plane), "track": str(ev.line), "event id": int(eid)}
-        space = prof.spaces[str(ev.host)]
-        local = eid - prof.event_offsets[str(ev.host)]
-        st = space.stats
-        for r in st.rows_of_event(int(local)).tolist():
-            value = stat_value(st, r)
-            out[st.names[st.name_code[r]]] = value if isinstance(value, (int, float, str)) \
-                else repr(value)
-        step = self._step_of(ev)
-        if step is not None:
-            out["step"] = step
-        return out
-
-    def _step_of(self, ev) -> str | None:
-        """The name of the step of ``ev``'s host running when ``ev`` starts (None: none, or
-        no steps: the view's notes say why)."""
-        if self.steps is None:
-            return None
-        st = self.steps[self.steps.host == ev.host]
-        inside = st[(st.start_us <= ev.start_us) &
-                    (ev.start_us < st.start_us + st.duration_ms * 1e3)]
-        return str(inside.step_name.iloc[0]) if len(inside) else None
+        return detail_rows(self, [index]).of(0)
 
 
 class TraceTimeline(View):

@@ -136,14 +136,14 @@ export function fillSteps(select: HTMLSelectElement, steps: Step[]): void {
   select.replaceChildren(...options);
 }
 
-/** The selected event's details (as Python or the offline host answers them): a table, and
- * a button copying the name. */
+/** The selected event's details as Python formatted them (live, or embedded in an offline
+ * page): label and text per row, shown as text, and a button copying the name. */
 export function showDetails(el: HTMLElement, details: Record<string, unknown>, copy: () => void): void {
   const table = document.createElement("table");
   for (const [k, v] of Object.entries(details)) {
     const tr = document.createElement("tr");
     const a = h("td", "", k);
-    const b = h("td", "", typeof v === "object" ? JSON.stringify(v) : String(v));
+    const b = h("td", "", String(v));
     tr.append(a, b);
     table.append(tr);
   }

@@ -1,0 +1,156 @@
+"""The trace viewer's event details, built and formatted in Python only
+(``tfprof_nb.offline.details``): what the live widget answers and an offline page embeds."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.offline import details as details_mod
+from tfprof_nb.offline.columns import decode_columns
+from tfprof_nb.offline.details import OWN, detail_rows, event_details_block, time_text, value_text
+from tfprof_nb.widgets.timeline import TimelineSource
+from tfprof_nb.xspace.model import StatTable
+
+from ..conftest import DATA
+
+
+def test_times_have_three_decimals_as_python_rounds_them():
+    # exact ties go to the even neighbour; all digits of large values; -0, nan, inf
+    cases = [(0.0625, "0.062"), (0.1875, "0.188"), (-0.0625, "-0.062"), (0.3125, "0.312"),
+             (123456.0625, "123456.062"), (0.0025, "0.003"), (1.0005, "1.000"), (2.5, "2.500"),
+             (0, "0.000"), (21.3096, "21.310"), (4503599627370498, "4503599627370498.000"),
+             (5000000000000.0625, "5000000000000.062"), (-0.0, "-0.000"), (-0.0001, "-0.000"),
+             (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf"),
+             (1e21, "1000000000000000000000.000"),
+             (-1.5e22, "-15000000000000000000000.000"), (np.float32(0.1), "0.100")]
+    for x, want in cases:
+        assert time_text(x) == f"{want} us", x
+
+
+def test_stat_values_as_python_writes_them():
+    assert value_text("<i>y</i>") == "<i>y</i>"
+    assert value_text(2**63 + 1) == "9223372036854775809"  # every digit, past 2**53
+    assert value_text(np.int64(-3)) == "-3"
+    assert value_text(1.0) == "1.0" and value_text(1e-05) == "1e-05"
+    assert value_text(np.float64(0.1)) == "0.1"
+    assert value_text(b"\x00x") == "b'\\x00x'" and value_text(None) == "None"
+
+
+def _raw(values) -> np.ndarray:
+    """int64 bit patterns of stat values (a double's, a uint64's)."""
+    out = []
+    for v in values:
+        if isinstance(v, float):
+            out.append(np.float64(v).view(np.int64))
+        elif v >= 2**63:
+            out.append(np.uint64(v).view(np.int64))
+        else:
+            out.append(np.int64(v))
+    return np.array(out, np.int64)
+
+
+def _stats(rows, names, values) -> StatTable:
+    """A stat table of (owner kind, owner, name code, kind, value) rows."""
+    ok, owner, code, kind, raw = zip(*rows)
+    return StatTable(owner_kind=np.array(ok, np.int8), owner=np.array(owner, np.int32),
+                     name_code=np.array(code, np.uint8), kind=np.array(kind, np.int8),
+                     raw_value=_raw(raw), names=names, values=values)
+
+
+def _source(steps=True):
+    """Hosts a (events 0, 1) and b (event 2), drawn in timeline rows 2, 0, 1."""
+    a = _stats([(0, 0, 0, 4, 0), (0, 0, 1, 3, 3), (0, 0, 2, 2, 2**63 + 1), (0, 0, 3, 1, 0.1),
+                (0, 0, 4, 5, 1), (0, 0, 5, 0, 0),
+                (1, 0, 0, 4, 0),  # an event metadata's stat, between events' stats
+                (0, 1, 6, 4, 2), (0, 1, 7, 4, 3), (0, 1, 1, 3, 4), (0, 1, 1, 3, 5),
+                (0, 1, 8, 4, 4)],
+               ["tf_op", "group_id", "big", "ratio", "blob", "unset", "name", "__proto__", "step"],
+               ["MatMul:MatMul", b"\x00x", "renamed", "p", "mine"])
+    b = _stats([(0, 0, 0, 4, 0)], ["tf_op"], ["<i>y</i>"])
+    cat = pd.Categorical
+    events = pd.DataFrame({
+        "name": cat(["MatMul", "<b>x</b>", "<b>x</b>"]), "start_us": [1.0, 5.0, 2.0],
+        "duration_us": [2.0004, 0.0625, 10.0], "host": cat(["a", "a", "b"]),
+        "plane": cat(["/host:CPU"] * 3), "line": cat(["tf_Compute", "tf_Compute", "python"])})
+    prof = SimpleNamespace(events=events, event_offsets={"a": 0, "b": 2},
+                           spaces={"a": SimpleNamespace(stats=a), "b": SimpleNamespace(stats=b)})
+    table = pd.DataFrame({"host": ["b", "a", "a"], "step_name": ["9", "7", "8"],
+                          "start_us": [0.0, 0.0, 0.0], "duration_ms": [0.004, 0.004, 0.01]})
+    return SimpleNamespace(prof=prof, event_ids=np.array([1, 2, 0]),
+                           steps=table if steps else None)
+
+
+PLACE_A = [("host", "a"), ("plane", "/host:CPU"), ("track", "tf_Compute")]
+EVENT_0 = [("name", "MatMul"), ("start", "1.000 us"), ("duration", "2.000 us"), *PLACE_A,
+           ("event id", "0"), ("tf_op", "MatMul:MatMul"), ("group_id", "3"),
+           ("big", "9223372036854775809"), ("ratio", "0.1"), ("blob", "b'\\x00x'"),
+           ("unset", "None"), ("step", "7")]
+# a stat named like an earlier row gives it its text in its place (a dict's rule): "name"
+# renamed, "group_id" twice (the last), "step" (the step's name, as the step row comes last)
+EVENT_1 = [("name", "renamed"), ("start", "5.000 us"), ("duration", "0.062 us"), *PLACE_A,
+           ("event id", "1"), ("__proto__", "p"), ("group_id", "5"), ("step", "8")]
+EVENT_2 = [("name", "<b>x</b>"), ("start", "2.000 us"), ("duration", "10.000 us"),
+           ("host", "b"), ("plane", "/host:CPU"), ("track", "python"), ("event id", "2"),
+           ("tf_op", "<i>y</i>"), ("step", "9")]
+
+
+@pytest.mark.parametrize("few", [True, False])
+def test_rows_fields_order_and_text(monkeypatch, few):
+    """Name, times, place, event id, the stats in their order, the step of the event's own
+    host (the first running when it starts); by bisection or by a pass over the stats."""
+    if not few:
+        monkeypatch.setattr(details_mod, "_FEW", 0)
+    d = detail_rows(_source(), [2, 0, 1])
+    assert [list(d.of(i).items()) for i in range(3)] == [EVENT_0, EVENT_1, EVENT_2]
+    assert detail_rows(_source(), [1]).of(0) == dict(EVENT_2)
+    bare = detail_rows(_source(steps=False), [0, 1])  # no steps: no step row
+    assert bare.of(0)["step"] == "mine" and "step" not in bare.of(1)
+
+
+def _page_rows(block: dict) -> list[list[tuple[str, str]]]:
+    """Each covered event's rows as the page reads them (js/src/details.ts)."""
+    cols = decode_columns(block["columns"])
+    off, key, val = cols["off"], cols["key"], cols["val"]
+    out = []
+    for i in range(len(off) - 1):
+        rows = []
+        for k, v in zip(key[off[i]:off[i + 1]].tolist(), val[off[i]:off[i + 1]].tolist()):
+            label = block["labels"][k]
+            own = block["own"][label].split("\n") if v == OWN else None
+            rows.append((label, own[i] if v == OWN else block["texts"][v]))
+        out.append(rows)
+    return out
+
+
+def test_the_page_embeds_the_same_rows():
+    source = _source()
+    source.link_rows = lambda: (np.array([0]), np.array([2]), np.array([0]))
+    source.link_labels = lambda: [["kernel", "launch"]]
+    block = event_details_block(source)  # rows 0, 1, 2: events 1, 2, 0
+    assert _page_rows(block) == [EVENT_1, EVENT_2, EVENT_0]
+    assert all(isinstance(t, str) for t in block["texts"])
+    part = event_details_block(source, np.array([0, 2]))
+    assert _page_rows(part) == [EVENT_1, EVENT_0]
+    cols = decode_columns(part["columns"])
+    assert list(cols["rows"]) == [0, 2] and list(cols["link_dst"]) == [2]
+    assert not {"start", "dur", "name"} & set(cols)  # where an event is drawn: in the tiles
+
+
+def test_live_answers_are_the_embedded_rows():
+    """On a real capture with steps: the widget's answer (one event, found by bisection) is
+    the row of every event the page embeds (found by one pass), each a text."""
+    source = TimelineSource(tp.load(DATA / "jax_h200_transformer.xplane.pb"))
+    rows = _page_rows(event_details_block(source))
+    assert len(rows) == len(source.event_ids)
+    rng = np.random.default_rng(1)
+    for i in rng.choice(len(rows), 200, replace=False).tolist():
+        live = source.describe(i)
+        assert list(live.items()) == rows[i]
+        assert all(isinstance(v, str) for v in live.values())
+    assert sum(dict(r).get("step") is not None for r in rows) > len(rows) // 2
+    assert source.describe(-1) == {} and source.describe(len(rows)) == {}
