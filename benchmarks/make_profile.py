@@ -40,7 +40,7 @@ def capture(logdir: str, steps: int, python_tracer: bool = False) -> str:
     it = iter(ds)
     for _ in range(3):
         train_step(*next(it))
-    from tfprof_nb.capture.options import TracerOptions  # (levels TF 2.21 honours)
+    from tfprof_nb.capturing.options import TracerOptions  # (levels TF 2.21 honours)
 
     # host level 2: the level every figure in BENCHMARKS.md was measured at (TF 2.21 dropped
     # the levels this script used to ask for, 3 and the Python tracer, and used its defaults)

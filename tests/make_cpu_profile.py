@@ -56,7 +56,7 @@ def main(logdir: str, scenario: str, steps: int = 8) -> None:
     it = iter(ds)
     for _ in range(2):
         train_step(*next(it))
-    from tfprof_nb.capture.options import TracerOptions  # (levels TF 2.21 honours)
+    from tfprof_nb.capturing.options import TracerOptions  # (levels TF 2.21 honours)
 
     options = TracerOptions(host_tracer_level=3,
                             python_tracer_level=1 if scenario == "python" else 0,

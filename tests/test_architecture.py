@@ -29,10 +29,10 @@ LAYERS = [
     ("charts and exports", ("plot", "export")),
     ("offline pages and the wire format", ("offline",)),
     ("widgets", ("widgets",)),
-    ("report", ("report",)),
+    ("reporting", ("reporting",)),
     ("facade", ("profile", "compare", "events", "sql", "_display", "loading", "_outputs",
                 "checks")),
-    ("capture", ("capture",)),
+    ("capturing", ("capturing",)),
     ("magic", ("magic",)),
     ("top", ("__init__", "demo", "cli", "__main__")),
 ]
@@ -287,7 +287,7 @@ def test_each_unit_is_declared_in_the_module_named_after_it():
     ({"tfprof_nb.xspace.a": {"tfprof_nb.widgets.b"}, "tfprof_nb.widgets.b": set()}, "upward"),
     ({"tfprof_nb.analysis.steps.a": {"tfprof_nb.analysis.gpu.b"},
       "tfprof_nb.analysis.gpu.b": set()}, "analysis"),
-    ({"tfprof_nb.report.a": {"tfprof_nb.widgets._b"}, "tfprof_nb.widgets._b": set()}, "private"),
+    ({"tfprof_nb.reporting.a": {"tfprof_nb.widgets._b"}, "tfprof_nb.widgets._b": set()}, "private"),
     ({"tfprof_nb.widgets.a": {"tfprof_nb.widgets.b"},
       "tfprof_nb.widgets.b": {"tfprof_nb.widgets.c"},
       "tfprof_nb.widgets.c": {"tfprof_nb.widgets.a"}}, "cycle"),
@@ -332,4 +332,4 @@ def test_imports_are_resolved():
     """The reader sees relative, absolute and function-level imports (a sample that exists)."""
     assert "tfprof_nb.offline" in GRAPH["tfprof_nb.widgets._base"]
     assert "tfprof_nb.profile" in GRAPH["tfprof_nb"]  # inside tp.report, a function
-    assert "tfprof_nb.widgets.dashboard" in GRAPH["tfprof_nb.report.html"]
+    assert "tfprof_nb.widgets.dashboard" in GRAPH["tfprof_nb.reporting.html"]

@@ -15,9 +15,9 @@ def test_exported_names():
                                "report", "export_notebook", "compare"}
     for name in tp.__all__:
         assert getattr(tp, name) is not None
-    assert callable(tp.capture)  # the function, not the tfprof_nb.capture package
-    import tfprof_nb.capture.remote  # noqa: F401  importing submodules must not shadow it
-    import tfprof_nb.report.html  # noqa: F401
+    assert callable(tp.capture)  # the function; its modules are tfprof_nb.capturing
+    import tfprof_nb.capturing.remote  # noqa: F401  importing submodules must not shadow it
+    import tfprof_nb.reporting.html  # noqa: F401
     assert callable(tp.capture) and callable(tp.report)
 
 

@@ -6,18 +6,18 @@
 
 Importing the package is cheap: pandas, the native library and TensorFlow load only when first
 needed.
-``tp.capture`` is the capture function; the ``tfprof_nb.capture`` package holds its modules.
-Likewise ``tp.report`` is the report function (its modules: ``import tfprof_nb.report.html``).
+``tp.capture`` is the capture function (its modules: the ``tfprof_nb.capturing`` package) and
+``tp.report`` the report function (its modules: ``tfprof_nb.reporting``).
 """
 
 from __future__ import annotations
 
-from . import report as _report  # light: the writers load widgets when called
+from . import reporting as _reporting  # light: the writers load widgets when called
 from ._version import __version__
-from .capture.loop import Capture, capture  # light: TensorFlow loads when a capture starts
+from .capturing.loop import Capture, capture  # light: TensorFlow loads when a capture starts
 from .errors import (CaptureError, CaptureWarning, HostAnalysisError, LoadWarning,
                      ObjectStoreError, ProfileFormatError)
-from .report import export_notebook
+from .reporting import export_notebook
 
 __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "KerasProfiler",
            "LoadWarning", "Monitor", "ObjectStoreError", "PerformanceCheckError", "Profile",
@@ -28,13 +28,13 @@ __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "Ke
 _LAZY = {
     "load": ("tfprof_nb.loading", "load"),
     "Profile": ("tfprof_nb.profile", "Profile"),
-    "KerasProfiler": ("tfprof_nb.capture.keras_callback", "KerasProfiler"),
-    "capture_remote": ("tfprof_nb.capture.remote", "capture_remote"),
-    "start_server": ("tfprof_nb.capture.remote", "start_server"),
+    "KerasProfiler": ("tfprof_nb.capturing.keras_callback", "KerasProfiler"),
+    "capture_remote": ("tfprof_nb.capturing.remote", "capture_remote"),
+    "start_server": ("tfprof_nb.capturing.remote", "start_server"),
     "compare": ("tfprof_nb.compare", "compare"),
     "check": ("tfprof_nb.checks", "check"),
     "PerformanceCheckError": ("tfprof_nb.errors", "PerformanceCheckError"),
-    "Monitor": ("tfprof_nb.capture.monitor", "Monitor"),
+    "Monitor": ("tfprof_nb.capturing.monitor", "Monitor"),
 }
 
 
@@ -49,7 +49,7 @@ def report(source, path="tfprof_report.html", title: str | None = None):
     from .profile import Profile
 
     prof = source if isinstance(source, Profile) else load(source)
-    return _report.report(prof, path, title)
+    return _reporting.report(prof, path, title)
 
 
 def load_ipython_extension(ipython) -> None:

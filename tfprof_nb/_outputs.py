@@ -38,13 +38,13 @@ class ProfileOutputs:
 
     def to_html(self, path, title: str | None = None):
         """Write one self-contained offline HTML report (the whole dashboard)."""
-        from .report.html import write_report
+        from .reporting.html import write_report
 
         return write_report(self, path, title)
 
     def export_notebook(self, path, title: str | None = None):
         """Write a small report notebook (summary and dashboard, rendered offline)."""
-        from .report.notebook import export_notebook
+        from .reporting.notebook import export_notebook
 
         return export_notebook(self, path, title)
 

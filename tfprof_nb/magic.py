@@ -9,11 +9,11 @@ import threading
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from .capture import context
-from .capture.backends import BACKENDS
-from .capture.loop import DEFAULT_STEPS, DEFAULT_WARMUP
-from .capture.options import TracerOptions, check_steps
-from .capture.session import LocalSession, new_logdir
+from .capturing import context
+from .capturing.backends import BACKENDS
+from .capturing.loop import DEFAULT_STEPS, DEFAULT_WARMUP
+from .capturing.options import TracerOptions, check_steps
+from .capturing.session import LocalSession, new_logdir
 
 __all__ = ["TfprofMagics"]
 
@@ -191,7 +191,7 @@ class TfprofMagics(Magics):
         """``--every K``: the cell runs with monitors (see the magic's docstring); each is
         stopped when the cell ends and the first goes to ``--out`` (once its windows are
         analysed, unless the cell raised)."""
-        from .capture.monitor import Monitor
+        from .capturing.monitor import Monitor
 
         ctx.every = args.every
         if not args.no_show:
@@ -219,7 +219,7 @@ class TfprofMagics(Magics):
         return None
 
     def _run_remote(self, args, tracer, ctx, source):
-        from .capture.remote import capture_remote
+        from .capturing.remote import capture_remote
 
         result: dict = {}
 
@@ -287,7 +287,7 @@ def _attach_partial(exc: BaseException, profile) -> None:
 
 def _inject_keras_profiler(injected: list):
     """Make every ``keras.Model.fit`` in the cell carry a KerasProfiler (unless it has one)."""
-    from .capture.keras_callback import KerasProfiler
+    from .capturing.keras_callback import KerasProfiler
 
     def make():
         cb = KerasProfiler()

@@ -126,7 +126,7 @@ def test_auto_backend_choice(tmp_path):
     a cell uses JAX and not TensorFlow); TensorFlow otherwise (checked in a fresh process)."""
     res = _python("""
 import json, sys
-from tfprof_nb.capture.backends import choose_backend
+from tfprof_nb.capturing.backends import choose_backend
 out = {"nothing": choose_backend(), "jax_cell": choose_backend(source="import jax")}
 import jax
 out["jax_only"] = choose_backend()
@@ -144,7 +144,7 @@ print(json.dumps(out))
     assert res == {"nothing": "tensorflow", "jax_cell": "jax", "jax_only": "jax",
                    "both": "tensorflow", "both_cell_tf": "tensorflow", "jitted": "jax",
                    "plain": "tensorflow", "jax_ran": "tensorflow", "explicit": "tensorflow"}
-    from tfprof_nb.capture.backends import choose_backend, is_jax_function
+    from tfprof_nb.capturing.backends import choose_backend, is_jax_function
 
     assert is_jax_function(jax.jit(lambda v: v)) and not is_jax_function(lambda v: v)
     with pytest.raises(ValueError, match="backend must be one of"):
@@ -201,7 +201,7 @@ def test_jax_trace_already_running_is_left_alone(train_step, tmp_path):
 
 def test_captures_into_one_logdir_within_a_second_keep_every_profile(train_step, tmp_path):
     """JAX also names a run by the second it saves in and writes into an existing one."""
-    from tfprof_nb.capture.session import run_dirs
+    from tfprof_nb.capturing.session import run_dirs
 
     runs = [tp.capture(train_step, range(3), steps=1, warmup=0, logdir=str(tmp_path),
                        progress=False, backend="jax") for _ in range(3)]

@@ -57,7 +57,7 @@ def test_captures_into_one_logdir_within_a_second_keep_every_profile(dataset, tr
     that name: a second capture in the same second must not replace the first one's file."""
     import time
 
-    from tfprof_nb.capture.session import run_dirs, wait_for_a_free_run_name
+    from tfprof_nb.capturing.session import run_dirs, wait_for_a_free_run_name
 
     runs = [tp.capture(train_step, dataset, steps=1, warmup=0, logdir=str(tmp_path),
                        progress=False) for _ in range(3)]

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.capture.monitor_rule import RegressionRule
+from tfprof_nb.capturing.monitor_rule import RegressionRule
 from tfprof_nb.constants import CATEGORY_COLUMNS
 
 from .conftest import step_markers

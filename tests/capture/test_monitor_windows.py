@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.capture.monitor_log import WindowLog
-from tfprof_nb.capture.monitor_rule import RegressionRule
+from tfprof_nb.capturing.monitor_log import WindowLog
+from tfprof_nb.capturing.monitor_rule import RegressionRule
 
 from .conftest import step_markers
 from .test_monitor import _python, assert_rows_match_profiles, assert_schedule
@@ -108,8 +108,8 @@ def test_a_window_never_stops_the_user_s_capture(jax_step):
 def test_a_session_left_by_a_thread_that_ended_is_taken_over(jax_step, tmp_path):
     """A session whose thread has ended is really abandoned: a window stops it (with the
     warning every tfprof_nb capture gives) and profiles."""
-    from tfprof_nb.capture.options import TracerOptions
-    from tfprof_nb.capture.session import LocalSession
+    from tfprof_nb.capturing.options import TracerOptions
+    from tfprof_nb.capturing.session import LocalSession
 
     left = LocalSession(str(tmp_path / "left"), TracerOptions(), "tp.Capture", "jax")
     t = threading.Thread(target=left.start)

@@ -2,7 +2,7 @@
 TensorFlow (a ``%%tfprof`` cell in a fresh process, TensorFlow's C++ log on) and real JAX.
 
 TensorFlow 2.21's bindings used to drop every option ("... expects an i value", four lines
-a capture) and each level gave the same events; see ``tfprof_nb.capture.options.TfInt``.
+a capture) and each level gave the same events; see ``tfprof_nb.capturing.options.TfInt``.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def test_logdir_on_s3_loads_the_newest_run_like_a_local_one(s3_server, s3_logdir
     assert prof.source == [f"{s3_logdir}/plugins/profile/{RUN_NEW}/worker-{i}.xplane.pb"
                            for i in (0, 1)]
     _same_profile(prof, tp.load(local_run))
-    from tfprof_nb.report.notebook import _source_of  # what a report notebook reloads
+    from tfprof_nb.reporting.notebook import _source_of  # what a report notebook reloads
 
     assert _source_of(prof) == repr(f"{s3_logdir}/plugins/profile/{RUN_NEW}")
     assert len(_cached(object_cache)) == 2 and all(n.endswith(".xplane.pb")

@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..capture.remote import capture_remote, parse_addresses
+    from ..capturing.remote import capture_remote, parse_addresses
     from .summary import summarise, summary_text
 
     try:

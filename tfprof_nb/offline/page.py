@@ -1,7 +1,7 @@
 """Self-contained offline pages of views: the view's state packed, its ES module and the
 offline host that renders it (the same code as the live widget).  A Content-Security-Policy
 forbids every network request, so a page works from ``file://`` on an air-gapped machine and
-cannot leak anything.  The report (``tfprof_nb.report``) is such a page of the dashboard.
+cannot leak anything.  The report (``tfprof_nb.reporting``) is such a page of the dashboard.
 """
 
 from __future__ import annotations

@@ -192,7 +192,7 @@ class Capture(WindowResults):
 
     ``backend``: ``"tensorflow"``, ``"jax"`` or ``"auto"`` (default): JAX when JAX is imported
     and TensorFlow is not, else TensorFlow (decided when profiling starts, after the warm-up;
-    see :mod:`tfprof_nb.capture.backends`); pass ``"jax"`` when both are imported.  A JAX
+    see :mod:`tfprof_nb.capturing.backends`); pass ``"jax"`` when both are imported.  A JAX
     capture uses ``jax.profiler`` and marks steps with ``StepTraceAnnotation``; it never
     imports TensorFlow.
     """

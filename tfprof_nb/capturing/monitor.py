@@ -76,7 +76,7 @@ class Monitor(KerasHooks):
     first step.  When training raises or ends inside a window, the window stops with the
     steps that ran (a window that ends before its first step leaves no row); a Keras epoch
     that ends when its data runs out does not stop it.  ``wait()`` waits for the analyses.
-    Regressions: see :mod:`~tfprof_nb.capture.monitor_rule` (``baseline_windows``,
+    Regressions: see :mod:`~tfprof_nb.capturing.monitor_rule` (``baseline_windows``,
     ``regression_pct``).  ``backend`` as in :class:`~tfprof_nb.Capture` (a Keras fit follows
     Keras' backend).  Inside ``%%tfprof --every K``, unset options come from the magic.
     """
