@@ -7,7 +7,7 @@ real CPU profile (default: ``make_profile.py``'s capture of 2,500 training steps
 and 1.2 M events, made once and cached) and analyses it in a first cell (not measured), then
 runs, cell by cell:
 
-- ``tp.widgets.TraceTimeline(prof)``: from Shift+Enter to the canvas's first paint, and to the
+- ``tp.widgets.TraceView(prof)``: from Shift+Enter to the canvas's first paint, and to the
   cell's end (the kernel idle again);
 - ``prof.show()`` (the dashboard): to its overview painted (cards and the step-time chart), and
   to the cell's end;
@@ -39,7 +39,7 @@ from tests.widgets.jupyter import jupyter_server, open_notebook  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "tfprof_nb_bench_notebook"
 CELLS = ["import tfprof_nb as tp\nprof = tp.load({path!r}, progress=False)\nprof.analyse()\nNone",
-         "tp.widgets.TraceTimeline(prof)",
+         "tp.widgets.TraceView(prof)",
          "prof.show()"]
 
 

@@ -81,9 +81,9 @@ def build(tl, summary, max_points: int) -> dict:
 def page_of(figure: dict, path: Path) -> Path:
     from tfprof_nb.offline import widget_page, write_page
     from tfprof_nb.widgets._view import ViewState
-    from tfprof_nb.widgets.memory import MemoryTimeline
+    from tfprof_nb.widgets.memory import MemoryTimelineView
 
-    class Figure(MemoryTimeline):
+    class Figure(MemoryTimelineView):
         @classmethod
         def state(cls, prof) -> ViewState:
             return ViewState({"figure": figure, "breakdown": pd.DataFrame(

@@ -29,20 +29,20 @@ sys.path.insert(0, str(HERE))
 def write(path: Path, out: Path) -> dict:
     import tfprof_nb as tp
     from tfprof_nb.offline import widget_payload
-    from tfprof_nb.widgets.dashboard import Dashboard
+    from tfprof_nb.widgets.dashboard import DashboardView
 
     t = time.perf_counter()
     prof = tp.load(path)
     report = prof.to_html(out)
     total = time.perf_counter() - t
     t = time.perf_counter()
-    dash = Dashboard(prof)  # analyses are cached now: the dashboard's own payloads
+    dash = DashboardView(prof)  # analyses are cached now: the dashboard's own payloads
     build = time.perf_counter() - t
     t = time.perf_counter()
     payload = widget_payload(dash)
     pack = time.perf_counter() - t
     t = time.perf_counter()
-    Dashboard(prof)._repr_mimebundle_()  # what display(prof) costs once analysed
+    DashboardView(prof)._repr_mimebundle_()  # what display(prof) costs once analysed
     display = time.perf_counter() - t
     js = sum(len((HERE.parent / "tfprof_nb" / "static" / f"{n}.js").read_bytes())
              for n in ("dashboard", "offline"))

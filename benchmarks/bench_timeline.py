@@ -3,7 +3,7 @@
     python benchmarks/bench_timeline.py [--profile FILE.xplane.pb] [--sizes 100000 1000000]
                                         [--big] [--lab]
 
-``--sizes``: the first N events of a real CPU profile go to a TraceTimeline (whole up to the
+``--sizes``: the first N events of a real CPU profile go to a TraceView (whole up to the
 8 MB state budget, an overview past it), rendered in Debian's Chromium through the test
 harness: the widget's real ES module fed its real synced state, its window requests answered
 by the widget's own Python (``WidgetPage(kernel=True)``).  ``--big``: a ~10 M-event profile
@@ -75,11 +75,11 @@ def steps_script(view):
 def run(prof, n: int | None, label: str) -> dict:
     from tests.widgets.harness import WidgetPage
     from tfprof_nb.offline import bundle
-    from tfprof_nb.widgets.timeline import TraceTimeline
+    from tfprof_nb.widgets.timeline import TraceView
 
     source = prof if n is None else _Subset(prof, n)
     t = time.perf_counter()
-    widget = TraceTimeline(source)
+    widget = TraceView(source)
     build = time.perf_counter() - t
     lod = widget.meta["lod"]
     state = sum(buf.nbytes for buf in widget.get_state("tile")["tile"]["buffers"])
@@ -135,7 +135,7 @@ def in_jupyterlab(path: Path) -> dict:
 
     with tempfile.TemporaryDirectory() as root:
         write_notebook(Path(root), "import tfprof_nb as tp\n"
-                       f"w = tp.widgets.TraceTimeline(tp.load({str(path)!r}))\nw")
+                       f"w = tp.widgets.TraceView(tp.load({str(path)!r}))\nw")
         with jupyter_server(Path(root)) as url, sync_playwright() as pw:
             browser, page = open_notebook(pw, url, "lab", [], viewport=(1500, 1000))
             t = time.perf_counter()

@@ -16,14 +16,14 @@ import { render as view10 } from "./podview";
 
 export const VIEWS: Record<string, Render> = {
   OverviewView: view0,
-  TraceTimeline: view1,
+  TraceView: view1,
   OpStatsView: view2,
   KernelStatsView: view3,
   GpuUtilizationView: view4,
   XlaView: view5,
   SourceView: view6,
-  MemoryTimeline: view7,
+  MemoryTimelineView: view7,
   InputPipelineView: view8,
-  PipelineGraph: view9,
+  PipelineGraphView: view9,
   PodView: view10,
 };

@@ -114,7 +114,7 @@ def test_a_view_shown_twice_keeps_each_state(tmp_path):
     each loader renders its own placeholder from its own data."""
     nb = new_notebook(cells=[new_code_cell(
         "import pandas as pd\nimport tfprof_nb as tp\n"
-        "t = tp.widgets.Table(pd.DataFrame({'x': [1, 2]}), title='first state')\n"
+        "t = tp.widgets.TableView(pd.DataFrame({'x': [1, 2]}), title='first state')\n"
         "display(t)\n"
         "t.table = t.table.replace(title='second state')\n"
         "display(t)")], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",

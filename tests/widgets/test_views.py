@@ -15,7 +15,7 @@ from tfprof_nb.plot._style import CATEGORY_LABELS
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.dashboard import Dashboard
 from tfprof_nb.widgets.stepgraph import StepTimeGraph
-from tfprof_nb.widgets.tables import KernelTable, OpStatsTable, Table
+from tfprof_nb.widgets.tables import KernelTable, OpStatsTable, TableView
 
 from .harness import WidgetPage, click_center, hover_label, plot_traces, wait_for_plot
 
@@ -76,7 +76,7 @@ def test_op_table_pages_large_tables(gpu_fixture_file, tmp_path):
 def test_table_cells_are_text(tmp_path):
     evil = "<img src=x onerror=alert(1)>"
     df = pd.DataFrame({"operation": [evil, "ok"], "value": [1.5, 2.0]})
-    with WidgetPage(Table(df, title=evil), tmp_path, bundle("table")) as page:
+    with WidgetPage(TableView(df, title=evil), tmp_path, bundle("table")) as page:
         assert evil in page.js("() => document.querySelector('.tfprof-table').textContent")
         assert page.js("() => document.querySelectorAll('img').length") == 0
         assert page.dialogs == []

@@ -18,9 +18,9 @@ import traitlets
 from ._base import BaseWidget
 from .manifest import view_entries
 from .overview import profile_header
-from .timeline import TraceTimeline
+from .timeline import TraceView
 
-__all__ = ["Dashboard", "prefix_of", "view_classes"]
+__all__ = ["Dashboard", "DashboardView", "prefix_of", "view_classes"]
 
 
 def prefix_of(tab: str) -> str:
@@ -52,11 +52,11 @@ def _failed(entry: dict, exc: Exception) -> dict:
 
 def _timelines(entries: list[dict]) -> list[dict]:
     """The entries of trace viewers with data (their events' details go offline)."""
-    return [e for e in entries if e["kind"] == TraceTimeline.__name__ and not e["reason"]
+    return [e for e in entries if e["kind"] == TraceView.__name__ and not e["reason"]
             and not e["error"]]
 
 
-class Dashboard(BaseWidget):
+class DashboardView(BaseWidget):
     """Every view of a profile in one tabbed widget; ``prof.show()`` and ``display(prof)``
     give it.  Tabs: the views the widget manifest lists (overview, trace viewer, TensorFlow
     stats or op stats, GPU kernel stats, GPU or device utilisation, XLA ops, memory, input
@@ -206,3 +206,6 @@ class Dashboard(BaseWidget):
     def _timeline_prefix(self) -> str:
         return next((prefix_of(t) for t, c in self._controllers.items()
                      if hasattr(c, "offline_state")), "")
+
+
+Dashboard = DashboardView  # its name in DESIGN.md's contract: an alias, without a warning

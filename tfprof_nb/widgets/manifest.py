@@ -47,9 +47,10 @@ def discover(package: str = __package__) -> list[dict]:
         if info.name.startswith("_") or info.name == "manifest":
             continue
         module = importlib.import_module(f"{package}.{info.name}")
-        for value in vars(module).values():
+        for key, value in vars(module).items():
             if (isinstance(value, type) and issubclass(value, BaseWidget)
-                    and value.__module__ == module.__name__ and value.bundle):
+                    and value.__module__ == module.__name__ and value.bundle
+                    and key == value.__name__):  # not an alias (TraceTimeline = TraceView)
                 entries.append(_entry(value))
     entries.sort(key=lambda e: ("tab" not in e, e.get("position", 0), e["name"]))
     _check_unique(entries)

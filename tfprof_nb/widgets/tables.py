@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .._deprecated import renamed
 from ._base import BaseWidget
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["KernelStatsView", "KernelTable", "OpStatsTable", "Table"]
+__all__ = ["KernelStatsView", "KernelTable", "KernelTableView", "OpStatsTable", "OpStatsTableView",
+           "TableView"]
 
 
-class Table(BaseWidget):
+class TableView(BaseWidget):
     """Any DataFrame as a sortable, filterable, paged table with an "Export as CSV" button."""
 
     bundle = "table"
@@ -22,14 +24,14 @@ class Table(BaseWidget):
         super().__init__(table=TableData(df, title, filter_column), **kwargs)
 
 
-class KernelTable(Table):
+class KernelTableView(TableView):
     """GPU kernel stats as a table (filter by kernel name)."""
 
     def __init__(self, prof, **kwargs):
         super().__init__(prof.kernel_stats, "GPU kernel stats", "kernel_name", **kwargs)
 
 
-class OpStatsTable(Table):
+class OpStatsTableView(TableView):
     """Op stats ("TensorFlow stats" on TensorFlow profiles) as a table (filter by op name),
     device ops typed by the profile's HLO where XProf says "Unknown"."""
 
@@ -57,3 +59,13 @@ class KernelStatsView(View):
         return ViewState({"figure": prof.plot.kernels(),
                           "table": TableData(prof.kernel_stats, "GPU kernel stats",
                                              "kernel_name")})
+
+
+KernelTable = KernelTableView  # their names in DESIGN.md's contract: aliases, without a warning
+OpStatsTable = OpStatsTableView
+
+
+def __getattr__(name: str):
+    if name == "Table":  # renamed TableView; the old name goes in the next release
+        return renamed(f"{__name__}.Table", "TableView", TableView)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
