@@ -21,18 +21,21 @@ from contextlib import contextmanager
 
 from ._native import CancelToken, cancel_scope, current_token
 
-__all__ = ["run_in_threads", "in_this_run", "short_traceback", "helper_thread", "helper_threads"]
+__all__ = ["run_in_threads", "in_this_run", "short_traceback", "helper_thread", "helper_threads",
+           "woken_when_a_helper_ends"]
 
 _LOCK = threading.Lock()
 _STOPPING = threading.local()  # .futures: this thread's interrupted work, maybe still running
 _HELPERS = [0]  # long stretches of work running on a helper thread now (see helper_thread)
+_WAKE: list = []  # conditions to notify when a helper's work ends (woken_when_a_helper_ends)
 
 
 @contextmanager
 def helper_thread():
     """Mark a long stretch of work that a task runs on a thread of its own beside the task's
     thread (the task holds two cores meanwhile): workers sharing out tasks by the number of
-    cores count it (:func:`helper_threads`) and start no other task while it holds a core."""
+    cores count it (:func:`helper_threads`) and start no other task while it holds a core;
+    when it ends, those waiting for a core are woken (:func:`woken_when_a_helper_ends`)."""
     with _LOCK:
         _HELPERS[0] += 1
     try:
@@ -40,11 +43,29 @@ def helper_thread():
     finally:
         with _LOCK:
             _HELPERS[0] -= 1
+            waiting = list(dict.fromkeys(_WAKE))
+        for cond in waiting:  # (never under _LOCK: a waiter holds its condition, then _LOCK)
+            with cond:
+                cond.notify_all()
 
 
 def helper_threads() -> int:
     """How many helper threads (:func:`helper_thread`) are working now."""
     return _HELPERS[0]
+
+
+@contextmanager
+def woken_when_a_helper_ends(cond: threading.Condition):
+    """While inside, ``cond`` is notified each time a helper thread's work ends (a core comes
+    free): a waiter on ``cond`` that counts :func:`helper_threads` is told, not left to look
+    again.  Enter it before reading the count, so no end between the two goes unseen."""
+    with _LOCK:
+        _WAKE.append(cond)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _WAKE.remove(cond)
 
 
 def in_this_run(fn):

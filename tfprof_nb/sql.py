@@ -92,7 +92,7 @@ class SqlSession:
     @property
     def remote(self) -> bool:
         """Whether hosts live on Dask workers (events stay there)."""
-        return hasattr(self._results.hosts, "client")
+        return self._results.hosts.remote
 
     def connection(self):
         """The DuckDB connection (created on first use)."""

@@ -455,3 +455,78 @@ def test_steps_run_beside_the_steps_they_do_not_need(cpu_file, monkeypatch):
     serial = tp.load(cpu_file).analyse(release=False)
     pd.testing.assert_frame_equal(parallel.steps, serial.steps)
     pd.testing.assert_frame_equal(parallel.op_stats, serial.op_stats)
+
+
+def test_ready_queue_is_woken_by_what_lets_a_step_start(monkeypatch):
+    """A waiting take() is woken by what lets a pair start (a helper thread's work ending, a
+    pair finishing, the batch stopping), not by looking again: with the wait's timeout (the
+    cancel token's check) made an hour, each one wakes it at once."""
+    import threading
+
+    from tfprof_nb._interrupt import helper_thread
+
+    monkeypatch.setattr(engine, "_CANCEL_CHECK", 3600.0)
+    todo = [("host_ops", h) for h in "abc"]
+    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
+    assert queue.take() == ("host_ops", "a")
+    with helper_thread():
+        waiting, box = _take_soon(queue, 0.2)
+        assert waiting.is_alive() and box == []
+    waiting.join(2)
+    assert box == [("host_ops", "b")]
+    waiting, box = _take_soon(queue, 0.2)
+    assert waiting.is_alive() and box == []
+    queue.finish(("host_ops", "a"), value=1)
+    waiting.join(2)
+    assert box == [("host_ops", "c")]
+    chain = engine._ReadyQueue([("steps", "h"), ("tpu", "h")], {}, threading.Lock())
+    assert chain.take() == ("tpu", "h")
+    waiting, box = _take_soon(chain, 0.2)  # steps waits on tpu
+    assert waiting.is_alive() and box == []
+    chain.stop()
+    waiting.join(2)
+    assert box == [None]
+
+
+def test_results_run_any_backend_of_the_hosts_protocol(cpu_file):
+    """Results asks a backend only what the Hosts protocol declares: a toy backend running
+    each batch on this thread gives LocalHosts' tables; every batch's shifts are {host: ps}
+    (empty while no step left to run is shifted) and ``meanwhile`` combines as steps end."""
+    from tfprof_nb.analysis.runtime.host import HostData
+    from tfprof_nb.analysis.runtime.hosts import Hosts
+    from tfprof_nb.analysis.runtime.results import Results
+    from tfprof_nb.xspace import read_xspace
+
+    class Serial(Hosts):
+        def __init__(self, spaces):
+            super().__init__()
+            self.data = {n: HostData(n, s) for n, s in spaces.items()}
+            self.batches: list = []
+
+        names = property(lambda self: list(self.data))
+
+        def space(self, host):
+            return self.data[host].space
+
+        def release(self):
+            pass
+
+        def _run_pairs(self, todo, shifts, meanwhile):
+            self.batches.append((todo, dict(shifts)))
+            for step, host in todo:
+                needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
+                self._partials[(step, host)] = registry.run_host_step(
+                    self.data[host], step, shifts.get(host, 0), **needs)
+                if meanwhile is not None:
+                    meanwhile()
+
+    spaces = {"a": read_xspace(cpu_file), "b": read_xspace(cpu_file)}
+    toy, local = Results(Serial(spaces)), Results(engine.LocalHosts(spaces))
+    toy.compute(["op_stats", "steps"])
+    for name in ("steps", "op_stats", "shifts"):
+        _same = pd.testing.assert_frame_equal if name != "shifts" else np.testing.assert_equal
+        _same(toy[name], local[name])
+    (first, unshifted), *rest = toy.hosts.batches
+    assert {s for s, _ in first} == {"info"} and unshifted == {}
+    assert rest and all(set(shifts) == {"a", "b"} for _, shifts in rest)
+    assert toy.hosts.partials("steps").keys() == {"a", "b"} and not toy.hosts.remote

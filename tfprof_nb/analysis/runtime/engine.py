@@ -1,9 +1,12 @@
-"""Where hosts live and how their per-host analysis steps run.
+"""Where hosts live and how their per-host analysis steps run: the two backends of the
+:class:`~.hosts.Hosts` protocol.
 
 A profile's hosts are decoded and analysed independently; only small partial results come
 back to be combined.  :class:`LocalHosts` keeps every host's :class:`HostData` in this process
-and runs steps in threads (the compiled kernels release the GIL); :class:`DaskHosts` decodes
-each host on a Dask worker, keeps it there and gathers only the partials.
+and runs a batch of steps on worker threads (:class:`_LocalBatch`; the compiled kernels
+release the GIL), which take the steps from a :class:`_ReadyQueue`; :class:`DaskHosts` decodes
+each host on a Dask worker, keeps it there, submits a batch as one graph and gathers only the
+partials.
 
 Policy for a host that fails (corrupt file, a bug, a worker that dies): loading skips an
 unreadable host and records why (``errors``) unless ``strict``; a failing analysis step raises
@@ -16,11 +19,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from ..._interrupt import helper_threads, run_in_threads
+from ..._interrupt import helper_threads, run_in_threads, woken_when_a_helper_ends
 from ..._native import cancel_requested
 from ..._progress import WorkProgress
 from ..._system import available_memory
@@ -29,6 +33,7 @@ from ...xspace import XSpaceData
 from . import registry
 from .decoding import decode_host, worker_threads
 from .host import HostData
+from .hosts import Hosts
 
 __all__ = ["HostAnalysisError", "LocalHosts", "DaskHosts", "load_host"]
 
@@ -41,7 +46,10 @@ def load_host(name: str, path, threads: int | None = None,
 
 
 _PARALLEL_STEPS_MIN_BYTES = 256 * 2**20
-_TICK = 0.1  # seconds between the calling thread's looks at the workers (progress shown)
+_TICK = 0.1  # seconds between the calling thread's progress lines while the workers run
+# seconds between a waiting worker's looks at its cancel token, which an interrupt cancels
+# without a notice; everything else that lets a step start notifies the queue
+_CANCEL_CHECK = 0.1
 # Steps off the critical path running at once beside it, whatever the cores: each holds its
 # own working memory (up to ~0.9x the file on GPU hosts).  On 16 cores, one per core raised a
 # real 269 MB GPU capture's peak from 1.22 to 1.29-1.34 GB for no time: its critical path
@@ -49,7 +57,7 @@ _TICK = 0.1  # seconds between the calling thread's looks at the workers (progre
 _FILL_MAX_STEPS = 2
 
 
-class LocalHosts:
+class LocalHosts(Hosts):
     """Every host decoded in this process.  Work runs on worker threads while the calling
     thread waits, so Ctrl-C stops it (see tfprof_nb._interrupt); ``progress`` (None: in a
     notebook only) reports loads and analyses longer than a second."""
@@ -58,10 +66,9 @@ class LocalHosts:
                  progress: bool | None = None):
         """Hosts decoded already (``errors``: {host: why it could not be read}; see
         :func:`.decoding.decode_hosts`)."""
-        self.errors = dict(errors or {})
+        super().__init__(errors)
         self.data = {name: HostData(name, space) for name, space in spaces.items()}
         self.progress = progress
-        self._partials: dict[tuple, object] = {}
         self._lock = threading.Lock()
 
     @property
@@ -71,80 +78,9 @@ class LocalHosts:
     def space(self, host: str) -> XSpaceData:
         return self.data[host].space
 
-    def partials(self, step: str, shifts: dict[str, int]) -> dict:
-        """{host: partial} of analysis ``step`` (computed once per host, in parallel; its
-        host needs must have been run)."""
-        self.run_steps([step], shifts)
-        return {h: self._partials[(step, h)] for h in self.data}
-
-    def has_partials(self, step: str) -> bool:
-        """Whether ``step``'s partial of every host is computed."""
-        return all((step, h) in self._partials for h in self.data)
-
-    def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
-        """Compute the partials of ``steps`` (whose host needs are computed already) for
-        every host, all with the same ``shifts``; see :meth:`run_graph`."""
-        self.run_graph(steps, {s: shifts for s in steps})
-
-    def run_graph(self, steps: list[str], shifts: dict[str, dict], meanwhile=None) -> None:
-        """Compute the partials of ``steps`` (``shifts`` {step: {host: ps}}, none for an
-        unshifted step) for every host, in parallel threads: across hosts, and across the
-        steps of one host when it is large enough for that to pay and memory allows (each
-        concurrent step needs its own working memory).  A free worker takes the first step
-        whose host needs are done, steps on the longest chains of needs first, so no worker
-        waits while work is ready.  Partials are kept as they come, so an interrupted run
-        keeps what it finished.  ``meanwhile()`` (short work on the partials done so far,
-        such as combining them) is called on the calling thread while the workers run, again
-        each time a step finishes."""
-        todo = [(s, h) for s in steps for h in self.data if (s, h) not in self._partials]
-        if not todo:
-            return
-        cores = os.cpu_count() or 1
-        workers, yielding = self._workers(len(todo))
-        queue = _ReadyQueue(todo, self._partials, self._lock, cores=cores, fill=yielding)
-        running: dict = {}
-
-        def run(pair):
-            step, host = pair
-            if yielding and not queue.critical(pair):
-                yield_to_critical_path()
-            running[pair] = True
-            try:
-                needs = {n: self._partials[(n, host)] for n in registry.get(step).host_needs}
-                value = registry.run_host_step(self.data[host], step,
-                                               shifts.get(step, {}).get(host, 0), **needs)
-            except MemoryError:
-                raise
-            except Exception as exc:  # reported per host, with the others kept
-                queue.finish(pair, error=exc)
-                return
-            finally:
-                running.pop(pair, None)
-            queue.finish(pair, value=value)
-
-        def worker(_):
-            try:
-                while (pair := queue.take()) is not None:
-                    run(pair)
-            finally:
-                queue.stop()  # a worker that failed wakes the others to stop as well
-
-        shown = WorkProgress(self.progress)
-
-        def poll():
-            now = sorted({s for s, _ in list(running)})
-            hosts = sorted({h for _, h in list(running)})
-            where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
-            shown.update(queue.finished() / len(todo), f"analysing {where}: {', '.join(now)}")
-
-        try:
-            run_in_threads(worker, range(workers), workers, poll,
-                           meanwhile=meanwhile and (lambda: _on_caller(queue, meanwhile, poll)))
-        except BaseException:
-            shown.finish("analysis interrupted", ok=False)
-            raise
-        shown.finish(f"analysed {len(todo)} step(s)")
-        _keep_or_raise(self._partials, {p: (None, e) for p, e in queue.errors(todo).items()})
+    def _run_pairs(self, todo: list, shifts: Mapping[str, int], meanwhile=None) -> None:
+        """Run ``todo`` as one :class:`_LocalBatch` on worker threads."""
+        _LocalBatch(self, todo, shifts).run(meanwhile)
 
     def _workers(self, pairs: int) -> tuple[int, bool]:
         """(worker threads, whether steps off the critical path yield) for ``pairs`` pairs:
@@ -169,18 +105,104 @@ class LocalHosts:
             hd.release()
 
 
-class DaskHosts:
+class _LocalBatch:
+    """One batch of (step, host) pairs on worker threads in this process, while the calling
+    thread waits.
+
+    Pairs run side by side across hosts, and across the steps of one host when it is large
+    enough for that to pay and memory allows (each concurrent step needs its own working
+    memory: :meth:`LocalHosts._workers`).  Each worker takes from the batch's
+    :class:`_ReadyQueue` the first pair whose host needs are done, those on the costliest
+    chains first, so no worker waits while work is ready; with one host's steps side by side,
+    a worker running a step off the critical path lowers its priority
+    (:func:`yield_to_critical_path`).  Partials are kept as they come, so an interrupted batch
+    keeps what it finished.
+    """
+
+    def __init__(self, hosts: LocalHosts, todo: list, shifts: Mapping[str, int]):
+        self.hosts, self.todo, self.shifts = hosts, todo, shifts
+        self.workers, self.yielding = hosts._workers(len(todo))
+        self.queue = _ReadyQueue(todo, hosts._partials, hosts._lock,
+                                 cores=os.cpu_count() or 1, fill=self.yielding)
+        self.running: dict = {}  # the pairs running now (named in the progress line)
+        self.shown = WorkProgress(hosts.progress)
+
+    def run(self, meanwhile=None) -> None:
+        """Run the batch; ``meanwhile()`` is called on this thread while the workers run,
+        again each time a pair finishes.  Then raise for the first pair that failed."""
+        on_caller = meanwhile and (lambda: self._on_caller(meanwhile))
+        try:
+            run_in_threads(self._work, range(self.workers), self.workers, self._show,
+                           meanwhile=on_caller)
+        except BaseException:
+            self.shown.finish("analysis interrupted", ok=False)
+            raise
+        self.shown.finish(f"analysed {len(self.todo)} step(s)")
+        Hosts._raise_first(self.queue.errors(self.todo))
+
+    def _work(self, _) -> None:
+        """One worker: the pairs the queue hands out, one after another."""
+        try:
+            while (pair := self.queue.take()) is not None:
+                self._run_pair(pair)
+        finally:
+            self.queue.stop()  # a worker that failed wakes the others to stop as well
+
+    def _run_pair(self, pair) -> None:
+        """Run one (step, host) pair and hand its partial (or its error) to the queue."""
+        step, host = pair
+        if self.yielding and not self.queue.critical(pair):
+            yield_to_critical_path()
+        self.running[pair] = True
+        try:
+            partials = self.hosts._partials
+            needs = {n: partials[(n, host)] for n in registry.get(step).host_needs}
+            value = registry.run_host_step(self.hosts.data[host], step,
+                                           self.shifts.get(host, 0), **needs)
+        except MemoryError:
+            raise
+        except Exception as exc:  # reported per host, with the others kept
+            self.queue.finish(pair, error=exc)
+            return
+        finally:
+            self.running.pop(pair, None)
+        self.queue.finish(pair, value=value)
+
+    def _show(self) -> None:
+        """The progress line: the share of pairs done, the steps running and where."""
+        running = list(self.running)
+        now = sorted({s for s, _ in running})
+        hosts = sorted({h for _, h in running})
+        where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
+        self.shown.update(self.queue.finished() / len(self.todo),
+                          f"analysing {where}: {', '.join(now)}")
+
+    def _on_caller(self, meanwhile) -> None:
+        """The calling thread's share while the workers run: ``meanwhile()`` then the
+        progress line, again each time a pair finishes (the queue wakes it; every _TICK
+        seconds otherwise, for the progress line), until the batch is over."""
+        while not self.queue.over():
+            seen = self.queue.finished()
+            meanwhile()
+            self._show()
+            self.queue.wait_past(seen, _TICK)
+
+
+class DaskHosts(Hosts):
     """Hosts decoded and analysed on the workers of a ``dask.distributed`` client.
 
     Each host's :class:`HostData` stays on the worker that decoded it; a step runs there and
-    only its partial travels.  ``timeout`` (seconds) bounds every wait.
+    only its partial travels.  ``timeout`` (seconds) bounds every wait: the steps (or loads)
+    left when none finishes for that long fail with a TimeoutError.
     """
+
+    remote = True
 
     def __init__(self, files: dict[str, Path], client, strict: bool = False,
                  timeout: float = 600.0):
+        super().__init__()
         self.client = client
         self.timeout = timeout
-        self.errors: dict[str, str] = {}
         # local paths as strings; a URL's RemoteFile as it is: the worker reads the store
         futures = {name: client.submit(load_host, name, os.fspath(path) if isinstance(
                        path, os.PathLike) else path, key=f"tfprof-load-{name}-"
@@ -197,31 +219,35 @@ class DaskHosts:
                 raise _as_format_error(exc, name) from exc
             else:
                 self.errors[name] = str(exc)
-        self._partials: dict[tuple, object] = {
-            ("info", name): value for name, (value, exc) in results.items() if exc is None}
+        self._partials.update({("info", name): value
+                               for name, (value, exc) in results.items() if exc is None})
 
-    def _wait(self, futures: dict, what: str) -> dict:
-        """{key: (value, exception)} once every future is done or the timeout passes."""
+    def _wait(self, futures: dict, what: str, keep: dict | None = None,
+              meanwhile=None) -> dict:
+        """{key: (value, exception)}, in ``futures``' order, once every future is done: each
+        value kept in ``keep`` as it comes back (then ``meanwhile()`` called); when none is
+        done for ``timeout`` seconds, those left are cancelled and time out."""
         from distributed import wait
 
-        done, not_done = wait(list(futures.values()), timeout=self.timeout,
-                              return_when="ALL_COMPLETED") if futures else ([], [])
-        out = {}
-        for key, fut in futures.items():
-            if fut in not_done:
-                fut.cancel()
-                out[key] = (None, TimeoutError(
-                    f"no {what} result after {self.timeout:.0f} s (worker busy, lost or "
-                    "hung)"))
-            elif fut.status == "finished":
-                out[key] = (fut.result(), None)
-            else:
-                try:
-                    exc = fut.exception(timeout=5)
-                except Exception as err:  # cancelled or lost futures raise here
-                    exc = err
-                out[key] = (None, exc)
-        return out
+        out, pending = {}, dict(futures)
+        while pending:
+            try:
+                done, _ = wait(list(pending.values()), timeout=self.timeout,
+                               return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                for key in list(pending):
+                    pending.pop(key).cancel()
+                    out[key] = (None, TimeoutError(
+                        f"no {what} result after {self.timeout:.0f} s (worker busy, lost or "
+                        "hung)"))
+                break
+            for key in [k for k, fut in pending.items() if fut in done]:
+                out[key] = _outcome(pending.pop(key))
+                if keep is not None and out[key][1] is None:
+                    keep[key] = out[key][0]
+            if meanwhile is not None:
+                meanwhile()
+        return {key: out[key] for key in futures}
 
     @property
     def names(self) -> list[str]:
@@ -232,19 +258,21 @@ class DaskHosts:
         fut = self.client.submit(_space_of, self.futures[host], pure=False)
         return fut.result(timeout=self.timeout)
 
-    def partials(self, step: str, shifts: dict[str, int]) -> dict:
-        self.run_steps([step], shifts)
-        return {h: self._partials[(step, h)] for h in self.futures}
-
-    def run_steps(self, steps: list[str], shifts: dict[str, int]) -> None:
-        """Submit every (step, host) pair at once; the scheduler runs them where the hosts
-        live."""
-        todo = {(s, h): self.client.submit(
-                    registry.run_host_step, fut, s, shifts.get(h, 0), pure=False,
-                    **{n: self._partials[(n, h)] for n in registry.get(s).host_needs})
-                for s in steps for h, fut in self.futures.items()
-                if (s, h) not in self._partials}
-        _keep_or_raise(self._partials, self._wait(todo, "analysis"))
+    def _run_pairs(self, todo: list, shifts: Mapping[str, int], meanwhile=None) -> None:
+        """Submit every (step, host) pair at once, a need of the same batch passed as its
+        future: the scheduler starts each step where its host lives once its needs are done
+        (a need that failed fails it with the need's error).  Partials are kept as they come
+        back, ``meanwhile()`` called after each."""
+        submitted: dict = {}
+        for step, host in todo:
+            needs = {n: submitted[(n, host)] if (n, host) in submitted
+                     else self._partials[(n, host)] for n in registry.get(step).host_needs}
+            submitted[(step, host)] = self.client.submit(
+                registry.run_host_step, self.futures[host], step, shifts.get(host, 0),
+                pure=False, **needs)
+        results = self._wait(submitted, "analysis", keep=self._partials, meanwhile=meanwhile)
+        self._raise_first({pair: exc for pair, (_, exc) in results.items()
+                           if exc is not None})
 
     def release(self) -> None:
         for fut in self.futures.values():
@@ -281,32 +309,53 @@ class _ReadyQueue:
         self._cond = threading.Condition()
 
     def take(self):
-        """The next pair to run, waiting while all pending ones wait on running ones; None
-        when there is nothing left to run or the batch stopped."""
-        with self._cond:
+        """The next pair to run, waiting while none may start; None when there is nothing
+        left to run or the batch stopped.
+
+        What lets a pair start notifies the queue's condition: a pair finishing
+        (:meth:`finish`), the batch stopping (:meth:`stop`) and a helper thread's work ending
+        (a core comes free: ``woken_when_a_helper_ends``, entered before the cores are
+        counted).  The wait's timeout is only the look at the cancel token (an interrupt
+        cancels it without a notice), never how work is noticed."""
+        with self._cond, woken_when_a_helper_ends(self._cond):
             while True:
                 if self._stopped or cancel_requested() or not self._pending:
                     return None
-                busy = self._cores_taken()
-                for i, pair in enumerate(self._pending):
-                    state = self._needs_state(pair)
-                    filler = self._filler(pair)
-                    if state == "ready" and (self._filling >= self._fill_max if filler else busy):
-                        continue
-                    if state != "waiting":
-                        del self._pending[i]
-                        if state == "ready":
-                            if filler:
-                                self._filling += 1
-                            else:
-                                self._running += 1
-                            return pair
-                        self._failed[pair] = RuntimeError(f"its host step {state!r} failed")
-                        self._done.add(pair)
-                        self._cond.notify_all()
-                        break
-                else:  # (helpers end without a notice: looked at again soon)
-                    self._cond.wait(0.01 if busy else 0.1)
+                pair = self._next()
+                if pair is not None:
+                    return pair
+                self._cond.wait(_CANCEL_CHECK)
+
+    def _next(self):
+        """The first pending pair that may start now, taken and counted as running (None:
+        none may); pending pairs whose need failed are failed on the way."""
+        busy = self._cores_taken()
+        i = 0
+        while i < len(self._pending):
+            pair = self._pending[i]
+            state = self._needs_state(pair)
+            if state not in ("ready", "waiting"):  # its need failed: so does it, and the
+                self._fail(pair, state)            # pairs before it are looked at again
+                busy, i = self._cores_taken(), 0
+                continue
+            filler = self._filler(pair)
+            if state == "waiting" or (self._filling >= self._fill_max if filler else busy):
+                i += 1
+                continue
+            del self._pending[i]
+            if filler:
+                self._filling += 1
+            else:
+                self._running += 1
+            return pair
+        return None
+
+    def _fail(self, pair, need: str) -> None:
+        """Fail pending ``pair`` without running it: its host need ``need`` failed."""
+        self._pending.remove(pair)
+        self._failed[pair] = RuntimeError(f"its host step {need!r} failed")
+        self._done.add(pair)
+        self._cond.notify_all()
 
     def critical(self, pair) -> bool:
         """Whether ``pair`` is on the batch's critical path: the chain of host steps from the
@@ -372,16 +421,6 @@ class _ReadyQueue:
         return {p: self._failed[p] for p in todo if p in self._failed}
 
 
-def _on_caller(queue: _ReadyQueue, meanwhile, poll) -> None:
-    """The calling thread's share while the workers run: ``meanwhile()`` then ``poll()``,
-    again each time a pair finishes (or every _TICK seconds), until the batch is over."""
-    while not queue.over():
-        seen = queue.finished()
-        meanwhile()
-        poll()
-        queue.wait_past(seen, _TICK)
-
-
 def _critical_chain(pending: list, level: dict) -> set:
     """The pairs of the costliest chain (``pending`` sorted by ``level``, their chain cost):
     its head, then at each step the dependent (on the same host) heading the costliest rest."""
@@ -421,18 +460,14 @@ def _chain_cost(step: str, steps: set) -> float:
                                               default=0.0)
 
 
-def _keep_or_raise(partials: dict, results: dict) -> None:
-    """Keep each (step, host) pair's partial; then raise HostAnalysisError for the first pair
-    that failed (the others stay kept)."""
-    failures = {}
-    for pair, (value, exc) in results.items():
-        if exc is None:
-            partials[pair] = value
-        else:
-            failures[pair] = exc
-    if failures:
-        (step, host), exc = next(iter(failures.items()))
-        raise HostAnalysisError(host, step, exc) from exc
+def _outcome(fut) -> tuple:
+    """(value, None) of a finished future, (None, exception) of one that failed."""
+    if fut.status == "finished":
+        return fut.result(), None
+    try:
+        return None, fut.exception(timeout=5)
+    except Exception as err:  # cancelled or lost futures raise here
+        return None, err
 
 
 def _space_of(hd: HostData) -> XSpaceData:

@@ -1,8 +1,9 @@
 """The results of one profile's analyses, computed on first request and cached by name.
 
-:class:`Results` sits between the facade (``Profile``) and where the hosts live
-(:mod:`.engine`): asked for an analysis, it computes what that needs first, runs the host
-steps on every host (through the engine: threads or Dask workers) and calls the combine step.
+:class:`Results` sits between the facade (``Profile``) and where the hosts live (a
+:class:`~.hosts.Hosts` backend: threads or Dask workers, :mod:`.engine`): asked for an
+analysis, it computes what that needs first, runs the host steps on every host (one
+``hosts.run`` per batch, whichever the backend) and calls the combine step.
 Inputs set from outside (``set_input``: e.g. the device peaks a user gives) replace a
 result and drop every result that depends on it.
 """
@@ -19,7 +20,7 @@ __all__ = ["Results", "HostSpaces"]
 
 
 class Results:
-    """Every analysis result of the hosts in ``hosts`` (a ``LocalHosts`` or ``DaskHosts``)."""
+    """Every analysis result of the hosts in ``hosts`` (a :class:`~.hosts.Hosts`)."""
 
     def __init__(self, hosts, inputs: dict | None = None):
         self.hosts = hosts
@@ -49,32 +50,17 @@ class Results:
     def partials(self, name: str) -> dict:
         """{host: partial} of analysis ``name``'s host step, in host order."""
         self.run_host_steps([name])
-        shifts = self._shifts(name)
-        parts = self.hosts.partials(name, shifts)
+        parts = self.hosts.partials(name)
         return {h: parts[h] for h in self.host_names}
 
-    def _shifts(self, name: str) -> dict:
-        return self["shifts"] if registry.get(name).shifted else {}
-
     def run_host_steps(self, names, meanwhile=None) -> None:
-        """Run the host steps ``names`` need on every host: in this process all at once, each
-        step starting as soon as its host needs are done (``meanwhile``: see
-        LocalHosts.run_graph); on Dask each wave of independent steps side by side."""
-        waves = registry.host_step_waves(names)
-        if hasattr(self.hosts, "run_graph"):
-            steps = [n for wave in waves for n in wave]
-            todo = [n for n in steps if not self.hosts.has_partials(n)]
-            shifts = self["shifts"] if any(registry.get(n).shifted for n in todo) else {}
-            self.hosts.run_graph(steps, {n: shifts for n in steps if registry.get(n).shifted},
-                                 meanwhile)
-            return
-        for wave in waves:
-            shifted = [n for n in wave if registry.get(n).shifted]
-            unshifted = [n for n in wave if not registry.get(n).shifted]
-            if unshifted:
-                self.hosts.run_steps(unshifted, {})
-            if shifted:
-                self.hosts.run_steps(shifted, self["shifts"])
+        """Run the host steps ``names`` need on every host, as one batch (each step starts
+        as soon as its host needs are done; ``meanwhile``: see :meth:`.hosts.Hosts.run`),
+        with the profile's time shifts when a step left to run takes them."""
+        steps = [n for wave in registry.host_step_waves(names) for n in wave]
+        todo = [n for n in steps if not self.hosts.has_partials(n)]
+        shifts = self["shifts"] if any(registry.get(n).shifted for n in todo) else {}
+        self.hosts.run(steps, shifts, meanwhile)
 
     @short_traceback
     def compute(self, names) -> None:
