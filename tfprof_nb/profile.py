@@ -20,11 +20,14 @@ from .analysis.xla.device_peaks import user_peaks
 __all__ = ["Profile"]
 
 
-def _result(name: str, doc: str, item=None) -> property:
-    """A read-only property: the result of analysis ``name`` (its ``item`` when given)."""
+def _result(name: str, doc: str, key: str | None = None, field: str | None = None) -> property:
+    """A read-only property: the result of analysis ``name`` (its ``key`` of a dict, or its
+    ``field`` of a result object, when given)."""
     def get(self):
         value = self._results[name]
-        return value if item is None else value[item]
+        if key is not None:
+            return value[key]
+        return value if field is None else getattr(value, field)
     return property(get, doc=doc)
 
 
@@ -113,10 +116,12 @@ class Profile(ProfileOutputs):
                       "bottlenecks with suggestions, summary.")
     pod = _result("pod", "Each step's breakdown on every host, the slowest host marked.")
     framework = _result("framework", "What wrote the profile: .name, .gpu_vendors.")
-    memory_summary = _result("memory", "One row per allocator: allocations, capacity, peaks.", 0)
+    memory_summary = _result("memory", "One row per allocator: allocations, capacity, peaks.",
+                             field="summary")
     memory_timeline = _result("memory", "One row per allocation or deallocation, with memory in "
-                              "use after it.", 1)
-    memory_breakdown = _result("memory", "Allocations active at each allocator's peak.", 2)
+                              "use after it.", field="timeline")
+    memory_breakdown = _result("memory", "Allocations active at each allocator's peak.",
+                               field="breakdown")
     hlo_stats = _result("hlo_stats", "One row per HLO op of the XLA programs: category, "
                         "expression, framework op, times, FLOPs, bytes, bound-by; "
                         "attrs['reasons'] says what is missing.")

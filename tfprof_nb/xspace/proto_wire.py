@@ -8,7 +8,9 @@ runtime (:mod:`.hlo_proto`).
 
 from __future__ import annotations
 
-__all__ = ["read_fields", "ProtoWireError", "MEMORY_SPACES", "memory_breakdown"]
+from .._deprecated import renamed
+
+__all__ = ["read_fields", "ProtoWireError", "MEMORY_SPACES", "memory_access_bytes"]
 
 # OpMetrics.MemoryAccessed: operation_type (1: READ, 2: WRITE), memory_space (XLA's numbering
 # on TPU: 1 HBM, 2 CMEM, 3 VMEM), bytes_accessed
@@ -60,7 +62,7 @@ def read_fields(data: bytes) -> list[tuple[int, int | bytes]]:
     return out
 
 
-def memory_breakdown(data: bytes) -> dict[str, int]:
+def memory_access_bytes(data: bytes) -> dict[str, int]:
     """Bytes per memory space and direction (``hbm``, ``cmem_read``, ``cmem_write``,
     ``vmem_read``, ``vmem_write``; HBM reads and writes together) of a serialized
     ``MemoryAccessBreakdown``; empty when it lists nothing."""
@@ -81,3 +83,11 @@ def memory_breakdown(data: bytes) -> dict[str, int]:
                            else "_other")
         out[key] = out.get(key, 0) + nbytes
     return out
+
+
+def __getattr__(name: str):
+    # renamed: "memory breakdown" means the allocations live at a peak (prof.memory_breakdown)
+    if name == "memory_breakdown":
+        return renamed(f"{__name__}.memory_breakdown", "memory_access_bytes",
+                       memory_access_bytes)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

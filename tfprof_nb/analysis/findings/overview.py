@@ -10,6 +10,7 @@ import pandas as pd
 from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
+from ..tf.memory import MemoryAnalysis
 
 __all__ = ["ANALYSES", "Overview", "device_text", "overview", "run_environment"]
 
@@ -171,14 +172,14 @@ def _device_reasons(env: dict, device: dict, counters: dict, reasons: list) -> N
 
 
 def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,
-             memory: tuple, environment: dict, recommendations: list,
+             memory: MemoryAnalysis, environment: dict, recommendations: list,
              duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
              roofline: pd.DataFrame | None = None, host_ops: tuple | None = None,
              precision: dict | None = None, input_wait: dict | None = None) -> Overview:
-    """The overview page from a profile's tables (``memory``: the (summary, timeline,
-    breakdown) tables; ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``,
-    ``roofline``, ``host_ops``: for the TPU figures; ``precision``, ``input_wait``: the
-    shares its cards quote, :mod:`.precision`, :mod:`.input_wait`)."""
+    """The overview page from a profile's tables (``memory``: the memory tables by name;
+    ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``, ``roofline``, ``host_ops``: for
+    the TPU figures; ``precision``, ``input_wait``: the shares its cards quote,
+    :mod:`.precision`, :mod:`.input_wait`)."""
     reasons: list = []
     step_time, breakdown = _step_summary(steps, reasons)
     env = environment
@@ -186,7 +187,7 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     top = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
     top_device = ops[ops.host_or_device == "Device"].head(10)[top].reset_index(drop=True)
     top_host = ops[ops.host_or_device == "Host"].head(10)[top].reset_index(drop=True)
-    if memory[0].empty:
+    if memory.summary.empty:
         reasons.append("no memory events in this profile (on CPU only some allocators and "
                        "workloads record them)")
     duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None

@@ -19,7 +19,7 @@ from ...constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE
 from ..gpu.gpu_time import PROFILE_WINDOW
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
-from ..tf.memory import LABELS
+from ..tf.memory import LABELS, MemoryAnalysis
 from ..trace.framework import UNKNOWN, Framework
 from .advice import allocator_fix, fix, is_device_allocator
 from .evidence import CAUSE_WORDS, evidence_words
@@ -270,14 +270,15 @@ def _listing(labels: pd.Series, one: str, many: str) -> str:
 
 
 def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame,
-                    op_stats: pd.DataFrame, tf_data, environment: dict, memory: tuple,
-                    framework: Framework, gpu_utilization: pd.DataFrame,
+                    op_stats: pd.DataFrame, tf_data, environment: dict,
+                    memory: MemoryAnalysis, framework: Framework,
+                    gpu_utilization: pd.DataFrame,
                     duty_cycle: pd.DataFrame, gpu_overlap: pd.DataFrame,
                     stragglers: pd.DataFrame, hlo_stats: pd.DataFrame, precision: dict,
                     input_wait: dict) -> list[Finding]:
     """All findings from a profile's tables, most severe first, worded for its framework and
-    GPUs (``memory``: the (summary, timeline, breakdown) tables; ``precision`` and
-    ``input_wait``: the shares the overview quotes too)."""
+    GPUs (``memory``: the memory tables by name; ``precision`` and ``input_wait``: the
+    shares the overview quotes too)."""
     target = Target(framework.name, framework.gpu_vendors)
     verdict = bottleneck_verdicts(steps)
     out: list[Finding] = []
@@ -291,7 +292,7 @@ def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame
     _layout(kernel_stats, op_stats, out, target)
     _command_buffers(hlo_stats, out, target)
     _host_python(verdict, out, target)
-    _memory(memory[0], out, target)
+    _memory(memory.summary, out, target)
     return sorted(out, key=lambda f: f.severity != "high")
 
 

@@ -9,6 +9,8 @@ some allocators and workloads; a profile without them gives empty tables.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -17,8 +19,9 @@ from ..runtime.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..steps.steps import MEMORY_EVENTS, memory_groups
 
-__all__ = ["ANALYSES", "LABELS", "host_memory", "combine_memory", "readable",
-           "SUMMARY_COLUMNS", "TIMELINE_COLUMNS", "BREAKDOWN_COLUMNS"]
+__all__ = ["ANALYSES", "LABELS", "AllocatorMemory", "MemoryAnalysis", "host_memory",
+           "combine_memory", "readable", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
+           "BREAKDOWN_COLUMNS"]
 
 SUMMARY_COLUMNS = ["host", "allocator", "num_allocations", "num_deallocations",
                    "memory_capacity_bytes", "peak_heap_usage_lifetime_bytes",
@@ -38,6 +41,29 @@ _DTYPES = ["INVALID", "float", "double", "int32", "uint8", "int16", "int8", "str
 
 
 LABELS = "allocator_labels"  # summary.attrs: {(host, allocator): its name for people}
+
+
+@dataclass(frozen=True)
+class MemoryAnalysis:
+    """The memory profile, the result of the analysis ``memory``: its tables by name."""
+
+    summary: pd.DataFrame    # prof.memory_summary: one row per allocator
+    timeline: pd.DataFrame   # prof.memory_timeline: one row per (de)allocation, memory in use
+    breakdown: pd.DataFrame  # prof.memory_breakdown: active allocations at each peak
+
+    def __repr__(self) -> str:
+        return (f"<MemoryAnalysis {len(self.summary)} allocator(s), "
+                f"{len(self.timeline)} event(s)>")
+
+
+@dataclass(frozen=True)
+class AllocatorMemory:
+    """One allocator of one host (the per-host partial of ``memory``): its summary row (with
+    its label for people under ``LABELS``), timeline and breakdown at its peak."""
+
+    summary: dict
+    timeline: pd.DataFrame
+    breakdown: pd.DataFrame
 
 
 def _label(name: str, origin: str, device_type: str) -> str:
@@ -144,7 +170,8 @@ def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
                          "event_id": rows.astype(np.int64)})
 
 
-def _per_allocator(host: str, name: str, raw: pd.DataFrame, device_type: str = "device"):
+def _per_allocator(host: str, name: str, raw: pd.DataFrame,
+                   device_type: str = "device") -> AllocatorMemory:
     """Summary row (with its label for people), timeline and breakdown of one allocator (raw:
     its events in file order)."""
     in_use = raw.reserved + raw.heap
@@ -169,7 +196,7 @@ def _per_allocator(host: str, name: str, raw: pd.DataFrame, device_type: str = "
         "heap_at_peak_bytes": int(peak.heap), "free_at_peak_bytes": int(peak.free),
         "fragmentation_at_peak_pct": float(peak.fragmentation) * 100,
         LABELS: _label(name, str(raw.origin.iloc[0]), device_type)}
-    return summary, _timeline(host, name, tl), breakdown
+    return AllocatorMemory(summary, _timeline(host, name, tl), breakdown)
 
 
 def _in_time_order(raw: pd.DataFrame) -> pd.DataFrame:
@@ -234,8 +261,9 @@ def _timeline(host: str, name: str, tl: pd.DataFrame) -> pd.DataFrame:
         "peak_bytes_in_use": tl.peak, "event_id": tl.event_id})
 
 
-def host_memory(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None) -> list:
-    """(summary row, timeline, breakdown) of each allocator of one host, allocators sorted;
+def host_memory(hd: HostData, shift_ps: int = 0,
+                steps: pd.DataFrame | None = None) -> list[AllocatorMemory]:
+    """The memory of each allocator of one host, allocators sorted;
     times are shifted by ``shift_ps``, ``event_id`` holds the host's own event rows.  An
     event's step is its ``group_id`` stat, else the group our grouping gave it (``steps``: the
     host's step table, which carries them), as the reference groups a raw file first."""
@@ -248,16 +276,17 @@ def host_memory(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = No
             for name in sorted(raw.allocator.unique())]
 
 
-def combine_memory(parts: dict[str, list[tuple]], event_offsets: dict[str, int]):
-    """(summary, timeline, breakdown) over all hosts; ``event_offsets`` turn each host's
-    event rows into global event ids."""
+def combine_memory(parts: dict[str, list[AllocatorMemory]],
+                   event_offsets: dict[str, int]) -> MemoryAnalysis:
+    """The memory tables over all hosts; ``event_offsets`` turn each host's event rows into
+    global event ids."""
     summaries, timelines, breakdowns = [], [], []
     for host, allocators in parts.items():
         offset = event_offsets[host]
-        for s, t, b in allocators:
-            summaries.append(s)
-            timelines.append(t.assign(event_id=t.event_id + offset))
-            breakdowns.append(b)
+        for one in allocators:
+            summaries.append(one.summary)
+            timelines.append(one.timeline.assign(event_id=one.timeline.event_id + offset))
+            breakdowns.append(one.breakdown)
     summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS)
     summary.attrs[LABELS] = {(s["host"], s["allocator"]): s.get(LABELS, s["allocator"])
                              for s in summaries}
@@ -265,7 +294,7 @@ def combine_memory(parts: dict[str, list[tuple]], event_offsets: dict[str, int])
         pd.DataFrame({c: pd.Series(dtype=object) for c in TIMELINE_COLUMNS})
     breakdown = pd.concat(breakdowns, ignore_index=True) if breakdowns else \
         pd.DataFrame({c: pd.Series(dtype=object) for c in BREAKDOWN_COLUMNS})
-    return summary, timeline[TIMELINE_COLUMNS], breakdown[BREAKDOWN_COLUMNS]
+    return MemoryAnalysis(summary, timeline[TIMELINE_COLUMNS], breakdown[BREAKDOWN_COLUMNS])
 
 
 ANALYSES = (Analysis("memory", host=host_memory, combine=combine_memory,

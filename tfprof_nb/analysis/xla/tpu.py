@@ -38,7 +38,7 @@ from ...constants import (HOST_PLANE, STEPS_LINE, TPU_OP_LINES, TPU_PLANE_PREFIX
                          TPU_TENSOR_CORE_PLANE, TPU_TRACE_ONLY_LINES, XLA_MODULES_LINE,
                          XLA_OPS_LINE)
 from ...xspace.model import stat_value
-from ...xspace.proto_wire import ProtoWireError, memory_breakdown
+from ...xspace.proto_wire import ProtoWireError, memory_access_bytes
 from ..runtime.host import HostData
 from ..runtime.unit import Analysis
 
@@ -178,7 +178,7 @@ def _breakdowns(md: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         if not isinstance(data, bytes) or not data:
             continue
         try:
-            parts = memory_breakdown(data)
+            parts = memory_access_bytes(data)
         except ProtoWireError as exc:
             bad.append(f"{md.name[row]}: {exc}")
             continue
