@@ -1,11 +1,12 @@
-"""HostData's derived stats (tfprof_nb.analysis.runtime.host)."""
+"""HostData's derived stats (tfprof_nb.analysis.runtime.host_stats)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tfprof_nb.analysis.runtime.host import HostData, _distinct_codes
+from tfprof_nb.analysis.runtime.host import HostData
+from tfprof_nb.analysis.runtime.host_stats import _distinct_codes
 from tfprof_nb.xspace import read_xspace
 
 

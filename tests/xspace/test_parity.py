@@ -140,7 +140,7 @@ def pass_block(request):
 def test_decoder_finds_whether_events_are_in_nesting_order(case, pass_block, monkeypatch):
     """The decoder's verdict (made as it turns offsets into starts, in blocks on threads)
     equals a sort's, and a host uses it instead of a pass of its own."""
-    from tfprof_nb.analysis.runtime import host
+    from tfprof_nb.analysis.runtime import host, host_nesting
 
     lines, expected = NESTING_CASES[case]
     ev = decode_xspace(_one_plane(lines), threads=2).events
@@ -148,8 +148,8 @@ def test_decoder_finds_whether_events_are_in_nesting_order(case, pass_block, mon
     assert ev.in_nesting_order is expected
     assert expected == bool(np.array_equal(ref, np.arange(len(ev))))
     passes = []
-    scan = host.nesting_order_or_none
-    monkeypatch.setattr(host, "nesting_order_or_none", lambda *a: passes.append(1) or scan(*a))
+    scan = host_nesting.nesting_order_or_none
+    monkeypatch.setattr(host_nesting, "nesting_order_or_none", lambda *a: passes.append(1) or scan(*a))
     order = host.HostData("h", decode_xspace(_one_plane(lines))).nesting_order()
     assert (order is None) is expected
     assert len(passes) == (0 if expected else 1)
