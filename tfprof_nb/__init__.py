@@ -23,7 +23,7 @@ __all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "Ke
            "LoadWarning", "Monitor", "ObjectStoreError", "PerformanceCheckError", "Profile",
            "ProfileFormatError", "__version__", "capture", "capture_remote", "check",
            "compare", "export_notebook", "load", "load_ipython_extension", "report",
-           "start_server"]
+           "start_server", "widgets"]
 
 _LAZY = {
     "load": ("tfprof_nb.loading", "load"),

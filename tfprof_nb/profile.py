@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from . import events as _events
+from ._deprecated import renamed
 from ._outputs import ProfileOutputs
 from .analysis.runtime.results import HostSpaces, Results
 from .analysis.xla.device_peaks import user_peaks
@@ -183,13 +184,17 @@ class Profile(ProfileOutputs):
     # ---- XLA programs --------------------------------------------------------------------------
     def set_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
                          device: str = "user") -> None:
-        """Use these peaks (FLOP/s, bytes/s) in ``hlo_stats``, ``op_profile()``, ``roofline``."""
+        """Use these peaks (FLOP/s, bytes/s) from now on: ``device_peaks``, ``hlo_stats``,
+        ``roofline``, ``op_profile()``, ``overview()`` and the charts and views follow (the
+        one way to give peaks: CPUs, devices whose plane has none)."""
         self._results.set_input("user_peaks", user_peaks(
             peak_flops_per_s, memory_bw_bytes_per_s, device, "set_device_peaks"))
 
     def with_device_peaks(self, peak_flops_per_s: float, memory_bw_bytes_per_s: float,
                           device: str = "user") -> "Profile":
-        """A profile sharing this one's decoded hosts whose XLA tables use these peaks."""
+        """Deprecated (goes in the next release): use ``set_device_peaks``.  A profile
+        sharing this one's decoded hosts whose XLA tables use these peaks."""
+        renamed("Profile.with_device_peaks(...)", "prof.set_device_peaks(...)")
         peaks = user_peaks(peak_flops_per_s, memory_bw_bytes_per_s, device, "with_device_peaks")
         return Profile(self._results.hosts, self.source,
                        {**self._results.inputs, "user_peaks": peaks})
@@ -198,23 +203,28 @@ class Profile(ProfileOutputs):
                    peak_flops_per_s: float | None = None,
                    memory_bw_bytes_per_s: float | None = None) -> pd.DataFrame:
         """XLA time as a tree (program -> category -> op, or category -> op) with utilisation
-        against the device's peaks or these; see analysis.xla.op_profile."""
+        against the device's peaks (``device_peaks``; see analysis.xla.op_profile).  The
+        peak arguments are deprecated (they go in the next release): ``set_device_peaks``."""
         from .analysis.xla.op_profile import op_profile_for
 
         if peak_flops_per_s is None and memory_bw_bytes_per_s is None:
             return op_profile_for(self.result("xla"), self.device_peaks, self.hlo_stats,
                                   group_by=group_by, include_idle=include_idle)
         peaks = user_peaks(peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument")
+        renamed("op_profile(peak_flops_per_s=..., memory_bw_bytes_per_s=...)",
+                "prof.set_device_peaks(...), then prof.op_profile()")
         return op_profile_for(self.result("xla"), peaks, group_by=group_by,
                               include_idle=include_idle)
 
     def roofline_for(self, peak_flops_per_s: float,
                      memory_bw_bytes_per_s: float) -> pd.DataFrame:
-        """The roofline table against the given peak FLOP/s and memory bandwidth (bytes/s)."""
+        """Deprecated (goes in the next release): ``set_device_peaks``, then ``roofline``.  The
+        roofline table against the given peak FLOP/s and memory bandwidth (bytes/s)."""
         from .analysis.xla.roofline import roofline_for
 
-        return roofline_for(self.result("xla"), user_peaks(
-            peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument"))
+        peaks = user_peaks(peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument")
+        renamed("Profile.roofline_for(...)", "prof.set_device_peaks(...), then prof.roofline")
+        return roofline_for(self.result("xla"), peaks)
 
     def program_memory(self, program=None, memory_space: int = 0):
         """XLA buffer assignment (XProf's memory viewer): without ``program``, one row per
@@ -224,7 +234,7 @@ class Profile(ProfileOutputs):
 
         return program_memory_for(self.result("program_memory"), program, memory_space)
 
-    def analyse(self, release: bool = True) -> "Profile":
+    def analyze(self, release: bool = True) -> "Profile":
         """Run every analysis now (host steps where hosts live, in parallel); ``release``
         drops the per-event arrays the hosts derived afterwards.  Returns the profile."""
         from .analysis.runtime.registry import analyses
@@ -233,6 +243,8 @@ class Profile(ProfileOutputs):
         if release:
             self._results.hosts.release()
         return self
+
+    analyse = analyze  # British spelling: users type both, so an alias without a warning
 
     def summary(self) -> str:
         """A few lines describing the profile (hosts, planes, events, duration, errors)."""

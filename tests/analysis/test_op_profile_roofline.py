@@ -163,14 +163,22 @@ def test_roofline_unknown_device_and_user_peaks(gpu_dir):
     table = prof.roofline
     assert table.roofline_efficiency_pct.isna().all() and set(table.bound_by) == {"Unknown"}
     assert any("set_device_peaks" in r for r in table.attrs["reasons"])
-    given = prof.roofline_for(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
+    with pytest.warns(DeprecationWarning, match="set_device_peaks"):
+        given = prof.roofline_for(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
     assert given.roofline_efficiency_pct.notna().all()
     assert {"HBM"} <= set(given.bound_by)
-    tree = prof.op_profile(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
+    with pytest.warns(DeprecationWarning, match="set_device_peaks"):
+        tree = prof.op_profile(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
     assert tree.flop_utilization_pct.notna().all()
     assert prof.op_profile().flop_utilization_pct.isna().all()
     with pytest.raises(ValueError):
         prof.op_profile(peak_flops_per_s=1e14)
+    # the one way to give peaks: every table follows
+    prof.set_device_peaks(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
+    pd.testing.assert_series_equal(prof.roofline.roofline_efficiency_pct,
+                                   given.roofline_efficiency_pct)
+    pd.testing.assert_series_equal(prof.op_profile().flop_utilization_pct,
+                                   tree.flop_utilization_pct)
 
 
 def test_roofline_on_cpu_with_given_peaks(tmp_path_factory):

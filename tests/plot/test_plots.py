@@ -272,11 +272,15 @@ def test_roofline_without_peaks_says_how_to_get_them(xla_gpu):
     fig = prof.plot.roofline()
     assert not any(t.name == "Roofline" for t in fig.data)
     assert "set_device_peaks" in fig.layout.annotations[0].text
-    fig = prof.plot.roofline(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
+    with pytest.warns(DeprecationWarning, match="set_device_peaks"):
+        fig = prof.plot.roofline(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
     roof = next(t for t in fig.data if t.name == "Roofline")
     assert roof.y[-1] == pytest.approx(1e14 / 1e9)
     with pytest.raises(ValueError, match="both"):
         prof.plot.roofline(peak_flops_per_s=1e14)
+    prof.set_device_peaks(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
+    roof = next(t for t in prof.plot.roofline().data if t.name == "Roofline")
+    assert roof.y[-1] == pytest.approx(1e14 / 1e9)
 
 
 def test_roofline_of_a_profile_without_xla(gpu):

@@ -62,15 +62,14 @@ class ProfilePlots:
     def roofline(self, theme: str = "light", peak_flops_per_s: float | None = None,
                  memory_bw_bytes_per_s: float | None = None):
         """XLA ops on the device's roofline: arithmetic intensity against achieved FLOP/s
-        (``prof.roofline``, or ``prof.roofline_for(...)`` with the peaks given here)."""
+        (``prof.roofline``, against ``prof.device_peaks``: ``prof.set_device_peaks(...)``
+        sets them).  The peak arguments are deprecated (they go in the next release)."""
         from .roofline import roofline_figure
 
         prof = self._prof
         if peak_flops_per_s is not None or memory_bw_bytes_per_s is not None:
-            if not (peak_flops_per_s and memory_bw_bytes_per_s):
-                raise ValueError("give both peak_flops_per_s and memory_bw_bytes_per_s")
-            return roofline_figure(prof.roofline_for(peak_flops_per_s, memory_bw_bytes_per_s),
-                                   theme)
+            return roofline_figure(_roofline_for(prof, peak_flops_per_s,
+                                                 memory_bw_bytes_per_s), theme)
         return roofline_figure(prof.roofline, theme)
 
     def program_memory(self, program, memory_space: int = 0, theme: str = "light",
@@ -122,3 +121,17 @@ class ProfilePlots:
         from .source import source_flame_figure
 
         return source_flame_figure(stack_tree(self._prof.source_stacks, all_frames), theme)
+
+
+def _roofline_for(prof, peak_flops_per_s, memory_bw_bytes_per_s):
+    """The roofline table against the peaks given to ``plot.roofline`` (deprecated)."""
+    from .._deprecated import renamed
+    from ..analysis.xla.device_peaks import user_peaks
+    from ..analysis.xla.roofline import roofline_for
+
+    if not (peak_flops_per_s and memory_bw_bytes_per_s):
+        raise ValueError("give both peak_flops_per_s and memory_bw_bytes_per_s")
+    renamed("prof.plot.roofline(peak_flops_per_s=..., memory_bw_bytes_per_s=...)",
+            "prof.set_device_peaks(...), then prof.plot.roofline()", stacklevel=4)
+    return roofline_for(prof.result("xla"), user_peaks(
+        peak_flops_per_s, memory_bw_bytes_per_s, "user", "argument"))

@@ -8,8 +8,8 @@ cores or Tensor Cores, dense math, the same choice XProf makes); shared memory /
 is 32 banks x 8 bytes per cycle per SM.  AMD GPUs (``device_vendor`` AMD): compute units x
 clock x the densest fp32/fp16 vector or matrix rate of the gfx architecture (MI100 to MI355X),
 LDS bytes per cycle for shared memory.  TPU planes give ``peak_teraflops_per_second`` and
-``peak_hbm_bw_gigabytes_per_second``.  CPUs and unknown devices have no peaks: pass them with
-``Profile.set_device_peaks`` or per call (``Profile.roofline_for``).
+``peak_hbm_bw_gigabytes_per_second``.  CPUs and unknown devices have no peaks: give them with
+``Profile.set_device_peaks`` (the one way; every table follows).
 """
 
 from __future__ import annotations
