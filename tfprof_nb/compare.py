@@ -17,7 +17,8 @@ class DisplayedComparison(Comparison):
 
         return compare_figure(self, theme)
 
-    def _view(self):
+    def show(self):
+        """The comparison view (a widget); ``display(cmp)`` shows the same."""
         from .widgets.compare import ComparisonView
 
         return ComparisonView(self)
@@ -25,16 +26,16 @@ class DisplayedComparison(Comparison):
     def _repr_mimebundle_(self, include=None, exclude=None):
         from ._display import view_bundle
 
-        return view_bundle(self._view, self.__repr__, include, exclude)
+        return view_bundle(self.show, self.__repr__, include, exclude)
 
     def to_html(self, path, title: str | None = None):
         """Write the comparison view as one self-contained offline HTML page."""
-        return self._view().to_html(path, title or "tfprof_nb comparison")
+        return self.show().to_html(path, title or "tfprof_nb comparison")
 
     def _ipython_display_(self):
         from ._display import display_view
 
-        display_view(self._view, self.__repr__)
+        display_view(self.show, self.__repr__)
 
 
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:
