@@ -98,6 +98,15 @@ def test_prototype_types_become_ctypes():
         {"tfp_f": ("const int8_t *", [])}
     with pytest.raises(ValueError, match="not a prototype"):
         layout.prototypes("static int helper(void);")
+    assert layout.signatures("void tfp_f(const int32_t *const p, void **h, int8_t k);") == \
+        {"tfp_f": (None, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int8])}
+    for bad in ("void tfp_f(int64_t info[4]);", "void tfp_f(double t[]);",
+                "void tfp_f(void (*cb)(int));"):
+        with pytest.raises(ValueError):
+            layout.prototypes(bad)
+    for unknown in ("void tfp_f(uint64_t n);", "float tfp_f(void);", "void tfp_f(const x);"):
+        with pytest.raises(ValueError):
+            layout.signatures(unknown)
 
 
 def test_error_codes_are_defined_once():

@@ -70,3 +70,24 @@ def test_extreme_values_are_clean_under_the_sanitizers(source, cpu_file, tmp_pat
     mutants = write_mutants(src, tmp_path, 10, seed=len(source))
     last = _assert_clean(_probe(["--mutants", "0", src, "--as-is", *mutants]))
     assert last.startswith("done 11 ")
+
+
+def test_sums_of_file_values_are_clean_under_the_sanitizers(tmp_path):
+    """Sums of values a file gives (durations of nested ops, allocation byte counts, children's
+    time under a parent) saturate: no signed overflow for UBSan to report."""
+    code = ("import numpy as np\n"
+            "from tfprof_nb._native.kernels import active_at_peak, nest_loose\n"
+            "n = 3\n"
+            "alloc = np.full(n, 3 << 61, np.int64)\n"
+            "active_at_peak(np.ones(n, bool), np.arange(1, n + 1, dtype=np.int64),\n"
+            "               np.zeros(n, np.int64), np.arange(n, dtype=np.int64), alloc, 2, 0)\n"
+            "L = 1 << 61\n"
+            "line = np.zeros(4, np.int32)\n"
+            "begin = np.array([-L, -L + 1, -L + 2, -L + 3], np.int64)\n"
+            "dur = np.array([2 * L, 2 * L - 2, 2 * L - 4, 2 * L - 6], np.int64)\n"
+            "nest_loose(line, begin, dur)\n"
+            "print('clean')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=sanitizer_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "clean" in done.stdout, done.stderr[-3000:]
+    assert not any(sign in done.stderr for sign in _SANITIZER_SIGNS), done.stderr[-3000:]

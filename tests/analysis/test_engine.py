@@ -530,3 +530,41 @@ def test_results_run_any_backend_of_the_hosts_protocol(cpu_file):
     assert {s for s, _ in first} == {"info"} and unshifted == {}
     assert rest and all(set(shifts) == {"a", "b"} for _, shifts in rest)
     assert toy.hosts.partials("steps").keys() == {"a", "b"} and not toy.hosts.remote
+
+
+def test_a_memory_error_in_the_last_step_stops_the_batch(monkeypatch):
+    """A host step that runs out of memory ends the batch with its MemoryError, even when it
+    is the last step pending (the queue was never told it ended, and the caller waited on
+    forever)."""
+    import threading
+    from pathlib import Path
+
+    from tfprof_nb.analysis.runtime.results import Results
+    from tfprof_nb.xspace import read_xspace
+
+    space = read_xspace(Path(__file__).resolve().parents[1] / "data" /
+                        "mi300x_jax08_gemm.xplane.pb")
+    res = Results(engine.LocalHosts({"a": space}))
+    res["info"], res["shifts"]
+    real = registry.run_host_step
+
+    def step(hd, name, shift, **needs):
+        if name == "tf_kernels":
+            raise MemoryError("simulated")
+        return real(hd, name, shift, **needs)
+
+    monkeypatch.setattr(engine.registry, "run_host_step", step)
+    box = []
+
+    def go():
+        try:
+            res.compute(["op_stats", "steps", "kernel_stats"])
+            box.append("returned")
+        except BaseException as exc:  # noqa: BLE001 - what the caller sees
+            box.append(exc)
+
+    worker = threading.Thread(target=go, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the batch never ended"
+    assert isinstance(box[0], MemoryError)

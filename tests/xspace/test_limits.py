@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb import _native
 from tfprof_nb._native.layout import TIME_LIMIT_PS
 from tfprof_nb.xspace import decode_xspace
 
@@ -19,12 +18,11 @@ SMALL = DATA / "mi300x_jax08_gemm.xplane.pb"
 
 
 @pytest.fixture
-def row_limit():
-    """Sets the row limit for one test (restored after it)."""
-    lib = _native.lib()
-    old = lib.tfp_set_row_limit(0)
-    yield lib.tfp_set_row_limit
-    lib.tfp_set_row_limit(old)
+def row_limit(monkeypatch):
+    """Sets the row limit of the decodes this test starts (each decode takes it)."""
+    from tfprof_nb.xspace import decoder
+
+    return lambda rows: monkeypatch.setattr(decoder, "ROW_LIMIT", rows)
 
 
 def test_too_many_events_for_one_host(row_limit, tmp_path):
@@ -73,7 +71,7 @@ def _line_with_events(space):
 
 @pytest.mark.parametrize("field, value", [("offset_ps", 2**62), ("offset_ps", -2**63),
                                           ("duration_ps", 2**63 - 1),
-                                          ("duration_ps", TIME_LIMIT_PS)])
+                                          ("duration_ps", TIME_LIMIT_PS), ("duration_ps", -1)])
 def test_event_times_out_of_range(field, value):
     space = _space()
     plane, line = _line_with_events(space)
@@ -92,6 +90,43 @@ def test_line_timestamp_out_of_range():
     line.timestamp_ns = 2**63 - 1
     with pytest.raises(tp.ProfileFormatError, match=rf"timestamp_ns is {2**63 - 1:,}"):
         decode_xspace(space.SerializeToString(), path="line.xplane.pb")
+
+
+def test_a_far_line_is_refused_whatever_its_offsets():
+    """A line 3e15 ns (35 days) late whose events' offsets bring them back to their true
+    times: each sum is in range, but the line's start is not, so the file is refused (never
+    decoded with a clamped start)."""
+    space = _space()
+    plane, line = _line_with_events(space)
+    line.timestamp_ns += 3 * 10**15
+    for ev in line.events:
+        ev.offset_ps -= 3 * 10**18
+    with pytest.raises(tp.ProfileFormatError, match="an event's time is out of range"):
+        decode_xspace(space.SerializeToString(), path="far.xplane.pb")
+
+
+def test_sums_of_durations_saturate_instead_of_wrapping(tmp_path):
+    """Three nested events of one TensorFlow op, each within +-2^61 ps: their durations sum
+    past int64 in the op table, which saturates (a huge, positive total), never wraps."""
+    space = _space()
+    plane = next(p for p in space.planes if p.name == "/host:CPU")
+    line = max(plane.lines, key=lambda ln: len(ln.events))
+    ref = decode_xspace(SMALL.read_bytes())
+    line_start = int(ref.events.line_start_ps[ref.line_names.index(line.name)])
+    mid = max(plane.event_metadata) + 1
+    plane.event_metadata[mid].id = mid
+    plane.event_metadata[mid].name = "myop:MatMul"
+    for i in range(3):
+        ev = line.events.add()
+        ev.metadata_id, ev.offset_ps = mid, -TIME_LIMIT_PS - line_start + i
+        ev.duration_ps = 2 * TIME_LIMIT_PS - 2 * i
+    path = tmp_path / "sums.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    stats = tp.load(path).op_stats
+    row = stats[stats["operation"] == "myop"]
+    assert len(row) == 1 and int(row["occurrences"].iloc[0]) == 3
+    assert row["total_time_us"].iloc[0] >= (2**63 - 1) / 1e6 * 0.999  # saturated, not wrapped
+    assert (stats[["total_time_us", "total_self_time_us"]] >= 0).all().all()
 
 
 def test_a_far_line_without_events_loads_and_never_wraps():

@@ -63,6 +63,10 @@ def sanitizer_env(env: dict | None = None) -> dict:
     out = dict(os.environ if env is None else env)
     asan = subprocess.run([*_compiler(), "-print-file-name=libasan.so"], capture_output=True,
                           text=True, check=True).stdout.strip()
+    if not os.path.isabs(asan) or not os.path.isfile(asan):  # (clang prints the bare name)
+        raise RuntimeError(f"the sanitized build needs GCC's AddressSanitizer runtime: "
+                           f"{' '.join(_compiler())} -print-file-name=libasan.so gave {asan!r}"
+                           " (set CC=gcc, with libasan installed)")
     out["LD_PRELOAD"] = asan
     out["ASAN_OPTIONS"] = ("detect_leaks=0:halt_on_error=1:exitcode=99:abort_on_error=0:"
                            "handle_segv=1:handle_sigbus=0:allow_user_segv_handler=1")

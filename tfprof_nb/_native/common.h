@@ -34,6 +34,19 @@ static inline int tfp_cancelled(void) {
 /* true every 2**20 iterations when cancelled (cheap to test in a hot loop) */
 #define CANCEL_POLL(i) ((((i) & 0xFFFFF) == 0) && CANCELLED())
 
+/* a + b and a - b saturated at the int64 range: sums of values a file gives (durations, byte
+   counts) never overflow, whatever the file says */
+static inline int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r)) return r;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+static inline int64_t sat_sub(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r)) return r;
+    return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* Hand back the whole pages of buf[lo, hi) of a read-only file mapping (the kernel reads them
    again from the file when they are used). */
 static inline void release_file_pages(const uint8_t *buf, int64_t lo, int64_t hi) {

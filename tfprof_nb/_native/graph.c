@@ -247,7 +247,7 @@ EXPORT void tfp_nest_loose(const int32_t *order, int64_t n, const int32_t *line,
             parent[i] = p;
             depth[i] = (int32_t)(top + 1);
             int64_t end = s + dur[i], p_end = begin[p] + dur[p];
-            child_ps[p] += (end < p_end ? end : p_end) - s;
+            child_ps[p] = sat_add(child_ps[p], (end < p_end ? end : p_end) - s);
         } else {
             parent[i] = -1;
             depth[i] = 0;

@@ -25,7 +25,7 @@ enum { EX_ROW = 0, EX_WHAT = 1, EX_VALUE = 2 };
 enum { KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF };
 enum { OWNER_EVENT, OWNER_EVENT_METADATA, OWNER_PLANE };
 #define N_TYPES 18
-enum { ERR_TRUNCATED_VARINT = -1, ERR_VARINT_TOO_LONG = -2, ERR_LENGTH_OVERRUN = -3, ERR_FIXED_OVERRUN = -4, ERR_BAD_WIRE_TYPE = -5, ERR_FIELD_ZERO = -6, ERR_CAPACITY = -7, ERR_BAD_TAG = -8, ERR_NO_MEMORY = -9, ERR_CANCELLED = -10, ERR_CHANGED = -11, ERR_UNREADABLE = -12, ERR_TOO_MANY_ROWS = -13, ERR_TIME_RANGE = -14, ERR_UNSORTED = -20 };
+enum { ERR_TRUNCATED_VARINT = -1, ERR_VARINT_TOO_LONG = -2, ERR_LENGTH_OVERRUN = -3, ERR_FIXED_OVERRUN = -4, ERR_BAD_WIRE_TYPE = -5, ERR_FIELD_ZERO = -6, ERR_CAPACITY = -7, ERR_BAD_TAG = -8, ERR_NO_MEMORY = -9, ERR_CANCELLED = -10, ERR_CHANGED = -11, ERR_UNREADABLE = -12, ERR_TOO_MANY_ROWS = -13, ERR_TIME_RANGE = -14, ERR_TOO_LONG = -15, ERR_UNSORTED = -20 };
 #define TFP_TIME_LIMIT_PS ((int64_t)1 << 61)
 
 /* the exported functions (their definitions carry EXPORT) */
@@ -37,7 +37,7 @@ int64_t tfp_cancel_probe(int64_t threads);
 int64_t tfp_set_populate_min(int64_t bytes);
 /* walk.c */
 void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
-    int64_t threads, int64_t *progress, int64_t *info);
+    int64_t threads, int64_t row_limit, int64_t *progress, int64_t *info);
 void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_t *SM, int64_t *CH,
     int64_t *X);
 void tfp_space_count(void *h, int64_t threads, int64_t *info);
@@ -49,7 +49,6 @@ void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta, int64
 void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex,
     int64_t *name_counts, int64_t *line_counts, int64_t *ev_counts);
 void tfp_space_close(void *h);
-int64_t tfp_set_row_limit(int64_t rows);
 /* strings.c */
 int64_t tfp_intern_text(const uint8_t *buf, int64_t n_buf, int64_t n_text,
     const int32_t *tx_row, const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,

@@ -70,8 +70,11 @@ ERRORS = (
     ("UNREADABLE", -12, "could not be read while it was decoded (it shrank, or its file system "
                         "failed the read)"),
     ("TOO_MANY_ROWS", -13, "too many events for one host (limit 2^31)"),
-    ("TIME_RANGE", -14, "an event's time is out of range: it starts or ends more than 2^61 ps "
-                        "(26.7 days) from the profile's start (corrupt times)"),
+    ("TIME_RANGE", -14, "an event's time is out of range: it lasts a negative time, or starts "
+                        "or ends more than 2^61 ps (26.7 days) from the profile's start "
+                        "(corrupt times)"),
+    ("TOO_LONG", -15, "a string or bytes stat is 2^31 bytes long or longer (the limit of one "
+                      "value)"),
     ("UNSORTED", -20, "intervals not sorted by their starts"),
 )
 ERR = SimpleNamespace(**{name: code for name, code, _ in ERRORS})
@@ -92,7 +95,7 @@ int64_t tfp_cancel_probe(int64_t threads);
 int64_t tfp_set_populate_min(int64_t bytes);
 /* walk.c */
 void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
-    int64_t threads, int64_t *progress, int64_t *info);
+    int64_t threads, int64_t row_limit, int64_t *progress, int64_t *info);
 void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_t *SM, int64_t *CH,
     int64_t *X);
 void tfp_space_count(void *h, int64_t threads, int64_t *info);
@@ -104,7 +107,6 @@ void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta, int64
 void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex,
     int64_t *name_counts, int64_t *line_counts, int64_t *ev_counts);
 void tfp_space_close(void *h);
-int64_t tfp_set_row_limit(int64_t rows);
 /* strings.c */
 int64_t tfp_intern_text(const uint8_t *buf, int64_t n_buf, int64_t n_text,
     const int32_t *tx_row, const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,
@@ -261,6 +263,8 @@ def _c_type(declaration: str) -> str:
     """The type of a C declaration without its name: ``const int32_t *rows`` -> ``const
     int32_t *``; ``int64_t n`` -> ``int64_t``."""
     text = " ".join(declaration.split())
+    if "[" in text or "(" in text:  # arrays and function pointers: write them as pointers
+        raise ValueError(f"not a plain parameter: {declaration!r} (write it as a pointer)")
     if "*" in text:
         return text[:text.rindex("*") + 1].replace(" *", "*").replace("*", " *").strip()
     words = text.split()
@@ -289,14 +293,19 @@ def prototypes(text: str = API) -> dict[str, tuple[str, list[str]]]:
 def _ctype(c_type: str):
     if "*" in c_type:
         return ctypes.c_void_p
-    return _CTYPES[c_type.replace("const ", "").strip()]
+    base = c_type.replace("const ", "").strip()
+    if base not in _CTYPES:
+        raise ValueError(f"no ctypes type for {c_type!r}: use one of {sorted(_CTYPES)} or a "
+                         "pointer")
+    return _CTYPES[base]
 
 
-def signatures() -> dict[str, tuple[object, list[object]]]:
-    """{function: (ctypes restype, [ctypes argtypes])} from :data:`API`: every pointer is a
-    ``c_void_p`` (arrays are passed by address)."""
+def signatures(text: str = API) -> dict[str, tuple[object, list[object]]]:
+    """{function: (ctypes restype, [ctypes argtypes])} of the prototypes in ``text`` (default
+    :data:`API`): every pointer is a ``c_void_p`` (arrays are passed by address); a type
+    without a ctypes twin here is an error, never a guess."""
     return {name: (_ctype(ret), [_ctype(a) for a in args])
-            for name, (ret, args) in prototypes().items()}
+            for name, (ret, args) in prototypes(text).items()}
 
 
 COLUMNS = {t: SimpleNamespace(**{c: i for i, c in enumerate(cols)})

@@ -43,15 +43,16 @@ EXPORT int64_t tfp_active_at_peak(int64_t n, const uint8_t *is_alloc, const int6
                 i64map_free(&live);
                 return INT64_MIN;
             }
-            unmapped -= alloc_bytes[i];
+            unmapped = sat_sub(unmapped, alloc_bytes[i]); /* (byte counts from the file) */
         } else {
             if (i64map_has(&live, address[i])) i64map_del(&live, address[i]);
-            else unmapped_dealloc += alloc_bytes[i];
-            unmapped += alloc_bytes[i];
+            else unmapped_dealloc = sat_add(unmapped_dealloc, alloc_bytes[i]);
+            unmapped = sat_add(unmapped, alloc_bytes[i]);
         }
     }
     for (int64_t s = 0; s < live.cap; s++)
         if (live.keys[s] != I64MAP_EMPTY) active[live.vals[s]] = 1;
     i64map_free(&live);
-    return unmapped - unmapped_dealloc;
+    int64_t r = sat_sub(unmapped, unmapped_dealloc);
+    return r == INT64_MIN ? INT64_MIN + 1 : r; /* (INT64_MIN: out of memory) */
 }

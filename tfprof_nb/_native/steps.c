@@ -178,14 +178,14 @@ static inline void op_activity(OpWalk *w, int32_t i, int is_end, int32_t ln, int
         }
     }
     if (found < 0) return;
-    int64_t self_time = dur - w->child[found];
+    int64_t self_time = sat_sub(dur, w->child[found]); /* (sums of durations: saturated) */
     int32_t op = w->key[i];
     w->occ[op] += 1;
-    w->time_ps[op] += dur;
-    w->self_ps[op] += self_time;
-    w->line_op[ln] += self_time;
+    w->time_ps[op] = sat_add(w->time_ps[op], dur);
+    w->self_ps[op] = sat_add(w->self_ps[op], self_time);
+    w->line_op[ln] = sat_add(w->line_op[ln], self_time);
     if (w->first_type[op] < 0 && w->type[i] >= 0) w->first_type[op] = w->type[i];
-    if (w->top >= 0) w->child[w->top] += dur;
+    if (w->top >= 0) w->child[w->top] = sat_add(w->child[w->top], dur);
 }
 
 /* Walk begin/end activities sorted by (line, time, insertion order): ``act`` lists them as

@@ -189,8 +189,9 @@ static void *starts_worker(void *arg) {
         const int64_t *dur = w->dur;
         int64_t *values = w->values;
         for (int64_t i = first; i < last; i++) {
-            int64_t v, e; /* offsets, line starts and durations come from the file */
-            if (__builtin_add_overflow(values[i], w->table[rows[i]], &v) ||
+            int64_t v, e, line_start = w->table[rows[i]]; /* all three from the file */
+            if (dur[i] < 0 || line_start < -TFP_TIME_LIMIT_PS || line_start > TFP_TIME_LIMIT_PS ||
+                __builtin_add_overflow(values[i], line_start, &v) ||
                 __builtin_add_overflow(v, dur[i], &e) || v < -TFP_TIME_LIMIT_PS ||
                 v > TFP_TIME_LIMIT_PS || e < -TFP_TIME_LIMIT_PS || e > TFP_TIME_LIMIT_PS) {
                 if (bad == w->n) bad = i;
@@ -214,8 +215,9 @@ static void *starts_worker(void *arg) {
    n > 0), then whether the events are in nesting order: rows non-decreasing, then starts
    non-decreasing, then durations non-increasing (1 or 0; nesting_follows).
    Returns 0, -1 when out of memory, or ERR_TIME_RANGE when an event starts or ends more than
-   TFP_TIME_LIMIT_PS from zero (or its sum overflows): span[0] is then the first such row,
-   whose value is left as it was (its offset). */
+   TFP_TIME_LIMIT_PS from zero (or its sum overflows), lasts a negative time, or lies on a
+   line whose start is out of that range (whatever its offset): span[0] is then the first
+   such row, whose value is left as it was (its offset). */
 EXPORT int64_t tfp_add_gathered_i64(int64_t *values, const int32_t *rows, int64_t n,
                                     const int64_t *table, const int64_t *dur, int64_t *span,
                                     int64_t threads) {

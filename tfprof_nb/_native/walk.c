@@ -115,6 +115,7 @@ static int sb_reserve(StatBuf *s) {
 }
 
 static int sb_add_text(StatBuf *s, int64_t row, int64_t len) {
+    if (len > INT32_MAX) return ERR_TOO_LONG; /* (text lengths are 32-bit columns) */
     if (s->ntx == s->captx) {
         int64_t cap = s->captx ? 2 * s->captx : 256;
         int32_t *r = GROW(s->tx_row, int32_t, cap);
@@ -241,6 +242,7 @@ typedef struct {
     int64_t n_events, err, err_pos;
     /* stat rows: n_stats once known (counted, or after the walk), else at most st_bound */
     int64_t n_stats, st_bound;
+    int64_t row_limit; /* the most rows of each table (the 32-bit columns address them) */
     int stats_known;
     /* phase 2 and 3 work sharing */
     EvOut out;
@@ -364,8 +366,10 @@ static int64_t stat(W *w, int64_t pos, int64_t end, int okind, int64_t owner) {
     StatBuf *s = w->st;
     if (sb_reserve(s) != 0) return s->fixed ? ERR_CHANGED : ERR_NO_MEMORY;
     int64_t row = s->n++;
-    if ((kind == KIND_STR || kind == KIND_BYTES) && sb_add_text(s, row, len) != 0)
-        return ERR_NO_MEMORY;
+    if (kind == KIND_STR || kind == KIND_BYTES) {
+        int rc = sb_add_text(s, row, len);
+        if (rc != 0) return rc == ERR_TOO_LONG ? ERR_TOO_LONG : ERR_NO_MEMORY;
+    }
     if (kind == KIND_REF) {
         value = lookup_get(w->smmap, value);
         s->refs++;
@@ -910,16 +914,6 @@ static inline int64_t seg_rows(const Space *s, const Seg *seg) {
     return seg->chunk < 0 ? seg->hi - seg->lo : s->chunks[seg->chunk].n_st;
 }
 
-/* The most rows of a table of one host (events, stats, lines, metadata): the 32-bit columns
-   address them.  Tests lower it to reach the error with a small file; returns the old one
-   (rows <= 0: only returns it). */
-static int64_t row_limit = INT32_MAX;
-EXPORT int64_t tfp_set_row_limit(int64_t rows) {
-    int64_t old = row_limit;
-    if (rows > 0) row_limit = rows < INT32_MAX ? rows : INT32_MAX;
-    return old;
-}
-
 /* every segment's first stat row from the stats of those before it (each counted or walked);
    the 32-bit columns address stat rows: more is an error */
 static void assign_bases(Space *s) {
@@ -930,7 +924,7 @@ static void assign_bases(Space *s) {
     }
     s->n_stats = base;
     s->stats_known = 1;
-    if (s->err == 0 && base > row_limit) set_error(s, ERR_TOO_MANY_ROWS, -1);
+    if (s->err == 0 && base > s->row_limit) set_error(s, ERR_TOO_MANY_ROWS, -1);
 }
 
 /* After the framing: the chunks of every line in file order, their first event rows, and
@@ -1022,8 +1016,12 @@ GUARDED_WORK static void sweep(Space *s) {
    number of chunks and the first error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL)
    is updated as the walk goes; with ``release`` set the buffer is a read-only file mapping
    whose walked pages may be handed back. */
+/* row_limit: the most rows of each table of this host (events, stats, lines, metadata; at
+   most INT32_MAX, which <= 0 means: the 32-bit columns address them); tests lower it to
+   reach the error with a small file. */
 EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
-                            int64_t threads, int64_t *progress, int64_t *info) {
+                            int64_t threads, int64_t row_limit, int64_t *progress,
+                            int64_t *info) {
     Space *s = (Space *)tfp_calloc(1, sizeof(Space));
     if (!s) return NULL;
     if (pthread_mutex_init(&s->mu, NULL) != 0) {
@@ -1034,6 +1032,7 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
     s->n = n;
     s->chunk_bytes = chunk_bytes > 0 ? chunk_bytes : (16 << 20);
     s->release = release != 0;
+    s->row_limit = row_limit > 0 && row_limit < INT32_MAX ? row_limit : INT32_MAX;
     s->progress = progress;
     s->P.cols = P_COLS;
     s->L.cols = L_COLS;
@@ -1055,8 +1054,8 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
         if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
     if (plan_chunks(s) != 0) set_error(s, ERR_NO_MEMORY, -1);
     /* the 32-bit columns address rows, lines, metadata rows and string lengths */
-    if (s->err == 0 && (s->n_events > row_limit || s->L.n > row_limit || s->M.n > row_limit ||
-                        s->SM.n > row_limit))
+    if (s->err == 0 && (s->n_events > s->row_limit || s->L.n > s->row_limit ||
+                        s->M.n > s->row_limit || s->SM.n > s->row_limit))
         set_error(s, ERR_TOO_MANY_ROWS, -1);
     fill_info(s, info);
     return s;

@@ -104,6 +104,9 @@ KIND_NONE, KIND_DOUBLE, KIND_UINT64, KIND_INT64, KIND_STR, KIND_BYTES, KIND_REF 
 ERR_NO_MEMORY, ERR_CANCELLED, ERR_CHANGED, ERR_UNREADABLE = \
     ERR.NO_MEMORY, ERR.CANCELLED, ERR.CHANGED, ERR.UNREADABLE
 ERROR_MESSAGES = MESSAGES  # (layout.py: the one list of the codes and their meanings)
+# the most rows of each table of one host (events, stats, lines, metadata): the 32-bit row
+# columns address them (tests lower it to reach the error with a small file)
+ROW_LIMIT = 2**31 - 1
 CHUNK_BYTES = 8 << 20  # events are walked in chunks of about this many bytes, side by side
 _COUNTED_NAMES = 1 << 20  # distinct event names past which the decoder does not count them
 
@@ -127,8 +130,9 @@ class _Walk:
         self.head = _head(buf, path)
         self.info = np.zeros(len(TABLES) + len(COUNTERS), np.int64)
         self.progress = progress
+        self.row_limit = ROW_LIMIT
         self.h = native.lib().tfp_space_open(
-            buf.ctypes.data, buf.size, CHUNK_BYTES, int(release), threads,
+            buf.ctypes.data, buf.size, CHUNK_BYTES, int(release), threads, self.row_limit,
             None if progress is None else progress.ctypes.data, self.info.ctypes.data)
         if not self.h:
             raise MemoryError(f"{path}: out of memory while decoding")
@@ -149,6 +153,9 @@ class _Walk:
             raise MemoryError(f"{self.path}: {ERROR_MESSAGES[ERR_NO_MEMORY]}")
         if code == ERR.TOO_MANY_ROWS:  # a valid file this decoder cannot hold
             raise ProfileFormatError(self.path, self._too_many())
+        if code == ERR.TOO_LONG:
+            raise ProfileFormatError(self.path, ERROR_MESSAGES[code],
+                                     offset=int(self.info[C_ERR_POS]))
         if code == ERR_UNREADABLE:
             raise _unreadable(self.path, self.buf.size)
         if code:
@@ -156,7 +163,7 @@ class _Walk:
 
     def _too_many(self) -> str:
         """The row-limit error with the counts that pass it (those known when it was hit)."""
-        limit = int(native.lib().tfp_set_row_limit(0))  # (0: only reads it)
+        limit = self.row_limit
         counts = {"events": self.n(T_EV), "stats": self.n(T_ST), "lines": self.n(T_L),
                   "event metadata": self.n(T_M), "stat metadata": self.n(T_SM)}
         over = [f"{v:,} {k}" for k, v in counts.items() if v > limit]

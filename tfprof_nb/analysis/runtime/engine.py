@@ -159,7 +159,8 @@ class _LocalBatch:
             needs = {n: partials[(n, host)] for n in registry.get(step).host_needs}
             value = registry.run_host_step(self.hosts.data[host], step,
                                            self.shifts.get(host, 0), **needs)
-        except MemoryError:
+        except MemoryError as exc:  # the batch stops: the queue must know (else it waits on)
+            self.queue.finish(pair, error=exc)
             raise
         except Exception as exc:  # reported per host, with the others kept
             self.queue.finish(pair, error=exc)
@@ -226,25 +227,29 @@ class DaskHosts(Hosts):
               meanwhile=None) -> dict:
         """{key: (value, exception)}, in ``futures``' order, once every future is done: each
         value kept in ``keep`` as it comes back (then ``meanwhile()`` called); when none is
-        done for ``timeout`` seconds, those left are cancelled and time out."""
-        from distributed import wait
+        done for ``timeout`` seconds, those left are cancelled and time out.  Each future
+        reports its end into a queue (a done callback), so a batch of N futures costs N
+        wake-ups, not N waits over every pending future."""
+        import queue
 
-        out, pending = {}, dict(futures)
+        out, pending, ended = {}, dict(futures), queue.SimpleQueue()
+        for key, fut in futures.items():
+            fut.add_done_callback(lambda _fut, key=key: ended.put(key))
         while pending:
             try:
-                done, _ = wait(list(pending.values()), timeout=self.timeout,
-                               return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                for key in list(pending):
-                    pending.pop(key).cancel()
-                    out[key] = (None, TimeoutError(
+                key = ended.get(timeout=self.timeout)
+            except queue.Empty:
+                for left in list(pending):
+                    pending.pop(left).cancel()
+                    out[left] = (None, TimeoutError(
                         f"no {what} result after {self.timeout:.0f} s (worker busy, lost or "
                         "hung)"))
                 break
-            for key in [k for k, fut in pending.items() if fut in done]:
-                out[key] = _outcome(pending.pop(key))
-                if keep is not None and out[key][1] is None:
-                    keep[key] = out[key][0]
+            if key not in pending:
+                continue
+            out[key] = _outcome(pending.pop(key))
+            if keep is not None and out[key][1] is None:
+                keep[key] = out[key][0]
             if meanwhile is not None:
                 meanwhile()
         return {key: out[key] for key in futures}
