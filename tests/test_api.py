@@ -201,3 +201,20 @@ def test_api_md_names_every_public_name():
     names = set(_public(Profile, property)) | set(_methods(Profile)) | set(tp.__all__)
     names |= {n for n in tp.widgets.__all__ if n != "WidgetBundleMissing"}
     assert sorted(n for n in names if not re.search(rf"\b{re.escape(n)}\b", text)) == []
+
+
+def test_the_package_itself_uses_the_new_names():
+    """Aliases are for users: no module of the package reads a widget by its earlier name
+    (deprecated names would fail the tests anyway: our own warnings are errors)."""
+    import ast
+
+    from tfprof_nb.widgets import ALIASES, DEPRECATED
+
+    old = set(ALIASES) | set(DEPRECATED)
+    found = []
+    for path in sorted((ROOT / "tfprof_nb").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.id] if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                else [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n in old]
+    assert found == []

@@ -22,9 +22,9 @@ class ProfileOutputs:
 
     def show(self):
         """The dashboard widget of this profile (overview, trace viewer, stats, memory)."""
-        from .widgets.dashboard import Dashboard
+        from .widgets.dashboard import DashboardView
 
-        return Dashboard(self)
+        return DashboardView(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         from ._display import view_bundle

@@ -18,10 +18,10 @@ __all__ = ["report_html", "write_report"]
 
 def report_html(prof, title: str | None = None) -> str:
     """The report page of ``prof`` (its whole dashboard) as a string."""
-    from ..widgets.dashboard import Dashboard
+    from ..widgets.dashboard import DashboardView
 
     title = title or f"tfprof_nb report: {', '.join(prof.hosts) or 'profile'}"
-    return widget_page(Dashboard(prof), title, prof.summary())
+    return widget_page(DashboardView(prof), title, prof.summary())
 
 
 def write_report(prof, path, title: str | None = None) -> Path:

@@ -42,7 +42,7 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     from .._version import __version__
     from ..offline import display_outputs, write_page, written_at
     from ..offline.limits import page_limit
-    from ..widgets.dashboard import Dashboard
+    from ..widgets.dashboard import DashboardView
 
     path = Path(path).expanduser()
     if path.is_dir():
@@ -57,7 +57,7 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     load = new_code_cell(
         f"import tfprof_nb as tp\n\nprof = tp.load({_source_of(prof)})\nprint(prof.summary())",
         outputs=[new_output("stream", name="stdout", text=prof.summary() + "\n")])
-    fallback, loader = display_outputs(Dashboard(prof), page_limit())
+    fallback, loader = display_outputs(DashboardView(prof), page_limit())
     view = new_code_cell("prof.show()", outputs=[
         new_output("display_data", data={"text/plain": "tfprof_nb Dashboard",
                                          "text/html": fallback}),
