@@ -1,14 +1,22 @@
-// The details of one trace event on a page without a kernel: the rows Python formatted when it
+// The details of one trace event on a page without a kernel: the rows Python built when it
 // wrote the page (tfprof_nb.offline.details, the one place details are built and formatted;
-// the live widget gets the same rows from TimelineSource.describe), looked up, never formatted
-// here. An event the page embeds no rows of gets the text the page holds: its name and place.
-// And the events linked to it, from the pairs embedded with the rows and the tiles' events.
-import { decodeColumns, numeric, type Wire } from "./columns";
+// the live widget gets the same rows from TimelineSource.describe), looked up: labels, order,
+// step and texts as Python wrote them. Except the event's start, duration and id, which the
+// page carries as numbers (the start in the tile drawing the event) and writes here with
+// format.ts, by Python's rule (see there why). An event the page embeds no rows of gets the
+// text the page holds: its name and place. And the events linked to it, from the pairs
+// embedded with the rows and the tiles' events.
+import { decodeColumns, numeric, type Column, type NumericArray, type Wire } from "./columns";
 import { decode, segmentOf, single, type TimelineData } from "./data";
+import { formatInt, formatUs } from "./format";
 import { type LinksAnswer, type Partner } from "./timeline/links";
 
 const MAX_PARTNERS = 64; // as the kernel sends (tfprof_nb.widgets.timeline_links)
-const OWN = 0xffffffff; // a row's text is the event's own (tfprof_nb.offline.details.OWN)
+// text codes of tfprof_nb.offline.details: the event's own start, duration, id; no such row
+const OWN_START = 0xffffffff;
+const OWN_DURATION = 0xfffffffe;
+const OWN_ID = 0xfffffffd;
+const NO_ROW = 0xfffffffc;
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -22,14 +30,21 @@ function find(a: Uint32Array, x: number): number {
   return lo < a.length && a[lo] === x ? lo : -1;
 }
 
+/** Rows every covered event has (`head`, before its stats) or may have (`tail`, after them):
+ * a label code and a text code, the same for all or the k-th of a column (NO_ROW: none). */
+export type RowSource = [number, number | NumericArray];
+
 /** Detail rows embedded next to an offline timeline (see tfprof_nb.offline.details). */
 export interface DetailsBlock {
   labels: string[]; // row labels
   texts: string[]; // distinct row texts
-  own: Record<string, string[]>; // per label, each covered event's own text (start, ...)
-  off: Uint32Array; // n + 1: the detail rows of the k-th covered event are off[k]..off[k+1]
-  key: Uint32Array; // per detail row: index into labels
-  val: Uint32Array; // per detail row: index into texts, or OWN: own[label][k]
+  head: RowSource[]; // name, start, duration, host, plane, track, event id
+  tail: RowSource[]; // the step
+  off: Uint32Array; // n + 1: the stat rows of the k-th covered event are off[k]..off[k+1]
+  key: Uint32Array; // per stat row: index into labels
+  val: Uint32Array; // per stat row: index into texts
+  dur: Float64Array; // per covered event: its duration, us
+  id: Uint32Array | Float64Array; // per covered event: its event id
   // present when the block covers some rows only (a large profile's offline copy): the
   // timeline rows it covers (ascending)
   rows: Uint32Array | null;
@@ -41,15 +56,23 @@ export interface DetailsBlock {
   linkLabels: [string, string][];
 }
 
+type RawSource = [number, number | string]; // a text code, or the name of a column of them
+
 /** A details block from what tfprof_nb.offline.details writes: its texts and typed columns. */
-export function detailsBlock(raw: { labels: string[]; texts: string[]; own?: Record<string, string>;
+export function detailsBlock(raw: { labels: string[]; texts: string[]; head?: RawSource[]; tail?: RawSource[];
   columns: Wire; link_labels?: [string, string][] }): DetailsBlock {
   const c = decodeColumns(raw.columns);
-  const own = Object.entries(raw.own ?? {}).map(([label, joined]) => [label, joined.split("\n")]);
+  const source = ([label, from]: RawSource): RowSource => {
+    if (typeof from === "number") return [label, from];
+    const col: Column | undefined = c[from];
+    if (!ArrayBuffer.isView(col)) throw new Error(`column ${from}: expected text codes`);
+    return [label, col];
+  };
+  const id = c.id instanceof Float64Array ? c.id : numeric(c, "id", Uint32Array);
   return {
-    labels: raw.labels, texts: raw.texts, own: Object.fromEntries(own),
+    labels: raw.labels, texts: raw.texts, head: (raw.head ?? []).map(source), tail: (raw.tail ?? []).map(source),
     off: numeric(c, "off", Uint32Array), key: numeric(c, "key", Uint32Array), val: numeric(c, "val", Uint32Array),
-    rows: numeric(c, "rows", Uint32Array, true),
+    dur: numeric(c, "dur", Float64Array), id, rows: numeric(c, "rows", Uint32Array, true),
     linkSrc: numeric(c, "link_src", Uint32Array, true), linkDst: numeric(c, "link_dst", Uint32Array, true),
     linkKind: numeric(c, "link_kind", Uint8Array, true), linkLabels: raw.link_labels ?? [],
   };
@@ -85,22 +108,38 @@ function rowFacts(data: TimelineData, i: number): { name: number; start: number;
   return null;
 }
 
+/** The rows of the block's k-th covered event, label to text, in order (`start`: where the
+ * page draws it): a label repeated (a stat named like an earlier row) keeps its first place
+ * and takes its last text, as a Python dict does. */
+function rowsOf(block: DetailsBlock, k: number, start: () => number | undefined): Record<string, string> {
+  const text = (v: number): string => {
+    if (v === OWN_START) {
+      const t = start();
+      return t === undefined ? "" : formatUs(t);
+    }
+    if (v === OWN_DURATION) return formatUs(block.dur[k]);
+    if (v === OWN_ID) return formatInt(block.id[k]);
+    return block.texts[v] ?? "";
+  };
+  // entries, not assignments: a stat may be called "__proto__"
+  const rows: [string, string][] = [];
+  const add = (label: number, v: number) => { if (v !== NO_ROW) rows.push([block.labels[label], text(v)]); };
+  const each = (sources: RowSource[]) => {
+    for (const [label, from] of sources) add(label, typeof from === "number" ? from : from[k]);
+  };
+  each(block.head);
+  for (let r = block.off[k]; r < block.off[k + 1]; r++) add(block.key[r], block.val[r]);
+  each(block.tail);
+  return Object.fromEntries(rows);
+}
+
 /** Details of timeline row `i` of the timeline whose traits start with `prefix`: label to
  * text, in Python's order. */
 export function eventDetails(state: Record<string, unknown>, prefix: string, i: number,
   block?: DetailsBlock): Record<string, string> {
   const k = block ? entryOf(block, i) : -1;
-  if (block && k >= 0) {
-    // entries, not assignments: a stat may be called "__proto__"
-    const rows: [string, string][] = [];
-    for (let r = block.off[k]; r < block.off[k + 1]; r++) {
-      const label = block.labels[block.key[r]];
-      const v = block.val[r];
-      rows.push([label, v === OWN ? block.own[label]?.[k] ?? "" : block.texts[v]]);
-    }
-    return Object.fromEntries(rows);
-  }
   const data = timelineOf(state, prefix);
+  if (block && k >= 0) return rowsOf(block, k, () => (data ? rowFacts(data, i)?.start : undefined));
   const facts = data && i >= 0 ? rowFacts(data, i) : null;
   if (!data || !facts) return {};
   const seg = segmentOf(data.segments, i);

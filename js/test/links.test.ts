@@ -132,8 +132,8 @@ describe("the selection's links", () => {
 
 describe("links without a kernel", () => {
   const block: DetailsBlock = {
-    labels: ["name"], texts: ["gemm.kd"], off: new Uint32Array([0, 1, 1, 1, 1]), key: new Uint32Array([0]),
-    val: new Uint32Array([0]), own: {}, rows: null,
+    labels: ["name"], texts: ["gemm.kd"], head: [], tail: [], off: new Uint32Array([0, 1, 1, 1, 1]),
+    key: new Uint32Array([0]), val: new Uint32Array([0]), dur: new Float64Array(4), id: new Uint32Array(4), rows: null,
     linkSrc: new Uint32Array([2, 3]), linkDst: new Uint32Array([0, 1]), linkKind: new Uint8Array([0, 0]),
     linkLabels: [["kernel", "launch"]],
   };

@@ -25,31 +25,46 @@ function timelineState(prefix: string, blocks = false): Record<string, unknown> 
   };
 }
 
-// the rows Python formats (tfprof_nb.offline.details) of rows 0, 1, 2 of the timeline: codes
-// into the labels and texts, or OWN: the event's own text (start, duration, event id)
-const OWN = 0xffffffff;
+// the rows Python builds (tfprof_nb.offline.details) of rows 0, 1, 2 of the timeline: label
+// and text codes, the same for every event or one per event (a column), or the code of the
+// event's own start (in the tile), duration or id (in the block), which the page writes
+const [OWN_START, OWN_DURATION, OWN_ID, NO_ROW] = [0xffffffff, 0xfffffffe, 0xfffffffd, 0xfffffffc];
 const LABELS = ["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "group_id", "step"];
-const TEXTS = ["MatMul", "a", "/host:CPU", "tf_Compute", "MatMul:MatMul", "3", "7", "<b>x</b>", "b", "python",
+const TEXTS = ["a", "/host:CPU", "tf_Compute", "b", "python", "MatMul", "<b>x</b>", "MatMul:MatMul", "3", "7",
   "<i>y</i>", "1e-05"];
 const block: DetailsBlock = {
   labels: LABELS, texts: TEXTS,
-  own: { start: ["1.000 us", "5.000 us", "2.000 us"], duration: ["2.000 us", "1.000 us", "10.000 us"], "event id": ["10", "11", "12"] },
-  off: new Uint32Array([0, 10, 10, 19]),
-  key: new Uint32Array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
-  val: new Uint32Array([0, OWN, OWN, 1, 2, 3, OWN, 4, 5, 6, 7, OWN, OWN, 8, 2, 9, OWN, 10, 11]),
+  head: [[0, new Uint8Array([5, 6, 6])], [1, OWN_START], [2, OWN_DURATION], [3, new Uint8Array([0, 0, 3])], [4, 1],
+    [5, new Uint16Array([2, 2, 4])], [6, OWN_ID]],
+  tail: [[9, new Uint32Array([9, NO_ROW, NO_ROW])]],
+  off: new Uint32Array([0, 2, 2, 4]), key: new Uint32Array([7, 8, 7, 8]), val: new Uint32Array([7, 8, 10, 11]),
+  dur: new Float64Array([2.0004, 0.0625, 10]), id: new Uint32Array([10, 11, 12]),
   rows: null, linkSrc: null, linkDst: null, linkKind: null, linkLabels: [],
 };
 const ROW_0 = ["MatMul", "1.000 us", "2.000 us", "a", "/host:CPU", "tf_Compute", "10", "MatMul:MatMul", "3", "7"];
 
 describe("event details without a kernel", () => {
-  it("shows the rows Python embedded, in their order, text as it is", () => {
+  it("shows the rows Python embedded, in their order, text as it is, and writes the numbers", () => {
     const d = eventDetails(timelineState(""), "", 0, block);
     expect(Object.entries(d)).toEqual(LABELS.map((l, i) => [l, ROW_0[i]]));
     const other = eventDetails(timelineState(""), "", 2, block);
     expect(other).toMatchObject({ name: "<b>x</b>", start: "2.000 us", duration: "10.000 us", host: "b",
       track: "python", "event id": "12", tf_op: "<i>y</i>", group_id: "1e-05" });
     expect(Object.keys(other)).not.toContain("step"); // Python wrote none
-    expect(eventDetails(timelineState(""), "", 1, block)).toEqual({}); // covered, no rows
+    expect(eventDetails(timelineState(""), "", 1, block)).toEqual({ name: "<b>x</b>", start: "5.000 us",
+      duration: "0.062 us", host: "a", plane: "/host:CPU", track: "tf_Compute", "event id": "11" }); // no stats
+    const far = { ...block, id: new Float64Array([2 ** 60, 0, 0]) }; // ids past 2**32 come as float64
+    expect(eventDetails(timelineState(""), "", 0, far)["event id"]).toBe("1152921504606846976");
+  });
+
+  it("gives a stat named like an earlier row that row's place and its own text, as Python does", () => {
+    const clash: DetailsBlock = { ...block, off: new Uint32Array([0, 3, 3, 5]), key: new Uint32Array([7, 0, 7, 8, 7]),
+      val: new Uint32Array([7, 10, 8, 11, 10]), tail: [[9, new Uint32Array([9, NO_ROW, 8])]] };
+    // row 0's stats: tf_op, name, tf_op again
+    const want = ["<i>y</i>", ...ROW_0.slice(1, 7), "3", "7"];
+    expect(Object.entries(eventDetails(timelineState(""), "", 0, clash))).toEqual(
+      ["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "step"].map((l, i) => [l, want[i]]));
+    expect(eventDetails(timelineState(""), "", 2, clash)).toMatchObject({ group_id: "1e-05", step: "3" });
   });
 
   it("gives an event the page embeds no rows of its name and place only", () => {
@@ -60,7 +75,7 @@ describe("event details without a kernel", () => {
   });
 
   it("keeps any label as a plain field", () => {
-    const odd: DetailsBlock = { ...block, labels: ["__proto__", "name"], texts: ["p", "renamed"],
+    const odd: DetailsBlock = { ...block, labels: ["__proto__", "name"], texts: ["p", "renamed"], head: [], tail: [],
       off: new Uint32Array([0, 2, 2, 2]), key: new Uint32Array([1, 0]), val: new Uint32Array([1, 0]) };
     const d = eventDetails(timelineState(""), "", 0, odd);
     expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
@@ -120,14 +135,17 @@ describe("payload", () => {
   });
 
   it("unpacks event details", async () => {
-    const cols = wire({ off: new Uint32Array([0, 1]), key: new Uint32Array([0]), val: new Uint32Array([0]) });
-    const raw = { labels: ["k", "start"], texts: ["7.0"], own: { start: "1.000 us\n2.500 us" },
+    const cols = wire({ off: new Uint32Array([0, 1, 1]), key: new Uint32Array([0]), val: new Uint32Array([0]),
+      dur: new Float64Array([1.5, 2.5]), id: new Uint32Array([3, 4]), head0: new Uint8Array([0, 0]) });
+    const raw = { labels: ["k", "start", "name"], texts: ["7.0"], head: [[2, "head0"], [1, OWN_START]], tail: [],
       columns: { schema: cols.schema, buffers: cols.buffers.map(() => null) } };
     const d = await unpackDetails(await pack(raw, cols.buffers.map((_, i) => ["columns", "buffers", i]), cols.buffers));
-    expect(d.labels).toEqual(["k", "start"]);
+    expect(d.labels).toEqual(["k", "start", "name"]);
     expect(d.texts).toEqual(["7.0"]);
-    expect(d.own).toEqual({ start: ["1.000 us", "2.500 us"] }); // one text per event, joined
-    expect(Array.from(d.off)).toEqual([0, 1]);
+    expect(d.head).toEqual([[2, new Uint8Array([0, 0])], [1, OWN_START]]); // a column by its name
+    expect(Array.from(d.off)).toEqual([0, 1, 1]);
+    expect(Array.from(d.dur)).toEqual([1.5, 2.5]);
+    expect(Array.from(d.id)).toEqual([3, 4]);
     expect(d.rows).toBeNull();
   });
 
@@ -169,9 +187,11 @@ describe("messages through the dashboard", () => {
 describe("event details of an overview's offline copy", () => {
   it("finds a row in the details block that covers some rows only", () => {
     const state = timelineState("", true);
-    const partial: DetailsBlock = { ...block, own: { duration: ["10.000 us"] }, off: new Uint32Array([0, 2]),
-      key: new Uint32Array([0, 2]), val: new Uint32Array([7, OWN]), rows: new Uint32Array([2]) };
-    expect(eventDetails(state, "", 2, partial)).toEqual({ name: "<b>x</b>", duration: "10.000 us" });
+    const partial: DetailsBlock = { ...block, head: [[0, new Uint8Array([6])], [1, OWN_START], [2, OWN_DURATION]],
+      tail: [], off: new Uint32Array([0, 0]), key: new Uint32Array(0), val: new Uint32Array(0),
+      dur: new Float64Array([10]), id: new Uint32Array([12]), rows: new Uint32Array([2]) };
+    // the start from the overview's block that holds the event alone
+    expect(eventDetails(state, "", 2, partial)).toEqual({ name: "<b>x</b>", start: "2.000 us", duration: "10.000 us" });
     const other = eventDetails(state, "", 0, partial); // not in the block: its name and place
     expect(other).toEqual({ name: "MatMul", host: "a", plane: "/host:CPU", track: "tf_Compute" });
   });

@@ -330,27 +330,28 @@ def test_report_path_may_be_a_directory_and_writes_atomically(cpu_file, tmp_path
 
 def test_payload_round_trip_of_event_details(cpu_file):
     """The embedded details are the rows the live widget answers, event by event, text for
-    text (Python formats both; the page only shows them)."""
+    text (Python builds both; the page writes only each event's start, duration and id, from
+    numbers, by Python's rule: tests/widgets/test_event_details.py holds it)."""
     from tfprof_nb.offline.columns import decode_columns
-    from tfprof_nb.offline.details import OWN, event_details_block
+    from tfprof_nb.offline.details import event_details_block
+
+    from ..widgets.test_event_details import page_rows
 
     prof = tp.load(cpu_file)
     source = Dashboard(prof)._timeline_source()
     info = event_details_block(source)
     cols = decode_columns(info["columns"])
-    off, key, val = cols["off"], cols["key"], cols["val"]
-    assert len(off) == len(prof.events) + 1 and "rows" not in cols
+    assert len(cols["off"]) == len(prof.events) + 1 and "rows" not in cols
+    rows = page_rows(info, source.index.start)
     rng = np.random.default_rng(0)
-    for i in rng.choice(len(off) - 1, 300, replace=False).tolist():
-        labels = [info["labels"][k] for k in key[off[i]:off[i + 1]]]
-        texts = [info["own"][label].split("\n")[i] if v == OWN else info["texts"][v]
-                 for label, v in zip(labels, val[off[i]:off[i + 1]].tolist())]
-        assert list(zip(labels, texts)) == list(source.describe(i).items())
-    some = np.sort(rng.choice(len(off) - 1, 50, replace=False))
+    for i in rng.choice(len(rows), 300, replace=False).tolist():
+        assert rows[i] == list(source.describe(i).items())
+    some = np.sort(rng.choice(len(rows), 50, replace=False))
     part = event_details_block(source, some)
     cols = decode_columns(part["columns"])
     assert list(cols["rows"]) == some.tolist() and len(cols["off"]) == len(some) + 1
-    assert part["own"]["event id"] == "\n".join(str(source.event_id(i)) for i in some.tolist())
+    assert cols["id"].tolist() == [source.event_id(i) for i in some.tolist()]
+    assert page_rows(part, source.index.start[some]) == [rows[i] for i in some.tolist()]
 
 
 def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logdir,

@@ -1,8 +1,13 @@
-"""The trace viewer's event details, built and formatted in Python only
-(``tfprof_nb.offline.details``): what the live widget answers and an offline page embeds."""
+"""The trace viewer's event details, built and formatted in Python
+(``tfprof_nb.offline.details``): what the live widget answers and an offline page embeds; the
+three numbers a page writes itself (start, duration, event id) held to Python's rule by
+``js/test/details_cases.json``."""
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,7 +17,8 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.offline import details as details_mod
 from tfprof_nb.offline.columns import decode_columns
-from tfprof_nb.offline.details import OWN, detail_rows, event_details_block, time_text, value_text
+from tfprof_nb.offline.details import (NO_ROW, OWN_DURATION, OWN_ID, OWN_START, detail_rows,
+                                       event_details_block, id_text, time_text, value_text)
 from tfprof_nb.widgets.timeline import TimelineSource
 from tfprof_nb.xspace.model import StatTable
 
@@ -30,6 +36,61 @@ def test_times_have_three_decimals_as_python_rounds_them():
              (-1.5e22, "-15000000000000000000000.000"), (np.float32(0.1), "0.100")]
     for x, want in cases:
         assert time_text(x) == f"{want} us", x
+
+
+def test_ids_have_every_digit():
+    assert id_text(0) == "0" and id_text(np.uint32(2**32 - 1)) == "4294967295"
+    assert id_text(2**60) == "1152921504606846976" and id_text(2.0**64) == "18446744073709551616"
+    assert id_text(np.int64(-7)) == "-7"
+
+
+# The page writes each event's start, duration and id from the numbers it carries
+# (js/src/format.ts), by the rule of time_text and id_text: these cases, with Python's texts,
+# are what js/test/format.test.ts holds it to.  A number goes as JSON, else as "special"
+# (nan, inf, -inf, -0.0) or "big" (an integer past a double's, a BigInt there); "text" None:
+# Python raises.
+DETAILS_CASES = Path(__file__).resolve().parents[2] / "js" / "test" / "details_cases.json"
+_SPECIAL = ("nan", "inf", "-inf", "-0.0")
+
+
+def _case(x, fmt) -> dict:
+    if isinstance(x, float) and (not math.isfinite(x) or (x == 0 and math.copysign(1, x) < 0)):
+        case = {"special": repr(x)}
+    elif isinstance(x, int) and abs(x) > 2**53 and float(x) != x:
+        case = {"big": str(x)}
+    else:
+        case = {"x": x}
+    try:
+        case["text"] = fmt(x)
+    except (ValueError, OverflowError):
+        case["text"] = None
+    return case
+
+
+def _details_cases() -> dict:
+    rng = np.random.default_rng(11)
+    times = [0.0, -0.0, 0.0625, 0.1875, -0.0625, 0.3125, 0.4375, 123456.0625, 0.0025, 0.0005,
+             0.0015, 1.0005, 2.0005, 1000.0005, -1.0005, 2.5, 0.9995, 9.9995, 999999.9995,
+             21.3096, -0.0001, -0.0005, 1e-300, 5e-324, 4503599627370498.0, 2.0**53,
+             2.0**53 + 2, 5000000000000.0625, 1e20, 1e21, -1.5e22, 1.7976931348623157e308,
+             float(np.float32(0.1)), float("nan"), float("inf"), float("-inf")]
+    times += (rng.integers(-2**40, 2**40, 100) / 16).tolist()  # ties among them
+    times += (np.exp(rng.uniform(-14, 52, 200)) * rng.choice([-1, 1], 200)).tolist()
+    times += (rng.integers(0, 10**9, 100) / 1e6 + 0.0005).tolist()
+    ids = [0, 1, 42, -1, 2**31, 2**32 - 1, 2**32, 2**53, 2**53 + 1, 2**53 + 2, 2**60,
+           2**63 - 1, -(2**63), 2**64 - 1, 2**64, 10**21, 10**30, 2.0**64, 1e21, 2.5, -0.5,
+           -0.0, 1e300, float("nan"), float("inf")]
+    ids += rng.integers(0, 2**32, 50).tolist()
+    return {"us": [_case(x, time_text) for x in times], "int": [_case(x, id_text) for x in ids]}
+
+
+def test_the_page_writes_numbers_as_python_does():
+    """js/test/details_cases.json holds Python's texts of each case (rewrite it with
+    ``python -m tests.widgets.test_event_details`` after a change of the rule, in both)."""
+    cases = _details_cases()
+    assert json.loads(DETAILS_CASES.read_text()) == cases
+    assert {c.get("special") for c in cases["us"]} >= set(_SPECIAL)
+    assert any("big" in c for c in cases["int"]) and any(c["text"] is None for c in cases["int"])
 
 
 def test_stat_values_as_python_writes_them():
@@ -112,18 +173,32 @@ def test_rows_fields_order_and_text(monkeypatch, few):
     assert bare.of(0)["step"] == "mine" and "step" not in bare.of(1)
 
 
-def _page_rows(block: dict) -> list[list[tuple[str, str]]]:
-    """Each covered event's rows as the page reads them (js/src/details.ts)."""
+def page_rows(block: dict, start) -> list[list[tuple[str, str]]]:
+    """Each covered event's rows as the page reads them (js/src/details.ts), given the start
+    of each (the page has it from the tile it draws the event with)."""
     cols = decode_columns(block["columns"])
     off, key, val = cols["off"], cols["key"], cols["val"]
+
+    def text(v: int, i: int) -> str:
+        if v == OWN_START:
+            return time_text(start[i])
+        if v == OWN_DURATION:
+            return time_text(cols["dur"][i])
+        return id_text(cols["id"][i]) if v == OWN_ID else block["texts"][v]
+
+    def sources(entries, i):
+        return [(k, c if isinstance(c, int) else int(cols[c][i])) for k, c in entries]
+
     out = []
     for i in range(len(off) - 1):
-        rows = []
-        for k, v in zip(key[off[i]:off[i + 1]].tolist(), val[off[i]:off[i + 1]].tolist()):
-            label = block["labels"][k]
-            own = block["own"][label].split("\n") if v == OWN else None
-            rows.append((label, own[i] if v == OWN else block["texts"][v]))
-        out.append(rows)
+        codes = [*sources(block["head"], i),
+                 *zip(key[off[i]:off[i + 1]].tolist(), val[off[i]:off[i + 1]].tolist()),
+                 *sources(block["tail"], i)]
+        rows = {}  # an object: a repeated label keeps its first place, takes its last text
+        for k, v in codes:
+            if v != NO_ROW:
+                rows[block["labels"][k]] = text(v, i)
+        out.append(list(rows.items()))
     return out
 
 
@@ -132,20 +207,26 @@ def test_the_page_embeds_the_same_rows():
     source.link_rows = lambda: (np.array([0]), np.array([2]), np.array([0]))
     source.link_labels = lambda: [["kernel", "launch"]]
     block = event_details_block(source)  # rows 0, 1, 2: events 1, 2, 0
-    assert _page_rows(block) == [EVENT_1, EVENT_2, EVENT_0]
+    assert page_rows(block, [5.0, 2.0, 1.0]) == [EVENT_1, EVENT_2, EVENT_0]
     assert all(isinstance(t, str) for t in block["texts"])
+    # the numbers as numbers, not texts: a duration's, an id's; place codes a byte each
+    cols = decode_columns(block["columns"])
+    assert cols["dur"].dtype == np.float64 and list(cols["dur"]) == [0.0625, 10.0, 2.0004]
+    assert cols["id"].dtype == np.uint32 and list(cols["id"]) == [1, 2, 0]
+    assert not {"1", "2", "5.000 us", "0.062 us"} & set(block["texts"])
+    assert [cols[c].dtype for _, c in block["head"] if isinstance(c, str)] == [np.uint8] * 4
     part = event_details_block(source, np.array([0, 2]))
-    assert _page_rows(part) == [EVENT_1, EVENT_0]
+    assert page_rows(part, [5.0, 1.0]) == [EVENT_1, EVENT_0]
     cols = decode_columns(part["columns"])
     assert list(cols["rows"]) == [0, 2] and list(cols["link_dst"]) == [2]
-    assert not {"start", "dur", "name"} & set(cols)  # where an event is drawn: in the tiles
+    assert not {"start", "name"} & set(cols)  # where an event is drawn, and when: in the tiles
 
 
 def test_live_answers_are_the_embedded_rows():
     """On a real capture with steps: the widget's answer (one event, found by bisection) is
     the row of every event the page embeds (found by one pass), each a text."""
     source = TimelineSource(tp.load(DATA / "jax_h200_transformer.xplane.pb"))
-    rows = _page_rows(event_details_block(source))
+    rows = page_rows(event_details_block(source), source.index.start)
     assert len(rows) == len(source.event_ids)
     rng = np.random.default_rng(1)
     for i in rng.choice(len(rows), 200, replace=False).tolist():
@@ -154,3 +235,7 @@ def test_live_answers_are_the_embedded_rows():
         assert all(isinstance(v, str) for v in live.values())
     assert sum(dict(r).get("step") is not None for r in rows) > len(rows) // 2
     assert source.describe(-1) == {} and source.describe(len(rows)) == {}
+
+
+if __name__ == "__main__":
+    DETAILS_CASES.write_text(json.dumps(_details_cases()) + "\n")

@@ -2,16 +2,30 @@
 
 The one place they are built and formatted.  The live widget answers a click with the rows of
 one event (``TimelineSource.describe``); a page without a kernel embeds the rows of every event
-its copy holds (:func:`event_details_block`), formatted here when the page is written.  The
-browser shows the text as it is (``js/src/details.ts``, ``timeline/panel.ts``) and formats no
-detail itself.  Texts cost a page 8 to 14 packed bytes per event more than the numbers did
-(``widgets.timeline.OFFLINE_EVENT_BYTES``): a start, a duration and an id each, kept apart
-from the coded texts (:data:`OWN`), which a code per row would only make longer.
+its copy holds (:func:`event_details_block`), built here when the page is written: labels,
+their order, the step, every stat's text, coded into tables of distinct labels and texts.
+The browser shows those texts as they are (``js/src/details.ts``, ``timeline/panel.ts``).
+
+Except three numbers of each event: its start, duration and event id.  A page carries them as
+numbers (the start in the tile that draws the event, the duration as float64 and the id as
+uint32 in the block) and writes them with one function per kind (``js/src/format.ts``:
+``formatUs``, ``formatInt``), held to :func:`time_text` and :func:`id_text`, which define the
+rule, by ``js/test/details_cases.json`` (written and checked by
+``tests/widgets/test_event_details.py``).  Each event has its own, so as text they are a
+string per event: on a 1.16 M-event CPU capture (``benchmarks/bench_report.py``) that made
+the report 31.7 MB instead of 21.3 MB, its writing 9.1 s instead of 4.2 s, and an offline
+copy 36 packed bytes per event instead of 28 (``widgets.timeline.OFFLINE_EVENT_BYTES``:
+large profiles kept fewer detailed events).  As numbers the report is 21.5 MB again.  A row
+showing one of them has the text code :data:`OWN_START`, :data:`OWN_DURATION` or
+:data:`OWN_ID`.
 
 The rows of an event, in order: ``name``, ``start`` and ``duration`` (:func:`time_text`),
-``host``, ``plane``, ``track``, ``event id``, each of its stats (:func:`value_text`) and the
-``step`` of its host running when it starts, when there is one.  A stat named like an earlier
-row gives that row its text, in the earlier row's place (as a dict keeps a key).
+``host``, ``plane``, ``track``, ``event id`` (:func:`id_text`), each of its stats
+(:func:`value_text`) and the ``step`` of its host running when it starts, when there is one.
+The first seven and the step are columns (a text code per event, or one for all), the stats
+rows of their own (:class:`DetailRows`).  A stat named like an earlier row gives that row its
+text, in the earlier row's place (as a dict keeps a key; a page reads the rows into an object,
+which keeps them the same way, but puts labels that are integers first).
 """
 
 from __future__ import annotations
@@ -23,11 +37,14 @@ import pandas as pd
 
 from .columns import encode_columns
 
-__all__ = ["OWN", "DetailRows", "detail_rows", "event_details_block", "time_text", "value_text"]
+__all__ = ["NO_ROW", "OWN_DURATION", "OWN_ID", "OWN_START", "DetailRows", "detail_rows",
+           "event_details_block", "id_text", "time_text", "value_text"]
 
 FIXED = ("name", "start", "duration", "host", "plane", "track", "event id")
-OWN_LABELS = ("start", "duration", "event id")  # a text per event: kept apart, not coded
-OWN = 2**32 - 1  # a row's text code saying: the event's own text for its label
+# a row's text code saying: the text of the event's own start, duration or id, which a page
+# writes from the number (js/src/details.ts: the same codes)
+OWN_START, OWN_DURATION, OWN_ID = 2**32 - 1, 2**32 - 2, 2**32 - 3
+NO_ROW = 2**32 - 4  # a text code saying: the event has no such row (no step)
 STEP = "step"
 _FEW = 64  # events whose stats are found one by one (bisection) rather than by a pass
 
@@ -36,6 +53,11 @@ def time_text(us: float) -> str:
     """A time in us as the details write it: three decimals, correctly rounded (an exact
     tie to the even neighbour), e.g. ``"0.062 us"`` for 0.0625."""
     return f"{float(us):.3f} us"
+
+
+def id_text(event_id) -> str:
+    """An event id as the details write it: every digit of the integer."""
+    return str(int(event_id))
 
 
 def value_text(value) -> str:
@@ -66,45 +88,67 @@ class _Texts:
             self.items.append(text)
         return code
 
-    def codes(self, texts) -> np.ndarray:
-        """uint32 codes of a sequence of texts."""
-        codes, distinct = pd.factorize(np.asarray(texts, dtype=object))
-        table = np.array([self.code(t) for t in distinct], np.uint32)
-        return table[codes] if len(codes) else np.empty(0, np.uint32)
+    def codes(self, texts: list[str]) -> np.ndarray:
+        """uint32 codes of a list of texts."""
+        index = self._index
+        fresh = [t for t in dict.fromkeys(texts) if t not in index]
+        index.update(zip(fresh, range(len(self.items), len(self.items) + len(fresh))))
+        self.items.extend(fresh)
+        return np.fromiter(map(index.__getitem__, texts), np.uint32, len(texts))
 
 
 @dataclass
 class DetailRows:
-    """The detail rows of some events: those of the i-th are ``off[i]..off[i+1]``, each a
-    code into ``labels`` (``key``) and one into ``texts`` (``val``), or :data:`OWN`: the i-th
-    entry of ``own[label]`` (the texts of :data:`OWN_LABELS`, one per event: coding them
-    would only add a code per row)."""
+    """The detail rows of some events, in order: those of ``head`` (one per entry: a label
+    code and the text code of each event, or one for all), the i-th event's rows
+    ``off[i]..off[i+1]`` (a label code in ``key``, a text code in ``val``: its stats), then
+    those of ``tail`` (as ``head``; :data:`NO_ROW`: none for that event: its step).
+
+    A text code indexes ``texts``, or is :data:`OWN_START`, :data:`OWN_DURATION` or
+    :data:`OWN_ID`: the text of the event's entry of ``start``, ``dur`` or ``ids`` (numbers
+    of each event, which pages carry as numbers).  A label repeated (a stat named like an
+    earlier row) keeps its first place and takes its last text, as the rows are read: into a
+    dict here, an object (``Object.fromEntries``) on a page."""
 
     labels: list[str]
     texts: list[str]
-    own: dict[str, list[str]]
+    head: list[tuple[int, np.ndarray | int]]
+    tail: list[tuple[int, np.ndarray | int]]
+    start: np.ndarray  # float64 us per event
+    dur: np.ndarray  # float64 us per event
+    ids: np.ndarray  # int64 event id per event
     off: np.ndarray  # uint32, events + 1
     key: np.ndarray  # uint32 per row
     val: np.ndarray  # uint32 per row
 
+    def text(self, code: int, i: int) -> str:
+        """The text of a row of the i-th event whose text code is ``code``."""
+        if code == OWN_START:
+            return time_text(self.start[i])
+        if code == OWN_DURATION:
+            return time_text(self.dur[i])
+        if code == OWN_ID:
+            return id_text(self.ids[i])
+        return self.texts[code]
+
     def of(self, i: int) -> dict[str, str]:
         """The rows of the i-th event, label to text."""
         lo, hi = int(self.off[i]), int(self.off[i + 1])
-        out = {}
-        for k, v in zip(self.key[lo:hi].tolist(), self.val[lo:hi].tolist()):
-            label = self.labels[k]
-            out[label] = self.own[label][i] if v == OWN else self.texts[v]
-        return out
+        codes = [(k, c if isinstance(c, int) else int(c[i])) for k, c in self.head]
+        codes += zip(self.key[lo:hi].tolist(), self.val[lo:hi].tolist())
+        codes += [(k, c if isinstance(c, int) else int(c[i])) for k, c in self.tail]
+        return {self.labels[k]: self.text(v, i) for k, v in codes if v != NO_ROW}
 
 
 def _column(col: pd.Series, ids: np.ndarray, texts: _Texts) -> np.ndarray:
     """Text codes of ``col`` at ``ids``, each value as its ``str``."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = col.cat.categories
-        used, inverse = np.unique(col.cat.codes.to_numpy()[ids], return_inverse=True)
-        table = np.array([texts.code(str(cats[c]) if c >= 0 else str(np.nan))  # -1: missing
-                          for c in used.tolist()], np.uint32)
-        return table[inverse.ravel()]
+        codes = col.cat.codes.to_numpy()[ids].astype(np.intp) + 1  # 0: missing
+        used = np.flatnonzero(np.bincount(codes, minlength=len(cats) + 1))
+        table = np.zeros(len(cats) + 1, np.uint32)
+        table[used] = [texts.code(str(cats[c - 1]) if c else str(np.nan)) for c in used.tolist()]
+        return table[codes]
     return texts.codes([str(v) for v in col.to_numpy()[ids].tolist()])
 
 
@@ -119,16 +163,17 @@ def _stat_texts(st, rows: np.ndarray, texts: _Texts) -> np.ndarray:
         if not len(sel):
             continue
         done[sel] = True
-        distinct, inverse = np.unique(raw[sel], return_inverse=True)
+        inverse, distinct = pd.factorize(raw[sel])  # by hashing: no sort of every row
+        # value_text's rule, numbers in bulk: a float's repr, an integer's str
         if k == 1:
-            values = distinct.view(np.float64).tolist()
+            strings = list(map(repr, distinct.view(np.float64).tolist()))
         elif k == 2:
-            values = distinct.view(np.uint64).tolist()
+            strings = list(map(str, distinct.view(np.uint64).tolist()))
         elif k == 3:
-            values = distinct.tolist()
+            strings = list(map(str, distinct.tolist()))
         else:
-            values = [st.values[c] for c in distinct.tolist()]
-        out[sel] = texts.codes([value_text(v) for v in values])[inverse.ravel()]
+            strings = [value_text(st.values[c]) for c in distinct.tolist()]
+        out[sel] = texts.codes(strings)[inverse]
     out[~done] = texts.code(value_text(None))
     return out
 
@@ -168,9 +213,9 @@ def _stat_rows(prof, ids: np.ndarray, host_codes: np.ndarray, hosts: list[str]):
 
 def _steps(steps: pd.DataFrame | None, hosts: list[str], host_codes: np.ndarray,
            start: np.ndarray, texts: _Texts) -> np.ndarray:
-    """int64 text code of the name of the step of each event's host running when it starts
-    (the first such step in the table), -1 where none."""
-    out = np.full(len(start), -1, np.int64)
+    """uint32 text code of the name of the step of each event's host running when it starts
+    (the first such step in the table), :data:`NO_ROW` where none."""
+    out = np.full(len(start), NO_ROW, np.uint32)
     if steps is None or not len(steps) or not len(start):
         return out
     a_all = steps["start_us"].to_numpy(np.float64)
@@ -198,32 +243,23 @@ def detail_rows(source, rows) -> DetailRows:
     ev = prof.events
     rows = np.asarray(rows, np.int64).ravel()
     ids = np.asarray(source.event_ids, np.int64)[rows]
-    n = len(ids)
     labels, texts = _Texts(FIXED), _Texts()
     host_col = ev["host"]
     hosts = [str(c) for c in host_col.cat.categories]
     host_codes = host_col.cat.codes.to_numpy()[ids].astype(np.int64)
     start = ev["start_us"].to_numpy(np.float64)[ids]
-    own = dict(zip(OWN_LABELS, (
-        [time_text(x) for x in start.tolist()],
-        [time_text(x) for x in ev["duration_us"].to_numpy(np.float64)[ids].tolist()],
-        [str(i) for i in ids.tolist()])))
-    mine = np.full(n, OWN, np.uint32)
-    fixed = np.stack([_column(ev["name"], ids, texts), mine, mine, _column(host_col, ids, texts),
-                      _column(ev["plane"], ids, texts), _column(ev["line"], ids, texts), mine],
-                     axis=1).astype(np.uint32) if n else np.empty((0, len(FIXED)), np.uint32)
-    stats = _stat_pairs(prof, ids, host_codes, hosts, labels, texts)
+    # the place first: its few texts get small codes (narrow columns on a page)
+    place = [_column(ev[c], ids, texts) for c in ("host", "plane", "line")]
+    head = list(enumerate([_column(ev["name"], ids, texts), OWN_START, OWN_DURATION, *place,
+                           OWN_ID]))
+    s_rank, s_key, s_val = _stat_pairs(prof, ids, host_codes, hosts, labels, texts)
+    off = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(np.bincount(s_rank, minlength=len(ids)), out=off[1:])
     step = _steps(source.steps, hosts, host_codes, start, texts)
-    off, key, val = _lay_out(fixed, stats, step, labels.code(STEP))
-    # a stat named like an earlier row: that row takes its text (first place, last text)
-    s_rank, s_key, _ = stats
-    clash = np.zeros(n, bool)
-    clash[s_rank[(s_key < len(FIXED)) | (s_key == labels.code(STEP))]] = True
-    pair = np.sort(s_rank * len(labels.items) + s_key)
-    clash[pair[1:][pair[1:] == pair[:-1]] // len(labels.items)] = True
-    if clash.any():
-        off, key, val = _as_dicts(off, key, val, np.flatnonzero(clash))
-    return DetailRows(labels.items, texts.items, own, off.astype(np.uint32), key, val)
+    tail = [(labels.code(STEP), step)] if (step != NO_ROW).any() else []
+    return DetailRows(labels.items, texts.items, head, tail, start,
+                      ev["duration_us"].to_numpy(np.float64)[ids], ids, off.astype(np.uint32),
+                      s_key, s_val)
 
 
 def _stat_pairs(prof, ids, host_codes, hosts, labels: _Texts, texts: _Texts):
@@ -246,46 +282,6 @@ def _stat_pairs(prof, ids, host_codes, hosts, labels: _Texts, texts: _Texts):
     return s_rank, s_key, s_val
 
 
-def _lay_out(fixed: np.ndarray, stats, step: np.ndarray, step_label: int):
-    """(off, key, val) of every event's rows: FIXED, its stats, its step (when it has one)."""
-    n = len(fixed)
-    s_rank, s_key, s_val = stats
-    stats_of = np.bincount(s_rank, minlength=n)
-    has_step = step >= 0
-    off = np.zeros(n + 1, np.int64)
-    np.cumsum(len(FIXED) + stats_of + has_step, out=off[1:])
-    key = np.empty(int(off[-1]), np.uint32)
-    val = np.empty(int(off[-1]), np.uint32)
-    at = off[:-1, None] + np.arange(len(FIXED))
-    key[at] = np.arange(len(FIXED), dtype=np.uint32)
-    val[at] = fixed
-    first_stat = np.zeros(n + 1, np.int64)
-    np.cumsum(stats_of, out=first_stat[1:])
-    at = off[s_rank] + len(FIXED) + (np.arange(len(s_rank)) - first_stat[s_rank])
-    key[at], val[at] = s_key, s_val
-    at = off[1:][has_step] - 1
-    key[at], val[at] = step_label, step[has_step]
-    return off, key, val
-
-
-def _as_dicts(off, key, val, events) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows with those of ``events`` merged as a dict merges repeated keys."""
-    n = len(off) - 1
-    rank = np.repeat(np.arange(n), np.diff(off))
-    keep = ~np.isin(rank, events)
-    new_rank, new_key, new_val = [rank[keep]], [key[keep]], [val[keep]]
-    for e in events.tolist():
-        merged = dict(zip(key[off[e]:off[e + 1]].tolist(), val[off[e]:off[e + 1]].tolist()))
-        new_rank.append(np.full(len(merged), e, np.int64))
-        new_key.append(np.fromiter(merged.keys(), np.uint32, len(merged)))
-        new_val.append(np.fromiter(merged.values(), np.uint32, len(merged)))
-    rank = np.concatenate(new_rank)
-    order = np.argsort(rank, kind="stable")
-    off = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(rank, minlength=n), out=off[1:])
-    return off, np.concatenate(new_key)[order], np.concatenate(new_val)[order]
-
-
 def _links(source, rows: np.ndarray | None) -> dict:
     """The links of the timeline whose ends are both among ``rows`` (None: all)."""
     src, dst, kind = source.link_rows()
@@ -296,17 +292,24 @@ def _links(source, rows: np.ndarray | None) -> dict:
             "link_kind": kind.astype(np.uint8)}
 
 
+def _narrow(codes: np.ndarray) -> np.ndarray:
+    """Text codes in the narrowest unsigned dtype holding them."""
+    top = int(codes.max()) if len(codes) else 0
+    return codes.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else np.uint32)
+
+
 def event_details_block(source, rows: np.ndarray | None = None) -> dict:
     """The detail rows of the timeline rows ``rows`` (None: every row) of a trace viewer's
-    ``source``, formatted, for a page without a kernel: typed columns and their texts.
+    ``source`` for a page without a kernel: texts, and typed columns of codes and numbers.
 
-    ``labels`` and ``texts`` are JSON lists of strings, ``own`` per label of
-    :data:`OWN_LABELS` the text of each row, joined by newlines (none has one; a string
-    packs and unpacks faster than a list of a string per row); the columns are ``off`` (uint32, n + 1: the detail rows
-    of the i-th row are off[i]..off[i+1]), ``key`` and ``val`` (uint32 per detail row: codes
-    into labels and texts; :data:`OWN` for the i-th text of ``own[label]``).  For some rows
-    only, also ``rows`` (uint32: the timeline rows covered, ascending; each is a single event
-    of a tile the page holds, which says where it is drawn).
+    ``labels`` and ``texts`` are JSON lists of strings.  ``head`` and ``tail`` are
+    :class:`DetailRows`' (JSON lists of ``[label code, text code]`` or ``[label code,
+    column]``: the column of the text code of each row, uint8 to uint32); the columns are
+    ``off`` (uint32, n + 1: the stats of the i-th row are off[i]..off[i+1]), ``key`` and
+    ``val`` (uint32 per stat: label and text codes), ``dur`` (float64 us) and ``id``
+    (uint32; float64 past 2**32) per row.  An event's start is in the tile the page draws it
+    with: for some rows only, ``rows`` (uint32: the timeline rows covered, ascending) are
+    each a single event of a tile the page holds.
     ``link_src``, ``link_dst`` (uint32 timeline rows) and ``link_kind`` (uint8, into
     ``link_labels``: [end's label, start's label] per kind) are the links whose two events
     are covered: a host launch and its device event, a producer and its consumer.
@@ -316,10 +319,20 @@ def event_details_block(source, rows: np.ndarray | None = None) -> dict:
         raise ValueError(f"{total} events: too many to embed event details")
     covered = np.arange(total) if rows is None else np.asarray(rows, np.int64)
     d = detail_rows(source, covered)
-    columns = {"off": d.off, "key": d.key, "val": d.val}
+    small = not len(d.ids) or (d.ids.min() >= 0 and d.ids.max() < 2**32)
+    columns = {"off": d.off, "key": d.key, "val": d.val, "dur": d.dur,
+               "id": d.ids.astype(np.uint32 if small else np.float64)}
+    lists = {}
+    for part in ("head", "tail"):
+        lists[part] = []
+        for j, (label, codes) in enumerate(getattr(d, part)):
+            if isinstance(codes, int):
+                lists[part].append([label, codes])
+            else:
+                columns[f"{part}{j}"] = _narrow(codes)
+                lists[part].append([label, f"{part}{j}"])
     if rows is not None:
         columns["rows"] = np.asarray(rows, np.uint32)
     columns.update(_links(source, rows))
-    return {"labels": d.labels, "texts": d.texts,
-            "own": {label: "\n".join(texts) for label, texts in d.own.items()},
-            "link_labels": source.link_labels(), "columns": encode_columns(columns)}
+    return {"labels": d.labels, "texts": d.texts, **lists, "link_labels": source.link_labels(),
+            "columns": encode_columns(columns)}

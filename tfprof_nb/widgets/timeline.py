@@ -19,11 +19,12 @@ from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
 from .traits import RecordTrait, record_wire
 
-# packed bytes per event of an offline copy, its details included (formatted: texts, see
-# offline.details): a 1.19 M-event CPU profile packed to 20.4 MB whole and its
-# overview-plus-detail copies at about 28 bytes per detailed event when the page formatted
-# details itself; formatted in Python, CPU captures take 36 (29 whole), GPU ones 49 (41)
-OFFLINE_EVENT_BYTES = 36
+# packed bytes per event of an offline copy, its details included (see offline.details: texts
+# coded, each event's start, duration and id as numbers): a 1.16 M-event CPU capture packs to
+# 17.7 bytes per event whole and its overview-plus-detail copies to 23 to 26 per detailed
+# event (budgets of 20 to 50 % of the whole); with those three numbers as text it took 28.8
+# whole and 36 per detailed event
+OFFLINE_EVENT_BYTES = 28
 
 __all__ = ["TimelineSource", "TraceTimeline", "TraceView", "first_state", "timeline_index"]
 

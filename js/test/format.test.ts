@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { formatInt, formatUs } from "../src/format";
+import cases from "./details_cases.json";
+
+// Python's texts of each case (tests/widgets/test_event_details.py writes and checks the file):
+// a number as JSON, else "special" (nan, inf, -inf, -0.0) or "big" (an integer past a double's)
+type Case = { x?: number; special?: string; big?: string; text: string | null };
+const SPECIAL: Record<string, number> = { nan: NaN, inf: Infinity, "-inf": -Infinity, "-0.0": -0 };
+
+function input(c: Case): number | bigint {
+  if (c.big !== undefined) return BigInt(c.big);
+  if (c.special !== undefined) return SPECIAL[c.special];
+  return c.x!;
+}
+
+describe("the numbers a page writes in an event's details, as Python writes them", () => {
+  it("writes times with three decimals, ties to even, every digit", () => {
+    const us = cases.us as Case[];
+    expect(us.length).toBeGreaterThan(100);
+    const got = us.map((c) => formatUs(input(c) as number));
+    expect(got).toEqual(us.map((c) => c.text));
+  });
+
+  it("writes ids with every digit, past 2**53 too; fails where Python fails", () => {
+    const ints = cases.int as Case[];
+    const got = ints.map((c) => {
+      try {
+        return formatInt(input(c));
+      } catch {
+        return null;
+      }
+    });
+    expect(got).toEqual(ints.map((c) => c.text));
+    expect(ints.some((c) => c.big !== undefined) && ints.some((c) => c.text === null)).toBe(true);
+  });
+});
