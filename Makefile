@@ -63,7 +63,7 @@ bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 # the Source view of a notebook cell's JAX program and of the command-buffer capture, and that
 # capture's XLA tab (its ops attributed inside the command buffers)
 screenshots: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
-	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/report/test_report.py \
+	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/reporting/test_report.py \
 		-k "captured_cpu_profile or gpu_fixture or tpu_profile or gpu_launch or command_buffer"
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/widgets/test_trace_viewer.py
 	TFPROF_NB_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q tests/widgets/test_source_view.py

@@ -95,7 +95,7 @@ def page_of(figure: dict, path: Path) -> Path:
 def in_chromium(page_path: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
-    from tests.report.offline_page import LOCAL
+    from tests.reporting.offline_page import LOCAL
     from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
 
     blocked, errors = [], []

@@ -60,7 +60,7 @@ def write(path: Path, out: Path) -> dict:
 def open_in_chromium(report: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
-    from tests.report.offline_page import LOCAL
+    from tests.reporting.offline_page import LOCAL
     from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
 
     blocked = []

@@ -11,7 +11,7 @@ import nbformat
 
 import tfprof_nb as tp
 
-from .report.offline_page import OfflinePage
+from .reporting.offline_page import OfflinePage
 
 
 def test_demo_writes_a_report_that_opens_offline(tmp_path):

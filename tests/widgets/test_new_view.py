@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..report.offline_page import OfflinePage
+from ..reporting.offline_page import OfflinePage
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.dashboard import Dashboard
 
 from ..conftest import DATA
-from ..report.offline_page import OfflinePage
+from ..reporting.offline_page import OfflinePage
 from .harness import WidgetPage
 
 GPU = DATA / "jax_h200_nocmdbuf.xplane.pb"

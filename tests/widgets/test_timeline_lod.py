@@ -248,7 +248,7 @@ def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monke
 def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
     """A report of a profile past the budget: the overview, every event of one range with
     its stats, and a note on the canvas where detail needs a kernel."""
-    from ..report.offline_page import OfflinePage
+    from ..reporting.offline_page import OfflinePage
 
     prof = tp.load(cpu_python_file)
     n = len(prof.events)
