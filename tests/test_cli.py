@@ -456,7 +456,7 @@ def test_storage_options_reach_the_store(s3_server, s3_bucket, object_cache, gpu
 
 def test_capture_from_a_running_worker(tmp_path):
     port = free_port()
-    worker = subprocess.Popen([sys.executable, str(HERE / "capture" / "remote_worker.py"),
+    worker = subprocess.Popen([sys.executable, str(HERE / "capturing" / "remote_worker.py"),
                                str(port), "60"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:

@@ -40,9 +40,13 @@ def test_every_widget_has_its_ts_module_and_every_view_a_tab():
 
 def test_dashboard_and_exports_follow_the_manifest(cpu_file):
     names = {e["name"] for e in manifest.load()["widgets"]}
-    assert set(tp.widgets.__all__) == names | {"WidgetBundleMissing"}
+    from tfprof_nb.widgets import ALIASES
+
+    assert set(tp.widgets.__all__) == names | set(ALIASES) | {"WidgetBundleMissing"}
     for name in names:
         assert getattr(tp.widgets, name).__name__ == name
+    for old, new in ALIASES.items():  # the contract's earlier names: the same classes
+        assert new in names and getattr(tp.widgets, old) is getattr(tp.widgets, new)
     dash = tp.load(cpu_file).show()
     assert [v["tab"] for v in dash.views] == [e["tab"] for e in manifest.view_entries()]
     assert [v["title"] for v in dash.views] == [e["title"] for e in manifest.view_entries()]
