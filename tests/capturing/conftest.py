@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -19,6 +20,13 @@ def tf():
 @pytest.fixture()
 def dataset(tf):
     return tf.data.Dataset.range(1000).map(lambda i: tf.fill([4, 8], tf.cast(i, tf.float32)))
+
+
+@pytest.fixture()
+def xy():
+    """640 samples of 8 features and one target (Keras fits, TF and JAX backends)."""
+    rng = np.random.default_rng(0)
+    return rng.random((640, 8), dtype=np.float32), rng.random((640, 1), dtype=np.float32)
 
 
 @pytest.fixture()

@@ -22,12 +22,6 @@ def model(tf):
     return m
 
 
-@pytest.fixture()
-def xy():
-    rng = np.random.default_rng(0)
-    return rng.random((640, 8), dtype=np.float32), rng.random((640, 1), dtype=np.float32)
-
-
 def test_fit_profiles_steps_with_markers(model, xy):
     cb = tp.KerasProfiler(steps=4, warmup=3, progress=False)
     model.fit(*xy, batch_size=32, epochs=1, callbacks=[cb], verbose=0)

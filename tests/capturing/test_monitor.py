@@ -79,12 +79,6 @@ def model(tf):
     return m
 
 
-@pytest.fixture()
-def xy():
-    rng = np.random.default_rng(0)
-    return rng.random((640, 8), dtype=np.float32), rng.random((640, 1), dtype=np.float32)
-
-
 def _watcher(mon, windows: int):
     """A Keras callback recording, at each epoch's end, how many windows are analysed, and
     ending training once ``windows`` are (or at the deadline)."""
