@@ -29,32 +29,30 @@ import tfprof_nb as tp
 from tfprof_nb import _native
 from tfprof_nb.xspace import decode_xspace
 
+from .xspace.test_fuzz import _apply
+
 _HUGE_VARINTS = (b"\xff" * 11, b"\xff" * 9 + b"\x01", b"\x80\x80\x80\x80\x10",
                  b"\xff\xff\xff\xff\xff\xff\xff\xff\x7f")
 
 
+_KINDS = ("flip", "set", "truncate", "delete", "duplicate", "insert", "varint")
+
+
 def mutate(raw: bytes, rng: np.random.Generator) -> bytes:
-    b = bytearray(raw)
+    """1-3 of test_fuzz's mutations (its ``_apply``), drawn with ``rng``."""
+    draw_arg = {"flip": lambda: int(rng.integers(0, 8)), "set": lambda: int(rng.integers(0, 256)),
+                "truncate": lambda: None, "delete": lambda: int(rng.integers(1, 65)),
+                "duplicate": lambda: int(rng.integers(1, 65)),
+                "insert": lambda: rng.bytes(int(rng.integers(1, 17))),
+                "varint": lambda: _HUGE_VARINTS[int(rng.integers(0, len(_HUGE_VARINTS)))]}
+    data = raw
     for _ in range(int(rng.integers(1, 4))):
-        if not b:
+        if not data:
             break
-        pos = int(rng.integers(0, len(b)))
-        kind = int(rng.integers(0, 7))
-        if kind == 0:
-            b[pos] ^= 1 << int(rng.integers(0, 8))
-        elif kind == 1:
-            b[pos] = int(rng.integers(0, 256))
-        elif kind == 2:
-            del b[pos:]
-        elif kind == 3:
-            del b[pos:pos + int(rng.integers(1, 65))]
-        elif kind == 4:
-            b[pos:pos] = b[pos:pos + int(rng.integers(1, 65))]
-        elif kind == 5:
-            b[pos:pos] = rng.bytes(int(rng.integers(1, 17)))
-        else:
-            b[pos:pos] = _HUGE_VARINTS[int(rng.integers(0, len(_HUGE_VARINTS)))]
-    return bytes(b)
+        pos = int(rng.integers(0, len(data)))
+        kind = _KINDS[int(rng.integers(0, len(_KINDS)))]
+        data = _apply(data, (kind, pos, draw_arg[kind]()))
+    return data
 
 
 def analyse(path: Path) -> None:
