@@ -277,15 +277,16 @@ class XSpaceData:
         if not self._timestamps_absolute():
             start = self.profile_start_ns
             origin = 0 if start is None else origin - start
-        # ts - origin exactly where it is in range (checked in floats first: both are int64
-        # from the file, their difference may not be)
+        # ts - origin exactly where it is in range (checked in floats first: both are int64,
+        # the origin a line's timestamp or a Task Environment time below 2^63; their
+        # difference may not be)
         limit_ns = TIME_LIMIT_PS // 1000
-        near = np.abs(ts.astype(np.float64) - float(origin)) < float(limit_ns)
-        rel = np.where(near, ts - np.int64(origin) if -2**63 <= origin < 2**63 else 0, 0)
+        offset = ts.astype(np.float64) - float(origin)
+        near = np.abs(offset) < float(limit_ns)
+        rel = np.where(near, ts - np.int64(origin), 0)
         if near.all():
             return rel * 1000
-        far = np.where(ts.astype(np.float64) > float(origin), TIME_LIMIT_PS + 1,
-                       -TIME_LIMIT_PS - 1)
+        far = np.where(offset > 0, TIME_LIMIT_PS + 1, -TIME_LIMIT_PS - 1)
         return np.where(near & (np.abs(rel) <= limit_ns), rel * 1000, far).astype(np.int64)
 
     def origin_ns(self) -> int:
