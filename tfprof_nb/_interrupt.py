@@ -15,7 +15,9 @@ the next call from the same thread waits for them first, so no step runs twice a
 from __future__ import annotations
 
 import functools
+import queue
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 
@@ -95,16 +97,29 @@ def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
     token = CancelToken(parent=current_token())
     pool = ThreadPoolExecutor(max(1, min(int(threads), len(items))))
     futures = [pool.submit(_under, token, fn, x) for x in items]
+    # Each future reports its end into a queue the caller waits on: a KeyboardInterrupt from
+    # the signal handler can land anywhere in a wait, and concurrent.futures.wait holds every
+    # future's lock in Python code on the way (one left locked there deadlocked the next
+    # wait and the worker ending that future); a SimpleQueue's get holds none.
+    ended = queue.SimpleQueue()
+    for f in futures:
+        f.add_done_callback(ended.put)
     try:
         if meanwhile is not None:
             meanwhile()
-        pending = set(futures)
-        while pending:
-            _, pending = wait(pending, timeout=tick)
-            if poll is not None:
+        left, next_poll = len(futures), time.monotonic() + tick
+        while left:
+            try:
+                ended.get(timeout=max(0.0, next_poll - time.monotonic()))
+                left -= 1
+            except queue.Empty:
+                pass
+            if poll is not None and (not left or time.monotonic() >= next_poll):
                 poll()
+            if time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + tick
     except BaseException:  # KeyboardInterrupt above all: stop the workers, then re-raise
-        _stop(futures, token, grace)
+        _stop(futures, token, grace, ended)
         raise
     finally:  # (threads done with their work are joined: none outlives a call that ends)
         pool.shutdown(wait=all(f.done() for f in futures), cancel_futures=True)
@@ -116,15 +131,21 @@ def _under(token: CancelToken, fn, x):
         return fn(x)
 
 
-def _stop(futures: list, token: CancelToken, grace: float) -> None:
+def _stop(futures: list, token: CancelToken, grace: float, ended: queue.SimpleQueue) -> None:
     """Cancel ``futures``: their token cancelled, waiting ones dropped, running ones given
-    ``grace`` seconds (a second interrupt stops the waiting)."""
+    ``grace`` seconds, waiting on ``ended`` (where each future reports its end; a second
+    interrupt stops the waiting)."""
     token.cancel()
     for f in futures:
         f.cancel()
     running = [f for f in futures if not f.done()]
+    deadline = time.monotonic() + grace
     try:
-        wait(running, timeout=grace)
+        while any(not f.done() for f in running) and time.monotonic() < deadline:
+            try:
+                ended.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
     except KeyboardInterrupt:
         pass
     late = [f for f in running if not f.done()]
