@@ -116,6 +116,9 @@ class Profile(ProfileOutputs):
     tf_data = _result("tf_data", "tf.data bottleneck analysis: pipelines, iterator graph, "
                       "bottlenecks with suggestions, summary.")
     pod = _result("pod", "Each step's breakdown on every host, the slowest host marked.")
+    measures = _result("measures", "The headline measures, one row each (index: key): value, "
+                       "unit, scope (devices, time), rule, spread over devices, XProf's figure "
+                       "where its rule differs (see analysis.findings.measures).")
     framework = _result("framework", "What wrote the profile: .name, .gpu_vendors.")
     memory_summary = _result("memory", "One row per allocator: allocations, capacity, peaks.",
                              field="summary")

@@ -48,6 +48,7 @@ TOOL_TABLES = {
     "gpu_overlap": lambda r: r["gpu_overlap"],
     "duty_cycle": lambda r: r["duty_cycle"],
     "stragglers": lambda r: r["stragglers"],
+    "measures": lambda r: r["measures"].reset_index(),
     "launch_latency": lambda r: r["launch_latency"].per_kernel,
     "launch_histogram": lambda r: r["launch_latency"].histogram,
     "launch_outliers": lambda r: r["launch_latency"].outliers,

@@ -9,7 +9,7 @@ import { cards, text, viewRoot } from "./ui";
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-overview", model);
   const cleanups: (() => void)[] = [];
-  root.append(cards((model.get("cards") ?? []) as [string, string][]));
+  root.append(cards((model.get("cards") ?? []) as [string, string, string][]));
   for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
   const fig = model.get("step_figure") as Figure | undefined;
   const note = String(model.get("step_note") ?? "");

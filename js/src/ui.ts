@@ -33,6 +33,8 @@ const STYLE = `
 .tfprof .tp-card .tp-card-label { display: block; font-size: 11px; text-transform: uppercase;
   letter-spacing: .04em; color: var(--tp-fg2); }
 .tfprof .tp-card .tp-card-value { display: block; font-size: 18px; font-weight: 600; margin-top: 2px; }
+.tfprof .tp-card .tp-card-scope { display: block; font-size: 11px; color: var(--tp-fg2); margin-top: 2px;
+  max-width: 32ch; }
 .tfprof .tp-reason { padding: 24px 12px; color: var(--tp-fg2); }
 .tfprof .tp-error { padding: 12px; margin: 8px 0; border: 1px solid var(--tp-warn); border-radius: 6px;
   color: var(--tp-warn); white-space: pre-wrap; font-family: var(--jp-code-font-family, monospace); font-size: 12px; }
@@ -120,14 +122,16 @@ export function viewRoot(el: HTMLElement, cls: string, model?: { get(k: string):
   return root;
 }
 
-/** Summary cards: [label, value] pairs. */
-export function cards(items: [string, string][]): HTMLElement {
+/** Summary cards: [label, value] pairs, or [label, value, scope]: what the number counts
+ * (which devices, which time; XProf's figure where its rule differs), under the value. */
+export function cards(items: ([string, string] | [string, string, string])[]): HTMLElement {
   const box = document.createElement("div");
   box.className = "tp-cards";
-  for (const [label, value] of items) {
+  for (const [label, value, scope] of items) {
     const c = document.createElement("div");
     c.className = "tp-card db-card";
     c.append(text("span", "tp-card-label", label), text("span", "tp-card-value", value));
+    if (scope) c.append(text("span", "tp-card-scope", scope));
     box.append(c);
   }
   return box;

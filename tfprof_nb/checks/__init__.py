@@ -5,8 +5,9 @@
     result.assert_ok()      # raises tp.PerformanceCheckError listing the failed limits
     tp.check(new, baseline=old, max_regression_pct=5).ok
 
-Every measure is the number the tables, cards and findings show (:mod:`.measures`); a
-regression against a baseline is judged on the two step-time distributions (:mod:`.regression`).
+Every measure is the number the tables, cards and findings show (:mod:`.limit_measures`:
+``prof.measures``' rows); a regression against a baseline is judged on the two step-time
+distributions (:mod:`.regression`).
 A limit whose measure the profile lacks (no steps, no device, no memory events) is "unknown",
 with the reason, and fails the check unless ``allow_missing=True``.
 """
@@ -21,8 +22,8 @@ from typing import Callable
 
 import pandas as pd
 
-from . import measures as m
-from .measures import STATISTICS, Measure, Subject
+from . import limit_measures as m
+from .limit_measures import STATISTICS, Measure, Subject
 from .regression import MIN_STEPS, step_regression
 from .result import CheckResult, CheckRow
 

@@ -58,7 +58,7 @@ def noise_band(base_steps, new_steps) -> dict | None:
     """The 95 % noise band of the change of step time (``tp.check``'s: the Mann-Whitney
     interval of the ratio of new to base step times, a pod's steps at their slowest host),
     as ``{"low", "high"}`` in %; None when a side has too few steps."""
-    from ..checks.measures import per_step
+    from ..checks.limit_measures import per_step
     from ..checks.regression import step_regression
 
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 
 from ..analysis.findings.evidence import evidence_words
+from ..analysis.findings.measures import measure_text, spread_words, value_of, xprof_words
 from ..analysis.findings.overview import device_text
 from ..constants import CATEGORY_COLUMNS
 
@@ -36,6 +37,7 @@ def summarise(prof, top: int = 10) -> dict:
         "steps": _step_stats(prof.steps),
         "breakdown": _breakdown(prof.steps),
         "input_bound": _input_bound(ov),
+        "measures": _measures(prof.measures),
         "top_ops": {side.lower(): _top_ops(prof, side, top) for side in ("Host", "Device")},
         "findings": [_finding(f) for f in prof.recommendations()],
         "notes": list(ov.reasons),
@@ -76,7 +78,8 @@ def _devices(prof, ov) -> dict:
     return {"type": env["device_type"], "count": int(env["device_count"]),
             "text": device_text(env),
             "without_events": list(env["devices_without_events"]),
-            "duty_cycle_pct": ov.device_duty_cycle_pct, "devices": devices,
+            "duty_cycle_pct": value_of(prof.measures, "duty_cycle_pct"),
+            "xprof_duty_cycle_pct": ov.device_duty_cycle_pct, "devices": devices,
             "tpu": dict(ov.device)}
 
 
@@ -105,14 +108,26 @@ def _breakdown(steps) -> list[dict]:
 
 
 def _input_bound(ov) -> dict:
-    """The overview's input-bound verdict, its other statements and the input wait."""
-    ib = ov.input_bound
-    statements = [ib.get(k, "") for k in ("all_other_statement", "kernel_launch_statement",
-                                          "device_collectives_statement")]
-    return {"classification": ib.get("classification"), "input_pct": ib.get("input_pct"),
-            "statement": ib.get("input_statement", ""),
+    """The page's input-bound verdict (from the one input-wait measure), XProf's where it
+    classifies otherwise (``xprof_statement``), XProf's other step-breakdown verdicts where
+    they are the page's measures, and the input wait."""
+    ib, verdict = ov.input_bound, ov.verdict
+    keys = ("all_other_statement", "kernel_launch_statement", "device_collectives_statement")
+    statements = [ib.get(k, "") for k in keys] if verdict.get("rule") == "xprof" else \
+        [ib.get("device_collectives_statement", "")]
+    return {"classification": verdict.get("classification"),
+            "input_pct": ov.input_wait.get("pct"),
+            "statement": verdict.get("statement", ""),
+            "xprof_statement": verdict.get("xprof_statement", ""),
+            "xprof_classification": ib.get("classification"),
             "other_statements": [s for s in statements if s],
             "input_wait": dict(ov.input_wait)}
+
+
+def _measures(table) -> list[dict]:
+    """The headline measures (``prof.measures``) as plain values."""
+    rows = table.reset_index().astype(object).where(table.reset_index().notna(), None)
+    return rows.to_dict("records")
 
 
 def _top_ops(prof, side: str, top: int):
@@ -122,9 +137,9 @@ def _top_ops(prof, side: str, top: int):
 
 
 def _finding(f) -> dict:
-    return {"kind": f.kind, "severity": f.severity, "what": f.what,
-            "evidence": dict(f.evidence), "evidence_text": evidence_words(f.evidence),
-            "fix": f.fix}
+    return {"kind": f.kind, "severity": f.severity, "what": f.what, "measure": f.measure,
+            "evidence": dict(f.evidence),
+            "evidence_text": evidence_words(f.evidence, (f.measure,)), "fix": f.fix}
 
 
 # ---- text ---------------------------------------------------------------------------------
@@ -194,43 +209,23 @@ def _breakdown_text(rows: list[dict]) -> str:
 
 
 def _verdict_text(doc: dict) -> str:
-    """The input-bound verdict, the other statements, the input wait where it differs, the
-    devices' duty cycle."""
-    ib, dev = doc["input_bound"], doc["devices"]
+    """The page's input-bound verdict, XProf's where it differs, the other statements, and
+    the headline measures with their scope (``prof.measures``; the step time is above)."""
+    ib = doc["input_bound"]
     lines = [_wrap(f"Input     {ib['statement']}", "          ")] if ib["statement"] else []
-    lines += [_wrap(f"          {s}", "          ") for s in ib["other_statements"]]
-    wait = ib["input_wait"].get("statement")
-    if wait:
-        lines.append(_wrap(f"          {wait}", "          "))
-    if dev["duty_cycle_pct"] is not None:
-        lines.append(_wrap(f"Duty cycle {dev['duty_cycle_pct']:.1f} % of the devices' active "
-                           f"span{_per_device(dev['devices'])}", "          "))
-    if dev["tpu"]:
-        lines.append(_wrap(f"          {_tpu_figures(dev['tpu'])}", "          "))
+    lines += [_wrap(f"          {s}", "          ")
+              for s in [ib["xprof_statement"], *ib["other_statements"]] if s]
+    shown = [m for m in doc["measures"] if not m["key"].startswith("step_time")]
+    if shown:
+        lines.append("Measures")
+    for m in shown:
+        text = f"  {m['label']} {measure_text(m['value'], m['unit'])}: {m['scope']}"
+        if m["min"] is not None:
+            text += f"; {spread_words(m)}"
+        if m["xprof_value"] is not None:
+            text += f"; {xprof_words(m)}"
+        lines.append(_wrap(text, "    "))
     return "\n".join(lines)
-
-
-def _per_device(devices) -> str:
-    """Each device's duty cycle in words, up to eight devices."""
-    if not 1 < len(devices) <= 8:
-        return ""
-    many_hosts = devices.host.nunique() > 1
-    parts = [f"{(r.host + ' ') if many_hosts else ''}{str(r.device).removeprefix('/device:')} "
-             f"{r.duty_cycle_pct:.1f}%" for r in devices.itertuples()]
-    return " (" + ", ".join(parts) + ")"
-
-
-_TPU_FIGURES = (("duty_cycle_pct", "duty cycle"), ("idle_pct", "idle"),
-                ("mxu_utilization_pct", "MXU utilisation"),
-                ("hbm_utilization_pct", "HBM utilisation"),
-                ("flop_rate_utilization_pct", "FLOP rate of the roofline"),
-                ("hbm_bw_utilization_pct", "HBM bandwidth of its peak"))
-
-
-def _tpu_figures(tpu: dict) -> str:
-    known = [f"{words} {tpu[key]:.2f} %" for key, words in _TPU_FIGURES
-             if isinstance(tpu.get(key), float) and tpu[key] == tpu[key]]
-    return f"{tpu['device_type']} ({tpu['cores']} cores): " + ", ".join(known)
 
 
 def _ops_text(side: str, ops) -> str:

@@ -32,6 +32,7 @@ DESCRIPTIONS = {
     "gpu_overlap": "per device and step: collective time hidden under compute and exposed",
     "duty_cycle": "per device: busy time over its active span",
     "stragglers": "per step: the host and device that finished last, and by how much",
+    "measures": "the headline measures: value, scope (devices, time), rule, XProf's figure",
     "launch_latency": "launch-to-start latency per kernel (mean, percentiles, max)",
     "launch_histogram": "launch-to-start latencies as a histogram per device",
     "launch_outliers": "the kernels that waited longest between launch and start",

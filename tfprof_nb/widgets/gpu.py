@@ -6,20 +6,29 @@ the findings about them."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import traitlets
 
 from ..analysis.findings.evidence import evidence_words
+from ..analysis.findings.measures import get, measure_text, spread_words, xprof_words
 from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu import UTILIZATION_PARTS
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_summary", "on_tpu"]
+__all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_findings", "device_summary", "on_tpu"]
 
-# the kinds of prof.recommendations() this view lists: those its tables are the evidence of
+# the kinds of prof.recommendations() this view lists beside those quoting a device measure
+# (a row of prof.measures that counts devices): those its tables are the evidence of
 GPU_FINDINGS = ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")
+
+
+def device_findings(prof) -> list:
+    """The findings about device time: those quoting a device measure, and the kinds of
+    :data:`GPU_FINDINGS`."""
+    table = prof.measures
+    counted = set(table.index[table.device_count > 0]) if len(table) else set()
+    return [f for f in prof.recommendations() if f.kind in GPU_FINDINGS or f.measure in counted]
 _SUMMARY_KEYS = ["host", "device"]
 _LATENCY_COLUMNS = ["host", "kernel_name", "launches", "mean_latency_us", "p50_latency_us",
                     "p90_latency_us", "p99_latency_us", "max_latency_us",
@@ -63,7 +72,8 @@ def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.Da
 
 
 def _finding(f) -> dict:
-    return {"severity": f.severity, "what": f.what, "evidence": evidence_words(f.evidence),
+    return {"severity": f.severity, "what": f.what,
+            "evidence": evidence_words(f.evidence, (f.measure,)),
             "fix": f.fix}
 
 
@@ -98,10 +108,11 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
     busy outside the steps, and the steps whose devices (or hosts) finish at different
     times."""
     out = []
-    duty = prof.duty_cycle.attrs.get("device_duty_cycle_pct")
-    if duty is not None and not np.isnan(duty):
-        out.append(f"Device duty cycle: {duty:.1f}% (busy time over each device's active span, "
-                   f"{_count(len(summary), 'device')}).")
+    duty = get(prof.measures, "duty_cycle_pct")
+    if duty is not None:
+        text = f"Device duty cycle: {measure_text(duty['value'], '%')} ({duty['scope']})"
+        extra = [w for w in (spread_words(duty), xprof_words(duty)) if w]
+        out.append(text + (f"; {'; '.join(extra)}" if extra else "") + ".")
     if tpu:
         out += _tpu_counters(prof) + [
             "TPUs run their programs' ops without a launch from the host for each, so there "
@@ -194,7 +205,7 @@ class GpuUtilizationView(View):
         return ViewState({
             "statements": _statements(prof, summary, tpu),
             "devices": _devices_table(summary, tpu),
-            "findings": [_finding(f) for f in prof.recommendations() if f.kind in GPU_FINDINGS],
+            "findings": [_finding(f) for f in device_findings(prof)],
             "utilization": plot.gpu_utilization(),
             "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],
                                        plot.gpu_overlap),

@@ -30,10 +30,10 @@ class InputPipelineView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         ip = prof.input_pipeline
-        wait = prof.result("input_wait")  # the overview's input wait, where it differs
+        verdict = prof.overview().verdict  # the page's verdict, from the one input wait
         return ViewState({
-            "statements": [s for s in (ip.summary.get("input_statement", ""),
-                                       wait.get("statement", ""),
+            "statements": [s for s in (verdict.get("statement", ""),
+                                       verdict.get("xprof_statement", ""),
                                        ip.summary.get("next_step", "")) if s],
             "figure": prof.plot.input_pipeline(),
             "host_table": TableData(ip.host_side.reset_index(drop=True),

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from ..analysis.findings.measures import get, measure_text
 from ..analysis.findings.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
@@ -35,22 +36,19 @@ def _known(value) -> bool:
     return value is not None and not np.isnan(value)
 
 
-def _device_cards(ov) -> list[list[str]]:
-    """The device figures (TPU: duty cycle, idle, MXU and HBM counters, roofline
-    utilisations; GPU: the duty cycle) as cards, those the profile has (a note says why one
-    is missing); none without them."""
-    dev = ov.device
-    if dev:
-        kind = dev["device_type"]
-        cards = [(f"{kind} duty cycle", dev["duty_cycle_pct"]), (f"{kind} idle", dev["idle_pct"]),
-                 ("MXU utilisation", dev["mxu_utilization_pct"]),
-                 ("HBM utilisation", dev["hbm_utilization_pct"]),
-                 ("FLOP rate of the roofline", dev["flop_rate_utilization_pct"]),
-                 ("HBM bandwidth of its peak", dev["hbm_bw_utilization_pct"])]
-        return [[label, f"{value:.1f}%"] for label, value in cards if _known(value)]
-    if _known(ov.device_duty_cycle_pct):
-        return [["Device duty cycle", f"{ov.device_duty_cycle_pct:.1f}%"]]
-    return []
+# the measures the overview's cards show after the step time, in order (prof.measures' keys)
+_CARD_MEASURES = ("input_wait_pct", "device_idle_pct", "duty_cycle_pct", "mxu_utilization_pct",
+                  "hbm_utilization_pct", "flop_rate_utilization_pct", "hbm_bw_utilization_pct")
+
+
+def measure_card(row) -> list[str]:
+    """A measure as a card: [label, value, what it counts (and XProf's figure, as XProf's,
+    where its rule gives another)]."""
+    scope = str(row["scope"])
+    if pd.notna(row["xprof_value"]):
+        scope += (f". XProf: {measure_text(row['xprof_value'], row['unit'])} "
+                  f"({row['xprof_note']})")
+    return [str(row["label"]), measure_text(row["value"], row["unit"]), scope]
 
 
 # where steps come from (the step table's source), in words
@@ -62,32 +60,37 @@ _SOURCE_WORDS = {"markers": "step markers", "device": "device",
 
 def _cards(ov) -> list[list[str]]:
     cards = []
-    st = ov.step_time
+    st, table = ov.step_time, ov.measures
     if st.get("steps"):
-        cards.append(["Average step time", f"{st['avg_ms']:.3f} ms"])
+        cards.append(measure_card(table.loc["step_time_mean_ms"]))
         source = "inferred" if st["source"].startswith("inferred") else \
             _SOURCE_WORDS.get(st["source"], st["source"])
         cards.append(["Steps", f"{st['steps']} ({source})"])  # inferred: the note says how
-    if ov.input_wait:
-        cards.append(["Waiting for input", f"{ov.input_wait['pct']:.1f}%"])
+    cards += [measure_card(table.loc[key]) for key in _CARD_MEASURES[:1]
+              if get(table, key) is not None]
     if ov.precision:
-        cards.append([ov.precision["label"], f"{ov.precision['pct16']:.1f}%"])
+        key = ov.precision["evidence_key"]
+        cards.append(measure_card(table.loc[key]) if get(table, key) is not None else
+                     [ov.precision["label"], f"{ov.precision['pct16']:.1f}%"])
     env = ov.environment
     cards.append(["Hosts / devices", f"{env['host_count']} / {device_text(env)}"])
-    return cards + _device_cards(ov)
+    return cards + [measure_card(table.loc[key]) for key in _CARD_MEASURES[1:]
+                    if get(table, key) is not None]
 
 
 def overview_statements(ov) -> list[str]:
-    """The overview's statements: the verdicts (the reference's wording), where the input
-    wait's sources differ, the precision, and the notes (not the inferred steps' one, which
-    the step graph shows)."""
-    ib = ov.input_bound
-    statements = [s for s in (ib.get("input_statement"), ov.input_wait.get("statement"),
-                              ib.get("all_other_statement"),
-                              ib.get("kernel_launch_statement"),
-                              ov.precision.get("statement")) if s]
+    """The overview's statements: the page's input-bound verdict (from the one input-wait
+    measure), XProf's where its rule classifies otherwise (as XProf's), XProf's other
+    step-breakdown verdicts where they are the page's measures (no device accounting), the
+    precision, and the notes (not the inferred steps' one, which the step graph shows)."""
+    ib, verdict = ov.input_bound, ov.verdict
+    xprof_rule = verdict.get("rule") == "xprof"
+    statements = [verdict.get("statement"), verdict.get("xprof_statement"),
+                  ib.get("all_other_statement") if xprof_rule else "",
+                  ib.get("kernel_launch_statement") if xprof_rule else "",
+                  ov.precision.get("statement")]
     step_note = ov.step_time.get("statement", "")
-    return statements + [f"Note: {r}" for r in ov.reasons if r != step_note]
+    return [s for s in statements if s] + [f"Note: {r}" for r in ov.reasons if r != step_note]
 
 
 def _environment(prof, env) -> TableData:

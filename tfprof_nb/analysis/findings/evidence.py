@@ -21,11 +21,15 @@ CAUSE_WORDS = {"sync_memcpy": "copies and host synchronisation",
                "other": "waits on dependencies or untraced work"}
 
 LABELS = {
-    "input_pct": "input wait", "kernel_launch_pct": "kernel launch in the step breakdown",
-    "kernels_under_10us_share": "kernels under 10 us in the kernel stats",
-    "kernels_under_10us_pct": "kernels under 10 us",
-    "launch_gap_idle_pct": "idle in short launch gaps",
-    "host_gap_idle_pct": "idle waiting for late launches", "idle_pct": "idle",
+    "input_wait_pct": "input wait", "kernel_launch_pct": "kernel launch (XProf's step breakdown)",
+    "xprof_kernel_launch_pct": "XProf's 'Kernel Launch' (its step breakdown)",
+    "xprof_all_other_pct": "XProf's 'All Others' (its step breakdown's untraced host time)",
+    "all_other_pct": "XProf's 'All Others'",
+    "small_kernels_pct": "kernel runs under 10 us",
+    "small_kernel_types_pct": "kernel types averaging under 10 us (kernel stats)",
+    "host_wait_pct": "idle waiting for late launches", "launch_gap_pct": "idle in short gaps",
+    "copy_sync_pct": "idle in copies and synchronisation",
+    "dependency_wait_pct": "idle waiting on dependencies", "idle_pct": "idle",
     "top_cause": "largest cause", "top_cause_pct": "the largest cause",
     "exposed_pct": "collectives exposed",
     "hidden_pct_of_collectives": "collective time hidden under compute",
@@ -35,7 +39,7 @@ LABELS = {
     "compute_capability": "compute capability", "nchw_kernels": "NCHW kernels",
     "device_transpose_pct": "device time in transposes",
     "command_buffer_pct": "GPU op time in command buffers not attributed to HLO ops",
-    "command_buffers": "command buffers", "all_other_pct": "untraced ('All Others') time",
+    "command_buffers": "command buffers",
     "allocators": "allocators", "peak_pct": "peak of capacity", "peak_bytes": "peak",
     "capacity_bytes": "capacity", "fragmentation_pct": "fragmentation",
 }
@@ -62,11 +66,12 @@ def _value(key: str, value) -> str:
     return str(value)
 
 
-def evidence_words(evidence: dict) -> str:
-    """The evidence as "words value unit" parts joined by commas (missing values left out)."""
+def evidence_words(evidence: dict, skip=()) -> str:
+    """The evidence as "words value unit" parts joined by commas (missing values and the keys
+    in ``skip``, those the finding's sentence already quotes, left out)."""
     parts = []
     for key, value in evidence.items():
-        if _missing(value) or (key == "top_cause" and "top_cause_pct" in evidence):
+        if _missing(value) or key in skip or (key == "top_cause" and "top_cause_pct" in evidence):
             continue  # (the finding's words name the largest cause; its share is enough)
         label = LABELS.get(key, key.removesuffix("_pct").removesuffix("_us")
                            .removesuffix("_bytes").replace("_", " "))

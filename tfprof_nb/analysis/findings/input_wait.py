@@ -1,23 +1,26 @@
 """The share of step time waiting for input that sentences quote (``input_wait``), from one
-source, so that a card, a statement and a finding about it agree.
+source, so that a card, a statement and a finding about it agree, and the page's
+input-bound verdict from it (:func:`input_verdict`).
 
 With GPUs computing in the steps, the devices' own accounting (:mod:`..gpu.gpu_time`: the
 device idles and the host fetches input before it launches the next kernel) over the devices'
 step time; else the step breakdown's input share (the reference's, which on GPUs counts only
-copies named ``MemcpyHToD`` and the device waiting on the host).  Where the two differ,
-``statement`` says so.  (The other share quoted from one source: :mod:`.precision`.)
+copies named ``MemcpyHToD`` and the device waiting on the host).  Where the two differ, the
+measure's ``xprof_value`` and the verdict's ``xprof_statement`` say so, as XProf's.  (The
+other share quoted from one source: :mod:`.precision`.)
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ...constants import GPU_PLANE_PREFIX
+from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_INPUT_BOUND_PCT
 from ..gpu.gpu_time import ALL_STREAMS, step_rows
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
+from .measures import device_words, get, scope_tail
 
-__all__ = ["ANALYSES", "active_devices", "input_wait"]
+__all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait"]
 
 
 def active_devices(util: pd.DataFrame) -> pd.DataFrame:
@@ -41,8 +44,9 @@ def _gpu_input(util: pd.DataFrame) -> float | None:
 
 def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame) -> dict:
     """The share of step time waiting for input from one source (see the module doc):
-    ``pct``, ``source`` ("devices" or "steps"), ``steps_pct`` (the step breakdown's share)
-    and, where they differ, ``statement``; {} without steps."""
+    ``pct``, ``source`` ("devices" or "steps"), ``steps_pct`` (the step breakdown's share,
+    XProf's rule); {} without steps.  ``prof.measures``' ``input_wait_pct`` row is this
+    share with its scope."""
     verdict = bottleneck_verdicts(steps)
     if verdict.get("classification") in (None, "unknown"):
         return {}
@@ -50,13 +54,50 @@ def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame) 
     gpu_pct = _gpu_input(gpu_utilization)
     if gpu_pct is None:
         return {"pct": steps_pct, "source": "steps", "steps_pct": steps_pct}
-    out = {"pct": gpu_pct, "source": "devices", "steps_pct": steps_pct}
-    if f"{gpu_pct:.1f}" != f"{steps_pct:.1f}":
-        out["statement"] = (
-            f"The GPUs wait for input {gpu_pct:.1f}% of their step time (idle while the host "
-            "fetches input before launching their next kernel); the step-time breakdown, "
-            f"which follows XProf's rule, counts {steps_pct:.1f}% (on GPUs it counts only "
-            "copies named MemcpyHToD and the device waiting on the host).")
+    return {"pct": gpu_pct, "source": "devices", "steps_pct": steps_pct}
+
+
+_LEVELS = ((HIGHLY_INPUT_BOUND_PCT, "host", "HIGHLY", "Therefore, you should first focus on "
+            "reducing the input time."),
+           (MODERATELY_INPUT_BOUND_PCT, "both", "MODERATELY", "Therefore, you would need to "
+            "reduce both the input time and other time."))
+_XPROF_WORDS = {"host": "HIGHLY", "device": "NOT"}
+
+
+def _xprof_word(xprof: dict) -> str:
+    """XProf's classification as its statement words it (its 'both' is MODERATELY or, for
+    much 'All Others' time, POTENTIALLY input-bound)."""
+    text = xprof.get("input_statement", "")
+    return next((w for w in ("HIGHLY", "MODERATELY", "POTENTIALLY", "NOT") if f" {w} " in text),
+                _XPROF_WORDS.get(xprof.get("classification"), ""))
+
+
+def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
+    """The page's input-bound verdict from the one input-wait measure (``prof.measures``'
+    ``input_wait_pct``) with XProf's thresholds: ``classification``, ``statement``, and
+    where XProf's rule (the step-time breakdown alone, ``xprof``: its verdicts) classifies
+    the program otherwise, ``xprof_statement`` saying so as XProf's."""
+    row = get(measures, "input_wait_pct")
+    if row is None or row["rule"] == "xprof":  # the page's measure is XProf's own
+        return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
+                "statement": xprof.get("input_statement", "")}
+    pct, (who, one) = float(row["value"]), device_words(row)
+    said = f"{who} wait{'s' * one} for input"
+    of = f"of {'its' if one else 'their'} time {scope_tail(row)}"
+    level = next((lv for lv in _LEVELS if pct >= lv[0]), None)
+    if level:
+        cls, text = level[1], (f"Your program is {level[2]} input-bound: {said} {pct:.1f}% "
+                               f"{of}. {level[3]}")
+    else:
+        cls, text = "device", f"Your program is NOT input-bound: {said} only {pct:.1f}% {of}."
+    out = {"classification": cls, "rule": "tfprof", "statement": text}
+    word = _xprof_word(xprof)
+    if word and (word == "POTENTIALLY" or xprof.get("classification") != cls):
+        out["xprof_statement"] = (
+            f"XProf's rule, which reads only the step-time breakdown, calls it {word} "
+            f"input-bound: that breakdown counts {xprof['input_pct']:.1f}% of the step time "
+            f"waiting for input and {xprof['all_other_pct']:.1f}% as 'All Others' (untraced "
+            "host time, input or Python); this page's verdict reads the devices' own time.")
     return out
 
 

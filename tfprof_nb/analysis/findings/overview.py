@@ -11,6 +11,8 @@ from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
+from .input_wait import input_verdict
+from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "Overview", "device_text", "overview", "run_environment"]
 
@@ -33,6 +35,8 @@ class Overview:
     device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
     device: dict = field(default_factory=dict)  # TPU: duty cycle, idle, utilisations (pct)
     input_wait: dict = field(default_factory=dict)  # the input wait share (.input_wait)
+    verdict: dict = field(default_factory=dict)  # the page's input-bound verdict (ours)
+    measures: pd.DataFrame = field(default_factory=pd.DataFrame)  # prof.measures
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -41,7 +45,7 @@ class Overview:
             lines.append(f"  step time: {st['avg_ms']:.3f} ms avg (std {st['std_ms']:.3f}, "
                          f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
                          f"steps [{st['source']}]")
-        lines.append(f"  {self.input_bound.get('input_statement', '')}")
+        lines.append(f"  {self.verdict.get('statement', '')}")
         if self.device_duty_cycle_pct is not None:
             lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
         dev = self.device
@@ -106,33 +110,6 @@ def device_text(env: dict) -> str:
     return f"{count} {kind}" + (f" ({idle} more without events)" if idle else "")
 
 
-def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple,
-                   duty_cycle_pct: float | None) -> dict:
-    """The TPU figures of XProf's overview: duty cycle (``duty_cycle``'s), idle share of
-    the cores' time, the host plane's MXU and HBM utilisation counters, and the
-    device's FLOP-rate utilisation relative to the roofline and HBM bandwidth relative to
-    its peak over the whole profile (the roofline's program row; XProf's open-source
-    overview shows 0% for these two, having no limits to divide by).  Empty without TPUs."""
-    if tpu is None or not tpu.cores:
-        return {}
-    totals = xla.totals[xla.totals.device_type == "TPU"]
-    span, busy = int(totals.span_ps.sum()), int(totals.op_ps.sum())
-    host_table, host_total, host_op = host_ops
-    duty = float("nan") if duty_cycle_pct is None else float(duty_cycle_pct)
-    out = {"device_type": "TPU", "cores": tpu.cores, "duty_cycle_pct": duty,
-           "idle_pct": 100.0 * (1 - busy / span) if span else float("nan"),
-           "host_idle_pct": 100.0 * (1 - host_op / host_total) if host_total else float("nan"),
-           "mxu_utilization_pct": tpu.counters.get("mxu_utilization_pct", float("nan")),
-           "hbm_utilization_pct": tpu.counters.get("hbm_utilization_pct", float("nan"))}
-    program = roofline[roofline.category == "Program"]
-    known = len(program) and pd.notna(program.roofline_efficiency_pct.iloc[0])
-    out["flop_rate_utilization_pct"] = float(program.roofline_efficiency_pct.iloc[0]) \
-        if known else float("nan")
-    out["hbm_bw_utilization_pct"] = float(program.memory_bw_utilization_pct.iloc[0]) \
-        if known else float("nan")
-    return out
-
-
 def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFrame]:
     """Step-time statistics and the average breakdown; a reason when there are no steps,
     a statement when they were inferred."""
@@ -175,7 +152,8 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
              memory: MemoryAnalysis, environment: dict, recommendations: list,
              duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
              roofline: pd.DataFrame | None = None, host_ops: tuple | None = None,
-             precision: dict | None = None, input_wait: dict | None = None) -> Overview:
+             precision: dict | None = None, input_wait: dict | None = None,
+             measures: pd.DataFrame | None = None) -> Overview:
     """The overview page from a profile's tables (``memory``: the memory tables by name;
     ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``, ``roofline``, ``host_ops``: for
     the TPU figures; ``precision``, ``input_wait``: the shares its cards quote,
@@ -193,9 +171,12 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
     device = device_figures(tpu, xla, roofline, host_ops, duty)
     _device_reasons(env, device, tpu.counters if device else {}, reasons)
-    return Overview(step_time, breakdown, bottleneck_verdicts(steps), dict(precision or {}),
-                    top_device, top_host, env, list(recommendations), reasons, duty, device,
-                    dict(input_wait or {}))
+    measures = pd.DataFrame() if measures is None else measures
+    xprof = bottleneck_verdicts(steps)
+    verdict = input_verdict(measures, xprof) if len(measures) else {}
+    return Overview(step_time, breakdown, xprof, dict(precision or {}), top_device, top_host,
+                    env, list(recommendations), reasons, duty, device, dict(input_wait or {}),
+                    verdict, measures)
 
 
 ANALYSES = (
@@ -203,5 +184,5 @@ ANALYSES = (
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
                     "recommendations", "duty_cycle", "tpu", "xla", "roofline",
-                    "host_ops", "precision", "input_wait")),
+                    "host_ops", "precision", "input_wait", "measures")),
 )

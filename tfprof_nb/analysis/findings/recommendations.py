@@ -16,14 +16,12 @@ import pandas as pd
 
 from ...constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_PCT,
                          MODERATELY_INPUT_BOUND_PCT)
-from ..gpu.gpu_time import PROFILE_WINDOW
 from ..runtime.unit import Analysis
-from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import LABELS, MemoryAnalysis
 from ..trace.framework import UNKNOWN, Framework
 from .advice import allocator_fix, fix, is_device_allocator
-from .evidence import CAUSE_WORDS, evidence_words
-from .input_wait import active_devices
+from .evidence import evidence_words
+from .measures import device_words, get, scope_tail, value_of
 
 __all__ = ["ANALYSES", "Finding", "Target", "recommendations"]
 
@@ -37,9 +35,10 @@ class Finding:
     evidence: dict = field(default_factory=dict)
     fix: str = ""
     severity: str = "moderate"  # "high" or "moderate"
+    measure: str = ""  # the key of prof.measures that ``what`` quotes (evidence_words skips it)
 
     def __str__(self) -> str:
-        ev = evidence_words(self.evidence)
+        ev = evidence_words(self.evidence, skip=(self.measure,))
         return f"[{self.severity}] {self.what}" + (f" ({ev})" if ev else "") + \
             f". Fix: {self.fix}"
 
@@ -53,86 +52,82 @@ class Target:
     vendors: tuple = ()
 
 
-def _input_bound(tf_data, wait: dict, out, target: Target):
+def _severity(pct: float) -> str:
+    return "high" if pct >= HIGHLY_INPUT_BOUND_PCT else "moderate"
+
+
+def _input_bound(tf_data, table: pd.DataFrame, out, target: Target):
     """Steps (or the GPUs, see :mod:`.input_wait`) waiting for input much of the time."""
-    pct = wait.get("pct", 0.0)
-    if pct < MODERATELY_INPUT_BOUND_PCT:
+    row = get(table, "input_wait_pct")
+    if row is None or row["value"] < MODERATELY_INPUT_BOUND_PCT:
         return
+    pct = float(row["value"])
     text = fix("input_bound", target.framework)
     if not tf_data.bottlenecks.empty:
         b = tf_data.bottlenecks.iloc[0]
         text = f"The slowest tf.data stage is {b.iterator_long_name}: {b.suggestion_text}"
-    what = f"Steps wait for input {pct:.1f}% of the time" if wait["source"] == "steps" else \
-        f"The GPUs wait for input {pct:.1f}% of their step time"
-    out.append(Finding("input_bound", what, {"input_pct": pct}, text,
-                       "high" if pct >= HIGHLY_INPUT_BOUND_PCT else "moderate"))
+    if row["device_count"]:
+        who, one = device_words(row)
+        what = (f"{who} wait{'s' * one} for input {pct:.1f}% of {'its' if one else 'their'} "
+                f"time {scope_tail(row)}")
+    else:
+        what = f"Steps wait for input {pct:.1f}% of the time"
+    out.append(Finding("input_bound", what, {"input_wait_pct": pct}, text, _severity(pct),
+                       "input_wait_pct"))
 
 
-def _launch_gaps(util: pd.DataFrame, duty: pd.DataFrame) -> dict:
-    """GPU evidence of launch overhead: the share of kernels under 10 us and of the devices'
-    wall time spent in short gaps between kernels (empty without device rows)."""
-    dev = active_devices(util)
-    wall = float(dev.wall_us.sum()) if len(dev) else 0.0
-    kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
-    if wall <= 0 or kernels == 0:
-        return {}
-    return {"kernels_under_10us_pct": 100 * float(duty.kernels_under_10us.sum()) / kernels,
-            "launch_gap_idle_pct": 100 * float(dev.launch_bound_us.sum()) / wall,
-            "host_gap_idle_pct": 100 * float(dev.host_bound_us.sum()) / wall}
+# the causes of the GPUs' idle time that make a finding each (input: _input_bound): the
+# measure, the finding's kind, its words and its fix (None: look in the trace viewer)
+_IDLE_CAUSES = (
+    ("host_wait_pct", "host_overhead", "waiting for kernels the host launches late",
+     "host_overhead"),
+    ("launch_gap_pct", "launch_bound", "in short gaps between kernels (launch overhead)",
+     "launch_bound"),
+    ("copy_sync_pct", "sync_memcpy", "copying or waiting for the host to synchronise",
+     "sync_memcpy"),
+    ("dependency_wait_pct", "gpu_idle", "with a kernel queued that waits on a dependency "
+     "(events, other streams, untraced work)", None),
+)
+_TRACE_FIX = ("Open the trace viewer on a step and look at what the device waits for between "
+              "kernels (events, other streams, collectives on other devices).")
 
 
-def _launch_bound(ks: pd.DataFrame, verdict, gaps: dict, out, target: Target):
-    pct = verdict.get("kernel_launch_pct", 0.0)
+def _idle_causes(table: pd.DataFrame, out, target: Target):
+    """One finding for each cause of the GPUs' idle time in the steps that takes at least
+    5 % of it (their times never overlap: the device accounting splits idle time by
+    cause), with XProf's step-breakdown figure of the same time beside it as XProf's."""
+    for key, kind, words, fix_kind in _IDLE_CAUSES:
+        row = get(table, key)
+        if row is None or row["value"] < MODERATELY_INPUT_BOUND_PCT:
+            continue
+        pct, (who, one) = float(row["value"]), device_words(row)
+        what = (f"{who} idle{'s' * one} {pct:.1f}% of {'its' if one else 'their'} time "
+                f"{scope_tail(row)} {words}")
+        evidence = {key: pct}
+        if key == "host_wait_pct":
+            evidence["xprof_all_other_pct"] = value_of(table, "all_other_pct")
+        if key == "launch_gap_pct":
+            evidence["small_kernels_pct"] = value_of(table, "small_kernels_pct")
+            evidence["xprof_kernel_launch_pct"] = value_of(table, "kernel_launch_pct")
+        out.append(Finding(kind, what, evidence,
+                           fix(fix_kind, target.framework) if fix_kind else _TRACE_FIX,
+                           _severity(pct), key))
+
+
+def _launch_bound(ks: pd.DataFrame, table: pd.DataFrame, out, target: Target):
+    """Without the GPUs' own accounting: XProf's step-breakdown kernel-launch share, or many
+    small kernels in the kernel stats."""
+    pct = value_of(table, "kernel_launch_pct", 0.0)
     small = ks[ks.avg_duration_us < 10] if len(ks) else ks
-    share_small = (small.occurrences.sum() / ks.occurrences.sum()) if len(ks) else 0.0
-    by_gaps = bool(gaps) and gaps["kernels_under_10us_pct"] >= 50 and \
-        gaps["launch_gap_idle_pct"] + gaps["host_gap_idle_pct"] >= 10
-    many_small = bool(len(ks)) and share_small >= 0.5 and ks.occurrences.sum() >= 1000
-    if not (pct >= MODERATE_SHARE_PCT or by_gaps or many_small):
+    share = 100 * float(small.occurrences.sum() / ks.occurrences.sum()) if len(ks) else 0.0
+    many_small = bool(len(ks)) and share >= 50 and ks.occurrences.sum() >= 1000
+    if not (pct >= MODERATE_SHARE_PCT or many_small):
         return
-    what = "Many small GPU kernels: launch overhead dominates"
-    if gaps:
-        idle = gaps["launch_gap_idle_pct"] + gaps["host_gap_idle_pct"]
-        what = (f"{gaps['kernels_under_10us_pct']:.0f} % of kernels run < 10 us and the "
-                f"devices wait {idle:.0f} % of the time for their next launch")
     out.append(Finding(
-        "launch_bound", what,
-        {"kernel_launch_pct": pct, "kernels_under_10us_share": float(share_small), **gaps},
+        "launch_bound", "Many small GPU kernels: launch overhead dominates",
+        {"kernel_launch_pct": pct, "small_kernel_types_pct": share},
         fix("launch_bound", target.framework),
-        "high" if pct >= HIGH_SHARE_PCT or (by_gaps and gaps["launch_gap_idle_pct"]
-                                            >= HIGH_SHARE_PCT) else "moderate"))
-
-
-_CAUSE_FIX = {"sync_memcpy_us": "sync_memcpy", "input_us": "input_bound",
-              "launch_bound_us": "launch_bound", "host_bound_us": "host_overhead"}
-_CAUSES = [f"{c}_us" for c in CAUSE_WORDS]
-
-
-def _gpu_idle(util: pd.DataFrame, out, target: Target):
-    """Devices idle much of their steps (or of their active span, without steps): the
-    largest cause and its fix."""
-    dev = active_devices(util)
-    wall = float(dev.wall_us.sum()) if len(dev) else 0.0
-    if wall <= 0:
-        return
-    idle_pct = 100 * float(dev.idle_us.sum()) / wall
-    causes = dev[_CAUSES].sum()
-    top = str(causes.idxmax())
-    if idle_pct < 30:
-        return
-    kind = _CAUSE_FIX.get(top)
-    text = fix(kind, target.framework) if kind else (
-        "Open the trace viewer on a step and look at what the device waits for between "
-        "kernels (events, other streams, collectives on other devices).")
-    top_pct = 100 * float(causes[top]) / wall
-    span = "their active span (the profile has no steps)" \
-        if (dev.step == PROFILE_WINDOW).all() else "their step time"
-    share = "most of it" if top_pct > idle_pct / 2 else "the largest part"
-    out.append(Finding(
-        "gpu_idle", f"Devices idle {idle_pct:.0f} % of {span}, {share} "
-        f"{CAUSE_WORDS[top.removesuffix('_us')]}",
-        {"idle_pct": idle_pct, "top_cause": top.removesuffix("_us"),
-         "top_cause_pct": top_pct}, text, "high" if idle_pct >= 50 else "moderate"))
+        "high" if pct >= HIGH_SHARE_PCT else "moderate"))
 
 
 def _exposed_collectives(overlap: pd.DataFrame, out, target: Target):
@@ -218,13 +213,15 @@ def _command_buffers(hlo: pd.DataFrame, out, target: Target):
         fix("command_buffers", target.framework), "moderate"))
 
 
-def _host_python(verdict, out, target: Target):
-    pct = verdict.get("all_other_pct", 0.0)
+def _host_python(table: pd.DataFrame, out, target: Target):
+    """Without the GPUs' own accounting: XProf's 'All Others' share of the steps."""
+    pct = value_of(table, "all_other_pct", 0.0)
     if pct >= HIGH_SHARE_PCT:
         out.append(Finding(
-            "host_overhead", "Much step time is untraced host work between ops (Python)",
-            {"all_other_pct": pct}, fix("host_overhead", target.framework),
-            "high" if pct >= 30 else "moderate"))
+            "host_overhead", f"{pct:.1f}% of the step time is untraced host work between "
+            "ops (Python), XProf's 'All Others'", {"all_other_pct": pct},
+            fix("host_overhead", target.framework), "high" if pct >= 30 else "moderate",
+            "all_other_pct"))
 
 
 def _memory(summary: pd.DataFrame, out, target: Target = Target()):
@@ -269,35 +266,33 @@ def _listing(labels: pd.Series, one: str, many: str) -> str:
     return f"{len(labels)} allocators {many}: {', '.join(labels)}"
 
 
-def recommendations(parts: dict, steps: pd.DataFrame, kernel_stats: pd.DataFrame,
-                    op_stats: pd.DataFrame, tf_data, environment: dict,
-                    memory: MemoryAnalysis, framework: Framework,
-                    gpu_utilization: pd.DataFrame,
-                    duty_cycle: pd.DataFrame, gpu_overlap: pd.DataFrame,
-                    stragglers: pd.DataFrame, hlo_stats: pd.DataFrame, precision: dict,
-                    input_wait: dict) -> list[Finding]:
+def recommendations(parts: dict, kernel_stats: pd.DataFrame, op_stats: pd.DataFrame,
+                    tf_data, environment: dict, memory: MemoryAnalysis, framework: Framework,
+                    gpu_overlap: pd.DataFrame, stragglers: pd.DataFrame,
+                    hlo_stats: pd.DataFrame, precision: dict, measures: pd.DataFrame,
+                    steps: pd.DataFrame) -> list[Finding]:
     """All findings from a profile's tables, most severe first, worded for its framework and
-    GPUs (``memory``: the memory tables by name; ``precision`` and ``input_wait``: the
-    shares the overview quotes too)."""
+    GPUs; every share they quote is a row of ``measures`` (:mod:`.measures`), and no two
+    findings count the same time: with the GPUs' own accounting, each cause of their idle
+    time is one finding, else XProf's step-breakdown shares are."""
     target = Target(framework.name, framework.gpu_vendors)
-    verdict = bottleneck_verdicts(steps)
     out: list[Finding] = []
-    _input_bound(tf_data, input_wait, out, target)
-    gaps = _launch_gaps(gpu_utilization, duty_cycle)
-    _launch_bound(kernel_stats, verdict, gaps, out, target)
-    _gpu_idle(gpu_utilization, out, target)
+    _input_bound(tf_data, measures, out, target)
+    if get(measures, "host_wait_pct") is not None:
+        _idle_causes(measures, out, target)
+    else:
+        _launch_bound(kernel_stats, measures, out, target)
+        _host_python(measures, out, target)
     _exposed_collectives(gpu_overlap, out, target)
     _stragglers(stragglers, steps, out, target)
     _mixed_precision(precision, environment, out, target)
     _layout(kernel_stats, op_stats, out, target)
     _command_buffers(hlo_stats, out, target)
-    _host_python(verdict, out, target)
     _memory(memory.summary, out, target)
     return sorted(out, key=lambda f: f.severity != "high")
 
 
 ANALYSES = (Analysis("recommendations", combine=recommendations,
-                     needs=("steps", "kernel_stats", "op_stats", "tf_data", "environment",
-                            "memory", "framework", "gpu_utilization", "duty_cycle",
-                            "gpu_overlap", "stragglers", "hlo_stats", "precision",
-                            "input_wait")),)
+                     needs=("kernel_stats", "op_stats", "tf_data", "environment", "memory",
+                            "framework", "gpu_overlap", "stragglers", "hlo_stats",
+                            "precision", "measures", "steps")),)

@@ -1,19 +1,11 @@
-"""What each limit measures, read from the tables and shares the views show (never a second
-computation of a number a card or a finding already quotes):
+"""What each limit measures: the numbers the pages quote, never a second computation.
 
-* step time: ``prof.steps.duration_ms`` (its median by default; the overview's average is
-  its mean);
-* input wait: ``prof.result("input_wait")`` (:mod:`..analysis.findings.input_wait`), the
-  number of the overview's "Waiting for input" card and of the ``input_bound`` finding;
-* device duty cycle: ``prof.duty_cycle.attrs["device_duty_cycle_pct"]``, the overview's;
-* device idle and host-bound time: the device rows (stream ``"all"``) of
-  ``prof.gpu_utilization`` over the steps (over each device's active span without steps):
-  on GPUs the rows of :func:`..analysis.findings.input_wait.active_devices`, which the
-  ``gpu_idle`` and ``launch_bound`` findings sum; on TPUs their rows alike, as the device
-  utilisation tab shows them (the overview's TPU idle figure is over the whole profile, time
-  outside the steps included); host-bound time is measured on GPUs only;
-* kernel launch: the step breakdown's share
-  (:func:`..analysis.tf.input_pipeline.bottleneck_verdicts`, as the overview computes it);
+* step time: a statistic of ``prof.steps.duration_ms`` (the median by default; on a pod each
+  step's slowest host's);
+* input wait, device idle, duty cycle, host-bound time, kernel launch: the rows of
+  ``prof.measures`` (:mod:`..analysis.findings.measures`) that the cards, verdicts and
+  findings quote, with their scope (which devices, which time), their spread over the
+  devices and XProf's figure where its rule differs;
 * memory peak: ``prof.memory_summary.peak_bytes_in_use``, the largest allocator's.
 
 Each measure returns a :class:`Measure`: the value (None when the profile lacks it, with the
@@ -27,17 +19,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..analysis.findings.evidence import CAUSE_WORDS
-from ..analysis.findings.input_wait import active_devices
-from ..analysis.gpu.gpu_time import ALL_STREAMS, PROFILE_WINDOW, step_rows
-from ..analysis.tf.input_pipeline import bottleneck_verdicts
+from ..analysis.findings.measures import get, measure_text, spread_words, xprof_words
 from ..analysis.tf.memory import LABELS
-from ..constants import TPU_PLANE_PREFIX
 from ..plot.memory import human_bytes
 from .regression import CONFIDENCE, step_regression
 
-__all__ = ["Measure", "Subject", "STATISTICS", "device_rows", "duty_cycle", "host_bound", "idle",
-           "input_wait", "kernel_launch", "memory_peak", "per_step", "regression", "step_time"]
+__all__ = ["Measure", "Subject", "STATISTICS", "duty_cycle", "host_bound", "idle", "input_wait",
+           "kernel_launch", "memory_peak", "per_step", "regression", "step_time"]
 
 # the statistics of step time a limit may take (name: function of the step times)
 STATISTICS = {"median": np.median, "mean": np.mean, "p90": lambda x: np.percentile(x, 90),
@@ -131,30 +119,26 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
                                   "max_ms": float(d.max()), "steps_over": len(over)})
 
 
-def input_wait(subject: Subject) -> Measure:
-    """The share of step time waiting for input: the overview card's and the ``input_bound``
-    finding's number (:func:`..analysis.findings.input_wait.input_wait`)."""
-    missing = subject.needs_profile("input accounting")
+def _registered(subject: Subject, key: str, what: str, unknown) -> Measure:
+    """The measure ``key`` of ``prof.measures`` (the number every page quotes) in words with
+    its scope, spread and XProf's figure; ``unknown(subject)`` says why it is missing."""
+    missing = subject.needs_profile(what)
     if missing:
         return missing
-    wait = subject.prof.result("input_wait")
-    if not wait:
-        return Measure(None, NO_STEPS)
-    pct = float(wait["pct"])
-    if wait["source"] == "devices":
-        words = (f"the GPUs wait for input {pct:.1f}% of their step time (their own "
-                 "accounting: idle while the host fetches input before launching the next "
-                 f"kernel); the step-time breakdown, XProf's rule, counts {wait['steps_pct']:.1f}%")
-    else:
-        steps = subject.steps
-        share = 100 * steps.input_ms / steps.duration_ms.where(steps.duration_ms > 0)
-        words = (f"steps wait for input {pct:.1f}% of the step time (input_ms over "
-                 f"duration_ms, {_count(len(steps), 'step')})")
-        if share.notna().any():
-            top = int(np.nanargmax(share.to_numpy()))
-            words += f"; most in {_step_names(steps, [top])}: {share.iloc[top]:.1f}%"
-    return Measure(pct, words, {"source": wait["source"],
-                                "steps_pct": float(wait["steps_pct"])})
+    row = get(subject.prof.measures, key)
+    if row is None:
+        return Measure(None, unknown(subject))
+    parts = [f"{row['label']} {measure_text(row['value'], row['unit'])} ({row['scope']})",
+             spread_words(row), xprof_words(row)]
+    details = {"scope": row["scope"], "rule": row["rule"], "devices": row["device_count"]}
+    if pd.notna(row["xprof_value"]):
+        details["xprof_value"] = float(row["xprof_value"])
+    return Measure(float(row["value"]), "; ".join(p for p in parts if p), details)
+
+
+def input_wait(subject: Subject) -> Measure:
+    """The share of step time waiting for input: ``prof.measures``' ``input_wait_pct``."""
+    return _registered(subject, "input_wait_pct", "input accounting", lambda s: NO_STEPS)
 
 
 def _no_device(subject: Subject) -> str:
@@ -165,118 +149,41 @@ def _no_device(subject: Subject) -> str:
 
 
 def duty_cycle(subject: Subject) -> Measure:
-    """The devices' busy time over their active spans, summed: the overview's device duty
-    cycle (``prof.duty_cycle.attrs``)."""
-    missing = subject.needs_profile("device activity")
-    if missing:
-        return missing
-    table = subject.prof.duty_cycle
-    pct = table.attrs.get("device_duty_cycle_pct")
-    if pct is None:
-        return Measure(None, _no_device(subject))
-    low = table.loc[table.duty_cycle_pct.idxmin()]
-    words = (f"devices busy {pct:.1f}% of their active spans (first to last activity) summed "
-             f"over {_count(len(table), 'device')}; least busy: "
-             f"{_device_name(subject, low)} at {low.duty_cycle_pct:.1f}%")
-    return Measure(float(pct), words, {"devices": len(table)})
-
-
-def _device_name(subject: Subject, row) -> str:
-    return str(row.device) if len(subject.prof.hosts) <= 1 else f"{row.host} {row.device}"
-
-
-def device_rows(util: pd.DataFrame, gpus_only: bool = False) -> pd.DataFrame:
-    """The devices' own rows (stream "all") over the steps, or over each device's active span
-    without steps: the GPUs' of :func:`active_devices`, else the TPUs' likewise (devices with
-    some busy time)."""
-    dev = active_devices(util)
-    if len(dev) or gpus_only or not len(util):
-        return dev
-    tpu = step_rows(util[(util.stream == ALL_STREAMS)
-                         & util.device.astype(str).str.startswith(TPU_PLANE_PREFIX)])
-    return tpu[tpu.groupby(["host", "device"]).busy_us.transform("sum") > 0]
-
-
-def _span_words(dev: pd.DataFrame, devices: int) -> str:
-    whose = "its" if devices == 1 else "their"
-    return f"{whose} active span (the profile has no steps)" \
-        if (dev.step == PROFILE_WINDOW).all() else f"{whose} step time"
-
-
-def _by_device(subject: Subject, dev: pd.DataFrame, column: str) -> tuple[str, float]:
-    """The device with the largest share of ``column`` in its wall time, and that share."""
-    sums = dev.groupby(["host", "device"], sort=False, observed=True)[[column, "wall_us"]].sum()
-    share = 100 * sums[column] / sums.wall_us.where(sums.wall_us > 0)
-    host, device = share.idxmax()
-    name = str(device) if len(subject.prof.hosts) <= 1 else f"{host} {device}"
-    return name, float(share.max())
-
-
-def _device_share(subject: Subject, column: str, gpus_only: bool):
-    """(rows, share of ``column`` in their wall time in %) or an unknown Measure."""
-    missing = subject.needs_profile("device time accounting")
-    if missing:
-        return missing
-    dev = device_rows(subject.prof.gpu_utilization, gpus_only)
-    wall = float(dev.wall_us.sum()) if len(dev) else 0.0
-    if wall <= 0:
-        env = subject.prof.result("environment")
-        if gpus_only and env["device_type"] == "TPU":
-            return Measure(None, "this profile's devices are TPUs: host-bound time is "
-                           "measured on GPUs (late kernel launches)")
-        return Measure(None, _no_device(subject))
-    return dev, 100 * float(dev[column].sum()) / wall
+    """The devices' busy time over their active spans: ``prof.measures``' ``duty_cycle_pct``
+    (the devices active in the steps)."""
+    return _registered(subject, "duty_cycle_pct", "device activity", _no_device)
 
 
 def idle(subject: Subject) -> Measure:
-    """The devices' idle share of their step time (of their active span without steps), from
-    ``prof.gpu_utilization``'s device rows (the ``gpu_idle`` finding's number on GPUs)."""
-    got = _device_share(subject, "idle_us", gpus_only=False)
-    if isinstance(got, Measure):
-        return got
-    dev, pct = got
-    devices = dev.groupby(["host", "device"], observed=True).ngroups
-    name, worst = _by_device(subject, dev, "idle_us")
-    causes = dev[[f"{c}_us" for c in CAUSE_WORDS]].sum()
-    top = str(causes.idxmax())
-    top_pct = 100 * float(causes[top]) / float(dev.wall_us.sum())
-    words = (f"{_count(devices, 'device')} idle {pct:.1f}% of {_span_words(dev, devices)}; "
-             f"most idle: {name} at {worst:.1f}%; largest cause: "
-             f"{CAUSE_WORDS[top.removesuffix('_us')]} ({top_pct:.1f}%)")
-    return Measure(pct, words, {"devices": devices, "top_cause": top.removesuffix("_us"),
-                                "top_cause_pct": top_pct})
+    """The devices' idle share of their step time: ``prof.measures``' ``device_idle_pct``."""
+    return _registered(subject, "device_idle_pct", "device time accounting", _no_device)
+
+
+def _gpu_only(subject: Subject) -> str:
+    if subject.prof.result("environment")["device_type"] == "TPU":
+        return ("this profile's devices are TPUs: host-bound time is measured on GPUs (late "
+                "kernel launches)")
+    return _no_device(subject)
 
 
 def host_bound(subject: Subject) -> Measure:
-    """The GPUs' time idle waiting for launches that come late from a busy host, in % of
-    their step time (the ``launch_bound`` finding's host gaps)."""
-    got = _device_share(subject, "host_bound_us", gpus_only=True)
-    if isinstance(got, Measure):
-        return got
-    dev, pct = got
-    name, worst = _by_device(subject, dev, "host_bound_us")
-    devices = dev.groupby(["host", "device"], observed=True).ngroups
-    words = (f"{_count(devices, 'GPU')} idle waiting for the host's late launches "
-             f"{pct:.1f}% of {_span_words(dev, devices)}; most: {name} at {worst:.1f}%")
-    return Measure(pct, words)
+    """The GPUs' time idle waiting for launches that come late from a busy host:
+    ``prof.measures``' ``host_wait_pct``."""
+    return _registered(subject, "host_wait_pct", "device time accounting", _gpu_only)
+
+
+def _no_launches(subject: Subject) -> str:
+    if subject.steps.empty:
+        return NO_STEPS
+    env = subject.prof.result("environment")
+    if env["device_type"] == "TPU":
+        return "this profile's devices are TPUs: the host launches no kernels"
+    return _no_device(subject) + ": no kernels are launched"
 
 
 def kernel_launch(subject: Subject) -> Measure:
-    """The step breakdown's kernel-launch share of step time, as the overview computes it."""
-    missing = subject.needs_profile("devices")
-    if missing:
-        return missing
-    if subject.steps.empty:
-        return Measure(None, NO_STEPS)
-    if subject.prof.result("environment")["device_type"] == "CPU":
-        return Measure(None, _no_device(subject) + ": no kernels are launched")
-    verdict = bottleneck_verdicts(subject.steps)
-    pct = float(verdict["kernel_launch_pct"])
-    words = (f"kernel launch takes {pct:.1f}% of the step time in the step-time breakdown "
-             f"({_count(len(subject.steps), 'step')})")
-    if verdict.get("kernel_launch_statement"):
-        words += f"; {verdict['kernel_launch_statement']}"
-    return Measure(pct, words)
+    """XProf's step-breakdown kernel-launch share: ``prof.measures``' ``kernel_launch_pct``."""
+    return _registered(subject, "kernel_launch_pct", "devices", _no_launches)
 
 
 def memory_peak(subject: Subject) -> Measure:

@@ -1,0 +1,381 @@
+"""The headline measures, each defined once with its scope and its rule, computed once, and
+read by every sentence a page prints (cards, verdicts, findings, tab notes, ``tfprof
+summary``, ``tp.check``, the monitor): ``prof.measures``, one row per measure.
+
+A row says what the number counts:
+
+* ``time``: ``"steps"`` (inside the profiled steps), ``"profile"`` (the whole profile: each
+  device's span from its first to its last activity) or ``"kernels"`` (every kernel run);
+* ``devices``: the devices it sums over.  Device measures count the devices *active in the
+  steps* (a kernel or op inside some step); a device whose work all ran outside the steps
+  (another worker's, most likely) idles through them for no cause of its own, so it is left
+  out of the totals and named once in ``excluded``;
+* ``rule``: ``"tfprof"`` where our accounting measures it (the devices' own time:
+  :mod:`..gpu.gpu_time`), ``"xprof"`` where it is XProf's rule (the step-time breakdown);
+  where XProf's rule gives another number for the same question, ``xprof_value`` holds it and
+  ``xprof_note`` says why they differ: a page quotes it as XProf's, never as a verdict;
+* ``min``/``median``/``max`` (and ``min_of``/``max_of``): its spread over the devices (over
+  the steps for step time), beside any figure summed over several.
+
+:data:`DEFINITIONS` names each measure's words (``label``) and unit; :func:`measure_text`
+writes a value as every page does, so one measure reads the same everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
+from ..gpu.gpu_time import ALL_STREAMS, PROFILE_WINDOW, step_rows
+from ..runtime.unit import Analysis
+from ..tf.input_pipeline import bottleneck_verdicts
+from .tpu_figures import device_figures
+
+__all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
+           "device_label", "device_words", "get", "measure_text", "measures", "scope_tail",
+           "spread_words", "value_of", "xprof_words"]
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A measure's words and unit (``"%"`` or ``"ms"``), its rule and what it counts."""
+
+    label: str
+    unit: str
+    rule: str
+    about: str
+
+
+DEFINITIONS = {
+    "step_time_mean_ms": Definition("Average step time", "ms", "xprof",
+                                    "the mean duration of the profiled steps"),
+    "step_time_median_ms": Definition("Median step time", "ms", "tfprof",
+                                      "the median duration of the profiled steps (what "
+                                      "tp.check, tp.compare and tfprof diff judge)"),
+    "input_wait_pct": Definition("Waiting for input", "%", "tfprof",
+                                 "the share of step time the devices idle while the host "
+                                 "fetches input (without devices: the step breakdown's)"),
+    "device_idle_pct": Definition("Devices idle in the steps", "%", "tfprof",
+                                  "the share of the devices' step time with nothing running"),
+    "duty_cycle_pct": Definition("Device duty cycle", "%", "xprof",
+                                 "the devices' busy time over their active spans"),
+    "host_wait_pct": Definition("Waiting for the host's late launches", "%", "tfprof",
+                                "the share of step time the GPUs idle until a kernel the "
+                                "host launched late"),
+    "launch_gap_pct": Definition("Idle in short launch gaps", "%", "tfprof",
+                                 "the share of step time in gaps of at most 10 us between "
+                                 "kernels"),
+    "copy_sync_pct": Definition("Idle in copies and host synchronisation", "%", "tfprof",
+                                "the share of step time the GPUs copy or wait for the host "
+                                "to synchronise"),
+    "dependency_wait_pct": Definition("Idle waiting on dependencies", "%", "tfprof",
+                                      "the share of step time a queued kernel waits (events, "
+                                      "other streams, untraced work)"),
+    "kernel_launch_pct": Definition("Kernel launch (XProf's step breakdown)", "%", "xprof",
+                                    "XProf's step-time category 'Kernel Launch'"),
+    "all_other_pct": Definition("'All Others' (XProf's step breakdown)", "%", "xprof",
+                                "XProf's untraced host time in the steps ('All Others')"),
+    "small_kernels_pct": Definition("Kernel runs under 10 us", "%", "tfprof",
+                                    "the share of kernel runs lasting under 10 us"),
+}
+
+MEASURE_COLUMNS = ["label", "value", "unit", "time", "devices", "device_count", "excluded",
+                   "scope", "when", "rule", "min", "median", "max", "min_of", "max_of",
+                   "xprof_value", "xprof_note", "about"]
+_CAUSES = {"host_wait_pct": "host_bound_us", "launch_gap_pct": "launch_bound_us",
+           "copy_sync_pct": "sync_memcpy_us", "dependency_wait_pct": "other_us"}
+
+
+def device_label(host, device, hosts: int) -> str:
+    """A device as pages name it: ``GPU:6``; with several hosts ``host GPU:6``."""
+    name = str(device).removeprefix("/device:")
+    return name if hosts <= 1 else f"{host} {name}"
+
+
+def _kind_rows(util: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    dev = step_rows(util[(util.stream == ALL_STREAMS)
+                         & util.device.astype(str).str.startswith(prefix)])
+    return dev[dev.groupby(["host", "device"], observed=True).busy_us.transform("sum") > 0]
+
+
+def active_device_rows(util: pd.DataFrame) -> pd.DataFrame:
+    """The device rows (stream "all") over the steps (over each device's active span without
+    steps) of the devices active in them: the GPUs', else the TPUs'."""
+    if not len(util):
+        return util
+    gpus = _kind_rows(util, GPU_PLANE_PREFIX)
+    return gpus if len(gpus) else _kind_rows(util, TPU_PLANE_PREFIX)
+
+
+def _row(key: str, value, time: str, names=(), excluded=(), scope: str = "",
+         spread: dict | None = None, xprof=None, note: str = "", rule: str | None = None,
+         label: str | None = None, when: str = "") -> dict:
+    d = DEFINITIONS.get(key)
+    unit = d.unit if d else ("ms" if key.endswith("_ms") else "%")
+    return {"key": key, "label": label or d.label, "value": _num(value), "unit": unit,
+            "time": time, "devices": ", ".join(names), "device_count": len(names),
+            "excluded": ", ".join(excluded), "scope": scope, "when": when or scope,
+            "rule": rule or d.rule,
+            **(spread or {}), "xprof_value": _num(xprof), "xprof_note": note,
+            "about": d.about if d else ""}
+
+
+def _num(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _spread(values: pd.Series) -> dict:
+    """min/median/max of per-device (or per-step) values and whose they are."""
+    values = values.dropna()
+    if len(values) < 2:
+        return {}
+    return {"min": float(values.min()), "median": float(values.median()),
+            "max": float(values.max()), "min_of": str(values.idxmin()),
+            "max_of": str(values.idxmax())}
+
+
+@dataclass
+class _Devices:
+    """The devices a device measure sums over, and what it leaves out."""
+
+    rows: pd.DataFrame  # their rows over the steps (or active spans)
+    sums: pd.DataFrame  # per device label: wall_us, busy_us, idle_us and each cause
+    excluded: list
+    time: str  # "steps" or "profile"
+    kind: str  # "GPU" or "TPU"
+
+    @property
+    def names(self) -> list:
+        return list(self.sums.index)
+
+    def share(self, column: str) -> float | None:
+        wall = float(self.sums.wall_us.sum())
+        return 100 * float(self.sums[column].sum()) / wall if wall > 0 else None
+
+    def spread(self, column: str) -> dict:
+        return _spread(100 * self.sums[column] / self.sums.wall_us.where(self.sums.wall_us > 0))
+
+
+def _devices(util: pd.DataFrame, hosts: int) -> _Devices | None:
+    rows = active_device_rows(util)
+    if not len(rows):
+        return None
+    kind = "GPU" if str(rows.device.iloc[0]).startswith(GPU_PLANE_PREFIX) else "TPU"
+    prefix = GPU_PLANE_PREFIX if kind == "GPU" else TPU_PLANE_PREFIX
+    labels = [device_label(h, d, hosts) for h, d in zip(rows.host, rows.device)]
+    cols = ["wall_us", "busy_us", "idle_us", "input_us", *_CAUSES.values()]
+    sums = rows[cols].groupby(pd.Index(labels, name="device"), sort=False).sum()
+    everyone = util[(util.stream == ALL_STREAMS) & util.device.astype(str).str.startswith(prefix)]
+    others = {device_label(h, d, hosts) for h, d in zip(everyone.host, everyone.device)}
+    time = "profile" if (rows.step == PROFILE_WINDOW).all() else "steps"
+    return _Devices(rows, sums, sorted(others - set(sums.index)), time, kind)
+
+
+def _names(names: list, kind: str) -> str:
+    return ", ".join(names) if len(names) <= 4 else f"{len(names)} {kind}s"
+
+
+def _when(devs: _Devices, steps: int) -> str:
+    return {"steps": f"in the {steps} step{'s' * (steps != 1)}",
+            "profile": "over each device's active span (the profile has no steps)"}[devs.time]
+
+
+def _left_out(devs: _Devices) -> str:
+    unit = "kernel" if devs.kind == "GPU" else "op"
+    return f" ({', '.join(devs.excluded)} left out: no {unit} in the steps)" \
+        if devs.excluded else ""
+
+
+def _device_scope(devs: _Devices, steps: int) -> str:
+    """"GPU:6, in the 1 step (GPU:1, GPU:4 left out: no kernel in the steps)"."""
+    return f"{_names(devs.names, devs.kind)}, {_when(devs, steps)}{_left_out(devs)}"
+
+
+def _step_rows(steps: pd.DataFrame) -> list[dict]:
+    if steps.empty:
+        return []
+    d = steps.duration_ms.astype(float)
+    index = [f"step {s}" for s in steps.index] if "host" not in steps or \
+        steps.host.nunique() <= 1 else [f"step {s} on {h}" for s, h in zip(steps.index, steps.host)]
+    spread = _spread(pd.Series(d.to_numpy(), index=index))
+    scope = f"{len(d)} step{'s' * (len(d) != 1)}"
+    return [_row("step_time_mean_ms", d.mean(), "steps", scope=scope, spread=spread),
+            _row("step_time_median_ms", d.median(), "steps", scope=scope, spread=spread)]
+
+
+def _input_row(wait: dict, devs: _Devices | None, n_steps: int) -> list[dict]:
+    if not wait:
+        return []
+    if wait["source"] != "devices" or devs is None:
+        return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
+                     scope=f"the {n_steps} step{'s' * (n_steps != 1)} (step-time breakdown)")]
+    differs = f"{wait['pct']:.1f}" != f"{wait['steps_pct']:.1f}"
+    note = ("XProf's step-time breakdown counts on GPUs only copies named MemcpyHToD and the "
+            "device waiting on the host as input; the devices' own accounting also counts "
+            "their idle time while the host fetches input before the next launch") if differs \
+        else ""
+    return [_row("input_wait_pct", wait["pct"], "steps", devs.names, devs.excluded,
+                 _device_scope(devs, n_steps), devs.spread("input_us"),
+                 wait["steps_pct"] if differs else None, note,
+                 when=_when(devs, n_steps) + _left_out(devs))]
+
+
+def _idle_rows(devs: _Devices | None, n_steps: int, tpu_idle: float | None) -> list[dict]:
+    """Device idle time and each cause of it (GPUs: host, launch gaps, copies, dependencies;
+    input is :func:`_input_row`'s) over the devices active in the steps."""
+    if devs is None:
+        return []
+    scope, when = _device_scope(devs, n_steps), _when(devs, n_steps) + _left_out(devs)
+    note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
+            "steps included (compiling, the first runs)") if tpu_idle is not None else ""
+    out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
+                scope, devs.spread("idle_us"), tpu_idle, note, when=when)]
+    if devs.kind == "GPU":
+        out += [_row(key, devs.share(col), devs.time, devs.names, devs.excluded, scope,
+                     devs.spread(col), when=when) for key, col in _CAUSES.items()]
+    return out
+
+
+def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dict]:
+    """Busy time over active spans (the whole profile) of the devices active in the steps
+    (of every device with activity, without steps); XProf's figure counts them all."""
+    xprof = duty.attrs.get("device_duty_cycle_pct") if len(duty) else None
+    if xprof is None or devs is None:
+        return []
+    labels = pd.Index([device_label(h, d, hosts) for h, d in zip(duty.host, duty.device)])
+    mine = duty[labels.isin(devs.names)]
+    span = float(mine.span_us.sum())
+    if span <= 0:
+        return []
+    pct = 100 * float(mine.busy_us.sum()) / span
+    differs = f"{pct:.1f}" != f"{xprof:.1f}"
+    note = (f"XProf sums every device with activity ({len(duty)}), those idle through the "
+            "steps too") if differs else ""
+    scope = f"{_names(devs.names, devs.kind)}, over each one's active span (whole profile)"
+    spread = _spread(pd.Series(mine.duty_cycle_pct.to_numpy(dtype=float),
+                               index=labels[labels.isin(devs.names)]))
+    return [_row("duty_cycle_pct", pct, "profile", devs.names, devs.excluded, scope, spread,
+                 xprof if differs else None, note, "tfprof" if differs else "xprof",
+                 when="over each one's active span (whole profile)" + _left_out(devs))]
+
+
+def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
+    """XProf's step-breakdown shares that findings quote: 'Kernel Launch', 'All Others'."""
+    if steps.empty:
+        return []
+    verdict = bottleneck_verdicts(steps)
+    scope = f"the {len(steps)} step{'s' * (len(steps) != 1)} (XProf's step-time breakdown)"
+    out = [_row("all_other_pct", verdict["all_other_pct"], "steps", scope=scope)]
+    if device_type == "GPU":
+        out.append(_row("kernel_launch_pct", verdict["kernel_launch_pct"], "steps",
+                        scope=scope))
+    return out
+
+
+def _kernel_rows(duty: pd.DataFrame, devs: _Devices | None) -> list[dict]:
+    if devs is None or devs.kind != "GPU" or "kernels" not in duty or not duty.kernels.sum():
+        return []
+    pct = 100 * float(duty.kernels_under_10us.sum()) / float(duty.kernels.sum())
+    return [_row("small_kernels_pct", pct, "kernels",
+                 scope=f"all {int(duty.kernels.sum()):,} kernel runs of the profile")]
+
+
+def _precision_row(precision: dict) -> list[dict]:
+    if not precision:
+        return []
+    scope = "the matrix multiplications' operand types (HLO)" if precision["source"] == "hlo" \
+        else "device compute time in the steps (XProf's step-time breakdown)"
+    return [_row(precision["evidence_key"], precision["pct16"], "steps", scope=scope,
+                 label=precision["label"],
+                 rule="tfprof" if precision["source"] == "hlo" else "xprof")]
+
+
+_TPU_FIGURES = (("mxu_utilization_pct", "MXU utilisation"),
+                ("hbm_utilization_pct", "HBM utilisation"),
+                ("flop_rate_utilization_pct", "FLOP rate of the roofline"),
+                ("hbm_bw_utilization_pct", "HBM bandwidth of its peak"))
+
+
+def _tpu_rows(figures: dict) -> list[dict]:
+    scope = f"{figures['cores']} TPU cores, whole profile"
+    return [_row(key, figures[key], "profile", scope=scope, label=label, rule="xprof")
+            for key, label in _TPU_FIGURES if pd.notna(figures.get(key))]
+
+
+def measures(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
+             duty_cycle: pd.DataFrame, input_wait: dict, precision: dict, environment: dict,
+             tpu=None, xla=None, roofline=None, host_ops=None) -> pd.DataFrame:
+    """The headline measures of a profile, one row each (see the module's docstring)."""
+    hosts = len(environment["hosts"])
+    devs = _devices(gpu_utilization, hosts)
+    duty = duty_cycle.attrs.get("device_duty_cycle_pct") if len(duty_cycle) else None
+    figures = device_figures(tpu, xla, roofline, host_ops, duty) if tpu is not None else {}
+    tpu_idle = figures.get("idle_pct") if figures else None
+    rows = (_step_rows(steps) + _input_row(input_wait, devs, len(steps))
+            + _idle_rows(devs, len(steps), tpu_idle if pd.notna(tpu_idle) else None)
+            + _duty_row(duty_cycle, devs, hosts)
+            + _xprof_rows(steps, environment["device_type"]) + _kernel_rows(duty_cycle, devs)
+            + _precision_row(precision) + (_tpu_rows(figures) if figures else []))
+    table = pd.DataFrame(rows, columns=["key", *MEASURE_COLUMNS])
+    return table.set_index("key")
+
+
+def get(table: pd.DataFrame, key: str) -> pd.Series | None:
+    """Measure ``key``'s row of ``prof.measures``, or None when the profile lacks it."""
+    return table.loc[key] if key in table.index and pd.notna(table.at[key, "value"]) else None
+
+
+def value_of(table: pd.DataFrame, key: str, default=None):
+    """Measure ``key``'s value, or ``default`` when the profile lacks it."""
+    row = get(table, key)
+    return default if row is None else float(row["value"])
+
+
+def measure_text(value: float, unit: str) -> str:
+    """A measure's value as every page writes it: ``30.2%``, ``21.310 ms``."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "unknown"
+    return f"{value:.1f}%" if unit == "%" else f"{value:.3f} ms"
+
+
+def spread_words(row) -> str:
+    """A measure's spread over its devices: "per device: min 0.1% (GPU:3), median 2.0%, max
+    7.9% (GPU:6)"; "" for one device."""
+    if pd.isna(row["min"]):
+        return ""
+    unit = row["unit"] if row["unit"] == "%" else f" {row['unit']}"
+    return (f"per device: min {row['min']:.1f}{unit} ({row['min_of']}), median "
+            f"{row['median']:.1f}{unit}, max {row['max']:.1f}{unit} ({row['max_of']})")
+
+
+def xprof_words(row) -> str:
+    """XProf's figure for a measure where its rule differs, labelled as XProf's."""
+    if pd.isna(row["xprof_value"]):
+        return ""
+    return (f"XProf's rule gives {measure_text(row['xprof_value'], row['unit'])} "
+            f"({row['xprof_note']})")
+
+
+ANALYSES = (Analysis("measures", combine=measures,
+                     needs=("steps", "gpu_utilization", "duty_cycle", "input_wait", "precision",
+                            "environment", "tpu", "xla", "roofline", "host_ops")),)
+
+
+def device_words(row) -> tuple[str, bool]:
+    """Whom a device measure counts, as a sentence's subject ("GPU:6", "The 8 GPUs") and
+    whether it is one device (for the verb)."""
+    names = [n for n in str(row["devices"]).split(", ") if n]
+    n = int(row["device_count"])
+    if n == 1 or (n == 2 and names):
+        return " and ".join(names), n == 1
+    kind = names[0].rsplit(" ", 1)[-1].split(":")[0] if names else "device"
+    return f"The {n} {kind}s", False
+
+
+def scope_tail(row) -> str:
+    """When a device measure counts and whom it leaves out, as a sentence's end: "in the 10
+    steps (GPU:1, GPU:4 left out: no kernel in the steps)"."""
+    return str(row["when"])
