@@ -20,8 +20,11 @@ export interface CodeBlock {
   time_us: number;
   time_pct: number;
   note: string;
-  /** [line number, text, device time (us) or null, share (%) or null] */
-  lines: [number, string, number | null, number | null][];
+  /** the file changed since the capture: its lines stand alone, no code beside the time */
+  moved?: boolean;
+  /** [line number, text, device time (us) or null, share (%) or null, and, where the code
+   * is not shown, the function the profile recorded at that line] */
+  lines: [number, string, number | null, number | null, string?][];
 }
 
 const ms = (us: number) => `${(us / 1e3).toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 })} ms`;
@@ -47,8 +50,10 @@ function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowEle
   }
   const num = text("td", "src-num tp-muted", String(n));
   num.style.cssText = "text-align:right;padding:0 8px;user-select:none;width:1%";
-  const body = text("td", "src-code", code);
-  body.style.cssText = "white-space:pre;font-family:var(--jp-code-font-family, monospace);padding:0 8px";
+  const recorded = code === "" && line[4] ? `(no code shown) recorded in ${line[4]}` : "";
+  const body = text("td", recorded ? "src-code src-recorded tp-muted" : "src-code", recorded || code);
+  body.style.cssText = "white-space:pre;font-family:var(--jp-code-font-family, monospace);padding:0 8px" +
+    (recorded ? ";font-style:italic" : "");
   if (us !== null) tr.style.background = "var(--tp-bg2)";
   tr.append(time, num, body);
   return tr;
@@ -57,7 +62,7 @@ function codeRow(line: CodeBlock["lines"][number], max: number): HTMLTableRowEle
 /** One block: its heading, a note where the code is not shown, and its lines. */
 export function renderBlock(b: CodeBlock, max: number): HTMLElement {
   const box = document.createElement("div");
-  box.className = "src-block";
+  box.className = b.moved ? "src-block src-moved" : "src-block";
   box.dataset.file = b.file;
   box.style.cssText = "margin:8px 0 14px;border:1px solid var(--tp-border);border-radius:6px;overflow:auto;max-width:100%";
   const head = text("div", "src-head", blockTitle(b));
@@ -66,6 +71,7 @@ export function renderBlock(b: CodeBlock, max: number): HTMLElement {
   const origin = b.note || (b.origin ? `Code: ${b.origin}.` : "");
   if (origin) box.append(text("div", b.note ? "src-note" : "src-origin tp-muted", origin));
   (box.lastChild as HTMLElement).style.padding = "2px 8px";
+  if (b.moved) (box.lastChild as HTMLElement).style.cssText += ";font-weight:600;color:var(--tp-warn, #b45309)";
   const table = document.createElement("table");
   table.className = "src-lines";
   table.style.cssText = "border-collapse:collapse;font-size:12px;width:100%";
@@ -93,8 +99,19 @@ export function showLine(root: HTMLElement, file: string, line: number): boolean
   return false;
 }
 
+/** A warning the view puts first (the code changed since the capture): boxed, bold. */
+export function renderWarning(message: string): HTMLElement {
+  const box = text("div", "src-warning", `\u26a0 ${message}`);
+  box.setAttribute("role", "alert");
+  box.style.cssText = "margin:4px 0 10px;padding:8px 12px;border:1px solid #d97706;" +
+    "border-left:5px solid #d97706;border-radius:4px;background:rgba(245,158,11,.14);" +
+    "font-weight:600;font-size:13px;line-height:1.4";
+  return box;
+}
+
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-source", model);
+  for (const w of (model.get("warnings") ?? []) as string[]) root.append(renderWarning(w));
   for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
   const rows = scopeRows(decodeTable(model.get("flame")));
   if (rows.length) {

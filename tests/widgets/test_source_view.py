@@ -57,10 +57,40 @@ def _screenshot(page, name: str) -> None:
             "height": min(box["height"], 1100)})
 
 
-@pytest.mark.parametrize("name", ["jax_h200_nocmdbuf", "jax_h200_transformer"])
-def test_source_tab_of_a_real_gpu_capture(name, tmp_path):
-    """The same script captured with command buffers off and on (kernels inside buffers
-    attributed to their ops by hlo_stats): the same lines, the code of the script beside."""
+_WARNING = "sel => (document.querySelector(sel + ' .src-warning') || {}).textContent || ''"
+
+
+def _check_code(blocks: list, lines: pd.DataFrame, moved: bool) -> None:
+    """Each located line's time beside its code (the file's own lines, as text); where the
+    script moved since the capture, the hottest lines alone with their recorded function."""
+    located = lines[lines.no_source == ""]
+    shown = {int(r[1]): r for b in blocks for r in b["rows"]}
+    if moved:
+        hot = located.head(8).sort_values("line")
+        assert len(blocks) == 1 and blocks[0]["note"].startswith(
+            "Code not shown: the file changed since the capture: ")
+        assert list(shown) == hot.line.tolist()
+        for row in hot.itertuples():
+            assert shown[row.line][0] == _time_text(row.self_time_us, row.self_time_pct)
+            assert shown[row.line][2] == f"(no code shown) recorded in {row.function}"
+        return
+    code = Path(lines.file.iloc[0]).read_text().splitlines()
+    for row in located.itertuples():  # every line's time beside it
+        assert shown[row.line][0] == _time_text(row.self_time_us, row.self_time_pct)
+    for n, (time, _, text) in shown.items():
+        assert text == code[n - 1]  # the file's own lines, as text
+        assert time or n not in set(lines.line)
+
+
+@pytest.mark.parametrize("name,moved", [("jax_h100_nocmdbuf", False),
+                                        ("jax_h200_nocmdbuf", True),
+                                        ("jax_h200_transformer", True)])
+def test_source_tab_of_a_real_gpu_capture(name, moved, tmp_path):
+    """tests/make_jax_gpu_profile.py captured on an H100 as it reads now (its code beside the
+    device time), and on an H200 with command buffers off and on (kernels inside buffers
+    attributed to their ops by hlo_stats) before two lines were added above its model: there
+    the attention call the profile names at line 52 reads 54 now and line 52 is a layer
+    norm, so the tab warns first and shows those lines' time alone, never beside moved code."""
     prof = tp.load(DATA / f"{name}.xplane.pb")
     lines = prof.source_lines
     dash = Dashboard(prof)
@@ -70,27 +100,34 @@ def test_source_tab_of_a_real_gpu_capture(name, tmp_path):
         statements = page.js("sel => Array.from(document.querySelectorAll(sel + "
                              "' .db-statement')).map(p => p.textContent)", PANE)
         located = lines[lines.no_source == ""]
+        top = located.iloc[0]
         assert statements[0].startswith(
             f"{lines.self_time_us.sum() / 1e3:,.3f} ms of device op time; "
             f"{located.self_time_pct.sum():.1f}% of it has a location in the code: 13 lines "
-            "in 1 file. Hottest: make_jax_gpu_profile.py:52 (_model.<locals>.forward), "
-            f"{located.self_time_pct.iloc[0]:.1f}%")
+            f"in 1 file. Hottest: make_jax_gpu_profile.py:{top.line} (_model.<locals>.forward)"
+            f", {top.self_time_pct:.1f}%")
         assert "located by the instructions fused into its ops" in statements[1]
-        blocks = page.js(_BLOCKS, PANE)
-        code = Path(lines.file.iloc[0]).read_text().splitlines()
-        shown = {int(r[1]): r for b in blocks for r in b["rows"]}
-        for row in lines[lines.no_source == ""].itertuples():  # every line's time beside it
-            assert shown[row.line][0] == _time_text(row.self_time_us, row.self_time_pct)
-        for n, (time, _, text) in shown.items():
-            assert text == code[n - 1]  # the file's own lines, as text
-            assert time or n not in set(lines.line)
-        assert "modified after the capture" in blocks[0]["note"]  # the script was edited since
+        warning = page.js(_WARNING, PANE)
+        if moved:
+            assert top.line == 52 and "dot_product_attention" in Path(top.file).read_text(
+                ).splitlines()[53]  # the attention call, two lines below where it was
+            assert warning.startswith(
+                "\u26a0 The code changed since the capture: 13 lines with "
+                f"{located.self_time_us.sum() / 1e3:,.3f} ms (100.0%) of device op time "
+                "could not be matched to the code as it reads now (make_jax_gpu_profile.py: ")
+            assert page.js("sel => document.querySelector(sel + ' .tfprof-source')"
+                           ".firstElementChild.className", PANE).startswith("src-warning")
+        else:
+            assert warning == ""
+        _check_code(page.js(_BLOCKS, PANE), lines, moved)
         labels = page.js("sel => Array.from(document.querySelectorAll(sel + ' .src-flame "
                          "text')).map(t => t.textContent)", PANE)
-        assert "_model.<locals>.step (make_jax_gpu_profile.py:66)" in labels  # text
+        step_line = 68 if name == "jax_h100_nocmdbuf" else 66
+        assert f"_model.<locals>.step (make_jax_gpu_profile.py:{step_line})" in labels  # text
         assert page.js("sel => document.querySelectorAll(sel + ' locals').length", PANE) == 0
+        module_line = 131 if name == "jax_h100_nocmdbuf" else 125
         assert statements[2] == ("The icicle leaves out the 1 outer frame every stack shares "
-                                 "(<module> (make_jax_gpu_profile.py:125)).")
+                                 f"(<module> (make_jax_gpu_profile.py:{module_line})).")
         table = _shown_table(page)
         assert table.line.tolist() == lines.line.tolist()
         assert table.function.tolist() == lines.function.tolist()
@@ -98,7 +135,7 @@ def test_source_tab_of_a_real_gpu_capture(name, tmp_path):
                                        check_names=False, rtol=1e-9)
         if name == "jax_h200_transformer":
             _screenshot(page.page, "source_command_buffers.png")
-        # a click on a row shows its line's code, marked and in view
+        # a click on a row shows its line (its code, or the line alone), marked and in view
         page.page.locator(f"{PANE} .tfprof-table tr.tp-row-link").nth(2).click()
         target = page.js("sel => { const t = document.querySelector(sel + ' .src-target'); "
                          "const r = t.getBoundingClientRect(); return [t.dataset.line, "
@@ -251,7 +288,7 @@ def test_code_blocks_say_why_code_is_missing(tmp_path):
         [1, "x = 1", None, None], [2, "y = f(x)", 40.0, 40.0], [3, "z = 3", None, None]]
     assert "line 9 is past the end of the file (2 lines)" in blocks[1]["note"]
     assert blocks[2]["note"].startswith("Code not shown: no such file")
-    assert blocks[2]["lines"] == [[4, "", 20.0, 20.0]]
+    assert blocks[2]["lines"] == [[4, "", 20.0, 20.0, "h"]]
 
 
 def test_only_python_sources_are_read(tmp_path):

@@ -11,6 +11,7 @@ import traitlets
 from ..analysis.xla.source_lines import frame_label, stack_tree
 from ._view import View, ViewState
 from .source_code import cell_label, code_blocks
+from .source_match import moved_files
 from .traits import TableData, TableTrait
 
 __all__ = ["SourceView"]
@@ -46,6 +47,21 @@ def _summary(lines: pd.DataFrame, cells: dict) -> str:
             + f", {top.self_time_pct:.1f}% ({top.self_time_us / 1e3:,.3f} ms).")
 
 
+def _moved_warning(lines: pd.DataFrame, moved: dict) -> list[str]:
+    """The warning on the files whose code no longer matches the profile: how many lines and
+    how much time the view does not place beside code (none moved: no warning)."""
+    if not moved:
+        return []
+    rows = _located(lines)[_located(lines).file.isin(moved)]
+    names = "; ".join(f"{f.replace(chr(92), '/').rsplit('/', 1)[-1]}: {m.why(1)}"
+                      for f, m in moved.items())
+    return [f"The code changed since the capture: {_count(len(rows), 'line')} with "
+            f"{rows.self_time_us.sum() / 1e3:,.3f} ms ({rows.self_time_pct.sum():.1f}%) of "
+            f"device op time could not be matched to the code as it reads now ({names}). "
+            "Their time is shown without code, at the file:line and function the profile "
+            "recorded; capture again to see it beside the code."]
+
+
 def _left_out(tree: pd.DataFrame) -> list[str]:
     """A sentence on the outer frames the icicle leaves out (none: no sentence)."""
     frames = tree.attrs.get("left_out", [])
@@ -75,6 +91,7 @@ class SourceView(View):
 
     tab, title, bundle, position = "source", "Source", "source", 55
     statements = traitlets.List().tag(sync=True)
+    warnings = traitlets.List().tag(sync=True)  # shown first, as warnings (moved code)
     flame = TableTrait()  # the stack tree: scope, parent, name, value (us) and more
     code = traitlets.List().tag(sync=True)  # code_blocks of the hottest locations
     table = TableTrait()
@@ -97,9 +114,11 @@ class SourceView(View):
         lines = prof.source_lines
         tree = stack_tree(prof.source_stacks, all_frames=False)
         cells = _cells(tree.file)
+        moved = moved_files(lines, prof.source_stacks, prof.stop_time)
         statements = [_summary(lines, cells)] + [
             f"Note: {r}." for r in lines.attrs.get("reasons", [])] + _left_out(tree)
         return ViewState({
-            "statements": statements, "flame": _flame_rows(tree, cells),
-            "code": code_blocks(lines, captured=prof.stop_time),
+            "statements": statements, "warnings": _moved_warning(lines, moved),
+            "flame": _flame_rows(tree, cells),
+            "code": code_blocks(lines, captured=prof.stop_time, moved=moved),
             "table": TableData(lines[_TABLE_COLUMNS], "Device time by source line", "file")})

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["read_code", "code_blocks", "cell_label"]
+__all__ = ["read_code", "code_blocks", "cell_label", "is_cell"]
 
 _MAX_FILE_BYTES = 4 << 20  # a source file larger than this is not read
 _SOURCE_SUFFIXES = (".py", ".pyw", ".pyx", ".pxd", ".pyi")  # what is read as source
 
 
-def _is_cell(file: str) -> bool:
+def is_cell(file: str) -> bool:
     """Whether ``file`` names code cached in memory (IPython's cells), not a file."""
     entry = linecache.cache.get(file)
     return entry is not None and len(entry) == 4 and entry[1] is None
@@ -31,7 +31,7 @@ def cell_label(file: str) -> str | None:
     """IPython's name of the cell cached under ``file`` ("In[3]"), None when it is no cell
     of this kernel's notebook or IPython does not say."""
     ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None and _is_cell(file) else None
+    shell = ipython.get_ipython() if ipython is not None and is_cell(file) else None
     compiler = getattr(shell, "compile", None)
     named = compiler.format_code_name(file) if hasattr(compiler, "format_code_name") else None
     return named[1] if named else None
@@ -51,7 +51,7 @@ def _cell_name(file: str) -> str:
 def read_code(file: str, captured=None) -> tuple[list[str] | None, str]:
     """(the lines of ``file``, where they come from) or (None, why they cannot be shown);
     a file modified after ``captured`` (a UTC timestamp: the profile's end) says so."""
-    if _is_cell(file):
+    if is_cell(file):
         return [line.rstrip("\r\n") for line in linecache.cache[file][2]], _cell_name(file)
     if not file:
         return None, "no file name"
@@ -99,23 +99,29 @@ def _block(file: str, origin: str, lo: int, hi: int, code: list[str],
     return {"file": file, "label": _label(file), "origin": origin, "first_line": lo,
             "last_line": hi,
             "functions": functions, "time_us": float(inside.self_time_us.sum()),
-            "time_pct": float(inside.self_time_pct.sum()), "note": "", "lines": rows}
+            "time_pct": float(inside.self_time_pct.sum()), "note": "", "moved": False,
+            "lines": rows}
 
 
-def _unshown(file: str, why: str, times: pd.DataFrame) -> dict:
-    """A file whose code is not shown: its hottest locations alone, and why."""
+def _unshown(file: str, why: str, times: pd.DataFrame, moved: bool = False) -> dict:
+    """A file whose code is not shown: its hottest locations alone (line, time, the function
+    the profile recorded there), and why; ``moved``: its code no longer matches the profile."""
     return {"file": file, "label": file, "origin": "", "first_line": int(times.line.min()),
             "last_line": int(times.line.max()),
             "functions": list(dict.fromkeys(f for f in times.function if f)),
             "time_us": float(times.self_time_us.sum()),
             "time_pct": float(times.self_time_pct.sum()),
-            "note": f"Code not shown: {why}. The location alone.",
-            "lines": [[int(r.line), "", float(r.self_time_us), float(r.self_time_pct)]
+            "note": f"Code not shown: {why}. The location alone.", "moved": moved,
+            "lines": [[int(r.line), "", float(r.self_time_us), float(r.self_time_pct),
+                       str(r.function)]
                       for r in times.sort_values("line").itertuples(index=False)]}
 
 
 def _file_blocks(file: str, hot: pd.DataFrame, every: pd.DataFrame, context: int,
-                 captured) -> list:
+                 captured, moved=None) -> list:
+    if moved is not None:  # its lines may have moved: no time beside any of them
+        return [_unshown(file, f"the file changed since the capture: {moved.why()}", hot,
+                         moved=True)]
     code, origin = read_code(file, captured)
     if code is None:
         return [_unshown(file, origin, hot)]
@@ -131,16 +137,18 @@ def _file_blocks(file: str, hot: pd.DataFrame, every: pd.DataFrame, context: int
 
 
 def code_blocks(lines: pd.DataFrame, top: int = 8, context: int = 3,
-                captured=None) -> list[dict]:
+                captured=None, moved: dict | None = None) -> list[dict]:
     """The code around the ``top`` hottest locations of ``prof.source_lines`` (``context``
     lines each side; windows that touch are merged), hottest first: per block its file, its
     label (a notebook cell's name, else the file), where the code comes from, its lines ``[number, text, device time us, share %]`` (time
     None where a line has none) and the functions in it; a note where code is not shown.
-    ``captured``: when the profile ended (files modified later say so)."""
+    ``captured``: when the profile ended (files modified later say so); ``moved``: {file:
+    why its code no longer matches the profile} (source_match): those files' locations
+    stand alone, ``moved`` True, the function the profile recorded fifth in each line."""
     located = lines[(lines.no_source == "") & (lines.line >= 0)]
     hot = located.head(top)
     blocks = []
     for file in dict.fromkeys(hot.file):
         blocks += _file_blocks(file, hot[hot.file == file], located[located.file == file],
-                               context, captured)
+                               context, captured, (moved or {}).get(file))
     return sorted(blocks, key=lambda b: -b["time_us"])
