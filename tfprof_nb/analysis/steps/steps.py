@@ -27,6 +27,9 @@ use device events.  Deliberate differences, each visible in the result:
   that step's host compute, as it does in TensorFlow profiles (the reference leaves it out of
   JAX steps, yet turns host compute on from a region's start in an idle moment until the
   calling thread's next events end);
+* a file is taken for grouped already when its events carry group ids; the reference
+  takes it so when a plane merely declares the ``group_id`` stat, and then groups nothing
+  (a file declaring it with no event carrying it has no step there; here it is grouped);
 * a step is dropped only when the profile window cuts it (it starts before the window or
   ends after it), so a capture of N marked steps shows N steps; the reference drops the first
   and the last step of any profile with more than five.
@@ -192,10 +195,11 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
     on_device = _device_planes(hd)
     has_device = bool(on_device.any())
     gid = hd.int_stat("group_id")
-    grouping = graph = None
+    grouping = graph = named = None
     if len(gid):  # an already-processed file: keep its groups
         group = gid.dense(len(hd), fill=-1).astype(np.int32)
         source = "group_id"
+        named = _file_groups(hd, group)
     else:
         graph = grouping_graph(hd)
         grouping = group_events(hd, graph=graph)
@@ -207,7 +211,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
         table = _device_steps(hd, group, on_device, fill=source != "group_id")
         source = "device" if source != "group_id" else "group_id (device)"
     else:
-        table = _host_steps(hd, group, grouping)
+        table = _host_steps(hd, group, grouping if named is None else named)
         if table.empty and grouping is not None:
             roots, name = _infer_step_roots(hd, grouping)
             if len(roots):
@@ -221,6 +225,29 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
         rows = np.flatnonzero(hd.name_is(*MEMORY_EVENTS))
         out.attrs[MEMORY_GROUPS] = EventGroups(rows, grouping.group[rows])
     return out
+
+
+def _file_groups(hd: HostData, group: np.ndarray) -> Grouping:
+    """The named groups of a file grouped already, as the reference reads them: its grouping
+    gave every root but the implicit ones (``FunctionRun``, ``SessionRun``, ...) a
+    ``step_name`` stat, so a grouped host event with one marks its group's step (an implicit
+    host step marker, whatever its name: ``train_function`` with ``_r``, a ``my_step`` root)
+    and names it (the first such event of a group, by row); the step number is the name's
+    last word when it is an integer (the reference's names end in the step number), else
+    the group id."""
+    stat = hd.str_stat("step_name")
+    host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
+    on_host = host_lines[hd.space.events.line[stat.rows]] if len(host_lines) else False
+    rows = stat.rows[(group[stat.rows] >= 0) & on_host]
+    found = pd.DataFrame({"group": group[rows].astype(np.int64), "root": rows.astype(np.int64),
+                          "name": stat.text(stat.lookup(rows)[0].astype(np.int64))})
+    found = found.drop_duplicates("group").set_index("group").sort_index()
+    last_word = [str(name).rsplit(" ", 1)[-1] for name in found["name"]]
+    number = pd.to_numeric(pd.Series(last_word, index=found.index, dtype=object),
+                           errors="coerce")
+    found["step_num"] = number.where(number.notna(), found.index.to_series()).astype(np.int64)
+    found["implicit"] = False
+    return Grouping(group, np.empty(0, np.int32), found, 0)  # (no nesting: not inferred)
 
 
 class EventGroups:
@@ -450,7 +477,9 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
     ``source`` says where the steps came from: ``markers`` (step markers: TensorFlow's
     ``Trace(..., _r=1)``, JAX's ``StepTraceAnnotation``, any name), ``device`` (device activity
-    grouped by step), ``group_id`` (groups already in the file) or ``inferred: repeated
+    grouped by step), ``group_id`` (groups already in the file, marked as there: a
+    ``train``/``test``/``TraceContext`` name without ``/``, or the ``step_name`` the grouping
+    gave a root, which names the step) or ``inferred: repeated
     '<name>'`` (no markers: the repeated top-level call of a tf.function or jitted function).
     """
     tables = [p for p in parts.values() if not p.empty]
