@@ -57,6 +57,23 @@ def load_ipython_extension(ipython) -> None:
     from .magic import TfprofMagics
 
     ipython.register_magics(TfprofMagics)
+    from ._error_display import register
+
+    register(ipython)
+
+
+def _show_errors_short() -> None:
+    """Inside IPython, show tfprof_nb's own errors as their message, a hint and a folded
+    traceback (:mod:`tfprof_nb._error_display`); nothing is imported outside IPython."""
+    import sys
+
+    if "IPython" in sys.modules:
+        from ._error_display import register
+
+        register()
+
+
+_show_errors_short()
 
 
 def __getattr__(name: str):

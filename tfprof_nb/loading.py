@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import typing
 import warnings
 
@@ -55,13 +56,15 @@ def _open_hosts(files: dict, source, client, strict: bool, parallel: bool, timeo
     """The hosts ``files`` ({host: path}) of the profile the user named ``source``: decoded
     here after a check that they fit in free memory, pandas and the analyses imported
     meanwhile (``LocalHosts``), or on the workers of a Dask ``client`` (``DaskHosts``).
-    Raises ProfileFormatError naming ``source`` when no host could be read."""
+    Raises ProfileFormatError naming ``source`` when no host could be read (the file's own
+    error when ``source`` is that one file)."""
     from .analysis.runtime.decoding import check_memory, decode_hosts, some_host_read
 
     if client is None:
         check_memory(files)
-        spaces, errors = decode_hosts(files, strict=strict, parallel=parallel,
-                                      progress=progress, meanwhile=_import_analyses)
+        spaces, errors = decode_hosts(files, strict=strict or _one_file(source, files),
+                                      parallel=parallel, progress=progress,
+                                      meanwhile=_import_analyses)
         some_host_read(spaces, errors, source)
         from .analysis.runtime.engine import LocalHosts
 
@@ -71,6 +74,15 @@ def _open_hosts(files: dict, source, client, strict: bool, parallel: bool, timeo
     hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
     some_host_read(hosts.names, hosts.errors, source)
     return hosts
+
+
+def _one_file(source, files: dict) -> bool:
+    """Whether ``source`` is the profile's one file itself (not a folder or list holding
+    it): its error is then the load's, as it is (a truncated file says where it ends)."""
+    if len(files) != 1 or isinstance(source, (list, tuple)):
+        return False
+    (only,) = files.values()
+    return str(only) in (str(source), os.path.expanduser(str(source)))
 
 
 def _import_analyses() -> None:

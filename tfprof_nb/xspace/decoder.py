@@ -11,10 +11,12 @@ import numpy as np
 
 from .. import _native as native
 from .._native.layout import COLUMNS, COUNTERS, ERR, KINDS, MESSAGES, SMALL_TABLES, TABLES
-from ..errors import Cancelled, ProfileFormatError
+from ..errors import (Cancelled, ProfileFileNotFoundError, ProfileFormatError,
+                      TruncatedProfileError)
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
 from .strings import decode_spans
+from .truncation import describe_truncation
 
 __all__ = ["decode_and_close", "decode_xspace", "read_local_xspace"]
 
@@ -31,7 +33,7 @@ def read_local_xspace(path, threads: int | None = None,
     (``_native/guard.h``), never a signal."""
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
+        raise ProfileFileNotFoundError(path, f"{path}: no such file")
     if os.path.isdir(path):
         raise ProfileFormatError(path, "is a directory, expected an .xplane.pb file")
     try:
@@ -159,7 +161,7 @@ class _Walk:
         if code == ERR_UNREADABLE:
             raise _unreadable(self.path, self.buf.size)
         if code:
-            _raise_wire_error(self.head, self.path, code, int(self.info[C_ERR_POS]))
+            _raise_wire_error(self.head, self.path, code, int(self.info[C_ERR_POS]), self.buf)
 
     def _too_many(self) -> str:
         """The row-limit error with the counts that pass it (those known when it was hit)."""
@@ -328,9 +330,18 @@ class _StatColumns:
             self.reserved = None
 
 
-def _raise_wire_error(head: np.ndarray, path, code: int, offset: int):
+_OVERRUNS = (ERR.TRUNCATED_VARINT, ERR.LENGTH_OVERRUN, ERR.FIXED_OVERRUN)
+
+
+def _raise_wire_error(head: np.ndarray, path, code: int, offset: int,
+                      buf: np.ndarray | None = None):
+    """Raise the ProfileFormatError of the walker's error ``code`` at ``offset``: a
+    TruncatedProfileError saying where the data ends when ``buf`` (the data) is an XSpace cut
+    short."""
     problem = ERROR_MESSAGES.get(code, f"decoding failed (code {code})")
     guess = describe_non_xspace(head)
+    if code in _OVERRUNS and not guess and buf is not None:
+        _raise_if_truncated(buf, path, offset)
     if code == ERR_CHANGED:
         pass  # the bytes were fine when framed
     elif guess:
@@ -338,6 +349,17 @@ def _raise_wire_error(head: np.ndarray, path, code: int, offset: int):
     else:
         problem = f"corrupt XSpace protobuf: {problem}"
     raise ProfileFormatError(path, problem, offset=offset if offset >= 0 else None)
+
+
+def _raise_if_truncated(buf: np.ndarray, path, offset: int) -> None:
+    """Raise TruncatedProfileError saying where ``buf`` ends when it is an XSpace cut short
+    (a record running past the data, everything before it well-formed); ``offset``: where
+    the walker stopped."""
+    found = describe_truncation(lambda off, n: _gathered(buf, path, [off], [n])[0], buf.size)
+    if found is not None:
+        raise TruncatedProfileError(path, found.problem(), offset if offset >= 0 else None,
+                                    size=found.size, missing=found.missing,
+                                    inside=found.inside)
 
 
 def _gathered(buf: np.ndarray, path, offs, lens) -> tuple[bytes, np.ndarray]:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import ProfileFormatError
+from ..errors import ProfileFileNotFoundError, ProfileFormatError
 from .stores import RemoteFile, is_url, local_path_of
 
-__all__ = ["XPLANE_SUFFIX", "file_size", "find_profile_files", "host_name_of", "host_names"]
+__all__ = ["XPLANE_SUFFIX", "file_size", "find_profile_files", "host_name_of", "host_names",
+           "missing_path"]
 
 XPLANE_SUFFIX = ".xplane.pb"
 
@@ -79,6 +80,41 @@ def _unreadable_error(path: Path, unreadable: list) -> OSError:
                      f"listed ({exc.strerror or exc})")
 
 
+def missing_path(p: Path) -> ProfileFileNotFoundError:
+    """The error of a path that does not exist, naming the closest existing path where one
+    part of it is a likely typo (``logs/rnu1``: did you mean ``logs/run1``?)."""
+    message = f"{p}: no such file or directory"
+    close = _close_path(p)
+    if close is not None:
+        message += f" (did you mean {str(close)!r}?)"
+    return ProfileFileNotFoundError(p, message)
+
+
+def _close_path(p: Path) -> Path | None:
+    """``p`` with its first missing part replaced by the closest name in its folder, when
+    one is close enough and the rest of ``p`` then exists (or nothing else follows)."""
+    import difflib
+
+    parts, base = p.parts, None
+    for i in range(len(parts), -1, -1):  # (no parts: the working directory)
+        if Path(*parts[:i]).exists():
+            base = i
+            break
+    if base is None or base >= len(parts):
+        return None
+    folder, wrong = Path(*parts[:base]), parts[base]
+    try:
+        names = [e.name for e in folder.iterdir()]
+    except OSError:
+        return None
+    for name in difflib.get_close_matches(wrong, names, n=3, cutoff=0.6):
+        guess = folder / name / Path(*parts[base + 1:]) if base + 1 < len(parts) \
+            else folder / name
+        if guess.exists():
+            return guess
+    return None
+
+
 def find_profile_files(path, storage_options: dict | None = None) -> list:
     """Resolve ``path`` to the ``.xplane.pb`` files of one profile run.
 
@@ -110,7 +146,7 @@ def find_profile_files(path, storage_options: dict | None = None) -> list:
         path = local
     p = Path(os.fspath(path)).expanduser()
     if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file or directory")
+        raise missing_path(p)
     if p.is_file():
         return [p]
     unreadable: list = []

@@ -99,8 +99,11 @@ def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = 
 
     try:
         results = run_in_threads(decode, names, workers, poll, meanwhile=meanwhile)
-    except BaseException:
+    except KeyboardInterrupt:
         shown.finish("loading interrupted", ok=False)
+        raise
+    except BaseException:  # a host's error (strict), raised as it is
+        shown.finish("loading failed", ok=False)
         raise
     shown.finish(f"loaded {len(names)} host(s)")
     spaces, errors = {}, {}
