@@ -6,15 +6,22 @@ Profile (``opener``); the view knows nothing else of the monitor.  A click on a 
 point, its bars or its row) asks the kernel for that window's dashboard, displayed in an
 output area under the view; the kernel answers once it is free (not while a training cell
 runs).
+
+Its offline copy (the loader output every view writes, rendered where no kernel holds the
+widget: a notebook reopened, an export) is rewritten as windows arrive: displayed with a
+display id, updated at most every few seconds (from a timer thread) and at the end of each
+cell when windows came since, so a notebook saved after the run keeps the windows it showed.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pandas as pd
 import traitlets
 
+from .. import offline
 from ._base import BaseWidget
 from .traits import FigureTrait, TableData, TableTrait
 
@@ -24,6 +31,10 @@ __all__ = ["MonitorView"]
 _TABLE = ["window", "status", "first_step", "last_step", "steps", "median_step_ms",
           "vs_baseline_pct", "regressed", "input_pct", "device_busy_pct",
           "memory_peak_bytes", "top_op", "top_op_pct", "time_s", "wall_s", "note", "error"]
+
+
+_COPY_EVERY_S = 5.0  # the offline copy is rewritten at most this often while windows arrive
+_LOADER = {"tfprof_nb": "offline-loader"}  # the loader output's metadata (as every view's)
 
 
 def _table(history: pd.DataFrame) -> TableData:
@@ -51,6 +62,8 @@ class MonitorView(BaseWidget):
         self._lock = threading.Lock()
         self._opener = opener
         self._output = None
+        self._copies: list = []  # display handles of the offline copies (one per display)
+        self._copy = {"at": 0.0, "stale": False, "timer": None}
         super().__init__(**self._values(history, status, rule, baseline_ms, threshold_ms),
                          **kwargs)
         self.on_msg(self._on_message)
@@ -74,6 +87,53 @@ class MonitorView(BaseWidget):
                 for name, value in values.items():
                     setattr(self, name, value)
         self._safely(apply)
+        self._copy_soon()
+
+    # ---- the offline copy ---------------------------------------------------------------
+    def _loader(self) -> dict:
+        with self._lock:  # not while update() sets the traits
+            return {"text/html": self._offline(offline.loader_output)}
+
+    def _rewrite_copies(self) -> None:
+        """Rewrite every displayed offline copy with the view's current state."""
+        with self._lock:
+            handles = list(self._copies)
+            self._copy.update(at=time.monotonic(), stale=False, timer=None)
+        if handles:
+            data = self._loader()
+            for handle in handles:
+                handle.update(data, metadata=_LOADER, raw=True)
+
+    def _copy_soon(self) -> None:
+        """Rewrite the offline copies once ``_COPY_EVERY_S`` passed since the last time."""
+        with self._lock:
+            if not self._copies or self._copy["timer"] is not None:
+                self._copy["stale"] = bool(self._copies)
+                return
+            self._copy["stale"] = True
+            wait = max(0.0, self._copy["at"] + _COPY_EVERY_S - time.monotonic())
+            timer = threading.Timer(wait, self._safely, (self._rewrite_copies,))
+            timer.daemon = True
+            self._copy["timer"] = timer
+        timer.start()
+
+    def _after_cell(self, *_) -> None:
+        """At a cell's end (its outputs still being collected): the copies, if windows came."""
+        if self._copy["stale"]:
+            self._safely(self._rewrite_copies)
+
+    def _keep_copies(self, handle) -> None:
+        """Rewrite the copy ``handle`` shows as windows arrive (in IPython only)."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if handle is None or shell is None:
+            return
+        with self._lock:
+            self._copies.append(handle)
+            first = len(self._copies) == 1
+        if first:
+            shell.events.register("post_execute", self._after_cell)
 
     # ---- a window's dashboard -------------------------------------------------------------
     def _answer(self, content, buffers):
@@ -111,8 +171,12 @@ class MonitorView(BaseWidget):
         return self._output
 
     def _ipython_display_(self):
-        """The view, its offline copy (as every view's), then the output area."""
+        """The view, its offline copy (as every view's, with a display id: rewritten as
+        windows arrive), then the output area."""
         from IPython.display import display
 
-        super()._ipython_display_()
+        data, meta = self._bundle(offline.placeholder_html(self))
+        display(data, metadata=meta, raw=True)
+        self._keep_copies(display(self._loader(), metadata=_LOADER, raw=True,
+                                  display_id=True))
         display(self.output)
