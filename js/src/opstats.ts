@@ -1,5 +1,6 @@
 // TensorFlow stats: self time by op and type (pies, idle time in or out), the name-scope
-// icicle by time or memory, and the sortable table.
+// icicle by time or memory, and the sortable table. The "include idle time" box rules both
+// the pies and the table: IDLE rows only when it is checked (as XProf's tool).
 import { type Model, type ViewContext } from "./model";
 import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
@@ -22,10 +23,12 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
   bar.append(label);
   const holder = document.createElement("div");
   root.append(bar, holder);
+  let table: { refresh: () => void } | null = null;
   const draw = () => {
     cleanup();
     holder.replaceChildren();
     cleanup = renderFigure(holder, idle.checked ? pies.with_idle : pies.without_idle);
+    table?.refresh();
   };
   idle.addEventListener("change", draw);
   draw();
@@ -45,7 +48,9 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
     root.append(metric, icicle);
   }
   root.append(text("h4", "tp-h", "All operations"));
-  renderTable(root, () => decodeTable(model.get("table")), traceRows(ctx, "ops"));
+  // (a state packed before the table without idle existed has only the one)
+  const rows = () => decodeTable(model.get(idle.checked ? "table" : "table_without_idle") ?? model.get("table"));
+  table = renderTable(root, rows, traceRows(ctx, "ops"));
   return () => cleanup();
 }
 

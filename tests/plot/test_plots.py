@@ -296,5 +296,7 @@ def test_op_stats_pies_leave_out_a_side_whose_ops_take_no_time():
     assert {pie.name.split(" ")[0] for pie in without.data} == {"Device"}
     assert [a.text for a in without.layout.annotations] == ["Device self time by op",
                                                             "Device self time by type"]
-    with_idle = tpu.plot.op_stats()  # host IDLE time: the host has pies again
-    assert {pie.name.split(" ")[0] for pie in with_idle.data} == {"Host", "Device"}
+    with_idle = tpu.plot.op_stats()  # host IDLE time alone: the host has sentences, no pie
+    assert {pie.name.split(" ")[0] for pie in with_idle.data} == {"Device"}
+    assert {a.name for a in with_idle.layout.annotations if a.name} == {"Host operation",
+                                                                        "Host type"}

@@ -8,8 +8,8 @@ import pandas as pd
 
 from ._style import PALETTE, new_figure, plain, plain_all, subplots
 
-__all__ = ["op_stats_figure", "kernels_figure", "top_slices", "short_kernel_name",
-           "kernel_label"]
+__all__ = ["op_stats_figure", "kernels_figure", "top_slices", "pie_slices", "short_kernel_name",
+           "kernel_label", "PIE_MIN_PCT"]
 
 
 def top_slices(series: pd.Series, top: int = 10) -> pd.Series:
@@ -76,30 +76,110 @@ def kernel_labels(kernels, ops, width: int = 60) -> list[str]:
     return labels
 
 
+# a pie's slices under this share of its total fold into one "Other (n ops)" slice
+PIE_MIN_PCT = 2.0
+OTHER_COLOR = "#d7d7d7"
+PIE_LABEL_WIDTH = 22  # characters of a slice's label drawn on the pie (hover: the full name)
+_NOUNS = {"operation": ("op", "ops"), "type": ("type", "types")}
+
+
+def pie_slices(series: pd.Series, top: int = 10, min_pct: float = PIE_MIN_PCT,
+               noun: tuple[str, str] = ("op", "ops")) -> pd.Series:
+    """The slices of a pie of ``series``: its positive values, largest first, at most ``top``
+    of them and none under ``min_pct`` % of the total, but at least the three largest; the
+    rest summed as one slice labelled with their number ("Other (12 ops)").  One value alone
+    is never folded (it is shown as itself)."""
+    series = series[series > 0].sort_values(ascending=False, kind="stable")
+    total = float(series.sum())
+    big = int((series.iloc[:top] / total * 100 >= min_pct).sum()) if total else 0
+    keep = max(big, min(3, len(series)))
+    if len(series) - keep <= 1:
+        return series
+    rest = series.iloc[keep:]
+    other = f"Other ({len(rest)} {noun[1]})"
+    return pd.concat([series.iloc[:keep], pd.Series({other: rest.sum()})])
+
+
+def _short_labels(names) -> list[str]:
+    """What a slice shows of its name: the last part of a scoped name ("jit(step)/jvp()/
+    dot_general" -> "dot_general"), cut to PIE_LABEL_WIDTH characters; names that would
+    show alike are numbered ("dot_general #2")."""
+    out, seen = [], {}
+    for name in map(str, names):
+        short = name if name.startswith("Other (") else (name.rstrip("/").rsplit("/", 1)[-1]
+                                                         or name)
+        if len(short) > PIE_LABEL_WIDTH:
+            short = short[:PIE_LABEL_WIDTH - 1] + "…"
+        seen[short] = seen.get(short, 0) + 1
+        out.append(short if seen[short] == 1 else f"{short} #{seen[short]}")
+    return out
+
+
+def _one_slice_sentence(sums: pd.Series, key: str) -> tuple[str, str]:
+    """What a pie of one slice would have shown, in words, and the slice's full name for the
+    hover (both as plotly's text, the name escaped)."""
+    if not len(sums):
+        return "No self time.", ""
+    name, value = str(sums.index[0]), float(sums.iloc[0])
+    shown = name if len(name) <= 2 * PIE_LABEL_WIDTH else name[:2 * PIE_LABEL_WIDTH - 1] + "…"
+    return (f"One {_NOUNS[key][0]} takes all of it:<br>{plain(shown)}<br>"
+            f"{value:,.1f} us (100%)", plain(name))
+
+
+def _pie_sides(ops: pd.DataFrame, top: int) -> list[tuple[str, list[tuple[str, pd.Series]]]]:
+    """[(side, [(key, slices) for op and type])] of each side whose ops take time."""
+    sides = []
+    for side in ("Host", "Device"):  # a side whose ops take no time has no pie
+        part = ops[ops.host_or_device == side]
+        if not (part.total_self_time_us > 0).any():
+            continue
+        sides.append((side, [(key, pie_slices(
+            part.groupby(key, sort=False).total_self_time_us.sum(), top, noun=_NOUNS[key]))
+            for key in ("operation", "type")]))
+    return sides
+
+
 def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
     """Self time by op and by op type, on the host and on devices (``prof.op_stats`` with or
-    without its IDLE rows): one pie each, the ``top`` largest slices and "Other"."""
-    sides = [s for s in ("Host", "Device")  # a side whose ops take no time has no pie
-             if ((ops.host_or_device == s) & (ops.total_self_time_us > 0)).any()]
-    specs = [{"type": "domain"}, {"type": "domain"}]
-    titles = [f"{side} {what}" for side in sides for what in ("self time by op",
-                                                               "self time by type")]
-    fig = subplots(theme, rows=max(len(sides), 1), cols=2, specs=[specs] * max(len(sides), 1),
-                   subplot_titles=titles or None, vertical_spacing=0.12)
+    without its IDLE rows): one pie each of the ``top`` largest slices, those under
+    PIE_MIN_PCT % folded into "Other (n ops)", each labelled with the last part of its name
+    (the full name on hover).  A pie of one slice is not drawn: a sentence says what it is;
+    a side of only such sentences takes a short row."""
+    sides = _pie_sides(ops, top)
+    heights = [380 if any(len(s) > 1 for _, s in pies) else 110 for _, pies in sides] or [380]
+    height = sum(heights) + 60 * (len(heights) - 1)
+    titles = [f"{side} {what}" for side, _ in sides for what in ("self time by op",
+                                                                 "self time by type")]
+    fig = subplots(theme, rows=len(heights), cols=2,
+                   specs=[[{"type": "domain"}, {"type": "domain"}]] * len(heights),
+                   subplot_titles=titles or None, row_heights=heights,
+                   vertical_spacing=60 / height if len(heights) > 1 else 0.0)
     fig.update_layout(meta={**fig.layout.meta, "kind": "op_stats"}, showlegend=False,
-                      height=380 * max(len(sides), 1),
-                      uniformtext={"minsize": 9, "mode": "hide"})  # labels where they fit
-    for r, side in enumerate(sides, start=1):
-        part = ops[ops.host_or_device == side]
-        for c, key in enumerate(("operation", "type"), start=1):
-            sums = top_slices(part.groupby(key, sort=False).total_self_time_us.sum(), top)
-            fig.add_pie(labels=plain_all(sums.index), values=sums.to_numpy(float),
-                        name=f"{side} {key}", hole=0.35, sort=False,
-                        textinfo="label+percent", textposition="inside",
-                        insidetextorientation="horizontal", marker={"colors": PALETTE},
-                        hovertemplate="%{label}<br>%{value:,.1f} us (%{percent})<extra></extra>",
-                        row=r, col=c)
+                      height=height + 80, uniformtext={"minsize": 9, "mode": "hide"})
+    for r, (side, pies) in enumerate(sides, start=1):
+        for c, (key, sums) in enumerate(pies, start=1):
+            if len(sums) < 2:
+                cell = fig.get_subplot(r, c)
+                text, full = _one_slice_sentence(sums, key)
+                fig.add_annotation(text=text, hovertext=full or None, showarrow=False,
+                                   xref="paper", yref="paper", x=sum(cell.x) / 2,
+                                   y=sum(cell.y) / 2, xanchor="center", yanchor="middle",
+                                   name=f"{side} {key}", font={"size": 13})
+                continue
+            _add_pie(fig, sums, f"{side} {key}", r, c)
     return fig
+
+
+def _add_pie(fig, sums: pd.Series, name: str, row: int, col: int) -> None:
+    """One pie of ``sums``: its named slices in the palette's colours, "Other" in grey."""
+    colors = [OTHER_COLOR if str(k).startswith("Other (") else PALETTE[i % len(PALETTE)]
+              for i, k in enumerate(sums.index)]
+    fig.add_pie(labels=plain_all(sums.index), values=sums.to_numpy(float),
+                text=plain_all(_short_labels(sums.index)), name=name, hole=0.35, sort=False,
+                textinfo="text+percent", textposition="inside",
+                insidetextorientation="horizontal", marker={"colors": colors},
+                hovertemplate="%{label}<br>%{value:,.1f} us (%{percent})<extra></extra>",
+                row=row, col=col)
 
 
 def kernels_figure(kernels: pd.DataFrame, theme: str = "light", top: int = 20):

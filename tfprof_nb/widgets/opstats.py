@@ -1,6 +1,9 @@
 """The op stats view ("TensorFlow stats" on TensorFlow profiles, "Op stats" on others): where
-self time goes by op and type (pies, idle in or out), the name-scope icicle, and the table.
-Device ops XProf types "Unknown" (HLO ops with no framework op) show their HLO category."""
+self time goes by op and type (pies, idle in or out), the name-scope icicle, and the table
+(with or without its IDLE rows, as the pies).  Device ops XProf types "Unknown" (HLO ops with
+no framework op) show their HLO category; on JAX profiles XProf's eager column ("Eager" or
+"Function": a TensorFlow word) reads "execution": "jit" (an op of a compiled program) or
+"eager"."""
 
 from __future__ import annotations
 
@@ -11,7 +14,10 @@ from ..plot.ops import op_stats_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["OpStatsView", "op_stats_title", "typed_op_stats"]
+__all__ = ["OpStatsView", "op_stats_title", "typed_op_stats", "JAX_EXECUTION"]
+
+# XProf's eager column in JAX's words: its ops run in a compiled (jitted) program, or eagerly
+JAX_EXECUTION = {"Function": "jit", "Eager": "eager"}
 
 
 def op_stats_title(prof) -> str:
@@ -20,9 +26,25 @@ def op_stats_title(prof) -> str:
 
 
 def typed_op_stats(prof, include_idle: bool = True) -> pd.DataFrame:
-    """The op stats table with its device ops typed by the profile's HLO where XProf says
-    "Unknown" (:func:`~tfprof_nb.analysis.tf.op_stats.typed_by_hlo`)."""
-    return typed_by_hlo(prof.op_stats_table(include_idle=include_idle), prof.hlo_stats)
+    """The op stats table as views show it: its device ops typed by the profile's HLO where
+    XProf says "Unknown" (:func:`~tfprof_nb.analysis.tf.op_stats.typed_by_hlo`), the eager
+    column said in the profile's framework's words (:func:`execution_words`)."""
+    table = typed_by_hlo(prof.op_stats_table(include_idle=include_idle), prof.hlo_stats)
+    return execution_words(table, prof.framework.name)
+
+
+def execution_words(ops: pd.DataFrame, framework: str) -> pd.DataFrame:
+    """``ops`` with its eager column left empty on IDLE rows (idle time is no op, run eagerly
+    or not) and, on a JAX profile, named "execution" with JAX's words ("jit", "eager") for
+    XProf's ("Function", "Eager").  A copy; the numbers are untouched."""
+    if "eager" not in ops:
+        return ops
+    out = ops.copy()
+    words = out["eager"].astype(object)
+    if framework == "jax":
+        words = words.map(lambda w: JAX_EXECUTION.get(w, w))
+    out["eager"] = words.where(out["type"] != "IDLE", "")
+    return out.rename(columns={"eager": "execution"}) if framework == "jax" else out
 
 
 def _scopes(prof) -> pd.DataFrame:
@@ -44,7 +66,8 @@ class OpStatsView(View):
     pie_with_idle = FigureTrait()
     pie_without_idle = FigureTrait()
     scopes = TableTrait()
-    table = TableTrait()
+    table = TableTrait()  # with its IDLE rows
+    table_without_idle = TableTrait()  # without them, its shares of the ops' time (as XProf)
 
     @classmethod
     def title_for(cls, prof) -> str:
@@ -56,9 +79,11 @@ class OpStatsView(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
-        ops = typed_op_stats(prof)
+        ops, busy = typed_op_stats(prof), typed_op_stats(prof, include_idle=False)
+        title = op_stats_title(prof)
         return ViewState({
             "pie_with_idle": op_stats_figure(ops),
-            "pie_without_idle": op_stats_figure(typed_op_stats(prof, include_idle=False)),
+            "pie_without_idle": op_stats_figure(busy),
             "scopes": _scopes(prof),
-            "table": TableData(ops, op_stats_title(prof), "operation")})
+            "table": TableData(ops, title, "operation"),
+            "table_without_idle": TableData(busy, title, "operation")})
