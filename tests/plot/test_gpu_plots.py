@@ -17,26 +17,76 @@ def prof(request):
     return tp.load(DATA / request.param)
 
 
+def _bars(fig, axis: str) -> list:
+    """The bar traces of ``fig`` on x axis ``axis`` ("x": per step, "x2": outside the steps)."""
+    return [t for t in fig.data if t.type == "bar" and (t.xaxis or "x") == axis]
+
+
 def test_utilization_bars_are_the_table(prof):
+    """Per-step bars (and each device's time outside the steps, on its own axis) are the
+    table's rows; each bar is its step's wall time."""
     fig = prof.plot.gpu_utilization()
     dev = prof.gpu_utilization.query("stream == 'all'")
-    assert [t.name for t in fig.data] == [label for _, label, _ in UTILIZATION_PARTS]
-    for trace, (col, _, _) in zip(fig.data, UTILIZATION_PARTS):
-        np.testing.assert_allclose(trace.y, dev[col] / 1e3)
-    stacked = np.sum([t.y for t in fig.data], axis=0)
-    np.testing.assert_allclose(stacked, dev.wall_us / 1e3)  # each bar is its step's wall
-    assert list(fig.data[0].x[0]) == dev.device.tolist()
+    labels = [label for _, label, _ in UTILIZATION_PARTS]
+    for axis, rows in (("x", dev[dev.step != -2]), ("x2", dev[dev.step == -2])):
+        bars = _bars(fig, axis)
+        assert [t.name for t in bars] == (labels if len(rows) else [])
+        for trace, (col, _, _) in zip(bars, UTILIZATION_PARTS):
+            np.testing.assert_allclose(trace.y, rows[col] / 1e3)
+        if len(rows):
+            stacked = np.sum([t.y for t in bars], axis=0)
+            np.testing.assert_allclose(stacked, rows.wall_us / 1e3)
+    steps = dev[dev.step != -2]
+    assert [c[0] for c in _bars(fig, "x")[0].customdata] == steps.device.tolist()
 
 
 def test_step_windows_are_named_in_words(prof):
-    """A bar of time outside every step says so, and so does a device's active span on a
-    profile without steps (never a negative step number or "profile")."""
+    """A device's active span (a profile without steps) says so, never a negative step
+    number or "profile"; time outside every step is never a step's bar."""
     fig = prof.plot.gpu_utilization()
-    steps = prof.gpu_utilization.query("stream == 'all'").step
-    names = list(fig.data[0].x[1])
+    dev = prof.gpu_utilization.query("stream == 'all'")
+    steps = dev[dev.step != -2].step
+    names = [c[1] for c in _bars(fig, "x")[0].customdata]
     for step, name in zip(steps, names):
-        assert name == {-2: "outside steps", -1: "active span"}.get(step, str(step))
-    assert (steps < 0).any()
+        assert name == {-1: "active span"}.get(step, f"step {step}")
+    assert (dev.step < 0).any()
+    assert "outside steps" not in names and "outside steps" not in fig.layout.xaxis.ticktext
+    assert bool(_bars(fig, "x2")) == (dev.step == -2).any()
+
+
+def test_tpu_outside_steps_apart_and_ticks_bounded():
+    """The TPU capture: four 13-15 s outside-steps bars beside 784 ms steps; they stand on
+    their own axis, and 400 step bars get at most MAX_STEP_TICKS step numbers, spaced."""
+    from tfprof_nb.plot.step_bars import MAX_STEP_TICKS
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    fig = prof.plot.gpu_utilization()
+    dev = prof.gpu_utilization.query("stream == 'all'")
+    steps = _bars(fig, "x")
+    assert len(steps[0].x) == (dev.step >= 0).sum() == 400
+    assert max(np.sum([t.y for t in steps], axis=0)) < 1000  # ms: no 13 s bar among them
+    outside = _bars(fig, "x2")
+    assert list(outside[0].x) == ["TPU:0", "TPU:1", "TPU:2", "TPU:3"]
+    assert min(np.sum([t.y for t in outside], axis=0)) > 12_000
+    assert fig.layout.yaxis2.title.text and fig.layout.xaxis2.anchor == "y2"
+    ticks = np.asarray(fig.layout.xaxis.tickvals)
+    span = fig.layout.xaxis.range[1] - fig.layout.xaxis.range[0]
+    assert 4 <= len(ticks) <= MAX_STEP_TICKS + 1
+    assert np.diff(ticks).min() >= span / MAX_STEP_TICKS - 1  # none crowds the next
+    # each device starts with its step 0, named above its bars
+    assert list(fig.layout.xaxis.ticktext).count("0") == 4
+    assert {a.text for a in fig.layout.annotations} >= {"TPU:0", "TPU:1", "TPU:2", "TPU:3",
+                                                        "Outside the steps"}
+
+
+def test_tpu_step_time_chart_lets_plotly_space_its_ticks():
+    """The step-time graph's 100 TPU steps: category steps, at most MAX_STEP_TICKS of their
+    numbers written (plotly spaces them; every one of them collided, rotated)."""
+    from tfprof_nb.plot.step_bars import MAX_STEP_TICKS
+
+    fig = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb").plot.step_time()
+    assert len(fig.data[0].x) == 100 and fig.layout.xaxis.type == "category"
+    assert 0 < fig.layout.xaxis.nticks <= MAX_STEP_TICKS
 
 
 def test_tpu_devices_are_busy_with_ops():

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW
 from ._style import PALETTE, new_figure, plain
+from .step_bars import stacked_per_step
 
 __all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "queue_figure",
            "UTILIZATION_PARTS"]
@@ -34,16 +35,6 @@ def _device_labels(table: pd.DataFrame) -> pd.Series:
 _STEP_WINDOWS = {OUTSIDE_STEPS: "outside steps", PROFILE_WINDOW: "active span"}
 
 
-def _device_steps(table: pd.DataFrame) -> list:
-    """The two-level x of a per-device, per-step bar: device, then step number ("active
-    span": a device's first to last activity, the profile having no steps; "outside steps":
-    its time outside every step); plotly thins the numbers when there are many."""
-    if not len(table):
-        return []
-    return [_device_labels(table).tolist(),
-            [str(s) if s >= 0 else _STEP_WINDOWS.get(s, str(s)) for s in table.step.tolist()]]
-
-
 def utilization_figure(table: pd.DataFrame, theme: str = "light"):
     """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
     own rows, stream "all"); the parts of a bar add up to its step's wall time.  TPUs run
@@ -65,17 +56,12 @@ def overlap_figure(table: pd.DataFrame, theme: str = "light"):
 
 
 def _stacked_ms(table: pd.DataFrame, parts, title: str, kind: str, theme: str):
-    """One stacked bar per device and step of ``table``: a trace per (column in us, label,
-    colour) of ``parts``, shown in ms."""
-    x = _device_steps(table)
-    fig = new_figure(theme=theme, barmode="stack", title={"text": title},
-                     xaxis={"title": {"text": "Device, step"}, "type": "multicategory"},
-                     yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
-                     meta={"kind": kind})
-    for col, label, color in parts:
-        fig.add_bar(x=x, y=(table[col] / 1e3).to_numpy(float) if len(table) else [],
-                    name=label, marker={"color": color},
-                    hovertemplate="%{y:.3f} ms<extra>" + label + "</extra>")
+    """One stacked bar per device and step of ``table`` (a trace per (column in us, label,
+    colour) of ``parts``, in ms; a device's time outside every step apart, on its own
+    scale: :func:`~tfprof_nb.plot.step_bars.stacked_per_step`)."""
+    labels = _device_labels(table) if len(table) else pd.Series([], dtype=object)
+    fig = stacked_per_step(table, labels, parts, OUTSIDE_STEPS, _STEP_WINDOWS, theme)
+    fig.update_layout(title={"text": title}, meta={**fig.layout.meta, "kind": kind})
     return fig
 
 

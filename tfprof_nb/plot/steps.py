@@ -7,6 +7,7 @@ import pandas as pd
 
 from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all, subplots
+from .step_bars import MAX_STEP_TICKS
 
 __all__ = ["MAX_BARS", "step_time_figure", "input_pipeline_figure"]
 
@@ -48,7 +49,8 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
     x = _step_labels(steps)
     fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
                      title={"text": plain(title) if title else "Step-time breakdown"},
-                     xaxis={"title": {"text": "Step"}, "type": "category"},
+                     xaxis={"title": {"text": "Step"}, "type": "category",
+                            "nticks": MAX_STEP_TICKS},  # (plotly spaces them)
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
                      meta=_step_meta(steps))
     index = np.arange(len(steps))
@@ -89,7 +91,7 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light"):
     fig.add_bar(x=plain_all(host.category), y=(host.time_us / 1e3).tolist(),
                 name="Host-side input", marker={"color": "#4e79a7"}, showlegend=False,
                 hovertemplate="%{x}: %{y:.3f} ms<extra></extra>", row=1, col=2)
-    fig.update_xaxes(title_text="Step", type="category", row=1, col=1)
+    fig.update_xaxes(title_text="Step", type="category", nticks=MAX_STEP_TICKS, row=1, col=1)
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=2)
     fig.update_xaxes(tickangle=-30, row=1, col=2)
