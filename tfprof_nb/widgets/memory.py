@@ -1,5 +1,6 @@
 """The memory view: memory in use over time per allocator (stack, heap, free, fragmentation),
-every allocation hoverable, the peak marked, and the breakdown of what is live at the peak."""
+every allocation hoverable, the peak marked, and the breakdown of what is live at the peak
+(its op column "tf_op" on TensorFlow profiles, "op" on JAX ones)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..plot.memory import memory_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["MemoryTimeline", "MemoryTimelineView", "labelled"]
+__all__ = ["MemoryTimeline", "MemoryTimelineView", "labelled", "op_words"]
 
 
 def labelled(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
@@ -22,6 +23,18 @@ def labelled(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
         keys = zip(out.host.astype(str), out.allocator.astype(str))
         out["allocator"] = [labels.get(k, k[1]) for k in keys]
     return out
+
+
+def _op_column(framework: str) -> str:
+    """The breakdown's column of the op an allocation is for: XProf's "tf_op" on TensorFlow
+    (and unknown) profiles, "op" on JAX ones (no TensorFlow op there)."""
+    return "op" if framework == "jax" else "tf_op"
+
+
+def op_words(table: pd.DataFrame, framework: str) -> pd.DataFrame:
+    """``table`` (a memory breakdown) with its op column named for the profile's framework
+    (:func:`_op_column`); its values as they are."""
+    return table.rename(columns={"tf_op": _op_column(framework)})
 
 
 class MemoryTimelineView(View):
@@ -46,9 +59,10 @@ class MemoryTimelineView(View):
             breakdown["allocator"] = breakdown.host + " " + breakdown.allocator
         figure = memory_figure(labelled(prof.memory_timeline, summary),
                                labelled(summary, summary))
+        breakdown = op_words(breakdown.drop(columns=["host"]), prof.framework.name)
         return ViewState({"figure": figure,
-                          "breakdown": TableData(breakdown.drop(columns=["host"]),
-                                                 "Memory breakdown at peak", "tf_op")})
+                          "breakdown": TableData(breakdown, "Memory breakdown at peak",
+                                                 _op_column(prof.framework.name))})
 
 
 MemoryTimeline = MemoryTimelineView  # its name in DESIGN.md's contract: an alias, without a warning
