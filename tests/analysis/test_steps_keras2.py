@@ -245,3 +245,28 @@ def test_declared_group_id_without_groups_is_grouped_here(tmp_path):
     steps = tp.load(path).steps
     assert steps.step_name.tolist() == ["train_function 0"]
     assert (steps.source == "markers").all()
+
+
+def _task_environment(path, start_ns: int, stop_ns: int):
+    """Add a Task Environment plane (the profile window) to the profile at ``path``."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(path.read_bytes())
+    plane = space.planes.add(name="Task Environment", id=99)
+    for i, (name, value) in enumerate((("profile_start_time", start_ns),
+                                       ("profile_stop_time", stop_ns)), start=1):
+        plane.stat_metadata[i].id, plane.stat_metadata[i].name = i, name
+        plane.stats.add(metadata_id=i, uint64_value=value)
+    path.write_bytes(space.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "raw"])
+def test_a_call_the_window_cuts_is_still_the_step(tmp_path, grouped):
+    """The profiler started inside the only ``train_function`` call (the window cuts it): up
+    to five steps the reference keeps every step, cut ones too, and so do we."""
+    path = _write(tmp_path / "cut.xplane.pb", [TRAIN_FUNCTION], grouped)
+    _task_environment(path, 5_000_000 + 500_000, 50_000_000)  # 0.4 ms into the call
+    ours = _assert_same_steps(path, "group_id" if grouped else "markers")
+    assert len(ours) == 1

@@ -31,8 +31,10 @@ use device events.  Deliberate differences, each visible in the result:
   takes it so when a plane merely declares the ``group_id`` stat, and then groups nothing
   (a file declaring it with no event carrying it has no step there; here it is grouped);
 * a step is dropped only when the profile window cuts it (it starts before the window or
-  ends after it), so a capture of N marked steps shows N steps; the reference drops the first
-  and the last step of any profile with more than five.
+  ends after it) and the profile has more than five steps, so a capture of N marked steps
+  shows N steps; the reference drops the first and the last step of any profile with more
+  than five, cut or not.  Up to five, both keep every step, cut ones too (a Keras 2.x
+  capture of a single ``train_function`` that the window cuts has that one step).
 
 The per-host step (:func:`host_steps`) returns the host's rows with times relative to the
 host's origin plus ``shift_us``; :func:`combine_steps` concatenates hosts.
@@ -65,6 +67,7 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
                 "device_to_device_ms", "device_collectives_ms", "host_compute_ms",
                 "kernel_launch_ms", "input_ms", "output_ms", "compilation_ms", "other_ms",
                 "device_idle_ms", "host_to_host_ms", "host_to_device_ms"]
+_KEEP_CUT_STEPS = 5  # up to this many steps, those the window cuts stay (the reference's)
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 # Calls of a compiled function on the host: a tf.function, a jitted or pmapped JAX function.
 _FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(|PmapFunction\()")
@@ -281,13 +284,15 @@ def _with_columns(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int) -> pd.DataFrame:
-    """The steps the profile window holds whole, times shifted, host and source added."""
+    """The steps the profile window holds whole (every step of a profile of at most five, as
+    the reference keeps them), times shifted, host and source added."""
     if table.empty:
         return empty_steps()
     w0, w1 = window_ps(hd)
     begin_ps = table.pop("begin_ps").to_numpy()
     end_ps = begin_ps + np.rint(table.duration_ms.to_numpy() * 1e9).astype(np.int64)
-    table = table[(begin_ps >= w0) & (end_ps <= w1)].copy()
+    whole = (begin_ps >= w0) & (end_ps <= w1)
+    table = (table[whole] if len(table) > _KEEP_CUT_STEPS else table).copy()
     table["start_us"] = table.start_us + shift_ps / 1e6
     table.insert(0, "host", hd.name)
     table["source"] = source
