@@ -82,7 +82,7 @@ def stacked_per_step(table: pd.DataFrame, labels: pd.Series, parts, outside_step
     custom = np.column_stack([names, said]) if len(inside) else None
     for col, label, color in parts:
         fig.add_bar(x=x, y=(inside[col] / 1e3).to_numpy(float), name=label, legendgroup=label,
-                    marker={"color": color}, customdata=custom, row=1, col=1,
+                    marker={"color": color}, customdata=custom, width=0.8, row=1, col=1,
                     hovertemplate="%{customdata[0]}, %{customdata[1]}: %{y:.3f} ms"
                     "<extra>" + label + "</extra>")
     _step_axes(fig, x, steps, windows, devices, centres)
