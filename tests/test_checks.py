@@ -8,6 +8,7 @@ command's exit codes."""
 from __future__ import annotations
 
 import json
+import re
 import pickle
 import shutil
 import subprocess
@@ -91,49 +92,57 @@ def test_input_wait_is_the_overview_card(cpu, slowmap, bert):
     for prof in (cpu, slowmap, bert):
         row = _row(prof, max_input_pct=100)
         assert row.value == prof.overview().input_wait["pct"]
+        assert row.value == prof.measures.at["input_wait_pct", "value"]
     assert bert.overview().input_wait["source"] == "devices"
-    assert "the step-time breakdown, XProf's rule, counts 0.0%" in \
-        _row(bert, max_input_pct=100).evidence
+    evidence = _row(bert, max_input_pct=100).evidence
+    assert "(GPU:6, in the 1 step (GPU:1, GPU:4 left out: no kernel in the steps))" in evidence
+    assert "XProf's rule gives 0.0%" in evidence  # its step breakdown's, labelled as XProf's
     finding = {f.kind: f for f in slowmap.recommendations()}["input_bound"]
-    assert _row(slowmap, max_input_pct=100).value == finding.evidence["input_pct"]
+    assert _row(slowmap, max_input_pct=100).value == finding.evidence["input_wait_pct"]
     assert _row(slowmap, max_input_pct=50).status == "failed"
-    assert _row(cpu, max_input_pct=50).status == "passed"
-    _both_ways(slowmap, "max_input_pct", _row(slowmap, max_input_pct=100).value)
+    _both_ways(cpu, "max_input_pct", _row(cpu, max_input_pct=100).value)  # (a busy machine
+    _both_ways(slowmap, "max_input_pct", _row(slowmap, max_input_pct=100).value)  # moves it)
 
 
 def test_duty_cycle_is_the_overview_figure(gpu, bert):
     for prof in (gpu, bert):
         row = _row(prof, min_duty_cycle_pct=0)
-        assert row.value == prof.overview().device_duty_cycle_pct
-        assert row.value == prof.duty_cycle.attrs["device_duty_cycle_pct"]
+        assert row.value == prof.measures.at["duty_cycle_pct", "value"]
         _both_ways(prof, "min_duty_cycle_pct", row.value, bound="min")
-    assert "least busy: /device:GPU:1 at 0.0%" in _row(bert, min_duty_cycle_pct=0).evidence
+    # the single-GPU fixture: every device active in its steps, so XProf's figure
+    assert _row(gpu, min_duty_cycle_pct=0).value == gpu.duty_cycle.attrs["device_duty_cycle_pct"]
+    # BERT: GPU:1 and GPU:4 ran nothing in the step; XProf's figure sums them too
+    evidence = _row(bert, min_duty_cycle_pct=0).evidence
+    xprof = bert.duty_cycle.attrs["device_duty_cycle_pct"]
+    assert "(GPU:6, over each one's active span (whole profile))" in evidence
+    assert f"XProf's rule gives {xprof:.1f}% (XProf sums every device with activity (3)" \
+        in evidence
 
 
-def test_idle_is_the_gpu_idle_finding(gpu, bert):
+def test_idle_is_the_measure_the_cards_show(gpu, bert):
     for prof in (gpu, bert):
         row = _row(prof, max_idle_pct=100)
-        finding = {f.kind: f for f in prof.recommendations()}["gpu_idle"]
-        assert row.value == pytest.approx(finding.evidence["idle_pct"], rel=1e-12)
+        assert row.value == prof.measures.at["device_idle_pct", "value"]
         dev = active_devices(prof.gpu_utilization)
         assert (dev.stream == "all").all()
         assert row.value == pytest.approx(100 * dev.idle_us.sum() / dev.wall_us.sum())
         _both_ways(prof, "max_idle_pct", row.value)
-    assert "largest cause: the host (launches come late)" in _row(gpu, max_idle_pct=1).evidence
 
 
 def test_idle_without_steps_is_over_the_active_span():
     prof = tp.load(NO_STEPS)
     row = _row(prof, max_idle_pct=100)
-    finding = {f.kind: f for f in prof.recommendations()}["gpu_idle"]
-    assert row.value == pytest.approx(finding.evidence["idle_pct"], rel=1e-12)
-    assert "of its active span (the profile has no steps)" in row.evidence
+    assert row.value == prof.measures.at["device_idle_pct", "value"]
+    assert prof.measures.at["device_idle_pct", "time"] == "profile"
+    assert "over each device's active span (the profile has no steps)" in row.evidence
 
 
-def test_host_bound_is_the_launch_bound_findings_host_gaps(gpu):
+def test_host_bound_is_the_host_findings_measure(gpu):
     row = _row(gpu, max_host_bound_pct=100)
-    finding = {f.kind: f for f in gpu.recommendations()}["launch_bound"]
-    assert row.value == pytest.approx(finding.evidence["host_gap_idle_pct"], rel=1e-12)
+    assert row.value == gpu.measures.at["host_wait_pct", "value"]
+    for f in gpu.recommendations():
+        if f.kind == "host_overhead":
+            assert f.evidence["host_wait_pct"] == row.value
     _both_ways(gpu, "max_host_bound_pct", row.value)
 
 
@@ -406,7 +415,8 @@ def test_steps_of_several_hosts_are_named_with_their_host():
     assert row.details["median_ms"] == d.groupby(level=0).max().median()
     assert "(step 0 on jax_h200_nocmdbuf)" in row.evidence
     idle = _row(prof, max_idle_pct=100)
-    assert "most idle: jax_h200_nocmdbuf /device:GPU:0" in idle.evidence
+    assert "in the 10 steps of 2 hosts" in idle.evidence
+    assert re.search(r"max \d+\.\d% \(jax_h200_nocmdbuf GPU:0\)", idle.evidence), idle.evidence
 
 
 def _pod(tmp_path, source, hosts: int):

@@ -36,7 +36,7 @@ class Said:
 
     @property
     def cards(self) -> dict:
-        return dict(map(tuple, self.states["overview"]["cards"]))
+        return {card[0]: card[1] for card in self.states["overview"]["cards"]}
 
     def sentences(self) -> list[str]:
         """Every sentence the views print (a finding's fix, worded as code, apart)."""
@@ -132,21 +132,22 @@ def test_bf16_h200_captures_claim_no_32_bit_compute():
 
 # --- input wait -------------------------------------------------------------------------------
 
-def test_input_wait_card_and_findings_agree(said):
+def test_input_wait_card_verdict_and_findings_agree(said):
     wait = said.prof.result("input_wait")
     card = said.cards.get("Waiting for input")
     assert (card is None) == (not wait)
     for f in _findings(said, "input_bound"):
-        assert f"{f.evidence['input_pct']:.1f}%" == card
-    for f in _findings(said, "gpu_idle"):
-        if f.evidence["top_cause"] == "input" and card is not None:
-            assert f"{f.evidence['top_cause_pct']:.1f}%" == card
-    # a statement quoting another input share says where the two come from
-    quoted = [s for s in said.states["overview"]["statements"] if "waiting for input" in s]
-    if card and any(f"only {card}" not in s for s in quoted if "only" in s):
-        assert wait.get("statement") in said.states["overview"]["statements"]
-    if card and "input" in said.states and wait.get("statement"):
-        assert wait["statement"] in said.states["input"]["statements"]
+        assert f"{f.evidence['input_wait_pct']:.1f}%" == card
+    verdict = said.prof.overview().verdict
+    if card:  # the page's verdict quotes the card's number; XProf's, where shown, as XProf's
+        assert card in verdict["statement"]
+        statements = said.states["overview"]["statements"]
+        assert statements[0] == verdict["statement"]
+        if "xprof_statement" in verdict:
+            assert verdict["xprof_statement"].startswith("XProf's rule")
+            assert verdict["xprof_statement"] in statements
+        if "input" in said.states:
+            assert said.states["input"]["statements"][0] == verdict["statement"]
 
 
 def test_no_input_wait_where_a_device_has_no_kernel():

@@ -1,12 +1,12 @@
-"""``tfprof diff BASE NEW``: how NEW differs from BASE (``tp.compare``): a verdict on the
-median step time, the mean step per category, and the ops and kernels whose time changed
-most."""
+"""``tfprof diff BASE NEW``: how NEW differs from BASE (``tp.compare``): its verdict on the
+median step time with the noise band (``Comparison.step_time``, the statistic ``tp.check``
+judges), the mean step per category, and the ops and kernels whose time changed most."""
 
 from __future__ import annotations
 
 from ._common import EXIT_OK, CliError, add_command, emit, load_profile
 
-__all__ = ["add_parser", "run", "verdict"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
@@ -34,68 +34,27 @@ def diff_document(base, new, top: int = 10) -> dict:
     from .summary import category_label, run_location
 
     c = compare(base, new, labels=("base", "new"))
-    medians = [float(p.steps.duration_ms.median()) if len(p.steps) else None
-               for p in (base, new)]
+    change = c.step_time
     steps = c.steps.rename(columns={"a": "base_ms", "b": "new_ms", "delta": "delta_ms"})
     steps.insert(0, "category", ["whole step" if m == "duration_ms" else category_label(m)
                                  for m in steps.index])
     steps.insert(0, "metric", list(steps.index))
     ops = c.ops.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us"})
     kernels = c.kernels.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us"})
-    band = noise_band(base.steps, new.steps)
     return {"base": run_location(base.source), "new": run_location(new.source),
-            "verdict": verdict(*medians, len(base.steps), len(new.steps)) + band_words(band),
-            "noise_band_pct": band,
-            "median_ms": _change(*medians),
-            "mean_ms": _change(*(float(c.steps.loc["duration_ms", k]) if n else None
-                                 for k, n in (("a", len(base.steps)), ("b", len(new.steps))))),
+            "verdict": change["verdict"], "noise_band_pct": change["band"],
+            "median_ms": {k: change[k] for k in ("base", "new", "pct")},
+            "mean_ms": _mean_change(c, len(base.steps), len(new.steps)),
             "steps": steps.reset_index(drop=True),
             "ops": ops.head(top).reset_index(),
             "kernels": kernels.head(top).reset_index()}
 
 
-def noise_band(base_steps, new_steps) -> dict | None:
-    """The 95 % noise band of the change of step time (``tp.check``'s: the Mann-Whitney
-    interval of the ratio of new to base step times, a pod's steps at their slowest host),
-    as ``{"low", "high"}`` in %; None when a side has too few steps."""
-    from ..checks.limit_measures import per_step
-    from ..checks.regression import step_regression
-
-    try:
-        r = step_regression(per_step(base_steps).duration_ms, per_step(new_steps).duration_ms,
-                            0.0)
-    except (ValueError, AttributeError):
-        return None
-    return {"low": r.low_pct, "high": r.high_pct}
-
-
-def band_words(band: dict | None) -> str:
-    """The verdict's second half: whether the change is beyond the noise of the steps."""
-    if band is None:
-        return ""
-    where = "beyond" if band["low"] > 0 or band["high"] < 0 else "within"
-    return (f"; noise band {band['low']:+.1f} % to {band['high']:+.1f} % (95 %, from both "
-            f"runs' step times): {where} noise")
-
-
-def _change(base, new) -> dict:
+def _mean_change(c, base_steps: int, new_steps: int) -> dict:
+    base, new = (float(c.steps.loc["duration_ms", k]) if n else None
+                 for k, n in (("a", base_steps), ("b", new_steps)))
     pct = 100 * (new - base) / base if base and new is not None else None
     return {"base": base, "new": new, "pct": pct}
-
-
-def verdict(base_ms, new_ms, base_steps: int = 1, new_steps: int = 1) -> str:
-    """One line on the median step time: "NEW is 12.3 % slower per step than BASE (median
-    8.390 ms -> 9.420 ms)", faster, or as fast (within 0.05 %)."""
-    missing = [name for name, n in (("BASE", base_steps), ("NEW", new_steps)) if not n]
-    if missing or not base_ms:
-        return (f"no step time to compare: {' and '.join(missing) or 'BASE'} "
-                f"{'have' if len(missing) > 1 else 'has'} no steps")
-    pct = 100 * (new_ms - base_ms) / base_ms
-    medians = f"(median {base_ms:.3f} ms -> {new_ms:.3f} ms)"
-    if abs(pct) < 0.05:
-        return f"NEW is as fast per step as BASE {medians}"
-    return f"NEW is {abs(pct):.1f} % {'slower' if pct > 0 else 'faster'} per step than BASE " \
-           f"{medians}"
 
 
 def diff_text(doc: dict) -> str:

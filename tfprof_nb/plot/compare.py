@@ -9,14 +9,14 @@ __all__ = ["compare_figure"]
 
 
 def compare_figure(comparison, theme: str = "light"):
-    """Mean step time per category of both profiles side by side (ms), the speed-up in the
-    title."""
+    """Mean step time per category of both profiles side by side (ms), the speed-up of the
+    median step time in the title (the statistic ``tp.check`` and ``tfprof diff`` judge)."""
     a, b = (plain(label) for label in comparison.labels)
     steps = comparison.steps
     cats = [c for c in CATEGORY_COLUMNS if c in steps.index and
             (steps.loc[c, "a"] or steps.loc[c, "b"])]
     speedup = comparison.speedup
-    title = f"{a} vs {b}" + (f": {speedup:.2f}x" if speedup else "")
+    title = f"{a} vs {b}" + (f": {speedup:.2f}x (median step time)" if speedup else "")
     fig = new_figure(theme=theme, barmode="group", title={"text": title},
                      xaxis={"title": {"text": "Step-time category"}, "type": "category"},
                      yaxis={"title": {"text": "Mean time per step (ms)"}, "rangemode": "tozero"},

@@ -16,16 +16,23 @@ COMPARED = ("steps", "op_stats_without_idle", "kernel_stats")
 
 @dataclass
 class Comparison:
-    """Differences ``b - a``: ``steps`` (mean per category), ``ops`` and ``kernels``."""
+    """Differences ``b - a``: ``steps`` (mean per category), ``ops`` and ``kernels``;
+    ``step_time``: the change of the median step time with its noise band and verdict (the
+    statistic ``tp.check`` and ``tfprof diff`` judge; empty when not given)."""
 
     steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     ops: pd.DataFrame = field(default_factory=pd.DataFrame)
     kernels: pd.DataFrame = field(default_factory=pd.DataFrame)
     labels: tuple = ("a", "b")
+    step_time: dict = field(default_factory=dict)
 
     @property
     def speedup(self) -> float | None:
-        """Mean step time of a divided by that of b (> 1: b is faster)."""
+        """Median step time of a divided by that of b (> 1: b is faster); the means' ratio
+        where no median was given."""
+        st = self.step_time
+        if st.get("base") and st.get("new"):
+            return float(st["base"] / st["new"])
         if self.steps.empty or "duration_ms" not in self.steps.index:
             return None
         row = self.steps.loc["duration_ms"]
@@ -34,11 +41,18 @@ class Comparison:
     def __repr__(self) -> str:
         a, b = self.labels
         lines = [f"Comparison {a} -> {b}"]
-        if self.speedup is not None:
+        st = self.step_time
+        if st.get("verdict"):
+            lines.append("  " + st["verdict"].replace("NEW", b).replace("BASE", a))
+        elif self.speedup is not None:
             row = self.steps.loc["duration_ms"]
-            lines.append(f"  step time {row.a:.3f} -> {row.b:.3f} ms ({self.speedup:.2f}x)")
+            lines.append(f"  mean step time {row.a:.3f} -> {row.b:.3f} ms "
+                         f"({self.speedup:.2f}x)")
         changed = self.steps.drop(index="duration_ms", errors="ignore")
-        for name, row in changed[changed.delta.abs() > 0].iterrows():
+        changed = changed[changed.delta.abs() > 0]
+        if len(changed):
+            lines.append("  mean per step, by category:")
+        for name, row in changed.iterrows():
             lines.append(f"  {name}: {row.a:.3f} -> {row.b:.3f} ms ({row.delta:+.3f})")
         return "\n".join(lines)
 

@@ -36,7 +36,7 @@ from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
            "device_label", "device_words", "get", "measure_text", "measures", "scope_tail",
-           "spread_words", "value_of", "xprof_words"]
+           "spread_words", "steps_words", "value_of", "xprof_words"]
 
 
 @dataclass(frozen=True)
@@ -178,8 +178,16 @@ def _names(names: list, kind: str) -> str:
     return ", ".join(names) if len(names) <= 4 else f"{len(names)} {kind}s"
 
 
-def _when(devs: _Devices, steps: int) -> str:
-    return {"steps": f"in the {steps} step{'s' * (steps != 1)}",
+def steps_words(steps: pd.DataFrame) -> str:
+    """"the 10 steps", "the step", on a pod "the 10 steps of 2 hosts" (a step counts once)."""
+    n = int(steps.index.nunique()) if len(steps) else 0
+    hosts = int(steps.host.nunique()) if "host" in steps and len(steps) else 1
+    words = "the step" if n == 1 else f"the {n} steps"
+    return words + (f" of {hosts} hosts" if hosts > 1 else "")
+
+
+def _when(devs: _Devices, steps: pd.DataFrame) -> str:
+    return {"steps": f"in {steps_words(steps)}",
             "profile": "over each device's active span (the profile has no steps)"}[devs.time]
 
 
@@ -189,7 +197,7 @@ def _left_out(devs: _Devices) -> str:
         if devs.excluded else ""
 
 
-def _device_scope(devs: _Devices, steps: int) -> str:
+def _device_scope(devs: _Devices, steps: pd.DataFrame) -> str:
     """"GPU:6, in the 1 step (GPU:1, GPU:4 left out: no kernel in the steps)"."""
     return f"{_names(devs.names, devs.kind)}, {_when(devs, steps)}{_left_out(devs)}"
 
@@ -201,34 +209,35 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     index = [f"step {s}" for s in steps.index] if "host" not in steps or \
         steps.host.nunique() <= 1 else [f"step {s} on {h}" for s, h in zip(steps.index, steps.host)]
     spread = _spread(pd.Series(d.to_numpy(), index=index))
-    scope = f"{len(d)} step{'s' * (len(d) != 1)}"
+    scope = steps_words(steps)
     return [_row("step_time_mean_ms", d.mean(), "steps", scope=scope, spread=spread),
             _row("step_time_median_ms", d.median(), "steps", scope=scope, spread=spread)]
 
 
-def _input_row(wait: dict, devs: _Devices | None, n_steps: int) -> list[dict]:
+def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[dict]:
     if not wait:
         return []
     if wait["source"] != "devices" or devs is None:
         return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
-                     scope=f"the {n_steps} step{'s' * (n_steps != 1)} (step-time breakdown)")]
+                     scope=f"{steps_words(steps)} (step-time breakdown)")]
     differs = f"{wait['pct']:.1f}" != f"{wait['steps_pct']:.1f}"
     note = ("XProf's step-time breakdown counts on GPUs only copies named MemcpyHToD and the "
-            "device waiting on the host as input; the devices' own accounting also counts "
+            "device waiting on the host as input, where the devices' own accounting also counts "
             "their idle time while the host fetches input before the next launch") if differs \
         else ""
     return [_row("input_wait_pct", wait["pct"], "steps", devs.names, devs.excluded,
-                 _device_scope(devs, n_steps), devs.spread("input_us"),
+                 _device_scope(devs, steps), devs.spread("input_us"),
                  wait["steps_pct"] if differs else None, note,
-                 when=_when(devs, n_steps) + _left_out(devs))]
+                 when=_when(devs, steps) + _left_out(devs))]
 
 
-def _idle_rows(devs: _Devices | None, n_steps: int, tpu_idle: float | None) -> list[dict]:
+def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
+               tpu_idle: float | None) -> list[dict]:
     """Device idle time and each cause of it (GPUs: host, launch gaps, copies, dependencies;
     input is :func:`_input_row`'s) over the devices active in the steps."""
     if devs is None:
         return []
-    scope, when = _device_scope(devs, n_steps), _when(devs, n_steps) + _left_out(devs)
+    scope, when = _device_scope(devs, steps), _when(devs, steps) + _left_out(devs)
     note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
             "steps included (compiling, the first runs)") if tpu_idle is not None else ""
     out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
@@ -267,7 +276,7 @@ def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
     if steps.empty:
         return []
     verdict = bottleneck_verdicts(steps)
-    scope = f"the {len(steps)} step{'s' * (len(steps) != 1)} (XProf's step-time breakdown)"
+    scope = f"{steps_words(steps)} (XProf's step-time breakdown)"
     out = [_row("all_other_pct", verdict["all_other_pct"], "steps", scope=scope)]
     if device_type == "GPU":
         out.append(_row("kernel_launch_pct", verdict["kernel_launch_pct"], "steps",
@@ -314,8 +323,8 @@ def measures(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
     duty = duty_cycle.attrs.get("device_duty_cycle_pct") if len(duty_cycle) else None
     figures = device_figures(tpu, xla, roofline, host_ops, duty) if tpu is not None else {}
     tpu_idle = figures.get("idle_pct") if figures else None
-    rows = (_step_rows(steps) + _input_row(input_wait, devs, len(steps))
-            + _idle_rows(devs, len(steps), tpu_idle if pd.notna(tpu_idle) else None)
+    rows = (_step_rows(steps) + _input_row(input_wait, devs, steps)
+            + _idle_rows(devs, steps, tpu_idle if pd.notna(tpu_idle) else None)
             + _duty_row(duty_cycle, devs, hosts)
             + _xprof_rows(steps, environment["device_type"]) + _kernel_rows(duty_cycle, devs)
             + _precision_row(precision) + (_tpu_rows(figures) if figures else []))

@@ -1,0 +1,243 @@
+"""One measure, one number per page: on every real capture in tests/data/, a TensorFlow CPU
+capture and a JAX CPU capture made here, every card, verdict, finding and tab note a user
+reads (the views' states, ``tfprof summary``'s text, ``tp.check``'s evidence) is collected,
+and the test fails on
+
+* two statements of one measure and scope with different numbers (each sentence template
+  that quotes a measure is listed in ``QUOTES``; a clause labelled as XProf's must quote
+  XProf's figure, any other the page's);
+* a finding whose number differs from the ``prof.measures`` row it cites, or whose sentence
+  names its measure twice;
+* two findings giving the same fix, or counting the same time (quoting one measure);
+* a card whose (label, scope) shows another value elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.analysis.findings.evidence import evidence_words
+from tfprof_nb.analysis.findings.measures import get, measure_text
+from tfprof_nb.cli.summary import summarise, summary_text
+
+from ..make_jax_profile import capture
+from .test_sentences import CAPTURES, Said, _said
+
+_N = r"(?P<v>\d+\.\d) ?%"
+# measure key -> the sentence templates that quote it (a named group v holds the number)
+QUOTES = {
+    "input_wait_pct": [rf"wait(?:s)? for input (?:only )?{_N}", rf"Waiting for input {_N}",
+                       rf"because {_N} of the total step time sampled is waiting for input"],
+    "device_idle_pct": [rf"Devices idle in the steps {_N}"],
+    "duty_cycle_pct": [rf"[Dd]uty cycle:? {_N}"],
+    "host_wait_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?the host launches late",
+                      rf"Waiting for the host's late launches {_N}"],
+    "launch_gap_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?short gaps",
+                       rf"Idle in short launch gaps {_N}"],
+    "copy_sync_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?copying"],
+    "dependency_wait_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?dependency"],
+    "all_other_pct": [rf"{_N} as 'All Others'", rf"{_N} of the (?:total )?step time "
+                      r"(?:sampled )?(?:is )?(?:spent on|is untraced host work)",
+                      rf"'All Others'[^.;0-9]*?{_N}"],
+    "kernel_launch_pct": [rf"'Kernel Launch'[^.;0-9]*?{_N}",
+                          rf"{_N} of the total step time sampled is spent on 'Kernel Launch'"],
+    "small_kernels_pct": [rf"kernel runs under 10 us {_N}"],
+}
+# XProf's own figure of a measure, in a clause labelled as XProf's
+XPROF_QUOTES = {
+    "input_wait_pct": [rf"breakdown counts {_N} of the step time waiting for input",
+                       rf"XProf's rule gives {_N} \(XProf's step-time breakdown counts on GPUs"],
+    "duty_cycle_pct": [rf"XProf's rule gives {_N} \(XProf sums every device"],
+    "device_idle_pct": [rf"XProf's rule gives {_N} \(XProf's overview counts TPU idle"],
+}
+
+
+def _jax_cpu(tmp_path_factory):
+    return capture(tmp_path_factory.mktemp("jax_truth"), "marked")
+
+
+@pytest.fixture(params=[*CAPTURES, "jax_cpu"])
+def said(request, tmp_path_factory) -> Said:
+    if request.param != "jax_cpu":
+        return _said(request.param, request)
+    from .test_sentences import _SAID
+
+    if "jax_cpu" not in _SAID:
+        _SAID["jax_cpu"] = _said_of(tp.load(_jax_cpu(tmp_path_factory)))
+    return _SAID["jax_cpu"]
+
+
+def _said_of(prof) -> Said:
+    from tfprof_nb.widgets.dashboard import view_classes
+    from tfprof_nb.widgets.overview import profile_header
+
+    said = Said(prof, {k: v for k, v in profile_header(prof)})
+    for cls in view_classes():
+        if cls.tab == "timeline":
+            continue
+        said.titles[cls.tab] = cls.title_for(prof)
+        reason = cls.reason(prof)
+        if reason:
+            said.reasons[cls.tab] = reason
+        else:
+            said.states[cls.tab] = cls.state(prof).values
+    return said
+
+
+_LIMITS = dict(max_step_ms=1e9, max_input_pct=100, min_duty_cycle_pct=0, max_idle_pct=100,
+               max_host_bound_pct=100, max_kernel_launch_pct=100, allow_missing=True)
+
+
+def _everything(said: Said) -> list[str]:
+    """Every sentence a user reads about this profile: the views (cards with their scope,
+    statements, findings, notes), ``tfprof summary`` and ``tp.check``'s evidence."""
+    out = list(said.sentences())  # cards: test_cards_show_one_value_per_label_and_scope
+    out += [str(f) for f in said.prof.recommendations()]
+    out += summary_text(summarise(said.prof)).split("\n\n")
+    out += [row.evidence for row in tp.check(said.prof, **_LIMITS).rows]
+    return [re.sub(r"\s+", " ", s) for s in out if s]
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence cut where a clause labelled as XProf's starts or ends (';' or '. ')."""
+    return [c for c in re.split(r";|\. (?=[A-Z])", sentence) if c.strip()]
+
+
+def _quoted(clause: str, patterns: list[str]) -> list[str]:
+    return [m.group("v") for p in patterns for m in re.finditer(p, clause)]
+
+
+def test_every_statement_of_a_measure_quotes_its_number(said):
+    table = said.prof.measures
+    seen = 0
+    for sentence in _everything(said):
+        for clause in _clauses(sentence):
+            xprof_clause = "XProf" in clause
+            for key, patterns in QUOTES.items():
+                row = get(table, key)
+                numbers = _quoted(clause, XPROF_QUOTES.get(key, [])) if xprof_clause else []
+                if numbers:  # XProf's figure: its own where it differs, else the page's
+                    assert row is not None, (key, clause)
+                    xprof = row["xprof_value"] if pd.notna(row["xprof_value"]) else row["value"]
+                    assert set(numbers) == {f"{xprof:.1f}"}, (key, clause)
+                    seen += 1
+                    continue
+                numbers = _quoted(clause, patterns)
+                if not numbers:
+                    continue
+                assert row is not None, f"{key} quoted but not measured: {clause}"
+                if row["rule"] == "tfprof" and key in XPROF_QUOTES and xprof_clause \
+                        and "XProf's rule" in clause:
+                    continue
+                assert set(numbers) == {f"{row['value']:.1f}"}, (key, clause)
+                seen += 1
+    assert seen or said.prof.steps.empty or said.prof.measures.empty
+
+
+def test_cards_show_one_value_per_label_and_scope(said):
+    values: dict = {}
+    for tab, state in said.states.items():
+        for card in state.get("cards", []):
+            key = (card[0], card[2] if len(card) > 2 else "")
+            values.setdefault(key, set()).add(card[1])
+    assert all(len(v) == 1 for v in values.values()), values
+    table = said.prof.measures
+    for card in said.states.get("overview", {}).get("cards", []):
+        match = table[table.label == card[0]]
+        if len(match):
+            row = match.iloc[0]
+            assert card[1] == measure_text(row["value"], row["unit"]), card
+            assert card[2].startswith(str(row["scope"])), card
+            xprof = re.search(r"XProf: (\d+\.\d)%", card[2])
+            assert (xprof is None) == pd.isna(row["xprof_value"]), card
+            if xprof:
+                assert xprof.group(1) == f"{row['xprof_value']:.1f}", card
+
+
+def test_findings_cite_their_measures_once(said):
+    table = said.prof.measures
+    findings = said.prof.recommendations()
+    for f in findings:
+        for key, value in f.evidence.items():
+            measured = key.removeprefix("xprof_")
+            if measured in table.index and isinstance(value, float):
+                assert value == table.at[measured, "value"], (f.kind, key)
+        if f.measure:
+            row = get(table, f.measure)
+            assert row is not None and f.evidence[f.measure] == row["value"]
+            assert measure_text(row["value"], row["unit"]) in f.what, f.what
+            assert f.measure not in evidence_words(f.evidence, (f.measure,))
+            label = table.at[f.measure, "label"].lower()
+            assert label not in evidence_words(f.evidence, (f.measure,)).lower()
+    fixes = [f.fix for f in findings]
+    assert len(fixes) == len(set(fixes)), fixes
+    measures = [f.measure for f in findings if f.measure]
+    assert len(measures) == len(set(measures)), measures
+
+
+def test_no_finding_counts_the_step_breakdowns_host_time_beside_the_devices_own(said):
+    """With the GPUs' own accounting, XProf's 'All Others' is evidence beside the host
+    finding, never a finding of its own (the same time twice)."""
+    kinds = [f.kind for f in said.prof.recommendations()]
+    assert kinds.count("host_overhead") <= 1 and kinds.count("launch_bound") <= 1
+    if get(said.prof.measures, "host_wait_pct") is not None:
+        assert not any(f.measure == "all_other_pct" for f in said.prof.recommendations())
+
+
+def test_device_totals_leave_out_devices_idle_through_the_steps():
+    """BERT: GPU:1 and GPU:4 ran nothing inside the step (another worker's, most likely):
+    the totals count GPU:6 alone, say so once, and give XProf's all-device duty cycle as
+    XProf's."""
+    prof = tp.load(_data("gpu_bert_multiworker"))
+    table = prof.measures
+    idle = table.loc["device_idle_pct"]
+    assert idle["devices"] == "GPU:6" and idle["excluded"] == "GPU:1, GPU:4"
+    util = prof.gpu_utilization
+    six = util[(util.stream == "all") & (util.step == 0) & (util.device == "/device:GPU:6")]
+    assert idle["value"] == pytest.approx(100 * six.idle_us.sum() / six.wall_us.sum())
+    duty = table.loc["duty_cycle_pct"]
+    assert duty["xprof_value"] == prof.duty_cycle.attrs["device_duty_cycle_pct"]
+    assert duty["value"] == pytest.approx(
+        prof.duty_cycle.set_index("device").loc["/device:GPU:6", "duty_cycle_pct"])
+    verdict = prof.overview().verdict
+    assert verdict["classification"] == "both" and "MODERATELY" in verdict["statement"]
+    assert "XProf's rule" in verdict["xprof_statement"]
+    assert "POTENTIALLY" in verdict["xprof_statement"]
+
+
+def test_the_page_verdict_is_ours_and_xprofs_is_labelled():
+    """H200: no input wait on the GPU, so not input-bound; XProf's 'POTENTIALLY' (its 'All
+    Others' share) appears only as XProf's, and the host finding carries that share as
+    evidence."""
+    prof = tp.load(_data("jax_h200_nocmdbuf.xplane.pb"))
+    from tfprof_nb.widgets.overview import OverviewView
+
+    statements = OverviewView.state(prof).values["statements"]
+    potentially = [s for s in statements if "POTENTIALLY" in s]
+    assert potentially and all(s.startswith("XProf's rule") for s in potentially)
+    assert statements[0].startswith("Your program is NOT input-bound")
+    host = [f for f in prof.recommendations() if f.kind == "host_overhead"]
+    assert len(host) == 1 and host[0].measure == "host_wait_pct"
+    assert host[0].evidence["xprof_all_other_pct"] == prof.measures.at["all_other_pct", "value"]
+
+
+def test_tpu_idle_has_its_scope_and_xprofs_whole_profile_figure():
+    prof = tp.load(_data("tpu_v6e_jax_inference.xplane.pb"))
+    row = prof.measures.loc["device_idle_pct"]
+    assert row["time"] == "steps" and row["value"] < 1
+    assert row["xprof_value"] == pytest.approx(prof.overview().device["idle_pct"])
+    from tfprof_nb.widgets.overview import OverviewView
+
+    cards = {c[0]: c for c in OverviewView.state(prof).values["cards"]}
+    assert "TPU idle" not in cards  # XProf's whole-profile figure is in the card's scope
+    assert "XProf: 13.4%" in cards["Devices idle in the steps"][2]
+
+
+def _data(name: str):
+    from ..conftest import DATA
+
+    return DATA / name
