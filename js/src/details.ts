@@ -1,7 +1,7 @@
-// The details of one trace event on a page without a kernel: the rows Python built when it
-// wrote the page (tfprof_nb.offline.details, the one place details are built and formatted;
-// the live widget gets the same rows from TimelineSource.describe), looked up: labels, order,
-// step and texts as Python wrote them. Except the event's start, duration and id, which the
+// The details of one trace event on a page without a kernel: what Python built when it wrote
+// the page (tfprof_nb.offline.details, the one place details are built and formatted; the
+// live widget gets the same from TimelineSource.describe), looked up: the event's fields,
+// then its stats under ARGUMENTS, labels, order, step and texts as Python wrote them. Except the event's start, duration and id, which the
 // page carries as numbers (the start in the tile drawing the event) and writes here with
 // format.ts, by Python's rule (see there why). An event the page embeds no rows of gets the
 // text the page holds: its name and place. And the events linked to it, from the pairs
@@ -17,6 +17,11 @@ const OWN_START = 0xffffffff;
 const OWN_DURATION = 0xfffffffe;
 const OWN_ID = 0xfffffffd;
 const NO_ROW = 0xfffffffc;
+/** The key of an event's stats in its details: (key, text) pairs after its fields. */
+export const ARGUMENTS = "Arguments";
+
+/** An event's details: its fields, label to text, in order; then ARGUMENTS, its stats. */
+export type EventDetails = Record<string, string | [string, string][]>;
 
 /** Index of `x` in the ascending `a`, -1 when absent. */
 function find(a: Uint32Array, x: number): number {
@@ -30,16 +35,22 @@ function find(a: Uint32Array, x: number): number {
   return lo < a.length && a[lo] === x ? lo : -1;
 }
 
-/** Rows every covered event has (`head`, before its stats) or may have (`tail`, after them):
- * a label code and a text code, the same for all or the k-th of a column (NO_ROW: none). */
+/** The text code saying "no such field" in a field's source: NO_ROW, or a column's all-ones
+ * value (Python writes the narrowest column, 0xff or 0xffff saying none). */
+function noneOf(from: number | NumericArray): number {
+  if (from instanceof Uint8Array) return 0xff;
+  return from instanceof Uint16Array ? 0xffff : NO_ROW;
+}
+
+/** A field of the covered events: a label code and a text code, the same for all or the k-th
+ * of a column (NO_ROW: that event has no such field). */
 export type RowSource = [number, number | NumericArray];
 
 /** Detail rows embedded next to an offline timeline (see tfprof_nb.offline.details). */
 export interface DetailsBlock {
   labels: string[]; // row labels
   texts: string[]; // distinct row texts
-  head: RowSource[]; // name, start, duration, host, plane, track, event id
-  tail: RowSource[]; // the step
+  fields: RowSource[]; // name, category, start, duration, host, plane, track, step, event id
   off: Uint32Array; // n + 1: the stat rows of the k-th covered event are off[k]..off[k+1]
   key: Uint32Array; // per stat row: index into labels
   val: Uint32Array; // per stat row: index into texts
@@ -59,7 +70,7 @@ export interface DetailsBlock {
 type RawSource = [number, number | string]; // a text code, or the name of a column of them
 
 /** A details block from what tfprof_nb.offline.details writes: its texts and typed columns. */
-export function detailsBlock(raw: { labels: string[]; texts: string[]; head?: RawSource[]; tail?: RawSource[];
+export function detailsBlock(raw: { labels: string[]; texts: string[]; fields?: RawSource[];
   columns: Wire; link_labels?: [string, string][] }): DetailsBlock {
   const c = decodeColumns(raw.columns);
   const source = ([label, from]: RawSource): RowSource => {
@@ -70,7 +81,7 @@ export function detailsBlock(raw: { labels: string[]; texts: string[]; head?: Ra
   };
   const id = c.id instanceof Float64Array ? c.id : numeric(c, "id", Uint32Array);
   return {
-    labels: raw.labels, texts: raw.texts, head: (raw.head ?? []).map(source), tail: (raw.tail ?? []).map(source),
+    labels: raw.labels, texts: raw.texts, fields: (raw.fields ?? []).map(source),
     off: numeric(c, "off", Uint32Array), key: numeric(c, "key", Uint32Array), val: numeric(c, "val", Uint32Array),
     dur: numeric(c, "dur", Float64Array), id, rows: numeric(c, "rows", Uint32Array, true),
     linkSrc: numeric(c, "link_src", Uint32Array, true), linkDst: numeric(c, "link_dst", Uint32Array, true),
@@ -108,10 +119,9 @@ function rowFacts(data: TimelineData, i: number): { name: number; start: number;
   return null;
 }
 
-/** The rows of the block's k-th covered event, label to text, in order (`start`: where the
- * page draws it): a label repeated (a stat named like an earlier row) keeps its first place
- * and takes its last text, as a Python dict does. */
-function rowsOf(block: DetailsBlock, k: number, start: () => number | undefined): Record<string, string> {
+/** The details of the block's k-th covered event (`start`: where the page draws it): its
+ * fields, then its stats under ARGUMENTS, as Python's TimelineSource.describe. */
+function rowsOf(block: DetailsBlock, k: number, start: () => number | undefined): EventDetails {
   const text = (v: number): string => {
     if (v === OWN_START) {
       const t = start();
@@ -121,22 +131,22 @@ function rowsOf(block: DetailsBlock, k: number, start: () => number | undefined)
     if (v === OWN_ID) return formatInt(block.id[k]);
     return block.texts[v] ?? "";
   };
-  // entries, not assignments: a stat may be called "__proto__"
-  const rows: [string, string][] = [];
-  const add = (label: number, v: number) => { if (v !== NO_ROW) rows.push([block.labels[label], text(v)]); };
-  const each = (sources: RowSource[]) => {
-    for (const [label, from] of sources) add(label, typeof from === "number" ? from : from[k]);
-  };
-  each(block.head);
-  for (let r = block.off[k]; r < block.off[k + 1]; r++) add(block.key[r], block.val[r]);
-  each(block.tail);
-  return Object.fromEntries(rows);
+  // entries, not assignments (the fields are Python's few labels; stats stay pairs: one may
+  // be called "__proto__", or "0", which an object would move first)
+  const fields: [string, string][] = [];
+  for (const [label, from] of block.fields) {
+    const v = typeof from === "number" ? from : from[k];
+    if (v !== NO_ROW && v !== noneOf(from)) fields.push([block.labels[label], text(v)]);
+  }
+  const args: [string, string][] = [];
+  for (let r = block.off[k]; r < block.off[k + 1]; r++) args.push([block.labels[block.key[r]], text(block.val[r])]);
+  return { ...Object.fromEntries(fields), [ARGUMENTS]: args };
 }
 
-/** Details of timeline row `i` of the timeline whose traits start with `prefix`: label to
- * text, in Python's order. */
+/** Details of timeline row `i` of the timeline whose traits start with `prefix`, as Python
+ * wrote them; without them, the name and place the page holds (no arguments). */
 export function eventDetails(state: Record<string, unknown>, prefix: string, i: number,
-  block?: DetailsBlock): Record<string, string> {
+  block?: DetailsBlock): EventDetails {
   const k = block ? entryOf(block, i) : -1;
   const data = timelineOf(state, prefix);
   if (block && k >= 0) return rowsOf(block, k, () => (data ? rowFacts(data, i)?.start : undefined));

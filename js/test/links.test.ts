@@ -132,8 +132,8 @@ describe("the selection's links", () => {
 
 describe("links without a kernel", () => {
   const block: DetailsBlock = {
-    labels: ["name"], texts: ["gemm.kd"], head: [], tail: [], off: new Uint32Array([0, 1, 1, 1, 1]),
-    key: new Uint32Array([0]), val: new Uint32Array([0]), dur: new Float64Array(4), id: new Uint32Array(4), rows: null,
+    labels: ["name"], texts: ["gemm.kd"], fields: [[0, 0]], off: new Uint32Array(5), key: new Uint32Array(0),
+    val: new Uint32Array(0), dur: new Float64Array(4), id: new Uint32Array(4), rows: null,
     linkSrc: new Uint32Array([2, 3]), linkDst: new Uint32Array([0, 1]), linkKind: new Uint8Array([0, 0]),
     linkLabels: [["kernel", "launch"]],
   };
@@ -169,7 +169,7 @@ describe("links without a kernel", () => {
     model.set("timeline__selected_index", 0);
     await new Promise((r) => setTimeout(r, 0));
     expect(model.get("timeline__links")).toMatchObject({ row: 0, partners: [{ ...LAUNCH_2 }] });
-    expect(model.get("timeline__details")).toEqual({ name: "gemm.kd" });
-    expect(eventDetails(s, "timeline__", 0, block)).toEqual({ name: "gemm.kd" });
+    expect(model.get("timeline__details")).toEqual({ name: "gemm.kd", Arguments: [] });
+    expect(eventDetails(s, "timeline__", 0, block)).toEqual({ name: "gemm.kd", Arguments: [] });
   });
 });

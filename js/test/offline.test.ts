@@ -25,46 +25,50 @@ function timelineState(prefix: string, blocks = false): Record<string, unknown> 
   };
 }
 
-// the rows Python builds (tfprof_nb.offline.details) of rows 0, 1, 2 of the timeline: label
-// and text codes, the same for every event or one per event (a column), or the code of the
-// event's own start (in the tile), duration or id (in the block), which the page writes
+// what Python builds (tfprof_nb.offline.details) of rows 0, 1, 2 of the timeline: label and
+// text codes of each field, the same for every event or one per event (a column; NO_ROW: none),
+// or the code of the event's own start (in the tile), duration or id (in the block), which the
+// page writes; then each event's stats
 const [OWN_START, OWN_DURATION, OWN_ID, NO_ROW] = [0xffffffff, 0xfffffffe, 0xfffffffd, 0xfffffffc];
-const LABELS = ["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "group_id", "step"];
+const LABELS = ["name", "category", "start", "duration", "host", "plane", "track", "step", "event id", "tf_op", "group_id"];
 const TEXTS = ["a", "/host:CPU", "tf_Compute", "b", "python", "MatMul", "<b>x</b>", "MatMul:MatMul", "3", "7",
   "<i>y</i>", "1e-05"];
 const block: DetailsBlock = {
   labels: LABELS, texts: TEXTS,
-  head: [[0, new Uint8Array([5, 6, 6])], [1, OWN_START], [2, OWN_DURATION], [3, new Uint8Array([0, 0, 3])], [4, 1],
-    [5, new Uint16Array([2, 2, 4])], [6, OWN_ID]],
-  tail: [[9, new Uint32Array([9, NO_ROW, NO_ROW])]],
-  off: new Uint32Array([0, 2, 2, 4]), key: new Uint32Array([7, 8, 7, 8]), val: new Uint32Array([7, 8, 10, 11]),
+  fields: [[0, new Uint8Array([5, 6, 6])], [1, new Uint8Array([5, 0xff, 0xff])], [2, OWN_START],
+    [3, OWN_DURATION], [4, new Uint8Array([0, 0, 3])], [5, 1], [6, new Uint16Array([2, 2, 4])],
+    [7, new Uint32Array([9, NO_ROW, NO_ROW])], [8, OWN_ID]],
+  off: new Uint32Array([0, 2, 2, 4]), key: new Uint32Array([9, 10, 9, 10]), val: new Uint32Array([7, 8, 10, 11]),
   dur: new Float64Array([2.0004, 0.0625, 10]), id: new Uint32Array([10, 11, 12]),
   rows: null, linkSrc: null, linkDst: null, linkKind: null, linkLabels: [],
 };
-const ROW_0 = ["MatMul", "1.000 us", "2.000 us", "a", "/host:CPU", "tf_Compute", "10", "MatMul:MatMul", "3", "7"];
+const FIELDS_0 = [["name", "MatMul"], ["category", "MatMul"], ["start", "1.000 us"], ["duration", "2.000 us"],
+  ["host", "a"], ["plane", "/host:CPU"], ["track", "tf_Compute"], ["step", "7"], ["event id", "10"]];
+const ARGS_0 = [["tf_op", "MatMul:MatMul"], ["group_id", "3"]];
 
 describe("event details without a kernel", () => {
-  it("shows the rows Python embedded, in their order, text as it is, and writes the numbers", () => {
+  it("shows the fields, then the stats as Arguments, in Python's order, text as it is, and writes the numbers", () => {
     const d = eventDetails(timelineState(""), "", 0, block);
-    expect(Object.entries(d)).toEqual(LABELS.map((l, i) => [l, ROW_0[i]]));
+    expect(Object.entries(d)).toEqual([...FIELDS_0, ["Arguments", ARGS_0]]);
     const other = eventDetails(timelineState(""), "", 2, block);
     expect(other).toMatchObject({ name: "<b>x</b>", start: "2.000 us", duration: "10.000 us", host: "b",
-      track: "python", "event id": "12", tf_op: "<i>y</i>", group_id: "1e-05" });
+      track: "python", "event id": "12", Arguments: [["tf_op", "<i>y</i>"], ["group_id", "1e-05"]] });
     expect(Object.keys(other)).not.toContain("step"); // Python wrote none
+    expect(Object.keys(other)).not.toContain("category");
     expect(eventDetails(timelineState(""), "", 1, block)).toEqual({ name: "<b>x</b>", start: "5.000 us",
-      duration: "0.062 us", host: "a", plane: "/host:CPU", track: "tf_Compute", "event id": "11" }); // no stats
+      duration: "0.062 us", host: "a", plane: "/host:CPU", track: "tf_Compute", "event id": "11", Arguments: [] });
     const far = { ...block, id: new Float64Array([2 ** 60, 0, 0]) }; // ids past 2**32 come as float64
     expect(eventDetails(timelineState(""), "", 0, far)["event id"]).toBe("1152921504606846976");
   });
 
-  it("gives a stat named like an earlier row that row's place and its own text, as Python does", () => {
-    const clash: DetailsBlock = { ...block, off: new Uint32Array([0, 3, 3, 5]), key: new Uint32Array([7, 0, 7, 8, 7]),
-      val: new Uint32Array([7, 10, 8, 11, 10]), tail: [[9, new Uint32Array([9, NO_ROW, 8])]] };
-    // row 0's stats: tf_op, name, tf_op again
-    const want = ["<i>y</i>", ...ROW_0.slice(1, 7), "3", "7"];
-    expect(Object.entries(eventDetails(timelineState(""), "", 0, clash))).toEqual(
-      ["name", "start", "duration", "host", "plane", "track", "event id", "tf_op", "step"].map((l, i) => [l, want[i]]));
-    expect(eventDetails(timelineState(""), "", 2, clash)).toMatchObject({ group_id: "1e-05", step: "3" });
+  it("keeps a stat named like a field among the arguments, after the fields, every one", () => {
+    // row 0's stats: tf_op, name, tf_op again, step
+    const clash: DetailsBlock = { ...block, off: new Uint32Array([0, 4, 4, 5]), key: new Uint32Array([9, 0, 9, 7, 10]),
+      val: new Uint32Array([7, 10, 8, 11, 10]) };
+    const d = eventDetails(timelineState(""), "", 0, clash);
+    expect(Object.entries(d)).toEqual([...FIELDS_0, ["Arguments",
+      [["tf_op", "MatMul:MatMul"], ["name", "<i>y</i>"], ["tf_op", "3"], ["step", "1e-05"]]]]);
+    expect(d.name).toBe("MatMul");
   });
 
   it("gives an event the page embeds no rows of its name and place only", () => {
@@ -74,12 +78,12 @@ describe("event details without a kernel", () => {
     expect(eventDetails(timelineState(""), "", 3)).toEqual({});
   });
 
-  it("keeps any label as a plain field", () => {
-    const odd: DetailsBlock = { ...block, labels: ["__proto__", "name"], texts: ["p", "renamed"], head: [], tail: [],
-      off: new Uint32Array([0, 2, 2, 2]), key: new Uint32Array([1, 0]), val: new Uint32Array([1, 0]) };
+  it("keeps any stat's key as it is, in its place", () => {
+    const odd: DetailsBlock = { ...block, labels: ["__proto__", "name", "0"], texts: ["p", "renamed"], fields: [],
+      off: new Uint32Array([0, 3, 3, 3]), key: new Uint32Array([1, 0, 2]), val: new Uint32Array([1, 0, 0]) };
     const d = eventDetails(timelineState(""), "", 0, odd);
     expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
-    expect(Object.entries(d)).toEqual([["name", "renamed"], ["__proto__", "p"]]);
+    expect(Object.entries(d)).toEqual([["Arguments", [["name", "renamed"], ["__proto__", "p"], ["0", "p"]]]]);
   });
 
   it("answers a selection through a prefixed model, like the kernel does", async () => {
@@ -136,13 +140,13 @@ describe("payload", () => {
 
   it("unpacks event details", async () => {
     const cols = wire({ off: new Uint32Array([0, 1, 1]), key: new Uint32Array([0]), val: new Uint32Array([0]),
-      dur: new Float64Array([1.5, 2.5]), id: new Uint32Array([3, 4]), head0: new Uint8Array([0, 0]) });
-    const raw = { labels: ["k", "start", "name"], texts: ["7.0"], head: [[2, "head0"], [1, OWN_START]], tail: [],
+      dur: new Float64Array([1.5, 2.5]), id: new Uint32Array([3, 4]), field0: new Uint8Array([0, 0]) });
+    const raw = { labels: ["k", "start", "name"], texts: ["7.0"], fields: [[2, "field0"], [1, OWN_START]],
       columns: { schema: cols.schema, buffers: cols.buffers.map(() => null) } };
     const d = await unpackDetails(await pack(raw, cols.buffers.map((_, i) => ["columns", "buffers", i]), cols.buffers));
     expect(d.labels).toEqual(["k", "start", "name"]);
     expect(d.texts).toEqual(["7.0"]);
-    expect(d.head).toEqual([[2, new Uint8Array([0, 0])], [1, OWN_START]]); // a column by its name
+    expect(d.fields).toEqual([[2, new Uint8Array([0, 0])], [1, OWN_START]]); // a column by its name
     expect(Array.from(d.off)).toEqual([0, 1, 1]);
     expect(Array.from(d.dur)).toEqual([1.5, 2.5]);
     expect(Array.from(d.id)).toEqual([3, 4]);
@@ -187,11 +191,12 @@ describe("messages through the dashboard", () => {
 describe("event details of an overview's offline copy", () => {
   it("finds a row in the details block that covers some rows only", () => {
     const state = timelineState("", true);
-    const partial: DetailsBlock = { ...block, head: [[0, new Uint8Array([6])], [1, OWN_START], [2, OWN_DURATION]],
-      tail: [], off: new Uint32Array([0, 0]), key: new Uint32Array(0), val: new Uint32Array(0),
+    const partial: DetailsBlock = { ...block, fields: [[0, new Uint8Array([6])], [2, OWN_START], [3, OWN_DURATION]],
+      off: new Uint32Array([0, 0]), key: new Uint32Array(0), val: new Uint32Array(0),
       dur: new Float64Array([10]), id: new Uint32Array([12]), rows: new Uint32Array([2]) };
     // the start from the overview's block that holds the event alone
-    expect(eventDetails(state, "", 2, partial)).toEqual({ name: "<b>x</b>", start: "2.000 us", duration: "10.000 us" });
+    expect(eventDetails(state, "", 2, partial)).toEqual({ name: "<b>x</b>", start: "2.000 us", duration: "10.000 us",
+      Arguments: [] });
     const other = eventDetails(state, "", 0, partial); // not in the block: its name and place
     expect(other).toEqual({ name: "MatMul", host: "a", plane: "/host:CPU", track: "tf_Compute" });
   });

@@ -17,6 +17,7 @@ from tfprof_nb.widgets.manifest import view_entries
 from ..conftest import DATA
 from ..widgets.harness import (COLOR_PIXELS, event_point, frame_count, row_point, settle_images,
                                when_drawn)
+from ..widgets.test_event_details import pane_rows
 from .offline_page import OfflinePage
 
 TABS = [e["tab"] for e in view_entries()]  # every tab of the dashboard, in order
@@ -90,13 +91,14 @@ def _click_an_event(page):
     return index
 
 
-def _details(page) -> dict:
-    """The details pane of the dashboard's timeline, once filled (the stats load lazily)."""
+def _details(page) -> list:
+    """The rows of the details pane of the dashboard's timeline, once filled (the stats load
+    lazily): its fields, then its arguments."""
     page.page.wait_for_function("() => document.querySelectorAll(\"[data-pane='timeline'] "
                                 ".tl-details tr\").length > 0", timeout=30000)
-    return page.js("""() => Object.fromEntries(Array.from(
+    return page.js("""() => Array.from(
       document.querySelectorAll("[data-pane='timeline'] .tl-details tr"))
-      .map(tr => [tr.children[0].textContent, tr.children[1].textContent]))""")
+      .map(tr => [tr.children[0].textContent, tr.children[1].textContent])""")
 
 
 def _check_report(path, prof, name: str | None = None):
@@ -118,7 +120,7 @@ def _check_report(path, prof, name: str | None = None):
         index = _click_an_event(page)
         offline = _details(page)
         live = dash._timeline_source().describe(index)
-        assert list(offline.items()) == list(live.items())  # the same rows, the same text
+        assert [tuple(r) for r in offline] == pane_rows(live)  # the same rows, the same text
         # tables sort in the report as in the notebook
         page.page.click(".db-tab[data-tab='ops']")
         pane = "[data-pane='ops']"

@@ -17,8 +17,9 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.offline import details as details_mod
 from tfprof_nb.offline.columns import decode_columns
-from tfprof_nb.offline.details import (NO_ROW, OWN_DURATION, OWN_ID, OWN_START, detail_rows,
-                                       event_details_block, id_text, time_text, value_text)
+from tfprof_nb.offline.details import (ARGUMENTS, NO_ROW, OWN_DURATION, OWN_ID, OWN_START,
+                                       detail_rows, event_details_block, id_text, time_text,
+                                       value_text)
 from tfprof_nb.widgets.timeline import TimelineSource
 from tfprof_nb.xspace.model import StatTable
 
@@ -132,14 +133,16 @@ def _source(steps=True):
                 (0, 1, 8, 4, 4)],
                ["tf_op", "group_id", "big", "ratio", "blob", "unset", "name", "__proto__", "step"],
                ["MatMul:MatMul", b"\x00x", "renamed", "p", "mine"])
-    b = _stats([(0, 0, 0, 4, 0)], ["tf_op"], ["<i>y</i>"])
+    b = _stats([(0, 0, 0, 4, 0), (0, 0, 1, 4, 1)], ["tf_op", "hlo_op"], ["<i>y</i>", "fusion.3"])
     cat = pd.Categorical
     events = pd.DataFrame({
-        "name": cat(["MatMul", "<b>x</b>", "<b>x</b>"]), "start_us": [1.0, 5.0, 2.0],
+        "name": cat(["dense/MatMul:MatMul", "<b>x</b>", "<b>x</b>"]), "start_us": [1.0, 5.0, 2.0],
         "duration_us": [2.0004, 0.0625, 10.0], "host": cat(["a", "a", "b"]),
         "plane": cat(["/host:CPU"] * 3), "line": cat(["tf_Compute", "tf_Compute", "python"])})
     prof = SimpleNamespace(events=events, event_offsets={"a": 0, "b": 2},
-                           spaces={"a": SimpleNamespace(stats=a), "b": SimpleNamespace(stats=b)})
+                           spaces={"a": SimpleNamespace(stats=a), "b": SimpleNamespace(stats=b)},
+                           hlo_stats=pd.DataFrame({"hlo_op_name": ["fusion.2", "fusion.3"],
+                                                   "category": ["convolution", "loop fusion"]}))
     table = pd.DataFrame({"host": ["b", "a", "a"], "step_name": ["9", "7", "8"],
                           "start_us": [0.0, 0.0, 0.0], "duration_ms": [0.004, 0.004, 0.01]})
     return SimpleNamespace(prof=prof, event_ids=np.array([1, 2, 0]),
@@ -147,35 +150,44 @@ def _source(steps=True):
 
 
 PLACE_A = [("host", "a"), ("plane", "/host:CPU"), ("track", "tf_Compute")]
-EVENT_0 = [("name", "MatMul"), ("start", "1.000 us"), ("duration", "2.000 us"), *PLACE_A,
-           ("event id", "0"), ("tf_op", "MatMul:MatMul"), ("group_id", "3"),
-           ("big", "9223372036854775809"), ("ratio", "0.1"), ("blob", "b'\\x00x'"),
-           ("unset", "None"), ("step", "7")]
-# a stat named like an earlier row gives it its text in its place (a dict's rule): "name"
-# renamed, "group_id" twice (the last), "step" (the step's name, as the step row comes last)
-EVENT_1 = [("name", "renamed"), ("start", "5.000 us"), ("duration", "0.062 us"), *PLACE_A,
-           ("event id", "1"), ("__proto__", "p"), ("group_id", "5"), ("step", "8")]
-EVENT_2 = [("name", "<b>x</b>"), ("start", "2.000 us"), ("duration", "10.000 us"),
-           ("host", "b"), ("plane", "/host:CPU"), ("track", "python"), ("event id", "2"),
-           ("tf_op", "<i>y</i>"), ("step", "9")]
+# the event's own fields (its category: the op type its name says), then its stats, each one
+EVENT_0 = [("name", "dense/MatMul:MatMul"), ("category", "MatMul"), ("start", "1.000 us"),
+           ("duration", "2.000 us"), *PLACE_A, ("step", "7"), ("event id", "0"),
+           (ARGUMENTS, [("tf_op", "MatMul:MatMul"), ("group_id", "3"),
+                        ("big", "9223372036854775809"), ("ratio", "0.1"),
+                        ("blob", "b'\\x00x'"), ("unset", "None")])]
+# stats named like fields ("name", "step") are arguments, after the fields, which keep their
+# own texts; a stat carried twice ("group_id") is there twice; no category
+EVENT_1 = [("name", "<b>x</b>"), ("start", "5.000 us"), ("duration", "0.062 us"), *PLACE_A,
+           ("step", "8"), ("event id", "1"),
+           (ARGUMENTS, [("name", "renamed"), ("__proto__", "p"), ("group_id", "4"),
+                        ("group_id", "5"), ("step", "mine")])]
+# the category of its HLO op, as HLO op stats say
+EVENT_2 = [("name", "<b>x</b>"), ("category", "loop fusion"), ("start", "2.000 us"),
+           ("duration", "10.000 us"), ("host", "b"), ("plane", "/host:CPU"), ("track", "python"),
+           ("step", "9"), ("event id", "2"),
+           (ARGUMENTS, [("tf_op", "<i>y</i>"), ("hlo_op", "fusion.3")])]
 
 
 @pytest.mark.parametrize("few", [True, False])
 def test_rows_fields_order_and_text(monkeypatch, few):
-    """Name, times, place, event id, the stats in their order, the step of the event's own
-    host (the first running when it starts); by bisection or by a pass over the stats."""
+    """Name, category, times, place, the step of the event's own host (the first running
+    when it starts), event id, then every stat in its order as an argument; by bisection or
+    by a pass over the stats."""
     if not few:
         monkeypatch.setattr(details_mod, "_FEW", 0)
     d = detail_rows(_source(), [2, 0, 1])
     assert [list(d.of(i).items()) for i in range(3)] == [EVENT_0, EVENT_1, EVENT_2]
     assert detail_rows(_source(), [1]).of(0) == dict(EVENT_2)
-    bare = detail_rows(_source(steps=False), [0, 1])  # no steps: no step row
-    assert bare.of(0)["step"] == "mine" and "step" not in bare.of(1)
+    bare = detail_rows(_source(steps=False), [0, 1])  # no steps: no step field
+    assert "step" not in bare.of(0) and "step" not in bare.of(1)
+    assert ("step", "mine") in bare.of(0)[ARGUMENTS]
 
 
-def page_rows(block: dict, start) -> list[list[tuple[str, str]]]:
-    """Each covered event's rows as the page reads them (js/src/details.ts), given the start
-    of each (the page has it from the tile it draws the event with)."""
+def page_rows(block: dict, start) -> list[list[tuple]]:
+    """Each covered event's details as the page reads them (js/src/details.ts), as a list of
+    their items, given the start of each (the page has it from the tile it draws the event
+    with): its fields, then :data:`ARGUMENTS`, its stats as (key, text) pairs."""
     cols = decode_columns(block["columns"])
     off, key, val = cols["off"], cols["key"], cols["val"]
 
@@ -186,20 +198,32 @@ def page_rows(block: dict, start) -> list[list[tuple[str, str]]]:
             return time_text(cols["dur"][i])
         return id_text(cols["id"][i]) if v == OWN_ID else block["texts"][v]
 
-    def sources(entries, i):
-        return [(k, c if isinstance(c, int) else int(cols[c][i])) for k, c in entries]
+    def none(col, i) -> int:  # a column's all-ones value: no such field
+        v = int(col[i])
+        return NO_ROW if v == np.iinfo(col.dtype).max else v
 
     out = []
     for i in range(len(off) - 1):
-        codes = [*sources(block["head"], i),
-                 *zip(key[off[i]:off[i + 1]].tolist(), val[off[i]:off[i + 1]].tolist()),
-                 *sources(block["tail"], i)]
-        rows = {}  # an object: a repeated label keeps its first place, takes its last text
-        for k, v in codes:
-            if v != NO_ROW:
-                rows[block["labels"][k]] = text(v, i)
-        out.append(list(rows.items()))
+        fields = [(k, c if isinstance(c, int) else none(cols[c], i)) for k, c in block["fields"]]
+        args = zip(key[off[i]:off[i + 1]].tolist(), val[off[i]:off[i + 1]].tolist())
+        out.append([(block["labels"][k], text(v, i)) for k, v in fields if v != NO_ROW]
+                   + [(ARGUMENTS, [(block["labels"][k], text(v, i)) for k, v in args])])
     return out
+
+
+def pane_rows(details: dict) -> list[tuple[str, str]]:
+    """The rows the details pane shows of ``details``, in order: the fields, then the
+    arguments (under their title)."""
+    return [(k, v) for k, v in details.items() if k != ARGUMENTS] + \
+        [tuple(p) for p in details.get(ARGUMENTS, [])]
+
+
+def pane_text(details: dict) -> str:
+    """The text of the details pane's rows of ``details`` (after its copy button): the
+    fields, then the arguments' title and the arguments when there are any."""
+    args = details.get(ARGUMENTS, [])
+    return "".join(k + v for k, v in details.items() if k != ARGUMENTS) + \
+        ((ARGUMENTS + "".join(k + v for k, v in args)) if args else "")
 
 
 def test_the_page_embeds_the_same_rows():
@@ -214,7 +238,7 @@ def test_the_page_embeds_the_same_rows():
     assert cols["dur"].dtype == np.float64 and list(cols["dur"]) == [0.0625, 10.0, 2.0004]
     assert cols["id"].dtype == np.uint32 and list(cols["id"]) == [1, 2, 0]
     assert not {"1", "2", "5.000 us", "0.062 us"} & set(block["texts"])
-    assert [cols[c].dtype for _, c in block["head"] if isinstance(c, str)] == [np.uint8] * 4
+    assert [cols[c].dtype for _, c in block["fields"] if isinstance(c, str)] == [np.uint8] * 6
     part = event_details_block(source, np.array([0, 2]))
     assert page_rows(part, [5.0, 1.0]) == [EVENT_1, EVENT_0]
     cols = decode_columns(part["columns"])
@@ -232,8 +256,9 @@ def test_live_answers_are_the_embedded_rows():
     for i in rng.choice(len(rows), 200, replace=False).tolist():
         live = source.describe(i)
         assert list(live.items()) == rows[i]
-        assert all(isinstance(v, str) for v in live.values())
+        assert all(isinstance(v, str) for k, v in pane_rows(live))
     assert sum(dict(r).get("step") is not None for r in rows) > len(rows) // 2
+    assert sum(dict(r).get("category") is not None for r in rows) > 0
     assert source.describe(-1) == {} and source.describe(len(rows)) == {}
 
 

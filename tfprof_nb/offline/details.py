@@ -19,13 +19,18 @@ large profiles kept fewer detailed events).  As numbers the report is 21.5 MB ag
 showing one of them has the text code :data:`OWN_START`, :data:`OWN_DURATION` or
 :data:`OWN_ID`.
 
-The rows of an event, in order: ``name``, ``start`` and ``duration`` (:func:`time_text`),
-``host``, ``plane``, ``track``, ``event id`` (:func:`id_text`), each of its stats
-(:func:`value_text`) and the ``step`` of its host running when it starts, when there is one.
-The first seven and the step are columns (a text code per event, or one for all), the stats
-rows of their own (:class:`DetailRows`).  A stat named like an earlier row gives that row its
-text, in the earlier row's place (as a dict keeps a key; a page reads the rows into an object,
-which keeps them the same way, but puts labels that are integers first).
+The details of an event, as Perfetto shows a slice's: its own fields first, in this order,
+``name``, ``category`` (the HLO category of its HLO op, its ``hlo_op`` stat or the op a command
+buffer's kernel is attributed to, as HLO op stats name it, else the
+op type its name says, ``dense/MatMul:MatMul``: MatMul; none where neither), ``start`` and
+``duration`` (:func:`time_text`), ``host``, ``plane``, ``track``, ``step`` (the step of its
+host running when it starts, when there is one) and ``event id`` (:func:`id_text`); then its
+stats, each as it is (:func:`value_text`), in their order, in a section of their own:
+:data:`ARGUMENTS`, a list of (key, text) pairs.  A stat is never a field: one called ``name``
+(JAX kernels carry their name scope so) is an argument, after the fields, which it neither
+displaces nor precedes.  The fields are columns (a text code per event, or one for all:
+:data:`NO_ROW` where an event has no such field), the stats rows of their own
+(:class:`DetailRows`).
 """
 
 from __future__ import annotations
@@ -35,17 +40,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..analysis.trace.tf_ops import parse_tf_op
 from .columns import encode_columns
 
-__all__ = ["NO_ROW", "OWN_DURATION", "OWN_ID", "OWN_START", "DetailRows", "detail_rows",
-           "event_details_block", "id_text", "time_text", "value_text"]
+__all__ = ["ARGUMENTS", "FIELDS", "NO_ROW", "OWN_DURATION", "OWN_ID", "OWN_START", "DetailRows",
+           "detail_rows", "event_details_block", "id_text", "time_text", "value_text"]
 
-FIXED = ("name", "start", "duration", "host", "plane", "track", "event id")
+FIELDS = ("name", "category", "start", "duration", "host", "plane", "track", "step", "event id")
+ARGUMENTS = "Arguments"  # the key of an event's stats in its details (Perfetto's title)
 # a row's text code saying: the text of the event's own start, duration or id, which a page
 # writes from the number (js/src/details.ts: the same codes)
 OWN_START, OWN_DURATION, OWN_ID = 2**32 - 1, 2**32 - 2, 2**32 - 3
-NO_ROW = 2**32 - 4  # a text code saying: the event has no such row (no step)
-STEP = "step"
+NO_ROW = 2**32 - 4  # a text code saying: the event has no such field (no step, category)
 _FEW = 64  # events whose stats are found one by one (bisection) rather than by a pass
 
 
@@ -88,6 +94,10 @@ class _Texts:
             self.items.append(text)
         return code
 
+    def find(self, text: str) -> int | None:
+        """The code of ``text``, None when it has none."""
+        return self._index.get(text)
+
     def codes(self, texts: list[str]) -> np.ndarray:
         """uint32 codes of a list of texts."""
         index = self._index
@@ -99,21 +109,18 @@ class _Texts:
 
 @dataclass
 class DetailRows:
-    """The detail rows of some events, in order: those of ``head`` (one per entry: a label
-    code and the text code of each event, or one for all), the i-th event's rows
-    ``off[i]..off[i+1]`` (a label code in ``key``, a text code in ``val``: its stats), then
-    those of ``tail`` (as ``head``; :data:`NO_ROW`: none for that event: its step).
+    """The details of some events: their fields (``fields``: one entry per field, a label
+    code and the text code of each event, or one for all; :data:`NO_ROW`: the event has no
+    such field), then the i-th event's stats ``off[i]..off[i+1]`` (a label code in ``key``, a
+    text code in ``val``).
 
     A text code indexes ``texts``, or is :data:`OWN_START`, :data:`OWN_DURATION` or
     :data:`OWN_ID`: the text of the event's entry of ``start``, ``dur`` or ``ids`` (numbers
-    of each event, which pages carry as numbers).  A label repeated (a stat named like an
-    earlier row) keeps its first place and takes its last text, as the rows are read: into a
-    dict here, an object (``Object.fromEntries``) on a page."""
+    of each event, which pages carry as numbers)."""
 
     labels: list[str]
     texts: list[str]
-    head: list[tuple[int, np.ndarray | int]]
-    tail: list[tuple[int, np.ndarray | int]]
+    fields: list[tuple[int, np.ndarray | int]]
     start: np.ndarray  # float64 us per event
     dur: np.ndarray  # float64 us per event
     ids: np.ndarray  # int64 event id per event
@@ -131,13 +138,15 @@ class DetailRows:
             return id_text(self.ids[i])
         return self.texts[code]
 
-    def of(self, i: int) -> dict[str, str]:
-        """The rows of the i-th event, label to text."""
+    def of(self, i: int) -> dict:
+        """The details of the i-th event: each field it has, label to text, in order, then
+        :data:`ARGUMENTS`: its stats as (key, text) pairs, in order."""
         lo, hi = int(self.off[i]), int(self.off[i + 1])
-        codes = [(k, c if isinstance(c, int) else int(c[i])) for k, c in self.head]
-        codes += zip(self.key[lo:hi].tolist(), self.val[lo:hi].tolist())
-        codes += [(k, c if isinstance(c, int) else int(c[i])) for k, c in self.tail]
-        return {self.labels[k]: self.text(v, i) for k, v in codes if v != NO_ROW}
+        codes = [(k, c if isinstance(c, int) else int(c[i])) for k, c in self.fields]
+        out: dict = {self.labels[k]: self.text(v, i) for k, v in codes if v != NO_ROW}
+        out[ARGUMENTS] = [(self.labels[k], self.text(v, i))
+                          for k, v in zip(self.key[lo:hi].tolist(), self.val[lo:hi].tolist())]
+        return out
 
 
 def _column(col: pd.Series, ids: np.ndarray, texts: _Texts) -> np.ndarray:
@@ -237,29 +246,82 @@ def _steps(steps: pd.DataFrame | None, hosts: list[str], host_codes: np.ndarray,
 
 
 def detail_rows(source, rows) -> DetailRows:
-    """The detail rows of the timeline rows ``rows`` of a trace viewer's ``source`` (its
+    """The details of the timeline rows ``rows`` of a trace viewer's ``source`` (its
     profile, steps and event id of each row), in that order (see the module docstring)."""
     prof = source.prof
     ev = prof.events
     rows = np.asarray(rows, np.int64).ravel()
     ids = np.asarray(source.event_ids, np.int64)[rows]
-    labels, texts = _Texts(FIXED), _Texts()
+    labels, texts = _Texts(FIELDS), _Texts()
     host_col = ev["host"]
     hosts = [str(c) for c in host_col.cat.categories]
     host_codes = host_col.cat.codes.to_numpy()[ids].astype(np.int64)
     start = ev["start_us"].to_numpy(np.float64)[ids]
     # the place first: its few texts get small codes (narrow columns on a page)
     place = [_column(ev[c], ids, texts) for c in ("host", "plane", "line")]
-    head = list(enumerate([_column(ev["name"], ids, texts), OWN_START, OWN_DURATION, *place,
-                           OWN_ID]))
+    name = _column(ev["name"], ids, texts)
     s_rank, s_key, s_val = _stat_pairs(prof, ids, host_codes, hosts, labels, texts)
     off = np.zeros(len(ids) + 1, np.int64)
     np.cumsum(np.bincount(s_rank, minlength=len(ids)), out=off[1:])
+    category = _categories(prof, ev["name"], ids, texts, labels.find("hlo_op"),
+                           (s_rank, s_key, s_val))
     step = _steps(source.steps, hosts, host_codes, start, texts)
-    tail = [(labels.code(STEP), step)] if (step != NO_ROW).any() else []
-    return DetailRows(labels.items, texts.items, head, tail, start,
+    columns = [name, category, OWN_START, OWN_DURATION, *place, step, OWN_ID]
+    fields = [(k, c) for k, c in enumerate(columns)  # (a field no event has: none)
+              if isinstance(c, int) or (c != NO_ROW).any()]
+    return DetailRows(labels.items, texts.items, fields, start,
                       ev["duration_us"].to_numpy(np.float64)[ids], ids, off.astype(np.uint32),
                       s_key, s_val)
+
+
+def _hlo_categories(prof) -> dict[str, str]:
+    """HLO op name to its category, as HLO op stats say (the first row of a name)."""
+    stats = getattr(prof, "hlo_stats", None)
+    if stats is None or not len(stats):
+        return {}
+    out: dict[str, str] = {}
+    for op, cat in zip(stats.hlo_op_name.astype(str), stats.category.astype(str)):
+        out.setdefault(op, cat)
+    return out
+
+
+def _categories(prof, names: pd.Series, ids: np.ndarray, texts: _Texts, hlo_label,
+                stats) -> np.ndarray:
+    """uint32 text code of each event's category (:data:`NO_ROW`: none): the HLO category
+    of its ``hlo_op`` stat (among its ``stats``: rank, label and text codes; ``hlo_label``,
+    that stat's label code), else the op type its name says."""
+    names = names if isinstance(names.dtype, pd.CategoricalDtype) else names.astype("category")
+    kinds = [parse_tf_op(str(n))[2] for n in names.cat.categories]
+    table = np.array([texts.code(k) if k else NO_ROW for k in kinds] + [NO_ROW], np.uint32)
+    out = table[names.cat.codes.to_numpy()[ids]]  # (code -1, missing: the last entry)
+    s_rank, s_key, s_val = stats
+    hlo = _hlo_categories(prof) if hlo_label is not None else {}
+    sel = np.flatnonzero(s_key == hlo_label) if hlo else np.empty(0, np.intp)
+    if len(sel):
+        distinct, inverse = np.unique(s_val[sel], return_inverse=True)
+        cats = [hlo.get(texts.items[v]) for v in distinct.tolist()]
+        mapped = np.array([NO_ROW if c is None else texts.code(c) for c in cats], np.uint32)
+        mapped = mapped[inverse]
+        known = mapped != NO_ROW
+        out[s_rank[sel][known]] = mapped[known]
+    _attributed_categories(prof, ids, hlo, texts, out)
+    return out
+
+
+def _attributed_categories(prof, ids: np.ndarray, hlo: dict, texts: _Texts,
+                           out: np.ndarray) -> None:
+    """Into ``out``: the category of the HLO op each kernel run inside a command buffer is
+    attributed to (its ``hlo_op`` stat names the buffer), where known."""
+    inside = prof.result("command_buffer_kernels") if hlo and hasattr(prof, "result") else None
+    if inside is None or not len(inside):
+        return
+    events = pd.Index(inside.event.to_numpy())
+    first = np.flatnonzero(~events.duplicated())  # (an event's first attribution)
+    at = events[first].get_indexer(ids)
+    for k in np.flatnonzero(at >= 0).tolist():
+        category = hlo.get(str(inside.hlo_op.iloc[first[at[k]]]))
+        if category is not None:
+            out[k] = texts.code(category)
 
 
 def _stat_pairs(prof, ids, host_codes, hosts, labels: _Texts, texts: _Texts):
@@ -293,18 +355,21 @@ def _links(source, rows: np.ndarray | None) -> dict:
 
 
 def _narrow(codes: np.ndarray) -> np.ndarray:
-    """Text codes in the narrowest unsigned dtype holding them."""
-    top = int(codes.max()) if len(codes) else 0
-    return codes.astype(np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else np.uint32)
+    """Text codes in the narrowest unsigned dtype holding them, :data:`NO_ROW` as its
+    all-ones value (0xff, 0xffff: a page reads that as no such field)."""
+    known = codes[codes != NO_ROW]
+    top = int(known.max()) if len(known) else 0
+    dtype = np.uint8 if top < 2**8 - 1 else np.uint16 if top < 2**16 - 1 else np.uint32
+    return np.where(codes == NO_ROW, np.iinfo(dtype).max, codes).astype(dtype)
 
 
 def event_details_block(source, rows: np.ndarray | None = None) -> dict:
-    """The detail rows of the timeline rows ``rows`` (None: every row) of a trace viewer's
+    """The details of the timeline rows ``rows`` (None: every row) of a trace viewer's
     ``source`` for a page without a kernel: texts, and typed columns of codes and numbers.
 
-    ``labels`` and ``texts`` are JSON lists of strings.  ``head`` and ``tail`` are
-    :class:`DetailRows`' (JSON lists of ``[label code, text code]`` or ``[label code,
-    column]``: the column of the text code of each row, uint8 to uint32); the columns are
+    ``labels`` and ``texts`` are JSON lists of strings.  ``fields`` are :class:`DetailRows`'
+    (a JSON list of ``[label code, text code]`` or ``[label code, column]``: the column of
+    the text code of each row, uint8 to uint32, all ones where it has none); the columns are
     ``off`` (uint32, n + 1: the stats of the i-th row are off[i]..off[i+1]), ``key`` and
     ``val`` (uint32 per stat: label and text codes), ``dur`` (float64 us) and ``id``
     (uint32; float64 past 2**32) per row.  An event's start is in the tile the page draws it
@@ -322,17 +387,16 @@ def event_details_block(source, rows: np.ndarray | None = None) -> dict:
     small = not len(d.ids) or (d.ids.min() >= 0 and d.ids.max() < 2**32)
     columns = {"off": d.off, "key": d.key, "val": d.val, "dur": d.dur,
                "id": d.ids.astype(np.uint32 if small else np.float64)}
-    lists = {}
-    for part in ("head", "tail"):
-        lists[part] = []
-        for j, (label, codes) in enumerate(getattr(d, part)):
-            if isinstance(codes, int):
-                lists[part].append([label, codes])
-            else:
-                columns[f"{part}{j}"] = _narrow(codes)
-                lists[part].append([label, f"{part}{j}"])
+    fields = []
+    for j, (label, codes) in enumerate(d.fields):
+        if isinstance(codes, int):
+            fields.append([label, codes])
+        else:
+            columns[f"field{j}"] = _narrow(codes)
+            fields.append([label, f"field{j}"])
     if rows is not None:
         columns["rows"] = np.asarray(rows, np.uint32)
     columns.update(_links(source, rows))
-    return {"labels": d.labels, "texts": d.texts, **lists, "link_labels": source.link_labels(),
+    return {"labels": d.labels, "texts": d.texts, "fields": fields,
+            "link_labels": source.link_labels(),
             "columns": encode_columns(columns)}

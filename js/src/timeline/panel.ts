@@ -4,6 +4,7 @@
 // event's links and details, the area's summary and the notes (what the view cannot show, and
 // why). Everything is text (textContent), never markup.
 import { type Step } from "../data";
+import { ARGUMENTS } from "../details";
 import { type AreaRow } from "./area";
 import { fmtTime } from "./layout";
 import { type Links, type Partner } from "./links";
@@ -45,6 +46,7 @@ const STYLE = `
 .tfprof-timeline .tl-details { padding: 4px 6px; max-height: 180px; overflow: auto; border-top: 1px solid var(--tl-grid); }
 .tfprof-timeline .tl-details td { padding: 1px 8px 1px 0; vertical-align: top; word-break: break-all; }
 .tfprof-timeline .tl-details td:first-child { font-weight: 600; white-space: nowrap; }
+.tfprof-timeline .tl-details .tl-args-title { font-weight: 600; margin-top: 4px; padding-top: 2px; border-top: 1px solid var(--tl-grid); }
 `;
 
 export interface Panel {
@@ -136,24 +138,34 @@ export function fillSteps(select: HTMLSelectElement, steps: Step[]): void {
   select.replaceChildren(...options);
 }
 
-/** The selected event's details as Python formatted them (live, or embedded in an offline
- * page): label and text per row, shown as text, and a button copying the name. */
-export function showDetails(el: HTMLElement, details: Record<string, unknown>, copy: () => void): void {
-  const table = document.createElement("table");
-  for (const [k, v] of Object.entries(details)) {
+/** A table of label and text rows, as text. */
+function pairsTable(rows: [string, unknown][], cls: string): HTMLTableElement {
+  const table = h("table", cls);
+  for (const [k, v] of rows) {
     const tr = document.createElement("tr");
-    const a = h("td", "", k);
-    const b = h("td", "", String(v));
-    tr.append(a, b);
+    tr.append(h("td", "", k), h("td", "", String(v)));
     table.append(tr);
   }
+  return table;
+}
+
+/** The selected event's details as Python formatted them (live, or embedded in an offline
+ * page), as Perfetto shows a slice's: its fields, then its stats under their own title
+ * (ARGUMENTS), all as text; and a button copying the name. */
+export function showDetails(el: HTMLElement, details: Record<string, unknown>, copy: () => void): void {
+  const fields = Object.entries(details).filter(([k]) => k !== ARGUMENTS);
+  const raw = details[ARGUMENTS];
+  const args = Array.isArray(raw) ? raw.filter((p): p is [string, unknown] => Array.isArray(p) && p.length === 2)
+    .map(([k, v]) => [String(k), v] as [string, unknown]) : [];
   const items: HTMLElement[] = [];
-  if (Object.keys(details).length) {
+  if (fields.length) {
     const b = button("tl-copy", "copy name", "copy the event's name (Ctrl+C)");
     b.addEventListener("click", copy);
     items.push(b);
   }
-  el.replaceChildren(...items, table);
+  items.push(pairsTable(fields, "tl-fields"));
+  if (args.length) items.push(h("div", "tl-args-title", ARGUMENTS), pairsTable(args, "tl-args"));
+  el.replaceChildren(...items);
 }
 
 /** The selection's linked events: what they are, each a button that jumps to it. */
