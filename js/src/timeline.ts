@@ -85,7 +85,8 @@ function showState(panel: Panel, state: TimelineState, what: Change, model: Mode
     fillSteps(panel.steps, state.data.steps);
     panel.notes.textContent = state.data.notes.join(" ");
   }
-  if (what === "hover" && !state.hover) showTip(panel, "", 0, 0);
+  // (the window changed: what a tooltip said is no longer under the pointer)
+  if ((what === "hover" && !state.hover) || what === "view") showTip(panel, "", 0, 0);
   placeScrollbar(panel, state);
 }
 
@@ -205,13 +206,14 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 
 const shownFinds = new WeakMap<object, unknown>();
 
-/** Show the table's row the dashboard asked for (`find`: {table, key, label, nonce}), once. */
+/** Show the table's row the dashboard asked for (`find`: {table, key, label, nonce}), once:
+ * its query in the search box, searched as if typed. */
 function showRow(model: Model, state: TimelineState, panel: Panel): void {
-  const find = model.get("find") as { table?: string; key?: Record<string, unknown>; label?: string; nonce?: unknown } | null;
+  const find = model.get("find") as { table?: string; key?: Record<string, unknown>; nonce?: unknown } | null;
   if (!find?.table || shownFinds.get(state) === find.nonce) return;
   shownFinds.set(state, find.nonce);
-  panel.search.value = String(find.label ?? "");
-  const request = state.showRow({ table: find.table, key: find.key ?? {}, label: String(find.label ?? "") });
+  const { query, request } = state.showRow({ table: find.table, key: find.key ?? {} });
+  panel.search.value = query;
   if (request) model.send!(request);
 }
 

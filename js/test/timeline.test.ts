@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { decode, type TimelineData } from "../src/data";
+import { axisLabels } from "../src/timeline/decor";
 import { AXIS_H, HEADER, LABEL_W, ROW } from "../src/timeline/layout";
+import { queryOf, rowQueryValue } from "../src/timeline/search";
 import { TimelineState, type Change, type Source } from "../src/timeline/state";
 import { ANSWER_TIMEOUT, MAX_TILES } from "../src/timeline/tiles";
 import { meta, tileWire, wire } from "./wire";
@@ -169,7 +171,7 @@ describe("tiles and level of detail", () => {
 
 describe("search", () => {
   it("finds every event of a full profile by start and steps through them", () => {
-    const s = new TimelineState(full(), true, 1200, 400);
+    const s = new TimelineState(full(), false, 1200, 400);
     expect(s.find("MATMUL")).toBeNull();
     expect(s.search.hits.map((h) => h.row)).toEqual([0, 2]);
     expect(s.search.status).toBe("2 found");
@@ -198,5 +200,89 @@ describe("search", () => {
     const offline = new TimelineState(overview(), false);
     expect(offline.find("matmul")).toBeNull();
     expect(offline.search.status).toBe("1 found in the embedded detail"); // row 2 only: 0 is merged
+  });
+
+  it("asks the kernel whenever there is one, the first match shown when Enter came before it", () => {
+    const s = new TimelineState(full(), true, 1200, 400); // every event here: the kernel still finds
+    const q = s.find("dot_general")!; // (no name has it: the kernel finds events by their stats)
+    expect(q).toMatchObject({ kind: "search", query: "dot_general" });
+    s.gotoMatch(1); // Enter before the answer
+    expect(s.selected).toBe(-1);
+    const hits = wire({ start: new Float64Array([30]), dur: new Float32Array([10]),
+      row: new Uint32Array([3]), name: new Uint32Array([3]) });
+    s.receiveSearch({ kind: "search", id: q.id, total: 1, shown: 1, hits: { schema: hits.schema } }, hits.buffers);
+    expect(s.search.status).toBe("1 / 1");
+    expect(s.selected).toBe(3);
+    expect(s.search.marks(3, 3)).toBe(true); // found: highlighted, whatever its name
+    expect(s.search.marks(0, 0)).toBe(false);
+  });
+
+  it("searches a table's row as the query a click writes, typed or clicked alike", () => {
+    const row = { table: "kernels", key: { kernel_name: "Add" } };
+    expect(queryOf(row)).toBe("kernel: Add");
+    expect(queryOf({ table: "hlo", key: { hlo_op_name: "fusion.3", program_id: 11964 } })).toBe("hlo op: fusion.3 in program 11964");
+    expect(queryOf({ table: "hlo", key: { hlo_op_name: "fusion.3", program_id: null } })).toBe("hlo op: fusion.3");
+    expect(queryOf({ table: "ops", key: { operation: "jit(f)/dot_general", host_or_device: "Device" } }))
+      .toBe("device op: jit(f)/dot_general");
+    expect(queryOf({ table: "ops", key: { operation: "MatMul", host_or_device: "Host" } })).toBe("host op: MatMul");
+    expect(rowQueryValue("hlo op: fusion.3 in program 7")).toBe("fusion.3");
+    expect(rowQueryValue("matmul")).toBeNull();
+    const clicked = new TimelineState(full(), true);
+    const { query, request } = clicked.showRow(row);
+    const typed = new TimelineState(full(), true);
+    expect(typed.find(query)).toEqual(request); // the same request: the same events
+    expect(clicked.search.status).toBe("finding its events…");
+    expect(clicked.search.marks(0, 0)).toBe(false); // not by name: only the events found
+    const offline = new TimelineState(full(), false); // no kernel: the row's name searched
+    expect(offline.showRow(row).request).toBeNull();
+    expect(offline.selected).toBe(3);
+    expect(offline.search.status).toBe("1 / 1");
+  });
+});
+
+
+describe("keys, tooltip and axis", () => {
+  it("zooms with W/S at the pointer over the tracks, else at the middle", () => {
+    const s = new TimelineState(full(), false, 1200, 400);
+    const middle = LABEL_W + s.plotW() / 2;
+    expect(s.keyZoomX()).toBe(middle); // no pointer
+    s.pointer = [LABEL_W + 100, AXIS_H + 30];
+    expect(s.keyZoomX()).toBe(LABEL_W + 100);
+    const t = s.tOf(LABEL_W + 100);
+    s.zoom(0.8, s.keyZoomX());
+    expect(s.tOf(LABEL_W + 100)).toBeCloseTo(t, 9); // the time under the pointer stays
+    expect(s.t1 - s.t0).toBeCloseTo(80, 9);
+    for (const p of [[LABEL_W - 5, AXIS_H + 30], [LABEL_W + 100, AXIS_H - 2], [LABEL_W + s.plotW() + 1, 100]]) {
+      s.pointer = p as [number, number]; // the labels, the axis, the scrollbar: not the tracks
+      expect(s.keyZoomX()).toBe(middle);
+    }
+  });
+
+  it("forgets the hovered event when the window changes", () => {
+    const s = new TimelineState(full(), false, 1200, 400);
+    const seen = record(s);
+    s.setHover({ row: 0, start: 10, dur: 20, name: "MatMul" });
+    s.setView(0, 50); // a step chosen, reset, a match framed: all set the view
+    expect(s.hover).toBeNull();
+    expect(seen.slice(-2).map(([w]) => w)).toEqual(["view", "hover"]);
+  });
+
+  it("keeps the axis labels inside the plot, the last one too", () => {
+    const measure = (t: string) => 7 * t.length;
+    const [left, right] = [LABEL_W, LABEL_W + 1000];
+    for (const [t0, t1] of [[0, 100], [3, 97.5], [0, 1e6], [12.345, 12.346], [-5, 1234567]]) {
+      const xOf = (t: number) => left + ((t - t0) / (t1 - t0)) * 1000;
+      const labels = axisLabels(t0, t1, xOf, left, right, measure);
+      expect(labels.length).toBeGreaterThan(2);
+      for (const [i, l] of labels.entries()) {
+        expect(l.textX).toBeGreaterThanOrEqual(left);
+        expect(l.textX + measure(l.text)).toBeLessThanOrEqual(right);
+        if (i) expect(l.textX).toBeGreaterThan(labels[i - 1].textX + measure(labels[i - 1].text));
+      }
+    }
+    const all = axisLabels(0, 100, (t) => left + t * 10, left, right, measure);
+    const last = all[all.length - 1];
+    expect(last.text).toBe("100.000 us");
+    expect(last.textX + measure(last.text)).toBeLessThanOrEqual(right); // was drawn from x + 2: clipped
   });
 });

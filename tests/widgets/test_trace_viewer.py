@@ -18,7 +18,8 @@ from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets.dashboard import Dashboard
 from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
 
-from .harness import WidgetPage, overview_budget, row_point
+from .harness import WidgetPage, event_point, overview_budget, row_point
+from .test_event_details import pane_rows
 
 TIMELINE = "document.querySelector('.tfprof-timeline').__timeline"
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -272,3 +273,121 @@ def test_host_op_rows_find_their_events_on_a_cpu_capture(cpu_file):
         assert len(occurrences(prof, "ops", row.to_dict())) == row.occurrences, row.operation
     with pytest.raises(ValueError, match="unknown table"):
         occurrences(prof, "steps", {})
+
+
+# the details pane's rows, by section: [[label, text], ...] of the fields, the arguments' title,
+# the arguments
+PANE = """sel => {
+  const el = document.querySelector(sel + ' .tl-details');
+  const rows = (t) => Array.from(el.querySelectorAll(t + ' tr'))
+    .map(tr => [tr.children[0].textContent, tr.children[1].textContent]);
+  return [rows('.tl-fields'), el.querySelector('.tl-args-title')?.textContent ?? null,
+          rows('.tl-args'), Array.from(el.children).map(c => c.className)];
+}"""
+
+
+def _kernel_event(prof, source: TimelineSource, name: str) -> tuple[int, int]:
+    """(event id, timeline row) of the first event named ``name``."""
+    event = int(np.flatnonzero(prof.events["name"].astype(str).to_numpy() == name)[0])
+    return event, source.index_of(event)
+
+
+def _check_pane(pane, live: dict) -> None:
+    """The pane shows the kernel's own fields first, its stats after them as Arguments."""
+    fields, title, args, order = pane
+    assert fields[0] == ["name", "loop_convert_fusion_1"]  # not its "name" stat
+    assert [r[0] for r in fields] == [k for k in live if k != "Arguments"]
+    assert title == "Arguments" and order.index("tl-fields") < order.index("tl-args")
+    assert ["name", "jit(step)/jvp()"] in args and ["hlo_op", "loop_convert_fusion.1"] in args
+    assert [tuple(r) for r in fields + args] == pane_rows(live)
+
+
+def test_details_show_the_event_then_its_arguments_live_and_offline(tmp_path):
+    """A JAX kernel whose stats include one called "name": the pane names the kernel, its
+    fields first (category from its HLO op), its stats under Arguments; in the notebook
+    (Python answers) and on an offline page (the rows embedded) alike."""
+    from ..reporting.offline_page import OfflinePage
+
+    prof = tp.load(GPU)
+    widget = TraceTimeline(prof)
+    source = widget._timeline_source()
+    event, row = _kernel_event(prof, source, "loop_convert_fusion_1")
+    live = source.describe(row)
+    assert live["category"] == "loop fusion" and live["name"] == "loop_convert_fusion_1"
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        page.push("view", source.window_of(event))
+        page.page.wait_for_function(f"() => {TIMELINE}.view()[1] - {TIMELINE}.view()[0] < 100")
+        page.page.mouse.click(*row_point(page.page, row))
+        assert [v for k, v in page.changes() if k == "selected_index"][-1] == row
+        widget.selected_index = row  # what the comm delivers; Python answers
+        page.push("details", widget.details)
+        page.page.wait_for_selector(".tl-details .tl-args tr")
+        _check_pane(page.js(PANE, ".tfprof-timeline"), live)
+        _shot(page.page, "trace_details")
+        assert page.console_errors == []
+    path = widget.to_html(tmp_path / "trace.html", title="trace")
+    with OfflinePage(path, wait_for=".tfprof-timeline canvas") as page:
+        page.page.evaluate(f"w => {TIMELINE}.setView(w[0], w[1])", source.window_of(event))
+        page.page.mouse.click(*row_point(page.page, row))
+        page.page.wait_for_selector(".tl-details .tl-args tr")
+        _check_pane(page.page.evaluate(PANE, ".tfprof-timeline"), live)
+        assert page.console_errors == []
+
+
+def _search_hits(page, tlq: str) -> list[int]:
+    """The rows the viewer's last search found, once the kernel answered."""
+    page.page.wait_for_function(f"() => !{tlq}.search.pending && {tlq}.search.hits.length > 0")
+    return page.js(f"() => {tlq}.search.hits.map(h => h.row)")
+
+
+def test_typing_what_a_row_click_wrote_finds_the_same_events(tmp_path):
+    """One search: a click on an op's row writes its query in the box and finds its events;
+    typing that text finds the same ones; typing an op type finds events by their stats
+    (no kernel's name has "dot_general"), as the kernel's search does."""
+    prof = tp.load(GPU)
+    dash = Dashboard(prof)
+    source = dash._timeline_source()
+    tlq = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\").__timeline"
+    box = "[data-pane='timeline'] .tl-search"
+    with WidgetPage(dash, tmp_path, bundle("dashboard"), kernel=True) as page:
+        page.page.click(".db-tab[data-tab='ops']")
+        page.page.click("[data-pane='ops'] .tt-table tr.tp-row-link:has-text('dot_general')")
+        page.page.wait_for_function(f"() => !!{tlq} && {tlq}.selected >= 0")
+        clicked = _search_hits(page, tlq)
+        query = page.page.input_value(box)
+        assert query.startswith("device op: ") and query.endswith("dot_general")
+        assert sorted(clicked) == source.find(query).tolist()
+        page.page.fill(box, "")
+        page.page.fill(box, query)  # typed: the same text
+        assert _search_hits(page, tlq) == clicked
+        page.page.fill(box, "dot_general")
+        typed = _search_hits(page, tlq)
+        assert sorted(typed) == source.find("dot_general").tolist()
+        assert len(typed) > len(source.index.named("dot_general"))  # not by names alone
+        assert set(clicked) < set(typed)
+        assert page.console_errors == []
+
+
+def test_keys_zoom_at_the_pointer_and_a_step_hides_the_tooltip(tmp_path):
+    """W zooms around the time under the pointer (over the tracks); choosing a step moves the
+    window and takes the hovered event's tooltip away."""
+    widget = TraceTimeline(tp.load(GPU))
+    with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
+        x, y, _ = event_point(page.page)
+        page.page.mouse.move(x, y)
+        page.page.wait_for_selector(".tl-tip")
+        left = page.page.locator(".tl-canvas").bounding_box()["x"]
+        t = page.js(f"x => {TIMELINE}.tOf(x)", x - left)
+        before = page.js(f"() => {TIMELINE}.view()")
+        page.page.focus(".tl-canvas")
+        page.page.keyboard.press("w")
+        page.page.wait_for_function(f"s => {TIMELINE}.view()[1] - {TIMELINE}.view()[0] < s",
+                                    arg=0.9 * (before[1] - before[0]))
+        assert page.js(f"x => {TIMELINE}.tOf(x)", x - left) == pytest.approx(t, abs=1e-6)
+        page.page.mouse.move(x, y + 1)  # the tooltip again, then a step chosen
+        page.page.wait_for_selector(".tl-tip")
+        page.page.select_option(".tl-steps", index=1)
+        page.page.wait_for_selector(".tl-tip", state="detached")
+        step = page.js(f"() => {TIMELINE}.data.steps[0]")
+        assert page.js(f"() => {TIMELINE}.view()") == pytest.approx([step["start"], step["end"]])
+        assert page.console_errors == []

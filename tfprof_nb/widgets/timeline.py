@@ -17,6 +17,7 @@ from .timeline_counters import counter_tables, counter_tables_empty
 from .timeline_find import occurrences
 from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
+from .timeline_search import SearchFacets, find_rows, parse_query
 from .traits import RecordTrait, record_wire
 
 # packed bytes per event of an offline copy, its details included (see offline.details: texts
@@ -199,6 +200,7 @@ class TimelineSource:
         self._rank = None
         self._row_of: np.ndarray | None = None
         self._links = TimelineLinks(prof, self.index, self.event_ids)
+        self._facets = SearchFacets(prof)
 
     def on_change(self, name: str, value) -> dict:
         """The view's answer to a front-end change: the details of a selected event and the
@@ -258,16 +260,29 @@ class TimelineSource:
                                                       t1, tracks)
         return {**base, "rows": header, "events": events, "names": names}, buffers
 
+    def find(self, query: str) -> np.ndarray:
+        """The rows a search for ``query`` finds, in row order (see timeline_search): a
+        table row's events, or those whose name, op type, framework op, name scope, HLO op
+        or HLO category contains it."""
+        rows = find_rows(self.prof, self._facets, self._rows_of_events(), query)
+        if parse_query(query) is None:  # (and every row named so, as the index names it)
+            rows = np.union1d(rows, self.index.named(query))
+        return np.unique(rows)
+
     def _search(self, base: dict, query: str) -> tuple[dict, list]:
-        return self._hits(base, *self.index.search(query))
+        return self._hits(base, *self.index.hits(self.find(query)))
+
+    def _rows_of_events(self) -> np.ndarray:
+        """The timeline row of each event (row of ``prof.events``), -1 where none."""
+        if self._row_of is None:
+            self._row_of = np.full(len(self.prof.events), -1, np.int64)
+            self._row_of[self.event_ids] = np.arange(len(self.event_ids))
+        return self._row_of
 
     def _occurrences(self, base: dict, content: dict) -> tuple[dict, list]:
         """The rows of the events behind a table's row (see timeline_find), by start."""
         ids = occurrences(self.prof, str(content["table"]), dict(content["key"]))
-        if self._row_of is None:
-            self._row_of = np.full(len(self.prof.events), -1, np.int64)
-            self._row_of[self.event_ids] = np.arange(len(self.event_ids))
-        rows = self._row_of[ids]
+        rows = self._rows_of_events()[ids]
         return self._hits(base, *self.index.hits(rows[rows >= 0]))
 
     def _hits(self, base: dict, total, start, dur, rows, names) -> tuple[dict, list]:

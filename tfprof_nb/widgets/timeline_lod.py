@@ -172,17 +172,15 @@ class TimelineIndex:
     def search(self, query: str, limit: int = MAX_SEARCH_HITS):
         """Rows whose name contains ``query`` (case-insensitive), by start: (total, start,
         dur, row, name code) of the first ``limit``."""
+        return self.hits(self.named(query), limit)
+
+    def named(self, query: str) -> np.ndarray:
+        """The rows whose name contains ``query`` (case-insensitive), in row order."""
         q = query.strip().lower()
-        none = (0, np.empty(0), np.empty(0, np.float32), np.empty(0, np.uint32),
-                np.empty(0, np.uint32))
         if not q:
-            return none
-        codes = np.array([i for i, n in enumerate(self.names) if q in n.lower()], np.uint32)
-        if not len(codes):
-            return none
-        hit = np.zeros(len(self.names), bool)
-        hit[codes] = True
-        return self.hits(np.flatnonzero(hit[self.name]), limit)
+            return np.empty(0, np.int64)
+        hit = np.array([q in n.lower() for n in self.names] + [False], bool)
+        return np.flatnonzero(hit[:-1][self.name]) if hit.any() else np.empty(0, np.int64)
 
     def hits(self, rows: np.ndarray, limit: int = MAX_SEARCH_HITS):
         """(total, start, dur, row, name code) of the first ``limit`` of ``rows`` by start."""

@@ -30,6 +30,35 @@ export function paintArea(ctx: CanvasRenderingContext2D, state: TimelineState, t
   ctx.restore();
 }
 
+/** A tick of the time axis: where it is, its label, and where the label starts. */
+export interface AxisLabel {
+  x: number;
+  text: string;
+  textX: number;
+}
+
+/** The ticks of the time axis over [t0, t1] (`xOf`: px of a time), their labels inside the
+ * plot [left, right] px (`measure`: a text's width): right of the tick, or ending at the
+ * right edge where there is no room; a label that would overlap the one before is left out. */
+export function axisLabels(t0: number, t1: number, xOf: (t: number) => number, left: number, right: number,
+  measure: (text: string) => number): AxisLabel[] {
+  const raw = (t1 - t0) / 8;
+  const pow = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-9))));
+  const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
+  const out: AxisLabel[] = [];
+  let end = -Infinity;
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+    const x = xOf(t);
+    const text = fmtTime(t);
+    const w = measure(text);
+    const textX = Math.max(left, Math.min(x + 2, right - 2 - w));
+    if (textX < end + 4) continue;
+    out.push({ x, text, textX });
+    end = textX + w;
+  }
+  return out;
+}
+
 export function paintAxis(ctx: CanvasRenderingContext2D, state: TimelineState, theme: Theme): void {
   ctx.fillStyle = theme.bg;
   ctx.fillRect(0, 0, state.width, AXIS_H);
@@ -37,24 +66,21 @@ export function paintAxis(ctx: CanvasRenderingContext2D, state: TimelineState, t
   ctx.fillStyle = theme.fg;
   ctx.font = "11px sans-serif";
   ctx.textBaseline = "middle";
-  const span = state.t1 - state.t0;
-  const raw = span / 8;
-  const pow = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-9))));
-  const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? raw;
+  const right = LABEL_W + state.plotW();
   ctx.save();
   ctx.beginPath();
   ctx.rect(LABEL_W, 0, state.plotW(), AXIS_H);
   ctx.clip();
-  for (let t = Math.ceil(state.t0 / step) * step; t <= state.t1; t += step) {
-    const x = state.xOf(t);
+  for (const { x, text, textX } of axisLabels(state.t0, state.t1, (t) => state.xOf(t), LABEL_W, right,
+    (s) => ctx.measureText(s).width)) {
     ctx.beginPath();
     ctx.moveTo(x, AXIS_H - 6);
     ctx.lineTo(x, AXIS_H);
     ctx.stroke();
-    ctx.fillText(fmtTime(t), x + 2, AXIS_H / 2);
+    ctx.fillText(text, textX, AXIS_H / 2);
   }
   ctx.restore();
-  ctx.fillText(`window ${fmtTime(span)}`, 4, AXIS_H / 2);
+  ctx.fillText(`window ${fmtTime(state.t1 - state.t0)}`, 4, AXIS_H / 2);
 }
 
 export function paintNotice(ctx: CanvasRenderingContext2D, state: TimelineState, theme: Theme, text: string): void {

@@ -3,8 +3,9 @@
 // viewer has focus (a click gives it) or Ctrl/⌘ is held: Ctrl+wheel (and a trackpad pinch)
 // zooms; with focus, the wheel scrolls the tracks (the page once they end), sideways and
 // shift+wheel pan. Drag selects an area, shift+drag (or the middle button) pans, a click
-// selects an event, a double click zooms into a merged block. Keys: W/S zoom, A/D pan, up and
-// down scroll, F fits the selection, 0 shows everything, Escape clears, ? lists the keys.
+// selects an event, a double click zooms into a merged block. Keys: W/S zoom (at the pointer
+// over the tracks, else the middle), A/D pan, up and down scroll, F fits the selection, 0
+// shows everything, Escape clears, ? lists the keys.
 import { AXIS_H, LABEL_W, type Row } from "./layout";
 import { type EventInfo, type TimelineState } from "./state";
 
@@ -74,6 +75,7 @@ export function attachInput(canvas: HTMLCanvasElement, state: TimelineState, hoo
   };
   const onMove = (e: MouseEvent) => {
     const [x, y] = at(e);
+    state.pointer = e.target === canvas ? [x, y] : null;
     if (!drag) {
       if (e.target === canvas) hooks.hover(state.hit(x, y), e.clientX, e.clientY);
       return;
@@ -98,7 +100,10 @@ export function attachInput(canvas: HTMLCanvasElement, state: TimelineState, hoo
     if (box) state.selectArea(box, true);
     else if (!moved && e.target === canvas) clickAt(state, at(e), hooks, e);
   };
-  const onLeave = () => { if (!drag) hooks.hover(null, 0, 0); };
+  const onLeave = () => {
+    state.pointer = null;
+    if (!drag) hooks.hover(null, 0, 0);
+  };
   const onDouble = (e: MouseEvent) => {
     const [x, y] = at(e);
     const hit = state.hit(x, y);
@@ -144,10 +149,9 @@ function clickAt(state: TimelineState, [x, y]: number[], hooks: InputHooks, e: M
 /** Act on a key; false when the key means nothing here. */
 function keyDown(state: TimelineState, e: KeyboardEvent, hooks: InputHooks, canvas: HTMLCanvasElement): boolean {
   const key = e.key.toLowerCase();
-  const middle = LABEL_W + state.plotW() / 2;
   if ((e.ctrlKey || e.metaKey) && key === "c") hooks.copy();
-  else if (key === "w") state.zoom(0.8, middle);
-  else if (key === "s") state.zoom(1.25, middle);
+  else if (key === "w") state.zoom(0.8, state.keyZoomX());
+  else if (key === "s") state.zoom(1.25, state.keyZoomX());
   else if (key === "a") state.pan(-state.plotW() * 0.1);
   else if (key === "d") state.pan(state.plotW() * 0.1);
   else if (key === "arrowdown") state.scrollBy(40);

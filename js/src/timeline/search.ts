@@ -1,6 +1,9 @@
-// The trace viewer's search: names matching the query (highlighted), the matching events in
-// start order (the kernel finds them all for a large profile; else the loaded tiles), and
-// the one shown last; or the events of a table's row, found by the kernel. No DOM.
+// The trace viewer's search: one search, whatever starts it. With a kernel, the kernel finds
+// the events (tfprof_nb.widgets.timeline_search): those whose name, op type, framework op,
+// name scope, HLO op or HLO category contains the query, or, for a table row's query (what a
+// click on the row writes in the box: queryOf), exactly that row's events; so typing what a
+// click wrote finds what the click found. Without one, names in the loaded tiles. The
+// matches are highlighted, in start order, with the one shown last. No DOM.
 import { decodeColumns, numeric, type Wire } from "../columns";
 import { matchingNames, rowOf, single, type Tile } from "../data";
 
@@ -29,12 +32,32 @@ export interface SearchAnswer {
   error?: string;
 }
 
-/** A table's row to show (its events found by the kernel: see TimelineSource.on_message). */
-export interface OccurrencesRequest {
-  kind: "occurrences";
-  id: number;
+/** A table's row to show in the trace (tfprof_nb.widgets.timeline_find's tables). */
+export interface RowFind {
   table: string;
   key: Record<string, unknown>;
+}
+
+const ROW_QUERY = /^(kernel|hlo op|device op|host op):\s*([\s\S]*?)\s*$/;
+
+/** The query of a table's row: what a click on it writes in the search box, as
+ * tfprof_nb.widgets.timeline_search.query_of writes it. */
+export function queryOf(find: RowFind): string {
+  const k = find.key;
+  const text = (v: unknown) => (v === null || v === undefined ? "" : String(v));
+  if (find.table === "kernels") return `kernel: ${text(k.kernel_name)}`;
+  if (find.table === "hlo") {
+    const program = text(k.program_id);
+    return `hlo op: ${text(k.hlo_op_name)}${program ? ` in program ${program}` : ""}`;
+  }
+  return `${text(k.host_or_device) === "Device" ? "device" : "host"} op: ${text(k.operation)}`;
+}
+
+/** The value of a table row's query (the row's name), null for any other query. */
+export function rowQueryValue(query: string): string | null {
+  const m = ROW_QUERY.exec(query.trim());
+  if (!m || !m[2]) return null;
+  return m[1] === "hlo op" ? m[2].replace(/ in program \S+$/, "") : m[2];
 }
 
 export class Search {
@@ -43,8 +66,11 @@ export class Search {
   names = new Set<number>();
   /** The rows found for a table's row (drawn highlighted instead of names; null: none). */
   rows: Set<number> | null = null;
-  /** Whether the next answer shows its first match (a table's row was clicked). */
+  /** Whether the next answer shows its first match (a table's row was clicked, or Enter
+   * pressed before the answer came). */
   jump = false;
+  /** Whether the kernel's answer to the last search is awaited. */
+  pending = false;
   /** The matching events by start, and the index of the one shown last (-1: none). */
   hits: EventInfo[] = [];
   pos = -1;
@@ -54,19 +80,25 @@ export class Search {
   private nextId = 1;
 
   /**
-   * Search for `query` among `names`. With `ask` (an overview with a kernel at hand), the
-   * kernel finds the matching events: the request to send is returned. Else the events come
-   * from `tiles` (every event, or without a kernel what the tiles hold alone: `partial`).
+   * Search for `query`. With `ask` (a kernel at hand), the kernel finds the events: the
+   * request to send is returned (the names matching a plain query are highlighted
+   * meanwhile). Else the events named so come from `tiles` (every event, or without a kernel
+   * what the tiles hold alone: `partial`); a table row's query searches the row's name.
    */
   set(query: string, names: string[], tiles: Tile[], ask: boolean, partial: boolean): SearchRequest | null {
     this.query = query.trim();
+    const row = rowQueryValue(this.query);
     this.rows = null;
-    this.names = matchingNames(names, query);
+    this.names = row !== null && ask ? new Set() : matchingNames(names, row ?? query);
     this.hits = [];
     this.pos = -1;
-    if (this.query && this.names.size && ask) {
+    this.pending = false;
+    this.jump = false;
+    if (this.query && ask) {
       this.asked = this.nextId++;
-      this.status = "searching…";
+      this.pending = true;
+      if (row !== null) this.rows = new Set();
+      this.status = row !== null ? "finding its events…" : "searching…";
       return { kind: "search", id: this.asked, query: this.query };
     }
     if (this.names.size) this.hits = this.fromTiles(names, tiles);
@@ -89,27 +121,16 @@ export class Search {
     return out.sort((a, b) => a.start - b.start);
   }
 
-  /** Ask the kernel for the events of a table's row (`label` names it in the status). */
-  occurrences(table: string, key: Record<string, unknown>, label: string): OccurrencesRequest {
-    this.query = label;
-    this.names = new Set();
-    this.rows = new Set();
-    this.hits = [];
-    this.pos = -1;
-    this.jump = true;
-    this.asked = this.nextId++;
-    this.status = "finding its events…";
-    return { kind: "occurrences", id: this.asked, table, key };
-  }
-
-  /** Whether block `row` with name `code` is drawn highlighted. */
+  /** Whether block `row` with name `code` is drawn highlighted: an event found, or (a plain
+   * query) named so. */
   marks(row: number, code: number): boolean {
-    return this.rows ? this.rows.has(row) : this.names.has(code);
+    return (this.rows?.has(row) ?? false) || this.names.has(code);
   }
 
   /** Take the kernel's answer; false when it answers a search left behind. */
   receive(msg: SearchAnswer, buffers: unknown[], names: string[]): boolean {
     if (msg.id !== this.asked) return false;
+    this.pending = false;
     if (msg.error || !msg.hits) {
       this.status = String(msg.error ?? "no answer");
       return true;
@@ -124,8 +145,9 @@ export class Search {
     const total = Number(msg.total ?? this.hits.length);
     const shown = Number(msg.shown ?? this.hits.length);
     const more = total > shown ? ` (first ${shown.toLocaleString("en-US")})` : "";
-    if (this.rows) this.rows = new Set(this.hits.map((h) => h.row));
-    this.status = `${total.toLocaleString("en-US")} ${this.rows ? `event${total === 1 ? "" : "s"} of this row` : "found"}${more}`;
+    const row = rowQueryValue(this.query) !== null;
+    this.rows = new Set(this.hits.map((h) => h.row));
+    this.status = `${total.toLocaleString("en-US")} ${row ? `event${total === 1 ? "" : "s"} of this row` : "found"}${more}`;
     return true;
   }
 

@@ -8,7 +8,7 @@ import { segmentOf, type TimelineData } from "../data";
 import { AreaState } from "./areastate";
 import { AXIS_H, LABEL_W, ROW } from "./layout";
 import { Links, rowY, spanning, type LinksAnswer } from "./links";
-import { Search, type EventInfo, type OccurrencesRequest, type SearchAnswer, type SearchRequest } from "./search";
+import { queryOf, Search, type EventInfo, type RowFind, type SearchAnswer, type SearchRequest } from "./search";
 import { TimelineView, type Source } from "./view";
 
 export type { EventInfo } from "./search";
@@ -120,11 +120,11 @@ export class TimelineState extends TimelineView {
     return this.area.summarise(this.tiles.list, this.data, this.kernel);
   }
 
-  /** Search names for `query`: the request for the kernel when it finds the events. */
+  /** Search for `query` (see search.ts): the request for the kernel, which finds the
+   * events whenever there is one. */
   find(query: string): SearchRequest | null {
     const overview = this.data.lod.mode !== "full";
-    const request = this.search.set(query, this.data.names, this.tiles.list, overview && this.kernel,
-      overview && !this.kernel);
+    const request = this.search.set(query, this.data.names, this.tiles.list, this.kernel, overview && !this.kernel);
     this.emit("search");
     return request;
   }
@@ -138,22 +138,23 @@ export class TimelineState extends TimelineView {
     }
   }
 
-  /** Show a table's row: with a kernel, the request for its events (the first is shown when
-   * they come); without one, its label searched by name and the first match shown. */
-  showRow(find: { table: string; key: Record<string, unknown>; label: string }): OccurrencesRequest | null {
-    if (this.kernel) {
-      const request = this.search.occurrences(find.table, find.key, find.label);
-      this.emit("search");
-      return request;
-    }
-    this.find(find.label);
-    this.gotoMatch(1);
-    return null;
+  /** Show a table's row: search its query (queryOf: what the box then says), the first
+   * match shown (when the kernel's answer comes, with one); returns the query and the
+   * request for the kernel. */
+  showRow(find: RowFind): { query: string; request: SearchRequest | null } {
+    const query = queryOf(find);
+    const request = this.find(query);
+    this.gotoMatch(1); // (when the kernel's answer comes, with one)
+    return { query, request };
   }
 
   /** Show and select the next (1) or previous (-1) match: framed (it takes about half the
    * window) and its track scrolled into view. */
   gotoMatch(delta: number): void {
+    if (this.search.pending) {
+      this.search.jump = true; // (the first match, once the kernel's answer comes)
+      return;
+    }
     const m = this.search.step(delta);
     this.emit("search");
     if (!m) return;

@@ -27,6 +27,8 @@ export class TimelineView {
   segments = new Map<number, { depth: number; s: number }[]>();
   /** The event (or merged block) under the pointer, for the tooltip. */
   hover: EventInfo | null = null;
+  /** Where the pointer is over the canvas, px (null: elsewhere). */
+  pointer: [number, number] | null = null;
   tiles!: TileStore;
   /** The tile drawn last (what a click hits). */
   current!: Tile;
@@ -125,12 +127,21 @@ export class TimelineView {
       [this.t0, this.t1] = [start, start + span];
     }
     this.emit("view", source);
+    this.setHover(null); // what was under the pointer has moved: no stale tooltip
   }
 
   /** Zoom by `factor` (< 1: in) keeping the time under `atX` (px) in place. */
   zoom(factor: number, atX: number): void {
     const t = this.tOf(atX);
     this.setView(t - (t - this.t0) * factor, t + (this.t1 - t) * factor);
+  }
+
+  /** Where the keys zoom (W/S), px: at the pointer when it is over the tracks, else the
+   * middle of the plot. */
+  keyZoomX(): number {
+    const p = this.pointer;
+    const over = p && p[0] >= LABEL_W && p[0] < LABEL_W + this.plotW() && p[1] >= AXIS_H && p[1] < this.height;
+    return over ? p[0] : LABEL_W + this.plotW() / 2;
   }
 
   pan(dxPx: number): void {
