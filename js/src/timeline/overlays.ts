@@ -10,7 +10,7 @@ export const KEYS: [string, string][] = [
   ["click", "focus the viewer; select an event (its details, links and flows below)"],
   ["wheel", "scrolls the page; with the viewer focused, scrolls the tracks"],
   ["Ctrl/⌘ + wheel, pinch", "zoom at the pointer"],
-  ["W / S", "zoom in / out"],
+  ["W / S", "zoom in / out at the pointer (over the tracks; else the middle)"],
   ["A / D, sideways scroll, shift + wheel", "pan"],
   ["drag", "select an area: its events summed below"],
   ["shift + drag, middle drag, drag the axis", "pan (and scroll)"],
