@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.findings.measures import value_of
 from tfprof_nb.cli import COMMANDS
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START
@@ -123,9 +124,13 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
         assert row["pct"] == 100 * steps[col].mean() / d.mean()
         assert row["pct"] == pytest.approx(100 * steps[col].sum() / d.sum(), abs=1e-9)
     ov = prof.overview()
-    assert doc["input_bound"]["input_pct"] == ov.input_bound["input_pct"]
-    assert doc["input_bound"]["statement"] == ov.input_bound["input_statement"]
-    assert doc["devices"]["duty_cycle_pct"] == prof.duty_cycle.attrs.get("device_duty_cycle_pct")
+    assert doc["input_bound"]["input_pct"] == ov.input_wait.get("pct")
+    assert doc["input_bound"]["statement"] == ov.verdict["statement"]
+    assert doc["devices"]["duty_cycle_pct"] == value_of(prof.measures, "duty_cycle_pct")
+    assert doc["devices"]["xprof_duty_cycle_pct"] == \
+        prof.duty_cycle.attrs.get("device_duty_cycle_pct")
+    measured = {m["key"]: m["value"] for m in doc["measures"]}
+    assert measured == {k: v for k, v in prof.measures.value.items() if pd.notna(v)}
     devices = pd.DataFrame(doc["devices"]["devices"])
     assert list(devices.get("duty_cycle_pct", [])) == list(prof.duty_cycle.duty_cycle_pct)
     assert doc["devices"]["type"] == ov.environment["device_type"]
@@ -201,6 +206,7 @@ PUBLIC = {
     "planes": lambda p: p.planes, "lines": lambda p: p.lines,
     "gpu_utilization": lambda p: p.gpu_utilization, "gpu_overlap": lambda p: p.gpu_overlap,
     "duty_cycle": lambda p: p.duty_cycle, "stragglers": lambda p: p.stragglers,
+    "measures": lambda p: p.measures.reset_index(),
     "launch_latency": lambda p: p.launch_latency.per_kernel,
     "launch_histogram": lambda p: p.launch_latency.histogram,
     "launch_outliers": lambda p: p.launch_latency.outliers,

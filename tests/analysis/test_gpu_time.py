@@ -76,9 +76,9 @@ def test_launch_bound_gaps(tmp_path):
     assert row.kernels == 10
     findings = {f.kind: f for f in prof.recommendations()}
     f = findings["launch_bound"]
-    assert f.evidence["kernels_under_10us_pct"] == pytest.approx(100)
-    assert f.evidence["launch_gap_idle_pct"] == pytest.approx(100 * 45 / 65)
-    assert "100 % of kernels run < 10 us" in f.what and "69 %" in f.what
+    assert f.evidence["small_kernels_pct"] == pytest.approx(100)
+    assert f.evidence["launch_gap_pct"] == pytest.approx(100 * 45 / 65)
+    assert f.measure == "launch_gap_pct" and "69.2%" in f.what and "short gaps" in f.what
 
 
 def test_host_bound_and_queued_gaps(tmp_path):

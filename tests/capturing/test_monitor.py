@@ -42,11 +42,11 @@ def assert_rows_match_profiles(mon, complete: bool = True) -> None:
         for col in CATEGORY_COLUMNS:
             assert getattr(row, col) == pytest.approx(float(steps[col].mean()))
         ov = prof.overview()
-        assert row.input_pct == pytest.approx(ov.input_wait["pct"])
-        if ov.device_duty_cycle_pct is None:
-            assert np.isnan(row.device_busy_pct)
+        assert row.input_pct == pytest.approx(prof.measures.at["input_wait_pct", "value"])
+        if "duty_cycle_pct" not in prof.measures.index:
+            assert np.isnan(row.duty_cycle_pct)
         else:
-            assert row.device_busy_pct == pytest.approx(ov.device_duty_cycle_pct)
+            assert row.duty_cycle_pct == prof.measures.at["duty_cycle_pct", "value"]
         top = ov.top_device_ops if len(ov.top_device_ops) else ov.top_host_ops
         assert (row.top_op, row.top_op_pct) == (top.operation.iloc[0],
                                                 pytest.approx(top.self_time_pct.iloc[0]))

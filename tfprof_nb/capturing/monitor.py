@@ -121,7 +121,7 @@ class Monitor(KerasHooks):
         analysed, failed), ``first_step``/``last_step``/``steps``, ``time_s`` (when it began,
         from the first step), ``wall_s``, ``median_step_ms``, ``vs_baseline_pct`` and
         ``regressed``, the mean ms per step of each step-time category (``*_ms``),
-        ``input_pct``, ``device_busy_pct`` (NaN without a device), ``memory_peak_bytes``
+        ``input_pct``, ``duty_cycle_pct`` (NaN without a device), ``memory_peak_bytes``
         (NaN without memory events), ``top_op`` and ``top_op_pct``, ``backend``, ``run``
         (the window's run directory or URL), ``note`` and ``error``."""
         return self._log.frame()

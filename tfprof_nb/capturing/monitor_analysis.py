@@ -16,6 +16,7 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
+from ..analysis.findings.measures import value_of
 from ..constants import CATEGORY_COLUMNS
 from .monitor_log import WindowLog
 
@@ -43,9 +44,9 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     values = {"median_step_ms": float(np.median(step_ms)) if len(step_ms) else np.nan}
     for col in CATEGORY_COLUMNS:
         values[col] = float(steps[col].mean()) if len(steps) else np.nan
-    values["input_pct"] = float(prof.result("input_wait").get("pct", np.nan))
-    duty = prof.result("duty_cycle").attrs.get("device_duty_cycle_pct")
-    values["device_busy_pct"] = np.nan if duty is None else float(duty)
+    measures = prof.measures  # the numbers the window's own pages quote
+    values["input_pct"] = value_of(measures, "input_wait_pct", np.nan)
+    values["duty_cycle_pct"] = value_of(measures, "duty_cycle_pct", np.nan)
     memory = prof.memory_summary
     values["memory_peak_bytes"] = float(memory.peak_bytes_in_use.max()) if len(memory) \
         else np.nan

@@ -21,11 +21,11 @@ __all__ = ["COLUMNS", "WindowLog", "error_text"]
 
 _INT = ["window", "first_step", "last_step", "steps"]
 _FLOAT = ["time_s", "wall_s", "median_step_ms", "vs_baseline_pct", *CATEGORY_COLUMNS,
-          "input_pct", "device_busy_pct", "memory_peak_bytes", "top_op_pct"]
+          "input_pct", "duty_cycle_pct", "memory_peak_bytes", "top_op_pct"]
 _TEXT = ["status", "top_op", "backend", "run", "note", "error"]
 COLUMNS = ["window", "status", "first_step", "last_step", "steps", "time_s", "wall_s",
            "median_step_ms", "vs_baseline_pct", "regressed", *CATEGORY_COLUMNS, "input_pct",
-           "device_busy_pct", "memory_peak_bytes", "top_op", "top_op_pct", "backend", "run",
+           "duty_cycle_pct", "memory_peak_bytes", "top_op", "top_op_pct", "backend", "run",
            "note", "error"]
 
 

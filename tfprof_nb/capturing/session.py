@@ -19,12 +19,14 @@ from pathlib import Path
 
 from ..errors import CaptureError, CaptureWarning
 from .backends import check_backend, choose_backend, get_backend
+from .native_log import quiet_profiler_log
 from .options import TracerOptions
 
 __all__ = ["LocalSession", "new_logdir", "publish_run", "run_dirs", "split_logdir",
            "wait_for_a_free_run_name"]
 
 _active: "LocalSession | None" = None
+_WHO = {"jax": "JAX's profiler", "tensorflow": "TensorFlow's profiler"}
 
 
 def new_logdir() -> str:
@@ -86,7 +88,8 @@ class LocalSession:
 
     ``backend``: ``"auto"``, ``"jax"`` or ``"tensorflow"``; ``fn`` (the step function) and
     ``source`` (a cell's code) help ``"auto"`` decide.  :attr:`backend` is the one used, once
-    started.
+    started.  The profiler's own log lines while it starts and stops are kept out of the
+    output (:mod:`.native_log`: one line says a warning or error) and kept in :attr:`log`.
     """
 
     def __init__(self, logdir: str | None, options: TracerOptions, owner: str,
@@ -101,6 +104,7 @@ class LocalSession:
         self._profiler = None
         self.run_dir: Path | str | None = None  # a URL string for a URL logdir
         self.running = False
+        self.log: list = []  # the profiler's log records (native_log.LogLine)
 
     def start(self, take_over: bool = True) -> "LocalSession":
         """Start profiling.  A running tfprof_nb session is taken as abandoned and stopped
@@ -121,7 +125,8 @@ class LocalSession:
             _active.stop()
         os.makedirs(self._local, exist_ok=True)
         self._before = run_dirs(self._local)
-        profiler.start(self._local, self.options)
+        with quiet_profiler_log(_WHO[self.backend], self.log):
+            profiler.start(self._local, self.options)
         self._profiler = profiler
         self.thread = threading.current_thread()
         self.running = True
@@ -144,7 +149,8 @@ class LocalSession:
         if _active is self:
             _active = None
         wait_for_a_free_run_name(self._local)
-        self._profiler.stop()
+        with quiet_profiler_log(_WHO[self.backend], self.log):
+            self._profiler.stop()
         new = run_dirs(self._local) - self._before
         if not new:
             raise CaptureError(f"the profiler saved nothing under {self._local}")

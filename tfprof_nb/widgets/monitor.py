@@ -29,7 +29,7 @@ __all__ = ["MonitorView"]
 
 # the history's columns the view's table shows, in this order (when present)
 _TABLE = ["window", "status", "first_step", "last_step", "steps", "median_step_ms",
-          "vs_baseline_pct", "regressed", "input_pct", "device_busy_pct",
+          "vs_baseline_pct", "regressed", "input_pct", "duty_cycle_pct",
           "memory_peak_bytes", "top_op", "top_op_pct", "time_s", "wall_s", "note", "error"]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.findings.measures import get, measure_text
+from ..analysis.findings.measures import get, measure_text, spread_words
 from ..analysis.findings.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
@@ -45,6 +45,8 @@ def measure_card(row) -> list[str]:
     """A measure as a card: [label, value, what it counts (and XProf's figure, as XProf's,
     where its rule gives another)]."""
     scope = str(row["scope"])
+    if pd.notna(row["min"]) and row["device_count"]:
+        scope += f". {spread_words(row)[:1].upper()}{spread_words(row)[1:]}"
     if pd.notna(row["xprof_value"]):
         scope += (f". XProf: {measure_text(row['xprof_value'], row['unit'])} "
                   f"({row['xprof_note']})")
