@@ -50,7 +50,7 @@ QUOTES = {
 # XProf's own figure of a measure, in a clause labelled as XProf's
 XPROF_QUOTES = {
     "input_wait_pct": [rf"breakdown counts {_N} of the step time waiting for input",
-                       rf"XProf's rule gives {_N} \(XProf's step-time breakdown counts on GPUs"],
+                       rf"XProf's rule gives {_N} \(XProf's step breakdown counts as input"],
     "duty_cycle_pct": [rf"XProf's rule gives {_N} \(XProf sums every device"],
     "device_idle_pct": [rf"XProf's rule gives {_N} \(XProf's overview counts TPU idle"],
 }

@@ -209,7 +209,7 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     index = [f"step {s}" for s in steps.index] if "host" not in steps or \
         steps.host.nunique() <= 1 else [f"step {s} on {h}" for s, h in zip(steps.index, steps.host)]
     spread = _spread(pd.Series(d.to_numpy(), index=index))
-    scope = steps_words(steps)
+    scope = f"over {steps_words(steps)}"
     return [_row("step_time_mean_ms", d.mean(), "steps", scope=scope, spread=spread),
             _row("step_time_median_ms", d.median(), "steps", scope=scope, spread=spread)]
 
@@ -221,10 +221,9 @@ def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[d
         return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
                      scope=f"{steps_words(steps)} (step-time breakdown)")]
     differs = f"{wait['pct']:.1f}" != f"{wait['steps_pct']:.1f}"
-    note = ("XProf's step-time breakdown counts on GPUs only copies named MemcpyHToD and the "
-            "device waiting on the host as input, where the devices' own accounting also counts "
-            "their idle time while the host fetches input before the next launch") if differs \
-        else ""
+    note = ("XProf's step breakdown counts as input on GPUs only MemcpyHToD copies and the "
+            "device waiting on the host, not the devices' idle time while the host fetches "
+            "input") if differs else ""
     return [_row("input_wait_pct", wait["pct"], "steps", devs.names, devs.excluded,
                  _device_scope(devs, steps), devs.spread("input_us"),
                  wait["steps_pct"] if differs else None, note,
