@@ -114,7 +114,7 @@ def test_duty_cycle_is_the_overview_figure(gpu, bert):
     # BERT: GPU:1 and GPU:4 ran nothing in the step; XProf's figure sums them too
     evidence = _row(bert, min_duty_cycle_pct=0).evidence
     xprof = bert.duty_cycle.attrs["device_duty_cycle_pct"]
-    assert "(GPU:6, over each one's active span (whole profile))" in evidence
+    assert "(GPU:6, over each one's active span (whole profile) (GPU:1, GPU:4 left out" in evidence
     assert f"XProf's rule gives {xprof:.1f}% (XProf sums every device with activity (3)" \
         in evidence
 

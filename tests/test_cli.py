@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.findings.measures import value_of
+from tfprof_nb.analysis.findings.measures import excluded_note, value_of
 from tfprof_nb.cli import COMMANDS
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START
@@ -146,7 +146,7 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
             for f in doc["findings"]] == _expected_findings(prof)
     assert doc["profile"]["hosts"] == prof.hosts
     assert doc["profile"]["events"] == prof.n_events
-    assert doc["notes"] == ov.reasons
+    assert doc["notes"] == [n for n in (excluded_note(prof.measures),) if n] + ov.reasons
 
 
 def test_summary_text_says_what_the_tables_say(cpu_logdir):

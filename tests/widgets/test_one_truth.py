@@ -203,6 +203,15 @@ def test_device_totals_leave_out_devices_idle_through_the_steps():
     assert duty["xprof_value"] == prof.duty_cycle.attrs["device_duty_cycle_pct"]
     assert duty["value"] == pytest.approx(
         prof.duty_cycle.set_index("device").loc["/device:GPU:6", "duty_cycle_pct"])
+    from tfprof_nb.widgets.gpu import GpuUtilizationView
+    from tfprof_nb.widgets.overview import OverviewView
+
+    for view in (OverviewView, GpuUtilizationView):  # said once a page, not in each sentence
+        values = view.state(prof).values
+        said = values["statements"] + [str(f) for f in values.get("recommendations", [])] + \
+            [f["what"] for f in values.get("findings", [])] + \
+            [" ".join(c) for c in values.get("cards", [])]
+        assert sum("GPU:1, GPU:4" in s for s in said) == 1, said
     verdict = prof.overview().verdict
     assert verdict["classification"] == "both" and "MODERATELY" in verdict["statement"]
     assert "XProf's rule" in verdict["xprof_statement"]

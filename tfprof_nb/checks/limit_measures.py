@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..analysis.findings.measures import get, measure_text, spread_words, xprof_words
+from ..analysis.findings.measures import (get, left_out_words, measure_text, spread_words,
+                                         xprof_words)
 from ..analysis.tf.memory import LABELS
 from ..plot.memory import human_bytes
 from .regression import CONFIDENCE, step_regression
@@ -128,9 +129,10 @@ def _registered(subject: Subject, key: str, what: str, unknown) -> Measure:
     row = get(subject.prof.measures, key)
     if row is None:
         return Measure(None, unknown(subject))
-    parts = [f"{row['label']} {measure_text(row['value'], row['unit'])} ({row['scope']})",
+    parts = [f"{row['label']} {measure_text(row['value'], row['unit'])} ({row['scope']}"
+             f"{left_out_words(row)})",
              spread_words(row), xprof_words(row)]
-    details = {"scope": row["scope"], "rule": row["rule"], "devices": row["device_count"]}
+    details = {"scope": row["scope"], "rule": row["rule"], "devices": int(row["device_count"])}
     if pd.notna(row["xprof_value"]):
         details["xprof_value"] = float(row["xprof_value"])
     return Measure(float(row["value"]), "; ".join(p for p in parts if p), details)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import textwrap
 
 from ..analysis.findings.evidence import evidence_words
-from ..analysis.findings.measures import measure_text, spread_words, value_of, xprof_words
+from ..analysis.findings.measures import (excluded_note, measure_text, spread_words,
+                                         value_of, xprof_words)
 from ..analysis.findings.overview import device_text
 from ..constants import CATEGORY_COLUMNS
 
@@ -40,7 +41,7 @@ def summarise(prof, top: int = 10) -> dict:
         "measures": _measures(prof.measures),
         "top_ops": {side.lower(): _top_ops(prof, side, top) for side in ("Host", "Device")},
         "findings": [_finding(f) for f in prof.recommendations()],
-        "notes": list(ov.reasons),
+        "notes": [n for n in (excluded_note(prof.measures),) if n] + list(ov.reasons),
     }
 
 

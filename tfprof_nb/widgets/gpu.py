@@ -10,7 +10,8 @@ import pandas as pd
 import traitlets
 
 from ..analysis.findings.evidence import evidence_words
-from ..analysis.findings.measures import get, measure_text, spread_words, xprof_words
+from ..analysis.findings.measures import (excluded_note, get, measure_text, spread_words,
+                                         xprof_words)
 from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu import UTILIZATION_PARTS
 from ._view import View, ViewState
@@ -117,6 +118,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
         out += _tpu_counters(prof) + [
             "TPUs run their programs' ops without a launch from the host for each, so there "
             "is no launch latency to show."]
+    out += [note for note in (excluded_note(prof.measures),) if note]
     out += _outside_statement(summary, "op" if tpu else "kernel")
     ends = prof.stragglers
     apart = ends[ends.spread_us > 0] if len(ends) else ends

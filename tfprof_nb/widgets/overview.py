@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.findings.measures import get, measure_text, spread_words
+from ..analysis.findings.measures import excluded_note, get, measure_text, spread_words
 from ..analysis.findings.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
@@ -88,6 +88,7 @@ def overview_statements(ov) -> list[str]:
     ib, verdict = ov.input_bound, ov.verdict
     xprof_rule = verdict.get("rule") == "xprof"
     statements = [verdict.get("statement"), verdict.get("xprof_statement"),
+                  excluded_note(ov.measures) if len(ov.measures) else "",
                   ib.get("all_other_statement") if xprof_rule else "",
                   ib.get("kernel_launch_statement") if xprof_rule else "",
                   ov.precision.get("statement")]

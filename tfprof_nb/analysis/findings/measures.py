@@ -35,7 +35,7 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
-           "device_label", "device_words", "get", "measure_text", "measures", "scope_tail",
+           "device_label", "device_words", "excluded_note", "get", "left_out_words", "measure_text", "measures", "scope_tail",
            "spread_words", "steps_words", "value_of", "xprof_words"]
 
 
@@ -191,15 +191,9 @@ def _when(devs: _Devices, steps: pd.DataFrame) -> str:
             "profile": "over each device's active span (the profile has no steps)"}[devs.time]
 
 
-def _left_out(devs: _Devices) -> str:
-    unit = "kernel" if devs.kind == "GPU" else "op"
-    return f" ({', '.join(devs.excluded)} left out: no {unit} in the steps)" \
-        if devs.excluded else ""
-
-
 def _device_scope(devs: _Devices, steps: pd.DataFrame) -> str:
-    """"GPU:6, in the 1 step (GPU:1, GPU:4 left out: no kernel in the steps)"."""
-    return f"{_names(devs.names, devs.kind)}, {_when(devs, steps)}{_left_out(devs)}"
+    """"GPU:6, in the step" (whom it leaves out is ``excluded``: :func:`excluded_note`)."""
+    return f"{_names(devs.names, devs.kind)}, {_when(devs, steps)}"
 
 
 def _step_rows(steps: pd.DataFrame) -> list[dict]:
@@ -227,7 +221,7 @@ def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[d
     return [_row("input_wait_pct", wait["pct"], "steps", devs.names, devs.excluded,
                  _device_scope(devs, steps), devs.spread("input_us"),
                  wait["steps_pct"] if differs else None, note,
-                 when=_when(devs, steps) + _left_out(devs))]
+                 when=_when(devs, steps))]
 
 
 def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
@@ -236,7 +230,7 @@ def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
     input is :func:`_input_row`'s) over the devices active in the steps."""
     if devs is None:
         return []
-    scope, when = _device_scope(devs, steps), _when(devs, steps) + _left_out(devs)
+    scope, when = _device_scope(devs, steps), _when(devs, steps)
     note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
             "steps included (compiling, the first runs)") if tpu_idle is not None else ""
     out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
@@ -267,7 +261,7 @@ def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dic
                                index=labels[labels.isin(devs.names)]))
     return [_row("duty_cycle_pct", pct, "profile", devs.names, devs.excluded, scope, spread,
                  xprof if differs else None, note, "tfprof" if differs else "xprof",
-                 when="over each one's active span (whole profile)" + _left_out(devs))]
+                 when="over each one's active span (whole profile)")]
 
 
 def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
@@ -384,6 +378,27 @@ def device_words(row) -> tuple[str, bool]:
 
 
 def scope_tail(row) -> str:
-    """When a device measure counts and whom it leaves out, as a sentence's end: "in the 10
-    steps (GPU:1, GPU:4 left out: no kernel in the steps)"."""
+    """When a device measure counts: "in the 10 steps"."""
     return str(row["when"])
+
+
+def left_out_words(row) -> str:
+    """Whom a device measure leaves out, as a sentence's last words: " (GPU:1, GPU:4 left
+    out: no kernel in the steps)"; "" when none."""
+    if not row["excluded"]:
+        return ""
+    return f" ({row['excluded']} left out: no {_unit(row)} in the steps)"
+
+
+def _unit(row) -> str:
+    return "op" if "TPU" in str(row["devices"]).split(",")[0] else "kernel"
+
+
+def excluded_note(table: pd.DataFrame) -> str:
+    """The devices the device measures leave out, said once for a page; "" when none."""
+    row = get(table, "device_idle_pct")
+    if row is None or not row["excluded"]:
+        return ""
+    return (f"{row['excluded']} ran no {_unit(row)} inside the steps (another worker's "
+            "devices, most likely): the device figures leave them out and count "
+            f"{row['devices']}.")
