@@ -232,7 +232,7 @@ def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
         return []
     scope, when = _device_scope(devs, steps), _when(devs, steps)
     note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
-            "steps included (compiling, the first runs)") if tpu_idle is not None else ""
+            "steps included") if tpu_idle is not None else ""
     out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
                 scope, devs.spread("idle_us"), tpu_idle, note, when=when)]
     if devs.kind == "GPU":
