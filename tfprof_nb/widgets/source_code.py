@@ -140,8 +140,8 @@ def code_blocks(lines: pd.DataFrame, top: int = 8, context: int = 3,
                 captured=None, moved: dict | None = None) -> list[dict]:
     """The code around the ``top`` hottest locations of ``prof.source_lines`` (``context``
     lines each side; windows that touch are merged), hottest first: per block its file, its
-    label (a notebook cell's name, else the file), where the code comes from, its lines ``[number, text, device time us, share %]`` (time
-    None where a line has none) and the functions in it; a note where code is not shown.
+    label (a notebook cell's name, else the file), where the code comes from, its lines
+    ``[number, text, device time us, share %]`` (time None where a line has none) and the functions in it; a note where code is not shown.
     ``captured``: when the profile ended (files modified later say so); ``moved``: {file:
     why its code no longer matches the profile} (source_match): those files' locations
     stand alone, ``moved`` True, the function the profile recorded fifth in each line."""

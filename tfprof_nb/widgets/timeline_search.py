@@ -40,7 +40,8 @@ def query_of(table: str, key: dict) -> str:
         return f"kernel: {key.get('kernel_name', '')}"
     if table == "hlo":
         program = key.get("program_id")
-        none = program is None or program == "" or (isinstance(program, float) and program != program)
+        none = program is None or program == "" or \
+            (isinstance(program, float) and program != program)
         where = "" if none else f" in program {_program_text(program)}"
         return f"hlo op: {key.get('hlo_op_name', '')}{where}"
     if table == "ops":

@@ -35,8 +35,9 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
-           "device_label", "device_words", "excluded_note", "get", "left_out_words", "measure_text", "measures", "scope_tail",
-           "spread_words", "steps_words", "value_of", "xprof_words"]
+           "device_label", "device_words", "excluded_note", "get", "left_out_words",
+           "measure_text", "measures", "scope_tail", "spread_words", "steps_words", "value_of",
+           "xprof_words"]
 
 
 @dataclass(frozen=True)
