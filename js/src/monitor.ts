@@ -2,7 +2,9 @@
 // when a window is flagged, the median step time per window over the breakdown per window (a
 // plotly figure built in Python, redrawn in place so zoom and legend choices stay) and the
 // windows' table. A click on a window (its point, its bars or its row) asks the kernel for
-// that window's dashboard, which the kernel shows under the view.
+// that window's dashboard; the kernel names its widget (the `dashboard` trait: a model id) and
+// the view draws it under itself, in its own element (no other widget output: a notebook
+// reopened without its kernel has nothing beneath the view to say "model not found").
 import { type Model } from "./model";
 import { loadPlotly, pageColors, renderFigure, themed, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
@@ -19,6 +21,53 @@ export function windowOf(custom: unknown): number {
 export function answerText(msg: { window?: unknown; error?: unknown }): string {
   if (msg.error) return `Window ${msg.window}: ${String(msg.error)}`;
   return `Window ${msg.window}'s dashboard is shown below.`;
+}
+
+/** What the view asks of the notebook's widget manager (anywidget's `model.widget_manager`;
+ * absent without a kernel: reports, saved notebooks). */
+interface WidgetManager {
+  get_model(id: string): Promise<unknown>;
+  create_view(model: unknown, options?: unknown): Promise<{ el: HTMLElement; remove(): void }>;
+}
+
+/** Draws the widget the model's `dashboard` trait names (a model id) into `box`, in place of
+ * the one drawn before; `failed` says why one could not be drawn. */
+function boardShower(box: HTMLElement, model: Model, failed: (why: string) => void):
+  { show: () => void; close: () => void } {
+  const manager = (model as { widget_manager?: WidgetManager }).widget_manager;
+  let wanted = "";
+  let view: { remove(): void } | null = null;
+  const drop = (): void => {
+    view?.remove();
+    view = null;
+    box.replaceChildren();
+  };
+  const draw = async (id: string): Promise<void> => {
+    try {
+      const child = await manager!.get_model(id);
+      const made = await manager!.create_view(child, {});
+      if (wanted !== id) { // another window was asked for meanwhile, or the view went
+        made.remove();
+        return;
+      }
+      view = made;
+      box.append(made.el);
+    } catch (err) {
+      if (wanted === id) failed(String(err));
+    }
+  };
+  const show = (): void => {
+    const id = String(model.get("dashboard") ?? "");
+    if (id === wanted) return;
+    wanted = id;
+    drop();
+    if (id && manager) void draw(id);
+  };
+  const close = (): void => {
+    wanted = "";
+    drop();
+  };
+  return { show, close };
 }
 
 /** Redraw the figure of `holder` in place with the model's latest one, once its first draw
@@ -76,12 +125,20 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     if (msg && msg.kind === "opened") note.textContent = answerText(msg);
   };
   const redraw = redrawer(holder, el, model, () => alive);
+  const board = document.createElement("div"); // the shown window's dashboard, under the view
+  board.className = "mon-dashboard";
+  el.append(board);
+  const boards = boardShower(board, model, (why) => {
+    note.textContent = `Window ${model.get("shown")}'s dashboard could not be shown: ${why}`;
+  });
   texts();
+  boards.show();
   model.on("change:status", texts);
   model.on("change:rule", texts);
   model.on("change:figure", redraw);
   model.on("change:windows", table.refresh);
   model.on("msg:custom", onMessage);
+  model.on("change:dashboard", boards.show);
   return () => {
     alive = false;
     model.off?.("change:status", texts);
@@ -89,6 +146,9 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     model.off?.("change:figure", redraw);
     model.off?.("change:windows", table.refresh);
     model.off?.("msg:custom", onMessage);
+    model.off?.("change:dashboard", boards.show);
+    boards.close();
+    board.remove();
     cleanup();
   };
 }

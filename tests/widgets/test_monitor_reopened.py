@@ -45,6 +45,13 @@ print(len(mon.history), "windows", mon.counts)"""
 ROWS = "() => document.querySelectorAll('.tfprof-monitor .tt-table tr.tp-row-link').length"
 POINTS = ("() => document.querySelector('.tfprof-monitor .js-plotly-plot')._fullData[0]"
           ".x.length")
+# every output of the notebook rendered: none still says Lab's "Loading widget..."
+SETTLED = ("() => document.querySelectorAll('.jp-OutputArea-output').length > 0 && "
+           "!document.body.innerText.includes('Loading widget')")
+# the outputs (their text) that say Lab's "model not found", anywhere in the page
+NOT_FOUND = ("() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))"
+             ".map(o => o.innerText).filter(t => /model not found/i.test(t))"
+             ".concat(/model not found/i.test(document.body.innerText) ? ['(page)'] : [])")
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +121,10 @@ def test_reopened_notebook_shows_the_monitor_windows(ran):
         assert page.evaluate("() => document.querySelector('.tfprof-offline-caption')"
                              ".closest('.jp-OutputArea-output').innerText"
                              ".includes('model not found')") is False
+        # nor does any other output of the notebook: once every widget output settled
+        # (Lab's "Loading widget..." gone), no "model not found" anywhere in the page
+        page.wait_for_function(SETTLED, timeout=60000)
+        assert page.evaluate(NOT_FOUND) == []
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
             page.locator(".tfprof-monitor").screenshot(

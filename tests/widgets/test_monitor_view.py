@@ -1,7 +1,7 @@
 """The monitor's view in a real browser: drawn from a real monitored run's history, updated in
 place when Python sets new values, a click on a window answered by the widget's own Python;
 and in a real JupyterLab, the chart gaining points while the training cell runs, then a
-window's dashboard shown under the view."""
+window's dashboard shown under the view, inside its own element."""
 
 from __future__ import annotations
 
@@ -110,6 +110,18 @@ def test_view_updates_in_place_and_opens_a_window(monitored, tmp_path):
                                     ".includes('shown below')", timeout=30000)
         assert page.js("() => window.__sent") == [{"kind": "open", "window": 3}]
         assert opened == [3] and view.shown == 3
+        first = view._board  # the window's dashboard widget, named by the view's trait
+        first_id = first.model_id
+        assert view.dashboard == first_id != ""
+        assert widget_state(view)["dashboard"] == ""  # the offline copy names no live widget
+        # the page has no widget manager (as offline): the named dashboard draws nothing
+        page.push("dashboard", view.dashboard)
+        assert page.js("() => document.querySelector('.mon-dashboard').children.length") == 0
+        view.open_window(1)  # another window: its dashboard replaces the first, closed
+        assert opened == [3, 1] and view.shown == 1 and first.comm is None
+        assert view.dashboard == view._board.model_id != first_id
+        view.close()
+        assert view._board is None
         assert page.console_errors == [] and page.blocked == []
 
 
@@ -183,7 +195,8 @@ def test_monitor_in_jupyterlab(tmp_path, app):
             rows = page.locator(".tfprof-monitor .tt-table tr.tp-row-link")
             assert rows.count() >= 3
             rows.first.click()
-            page.wait_for_selector(".jp-OutputArea .tfprof-dashboard .db-card",
+            # drawn inside the view's own element, under its table: no other output
+            page.wait_for_selector(".jp-OutputArea .mon-dashboard .tfprof-dashboard .db-card",
                                    timeout=120000)
             page.wait_for_function("() => document.querySelector('.mon-note').textContent"
                                    ".includes(\"Window 0's dashboard\")", timeout=30000)
@@ -193,5 +206,9 @@ def test_monitor_in_jupyterlab(tmp_path, app):
                 "() => Array.from(document.querySelectorAll('.jp-OutputArea'))"
                 ".map(o => o.innerText.slice(0, 500))"))
             raise
+        # the one dashboard of the page is the view's (no output area beneath it shows one)
+        assert page.evaluate("() => [document.querySelectorAll('.tfprof-dashboard').length, "
+                             "document.querySelectorAll('.mon-dashboard .tfprof-dashboard')"
+                             ".length]") == [1, 1]
         browser.close()
     assert external == []

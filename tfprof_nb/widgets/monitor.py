@@ -3,9 +3,11 @@
 The monitor hands the view its history (``update``, called from the monitor's analysis
 thread; the traits change together under one lock) and a function giving a window's
 Profile (``opener``); the view knows nothing else of the monitor.  A click on a window (its
-point, its bars or its row) asks the kernel for that window's dashboard, displayed in an
-output area under the view; the kernel answers once it is free (not while a training cell
-runs).
+point, its bars or its row) asks the kernel for that window's dashboard, which the view
+shows inside itself, under its table (``dashboard`` names the dashboard widget's model; the
+view's own DOM holds it, so a saved notebook has no other widget output that a reopened
+notebook would show as "model not found"); the kernel answers once it is free (not while a
+training cell runs).
 
 Its offline copy (the loader output every view writes, rendered where no kernel holds the
 widget: a notebook reopened, an export) is rewritten as windows arrive: displayed with a
@@ -47,7 +49,8 @@ def _table(history: pd.DataFrame) -> TableData:
 class MonitorView(BaseWidget):
     """A monitored run: ``status`` (where it is), ``rule`` (when a window is flagged),
     ``figure`` (step time per window over the breakdown per window), ``windows`` (the
-    history's table) and ``shown`` (the window whose dashboard is shown below, -1: none)."""
+    history's table), ``shown`` (the window whose dashboard is shown below, -1: none) and
+    ``dashboard`` (the model id of that dashboard's widget, drawn inside the view; "" none)."""
 
     bundle = "monitor"
     status = traitlets.Unicode("").tag(sync=True)
@@ -55,13 +58,14 @@ class MonitorView(BaseWidget):
     figure = FigureTrait()
     windows = TableTrait()
     shown = traitlets.Int(-1).tag(sync=True)
+    dashboard = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, history: pd.DataFrame | None = None, status: str = "", rule: str = "",
                  baseline_ms: float | None = None, threshold_ms: float | None = None,
                  opener=None, **kwargs):
         self._lock = threading.Lock()
         self._opener = opener
-        self._output = None
+        self._board = None  # the shown window's dashboard widget (closed when replaced)
         self._copies: list = []  # display handles of the offline copies (one per display)
         self._copy = {"at": 0.0, "stale": False, "timer": None}
         super().__init__(**self._values(history, status, rule, baseline_ms, threshold_ms),
@@ -148,35 +152,35 @@ class MonitorView(BaseWidget):
         return {"kind": "opened", "window": window}, []
 
     def open_window(self, window: int) -> None:
-        """Display window ``window``'s dashboard in the output area under the view."""
-        from IPython.display import clear_output, display
-
+        """Show window ``window``'s dashboard inside the view, under its table (the
+        dashboard shown before is closed)."""
         if self._opener is None:
             raise RuntimeError("this view has no monitor to ask for a window's profile")
-        prof = self._opener(window)
-        with self._lock:
+        board = self._opener(window).show()
+        with self._lock, self.hold_sync():
+            old, self._board = self._board, board
             self.shown = window
-        out = self.output
-        with out:
-            clear_output(wait=True)
-            display(prof)
+            self.dashboard = board.model_id
+        if old is not None:
+            old.close()
 
-    @property
-    def output(self):
-        """The output area under the view where a window's dashboard shows."""
-        if self._output is None:
-            import ipywidgets
+    def close(self) -> None:
+        """Close the view and the dashboard it shows."""
+        board, self._board = getattr(self, "_board", None), None
+        if board is not None:
+            board.close()
+        super().close()
 
-            self._output = ipywidgets.Output()
-        return self._output
+    def _offline_state(self) -> dict:
+        """The state an offline copy needs: no dashboard (its widget lives in the kernel)."""
+        return {**super()._offline_state(), "dashboard": ""}
 
     def _ipython_display_(self):
-        """The view, its offline copy (as every view's, with a display id: rewritten as
-        windows arrive), then the output area."""
+        """The view, then its offline copy (as every view's, with a display id: rewritten
+        as windows arrive)."""
         from IPython.display import display
 
         data, meta = self._bundle(offline.placeholder_html(self))
         display(data, metadata=meta, raw=True)
         self._keep_copies(display(self._loader(), metadata=_LOADER, raw=True,
                                   display_id=True))
-        display(self.output)
