@@ -3,8 +3,10 @@
     python levels_worker.py
 
 Runs each cell of :data:`CELLS` in an IPython shell and prints one JSON line: for each, the
-event count and the distinct event names of the profile.  TensorFlow's C++ warnings (such as
-"python_tracer_level expects an i value") go to this process's stderr, which the test reads.
+event count and the distinct event names of the profile, and under ``"log"`` the profiler's
+own log records the sessions held back (TensorFlow's C++ lines, such as "python_tracer_level
+expects an i value", which ``%%tfprof`` keeps out of the cell's output); the rest of this
+process's stderr the test reads too.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ def main() -> None:
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"  # TensorFlow's warnings reach stderr
     from IPython.core.interactiveshell import InteractiveShell
 
+    from tfprof_nb.capturing import session
+
+    held: list = []  # every record the sessions held back
+    quiet = session.quiet_profiler_log
+    session.quiet_profiler_log = lambda who, into=None: quiet(who, held)
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "tfprof_nb")
     ip.run_cell(SETUP).raise_error()
@@ -49,6 +56,7 @@ def main() -> None:
         ip.run_cell(cell).raise_error()
         names = ip.user_ns["prof"].events["name"].astype(str)
         out[key] = {"events": len(names), "names": sorted(set(names))}
+    out["log"] = [repr(line) for line in held]
     print(json.dumps(out), flush=True)
 
 
