@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.widgets.gpu import device_findings
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.dashboard import Dashboard
 
@@ -64,11 +65,15 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
         page.page.click(".db-tab[data-tab='gpu']")
         wait_for_plot(page.page, "[data-pane='gpu']", 3)
         bars = page.js("() => document.querySelector(\"[data-pane='gpu'] .js-plotly-plot\")"
-                       "._fullData.map(t => [t.name, Array.from(t.y)])")
+                       "._fullData.map(t => [t.name, Array.from(t.y), t.xaxis])")
         devices = prof.gpu_utilization.query("stream == 'all'")
-        assert [len(b[1]) for b in bars] == [len(devices)] * 6  # one bar per device and step
-        assert bars[0][0] == "Busy (kernels)"
-        np.testing.assert_allclose(bars[0][1], devices.busy_us / 1e3)
+        steps = devices[devices.step != -2]  # time outside the steps: its own panel (x2)
+        in_steps = [b for b in bars if b[2] == "x"]
+        assert [len(b[1]) for b in in_steps] == [len(steps)] * 6  # a bar per device and step
+        assert in_steps[0][0] == "Busy (kernels)"
+        np.testing.assert_allclose(in_steps[0][1], steps.busy_us / 1e3)
+        outside = [b for b in bars if b[2] == "x2"]
+        assert sum(len(b[1]) for b in outside) == 6 * int((devices.step == -2).sum())
         drawn = page.js("() => document.querySelectorAll(\"[data-pane='gpu'] .js-plotly-plot\")"
                         "[1]._fullData.reduce((a, t) => a + Array.from(t.y)"
                         ".reduce((x, y) => x + y, 0), 0)")
@@ -82,11 +87,10 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
         np.testing.assert_allclose(shown.filter(like="_pct").drop(
             columns="duty_cycle_pct").sum(axis=1), 100)  # busy and the causes: the whole wall
         pane = _gpu_pane(page)
-        findings = [f for f in prof.recommendations()
-                    if f.kind in ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")]
+        findings = device_findings(prof)
         assert all(f.what in pane and f.fix in pane for f in findings)
         assert findings or "Nothing stands out." in pane  # mi355x: busy 92 % of its span
-        assert f"{prof.duty_cycle.attrs['device_duty_cycle_pct']:.1f}%" in pane
+        assert f"Device duty cycle: {prof.measures.at['duty_cycle_pct', 'value']:.1f}%" in pane
         assert "No chart: no collectives" in pane  # none of these profiles has any
         assert page.console_errors == [] and page.blocked == []
 
@@ -252,8 +256,15 @@ def test_overview_shows_the_tpu_figures_and_where_steps_come_from(tmp_path):
     with WidgetPage(OverviewView(prof), tmp_path, bundle("overview")) as page:
         cards = _cards(page)
         dev = ov.device
-        assert cards["TPU duty cycle"] == f"{dev['duty_cycle_pct']:.1f}%"
-        assert cards["TPU idle"] == f"{dev['idle_pct']:.1f}%"
+        # the duty cycle is XProf's (every TPU is active in the steps); idle is the steps',
+        # XProf's whole-profile TPU idle in that card's scope, as XProf's
+        assert cards["Device duty cycle"] == f"{dev['duty_cycle_pct']:.1f}%"
+        assert cards["Devices idle in the steps"] == \
+            f"{prof.measures.at['device_idle_pct', 'value']:.1f}%"
+        scopes = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
+                         ".map(c => c.children[2] ? c.children[2].textContent : '')")
+        assert any(f"XProf: {dev['idle_pct']:.1f}%" in s for s in scopes)
+        assert "TPU idle" not in cards
         assert cards["MXU utilisation"] == f"{dev['mxu_utilization_pct']:.1f}%"
         # no HBM counter on the host plane: no card, a note says why (never "NaN")
         assert np.isnan(dev["hbm_utilization_pct"]) and "HBM utilisation" not in cards
@@ -279,8 +290,8 @@ def test_overview_of_gpu_and_cpu_profiles_gains_only_what_they_have(cpu_file, gp
     from tfprof_nb.widgets import OverviewView
 
     gpu = OverviewView(tp.load(gpu_fixture_file))
-    duty = tp.load(gpu_fixture_file).overview().device_duty_cycle_pct
-    assert ["Device duty cycle", f"{duty:.1f}%"] in gpu.cards
+    duty = tp.load(gpu_fixture_file).measures.at["duty_cycle_pct", "value"]
+    assert ["Device duty cycle", f"{duty:.1f}%"] in [c[:2] for c in gpu.cards]
     assert not any("TPU" in c[0] or "MXU" in c[0] for c in gpu.cards)
     cpu = tp.load(cpu_file)
     view = OverviewView(cpu)
