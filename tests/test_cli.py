@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.findings.measures import excluded_note, value_of
+from tfprof_nb.analysis.findings.measure_words import excluded_note, value_of
 from tfprof_nb.cli import COMMANDS
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START

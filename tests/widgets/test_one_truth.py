@@ -21,7 +21,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.analysis.findings.evidence import evidence_words
-from tfprof_nb.analysis.findings.measures import get, measure_text
+from tfprof_nb.analysis.findings.measure_words import get, measure_text
 from tfprof_nb.cli.summary import summarise, summary_text
 
 from ..make_jax_profile import capture

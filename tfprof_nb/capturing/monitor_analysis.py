@@ -16,7 +16,7 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
-from ..analysis.findings.measures import value_of
+from ..analysis.findings.measure_words import value_of
 from ..constants import CATEGORY_COLUMNS
 from .monitor_log import WindowLog
 

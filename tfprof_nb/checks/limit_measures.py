@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..analysis.findings.measures import (get, left_out_words, measure_text, spread_words,
+from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.tf.memory import LABELS
 from ..plot.memory import human_bytes

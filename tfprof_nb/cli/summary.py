@@ -12,7 +12,7 @@ from __future__ import annotations
 import textwrap
 
 from ..analysis.findings.evidence import evidence_words
-from ..analysis.findings.measures import (excluded_note, measure_text, spread_words,
+from ..analysis.findings.measure_words import (excluded_note, measure_text, spread_words,
                                          value_of, xprof_words)
 from ..analysis.findings.overview import device_text
 from ..constants import CATEGORY_COLUMNS

@@ -10,7 +10,7 @@ import pandas as pd
 import traitlets
 
 from ..analysis.findings.evidence import evidence_words
-from ..analysis.findings.measures import (excluded_note, get, measure_text, spread_words,
+from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu import UTILIZATION_PARTS

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.findings.measures import excluded_note, get, measure_text, spread_words
+from ..analysis.findings.measure_words import excluded_note, get, measure_text, spread_words
 from ..analysis.findings.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState

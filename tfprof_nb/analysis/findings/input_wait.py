@@ -18,7 +18,7 @@ from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_IN
 from ..gpu.gpu_time import ALL_STREAMS, step_rows
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
-from .measures import device_words, get, scope_tail
+from .measure_words import device_words, get, scope_tail
 
 __all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait"]
 

@@ -21,7 +21,7 @@ from ..tf.memory import LABELS, MemoryAnalysis
 from ..trace.framework import UNKNOWN, Framework
 from .advice import allocator_fix, fix, is_device_allocator
 from .evidence import evidence_words
-from .measures import device_words, get, scope_tail, value_of
+from .measure_words import device_words, get, scope_tail, value_of
 
 __all__ = ["ANALYSES", "Finding", "Target", "recommendations"]
 

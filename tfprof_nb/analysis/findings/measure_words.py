@@ -1,0 +1,86 @@
+"""A row of ``prof.measures`` (:mod:`.measures`) in words, as every page writes it: its value
+(:func:`measure_text`), whom and when it counts (:func:`device_words`, :func:`scope_tail`),
+whom it leaves out (:func:`left_out_words`, said once a page by :func:`excluded_note`), its
+spread over devices and XProf's figure where its rule differs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["device_words", "excluded_note", "get", "left_out_words", "measure_text",
+           "scope_tail", "spread_words", "value_of", "xprof_words"]
+
+
+def get(table: pd.DataFrame, key: str) -> pd.Series | None:
+    """Measure ``key``'s row of ``prof.measures``, or None when the profile lacks it."""
+    return table.loc[key] if key in table.index and pd.notna(table.at[key, "value"]) else None
+
+
+def value_of(table: pd.DataFrame, key: str, default=None):
+    """Measure ``key``'s value, or ``default`` when the profile lacks it."""
+    row = get(table, key)
+    return default if row is None else float(row["value"])
+
+
+def measure_text(value: float, unit: str) -> str:
+    """A measure's value as every page writes it: ``30.2%``, ``21.310 ms``."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "unknown"
+    return f"{value:.1f}%" if unit == "%" else f"{value:.3f} ms"
+
+
+def spread_words(row) -> str:
+    """A measure's spread over its devices: "per device: min 0.1% (GPU:3), median 2.0%, max
+    7.9% (GPU:6)"; "" for one device."""
+    if pd.isna(row["min"]):
+        return ""
+    unit = row["unit"] if row["unit"] == "%" else f" {row['unit']}"
+    return (f"per device: min {row['min']:.1f}{unit} ({row['min_of']}), median "
+            f"{row['median']:.1f}{unit}, max {row['max']:.1f}{unit} ({row['max_of']})")
+
+
+def xprof_words(row) -> str:
+    """XProf's figure for a measure where its rule differs, labelled as XProf's."""
+    if pd.isna(row["xprof_value"]):
+        return ""
+    return (f"XProf's rule gives {measure_text(row['xprof_value'], row['unit'])} "
+            f"({row['xprof_note']})")
+
+
+def device_words(row) -> tuple[str, bool]:
+    """Whom a device measure counts, as a sentence's subject ("GPU:6", "The 8 GPUs") and
+    whether it is one device (for the verb)."""
+    names = [n for n in str(row["devices"]).split(", ") if n]
+    n = int(row["device_count"])
+    if n == 1 or (n == 2 and names):
+        return " and ".join(names), n == 1
+    kind = names[0].rsplit(" ", 1)[-1].split(":")[0] if names else "device"
+    return f"The {n} {kind}s", False
+
+
+def scope_tail(row) -> str:
+    """When a device measure counts: "in the 10 steps"."""
+    return str(row["when"])
+
+
+def left_out_words(row) -> str:
+    """Whom a device measure leaves out, as a sentence's last words: " (GPU:1, GPU:4 left
+    out: no kernel in the steps)"; "" when none."""
+    if not row["excluded"]:
+        return ""
+    return f" ({row['excluded']} left out: no {_unit(row)} in the steps)"
+
+
+def _unit(row) -> str:
+    return "op" if "TPU" in str(row["devices"]).split(",")[0] else "kernel"
+
+
+def excluded_note(table: pd.DataFrame) -> str:
+    """The devices the device measures leave out, said once for a page; "" when none."""
+    row = get(table, "device_idle_pct")
+    if row is None or not row["excluded"]:
+        return ""
+    return (f"{row['excluded']} ran no {_unit(row)} inside the steps (another worker's "
+            "devices, most likely): the device figures leave them out and count "
+            f"{row['devices']}.")
