@@ -25,7 +25,7 @@ from tfprof_nb.analysis.findings.measure_words import get, measure_text
 from tfprof_nb.cli.summary import summarise, summary_text
 
 from ..make_jax_profile import capture
-from .test_sentences import CAPTURES, Said, _said
+from .test_sentences import CAPTURES, Said, _said, said_of
 
 _N = r"(?P<v>\d+\.\d) ?%"
 # measure key -> the sentence templates that quote it (a named group v holds the number)
@@ -67,25 +67,8 @@ def said(request, tmp_path_factory) -> Said:
     from .test_sentences import _SAID
 
     if "jax_cpu" not in _SAID:
-        _SAID["jax_cpu"] = _said_of(tp.load(_jax_cpu(tmp_path_factory)))
+        _SAID["jax_cpu"] = said_of(tp.load(_jax_cpu(tmp_path_factory)))
     return _SAID["jax_cpu"]
-
-
-def _said_of(prof) -> Said:
-    from tfprof_nb.widgets.dashboard import view_classes
-    from tfprof_nb.widgets.overview import profile_header
-
-    said = Said(prof, {k: v for k, v in profile_header(prof)})
-    for cls in view_classes():
-        if cls.tab == "timeline":
-            continue
-        said.titles[cls.tab] = cls.title_for(prof)
-        reason = cls.reason(prof)
-        if reason:
-            said.reasons[cls.tab] = reason
-        else:
-            said.states[cls.tab] = cls.state(prof).values
-    return said
 
 
 _LIMITS = dict(max_step_ms=1e9, max_input_pct=100, min_duty_cycle_pct=0, max_idle_pct=100,

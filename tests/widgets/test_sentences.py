@@ -59,19 +59,23 @@ _SAID: dict = {}
 def _said(name: str, request) -> Said:
     if name not in _SAID:
         path = request.getfixturevalue("cpu_file") if name == "cpu" else DATA / name
-        prof = tp.load(path)
-        said = Said(prof, dict(map(tuple, profile_header(prof))))
-        for cls in view_classes():
-            if cls.tab in _SKIPPED_VIEWS:
-                continue
-            said.titles[cls.tab] = cls.title_for(prof)
-            reason = cls.reason(prof)
-            if reason:
-                said.reasons[cls.tab] = reason
-            else:
-                said.states[cls.tab] = cls.state(prof).values
-        _SAID[name] = said
+        _SAID[name] = said_of(tp.load(path))
     return _SAID[name]
+
+
+def said_of(prof) -> Said:
+    """What every view of ``prof`` says (the trace viewer aside)."""
+    said = Said(prof, dict(map(tuple, profile_header(prof))))
+    for cls in view_classes():
+        if cls.tab in _SKIPPED_VIEWS:
+            continue
+        said.titles[cls.tab] = cls.title_for(prof)
+        reason = cls.reason(prof)
+        if reason:
+            said.reasons[cls.tab] = reason
+        else:
+            said.states[cls.tab] = cls.state(prof).values
+    return said
 
 
 @pytest.fixture(params=CAPTURES)
