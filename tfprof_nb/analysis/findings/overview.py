@@ -12,6 +12,7 @@ from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
 from .input_wait import input_verdict
+from .measure_words import measure_text, xprof_words
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "Overview", "device_text", "overview", "run_environment"]
@@ -45,21 +46,15 @@ class Overview:
             lines.append(f"  step time: {st['avg_ms']:.3f} ms avg (std {st['std_ms']:.3f}, "
                          f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
                          f"steps [{st['source']}]")
-        lines.append(f"  {self.verdict.get('statement', '')}")
-        if self.device_duty_cycle_pct is not None:
-            lines.append(f"  device duty cycle: {self.device_duty_cycle_pct:.1f}%")
-        dev = self.device
-        if dev:
-            known = [f"{words} {dev[key]:{fmt}}%" for key, words, fmt in _DEVICE_FIGURES
-                     if pd.notna(dev.get(key))]
-            lines.append(f"  {dev['device_type']} ({dev['cores']} cores): " + ", ".join(known))
+        lines += [f"  {self.verdict[k]}" for k in ("statement", "xprof_statement")
+                  if self.verdict.get(k)]
+        for key, row in self.measures.iterrows():  # the page's figures, as the cards say them
+            if not key.startswith("step_time") and pd.notna(row["value"]):
+                xprof = xprof_words(row)
+                lines.append(f"  {row['label']}: {measure_text(row['value'], row['unit'])} "
+                             f"({row['scope']})" + (f"; {xprof}" if xprof else ""))
         lines.extend(f"  note: {r}" for r in self.reasons)
         return "\n".join(lines)
-
-
-_DEVICE_FIGURES = [("duty_cycle_pct", "duty cycle", ".1f"), ("idle_pct", "idle", ".1f"),
-                   ("flop_rate_utilization_pct", "FLOP rate of the roofline", ".2f"),
-                   ("hbm_bw_utilization_pct", "HBM bandwidth of its peak", ".2f")]
 
 
 def _gpu_rows(gpus: pd.DataFrame) -> list[dict]:
