@@ -15,10 +15,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_INPUT_BOUND_PCT
-from ..gpu.gpu_time import ALL_STREAMS, step_rows
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from .measure_words import device_words, get, scope_tail
+from .measures import kind_rows
 
 __all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait"]
 
@@ -27,11 +27,7 @@ def active_devices(util: pd.DataFrame) -> pd.DataFrame:
     """The GPUs' own rows (stream "all") over the steps (or the profile window) of the GPUs
     that compute in some step; not their rows outside the steps, nor TPUs (their idle time
     has no launch to blame: the overview's TPU figures say it)."""
-    if not len(util):
-        return util
-    dev = step_rows(util[(util.stream == ALL_STREAMS)
-                         & util.device.astype(str).str.startswith(GPU_PLANE_PREFIX)])
-    return dev[dev.groupby(["host", "device"]).busy_us.transform("sum") > 0]
+    return kind_rows(util, GPU_PLANE_PREFIX)
 
 
 def _gpu_input(util: pd.DataFrame) -> float | None:

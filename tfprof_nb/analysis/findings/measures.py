@@ -34,7 +34,7 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
-           "device_label", "measures", "steps_words"]
+           "device_label", "kind_rows", "measures", "steps_words"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,11 @@ def device_label(host, device, hosts: int) -> str:
     return name if hosts <= 1 else f"{host} {name}"
 
 
-def _kind_rows(util: pd.DataFrame, prefix: str) -> pd.DataFrame:
+def kind_rows(util: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """The rows (stream "all") over the steps (or the profile window) of the devices whose
+    name starts with ``prefix`` and that are busy in some step."""
+    if not len(util):
+        return util
     dev = step_rows(util[(util.stream == ALL_STREAMS)
                          & util.device.astype(str).str.startswith(prefix)])
     return dev[dev.groupby(["host", "device"], observed=True).busy_us.transform("sum") > 0]
@@ -104,8 +108,8 @@ def active_device_rows(util: pd.DataFrame) -> pd.DataFrame:
     steps) of the devices active in them: the GPUs', else the TPUs'."""
     if not len(util):
         return util
-    gpus = _kind_rows(util, GPU_PLANE_PREFIX)
-    return gpus if len(gpus) else _kind_rows(util, TPU_PLANE_PREFIX)
+    gpus = kind_rows(util, GPU_PLANE_PREFIX)
+    return gpus if len(gpus) else kind_rows(util, TPU_PLANE_PREFIX)
 
 
 def _row(key: str, value, time: str, names=(), excluded=(), scope: str = "",
