@@ -144,7 +144,10 @@ def test_an_interrupt_keeps_ipythons_traceback(kernel):
             km.interrupt_kernel()
 
     reply, outputs = _execute(
-        kc, "import time\nprint('sleeping', flush=True)\ntime.sleep(600)",
+        # One call: IPython compiles each statement just before it runs it, so an interrupt
+        # sent after a separate print could land in the compiler, not in the sleep.
+        kc, "import time\ndef wait():\n    print('sleeping', flush=True)\n    time.sleep(600)\n"
+        "wait()",
         when_output=interrupt_once_running, timeout=120)
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
     lines = "\n".join(_short_error(outputs))
