@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["CONFIDENCE", "MAX_STEPS", "MIN_STEPS", "Regression", "ratio_interval",
-           "step_regression"]
+           "shift_interval", "step_regression"]
 
 CONFIDENCE = 0.95  # of the band (two-sided)
 MIN_STEPS = 5  # per side: the fewest for which a 95 % interval exists with 5 steps or more
@@ -105,7 +105,25 @@ def ratio_interval(base_ms, new_ms, confidence: float = CONFIDENCE) -> tuple[flo
     (Hodges-Lehmann on their logarithms; see the module doc).  Raises ValueError when a side
     has fewer than :data:`MIN_STEPS` positive steps."""
     a, b = (_positive(x, which) for x, which in ((base_ms, "baseline"), (new_ms, "profile")))
-    a, b = np.log(_thinned(a)), np.log(_thinned(b))
+    lo, hi = _shift(np.log(_thinned(a)), np.log(_thinned(b)), confidence)
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+def shift_interval(base, new, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The ``confidence`` interval of the shift from ``base`` to ``new`` per-step values
+    (Hodges-Lehmann on the differences ``new_j - base_i``: the interval :func:`ratio_interval`
+    forms on logarithms, here on the values, which may be zero: an op's time in a step it
+    skipped).  Raises ValueError when a side has fewer than :data:`MIN_STEPS` values."""
+    a, b = (np.asarray(x, dtype=float) for x in (base, new))
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    if min(len(a), len(b)) < MIN_STEPS:
+        raise ValueError(f"{len(a)} and {len(b)} steps: at least {MIN_STEPS} a side are "
+                         "needed to tell a change from noise")
+    return _shift(_thinned(a), _thinned(b), confidence)
+
+
+def _shift(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The Hodges-Lehmann interval of the shift from sorted ``a`` to sorted ``b``."""
     c = _critical(len(a), len(b), confidence)
     if c < 0:
         raise ValueError(f"{len(a)} and {len(b)} steps are too few for a "
@@ -113,7 +131,7 @@ def ratio_interval(base_ms, new_ms, confidence: float = CONFIDENCE) -> tuple[flo
     d = (b[None, :] - a[:, None]).ravel()
     k = len(d) - 1 - c
     lo, hi = np.partition(d, [c, k])[[c, k]]
-    return float(np.exp(lo)), float(np.exp(hi))
+    return float(lo), float(hi)
 
 
 def _positive(step_ms, which: str) -> np.ndarray:
