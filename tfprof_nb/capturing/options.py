@@ -28,17 +28,21 @@ def _check_int(name: str, value, lo: int, hi: int | None, meaning: str = "") -> 
 
 @dataclass(frozen=True)
 class TracerOptions:
-    """Tracer levels and start delay, checked when created."""
+    """Tracer levels, start delay and the hardware sampler's period (``sample_ms``; 0 turns
+    it off), checked when created."""
 
     host_tracer_level: int = 2
     python_tracer_level: int = 0
     device_tracer_level: int = 1
     delay_ms: int = 0
+    sample_ms: int = 50
 
     def __post_init__(self):
         for name, (lo, hi, meaning) in _LEVELS.items():
             object.__setattr__(self, name, _check_int(name, getattr(self, name), lo, hi, meaning))
         object.__setattr__(self, "delay_ms", _check_int("delay_ms", self.delay_ms, 0, None))
+        object.__setattr__(self, "sample_ms", _check_int(
+            "sample_ms", self.sample_ms, 0, 60_000, "the hardware sampler's period; 0 off"))
 
     def to_tf(self, with_delay: bool = True):
         """The matching ``tf.profiler.experimental.ProfilerOptions``, in values TensorFlow's

@@ -105,6 +105,8 @@ class LocalSession:
         self.run_dir: Path | str | None = None  # a URL string for a URL logdir
         self.running = False
         self.log: list = []  # the profiler's log records (native_log.LogLine)
+        self._sampler = None  # the hardware sampler (.hardware_sampler), while running
+        self.hardware_files: list = []  # the sampler files written beside the profile
 
     def start(self, take_over: bool = True) -> "LocalSession":
         """Start profiling.  A running tfprof_nb session is taken as abandoned and stopped
@@ -128,6 +130,7 @@ class LocalSession:
         with quiet_profiler_log(_WHO[self.backend], self.log):
             profiler.start(self._local, self.options)
         self._profiler = profiler
+        self._sampler = _start_sampler(self.options.sample_ms)
         self.thread = threading.current_thread()
         self.running = True
         _active = self
@@ -149,10 +152,24 @@ class LocalSession:
         if _active is self:
             _active = None
         wait_for_a_free_run_name(self._local)
+        if self._sampler is not None:
+            self._sampler.stop()
         with quiet_profiler_log(_WHO[self.backend], self.log):
             self._profiler.stop()
         new = run_dirs(self._local) - self._before
         if not new:
             raise CaptureError(f"the profiler saved nothing under {self._local}")
-        self.run_dir = publish_run(max(new, key=lambda p: p.name), self.url)
+        run_dir = max(new, key=lambda p: p.name)
+        if self._sampler is not None:
+            self.hardware_files = self._sampler.write(run_dir)
+        self.run_dir = publish_run(run_dir, self.url)
         return self.run_dir
+
+
+def _start_sampler(sample_ms: int):
+    """The hardware sampler of a session, started; None when ``sample_ms`` is 0."""
+    if not sample_ms:
+        return None
+    from .hardware_sampler import HardwareSampler
+
+    return HardwareSampler(sample_ms).start()
