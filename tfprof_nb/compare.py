@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from .analysis.findings.compare import COMPARED, Comparison
 from .analysis.findings.compare import compare as _compare
 
@@ -16,6 +18,13 @@ class DisplayedComparison(Comparison):
         from .plot.compare import compare_figure
 
         return compare_figure(self, theme)
+
+    def plot_waterfall(self, top: int = 10, theme: str = "light"):
+        """The median step time's change as a waterfall: the ops that add up to it and the
+        unexplained rest (a plotly figure; ``waterfall(top)`` is its table)."""
+        from .plot.compare import waterfall_figure
+
+        return waterfall_figure(self, top, theme)
 
     def show(self):
         """The comparison view (a widget); ``display(cmp)`` shows the same."""
@@ -57,11 +66,14 @@ def step_change(a_steps, b_steps) -> dict:
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:
     """Differences ``b - a`` between profiles: the median step time with its noise band
     (``.step_time``, the statistic ``tp.check`` and ``tfprof diff`` judge), the mean step
-    per category, ops, kernels."""
+    per category, every op matched across recompiles with its change per step and band
+    (``.ops``; the same statistic on its per-step times), what they explain of the step's
+    change (``.explained``, ``.waterfall()``), kernels and the HLO diff (``.hlo``)."""
+    from .checks.regression import shift_interval
+
     c = _compare({n: a.result(n) for n in COMPARED}, {n: b.result(n) for n in COMPARED},
-                 labels)
-    return DisplayedComparison(c.steps, c.ops, c.kernels, c.labels,
-                               step_change(a.steps, b.steps))
+                 labels, step_change(a.steps, b.steps), shift_interval)
+    return DisplayedComparison(**{f.name: getattr(c, f.name) for f in fields(c)})
 
 
 def noise_band(base_steps, new_steps) -> dict | None:
