@@ -30,8 +30,10 @@ SOURCE_LINE = "Source code"  # derived from XLA Ops
 # TPU device lines: those whose events are ops (XProf reads both; derived framework ops
 # carry no program and symbol, so only their extent counts), and those shown in the trace only
 TPU_OP_LINES = (XLA_OPS_LINE, FRAMEWORK_OPS_LINE)
+# a device plane's hardware counter samples (TPU unit utilisation; GPUs with CUPTI's PM sampling)
+COUNTERS_LINE = "_counters_"
 TPU_TRACE_ONLY_LINES = (ASYNC_XLA_OPS_LINE, XLA_TRACEME_LINE, FRAMEWORK_NAME_SCOPE_LINE,
-                        SOURCE_LINE, "Overlay", "Host Offload Ops", "_counters_",
+                        SOURCE_LINE, "Overlay", "Host Offload Ops", COUNTERS_LINE,
                         "Tensor Core Sync Flag")
 
 # ---- step-time categories -------------------------------------------------------------------

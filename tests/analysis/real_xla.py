@@ -11,10 +11,17 @@ import pandas as pd
 REAL = Path(__file__).resolve().parents[1] / "data"
 TPU = REAL / "tpu_v6e_jax_inference.xplane.pb"
 AMD = sorted(p for p in REAL.glob("mi3*.xplane.pb"))
-NVIDIA = sorted(REAL.glob("jax_h[12]00_*.xplane.pb"))  # captured for tfprof_nb (H100, H200)
+# captured for tfprof_nb (H100, H200); jax_h200_counters/ with CUPTI PM sampling (a _counters_
+# line on the GPU plane) and the hardware sampler's file beside it
+NVIDIA = sorted(REAL.glob("jax_h[12]00_*.xplane.pb")) + sorted(REAL.glob("jax_h200_counters/*.pb"))
 # JAX on CUDA with XLA's command buffers on (its default): kernels run inside CUDA graphs
 COMMAND_BUFFERS = {"jax_h200_transformer.xplane.pb", "jax_h200_inputbound.xplane.pb"}
 GIB = 2**30
+
+
+def named(paths) -> list[str]:
+    """Test ids of real captures: their paths under tests/data."""
+    return [str(p.relative_to(REAL)) for p in paths]
 
 
 def keyed(frame: pd.DataFrame, pid: str, name: str) -> pd.DataFrame:

@@ -333,3 +333,22 @@ def test_cpu_profile_has_empty_gpu_tables(cpu_file):
     assert prof.gpu_utilization.empty and "busy_us" in prof.gpu_utilization.columns
     assert prof.gpu_overlap.empty and prof.launch_latency.per_kernel.empty
     assert prof.duty_cycle.attrs["device_duty_cycle_pct"] is None
+
+
+def test_counter_samples_are_not_device_work():
+    """CUPTI's PM sampling puts one zero-length event per 500 us on the GPU plane's
+    ``_counters_`` line (tests/data/jax_h200_counters): samples, not kernels.  The duty cycle
+    counts the stream lines' kernels and copies over their own span (the samples run from
+    before the first kernel to after the last)."""
+    from .real_xla import REAL
+
+    prof = tp.load(REAL / "jax_h200_counters")
+    ev = prof.events
+    gpu = ev[ev.plane == "/device:GPU:0"]
+    streams = gpu[gpu.line != "_counters_"]
+    assert (gpu.line == "_counters_").sum() == 363
+    duty = prof.duty_cycle.set_index("device").loc["/device:GPU:0"]
+    assert duty.kernels + duty.copies == len(streams)
+    span = (streams.start_us + streams.duration_us).max() - streams.start_us.min()
+    assert duty.span_us == pytest.approx(span)
+    assert "4,440 kernel runs" in prof.measures.loc["small_kernels_pct", "scope"]

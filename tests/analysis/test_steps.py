@@ -13,7 +13,7 @@ from tfprof_nb.constants import CATEGORY_COLUMNS
 
 from ..conftest import xplane_files
 from .oracle import step_table
-from .real_xla import NVIDIA, REAL
+from .real_xla import NVIDIA, REAL, named
 
 CATEGORIES = {"deviceComputeTimeMs": "device_compute_ms",
               "deviceToDeviceTimeMs": "device_to_device_ms",
@@ -78,7 +78,7 @@ def test_gpu_fixture_steps_match_xprof(gpu_fixture_file):
     assert mine.device_compute_16_ms > 0 and mine.device_compute_32_ms > 0
 
 
-@pytest.mark.parametrize("capture", [p.name for p in NVIDIA])
+@pytest.mark.parametrize("capture", named(NVIDIA))
 def test_jax_gpu_steps_equal_xprof(capture):
     """JAX on an H100 and an H200 (tests/data): every step the reference keeps (all but the
     first and the last) has the same breakdown to the picosecond, including the device copies

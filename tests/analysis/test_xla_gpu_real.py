@@ -16,7 +16,7 @@ import pytest
 import tfprof_nb as tp
 
 from .real_xla import (AMD, COMMAND_BUFFERS, GIB, NVIDIA, REAL, assert_hlo_rows_equal,
-                       device_rows, keyed)
+                       device_rows, keyed, named)
 from .xla_profiles import oracle, oracle_frame
 
 # The two ck_tile attention kernels xprof marks as using matrix cores by a rule we could not
@@ -28,7 +28,7 @@ _UNKNOWN_TC_RULE = ("FmhaFwdKernel", "FmhaBwdDQDKDVKernel")
 _LAUNCHES_WITHOUT_HLO_OP = {"mi300x_jax_conv_legacy.xplane.pb"} | {p.name for p in NVIDIA}
 
 
-@pytest.fixture(scope="module", params=[p.name for p in AMD + NVIDIA])
+@pytest.fixture(scope="module", params=named(AMD + NVIDIA))
 def capture(request):
     path = REAL / request.param
     return path, tp.load(path)

@@ -156,7 +156,8 @@ def _tpu_kinds(hd: HostData, rows: np.ndarray) -> np.ndarray:
 
 
 def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, kinds) of device activity: GPU stream lines, TPU ``XLA Ops`` lines."""
+    """(rows, kinds) of device activity: GPU stream lines (not their counter samples), TPU
+    ``XLA Ops`` lines."""
     sp = hd.space
     planes = pd.Series(sp.plane_names, dtype=object)
     gpu = planes.str.startswith(GPU_PLANE_PREFIX + ":").to_numpy()
@@ -164,8 +165,8 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
     line_names = pd.Series(sp.line_names, dtype=object)
     tpu_line = tpu[sp.line_plane] & (line_names == XLA_OPS_LINE).to_numpy() \
         if len(line_names) else np.zeros(0, bool)
-    on_gpu = hd.line_mask(gpu[sp.line_plane]) & ~hd.derived_line_mask() if len(sp.line_plane) \
-        else np.zeros(len(hd), bool)
+    on_gpu = hd.line_mask(gpu[sp.line_plane]) & ~hd.derived_line_mask() & \
+        ~hd.counter_line_mask() if len(sp.line_plane) else np.zeros(len(hd), bool)
     on_tpu = hd.line_mask(tpu_line) if len(tpu_line) else np.zeros(len(hd), bool)
     rows = np.flatnonzero(on_gpu | on_tpu).astype(np.int32)
     name_code = hd.name_code[rows]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import code_counts, line_name_rows
+from ...constants import COUNTERS_LINE
 from .host_core import HostCore, code_mask
 
 __all__ = ["HostLines"]
@@ -91,6 +92,13 @@ class HostLines(HostCore):
     def derived_line_mask(self) -> np.ndarray:
         """bool per event on a line the profiler derives (Steps, TensorFlow Ops, ...)."""
         return self.line_mask(self.derived_lines())
+
+    def counter_line_mask(self) -> np.ndarray:
+        """bool per event on a ``_counters_`` line: hardware counter samples (CUPTI's PM
+        sampling, TPU unit utilisation), not device work."""
+        names = np.asarray(self.space.line_names, dtype=object)
+        return self.line_mask(names == COUNTERS_LINE) if len(names) else \
+            np.zeros(len(self), bool)
 
     def derived_lines(self) -> np.ndarray:
         """bool per decoded line the profiler derives (Steps, TensorFlow Ops, ...)."""
