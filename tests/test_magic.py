@@ -70,7 +70,7 @@ def executed(tmp_path_factory):
         "%tfprof --help",
         "%tfprof --steps -3 model.predict(x[:8])",
         # a custom loop with tp.Capture takes the magic's window as its defaults
-        "%%tfprof --steps 2 --warmup 1 --out loop --no-show\n"
+        "%%tfprof --steps 2 --warmup 1 --out loop --no-show --sample-ms 20\n"
         "import tfprof_nb as tp\n"
         "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)\n"
         "with tp.Capture(progress=False) as cap:\n"
@@ -78,7 +78,7 @@ def executed(tmp_path_factory):
         "        model.train_on_batch(xb, yb)",
         "print(json.dumps({'markers': markers(loop)}))",
         # a cell with neither fit nor tp loops is profiled whole
-        "%%tfprof --out whole --no-show\n"
+        "%%tfprof --out whole --no-show --sample-ms 0\n"
         "for _ in range(3):\n"
         "    tf.linalg.matmul(tf.ones([64, 64]), tf.ones([64, 64]))",
         "print(json.dumps({'matmuls': int(whole.events.name.astype(str)"
@@ -92,6 +92,14 @@ def executed(tmp_path_factory):
         "%%tfprof --every 20 --whole-cell\nran_whole = True",
         "print(json.dumps({n: n in globals() for n in "
         "['ran_every_5', 'ran_every_0', 'ran_remote', 'ran_whole']}))",
+        # the hardware sampler's file beside each profile (--sample-ms; 0: none)
+        "from tfprof_nb.xspace.hardware_file import read_hardware\n"
+        "def hw(p):\n"
+        "    path = p.source[0].replace('.xplane.pb', '.hardware.npz')\n"
+        "    return os.path.exists(path) and read_hardware(open(path, 'rb').read()).meta\n"
+        "print(json.dumps({n: hw(globals()[n]) and hw(globals()[n])['period_ms'] "
+        "for n in ['_tfprof', 'failed', 'loop', 'whole']}))",
+        "%tfprof --sample-ms -5 model.predict(x[:8])",
     ]
     return _run(cells, tmp)
 
@@ -148,5 +156,13 @@ def test_every_is_checked_before_the_cell_runs(executed):
     assert "ValueError: --every cannot be combined with --remote" in texts[2]
     assert "ValueError: --every cannot be combined with --whole-cell" in texts[3]
     assert not any("every_steps" in t for t in texts)  # no Python argument names
+
+
+def test_sample_ms_sets_the_hardware_samplers_period(executed):
+    """Every profile of the cells has the sampler's file (the failing cell's partial one
+    too) at the default 50 ms or ``--sample-ms``'s period; ``--sample-ms 0`` none."""
+    periods = json.loads(_text(executed.cells[19]))
+    assert periods == {"_tfprof": 50, "failed": 50, "loop": 20, "whole": False}
+    assert "ValueError: sample_ms must be in 0..60000" in _text(executed.cells[20])
     assert json.loads(_text(executed.cells[18])) == dict.fromkeys(
         ["ran_every_5", "ran_every_0", "ran_remote", "ran_whole"], False)

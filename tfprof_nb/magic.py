@@ -12,7 +12,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from .capturing import context
 from .capturing.backends import BACKENDS
 from .capturing.loop import DEFAULT_STEPS, DEFAULT_WARMUP
-from .capturing.options import TracerOptions, check_steps
+from .capturing.options import DEFAULT_SAMPLE_MS, TracerOptions, check_steps
 from .capturing.session import LocalSession, new_logdir
 
 __all__ = ["TfprofMagics"]
@@ -21,7 +21,7 @@ __all__ = ["TfprofMagics"]
 _STEP_API = re.compile(r"\.fit\s*\(|\.iterate\s*\(|\.step\s*\(|\bcapture\s*\(|\bCapture\s*\(")
 _VALUE_OPTIONS = {"--steps", "--warmup", "--logdir", "--host-tracer-level",
                   "--python-tracer-level", "--device-tracer-level", "--delay-ms", "--out",
-                  "--remote", "--duration-ms", "--backend", "--every"}
+                  "--remote", "--duration-ms", "--backend", "--every", "--sample-ms"}
 
 
 def split_line(line: str) -> tuple[str, str]:
@@ -75,6 +75,11 @@ class TfprofMagics(Magics):
     @magic_arguments.argument("--delay-ms", type=int, default=0,
                               help="wait this long before tracing starts (default "
                                    "%(default)s)")
+    @magic_arguments.argument("--sample-ms", type=int, default=DEFAULT_SAMPLE_MS,
+                              help="sample the host's CPU and memory and each GPU/TPU's "
+                                   "utilisation, memory, power and clocks every N ms while "
+                                   "profiling, into <host>.hardware.npz beside the profile "
+                                   "(default %(default)s; 0 off)")
     @magic_arguments.argument("--out", default="_tfprof",
                               help="variable that receives the Profile (default %(default)s)")
     @magic_arguments.argument("--no-show", action="store_true",
@@ -124,7 +129,7 @@ class TfprofMagics(Magics):
         if args.every is not None:
             _check_every(args, steps)
         tracer = TracerOptions(args.host_tracer_level, args.python_tracer_level,
-                               args.device_tracer_level, args.delay_ms)
+                               args.device_tracer_level, args.delay_ms, args.sample_ms)
         if not args.out.isidentifier():
             raise ValueError(f"--out must be a Python identifier, got {args.out!r}")
         self._out_name = args.out
@@ -132,7 +137,7 @@ class TfprofMagics(Magics):
         ctx = context.CellContext(steps, warmup, args.logdir or new_logdir(),
                                   {k: getattr(tracer, k) for k in
                                    ("host_tracer_level", "python_tracer_level",
-                                    "device_tracer_level", "delay_ms")},
+                                    "device_tracer_level", "delay_ms", "sample_ms")},
                                   backend=args.backend, source=code)
         if args.every is not None:
             return self._run_monitored(args, ctx, source)

@@ -5,7 +5,8 @@ memory and each GPU's (or TPU's) utilisation, memory, power, clocks and errors e
 
 Samples are taken on a fixed schedule (``start + k * period``, so the period does not
 drift), stamped with ``time.time_ns()`` (the clock of the profilers' host planes).  The
-thread's own CPU time is kept in the file (``sampler_cpu_s``).  What cannot be sampled
+thread's own CPU time is kept in the file (``sampler_cpu_s``, since the sampler started at
+``sampler_started_ns``: before the file's window for a long-running sampler).  What cannot be sampled
 (no ``psutil``, no NVIDIA driver or ``nvidia-ml-py``) is said in the file's notes, never an
 error.
 """
@@ -17,35 +18,53 @@ import threading
 import time
 from pathlib import Path
 
+from collections import deque
+
 import numpy as np
 
 from ..xspace.hardware_file import HardwareSamples, hardware_path_for, write_hardware
+from .options import DEFAULT_SAMPLE_MS
 
 __all__ = ["DEFAULT_SAMPLE_MS", "HardwareSampler"]
 
-DEFAULT_SAMPLE_MS = 50
+_NAN = float("nan")
 _MAX_SAMPLES = 2_000_000  # values kept per capture (a day at 50 ms with 2 series); then stop
 
 
 class HardwareSampler:
     """``start()`` before the profiler's session, ``stop()`` after; ``write(run_dir)`` puts
-    the samples beside each ``.xplane.pb`` there that has none yet."""
+    the samples beside each ``.xplane.pb`` there that has none yet.
 
-    def __init__(self, sample_ms: int = DEFAULT_SAMPLE_MS):
+    ``keep_s``: keep only the last ``keep_s`` seconds of samples (a ring buffer, for a
+    sampler that runs as long as its process: :func:`~tfprof_nb.start_server`); None keeps
+    every sample of the capture (up to a bound, then it stops and says so).  ``sources``:
+    what to read (see :mod:`.hardware_sources`); default: every source this machine has."""
+
+    def __init__(self, sample_ms: int = DEFAULT_SAMPLE_MS, keep_s: float | None = None,
+                 sources: list | None = None):
         self.sample_ms = int(sample_ms)
+        self.keep_s = keep_s
+        self._given = sources
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sources: list = []
+        self._widths: list[int] = []
         self.notes: list[str] = []
-        self._times: list[int] = []
-        self._rows: list[list[float]] = []
+        ring = None if keep_s is None else max(1, int(keep_s * 1e3 / max(1, self.sample_ms)))
+        self._times: deque = deque(maxlen=ring)
+        self._rows: deque = deque(maxlen=ring)
+        self._lock = threading.Lock()  # between the sampling thread and samples()
         self._cpu_s = 0.0
         self.started_ns = self.stopped_ns = 0
 
     def start(self) -> "HardwareSampler":
         from .hardware_sources import available_sources
 
-        self._sources, self.notes = available_sources()
+        if self._given is None:
+            self._sources, self.notes = available_sources()
+        else:
+            self._sources, self.notes = list(self._given), []
+        self._widths = [len(s.series) for s in self._sources]
         self.started_ns = time.time_ns()
         if self._sources:
             self._thread = threading.Thread(target=self._run, name="tfprof-hardware-sampler",
@@ -57,21 +76,39 @@ class HardwareSampler:
         period = self.sample_ms / 1e3
         begin = time.monotonic()
         k = 1
-        cap = _MAX_SAMPLES // max(1, sum(len(s.series) for s in self._sources))
+        cap = _MAX_SAMPLES // max(1, sum(self._widths))
         while not self._stop.wait(max(0.0, begin + k * period - time.monotonic())):
             now = time.time_ns()
-            row: list[float] = []
-            for source in self._sources:
-                row += source.read()
-            self._times.append(now)
-            self._rows.append(row)
+            row = self._read()
+            with self._lock:
+                self._times.append(now)
+                self._rows.append(row)
+            self._cpu_s = time.thread_time()
             k = max(k + 1, int((time.monotonic() - begin) / period) + 1)  # skip missed ticks
-            if len(self._times) >= cap:
+            if self.keep_s is None and len(self._times) >= cap:
                 self.notes.append(f"the sampler stopped after {cap} samples")
                 break
         self._cpu_s = time.thread_time()
 
+    def _read(self) -> list[float]:
+        """One sample of every source; a source that raises reads NaN (said once)."""
+        row: list[float] = []
+        for source, width in zip(self._sources, self._widths):
+            try:
+                values = [float(v) for v in source.read()]
+                if len(values) != width:
+                    raise ValueError(f"{len(values)} values for {width} series")
+            except Exception as exc:  # never let a source end the sampling
+                note = f"{type(source).__name__} failed: {type(exc).__name__}: {exc}"[:200]
+                if note not in self.notes:
+                    self.notes.append(note)
+                values = [_NAN] * width
+            row += values
+        return row
+
     def stop(self) -> None:
+        if self._stop.is_set():
+            return
         self.stopped_ns = time.time_ns()
         self._stop.set()
         if self._thread is not None:
@@ -79,19 +116,35 @@ class HardwareSampler:
         for source in self._sources:
             close = getattr(source, "close", None)
             if close is not None:
-                close()
+                try:
+                    close()
+                except Exception:
+                    pass
 
-    def samples(self) -> HardwareSamples:
-        """The samples taken, in the file's long layout."""
+    def samples(self, since_ns: int | None = None,
+                until_ns: int | None = None) -> HardwareSamples:
+        """The samples taken (those in ``[since_ns, until_ns]`` when given), in the file's
+        long layout; ``started_ns``/``stopped_ns`` in its meta are the window's ends."""
         series = [s for source in self._sources for s in source.series]
-        n, m = len(self._times), len(series)
-        values = np.array(self._rows, np.float64).reshape(n, m) if n else np.empty((0, m))
+        with self._lock:
+            times = np.array(self._times, np.int64)
+            rows = list(self._rows)
+        m = len(series)
+        values = np.array(rows, np.float64).reshape(len(times), m) if len(times) \
+            else np.empty((0, m))
+        started = self.started_ns if since_ns is None else max(self.started_ns, since_ns)
+        stopped = self.stopped_ns or time.time_ns()
+        stopped = stopped if until_ns is None else min(stopped, until_ns)
+        keep = (times >= started) & (times <= stopped)
+        times, values = times[keep], values[keep]
+        n = len(times)
         meta = {"hostname": socket.gethostname(), "period_ms": self.sample_ms,
-                "started_ns": self.started_ns, "stopped_ns": self.stopped_ns,
-                "sampler_cpu_s": round(self._cpu_s, 6), "notes": self.notes,
+                "started_ns": started, "stopped_ns": stopped,
+                "sampler_cpu_s": round(self._cpu_s, 6), "sampler_started_ns": self.started_ns,
+                "notes": list(self.notes),
                 "devices": [d for s in self._sources for d in getattr(s, "devices", [])]}
         return HardwareSamples(
-            np.repeat(np.array(self._times, np.int64), m),
+            np.repeat(times, m),
             np.tile(np.arange(m, dtype=np.uint16), n), values.reshape(-1),
             *([s[k] for s in series] for k in range(4)), meta=meta)
 

@@ -21,21 +21,25 @@ class KerasProfiler(WindowResults, keras.callbacks.Callback):
     ``train_function``, so it falls inside the marker.  If a batch raises, the profiler is
     stopped, the partial profile saved and attached to the exception; the exception propagates.
     Does not need the tensorboard package.  ``backend="auto"`` follows Keras' backend (JAX's
-    profiler for ``KERAS_BACKEND=jax``, TensorFlow's for ``tensorflow``).
+    profiler for ``KERAS_BACKEND=jax``, TensorFlow's for ``tensorflow``).  ``sample_ms``
+    (default 50, 0 off): the hardware sampler's period (host CPU and memory, GPUs and TPUs,
+    as in :class:`~tfprof_nb.Capture`), its ``<host>.hardware.npz`` beside the profile.
     """
 
     def __init__(self, steps: int | None = None, warmup: int | None = None,
                  logdir: str | None = None, *, host_tracer_level: int | None = None,
                  python_tracer_level: int | None = None,
                  device_tracer_level: int | None = None, delay_ms: int | None = None,
-                 progress: bool | None = None, backend: str | None = None):
+                 sample_ms: int | None = None, progress: bool | None = None,
+                 backend: str | None = None):
         super().__init__()
         if backend in (None, "auto") and keras.backend.backend() in ("jax", "tensorflow"):
             backend = keras.backend.backend()
         self._window = make_window(
             steps, warmup, logdir,
             {"host_tracer_level": host_tracer_level, "python_tracer_level": python_tracer_level,
-             "device_tracer_level": device_tracer_level, "delay_ms": delay_ms},
+             "device_tracer_level": device_tracer_level, "delay_ms": delay_ms,
+             "sample_ms": sample_ms},
             "train", progress, owner="tp.KerasProfiler", backend=backend)
         self._wrapped = None
 

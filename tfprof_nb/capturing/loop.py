@@ -195,18 +195,25 @@ class Capture(WindowResults):
     see :mod:`tfprof_nb.capturing.backends`); pass ``"jax"`` when both are imported.  A JAX
     capture uses ``jax.profiler`` and marks steps with ``StepTraceAnnotation``; it never
     imports TensorFlow.
+
+    ``sample_ms`` (default 50; 0 turns it off): while the profiler runs, a thread samples the
+    host's CPU use (the machine's and this process's), this process's resident memory, the
+    memory available and, where present, each NVIDIA GPU's (NVML) or TPU's (libtpu)
+    utilisation, memory, power and clocks every ``sample_ms`` ms; the samples are written
+    beside the profile as ``<host>.hardware.npz`` in :attr:`run_dir`.
     """
 
     def __init__(self, steps: int | None = None, warmup: int | None = None,
                  logdir: str | None = None, *, host_tracer_level: int | None = None,
                  python_tracer_level: int | None = None,
                  device_tracer_level: int | None = None, delay_ms: int | None = None,
-                 step_name: str = "train", progress: bool | None = None,
-                 backend: str | None = None, _fn=None):
+                 sample_ms: int | None = None, step_name: str = "train",
+                 progress: bool | None = None, backend: str | None = None, _fn=None):
         self._window = make_window(
             steps, warmup, logdir,
             {"host_tracer_level": host_tracer_level, "python_tracer_level": python_tracer_level,
-             "device_tracer_level": device_tracer_level, "delay_ms": delay_ms},
+             "device_tracer_level": device_tracer_level, "delay_ms": delay_ms,
+             "sample_ms": sample_ms},
             step_name, progress, owner="tp.Capture", backend=backend, fn=_fn)
         self._in_with = False
 
@@ -275,7 +282,8 @@ class _Step:
 
 def capture(fn, data, steps: int | None = None, warmup: int | None = None, **options):
     """Call ``fn(batch)`` for each batch of ``data`` through a :class:`Capture`; return the
-    Profile.  ``options`` are those of :class:`Capture`; with ``backend="auto"`` a jitted JAX
+    Profile.  ``options`` are those of :class:`Capture` (``sample_ms``: the hardware
+    sampler's period, its file beside the profile); with ``backend="auto"`` a jitted JAX
     ``fn`` is profiled with JAX."""
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {type(fn).__name__}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
-__all__ = ["TfInt", "TracerOptions", "check_steps"]
+__all__ = ["DEFAULT_SAMPLE_MS", "TfInt", "TracerOptions", "check_steps"]
+
+DEFAULT_SAMPLE_MS = 50  # the hardware sampler's period (capturing/hardware_sampler.py)
 
 _LEVELS = {
     "host_tracer_level": (0, 3, "0 off, 1 user Trace events, 2 + high-level TF ops (default), "
@@ -35,7 +37,7 @@ class TracerOptions:
     python_tracer_level: int = 0
     device_tracer_level: int = 1
     delay_ms: int = 0
-    sample_ms: int = 50
+    sample_ms: int = DEFAULT_SAMPLE_MS
 
     def __post_init__(self):
         for name, (lo, hi, meaning) in _LEVELS.items():

@@ -151,25 +151,43 @@ class LocalSession:
         self.running = False
         if _active is self:
             _active = None
-        wait_for_a_free_run_name(self._local)
-        if self._sampler is not None:
+        if self._sampler is not None:  # first: also when the wait below is interrupted
             self._sampler.stop()
+        wait_for_a_free_run_name(self._local)
         with quiet_profiler_log(_WHO[self.backend], self.log):
             self._profiler.stop()
         new = run_dirs(self._local) - self._before
         if not new:
             raise CaptureError(f"the profiler saved nothing under {self._local}")
         run_dir = max(new, key=lambda p: p.name)
-        if self._sampler is not None:
-            self.hardware_files = self._sampler.write(run_dir)
+        self.hardware_files = _write_samples(self._sampler, run_dir)
         self.run_dir = publish_run(run_dir, self.url)
         return self.run_dir
 
 
 def _start_sampler(sample_ms: int):
-    """The hardware sampler of a session, started; None when ``sample_ms`` is 0."""
+    """The hardware sampler of a session, started; None when ``sample_ms`` is 0 or it
+    cannot start (said in a warning: the capture goes on without it)."""
     if not sample_ms:
         return None
-    from .hardware_sampler import HardwareSampler
+    try:
+        from .hardware_sampler import HardwareSampler
 
-    return HardwareSampler(sample_ms).start()
+        return HardwareSampler(sample_ms).start()
+    except Exception as exc:
+        warnings.warn(f"the hardware sampler did not start ({type(exc).__name__}: {exc}); "
+                      f"the profile is captured without it", CaptureWarning, stacklevel=4)
+        return None
+
+
+def _write_samples(sampler, run_dir: Path) -> list:
+    """Write the sampler's file into ``run_dir``; a failure is a warning, never the end of
+    the capture."""
+    if sampler is None:
+        return []
+    try:
+        return sampler.write(run_dir)
+    except Exception as exc:
+        warnings.warn(f"the hardware samples could not be written into {run_dir} "
+                      f"({type(exc).__name__}: {exc})", CaptureWarning, stacklevel=4)
+        return []

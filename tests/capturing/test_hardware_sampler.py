@@ -1,0 +1,151 @@
+"""The hardware sampler during real captures (TensorFlow and JAX on CPU): its file beside the
+profile, the period asked, every sample inside the profile's span, and its options."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb.capturing.hardware_sources import _has_nvidia_driver
+from tfprof_nb.xspace.decoder import read_local_xspace
+from tfprof_nb.xspace.hardware_file import read_hardware
+
+HOST_SERIES = ("cpu_util_pct", "process_cpu_pct", "process_rss_bytes",
+               "memory_available_bytes")
+STEP_S = 0.03  # each step sleeps this long: a capture long enough for many samples
+
+
+def _tf_capture(tmp_path_factory, steps: int, **options):
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([8, 2]))
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(tf.matmul(x, w))
+
+    logdir = tmp_path_factory.mktemp("hw_tf")
+    with tp.Capture(steps=steps, warmup=1, logdir=str(logdir), progress=False,
+                    backend="tensorflow", **options) as cap:
+        for _ in cap.iterate(range(1000)):
+            step(tf.ones([4, 8]))
+            time.sleep(STEP_S)
+    return Path(cap.run_dir)
+
+
+@pytest.fixture(scope="module")
+def tf_run_20ms(tmp_path_factory):
+    return _tf_capture(tmp_path_factory, 20, sample_ms=20)
+
+
+@pytest.fixture(scope="module")
+def tf_run_default(tmp_path_factory):
+    return _tf_capture(tmp_path_factory, 30)
+
+
+@pytest.fixture(scope="module")
+def jax_run_20ms(tmp_path_factory):
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    @jax.jit
+    def step(w, x):
+        return w - 0.01 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+
+    w, x = jnp.ones((32, 32)), jnp.ones((64, 32))
+    logdir = tmp_path_factory.mktemp("hw_jax")
+    with tp.Capture(steps=20, warmup=1, logdir=str(logdir), progress=False, backend="jax",
+                    sample_ms=20) as cap:
+        for _ in cap.iterate(range(1000)):
+            w = step(w, x).block_until_ready()
+            time.sleep(STEP_S)
+    return Path(cap.run_dir)
+
+
+def _read(run_dir: Path):
+    """(the profile's decoded file, the sampler's samples) of a one-host run."""
+    (xplane,) = run_dir.glob("*.xplane.pb")
+    hardware = xplane.with_name(xplane.name.replace(".xplane.pb", ".hardware.npz"))
+    assert hardware.exists(), sorted(p.name for p in run_dir.iterdir())
+    return read_local_xspace(xplane), read_hardware(hardware.read_bytes(), hardware.name)
+
+
+@pytest.mark.parametrize("run, period_ms", [("tf_run_20ms", 20), ("tf_run_default", 50),
+                                            ("jax_run_20ms", 20)])
+def test_host_series_at_the_period_inside_the_profile(run, period_ms, request):
+    space, hw = _read(request.getfixturevalue(run))
+    assert hw.meta["period_ms"] == period_ms
+    assert set(HOST_SERIES) <= set(hw.series_counter)
+    start, stop = space.profile_start_ns, space.profile_stop_ns
+    assert start and stop and start < stop
+    span_s = (stop - start) / 1e9
+    for name in HOST_SERIES:
+        k = hw.series_counter.index(name)
+        mine = hw.series == k
+        times, values = hw.time_ns[mine], hw.value[mine]
+        assert len(times) >= 0.5 * span_s * 1e3 / period_ms, (name, len(times), span_s)
+        median_ms = float(np.median(np.diff(times))) / 1e6
+        assert abs(median_ms - period_ms) <= 0.2 * period_ms, (name, median_ms)
+        # the sampler starts after the profiler started and stops before it stops
+        assert times.min() >= start and times.max() <= stop, (name, times.min() - start,
+                                                              stop - times.max())
+        assert np.isfinite(values).all()
+    rss = hw.value[hw.series == hw.series_counter.index("process_rss_bytes")]
+    assert (rss > 50e6).all()  # this process holds TensorFlow or JAX
+    assert hw.meta["sampler_cpu_s"] > 0
+
+
+def test_notes_speak_of_nvml_only_where_a_driver_is(tf_run_20ms):
+    _, hw = _read(tf_run_20ms)
+    has_nvml = importlib.util.find_spec("pynvml") is not None
+    said = any("nvidia-ml-py" in n for n in hw.meta["notes"])
+    assert said == (_has_nvidia_driver() and not has_nvml)
+    if not _has_nvidia_driver():
+        assert not any("NVML" in n or "Nvml" in n for n in hw.meta["notes"]), hw.meta["notes"]
+
+
+def test_sample_ms_0_writes_no_file(tmp_path):
+    prof = tp.capture(lambda batch: time.sleep(0.01), range(10), steps=2, warmup=0,
+                      logdir=str(tmp_path), progress=False, backend="tensorflow", sample_ms=0)
+    (run_dir,) = {Path(p).parent for p in prof.source}
+    names = sorted(p.name for p in run_dir.iterdir())
+    assert any(n.endswith(".xplane.pb") for n in names)
+    assert not any(n.endswith(".hardware.npz") for n in names), names
+
+
+@pytest.mark.parametrize("bad", [-1, 60_001, 2.5, "50", True])
+def test_bad_sample_ms_raises_naming_it(bad):
+    with pytest.raises(ValueError, match="sample_ms"):
+        tp.Capture(sample_ms=bad)
+    with pytest.raises(ValueError, match="sample_ms"):
+        tp.capture(lambda b: None, range(3), steps=1, warmup=0, sample_ms=bad)
+
+
+def test_a_failing_source_reads_nan_and_the_sampling_goes_on():
+    """A source whose read raises: NaN for its series, said once in the notes; the others
+    are still sampled."""
+    from tfprof_nb.capturing.hardware_sampler import HardwareSampler
+    from tfprof_nb.capturing.hardware_sources import HostSource
+
+    class Failing:
+        series = [("broken", "host", "count", "test")]
+        notes: list = []
+
+        def read(self):
+            raise RuntimeError("gone")
+
+    sampler = HardwareSampler(10, sources=[HostSource(), Failing()]).start()
+    deadline = time.monotonic() + 30
+    while len(sampler._times) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sampler.stop()
+    samples = sampler.samples()
+    assert sum(1 for n in samples.meta["notes"] if "gone" in n) == 1
+    assert isinstance(sampler._sources[0], HostSource)
+    host = samples.value[samples.series == 0]
+    assert len(host) >= 5 and np.isfinite(host).all()
