@@ -87,6 +87,7 @@ def test_error_mid_capture_keeps_partial_profile_and_propagates(dataset, train_s
     assert info.value.tfprof_profile is cap.profile
     assert step_markers(cap.profile) == [1, 2, 3]  # step 3 began, then raised
     assert any("partial profile" in n for n in info.value.__notes__)
+    assert list(Path(cap.run_dir).glob("*.hardware.npz"))  # the sampler's file, beside it
     # the profiler was stopped: a new capture can start
     prof = tp.capture(train_step, dataset, steps=1, warmup=0, progress=False)
     assert step_markers(prof) == [0]
