@@ -366,8 +366,12 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
     with OfflinePage(path, wait_for=".tfprof-compare .js-plotly-plot .main-svg") as page:
         assert "before -> after" in page.js(
             "() => document.querySelector('.cmp-summary').textContent")
-        assert page.js("() => document.querySelector('.js-plotly-plot').data"
+        page.page.wait_for_function(
+            "() => document.querySelectorAll('.tfprof-compare .main-svg').length >= 2")
+        assert page.js("() => document.querySelector('.cmp-figure .js-plotly-plot').data"
                        ".map(t => t.name)") == ["before", "after"]
+        assert page.js("() => document.querySelector('.cmp-waterfall .js-plotly-plot')"
+                       ".data[0].type") == "waterfall"
         assert page.blocked == [] and page.console_errors == []
     timeline = TraceTimeline(before)
     path = timeline.to_html(tmp_path / "trace.html", title="trace")

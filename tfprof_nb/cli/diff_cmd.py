@@ -1,6 +1,8 @@
 """``tfprof diff BASE NEW``: how NEW differs from BASE (``tp.compare``): its verdict on the
 median step time with the noise band (``Comparison.step_time``, the statistic ``tp.check``
-judges), the mean step per category, and the ops and kernels whose time changed most."""
+judges), what the ops explain of that change and the unexplained rest, the mean step per
+category, the ops matched across recompiles whose median time per step changed most (with
+their noise bands), the HLO diff and the kernels; ``--json`` has the same numbers."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    p = add_command(sub, "diff", "how NEW differs from BASE: step time verdict, categories, "
-                    "ops, kernels")
+    p = add_command(sub, "diff", "how NEW differs from BASE: step time verdict, ops matched "
+                    "across recompiles with noise bands, HLO diff, categories, kernels")
     p.add_argument("base", metavar="BASE", help="the reference profile (path or URL)")
     p.add_argument("new", metavar="NEW", help="the profile to judge (path or URL)")
     p.add_argument("--top", type=int, default=10, metavar="N",
@@ -39,14 +41,21 @@ def diff_document(base, new, top: int = 10) -> dict:
     steps.insert(0, "category", ["whole step" if m == "duration_ms" else category_label(m)
                                  for m in steps.index])
     steps.insert(0, "metric", list(steps.index))
-    ops = c.ops.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us"})
+    ops = c.ops.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us",
+                                "band_low": "band_low_us", "band_high": "band_high_us",
+                                "a_op": "base_op", "b_op": "new_op"})
     kernels = c.kernels.rename(columns={"a": "base_us", "b": "new_us", "delta": "delta_us"})
     return {"base": run_location(base.source), "new": run_location(new.source),
             "verdict": change["verdict"], "noise_band_pct": change["band"],
             "median_ms": {k: change[k] for k in ("base", "new", "pct")},
             "mean_ms": _mean_change(c, len(base.steps), len(new.steps)),
+            "explained_ms": dict(c.explained),
+            "ops_noise_floor_us": c.ops.attrs.get("floor_us"),
             "steps": steps.reset_index(drop=True),
+            "waterfall": c.waterfall(top),
             "ops": ops.head(top).reset_index(),
+            "hlo": c.hlo.rename(columns={"a_count": "base_count", "b_count": "new_count",
+                                         "a_bytes": "base_bytes", "b_bytes": "new_bytes"}),
             "kernels": kernels.head(top).reset_index()}
 
 
@@ -65,13 +74,37 @@ def diff_text(doc: dict) -> str:
     if len(changed):
         lines += ["", "Mean step time per category (ms)",
                   _rows(changed, ["category"], "base_ms", "new_ms", "delta_ms", pct=True)]
+    ex = doc["explained_ms"]
+    if ex.get("unexplained_ms") is not None:
+        lines += ["", f"Of the median step's change {ex['step_ms']:+.3f} ms: "
+                  f"{ex['explained_ms']:+.3f} ms in the {ex['side'].lower()} ops' medians, "
+                  f"{ex['unexplained_ms']:+.3f} ms unexplained"]
     if len(doc["ops"]):
-        lines += ["", "Ops with the largest change in self time (us)",
-                  _rows(doc["ops"], ["host_or_device", "operation"], "base_us", "new_us",
-                        "delta_us")]
+        lines += ["", "Ops with the largest change in median self time per step (us), matched "
+                  "across recompiles", _op_rows(doc["ops"])]
+    if len(doc["hlo"]):
+        lines += ["", "HLO diff (time per step, us)"]
+        lines += [f"  {r.program}: {r.change}: {r.detail}"
+                  + (f" ({r.time_us:+,.3f} us)" if r.time_us == r.time_us else "")
+                  for r in doc["hlo"].itertuples()]
     if len(doc["kernels"]):
         lines += ["", "Kernels with the largest change in total time (us)",
                   _rows(doc["kernels"], ["kernel_name"], "base_us", "new_us", "delta_us")]
+    return "\n".join(lines)
+
+
+def _op_rows(ops) -> str:
+    """The op table: name (its base name where renamed), BASE, NEW, delta, band, verdict."""
+    names = [f"{r.operation} (was {r.base_op})" if r.base_op and r.new_op and
+             r.base_op != r.new_op else str(r.operation) for r in ops.itertuples()]
+    ops = ops.assign(operation=names)
+    table = _rows(ops, ["host_or_device", "operation"], "base_us", "new_us", "delta_us")
+    lines = table.split("\n")
+    lines[0] += f"  {'band (95 %, all ops)':>24}  verdict"
+    for i, r in enumerate(ops.itertuples(), start=1):
+        band = (f"{r.band_low_us:+,.2f} to {r.band_high_us:+,.2f}"
+                if r.band_low_us == r.band_low_us else "")
+        lines[i] += f"  {band:>24}  {r.noise} ({r.matched_by})"
     return "\n".join(lines)
 
 

@@ -1,4 +1,7 @@
-"""Comparison view of two profiles (what ``tp.compare(a, b)`` displays)."""
+"""Comparison view of two profiles (what ``tp.compare(a, b)`` displays): the median step
+time's change as a waterfall of the ops that add up to it, the mean step per category, the
+ops matched across the runs with their change per step and noise band, the HLO diff and the
+kernels."""
 
 from __future__ import annotations
 
@@ -10,27 +13,48 @@ from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["ComparisonView"]
 
+_OP_COLUMNS = ["host_or_device", "operation", "a_op", "b_op", "matched_by", "category", "a",
+               "b", "delta", "band_low", "band_high", "noise", "share_pct", "per_step",
+               "program"]
+
+
+def _ops_table(comparison) -> pd.DataFrame:
+    """The matched op table with the runs' labels in its column names (us per step)."""
+    a, b = comparison.labels
+    ops = comparison.ops.reset_index()
+    ops = ops[[c for c in _OP_COLUMNS if c in ops.columns]]
+    return ops.rename(columns={"a": f"{a}_us", "b": f"{b}_us", "delta": "delta_us",
+                               "band_low": "band_low_us", "band_high": "band_high_us",
+                               "a_op": f"{a}_op", "b_op": f"{b}_op"})
+
+
+def _table(df: pd.DataFrame, title: str, key: str) -> TableData:
+    return TableData(df.head(2000), title, key) if len(df) else TableData(pd.DataFrame())
+
 
 class ComparisonView(BaseWidget):
-    """Mean step time per category of both profiles side by side, op and kernel deltas."""
+    """The step-time waterfall, categories side by side, matched ops with bands, HLO diff,
+    kernel deltas."""
 
     bundle = "compare"
     summary = traitlets.Unicode("").tag(sync=True)
+    waterfall = FigureTrait()
     figure = FigureTrait()
     ops_delta = TableTrait()
+    hlo_diff = TableTrait()
     kernels_delta = TableTrait()
 
     def __init__(self, comparison, **kwargs):
-        from ..plot.compare import compare_figure
+        from ..plot.compare import compare_figure, waterfall_figure
 
-        a, b = comparison.labels
-        ops = comparison.ops.reset_index().rename(columns={"a": f"{a}_self_us",
-                                                           "b": f"{b}_self_us"})
         kernels = comparison.kernels.reset_index()
-        super().__init__(summary=repr(comparison).replace("\n", " · "),
-                         figure=compare_figure(comparison),
-                         ops_delta=TableData(ops.head(2000), "Op self-time deltas (us)",
-                                             "operation"),
-                         kernels_delta=TableData(kernels.head(2000),
-                                                 "Kernel time deltas (us)", "kernel_name")
-                         if len(kernels) else TableData(pd.DataFrame()), **kwargs)
+        super().__init__(
+            summary=repr(comparison),
+            waterfall=waterfall_figure(comparison), figure=compare_figure(comparison),
+            ops_delta=_table(_ops_table(comparison), "Ops matched across the runs: median "
+                             "self time per step (us), noise band, share of the step change",
+                             "operation"),
+            hlo_diff=_table(comparison.hlo, "HLO diff: what changed in the XLA programs "
+                            "(time_us: per step)", "program"),
+            kernels_delta=_table(kernels, "Kernel time per step (us)", "kernel_name"),
+            **kwargs)
