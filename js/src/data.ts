@@ -123,7 +123,7 @@ interface Meta {
   tracks?: Wire;
   segments?: Wire;
   steps?: Wire;
-  counter_tracks?: Wire; // section, name, unit, max per counter
+  counter_tracks?: Wire; // section, name, unit, max, after (the section it follows) per counter
   counter_points?: Wire; // counter, t, v: each counter's points in time order
   notes?: string[];
   t0?: number;
@@ -157,7 +157,8 @@ export function decode(model: ModelLike): TimelineData {
 /** The counter tracks of `meta`: each counter's points (a table sorted by counter, then
  * time) sliced out of one set of columns. */
 function decodeCounters(meta: Meta): CounterTrack[] {
-  const tracks = decodeRows<{ section: string; name: string; unit: string; max: number }>(meta.counter_tracks);
+  const tracks = decodeRows<{ section: string; name: string; unit: string; max: number; after?: string }>(
+    meta.counter_tracks);
   if (!tracks.length || !meta.counter_points?.schema) return [];
   const c = decodeColumns(meta.counter_points);
   const which = c.counter as ArrayLike<number>; // (a frame's integers: int32 or uint32)

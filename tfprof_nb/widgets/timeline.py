@@ -13,7 +13,8 @@ from ..offline.columns import encode_columns
 from ..offline.details import detail_rows
 from ._view import View, ViewState
 from .timeline_area import area_summary
-from .timeline_counters import counter_tables, counter_tables_empty
+from .hardware_tables import counters_of
+from .timeline_counters import COUNTERS_LINE, counter_lines, counter_tables, counter_tables_empty
 from .timeline_find import occurrences
 from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
@@ -59,15 +60,37 @@ def _step_table(prof) -> tuple[pd.DataFrame | None, list[str]]:
                        "step menu and each event's step are missing.")]
 
 
-def _counters(prof) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+def _counters(prof, planes: set) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The counter tracks' tables (see timeline_counters), or none and a note saying why
-    (the trace viewer works without them)."""
+    (the trace viewer works without them); ``planes``: the (host, plane) pairs shown."""
     try:
-        return (*counter_tables(prof), [])
+        return (*counter_tables(prof, planes=planes), [])
     except Exception as exc:  # shown in the view, with the error: never hidden
         tracks, points = counter_tables_empty()
         return tracks, points, [f"No counter tracks: computing them failed "
                                 f"({type(exc).__name__}: {exc})."]
+
+
+def _drawn_as_counters(prof) -> set[tuple[str, str]]:
+    """(host, plane) of the ``_counters_`` lines drawn as counter tracks (their samples are
+    in ``prof.counters``); none where that table fails (``_counters`` says why)."""
+    try:
+        return counter_lines(counters_of(prof))
+    except Exception:  # the counter tracks' note says what failed
+        return set()
+
+
+def _without_lines(ev: pd.DataFrame, lines: set[tuple[str, str]]) -> pd.DataFrame:
+    """``ev`` without the events of the ``_counters_`` lines of ``lines`` (host, plane)."""
+    if not lines:
+        return ev
+    on_line = (ev["line"] == COUNTERS_LINE).to_numpy()
+    if not on_line.any():
+        return ev
+    pairs = pd.Series(list(zip(ev["host"].astype(str)[on_line], ev["plane"].astype(str)[on_line])))
+    drop = np.zeros(len(ev), bool)
+    drop[np.flatnonzero(on_line)] = pairs.isin(lines).to_numpy()
+    return ev[~drop]
 
 
 def _tracks(ev: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -123,14 +146,15 @@ def _track_table(ev, first_rows, max_depth, position) -> pd.DataFrame:
     return table.sort_values("id", kind="stable").reset_index(drop=True)
 
 
-def timeline_index(prof, steps: pd.DataFrame | None = None
+def timeline_index(prof, steps: pd.DataFrame | None = None, hidden: set = frozenset()
                    ) -> tuple[TimelineIndex | None, dict, np.ndarray]:
     """The timeline's index (events sorted by track as shown, row and start), its tables
     (names, tracks, segments ``[track, depth, first row, end row]``, ``steps``: a steps table
     or None) and the event id of each row.  Tracks go in XProf's order (device planes
     first); each event goes on the first row of its track free when it starts
-    (``kernels.tl_rows``): nested events by depth, overlapping async ops side by side."""
-    ev = prof.events
+    (``kernels.tl_rows``): nested events by depth, overlapping async ops side by side.
+    ``hidden``: (host, plane) of the ``_counters_`` lines left out (drawn as counters)."""
+    ev = _without_lines(prof.events, hidden)
     n = len(ev)
     if not n:
         return None, _empty_meta(), np.empty(0, np.int64)
@@ -191,8 +215,10 @@ class TimelineSource:
     def __init__(self, prof, budget: int | None = None):
         self.prof = prof
         self.steps, notes = _step_table(prof)
-        self.index, meta, self.event_ids = timeline_index(prof, self.steps)
-        meta["counter_tracks"], meta["counter_points"], more = _counters(prof)
+        self.index, meta, self.event_ids = timeline_index(prof, self.steps,
+                                                          _drawn_as_counters(prof))
+        planes = set(zip(meta["tracks"]["host"], meta["tracks"]["plane"]))
+        meta["counter_tracks"], meta["counter_points"], more = _counters(prof, planes)
         meta["notes"] = notes + more
         # the module's STATE_BUDGET at call time (tests lower it to get an overview)
         self.tile, self.meta = first_state(self.index, meta,
@@ -336,6 +362,9 @@ class TimelineSource:
     def index_of(self, event_id: int) -> int:
         if self._rank is None:
             self._rank = pd.Series(np.arange(len(self.event_ids)), index=self.event_ids)
+        if event_id not in self._rank.index and event_id in self.prof.events.index:
+            raise ValueError(f"event {event_id} is a counter sample: the trace viewer draws "
+                             "it in a counter track, not as an event")
         return int(self._rank[event_id])
 
     def window_of(self, event_id: int) -> list[float]:

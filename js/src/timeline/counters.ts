@@ -1,4 +1,4 @@
-// Counter tracks: a value over time (memory in use per allocator, the GPU launch queue) drawn
+// Counter tracks: a value over time (memory in use, the launch queue, a device's clocks) drawn
 // as a filled step line under the track's peak, at most one point per pixel column (its
 // highest value there), and read at a time for the tooltip. No DOM but the canvas.
 import { lowerBound } from "../lod";
@@ -7,6 +7,7 @@ import { type TimelineState } from "./state";
 
 /** A value with its unit, short. */
 export function fmtValue(v: number, unit: string): string {
+  if (unit === "bytes/s") return `${fmtValue(v, "bytes")}/s`;
   if (unit === "bytes") {
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let k = 0;

@@ -25,11 +25,12 @@ export interface Row {
   folded: boolean;
 }
 
-/** A counter track: a value over time (memory in use, the launch queue). */
+/** A counter track: a value over time (memory in use, the launch queue, a device's clock). */
 export interface CounterTrack {
   section: string;
   name: string;
   unit: string;
+  after?: string; // the event section it follows (a device's counters after its plane)
   t: Float64Array; // us, ascending
   v: Float64Array;
   max: number;
@@ -64,11 +65,22 @@ function items(tracks: Track[], counters: CounterTrack[]): Item[] {
     }
     bySection.get(it.section)!.push(it);
   };
-  // device planes first (XProf's order), then the counters, then the host's threads
+  // device planes first (XProf's order), each followed by its device's counters, then the
+  // other counters, then the host's threads
   const host = tracks.findIndex((t) => t.plane.startsWith("/host:"));
   const before = host < 0 ? tracks : tracks.slice(0, host);
-  for (const t of before) add({ kind: "track", track: t.id, section: t.section, name: t.name, depths: t.depths });
-  counters.forEach((c, i) => add({ kind: "counter", track: i, section: c.section, name: c.name, depths: 1 }));
+  const shown = new Set(before.map((t) => t.section));
+  const counter = (c: CounterTrack, i: number) =>
+    add({ kind: "counter", track: i, section: c.section, name: c.name, depths: 1 });
+  const following = new Map<string, [CounterTrack, number][]>();
+  counters.forEach((c, i) => {
+    if (c.after && shown.has(c.after)) following.set(c.after, [...(following.get(c.after) ?? []), [c, i]]);
+  });
+  before.forEach((t, k) => {
+    add({ kind: "track", track: t.id, section: t.section, name: t.name, depths: t.depths });
+    if (before[k + 1]?.section !== t.section) for (const [c, i] of following.get(t.section) ?? []) counter(c, i);
+  });
+  counters.forEach((c, i) => { if (!(c.after && shown.has(c.after))) counter(c, i); });
   for (const t of host < 0 ? [] : tracks.slice(host)) {
     add({ kind: "track", track: t.id, section: t.section, name: t.name, depths: t.depths });
   }
