@@ -1,0 +1,144 @@
+"""tp.compare on real pairs of runs: per-step op times, ops matched across recompiles, noise
+bands, the explained and unexplained parts of the step-time change, the HLO diff.
+
+The pairs are captured here (tests/make_compare_profiles.py): a JAX program before and after
+an extra elementwise op that renumbers its fusions, a TensorFlow model with a wider Dense
+layer, and one JAX program captured for 10 and for 20 steps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+
+from ..make_compare_profiles import capture
+
+
+@pytest.fixture(scope="module")
+def renumbered(tmp_path_factory):
+    runs = capture(tmp_path_factory.mktemp("jax_renumbered"), "jax_renumbered")
+    return tp.load(runs["base"]), tp.load(runs["shifted"])
+
+
+@pytest.fixture(scope="module")
+def lengths(tmp_path_factory):
+    runs = capture(tmp_path_factory.mktemp("jax_lengths"), "jax_lengths")
+    return tp.load(runs["short"]), tp.load(runs["long"])
+
+
+@pytest.fixture(scope="module")
+def wider(tmp_path_factory):
+    runs = capture(tmp_path_factory.mktemp("tf_wider"), "tf_wider")
+    return tp.load(runs["base"]), tp.load(runs["wider"])
+
+
+def _adds_up(c) -> None:
+    """explained + unexplained = the medians' change, and so do the waterfall's steps."""
+    st, ex = c.step_time, c.explained
+    assert ex["step_ms"] == pytest.approx(st["new"] - st["base"])
+    assert ex["explained_ms"] + ex["unexplained_ms"] == pytest.approx(ex["step_ms"])
+    side = c.ops[c.ops.index.get_level_values(0) == ex["side"]]
+    assert ex["explained_ms"] == pytest.approx(side.delta.sum() / 1e3)
+    w = c.waterfall(top=5)
+    assert w.measure.iloc[0] == "absolute" and w.measure.iloc[-1] == "total"
+    assert w.delta_ms.iloc[0] == pytest.approx(st["base"])
+    assert w.delta_ms.iloc[0] + w.delta_ms.iloc[1:-1].sum() == pytest.approx(st["new"])
+    assert w.label.iloc[-2] == "unexplained"
+
+
+def test_op_step_times_sum_to_the_ops_time_in_the_steps(lengths):
+    prof = lengths[1]
+    per_step = prof.result("op_step_times")
+    assert set(per_step.step) == set(prof.steps.index) and len(prof.steps) == 20
+    xla = per_step[per_step.program_id >= 0].groupby(["program_id", "op"]).self_ps.sum() / 1e6
+    stats = prof.hlo_stats.set_index(["program_id", "hlo_op_name"]).total_self_time_us
+    # the events inside the steps: all of each op's time but for calls outside the markers
+    inside = xla / stats.reindex(xla.index)
+    assert inside.between(0.9, 1 + 1e-9).all(), inside[~inside.between(0.9, 1 + 1e-9)]
+    one = xla.idxmax()
+    c = tp.compare(*lengths)
+    row = c.ops[(c.ops.b_op == one[1])].iloc[0]
+    mine = per_step[(per_step.program_id == one[0]) & (per_step.op == one[1])]
+    steps = mine.set_index("step").self_ps.reindex(prof.steps.index, fill_value=0) / 1e6
+    assert row.b == pytest.approx(float(np.median(steps)))
+
+
+def test_renumbered_fusions_are_matched(renumbered):
+    c = tp.compare(*renumbered, labels=("before", "after"))
+    ops = c.ops.reset_index()
+    assert len(ops) and (ops.kind == "xla").all()
+    # the model's tanh is wrapped_tanh before, wrapped_tanh.1 after: the same computation
+    tanh = ops[ops.a_op == "wrapped_tanh"].iloc[0]
+    assert (tanh.b_op, tanh.matched_by) == ("wrapped_tanh.1", "same computation")
+    # the extra op is the one added; nothing of the model is lost
+    added = ops[ops.matched_by == "added"]
+    assert added.b_op.tolist() == ["wrapped_tanh"]
+    assert not (ops.matched_by == "removed").any()
+    renamed = ops[(ops.a_op != ops.b_op) & (ops.a_op != "") & (ops.b_op != "")]
+    assert renamed.a_op.tolist() == ["wrapped_tanh"]
+    hlo = c.hlo
+    assert hlo[hlo.change == "fusions added"].detail.tolist() == ["wrapped_tanh"]
+    assert "wrapped_tanh.1 (was wrapped_tanh)" in c.waterfall(top=50).label.tolist()
+    _adds_up(c)
+
+
+def test_a_wider_layer_is_beyond_noise_and_the_rest_is_not(wider):
+    c = tp.compare(*wider)
+    ops = c.ops.reset_index()
+    assert (ops.kind == "tf").all() and c.explained["side"] == "Host"
+    assert set(ops.matched_by) == {"same name"}  # the same model, layer by layer
+    beyond = ops[ops.noise == "beyond noise"]
+    # the hidden layer's forward and backward ops, and the matmuls that read its output
+    for op in ("hidden_1/Relu", "hidden_1/MatMul/MatMul", "hidden_1/ReluGrad",
+               "hidden_1/BiasAdd/BiasAddGrad"):
+        assert beyond.operation.str.endswith(op).any(), (op, ops.head(12))
+    assert (beyond.delta > 0).all() and (beyond.band_low > 0).all()
+    # no op of another layer or of the loss is beyond noise
+    changed = beyond.operation.str.contains("hidden_1/|out_1/MatMul|sgd", regex=True)
+    assert changed.all(), beyond[~changed]
+    assert c.step_time["band"]["low"] > 0
+    _adds_up(c)
+
+
+def test_ten_and_twenty_steps_of_one_program(lengths):
+    short, long = lengths
+    assert (len(short.steps), len(long.steps)) == (10, 20)
+    c = tp.compare(short, long)
+    ops = c.ops.reset_index()
+    assert set(ops.matched_by) == {"same computation"} and (ops.a_op == ops.b_op).all()
+    assert (ops.per_step == "median of steps").all()
+    assert not (ops.noise == "beyond noise").any(), ops[ops.noise == "beyond noise"]
+    assert ops.band_low.notna().all()
+    # per step, not per capture: twice the steps is not twice the time
+    assert (ops.b.sum() / ops.a.sum()) < 1.5
+    assert c.hlo.empty
+    _adds_up(c)
+
+
+def test_a_profile_against_itself(wider):
+    base = wider[0]
+    c = tp.compare(base, base)
+    assert (c.ops.delta == 0).all() and not (c.ops.noise == "beyond noise").any()
+    assert c.explained["explained_ms"] == 0 and c.explained["unexplained_ms"] == 0
+    assert c.categories is c.steps and c.speedup == pytest.approx(1.0)
+    text = repr(c)
+    assert "0.000 ms in the host ops' medians" in text
+
+
+def test_without_steps_an_op_is_its_total_over_the_steps(wider):
+    base, new = wider
+    c = tp.compare(base, new)
+    from tfprof_nb.analysis.findings.compare import COMPARED, compare as compare_tables
+
+    tables = [{n: p.result(n) for n in COMPARED} for p in (base, new)]
+    for t in tables:  # as if the op's events could not be placed in the steps
+        t["op_step_times"] = t["op_step_times"].iloc[0:0]
+    flat = compare_tables(*tables, step_time=c.step_time).ops
+    assert (flat.per_step == "total / steps").all() and flat.band_low.isna().all()
+    assert (flat.noise == "no band: no time per step").all()
+    ops = base.result("op_stats_without_idle").set_index("operation").total_self_time_us
+    one = flat.reset_index().iloc[0]
+    assert one.a == pytest.approx(ops[one.a_op] / len(base.steps))
+    assert isinstance(flat, pd.DataFrame)
