@@ -119,6 +119,9 @@ for i in range(100000):
 
     assert prof.framework.name == "jax"
     assert len(prof.steps) >= 10 and (prof.steps.source == "markers").all()
+    # the worker's hardware samples (its sampler since tp.start_server) beside its profile
+    (xplane,) = tmp_path.glob("plugins/profile/*/*.xplane.pb")
+    assert xplane.with_name(xplane.name.replace(".xplane.pb", ".hardware.npz")).exists()
 
 
 def test_auto_backend_choice(tmp_path):

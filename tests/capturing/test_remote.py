@@ -6,11 +6,15 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.xspace.decoder import read_local_xspace
+from tfprof_nb.xspace.hardware_file import hardware_path_for, read_hardware
 
 from ..conftest import free_port
 
@@ -35,13 +39,24 @@ def two_workers():
 
 def test_two_workers_captured_together(two_workers, tmp_path):
     addrs = [f"grpc://127.0.0.1:{p}" for p in two_workers]
-    prof = tp.capture_remote(addrs, duration_ms=1500, logdir=str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tp.CaptureWarning)  # both workers serve their samples
+        prof = tp.capture_remote(addrs, duration_ms=1500, logdir=str(tmp_path))
     assert set(prof.hosts) == {f"127.0.0.1_{p}" for p in two_workers}
     steps = prof.stat("step_num")
     per_host = prof.events.loc[steps.index, "host"].value_counts()
     for host in prof.hosts:  # each worker ran ~1.5 s of ~10 ms steps
         assert per_host[host] >= 20
     assert prof.aligned
+    for port in two_workers:  # each worker's hardware samples of its own profile's span
+        xplane = Path(prof.source[0]).parent / f"127.0.0.1_{port}.xplane.pb"
+        space = read_local_xspace(xplane)
+        hw = read_hardware(Path(hardware_path_for(str(xplane))).read_bytes())
+        rss = hw.value[hw.series == hw.series_counter.index("process_rss_bytes")]
+        times = np.unique(hw.time_ns)
+        assert len(rss) >= 15 and hw.meta["period_ms"] == 50  # ~1.5 s at 50 ms
+        assert space.profile_start_ns <= times.min() and times.max() <= space.profile_stop_ns
+        assert (rss > 50e6).all()  # the worker's TensorFlow, not this process's numbers
 
 
 def test_unreachable_worker_fails_fast_naming_it():
@@ -77,7 +92,12 @@ def test_bad_addresses(bad):
 def test_remote_tracer_options_reach_the_worker(two_workers):
     """Host level 3 adds the TF ops' kernels and the Python tracer its "$..." events."""
     addr = f"127.0.0.1:{two_workers[0]}"
-    low = set(tp.capture_remote(addr, duration_ms=400, host_tracer_level=1).events["name"])
+    closed = free_port()  # a worker without the hardware endpoint: one warning, no file
+    with pytest.warns(tp.CaptureWarning, match=f"no hardware samples from grpc://{addr}"
+                                               f" \\(port {closed}"):
+        prof = tp.capture_remote(addr, duration_ms=400, host_tracer_level=1, hardware=[closed])
+    assert not list(Path(prof.source[0]).parent.glob("*.hardware.npz"))
+    low = set(prof.events["name"])
     high = set(tp.capture_remote(addr, duration_ms=400, host_tracer_level=3,
                                  python_tracer_level=1).events["name"])
     assert "train" in low and "train" in high
