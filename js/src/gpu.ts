@@ -1,7 +1,9 @@
 // GPU utilisation: the devices' duty cycle, busy and idle by cause per device (a table), the
 // findings about device time, busy and idle per device and step (a stacked chart), collectives
 // hidden under compute, kernel launch latency and the launch queue (plotly figures built in
-// Python). A chart without data says why instead.
+// Python), and what the trace lacks: the hardware samples in the steps (clocks and why they
+// were lowered, power, bus traffic, errors, host CPU), where the profile has them. A chart
+// without data says why instead.
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
@@ -37,6 +39,24 @@ export function findingList(findings: Finding[]): HTMLElement {
   return list;
 }
 
+/** What the trace lacks (the hardware samples in the steps): its notes, table and figure,
+ * only where the profile has samples. */
+function hardware(root: HTMLElement, model: Model): () => void {
+  const table = decodeTable(model.get("hardware"));
+  if (!table.columns.length || !((table.data[table.columns[0].name]?.length ?? 0) > 0)) return () => {};
+  const box = document.createElement("div");
+  box.className = "gpu-hardware";
+  root.append(box);
+  for (const s of (model.get("hardware_notes") ?? []) as string[]) box.append(text("p", "tp-text gpu-hardware-note", s));
+  renderTable(box, () => table);
+  const fig = model.get("hardware_figure") as Figure | undefined;
+  if (!(fig && fig.data)) return () => {};
+  const chart = document.createElement("div");
+  chart.className = "gpu-chart gpu-hardware-figure";
+  box.append(chart);
+  return renderFigure(chart, fig, { height: (fig.layout?.height as number | undefined) ?? 480 });
+}
+
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-gpu", model);
   const cleanups: (() => void)[] = [];
@@ -44,6 +64,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   renderTable(root, () => decodeTable(model.get("devices")));
   root.append(text("h4", "tp-h", "Findings"));
   root.append(findingList((model.get("findings") ?? []) as Finding[]));
+  cleanups.push(hardware(root, model));
   const notes = (model.get("notes") ?? {}) as Record<string, string>;
   for (const [key, title, height] of CHARTS) {
     const fig = model.get(key) as Figure | undefined;

@@ -1,6 +1,6 @@
 """Charts of a profile as plotly figures: ``prof.plot.step_time()``, ``prof.plot.memory()``,
 ``op_stats()``, ``kernels()``, ``input_pipeline()``, ``pod()``, ``roofline()``,
-``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``,
+``gpu_utilization()``, ``gpu_overlap()``, ``launch_latency()``, ``launch_queue()``, ``hardware()``,
 ``program_memory(program)``, ``source_flame()``.
 
 Every chart the dashboard draws is built here, in Python, as a ``plotly.graph_objects.Figure``:
@@ -111,6 +111,15 @@ class ProfilePlots:
         from .gpu import queue_figure
 
         return queue_figure(self._prof.launch_latency.queue, theme)
+
+    def hardware(self, theme: str = "light"):
+        """Each device's SM clock and power and each host's CPU per step: the mean of the
+        hardware samples inside each step, their max dotted (``prof.counters``)."""
+        from ..analysis.findings.hardware_steps import samples_in_steps, step_means
+        from .hardware import hardware_figure
+
+        inside = samples_in_steps(self._prof.result("counters"), self._prof.steps)
+        return hardware_figure(step_means(inside[inside.step >= 0]), theme)
 
     def source_flame(self, theme: str = "light", all_frames: bool = False):
         """Device time by the user's Python stack as an icicle (``prof.source_stacks``): the

@@ -15,6 +15,7 @@ from ..analysis.findings.measure_words import (excluded_note, get, measure_text,
 from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu import UTILIZATION_PARTS
 from ._view import View, ViewState
+from .gpu_hardware import hardware_state
 from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_findings", "device_summary", "on_tpu"]
@@ -184,6 +185,11 @@ class GpuUtilizationView(View):
     queue = FigureTrait()
     notes = traitlets.Dict().tag(sync=True)
     kernels = TableTrait()
+    # what the trace lacks (prof.counters in the steps; empty without samples): see
+    # gpu_hardware
+    hardware = TableTrait()
+    hardware_figure = FigureTrait()
+    hardware_notes = traitlets.List().tag(sync=True)
 
     @classmethod
     def title_for(cls, prof) -> str:
@@ -215,4 +221,5 @@ class GpuUtilizationView(View):
             "queue": _figure_or_none(ll.queue, plot.launch_queue),
             "notes": _notes(prof, tpu),
             "kernels": TableData(_without_one_host(per_kernel), "Launch latency per kernel",
-                                 "kernel_name")})
+                                 "kernel_name"),
+            **hardware_state(prof)})
