@@ -53,7 +53,8 @@ ANALYSIS_LAYERS = {
     "steps": ("runtime", "trace", "xla"),
     "gpu": ("runtime", "trace", "xla", "steps"),
     "tf": ("runtime", "trace", "xla", "steps"),
-    "findings": ("runtime", "trace", "xla", "xla.memory", "steps", "gpu", "tf"),
+    "hardware": ("runtime", "trace", "xla", "steps", "gpu", "tf"),
+    "findings": ("runtime", "trace", "xla", "xla.memory", "steps", "gpu", "tf", "hardware"),
 }
 
 # Known violations of the analysis table, as KNOWN.  None are left.

@@ -120,6 +120,9 @@ class Profile(ProfileOutputs):
                        "unit, scope (devices, time), rule, spread over devices, XProf's figure "
                        "where its rule differs (see analysis.findings.measures).")
     framework = _result("framework", "What wrote the profile: .name, .gpu_vendors.")
+    counters = _result("counters", "Hardware counter samples, one row each: host, device, "
+                       "counter, time_us, value, unit, source (the sampler's file, the "
+                       "profile's counter lines); see analysis.hardware.counters.")
     memory_summary = _result("memory", "One row per allocator: allocations, capacity, peaks.",
                              field="summary")
     memory_timeline = _result("memory", "One row per allocation or deallocation, with memory in "

@@ -14,7 +14,8 @@ Tables (each registered when a query first names it):
   ``memory_summary``, ``memory_timeline``, ``memory_breakdown``, ``pod``, ``planes``,
   ``lines``, ``gpu_utilization``, ``gpu_overlap``, ``duty_cycle``, ``stragglers``,
   ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``,
-  ``program_memory`` (one row per XLA program, memory space 0).
+  ``program_memory`` (one row per XLA program, memory space 0), ``counters`` (hardware
+  counter samples: host, device, counter, time_us, value, unit, source).
 
 A profile loaded on Dask keeps its events on the workers: ``events`` and ``stats`` are refused
 there (with a message saying so); the tool tables work.
@@ -54,6 +55,7 @@ TOOL_TABLES = {
     "launch_outliers": lambda r: r["launch_latency"].outliers,
     "launch_queue": lambda r: r["launch_latency"].queue,
     "program_memory": lambda r: programs_table(r["program_memory"]),
+    "counters": lambda r: r["counters"],
 }
 
 

@@ -21,6 +21,9 @@ def add_parser(sub) -> None:
                    help="csv (default), json (a list of records), parquet (needs pyarrow) or "
                         "text; default: by -o's extension, else csv")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--wide", action="store_true",
+                   help="counters: one column per counter (its unit in the header) and one "
+                        "row per host, device and time, as nvidia-smi --format=csv writes")
     p.add_argument("--raw", action="store_true",
                    help="CSV: write text cells as they are (no ' before a cell starting with "
                         "=, +, -, @, tab or CR, which spreadsheets run as formulas)")
@@ -37,10 +40,16 @@ def run(args) -> int:
     if args.name not in table_names():
         raise CliError(f"unknown table {args.name!r}: choose from "
                        + ", ".join(table_names()))
+    if args.wide and args.name != "counters":
+        raise CliError("--wide lays out the counters table only")
     fmt = format_for(args, "csv")
     check_format(fmt, args.output)
     prof = load_profile(args, args.paths)
     frame = table(prof, args.name)
+    if args.wide:
+        from ..analysis.hardware.counters import wide_counters
+
+        frame = wide_counters(frame)
     write_frame(frame, fmt, args.output, raw=args.raw)
     if args.output:
         note(f"wrote {len(frame):,} rows of {args.name} to {args.output} ({fmt})")

@@ -38,6 +38,8 @@ DESCRIPTIONS = {
     "launch_outliers": "the kernels that waited longest between launch and start",
     "launch_queue": "kernels launched and not yet started, over time, per device",
     "program_memory": "one row per XLA program: peak heap and buffers (memory space 0)",
+    "counters": "hardware counter samples (GPU, CPU, memory): one row each; --wide: one "
+                "column per counter",
 }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,7 +76,7 @@ def read_hardware(data: bytes, name: str = "the hardware file") -> HardwareSampl
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         meta = json.loads(str(arrays.pop("meta")))
-    except (OSError, ValueError, KeyError, EOFError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{name} is not a tfprof_nb hardware file: {exc}") from None
     missing = {"time_ns", "series", "value", *(f"series_{s}" for s in _SERIES)} - set(arrays)
     if missing:

@@ -220,6 +220,9 @@ class XSpaceData:
     events: EventTable
     stats: StatTable
     _cache: dict = field(default_factory=dict, repr=False)
+    # where it was read from (a local path or a RemoteFile; None for bytes): files written
+    # beside it, such as the hardware sampler's, are found from here
+    read_from: object = field(default=None, repr=False, compare=False)
 
     # ---- planes -------------------------------------------------------------------------
     def plane_index(self, name: str) -> int | None:

@@ -20,5 +20,8 @@ def read_xspace(path, threads: int | None = None,
     if isinstance(path, RemoteFile):
         from .remote_read import read_remote
 
-        return read_remote(path, threads=threads, progress=progress)
-    return read_local_xspace(path, threads=threads, progress=progress)
+        space = read_remote(path, threads=threads, progress=progress)
+    else:
+        space = read_local_xspace(path, threads=threads, progress=progress)
+    space.read_from = path
+    return space

@@ -1,0 +1,1 @@
+"""Tests of tfprof_nb.analysis.hardware."""
