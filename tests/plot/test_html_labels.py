@@ -13,7 +13,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.plot import gpu, memory, ops, pod, roofline, steps
-from tfprof_nb.plot.compare import compare_figure
+from tfprof_nb.plot.compare import compare_figure, waterfall_figure
 
 from ..conftest import DATA
 
@@ -73,8 +73,9 @@ def test_op_and_step_charts(cpu_html):
                     "input_pipeline")
     pod_table = cpu_html.pod
     _assert_escaped(pod.pod_figure(_hostile(pod_table, "host")), "pod")
-    _assert_escaped(compare_figure(tp.compare(cpu_html, cpu_html, labels=(HOSTILE, "b"))),
-                    "compare")
+    hostile = tp.compare(cpu_html, cpu_html, labels=(HOSTILE, "b"))
+    _assert_escaped(compare_figure(hostile), "compare")
+    _assert_escaped(waterfall_figure(hostile), "compare waterfall")
 
 
 def test_gpu_charts(gpu_prof):

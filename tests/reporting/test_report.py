@@ -371,7 +371,7 @@ def test_any_view_and_a_comparison_as_an_offline_page(cpu_file, cpu_slowmap_logd
         assert page.js("() => document.querySelector('.cmp-figure .js-plotly-plot').data"
                        ".map(t => t.name)") == ["before", "after"]
         assert page.js("() => document.querySelector('.cmp-waterfall .js-plotly-plot')"
-                       ".data[0].type") == "waterfall"
+                       ".layout.meta.kind") == "compare_waterfall"
         assert page.blocked == [] and page.console_errors == []
     timeline = TraceTimeline(before)
     path = timeline.to_html(tmp_path / "trace.html", title="trace")

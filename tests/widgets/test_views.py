@@ -375,7 +375,7 @@ def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
     view = ComparisonView(comparison)
     with WidgetPage(view, tmp_path, bundle("compare")) as page:
         wait_for_plot(page.page, count=2)  # the step-time waterfall, then the categories
-        assert [t["type"] for t in plot_traces(page.page)] == ["waterfall"]
+        assert [t["name"] for t in plot_traces(page.page)] == ["step time change"]
         assert [t["name"] for t in plot_traces(page.page, index=1)] == ["before", "after"]
         assert "before -> after" in page.js(
             "() => document.querySelector('.cmp-summary').textContent")

@@ -32,11 +32,30 @@ def compare_figure(comparison, theme: str = "light"):
 _MEASURE_COLORS = {"increasing": "#e15759", "decreasing": "#59a14f", "totals": "#4e79a7"}
 
 
+def _steps(rows) -> tuple[list[float], list[float], list[str]]:
+    """(base, height, colour) of each waterfall bar: a total from 0, a change from the
+    running sum before it (a negative height draws down from there)."""
+    base, height, color, level = [], [], [], 0.0
+    for value, measure in zip(rows.delta_ms.astype(float), rows.measure):
+        if measure == "relative":
+            base.append(level)
+            height.append(value)
+            color.append(_MEASURE_COLORS["increasing" if value >= 0 else "decreasing"])
+            level += value
+        else:
+            level = value
+            base.append(0.0)
+            height.append(value)
+            color.append(_MEASURE_COLORS["totals"])
+    return base, height, color
+
+
 def waterfall_figure(comparison, top: int = 10, theme: str = "light"):
     """The median step time's change as a waterfall (ms): the base run's median step, the
     ``top`` op changes of the side that explains the steps (``Comparison.waterfall``), the
-    other ops' sum, the unexplained rest, and the new run's median step.  Hover text says
-    each op's category and whether its change is beyond noise."""
+    other ops' sum, the unexplained rest, and the new run's median step; each change a bar
+    from the running sum before it (bars with a ``base``: the views' plotly bundle has bar
+    charts).  Hover text says each op's change, category and whether it is beyond noise."""
     rows = comparison.waterfall(top)
     a, b = (plain(label) for label in comparison.labels)
     change = comparison.step_time.get("pct")
@@ -45,17 +64,12 @@ def waterfall_figure(comparison, top: int = 10, theme: str = "light"):
     fig = new_figure(theme=theme, title={"text": title}, showlegend=False,
                      xaxis={"title": {"text": ""}, "type": "category", "tickangle": -30},
                      yaxis={"title": {"text": "Time per step (ms)"}},
-                     meta={"kind": "compare_waterfall"})
+                     meta={"kind": "compare_waterfall", "measure": rows.measure.tolist()})
     if rows.empty:
         return fig
-    labels = [plain(x) for x in rows.label]
+    base, height, color = _steps(rows)
     hover = [" · ".join(plain(p) for p in (c, n) if p) for c, n in zip(rows.category, rows.noise)]
-    fig.add_waterfall(
-        x=labels, y=rows.delta_ms.astype(float).tolist(), measure=rows.measure.tolist(),
-        customdata=hover, name="step time change",
-        hovertemplate="%{x}: %{y:+.4f} ms<br>%{customdata}<extra></extra>",
-        increasing={"marker": {"color": _MEASURE_COLORS["increasing"]}},
-        decreasing={"marker": {"color": _MEASURE_COLORS["decreasing"]}},
-        totals={"marker": {"color": _MEASURE_COLORS["totals"]}},
-        connector={"line": {"width": 1}})
+    fig.add_bar(x=[plain(x) for x in rows.label], y=height, base=base, customdata=hover,
+                marker={"color": color}, name="step time change",
+                hovertemplate="%{x}: %{y:+.4f} ms<br>%{customdata}<extra></extra>")
     return fig
