@@ -11,7 +11,8 @@ one program is called beyond noise is at most 5 %.  An op is ``beyond noise`` wh
 leaves out every change smaller than :data:`NEGLIGIBLE_STEP_PCT` % of the base run's median
 step time (``floor_us``): a change that small explains nothing of the step time, and a new
 layout of memory or threads moves ops by that much when their own work did not change (a
-band that leaves out 0 but not that: ``negligible``); else ``within noise``.  Where an op's time per step cannot be had (the profile has no steps, or its
+band that leaves out 0 but not that: ``negligible``); else ``within noise``.  Where an op's
+time per step cannot be had (the profile has no steps, or its
 events could not be placed in them) its value is its total over the number of steps and it
 has no band (``per_step`` says which).
 
@@ -25,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["CHANGE_COLUMNS", "FAMILY_CONFIDENCE", "NEGLIGIBLE_STEP_PCT", "op_changes", "step_matrix", "explained"]
+__all__ = ["CHANGE_COLUMNS", "FAMILY_CONFIDENCE", "NEGLIGIBLE_STEP_PCT", "op_changes",
+           "step_matrix", "explained"]
 
 FAMILY_CONFIDENCE = 0.95
 NEGLIGIBLE_STEP_PCT = 1.0  # an op change below this share of the base median step: noise
