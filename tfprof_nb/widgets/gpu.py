@@ -22,7 +22,7 @@ __all__ = ["GPU_FINDINGS", "GpuUtilizationView", "device_findings", "device_summ
 
 # the kinds of prof.recommendations() this view lists beside those quoting a device measure
 # (a row of prof.measures that counts devices): those its tables are the evidence of
-GPU_FINDINGS = ("gpu_idle", "launch_bound", "exposed_collectives", "straggler")
+GPU_FINDINGS = ("gpu_idle", "launch_bound", "exposed_collectives", "straggler", "gpu_throttled")
 
 
 def device_findings(prof) -> list:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.findings.hardware_steps import hardware_table, samples_in_steps
+from ..analysis.findings.hardware_steps import device_context, hardware_table, samples_in_steps
 from .hardware_tables import counters_of
 from .traits import TableData
 
@@ -56,7 +56,8 @@ def hardware_state(prof) -> dict:
         steps = None
     inside = samples_in_steps(counters, steps)
     has_steps = steps is not None and len(steps) > 0
-    table = hardware_table(inside)
+    table = hardware_table(inside, *device_context(prof.result("environment"),
+                                                   prof.gpu_utilization))
     if table["host"].nunique() <= 1:
         table = table.drop(columns="host")
     figure = prof.plot.hardware() if has_steps and len(inside) else {}

@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["CLOCK_REASONS", "HARDWARE_COLUMNS", "NVML_UTIL_WORDS", "NORMAL_REASONS",
-           "clock_reason_words", "hardware_table", "samples_in_steps", "step_means"]
+__all__ = ["CLOCK_REASONS", "CPU_BUSY_PCT", "CPU_BUSY_WORDS", "CLOCK_LOW_WORDS",
+           "HARDWARE_COLUMNS", "NVML_UTIL_WORDS", "NORMAL_REASONS", "clock_reason_words",
+           "device_context", "hardware_table", "samples_in_steps", "step_means"]
 
 
 def _reason_bits() -> tuple[tuple[int, str], ...]:
@@ -48,6 +49,10 @@ CLOCK_REASONS = _reason_bits()
 NORMAL_REASONS = ("GPU idle", "applications clocks setting")
 NVML_UTIL_WORDS = "NVML utilisation: any kernel resident in its sample window"
 HARDWARE_COLUMNS = ["host", "device", "what", "unit", "samples", "mean", "max", "note"]
+CPU_BUSY_PCT = 90.0  # a machine CPU sample this high is saturated
+CPU_BUSY_WORDS = f"machine CPU at {CPU_BUSY_PCT:.0f}% or more"
+CLOCK_LOW_FRACTION = 0.9  # an SM clock below this share of the device's maximum is lowered
+CLOCK_LOW_WORDS = "SM clock 10% or more below its max (steps with kernels)"
 
 # (counter, what the table calls it) in the order shown; other counters follow by name
 _KNOWN = (("sm_clock_mhz", "SM clock"), ("memory_clock_mhz", "memory clock"),
@@ -69,6 +74,24 @@ _NOT_IN_TABLE = ("memory_used_bytes", "memory_total_bytes")
 def clock_reason_words(mask: int) -> list[str]:
     """The words of the clock-event reasons set in ``mask``."""
     return [words for bit, words in CLOCK_REASONS if int(mask) & bit]
+
+
+def device_context(environment: dict, gpu_utilization: pd.DataFrame
+                   ) -> tuple[dict, set]:
+    """({(host, device): the device's maximum SM clock in MHz (its plane's clock rate)},
+    {(host, device, step) where its kernels ran}), devices named as ``prof.counters`` does
+    (``GPU:0``)."""
+    devices = environment.get("devices", pd.DataFrame())
+    clock = {}
+    if len(devices) and "clock_rate_khz" in devices:
+        for r in devices.dropna(subset=["clock_rate_khz"]).itertuples():
+            clock[(str(r.host), str(r.device).removeprefix("/device:"))] = r.clock_rate_khz / 1e3
+    util = gpu_utilization
+    busy = util[(util.stream == "all") & (util.step >= 0) & (util.busy_us > 0)] \
+        if len(util) else util
+    ran = {(str(h), str(d).removeprefix("/device:"), int(s))
+           for h, d, s in zip(busy.get("host", []), busy.get("device", []), busy.get("step", []))}
+    return clock, ran
 
 
 def samples_in_steps(counters: pd.DataFrame, steps: pd.DataFrame | None) -> pd.DataFrame:
@@ -137,12 +160,40 @@ def _counter_row(host, device, counter: str, what: str, rows: pd.DataFrame) -> d
     return row
 
 
-def hardware_table(inside: pd.DataFrame) -> pd.DataFrame:
+def _share_row(host, device, what: str, hit: np.ndarray, note: str = "") -> dict:
+    """A row giving the share of samples for which ``hit`` holds."""
+    return {"host": host, "device": device, "what": what, "unit": "% of samples",
+            "samples": len(hit), "mean": 100 * float(hit.mean()) if len(hit) else np.nan,
+            "max": np.nan, "note": note}
+
+
+def _derived_rows(host, device, counter: str, rows: pd.DataFrame, clock: dict,
+                  ran: set) -> list[dict]:
+    """The machine CPU's saturated samples; the SM clock's lowered samples in steps where
+    the device ran kernels (against its maximum clock, where known)."""
+    v = rows["value"].to_numpy(np.float64)
+    if counter == "cpu_util_pct":
+        v = v[np.isfinite(v)]
+        return [_share_row(host, device, CPU_BUSY_WORDS, v >= CPU_BUSY_PCT)]
+    top = clock.get((host, device))
+    if counter != "sm_clock_mhz" or top is None:
+        return []
+    steps = rows["step"].to_numpy()
+    keep = np.isfinite(v) & np.array([(host, device, int(s)) in ran for s in steps], bool)
+    return [_share_row(host, device, CLOCK_LOW_WORDS, v[keep] < CLOCK_LOW_FRACTION * top,
+                       f"max {top:,.0f} MHz: the device's clock rate")]
+
+
+def hardware_table(inside: pd.DataFrame, clock: dict | None = None,
+                   ran: set | None = None) -> pd.DataFrame:
     """One row per device (and host) and counter of ``inside`` (:func:`samples_in_steps`):
     what it is, its unit (bytes in GiB, bytes/s in MiB/s), the samples and their mean and
     max; the clock-event reasons as the
     share of samples with each; error counters with how many appeared.  Devices in order,
-    known counters first (see ``_KNOWN``); the device memory NVML sees is left out."""
+    known counters first (see ``_KNOWN``); the device memory NVML sees is left out.  Two
+    shares follow their counter: the machine CPU's samples at ``CPU_BUSY_PCT`` or more, and,
+    with ``clock`` and ``ran`` (:func:`device_context`), the SM clock's samples 10% or more
+    below the device's maximum in steps where it ran kernels."""
     if not len(inside):
         return pd.DataFrame(columns=HARDWARE_COLUMNS)
     rank = {c: k for k, (c, _) in enumerate(_KNOWN)}
@@ -158,4 +209,6 @@ def hardware_table(inside: pd.DataFrame) -> pd.DataFrame:
             else:
                 out.append(_counter_row(str(host), str(device), counter,
                                         words.get(counter, counter), rows))
+                out += _derived_rows(str(host), str(device), counter, rows, clock or {},
+                                     ran or set())
     return pd.DataFrame(out, columns=HARDWARE_COLUMNS)

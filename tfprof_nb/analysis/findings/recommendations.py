@@ -270,7 +270,7 @@ def recommendations(parts: dict, kernel_stats: pd.DataFrame, op_stats: pd.DataFr
                     tf_data, environment: dict, memory: MemoryAnalysis, framework: Framework,
                     gpu_overlap: pd.DataFrame, stragglers: pd.DataFrame,
                     hlo_stats: pd.DataFrame, precision: dict, measures: pd.DataFrame,
-                    steps: pd.DataFrame) -> list[Finding]:
+                    steps: pd.DataFrame, hardware_findings: list) -> list[Finding]:
     """All findings from a profile's tables, most severe first, worded for its framework and
     GPUs; every share they quote is a row of ``measures`` (:mod:`.measures`), and no two
     findings count the same time: with the GPUs' own accounting, each cause of their idle
@@ -289,10 +289,11 @@ def recommendations(parts: dict, kernel_stats: pd.DataFrame, op_stats: pd.DataFr
     _layout(kernel_stats, op_stats, out, target)
     _command_buffers(hlo_stats, out, target)
     _memory(memory.summary, out, target)
+    out += hardware_findings  # the hardware samples' (.hardware_findings)
     return sorted(out, key=lambda f: f.severity != "high")
 
 
 ANALYSES = (Analysis("recommendations", combine=recommendations,
                      needs=("kernel_stats", "op_stats", "tf_data", "environment", "memory",
                             "framework", "gpu_overlap", "stragglers", "hlo_stats",
-                            "precision", "measures", "steps")),)
+                            "precision", "measures", "steps", "hardware_findings")),)
