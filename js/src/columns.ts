@@ -11,6 +11,7 @@ export interface Field {
   dtype: Dtype;
   categories?: string[];
   label?: string;
+  missing_title?: string; // what an empty cell means (a table column's tooltip)
 }
 
 export interface Wire {

@@ -8,6 +8,7 @@ export interface Column {
   name: string;
   label: string;
   type: "number" | "string" | "boolean";
+  missingTitle?: string; // what an empty cell of the column means (its tooltip)
 }
 
 export interface TableSpec {
@@ -39,7 +40,8 @@ export function decodeTable(wire: TableWire | null | undefined): TableSpec {
   if (!spec) {
     spec = {
       title: wire.title,
-      columns: wire.schema.map((f) => ({ name: f.name, label: f.label ?? f.name, type: columnType(f) })),
+      columns: wire.schema.map((f) => ({ name: f.name, label: f.label ?? f.name, type: columnType(f),
+        ...(f.missing_title ? { missingTitle: f.missing_title } : {}) })),
       data: decodeColumns(wire),
       filter_column: wire.filter_column,
       page_size: wire.page_size,
@@ -195,8 +197,10 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec, opts: Tab
       const tr = document.createElement("tr");
       for (const c of spec.columns) {
         const td = document.createElement("td");
-        td.textContent = fmt(spec.data[c.name]?.[i], c.type);
+        const v = spec.data[c.name]?.[i];
+        td.textContent = fmt(v, c.type);
         if (!opts.onRow) td.title = td.textContent;
+        if (c.missingTitle && missing(v)) td.title = c.missingTitle;
         if (c.type === "number") td.className = "tp-num";
         tr.append(td);
       }

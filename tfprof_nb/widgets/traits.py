@@ -33,12 +33,16 @@ def column_label(name: str) -> str:
 @dataclass(frozen=True, eq=False)
 class TableData:
     """A table to show: a DataFrame (its index left out), a title, the column the filter box
-    searches (default: the first text column) and the rows per page."""
+    searches (default: the first text column) and the rows per page; ``labels``: headers of
+    columns whose names :func:`column_label` would not say well; ``missing``: per column,
+    what an empty cell means (its tooltip)."""
 
     frame: pd.DataFrame
     title: str = ""
     filter_column: str | None = None
     page_size: int = 100
+    labels: dict = dataclasses.field(default_factory=dict)
+    missing: dict = dataclasses.field(default_factory=dict)
 
     def replace(self, **changes) -> TableData:
         """A copy with ``changes`` (e.g. ``title=...``)."""
@@ -48,7 +52,9 @@ class TableData:
         """The table as the browser receives it: typed columns with their labels."""
         wire = encode_frame(self.frame)
         for field in wire["schema"]:
-            field["label"] = column_label(field["name"])
+            field["label"] = self.labels.get(field["name"]) or column_label(field["name"])
+            if field["name"] in self.missing:
+                field["missing_title"] = self.missing[field["name"]]
         return {"title": self.title, "filter_column": self.filter_column,
                 "page_size": self.page_size, **wire}
 
