@@ -212,7 +212,7 @@ PUBLIC = {
     "launch_outliers": lambda p: p.launch_latency.outliers,
     "launch_queue": lambda p: p.launch_latency.queue,
     "program_memory": lambda p: p.program_memory(),
-    "counters": lambda p: p.counters,
+    "counters": lambda p: p.counters, "op_counters": lambda p: p.op_counters,
 }
 
 
@@ -273,7 +273,8 @@ def test_csv_round_trips_every_table(paths, name):
     """On the H100 capture (every GPU and XLA table has rows; stragglers: the TPU's)."""
     path = paths["tpu"] if name == "stragglers" else paths["h100"]
     frame = PUBLIC[name](tp.load(path))
-    assert len(frame) > 0 or name in ("launch_outliers", "counters")  # (no counter lines)
+    assert len(frame) > 0 or name in ("launch_outliers", "counters",
+                                                          "op_counters")  # (no counter lines)
     assert_csv_equals(tfprof("table", name, path).stdout, frame)
 
 

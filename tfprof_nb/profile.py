@@ -123,6 +123,8 @@ class Profile(ProfileOutputs):
     counters = _result("counters", "Hardware counter samples, one row each: host, device, "
                        "counter, time_us, value, unit, source (the sampler's file, the "
                        "profile's counter lines); see analysis.hardware.counters.")
+    op_counters = _result("op_counters", "Per op and counter: samples inside the op's "
+                          "executions and their mean, median, max (NaN below 5 samples).")
     memory_summary = _result("memory", "One row per allocator: allocations, capacity, peaks.",
                              field="summary")
     memory_timeline = _result("memory", "One row per allocation or deallocation, with memory in "

@@ -15,7 +15,8 @@ Tables (each registered when a query first names it):
   ``lines``, ``gpu_utilization``, ``gpu_overlap``, ``duty_cycle``, ``stragglers``,
   ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``,
   ``program_memory`` (one row per XLA program, memory space 0), ``counters`` (hardware
-  counter samples: host, device, counter, time_us, value, unit, source).
+  counter samples: host, device, counter, time_us, value, unit, source), ``op_counters``
+  (each op's counters during its executions: samples, mean, median, max).
 
 A profile loaded on Dask keeps its events on the workers: ``events`` and ``stats`` are refused
 there (with a message saying so); the tool tables work.
@@ -56,6 +57,7 @@ TOOL_TABLES = {
     "launch_queue": lambda r: r["launch_latency"].queue,
     "program_memory": lambda r: programs_table(r["program_memory"]),
     "counters": lambda r: r["counters"],
+    "op_counters": lambda r: r["op_counters"],
 }
 
 

@@ -40,6 +40,7 @@ DESCRIPTIONS = {
     "program_memory": "one row per XLA program: peak heap and buffers (memory space 0)",
     "counters": "hardware counter samples (GPU, CPU, memory): one row each; --wide: one "
                 "column per counter",
+    "op_counters": "per op and counter: samples inside its executions, mean, median, max",
 }
 
 

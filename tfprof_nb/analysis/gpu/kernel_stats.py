@@ -27,7 +27,8 @@ from ..runtime.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import parse_tf_op
 
-__all__ = ["ANALYSES", "KERNEL_COLUMNS", "combine_kernels", "host_kernels", "parse_kernel_details"]
+__all__ = ["ANALYSES", "KERNEL_COLUMNS", "combine_kernels", "host_kernels", "kernel_rows",
+           "parse_kernel_details"]
 
 KERNEL_COLUMNS = ["host", "rank", "kernel_name", "registers_per_thread", "shmem_bytes",
                   "static_shmem_bytes", "dynamic_shmem_bytes", "block_dim", "grid_dim",
@@ -144,6 +145,11 @@ def _kernel_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray, object]:
     nonempty = np.array([bool(v) for v in details.table], dtype=bool)
     keep = has & (nonempty[d_code] if len(nonempty) else False)
     return rows[keep], d_code[keep], details
+
+
+def kernel_rows(hd: HostData) -> np.ndarray:
+    """int64 rows of the kernels these stats count (see :func:`_kernel_rows`)."""
+    return _kernel_rows(hd)[0].astype(np.int64)
 
 
 def _xla_op_names(hd: HostData, rows: np.ndarray,

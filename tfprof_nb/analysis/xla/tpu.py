@@ -43,6 +43,7 @@ from ..runtime.host import HostData
 from ..runtime.unit import Analysis
 
 __all__ = ["ANALYSES", "host_tpu", "combine_tpu", "tensor_core_planes", "op_events",
+           "op_executions",
            "categorized_ops", "module_runs", "MEMORY_COLUMNS", "TpuData"]
 
 _CORE_PLANE = re.compile(TPU_TENSOR_CORE_PLANE)
@@ -159,6 +160,21 @@ def _keyed(hd: HostData, events: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFra
     ok = md.program_id.notna() & md.symbol_id.notna() & (md.symbol_id.fillna(0) != 0)
     keyed = events[events.md.isin(md.index[ok])]
     return keyed, md[ok]
+
+
+def op_executions(hd: HostData) -> pd.DataFrame:
+    """One row per execution of an XLA op on the TensorCores' XLA Ops lines that names a
+    program and symbol: ``plane``, ``begin_ps``/``end_ps`` (event time, host clock), ``op``
+    and ``module`` (as ``hlo_stats`` names them)."""
+    events = op_events(hd)
+    keyed, md = _keyed(hd, events[events.xla])
+    runs = module_runs(hd)
+    modules = dict(zip(runs.program_id.dropna(), runs.module[runs.program_id.notna()]))
+    md = md.reindex(keyed.md.to_numpy())
+    pid = [int(p) & _U64 for p in md.program_id]
+    return pd.DataFrame({"plane": keyed.plane.to_numpy(), "begin_ps": keyed.begin_ps.to_numpy(),
+                         "end_ps": keyed.end_ps.to_numpy(), "op": md.name.to_numpy(object),
+                         "module": [modules.get(p, "") for p in pid]})
 
 
 def _event_stats(hd: HostData, rows: np.ndarray, names) -> dict[str, np.ndarray]:
