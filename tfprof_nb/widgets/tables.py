@@ -7,6 +7,7 @@ import pandas as pd
 from .._deprecated import renamed
 from ._base import BaseWidget
 from ._view import View, ViewState
+from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["KernelStatsView", "KernelTable", "KernelTableView", "OpStatsTable", "OpStatsTableView",
@@ -56,9 +57,9 @@ class KernelStatsView(View):
 
     @classmethod
     def state(cls, prof) -> ViewState:
+        table = TableData(prof.kernel_stats, "GPU kernel stats", "kernel_name")
         return ViewState({"figure": prof.plot.kernels(),
-                          "table": TableData(prof.kernel_stats, "GPU kernel stats",
-                                             "kernel_name")})
+                          "table": with_op_counters(table, prof, "kernel", {"op": "kernel_name"})})
 
 
 KernelTable = KernelTableView  # their names in DESIGN.md's contract: aliases, without a warning

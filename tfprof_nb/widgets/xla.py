@@ -8,6 +8,7 @@ import pandas as pd
 import traitlets
 
 from ._view import View, ViewState
+from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
 from .xla_memory import ProgramMemorySource, memory_notes, memory_state
 
@@ -47,12 +48,14 @@ def _statements(prof) -> list[str]:
 
 
 def _hlo_table(prof) -> TableData:
-    """Every HLO op; program ids as text (64-bit TPU ids lose digits as JavaScript numbers)."""
+    """Every HLO op; program ids as text (64-bit TPU ids lose digits as JavaScript numbers);
+    the hardware counters' means over its executions where the profile has them."""
     stats = prof.hlo_stats
     table = stats[[c for c in _HLO_COLUMNS if c in stats.columns]].copy()
     if "program_id" in table:
         table["program_id"] = table.program_id.astype(str)
-    return TableData(table, "HLO op stats", "hlo_op_name")
+    return with_op_counters(TableData(table, "HLO op stats", "hlo_op_name"), prof, "hlo_op",
+                            {"program": "module", "op": "hlo_op_name"})
 
 
 class XlaView(View):
