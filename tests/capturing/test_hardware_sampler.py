@@ -149,3 +149,27 @@ def test_a_failing_source_reads_nan_and_the_sampling_goes_on():
     assert isinstance(sampler._sources[0], HostSource)
     host = samples.value[samples.series == 0]
     assert len(host) >= 5 and np.isfinite(host).all()
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="Linux's /proc")
+def test_the_proc_host_source_reads_what_psutil_reads():
+    """The cheaper /proc reader (the sampler's host source on Linux) against psutil, read
+    around it: the same memory, and this process's CPU use while it spins."""
+    psutil = pytest.importorskip("psutil")
+    from tfprof_nb.capturing.hardware_sources import ProcHostSource, available_sources
+
+    assert isinstance(available_sources()[0][0], ProcHostSource)
+    source, proc = ProcHostSource(), psutil.Process()
+    proc.cpu_percent(None)
+    source.read()
+    end = time.perf_counter() + 0.3
+    while time.perf_counter() < end:  # spin: one core busy
+        pass
+    cpu, own, rss, available = source.read()
+    theirs = proc.cpu_percent(None) / (psutil.cpu_count() or 1)
+    assert abs(own - theirs) <= 15, (own, theirs)  # psutil counts in 10 ms jiffies
+    assert own > 0
+    assert 0 <= cpu <= 100
+    assert abs(rss - proc.memory_info().rss) <= 0.05 * rss
+    assert abs(available - psutil.virtual_memory().available) <= 0.05 * available
+    source.close()

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
-__all__ = ["HostSource", "NvmlSource", "TpuSource", "available_sources"]
+__all__ = ["HostSource", "NvmlSource", "ProcHostSource", "TpuSource", "available_sources"]
 
 _NAN = float("nan")
 # cumulative NVML field counters read as rates (NVLink's count KiB, PCIe's bytes)
@@ -49,6 +50,57 @@ class HostSource:
             return [ps.cpu_percent(None), own, rss, float(ps.virtual_memory().available)]
         except (OSError, ps.Error):
             return [_NAN] * 4
+
+
+class ProcHostSource:
+    """:class:`HostSource`'s four series read from Linux's ``/proc`` directly, through files
+    opened once (``/proc/stat``, ``/proc/self/statm``, ``/proc/meminfo``) and this process's
+    CPU clock: the same numbers at about a tenth of ``psutil``'s cost per sample (23 against
+    180-220 us of CPU on the project's VM; ``benchmarks/bench_sampler.py``).  The machine's
+    CPU use counts iowait as idle, as ``psutil`` does; the process's is its CPU time (all
+    threads) over the wall time since the last sample, as a share of all cores."""
+
+    def __init__(self):
+        self._files = {name: os.open(f"/proc/{name}", os.O_RDONLY)
+                       for name in ("stat", "self/statm", "meminfo")}
+        self._page = os.sysconf("SC_PAGE_SIZE")
+        self._cores = os.cpu_count() or 1
+        self.series = [(c, "host", u, "procfs") for c, u in (
+            ("cpu_util_pct", "%"), ("process_cpu_pct", "%"), ("process_rss_bytes", "bytes"),
+            ("memory_available_bytes", "bytes"))]
+        self.notes: list[str] = []
+        self._last = (*self._cpu_jiffies(), time.process_time_ns(), time.monotonic_ns())
+        self.read()  # every reading works here, or the source is not used
+
+    def _read(self, name: str, size: int) -> bytes:
+        return os.pread(self._files[name], size, 0)
+
+    def _cpu_jiffies(self) -> tuple[int, int]:
+        """(all, idle + iowait) jiffies of the machine, from ``/proc/stat``'s first line."""
+        first = self._read("stat", 512).split(b"\n", 1)[0].split()
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in first[1:9])
+        return user + nice + system + idle + iowait + irq + softirq + steal, idle + iowait
+
+    def read(self) -> list[float]:
+        total, idle = self._cpu_jiffies()
+        own, now = time.process_time_ns(), time.monotonic_ns()
+        total0, idle0, own0, now0 = self._last
+        self._last = (total, idle, own, now)
+        cpu = 100.0 * (1.0 - (idle - idle0) / (total - total0)) if total > total0 else _NAN
+        proc = 100.0 * (own - own0) / (now - now0) / self._cores if now > now0 else _NAN
+        rss = int(self._read("self/statm", 256).split()[1]) * self._page
+        mem = self._read("meminfo", 8192)
+        at = mem.index(b"MemAvailable:")
+        available = int(mem[at + 13: mem.index(b"\n", at)].split()[0]) * 1024  # kB
+        return [cpu, proc, float(rss), float(available)]
+
+    def close(self) -> None:
+        for fd in self._files.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._files = {}
 
 
 def _visible_gpus(count: int) -> list[tuple[int, str]]:
@@ -246,11 +298,14 @@ class TpuSource:
 
 
 def available_sources() -> tuple[list, list[str]]:
-    """(the sources this machine has, what could not be sampled and why)."""
-    sources, notes = [], []
-    for cls, missing in ((HostSource, "psutil is not installed: host CPU and memory are not "
-                                      "sampled (pip install psutil)"),
-                         (NvmlSource, None), (TpuSource, None)):
+    """(the sources this machine has, what could not be sampled and why).  The host: from
+    ``/proc`` on Linux (:class:`ProcHostSource`), else ``psutil``."""
+    host = _proc_host()
+    sources, notes = ([host], []) if host is not None else ([], [])
+    for cls, missing in (() if host is not None else
+                         ((HostSource, "psutil is not installed: host CPU and memory are "
+                                       "not sampled (pip install psutil)"),)) + \
+            ((NvmlSource, None), (TpuSource, None)):
         try:
             source = cls()
         except ImportError:
@@ -267,6 +322,14 @@ def available_sources() -> tuple[list, list[str]]:
         notes.append("an NVIDIA driver is present but nvidia-ml-py is not installed: GPUs "
                      "are not sampled (pip install nvidia-ml-py)")
     return sources, notes
+
+
+def _proc_host() -> "ProcHostSource | None":
+    """The ``/proc`` host source where ``/proc`` has every file it reads (Linux), else None."""
+    try:
+        return ProcHostSource()
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _has_nvidia_driver() -> bool:

@@ -11,7 +11,8 @@ folder stays the unit that ``tp.load``, object stores and the CLI read).  It is 
 - ``series_counter``, ``series_device``, ``series_unit``, ``series_source`` (str): one entry
   per series: the counter's name (``cpu_util_pct``, ``gpu_util_pct``, ...), the device it
   measures (``host`` or ``GPU:0``), its unit (``%``, ``bytes``, ``W``, ``MHz``, ``C``,
-  ``bytes/s``, ``count``, ``mask``) and where it came from (``psutil``, ``nvml``, ``libtpu``);
+  ``bytes/s``, ``count``, ``mask``) and where it came from (``procfs``: Linux's ``/proc``,
+  ``psutil``, ``nvml``, ``libtpu``);
 - ``meta``: one JSON string: ``version``, ``hostname``, ``period_ms``, ``started_ns``,
   ``stopped_ns``, ``sampler_cpu_s`` (the sampler thread's own CPU time) and ``notes`` (what
   could not be sampled, said once: a library or device missing).
