@@ -124,6 +124,8 @@ def test_bad_sample_ms_raises_naming_it(bad):
         tp.Capture(sample_ms=bad)
     with pytest.raises(ValueError, match="sample_ms"):
         tp.capture(lambda b: None, range(3), steps=1, warmup=0, sample_ms=bad)
+    with pytest.raises(ValueError, match="sample_ms"):
+        tp.KerasProfiler(sample_ms=bad)
 
 
 def test_a_failing_source_reads_nan_and_the_sampling_goes_on():
