@@ -299,13 +299,22 @@ class TpuSource:
 
 def available_sources() -> tuple[list, list[str]]:
     """(the sources this machine has, what could not be sampled and why).  The host: from
-    ``/proc`` on Linux (:class:`ProcHostSource`), else ``psutil``."""
+    ``/proc`` on Linux (:class:`ProcHostSource`), else ``psutil``.  NVML is not tried on a
+    Linux machine without NVIDIA's driver, and a missing ``nvidia-ml-py`` is said only where
+    the driver is present."""
     host = _proc_host()
-    sources, notes = ([host], []) if host is not None else ([], [])
-    for cls, missing in (() if host is not None else
-                         ((HostSource, "psutil is not installed: host CPU and memory are "
-                                       "not sampled (pip install psutil)"),)) + \
-            ((NvmlSource, None), (TpuSource, None)):
+    sources = [host] if host is not None else []
+    driver = _has_nvidia_driver()
+    wanted = [(TpuSource, None)]
+    if driver or not os.path.isdir("/proc/driver"):  # Linux without the driver: no GPU
+        wanted.insert(0, (NvmlSource, "an NVIDIA driver is present but nvidia-ml-py is not "
+                                      "installed: GPUs are not sampled (pip install "
+                                      "nvidia-ml-py)" if driver else None))
+    if host is None:
+        wanted.insert(0, (HostSource, "psutil is not installed: host CPU and memory are not "
+                                      "sampled (pip install psutil)"))
+    notes: list[str] = []
+    for cls, missing in wanted:
         try:
             source = cls()
         except ImportError:
@@ -318,9 +327,6 @@ def available_sources() -> tuple[list, list[str]]:
         if source.series:
             sources.append(source)
         notes += source.notes
-    if not any(isinstance(s, NvmlSource) for s in sources) and _has_nvidia_driver():
-        notes.append("an NVIDIA driver is present but nvidia-ml-py is not installed: GPUs "
-                     "are not sampled (pip install nvidia-ml-py)")
     return sources, notes
 
 
