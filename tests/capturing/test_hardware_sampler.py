@@ -175,3 +175,31 @@ def test_the_proc_host_source_reads_what_psutil_reads():
     assert abs(rss - proc.memory_info().rss) <= 0.05 * rss
     assert abs(available - psutil.virtual_memory().available) <= 0.05 * available
     source.close()
+
+
+def test_a_series_not_read_at_a_tick_has_no_sample_there():
+    """None from a source (NVML's field counters between their reads) leaves no sample in the
+    file for that series and tick; NaN (a failed read) stays a sample."""
+    from tfprof_nb.capturing.hardware_sampler import HardwareSampler
+    from tfprof_nb.capturing.hardware_sources import ProcHostSource
+
+    class EveryOther:
+        series = [("sparse", "host", "count", "test"), ("failing", "host", "count", "test")]
+        notes: list = []
+        ticks = 0
+
+        def read(self):
+            self.ticks += 1
+            return [float(self.ticks) if self.ticks % 2 else None, float("nan")]
+
+    sampler = HardwareSampler(10, sources=[ProcHostSource(), EveryOther()]).start()
+    deadline = time.monotonic() + 30
+    while len(sampler._times) < 10 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sampler.stop()
+    hw = sampler.samples()
+    ticks = len(np.unique(hw.time_ns))
+    sparse = hw.value[hw.series == hw.series_counter.index("sparse")]
+    failing = hw.value[hw.series == hw.series_counter.index("failing")]
+    assert ticks >= 10 and len(failing) == ticks and np.isnan(failing).all()
+    assert len(sparse) == (ticks + 1) // 2 and (sparse % 2 == 1).all()

@@ -28,6 +28,7 @@ from .options import DEFAULT_SAMPLE_MS
 __all__ = ["DEFAULT_SAMPLE_MS", "HardwareSampler"]
 
 _NAN = float("nan")
+_SKIPPED = float("-inf")  # a series a source did not read at a tick: no sample in the file
 _MAX_SAMPLES = 2_000_000  # values kept per capture (a day at 50 ms with 2 series); then stop
 
 
@@ -95,7 +96,7 @@ class HardwareSampler:
         row: list[float] = []
         for source, width in zip(self._sources, self._widths):
             try:
-                values = [float(v) for v in source.read()]
+                values = [_SKIPPED if v is None else float(v) for v in source.read()]
                 if len(values) != width:
                     raise ValueError(f"{len(values)} values for {width} series")
             except Exception as exc:  # never let a source end the sampling
@@ -143,9 +144,11 @@ class HardwareSampler:
                 "sampler_cpu_s": round(self._cpu_s, 6), "sampler_started_ns": self.started_ns,
                 "notes": list(self.notes),
                 "devices": [d for s in self._sources for d in getattr(s, "devices", [])]}
+        flat = values.reshape(-1)
+        taken = flat != _SKIPPED
         return HardwareSamples(
-            np.repeat(times, m),
-            np.tile(np.arange(m, dtype=np.uint16), n), values.reshape(-1),
+            np.repeat(times, m)[taken],
+            np.tile(np.arange(m, dtype=np.uint16), n)[taken], flat[taken],
             *([s[k] for s in series] for k in range(4)), meta=meta)
 
     def write(self, run_dir) -> list[str]:

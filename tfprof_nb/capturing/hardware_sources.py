@@ -2,8 +2,9 @@
 ``nvidia-ml-py``) and TPUs (``libtpu``'s monitoring SDK), each imported only when present.
 
 A source has ``series`` (one ``(counter, device, unit, source)`` per value it reads),
-``read()`` (the values now, NaN where a reading failed) and ``notes`` (what it could not
-sample, in words, said once).  A reading that fails when probed is left out of ``series``;
+``read()`` (the values now, NaN where a reading failed, None for a series not read at this
+tick: NVML's field counters are read every ``FIELD_PERIOD_S``) and ``notes`` (what it could
+not sample, in words, said once).  A reading that fails when probed is left out of ``series``;
 one that starts failing later reads NaN.
 """
 
@@ -13,9 +14,12 @@ import json
 import os
 import time
 
-__all__ = ["HostSource", "NvmlSource", "ProcHostSource", "TpuSource", "available_sources"]
+__all__ = ["FIELD_PERIOD_S", "HostSource", "NvmlSource", "ProcHostSource", "TpuSource", "available_sources"]
 
 _NAN = float("nan")
+# NVML's field counters (PCIe, NVLink bytes) cost ~180 us of CPU a read on an H200 (the rest
+# of a GPU's series ~40 us together): read at most this often, as rates over the interval
+FIELD_PERIOD_S = 0.5
 # cumulative NVML field counters read as rates (NVLink's count KiB, PCIe's bytes)
 _RATE_FIELDS = (("nvlink_tx_bytes_per_s", "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX"),
                 ("nvlink_rx_bytes_per_s", "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX"),
@@ -120,8 +124,9 @@ class NvmlSource:
     """Per NVIDIA GPU: utilisation (NVML's: the share of its last sample window with a kernel
     resident; memory: with device memory read or written), memory used and total, power,
     SM and memory clocks, temperature, clock-event (throttle) reasons as a bit mask, NVLink
-    and PCIe bytes per second where the driver counts them, uncorrected ECC errors and XID
-    errors (counted since the sampler started)."""
+    and PCIe bytes per second where the driver counts them (read every ``FIELD_PERIOD_S``,
+    as the rate since the last read), uncorrected ECC errors and XID errors (counted since
+    the sampler started)."""
 
     def __init__(self):
         import pynvml
@@ -134,6 +139,7 @@ class NvmlSource:
         self._xid_count: dict = {}
         self._events = None
         self._last: dict = {}  # cumulative counters' last (time, value), for rates
+        self._fields_at = -float("inf")  # when the field counters were last read
         gpus = _visible_gpus(nv.nvmlDeviceGetCount())
         self.devices = []
         for index, device in gpus:
@@ -175,8 +181,6 @@ class NvmlSource:
 
     def _rate_reader(self, counter: str, field_id: int, kib: bool):
         """A reader of a cumulative field counter as bytes per second since the last read."""
-        import time
-
         def read(handle):
             value = self._field(handle, field_id) * (1024 if kib else 1)
             now, key = time.monotonic(), (id(handle), counter)
@@ -185,6 +189,7 @@ class NvmlSource:
             if last is None or now <= last[0] or value < last[1]:
                 return _NAN
             return (value - last[1]) / (now - last[0])
+        read.field = True  # read every FIELD_PERIOD_S only
         return read
 
     def _field(self, handle, field_id: int) -> float:
@@ -230,9 +235,16 @@ class NvmlSource:
                 if d["nvml_index"] == index:
                     self._xid_count[d["device"]] = self._xid_count.get(d["device"], 0) + 1
 
-    def read(self) -> list[float]:
-        values = []
+    def read(self) -> list:
+        now = time.monotonic()
+        fields = now - self._fields_at >= FIELD_PERIOD_S
+        if fields:
+            self._fields_at = now
+        values: list = []
         for handle, reader in self._readers:
+            if not fields and getattr(reader, "field", False):
+                values.append(None)  # not read at this tick
+                continue
             try:
                 values.append(float(reader(handle)))
             except Exception:
