@@ -16,8 +16,7 @@ folder stays the unit that ``tp.load``, object stores and the CLI read).  It is 
 - ``meta``: one JSON string: ``version``, ``hostname``, ``period_ms``, ``started_ns``,
   ``stopped_ns``, ``sampler_cpu_s`` (the sampler thread's own CPU time since it started at
   ``sampler_started_ns``: earlier than ``started_ns`` for a worker's long-running sampler) and
-  ``notes`` (what
-  could not be sampled, said once: a library or device missing).
+  ``notes`` (what could not be sampled, said once: a library or device missing).
 """
 
 from __future__ import annotations
