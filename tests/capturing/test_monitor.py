@@ -59,7 +59,10 @@ def assert_rows_match_profiles(mon, complete: bool = True) -> None:
 
 def assert_schedule(hist, steps: int, warmup: int, every: int) -> None:
     """Windows of ``steps`` steps (the last may be cut short, saying why) from the warm-up
-    on, at least ``every`` steps apart."""
+    on, at least ``every`` steps apart; those dropped (their analyses lagged) say why."""
+    dropped = hist[hist.status == "dropped"]
+    assert (dropped.steps == 0).all() and dropped.note.str.contains("max_pending=").all()
+    hist = hist[hist.status != "dropped"]
     assert hist.first_step.iloc[0] >= warmup
     assert (np.diff(hist.first_step) >= every).all()
     full = hist.steps == steps
@@ -102,13 +105,14 @@ def test_keras_fit_windows_arrive_while_training(model, xy, tmp_path):
     model.fit(*xy, batch_size=32, epochs=100_000, callbacks=[mon, watch], verbose=0)
     assert watch.seen[-1] >= 3  # three windows analysed inside training, seen from a callback
     hist = mon.wait()
+    assert_schedule(hist, 5, 3, 20)  # windows due while 2 waited for analysis were dropped
+    hist = hist[hist.status != "dropped"]
     assert (hist.status == "analysed").all() and (hist.backend == "tensorflow").all()
-    assert_schedule(hist, 5, 3, 20)
     assert_rows_match_profiles(mon)
     assert all(r.startswith(str(tmp_path / f"window_{i:04d}" / "plugins" / "profile"))
-               for i, r in enumerate(hist.run))
+               for i, r in zip(hist.window, hist.run))
     base = mon.baseline
-    assert base.windows == (0, 1, 2) and base.steps == 15
+    assert base.windows == tuple(hist.window[:3]) and base.steps == 15
     assert np.isfinite(hist.vs_baseline_pct).all() and not hist.regressed.iloc[:3].any()
     assert f"{base.median_ms:.3f} ms" in mon.rule
     assert "window" in repr(mon) and "analysed" in repr(mon)
@@ -158,10 +162,8 @@ def test_a_window_that_cannot_start_fails_its_row_and_training_goes_on(tf, tmp_p
             tf.ones([4]) * 2
     finally:
         tf.profiler.experimental.stop()
-    for i in mon.iterate(range(8)):
+    for i in mon.iterate(range(7)):  # steps 4-10: the window due at 11 is never opened
         tf.ones([4]) * 2
-        if i == 0:
-            mon.wait()  # the failed window's refresh is done: window 1 opens at step 6
     hist = mon.wait()
     assert hist.status.tolist() == ["failed", "analysed"]
     assert "already running" in hist.error.iloc[0] and hist.steps.iloc[0] == 0
@@ -215,8 +217,9 @@ def test_jax_loop_windows_arrive_while_training(jax_step, tmp_path):
     seen = _train_until(mon, 3, jax_step)
     assert seen[-1] >= 3 and seen[0] == 0  # analysed while the loop ran
     hist = mon.wait()
-    assert (hist.status == "analysed").all() and (hist.backend == "jax").all()
     assert_schedule(hist, 6, 2, 30)
+    hist = hist[hist.status != "dropped"]
+    assert (hist.status == "analysed").all() and (hist.backend == "jax").all()
     assert hist.note.iloc[-1] in ("", f"{hist.steps.iloc[-1]} of 6 steps: the loop was left "
                                       "(break or an error in the step)")
     assert_rows_match_profiles(mon, complete=False)
@@ -249,14 +252,16 @@ def test_a_slower_window_is_flagged_against_the_first_ones(jax_step):
     mon = tp.Monitor(every_steps=20, steps=5, warmup=2, backend="jax")
     _train_until(mon, 6, jax_step, slow_after=3)
     hist = mon.wait()
+    hist = hist[hist.status == "analysed"]
     base = mon.baseline
-    assert base is not None and base.windows == (0, 1, 2)
+    assert base is not None and base.windows == tuple(hist.window[:3])
     assert not hist.regressed.iloc[:3].any()
     slow = hist[hist.median_step_ms > 5]
     assert len(slow) >= 2 and hist.regressed[slow.index].all()
     assert hist.regressed.iloc[-1] and hist.vs_baseline_pct.iloc[-1] > 100
     text = mon.rule
-    assert f"{base.threshold_ms:.3f} ms" in text and "windows 0-2" in text
+    assert f"{base.threshold_ms:.3f} ms" in text
+    assert f"windows {base.windows[0]}-{base.windows[-1]}" in text
 
 
 def test_every_seconds_max_windows_and_stop(jax_step):
@@ -268,8 +273,9 @@ def test_every_seconds_max_windows_and_stop(jax_step):
         if mon.counts["analysed"] == 3 and mon.steps_run > 300 or time.monotonic() > end:
             break
     hist = mon.wait()
-    assert len(hist) == 3 and (hist.status == "analysed").all()
-    assert (np.diff(hist.time_s) >= 0.3).all()
+    assert (np.diff(hist.time_s) >= 0.3).all()  # dropped windows too were due on time
+    assert set(hist.status) <= {"analysed", "dropped"} and hist.status.iloc[-1] == "analysed"
+    assert (hist.status == "analysed").sum() == 3  # max_windows counts windows profiled
     stopped = tp.Monitor(every_steps=3, steps=2, warmup=0, backend="jax")
     for i in stopped.iterate(range(20)):
         jax_step()
@@ -364,6 +370,7 @@ ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
 
 def facts(mon):
     h = mon.wait()
+    h = h[h.status != "dropped"]  # (their analyses lagged)
     return {"kind": type(mon).__name__, "status": sorted(set(h.status)), "windows": len(h),
             "first": h.first_step.tolist(), "steps": h.steps.tolist(),
             "every": mon.every_steps, "warmup": mon.warmup}

@@ -37,6 +37,8 @@ mon.show()"""
 LOOP = """end = time.monotonic() + 120
 for _ in mon.iterate(itertools.count()):
     w = train_step(w, x).block_until_ready()
+    if mon.counts["pending"]:
+        mon.wait()  # no window is dropped: every row has its point
     if mon.counts["analysed"] >= 4 or time.monotonic() > end:
         break
 mon.wait()

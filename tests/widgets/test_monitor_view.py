@@ -37,6 +37,8 @@ def monitored():
     end = time.monotonic() + 60
     for _ in mon.iterate(itertools.count()):
         w = train_step(w, x).block_until_ready()
+        if mon.counts["pending"]:
+            mon.wait()  # no window is dropped: every row has its point
         if mon.counts["analysed"] >= 3:
             time.sleep(0.005)
         if mon.counts["analysed"] >= 6 or time.monotonic() > end:
@@ -125,6 +127,25 @@ def test_view_updates_in_place_and_opens_a_window(monitored, tmp_path):
         assert page.console_errors == [] and page.blocked == []
 
 
+def test_every_step_is_drawn_with_its_windows(monitored, tmp_path):
+    """The monitor's own view draws the step timer's rows: every step of the run, the
+    windows' steps marked, the spikes' period in the panel's title (when found)."""
+    mon = monitored
+    st = mon.step_times
+    view = mon.show()
+    with WidgetPage(view, tmp_path, bundle("monitor")) as page:
+        wait_for_plot(page.page, ".tfprof-monitor")
+        traces = page.js(TRACES)
+        assert traces["Median step time"] == int((mon.history.status == "analysed").sum())
+        assert traces["Step time"] == len(st) == mon.steps_run
+        assert traces["Steps in windows"] == int(st.in_window.sum()) > 0
+        titles = page.js("() => Array.from(document.querySelectorAll("
+                         "'.tfprof-monitor .annotation-text')).map(t => t.textContent)")
+        assert titles[0].startswith("Every step's time")
+        assert page.console_errors == [] and page.blocked == []
+    view.close()
+
+
 def test_profile_strings_stay_text(monitored, tmp_path):
     """A top op named like markup shows as those characters, in the table and the chart's
     hover label; nothing is parsed as HTML."""
@@ -159,6 +180,9 @@ display(mon.show())
 
 class Hold(keras.callbacks.Callback):  # 3 windows analysed, then 4 s more of training
     done = None
+    def on_train_batch_end(self, batch, logs=None):
+        if mon.counts["pending"]:
+            mon.wait()  # no window dropped: the table stays short
     def on_epoch_end(self, epoch, logs=None):
         if self.done is None and mon.counts["analysed"] >= 3:
             self.done = time.monotonic()

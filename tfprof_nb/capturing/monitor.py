@@ -21,7 +21,9 @@ from .monitor_driver import WindowDriver
 from .monitor_keras import KerasHooks
 from .monitor_log import WindowLog
 from .monitor_rule import RegressionRule
-from .monitor_schedule import DEFAULT_STEPS, DEFAULT_WARMUP, Schedule, check_schedule
+from .monitor_schedule import (DEFAULT_MAX_PENDING, DEFAULT_STEPS, DEFAULT_WARMUP, Schedule,
+                               check_pending, check_schedule)
+from .monitor_steps import StepTimer
 from .options import TracerOptions
 from .session import LocalSession, publish_run, split_logdir
 
@@ -63,15 +65,21 @@ class Monitor(KerasHooks):
             train_step(batch)
         mon.history                                       # one row per window
         mon.window(3)                                     # window 3's Profile
+        mon.step_times                                    # one row per step of the run
 
     Steps are counted over the whole run (fits and loops after one another continue the
     count); each window's steps are marked (``step_name``, ``step_num`` = that count) and its
     files go to ``logdir/window_NNNN/plugins/profile/<run>/`` (``logdir``: a fresh temporary
-    directory by default; a URL uploads each window once analysed).  A window never opens
-    while the previous one is being analysed, so the analysis never runs inside the steps
-    it measures.  A window's error (the profiler would not start or save, its profile could
-    not be read, another tfprof_nb session runs: a monitor never stops one) is kept in its
-    row, never raised into training; after 3 windows in a row failed with the same error no
+    directory by default; a URL uploads each window once analysed).  Windows open on
+    schedule whatever the analysis thread is doing (at the lowest CPU priority); a window
+    due while ``max_pending`` saved windows still wait for their analysis is dropped, its
+    row saying so (status ``dropped``).  Between the windows the step timer
+    (``step_timer``) times every step (``step_times``; ``track(output)`` times a JAX step to
+    its output's readiness), flags spikes, their period and recompiles; ``catch_spikes``
+    opens each window just before an expected spike once a period is found.  A window's
+    error (the profiler would not start or save, its profile could not be read, another
+    tfprof_nb session runs: a monitor never stops one) is kept in its row, never raised into
+    training; after 3 windows in a row failed with the same error no
     more open (the status says why).  A window's session starts one unmarked step before its
     first step.  When training raises or ends inside a window, the window stops with the
     steps that ran (a window that ends before its first step leaves no row); a Keras epoch
@@ -86,6 +94,8 @@ class Monitor(KerasHooks):
                  every_seconds: float | None = None, backend: str | None = None,
                  max_windows: int | None = None, baseline_windows: int = 3,
                  regression_pct: float = 10.0, step_name: str = "train",
+                 max_pending: int = DEFAULT_MAX_PENDING, step_timer: bool = True,
+                 catch_spikes: bool = False,
                  host_tracer_level: int | None = None, python_tracer_level: int | None = None,
                  device_tracer_level: int | None = None):
         ctx = context.current()
@@ -104,9 +114,15 @@ class Monitor(KerasHooks):
             _start_fsspec_loop()
         self._analyser = Analyser()
         self.profiles = WindowProfiles(lambda: len(self._log), self._run_of)
-        self._driver = WindowDriver(self._schedule, self._log, lambda: self._analyser.busy,
-                                    self._session, self._queue_analysis, self._queue_refresh,
-                                    step_name)
+        self._timer = StepTimer(step_timer)
+        if catch_spikes:
+            if not step_timer:
+                raise ValueError("catch_spikes needs the step timer (step_timer=True)")
+            self._schedule.catch_spikes = True
+            self._timer.on_period = self._heard_period
+        self._driver = WindowDriver(self._schedule, self._log, self._session,
+                                    self._queue_analysis, self._queue_refresh, step_name,
+                                    check_pending(max_pending), self._timer)
         self._views: list = []
         self._cell_guard = None
         if ctx is not None:
@@ -118,8 +134,8 @@ class Monitor(KerasHooks):
     @property
     def history(self):
         """One row per window (a DataFrame): ``window``, ``status`` (profiling, pending,
-        analysed, failed), ``first_step``/``last_step``/``steps``, ``time_s`` (when it began,
-        from the first step), ``wall_s``, ``median_step_ms``, ``vs_baseline_pct`` and
+        analysed, failed, dropped), ``first_step``/``last_step``/``steps``, ``time_s`` (when
+        it began, from the first step), ``wall_s``, ``median_step_ms``, ``vs_baseline_pct`` and
         ``regressed``, the mean ms per step of each step-time category (``*_ms``),
         ``input_pct``, ``duty_cycle_pct`` (NaN without a device), ``memory_peak_bytes``
         (NaN without memory events), ``top_op`` and ``top_op_pct``, ``backend``, ``run``
@@ -127,11 +143,38 @@ class Monitor(KerasHooks):
         return self._log.frame()
 
     @property
+    def step_times(self):
+        """One row per training step of the whole run, in windows and between them (a
+        DataFrame): ``step``, ``start_s``/``end_s`` (from the first step's start, as the
+        history's ``time_s``), ``duration_ms``, ``in_window`` and ``window`` (-1: none),
+        ``compile_ms`` (time compiling or tracing during the step) and ``flag``
+        (comma-separated: ``spike``, ``periodic(P)``, ``compile``, ``recompile``,
+        ``profiler``); see :mod:`~tfprof_nb.capturing.monitor_steps` and
+        :mod:`~tfprof_nb.capturing.monitor_spikes` for what they mean.  Empty with
+        ``step_timer=False``."""
+        return self._timer.frame(self._driver.t0)[0]
+
+    @property
+    def spike_period(self):
+        """The period at which the run's spikes recur (``monitor_spikes.Period``: ``period``
+        steps, at steps ``phase`` mod ``period``), None while none is found."""
+        return self._timer.frame(self._driver.t0)[1]
+
+    def track(self, output):
+        """Hand the step's output (any array it returns, its loss is enough) to the step
+        timer, and return it: the step ends when that output is ready on the device, not
+        when the host dispatched it (JAX's asynchronous dispatch); waited for on a thread
+        of the timer's, never on the training thread."""
+        self._timer.track(output)
+        return output
+
+    @property
     def counts(self) -> dict[str, int]:
-        """How many windows are ``profiling``, ``pending``, ``analysed`` and ``failed`` (cheap
-        enough to ask at every step)."""
+        """How many windows are ``profiling``, ``pending``, ``analysed``, ``failed`` and
+        ``dropped`` (cheap enough to ask at every step)."""
         statuses = self._log.statuses()
-        return {s: statuses.count(s) for s in ("profiling", "pending", "analysed", "failed")}
+        return {s: statuses.count(s)
+                for s in ("profiling", "pending", "analysed", "failed", "dropped")}
 
     @property
     def baseline(self):
@@ -240,7 +283,7 @@ class Monitor(KerasHooks):
 
         state = self._view_state()
         return monitor_figure(state["history"], state["baseline_ms"], state["threshold_ms"],
-                              theme)
+                              theme, state["steps"], state["period"])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         from .._display import view_bundle
@@ -255,18 +298,22 @@ class Monitor(KerasHooks):
     def __repr__(self) -> str:
         return f"<tfprof_nb Monitor: {self._status()}>"
 
-    def _status(self) -> str:
-        """Where the run is, in words."""
+    def _status(self, period=None) -> str:
+        """Where the run is, in words (``period``: the step timer's spike period)."""
         counts = self.counts
         total = sum(counts.values())
         said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         windows = f"{total} window(s) ({said})" if total else "no window yet"
-        return (f"{windows} after {self._driver.step} steps; {self._schedule.describe()}; "
-                f"files under {self.logdir}")
+        spikes = f"; {period.describe()}" if period is not None else ""
+        return (f"{windows} after {self._driver.step} steps{spikes}; "
+                f"{self._schedule.describe()}; files under {self.logdir}")
 
     def _view_state(self) -> dict:
         base = self._log.baseline()
-        return {"history": self._log.frame(), "status": self._status(),
+        steps, period = self._timer.frame(self._driver.t0)
+        return {"history": self._log.frame(), "status": self._status(period),
+                "steps": steps if self._timer.enabled else None,
+                "period": "" if period is None else period.describe(),
                 "rule": self._log.rule.describe(base),
                 "baseline_ms": None if base is None else base.median_ms,
                 "threshold_ms": None if base is None else base.threshold_ms}
@@ -298,8 +345,13 @@ class Monitor(KerasHooks):
 
         self._analyser.submit(job)
 
+    def _heard_period(self, period) -> None:
+        """The step timer's search found ``period`` (or none): the schedule aims at it."""
+        self._schedule.spike = period
+
     def _queue_refresh(self) -> None:
-        self._analyser.submit(self._refresh)
+        if self._views:
+            self._analyser.submit(self._refresh)
 
     def _keras_backend(self, name: str) -> None:
         """A Keras fit starts: with ``backend="auto"``, profile with Keras' backend."""
@@ -310,6 +362,8 @@ class Monitor(KerasHooks):
         row = self._log.row(index)
         if row["status"] == "failed":
             raise CaptureError(f"window {index} failed: {row['error']}")
+        if row["status"] == "dropped":
+            raise CaptureError(f"window {index} was {row['note']}")
         if row["status"] == "profiling":
             raise CaptureError(f"window {index} is still being profiled")
         return row["run"]

@@ -85,12 +85,6 @@ class Analyser:
         self._cv = threading.Condition()
         self._running = False
 
-    @property
-    def busy(self) -> bool:
-        """Whether a job waits or runs."""
-        with self._cv:
-            return self._running or bool(self._jobs)
-
     def submit(self, job) -> None:
         """Run ``job()`` after the jobs before it."""
         with self._cv:

@@ -10,11 +10,17 @@ leaves no marker in the profile (its marker is left open and ended after the ses
 when the profiler records nothing) and is not counted; a window that ends without one marked
 step leaves no row.
 
+Windows open on schedule whatever the analysis thread is doing: a saved window's analysis
+queues behind the ones before it; a window due while ``max_pending`` saved windows wait for
+(or are in) their analysis is dropped instead, with a row that says so and why.
+
 A window's own error never reaches the training loop: a profiler that will not start (another
 session is running: a monitor never stops another tfprof_nb session), a step marker or a save
 that fails, each fails that window's row and training goes on; after ``FAILURE_STREAK``
 windows in a row failed with the same error the monitor stops scheduling windows.  The work
-per step outside a window is a few comparisons.  The driver's state is behind a lock: a
+per step outside a window is a few comparisons and the step timer's appends
+(``monitor_steps``: each step's start and end, whether it was in a window, whether a session
+started or stopped in it).  The driver's state is behind a lock: a
 window may be closed from another thread (a notebook cell's end) while training runs.
 """
 
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 
 from .monitor_log import WindowLog
 from .monitor_schedule import Schedule
+from .monitor_steps import StepTimer
 
 __all__ = ["FAILURE_STREAK", "WindowDriver"]
 
@@ -52,10 +59,15 @@ class WindowDriver:
     ``index``'s LocalSession (not started); ``analyse(index, run_dir)`` queues a saved
     window's analysis; ``changed()`` says a row changed without an analysis to follow."""
 
-    def __init__(self, schedule: Schedule, log: WindowLog, busy, make_session, analyse,
-                 changed, step_name: str = "train"):
+    def __init__(self, schedule: Schedule, log: WindowLog, make_session, analyse,
+                 changed, step_name: str = "train", max_pending: int = 2,
+                 timer: StepTimer | None = None):
         self.schedule, self.log = schedule, log
-        self._busy, self._make_session = busy, make_session
+        self.max_pending = max_pending
+        self.timer = timer if timer is not None else StepTimer(enabled=False)
+        self._profiled = False  # a session started or stopped in this step
+        self._dropped = None  # (row, schedule's state before) of a window dropped this step
+        self._make_session = make_session
         self._analyse, self._changed = analyse, changed
         self.step_name = step_name
         self.step = 0  # steps begun and ended so far, over the whole run
@@ -65,6 +77,11 @@ class WindowDriver:
         self._orphans: list = []  # markers of steps that never ran, ended after the stop
         self._last = 1  # steps the last marked call covered (Keras' steps_per_execution)
         self._lock = threading.RLock()
+
+    @property
+    def t0(self) -> float | None:
+        """When the run's first step began (perf_counter), None before."""
+        return self._t0
 
     @property
     def profiling(self) -> bool:
@@ -82,6 +99,8 @@ class WindowDriver:
         window's first, mark the step when the session runs already."""
         with self._lock:
             now = time.perf_counter()
+            self.timer.begin(now)
+            self._profiled, self._dropped = False, None
             if self._t0 is None:
                 self._t0 = now
             window = self._window
@@ -97,20 +116,27 @@ class WindowDriver:
         ``steps_per_execution``): count it, and close its window after its last step."""
         with self._lock:
             marked = self._unmark()
+            first = self.step
             self.step += steps
             self._last = steps
             window = self._window
-            if window is None or not marked:
-                return
-            window.steps += steps
-            window.per_marker.add(steps)
-            if window.steps >= self.schedule.steps:
-                self._close("")
+            if window is not None and marked:
+                window.steps += steps
+                window.per_marker.add(steps)
+                if window.steps >= self.schedule.steps:
+                    self._close("")
+            self.timer.end(first, steps, window.index if window is not None and marked
+                           else -1, self._profiled)
 
     def abandon_step(self) -> None:
         """The step did not run (no more data): its marker is ended unrecorded, the step not
         counted; an open window stays open."""
         with self._lock:
+            self.timer.abandon()
+            if self._dropped is not None:  # the window would not have opened: no row
+                self.log.drop(self._dropped[0])
+                self.schedule.restore(self._dropped[1])
+                self._dropped = None
             marker, self._marker = self._marker, None
             if marker is not None:
                 self._orphans.append(marker)
@@ -120,6 +146,7 @@ class WindowDriver:
         when given) stops with the steps that ran (its row says why there are fewer)."""
         with self._lock:
             if self._window is None or index is not None and self._window.index != index:
+                self._changed()  # the views show the steps timed since
                 return
             self._unmark()
             if self._window is not None:  # (a marker that failed has failed the window)
@@ -128,7 +155,7 @@ class WindowDriver:
     # ---- windows ------------------------------------------------------------------------
     def _due(self, now: float) -> bool:
         """Whether the next step opens a window (this one is its session's first)."""
-        if not self.schedule.due(self.step + self._last, now, self._busy()):
+        if not self.schedule.due(self.step + self._last, now):
             return False
         streak = self.log.failed_streak(FAILURE_STREAK)
         if streak:
@@ -138,9 +165,18 @@ class WindowDriver:
 
     def _open(self, now: float) -> None:
         first = self.step + self._last
+        waiting = self.log.pending()
+        if len(waiting) >= self.max_pending:
+            self._drop(first, now, waiting)
+            return
         undo = self.schedule.state()
         index = self.log.open(first, now - self._t0)
+        aimed = self.schedule.aimed_at(first)
+        if aimed is not None:
+            self.log.add_note(index, f"opened to catch the spike expected at step {aimed} "
+                                     f"({self.schedule.spike.describe()})")
         self.schedule.opened(first, now)
+        self._profiled = True
         try:
             session = self._make_session(index)
             session.start(take_over=False)
@@ -148,6 +184,18 @@ class WindowDriver:
             self._failed(index, err)
             return
         self._window = _Open(index, first, session, undo, threading.get_ident())
+
+    def _drop(self, first: int, now: float, waiting: list[int]) -> None:
+        """The window due at ``first`` is dropped: ``waiting`` windows wait for their
+        analysis; the schedule goes on as if it had opened."""
+        which = ", ".join(str(i) for i in waiting)
+        undo = self.schedule.state()
+        index = self.log.dropped(first, now - self._t0,
+                                 f"dropped: window(s) {which} still waited for their "
+                                 f"analysis (max_pending={self.max_pending})")
+        self.schedule.opened(first, now, counted=False)
+        self._dropped = (index, undo)  # undone if this step never runs
+        self._changed()
 
     def _mark(self) -> None:
         try:
@@ -172,6 +220,7 @@ class WindowDriver:
 
     def _stop(self, window: _Open):
         """Stop the window's session; the markers of steps that never ran end after it."""
+        self._profiled = True
         try:
             return window.session.stop()
         finally:
@@ -197,8 +246,9 @@ class WindowDriver:
         if max(window.per_marker) > 1:
             notes.append(f"each step marker covers {max(window.per_marker)} steps "
                          f"(steps_per_execution): step times are per execution")
-        values["note"] = "; ".join(notes)
         self.log.update(window.index, **values)
+        for note in notes:
+            self.log.add_note(window.index, note)
         try:
             run_dir = self._stop(window)
         except Exception as err:  # the profiler could not save: this window fails

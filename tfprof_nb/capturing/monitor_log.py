@@ -3,8 +3,10 @@ the analysis thread; ``WindowLog.frame()`` is ``Monitor.history``.
 
 A window's ``status`` goes ``profiling`` (its steps run), ``pending`` (saved, waiting for or
 in its analysis), then ``analysed`` or ``failed`` (``error`` says why: a profiler that would
-not start or save, a profile that could not be read).  ``note`` says why a window has fewer
-steps than asked (training ended or raised inside it) or what its profile lacks.
+not start or save, a profile that could not be read); a window ``dropped`` never ran (its
+``note`` says why: too many windows waited for their analysis).  ``note`` says why a
+window has fewer steps than asked (training ended or raised inside it) or what its profile
+lacks.
 """
 
 from __future__ import annotations
@@ -58,6 +60,17 @@ class WindowLog:
                                "note": "", "error": ""})
             return index
 
+    def dropped(self, first_step: int, time_s: float, reason: str) -> int:
+        """A window due at ``first_step`` that was not profiled, and why; its index."""
+        index = self.open(first_step, time_s)
+        self.update(index, status="dropped", note=reason)
+        return index
+
+    def pending(self) -> list[int]:
+        """The windows saved and not yet analysed."""
+        with self._lock:
+            return [r["window"] for r in self._rows if r["status"] == "pending"]
+
     def update(self, index: int, **values) -> None:
         """Set some of a window's values."""
         with self._lock:
@@ -88,10 +101,10 @@ class WindowLog:
             row["note"] = "; ".join(n for n in (row.get("note"), note) if n)
 
     def failed_streak(self, n: int) -> str:
-        """The error of the last ``n`` windows when all failed with the same error, else
-        ``""``."""
+        """The error of the last ``n`` windows (dropped ones aside) when all failed with the
+        same error, else ``""``."""
         with self._lock:
-            last = self._rows[-n:]
+            last = [r for r in self._rows if r["status"] != "dropped"][-n:]
             errors = {r["error"] for r in last}
             if len(last) == n and all(r["status"] == "failed" for r in last) \
                     and len(errors) == 1:

@@ -1,12 +1,14 @@
 """When a monitor profiles: a window of N steps after W warm-up steps, then one every K steps
-(or every T seconds), never while the previous window is still being analysed.  A window's
-profiler session starts one step before its first step (see ``monitor_driver``): the first
-window's first step is ``max(W, 1)``.
+(or every T seconds), on schedule whatever the analyses of earlier windows are doing.  A
+window's profiler session starts one step before its first step (see ``monitor_driver``):
+the first window's first step is ``max(W, 1)``.
 
-The last rule keeps the analysis of a window (decoding and analysing its profile on a
-background thread) off the steps the next window measures, and bounds the work a monitor
-adds: when the analysis takes longer than K steps of training, the next window starts at
-the first step after it ends (the history's ``first_step`` says where each window began).
+A capture is cheap next to its analysis (decoding and analysing the profile on a background
+thread), so windows do not wait for analyses: these queue behind the captures, at most
+``max_pending`` of them (the driver's rule); a window due while that many wait is dropped,
+its row saying why, and the schedule goes on from it as if it had opened.  With
+``catch_spikes``, once the step timer has found spikes recurring every P steps, a window due
+waits (at most P - 1 steps) until its second step is the next expected spike.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from dataclasses import dataclass, field
 
 from .options import check_steps
 
-__all__ = ["DEFAULT_EVERY_STEPS", "DEFAULT_STEPS", "DEFAULT_WARMUP", "Schedule",
-           "check_schedule"]
+__all__ = ["DEFAULT_EVERY_STEPS", "DEFAULT_MAX_PENDING", "DEFAULT_STEPS", "DEFAULT_WARMUP",
+           "Schedule", "check_pending", "check_schedule"]
 
 # Chosen with benchmarks/bench_monitor.py (BENCHMARKS.md, "Watching a long run"): a 10-step
 # window every 500 steps kept the whole run's overhead under 3 % on the benchmark's models.
 DEFAULT_EVERY_STEPS = 500
 DEFAULT_STEPS = 10
 DEFAULT_WARMUP = 3
+DEFAULT_MAX_PENDING = 2  # saved windows waiting for (or in) their analysis: more are dropped
 
 
 def _positive_int(name: str, value) -> int:
@@ -56,6 +59,11 @@ def check_schedule(every_steps, every_seconds, steps, warmup, max_windows=None):
     return every_steps, every_seconds, steps, warmup, max_windows
 
 
+def check_pending(max_pending) -> int:
+    """Validated ``max_pending`` (a positive integer)."""
+    return _positive_int("max_pending", max_pending)
+
+
 @dataclass
 class Schedule:
     """Which step opens the next window (see the module's docstring)."""
@@ -70,20 +78,35 @@ class Schedule:
     reason: str = ""  # why it stopped, when it stopped by itself
     next_step: int = field(init=False)  # the first step the next window may open at
     next_time: float = float("-inf")  # the earliest time (perf_counter) it may open
+    catch_spikes: bool = False  # wait for an expected spike (see the module's docstring)
+    spike: object = None  # the step timer's spike period (monitor_spikes.Period), once found
 
     def __post_init__(self):
         self.next_step = max(self.warmup, 1)  # its session starts the step before
 
-    def due(self, step: int, now: float, analysing: bool) -> bool:
-        """Whether a window opens at ``step`` (begun at ``now``), ``analysing`` saying
-        whether the previous window is still being analysed."""
-        if self.stopped or analysing or step < self.next_step or now < self.next_time:
+    def due(self, step: int, now: float) -> bool:
+        """Whether a window opens at ``step`` (begun at ``now``)."""
+        if self.stopped or step < self.next_step or now < self.next_time:
             return False
-        return self.max_windows is None or self.started < self.max_windows
+        if self.max_windows is not None and self.started >= self.max_windows:
+            return False
+        spike = self.spike if self.catch_spikes else None
+        return spike is None or self.aimed_at(step) is not None \
+            or step >= self.next_step + spike.period - 1  # (steps_per_execution jumps it)
 
-    def opened(self, step: int, now: float) -> None:
-        """A window opened at ``step`` at ``now``: when the next may open."""
-        self.started += 1
+    def aimed_at(self, step: int) -> int | None:
+        """The expected spike a window opening at ``step`` catches as its second step (its
+        first with 1-step windows), with ``catch_spikes``; else None."""
+        spike = self.spike if self.catch_spikes else None
+        if spike is None:
+            return None
+        target = step + min(1, self.steps - 1)
+        return target if spike.next_at(target) == target else None
+
+    def opened(self, step: int, now: float, counted: bool = True) -> None:
+        """A window opened at ``step`` at ``now`` (``counted``: False for a window dropped,
+        which ``max_windows`` does not count): when the next may open."""
+        self.started += counted
         if self.every_seconds is None:
             self.next_step = step + self.every_steps
         else:

@@ -48,7 +48,8 @@ def _table(history: pd.DataFrame) -> TableData:
 
 class MonitorView(BaseWidget):
     """A monitored run: ``status`` (where it is), ``rule`` (when a window is flagged),
-    ``figure`` (step time per window over the breakdown per window), ``windows`` (the
+    ``figure`` (every step's time when the step timer's ``steps`` are given, step time per
+    window, the breakdown per window), ``windows`` (the
     history's table), ``shown`` (the window whose dashboard is shown below, -1: none) and
     ``dashboard`` (the model id of that dashboard's widget, drawn inside the view; "" none)."""
 
@@ -62,31 +63,36 @@ class MonitorView(BaseWidget):
 
     def __init__(self, history: pd.DataFrame | None = None, status: str = "", rule: str = "",
                  baseline_ms: float | None = None, threshold_ms: float | None = None,
-                 opener=None, **kwargs):
+                 opener=None, steps: pd.DataFrame | None = None, period: str = "",
+                 **kwargs):
         self._lock = threading.Lock()
         self._opener = opener
         self._board = None  # the shown window's dashboard widget (closed when replaced)
         self._copies: list = []  # display handles of the offline copies (one per display)
         self._copy = {"at": 0.0, "stale": False, "timer": None}
-        super().__init__(**self._values(history, status, rule, baseline_ms, threshold_ms),
-                         **kwargs)
+        super().__init__(**self._values(history, status, rule, baseline_ms, threshold_ms,
+                                        steps, period), **kwargs)
         self.on_msg(self._on_message)
 
     @staticmethod
-    def _values(history, status, rule, baseline_ms, threshold_ms) -> dict:
+    def _values(history, status, rule, baseline_ms, threshold_ms, steps=None,
+                period="") -> dict:
         from ..plot.monitor import monitor_figure
 
         history = history if history is not None else pd.DataFrame(
             columns=["window", "status", "median_step_ms"])
         return {"status": status, "rule": rule, "windows": _table(history),
-                "figure": monitor_figure(history, baseline_ms, threshold_ms)}
+                "figure": monitor_figure(history, baseline_ms, threshold_ms, steps=steps,
+                                         period=period)}
 
     def update(self, history: pd.DataFrame, status: str = "", rule: str = "",
-               baseline_ms: float | None = None, threshold_ms: float | None = None) -> None:
-        """Show ``history`` (safe from any thread: the figure is built first, then the
-        traits change together)."""
+               baseline_ms: float | None = None, threshold_ms: float | None = None,
+               steps: pd.DataFrame | None = None, period: str = "") -> None:
+        """Show ``history`` and the step timer's ``steps`` (safe from any thread: the figure
+        is built first, then the traits change together)."""
         def apply():
-            values = self._values(history, status, rule, baseline_ms, threshold_ms)
+            values = self._values(history, status, rule, baseline_ms, threshold_ms, steps,
+                                  period)
             with self._lock, self.hold_sync():
                 for name, value in values.items():
                     setattr(self, name, value)
