@@ -20,6 +20,7 @@ _TITLE = "What the trace lacks: the hardware in the steps"
 def _sources(counters: pd.DataFrame) -> str:
     """The sources of the samples, in words."""
     words = {"sampler:nvml": "NVML", "sampler:psutil": "psutil", "sampler:libtpu": "libtpu",
+             "sampler:procfs": "/proc (host CPU and memory)",
              "profile:_counters_": "the profile's counter lines (PM sampling)"}
     found = [words.get(s, s) for s in sorted(set(counters["source"].astype(str)))]
     return ", ".join(found)
