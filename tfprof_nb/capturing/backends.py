@@ -9,11 +9,17 @@ capture never imports TensorFlow.
 or when JAX is imported and TensorFlow is not (a ``%%tfprof`` cell's code counts too: ``jax``
 without ``tensorflow``/``tf.``); everything else is profiled with TensorFlow.  A process that
 imported both (JAX training on a tf.data pipeline, say) gets TensorFlow's profiler unless it
-asks for ``backend="jax"``: each profiler sees only its own framework's work.
+asks for ``backend="jax"``: each profiler sees only its own framework's work.  Where
+neither is imported nor named, ``"auto"`` takes the one installed (TensorFlow first).
+
+tfprof_nb installs neither framework (no extra does: a second TensorFlow beside a user's
+``tensorflow[and-cuda]`` would break both); :func:`require` raises CaptureError naming the
+package to install when the framework a capture needs is missing.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 import time
@@ -22,11 +28,19 @@ import warnings
 from ..errors import CaptureError, CaptureWarning
 from .options import TracerOptions
 
-__all__ = ["BACKENDS", "check_backend", "choose_backend", "is_jax_function", "get_backend"]
+__all__ = ["BACKENDS", "INSTALL", "check_backend", "choose_backend", "get_backend", "installed",
+           "is_jax_function", "require"]
 
 BACKENDS = ("auto", "jax", "tensorflow")
 _JAX_CODE = re.compile(r"\bjax\b|\bjnp\.")
 _TF_CODE = re.compile(r"\btensorflow\b|\btf\.")
+# what to install for each framework (none is a dependency of tfprof_nb)
+INSTALL = {
+    "tensorflow": 'pip install tensorflow (NVIDIA GPUs: pip install "tensorflow[and-cuda]"; '
+                  "CPU only: pip install tensorflow-cpu)",
+    "jax": 'pip install "jax[cpu]" (NVIDIA GPUs: pip install "jax[cuda12]")',
+}
+_NAMES = {"tensorflow": "TensorFlow", "jax": "JAX"}
 
 
 def check_backend(name) -> str:
@@ -51,9 +65,50 @@ def choose_backend(name: str = "auto", fn=None, source: str | None = None) -> st
         return name
     if fn is not None and is_jax_function(fn):
         return "jax"
-    jax = "jax" in sys.modules or bool(source and _JAX_CODE.search(source))
-    tf = "tensorflow" in sys.modules or bool(source and _TF_CODE.search(source))
-    return "jax" if jax and not tf else "tensorflow"
+    jax = _imported("jax") or bool(source and _JAX_CODE.search(source))
+    tf = _imported("tensorflow") or bool(source and _TF_CODE.search(source))
+    if jax != tf:
+        return "jax" if jax else "tensorflow"
+    if not jax and not installed("tensorflow") and installed("jax"):
+        return "jax"  # neither imported nor named: the one this environment has
+    return "tensorflow"
+
+
+def _imported(module: str) -> bool:
+    return sys.modules.get(module) is not None
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` (``"tensorflow"``, ``"jax"``) can be imported here; never imports
+    it."""
+    if _imported(module):
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        return False
+
+
+def require(backend: str, requested: str = "auto", what: str | None = None) -> str:
+    """``backend`` when its framework is installed, else CaptureError naming what to install
+    (both frameworks when ``requested`` was ``"auto"`` and neither is there).  ``what`` names
+    the action in the message (default: capturing)."""
+    if installed(backend):
+        return backend
+    other = "jax" if backend == "tensorflow" else "tensorflow"
+    if requested == "auto" and not installed(other):
+        err = CaptureError(
+            f"{what or 'capturing'} needs TensorFlow or JAX in this environment, and neither "
+            f"is installed (tfprof_nb installs neither, so that it never replaces the build "
+            f"you chose): {INSTALL['tensorflow']}, or {INSTALL['jax']}")
+        err.hint = "install TensorFlow or JAX in the kernel's environment, then restart it"
+    else:
+        name = _NAMES[backend]
+        what = what or f"capturing with backend={backend!r}"
+        err = CaptureError(f"{what} needs {name}, which is not installed in this "
+                           f"environment: {INSTALL[backend]}")
+        err.hint = f"install {name} in the kernel's environment, then restart it"
+    raise err
 
 
 class TensorFlowProfiler:

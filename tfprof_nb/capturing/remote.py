@@ -9,7 +9,7 @@ import time
 from urllib.parse import urlparse
 
 from ..errors import CaptureError
-from .backends import choose_backend
+from .backends import choose_backend, require
 from .options import DEFAULT_SAMPLE_MS, TracerOptions, _check_int
 from .session import publish_run, run_dirs, split_logdir
 
@@ -41,7 +41,7 @@ def start_server(port: int, backend: str = "auto", *, sample_ms: int = DEFAULT_S
     hardware_port = _check_int("hardware_port", hardware_port, 1, 65535)
     if hardware_port == port:
         raise ValueError(f"hardware_port must differ from port ({port})")
-    if choose_backend(backend) == "jax":
+    if require(choose_backend(backend), backend, "tp.start_server") == "jax":
         import jax
 
         jax.profiler.start_server(port)
@@ -111,6 +111,8 @@ def capture_remote(addresses, duration_ms: int = 2000, logdir: str | None = None
     """
     addrs = parse_addresses(addresses)
     duration_ms = _check_int("duration_ms", duration_ms, 1, None)
+    require("tensorflow", "tensorflow", "tp.capture_remote (its client is TensorFlow's, for "
+            "JAX workers too)")
     options = TracerOptions(host_tracer_level, python_tracer_level, device_tracer_level,
                             delay_ms)
     bad = _unreachable(addrs, connect_timeout_s)

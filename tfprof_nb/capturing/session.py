@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import CaptureError, CaptureWarning
-from .backends import check_backend, choose_backend, get_backend
+from .backends import check_backend, choose_backend, get_backend, require
 from .native_log import quiet_profiler_log
 from .options import TracerOptions
 
@@ -114,7 +114,8 @@ class LocalSession:
         session the user runs) and the thread that started it still runs: then
         CaptureError."""
         global _active
-        self.backend = choose_backend(self.requested, self._fn, self._source)
+        self.backend = require(choose_backend(self.requested, self._fn, self._source),
+                               self.requested)
         profiler = get_backend(self.backend)
         if _active is not None and _active.running and not take_over \
                 and _active.thread.is_alive():
