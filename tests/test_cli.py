@@ -339,8 +339,8 @@ def test_parquet_without_pyarrow_is_refused_before_loading(tmp_path, paths):
                           "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and run.stdout == "" and not out.exists()
     assert run.stderr.strip().splitlines() == [
-        "tfprof: error: Parquet needs pyarrow: pip install pyarrow (or write --format csv "
-        "or json)"]
+        'tfprof: error: Parquet needs pyarrow: pip install "tfprof-nb[parquet]" (or write '
+        "--format csv or json)"]
 
 
 def test_closing_the_pipe_early_is_not_an_error(paths):

@@ -127,8 +127,8 @@ def check_format(fmt: str, output=None) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise CliError('Parquet needs pyarrow: pip install pyarrow (or write --format csv '
-                       'or json)') from None
+        raise CliError('Parquet needs pyarrow: pip install "tfprof-nb[parquet]" (or write '
+                       '--format csv or json)') from None
     if output is None and sys.stdout.isatty():
         raise CliError("Parquet is binary: write it to a file with -o FILE (or a pipe)")
 
