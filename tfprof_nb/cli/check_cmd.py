@@ -16,10 +16,10 @@ import re
 
 from ._common import EXIT_FAILED, EXIT_OK, CliError, add_command, emit, load_profile
 
-__all__ = ["add_parser", "parse_bytes", "run"]
+__all__ = ["LIMITS", "add_parser", "check_limits", "parse_bytes", "run", "run_check"]
 
-# (option, tp.check keyword, help)
-_LIMITS = [
+# (option, tp.check keyword, help): the limits with a number (the MCP server's too)
+LIMITS = [
     ("--max-step-ms", "max_step_ms", "the step time (its --step-statistic, default the "
      "median) may not exceed MS milliseconds"),
     ("--max-input-pct", "max_input_pct", "the share of step time waiting for input"),
@@ -60,7 +60,7 @@ def add_parser(sub) -> None:
                     "exit 0 when all pass, 1 when one fails, 2 on unusable input.")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")
-    for option, _, text in _LIMITS:
+    for option, _, text in LIMITS:
         p.add_argument(option, type=float, metavar="MS" if option.endswith("ms") else "PCT",
                        help=text)
     p.add_argument("--step-statistic", default="median",
@@ -79,37 +79,53 @@ def add_parser(sub) -> None:
 
 
 def _limits(args) -> dict:
-    """The ``tp.check`` keywords the command line gives; CliError when there are none or a
-    baseline comes without its limit (or the reverse)."""
-    limits = {key: getattr(args, option[2:].replace("-", "_")) for option, key, _ in _LIMITS}
+    """The ``tp.check`` keywords the command line gives (see :func:`check_limits`)."""
+    limits = {key: getattr(args, option[2:].replace("-", "_")) for option, key, _ in LIMITS}
     limits["max_memory_peak_bytes"] = args.max_memory_peak
     limits["max_regression_pct"] = args.max_regression_pct
+    return check_limits(limits, args.baseline is not None)
+
+
+def check_limits(limits: dict, baseline: bool) -> dict:
+    """The ``tp.check`` keywords of ``limits`` that are set (None: not set), checked:
+    CliError when none is set, one is not a finite number of 0 or more, or a baseline comes
+    without its limit (or the reverse)."""
     limits = {k: v for k, v in limits.items() if v is not None}
     for key, value in limits.items():
         option = "--" + key.replace("_", "-").replace("-bytes", "")
-        if not math.isfinite(value) or (value < 0 and key != "max_regression_pct"):
-            raise CliError(f"{option} {value:g}: expected a finite number, 0 or more")
-    if (args.baseline is None) != ("max_regression_pct" not in limits):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or (value < 0 and key != "max_regression_pct"):
+            shown = f"{value:g}" if number else repr(value)
+            raise CliError(f"{option} {shown}: expected a finite number, 0 or more")
+    if baseline != ("max_regression_pct" in limits):
         raise CliError("--baseline and --max-regression-pct go together")
     if not limits:
         raise CliError("no limit given: pass at least one of "
-                       + ", ".join(o for o, _, _ in _LIMITS)
+                       + ", ".join(o for o, _, _ in LIMITS)
                        + ", --max-memory-peak, --baseline with --max-regression-pct")
     return limits
 
 
 def run(args) -> int:
-    from ..checks import CheckResult, check
-
     limits = _limits(args)
     prof = load_profile(args, args.paths)
     base = load_profile(args, args.baseline) if args.baseline is not None else None
-    try:
-        result = check(prof, baseline=base, step_statistic=args.step_statistic,
-                       allow_missing=args.allow_missing, **limits)
-    except ValueError as err:
-        raise CliError(str(err)) from err
-    result = CheckResult(result.rows, result.allow_missing, " ".join(args.paths),
-                         args.baseline)
+    result = run_check(prof, base, limits, args.step_statistic, args.allow_missing,
+                       " ".join(args.paths), args.baseline)
     emit(args, result.to_dict(), lambda doc: repr(result))
     return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def run_check(prof, base, limits: dict, step_statistic: str = "median",
+              allow_missing: bool = False, profile: str = "", baseline: str | None = None):
+    """``tp.check(prof, ...)`` with ``limits`` (from :func:`check_limits`), its result
+    naming ``profile`` and ``baseline`` as given; a limit ``tp.check`` refuses raises
+    CliError."""
+    from ..checks import CheckResult, check
+
+    try:
+        result = check(prof, baseline=base, step_statistic=step_statistic,
+                       allow_missing=allow_missing, **limits)
+    except ValueError as err:
+        raise CliError(str(err)) from err
+    return CheckResult(result.rows, result.allow_missing, profile, baseline)

@@ -9,7 +9,7 @@ import os
 
 from ._common import EXIT_OK, CliError, add_command, emit, load_profile
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "export_trace", "run", "trace_kind"]
 
 _BY_EXTENSION = {".json": "chrome", ".json.gz": "chrome", ".pftrace": "perfetto",
                  ".perfetto-trace": "perfetto", ".pb": "perfetto"}
@@ -28,27 +28,37 @@ def add_parser(sub) -> None:
                    help="the trace file to write (.gz: gzipped Chrome JSON)")
 
 
-def _kind(args) -> str:
-    if args.kind:
-        return args.kind
-    name = str(args.output).lower()
-    for ext, kind in _BY_EXTENSION.items():
+def trace_kind(output, kind: str | None = None) -> str:
+    """The trace format: ``kind`` ("perfetto" or "chrome") when given, else by ``output``'s
+    extension; CliError when neither says."""
+    if kind:
+        if kind not in ("perfetto", "chrome"):
+            raise CliError(f"format {kind!r}: choose perfetto or chrome")
+        return kind
+    name = str(output).lower()
+    for ext, by_name in _BY_EXTENSION.items():
         if name.endswith(ext):
-            return kind
-    raise CliError(f"-o {args.output}: say --perfetto or --chrome (or name the file .json, "
+            return by_name
+    raise CliError(f"-o {output}: say --perfetto or --chrome (or name the file .json, "
                    ".json.gz or .pftrace)")
 
 
 def run(args) -> int:
+    kind = trace_kind(args.output, args.kind)
+    prof = load_profile(args, args.paths)
+    emit(args, export_trace(prof, args.output, kind),
+         lambda d: f"{d['format']} trace: {d['trace']} ({d['events']:,} events, "
+                   f"{d['bytes'] / 1e6:.1f} MB)")
+    return EXIT_OK
+
+
+def export_trace(prof, output, kind: str) -> dict:
+    """Write every event of ``prof`` to ``output`` as a ``kind`` trace ("perfetto" or
+    "chrome"); returns the profile's location, the absolute path, format, size and event
+    count."""
     from .summary import run_location
 
-    kind = _kind(args)
-    prof = load_profile(args, args.paths)
-    path = prof.to_perfetto(args.output) if kind == "perfetto" else \
-        prof.to_chrome_trace(args.output)
+    path = prof.to_perfetto(output) if kind == "perfetto" else prof.to_chrome_trace(output)
     path = os.path.abspath(path)
-    doc = {"profile": run_location(prof.source), "trace": path, "format": kind,
-           "bytes": os.path.getsize(path), "events": int(prof.n_events)}
-    emit(args, doc, lambda d: f"{d['format']} trace: {d['trace']} ({d['events']:,} events, "
-                              f"{d['bytes'] / 1e6:.1f} MB)")
-    return EXIT_OK
+    return {"profile": run_location(prof.source), "trace": path, "format": kind,
+            "bytes": os.path.getsize(path), "events": int(prof.n_events)}

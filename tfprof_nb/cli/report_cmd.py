@@ -7,7 +7,7 @@ import os
 
 from ._common import EXIT_OK, add_command, emit, load_profile
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "write_report"]
 
 
 def add_parser(sub) -> None:
@@ -22,16 +22,22 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    prof = load_profile(args, args.paths)
+    emit(args, write_report(prof, args.output, args.title, args.notebook), _text)
+    return EXIT_OK
+
+
+def write_report(prof, output, title=None, notebook=None) -> dict:
+    """Write ``prof``'s offline HTML report to ``output`` (and a report notebook to
+    ``notebook``); returns the profile's location, the absolute paths written and their
+    sizes in bytes."""
     from .summary import run_location
 
-    prof = load_profile(args, args.paths)
-    written = {"report": os.path.abspath(prof.to_html(args.output, args.title))}
-    if args.notebook:
-        written["notebook"] = os.path.abspath(prof.export_notebook(args.notebook, args.title))
-    doc = {"profile": run_location(prof.source), **written,
-           "bytes": {k: os.path.getsize(v) for k, v in written.items()}}
-    emit(args, doc, _text)
-    return EXIT_OK
+    written = {"report": os.path.abspath(prof.to_html(output, title))}
+    if notebook:
+        written["notebook"] = os.path.abspath(prof.export_notebook(notebook, title))
+    return {"profile": run_location(prof.source), **written,
+            "bytes": {k: os.path.getsize(v) for k, v in written.items()}}
 
 
 def _text(doc: dict) -> str:

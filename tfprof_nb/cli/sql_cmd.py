@@ -9,7 +9,7 @@ import sys
 from ._common import EXIT_OK, CliError, add_command, describe, load_profile, note
 from .formats import FORMATS, check_format, format_for, write_frame
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "query_frame", "run"]
 
 
 def add_parser(sub) -> None:
@@ -34,14 +34,14 @@ def run(args) -> int:
     fmt = format_for(args, "text")
     check_format(fmt, args.output)
     prof = load_profile(args, args.paths)
-    frame = _query(prof, query)
+    frame = query_frame(prof, query)
     write_frame(frame, fmt, args.output, raw=args.raw)
     if args.output:
         note(f"wrote {len(frame):,} rows to {args.output} ({fmt})")
     return EXIT_OK
 
 
-def _query(prof, query: str):
+def query_frame(prof, query: str):
     """``prof.sql(query)``; a query DuckDB refuses, or a table that cannot be queried here,
     raises CliError with DuckDB's words."""
     try:

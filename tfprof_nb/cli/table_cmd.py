@@ -57,12 +57,12 @@ def run(args) -> int:
 
 
 def _list(args) -> int:
-    from .tables import DESCRIPTIONS, table_names
+    from .tables import table_list
 
     if args.name or args.paths:
         raise CliError("--list takes no table or path")
-    names = table_names()
-    width = max(map(len, names))
-    emit(args, [{"name": n, "description": DESCRIPTIONS.get(n, "")} for n in names],
+    rows = table_list()
+    width = max(len(r["name"]) for r in rows)
+    emit(args, rows,
          lambda rows: "\n".join(f"{r['name']:<{width}}  {r['description']}" for r in rows))
     return EXIT_OK

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..sql import EVENT_TABLES, TOOL_TABLES
 
-__all__ = ["DESCRIPTIONS", "table", "table_names"]
+__all__ = ["DESCRIPTIONS", "table", "table_list", "table_names"]
 
 # one line per table, for ``tfprof table --list`` (a test checks every table has one)
 DESCRIPTIONS = {
@@ -47,6 +47,12 @@ DESCRIPTIONS = {
 def table_names() -> list[str]:
     """Every table's name, in ``prof.sql``'s order."""
     return list(EVENT_TABLES) + list(TOOL_TABLES)
+
+
+def table_list() -> list[dict]:
+    """Every table's name and description (``tfprof table --list``), in
+    :func:`table_names`' order."""
+    return [{"name": n, "description": DESCRIPTIONS.get(n, "")} for n in table_names()]
 
 
 class _Results:
