@@ -320,8 +320,8 @@ def available_sources() -> tuple[list, list[str]]:
     wanted = [(TpuSource, None)]
     if driver or not os.path.isdir("/proc/driver"):  # Linux without the driver: no GPU
         wanted.insert(0, (NvmlSource, "an NVIDIA driver is present but nvidia-ml-py is not "
-                                      'installed: GPUs are not sampled (pip install '
-                                      '"tfprof-nb[gpu]")' if driver else None))
+                                      "installed: GPUs are not sampled "
+                                      '(pip install "tfprof-nb[gpu]")' if driver else None))
     if host is None:
         wanted.insert(0, (HostSource, "psutil is not installed: host CPU and memory are not "
                                       "sampled (pip install psutil)"))
