@@ -9,6 +9,9 @@
     tfprof diff BASE NEW           tp.compare's tables and a verdict
     tfprof check PATH --max-...    performance limits: exit 1 when one fails
     tfprof capture --remote grpc://host:port --duration-ms N --logdir DIR
+    tfprof mcp                     a Model Context Protocol server over stdio (the commands
+                                   as tools for coding agents; needs tfprof-nb[mcp])
+    tfprof agents                  a short guide for coding agents and the MCP client config
 
 ``python -m tfprof_nb`` is the same command.  Every command takes what ``tp.load`` takes
 (local paths and URLs; ``--storage-option KEY=VALUE`` for their file systems), ``--json``
@@ -34,7 +37,8 @@ import warnings
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS = ("summary", "table", "report", "export", "sql", "diff", "check", "capture")
+COMMANDS = ("summary", "table", "report", "export", "sql", "diff", "check", "capture",
+            "mcp", "agents")
 
 
 class _Parser(argparse.ArgumentParser):
