@@ -151,3 +151,15 @@ def test_without_the_optional_packages(gpu_fixture_file, tmp_path):
         mcp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              timeout=120, stdin=subprocess.DEVNULL)
         assert mcp.returncode != 0 and 'pip install "tfprof-nb[mcp]"' in mcp.stderr, mcp.stderr
+
+
+def test_readme_has_a_row_per_extra():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Extras\n"):]
+    section = section[:section.index("\n## ")]
+    rows = dict(re.findall(r"^\| `([\w-]+)` \| (.+?) \|", section, re.M))
+    assert set(rows) == OPTIONAL | {"all"}
+    for extra in OPTIONAL:  # each row names what its extra installs
+        for req in map(Requirement, EXTRAS[extra]):
+            name = req.name + (f"[{','.join(sorted(req.extras))}]" if req.extras else "")
+            assert f"`{name}`" in rows[extra], (extra, name)
