@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test bench screenshots clean js
+.PHONY: demo test bench screenshots clean js wheels
 
 JS_SOURCES := $(wildcard js/src/*.ts js/src/*/*.ts) js/package.json js/package-lock.json \
 	js/build.mjs tfprof_nb/widgets/manifest.json
@@ -34,6 +34,15 @@ $(BUNDLE): $(JS_SOURCES) js/node_modules/.installed
 	cd js && npm run build
 
 js: $(BUNDLE)
+
+# Wheels for manylinux2014 x86_64 and aarch64, macOS arm64 and x86_64 (the native library
+# cross-built by zig, checked against each wheel's tag) and the sdist, into dist/
+$(VENV)/.wheel-tools-installed: | $(PY)
+	$(PIP) install -q ziglang==0.17.1 auditwheel==6.8.2
+	touch $@
+
+wheels: $(BUNDLE) $(VENV)/.wheel-tools-installed
+	$(PY) -m tools.build_wheels --out dist
 
 # Browser tests drive Debian's Chromium (never a downloaded browser build).
 /usr/bin/chromium:

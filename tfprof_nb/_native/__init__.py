@@ -1,7 +1,8 @@
 """tfprof_nb's compiled kernels: C code loaded with ctypes.
 
 The XSpace walker and the analyses' hot loops are plain C (``*.c`` here).  Installed wheels
-carry the compiled library; a source checkout builds it on first use with the system C
+carry the compiled library (found by the wheel's record, ``prebuilt.json``, with no compiler
+needed); a source checkout builds it on first use with the system C
 compiler (about two seconds, once per source version) into this directory, or into
 ``$TFPROF_NB_NATIVE_DIR`` (default ``~/.cache/tfprof_nb/native``) when this directory is
 read-only.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .build import SOURCE_DIR, build_library, library_name
+from .build import SOURCE_DIR, build_library, library_name, prebuilt_library
 from .layout import signatures
 
 __all__ = ["lib", "ptr", "release_free_memory", "CancelToken", "cancel_scope", "current_token",
@@ -52,6 +53,9 @@ def _find_or_build() -> Path:
     for directory in places:
         if (directory / name).is_file():
             return directory / name
+    prebuilt = None if sanitized else prebuilt_library(SOURCE_DIR)
+    if prebuilt is not None:  # a wheel's library, built for its platform
+        return prebuilt
     if not sanitized and os.access(SOURCE_DIR, os.W_OK):
         return build_library(SOURCE_DIR)
     return build_library(_cache_dir(), sanitized)

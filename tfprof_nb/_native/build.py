@@ -3,21 +3,27 @@
 The wheel's build hook (``hatch_build.py``) calls :func:`build_library` so installed packages
 carry the compiled library; :mod:`tfprof_nb._native` calls it on first use when the library for
 the current sources is missing (a source checkout, or C files edited since the last build).
-The library's file name carries a hash of the sources and flags, so a stale build is never
-loaded.
+The library's file name carries a hash of the sources, the compiler and the flags, so a stale
+build is never loaded.  A wheel's library (cross-built with zig for the wheel's platform,
+``tools/build_wheels.py``) comes with a record, :data:`PREBUILT`, naming it and the sources it
+was built from: :func:`prebuilt_library` finds it whatever compiler the machine has, or none.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SOURCE_DIR", "build_library", "library_name", "source_hash", "sanitizer_env"]
+__all__ = ["SOURCE_DIR", "PREBUILT", "Toolchain", "build_library", "library_name", "source_hash",
+           "sources_hash", "sanitizer_env", "host_toolchain", "zig_toolchain",
+           "prebuilt_library", "write_prebuilt"]
 
 SOURCE_DIR = Path(__file__).resolve().parent
 FLAGS = ("-O3", "-std=gnu99", "-pthread", "-fPIC", "-shared", "-fvisibility=hidden",
@@ -27,8 +33,22 @@ FLAGS = ("-O3", "-std=gnu99", "-pthread", "-fPIC", "-shared", "-fvisibility=hidd
 SANITIZE_FLAGS = ("-O1", "-g", "-std=gnu99", "-pthread", "-fPIC", "-shared",
                   "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-omit-frame-pointer",
                   "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+# cross builds: the same flags, debug information stripped (zig cc writes it by default)
+CROSS_FLAGS = (*FLAGS, "-s")
 _PREFIX = "libtfprof_nb-"
 _SANITIZED_PREFIX = "libtfprof_nb_sanitized-"
+# a wheel's record of its library: {"library": file name, "sources": sources_hash(), "target"}
+PREBUILT = "prebuilt.json"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """How to compile: ``command`` runs the compiler, ``identity`` is what the library's name
+    hashes for it (the command, or a machine-independent name of it), ``flags`` its flags."""
+
+    command: tuple[str, ...]
+    identity: str
+    flags: tuple[str, ...]
 
 
 def _sources() -> list[Path]:
@@ -39,20 +59,71 @@ def _compiler() -> list[str]:
     return shlex.split(os.environ.get("CC", "cc"))
 
 
-def source_hash(sanitized: bool = False) -> str:
-    """Hash of the C sources, the compiler command and the flags (16 hex digits)."""
+def host_toolchain(sanitized: bool = False) -> Toolchain:
+    """This machine's compiler (``$CC``, else ``cc``) with the flags of the build asked for."""
+    command = tuple(_compiler())
+    return Toolchain(command, " ".join(command), SANITIZE_FLAGS if sanitized else FLAGS)
+
+
+def zig_toolchain(target: str, python: str = sys.executable) -> Toolchain:
+    """zig's C compiler from the ``ziglang`` package (run by ``python``) for ``target`` (a zig
+    triple such as ``x86_64-linux-gnu.2.17`` or ``aarch64-macos.11.0``): named in the hash by
+    zig's version and the target, not by where it is installed."""
+    from importlib.metadata import version
+
+    identity = f"zig {version('ziglang')} cc -target {target}"
+    return Toolchain((python, "-m", "ziglang", "cc", "-target", target), identity, CROSS_FLAGS)
+
+
+def _hasher() -> hashlib._Hash:
     h = hashlib.sha256()
     for path in _sources():
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    h.update(" ".join(_compiler() + list(SANITIZE_FLAGS if sanitized else FLAGS)).encode())
+    return h
+
+
+def sources_hash() -> str:
+    """Hash of the C sources alone (16 hex digits)."""
+    return _hasher().hexdigest()[:16]
+
+
+def source_hash(sanitized: bool = False, toolchain: Toolchain | None = None) -> str:
+    """Hash of the C sources, the compiler and the flags (16 hex digits)."""
+    tc = toolchain or host_toolchain(sanitized)
+    h = _hasher()
+    h.update(" ".join((tc.identity, *tc.flags)).encode())
     return h.hexdigest()[:16]
 
 
-def library_name(sanitized: bool = False) -> str:
+def library_name(sanitized: bool = False, toolchain: Toolchain | None = None) -> str:
     """File name of the library built from the current sources (``sanitized``: of the
-    checking build, a different name so the two never replace each other)."""
+    checking build, a different name so the two never replace each other; ``toolchain``:
+    built by that compiler, default this machine's).  ``.so`` on every platform: ctypes loads
+    the file by its path, whatever its suffix (a Mach-O ``.dylib`` on macOS)."""
     prefix = _SANITIZED_PREFIX if sanitized else _PREFIX
-    return f"{prefix}{source_hash(sanitized)}.so"
+    return f"{prefix}{source_hash(sanitized, toolchain)}.so"
+
+
+def write_prebuilt(directory: Path, library: Path, target: str) -> Path:
+    """Write the record of ``library`` (built from the current sources for ``target``) as
+    ``directory``/:data:`PREBUILT`."""
+    record = {"library": Path(library).name, "sources": sources_hash(), "target": target}
+    path = Path(directory) / PREBUILT
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+
+def prebuilt_library(directory: Path) -> Path | None:
+    """The library a wheel put in ``directory`` (its :data:`PREBUILT` record), if it was built
+    from the sources there now; None otherwise (no record, sources edited since)."""
+    try:
+        record = json.loads((Path(directory) / PREBUILT).read_text())
+    except (OSError, ValueError):
+        return None
+    path = Path(directory) / str(record.get("library", ""))
+    if record.get("sources") != sources_hash() or path.parent != Path(directory):
+        return None
+    return path if path.is_file() else None
 
 
 def sanitizer_env(env: dict | None = None) -> dict:
@@ -75,17 +146,20 @@ def sanitizer_env(env: dict | None = None) -> dict:
     return out
 
 
-def build_library(dest_dir: Path, sanitized: bool = False) -> Path:
+def build_library(dest_dir: Path, sanitized: bool = False,
+                  toolchain: Toolchain | None = None) -> Path:
     """Compile the sources into ``dest_dir``/:func:`library_name` (atomically; older builds
-    of the same kind there are removed) and return its path.  Raises RuntimeError naming the
-    compiler's output when compiling fails."""
+    of the same kind there are removed) with ``toolchain`` (default this machine's compiler)
+    and return its path.  Raises RuntimeError naming the compiler's output when compiling
+    fails."""
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
-    target = dest_dir / library_name(sanitized)
+    tc = toolchain or host_toolchain(sanitized)
+    target = dest_dir / library_name(sanitized, tc)
     c_files = [str(p) for p in _sources() if p.suffix == ".c"]
     fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=dest_dir)
     os.close(fd)
-    cmd = [*_compiler(), *(SANITIZE_FLAGS if sanitized else FLAGS), "-o", tmp, *c_files]
+    cmd = [*tc.command, *tc.flags, "-o", tmp, *c_files]
     try:
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
