@@ -4,7 +4,8 @@ the profiled windows and between them, at a cost of a few appends per step.
 A step's ``start_s`` is when it began on the host (``Monitor.iterate`` takes the data inside
 the step); its end is the later of the host's end of the step and, for a step whose output
 was handed to ``track`` (JAX: asynchronous dispatch returns before the device is done), when
-that output was ready on the device.  Readiness is taken off the training thread: by default
+that output was ready on the device (a Keras fit needs none: Keras hands its callbacks the
+step's logs as Python numbers, so it has waited for the device).  Readiness is taken off the training thread: by default
 (``ready="thread"``) a small thread blocks on each tracked output in turn and notes when it
 returns (to within a thread switch); ``ready="poll"`` instead asks the output's
 ``is_ready()`` at the next step boundaries and ``track`` calls (to within a step).
