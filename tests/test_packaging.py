@@ -70,6 +70,9 @@ def test_wheel_contains_the_widget_bundle(tmp_path):
     # the compiled decoder and kernels, for this platform (any Python 3: loaded with ctypes)
     assert any(n.startswith("tfprof_nb/_native/libtfprof_nb-") and n.endswith(".so")
                for n in names)
+    # with its record, so that it loads whatever compiler the machine has, or none
+    record = json.loads(zipfile.ZipFile(wheel).read("tfprof_nb/_native/prebuilt.json"))
+    assert f"tfprof_nb/_native/{record['library']}" in names
     # and their sources, to build on platforms the wheel was not built for
     assert {"tfprof_nb/_native/walk.c", "tfprof_nb/_native/wire.h",
             "tfprof_nb/_native/layout.h"} <= set(names)
