@@ -33,6 +33,8 @@ COUNTERS = DATA / "jax_h200_counters"
 TOOLS = {"summary", "list_tables", "table", "sql", "check", "diff", "report", "export",
          "counters", "measures"}
 SCRIPT = Path(sys.executable).parent / "tfprof"
+# the console script, or (in an environment without it) the module
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tfprof_nb"]
 
 
 class Client:
@@ -50,13 +52,22 @@ class Client:
     def __call__(self, tool: str, /, **arguments):
         """The tool's JSON document (strict JSON: a NaN would not parse)."""
         res = self.result(tool, **arguments)
-        assert not res.is_error, res.content[0].text
+        assert not is_error(res), res.content[0].text
         return json.loads(res.content[0].text, parse_constant=_no_constant)
 
     def error(self, tool: str, /, **arguments) -> str:
         res = self.result(tool, **arguments)
-        assert res.is_error, res.content[0].text[:300]
+        assert is_error(res), res.content[0].text[:300]
         return res.content[0].text
+
+
+def is_error(result) -> bool:
+    """The result's error flag (``is_error`` in the SDK 2, ``isError`` in 1.x)."""
+    return getattr(result, "is_error", None) or getattr(result, "isError", False)
+
+
+def schema(tool) -> dict:
+    return getattr(tool, "input_schema", None) or tool.inputSchema
 
 
 def _no_constant(name):
@@ -68,7 +79,7 @@ def server(tmp_path_factory):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     errlog = tmp_path_factory.mktemp("mcp") / "stderr.txt"
-    params = StdioServerParameters(command=str(SCRIPT), args=["mcp"],
+    params = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:] + ["mcp"],
                                    env={"TF_CPP_MIN_LOG_LEVEL": "2"})
     with open(errlog, "w") as err, anyio.from_thread.start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(stdio_client(params, errlog=err)) as (r, w):
@@ -86,11 +97,11 @@ def test_every_tool_is_listed_with_its_schema(server):
     tools = {t.name: t for t in server.tools()}
     assert set(tools) == TOOLS
     for tool in tools.values():
-        assert tool.description and tool.input_schema["type"] == "object"
-        assert tool.input_schema["additionalProperties"] is False
-    assert tools["table"].input_schema["required"] == ["path", "name"]
-    assert "hlo_stats" in tools["table"].input_schema["properties"]["name"]["enum"]
-    assert tools["diff"].input_schema["required"] == ["base", "new"]
+        assert tool.description and schema(tool)["type"] == "object"
+        assert schema(tool)["additionalProperties"] is False
+    assert schema(tools["table"])["required"] == ["path", "name"]
+    assert "hlo_stats" in schema(tools["table"])["properties"]["name"]["enum"]
+    assert schema(tools["diff"])["required"] == ["base", "new"]
     assert {t["name"] for t in server("list_tables")["tables"]} >= {"hlo_stats", "counters"}
 
 
@@ -208,12 +219,12 @@ def test_profiles_are_cached_per_path_most_recent_kept():
 
 
 def test_agents_guide_names_every_tool_and_the_client_config():
-    run = subprocess.run([str(SCRIPT), "agents"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(COMMAND + ["agents"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     for name in TOOLS:
         assert f"{name} " in run.stdout or f"{name}=" in run.stdout, name
     assert '"mcpServers"' in run.stdout and "_us" in run.stdout and "_pct" in run.stdout
-    doc = json.loads(subprocess.run([str(SCRIPT), "agents", "--json"], capture_output=True,
+    doc = json.loads(subprocess.run(COMMAND + ["agents", "--json"], capture_output=True,
                                     text=True, timeout=60).stdout)
     assert doc["mcp_config"]["mcpServers"]["tfprof"]["args"] == ["mcp"]
 
@@ -223,7 +234,7 @@ def test_without_the_sdk_the_error_names_the_extra(tmp_path):
     shadow.mkdir()
     (shadow / "__init__.py").write_text("raise ImportError('No module named mcp')\n")
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    run = subprocess.run([str(SCRIPT), "mcp"], capture_output=True, text=True, timeout=60,
+    run = subprocess.run(COMMAND + ["mcp"], capture_output=True, text=True, timeout=60,
                          env=env, stdin=subprocess.DEVNULL)
     assert run.returncode == 2 and run.stdout == ""
     assert 'pip install "tfprof-nb[mcp]"' in run.stderr

@@ -9,7 +9,8 @@ and kept (the :data:`CACHE_SIZE` most recently used; a file changed since is loa
 A tool's error (a missing path, an unknown table, a query DuckDB refuses, a bug) comes back
 as an error result with its message; the server goes on serving.  The tools run one at a
 time in a worker thread, so the server still answers pings meanwhile.  stdout carries the
-protocol only: the SDK points what else writes there at stderr.
+protocol only: what else writes there goes to stderr.  Works with the SDK 1.x
+(decorators) and 2.x (handlers).
 """
 
 from __future__ import annotations
@@ -115,9 +116,13 @@ def _validate(schema: dict, arguments: dict) -> None:
                        f"arguments: {error.message}")
 
 
-def _server(load):
-    """The SDK's server with the tools of :mod:`.mcp_tools`, each call run by
-    :func:`call_tool` in a worker thread, one at a time."""
+class ToolFailed(Exception):
+    """A tool's error, raised for the SDK 1.x to send as an error result."""
+
+
+def _server(load, major: int):
+    """The SDK's server (``major``: its version) with the tools of :mod:`.mcp_tools`, each
+    call run by :func:`call_tool` in a worker thread, one at a time."""
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -134,11 +139,17 @@ def _server(load):
         with lock:
             return call_tool(load, name, arguments)
 
+    async def run_tool(name, arguments) -> tuple[str, bool]:
+        return await anyio.to_thread.run_sync(locked, name, arguments)
+
+    if major < 2:
+        return _handlers_v1(Server("tfprof", __version__, guide()), tools, run_tool)
+
     async def list_tools(ctx, params):
         return types.ListToolsResult(tools=tools)
 
     async def call(ctx, params):
-        text, error = await anyio.to_thread.run_sync(locked, params.name, params.arguments)
+        text, error = await run_tool(params.name, params.arguments)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     isError=error)
 
@@ -146,31 +157,60 @@ def _server(load):
                   on_list_tools=list_tools, on_call_tool=call)
 
 
-async def _serve(load) -> None:
+def _handlers_v1(server, tools, run_tool):
+    """``server`` (SDK 1.x) with the tools as its decorators register them."""
+    from mcp import types
+
+    @server.list_tools()
+    async def list_tools():
+        return tools
+
+    @server.call_tool()
+    async def call(name, arguments):
+        text, error = await run_tool(name, arguments)
+        if error:
+            raise ToolFailed(text)
+        return [types.TextContent(type="text", text=text)]
+
+    return server
+
+
+def _wire_stdout():
+    """The protocol's own copy of stdout, fd 1 pointed at stderr so that nothing else
+    writes into the protocol (the SDK 2 does this itself)."""
+    import io
+
+    import anyio
+
+    wire = os.dup(1)
+    os.dup2(2, 1)
+    return anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire, "wb"), encoding="utf-8"))
+
+
+async def _serve(load, major: int) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = _server(load)
-    async with stdio_server() as (read, write):
+    server = _server(load, major)
+    streams = {} if major >= 2 else {"stdout": _wire_stdout()}
+    async with stdio_server(**streams) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-def _check_sdk() -> None:
-    """CliError unless the MCP SDK, version 2 or later, can be imported."""
+def _sdk_major() -> int:
+    """The MCP SDK's major version; CliError naming the extra when it cannot be imported."""
     import importlib
     import importlib.metadata
 
     try:
         importlib.import_module("mcp.server.lowlevel")
-        version = importlib.metadata.version("mcp")
+        return int(importlib.metadata.version("mcp").split(".")[0])
     except ImportError as err:
         raise CliError(f"{_INSTALL} ({describe(err)})") from err
-    if int(version.split(".")[0]) < 2:
-        raise CliError(f"{_INSTALL} (mcp 2 or later; this is mcp {version})")
 
 
 def run(args) -> int:
-    _check_sdk()
+    major = _sdk_major()
     import anyio
 
-    anyio.run(_serve, ProfileCache(args))
+    anyio.run(_serve, ProfileCache(args), major)
     return EXIT_OK
