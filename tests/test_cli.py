@@ -480,6 +480,10 @@ def test_capture_from_a_running_worker(tmp_path):
     assert doc["hosts"] == [f"127.0.0.1_{port}"] and doc["events"] > 0
     assert doc["summary"]["steps"]["count"] > 0
     assert tfprof_json("summary", run)["steps"] == doc["summary"]["steps"]
+    from tfprof_nb.cli.capture_cmd import _text  # the text form of the same document
+
+    text = _text(doc)
+    assert text.startswith(f"captured 1 host(s), {doc['events']:,} events") and "\n\n" in text
 
 
 # ---- unusable input -------------------------------------------------------------------------

@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..capturing.remote import capture_remote, parse_addresses
-    from .summary import summarise, summary_text
+    from .summary import summarise
 
     try:
         addresses = parse_addresses(args.remote)
@@ -69,6 +69,8 @@ def run(args) -> int:
 def _text(doc: dict) -> str:
     head = f"captured {len(doc['hosts'])} host(s), {doc['events']:,} events: {doc['run']}"
     if "summary" in doc:
+        from .summary import summary_text
+
         return head + "\n\n" + summary_text(doc["summary"])
     return head + f"\nnext: tfprof summary {doc['run']}"
 
