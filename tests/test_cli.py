@@ -480,9 +480,10 @@ def test_capture_from_a_running_worker(tmp_path):
     assert doc["hosts"] == [f"127.0.0.1_{port}"] and doc["events"] > 0
     assert doc["summary"]["steps"]["count"] > 0
     assert tfprof_json("summary", run)["steps"] == doc["summary"]["steps"]
-    from tfprof_nb.cli.capture_cmd import _text  # the text form of the same document
+    from tfprof_nb.cli.capture_cmd import _text  # the text form (of the document in memory)
+    from tfprof_nb.cli.summary import summarise
 
-    text = _text(doc)
+    text = _text({**doc, "summary": summarise(tp.load(run))})
     assert text.startswith(f"captured 1 host(s), {doc['events']:,} events") and "\n\n" in text
 
 
