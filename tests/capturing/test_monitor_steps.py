@@ -211,7 +211,8 @@ def test_catch_spikes_aims_windows_at_the_spikes(jax_parts):
     st = mon.step_times.set_index("step")
     for row in aimed.itertuples():
         spike = row.first_step + 1
-        assert spike % 20 == 13 and f"expected at step {spike} (spikes every 20" in row.note
+        assert spike % 20 == 13, (row.note, st[st.flag.str.contains("spike")].to_string())
+        assert f"expected at step {spike} (spikes every " in row.note
         assert st.window[spike] == row.window and st.duration_ms[spike] > SLEEP_S * 1e3
         assert mon.window(row.window).steps.duration_ms.max() > SLEEP_S * 1e3 * 0.9
 
@@ -254,4 +255,8 @@ def test_spike_and_period_rules():
     assert period is None and "profiler" in flags[42]
     assert flags[0] == "compile"
     assert "recompile" in flags[500]
-    assert find_period(np.array([5, 10]), 100) is None
+    assert find_period(np.array([5, 10]), np.arange(100)) is None
+    # spikes every 10 steps, one in four inside a window (left out, spikes and steps alike)
+    spikes = np.arange(3, 400, 10)
+    period = find_period(spikes[spikes % 40 != 3], np.arange(400)[np.arange(400) % 40 != 3])
+    assert (period.period, period.phase, period.expected) == (10, 3, 30)

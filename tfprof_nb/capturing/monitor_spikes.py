@@ -4,15 +4,16 @@
   steps around it and above that median by more than ``SPIKE_MADS`` times their median
   absolute deviation (the step's neighbours' own noise).
 * ``periodic(P)``: a spike on the run's period: spikes at steps ``phase + k * P``.  The period
-  is the step interval (among the most frequent between the largest spikes: from each to
-  the next few, and between any two) whose steps of
-one phase (step mod P) hold the most spikes, at least
-  ``MIN_HITS`` of them and at least ``MIN_SHARE`` of the steps of that phase from its first
-  spike to the run's last step, and so many that spikes at the run's rate at random would
-  give as many on some phase of the intervals tried with a chance under ``CHANCE`` (a
-  checkpoint or an evaluation every P steps; a busy machine's random spikes find none).
-  Steps that compiled or where the profiler started or stopped are left out of the
-  period's search: they are not the run's own rhythm.
+  is the step interval (among the most frequent between the largest spikes, from each to the
+  next few and between any two, and their halves and thirds) whose steps of one phase (step
+  mod P) hold the most spikes less the steps of that phase without one (so that neither
+  half nor twice the period wins), with at least ``MIN_HITS`` spikes, at least ``MIN_SHARE``
+  of the steps of that phase from its first spike on, and so many that spikes at the run's
+  rate at random would give as many on some phase of the intervals tried with a chance
+  under ``CHANCE`` (a checkpoint or an evaluation every P steps; a busy machine's random
+  spikes find none).  Steps that compiled, the windows' steps (profiled) and those where
+  the profiler started or stopped are left out of the period's search (spikes and steps
+  alike): they are not the run's own rhythm.
 * ``compile``: the run's first step, when the compile clock moved during it
   (``monitor_compiles``: JAX tracing or compiling, TensorFlow tracing a ``tf.function``);
   ``recompile``: any later step during which it moved (a new shape, a retrace, a function
@@ -81,27 +82,31 @@ def _candidates(s: np.ndarray, weight: np.ndarray) -> list[int]:
     for lags in (near, (top[None, :] - top[:, None]).ravel()):
         values, counts = np.unique(lags[lags >= 2], return_counts=True)
         tried.update(int(v) for v in values[np.argsort(-counts, kind="stable")][:_CANDIDATES])
+    # and their halves and thirds: spikes every P steps where windows caught every other one
+    tried.update(p // d for p in list(tried) for d in (2, 3) if p % d == 0 and p // d >= 2)
     return sorted(tried)
 
 
-def find_period(spikes: np.ndarray, last_step: int, weight=None) -> Period | None:
+def find_period(spikes: np.ndarray, eligible: np.ndarray, weight=None) -> Period | None:
     """The period of ``spikes`` (step numbers; ``weight``: how large each is, to pick the
-    intervals tried) in a run whose last step is ``last_step``, or None (the module's
-    rule)."""
+    intervals tried) among the ``eligible`` steps (those searched, in order), or None (the
+    module's rule)."""
     s = np.asarray(spikes, dtype=np.int64)
+    eligible = np.asarray(eligible, dtype=np.int64)
     weight = np.ones(len(s)) if weight is None else np.asarray(weight, dtype=float)
     if len(np.unique(s)) < MIN_HITS:
         return None
+    rate = len(s) / max(1, len(eligible))
     best = None
     for p in _candidates(s, weight):
         phases, n = np.unique(s % p, return_counts=True)
         k = int(np.argmax(n))
         phase, hits = int(phases[k]), int(n[k])
         first = int(s[s % p == phase].min())
-        expected = (last_step - first) // p + 1
+        expected = int(np.count_nonzero((eligible >= first) & (eligible % p == phase)))
         if hits >= MIN_HITS and hits >= MIN_SHARE * expected and \
-                (best is None or hits > best.hits) and \
-                _chance(hits, expected, len(s) / max(1, last_step)) * p * 2 * _CANDIDATES < CHANCE:
+                (best is None or 2 * hits - expected > 2 * best.hits - best.expected) and \
+                _chance(hits, expected, rate) * p * 6 * _CANDIDATES < CHANCE:
             best = Period(p, phase, hits, expected)
     return best
 
@@ -115,14 +120,18 @@ def _chance(hits: int, expected: int, rate: float) -> float:
 
 
 def step_flags(steps: np.ndarray, duration_ms: np.ndarray, compile_ms: np.ndarray,
-               profiler: np.ndarray) -> tuple[np.ndarray, Period | None]:
-    """Each step's flags (comma-separated, ``""`` for none) and the run's spike period."""
+               profiler: np.ndarray, in_window=None) -> tuple[np.ndarray, Period | None]:
+    """Each step's flags (comma-separated, ``""`` for none) and the run's spike period
+    (searched outside the windows: ``in_window``)."""
     steps = np.asarray(steps, dtype=np.int64)
     spike, ratio = spike_mask(duration_ms) if len(steps) else (np.zeros(0, bool), ())
     compiled = np.asarray(compile_ms, dtype=float) > 0
     profiler = np.asarray(profiler, dtype=bool)
-    own = spike & ~compiled & ~profiler
-    period = find_period(steps[own], int(steps[-1]) if len(steps) else 0, ratio[own])
+    eligible = ~compiled & ~profiler
+    if in_window is not None:
+        eligible &= ~np.asarray(in_window, dtype=bool)
+    own = spike & eligible
+    period = find_period(steps[own], steps[eligible], np.asarray(ratio)[own])
     periodic = spike & (steps % period.period == period.phase) if period else \
         np.zeros(len(steps), dtype=bool)
     tokens = [np.where(spike, "spike,", ""),

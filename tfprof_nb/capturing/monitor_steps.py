@@ -219,7 +219,8 @@ class StepTimer:
             "window": c["window"][rep], "compile_ms": np.where(k == 0, c["compile"][rep], 0.0)
             * 1e3})  # (an execution's compiling is its first step's)
         flags, period = step_flags(frame.step.to_numpy(), frame.duration_ms.to_numpy(),
-                                   frame.compile_ms.to_numpy(), c["profiler"][rep] & (k == 0))
+                                   frame.compile_ms.to_numpy(), c["profiler"][rep] & (k == 0),
+                                   frame.in_window.to_numpy())
         frame["flag"] = flags
         return frame, period
 
