@@ -54,7 +54,9 @@ ANALYSIS_LAYERS = {
     "gpu": ("runtime", "trace", "xla", "steps"),
     "tf": ("runtime", "trace", "xla", "steps"),
     "hardware": ("runtime", "trace", "xla", "steps", "gpu", "tf"),
-    "findings": ("runtime", "trace", "xla", "xla.memory", "steps", "gpu", "tf", "hardware"),
+    "critical": ("runtime", "trace", "xla", "steps", "gpu", "tf"),
+    "findings": ("runtime", "trace", "xla", "xla.memory", "steps", "gpu", "tf", "hardware",
+                 "critical"),
 }
 
 # Known violations of the analysis table, as KNOWN.  None are left.

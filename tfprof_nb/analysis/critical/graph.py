@@ -1,0 +1,235 @@
+"""One host's dependency graph: what had to happen before each event could start or end.
+
+Nodes are the events that occupy a resource: every event of a host thread (``/host:CPU``
+lines, not the profiler's derived lines, async events left out) and every device activity
+event (GPU stream lines, TPU ``XLA Ops``; see :mod:`..gpu.gpu_activity`).  A node has a
+resource (its line), a begin and an end (ps, the host's axis), a category (as the step-time
+breakdown's) and its innermost parent on the same line.
+
+Edges (``DepGraph.edges``, each with a kind, a source point and a target point) are:
+
+* ``ORDER``: on each resource, a top-level event's end -> the next top-level event's start
+  (program order on a thread, a stream's queue);
+* ``NEST_BEGIN`` / ``NEST_END``: a parent's start -> its child's start, the child's end -> the
+  parent's end (a parent spans its children);
+* ``LAUNCH``: a host launch's start -> the device event it launched (``correlation_id``; a
+  command buffer's launch -> each of its kernels);
+* ``CONTEXT`` / ``ELEMENT``: TensorFlow's producer -> consumer contexts and tf.data's
+  elements (:mod:`..trace.flow_links`): the producer's end -> the consumer's start, or its end
+  when the producer ends while the consumer runs (the consumer waited for it);
+* ``SYNC``: a device event's end -> the end of a host wait (``*Synchronize``,
+  ``BlockHostUntilReady``, ``block_until_ready``, ``Wait for ...``, a blocking copy) during
+  which it ended: the last device event of the host to end inside the wait.
+
+A replay (scaled durations) can run over it: each node's start is the latest of its incoming
+start edges (plus the observed gap), its end its start plus its duration or the latest
+incoming end edge.  Not covered yet: collectives across devices and hosts (a collective is
+an ordinary event on its stream), stream events/waits between streams, and host threads
+woken by anything but the edges above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ...constants import HOST_PLANE
+from ..gpu.gpu_activity import COLLECTIVE, COPY, device_activity, stream_names
+from ..runtime.host import HostData
+from ..steps.steps import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+
+__all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]
+
+CATEGORIES = ("device_compute", "device_collectives", "device_to_device", "input", "output",
+              "kernel_launch", "host_compute", "host_wait", "compilation", "idle")
+(DEVICE_COMPUTE, DEVICE_COLLECTIVES, DEVICE_TO_DEVICE, INPUT, OUTPUT, KERNEL_LAUNCH,
+ HOST_COMPUTE, HOST_WAIT, COMPILATION, IDLE) = range(len(CATEGORIES))
+EDGE_KINDS = ("order", "nest_begin", "nest_end", "launch", "context", "element", "sync")
+ORDER, NEST_BEGIN, NEST_END, LAUNCH, CONTEXT, ELEMENT, SYNC = range(len(EDGE_KINDS))
+_SYNC_PART = ("synchronize", "blockhostuntil", "block_until_ready")
+_SYNC_PREFIX = ("wait for ", "waitforbuffer", "pjrt_buffer_await")
+_BLOCKING_COPY = ("cumemcpy", "cudamemcpy", "hipmemcpy", "cumemset", "cudamemset")
+_LAUNCH_PART = ("launchkernel", "graphlaunch", "launchcooperativekernel", "cumodulelaunch",
+                "hipmodulelaunch", "hipextmodulelaunch")
+
+
+@dataclass
+class DepGraph:
+    """Nodes (arrays by node, sorted by resource, begin, longest first) and edges."""
+
+    rows: np.ndarray  # int64 event row of the host
+    resource: np.ndarray  # int32 line key
+    begin: np.ndarray  # int64 ps
+    end: np.ndarray  # int64 ps
+    category: np.ndarray  # int8 into CATEGORIES
+    parent: np.ndarray  # int64 node (-1: top level)
+    start_src: np.ndarray  # int64 node whose event this one's start waits for (-1)
+    start_kind: np.ndarray  # int8 edge kind of start_src
+    end_src: np.ndarray  # int64 node whose end this one's end waits for (-1)
+    end_kind: np.ndarray  # int8 edge kind of end_src
+    resource_names: dict = field(default_factory=dict)  # line key -> "plane / line"
+    is_device: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per node
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def edges(self) -> pd.DataFrame:
+        """Every edge: src, dst (nodes), kind (code into EDGE_KINDS), src_point and
+        dst_point ("begin"/"end")."""
+        return graph_edges(self)
+
+
+def _lower(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """(distinct-name index of each row, the lower-cased distinct names)."""
+    codes, inverse = np.unique(hd.name_code[rows], return_inverse=True)
+    return inverse.reshape(-1), [str(n).lower() for n in hd.names[codes]]
+
+
+def _host_categories(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(category per host row, bool per row: a host wait on the device)."""
+    inverse, low = _lower(hd, rows)
+    kind = classify_host(pd.Series(hd.names[np.unique(hd.name_code[rows])], dtype=object))
+    cat = np.full(len(low), HOST_COMPUTE, np.int8)
+    cat[(kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)] = INPUT
+    cat[np.array(["compile" in n for n in low], bool).reshape(-1)] = COMPILATION
+    launch = np.array([any(p in n for p in _LAUNCH_PART) for n in low], bool).reshape(-1)
+    cat[launch] = KERNEL_LAUNCH
+    sync = np.array([any(p in n for p in _SYNC_PART) or n.startswith(_SYNC_PREFIX)
+                     or (n.startswith(_BLOCKING_COPY) and "async" not in n) for n in low],
+                    bool).reshape(-1)
+    return cat[inverse], sync[inverse]
+
+
+def _device_categories(hd: HostData, rows: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    inverse, low = _lower(hd, rows)
+    copy_cat = np.array([INPUT if ("h2d" in n or "htod" in n) else
+                         OUTPUT if ("d2h" in n or "dtoh" in n) else DEVICE_TO_DEVICE
+                         for n in low], np.int8).reshape(-1)
+    cat = np.full(len(rows), DEVICE_COMPUTE, np.int8)
+    cat[kinds == COLLECTIVE] = DEVICE_COLLECTIVES
+    copy = kinds == COPY
+    cat[copy] = copy_cat[inverse[copy]]
+    return cat
+
+
+def _host_rows(hd: HostData) -> np.ndarray:
+    """Rows of the host threads' events (not derived lines, not async ones)."""
+    on_host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask() & ~hd.counter_line_mask()
+    a = hd.int_stat("_a")
+    on_host[a.rows[a.values != 0]] = False
+    return np.flatnonzero(on_host)
+
+
+def _resource_names(hd: HostData, keys: np.ndarray) -> dict:
+    lines = stream_names(hd)
+    sp = hd.space
+    first = {int(k): i for i, k in reversed(list(enumerate(hd.line_key.tolist())))}
+    planes = sp.plane_names
+    return {int(k): f"{planes[int(sp.line_plane[first[int(k)]])]} / {lines[int(k)]}"
+            for k in keys}
+
+
+def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
+                     flows: pd.DataFrame | None = None) -> DepGraph:
+    """The graph of one host; ``launches``/``flows``: the host's partials of ``launch_links``
+    and ``flow_links`` (host rows)."""
+    host = _host_rows(hd)
+    act = device_activity(hd)
+    rows = np.concatenate([host, act.rows.astype(np.int64)])
+    host_cat, sync = _host_categories(hd, host) if len(host) else (np.zeros(0, np.int8),
+                                                                    np.zeros(0, bool))
+    dev_cat = _device_categories(hd, act.rows, act.kind) if len(act) else np.zeros(0, np.int8)
+    category = np.concatenate([host_cat, dev_cat])
+    is_device = np.concatenate([np.zeros(len(host), bool), np.ones(len(act), bool)])
+    is_sync = np.concatenate([sync, np.zeros(len(act), bool)])
+    begin = hd.begin[rows].astype(np.int64)
+    end = begin + hd.duration[rows].astype(np.int64)
+    resource = hd.line[rows].astype(np.int32)
+    order = np.lexsort((-(end - begin), begin, resource))
+    rows, resource, begin, end = rows[order], resource[order], begin[order], end[order]
+    category, is_device, is_sync = category[order], is_device[order], is_sync[order]
+    node_of = np.full(len(hd), -1, np.int64)
+    node_of[rows] = np.arange(len(rows))
+    parent = hd.nesting_parent()[rows].astype(np.int64)
+    parent = np.where(parent >= 0, node_of[np.maximum(parent, 0)], -1)
+    g = DepGraph(rows, resource, begin, end, category, parent,
+                 np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
+                 np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
+                 _resource_names(hd, np.unique(resource)), is_device)
+    _add_launches(g, node_of, launches)
+    _add_flows(g, node_of, flows)
+    _add_syncs(g, is_sync)
+    return g
+
+
+def _add_launches(g: DepGraph, node_of: np.ndarray, launches) -> None:
+    if launches is None or not len(launches):
+        return
+    src = node_of[launches.launch_event.to_numpy()]
+    dst = node_of[launches.kernel_event.to_numpy()]
+    ok = (src >= 0) & (dst >= 0)
+    g.start_src[dst[ok]] = src[ok]
+    g.start_kind[dst[ok]] = LAUNCH
+    g.category[src[ok]] = KERNEL_LAUNCH
+
+
+def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
+    """Each consumer's latest-ending producer: an end edge when it ended while the consumer
+    ran, else a start edge."""
+    if flows is None or not len(flows):
+        return
+    src = node_of[flows.producer_event.to_numpy()]
+    dst = node_of[flows.consumer_event.to_numpy()]
+    kind = np.where(flows.kind.to_numpy() == 1, ELEMENT, CONTEXT).astype(np.int8)
+    ok = (src >= 0) & (dst >= 0) & (src != dst)
+    src, dst, kind = src[ok], dst[ok], kind[ok]
+    last = np.lexsort((g.end[src], dst))  # per consumer, its latest-ending producer last
+    src, dst, kind = src[last], dst[last], kind[last]
+    keep = np.ones(len(dst), bool)
+    keep[:-1] = dst[1:] != dst[:-1]
+    src, dst, kind = src[keep], dst[keep], kind[keep]
+    during = (g.end[src] > g.begin[dst]) & (g.end[src] <= g.end[dst]) & \
+        (g.begin[src] < g.begin[dst])
+    g.end_src[dst[during]], g.end_kind[dst[during]] = src[during], kind[during]
+    before = ~during & (g.begin[src] <= g.begin[dst])
+    free = before & (g.start_src[dst] < 0)
+    g.start_src[dst[free]], g.start_kind[dst[free]] = src[free], kind[free]
+
+
+def _add_syncs(g: DepGraph, is_sync: np.ndarray) -> None:
+    """Each host wait's device event: the last to end inside the wait."""
+    waits = np.flatnonzero(is_sync & (g.end_src < 0))
+    dev = np.flatnonzero(g.is_device)
+    if not len(waits) or not len(dev):
+        return
+    by_end = dev[np.argsort(g.end[dev], kind="stable")]
+    ends = g.end[by_end]
+    at = np.searchsorted(ends, g.end[waits], side="right") - 1
+    ok = at >= 0
+    cand = by_end[np.maximum(at, 0)]
+    ok &= g.end[cand] > g.begin[waits]
+    g.end_src[waits[ok]], g.end_kind[waits[ok]] = cand[ok], SYNC
+    g.category[waits[ok]] = HOST_WAIT
+
+
+def graph_edges(g: DepGraph) -> pd.DataFrame:
+    """The edges of :class:`DepGraph` as a table (see the module doc)."""
+    n = np.arange(len(g))
+    top = np.flatnonzero(g.parent < 0)
+    same = g.resource[top[1:]] == g.resource[top[:-1]]
+    child = np.flatnonzero(g.parent >= 0)
+    has_s, has_e = np.flatnonzero(g.start_src >= 0), np.flatnonzero(g.end_src >= 0)
+    parts = [(top[:-1][same], top[1:][same], ORDER, "end", "begin"),
+             (g.parent[child], child, NEST_BEGIN, "begin", "begin"),
+             (child, g.parent[child], NEST_END, "end", "end"),
+             (g.start_src[has_s], n[has_s], g.start_kind[has_s], "end", "begin"),
+             (g.end_src[has_e], n[has_e], g.end_kind[has_e], "end", "end")]
+    frames = [pd.DataFrame({"src": s, "dst": d, "kind": np.broadcast_to(np.int8(k), len(s))
+                            if np.isscalar(k) else k, "src_point": sp, "dst_point": dp})
+              for s, d, k, sp, dp in parts]
+    out = pd.concat(frames, ignore_index=True)
+    out.loc[out.kind == LAUNCH, "src_point"] = "begin"
+    return out

@@ -1,0 +1,167 @@
+"""The critical path of one window (a step), walked backwards over a :class:`.graph.DepGraph`.
+
+The walk holds a cursor (resource, time), starting at the step's end on the resource whose
+activity ends there (a device before a host thread), and repeats until the step's start:
+
+1. the innermost event ``k`` running on the resource just before the cursor is found;
+2. if ``k``'s end waits for another event (``SYNC``: a host wait on the device; ``ELEMENT``
+   or ``CONTEXT``: a consumer waiting for its producer) that ended inside ``k`` before the
+   cursor, the rest of ``k`` is a ``wait`` segment and the cursor jumps to that event's end;
+3. else, if a child of ``k`` ended before the cursor, ``k``'s own time since then is a
+   segment and the cursor goes to the child's end;
+4. else ``k``'s time since its start is a segment, and at its start: a nested event continues
+   in its parent; a top-level one continues where it waited longest: the previous event on
+   its resource (the gap an ``idle`` segment) or the event its start waits for (its launch,
+   its producer; the gap a ``wait`` segment), whichever ended later;
+5. a resource with nothing running before the cursor is ``idle`` back to its last event.
+
+Segments are cut to the step's window, so they cover it end to end without overlap; they may
+lie on events of the previous step (asynchronous dispatch).  Scalars are read from Python
+lists (one walk step is a few list reads and a bisect).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+import numpy as np
+
+from .graph import IDLE, KERNEL_LAUNCH, LAUNCH, ELEMENT, INPUT, HOST_WAIT, SYNC, DepGraph
+
+__all__ = ["Walker", "Segment"]
+
+EVENT, WAIT, IDLE_KIND = "event", "wait", "idle"
+_MAX_SEGMENTS = 1_000_000
+
+
+@dataclass
+class Segment:
+    resource: int
+    start: int  # ps
+    end: int  # ps
+    category: int
+    kind: str  # EVENT, WAIT, IDLE_KIND
+    node: int  # the event (-1: none)
+    waited_on: int  # the node waited for (-1: none)
+
+
+class Walker:
+    """Walks windows of one graph (the graph's columns as lists, per-resource begins)."""
+
+    def __init__(self, g: DepGraph):
+        self.g = g
+        self.begin, self.end = g.begin.tolist(), g.end.tolist()
+        self.parent, self.res = g.parent.tolist(), g.resource.tolist()
+        self.cat, self.dev = g.category.tolist(), g.is_device.tolist()
+        self.start_src, self.start_kind = g.start_src.tolist(), g.start_kind.tolist()
+        self.end_src, self.end_kind = g.end_src.tolist(), g.end_kind.tolist()
+        keys, lo = np.unique(g.resource, return_index=True)
+        hi = np.append(lo[1:], len(g)).astype(np.int64)
+        self.span = {int(k): (int(a), int(b)) for k, a, b in zip(keys, lo, hi)}
+        self.begins = {k: self.begin[a:b] for k, (a, b) in self.span.items()}
+
+    def _last_before(self, r: int, t: int) -> int:
+        """The last node of resource ``r`` (in order) that starts before ``t`` (-1)."""
+        lo = self.span[r][0]
+        i = bisect_left(self.begins[r], t) - 1
+        return lo + i if i >= 0 else -1
+
+    def innermost(self, r: int, t: int) -> int:
+        """The innermost node on ``r`` running just before ``t`` (-1: none)."""
+        k = self._last_before(r, t)
+        for _ in range(256):
+            if k < 0 or self.end[k] >= t:
+                return k
+            k = self.parent[k]
+        return -1
+
+    def _previous_end(self, r: int, t: int) -> int | None:
+        """End of the last top-level event of ``r`` that started before ``t`` (None)."""
+        k = self._last_before(r, t)
+        if k < 0:
+            return None
+        for _ in range(256):
+            if self.parent[k] < 0:
+                break
+            k = self.parent[k]
+        return min(self.end[k], t)
+
+    def start_resource(self, t: int) -> int:
+        """The resource whose activity ends at ``t``: of those running just before ``t``, the
+        event ending first (a device first on ties); else the last to have run."""
+        best, best_key = None, None
+        for r in self.span:
+            k = self.innermost(r, t)
+            if k >= 0:
+                key = (1, -self.end[k], self.dev[k])
+            else:
+                prev = self._previous_end(r, t)
+                key = (0, prev if prev is not None else -(1 << 62), False)
+            if best_key is None or key > best_key:
+                best, best_key = r, key
+        return best
+
+    def walk(self, t0: int, t1: int) -> list[Segment]:
+        """The segments of window ``[t0, t1)``, latest first."""
+        out: list[Segment] = []
+        if not self.span or t1 <= t0:
+            return out
+        r, t = self.start_resource(t1), t1
+        for _ in range(_MAX_SEGMENTS):
+            if t <= t0:
+                break
+            r, t = self._step(r, t, t0, out)
+        if out and out[-1].start < t0:
+            out[-1].start = t0
+        return [s for s in out if s.end > s.start]
+
+    def _step(self, r: int, t: int, t0: int, out: list) -> tuple[int, int]:
+        k = self.innermost(r, t)
+        if k < 0:
+            prev = self._previous_end(r, t)
+            start = t0 if prev is None else max(prev, t0)
+            out.append(Segment(r, start, t, IDLE, IDLE_KIND, -1, -1))
+            return r, start
+        src = self.end_src[k]
+        if src >= 0 and self.begin[k] < self.end[src] <= t:
+            cat = HOST_WAIT if self.end_kind[k] == SYNC else \
+                INPUT if self.end_kind[k] == ELEMENT else self.cat[k]
+            out.append(Segment(r, self.end[src], t, cat, WAIT, k, src))
+            return self.res[src], self.end[src]
+        child = self._last_child(r, t, k)
+        if child >= 0:
+            out.append(Segment(r, self.end[child], t, self.cat[k], EVENT, k, -1))
+            return r, self.end[child]
+        out.append(Segment(r, self.begin[k], t, self.cat[k], EVENT, k, -1))
+        return self._at_start(r, k, out)
+
+    def _last_child(self, r: int, t: int, k: int) -> int:
+        """The child of ``k`` that ended last before ``t`` (-1: none started)."""
+        j = self._last_before(r, t)
+        for _ in range(256):
+            if j < 0 or j == k:
+                return -1
+            if self.parent[j] == k:
+                return j if self.end[j] < t else -1
+            j = self.parent[j]
+        return -1
+
+    def _at_start(self, r: int, k: int, out: list) -> tuple[int, int]:
+        """Where the walk goes from the start of node ``k`` (see the module doc, 4)."""
+        b = self.begin[k]
+        if self.parent[k] >= 0:
+            return r, b
+        prev = self._previous_end(r, b)
+        src = self.start_src[k]
+        if src >= 0 and self.begin[src] <= b:
+            at = min(self.end[src], b)  # (a kernel may start before its launch returns)
+            if prev is None or at > prev:
+                cat = KERNEL_LAUNCH if self.start_kind[k] == LAUNCH else \
+                    INPUT if self.start_kind[k] == ELEMENT else IDLE
+                out.append(Segment(r, at, b, cat, WAIT, k, src))
+                return self.res[src], at
+        if prev is None:
+            return r, b  # (the next step finds nothing before: idle to the window's start)
+        out.append(Segment(r, prev, b, IDLE, IDLE_KIND, -1, -1))
+        return r, prev
