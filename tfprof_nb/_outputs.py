@@ -36,6 +36,15 @@ class ProfileOutputs:
 
         display_view(self.show, self.summary)
 
+    def hlo_graph(self, op: str, hops: int = 2, program=None):
+        """The HLO graph around ``op`` (an HLO op, or a GPU kernel's name): ``.nodes`` and
+        ``.edges`` (DataFrames; fusions with their fused instructions, times from
+        ``hlo_stats``), ``.show()`` draws it; ``program`` (an id, a module name or (host, id))
+        picks among programs holding the name (else a ValueError names them)."""
+        from .widgets.hlo_graph import hlo_graph
+
+        return hlo_graph(self, op, hops, program)
+
     def to_html(self, path, title: str | None = None):
         """Write one self-contained offline HTML report (the whole dashboard)."""
         from .reporting.html import write_report

@@ -1,6 +1,7 @@
 // XLA ops: notes on the device's peaks and what could not be resolved, the roofline (a plotly
 // figure built in Python), the op profile as an icicle (program -> category -> op, by device
-// time), the HLO op stats table and a program's memory (xlamemory.ts).
+// time), the HLO op stats table (a click selects a row; "graph" draws the HLO graph around it
+// below the table, hlograph.ts) and a program's memory (xlamemory.ts).
 import { type Model, type ViewContext } from "./model";
 import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
@@ -8,6 +9,7 @@ import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
 import { renderProgramMemory } from "./xlamemory";
+import { graphAction } from "./xlagraph";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-xla", model);
@@ -21,11 +23,14 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
     box.append(renderIcicle(rows));
     root.append(box);
   }
-  renderTable(root, () => decodeTable(model.get("table")), traceRows(ctx, "hlo"));
+  const graph = graphAction(model, traceRows(ctx, "hlo"));
+  renderTable(root, () => decodeTable(model.get("table")), graph.options);
+  root.append(graph.el);
   const memory = renderProgramMemory(root, model);
   return () => {
     cleanup();
     memory();
+    graph.cleanup();
   };
 }
 

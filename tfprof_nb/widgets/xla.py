@@ -8,6 +8,7 @@ import pandas as pd
 import traitlets
 
 from ._view import View, ViewState
+from .hlo_graph import GraphRequests
 from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
 from .xla_memory import ProgramMemorySource, memory_notes, memory_state
@@ -89,4 +90,4 @@ class XlaView(View):
             "op_profile": _op_profile_rows(prof), "table": _hlo_table(prof),
             "memory_programs": TableData(programs, "XLA programs", "program", 20),
             "memory_details": details, "memory_notes": memory_notes(prof, programs)},
-            ProgramMemorySource(prof, set(programs.program_id)))
+            GraphRequests(prof, ProgramMemorySource(prof, set(programs.program_id))))
