@@ -142,6 +142,10 @@ class Profile(ProfileOutputs):
                             "(frames outermost first, their functions), as source_lines.")
     roofline = _result("roofline", "Per HLO op: arithmetic intensity and FLOP/s against the "
                        "device's roofline (first row: the whole program).")
+    critical_path = _result("critical_path", "Per step, the chain of events that bounds it, "
+                            "covering the step: one row per segment (see analysis.critical).")
+    critical_path_summary = _result("critical_path_summary", "Critical-path time per category "
+                                    "and op; attrs['sentence'] says what bounds the steps.")
     device_peaks = _result("device_peaks", "Peak FLOP/s and memory bandwidth the XLA tables use "
                            "(set_device_peaks's, else the first device plane's).")
 

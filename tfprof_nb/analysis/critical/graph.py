@@ -194,6 +194,8 @@ def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
     during = (g.end[src] > g.begin[dst]) & (g.end[src] <= g.end[dst]) & \
         (g.begin[src] < g.begin[dst])
     g.end_src[dst[during]], g.end_kind[dst[during]] = src[during], kind[during]
+    element = src[kind == ELEMENT]
+    g.category[element[~g.is_device[element]]] = INPUT  # (tf.data's work making an element)
     before = ~during & (g.begin[src] <= g.begin[dst])
     free = before & (g.start_src[dst] < 0)
     g.start_src[dst[free]], g.start_kind[dst[free]] = src[free], kind[free]

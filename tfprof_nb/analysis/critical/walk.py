@@ -112,8 +112,8 @@ class Walker:
             if t <= t0:
                 break
             r, t = self._step(r, t, t0, out)
-        if out and out[-1].start < t0:
-            out[-1].start = t0
+        for s in out:
+            s.start = max(s.start, t0)
         return [s for s in out if s.end > s.start]
 
     def _step(self, r: int, t: int, t0: int, out: list) -> tuple[int, int]:
