@@ -132,7 +132,8 @@ class GraphDrawing {
       if (n.is_fusion) box.classList.add("hg-fusion", open ? "hg-open" : "hg-closed");
       const mark = n.is_fusion ? (open ? "− " : "+ ") : "";
       box.append(this.label(8, 16, mark + short(n.node, NAME_CHARS), "600"));
-      if (!open) box.append(this.label(8, 34, `${short(n.opcode, 14)} · ${timeText(num(n.self_time_us))}`, "400"));
+      const second = n.parent ? n.shape : timeText(num(n.self_time_us)); // fused: no time of their own
+      if (!open) box.append(this.label(8, 34, short(`${short(n.opcode, 12)} · ${second}`, NAME_CHARS), "400"));
       this.hover(rect, tipLines(n));
       if (n.is_fusion) {
         box.style.cursor = "pointer";
