@@ -207,6 +207,8 @@ PUBLIC = {
     "gpu_utilization": lambda p: p.gpu_utilization, "gpu_overlap": lambda p: p.gpu_overlap,
     "duty_cycle": lambda p: p.duty_cycle, "stragglers": lambda p: p.stragglers,
     "measures": lambda p: p.measures.reset_index(),
+    "critical_path": lambda p: p.critical_path,
+    "critical_path_summary": lambda p: p.critical_path_summary,
     "launch_latency": lambda p: p.launch_latency.per_kernel,
     "launch_histogram": lambda p: p.launch_latency.histogram,
     "launch_outliers": lambda p: p.launch_latency.outliers,

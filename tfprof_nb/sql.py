@@ -51,6 +51,8 @@ TOOL_TABLES = {
     "duty_cycle": lambda r: r["duty_cycle"],
     "stragglers": lambda r: r["stragglers"],
     "measures": lambda r: r["measures"].reset_index(),
+    "critical_path": lambda r: r["critical_path"],
+    "critical_path_summary": lambda r: r["critical_path_summary"],
     "launch_latency": lambda r: r["launch_latency"].per_kernel,
     "launch_histogram": lambda r: r["launch_latency"].histogram,
     "launch_outliers": lambda r: r["launch_latency"].outliers,

@@ -33,6 +33,8 @@ DESCRIPTIONS = {
     "duty_cycle": "per device: busy time over its active span",
     "stragglers": "per step: the host and device that finished last, and by how much",
     "measures": "the headline measures: value, scope (devices, time), rule, XProf's figure",
+    "critical_path": "per step, the chain of events that bounds it (segments covering the step)",
+    "critical_path_summary": "critical-path time per category and per op, shares of step time",
     "launch_latency": "launch-to-start latency per kernel (mean, percentiles, max)",
     "launch_histogram": "launch-to-start latencies as a histogram per device",
     "launch_outliers": "the kernels that waited longest between launch and start",
