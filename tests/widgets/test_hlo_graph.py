@@ -14,6 +14,7 @@ from tfprof_nb.widgets.hlo_graph import HloGraphView
 from tfprof_nb.widgets.xla import XlaView
 
 from ..conftest import DATA
+from ..reporting.offline_page import OfflinePage
 from .harness import WidgetPage
 
 SCREENS = Path("/tmp/screens")
@@ -73,4 +74,18 @@ def test_xla_tab_graph_action_draws_below_the_table(h200, tmp_path):
         n = int((h200.hlo_graph(first.hlo_op_name, program=int(first.program_id))
                  .nodes.parent == "").sum())
         assert page.js("() => document.querySelectorAll('.xla-graph-out .hg-node').length") == n
+        assert page.console_errors == []
+
+
+def test_offline_page_draws_the_graph_from_packed_state(h200, tmp_path):
+    """A saved page (as reports and exported notebooks carry it) draws the same boxes and
+    expands a fusion with no kernel."""
+    graph = h200.hlo_graph("fusion.263", hops=1)
+    top = int((graph.nodes.parent == "").sum())
+    path = graph.show().to_html(tmp_path / "graph.html")
+    with OfflinePage(path, wait_for=".hg-node") as page:
+        assert page.page.evaluate("document.querySelectorAll('.hg-node').length") == top
+        page.page.click(".hg-center > rect", position={"x": 20, "y": 10})
+        n = top + int((graph.nodes.parent == "fusion.263").sum())
+        page.page.wait_for_function(f"document.querySelectorAll('.hg-node').length === {n}")
         assert page.console_errors == []
