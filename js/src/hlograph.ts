@@ -18,10 +18,10 @@ export interface GraphNode {
 export interface GraphEdge { source: string; target: string; operand: number; shape: string; parent: string }
 export interface GraphData { heading: string; center: string; statements: string[]; nodes: GraphNode[]; edges: GraphEdge[] }
 
-const BOX: Size = { w: 184, h: 44 };
+const BOX: Size = { w: 200, h: 44 };
 const PAD = 10;
 const HEAD = 22;
-const NAME_CHARS = 26;
+const NAME_CHARS = 24;
 
 const num = (v: number | null | undefined): number | null =>
   v === null || v === undefined || Number.isNaN(v) ? null : Number(v);
@@ -73,6 +73,7 @@ class GraphDrawing {
   private edgesIn = new Map<string, GraphEdge[]>();
   private expanded = new Set<string>();
   private max = 0;
+  private drawn = false;
 
   constructor(private data: GraphData, private host: HTMLElement, private tip: HTMLElement) {
     for (const n of data.nodes) (this.byParent.get(n.parent) ?? this.byParent.set(n.parent, []).get(n.parent)!).push(n);
@@ -104,6 +105,16 @@ class GraphDrawing {
     root.append(g);
     this.drawLevel(g, "", lay);
     this.host.replaceChildren(root);
+    if (!this.drawn) this.centre(lay);
+    this.drawn = true;
+  }
+
+  /** Scroll the first drawing so that the centre op is in the middle of the view. */
+  private centre(lay: Layout): void {
+    const at = lay.pos.get(this.data.center);
+    if (!at) return;
+    this.host.scrollLeft = Math.max(0, at.x + 12 + at.w / 2 - this.host.clientWidth / 2);
+    this.host.scrollTop = Math.max(0, at.y + 12 + at.h / 2 - this.host.clientHeight / 2);
   }
 
   private drawLevel(g: SVGGElement, parent: string, lay: Layout): void {
