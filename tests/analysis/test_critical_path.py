@@ -183,3 +183,17 @@ def test_each_steps_path_covers_the_step_on_a_tf_cpu_capture(cpu_file):
     assert len(prof.steps)
     _check_covers(prof)
     assert "host_compute" in set(prof.critical_path.category)
+
+
+def test_the_overview_says_what_bounds_the_steps_from_the_summary():
+    prof = tp.load(DATA / "jax_h200_counters" / "vm.xplane.pb")
+    summary, cp = prof.critical_path_summary, prof.critical_path
+    cats = summary[summary.level == "category"]
+    assert cats.share.sum() == pytest.approx(1.0, abs=1e-6)
+    top = cats.iloc[0]
+    total = cp.duration_us.sum()
+    assert top.duration_us == pytest.approx(cp[cp.category == top.category].duration_us.sum())
+    sentence = summary.attrs["sentence"]
+    assert sentence.startswith("The steps are bound by ")
+    assert f"{top.duration_us / total * 100:.0f}% " in sentence and top.resource in sentence
+    assert prof.overview().bound_by == sentence and sentence in repr(prof.overview())

@@ -38,6 +38,7 @@ class Overview:
     input_wait: dict = field(default_factory=dict)  # the input wait share (.input_wait)
     verdict: dict = field(default_factory=dict)  # the page's input-bound verdict (ours)
     measures: pd.DataFrame = field(default_factory=pd.DataFrame)  # prof.measures
+    bound_by: str = ""  # what bounds the steps (prof.critical_path_summary's sentence)
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -53,6 +54,8 @@ class Overview:
                 xprof = xprof_words(row)
                 lines.append(f"  {row['label']}: {measure_text(row['value'], row['unit'])} "
                              f"({row['scope']})" + (f"; {xprof}" if xprof else ""))
+        if self.bound_by:
+            lines.append(f"  {self.bound_by}")
         lines.extend(f"  note: {r}" for r in self.reasons)
         return "\n".join(lines)
 
@@ -148,7 +151,8 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
              duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
              roofline: pd.DataFrame | None = None, host_ops: tuple | None = None,
              precision: dict | None = None, input_wait: dict | None = None,
-             measures: pd.DataFrame | None = None) -> Overview:
+             measures: pd.DataFrame | None = None,
+             critical_path_summary: pd.DataFrame | None = None) -> Overview:
     """The overview page from a profile's tables (``memory``: the memory tables by name;
     ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``, ``roofline``, ``host_ops``: for
     the TPU figures; ``precision``, ``input_wait``: the shares its cards quote,
@@ -171,7 +175,11 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     verdict = input_verdict(measures, xprof) if len(measures) else {}
     return Overview(step_time, breakdown, xprof, dict(precision or {}), top_device, top_host,
                     env, list(recommendations), reasons, duty, device, dict(input_wait or {}),
-                    verdict, measures)
+                    verdict, measures, _bound_by(critical_path_summary))
+
+
+def _bound_by(summary: pd.DataFrame | None) -> str:
+    return "" if summary is None else str(summary.attrs.get("sentence", ""))
 
 
 ANALYSES = (
@@ -179,5 +187,6 @@ ANALYSES = (
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
                     "recommendations", "duty_cycle", "tpu", "xla", "roofline",
-                    "host_ops", "precision", "input_wait", "measures")),
+                    "host_ops", "precision", "input_wait", "measures",
+                    "critical_path_summary")),
 )
