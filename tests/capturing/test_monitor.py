@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.xspace.hardware_file import hardware_path_for, read_hardware
 from tfprof_nb.capturing.monitor_rule import RegressionRule
 from tfprof_nb.constants import CATEGORY_COLUMNS
 
@@ -213,7 +214,8 @@ def _train_until(mon, analysed: int, step, slow_after: int | None = None) -> lis
 
 
 def test_jax_loop_windows_arrive_while_training(jax_step, tmp_path):
-    mon = tp.Monitor(every_steps=30, steps=6, warmup=2, logdir=str(tmp_path), backend="jax")
+    mon = tp.Monitor(every_steps=30, steps=6, warmup=2, logdir=str(tmp_path), backend="jax",
+                     sample_ms=20)
     seen = _train_until(mon, 3, jax_step)
     assert seen[-1] >= 3 and seen[0] == 0  # analysed while the loop ran
     hist = mon.wait()
@@ -225,6 +227,10 @@ def test_jax_loop_windows_arrive_while_training(jax_step, tmp_path):
     assert_rows_match_profiles(mon, complete=False)
     assert hist.top_op.str.startswith("jit(train_step)").all()  # XLA's ops, on the CPU device
     assert (hist.wall_s > 0).all() and hist.time_s.is_monotonic_increasing
+    for index in hist.index:  # each window's hardware samples beside its profile
+        (xplane,) = mon.window(index).source
+        with open(hardware_path_for(xplane), "rb") as f:
+            assert read_hardware(f.read()).meta["period_ms"] == 20
 
 
 def test_jax_step_that_raises_stops_the_profiler(jax_step):

@@ -29,7 +29,7 @@ from .session import LocalSession, publish_run, split_logdir
 
 __all__ = ["Monitor"]
 
-_TRACER = ("host_tracer_level", "python_tracer_level", "device_tracer_level")
+_TRACER = ("host_tracer_level", "python_tracer_level", "device_tracer_level", "sample_ms")
 
 
 def _schedule(ctx, every_steps, every_seconds, steps, warmup, max_windows) -> Schedule:
@@ -86,7 +86,9 @@ class Monitor(KerasHooks):
     that ends when its data runs out does not stop it.  ``wait()`` waits for the analyses.
     Regressions: see :mod:`~tfprof_nb.capturing.monitor_rule` (``baseline_windows``,
     ``regression_pct``).  ``backend`` as in :class:`~tfprof_nb.Capture` (a Keras fit follows
-    Keras' backend).  Inside ``%%tfprof --every K``, unset options come from the magic.
+    Keras' backend).  ``sample_ms``: the hardware sampler's period in each window (as
+    :class:`~tfprof_nb.Capture`; 0 turns it off).  Inside ``%%tfprof --every K``, unset
+    options come from the magic.
     """
 
     def __init__(self, every_steps: int | None = None, steps: int | None = None,
@@ -97,12 +99,13 @@ class Monitor(KerasHooks):
                  max_pending: int = DEFAULT_MAX_PENDING, step_timer: bool = True,
                  catch_spikes: bool = False,
                  host_tracer_level: int | None = None, python_tracer_level: int | None = None,
-                 device_tracer_level: int | None = None):
+                 device_tracer_level: int | None = None, sample_ms: int | None = None):
         ctx = context.current()
         self._schedule = _schedule(ctx, every_steps, every_seconds, steps, warmup, max_windows)
         self._tracer = _tracer(ctx, {"host_tracer_level": host_tracer_level,
                                      "python_tracer_level": python_tracer_level,
-                                     "device_tracer_level": device_tracer_level})
+                                     "device_tracer_level": device_tracer_level,
+                                     "sample_ms": sample_ms})
         self._local, self._url = split_logdir(logdir or (ctx.logdir if ctx else None))
         self.logdir = self._url or self._local
         self._requested = check_backend(backend or (ctx.backend if ctx else "auto"))
