@@ -3,6 +3,7 @@
 process.
 
     python benchmarks/bench_step_timer.py [--pairs 4] [--steps 1500] [--size 576]
+    python benchmarks/bench_step_timer.py --matmul 8192 --steps 400 --pairs 3   # a GPU
 
 No window opens in any run (``warmup`` past the loop's end): what differs is only the step
 timer.  Three ways on are measured, each in ABBA order against off (off, on, on, off, ...)
@@ -59,6 +60,28 @@ def jax_loop(steps: int, size: int):
     return run
 
 
+def matmul_loop(steps: int, n: int):
+    """run(mon, track) -> seconds of ``steps`` steps of ``w = tanh(w @ w)`` on an n x n
+    bfloat16 matrix (a GPU's step: 8192 is ~1.4 ms on an H200), nothing read back."""
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(lambda w: jnp.tanh(w @ w) * 0.01)
+    w0 = jnp.full((n, n), 0.01, jnp.bfloat16)
+    f(w0).block_until_ready()
+
+    def run(mon, track: bool) -> float:
+        w = w0
+        t0 = time.perf_counter()
+        for _ in mon.iterate(range(steps)):
+            w = f(w)
+            if track:
+                mon.track(w)
+        w.block_until_ready()
+        return time.perf_counter() - t0
+    return run
+
+
 def per_step_us(ways, steps: int = 20_000, repeats: int = 5) -> dict:
     """The timer's own cost per step (µs), without a model: ``steps`` empty steps through
     ``mon.iterate`` (tracking a ready JAX array for ``thread`` and ``poll``), the best of
@@ -98,19 +121,22 @@ def measure(run, way: str, pairs: int, steps: int) -> dict:
         wall = run(mon, on and way != "host")
         if on and way == "thread":  # the last outputs' readiness, noted by the timer's thread
             time.sleep(0.05)
+        if on and way == "poll":  # ready now (the run waited): the next boundary's poll
+            mon._timer._poll(time.perf_counter())
         st = mon.step_times
         assert not on or len(st) == steps, (len(st), steps)
-        return wall, float(st.duration_ms.median()) if on else float("nan")
+        summed = float(st.duration_ms.sum()) / 1e3 / wall
+        return wall, (float(st.duration_ms.median()), summed) if on else None
 
     once(False)
     once(True)
     off, on, timed = [], [], []
     for i in range(pairs):
         for side in ((False, True, True, False) if i % 2 == 0 else (True, False, False, True)):
-            wall, median = once(side)
+            wall, seen = once(side)  # seen: (median step, sum / wall)
             (on if side else off).append(wall)
             if side:
-                timed.append(median)
+                timed.append(seen)
         print(f"{way} round {i + 1}: off {off[-2]:.3f} {off[-1]:.3f} s, on {on[-2]:.3f} "
               f"{on[-1]:.3f} s", file=sys.stderr)
     m_off, m_on = statistics.median(off), statistics.median(on)
@@ -118,7 +144,8 @@ def measure(run, way: str, pairs: int, steps: int) -> dict:
     return {"off_s": off, "on_s": on, "median_off_s": m_off, "median_on_s": m_on,
             "ratio": m_on / m_off, "median_pair_ratio": statistics.median(pair),
             "wall_ms_per_step": 1e3 * m_on / steps,
-            "timer_median_step_ms": statistics.median(timed)}
+            "timer_median_step_ms": statistics.median(t[0] for t in timed),
+            "timer_sum_over_wall": statistics.median(t[1] for t in timed)}
 
 
 def main(argv=None) -> int:
@@ -127,9 +154,12 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--size", type=int, default=576, help="the MLP's width (step time)")
     ap.add_argument("--ways", default="host,thread,poll")
+    ap.add_argument("--matmul", type=int, default=0,
+                    help="N: steps of tanh(w @ w) on N x N bf16 instead of the MLP (GPU)")
     args = ap.parse_args(argv)
     ways = args.ways.split(",")
-    run = jax_loop(args.steps, args.size)
+    run = matmul_loop(args.steps, args.matmul) if args.matmul else \
+        jax_loop(args.steps, args.size)
     out = {way: measure(run, way, args.pairs, args.steps) for way in ways}
     micro = per_step_us(ways)
     print(json.dumps({**out, "per_step_us": micro}, indent=1))
@@ -137,7 +167,8 @@ def main(argv=None) -> int:
         print(f"{way}: off {r['median_off_s']:.3f} s, on {r['median_on_s']:.3f} s, ratio "
               f"{r['ratio']:.4f} (pairs' median {r['median_pair_ratio']:.4f}; goal < 1.01); "
               f"{r['wall_ms_per_step']:.2f} ms per step by wall time, the timer's median "
-              f"{r['timer_median_step_ms']:.2f} ms; the timer's own cost "
+              f"{r['timer_median_step_ms']:.2f} ms, its steps' sum "
+              f"{r['timer_sum_over_wall']:.3f} of the wall time; the timer's own cost "
               f"{micro[way + '_us']:.2f} us per step (an empty step: {micro['off_us']:.2f} us)")
     return 0
 

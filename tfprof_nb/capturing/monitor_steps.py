@@ -11,7 +11,8 @@ returns (to within a thread switch); ``ready="poll"`` instead asks the output's
 ``is_ready()`` at the next step boundaries and ``track`` calls (to within a step).
 ``duration_ms`` runs from the later of the step's start and the previous step's end to its
 end, so that the steps of a loop that runs ahead of its device do not overlap and their sum
-is the loop's time.  A step
+is the loop's time (a step whose output is not ready yet ends, for now, with the step before
+it: steps end in order).  A step
 of several training steps (Keras' ``steps_per_execution``) is split evenly over them.
 
 The flags (spikes, their period, compiles, the profiler's own steps) are
@@ -20,9 +21,11 @@ The flags (spikes, their period, compiles, the profiler's own steps) are
 
 from __future__ import annotations
 
+import atexit
 import queue
 import threading
 import time
+import weakref
 from array import array
 from collections import deque
 
@@ -39,6 +42,18 @@ COLUMNS = ["step", "start_s", "end_s", "duration_ms", "in_window", "window", "co
 READY_MODES = ("thread", "poll")
 _CHUNK = 4096  # ready times are kept in chunks of this many steps
 _IDLE_S = 5.0  # the readiness thread ends after this long without an output to wait for
+_EXIT_WAIT_S = 10.0  # at the interpreter's exit, how long a readiness thread may finish
+_waiting: weakref.WeakSet = weakref.WeakSet()  # timers whose readiness thread runs
+
+
+def _stop_waiting() -> None:
+    """At the interpreter's exit: end the readiness threads first (a thread left inside
+    XLA's wait while the interpreter tears down aborts the process)."""
+    for timer in list(_waiting):
+        timer._stop_worker(_EXIT_WAIT_S)
+
+
+atexit.register(_stop_waiting)
 SEARCH_EVERY_S = 0.5  # with on_period: the spike period searched at most this often...
 SEARCH_STEPS = 20_000  # ...over the last steps (on a thread of its own, lowest priority)
 
@@ -75,6 +90,7 @@ class StepTimer:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
         self._worker_lock = threading.Lock()
+        self._closing = False  # the interpreter exits: the readiness thread ends
         self.on_period = None  # on_period(period or None) after each search of the period
         self._next_search = 0.0
         self._searching = False
@@ -148,6 +164,7 @@ class StepTimer:
                 self._worker = threading.Thread(target=self._wait_ready, daemon=True,
                                                 name="tfprof-monitor-steps")
                 self._worker.start()
+                _waiting.add(self)
 
     def _poll(self, now: float) -> None:
         """Note ``now`` as the ready time of the polled outputs found ready, in order."""
@@ -162,22 +179,36 @@ class StepTimer:
                 pass
             polled.popleft()
 
+    def _stop_worker(self, timeout: float) -> None:
+        """End the readiness thread (its outputs left unwaited for), within ``timeout`` s."""
+        with self._worker_lock:
+            worker, self._closing = self._worker, True
+            if worker is not None:
+                self._queue.put(None)  # wakes it if it waits for an output
+        if worker is not None:
+            worker.join(timeout)
+
     def _wait_ready(self) -> None:
         """The readiness thread: each tracked output waited for in turn, its time noted."""
         while True:
             try:
-                index, leaf = self._queue.get(timeout=_IDLE_S)
+                item = self._queue.get(timeout=_IDLE_S)
             except queue.Empty:
+                item = ()
+            if not item or self._closing:  # idle, or told to end
                 with self._worker_lock:
-                    if self._queue.empty():
+                    if item is None or self._closing or self._queue.empty():
                         self._worker = None
+                        _waiting.discard(self)
                         return
                 continue
+            index, leaf = item
             try:
                 leaf.block_until_ready()
+                self._ready[index] = time.perf_counter()
             except Exception:  # deleted (donated to the next step): its host end stands
-                continue
-            self._ready[index] = time.perf_counter()
+                pass
+            leaf = None  # held no longer than needed (not into the interpreter's exit)
 
     # ---- reading ---------------------------------------------------------------------------
     def _columns(self, tail: int | None) -> dict:
@@ -206,7 +237,8 @@ class StepTimer:
         if not len(c["start"]):
             return _empty(), None
         t0 = c["start"][0] if t0 is None else t0
-        prev = np.concatenate([[-np.inf], np.maximum.accumulate(c["end"])[:-1]])
+        c["end"] = np.maximum.accumulate(c["end"])  # in order (a step still on the device
+        prev = np.concatenate([[-np.inf], c["end"][:-1]])  # has its host end so far)
         begin = np.maximum(c["start"], prev)
         count = np.maximum(c["count"], 1)
         rep = np.repeat(np.arange(len(count)), count)
