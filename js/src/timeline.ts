@@ -69,6 +69,7 @@ function statusOf(state: TimelineState): string {
 function showState(panel: Panel, state: TimelineState, what: Change, model: Model): void {
   if (what === "search") panel.found.textContent = state.search.status;
   if (what === "select" || what === "links" || what === "area") panel.status.textContent = statusOf(state);
+  if (what === "critical") showCritical(panel, state);
   if (what === "select" || what === "links") showLinks(panel.links, state.links, (p) => state.jumpTo(p));
   if (what === "area") {
     const request = state.areaRequest(); // (once per area, when its drag ends)
@@ -90,6 +91,26 @@ function showState(panel: Panel, state: TimelineState, what: Change, model: Mode
   placeScrollbar(panel, state);
 }
 
+/** The critical path's toggle and sentence (text only: names are user data). */
+function showCritical(panel: Panel, state: TimelineState): void {
+  const on = state.criticalStep >= 0;
+  panel.critical.setAttribute("aria-pressed", String(on));
+  panel.critical.style.fontWeight = on ? "bold" : "";
+  const c = state.critical;
+  const more = c.more > 0 ? ` (the first ${c.nodes.length} of its events drawn, ${c.more} more)` : "";
+  panel.criticalNote.textContent = on && c.step === state.criticalStep ? c.sentence + more : on ? "finding the critical path…" : "";
+}
+
+/** Ask Python for the critical path of the step menu's step (the first step when none is
+ * chosen), or stop showing it (`on` false). */
+function askCritical(panel: Panel, state: TimelineState, model: Model, on: boolean): void {
+  const chosen = Number(panel.steps.value === "" ? 0 : panel.steps.value);
+  const step = on && state.data.steps.length ? chosen : -1;
+  state.askCritical(step);
+  model.set("critical_step", step);
+  model.save_changes();
+}
+
 /** Search `query` from the toolbar (and put it in the box). */
 function find(panel: Panel, state: TimelineState, model: Model, query: string): void {
   panel.search.value = query;
@@ -102,7 +123,11 @@ function wireToolbar(panel: Panel, state: TimelineState, model: Model): void {
   panel.steps.addEventListener("change", () => {
     const s = state.data.steps[Number(panel.steps.value)];
     if (s) state.setView(s.start, s.end);
+    if (state.criticalStep >= 0) askCritical(panel, state, model, true);
   });
+  panel.critical.disabled = !state.kernel;
+  if (!state.kernel) panel.critical.title = "the critical path needs a running kernel";
+  panel.critical.addEventListener("click", () => askCritical(panel, state, model, state.criticalStep < 0));
   panel.search.addEventListener("input", () => find(panel, state, model, panel.search.value));
   panel.search.addEventListener("keydown", (e) => {
     if (e.key === "Enter") state.gotoMatch(e.shiftKey ? -1 : 1);
@@ -230,6 +255,7 @@ function followModel(model: Model, state: TimelineState, panel: Panel, copy: () 
     }],
     ["change:details", () => showDetails(panel.details, model.get("details") ?? {}, copy)],
     ["change:links", () => state.receiveLinks(model.get("links"))],
+    ["change:critical", () => state.receiveCritical(model.get("critical"))],
     ["change:meta", () => state.setData(decode(model))],
     ["change:find", () => showRow(model, state, panel)],
   ];

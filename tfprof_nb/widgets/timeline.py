@@ -14,6 +14,7 @@ from ..offline.details import detail_rows
 from ._view import View, ViewState
 from .timeline_area import area_summary
 from .hardware_tables import counters_of
+from .timeline_critical import critical_answer
 from .timeline_counters import COUNTERS_LINE, counter_lines, counter_tables, counter_tables_empty
 from .timeline_find import occurrences
 from .timeline_links import LINK_KINDS, TimelineLinks
@@ -231,9 +232,17 @@ class TimelineSource:
     def on_change(self, name: str, value) -> dict:
         """The view's answer to a front-end change: the details of a selected event and the
         events linked to it."""
+        if name == "critical_step":
+            return {"critical": self.critical_of(int(value))}
         if name != "selected_index":
             return {}
         return {"details": self.describe(value), "links": self.links_of(value)}
+
+    def critical_of(self, step_index: int) -> dict:
+        """The critical path of the step menu's row ``step_index`` (see timeline_critical)."""
+        if step_index < 0 or self.index is None:
+            return {"step": int(step_index), "nodes": [], "more": 0, "sentence": ""}
+        return critical_answer(self.prof, self.steps, self._rows_of_events(), step_index)
 
     def link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(source row, end row, kind) of every link: a launch and its kernel, a producer
@@ -401,6 +410,9 @@ class TraceView(View):
     details = traitlets.Dict().tag(sync=True)
     # the events linked to the selected one (a launch and its kernels): {row, partners, more}
     links = traitlets.Dict().tag(sync=True)
+    # the critical path of a step (a row of the step menu; -1: not shown) and its answer
+    critical_step = traitlets.Int(-1).tag(sync=True)
+    critical = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(520).tag(sync=True)
     # a table's row to show (set by the dashboard's tables: {table, key, label, nonce}); the
     # page asks the kernel for its events, or searches the label without one

@@ -17,7 +17,7 @@ function canvasY(state: TimelineState, row: number): number | null {
 
 /** An arrow from (x0, y0) to (x1, y1): a curve leaving and entering horizontally, its head
  * pointing right at the end. */
-function arrow(ctx: CanvasRenderingContext2D, x0: number, y0: number, x1: number, y1: number): void {
+export function arrow(ctx: CanvasRenderingContext2D, x0: number, y0: number, x1: number, y1: number): void {
   const bend = Math.max(Math.abs(x1 - x0) / 2, 24);
   ctx.beginPath();
   ctx.moveTo(x0, y0);

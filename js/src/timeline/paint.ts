@@ -6,6 +6,7 @@
 import { colorOf, single, type Tile } from "../data";
 import { makeBlocks, visibleBlocks } from "../lod";
 import { paintLinks } from "./arrows";
+import { paintCritical } from "./critical";
 import { paintCounter } from "./counters";
 import { paintArea, paintAxis, paintNotice } from "./decor";
 import { AXIS_H, LABEL_W, ROW, type Row } from "./layout";
@@ -18,6 +19,7 @@ export interface FrameStats {
   visited: number;
   drawn: number;
   arrows: number; // links of the selection drawn
+  critical?: number; // arrows of the critical path drawn
 }
 
 export interface Theme {
@@ -70,12 +72,13 @@ export class Painter {
       ctx.fillStyle = theme.grid;
       ctx.fillRect(0, body - 1, state.width, 1);
     }
+    const critical = paintCritical(ctx, state, theme.dark);
     const arrows = paintLinks(ctx, state, theme.dark);
     paintArea(ctx, state, theme);
     paintAxis(ctx, state, theme);
     paintNotice(ctx, state, theme, state.notice());
     Object.assign(state.frame, { count: state.frame.count + 1, ms: performance.now() - started,
-      visited: this.visited, drawn: this.drawn, arrows });
+      visited: this.visited, drawn: this.drawn, arrows, critical });
   }
 
   /** The rows of one region (pinned or scrolled), clipped to it. */

@@ -31,7 +31,7 @@ const STYLE = `
 .tfprof-timeline .tl-menu button { border: none; background: none; color: inherit; text-align: left; padding: 4px 12px; font: inherit; cursor: pointer; }
 .tfprof-timeline .tl-menu button:hover, .tfprof-timeline .tl-menu button:focus { background: var(--tl-track); }
 .tfprof-timeline .tl-notes { padding: 2px 6px; color: #b26b00; }
-.tfprof-timeline .tl-notes:empty, .tfprof-timeline .tl-links:empty, .tfprof-timeline .tl-area:empty { display: none; }
+.tfprof-timeline .tl-notes:empty, .tfprof-timeline .tl-critical-note:empty, .tfprof-timeline .tl-links:empty, .tfprof-timeline .tl-area:empty { display: none; }
 .tfprof-timeline .tl-status { padding: 2px 6px; min-height: 16px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .tfprof-timeline .tl-links { padding: 2px 6px; display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
 .tfprof-timeline .tl-links button { max-width: 420px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
@@ -70,6 +70,8 @@ export interface Panel {
   grip: HTMLElement;
   status: HTMLElement;
   links: HTMLElement;
+  critical: HTMLButtonElement; // shows the step's critical path (a toggle)
+  criticalNote: HTMLElement; // what bounds that step
   area: HTMLElement;
   details: HTMLElement;
 }
@@ -108,7 +110,9 @@ export function buildPanel(el: HTMLElement, theme: Theme): Panel {
     showAll: button("tl-show-all", "", "show the hidden tracks"), help: button("tl-help", "?", "keys and mouse (?)"),
     notes: h("div", "tl-notes"), box: h("div", "tl-box"), canvas: h("canvas", "tl-canvas"),
     scroll: h("div", "tl-scroll"), thumb: h("div", "tl-thumb"), grip: h("div", "tl-grip"),
-    status: h("div", "tl-status"), links: h("div", "tl-links"), area: h("div", "tl-area"), details: h("div", "tl-details"),
+    status: h("div", "tl-status"), links: h("div", "tl-links"),
+    critical: button("tl-critical", "critical path", "show the chain of events that bounds the step chosen in the step menu"),
+    criticalNote: h("div", "tl-critical-note"), area: h("div", "tl-area"), details: h("div", "tl-details"),
   };
   Object.assign(p.search, { placeholder: "search names", type: "search" });
   p.search.setAttribute("aria-label", "search event names");
@@ -123,8 +127,9 @@ export function buildPanel(el: HTMLElement, theme: Theme): Panel {
   p.scroll.append(p.thumb);
   p.box.append(p.canvas, p.scroll);
   const bar = h("div", "tl-bar");
-  bar.append(p.steps, p.search, p.prev, p.next, p.found, p.fit, p.reset, p.filter, p.foldEmpty, p.showAll, p.help);
-  root.append(style, bar, p.notes, p.box, p.grip, p.status, p.links, p.area, p.details);
+  p.critical.setAttribute("aria-pressed", "false");
+  bar.append(p.steps, p.critical, p.search, p.prev, p.next, p.found, p.fit, p.reset, p.filter, p.foldEmpty, p.showAll, p.help);
+  root.append(style, bar, p.notes, p.box, p.grip, p.status, p.criticalNote, p.links, p.area, p.details);
   el.append(root);
   return p;
 }

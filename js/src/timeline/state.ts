@@ -7,6 +7,7 @@
 import { segmentOf, type TimelineData } from "../data";
 import { AreaState } from "./areastate";
 import { AXIS_H, LABEL_W, ROW } from "./layout";
+import { CriticalPath, type CriticalAnswer } from "./critical";
 import { Links, rowY, spanning, type LinksAnswer } from "./links";
 import { queryOf, Search, type EventInfo, type RowFind, type SearchAnswer, type SearchRequest } from "./search";
 import { TimelineView, type Source } from "./view";
@@ -21,6 +22,9 @@ export class TimelineState extends TimelineView {
   merged: EventInfo | null = null;
   /** The events linked to the selection (a launch and its kernels, flows), as answered. */
   readonly links = new Links();
+  /** The critical path of a step, as answered, and the step asked for (-1: off). */
+  readonly critical = new CriticalPath();
+  criticalStep = -1;
   readonly area = new AreaState();
   readonly search = new Search();
 
@@ -36,6 +40,7 @@ export class TimelineState extends TimelineView {
       this.selection = null;
       this.merged = null;
       this.links.clear();
+      this.critical.clear();
       this.area.clear();
       this.search.set("", data.names, [], false, false);
       this.hover = null;
@@ -67,6 +72,19 @@ export class TimelineState extends TimelineView {
     if (!this.links.take(answer, this.selected)) return;
     if (!this.selection && answer!.event?.row === this.selected) this.selection = answer!.event;
     this.emit("links", "model");
+  }
+
+  /** The critical path of step `step` (a row of the step menu; -1: off) is wanted. */
+  askCritical(step: number): void {
+    this.criticalStep = step;
+    if (step !== this.critical.step) this.critical.clear();
+    this.emit("critical", "user");
+  }
+
+  /** The critical path, as the kernel answers. */
+  receiveCritical(answer: CriticalAnswer | null | undefined): void {
+    if (this.criticalStep < 0 || !this.critical.take(answer, this.criticalStep)) return;
+    this.emit("critical", "model");
   }
 
   /** Select `p` (an event linked to the selection, or a match): show both, scroll to it. */

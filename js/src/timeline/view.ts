@@ -12,7 +12,7 @@ import { Tracks, type Choice } from "./tracks";
 const MIN_SPAN = 1e-3; // us: 1 ns
 const MARGIN = 0.02; // the view may reach this share of the profile past either end
 
-export type Change = "data" | "view" | "scroll" | "layout" | "select" | "links" | "area" | "tiles" | "search" | "hover";
+export type Change = "data" | "view" | "scroll" | "layout" | "select" | "links" | "critical" | "area" | "tiles" | "search" | "hover";
 /** Who made a change: the user (sync it to the model) or the model (do not echo it). */
 export type Source = "user" | "model";
 export type Listener = (what: Change, source: Source) => void;
