@@ -197,3 +197,17 @@ def test_the_overview_says_what_bounds_the_steps_from_the_summary():
     assert sentence.startswith("The steps are bound by ")
     assert f"{top.duration_us / total * 100:.0f}% " in sentence and top.resource in sentence
     assert prof.overview().bound_by == sentence and sentence in repr(prof.overview())
+
+
+def test_a_command_buffers_launch_leads_to_its_kernels_on_the_path():
+    """On a capture whose steps run as one CUDA graph, a step's path goes from the graph's
+    launch straight to a kernel of that launch (its correlation id)."""
+    prof = tp.load(DATA / "jax_h200_transformer.xplane.pb")
+    cp = prof.critical_path.sort_values(["host", "step", "order"]).reset_index(drop=True)
+    pairs = set(zip(prof.result("launch_links").launch_event,
+                    prof.result("launch_links").kernel_event))
+    nxt = cp.shift(-1)
+    hops = cp[(cp.step == nxt.step) & cp.name.str.startswith("cuGraphLaunch")
+              & (nxt.category == "device_compute")]
+    assert len(hops) >= 1
+    assert all((a, int(nxt.event_id[i])) in pairs for i, a in hops.event_id.items())
