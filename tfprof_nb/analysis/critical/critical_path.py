@@ -52,16 +52,16 @@ def host_critical_path(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | No
         return empty_critical_path()
     walker = Walker(g)
     begin, end = _windows(steps, shift_ps)
-    cols: dict[str, list] = {k: [] for k in ("step", "order", "start", "end", "resource",
-                                             "category", "kind", "node", "waited")}
+    segments, step_of, order = [], [], []
     for step, t0, t1 in zip(steps.index.tolist(), begin.tolist(), end.tolist()):
-        segments = walker.walk(t0, t1)[::-1]
-        for i, s in enumerate(segments):
-            for key, value in (("step", step), ("order", i), ("start", s.start),
-                               ("end", s.end), ("resource", s.resource),
-                               ("category", s.category), ("kind", s.kind), ("node", s.node),
-                               ("waited", s.waited_on)):
-                cols[key].append(value)
+        path = walker.walk(t0, t1)[::-1]
+        segments += path
+        step_of += [step] * len(path)
+        order += range(len(path))
+    cols = {key: [getattr(s, field) for s in segments] for key, field in (
+        ("start", "start"), ("end", "end"), ("resource", "resource"), ("category", "category"),
+        ("kind", "kind"), ("node", "node"), ("waited", "waited_on"))}
+    cols["step"], cols["order"] = step_of, order
     return _table(hd, g, cols, shift_ps)
 
 
