@@ -91,7 +91,7 @@ def overview_statements(ov) -> list[str]:
                   excluded_note(ov.measures) if len(ov.measures) else "",
                   ib.get("all_other_statement") if xprof_rule else "",
                   ib.get("kernel_launch_statement") if xprof_rule else "",
-                  ov.precision.get("statement")]
+                  ov.precision.get("statement"), getattr(ov, "bound_by", "")]
     step_note = ov.step_time.get("statement", "")
     return [s for s in statements if s] + [f"Note: {r}" for r in ov.reasons if r != step_note]
 
