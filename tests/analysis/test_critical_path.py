@@ -211,3 +211,21 @@ def test_a_command_buffers_launch_leads_to_its_kernels_on_the_path():
               & (nxt.category == "device_compute")]
     assert len(hops) >= 1
     assert all((a, int(nxt.event_id[i])) in pairs for i, a in hops.event_id.items())
+
+
+@pytest.mark.parametrize("name", ["jax_h200_transformer.xplane.pb",
+                                  "mi300x_jax_conv_legacy.xplane.pb",
+                                  "tpu_v6e_jax_inference.xplane.pb"])
+def test_every_edge_of_the_graph_goes_forward_in_time(name):
+    """What a replay needs: no edge's source point is after its target point, so replaying
+    the observed durations gives the observed order."""
+    from tfprof_nb.analysis.gpu.launch_links import host_launch_links
+    from tfprof_nb.analysis.trace.flow_links import host_flow_links
+
+    hd = HostData("h", read_xspace(DATA / name))
+    g = dependency_graph(hd, host_launch_links(hd), host_flow_links(hd))
+    e = g.edges
+    at = {"begin": g.begin, "end": g.end}
+    src = np.where(e.src_point == "begin", at["begin"][e.src], at["end"][e.src])
+    dst = np.where(e.dst_point == "begin", at["begin"][e.dst], at["end"][e.dst])
+    assert len(e) > len(g) // 2 and (src <= dst).all(), e[src > dst].kind.value_counts()

@@ -9,21 +9,25 @@ breakdown's) and its innermost parent on the same line.
 Edges (``DepGraph.edges``, each with a kind, a source point and a target point) are:
 
 * ``ORDER``: on each resource, a top-level event's end -> the next top-level event's start
-  (program order on a thread, a stream's queue);
+  (program order on a thread, a stream's queue), where the next one starts after it ends
+  (top-level events that overlap on one line, such as a CUDA graph's concurrent kernels, are
+  left unordered);
 * ``NEST_BEGIN`` / ``NEST_END``: a parent's start -> its child's start, the child's end -> the
   parent's end (a parent spans its children);
 * ``LAUNCH``: a host launch's start -> the device event it launched (``correlation_id``; a
   command buffer's launch -> each of its kernels);
 * ``CONTEXT`` / ``ELEMENT``: TensorFlow's producer -> consumer contexts and tf.data's
-  elements (:mod:`..trace.flow_links`): the producer's end -> the consumer's start, or its end
-  when the producer ends while the consumer runs (the consumer waited for it);
+  elements (:mod:`..trace.flow_links`): the producer's end -> the consumer's start (its start
+  when the consumer started while it ran: it was scheduled from inside it), or -> the
+  consumer's end when the producer ends while the consumer runs (the consumer waited for it);
 * ``SYNC``: a device event's end -> the end of a host wait (``*Synchronize``,
   ``BlockHostUntilReady``, ``block_until_ready``, ``Wait for ...``, a blocking copy) during
   which it ended: the last device event of the host to end inside the wait.
 
 A replay (scaled durations) can run over it: each node's start is the latest of its incoming
 start edges (plus the observed gap), its end its start plus its duration or the latest
-incoming end edge.  Not covered yet: collectives across devices and hosts (a collective is
+incoming end edge.  Every edge goes forward in the observed times (its source point is not
+after its target point), so replaying the observed durations gives the observed times.  Not covered yet: collectives across devices and hosts (a collective is
 an ordinary event on its stream), stream events/waits between streams, and host threads
 woken by anything but the edges above.
 """
@@ -221,7 +225,7 @@ def graph_edges(g: DepGraph) -> pd.DataFrame:
     """The edges of :class:`DepGraph` as a table (see the module doc)."""
     n = np.arange(len(g))
     top = np.flatnonzero(g.parent < 0)
-    same = g.resource[top[1:]] == g.resource[top[:-1]]
+    same = (g.resource[top[1:]] == g.resource[top[:-1]]) & (g.end[top[:-1]] <= g.begin[top[1:]])
     child = np.flatnonzero(g.parent >= 0)
     has_s, has_e = np.flatnonzero(g.start_src >= 0), np.flatnonzero(g.end_src >= 0)
     parts = [(top[:-1][same], top[1:][same], ORDER, "end", "begin"),
@@ -233,5 +237,7 @@ def graph_edges(g: DepGraph) -> pd.DataFrame:
                             if np.isscalar(k) else k, "src_point": sp, "dst_point": dp})
               for s, d, k, sp, dp in parts]
     out = pd.concat(frames, ignore_index=True)
-    out.loc[out.kind == LAUNCH, "src_point"] = "begin"
+    src, dst = out.src.to_numpy(), out.dst.to_numpy()
+    inside = (out.dst_point == "begin").to_numpy() & (g.end[src] > g.begin[dst])
+    out.loc[(out.kind == LAUNCH).to_numpy() | inside, "src_point"] = "begin"
     return out
