@@ -27,8 +27,9 @@ Edges (``DepGraph.edges``, each with a kind, a source point and a target point) 
 A replay (scaled durations) can run over it: each node's start is the latest of its incoming
 start edges (plus the observed gap), its end its start plus its duration or the latest
 incoming end edge.  Every edge goes forward in the observed times (its source point is not
-after its target point), so replaying the observed durations gives the observed times.  Not covered yet: collectives across devices and hosts (a collective is
-an ordinary event on its stream), stream events/waits between streams, and host threads
+after its target point), so replaying the observed durations gives the observed times.
+Not covered yet: collectives across devices and hosts (a collective is an ordinary event on
+its stream), stream events/waits between streams, and host threads
 woken by anything but the edges above.
 """
 
