@@ -99,6 +99,7 @@ def _host_categories(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     kind = classify_host(pd.Series(hd.names[np.unique(hd.name_code[rows])], dtype=object))
     cat = np.full(len(low), HOST_COMPUTE, np.int8)
     cat[(kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)] = INPUT
+    cat[np.array([n.startswith("iterator::") for n in low], bool).reshape(-1)] = INPUT  # tf.data
     cat[np.array(["compile" in n for n in low], bool).reshape(-1)] = COMPILATION
     launch = np.array([any(p in n for p in _LAUNCH_PART) for n in low], bool).reshape(-1)
     cat[launch] = KERNEL_LAUNCH
