@@ -45,6 +45,15 @@ class ProfileOutputs:
 
         return hlo_graph(self, op, hops, program)
 
+    def what_if(self, scale: dict | None = None):
+        """Each step's duration predicted with some durations scaled: ``scale`` maps step-time
+        categories (``"input"``, ``"device_compute"``, ...) or glob patterns of event names to
+        factors; one row per step (measured, predicted, range); ``attrs``: matched events,
+        notes, the new ``critical_path`` (see ``analysis.critical.what_if``)."""
+        from .analysis.critical.what_if import what_if
+
+        return what_if(self.result("replay_graph"), self.event_offsets, scale)
+
     def to_html(self, path, title: str | None = None):
         """Write one self-contained offline HTML report (the whole dashboard)."""
         from .reporting.html import write_report

@@ -1,0 +1,211 @@
+"""``prof.what_if(scale=...)``: each step's duration predicted with some durations scaled.
+
+``scale`` maps keys to factors.  A key is a category of :data:`.graph.CATEGORIES` (every node
+of it; ``idle`` scales the gaps between consecutive events of a resource: untraced host Python,
+a stream's idle time) or a glob pattern matched (``fnmatchcase``) on event names (ops,
+kernels, HLO names, annotations); a node matched by several keys gets their product.  Each
+host's graph is replayed (:mod:`.replay`) and each step's window mapped onto the replay:
+
+* a step's start ``t0`` moves with an event starting exactly at ``t0`` (a device's first):
+  ``R(t0)`` is its replayed start; its end ``t1`` with an event ending exactly at ``t1``:
+  ``R(t1)`` its replayed end (the step's last event: its end is the step's end);
+* with no such event, ``t`` moves with the node the critical path walk starts from at ``t``
+  (the innermost event of the resource whose activity ends at ``t``; else the last
+  top-level event before it): ``R(t) = its replayed end + (t - its measured end)``;
+* the predicted step is ``R(end) - R(start)``; with no scaling ``R(t) = t`` exactly;
+* its critical path is the walk (:mod:`.walk`) over the replayed times from ``R(start)`` to
+  ``R(end)`` (``attrs["critical_path"]``, the columns of ``prof.critical_path``).
+
+Durations only: the replay is the same program with some events shorter or longer.  A change
+that recompiles (other fusions, shapes, sharding), launches other kernels or moves work to
+another thread is out of its reach.
+
+The range (``low_ms``, ``high_ms``): the prediction +/- half the measured steps' interquartile
+range on that host, times the predicted/measured ratio of the medians.  A replay of one step
+is deterministic, so the band comes from the run's own step-to-step spread, assumed to scale
+with the step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fnmatch import fnmatchcase
+
+import numpy as np
+import pandas as pd
+
+from .graph import CATEGORIES
+from .replay import replay
+from .replay_graph import ReplayGraph
+from .critical_path_summary import critical_path_summary
+from .walk import Walker
+
+__all__ = ["what_if", "node_self_ms", "WHAT_IF_COLUMNS"]
+
+WHAT_IF_COLUMNS = ["host", "step", "measured_ms", "predicted_ms", "low_ms", "high_ms",
+                   "change"]
+RECOMPILE_NOTE = ("Durations only: the same compiled program with some events shorter or "
+                  "longer; a change that recompiles (other fusions, shapes, sharding), "
+                  "launches other kernels or moves work to another thread is out of its reach.")
+RANGE_NOTE = ("Range: the prediction +/- half the measured steps' interquartile range, times "
+              "the predicted/measured ratio of the medians (the run's step-to-step spread).")
+
+
+def _factors(rg: ReplayGraph, scale: dict, matched: dict) -> tuple[np.ndarray, float]:
+    """(factor per node, factor of idle gaps); ``matched`` gets, per key, the nodes' count,
+    their measured time (ms) and their most expensive names."""
+    g = rg.graph
+    factor, idle = np.ones(len(g)), 1.0
+    codes, inverse = np.unique(rg.names.astype(str), return_inverse=True)
+    dur = (g.end - g.begin).astype(float)
+    for key, f in scale.items():
+        if key == "idle":
+            idle *= f
+            mask = np.zeros(len(g), bool)
+        elif key in CATEGORIES:
+            mask = g.category == CATEGORIES.index(key)
+        else:
+            hit = np.array([fnmatchcase(str(c), key) for c in codes], bool)
+            mask = hit[inverse.reshape(-1)] if len(codes) else np.zeros(0, bool)
+        factor[mask] *= f
+        m = matched.setdefault(key, {"nodes": 0, "ms": 0.0, "names": {}})
+        m["nodes"] += int(mask.sum())
+        m["ms"] += float(dur[mask].sum()) / 1e9
+        for name, ps in pd.Series(dur[mask]).groupby(rg.names[mask]).sum().items():
+            m["names"][name] = m["names"].get(name, 0.0) + ps / 1e9
+    return factor, idle
+
+
+def _anchor(w: Walker, t: int) -> int:
+    """The node a time moves with (see the module doc); -1: none."""
+    r = w.start_resource(t)
+    if r is None:
+        return -1
+    k = w.innermost(r, t)
+    if k < 0:
+        k = w._last_before(r, t)
+        while k >= 0 and w.parent[k] >= 0:
+            k = w.parent[k]
+    return k
+
+
+def _at(points: np.ndarray, order: np.ndarray, is_device: np.ndarray, t: int) -> int:
+    """A node with a point exactly at ``t`` (a device's first; -1: none)."""
+    lo = np.searchsorted(points, t, sorter=order)
+    hi = np.searchsorted(points, t, side="right", sorter=order)
+    if hi <= lo:
+        return -1
+    hits = order[lo:hi]
+    dev = hits[is_device[hits]]
+    return int(dev[0] if len(dev) else hits.min())
+
+
+class _Mover:
+    """``R(t)`` of the module doc: a step's start moves with a node starting at it, its end
+    with a node ending at it, else with the node the walk starts from."""
+
+    def __init__(self, w: Walker, rep):
+        self.w, self.rep, g = w, rep, w.g
+        self.g, self.by_begin, self.by_end = g, np.argsort(g.begin), np.argsort(g.end)
+
+    def start(self, t: int) -> float:
+        k = _at(self.g.begin, self.by_begin, self.g.is_device, t)
+        return float(self.rep.begin[k]) if k >= 0 else self.end(t)
+
+    def end(self, t: int) -> float:
+        k = _at(self.g.end, self.by_end, self.g.is_device, t)
+        if k < 0:
+            k = _anchor(self.w, t)
+        return float(t) if k < 0 else float(self.rep.end[k]) + (t - self.w.end[k])
+
+
+def _host(host: str, rg: ReplayGraph, scale: dict, matched: dict, offset: int):
+    factor, idle = _factors(rg, scale, matched)
+    rep = replay(rg.graph, factor, idle)
+    move = _Mover(Walker(rg.graph), rep)
+    g2 = replace(rg.graph, begin=np.rint(rep.begin).astype(np.int64),
+                 end=np.rint(rep.end).astype(np.int64))
+    new = Walker(g2)
+    rows, paths = [], []
+    for step, t0, t1 in zip(rg.steps.tolist(), rg.t0.tolist(), rg.t1.tolist()):
+        r0, r1 = move.start(t0), move.end(t1)
+        rows.append((host, step, (t1 - t0) / 1e9, (r1 - r0) / 1e9))
+        segments = new.walk(int(round(r0)), int(round(r1)))[::-1]
+        paths.append(_path(host, step, segments, rg, g2, offset))
+    return rows, paths, rep.unresolved
+
+
+def _path(host, step, segments, rg: ReplayGraph, g2, offset: int) -> pd.DataFrame:
+    node = np.asarray([s.node for s in segments], np.int64)
+    waited = np.asarray([s.waited_on for s in segments], np.int64)
+    start = np.asarray([s.start for s in segments], np.int64)
+    end = np.asarray([s.end for s in segments], np.int64)
+    ok, wok = node >= 0, waited >= 0
+    return pd.DataFrame({
+        "host": host, "step": step, "order": np.arange(len(segments)),
+        "start_us": (start + rg.shift_ps) / 1e6, "duration_us": (end - start) / 1e6,
+        "resource": [g2.resource_names.get(s.resource, "") for s in segments],
+        "category": [CATEGORIES[s.category] for s in segments],
+        "kind": [s.kind for s in segments],
+        "name": np.where(ok, rg.names[np.maximum(node, 0)], "idle").astype(object),
+        "event_id": np.where(ok, rg.event_rows[np.maximum(node, 0)] + offset, -1),
+        "waited_on": np.where(wok, rg.names[np.maximum(waited, 0)], "").astype(object),
+        "waited_on_id": np.where(wok, rg.event_rows[np.maximum(waited, 0)] + offset, -1)})
+
+
+def _ranges(out: pd.DataFrame) -> pd.DataFrame:
+    low, high = [], []
+    for _, rows in out.groupby("host", sort=False):
+        q1, q3 = rows.measured_ms.quantile([0.25, 0.75])
+        med = rows.measured_ms.median()
+        ratio = rows.predicted_ms.median() / med if med > 0 else 1.0
+        half = 0.5 * (q3 - q1) * ratio
+        low.append(rows.predicted_ms - half)
+        high.append(rows.predicted_ms + half)
+    return out.assign(low_ms=pd.concat(low), high_ms=pd.concat(high))
+
+
+def what_if(graphs: dict, event_offsets: dict, scale: dict | None = None) -> pd.DataFrame:
+    """The table (see the module doc): one row per step, ``attrs``: ``matched`` ({key: nodes,
+    ms, names: {name: measured ms}}), ``notes``, ``critical_path`` and ``sentence``."""
+    scale = {str(k): float(v) for k, v in (scale or {}).items()}
+    bad = [k for k, v in scale.items() if not np.isfinite(v) or v < 0]
+    if bad:
+        raise ValueError(f"scale factors must be finite and >= 0: {bad}")
+    matched: dict = {}
+    rows, paths, unresolved = [], [], 0
+    for host, rg in graphs.items():
+        if rg is not None:
+            r, p, u = _host(host, rg, scale, matched, int(event_offsets.get(host, 0)))
+            rows, paths, unresolved = rows + r, paths + p, unresolved + u
+    out = pd.DataFrame(rows, columns=["host", "step", "measured_ms", "predicted_ms"]).astype(
+        {"host": object, "step": "int64", "measured_ms": float, "predicted_ms": float})
+    out = _ranges(out) if len(out) else out.assign(low_ms=0.0, high_ms=0.0)
+    out["change"] = out.predicted_ms / out.measured_ms - 1
+    out = out[WHAT_IF_COLUMNS]
+    cp = pd.concat(paths, ignore_index=True) if paths else pd.DataFrame()
+    notes = [RECOMPILE_NOTE, RANGE_NOTE]
+    notes += [f"{k!r} matched no event." for k, m in matched.items()
+              if m["nodes"] == 0 and k != "idle"]
+    if unresolved:
+        notes.append(f"{unresolved} event times on a dependency cycle kept as measured.")
+    for m in matched.values():
+        m["names"] = dict(sorted(m["names"].items(), key=lambda kv: -kv[1])[:10])
+    out.attrs.update(matched=matched, notes=notes, critical_path=cp,
+                     sentence=critical_path_summary(cp).attrs["sentence"] if len(cp) else "")
+    return out
+
+
+def node_self_ms(prof, name: str) -> np.ndarray:
+    """Each event named ``name`` (every host): its own time in ms (duration less its
+    children's), the part ``scale={name: f}`` scales."""
+    out = []
+    for rg in prof.result("replay_graph").values():
+        if rg is None:
+            continue
+        g, nested = rg.graph, rg.graph.parent >= 0
+        inner = np.zeros(len(g))
+        np.add.at(inner, g.parent[nested], (g.end - g.begin)[nested])
+        idx = np.flatnonzero(rg.names == name)
+        out.append(((g.end - g.begin)[idx] - inner[idx]) / 1e9)
+    return np.concatenate(out) if out else np.zeros(0)
