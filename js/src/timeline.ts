@@ -19,6 +19,7 @@ import { attachScroll, copyText, placeScrollbar, showTip, tipAt, toggleHelp, tra
 import { Painter, themeOf } from "./timeline/paint";
 import { buildPanel, fillSteps, showArea, showDetails, showLinks, type Panel } from "./timeline/panel";
 import { TimelineState, type Change, type Source } from "./timeline/state";
+import { askCritical, showCritical, wireCritical } from "./timeline/critical_toggle";
 import { ANSWER_TIMEOUT } from "./timeline/tiles";
 
 const REQUEST_DELAY = 60; // ms after the last view change before asking for detail
@@ -91,26 +92,6 @@ function showState(panel: Panel, state: TimelineState, what: Change, model: Mode
   placeScrollbar(panel, state);
 }
 
-/** The critical path's toggle and sentence (text only: names are user data). */
-function showCritical(panel: Panel, state: TimelineState): void {
-  const on = state.criticalStep >= 0;
-  panel.critical.setAttribute("aria-pressed", String(on));
-  panel.critical.style.fontWeight = on ? "bold" : "";
-  const c = state.critical;
-  const more = c.more > 0 ? ` (the first ${c.nodes.length} of its events drawn, ${c.more} more)` : "";
-  panel.criticalNote.textContent = on && c.step === state.criticalStep ? c.sentence + more : on ? "finding the critical path…" : "";
-}
-
-/** Ask Python for the critical path of the step menu's step (the first step when none is
- * chosen), or stop showing it (`on` false). */
-function askCritical(panel: Panel, state: TimelineState, model: Model, on: boolean): void {
-  const chosen = Number(panel.steps.value === "" ? 0 : panel.steps.value);
-  const step = on && state.data.steps.length ? chosen : -1;
-  state.askCritical(step);
-  model.set("critical_step", step);
-  model.save_changes();
-}
-
 /** Search `query` from the toolbar (and put it in the box). */
 function find(panel: Panel, state: TimelineState, model: Model, query: string): void {
   panel.search.value = query;
@@ -125,9 +106,7 @@ function wireToolbar(panel: Panel, state: TimelineState, model: Model): void {
     if (s) state.setView(s.start, s.end);
     if (state.criticalStep >= 0) askCritical(panel, state, model, true);
   });
-  panel.critical.disabled = !state.kernel;
-  if (!state.kernel) panel.critical.title = "the critical path needs a running kernel";
-  panel.critical.addEventListener("click", () => askCritical(panel, state, model, state.criticalStep < 0));
+  wireCritical(panel, state, model);
   panel.search.addEventListener("input", () => find(panel, state, model, panel.search.value));
   panel.search.addEventListener("keydown", (e) => {
     if (e.key === "Enter") state.gotoMatch(e.shiftKey ? -1 : 1);
