@@ -25,7 +25,10 @@ from pathlib import Path
 
 def capture(outdir, scenario: str) -> dict[str, Path]:
     """Run this script in a fresh interpreter; {name: logdir} of the profiles it wrote."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    # XLA:CPU on one thread: a run's steps then vary little between runs on a busy machine
+    # (with its thread pool, two runs of one program differed by up to 40 % on 2 cores)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", XLA_FLAGS=" ".join(
+        [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]).strip())
     subprocess.run([sys.executable, __file__, str(outdir), scenario], check=True, env=env,
                    capture_output=True, text=True, timeout=300)
     return {p.name: p for p in sorted(Path(outdir).iterdir()) if p.is_dir()}
