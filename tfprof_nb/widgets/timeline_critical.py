@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.critical.critical_path_summary import critical_path_summary
+from ..analysis.critical.path_summary import critical_path_summary
 
 __all__ = ["MAX_NODES", "critical_answer"]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tests.analysis.test_critical_path import REAL, _kernel, _launch, _space
+from tests.analysis.critical.test_path import REAL, _kernel, _launch, _space
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HOST, GPU0 = "/host:CPU", "/device:GPU:0"

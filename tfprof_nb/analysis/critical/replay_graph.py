@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..runtime.host import HostData
 from ..runtime.unit import Analysis, parts_dict
-from .critical_path import _windows
+from .path import _windows
 from .graph import DepGraph, dependency_graph
 
 __all__ = ["ANALYSES", "ReplayGraph", "host_replay_graph"]

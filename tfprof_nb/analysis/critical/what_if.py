@@ -37,7 +37,7 @@ import pandas as pd
 from .graph import CATEGORIES
 from .replay import replay
 from .replay_graph import ReplayGraph
-from .critical_path_summary import critical_path_summary
+from .path_summary import critical_path_summary
 from .walk import Walker
 
 __all__ = ["what_if", "node_self_ms", "WHAT_IF_COLUMNS"]

@@ -8,7 +8,7 @@ path: segments cover the step end to end without overlap), ``resource`` (``plane
 the device event it waited for ended, and ``idle``), ``kind`` (``event``: an event's own
 time; ``wait``: an event waiting for another one, named in ``waited_on``; ``idle``: nothing
 ran), ``name``, ``event_id`` (the row of ``prof.events``; -1 for idle), ``waited_on`` and
-``waited_on_id``.  Summaries: :mod:`.critical_path_summary`.
+``waited_on_id``.  Summaries: :mod:`.path_summary`.
 """
 
 from __future__ import annotations
