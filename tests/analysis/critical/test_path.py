@@ -14,7 +14,7 @@ from tfprof_nb.analysis.critical.graph import EDGE_KINDS, dependency_graph
 from tfprof_nb.analysis.runtime.host import HostData
 from tfprof_nb.xspace import read_xspace
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 T0_NS = 1_700_000_000_000_000_000
 HOST, GPU0, GPU1 = "/host:CPU", "/device:GPU:0", "/device:GPU:1"
 
