@@ -41,7 +41,7 @@ class ProfileOutputs:
         ``.edges`` (DataFrames; fusions with their fused instructions, times from
         ``hlo_stats``), ``.show()`` draws it; ``program`` (an id, a module name or (host, id))
         picks among programs holding the name (else a ValueError names them)."""
-        from .widgets.hlo_graph import hlo_graph
+        from .widgets.hlo_graph_view import hlo_graph
 
         return hlo_graph(self, op, hops, program)
 

@@ -1,6 +1,6 @@
 // The XLA tab's "graph" action: a click on a row of the HLO op stats table selects it (and
 // still shows its events in the trace viewer inside the dashboard); the "graph" button asks the
-// kernel for the HLO graph around the selected op (tfprof_nb.widgets.hlo_graph.GraphRequests)
+// kernel for the HLO graph around the selected op (tfprof_nb.widgets.hlo_graph_view.GraphRequests)
 // and draws it below the table. A page without a kernel says how to get it in a notebook.
 import { type Cell } from "./columns";
 import { type Model } from "./model";

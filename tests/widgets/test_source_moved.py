@@ -14,7 +14,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.source import SourceView
+from tfprof_nb.widgets.source_view import SourceView
 from tfprof_nb.widgets.source_match import frame_mismatch, scopes_of
 
 from .harness import WidgetPage

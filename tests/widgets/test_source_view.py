@@ -245,7 +245,7 @@ def test_tpu_capture_shows_its_locations_alone(tmp_path):
     """The TPU script's files are not on this machine: the hottest locations stand alone with
     their device time, and the block says why; 96.5 % of the time (host-offload copies) has
     no source and the view says so."""
-    from tfprof_nb.widgets.source import SourceView
+    from tfprof_nb.widgets.source_view import SourceView
 
     prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
     lines = prof.source_lines
@@ -311,7 +311,7 @@ def test_reason_when_no_op_has_a_location():
     from types import SimpleNamespace
 
     from tfprof_nb.analysis.xla.source_lines import Functions, source_lines_table
-    from tfprof_nb.widgets.source import SourceView
+    from tfprof_nb.widgets.source_view import SourceView
 
     stats = pd.DataFrame({"program_id": [5], "resolved": [False], "source": [""],
                           "source_stack": [""], "occurrences": [3],

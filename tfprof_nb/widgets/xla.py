@@ -8,7 +8,7 @@ import pandas as pd
 import traitlets
 
 from ._view import View, ViewState
-from .hlo_graph import GraphRequests
+from .hlo_graph_view import GraphRequests
 from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
 from .xla_memory import ProgramMemorySource, memory_notes, memory_state
