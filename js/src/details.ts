@@ -8,17 +8,13 @@
 // embedded with the rows and the tiles' events.
 import { decodeColumns, numeric, type Column, type NumericArray, type Wire } from "./columns";
 import { decode, segmentOf, single, type TimelineData } from "./data";
+// text codes of tfprof_nb.offline.details: the event's own start, duration, id; no such row
+import { ARGUMENTS, NO_ROW, OWN_DURATION, OWN_ID, OWN_START } from "./details_codes.generated";
 import { formatInt, formatUs } from "./format";
 import { type LinksAnswer, type Partner } from "./timeline/links";
 
 const MAX_PARTNERS = 64; // as the kernel sends (tfprof_nb.widgets.timeline_links)
-// text codes of tfprof_nb.offline.details: the event's own start, duration, id; no such row
-const OWN_START = 0xffffffff;
-const OWN_DURATION = 0xfffffffe;
-const OWN_ID = 0xfffffffd;
-const NO_ROW = 0xfffffffc;
-/** The key of an event's stats in its details: (key, text) pairs after its fields. */
-export const ARGUMENTS = "Arguments";
+export { ARGUMENTS };
 
 /** An event's details: its fields, label to text, in order; then ARGUMENTS, its stats. */
 export type EventDetails = Record<string, string | [string, string][]>;

@@ -42,16 +42,15 @@ import pandas as pd
 
 from ..analysis.trace.tf_ops import parse_tf_op
 from .columns import encode_columns
+# a row's text code saying: the text of the event's own start, duration or id, which a page
+# writes from the number; NO_ROW: the event has no such field (js/src/details.ts reads the
+# same codes, generated from details_codes)
+from .details_codes import ARGUMENTS, NO_ROW, OWN_DURATION, OWN_ID, OWN_START
 
 __all__ = ["ARGUMENTS", "FIELDS", "NO_ROW", "OWN_DURATION", "OWN_ID", "OWN_START", "DetailRows",
            "detail_rows", "event_details_block", "id_text", "time_text", "value_text"]
 
 FIELDS = ("name", "category", "start", "duration", "host", "plane", "track", "step", "event id")
-ARGUMENTS = "Arguments"  # the key of an event's stats in its details (Perfetto's title)
-# a row's text code saying: the text of the event's own start, duration or id, which a page
-# writes from the number (js/src/details.ts: the same codes)
-OWN_START, OWN_DURATION, OWN_ID = 2**32 - 1, 2**32 - 2, 2**32 - 3
-NO_ROW = 2**32 - 4  # a text code saying: the event has no such field (no step, category)
 _FEW = 64  # events whose stats are found one by one (bisection) rather than by a pass
 
 
