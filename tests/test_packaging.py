@@ -22,7 +22,7 @@ def test_one_plotly_for_every_view():
     static = ROOT / "tfprof_nb" / "static"
     files = json.loads((static / "bundles.json").read_text())["files"]
     shared = {m for m, f in files.items() if f == "views"}
-    assert {"overview", "dashboard", "kernels", "memory", "xla", "gpu"} <= shared
+    assert {"overview", "dashboard", "kernel_stats", "memory", "xla", "gpu"} <= shared
     assert {"timeline", "table"}.isdisjoint(shared)
     plotly_marker = "modebar-container"  # a class name only plotly.js's own code writes
     holding = [p.name for p in static.glob("*.js") if plotly_marker in p.read_text()]

@@ -5,12 +5,12 @@ import { type Render } from "./model";
 import { render as view0 } from "./overview";
 import { render as view1 } from "./timeline";
 import { render as view2 } from "./opstats";
-import { render as view3 } from "./kernels";
+import { render as view3 } from "./kernel_stats";
 import { render as view4 } from "./gpu";
 import { render as view5 } from "./xla";
 import { render as view6 } from "./source";
 import { render as view7 } from "./memory";
-import { render as view8 } from "./input";
+import { render as view8 } from "./input_pipeline";
 import { render as view9 } from "./pipelinegraph";
 import { render as view10 } from "./podview";
 

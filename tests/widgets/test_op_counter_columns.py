@@ -60,7 +60,7 @@ def test_without_counters_the_tables_are_unchanged():
 
 
 def test_an_empty_mean_says_why_in_the_browser(prof, tmp_path):
-    with WidgetPage(KernelStatsView(prof), tmp_path, bundle("kernels")) as page:
+    with WidgetPage(KernelStatsView(prof), tmp_path, bundle("kernel_stats")) as page:
         page.page.wait_for_selector("th[data-column='sm__cycles_active.avg mean']")
         label = page.js("() => document.querySelector(\"th[data-column='sm__cycles_active.avg "
                         "mean']\").textContent")

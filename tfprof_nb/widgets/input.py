@@ -15,7 +15,7 @@ class InputPipelineView(View):
     """Is the program input-bound, input wait per step, host-side breakdown, input ops
     (``prof.input_pipeline``)."""
 
-    tab, title, bundle, position = "input", "Input pipeline", "input", 70
+    tab, title, bundle, position = "input", "Input pipeline", "input_pipeline", 70
     statements = traitlets.List().tag(sync=True)
     figure = FigureTrait()
     host_table = TableTrait()

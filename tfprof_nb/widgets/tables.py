@@ -46,7 +46,7 @@ class OpStatsTableView(TableView):
 class KernelStatsView(View):
     """The top GPU kernels by total time (a chart) and the kernel stats table."""
 
-    tab, title, bundle, position = "kernels", "GPU kernel stats", "kernels", 40
+    tab, title, bundle, position = "kernels", "GPU kernel stats", "kernel_stats", 40
     figure = FigureTrait()
     table = TableTrait()
 
