@@ -158,3 +158,44 @@ def test_the_threads_a_kernel_starts_carry_its_token():
         with _native.cancel_scope(None):
             assert probe(4) == 0
     assert probe(4) == 0 and _native.current_token() is None
+
+
+# A SIGINT that lands in a finalizer (the thread pool's weakref callback runs as a run ends):
+# Python prints the KeyboardInterrupt raised there as "ignored"; after a run it is raised again.
+_FINALIZER = r"""
+import os, signal, sys, time
+from tfprof_nb._interrupt import run_in_threads
+if sys.argv[1] == "after-a-run":
+    run_in_threads(abs, [1], 1)
+
+class LandsInAFinalizer:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(100_000):  # the handler runs here, inside the finalizer
+            pass
+
+try:
+    LandsInAFinalizer()
+    deadline = time.monotonic() + float(sys.argv[2])
+    while time.monotonic() < deadline:  # the caller's next statements
+        sum(range(10_000))
+    print("lost", flush=True)
+except KeyboardInterrupt:
+    print("raised", flush=True)
+"""
+
+
+@pytest.mark.parametrize("case", ["plain-python", "after-a-run"])
+def test_an_interrupt_in_a_finalizer_is_not_lost(case):
+    """Plain Python loses it (the reference behaviour this guards against); once a run has
+    started, the interrupt is raised again at the caller."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", _FINALIZER, case,
+                           "2" if case == "plain-python" else "60"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.stdout.strip() == ("lost" if case == "plain-python" else "raised"), proc.stderr

@@ -14,8 +14,10 @@ the next call from the same thread waits for them first, so no step runs twice a
 
 from __future__ import annotations
 
+import _thread
 import functools
 import queue
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -23,8 +25,8 @@ from contextlib import contextmanager
 
 from ._native import CancelToken, cancel_scope, current_token
 
-__all__ = ["run_in_threads", "in_this_run", "short_traceback", "helper_thread", "helper_threads",
-           "woken_when_a_helper_ends"]
+__all__ = ["run_in_threads", "redeliver_swallowed_interrupts", "in_this_run", "short_traceback",
+           "helper_thread", "helper_threads", "woken_when_a_helper_ends"]
 
 _LOCK = threading.Lock()
 _STOPPING = threading.local()  # .futures: this thread's interrupted work, maybe still running
@@ -93,6 +95,7 @@ def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
     items = list(items)
     if not items:
         return []
+    redeliver_swallowed_interrupts()
     _settle()
     token = CancelToken(parent=current_token())
     pool = ThreadPoolExecutor(max(1, min(int(threads), len(items))))
@@ -124,6 +127,30 @@ def run_in_threads(fn, items, threads: int, poll=None, tick: float = 0.1,
     finally:  # (threads done with their work are joined: none outlives a call that ends)
         pool.shutdown(wait=all(f.done() for f in futures), cancel_futures=True)
     return [f.result() for f in futures]
+
+
+def redeliver_swallowed_interrupts() -> None:
+    """Never lose a Ctrl-C that lands in a finalizer.  Python runs the SIGINT handler at the
+    next bytecode of the main thread, which can be one of a finalizer (a weakref callback,
+    ``__del__``: the thread pool's own runs when a run's pool is collected, as the run ends);
+    the KeyboardInterrupt raised there is printed as "ignored" and the interrupt is gone.
+    This wraps ``sys.unraisablehook`` (once; again if something replaced it) so that such an
+    interrupt is delivered again to the main thread a moment later (from another thread: one
+    delivered at once would land in the hook itself), past the finalizer; one landing in
+    another finalizer again is delivered again."""
+    hook = sys.unraisablehook
+    if getattr(hook, "redelivers_interrupts", False):
+        return
+
+    def redeliver(unraisable, previous=hook):
+        if (isinstance(unraisable.exc_type, type)
+                and issubclass(unraisable.exc_type, KeyboardInterrupt)
+                and threading.current_thread() is threading.main_thread()):
+            threading.Timer(0.005, _thread.interrupt_main).start()
+            return
+        previous(unraisable)
+    redeliver.redelivers_interrupts = True
+    sys.unraisablehook = redeliver
 
 
 def _under(token: CancelToken, fn, x):

@@ -91,11 +91,23 @@ runs = {}  # thread name: the runs (run_in_threads calls) it started
 real = engine.run_in_threads
 changed = threading.Condition()
 
-def spy(*args, **kwargs):
+sent = threading.Event()  # the SIGINT was sent
+
+def held_till_sent(fn):
+    """The main thread's work, each item kept from ending before the SIGINT is sent: on a
+    loaded machine the load could end first and the signal meet the next statement."""
+    def work(x):
+        out = fn(x)
+        sent.wait(300)
+        return out
+    return work
+
+def spy(fn, *args, **kwargs):
+    me = threading.current_thread().name
     with changed:
-        runs.setdefault(threading.current_thread().name, []).append(time.perf_counter())
+        runs.setdefault(me, []).append(time.perf_counter())
         changed.notify_all()
-    return real(*args, **kwargs)
+    return real(held_till_sent(fn) if me == "MainThread" else fn, *args, **kwargs)
 
 engine.run_in_threads = decoding.run_in_threads = spy
 
@@ -122,6 +134,7 @@ def ctrl_c():
     time.sleep(0.3)  # well inside its work
     box["b_running"] = b.is_alive()
     os.kill(os.getpid(), signal.SIGINT)
+    sent.set()
 
 threading.Thread(target=ctrl_c).start()
 try:
