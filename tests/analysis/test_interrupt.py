@@ -93,9 +93,9 @@ changed = threading.Condition()
 
 sent = threading.Event()  # the SIGINT was sent
 
+# The main thread's work, each item kept from ending before the SIGINT is sent: on a
+# loaded machine the load could end first and the signal meet the next statement.
 def held_till_sent(fn):
-    """The main thread's work, each item kept from ending before the SIGINT is sent: on a
-    loaded machine the load could end first and the signal meet the next statement."""
     def work(x):
         out = fn(x)
         sent.wait(300)
