@@ -7,14 +7,14 @@
 // HTML.
 //
 // The parts: timeline/state.ts (what is shown, selected, loaded, searched: no DOM),
-// timeline/paint.ts (the canvas), timeline/input.ts (mouse and keys), timeline/panel.ts and
+// timeline/paint.ts (the canvas), timeline/controls.ts (mouse and keys), timeline/panel.ts and
 // timeline/overlays.ts (the DOM around and over the canvas). This module wires them to the
 // model and the kernel.
 import { type Model } from "./model";
 import { decode } from "./data";
 import { type AreaAnswer } from "./timeline/area";
 import { AXIS_H, fmtTime } from "./timeline/layout";
-import { attachInput } from "./timeline/input";
+import { attachControls } from "./timeline/controls";
 import { attachScroll, copyText, placeScrollbar, showTip, tipAt, toggleHelp, trackMenu } from "./timeline/overlays";
 import { Painter, themeOf } from "./timeline/paint";
 import { buildPanel, fillSteps, showArea, showDetails, showLinks, type Panel } from "./timeline/panel";
@@ -167,7 +167,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   });
   wireToolbar(panel, state, model);
   const copy = () => { if (state.selection) copyText(state.selection.name); };
-  const stopInput = attachInput(panel.canvas, state, {
+  const stopControls = attachControls(panel.canvas, state, {
     label: (row, x, y) => trackMenu(panel, state, row, x, y),
     help: () => toggleHelp(panel),
     copy,
@@ -198,7 +198,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   kernel.ask();
   return () => {
     cancelAnimationFrame(frame);
-    stopInput();
+    stopControls();
     stopScroll();
     stopModel();
     ro?.disconnect();

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { decode, type TimelineData } from "../src/data";
 import { summarize } from "../src/timeline/area";
 import { valueAt } from "../src/timeline/counters";
-import { wheel } from "../src/timeline/input";
+import { wheel } from "../src/timeline/controls";
 import { AXIS_H, COUNTER_H, FOLDED, HEADER, ROW } from "../src/timeline/layout";
 import { TimelineState } from "../src/timeline/state";
 import { meta, table, tileWire, wire } from "./wire";

@@ -10,7 +10,7 @@ import { AXIS_H, LABEL_W, type Row } from "./layout";
 import { type EventInfo, type TimelineState } from "./state";
 
 /** What the view does for the input that is not a change of the state. */
-export interface InputHooks {
+export interface ControlHooks {
   label(row: Row, clientX: number, clientY: number): void; // a track's label clicked
   help(): void;
   copy(): void;
@@ -54,7 +54,7 @@ export function wheel(state: TimelineState, e: WheelEvent, focused: boolean): bo
 }
 
 /** Listen to `canvas` for `state`; returns what stops listening. */
-export function attachInput(canvas: HTMLCanvasElement, state: TimelineState, hooks: InputHooks): () => void {
+export function attachControls(canvas: HTMLCanvasElement, state: TimelineState, hooks: ControlHooks): () => void {
   let drag: Drag | null = null;
   const at = (e: MouseEvent) => {
     const rect = canvas.getBoundingClientRect();
@@ -132,7 +132,7 @@ export function attachInput(canvas: HTMLCanvasElement, state: TimelineState, hoo
 
 /** A click at [x, y]: a section header folds or unfolds, a track's label offers its menu,
  * else the event there is selected (none: the selection and the area are cleared). */
-function clickAt(state: TimelineState, [x, y]: number[], hooks: InputHooks, e: MouseEvent): void {
+function clickAt(state: TimelineState, [x, y]: number[], hooks: ControlHooks, e: MouseEvent): void {
   const row = state.rowAt(y);
   if (row?.kind === "section" && x < LABEL_W + 60) {
     state.toggleSection(row.section);
@@ -147,7 +147,7 @@ function clickAt(state: TimelineState, [x, y]: number[], hooks: InputHooks, e: M
 }
 
 /** Act on a key; false when the key means nothing here. */
-function keyDown(state: TimelineState, e: KeyboardEvent, hooks: InputHooks, canvas: HTMLCanvasElement): boolean {
+function keyDown(state: TimelineState, e: KeyboardEvent, hooks: ControlHooks, canvas: HTMLCanvasElement): boolean {
   const key = e.key.toLowerCase();
   if ((e.ctrlKey || e.metaKey) && key === "c") hooks.copy();
   else if (key === "w") state.zoom(0.8, state.keyZoomX());
