@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 
-__all__ = ["Cancelled", "CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
+__all__ = ["AnalysisWarning", "Cancelled", "CaptureError", "CaptureWarning", "HostAnalysisError", "LoadWarning",
            "ObjectStoreError", "PerformanceCheckError", "ProfileFormatError",
            "ProfileFileNotFoundError", "TfprofError", "TruncatedProfileError"]
 
@@ -117,6 +117,11 @@ class CaptureWarning(UserWarning):
 class LoadWarning(UserWarning):
     """Some hosts of a profile could not be read and were left out (``Profile.load_errors``
     says why)."""
+
+
+class AnalysisWarning(UserWarning):
+    """An analysis step failed on some hosts, which were left out of the results that need
+    it (``tp.load(..., on_error="skip")``; ``Profile.skipped(name)`` says why)."""
 
 
 class HostAnalysisError(TfprofError, RuntimeError):
