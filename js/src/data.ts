@@ -2,7 +2,6 @@
 // columns.ts) and `meta`: the names (interned once), notes, and typed tables of the tracks,
 // segments and steps.
 import { decodeColumns, decodeRows, numeric, type Wire } from "./columns";
-import { type CounterTrack } from "./timeline/layout";
 
 export interface Track {
   id: number;
@@ -12,6 +11,17 @@ export interface Track {
   name: string; // line name
   depths: number;
   events: number;
+}
+
+/** A counter track: a value over time (memory in use, the launch queue, a device's clock). */
+export interface CounterTrack {
+  section: string;
+  name: string;
+  unit: string;
+  after?: string; // the event section it follows (a device's counters after its plane)
+  t: Float64Array; // us, ascending
+  v: Float64Array;
+  max: number;
 }
 
 export interface Segment {

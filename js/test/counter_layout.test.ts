@@ -1,9 +1,9 @@
 // Where counter tracks go: a device's counters right after its plane's tracks (in a section
 // of their own, foldable), the others between the devices and the host's threads.
 import { describe, expect, it } from "vitest";
-import { type Track } from "../src/data";
+import { type CounterTrack, type Track } from "../src/data";
 import { fmtValue } from "../src/timeline/counters";
-import { emptyChoices, layoutRows, type CounterTrack } from "../src/timeline/layout";
+import { emptyChoices, layoutRows } from "../src/timeline/layout";
 
 const track = (id: number, plane: string, name: string): Track =>
   ({ id, section: `vm ${plane}`, host: "vm", plane, name, depths: 1, events: 1 }) as Track;

@@ -1,8 +1,9 @@
 // Counter tracks: a value over time (memory in use, the launch queue, a device's clocks) drawn
 // as a filled step line under the track's peak, at most one point per pixel column (its
 // highest value there), and read at a time for the tooltip. No DOM but the canvas.
+import { type CounterTrack } from "../data";
 import { lowerBound } from "../lod";
-import { LABEL_W, type CounterTrack } from "./layout";
+import { LABEL_W } from "./layout";
 import { type TimelineState } from "./state";
 
 /** A value with its unit, short. */

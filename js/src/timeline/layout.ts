@@ -2,7 +2,7 @@
 // line, counter tracks; sections collapsible; tracks pinned to the top, hidden, filtered by
 // name or folded thin), and which event, row or section is at a point. Pure functions.
 import { lowerBound } from "../lod";
-import { type Tile, type Track } from "../data";
+import { type CounterTrack, type Tile, type Track } from "../data";
 import { type EventInfo } from "./search";
 
 /** Layout in px: a depth row, a section header, the label column, the time axis, a folded
@@ -23,17 +23,6 @@ export interface Row {
   h: number;
   pinned: boolean;
   folded: boolean;
-}
-
-/** A counter track: a value over time (memory in use, the launch queue, a device's clock). */
-export interface CounterTrack {
-  section: string;
-  name: string;
-  unit: string;
-  after?: string; // the event section it follows (a device's counters after its plane)
-  t: Float64Array; // us, ascending
-  v: Float64Array;
-  max: number;
 }
 
 /** What the user chose to see: folded sections, hidden, pinned and folded tracks (by key),
