@@ -16,9 +16,10 @@ import { type AreaAnswer } from "./timeline/area";
 import { AXIS_H, fmtTime } from "./timeline/layout";
 import { attachControls } from "./timeline/controls";
 import { attachScroll, copyText, placeScrollbar, showTip, tipAt, toggleHelp, trackMenu } from "./timeline/overlays";
-import { Painter, themeOf } from "./timeline/paint";
+import { Painter } from "./timeline/paint";
 import { buildPanel, fillSteps, showArea, showDetails, showLinks, type Panel } from "./timeline/panel";
 import { TimelineState, type Change, type Source } from "./timeline/state";
+import { themeOf } from "./timeline/theme";
 import { askCritical, showCritical, wireCritical } from "./timeline/critical_toggle";
 import { ANSWER_TIMEOUT } from "./timeline/tiles";
 

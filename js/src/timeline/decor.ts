@@ -1,8 +1,8 @@
 // What the trace viewer paints over its rows: the area selected, the time axis and the
 // notice (what the view lacks, and why).
 import { AXIS_H, fmtTime, LABEL_W } from "./layout";
-import { type Theme } from "./paint";
 import { type TimelineState } from "./state";
+import { type Theme } from "./theme";
 
 /** The area selected: shaded over its tracks (wherever they are laid out now), its edges
  * across the plot. */

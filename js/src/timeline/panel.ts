@@ -8,7 +8,7 @@ import { ARGUMENTS } from "../details";
 import { type AreaRow } from "./area";
 import { fmtTime } from "./layout";
 import { type Links, type Partner } from "./links";
-import { type Theme } from "./paint";
+import { type Theme } from "./theme";
 
 const MAX_STEP_OPTIONS = 500; // entries of the step menu
 

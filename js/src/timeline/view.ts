@@ -4,7 +4,6 @@
 // listeners what changed and who changed it.
 import { type Tile, type TimelineData } from "../data";
 import { AXIS_H, blockAt, eventOf, LABEL_W, rowAt, rowTop, SCROLLBAR_W, segmentsByTrack, type Row } from "./layout";
-import { type FrameStats } from "./paint";
 import { type EventInfo } from "./search";
 import { missingDetail, sharpEnough, TileStore, type WindowAnswer, type WindowRequest } from "./tiles";
 import { Tracks, type Choice } from "./tracks";
@@ -16,6 +15,16 @@ export type Change = "data" | "view" | "scroll" | "layout" | "select" | "links" 
 /** Who made a change: the user (sync it to the model) or the model (do not echo it). */
 export type Source = "user" | "model";
 export type Listener = (what: Change, source: Source) => void;
+
+/** Frame statistics the painter records: frames drawn, and the last one's time and size. */
+export interface FrameStats {
+  count: number;
+  ms: number;
+  visited: number;
+  drawn: number;
+  arrows: number; // links of the selection drawn
+  critical?: number; // arrows of the critical path drawn
+}
 
 export class TimelineView {
   data!: TimelineData;
