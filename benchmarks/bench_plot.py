@@ -64,7 +64,7 @@ def long_timeline(events: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def build(tl, summary, max_points: int) -> dict:
-    from tfprof_nb.plot.memory import memory_figure
+    from tfprof_nb.plot.memory_figures import memory_figure
     from tfprof_nb.widgets.traits import figure_json
 
     t = time.perf_counter()

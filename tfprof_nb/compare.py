@@ -15,14 +15,14 @@ class DisplayedComparison(Comparison):
 
     def plot(self, theme: str = "light"):
         """Mean step time per category of both profiles side by side (a plotly figure)."""
-        from .plot.compare import compare_figure
+        from .plot.compare_figures import compare_figure
 
         return compare_figure(self, theme)
 
     def plot_waterfall(self, top: int = 10, theme: str = "light"):
         """The median step time's change as a waterfall: the ops that add up to it and the
         unexplained rest (a plotly figure; ``waterfall(top)`` is its table)."""
-        from .plot.compare import waterfall_figure
+        from .plot.compare_figures import waterfall_figure
 
         return waterfall_figure(self, top, theme)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.plot.gpu import UTILIZATION_PARTS
+from tfprof_nb.plot.gpu_figures import UTILIZATION_PARTS
 
 from ..conftest import DATA
 

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.plot import gpu, memory, ops, pod, roofline, steps
-from tfprof_nb.plot.compare import compare_figure, waterfall_figure
+from tfprof_nb.plot import gpu_figures as gpu, memory_figures as memory, op_figures as ops
+from tfprof_nb.plot import pod_figures as pod, roofline_figures as roofline
+from tfprof_nb.plot import step_figures as steps
+from tfprof_nb.plot.compare_figures import compare_figure, waterfall_figure
 
 from ..conftest import DATA
 

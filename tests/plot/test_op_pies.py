@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.plot.ops import PIE_LABEL_WIDTH, PIE_MIN_PCT, op_stats_figure, pie_slices
+from tfprof_nb.plot.op_figures import PIE_LABEL_WIDTH, PIE_MIN_PCT, op_stats_figure, pie_slices
 from tfprof_nb.plot._style import plain
 
 from ..conftest import DATA

@@ -12,7 +12,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.constants import CATEGORY_COLUMNS
 from tfprof_nb.plot._style import CATEGORY_LABELS, plain_all
-from tfprof_nb.plot.memory import HOVER_FIELDS, reduce_extremes
+from tfprof_nb.plot.memory_figures import HOVER_FIELDS, reduce_extremes
 
 from ..conftest import DATA
 
@@ -64,7 +64,7 @@ def test_step_time_bars_are_the_steps_table(cpu):
 def test_many_steps_stack_areas_with_the_same_values(cpu, monkeypatch):
     """Past MAX_BARS steps each category is one stacked area (a bar per step and category is
     an SVG element each: thousands of steps took seconds to draw), same values and clicks."""
-    from tfprof_nb.plot import steps as step_plots
+    from tfprof_nb.plot import step_figures as step_plots
 
     bars = cpu.plot.step_time()
     monkeypatch.setattr(step_plots, "MAX_BARS", len(cpu.steps) - 1)
@@ -219,7 +219,7 @@ def test_compare_chart(cpu, cpu_slowmap_logdir):
 
 
 def test_kernel_labels_are_short_and_distinct(gpu):
-    from tfprof_nb.plot.ops import kernel_label, short_kernel_name
+    from tfprof_nb.plot.op_figures import kernel_label, short_kernel_name
 
     assert short_kernel_name("void tensorflow::functor::FillKernel<float, 3>(float*)") == \
         "FillKernel"

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.plot.program_memory import ALLOCATION_COLORS
+from tfprof_nb.plot.program_memory_figures import ALLOCATION_COLORS
 
 from ..analysis.memory_profiles import real, synthetic
 

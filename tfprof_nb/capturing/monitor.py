@@ -282,7 +282,7 @@ class Monitor(KerasHooks):
     def figure(self, theme: str = "light"):
         """The view's chart as a plotly Figure: median step time per window (regressions
         flagged, the baseline and the threshold drawn) over the breakdown per window."""
-        from ..plot.monitor import monitor_figure
+        from ..plot.monitor_figures import monitor_figure
 
         state = self._view_state()
         return monitor_figure(state["history"], state["baseline_ms"], state["threshold_ms"],

@@ -22,7 +22,7 @@ import pandas as pd
 from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.tf.memory import LABELS
-from ..plot.memory import human_bytes
+from ..plot.memory_figures import human_bytes
 from .regression import CONFIDENCE, step_regression
 
 __all__ = ["Measure", "Subject", "STATISTICS", "duty_cycle", "host_bound", "idle", "input_wait",

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 import pandas as pd
 
 from ..errors import PerformanceCheckError
-from ..plot.memory import human_bytes
+from ..plot.memory_figures import human_bytes
 
 __all__ = ["CheckResult", "CheckRow", "format_value"]
 

@@ -27,7 +27,7 @@ class ProfilePlots:
 
     def step_time(self, theme: str = "light"):
         """Stacked step-time categories per step, step numbers on x (``prof.steps``)."""
-        from .steps import step_time_figure
+        from .step_figures import step_time_figure
 
         return step_time_figure(self._prof.steps, theme)
 
@@ -35,27 +35,27 @@ class ProfilePlots:
         """Stack, heap and free memory over time per allocator, every allocation hoverable,
         the peak marked (``prof.memory_timeline``); timelines longer than ``max_points``
         keep each time bucket's extremes."""
-        from .memory import memory_figure
+        from .memory_figures import memory_figure
 
         return memory_figure(self._prof.memory_timeline, self._prof.memory_summary, theme,
                              max_points)
 
     def op_stats(self, include_idle: bool = True, theme: str = "light", top: int = 10):
         """Self time by op and by type, host and device, as pies (``prof.op_stats``)."""
-        from .ops import op_stats_figure
+        from .op_figures import op_stats_figure
 
         return op_stats_figure(self._prof.op_stats_table(include_idle=include_idle), theme,
                                top)
 
     def kernels(self, theme: str = "light", top: int = 20):
         """The top GPU kernels by total time (``prof.kernel_stats``)."""
-        from .ops import kernels_figure
+        from .op_figures import kernels_figure
 
         return kernels_figure(self._prof.kernel_stats, theme, top)
 
     def input_pipeline(self, theme: str = "light"):
         """Input wait per step and the host-side input breakdown (``prof.input_pipeline``)."""
-        from .steps import input_pipeline_figure
+        from .step_figures import input_pipeline_figure
 
         return input_pipeline_figure(self._prof.input_pipeline, self._prof.steps, theme)
 
@@ -64,7 +64,7 @@ class ProfilePlots:
         """XLA ops on the device's roofline: arithmetic intensity against achieved FLOP/s
         (``prof.roofline``, against ``prof.device_peaks``: ``prof.set_device_peaks(...)``
         sets them).  The peak arguments are deprecated (they go in the next release)."""
-        from .roofline import roofline_figure
+        from .roofline_figures import roofline_figure
 
         prof = self._prof
         if peak_flops_per_s is not None or memory_bw_bytes_per_s is not None:
@@ -77,38 +77,38 @@ class ProfilePlots:
         """An XLA program's heap over its program order, the peak marked, and the ``top``
         largest buffers live at the peak (``prof.program_memory(program, memory_space)``);
         heaps longer than ``max_points`` keep each bucket's extremes."""
-        from .program_memory import program_memory_figure
+        from .program_memory_figures import program_memory_figure
 
         return program_memory_figure(self._prof.program_memory(program, memory_space), theme,
                                      top, max_points)
 
     def pod(self, theme: str = "light"):
         """The step-time breakdown of every host side by side (``prof.pod``)."""
-        from .pod import pod_figure
+        from .pod_figures import pod_figure
 
         return pod_figure(self._prof.pod, theme)
 
     def gpu_utilization(self, theme: str = "light"):
         """Busy and idle time by cause per device and step (``prof.gpu_utilization``)."""
-        from .gpu import utilization_figure
+        from .gpu_figures import utilization_figure
 
         return utilization_figure(self._prof.gpu_utilization, theme)
 
     def gpu_overlap(self, theme: str = "light"):
         """Collective time hidden under compute and exposed, per device and step."""
-        from .gpu import overlap_figure
+        from .gpu_figures import overlap_figure
 
         return overlap_figure(self._prof.gpu_overlap, theme)
 
     def launch_latency(self, theme: str = "light"):
         """Histogram of kernel launch latency per device (``prof.launch_latency``)."""
-        from .gpu import launch_latency_figure
+        from .gpu_figures import launch_latency_figure
 
         return launch_latency_figure(self._prof.launch_latency.histogram, theme)
 
     def launch_queue(self, theme: str = "light"):
         """Kernels launched and not yet started, per device over time."""
-        from .gpu import queue_figure
+        from .gpu_figures import queue_figure
 
         return queue_figure(self._prof.launch_latency.queue, theme)
 
@@ -116,7 +116,7 @@ class ProfilePlots:
         """Each device's SM clock and power and each host's CPU per step: the mean of the
         hardware samples inside each step, their max dotted (``prof.counters``)."""
         from ..analysis.findings.hardware_steps import samples_in_steps, step_means
-        from .hardware import hardware_figure
+        from .hardware_figures import hardware_figure
 
         inside = samples_in_steps(self._prof.result("counters"), self._prof.steps)
         return hardware_figure(step_means(inside[inside.step >= 0]), theme)
@@ -127,7 +127,7 @@ class ProfilePlots:
         outer frames every stack shares (a notebook kernel's) left out but the innermost of
         them, unless ``all_frames``."""
         from ..analysis.xla.source_lines import stack_tree
-        from .source import source_flame_figure
+        from .source_figures import source_flame_figure
 
         return source_flame_figure(stack_tree(self._prof.source_stacks, all_frames), theme)
 

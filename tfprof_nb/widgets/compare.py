@@ -45,7 +45,7 @@ class ComparisonView(BaseWidget):
     kernels_delta = TableTrait()
 
     def __init__(self, comparison, **kwargs):
-        from ..plot.compare import compare_figure, waterfall_figure
+        from ..plot.compare_figures import compare_figure, waterfall_figure
 
         kernels = comparison.kernels.reset_index()
         super().__init__(

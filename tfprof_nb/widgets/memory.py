@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.tf.memory import LABELS, readable
-from ..plot.memory import memory_figure
+from ..plot.memory_figures import memory_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 

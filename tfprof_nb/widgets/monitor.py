@@ -77,7 +77,7 @@ class MonitorView(BaseWidget):
     @staticmethod
     def _values(history, status, rule, baseline_ms, threshold_ms, steps=None,
                 period="") -> dict:
-        from ..plot.monitor import monitor_figure
+        from ..plot.monitor_figures import monitor_figure
 
         history = history if history is not None else pd.DataFrame(
             columns=["window", "status", "median_step_ms"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.tf.op_stats import typed_by_hlo
-from ..plot.ops import op_stats_figure
+from ..plot.op_figures import op_stats_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 

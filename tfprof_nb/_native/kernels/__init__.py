@@ -8,22 +8,22 @@ timeline); every wrapper is imported from here (``from tfprof_nb._native.kernels
 
 from __future__ import annotations
 
-from ._base import check, N_TYPES, ERR_CANCELLED
-from .order import (
+from ._calls import check, N_TYPES, ERR_CANCELLED
+from .order_kernel import (
     argsort, sort_pairs, is_sorted_by, nesting_order, nesting_order_or_none, tl_rows, span,
     nonzero, rows_where, select_rows)
-from .stats import int_stat, int_stats, stats_at, stat_name_counts, line_name_rows
-from .codes import (
+from .stats_kernel import int_stat, int_stats, stats_at, stat_name_counts, line_name_rows
+from .codes_kernel import (
     code_counts, code_lookup, take_rows, values_at, code_gather, code_rows, code_rows_multi,
     sparse_lookup)
-from .nesting import (
+from .nesting_kernel import (
     nest_strict, nest_query, nest_loose, csr, spread_groups, threadpool_regions,
     regions_from_rows)
-from .joins import keys_in, join_on_keys, join_on_ids, join_one_on_ids, context_links
-from .steps import step_breakdown, op_stack_walk, op_walk_rows, host_step_rows
-from .intervals import interval_union, interval_combine
-from .memory import inherit_from_allocations, active_at_peak
-from .timeline import tl_window, tl_rows_in
+from .joins_kernel import keys_in, join_on_keys, join_on_ids, join_one_on_ids, context_links
+from .steps_kernel import step_breakdown, op_stack_walk, op_walk_rows, host_step_rows
+from .intervals_kernel import interval_union, interval_combine
+from .memory_kernel import inherit_from_allocations, active_at_peak
+from .timeline_kernel import tl_window, tl_rows_in
 
 __all__ = ["check", "N_TYPES", "ERR_CANCELLED", "argsort", "sort_pairs", "is_sorted_by",
            "nesting_order", "nesting_order_or_none", "tl_rows", "span", "nonzero",

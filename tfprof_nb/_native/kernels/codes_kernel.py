@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lib
-from ._base import _c, _p, check
-from .order import _codes
+from ._calls import _c, _p, check
+from .order_kernel import _codes
 
 __all__ = ["code_counts", "code_lookup", "take_rows", "values_at", "code_gather", "code_rows",
            "code_rows_multi", "sparse_lookup"]

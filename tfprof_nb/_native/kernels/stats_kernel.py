@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lib
-from ._base import _c, _p, check
-from .order import _codes
+from ._calls import _c, _p, check
+from .order_kernel import _codes
 
 __all__ = ["int_stat", "int_stats", "stats_at", "stat_name_counts", "line_name_rows"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lib
-from ._base import _c, _p
+from ._calls import _c, _p
 
 __all__ = ["inherit_from_allocations", "active_at_peak"]
 

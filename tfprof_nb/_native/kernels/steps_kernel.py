@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lib
-from ._base import N_TYPES, _c, _p, _threads, check
-from .order import _codes
+from ._calls import N_TYPES, _c, _p, _threads, check
+from .order_kernel import _codes
 
 __all__ = ["step_breakdown", "op_stack_walk", "op_walk_rows", "host_step_rows"]
 

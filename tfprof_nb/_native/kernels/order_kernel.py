@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lib
-from ._base import _c, _p, check
+from ._calls import _c, _p, check
 
 __all__ = ["argsort", "sort_pairs", "is_sorted_by", "nesting_order", "nesting_order_or_none",
            "tl_rows", "span", "nonzero", "rows_where", "select_rows"]

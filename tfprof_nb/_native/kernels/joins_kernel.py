@@ -7,9 +7,9 @@ import ctypes
 import numpy as np
 
 from .. import lib
-from ._base import _c, _p, _threads, check
-from .order import _codes
-from .stats import _stat_columns
+from ._calls import _c, _p, _threads, check
+from .order_kernel import _codes
+from .stats_kernel import _stat_columns
 
 __all__ = ["keys_in", "join_on_keys", "join_on_ids", "join_one_on_ids", "context_links"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lib
-from ._base import _c, _p, _threads, check
-from .codes import values_at, code_rows
-from .order import nesting_order, _codes
+from ._calls import _c, _p, _threads, check
+from .codes_kernel import values_at, code_rows
+from .order_kernel import nesting_order, _codes
 
 __all__ = ["nest_strict", "nest_query", "nest_loose", "csr", "spread_groups", "threadpool_regions",
            "regions_from_rows"]

@@ -6,8 +6,8 @@ import numpy as np
 
 from .. import lib
 from ..layout import ERR
-from ._base import _c, _p, check
-from .order import argsort
+from ._calls import _c, _p, check
+from .order_kernel import argsort
 
 __all__ = ["interval_union", "interval_combine"]
 

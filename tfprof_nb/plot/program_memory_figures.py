@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._style import plain, plain_all, subplots
-from .memory import human_bytes, reduce_extremes
+from .memory_figures import human_bytes, reduce_extremes
 
 __all__ = ["ALLOCATION_COLORS", "program_memory_figure"]
 
