@@ -4,14 +4,14 @@
 import { AXIS_H, LABEL_W, ROW } from "./layout";
 import { rowY, type Partner } from "./links";
 import { type EventInfo } from "./search";
-import { type TimelineState } from "./state";
+import { type LinksPlot, type Plot } from "./plot";
 
 /** The links' colour: light and dark themes. */
 export const LINK_COLORS = { light: "#e65100", dark: "#ffab40" };
 const HEAD = 7; // px: the arrowhead's length
 
 /** Canvas y of the middle of row `row`'s event (null: not laid out). */
-function canvasY(state: TimelineState, row: number): number | null {
+function canvasY(state: Plot, row: number): number | null {
   return rowY(state.data, state, row);
 }
 
@@ -32,7 +32,7 @@ export function arrow(ctx: CanvasRenderingContext2D, x0: number, y0: number, x1:
 }
 
 /** One link: the partner outlined, the arrow from launch to kernel. */
-function paintLink(ctx: CanvasRenderingContext2D, state: TimelineState, sel: EventInfo, p: Partner): boolean {
+function paintLink(ctx: CanvasRenderingContext2D, state: LinksPlot, sel: EventInfo, p: Partner): boolean {
   const yp = canvasY(state, p.row);
   const ys = canvasY(state, sel.row);
   if (yp === null || ys === null) return false;
@@ -47,7 +47,7 @@ function paintLink(ctx: CanvasRenderingContext2D, state: TimelineState, sel: Eve
 }
 
 /** Paint the links of `state`'s selection; returns how many arrows were drawn. */
-export function paintLinks(ctx: CanvasRenderingContext2D, state: TimelineState, dark: boolean): number {
+export function paintLinks(ctx: CanvasRenderingContext2D, state: LinksPlot, dark: boolean): number {
   const sel = state.selection;
   if (!sel || sel.row !== state.links.row || !state.links.partners.length) return 0;
   ctx.save();
