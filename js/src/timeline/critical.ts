@@ -5,7 +5,7 @@ import { AXIS_H, LABEL_W, ROW } from "./layout";
 import { arrow } from "./arrows";
 import { rowY } from "./links";
 import { type EventInfo } from "./search";
-import { type TimelineState } from "./state";
+import { type CriticalPlot } from "./plot";
 
 /** The path's colour: light and dark themes. */
 export const CRITICAL_COLORS = { light: "#c2185b", dark: "#ff80ab" };
@@ -54,7 +54,7 @@ export class CriticalPath {
 }
 
 /** Paint the path: returns how many of its arrows were drawn. */
-export function paintCritical(ctx: CanvasRenderingContext2D, state: TimelineState, dark: boolean): number {
+export function paintCritical(ctx: CanvasRenderingContext2D, state: CriticalPlot, dark: boolean): number {
   const nodes = state.critical.nodes;
   if (!nodes.length) return 0;
   ctx.save();
