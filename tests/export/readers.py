@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tfprof_nb.xspace.model import stat_value
+
 
 def _unique_keys(pairs):
     keys = [k for k, _ in pairs]
@@ -126,8 +128,9 @@ def read_perfetto(path: Path) -> tuple[pd.DataFrame, dict, dict]:
 
 
 def expected_args(prof, event_ids) -> dict:
-    """{event id: {stat name: value}} from ``prof.stat`` (the last value of a repeated stat),
-    for the events ``event_ids``."""
+    """{event id: {key: value}} of the events ``event_ids``: their own stats from ``prof.stat``
+    (a stat the event carries again keyed ``name #2``...), then their event metadata's
+    (``metadata.name``), read from the metadata's stat rows."""
     names = set()
     for host in prof.hosts:
         st = prof.spaces[host].stats
@@ -136,11 +139,24 @@ def expected_args(prof, event_ids) -> dict:
     wanted = pd.Index(list(out))
     for name in sorted(names):
         values = prof.stat(name)
-        values = values[~values.index.duplicated(keep="last")]
         values = values[values.index.isin(wanted)]
-        for event, value in values.items():
-            out[int(event)][name] = value.item() if hasattr(value, "item") else value
+        nth = values.groupby(level=0).cumcount().to_numpy() + 1
+        for (event, value), k in zip(values.items(), nth.tolist()):
+            key = name if k == 1 else f"{name} #{k}"
+            out[int(event)][key] = value.item() if hasattr(value, "item") else value
+    for event in out:
+        out[event].update(_metadata_args(prof, event))
     return out
+
+
+def _metadata_args(prof, event: int) -> dict:
+    """{metadata.name: value} of the stats of event ``event``'s event metadata."""
+    host = prof.events.host.iloc[event]
+    space = prof.spaces[host]
+    md = int(space.events.metadata_row[event - prof.event_offsets[host]])
+    st = space.stats
+    rows = np.flatnonzero((st.owner_kind == 1) & (st.owner == md)) if md >= 0 else []
+    return {f"metadata.{st.names[st.name_code[r]]}": stat_value(st, r) for r in rows}
 
 
 def ns(ps) -> np.ndarray:

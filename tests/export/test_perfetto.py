@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.trace.event_arguments import value_text
 
 from .readers import expected_args, ns, perfetto_pb2, read_perfetto
 from .test_chrome import thread_names
@@ -109,7 +110,7 @@ def test_stats_as_debug_annotations(prof, exported):
             if isinstance(value, (int, np.integer)) and value < 0 and got >= 2**63:
                 got -= 2**64  # a uint64 stat prof.stat shows as its int64 bit pattern
             if isinstance(value, bytes):
-                value = value.hex()
+                value = value_text(value)
             assert got == value, (event, name, got, value)
             checked += 1
     assert checked > 100

@@ -44,7 +44,7 @@ def _space() -> bytes:
         ev = line.events.add(metadata_id=i, offset_ps=i * 2_000_000, duration_ps=1_000_000)
         for stat, (kind, value) in STATS.items():
             ev.stats.add(metadata_id=stat_ids[stat], **{kind: value})
-        if i == 2:  # the event's own value wins over its metadata's
+        if i == 2:  # the event's own value beside its metadata's
             ev.stats.add(metadata_id=stat_ids["md"], str_value="own <value>")
         if i == 3:
             ev.stats.add(metadata_id=stat_ids["small"], ref_value=stat_ids["ref target"])
@@ -98,14 +98,16 @@ def test_chrome_round_trip(prof, tmp_path):
     assert args["inf"] == "inf" and args["nan"] == "nan"
     assert args["negzero"] == 0 and math.copysign(1, args["negzero"]) < 0
     assert args["tiny"] == 5e-324 and args["blob"] == "00ff3c"
-    assert args["md"] == "metadata <1>"  # the event metadata's stat
-    assert x.args[1]["md"] == "own <value>"  # the event's own stat wins
-    assert x.args[2]["small"] == "ref target"  # a ref: the referenced stat's name
+    assert args["metadata.md"] == "metadata <1>"  # the event metadata's stat
+    assert x.args[1]["md"] == "own <value>"  # the event's own stat, and its metadata's
+    assert x.args[1]["metadata.md"] == "metadata <2>"
+    assert x.args[2]["small #2"] == "ref target"  # a ref: the referenced stat's name
+    assert x.args[2]["small"] == -7  # (a stat carried twice: both, the second numbered)
     assert x.args[len(NASTY)]["neg"] == str(2**64 - 5)
     assert prof.stat("neg").iloc[-1] == -5
     # and every arg of every event is what prof.stat says
     for event, stats in expected_args(prof, range(n)).items():
-        assert set(x.args[event]) - {"md"} == set(stats) - {"md"}  # md: a metadata stat
+        assert set(x.args[event]) == set(stats)
         for name, value in stats.items():
             if name not in ("inf", "nan"):  # JSON has no such numbers: strings
                 assert _same(x.args[event][name], value), (event, name)
@@ -140,7 +142,7 @@ def test_perfetto_round_trip(prof, tmp_path):
     assert args['key "quoted" <k>'] == NASTY[0] and args["unicode ☃"] == NASTY[3]
     assert args["neg"] == -(2**63) and args["big"] == 2**64 - 1 and args["small"] == -7
     assert math.isinf(args["inf"]) and math.isnan(args["nan"]) and args["tiny"] == 5e-324
-    assert args["blob"] == "00ff3c" and args["md"] == "metadata <1>"
+    assert args["blob"] == "00ff3c" and args["metadata.md"] == "metadata <1>"
 
 
 def test_profile_without_events(tmp_path):

@@ -15,12 +15,11 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.offline import details as details_mod
+from tfprof_nb.analysis.trace import event_arguments
 from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.offline.details import (ARGUMENTS, NO_ROW, OWN_DURATION, OWN_ID, OWN_START,
-                                       detail_rows, event_details_block, id_text, time_text,
-                                       value_text)
-from tfprof_nb.widgets.timeline import TimelineSource
+                                       detail_rows, event_details_block, id_text, time_text)
+from tfprof_nb.widgets.trace_view import TimelineSource
 from tfprof_nb.xspace.model import StatTable
 
 from ..conftest import DATA
@@ -105,15 +104,6 @@ def test_the_page_writes_numbers_as_python_does():
     assert any("big" in c for c in cases["int"]) and any(c["text"] is None for c in cases["int"])
 
 
-def test_stat_values_as_python_writes_them():
-    assert value_text("<i>y</i>") == "<i>y</i>"
-    assert value_text(2**63 + 1) == "9223372036854775809"  # every digit, past 2**53
-    assert value_text(np.int64(-3)) == "-3"
-    assert value_text(1.0) == "1.0" and value_text(1e-05) == "1e-05"
-    assert value_text(np.float64(0.1)) == "0.1"
-    assert value_text(b"\x00x") == "b'\\x00x'" and value_text(None) == "None"
-
-
 def _raw(values) -> np.ndarray:
     """int64 bit patterns of stat values (a double's, a uint64's)."""
     out = []
@@ -135,6 +125,12 @@ def _stats(rows, names, values) -> StatTable:
                      raw_value=_raw(raw), names=names, values=values)
 
 
+def _space(stats: StatTable, metadata_row: list[int]):
+    """A host of these stats whose events have these event metadata rows."""
+    events = SimpleNamespace(metadata_row=np.array(metadata_row, np.int32))
+    return SimpleNamespace(stats=stats, events=events)
+
+
 def _source(steps=True):
     """Hosts a (events 0, 1) and b (event 2), drawn in timeline rows 2, 0, 1."""
     a = _stats([(0, 0, 0, 4, 0), (0, 0, 1, 3, 3), (0, 0, 2, 2, 2**63 + 1), (0, 0, 3, 1, 0.1),
@@ -151,7 +147,7 @@ def _source(steps=True):
         "duration_us": [2.0004, 0.0625, 10.0], "host": cat(["a", "a", "b"]),
         "plane": cat(["/host:CPU"] * 3), "line": cat(["tf_Compute", "tf_Compute", "python"])})
     prof = SimpleNamespace(events=events, event_offsets={"a": 0, "b": 2},
-                           spaces={"a": SimpleNamespace(stats=a), "b": SimpleNamespace(stats=b)},
+                           spaces={"a": _space(a, [0, -1]), "b": _space(b, [-1])},
                            hlo_stats=pd.DataFrame({"hlo_op_name": ["fusion.2", "fusion.3"],
                                                    "category": ["convolution", "loop fusion"]}))
     table = pd.DataFrame({"host": ["b", "a", "a"], "step_name": ["9", "7", "8"],
@@ -166,13 +162,15 @@ EVENT_0 = [("name", "dense/MatMul:MatMul"), ("category", "MatMul"), ("start", "1
            ("duration", "2.000 us"), *PLACE_A, ("step", "7"), ("event id", "0"),
            (ARGUMENTS, [("tf_op", "MatMul:MatMul"), ("group_id", "3"),
                         ("big", "9223372036854775809"), ("ratio", "0.1"),
-                        ("blob", "b'\\x00x'"), ("unset", "None")])]
+                        ("blob", "0078"), ("unset", ""),
+                        ("metadata.tf_op", "MatMul:MatMul")])]
 # stats named like fields ("name", "step") are arguments, after the fields, which keep their
-# own texts; a stat carried twice ("group_id") is there twice; no category
+# own texts; a stat carried twice ("group_id") is there twice, the second numbered; no
+# category
 EVENT_1 = [("name", "<b>x</b>"), ("start", "5.000 us"), ("duration", "0.062 us"), *PLACE_A,
            ("step", "8"), ("event id", "1"),
            (ARGUMENTS, [("name", "renamed"), ("__proto__", "p"), ("group_id", "4"),
-                        ("group_id", "5"), ("step", "mine")])]
+                        ("group_id #2", "5"), ("step", "mine")])]
 # the category of its HLO op, as HLO op stats say
 EVENT_2 = [("name", "<b>x</b>"), ("category", "loop fusion"), ("start", "2.000 us"),
            ("duration", "10.000 us"), ("host", "b"), ("plane", "/host:CPU"), ("track", "python"),
@@ -183,10 +181,10 @@ EVENT_2 = [("name", "<b>x</b>"), ("category", "loop fusion"), ("start", "2.000 u
 @pytest.mark.parametrize("few", [True, False])
 def test_rows_fields_order_and_text(monkeypatch, few):
     """Name, category, times, place, the step of the event's own host (the first running
-    when it starts), event id, then every stat in its order as an argument; by bisection or
-    by a pass over the stats."""
+    when it starts), event id, then every stat in its order as an argument, then its event
+    metadata's; by bisection or by a pass over the stats."""
     if not few:
-        monkeypatch.setattr(details_mod, "_FEW", 0)
+        monkeypatch.setattr(event_arguments, "_FEW", 0)
     d = detail_rows(_source(), [2, 0, 1])
     assert [list(d.of(i).items()) for i in range(3)] == [EVENT_0, EVENT_1, EVENT_2]
     assert detail_rows(_source(), [1]).of(0) == dict(EVENT_2)

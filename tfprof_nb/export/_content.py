@@ -3,9 +3,10 @@
 Slices are every event of ``prof.events`` (slice i is event i) followed by one slice per step
 of ``prof.steps``.  Each slice lies on a *line*: an XLine of one host's plane, or a host's
 steps line.  Annotations are the slices' arguments, one row per (slice, key, value), sorted
-by slice: an event's stats (its metadata's stats, then its own) and a step's step-time
-breakdown.  A key appears once per slice: where it repeats (a metadata stat the event sets
-too, a stat set twice) the last value wins, as in ``prof.event_stats``.
+by slice: an event's arguments (its own stats, then its event metadata's, keyed and written
+as the trace viewer's details and ``prof.sql``'s ``stats`` show them:
+``analysis.trace.event_arguments``; every one, each key once on a slice) and a step's
+step-time breakdown.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..analysis.trace.event_arguments import (TextTable, argument_keys, argument_rows,
+                                              stat_texts, value_text)
 from ..constants import HOST_PLANE, STEPS_LINE
 
 __all__ = ["NONE", "DOUBLE", "UINT", "INT", "STRING", "Annotations", "TraceContent",
@@ -30,7 +33,7 @@ class Annotations:
     """Arguments of the slices, one row each, sorted by ``owner``.
 
     ``raw`` holds a double's bits (DOUBLE), the 64 bits of an integer (UINT, INT) or the
-    code of the value in ``strings`` (STRING).  Bytes values are written as hex digits.
+    code of the value's text in ``strings`` (STRING: strings, refs, bytes).
     """
 
     owner: np.ndarray  # int64 slice
@@ -68,73 +71,20 @@ class TraceContent:
         return len(self.start_ps)
 
 
-class _Table:
-    """Distinct strings in first-seen order, with their codes."""
-
-    def __init__(self, items=()):
-        self.items: list[str] = []
-        self._index: dict[str, int] = {}
-        for item in items:
-            self.code(item)
-
-    def code(self, item: str) -> int:
-        code = self._index.get(item)
-        if code is None:
-            code = self._index[item] = len(self.items)
-            self.items.append(item)
-        return code
-
-    def codes(self, items: list) -> np.ndarray:
-        return np.fromiter((self.code(i) for i in items), dtype=np.int64, count=len(items))
-
-
-def _as_text(value) -> str:
-    return value.hex() if isinstance(value, (bytes, bytearray)) else str(value)
-
-
-def _host_stat_rows(space, offset: int, keys: _Table, strings: _Table) -> tuple:
-    """(owner, key, kind, raw) of one host's event stats, metadata stats expanded to their
-    events (bytes-valued metadata stats, serialised protos, are left out)."""
+def _host_stat_rows(space, offset: int, keys: TextTable, strings: TextTable) -> tuple:
+    """(owner, key, kind, raw) of the arguments of one host's events."""
     st = space.stats
-    n_events = len(space.events)
-    owners, rows = [], []
-    md = np.flatnonzero((st.owner_kind == 1) & (st.kind != 5))
-    if len(md) and n_events:
-        md = md[np.argsort(st.owner[md], kind="stable")]
-        md_of_event = space.events.metadata_row.astype(np.int64)
-        count = np.bincount(st.owner[md], minlength=max(len(space.event_metadata_key),
-                                                         int(st.owner[md].max()) + 1))
-        first = np.cumsum(count) - count
-        per_event = np.where(md_of_event >= 0, count[np.maximum(md_of_event, 0)], 0)
-        total = int(per_event.sum())
-        if total:
-            events = np.repeat(np.arange(n_events, dtype=np.int64), per_event)
-            rank = np.arange(total) - np.repeat(np.cumsum(per_event) - per_event, per_event)
-            owners.append(events)
-            rows.append(md[first[md_of_event[events]] + rank])
-    own = np.flatnonzero(st.owner_kind == 0)
-    owners.append(st.owner[own].astype(np.int64))
-    rows.append(own)
-    owner = np.concatenate(owners)
-    row = np.concatenate(rows)
-    if len(owner) and (np.diff(owner) < 0).any():
-        order = np.argsort(owner, kind="stable")
-        owner, row = owner[order], row[order]
-    key_map = np.zeros(max(len(st.names), 1), np.int64)
-    used = np.unique(st.name_code[row]).tolist()
-    key_map[used] = keys.codes([st.names[c] for c in used])
+    owner, row, origin = argument_rows(space)
+    key = argument_keys(st, owner, row, origin, keys).astype(np.int32)
     kind = st.kind[row].astype(np.int8)
     raw = st.raw_value[row].astype(np.int64)
-    text = kind >= 4
-    if text.any():
-        used, inverse = np.unique(raw[text], return_inverse=True)
-        table = strings.codes([_as_text(st.values[c]) for c in used.tolist()])
-        raw[text] = table[inverse.reshape(-1)]
-        kind[text] = STRING
-    return owner + offset, key_map[st.name_code[row]].astype(np.int32), kind, raw
+    text = np.flatnonzero(kind >= 4)
+    raw[text] = stat_texts(st, row[text], strings)
+    kind[text] = STRING
+    return owner + offset, key, kind, raw
 
 
-def _step_rows(steps: pd.DataFrame, first_slice: int, keys: _Table, strings: _Table) -> tuple:
+def _step_rows(steps: pd.DataFrame, first_slice: int, keys: TextTable, strings: TextTable) -> tuple:
     """(owner, key, kind, raw) of the steps' arguments: step number, then every column but
     host, start and duration (missing values left out)."""
     n = len(steps)
@@ -155,7 +105,7 @@ def _step_rows(steps: pd.DataFrame, first_slice: int, keys: _Table, strings: _Ta
             ok = np.array([v is not None and not (isinstance(v, float) and math.isnan(v))
                            for v in values], bool)
             kinds.append(np.full(n, STRING, np.int8))
-            raws.append(np.array([strings.code(_as_text(v)) if k else 0
+            raws.append(np.array([strings.code(value_text(v)) if k else 0
                                   for v, k in zip(values, ok)], np.int64))
             present.append(ok)
     key = np.array([keys.code(c) for c in columns], np.int32)
@@ -185,7 +135,7 @@ class _Tracks:
         return len(self.line_names) - 1
 
 
-def _event_lines(prof, tracks: _Tracks, keys: _Table, strings: _Table):
+def _event_lines(prof, tracks: _Tracks, keys: TextTable, strings: TextTable):
     """(the line of every event, each host's stat rows): one line per (host, line) that has
     events, in host order."""
     lines, stats = [], []
@@ -201,8 +151,8 @@ def _event_lines(prof, tracks: _Tracks, keys: _Table, strings: _Table):
     return lines, stats
 
 
-def _step_slices(prof, tracks: _Tracks, names: _Table, first: int, keys: _Table,
-                 strings: _Table) -> list[tuple]:
+def _step_slices(prof, tracks: _Tracks, names: TextTable, first: int, keys: TextTable,
+                 strings: TextTable) -> list[tuple]:
     """(start, duration, name, line, stat rows) of each host's steps, on a ``Steps`` line of
     the host's CPU process; slice ids follow ``first``."""
     out = []
@@ -222,26 +172,13 @@ def _step_slices(prof, tracks: _Tracks, names: _Table, first: int, keys: _Table,
     return out
 
 
-def _last_value_wins(owner, key, kind, raw, n_keys: int):
-    """The annotation rows without a key repeated on a slice (metadata and event, or a stat
-    set twice): the last one wins."""
-    combo = owner * max(n_keys, 1) + key
-    order = np.argsort(combo, kind="stable")  # fast: rows are sorted by owner already
-    repeated = combo[order[1:]] == combo[order[:-1]]
-    if not repeated.any():
-        return owner, key, kind, raw
-    keep = np.ones(len(owner), bool)
-    keep[order[:-1][repeated]] = False
-    return owner[keep], key[keep], kind[keep], raw[keep]
-
-
 def trace_content(prof) -> TraceContent:
     """The slices, lines, processes and annotations of ``prof`` (see the module doc)."""
     ev = prof.events
-    tracks, keys, strings = _Tracks(), _Table(), _Table()
+    tracks, keys, strings = _Tracks(), TextTable(), TextTable()
     line, stat_parts = _event_lines(prof, tracks, keys, strings)
     n_event_lines = len(tracks.line_names)
-    names = _Table(str(x) for x in ev["name"].cat.categories)
+    names = TextTable(str(x) for x in ev["name"].cat.categories)
     name = [ev["name"].cat.codes.to_numpy().astype(np.int32)]
     start, duration = [ev["start_ps"].to_numpy()], [ev["duration_ps"].to_numpy()]
     for s, d, nm, ln, st in _step_slices(prof, tracks, names, len(ev), keys, strings):
@@ -253,7 +190,6 @@ def trace_content(prof) -> TraceContent:
     owner, key, kind, raw = (np.concatenate([p[i] for p in stat_parts]) if stat_parts
                              else np.empty(0, dt)
                              for i, dt in enumerate((np.int64, np.int32, np.int8, np.int64)))
-    owner, key, kind, raw = _last_value_wins(owner, key, kind, raw, len(keys.items))
     return TraceContent(
         start_ps=np.concatenate(start).astype(np.int64),
         duration_ps=np.concatenate(duration).astype(np.int64),

@@ -25,10 +25,11 @@ buffer's kernel is attributed to, as HLO op stats name it, else the
 op type its name says, ``dense/MatMul:MatMul``: MatMul; none where neither), ``start`` and
 ``duration`` (:func:`time_text`), ``host``, ``plane``, ``track``, ``step`` (the step of its
 host running when it starts, when there is one) and ``event id`` (:func:`id_text`); then its
-stats, each as it is (:func:`value_text`), in their order, in a section of their own:
-:data:`ARGUMENTS`, a list of (key, text) pairs.  A stat is never a field: one called ``name``
-(JAX kernels carry their name scope so) is an argument, after the fields, which it neither
-displaces nor precedes.  The fields are columns (a text code per event, or one for all:
+arguments, in a section of their own, :data:`ARGUMENTS`, a list of (key, text) pairs: its
+own stats, then its event metadata's (``metadata.flops``), keys and texts by the rule that
+``prof.sql``'s ``stats`` and the exports follow too (``analysis.trace.event_arguments``).
+A stat is never a field: one called ``name`` (JAX kernels carry their name scope so) is an
+argument, after the fields, which it neither displaces nor precedes.  The fields are columns (a text code per event, or one for all:
 :data:`NO_ROW` where an event has no such field), the stats rows of their own
 (:class:`DetailRows`).
 """
@@ -40,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..analysis.trace.event_arguments import (TextTable, argument_keys, argument_rows,
+                                              stat_texts)
 from ..analysis.trace.tf_ops import parse_tf_op
 from .columns import encode_columns
 # a row's text code saying: the text of the event's own start, duration or id, which a page
@@ -48,10 +51,9 @@ from .columns import encode_columns
 from .details_codes import ARGUMENTS, NO_ROW, OWN_DURATION, OWN_ID, OWN_START
 
 __all__ = ["ARGUMENTS", "FIELDS", "NO_ROW", "OWN_DURATION", "OWN_ID", "OWN_START", "DetailRows",
-           "detail_rows", "event_details_block", "id_text", "time_text", "value_text"]
+           "detail_rows", "event_details_block", "id_text", "time_text"]
 
 FIELDS = ("name", "category", "start", "duration", "host", "plane", "track", "step", "event id")
-_FEW = 64  # events whose stats are found one by one (bisection) rather than by a pass
 
 
 def time_text(us: float) -> str:
@@ -63,47 +65,6 @@ def time_text(us: float) -> str:
 def id_text(event_id) -> str:
     """An event id as the details write it: every digit of the integer."""
     return str(int(event_id))
-
-
-def value_text(value) -> str:
-    """A stat's value as the details write it: a string as it is, a number as Python writes
-    it, anything else (bytes, None) as its ``repr``."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    return repr(value)
-
-
-class _Texts:
-    """Distinct texts in the order first seen, and their codes."""
-
-    def __init__(self, first: tuple[str, ...] = ()):
-        self.items: list[str] = []
-        self._index: dict[str, int] = {}
-        for text in first:
-            self.code(text)
-
-    def code(self, text: str) -> int:
-        code = self._index.get(text)
-        if code is None:
-            code = self._index[text] = len(self.items)
-            self.items.append(text)
-        return code
-
-    def find(self, text: str) -> int | None:
-        """The code of ``text``, None when it has none."""
-        return self._index.get(text)
-
-    def codes(self, texts: list[str]) -> np.ndarray:
-        """uint32 codes of a list of texts."""
-        index = self._index
-        fresh = [t for t in dict.fromkeys(texts) if t not in index]
-        index.update(zip(fresh, range(len(self.items), len(self.items) + len(fresh))))
-        self.items.extend(fresh)
-        return np.fromiter(map(index.__getitem__, texts), np.uint32, len(texts))
 
 
 @dataclass
@@ -148,7 +109,7 @@ class DetailRows:
         return out
 
 
-def _column(col: pd.Series, ids: np.ndarray, texts: _Texts) -> np.ndarray:
+def _column(col: pd.Series, ids: np.ndarray, texts: TextTable) -> np.ndarray:
     """Text codes of ``col`` at ``ids``, each value as its ``str``."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = col.cat.categories
@@ -160,67 +121,8 @@ def _column(col: pd.Series, ids: np.ndarray, texts: _Texts) -> np.ndarray:
     return texts.codes([str(v) for v in col.to_numpy()[ids].tolist()])
 
 
-def _stat_texts(st, rows: np.ndarray, texts: _Texts) -> np.ndarray:
-    """Text codes of the values of stat rows ``rows`` of one host (see ``stat_value``: kind 1
-    float, 2 uint64, 3 int64, 4-6 a value of ``st.values``; else no value)."""
-    kind, raw = st.kind[rows], st.raw_value[rows]
-    out = np.empty(len(rows), np.uint32)
-    done = np.zeros(len(rows), bool)
-    for k in (1, 2, 3, 4):
-        sel = np.flatnonzero((kind >= 4) & (kind <= 6) if k == 4 else kind == k)
-        if not len(sel):
-            continue
-        done[sel] = True
-        inverse, distinct = pd.factorize(raw[sel])  # by hashing: no sort of every row
-        # value_text's rule, numbers in bulk: a float's repr, an integer's str
-        if k == 1:
-            strings = list(map(repr, distinct.view(np.float64).tolist()))
-        elif k == 2:
-            strings = list(map(str, distinct.view(np.uint64).tolist()))
-        elif k == 3:
-            strings = list(map(str, distinct.tolist()))
-        else:
-            strings = [value_text(st.values[c]) for c in distinct.tolist()]
-        out[sel] = texts.codes(strings)[inverse]
-    out[~done] = texts.code(value_text(None))
-    return out
-
-
-def _stat_rows(prof, ids: np.ndarray, host_codes: np.ndarray, hosts: list[str]):
-    """Per host with stats among the events ``ids`` (their ``host_codes`` into ``hosts``):
-    (host, rank of the event of each of its stat rows, the stat rows), by rank then row."""
-    out = []
-    for h in np.unique(host_codes).tolist():
-        host = hosts[h] if h >= 0 else None
-        space = prof.spaces.get(host)
-        if space is None:
-            continue
-        st, base = space.stats, prof.event_offsets[host]
-        mine = np.flatnonzero(host_codes == h)
-        if len(ids) <= _FEW:
-            parts = [(np.full(len(r), k, np.int64), r) for k in mine.tolist()
-                     for r in [st.rows_of_event(int(ids[k]) - base)]]
-            ranks = np.concatenate([p[0] for p in parts])
-            rows = np.concatenate([p[1] for p in parts])
-        else:
-            rank = np.full(max(int(ids[mine].max()) - base + 1, 0), -1, np.int64)
-            rank[ids[mine] - base] = mine
-            rows = np.flatnonzero(st.owner_kind == 0)
-            owner = st.owner[rows].astype(np.int64)
-            inside = owner < len(rank)
-            rows, owner = rows[inside], owner[inside]
-            ranks = rank[owner]
-            keep = ranks >= 0
-            rows, ranks = rows[keep], ranks[keep]
-            order = np.argsort(ranks, kind="stable")
-            rows, ranks = rows[order], ranks[order]
-        if len(rows):
-            out.append((host, ranks, rows.astype(np.int64)))
-    return out
-
-
 def _steps(steps: pd.DataFrame | None, hosts: list[str], host_codes: np.ndarray,
-           start: np.ndarray, texts: _Texts) -> np.ndarray:
+           start: np.ndarray, texts: TextTable) -> np.ndarray:
     """uint32 text code of the name of the step of each event's host running when it starts
     (the first such step in the table), :data:`NO_ROW` where none."""
     out = np.full(len(start), NO_ROW, np.uint32)
@@ -251,7 +153,7 @@ def detail_rows(source, rows) -> DetailRows:
     ev = prof.events
     rows = np.asarray(rows, np.int64).ravel()
     ids = np.asarray(source.event_ids, np.int64)[rows]
-    labels, texts = _Texts(FIELDS), _Texts()
+    labels, texts = TextTable(FIELDS), TextTable()
     host_col = ev["host"]
     hosts = [str(c) for c in host_col.cat.categories]
     host_codes = host_col.cat.codes.to_numpy()[ids].astype(np.int64)
@@ -284,7 +186,7 @@ def _hlo_categories(prof) -> dict[str, str]:
     return out
 
 
-def _categories(prof, names: pd.Series, ids: np.ndarray, texts: _Texts, hlo_label,
+def _categories(prof, names: pd.Series, ids: np.ndarray, texts: TextTable, hlo_label,
                 stats) -> np.ndarray:
     """uint32 text code of each event's category (:data:`NO_ROW`: none): the HLO category
     of its ``hlo_op`` stat (among its ``stats``: rank, label and text codes; ``hlo_label``,
@@ -307,7 +209,7 @@ def _categories(prof, names: pd.Series, ids: np.ndarray, texts: _Texts, hlo_labe
     return out
 
 
-def _attributed_categories(prof, ids: np.ndarray, hlo: dict, texts: _Texts,
+def _attributed_categories(prof, ids: np.ndarray, hlo: dict, texts: TextTable,
                            out: np.ndarray) -> None:
     """Into ``out``: the category of the HLO op each kernel run inside a command buffer is
     attributed to (its ``hlo_op`` stat names the buffer), where known."""
@@ -323,21 +225,23 @@ def _attributed_categories(prof, ids: np.ndarray, hlo: dict, texts: _Texts,
             out[k] = texts.code(category)
 
 
-def _stat_pairs(prof, ids, host_codes, hosts, labels: _Texts, texts: _Texts):
-    """(event rank, label code, text code) of the stats of the events ``ids``, by event,
-    each event's in their order."""
-    parts = _stat_rows(prof, ids, host_codes, hosts)
+def _stat_pairs(prof, ids, host_codes, hosts, labels: TextTable, texts: TextTable):
+    """(event rank, label code, text code) of the arguments of the events ``ids``, by
+    event, each event's in their order (``analysis.trace.event_arguments``)."""
     s_rank = [np.empty(0, np.int64)]
     s_key = [np.empty(0, np.uint32)]
     s_val = [np.empty(0, np.uint32)]
-    for host, ranks, stat_rows in parts:
-        st = prof.spaces[host].stats
-        names = np.array([labels.code(name) for name in st.names], np.uint32)
-        s_rank.append(ranks)
-        s_key.append(names[st.name_code[stat_rows]])
-        s_val.append(_stat_texts(st, stat_rows, texts))
+    for h in np.unique(host_codes).tolist():
+        space = prof.spaces.get(hosts[h]) if h >= 0 else None
+        if space is None:
+            continue
+        mine = np.flatnonzero(host_codes == h)
+        rank, rows, origin = argument_rows(space, ids[mine] - prof.event_offsets[hosts[h]])
+        s_rank.append(mine[rank])
+        s_key.append(argument_keys(space.stats, rank, rows, origin, labels))
+        s_val.append(stat_texts(space.stats, rows, texts))
     s_rank, s_key, s_val = (np.concatenate(x) for x in (s_rank, s_key, s_val))
-    if len(parts) > 1:  # events of several hosts: by event again
+    if len(s_rank) and (np.diff(s_rank) < 0).any():  # events of several hosts: by event
         order = np.argsort(s_rank, kind="stable")
         s_rank, s_key, s_val = s_rank[order], s_key[order], s_val[order]
     return s_rank, s_key, s_val

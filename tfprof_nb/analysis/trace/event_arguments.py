@@ -159,9 +159,9 @@ def argument_rows(space, events: np.ndarray | None = None):
     (distinct host event rows, any order; None: every event, its rank its row), by rank,
     each event's own stats first (:data:`OWN`), then its metadata's (:data:`METADATA`)."""
     st = space.stats
-    n = len(space.events)
     own_rank, own = _own_rows(st, None if events is None else np.asarray(events, np.int64))
-    every = np.arange(n, dtype=np.int64) if events is None else np.asarray(events, np.int64)
+    every = np.arange(len(space.events), dtype=np.int64) if events is None \
+        else np.asarray(events, np.int64)
     md_rank, md = _metadata_rows(space, every)
     if not len(md):
         return own_rank, own, np.zeros(len(own), np.int8)
