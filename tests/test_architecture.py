@@ -4,8 +4,8 @@ import counts, those inside functions too.
 
 The layers are a table: a module may import modules of its own layer and of the layers listed
 before it.  A new top-level module or package must be placed in it.  Inside ``analysis/`` a
-second table says which of its subpackages may import which (the runtime lowest, findings
-highest); a new subpackage must be placed in it too.
+second table says which of its subpackages may import which (the runtime's host data lowest,
+findings highest); a new subpackage must be placed in it too.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ LAYERS = [
     ("widgets", ("widgets",)),
     ("reporting", ("reporting",)),
     ("facade", ("profile", "compare", "events", "sql", "_display", "loading", "_outputs",
-                "checks")),
+                "checks", "table_catalogue", "_profile_deprecated")),
     ("capturing", ("capturing",)),
     ("magic", ("magic",)),
     ("top", ("__init__", "demo", "cli", "__main__")),
@@ -43,21 +43,29 @@ RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 KNOWN: set[tuple[str, str]] = set()
 
 # analysis/'s subpackages: each may import its own modules and those of the subpackages listed
-# with it (and nothing above it).  The runtime imports none; findings are imported by none.
+# with it (and nothing above it).  The runtime's rooms are lowest: host data (imports none),
+# the runtime's core (units, registry, results, info), decoding, scheduling (where hosts live,
+# which no analysis imports); findings are imported by none.
 ANALYSIS = f"{PACKAGE}.analysis"
+_RUNTIME = ("runtime.hostdata", "runtime")
 ANALYSIS_LAYERS = {
-    "runtime": (),
-    "trace": ("runtime",),
-    "xla": ("runtime", "trace"),
-    "xla.memory": ("runtime", "trace", "xla"),
-    "steps": ("runtime", "trace", "xla"),
-    "gpu": ("runtime", "trace", "xla", "steps"),
-    "tf": ("runtime", "trace", "xla", "steps"),
-    "hardware": ("runtime", "trace", "xla", "steps", "gpu", "tf"),
-    "critical": ("runtime", "trace", "xla", "steps", "gpu", "tf"),
-    "findings": ("runtime", "trace", "xla", "xla.memory", "steps", "gpu", "tf", "hardware",
+    "runtime.hostdata": (),
+    "runtime": ("runtime.hostdata",),
+    "runtime.decoding": ("runtime.hostdata",),
+    "runtime.scheduling": ("runtime.hostdata", "runtime", "runtime.decoding"),
+    "trace": _RUNTIME,
+    "xla": (*_RUNTIME, "trace"),
+    "xla.memory": (*_RUNTIME, "trace", "xla"),
+    "steps": (*_RUNTIME, "trace", "xla"),
+    "gpu": (*_RUNTIME, "trace", "xla", "steps"),
+    "tf": (*_RUNTIME, "trace", "xla", "steps"),
+    "hardware": (*_RUNTIME, "trace", "xla", "steps", "gpu", "tf"),
+    "critical": (*_RUNTIME, "trace", "xla", "steps", "gpu", "tf"),
+    "findings": (*_RUNTIME, "trace", "xla", "xla.memory", "steps", "gpu", "tf", "hardware",
                  "critical"),
 }
+# the rooms that run the analyses, which no analysis imports
+_RUNNERS = {"runtime.decoding", "runtime.scheduling"}
 
 # Known violations of the analysis table, as KNOWN.  None are left.
 ANALYSIS_KNOWN: set[tuple[str, str]] = set()
@@ -224,16 +232,18 @@ def test_every_analysis_module_has_a_subpackage():
 
 
 def test_the_analysis_table_is_an_order():
-    """The table is a strict order with the runtime lowest and findings highest: what a
+    """The table is a strict order with the host data lowest and findings highest: what a
     subpackage may import, it may import all that those may; none may import itself through
-    another."""
+    another; no analysis imports the rooms that run them (decoding, scheduling)."""
     for sub, below in ANALYSIS_LAYERS.items():
         for other in below:
             assert set(ANALYSIS_LAYERS[other]) <= set(below), (sub, other)
             assert sub not in ANALYSIS_LAYERS[other], (sub, other)
-    assert ANALYSIS_LAYERS["runtime"] == ()
+    assert ANALYSIS_LAYERS["runtime.hostdata"] == ()
     assert all("findings" not in below for below in ANALYSIS_LAYERS.values())
-    assert set(ANALYSIS_LAYERS["findings"]) == set(ANALYSIS_LAYERS) - {"findings"}
+    assert set(ANALYSIS_LAYERS["findings"]) == set(ANALYSIS_LAYERS) - {"findings"} - _RUNNERS
+    assert all(not set(below) & _RUNNERS for sub, below in ANALYSIS_LAYERS.items()
+               if not sub.startswith("runtime"))
 
 
 def _analysis_upward(graph: dict[str, set[str]]) -> list[str]:

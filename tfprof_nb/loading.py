@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
 import importlib
+import inspect
 import os
 import typing
 import warnings
@@ -17,17 +20,42 @@ if typing.TYPE_CHECKING:
 __all__ = ["load"]
 
 
+def _known_keywords(fn):
+    """``fn`` refusing a keyword it does not take with a TypeError that names the closest
+    ones it does (``tp.load(path, clinet=c)``: did you mean 'client'?)."""
+    known = [p.name for p in inspect.signature(fn).parameters.values()
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for name in kwargs:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=3)
+                hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else \
+                    f"; it takes {', '.join(known)}"
+                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument "
+                                f"{name!r}{hint}")
+        return fn(*args, **kwargs)
+    return checked
+
+
+@_known_keywords
 @short_traceback
-def load(path, *, parallel: bool = True, strict: bool = False, client=None,
+def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
          timeout: float = 600.0, storage_options: dict | None = None,
-         progress: bool | None = None) -> "Profile":
+         progress: bool | None = None, strict: bool | None = None) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
     file, or a list of these.
 
-    Hosts are decoded independently, in parallel threads.  A host that cannot be read is left
-    out with a :class:`LoadWarning` and named in ``prof.load_errors`` (``strict=True`` raises
-    :class:`ProfileFormatError` instead).  With ``client`` (a ``dask.distributed.Client``)
-    every host is decoded and analysed on a worker and only partial results come back;
+    Hosts are decoded independently, in parallel threads.  One failure policy, ``on_error``,
+    for loading and analysing: with ``"skip"`` (the default) a host that cannot be read is
+    left out with a :class:`LoadWarning` and named in ``prof.load_errors``, and a host whose
+    analysis step fails is left out of the tables that need that step with an
+    :class:`AnalysisWarning`, its reason in ``prof.skipped(name)`` (the table is made of the
+    other hosts); with ``"raise"`` an unreadable host raises :class:`ProfileFormatError` and
+    a failing step :class:`HostAnalysisError`.  ``strict=True``/``False`` is the old
+    spelling of ``on_error="raise"``/``"skip"`` (deprecated).  With ``client`` (a
+    ``dask.distributed.Client``) every host is decoded and analysed on a worker and only partial results come back;
     ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
     free memory fails before decoding, suggesting ``client=``.  ``path`` may be a URL
     (``s3://``, ``gs://``, ``https://``, any fsspec URL; ``storage_options`` go to its file
@@ -38,10 +66,16 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     text line on stderr), and stops within a second on Ctrl-C or Jupyter's stop button
     (KeyboardInterrupt; an interrupted analysis is computed again when next asked for).
     """
+    if strict is not None:
+        warnings.warn("tp.load(strict=...) is now tp.load(on_error='raise' or 'skip')",
+                      DeprecationWarning, stacklevel=4)  # (past the two wrappers)
+        on_error = "raise" if strict else "skip"
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
     files = find_profile_files(path, storage_options)
     named = host_names(files)
-    hosts = _open_hosts(named, path, client, strict=strict, parallel=parallel, timeout=timeout,
-                        progress=progress)
+    hosts = _open_hosts(named, path, client, on_error=on_error, parallel=parallel,
+                        timeout=timeout, progress=progress)
     if hosts.errors:
         warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
                       f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
@@ -51,27 +85,18 @@ def load(path, *, parallel: bool = True, strict: bool = False, client=None,
     return Profile(hosts, source=[str(f) for f in files])
 
 
-def _open_hosts(files: dict, source, client, strict: bool, parallel: bool, timeout: float,
+def _open_hosts(files: dict, source, client, on_error: str, parallel: bool, timeout: float,
                 progress: bool | None):
-    """The hosts ``files`` ({host: path}) of the profile the user named ``source``: decoded
-    here after a check that they fit in free memory, pandas and the analyses imported
-    meanwhile (``LocalHosts``), or on the workers of a Dask ``client`` (``DaskHosts``).
-    Raises ProfileFormatError naming ``source`` when no host could be read (the file's own
-    error when ``source`` is that one file)."""
-    from .analysis.runtime.decoding import check_memory, decode_hosts, some_host_read
+    """The hosts ``files`` ({host: path}) of the profile the user named ``source``, opened by
+    the scheduling room (pandas and the analyses imported while they decode).  Raises
+    ProfileFormatError naming ``source`` when no host could be read (the file's own error
+    when ``source`` is that one file)."""
+    from .analysis.runtime.decoding.decode import some_host_read
+    from .analysis.runtime.scheduling.backends import open_hosts
 
-    if client is None:
-        check_memory(files)
-        spaces, errors = decode_hosts(files, strict=strict or _one_file(source, files),
-                                      parallel=parallel, progress=progress,
-                                      meanwhile=_import_analyses)
-        some_host_read(spaces, errors, source)
-        from .analysis.runtime.engine import LocalHosts
-
-        return LocalHosts(spaces, errors, progress)
-    from .analysis.runtime.engine import DaskHosts
-
-    hosts = DaskHosts(files, client, strict=strict, timeout=timeout)
+    hosts = open_hosts(files, client=client, on_error=on_error,
+                       one_file=client is None and _one_file(source, files), parallel=parallel,
+                       timeout=timeout, progress=progress, meanwhile=_import_analyses)
     some_host_read(hosts.names, hosts.errors, source)
     return hosts
 

@@ -18,7 +18,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.analysis.xla import command_buffers as cb
 from tfprof_nb.xspace.hlo_proto import HloModule, _message_classes, programs_of_space
-from tfprof_nb.analysis.runtime.host import HostData
+from tfprof_nb.analysis.runtime.hostdata.host import HostData
 from tfprof_nb.xspace import read_xspace
 
 from .real_xla import COMMAND_BUFFERS, REAL

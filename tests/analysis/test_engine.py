@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.runtime import decoding, engine, registry
-from tfprof_nb.analysis.runtime.engine import HostAnalysisError
+from tfprof_nb.analysis.runtime import registry
+from tfprof_nb.analysis.runtime.decoding import decode as decoding
+from tfprof_nb.analysis.runtime.scheduling import local_hosts, priority, ready_queue
+from tfprof_nb.errors import HostAnalysisError
 
 
 @pytest.fixture()
@@ -77,7 +79,7 @@ def test_corrupt_host_is_left_out_and_named(pod_dir):
     assert "worker-1" in prof.summary() and "not loaded" in prof.summary()
     assert set(prof.steps.host) == {"worker-0", "worker-2"}
     with pytest.raises(tp.ProfileFormatError, match="worker-1.xplane.pb"):
-        tp.load(pod_dir, strict=True)
+        tp.load(pod_dir, on_error="raise")
 
 
 def test_no_readable_host_is_an_error(tmp_path):
@@ -152,7 +154,7 @@ def test_a_load_imports_the_analyses_while_it_decodes(cpu_file):
 
     code = (
         "import sys, tfprof_nb as tp\n"
-        "from tfprof_nb.analysis.runtime import decoding\n"
+        "from tfprof_nb.analysis.runtime.decoding import decode as decoding\n"
         "seen = []\n"
         "real = decoding.run_in_threads\n"
         "def spy(fn, items, *a, meanwhile=None, **k):\n"
@@ -185,7 +187,7 @@ def test_ready_queue_hands_out_ready_steps_costliest_chain_first():
     # nothing
     todo = [("host_ops", "h"), ("gpu_time", "h"), ("steps", "h"), ("tpu", "h")]
     partials: dict = {("launch_links", "h"): "links"}
-    queue = engine._ReadyQueue(todo, partials, threading.Lock())
+    queue = ready_queue.ReadyQueue(todo, partials, threading.Lock())
     assert queue.take() == ("tpu", "h")  # the head of the costliest chain
     assert queue.take() == ("host_ops", "h")  # steps waits on tpu: ready work goes first
     waiting, box = _take_soon(queue, 0.3)  # only steps and gpu_time are left: both wait
@@ -208,7 +210,7 @@ def test_ready_queue_ranks_chains_by_host_cost():
 
     todo = [("info", "h"), ("host_ops", "h"), ("xla_ops", "h"), ("launch_links", "h"),
             ("gpu_time", "h"), ("kernel_stats", "h")]
-    queue = engine._ReadyQueue(todo, {("tpu", "h"): {}, ("steps", "h"): None},
+    queue = ready_queue.ReadyQueue(todo, {("tpu", "h"): {}, ("steps", "h"): None},
                                threading.Lock())
     assert [queue.take() for _ in range(4)] == [("launch_links", "h"), ("xla_ops", "h"),
                                                 ("host_ops", "h"), ("info", "h")]
@@ -217,8 +219,8 @@ def test_ready_queue_ranks_chains_by_host_cost():
     assert [queue.take() for _ in range(2)] == [("gpu_time", "h"), ("kernel_stats", "h")]
     steps = {s for s, _ in todo}
     cost = {s: registry.get(s).host_cost for s in steps}
-    assert engine._chain_cost("launch_links", steps) == cost["launch_links"] + cost["gpu_time"]
-    assert engine._chain_cost("info", steps) == cost["info"]
+    assert ready_queue.chain_cost("launch_links", steps) == cost["launch_links"] + cost["gpu_time"]
+    assert ready_queue.chain_cost("info", steps) == cost["info"]
 
 
 def test_ready_queue_marks_the_costliest_chain_as_critical():
@@ -228,7 +230,7 @@ def test_ready_queue_marks_the_costliest_chain_as_critical():
 
     todo = [(s, h) for h in ("h", "g") for s in ("host_ops", "tf_data", "launch_links",
                                                   "gpu_time", "steps", "tpu", "info")]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock())
+    queue = ready_queue.ReadyQueue(todo, {}, threading.Lock())
     head = queue.take()
     chain = [p for p in todo if queue.critical(p)]
     assert head == ("tpu", "h") and sorted(chain) == [("gpu_time", "h"), ("steps", "h"),
@@ -249,8 +251,8 @@ def test_yielding_lowers_only_this_thread_and_the_threads_it_starts():
         seen["child"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     def worker():
-        engine.yield_to_critical_path()
-        engine.yield_to_critical_path()  # (again: no change)
+        priority.yield_to_critical_path()
+        priority.yield_to_critical_path()  # (again: no change)
         seen["worker"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         t = threading.Thread(target=child)
         t.start()
@@ -259,8 +261,8 @@ def test_yielding_lowers_only_this_thread_and_the_threads_it_starts():
     t = threading.Thread(target=worker)
     t.start()
     t.join()
-    assert seen == {"worker": max(base, engine._YIELDING_NICE),
-                    "child": max(base, engine._YIELDING_NICE)}
+    assert seen == {"worker": max(base, priority.YIELDING_NICE),
+                    "child": max(base, priority.YIELDING_NICE)}
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base
 
 
@@ -270,8 +272,8 @@ def test_one_hosts_steps_off_the_critical_path_yield_their_core(cpu_file, monkey
     priority and the others at a lower one; the results are those of a serial run."""
     import threading
 
-    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: True)
-    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(local_hosts.LocalHosts, "_steps_in_parallel", lambda self: True)
+    monkeypatch.setattr(local_hosts.os, "cpu_count", lambda: 2)
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     nice: dict = {}
     run = registry.run_host_step
@@ -280,13 +282,13 @@ def test_one_hosts_steps_off_the_critical_path_yield_their_core(cpu_file, monkey
         nice[name] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         return run(hd, name, *args, **kwargs)
 
-    monkeypatch.setattr(engine.registry, "run_host_step", recording)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", recording)
     prof = tp.load(cpu_file).analyse(release=False)
     assert nice["steps"] == base and nice["info"] == base
-    assert nice["host_ops"] == nice["tf_data"] == max(base, engine._YIELDING_NICE)
+    assert nice["host_ops"] == nice["tf_data"] == max(base, priority.YIELDING_NICE)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base
-    monkeypatch.setattr(engine.registry, "run_host_step", run)
-    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: False)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", run)
+    monkeypatch.setattr(local_hosts.LocalHosts, "_steps_in_parallel", lambda self: False)
     pd.testing.assert_frame_equal(prof.steps, tp.load(cpu_file).analyse().steps)
 
 
@@ -294,7 +296,7 @@ def test_ready_queue_fails_the_steps_after_a_failed_need_without_running_them():
     import threading
 
     todo = [("gpu_time", "h"), ("steps", "h"), ("tpu", "h"), ("tpu", "g")]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock())
+    queue = ready_queue.ReadyQueue(todo, {}, threading.Lock())
     assert queue.take() == ("tpu", "h") and queue.take() == ("tpu", "g")
     queue.finish(("tpu", "h"), error=ValueError("broken plane"))
     queue.finish(("tpu", "g"), value={})
@@ -309,7 +311,7 @@ def test_ready_queue_stops_handing_out_work_once_stopped():
     import threading
 
     todo = [("host_ops", "h"), ("tf_data", "h")]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock())
+    queue = ready_queue.ReadyQueue(todo, {}, threading.Lock())
     assert queue.take() == ("host_ops", "h")
     queue.stop()  # a worker failed: the others stop too
     assert queue.take() is None
@@ -323,7 +325,7 @@ def test_ready_queue_starts_no_step_while_running_ones_and_helpers_take_every_co
     from tfprof_nb._interrupt import helper_thread, helper_threads
 
     todo = [("host_ops", h) for h in "abc"]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
+    queue = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=2)
     assert queue.take() == ("host_ops", "a")
     with helper_thread():
         assert helper_threads() == 1
@@ -337,7 +339,7 @@ def test_ready_queue_starts_no_step_while_running_ones_and_helpers_take_every_co
     waiting.join(5)
     assert box == [("host_ops", "c")]
     # without a number of cores, ready steps are handed out whatever runs
-    free = engine._ReadyQueue(todo, {}, threading.Lock())
+    free = ready_queue.ReadyQueue(todo, {}, threading.Lock())
     with helper_thread():
         assert [free.take() for _ in todo] == todo
 
@@ -353,7 +355,7 @@ def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it(
 
     todo = [("host_ops", "h"), ("tf_data", "h"), ("framework", "h"), ("tpu", "h"),
             ("steps", "h")]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=3, fill=True)
+    queue = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=3, fill=True)
     assert queue.take() == ("tpu", "h") and queue.critical(("tpu", "h"))
     with helper_thread(), helper_thread():  # the critical path holds all three cores
         fillers = [queue.take(), queue.take()]
@@ -366,7 +368,7 @@ def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it(
     assert box == [("steps", "h")]
     queue.finish(fillers[0], value=1)
     assert queue.take() == ("framework", "h")
-    two = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2, fill=True)
+    two = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=2, fill=True)
     assert two.take() == ("tpu", "h") and two.take() == ("host_ops", "h")
     waiting, box = _take_soon(two, 0.3)  # one filler on two cores
     assert waiting.is_alive() and box == []
@@ -374,8 +376,8 @@ def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it(
     waiting.join(5)
     assert box == [("tf_data", "h")]
     # many cores: still at most _FILL_MAX_STEPS steps off the critical path at once
-    many = engine._ReadyQueue(todo, {}, threading.Lock(), cores=16, fill=True)
-    assert engine._FILL_MAX_STEPS == 2
+    many = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=16, fill=True)
+    assert ready_queue.FILL_MAX_STEPS == 2
     assert many.take() == ("tpu", "h")
     assert [many.take(), many.take()] == [("host_ops", "h"), ("tf_data", "h")]
     waiting, box = _take_soon(many, 0.3)  # framework waits though 13 cores are free
@@ -386,7 +388,7 @@ def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it(
     many.finish(("tf_data", "h"), value=1)
     assert many.take() == ("framework", "h")
     # without fill, the same batch starts nothing while the cores are taken
-    plain = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
+    plain = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=2)
     assert plain.take() == ("tpu", "h")
     with helper_thread():
         waiting, box = _take_soon(plain, 0.3)
@@ -403,7 +405,7 @@ def test_analyse_combines_results_while_host_steps_they_do_not_need_run(cpu_file
     import dataclasses
     import threading
 
-    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: True)
+    monkeypatch.setattr(local_hosts.LocalHosts, "_steps_in_parallel", lambda self: True)
     combined = threading.Event()
     unit = registry.get("host_ops")
 
@@ -421,10 +423,10 @@ def test_analyse_combines_results_while_host_steps_they_do_not_need_run(cpu_file
             waited.append(combined.wait(30))
         return run(hd, name, *args, **kwargs)
 
-    monkeypatch.setattr(engine.registry, "run_host_step", tf_data_waits)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", tf_data_waits)
     overlapped = tp.load(cpu_file).analyse(release=False)
     assert waited == [True]
-    monkeypatch.setattr(engine.registry, "run_host_step", run)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", run)
     serial = tp.load(cpu_file)
     for name in ("host_ops", "tf_data", "steps", "input_pipeline"):
         a, b = overlapped.result(name), serial.result(name)
@@ -438,7 +440,7 @@ def test_steps_run_beside_the_steps_they_do_not_need(cpu_file, monkeypatch):
     others: every step's result equals a run on one thread."""
     import threading
 
-    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: True)
+    monkeypatch.setattr(local_hosts.LocalHosts, "_steps_in_parallel", lambda self: True)
     seen: dict = {}
     run = registry.run_host_step
 
@@ -446,12 +448,12 @@ def test_steps_run_beside_the_steps_they_do_not_need(cpu_file, monkeypatch):
         seen[name] = threading.current_thread()  # (a thread's ident may be reused later)
         return run(hd, name, *args, **kwargs)
 
-    monkeypatch.setattr(engine.registry, "run_host_step", recording)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", recording)
     parallel = tp.load(cpu_file).analyse(release=False)
     # info runs first, alone (the time shifts need it); both workers ran the other steps
     assert len({t for step, t in seen.items() if step != "info"}) == 2
-    monkeypatch.setattr(engine.LocalHosts, "_steps_in_parallel", lambda self: False)
-    monkeypatch.setattr(engine.registry, "run_host_step", run)
+    monkeypatch.setattr(local_hosts.LocalHosts, "_steps_in_parallel", lambda self: False)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", run)
     serial = tp.load(cpu_file).analyse(release=False)
     pd.testing.assert_frame_equal(parallel.steps, serial.steps)
     pd.testing.assert_frame_equal(parallel.op_stats, serial.op_stats)
@@ -465,9 +467,9 @@ def test_ready_queue_is_woken_by_what_lets_a_step_start(monkeypatch):
 
     from tfprof_nb._interrupt import helper_thread
 
-    monkeypatch.setattr(engine, "_CANCEL_CHECK", 3600.0)
+    monkeypatch.setattr(ready_queue, "_CANCEL_CHECK", 3600.0)
     todo = [("host_ops", h) for h in "abc"]
-    queue = engine._ReadyQueue(todo, {}, threading.Lock(), cores=2)
+    queue = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=2)
     assert queue.take() == ("host_ops", "a")
     with helper_thread():
         waiting, box = _take_soon(queue, 0.2)
@@ -479,7 +481,7 @@ def test_ready_queue_is_woken_by_what_lets_a_step_start(monkeypatch):
     queue.finish(("host_ops", "a"), value=1)
     waiting.join(2)
     assert box == [("host_ops", "c")]
-    chain = engine._ReadyQueue([("steps", "h"), ("tpu", "h")], {}, threading.Lock())
+    chain = ready_queue.ReadyQueue([("steps", "h"), ("tpu", "h")], {}, threading.Lock())
     assert chain.take() == ("tpu", "h")
     waiting, box = _take_soon(chain, 0.2)  # steps waits on tpu
     assert waiting.is_alive() and box == []
@@ -492,8 +494,8 @@ def test_results_run_any_backend_of_the_hosts_protocol(cpu_file):
     """Results asks a backend only what the Hosts protocol declares: a toy backend running
     each batch on this thread gives LocalHosts' tables; every batch's shifts are {host: ps}
     (empty while no step left to run is shifted) and ``meanwhile`` combines as steps end."""
-    from tfprof_nb.analysis.runtime.host import HostData
-    from tfprof_nb.analysis.runtime.hosts import Hosts
+    from tfprof_nb.analysis.runtime.hostdata.host import HostData
+    from tfprof_nb.analysis.runtime.scheduling.hosts import Hosts
     from tfprof_nb.analysis.runtime.results import Results
     from tfprof_nb.xspace import read_xspace
 
@@ -521,7 +523,7 @@ def test_results_run_any_backend_of_the_hosts_protocol(cpu_file):
                     meanwhile()
 
     spaces = {"a": read_xspace(cpu_file), "b": read_xspace(cpu_file)}
-    toy, local = Results(Serial(spaces)), Results(engine.LocalHosts(spaces))
+    toy, local = Results(Serial(spaces)), Results(local_hosts.LocalHosts(spaces))
     toy.compute(["op_stats", "steps"])
     for name in ("steps", "op_stats", "shifts"):
         _same = pd.testing.assert_frame_equal if name != "shifts" else np.testing.assert_equal
@@ -544,7 +546,7 @@ def test_a_memory_error_in_the_last_step_stops_the_batch(monkeypatch):
 
     space = read_xspace(Path(__file__).resolve().parents[1] / "data" /
                         "mi300x_jax08_gemm.xplane.pb")
-    res = Results(engine.LocalHosts({"a": space}))
+    res = Results(local_hosts.LocalHosts({"a": space}))
     res["info"], res["shifts"]
     real = registry.run_host_step
 
@@ -553,7 +555,7 @@ def test_a_memory_error_in_the_last_step_stops_the_batch(monkeypatch):
             raise MemoryError("simulated")
         return real(hd, name, shift, **needs)
 
-    monkeypatch.setattr(engine.registry, "run_host_step", step)
+    monkeypatch.setattr(local_hosts.registry, "run_host_step", step)
     box = []
 
     def go():

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.runtime.engine import load_host
+from tfprof_nb.analysis.runtime.decoding.decode import decode_host
 from tfprof_nb.analysis.gpu.gpu_activity import NO_LAUNCH, device_activity, launch_links
 from tfprof_nb.analysis.gpu.gpu_time import CAUSE_COLUMNS
 from tfprof_nb.analysis.trace.intervals import intersect, measure_in, subtract, union
@@ -197,7 +197,7 @@ def test_real_captures_sum_to_wall_time(path):
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
 def test_launches_taken_from_the_launch_links_equal_a_fresh_join(path):
     """gpu_time reads each device event's launch from the launch_links step's pairs."""
-    hd = load_host("h", path)
+    hd = decode_host("h", path)
     links = launch_links(hd)
     joined, shared = device_activity(hd), device_activity(hd, links)
     assert len(joined.rows) and (joined.launch != NO_LAUNCH).any() == (len(links[0]) > 0)
@@ -206,7 +206,7 @@ def test_launches_taken_from_the_launch_links_equal_a_fresh_join(path):
 
 
 def test_a_devices_activity_is_a_slice_of_the_hosts(gpu_fixture_file):
-    act = device_activity(load_host("h", gpu_fixture_file))
+    act = device_activity(decode_host("h", gpu_fixture_file))
     planes = np.unique(act.device).tolist()
     assert len(planes) > 1
     for plane in planes:

@@ -1,12 +1,12 @@
-"""HostData's derived stats (tfprof_nb.analysis.runtime.host_stats)."""
+"""HostData's derived stats (tfprof_nb.analysis.runtime.hostdata.host_stats)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tfprof_nb.analysis.runtime.host import HostData
-from tfprof_nb.analysis.runtime.host_stats import _distinct_codes
+from tfprof_nb.analysis.runtime.hostdata.host import HostData
+from tfprof_nb.analysis.runtime.hostdata.host_stats import _distinct_codes
 from tfprof_nb.xspace import read_xspace
 
 

@@ -81,7 +81,8 @@ say(stage="after", extra_threads=threads, cancel_was_set=cancel_was_set,
 _TWO_THREADS = r"""
 import json, os, signal, sys, threading, time
 import tfprof_nb as tp
-from tfprof_nb.analysis.runtime import decoding, engine
+from tfprof_nb.analysis.runtime.decoding import decode as decoding
+from tfprof_nb.analysis.runtime.scheduling import local_hosts as engine
 
 big, small = sys.argv[1], sys.argv[2]
 small_prof = tp.load(small, progress=False)

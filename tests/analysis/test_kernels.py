@@ -11,8 +11,8 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb import _native
 from tfprof_nb._native import kernels as K
-from tfprof_nb.analysis.runtime import host_stats as host_module
-from tfprof_nb.analysis.runtime.host import HostData
+from tfprof_nb.analysis.runtime.hostdata import host_stats as host_module
+from tfprof_nb.analysis.runtime.hostdata.host import HostData
 from tfprof_nb.errors import Cancelled
 from tfprof_nb.xspace import read_xspace
 

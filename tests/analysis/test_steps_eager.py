@@ -160,7 +160,7 @@ def test_root_events_by_name():
     batching runtimes' events at their level whatever their ``_r`` (as the reference's
     preprocessing sets it)."""
     from tfprof_nb.analysis.trace.grouping import _root_events
-    from tfprof_nb.analysis.runtime.host import SparseStat
+    from tfprof_nb.analysis.runtime.hostdata.host import SparseStat
 
     r = SparseStat(np.array([2, 5, 9], np.int32), np.array([1, 3, 1], np.int32))
     legacy = np.array([1, 5], np.int32)  # row 5 has _r=3: kept

@@ -140,7 +140,7 @@ def pass_block(request):
 def test_decoder_finds_whether_events_are_in_nesting_order(case, pass_block, monkeypatch):
     """The decoder's verdict (made as it turns offsets into starts, in blocks on threads)
     equals a sort's, and a host uses it instead of a pass of its own."""
-    from tfprof_nb.analysis.runtime import host, host_nesting
+    from tfprof_nb.analysis.runtime.hostdata import host, host_nesting
 
     lines, expected = NESTING_CASES[case]
     ev = decode_xspace(_one_plane(lines), threads=2).events

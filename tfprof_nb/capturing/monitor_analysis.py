@@ -100,7 +100,7 @@ class Analyser:
             return self._cv.wait_for(lambda: not self._running and not self._jobs, timeout)
 
     def _drain(self) -> None:
-        from ..analysis.runtime.engine import yield_to_critical_path
+        from ..analysis.runtime.scheduling.priority import yield_to_critical_path
 
         yield_to_critical_path()  # this thread, and the decoding threads it starts
         try:

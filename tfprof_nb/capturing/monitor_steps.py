@@ -130,7 +130,7 @@ class StepTimer:
 
     def _search(self) -> None:
         """The period of the last ``SEARCH_STEPS`` steps' spikes, told to ``on_period``."""
-        from ..analysis.runtime.engine import yield_to_critical_path
+        from ..analysis.runtime.scheduling.priority import yield_to_critical_path
 
         yield_to_critical_path()
         try:

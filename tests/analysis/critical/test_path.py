@@ -11,7 +11,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.analysis.critical.graph import EDGE_KINDS, dependency_graph
-from tfprof_nb.analysis.runtime.host import HostData
+from tfprof_nb.analysis.runtime.hostdata.host import HostData
 from tfprof_nb.xspace import read_xspace
 
 DATA = Path(__file__).resolve().parents[2] / "data"

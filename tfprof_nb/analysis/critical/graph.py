@@ -42,7 +42,7 @@ import pandas as pd
 
 from ...constants import HOST_PLANE
 from ..gpu.gpu_activity import COLLECTIVE, COPY, device_activity, stream_names
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..steps.steps import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 
 __all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]

@@ -22,7 +22,7 @@ import re
 import pandas as pd
 
 from ...xspace.hlo_proto import programs_of_space
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..xla.hlo_text import category, shape_text
 from ..xla.xla_ops import source_of

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, HOST_PLANE
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import UNKNOWN, parse_tf_op
 

@@ -30,7 +30,7 @@ import pandas as pd
 from ..._native.kernels import argsort, code_counts, join_one_on_ids, sparse_lookup
 from ...constants import (CORRELATION_ID_KEEP, DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX,
                          TPU_PLANE_PREFIX, XLA_MODULES_LINE, XLA_OPS_LINE)
-from ..runtime.host import HOST_PLANE, HostData
+from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..trace.intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import argsort
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from .gpu_activity import NO_LAUNCH, DeviceActivity, stream_names
 
 __all__ = ["launch_tables", "LATENCY_EDGES_US", "PER_KERNEL_COLUMNS", "HISTOGRAM_COLUMNS",

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ...constants import TPU_PLANE_PREFIX
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis, parts_dict
 from ..trace.intervals import EMPTY, Intervals, intersect, measure_in, subtract, union, union_of
 from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..._native.kernels import argsort
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import parse_tf_op
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .gpu_activity import duplicate_launches_reason, launch_links
 

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ...errors import LoadWarning
 from ...xspace.hardware_reading import hardware_beside
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 
 __all__ = ["ANALYSES", "COUNTER_COLUMNS", "COUNTERS_LINE", "counter_unit", "device_of_plane",

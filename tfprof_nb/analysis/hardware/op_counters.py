@@ -26,7 +26,7 @@ import pandas as pd
 
 from ...constants import HOST_PLANE, TPU_PLANE_PREFIX
 from ..gpu.kernel_stats import kernel_rows
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import UNKNOWN, parse_tf_op
 from ..xla.tpu import op_executions

@@ -1,8 +1,8 @@
 """The results of one profile's analyses, computed on first request and cached by name.
 
 :class:`Results` sits between the facade (``Profile``) and where the hosts live (a
-:class:`~.hosts.Hosts` backend: threads or Dask workers, :mod:`.engine`): asked for an
-analysis, it computes what that needs first, runs the host steps on every host (one
+:class:`~.scheduling.hosts.Hosts` backend: threads or Dask workers, :mod:`.scheduling`):
+asked for an analysis, it computes what that needs first, runs the host steps on every host (one
 ``hosts.run`` per batch, whichever the backend) and calls the combine step.
 Inputs set from outside (``set_input``: e.g. the device peaks a user gives) replace a
 result and drop every result that depends on it.
@@ -20,7 +20,7 @@ __all__ = ["Results", "HostSpaces"]
 
 
 class Results:
-    """Every analysis result of the hosts in ``hosts`` (a :class:`~.hosts.Hosts`)."""
+    """Every analysis result of the hosts in ``hosts`` (a :class:`~.scheduling.hosts.Hosts`)."""
 
     def __init__(self, hosts, inputs: dict | None = None):
         self.hosts = hosts
@@ -51,11 +51,23 @@ class Results:
         """{host: partial} of analysis ``name``'s host step, in host order."""
         self.run_host_steps([name])
         parts = self.hosts.partials(name)
-        return {h: parts[h] for h in self.host_names}
+        return {h: parts[h] for h in self.host_names if h in parts}
+
+    def skipped(self, name: str) -> dict[str, str]:
+        """{host: why} of the hosts left out of result ``name`` (``on_error="skip"``): a host
+        step it needs, directly or not, failed there.  Empty once computed with none left
+        out (and before it is computed)."""
+        failed = self.hosts.failed
+        out: dict[str, str] = {}
+        for step in registry.order([name]):
+            for host in self.host_names:
+                if (step, host) in failed and host not in out:
+                    out[host] = failed[(step, host)]
+        return out
 
     def run_host_steps(self, names, meanwhile=None) -> None:
         """Run the host steps ``names`` need on every host, as one batch (each step starts
-        as soon as its host needs are done; ``meanwhile``: see :meth:`.hosts.Hosts.run`),
+        as soon as its host needs are done; ``meanwhile``: see :meth:`.scheduling.hosts.Hosts.run`),
         with the profile's time shifts when a step left to run takes them."""
         steps = [n for wave in registry.host_step_waves(names) for n in wave]
         todo = [n for n in steps if not self.hosts.has_partials(n)]

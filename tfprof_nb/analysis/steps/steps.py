@@ -49,7 +49,7 @@ import pandas as pd
 
 from ..._native.kernels import N_TYPES, argsort, host_step_rows, nonzero, step_breakdown
 from ...constants import GPU_PLANE_PREFIX
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .xla_steps import tpu_steps

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ...constants import STEPS_LINE
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..xla.tpu import categorized_ops, tensor_core_planes
 
 __all__ = ["tpu_steps", "COLLECTIVE_CATEGORIES", "INPUT_CATEGORIES", "OUTPUT_CATEGORIES"]

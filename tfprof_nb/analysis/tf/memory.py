@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import active_at_peak, inherit_from_allocations, sparse_lookup
-from ..runtime.host import HOST_PLANE, HostData
+from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..steps.steps import MEMORY_EVENTS, memory_groups
 

@@ -16,7 +16,7 @@ import pandas as pd
 from ..._native.kernels import (argsort, code_gather, code_lookup, op_stack_walk,
                                 op_walk_rows, take_rows)
 from ...constants import GPU_PLANE_PREFIX
-from ..runtime.host import HOST_PLANE, HostData
+from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import TF, UNKNOWN, parse_tf_op
 from ..xla.hlo_stats import framework_metrics, op_totals

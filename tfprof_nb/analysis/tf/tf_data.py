@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import csr, join_on_keys
-from ..runtime.host import HOST_PLANE, HostData
+from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 
 __all__ = ["ANALYSES", "TfDataAnalysis", "combine_tf_data", "host_tf_data", "suggestion_for",

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import join_on_keys
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .grouping import producer_consumer_links
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ...constants import GPU_PLANE_PREFIX
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 
 __all__ = ["ANALYSES", "JAX", "TENSORFLOW", "UNKNOWN", "Framework", "host_framework",

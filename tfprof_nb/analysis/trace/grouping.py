@@ -36,7 +36,7 @@ from ..._native.kernels import (argsort, context_links, is_sorted_by, join_on_ke
                                regions_from_rows, sort_pairs, spread_groups, take_rows,
                                threadpool_regions)
 from ...constants import CORRELATION_ID_KEEP
-from ..runtime.host import HOST_PLANE, HostData, SparseStat
+from ..runtime.hostdata.host import HOST_PLANE, HostData, SparseStat
 
 __all__ = ["Grouping", "GroupingGraph", "group_events", "grouping_graph", "producer_consumer_links",
            "IMPLICIT_ROOTS", "HOST_PLANE"]

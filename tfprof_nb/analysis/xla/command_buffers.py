@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 
 __all__ = ["ATTRIBUTION", "STAT", "NAME", "POSITION", "UNRESOLVED", "Attribution",
            "attribute_kernels", "kernel_plan", "align", "kernel_key", "is_buffer_op",

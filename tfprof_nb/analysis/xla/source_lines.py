@@ -25,13 +25,14 @@ import numpy as np
 import pandas as pd
 
 from ...xspace.hlo_proto import programs_of_space
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .xla_ops import source_of
 
 __all__ = ["ANALYSES", "Functions", "SourceInfo", "SOURCE_LINE_COLUMNS", "SOURCE_STACK_COLUMNS", "TREE_COLUMNS",
            "NO_SOURCE", "host_source_functions", "combine_source_functions", "parse_frame",
-           "source_lines_table", "source_stacks_table", "stack_tree", "frame_label"]
+           "source_lines_table", "source_stacks_table", "stack_tree", "frame_label",
+           "source_line_ops"]
 
 _COMMON = ["self_time_us", "self_time_pct", "cumulative_self_time_pct", "ops", "occurrences",
            "top_hlo_op", "no_source"]
@@ -396,3 +397,16 @@ ANALYSES = (
     Analysis("source_lines", combine=_source_lines, needs=("hlo_stats", "source_functions")),
     Analysis("source_stacks", combine=_source_stacks, needs=("hlo_stats", "source_functions")),
 )
+
+
+def source_line_ops(stats: pd.DataFrame, info: SourceInfo) -> pd.DataFrame:
+    """The HLO ops behind each row of ``source_lines``: file, line, program_id (text),
+    hlo_op, self_time_us of every op located at a line, as the table sums them."""
+    _, ops, _ = _prepared(stats, info.functions, info.fused)
+    keep = ((ops.no_source == "") & (ops.location != "")).to_numpy()
+    parsed = [parse_frame(v) for v in ops.location[keep]]
+    return pd.DataFrame({"file": [p[0] for p in parsed],
+                         "line": np.array([p[1] for p in parsed], dtype=np.int64),
+                         "program_id": stats.program_id.astype(str).to_numpy()[keep],
+                         "hlo_op": ops.hlo_op.to_numpy()[keep],
+                         "self_time_us": ops.self_time_us.to_numpy()[keep]})

@@ -39,7 +39,7 @@ from ...constants import (HOST_PLANE, STEPS_LINE, TPU_OP_LINES, TPU_PLANE_PREFIX
                          XLA_OPS_LINE)
 from ...xspace.model import stat_value
 from ...xspace.proto_wire import ProtoWireError, memory_access_bytes
-from ..runtime.host import HostData
+from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 
 __all__ = ["ANALYSES", "host_tpu", "combine_tpu", "tensor_core_planes", "op_events",

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ...constants import DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX
 from ...xspace.hlo_proto import programs_of_space
-from ..runtime.host import HOST_PLANE, HostData
+from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis, parts_list
 from ..trace.tf_ops import UNKNOWN, parse_tf_op
 from .command_buffers import ATTRIBUTION, STAT, UNRESOLVED, attribute_kernels, buffer_reasons

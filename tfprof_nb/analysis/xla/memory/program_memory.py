@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ....xspace.hlo_proto import programs_of_space
-from ...runtime.host import HostData
+from ...runtime.hostdata.host import HostData
 from ...runtime.unit import Analysis
 from .buffer_assignment import (ProgramMemory, empty_program_memory, no_assignment_reason,
                                 program_memories)

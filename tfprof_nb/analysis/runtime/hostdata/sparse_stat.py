@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._native.kernels import sparse_lookup
+from ...._native.kernels import sparse_lookup
 
 __all__ = ["SparseStat"]
 

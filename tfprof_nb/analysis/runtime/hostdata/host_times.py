@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._native.kernels import span
+from ...._native.kernels import span
 from .host_core import HostCore
 
 __all__ = ["HostTimes"]

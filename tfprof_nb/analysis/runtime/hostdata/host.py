@@ -18,7 +18,7 @@ per-event object or per-stat dense array is ever made.
 
 from __future__ import annotations
 
-from ...constants import HOST_PLANE
+from ....constants import HOST_PLANE
 from .host_lines import HostLines
 from .host_names import HostNames
 from .host_nesting import HostNesting

@@ -4,9 +4,8 @@ name (a predicate evaluated once per distinct name, then the events of the names
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from ..._native.kernels import code_counts, code_rows, code_rows_multi
+from ...._native.kernels import code_counts, code_rows, code_rows_multi
 from .host_core import HostCore, code_mask
 
 __all__ = ["HostNames"]
@@ -28,6 +27,8 @@ class HostNames(HostCore):
     def name_table(self, predicate) -> np.ndarray:
         """bool per distinct name: ``predicate`` (a function of a Series of names returning
         booleans) evaluated once per name."""
+        import pandas as pd  # (here: decoding imports HostData before pandas is imported)
+
         names = pd.Series(self.names, dtype=object)
         return np.asarray(predicate(names), dtype=bool) if len(names) else np.zeros(0, bool)
 

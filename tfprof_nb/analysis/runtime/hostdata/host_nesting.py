@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._native.kernels import nest_query, nest_strict, nesting_order_or_none
+from ...._native.kernels import nest_query, nest_strict, nesting_order_or_none
 from .host_core import HostCore
 
 __all__ = ["HostNesting"]

@@ -5,10 +5,9 @@ one id, and the lines the profiler derives)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from ..._native.kernels import code_counts, line_name_rows
-from ...constants import COUNTERS_LINE
+from ...._native.kernels import code_counts, line_name_rows
+from ....constants import COUNTERS_LINE
 from .host_core import HostCore, code_mask
 
 __all__ = ["HostLines"]
@@ -30,6 +29,8 @@ class HostLines(HostCore):
 
     def plane_lines(self, predicate) -> np.ndarray:
         """bool per decoded line whose plane name satisfies ``predicate``."""
+        import pandas as pd  # (here: decoding imports HostData before pandas is imported)
+
         planes = pd.Series(self.plane_names, dtype=object)
         ok = np.asarray(predicate(planes), dtype=bool)
         return ok[self.space.line_plane] if len(ok) else np.zeros(0, bool)
@@ -69,6 +70,8 @@ class HostLines(HostCore):
     def line_key(self) -> np.ndarray:
         """int32 per decoded line: lines of one plane with the same id share a key."""
         def build():
+            import pandas as pd
+
             sp = self.space
             key = sp.line_plane.astype(np.int64) * (2**32) + (sp.line_ids & 0xFFFFFFFF)
             return pd.factorize(key)[0].astype(np.int32)

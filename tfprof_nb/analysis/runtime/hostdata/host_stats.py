@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._native.kernels import int_stats, select_rows, stats_at
+from ...._native.kernels import int_stats, select_rows, stats_at
 from .host_core import HostCore
 from .sparse_stat import SparseStat
 

@@ -1,9 +1,11 @@
-"""Decoding a profile's hosts in this process, side by side: the first half of a local load.
+"""Decoding: a profile's file into one host's :class:`HostData`, the one path every backend
+takes (:func:`decode_host`: in this process's threads, or as a task on a Dask worker), and a
+local profile's hosts side by side (:func:`decode_hosts`).
 
 This module imports no analysis (nor pandas), so ``tp.load`` starts decoding at once and
 imports the analyses meanwhile (``decode_hosts(..., meanwhile=...)``): the decoder's C walk
-runs without the GIL on worker threads while the calling thread imports.  :mod:`.engine`
-then holds the decoded hosts (``LocalHosts``).
+(:mod:`tfprof_nb.xspace`) runs without the GIL on worker threads while the calling thread
+imports.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._interrupt import run_in_threads
-from ..._native import release_free_memory
-from ..._progress import WorkProgress
-from ..._system import available_memory
-from ...errors import ProfileFormatError
-from ...xspace import XSpaceData, read_xspace
-from ...xspace.files import file_size
+from ...._interrupt import run_in_threads
+from ...._native import release_free_memory
+from ...._progress import WorkProgress
+from ...._system import available_memory
+from ....errors import ProfileFormatError
+from ....xspace import read_xspace
+from ....xspace.files import file_size
+from ..hostdata.host import HostData
 
 __all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_host", "decode_hosts",
            "some_host_read", "worker_threads"]
@@ -57,22 +60,24 @@ def _decoded_fraction(meter: np.ndarray) -> float:
     return 0.2 * done / total if phase == 1 else 0.2 + 0.8 * min(done / total, 1.0)
 
 
-def decode_host(path, threads: int | None = None,
-                progress: np.ndarray | None = None) -> XSpaceData:
-    """Decode one host's file (``threads`` side by side, ``progress`` following it: see
-    read_xspace), then give the file's bytes and the decoder's temporaries back."""
+def decode_host(name: str, path, threads: int | None = None,
+                progress: np.ndarray | None = None) -> HostData:
+    """Decode host ``name``'s file into its :class:`HostData` (``threads`` side by side,
+    ``progress`` following it: see read_xspace), then give the file's bytes and the decoder's
+    temporaries back."""
     space = read_xspace(path, threads=threads, progress=progress)
     release_free_memory()
-    return space
+    return HostData(name, space)
 
 
-def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = True,
+def decode_hosts(files: dict[str, Path], on_error: str = "skip", parallel: bool = True,
                  progress: bool | None = None, meanwhile=None
-                 ) -> tuple[dict[str, XSpaceData], dict[str, str]]:
+                 ) -> tuple[dict[str, HostData], dict[str, str]]:
     """Decode every host of ``files`` ({host: path}) on worker threads while this thread waits
-    interruptibly (first running ``meanwhile()``, if given): ({host: space}, {host: why it
-    could not be read}).  A host that cannot be read is skipped, or raises with ``strict``;
-    ``progress`` (None: in a notebook only) reports a decode longer than a second."""
+    interruptibly (first running ``meanwhile()``, if given): ({host: HostData}, {host: why it
+    could not be read}).  A host that cannot be read is skipped (``on_error="skip"``), or
+    raises (``"raise"``); ``progress`` (None: in a notebook only) reports a decode longer
+    than a second."""
     names = list(files)
     workers = worker_threads(len(names)) if parallel else 1
     decode_threads = max(1, (os.cpu_count() or 1) // workers) if parallel else 1
@@ -81,9 +86,9 @@ def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = 
 
     def decode(name):
         try:
-            return decode_host(files[name], decode_threads, meters[name])
+            return decode_host(name, files[name], decode_threads, meters[name])
         except (ProfileFormatError, OSError) as exc:
-            if strict:
+            if on_error == "raise":
                 raise
             return exc
         finally:
@@ -102,17 +107,17 @@ def decode_hosts(files: dict[str, Path], strict: bool = False, parallel: bool = 
     except KeyboardInterrupt:
         shown.finish("loading interrupted", ok=False)
         raise
-    except BaseException:  # a host's error (strict), raised as it is
+    except BaseException:  # a host's error (on_error="raise"), raised as it is
         shown.finish("loading failed", ok=False)
         raise
     shown.finish(f"loaded {len(names)} host(s)")
-    spaces, errors = {}, {}
+    data, errors = {}, {}
     for name, result in zip(names, results):
         if isinstance(result, BaseException):
             errors[name] = str(result)
         else:
-            spaces[name] = result
-    return spaces, errors
+            data[name] = result
+    return data, errors
 
 
 def some_host_read(names, errors: dict, source) -> None:

@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 
-from ..._native.kernels import code_lookup
-from ...xspace import XSpaceData
+from ...._native.kernels import code_lookup
+from ....xspace import XSpaceData
 
 __all__ = ["HostCore", "code_mask"]
 

@@ -1,0 +1,30 @@
+"""The scheduling room's entry point: a profile's hosts opened where they will live,
+:func:`open_hosts` (decoded in this process, or on the workers of a Dask client)."""
+
+from __future__ import annotations
+
+from ..decoding.decode import check_memory, decode_hosts
+from .hosts import Hosts
+
+__all__ = ["open_hosts"]
+
+
+def open_hosts(files: dict, *, client=None, on_error: str = "skip", one_file: bool = False,
+               parallel: bool = True, timeout: float = 600.0, progress: bool | None = None,
+               meanwhile=None) -> Hosts:
+    """The hosts of ``files`` ({host: path}), with the failure policy ``on_error`` (see
+    :class:`.hosts.Hosts`): decoded here after a check that they fit in free memory,
+    ``meanwhile()`` run while they decode (:class:`.local_hosts.LocalHosts`; ``one_file``:
+    the profile is the one file the user named, whose error is raised as it is), or on the
+    workers of a Dask ``client`` (:class:`.dask_hosts.DaskHosts`; ``timeout`` bounds each
+    wait).  Nothing here imports pandas before the decode starts."""
+    if client is None:
+        check_memory(files)
+        data, errors = decode_hosts(files, on_error="raise" if one_file else on_error,
+                                    parallel=parallel, progress=progress, meanwhile=meanwhile)
+        from .local_hosts import LocalHosts
+
+        return LocalHosts(data, errors, progress, on_error=on_error)
+    from .dask_hosts import DaskHosts
+
+    return DaskHosts(files, client, on_error=on_error, timeout=timeout)
