@@ -5,8 +5,9 @@ import { type Model, type ViewContext } from "./model";
 import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { renderIcicle, scopeRows } from "./charts";
-import { decodeTable, renderTable } from "./table";
+import { decodeTable, renderTable, type TableOptions } from "./table";
 import { text, viewRoot } from "./ui";
+import { graphAction, targetsOf } from "./graphaction";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-opstats", model);
@@ -50,8 +51,34 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
   root.append(text("h4", "tp-h", "All operations"));
   // (a state packed before the table without idle existed has only the one)
   const rows = () => decodeTable(model.get(idle.checked ? "table" : "table_without_idle") ?? model.get("table"));
-  table = renderTable(root, rows, traceRows(ctx, "ops"));
-  return () => cleanup();
+  const graph = opsGraph(model, traceRows(ctx, "ops"));
+  table = renderTable(root, rows, graph.options);
+  if (graph.el) root.append(graph.el);
+  return () => {
+    cleanup();
+    graph.cleanup();
+  };
+}
+
+/** The "graph" action of the table (graphaction.ts): a click on a row selects it (and still
+ * shows its events in the trace viewer inside the dashboard); an op with HLO ops behind it
+ * (Python's graph_targets: a framework op's HLO ops, or the HLO op a device row names)
+ * offers them. None on a profile without HLO ops. */
+function opsGraph(model: Model, trace: TableOptions): { el: HTMLElement | null; options: TableOptions; cleanup: () => void } {
+  const targets = (model.get("graph_targets") ?? {}) as Record<string, unknown>;
+  if (!Object.keys(targets).length) return { el: null, options: trace, cleanup: () => {} };
+  const graph = graphAction(model, "ops-graph", "Select an op of the table, then: ");
+  if (typeof model.send !== "function") return { el: graph.el, options: trace, cleanup: graph.cleanup };
+  const options: TableOptions = {
+    rowTitle: `${trace.rowTitle ? `${trace.rowTitle}; ` : "click: "}select it for "graph"`,
+    onRow: (r) => {
+      const op = String(r.operation ?? "");
+      const found = targetsOf(targets[op]);
+      graph.choose(found, found.length ? `Selected: ${op}: HLO op ` : `Selected: ${op}: no HLO op behind it `);
+      trace.onRow?.(r);
+    },
+  };
+  return { el: graph.el, options, cleanup: graph.cleanup };
 }
 
 export default { render };

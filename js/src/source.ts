@@ -7,6 +7,7 @@ import { type Model } from "./model";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
 import { text, viewRoot } from "./ui";
+import { graphAction, targetsOf } from "./graphaction";
 
 /** A block of code around hot lines, as the kernel sends it. */
 export interface CodeBlock {
@@ -129,11 +130,38 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const max = Math.max(...blocks.flatMap((b) => b.lines.map((l) => l[2] ?? 0)), 1e-9);
     for (const b of blocks) root.append(renderBlock(b, max));
   }
+  const graph = lineGraph(model, root);
   renderTable(root, () => decodeTable(model.get("table")), {
-    onRow: (row) => { showLine(root, String(row.file ?? ""), Number(row.line)); },
-    rowTitle: "Show this line's code (the hottest lines have theirs above)",
+    onRow: (row) => {
+      showLine(root, String(row.file ?? ""), Number(row.line));
+      graph.select(String(row.file ?? ""), Number(row.line));
+    },
+    rowTitle: "Show this line's code (the hottest lines have theirs above)" + (graph.live ? ' and select it for "graph"' : ""),
   });
-  return () => {};
+  if (graph.el) root.append(graph.el);
+  return graph.cleanup;
+}
+
+/** The "graph" action of a line (graphaction.ts): a row of the table, or a hot line of the
+ * code above (a click), selects the line; its HLO ops (Python's graph_targets, by
+ * `file:line`, hottest first) are offered. None on a page whose lines have no HLO ops. */
+function lineGraph(model: Model, root: HTMLElement) {
+  const targets = (model.get("graph_targets") ?? {}) as Record<string, unknown>;
+  const live = typeof model.send === "function";
+  if (!Object.keys(targets).length) return { el: null, live: false, select: () => {}, cleanup: () => {} };
+  const graph = graphAction(model, "src-graph", "Select a line (a row of the table or a hot line of the code), then: ");
+  const select = (file: string, line: number) => {
+    const found = targetsOf(targets[`${file}:${line}`]);
+    const where = `${file.split("/").pop()}:${line}`;
+    graph.choose(found, found.length ? `Line ${where}: HLO op ` : `Line ${where}: no HLO op located there `);
+  };
+  const onClick = (e: Event) => {
+    const tr = (e.target as HTMLElement).closest?.("tr.src-hot") as HTMLElement | null;
+    const block = tr?.closest(".src-block") as HTMLElement | null;
+    if (tr && block && live) select(block.dataset.file ?? "", Number(tr.dataset.line));
+  };
+  root.addEventListener("click", onClick);
+  return { el: graph.el, live, select, cleanup: () => { graph.cleanup(); root.removeEventListener("click", onClick); } };
 }
 
 export default { render };

@@ -17,11 +17,12 @@ import { AXIS_H, fmtTime } from "./timeline/layout";
 import { attachControls } from "./timeline/controls";
 import { attachScroll, copyText, placeScrollbar, showTip, tipAt, toggleHelp, trackMenu } from "./timeline/overlays";
 import { Painter } from "./timeline/paint";
-import { buildPanel, fillSteps, showArea, showDetails, showLinks, type Panel } from "./timeline/panel";
+import { buildPanel, fillSteps, showArea, showLinks, type Panel } from "./timeline/panel";
 import { TimelineState, type Change, type Source } from "./timeline/state";
 import { themeOf } from "./timeline/theme";
 import { askCritical, showCritical, wireCritical } from "./timeline/critical_toggle";
 import { ANSWER_TIMEOUT } from "./timeline/tiles";
+import { detailsPane } from "./timeline/details_graph";
 
 const REQUEST_DELAY = 60; // ms after the last view change before asking for detail
 const SYNC_DELAY = 150; // ms after the last view change before telling Python
@@ -184,7 +185,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     model.save_changes();
     repaint();
   });
-  const stopModel = followModel(model, state, panel, copy);
+  const shown = detailsPane(model, panel, copy);
+  const stopModel = followModel(model, state, panel, shown.details);
   const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(() => { resize(); repaint(); }) : null;
   ro?.observe(el);
   // tests and benchmarks read and drive the state (a typed API; see timeline/state.ts)
@@ -194,7 +196,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const initial = model.get("view") as number[] | null;
   if (initial && initial.length === 2) state.setView(initial[0], initial[1], "model");
   painter.paint(state);
-  showDetails(panel.details, model.get("details") ?? {}, copy);
+  shown.details();
   showRow(model, state, panel);
   kernel.ask();
   return () => {
@@ -206,6 +208,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     kernel.ask.cancel();
     sync.cancel();
     model.off?.("msg:custom", kernel.onMessage);
+    shown.cleanup();
   };
 }
 
@@ -223,7 +226,7 @@ function showRow(model: Model, state: TimelineState, panel: Panel): void {
 }
 
 /** Changes from Python (or the offline host) reach the state and the panel. */
-function followModel(model: Model, state: TimelineState, panel: Panel, copy: () => void): () => void {
+function followModel(model: Model, state: TimelineState, panel: Panel, details: () => void): () => void {
   const handlers: [string, () => void][] = [
     ["change:view", () => {
       const v = model.get("view") as number[] | null;
@@ -233,7 +236,7 @@ function followModel(model: Model, state: TimelineState, panel: Panel, copy: () 
       const i = Number(model.get("selected_index"));
       if (i !== state.selected) state.select(i, null, "model");
     }],
-    ["change:details", () => showDetails(panel.details, model.get("details") ?? {}, copy)],
+    ["change:details", details],
     ["change:links", () => state.receiveLinks(model.get("links"))],
     ["change:critical", () => state.receiveCritical(model.get("critical"))],
     ["change:meta", () => state.setData(decode(model))],

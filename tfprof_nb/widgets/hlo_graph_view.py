@@ -4,7 +4,8 @@
 resolved to the HLO op it ran for), builds the graph with :mod:`..analysis.xla.hlo_graph` and
 returns an :class:`HloGraph`; ``.show()`` draws it (``js/src/hlograph.ts``: layered left to
 right, coloured by self time, fusions expanding on a click), live or from packed state.
-:class:`GraphRequests` answers the XLA tab's "graph" action with the same frames.
+:class:`GraphRequests` (:func:`graph_answer`) answers the views' "graph" actions (the XLA
+tab, op stats, the Source view, a trace event's details) with the same frames.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import math
 import pandas as pd
 import traitlets
 
-from ..analysis.xla.hlo_graph import HloGraphData, find_op, graph_frames, kernel_ops
+from ..analysis.xla.hlo_graph import (HloGraphData, event_op, find_op, graph_frames,
+                                      kernel_ops)
 from ..xspace.hlo_proto import programs_of_space
 from ._view import View, ViewState
 from .traits import TableData, TableTrait
 
-__all__ = ["HloGraph", "HloGraphView", "GraphRequests", "hlo_graph", "graph_record"]
+__all__ = ["HloGraph", "HloGraphView", "GraphRequests", "hlo_graph", "graph_record",
+           "graph_answer"]
 
 
 class HloGraph(HloGraphData):
@@ -148,28 +151,52 @@ def graph_record(graph: HloGraphData) -> dict:
                       for r in edges.to_dict("records")]}
 
 
-class GraphRequests:
-    """Answers the XLA tab's ``{"kind": "hlo_graph", "op", "program" (id as text), "hops",
-    "id"}`` with ``graph`` (:func:`graph_record`) or ``error``; the tab's other requests and
-    trait changes go to its ``inner`` controller."""
+def _target(prof, content: dict) -> tuple[str, object]:
+    """(op, program) a request names: a trace event's (``event``: a row of ``prof.events``,
+    inside a command buffer its own instruction, its ``program_id`` stat), else ``op`` and
+    ``program`` (an id as text, else a module name, "" for any)."""
+    event = content.get("event")
+    if event is not None and str(event).isdigit():
+        event = int(event)
+        op = event_op(prof.result("command_buffer_kernels"), prof.stat("hlo_op"), event)
+        if op is None:
+            raise ValueError(f"event {event} ran for no HLO op")
+        pid = prof.stat("program_id").get(event)
+        return op, None if pid is None or pid != pid else int(pid)
+    program = str(content.get("program") or "")
+    return str(content.get("op")), int(program) if program.isdigit() else program or None
 
-    def __init__(self, prof, inner):
+
+def graph_answer(prof, content: dict) -> tuple[dict, list]:
+    """The answer to ``{"kind": "hlo_graph", "op", "program" (id as text), "event" (a trace
+    event's id, instead of op and program), "hops", "id"}``: ``graph``
+    (:func:`graph_record`) or ``error``."""
+    base = {"kind": "hlo_graph", "id": content.get("id"), "op": content.get("op"),
+            "program": content.get("program")}
+    try:
+        op, program = _target(prof, content)
+        graph = hlo_graph(prof, op, int(content.get("hops", 2)), program)
+    except (ValueError, KeyError, TypeError) as exc:
+        return {**base, "error": str(exc)}, []
+    return {**base, "op": op, "graph": graph_record(graph)}, []
+
+
+class GraphRequests:
+    """Answers a view's ``{"kind": "hlo_graph", ...}`` requests (:func:`graph_answer`); the
+    view's other requests and trait changes go to its ``inner`` controller (None: none)."""
+
+    def __init__(self, prof, inner=None):
         self.prof = prof
         self.inner = inner
 
     def on_change(self, name: str, value) -> dict:
-        return self.inner.on_change(name, value)
+        return self.inner.on_change(name, value) if self.inner is not None else {}
 
     def on_message(self, content: dict, buffers=None) -> tuple[dict, list]:
         content = content if isinstance(content, dict) else {}
-        if content.get("kind") != "hlo_graph":
-            return self.inner.on_message(content, buffers)
-        base = {"kind": "hlo_graph", "id": content.get("id"), "op": content.get("op"),
-                "program": content.get("program")}
-        try:
-            program = base["program"]
-            graph = hlo_graph(self.prof, str(base["op"]), int(content.get("hops", 2)),
-                              int(program) if str(program or "").isdigit() else None)
-        except (ValueError, KeyError) as exc:
-            return {**base, "error": str(exc)}, []
-        return {**base, "graph": graph_record(graph)}, []
+        if content.get("kind") == "hlo_graph":
+            return graph_answer(self.prof, content)
+        if self.inner is None:
+            return {"kind": content.get("kind"), "id": content.get("id"),
+                    "error": f"unknown request {content.get('kind')!r}"}, []
+        return self.inner.on_message(content, buffers)

@@ -5,7 +5,9 @@ The browser asks with ``critical_step`` (a row of the step menu, -1: off) and ge
 ``{"step", "nodes", "more", "sentence"}``: the path's events in order (consecutive segments of
 one event merged: ``row``, ``start`` and ``dur`` of its part on the path in us, ``name``,
 ``category``), at most MAX_NODES, and the step's sentence from its segments.  It outlines the
-nodes and draws an arrow from each to the next (``js/src/timeline/critical.ts``).
+nodes and draws an arrow from each to the next (``js/src/timeline/critical.ts``).  A page
+without a kernel carries the first steps' answers (:func:`offline_paths`, the trait
+``critical_paths``) and the same code draws them.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import pandas as pd
 
 from ..analysis.critical.path_summary import critical_path_summary
 
-__all__ = ["MAX_NODES", "critical_answer"]
+__all__ = ["MAX_NODES", "OFFLINE_NODES", "critical_answer", "offline_paths"]
 
 MAX_NODES = 2000
+# the nodes of every step's path a page without a kernel carries, at most (about 100 packed
+# bytes each, names and all): the first steps' paths, whole, as far as they reach
+OFFLINE_NODES = 10000
 
 
 def _merged(seg: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
@@ -32,23 +37,46 @@ def _merged(seg: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
                                 category=("category", "first"))
 
 
-def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,
-                    step_index: int) -> dict:
-    """The path of the step at ``step_index`` (a row of ``steps``) as timeline nodes."""
-    out = {"step": int(step_index), "nodes": [], "more": 0, "sentence": ""}
-    if steps is None or not 0 <= step_index < len(steps):
-        return out
-    host, step = steps["host"].iloc[step_index], steps.index[step_index]
-    cp = prof.critical_path
-    seg = cp[(cp.host == host) & (cp.step == step)].sort_values("order")
+def _answer(seg: pd.DataFrame, step, row_of_event: np.ndarray, step_index: int,
+            max_nodes: int) -> dict:
+    """The answer for one step's segments (in order): its nodes, how many more, its sentence."""
     ids = seg.event_id.to_numpy(np.int64)
     rows = np.where(ids >= 0, row_of_event[np.maximum(ids, 0)], -1) if len(ids) else ids
     nodes = _merged(seg, rows)
-    out["nodes"] = [{"row": int(r.row), "start": float(r.start), "dur": float(r.end - r.start),
-                     "name": str(r.name), "category": str(r.category)}
-                    for r in nodes.head(MAX_NODES).itertuples()]
-    out["more"] = max(len(nodes) - MAX_NODES, 0)
     sentence = critical_path_summary(seg).attrs.get("sentence", "")
-    out["sentence"] = sentence.replace("The steps are bound by", f"Step {step} is bound by") \
-        .replace(" (their critical paths)", " (its critical path)")
-    return out
+    return {"step": int(step_index),
+            "nodes": [{"row": int(r.row), "start": float(r.start), "dur": float(r.end - r.start),
+                       "name": str(r.name), "category": str(r.category)}
+                      for r in nodes.head(max_nodes).itertuples()],
+            "more": max(len(nodes) - max_nodes, 0),
+            "sentence": sentence.replace("The steps are bound by", f"Step {step} is bound by")
+            .replace(" (their critical paths)", " (its critical path)")}
+
+
+def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,
+                    step_index: int) -> dict:
+    """The path of the step at ``step_index`` (a row of ``steps``) as timeline nodes."""
+    if steps is None or not 0 <= step_index < len(steps):
+        return {"step": int(step_index), "nodes": [], "more": 0, "sentence": ""}
+    host, step = steps["host"].iloc[step_index], steps.index[step_index]
+    cp = prof.critical_path
+    seg = cp[(cp.host == host) & (cp.step == step)].sort_values("order")
+    return _answer(seg, step, row_of_event, step_index, MAX_NODES)
+
+
+def offline_paths(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray) -> dict:
+    """Every step's answer for a page without a kernel, in step order while they fit
+    OFFLINE_NODES nodes in all: ``{"paths": {step index (text): answer}, "steps": how many
+    steps there are}`` (the page says which steps it holds the path of)."""
+    if steps is None or not len(steps):
+        return {"paths": {}, "steps": 0}
+    cp = prof.critical_path.sort_values(["host", "step", "order"], kind="stable")
+    groups = {key: seg for key, seg in cp.groupby(["host", "step"], sort=False)}
+    paths, left = {}, OFFLINE_NODES
+    for i, (host, step) in enumerate(zip(steps["host"], steps.index)):
+        if left <= 0:
+            break
+        seg = groups.get((host, step), cp.iloc[:0])
+        paths[str(i)] = _answer(seg, step, row_of_event, i, min(MAX_NODES, left))
+        left -= len(paths[str(i)]["nodes"])
+    return {"paths": paths, "steps": len(steps)}

@@ -20,7 +20,7 @@ import pandas as pd
 from .hlo_text import category, shape_text
 
 __all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "HloGraphData", "neighbourhood", "graph_frames",
-           "find_op", "kernel_ops", "Candidate"]
+           "find_op", "kernel_ops", "event_op", "Candidate"]
 
 NODE_COLUMNS = ["node", "opcode", "category", "shape", "computation", "parent", "hops",
                 "center", "is_fusion", "fused_instructions", "occurrences", "total_time_us",
@@ -194,3 +194,14 @@ def kernel_ops(events: pd.DataFrame, buffer_kernels: pd.DataFrame, hlo_op: pd.Se
     values = hlo_op.reindex(rest).dropna()
     ops |= {str(v).rsplit("::", 1)[-1] for v in pd.unique(values.astype(str))}
     return sorted(ops)
+
+
+def event_op(buffer_kernels: pd.DataFrame, hlo_op: pd.Series, event: int) -> str | None:
+    """The HLO op the event (a row of ``prof.events``) ran for: inside a command buffer the
+    kernel's own instruction (the attribution; its ``hlo_op`` stat names the buffer), else
+    its ``hlo_op`` stat's last ``::`` part; None without either."""
+    inside = buffer_kernels.hlo_op[buffer_kernels.event == event]
+    if len(inside):
+        return str(inside.iloc[0])
+    value = hlo_op.get(event)
+    return None if value is None or value != value else str(value).rsplit("::", 1)[-1]
