@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BYTES_SHOWN", "METADATA", "METADATA_PREFIX", "ORIGINS", "OWN", "TextTable",
-           "argument_keys", "argument_rows", "key_text", "stat_texts", "value_text"]
+           "argument_keys", "argument_rows", "key_text", "stat_row_arguments", "stat_texts",
+           "value_text"]
 
 OWN, METADATA = 0, 1  # an argument's origin: the event's own stat, its metadata's
 ORIGINS = ("own", "metadata")  # the origins' names (prof.sql's ``origin`` column)
@@ -188,3 +189,17 @@ def argument_keys(st, rank: np.ndarray, rows: np.ndarray, origin: np.ndarray,
         for r in np.flatnonzero(again).tolist():
             out[r] = keys.code(key_text(st.names[name[r]], int(origin[r]), int(nth[r]) + 1))
     return out
+
+
+def stat_row_arguments(st, keys: TextTable, texts: TextTable) -> tuple[np.ndarray, np.ndarray]:
+    """int32 codes in ``keys`` and ``texts`` of the key and the text of every row of a host's
+    stat table as an argument: of the event that carries it (an own stat), or of every event
+    of the event metadata that carries it; -1 for a plane's stats (no argument)."""
+    rows = np.flatnonzero(st.owner_kind <= 1)
+    origin = st.owner_kind[rows].astype(np.int8)  # 0 own, 1 metadata: OWN, METADATA
+    key = np.full(len(st), -1, np.int32)
+    text = np.full(len(st), -1, np.int32)
+    if len(rows):
+        key[rows] = argument_keys(st, st.owner[rows].astype(np.int64), rows, origin, keys)
+        text[rows] = stat_texts(st, rows, texts)
+    return key, text
