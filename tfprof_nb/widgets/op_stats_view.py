@@ -8,10 +8,13 @@ no framework op) show their HLO category; on JAX profiles XProf's eager column (
 from __future__ import annotations
 
 import pandas as pd
+import traitlets
 
 from ..analysis.tf.op_stats import typed_by_hlo
 from ..plot.op_figures import op_stats_figure
 from ._view import View, ViewState
+from .graph_targets import op_targets
+from .hlo_graph_view import GraphRequests
 from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["OpStatsView", "op_stats_title", "typed_op_stats", "JAX_EXECUTION"]
@@ -68,6 +71,7 @@ class OpStatsView(View):
     scopes = TableTrait()
     table = TableTrait()  # with its IDLE rows
     table_without_idle = TableTrait()  # without them, its shares of the ops' time (as XProf)
+    graph_targets = traitlets.Dict().tag(sync=True)  # {operation: its HLO ops} (graph_targets)
 
     @classmethod
     def title_for(cls, prof) -> str:
@@ -86,4 +90,5 @@ class OpStatsView(View):
             "pie_without_idle": op_stats_figure(busy),
             "scopes": _scopes(prof),
             "table": TableData(ops, title, "operation"),
-            "table_without_idle": TableData(busy, title, "operation")})
+            "table_without_idle": TableData(busy, title, "operation"),
+            "graph_targets": op_targets(prof, ops)}, GraphRequests(prof))

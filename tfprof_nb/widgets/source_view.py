@@ -10,6 +10,8 @@ import traitlets
 
 from ..analysis.xla.source_lines import frame_label, stack_tree
 from ._view import View, ViewState
+from .graph_targets import line_targets
+from .hlo_graph_view import GraphRequests
 from .source_code import cell_label, code_blocks
 from .source_match import moved_files
 from .traits import TableData, TableTrait
@@ -95,6 +97,7 @@ class SourceView(View):
     flame = TableTrait()  # the stack tree: scope, parent, name, value (us) and more
     code = traitlets.List().tag(sync=True)  # code_blocks of the hottest locations
     table = TableTrait()
+    graph_targets = traitlets.Dict().tag(sync=True)  # {"file:line": its HLO ops}
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -121,4 +124,5 @@ class SourceView(View):
             "statements": statements, "warnings": _moved_warning(lines, moved),
             "flame": _flame_rows(tree, cells),
             "code": code_blocks(lines, captured=prof.stop_time, moved=moved),
-            "table": TableData(lines[_TABLE_COLUMNS], "Device time by source line", "file")})
+            "table": TableData(lines[_TABLE_COLUMNS], "Device time by source line", "file"),
+            "graph_targets": line_targets(prof)}, GraphRequests(prof))

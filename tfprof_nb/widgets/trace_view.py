@@ -14,7 +14,8 @@ from ..offline.details import detail_rows
 from ._view import View, ViewState
 from .timeline_area import area_summary
 from .hardware_tables import counters_of
-from .timeline_critical import critical_answer
+from .hlo_graph_view import graph_answer
+from .timeline_critical import critical_answer, offline_paths
 from .timeline_counters import COUNTERS_LINE, counter_lines, counter_tables, counter_tables_empty
 from .timeline_find import occurrences
 from .timeline_links import LINK_KINDS, TimelineLinks
@@ -226,6 +227,7 @@ class TimelineSource:
                                            STATE_BUDGET if budget is None else budget)
         self._rank = None
         self._row_of: np.ndarray | None = None
+        self._paths: dict | None = None
         self._links = TimelineLinks(prof, self.index, self.event_ids)
         self._facets = SearchFacets(prof)
 
@@ -282,6 +284,8 @@ class TimelineSource:
                 return self._area(base, content)
             if kind == "occurrences":
                 return self._occurrences(base, content)
+            if kind == "hlo_graph":  # a kernel's details: the HLO graph around its op
+                return graph_answer(self.prof, content)
         except (KeyError, TypeError, ValueError) as exc:
             return {**base, "error": f"bad {kind} request: {exc}"}, []
         return {**base, "error": f"unknown request {kind!r}"}, []
@@ -335,19 +339,27 @@ class TimelineSource:
         index = self.index
         if index is None or len(index) * OFFLINE_EVENT_BYTES <= budget:
             tile, meta = first_state(index, self.meta, budget=2**62)
-            return {"tile": tile.wire(), "meta": record_wire(meta)}, None
+            return {"tile": tile.wire(), "meta": record_wire(meta),
+                    "critical_paths": self._offline_paths()}, None
         # an overview in at most a third of the budget, the rest for one detailed range
         overview = index.window(index.t0, index.t1 + 1e-9, OVERVIEW_PX,
                                 min(STATE_BUDGET, budget // 3))
         room = max(budget - overview.nbytes // 2, 0) // OFFLINE_EVENT_BYTES
         detail = self._detail_range(room)
         traits = {"tile": overview.wire(), "meta": record_wire(
-            {**self.meta, "lod": {"mode": "overview", "events": len(index)}})}
+            {**self.meta, "lod": {"mode": "overview", "events": len(index)}}),
+            "critical_paths": self._offline_paths()}
         rows = overview.columns["row"][overview.columns["count"] == 1]
         if detail is not None:
             traits["detail"] = detail.wire()
             rows = np.union1d(rows, detail.columns["row"])
         return traits, np.unique(rows).astype(np.int64)
+
+    def _offline_paths(self) -> dict:
+        """The first steps' critical paths for the page (see timeline_critical), once."""
+        if self._paths is None:
+            self._paths = offline_paths(self.prof, self.steps, self._rows_of_events())
+        return self._paths
 
     def _detail_range(self, room: int) -> Tile | None:
         """Every event from the first step on, as far as ``room`` events reach."""
