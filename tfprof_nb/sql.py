@@ -6,9 +6,13 @@ Tables (each registered when a query first names it):
   ``plane``, ``line``, ``name``, ``start_us``, ``duration_us`` (profile axis), ``start_ps``,
   ``duration_ps``, ``line_id``.  DuckDB scans each host's decoded columns in place (no copy:
   names are an enum over the host's name table, plane and line come from a small lines table);
-* ``stats``: every event stat, one row each: ``host``, ``event``, ``name``, ``kind`` (1
+* ``stats``: every argument of every event, one row each: its own stats, then its event
+  metadata's, as the trace viewer's details and the exports show them
+  (``analysis.trace.event_arguments``): ``host``, ``event``, ``name``, ``kind`` (1
   double, 2 uint64, 3 int64, 4 str, 5 bytes, 6 ref), ``int_value``, ``double_value``,
-  ``str_value`` (the one that fits the kind; uint64 values above 2**63-1 show as negative);
+  ``str_value`` (the one that fits the kind; uint64 values above 2**63-1 show as negative),
+  ``origin`` (``own`` or ``metadata``), ``key`` and ``text`` (as the details and exports
+  write them);
 * the tool tables: ``steps``, ``op_stats``, ``kernel_stats``, ``hlo_stats``, ``roofline``,
   ``source_lines``, ``source_stacks``,
   ``memory_summary``, ``memory_timeline``, ``memory_breakdown``, ``pod``, ``planes``,
@@ -27,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .analysis.trace.event_arguments import ORIGINS, OWN, TextTable, stat_row_arguments
 from .analysis.xla.memory.program_memory import programs_table
 
 __all__ = ["SqlSession", "TOOL_TABLES", "EVENT_TABLES"]
@@ -188,29 +193,47 @@ class SqlSession:
         offsets = self._results["event_offsets"]
         selects = []
         for i, host in enumerate(self._hosts()):
-            st = self._spaces[host].stats
-            texts = [v if isinstance(v, str) else None for v in st.values]
-            text_code = np.where(st.kind >= 4, st.raw_value, -1).astype(np.int32)
-            frame = pd.DataFrame({
-                "owner_kind": st.owner_kind, "owner": st.owner,
-                "name": pd.Categorical.from_codes(_signed(st.name_code), validate=False,
-                                                  categories=pd.Index(_unique(st.names))),
-                "kind": st.kind, "int_value": st.raw_value,
-                "double_value": st.raw_value.view(np.float64),
-                "str_value": pd.Categorical.from_codes(text_code, validate=False,
-                                                       categories=pd.Index(_unique(texts)))},
-                copy=False)
-            self._register(f"_stats_{i}", frame)
-            selects.append(
-                f"SELECT h.host, {int(offsets[host])} + s.owner AS event, "
-                "CAST(s.name AS VARCHAR) AS name, s.kind, "
-                "CASE WHEN s.kind IN (2, 3) THEN s.int_value END AS int_value, "
-                "CASE WHEN s.kind = 1 THEN s.double_value END AS double_value, "
-                f"CAST(s.str_value AS VARCHAR) AS str_value FROM _stats_{i} s "
-                f"JOIN (SELECT DISTINCT host FROM _lines WHERE host_index = {i}) h ON TRUE "
-                "WHERE s.owner_kind = 0")
+            space = self._spaces[host]
+            self._register(f"_stats_{i}", _stats_frame(space.stats))
+            self._register(f"_metadata_of_{i}", pd.DataFrame({
+                "row": np.arange(len(space.events), dtype=np.int32),
+                "metadata_row": space.events.metadata_row}, copy=False))
+            selects += [_stats_select(i, int(offsets[host]), origin) for origin in ORIGINS]
         self.connection().execute("CREATE OR REPLACE VIEW stats AS "
                                   + " UNION ALL ".join(selects))
+
+
+def _stats_frame(st) -> pd.DataFrame:
+    """One host's stat rows for DuckDB: owner, name, kind and value, and each row's key and
+    text as an event argument."""
+    texts = [v if isinstance(v, str) else None for v in st.values]
+    text_code = np.where(st.kind >= 4, st.raw_value, -1).astype(np.int32)
+    arg_keys, arg_texts = TextTable(), TextTable()
+    key, text = stat_row_arguments(st, arg_keys, arg_texts)
+
+    def codes(c, items):
+        return pd.Categorical.from_codes(_signed(c), validate=False,
+                                         categories=pd.Index(_unique(items) or [""]))
+    return pd.DataFrame({
+        "owner_kind": st.owner_kind, "owner": st.owner, "name": codes(st.name_code, st.names),
+        "kind": st.kind, "int_value": st.raw_value,
+        "double_value": st.raw_value.view(np.float64), "str_value": codes(text_code, texts),
+        "key": codes(key, arg_keys.items), "text": codes(text, arg_texts.items)}, copy=False)
+
+
+def _stats_select(i: int, offset: int, origin: str) -> str:
+    """The SELECT of host ``i``'s events' own stats, or their event metadata's."""
+    values = ("CAST(s.name AS VARCHAR) AS name, s.kind, "
+              "CASE WHEN s.kind IN (2, 3) THEN s.int_value END AS int_value, "
+              "CASE WHEN s.kind = 1 THEN s.double_value END AS double_value, "
+              f"CAST(s.str_value AS VARCHAR) AS str_value, '{origin}' AS origin, "
+              "CAST(s.key AS VARCHAR) AS key, CAST(s.text AS VARCHAR) AS text")
+    host = f"JOIN (SELECT DISTINCT host FROM _lines WHERE host_index = {i}) h ON TRUE"
+    if origin == ORIGINS[OWN]:
+        return (f"SELECT h.host, {offset} + s.owner AS event, {values} FROM _stats_{i} s "
+                f"{host} WHERE s.owner_kind = 0")
+    return (f"SELECT h.host, {offset} + e.row AS event, {values} FROM _metadata_of_{i} e "
+            f"JOIN _stats_{i} s ON s.owner_kind = 1 AND s.owner = e.metadata_row {host}")
 
 
 def _signed(codes: np.ndarray) -> np.ndarray:
