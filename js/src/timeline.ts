@@ -6,10 +6,9 @@
 // Names are user data: they only ever reach the page as canvas text or textContent, never as
 // HTML.
 //
-// The parts: timeline/state.ts (what is shown, selected, loaded, searched: no DOM),
-// timeline/paint.ts (the canvas), timeline/controls.ts (mouse and keys), timeline/panel.ts and
-// timeline/overlays.ts (the DOM around and over the canvas). This module wires them to the
-// model and the kernel.
+// The parts, in timeline/: state.ts (what is shown, selected, loaded, searched: no DOM), paint.ts
+// (the canvas), controls.ts (mouse and keys), panel.ts and overlays.ts (the DOM around and over
+// the canvas). This module wires them to the model and the kernel.
 import { type Model } from "./model";
 import { decode } from "./data";
 import { type AreaAnswer } from "./timeline/area";
