@@ -93,3 +93,45 @@ def test_value_texts():
     (ea.METADATA, 3, "metadata.flops #3")])
 def test_keys(origin, occurrence, want):
     assert ea.key_text("flops", origin, occurrence) == want
+
+
+def _json_text(value) -> str:
+    """The text of a Chrome trace's argument: the export keeps numbers as numbers (and
+    integers past 2**53, inf and nan as their text)."""
+    return "" if value is None else value if isinstance(value, str) else ea.value_text(value)
+
+
+@pytest.mark.parametrize("which", ["tpu", "cpu"])
+def test_details_sql_and_export_show_the_same_arguments(which, cpu_file, tmp_path):
+    """An event's arguments, keys and texts are the same in the trace viewer's details (the
+    live answer and a page's embedded block), in prof.sql's stats and in the Chrome export."""
+    from tfprof_nb.offline.details import ARGUMENTS, event_details_block
+    from tfprof_nb.widgets.trace_view import TimelineSource
+
+    from ...export.readers import chrome_tables, read_chrome
+    from ...widgets.test_event_details import page_rows
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb" if which == "tpu" else cpu_file)
+    source = TimelineSource(prof)
+    block = page_rows(event_details_block(source), source.index.start)
+    x, _, _ = chrome_tables(read_chrome(prof.to_chrome_trace(tmp_path / "t.json")))
+    rng = np.random.default_rng(5)
+    rows = rng.choice(len(source.event_ids), 300, replace=False).tolist()
+    events = [int(source.event_ids[r]) for r in rows]
+    sql = prof.sql("SELECT event, origin, key, text FROM stats WHERE event IN ("
+                   + ",".join(map(str, events)) + ")")
+    by_event = {e: g for e, g in sql.groupby("event")}
+    seen_metadata = 0
+    for row, event in zip(rows, events):
+        pane = dict(block[row])[ARGUMENTS]
+        assert pane == source.describe(row)[ARGUMENTS]
+        assert pane == [(k, _json_text(v)) for k, v in x.args[event].items()], event
+        got = by_event.get(event)
+        in_sql = [] if got is None else list(zip(got.key, got.text))
+        assert sorted(in_sql) == sorted(pane), event
+        if got is not None:
+            md = got.origin == "metadata"
+            assert all(k.startswith("metadata.") == m for k, m in zip(got.key, md))
+            seen_metadata += int(md.sum())
+    if which == "tpu":  # most TPU ops' flops, category... are their metadata's
+        assert seen_metadata > 300
