@@ -19,7 +19,10 @@ export function detailsGraph(model: Model, anchor: HTMLElement): { el: HTMLEleme
   const show = (details: Record<string, unknown>) => {
     const target = detailsTarget(details ?? {});
     box.style.display = target ? "" : "none";
-    if (target) graph.choose([target], `${String(details.name ?? "")}: HLO op ${target.op} `);
+    if (!target) return;
+    const buffer = target.op.startsWith("command_buffer");
+    graph.choose([target], `${String(details.name ?? "")}: ${buffer ? `a kernel of ${target.op}, its own` : "HLO op"} ` +
+      `${buffer ? "instruction" : target.op} `);
   };
   return { el: box, show, cleanup: graph.cleanup };
 }
