@@ -1,11 +1,12 @@
 // The details of one trace event on a page without a kernel: what Python built when it wrote
 // the page (tfprof_nb.offline.details, the one place details are built and formatted; the
 // live widget gets the same from TimelineSource.describe), looked up: the event's fields,
-// then its stats under ARGUMENTS, labels, order, step and texts as Python wrote them. Except the event's start, duration and id, which the
-// page carries as numbers (the start in the tile drawing the event) and writes here with
-// format.ts, by Python's rule (see there why). An event the page embeds no rows of gets the
-// text the page holds: its name and place. And the events linked to it, from the pairs
-// embedded with the rows and the tiles' events.
+// then its arguments under ARGUMENTS (its own stats, then its metadata's: "metadata.flops"),
+// labels, order, step and texts as Python wrote them. Except the event's start, duration and
+// id, which the page carries as numbers (the start in the tile drawing the event) and writes
+// here with format.ts, by Python's rule (see there why). An event the page embeds no rows of
+// gets the text the page holds: its name and place. And the events linked to it, from the
+// pairs embedded with the rows and the tiles' events.
 import { decodeColumns, numeric, type Column, type NumericArray, type Wire } from "./columns";
 import { decode, segmentOf, single, type TimelineData } from "./data";
 // text codes of tfprof_nb.offline.details: the event's own start, duration, id; no such row
