@@ -81,7 +81,7 @@ def build(tl, summary, max_points: int) -> dict:
 def page_of(figure: dict, path: Path) -> Path:
     from tfprof_nb.offline import widget_page, write_page
     from tfprof_nb.widgets._view import ViewState
-    from tfprof_nb.widgets.memory import MemoryTimelineView
+    from tfprof_nb.widgets.memory_timeline_view import MemoryTimelineView
 
     class Figure(MemoryTimelineView):
         @classmethod

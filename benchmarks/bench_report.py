@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))
 def write(path: Path, out: Path) -> dict:
     import tfprof_nb as tp
     from tfprof_nb.offline import widget_payload
-    from tfprof_nb.widgets.dashboard import DashboardView
+    from tfprof_nb.widgets.dashboard_view import DashboardView
 
     t = time.perf_counter()
     prof = tp.load(path)

@@ -75,7 +75,7 @@ def steps_script(view):
 def run(prof, n: int | None, label: str) -> dict:
     from tests.widgets.harness import WidgetPage
     from tfprof_nb.offline import bundle
-    from tfprof_nb.widgets.timeline import TraceView
+    from tfprof_nb.widgets.trace_view import TraceView
 
     source = prof if n is None else _Subset(prof, n)
     t = time.perf_counter()

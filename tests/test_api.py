@@ -137,10 +137,10 @@ def test_the_contract_works_without_a_warning(prof, tmp_path):
     lambda prof: prof.op_profile(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12),
     lambda prof: prof.plot.roofline(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12),
     lambda prof: tp.widgets.Table,
-    lambda prof: __import__("tfprof_nb.widgets.tables", fromlist=["x"]).Table,
+    lambda prof: __import__("tfprof_nb.widgets.table_view", fromlist=["x"]).Table,
     lambda prof: __import__("tfprof_nb.xspace.proto_wire", fromlist=["x"]).memory_breakdown,
 ], ids=["with_device_peaks", "roofline_for", "op_profile peaks", "plot.roofline peaks",
-        "widgets.Table", "widgets.tables.Table", "proto_wire.memory_breakdown"])
+        "widgets.Table", "widgets.table_view.Table", "proto_wire.memory_breakdown"])
 def test_deprecated_names_warn_and_still_work(prof, use):
     with pytest.warns(DeprecationWarning, match="next release: use") as caught:
         assert use(prof) is not None

@@ -345,4 +345,4 @@ def test_imports_are_resolved():
     """The reader sees relative, absolute and function-level imports (a sample that exists)."""
     assert "tfprof_nb.offline" in GRAPH["tfprof_nb.widgets._base"]
     assert "tfprof_nb.profile" in GRAPH["tfprof_nb"]  # inside tp.report, a function
-    assert "tfprof_nb.widgets.dashboard" in GRAPH["tfprof_nb.reporting.html"]
+    assert "tfprof_nb.widgets.dashboard_view" in GRAPH["tfprof_nb.reporting.html"]

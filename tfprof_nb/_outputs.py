@@ -22,7 +22,7 @@ class ProfileOutputs:
 
     def show(self):
         """The dashboard widget of this profile (overview, trace viewer, stats, memory)."""
-        from .widgets.dashboard import DashboardView
+        from .widgets.dashboard_view import DashboardView
 
         return DashboardView(self)
 

@@ -28,7 +28,7 @@ class DisplayedComparison(Comparison):
 
     def show(self):
         """The comparison view (a widget); ``display(cmp)`` shows the same."""
-        from .widgets.compare import ComparisonView
+        from .widgets.comparison_view import ComparisonView
 
         return ComparisonView(self)
 

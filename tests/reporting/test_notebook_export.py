@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 import tfprof_nb as tp
 from tfprof_nb.offline import limits
-from tfprof_nb.widgets.tables import KernelTable
+from tfprof_nb.widgets.table_view import KernelTable
 
 from ..widgets.harness import event_point, painted
 from .offline_page import OfflinePage

@@ -11,7 +11,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.offline.bundles import bundle
 from tfprof_nb.offline.payload import widget_payload
-from tfprof_nb.widgets.dashboard import Dashboard
+from tfprof_nb.widgets.dashboard_view import Dashboard
 from tfprof_nb.widgets.manifest import view_entries
 
 from ..conftest import DATA

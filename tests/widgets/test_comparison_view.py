@@ -8,7 +8,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.compare import ComparisonView
+from tfprof_nb.widgets.comparison_view import ComparisonView
 
 from ..make_compare_profiles import capture
 from ..reporting.offline_page import OfflinePage

@@ -14,7 +14,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.hardware_tables import counters_of
-from tfprof_nb.widgets.timeline import TraceView
+from tfprof_nb.widgets.trace_view import TraceView
 from tfprof_nb.widgets.timeline_counters import counter_tables
 
 from .harness import WidgetPage, when_drawn

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.widgets.gpu import device_findings
+from tfprof_nb.widgets.gpu_utilization_view import device_findings
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.dashboard import Dashboard
+from tfprof_nb.widgets.dashboard_view import Dashboard
 
 from ..conftest import DATA
 from .harness import WidgetPage, wait_for_plot
@@ -98,7 +98,7 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
 def test_tpu_profile_has_a_device_utilisation_tab_without_kernels(tmp_path):
     """On a TPU the tab is "Device utilisation": the duty cycle, the host plane's counters,
     ops (not kernels), and no launch latency charts (TPU ops are not launched one by one)."""
-    from tfprof_nb.widgets.gpu import GpuUtilizationView
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
 
     prof = tp.load(TPU)
     assert GpuUtilizationView.title_for(prof) == "Device utilisation"
@@ -125,7 +125,7 @@ def test_tpu_profile_has_a_device_utilisation_tab_without_kernels(tmp_path):
 
 
 def test_gpu_tab_says_why_a_cpu_profile_has_none(cpu_file, tmp_path):
-    from tfprof_nb.widgets.gpu import GpuUtilizationView
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
 
     prof = tp.load(cpu_file)
     reason = GpuUtilizationView.reason(prof)

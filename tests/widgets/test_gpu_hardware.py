@@ -13,7 +13,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.gpu import GpuUtilizationView
+from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
 
 from .harness import WidgetPage, plot_traces, wait_for_plot
 

@@ -11,7 +11,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.hlo_graph_view import HloGraphView
-from tfprof_nb.widgets.xla import XlaView
+from tfprof_nb.widgets.xla_view import XlaView
 
 from ..conftest import DATA
 from ..reporting.offline_page import OfflinePage

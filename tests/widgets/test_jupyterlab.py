@@ -145,7 +145,7 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
     prof = tp.load(cpu_python_file)
     names = prof.events["name"].astype(str).str.lower()
     total = int(names.str.contains("eager", regex=False).sum())
-    source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.timeline as tl\n"
+    source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.trace_view as tl\n"
               f"tl.STATE_BUDGET = {overview_budget(prof)}  # an overview first, as a large "
               "profile gets\n"
               f"w = tp.widgets.TraceTimeline(tp.load({str(cpu_python_file)!r}))\nw")
@@ -240,7 +240,7 @@ def test_the_trace_viewer_in_jupyterlab(lab):
     path = DATA / "jax_h200_nocmdbuf.xplane.pb"
     prof = tp.load(path)
     stats = prof.kernel_stats
-    source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.timeline as tl\n"
+    source = ("import tfprof_nb as tp\nimport tfprof_nb.widgets.trace_view as tl\n"
               f"tl.STATE_BUDGET = {overview_budget(prof)}  # an overview, as a large profile\n"
               f"tp.load({str(path)!r})")
     write_notebook(root, source)

@@ -11,7 +11,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.widgets import manifest
 from tfprof_nb.widgets._view import View
-from tfprof_nb.widgets.dashboard import prefix_of, view_classes
+from tfprof_nb.widgets.dashboard_view import prefix_of, view_classes
 
 JS = Path(__file__).resolve().parents[2] / "js"
 

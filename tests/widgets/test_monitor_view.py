@@ -14,7 +14,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.offline.bundles import bundle
 from tfprof_nb.offline.payload import split_buffers, widget_state
-from tfprof_nb.widgets.monitor import MonitorView
+from tfprof_nb.widgets.monitor_view import MonitorView
 
 from .harness import WidgetPage, wait_for_plot
 from .jupyter import jupyter_server, open_notebook, run_first_cell, write_notebook

@@ -186,8 +186,8 @@ def test_device_totals_leave_out_devices_idle_through_the_steps():
     assert duty["xprof_value"] == prof.duty_cycle.attrs["device_duty_cycle_pct"]
     assert duty["value"] == pytest.approx(
         prof.duty_cycle.set_index("device").loc["/device:GPU:6", "duty_cycle_pct"])
-    from tfprof_nb.widgets.gpu import GpuUtilizationView
-    from tfprof_nb.widgets.overview import OverviewView
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+    from tfprof_nb.widgets.overview_view import OverviewView
 
     for view in (OverviewView, GpuUtilizationView):  # said once a page, not in each sentence
         values = view.state(prof).values
@@ -206,7 +206,7 @@ def test_the_page_verdict_is_ours_and_xprofs_is_labelled():
     Others' share) appears only as XProf's, and the host finding carries that share as
     evidence."""
     prof = tp.load(_data("jax_h200_nocmdbuf.xplane.pb"))
-    from tfprof_nb.widgets.overview import OverviewView
+    from tfprof_nb.widgets.overview_view import OverviewView
 
     statements = OverviewView.state(prof).values["statements"]
     potentially = [s for s in statements if "POTENTIALLY" in s]
@@ -222,7 +222,7 @@ def test_tpu_idle_has_its_scope_and_xprofs_whole_profile_figure():
     row = prof.measures.loc["device_idle_pct"]
     assert row["time"] == "steps" and row["value"] < 1
     assert row["xprof_value"] == pytest.approx(prof.overview().device["idle_pct"])
-    from tfprof_nb.widgets.overview import OverviewView
+    from tfprof_nb.widgets.overview_view import OverviewView
 
     cards = {c[0]: c for c in OverviewView.state(prof).values["cards"]}
     assert "TPU idle" not in cards  # XProf's whole-profile figure is in the card's scope

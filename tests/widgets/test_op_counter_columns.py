@@ -11,8 +11,8 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.tables import KernelStatsView
-from tfprof_nb.widgets.xla import XlaView
+from tfprof_nb.widgets.kernel_stats_view import KernelStatsView
+from tfprof_nb.widgets.xla_view import XlaView
 
 from .harness import WidgetPage
 

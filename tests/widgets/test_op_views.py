@@ -9,10 +9,10 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.plot.step_bars import MAX_STEP_TICKS
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.gpu import GpuUtilizationView
-from tfprof_nb.widgets.memory import MemoryTimelineView
-from tfprof_nb.widgets.opstats import OpStatsView
-from tfprof_nb.widgets.stepgraph import StepTimeGraphView
+from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+from tfprof_nb.widgets.memory_timeline_view import MemoryTimelineView
+from tfprof_nb.widgets.op_stats_view import OpStatsView
+from tfprof_nb.widgets.step_time_graph_view import StepTimeGraphView
 
 from ..conftest import DATA
 from .harness import WidgetPage, wait_for_plot

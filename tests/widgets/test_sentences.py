@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.widgets.dashboard import view_classes
-from tfprof_nb.widgets.overview import profile_header
+from tfprof_nb.widgets.dashboard_view import view_classes
+from tfprof_nb.widgets.overview_view import profile_header
 from tfprof_nb.widgets.traits import TableData
 
 from ..conftest import DATA
@@ -127,7 +127,7 @@ def test_bf16_h200_captures_claim_no_32_bit_compute():
     buffers hiding the ops) nothing; never "0.0 %" nor "replace 32-bit ops"."""
     for name in ("jax_h200_nocmdbuf.xplane.pb", "jax_h200_transformer.xplane.pb"):
         prof = tp.load(DATA / name)
-        from tfprof_nb.widgets.overview import OverviewView
+        from tfprof_nb.widgets.overview_view import OverviewView
 
         values = OverviewView.state(prof).values
         assert not any("32-bit" in s for s in values["statements"])

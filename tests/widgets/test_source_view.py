@@ -14,7 +14,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.dashboard import Dashboard
+from tfprof_nb.widgets.dashboard_view import Dashboard
 
 from ..conftest import DATA
 from ..reporting.offline_page import OfflinePage

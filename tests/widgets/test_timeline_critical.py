@@ -11,7 +11,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.offline.bundles import bundle
-from tfprof_nb.widgets.timeline import TraceTimeline
+from tfprof_nb.widgets.trace_view import TraceTimeline
 
 from .harness import WidgetPage
 

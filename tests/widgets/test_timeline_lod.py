@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-import tfprof_nb.widgets.timeline as timeline_mod
+import tfprof_nb.widgets.trace_view as timeline_mod
 from tfprof_nb._native import kernels
 from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.widgets.trace_view import TimelineSource, TraceTimeline
 from tfprof_nb.widgets.timeline_lod import BLOCK_BYTES, TimelineIndex
 
 from .harness import (WidgetPage, event_point, frame_count, overview_budget, painted,
@@ -224,7 +224,7 @@ def test_zoom_fetches_detail_from_python(cpu_python_file, tmp_path, monkeypatch)
 
 
 def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monkeypatch):
-    from tfprof_nb.widgets.dashboard import Dashboard
+    from tfprof_nb.widgets.dashboard_view import Dashboard
 
     prof = tp.load(cpu_python_file)
     monkeypatch.setattr(timeline_mod, "STATE_BUDGET", overview_budget(prof))

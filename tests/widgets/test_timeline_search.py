@@ -9,7 +9,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.offline.columns import decode_columns
-from tfprof_nb.widgets.timeline import TimelineSource
+from tfprof_nb.widgets.trace_view import TimelineSource
 from tfprof_nb.widgets.timeline_find import occurrences
 from tfprof_nb.widgets.timeline_search import parse_query, query_of
 

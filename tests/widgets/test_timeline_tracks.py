@@ -13,7 +13,7 @@ import tfprof_nb as tp
 from tfprof_nb._native import kernels
 from tfprof_nb.offline.columns import decode_columns
 from tfprof_nb.offline.details import event_details_block
-from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.widgets.trace_view import TimelineSource, TraceTimeline
 from tfprof_nb.widgets.timeline_links import MAX_PARTNERS
 
 DATA = Path(__file__).resolve().parents[1] / "data"

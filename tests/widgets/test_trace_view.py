@@ -8,7 +8,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.timeline import TraceTimeline
+from tfprof_nb.widgets.trace_view import TraceTimeline
 
 from .harness import (COLOR_PIXELS, WidgetPage, event_point, frame_count, painted, row_point,
                       settle_images, when_drawn)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-import tfprof_nb.widgets.timeline as tl
+import tfprof_nb.widgets.trace_view as tl
 from tfprof_nb.offline.bundles import bundle
 from tfprof_nb.offline.columns import decode_columns
-from tfprof_nb.widgets.dashboard import Dashboard
-from tfprof_nb.widgets.timeline import TimelineSource, TraceTimeline
+from tfprof_nb.widgets.dashboard_view import Dashboard
+from tfprof_nb.widgets.trace_view import TimelineSource, TraceTimeline
 
 from .harness import WidgetPage, event_point, overview_budget, row_point
 from .test_event_details import pane_rows

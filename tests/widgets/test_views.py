@@ -13,9 +13,9 @@ import tfprof_nb as tp
 from tfprof_nb.constants import CATEGORY_COLUMNS
 from tfprof_nb.plot._style import CATEGORY_LABELS
 from tfprof_nb.widgets._base import bundle
-from tfprof_nb.widgets.dashboard import Dashboard
-from tfprof_nb.widgets.stepgraph import StepTimeGraph
-from tfprof_nb.widgets.tables import KernelTable, OpStatsTable, TableView
+from tfprof_nb.widgets.dashboard_view import Dashboard
+from tfprof_nb.widgets.step_time_graph_view import StepTimeGraph
+from tfprof_nb.widgets.table_view import KernelTable, OpStatsTable, TableView
 
 from .harness import WidgetPage, click_center, hover_label, plot_traces, wait_for_plot
 
@@ -190,7 +190,7 @@ def test_dashboard_gpu_fixture(gpu_fixture_file, tmp_path):
 
 
 def test_a_failing_view_shows_its_error_and_the_rest_work(cpu_file, tmp_path, monkeypatch):
-    from tfprof_nb.widgets.opstats import OpStatsView
+    from tfprof_nb.widgets.op_stats_view import OpStatsView
 
     def broken(prof):
         raise RuntimeError("scope table <b>exploded</b>")
@@ -224,7 +224,7 @@ def test_csv_module_roundtrip_of_commas():
 
 
 def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, tmp_path):
-    from tfprof_nb.widgets.memory import MemoryTimeline
+    from tfprof_nb.widgets.memory_timeline_view import MemoryTimeline
 
     prof = tp.load(gpu_fixture_file)
     summary = prof.memory_summary.sort_values("peak_bytes_in_use", ascending=False,
@@ -368,7 +368,7 @@ def test_tf_stats_pies_and_scope_icicle(gpu_fixture_file, tmp_path):
 
 
 def test_comparison_view(cpu_file, cpu_slowmap_logdir, tmp_path):
-    from tfprof_nb.widgets.compare import ComparisonView
+    from tfprof_nb.widgets.comparison_view import ComparisonView
 
     comparison = tp.compare(tp.load(cpu_file), tp.load(cpu_slowmap_logdir),
                             labels=("before", "after"))
@@ -407,7 +407,7 @@ def test_standalone_pipeline_graph_and_pod_view(tmp_path, cpu_slowmap_logdir, cp
 
 def test_every_view_renders_on_its_own(gpu_fixture_file, tmp_path):
     """Each view of the dashboard's list is also a widget with its own module."""
-    from tfprof_nb.widgets.dashboard import view_classes
+    from tfprof_nb.widgets.dashboard_view import view_classes
 
     prof = tp.load(gpu_fixture_file)
     rendered = []

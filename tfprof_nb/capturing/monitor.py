@@ -4,7 +4,7 @@ The pieces: ``monitor_schedule`` (which step opens a window), ``monitor_driver``
 training thread: sessions and step markers), ``monitor_analysis`` (the background thread:
 each window's profile reduced to its row), ``monitor_log`` (the rows: ``history``),
 ``monitor_rule`` (when a window regresses) and ``monitor_keras`` (Keras' callback protocol).
-The view (``tfprof_nb.widgets.monitor``) is handed the history; it never sees the monitor.
+The view (``tfprof_nb.widgets.monitor_view``) is handed the history; it never sees the monitor.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ class Monitor(KerasHooks):
         """The monitor's view (a widget), updated in place as windows arrive: step time per
         window with regressions flagged, the breakdown per window, and the windows' table
         (a click shows a window's dashboard below)."""
-        from ..widgets.monitor import MonitorView
+        from ..widgets.monitor_view import MonitorView
 
         view = MonitorView(opener=self.window, **self._view_state())
         self._views.append(view)

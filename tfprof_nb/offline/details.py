@@ -14,7 +14,7 @@ rule, by ``js/test/details_cases.json`` (written and checked by
 ``tests/widgets/test_event_details.py``).  Each event has its own, so as text they are a
 string per event: on a 1.16 M-event CPU capture (``benchmarks/bench_report.py``) that made
 the report 31.7 MB instead of 21.3 MB, its writing 9.1 s instead of 4.2 s, and an offline
-copy 36 packed bytes per event instead of 28 (``widgets.timeline.OFFLINE_EVENT_BYTES``:
+copy 36 packed bytes per event instead of 28 (``widgets.trace_view.OFFLINE_EVENT_BYTES``:
 large profiles kept fewer detailed events).  As numbers the report is 21.5 MB again.  A row
 showing one of them has the text code :data:`OWN_START`, :data:`OWN_DURATION` or
 :data:`OWN_ID`.

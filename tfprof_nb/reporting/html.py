@@ -18,7 +18,7 @@ __all__ = ["report_html", "write_report"]
 
 def report_html(prof, title: str | None = None) -> str:
     """The report page of ``prof`` (its whole dashboard) as a string."""
-    from ..widgets.dashboard import DashboardView
+    from ..widgets.dashboard_view import DashboardView
 
     title = title or f"tfprof_nb report: {', '.join(prof.hosts) or 'profile'}"
     return widget_page(DashboardView(prof), title, prof.summary())

@@ -42,7 +42,7 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     from .._version import __version__
     from ..offline import display_outputs, write_page, written_at
     from ..offline.limits import page_limit
-    from ..widgets.dashboard import DashboardView
+    from ..widgets.dashboard_view import DashboardView
 
     path = Path(path).expanduser()
     if path.is_dir():

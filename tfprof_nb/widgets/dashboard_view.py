@@ -17,8 +17,8 @@ import traitlets
 
 from ._base import BaseWidget
 from .manifest import view_entries
-from .overview import profile_header
-from .timeline import TraceView
+from .overview_view import profile_header
+from .trace_view import TraceView
 
 __all__ = ["Dashboard", "DashboardView", "prefix_of", "view_classes"]
 

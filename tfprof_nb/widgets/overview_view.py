@@ -12,7 +12,7 @@ from ..analysis.findings.measure_words import excluded_note, get, measure_text, 
 from ..analysis.findings.overview import device_text
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
-from .opstats import typed_op_stats
+from .op_stats_view import typed_op_stats
 from .traits import FigureTrait, TableData, TableTrait
 
 __all__ = ["OverviewView", "overview_statements", "profile_header"]

@@ -1,5 +1,4 @@
-"""The tf.data pipeline graph and the pod viewer as standalone widgets (the dashboard's
-"tf.data" and "Pod viewer" tabs)."""
+"""The tf.data pipeline graph as a standalone widget (the dashboard's "tf.data" tab)."""
 
 from __future__ import annotations
 
@@ -8,9 +7,9 @@ import pandas as pd
 import traitlets
 
 from ._view import View, ViewState
-from .traits import FigureTrait, TableTrait
+from .traits import TableTrait
 
-__all__ = ["PipelineGraph", "PipelineGraphView", "PodView", "tf_data_nodes", "tf_data_suggestions"]
+__all__ = ["PipelineGraph", "PipelineGraphView", "tf_data_nodes", "tf_data_suggestions"]
 
 
 def tf_data_nodes(tfd) -> pd.DataFrame:
@@ -55,27 +54,6 @@ class PipelineGraphView(View):
         tfd = prof.tf_data
         return ViewState({"nodes": tf_data_nodes(tfd), "suggestions": tf_data_suggestions(tfd),
                           "summary": str(tfd.summary["message"])})
-
-
-class PodView(View):
-    """The step-time breakdown of every host side by side, the mean of all steps or one step
-    (``prof.plot.pod()``)."""
-
-    tab, title, bundle, position = "pod", "Pod viewer", "podview", 90
-    figure = FigureTrait()
-
-    @classmethod
-    def reason(cls, prof) -> str | None:
-        if len(prof.hosts) < 2:
-            return ("This profile has one host: the pod viewer compares the step times of "
-                    "several hosts (capture with tp.capture_remote).")
-        if prof.pod.empty:
-            return "No step was run by every host of this profile."
-        return None
-
-    @classmethod
-    def state(cls, prof) -> ViewState:
-        return ViewState({"figure": prof.plot.pod()})
 
 
 PipelineGraph = PipelineGraphView  # its name in DESIGN.md's contract: an alias, without a warning

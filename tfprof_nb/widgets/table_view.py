@@ -1,4 +1,5 @@
-"""Table views: sortable, filterable, paged, with CSV export (kernel stats, TF stats, ...)."""
+"""Table views: any DataFrame, kernel stats or op stats as a sortable, filterable, paged table
+with CSV export."""
 
 from __future__ import annotations
 
@@ -6,11 +7,9 @@ import pandas as pd
 
 from .._deprecated import renamed
 from ._base import BaseWidget
-from ._view import View, ViewState
-from .op_counter_columns import with_op_counters
-from .traits import FigureTrait, TableData, TableTrait
+from .traits import TableData, TableTrait
 
-__all__ = ["KernelStatsView", "KernelTable", "KernelTableView", "OpStatsTable", "OpStatsTableView",
+__all__ = ["KernelTable", "KernelTableView", "OpStatsTable", "OpStatsTableView",
            "TableView"]
 
 
@@ -37,29 +36,10 @@ class OpStatsTableView(TableView):
     device ops typed by the profile's HLO where XProf says "Unknown"."""
 
     def __init__(self, prof, include_idle: bool = True, **kwargs):
-        from .opstats import op_stats_title, typed_op_stats
+        from .op_stats_view import op_stats_title, typed_op_stats
 
         super().__init__(typed_op_stats(prof, include_idle), op_stats_title(prof),
                          "operation", **kwargs)
-
-
-class KernelStatsView(View):
-    """The top GPU kernels by total time (a chart) and the kernel stats table."""
-
-    tab, title, bundle, position = "kernels", "GPU kernel stats", "kernel_stats", 40
-    figure = FigureTrait()
-    table = TableTrait()
-
-    @classmethod
-    def reason(cls, prof) -> str | None:
-        return None if len(prof.kernel_stats) else \
-            "No GPU in this profile: there are no kernels to show."
-
-    @classmethod
-    def state(cls, prof) -> ViewState:
-        table = TableData(prof.kernel_stats, "GPU kernel stats", "kernel_name")
-        return ViewState({"figure": prof.plot.kernels(),
-                          "table": with_op_counters(table, prof, "kernel", {"op": "kernel_name"})})
 
 
 KernelTable = KernelTableView  # their names in DESIGN.md's contract: aliases, without a warning

@@ -1,0 +1,30 @@
+"""The pod viewer as a standalone widget (the dashboard's "Pod viewer" tab): the step-time
+breakdown of every host side by side."""
+
+from __future__ import annotations
+
+from ._view import View, ViewState
+from .traits import FigureTrait
+
+__all__ = ["PodView"]
+
+
+class PodView(View):
+    """The step-time breakdown of every host side by side, the mean of all steps or one step
+    (``prof.plot.pod()``)."""
+
+    tab, title, bundle, position = "pod", "Pod viewer", "podview", 90
+    figure = FigureTrait()
+
+    @classmethod
+    def reason(cls, prof) -> str | None:
+        if len(prof.hosts) < 2:
+            return ("This profile has one host: the pod viewer compares the step times of "
+                    "several hosts (capture with tp.capture_remote).")
+        if prof.pod.empty:
+            return "No step was run by every host of this profile."
+        return None
+
+    @classmethod
+    def state(cls, prof) -> ViewState:
+        return ViewState({"figure": prof.plot.pod()})
