@@ -20,6 +20,11 @@ Edges (``DepGraph.edges``, each with a kind, a source point and a target point) 
   elements (:mod:`..trace.flow_links`): the producer's end -> the consumer's start (its start
   when the consumer started while it ran: it was scheduled from inside it), or -> the
   consumer's end when the producer ends while the consumer runs (the consumer waited for it);
+  and a TensorFlow function run (a ``tf.function`` call, a tf.data map's function) -> the
+  end of its executor's work on other threads, by step id (:mod:`.executor_waits`; a tf.data
+  consumer's ``Iterator::`` wait is then explained by the producer's chain down to the map's
+  function); an instant that woke a thread (a thread pool's ``StartRegion``) hands its
+  producer to the thread's next lasting event;
 * ``SYNC``: a device event's end -> the end of a host wait (``*Synchronize``,
   ``BlockHostUntilReady``, ``block_until_ready``, ``Wait for ...``, a blocking copy) during
   which it ended: the last device event of the host to end inside the wait.
@@ -44,6 +49,7 @@ from ...constants import HOST_PLANE
 from ..gpu.gpu_activity import COLLECTIVE, COPY, device_activity, stream_names
 from ..runtime.hostdata.host import HostData
 from ..steps.steps import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+from .executor_waits import add_executor_waits
 
 __all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]
 
@@ -167,8 +173,36 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
                  _resource_names(hd, np.unique(resource)), is_device)
     _add_launches(g, node_of, launches)
     _add_flows(g, node_of, flows)
+    add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
+    _add_wake_ups(g)
     _add_syncs(g, is_sync)
     return g
+
+
+def _add_wake_ups(g: DepGraph) -> None:
+    """An instant that woke a thread (a thread pool's ``StartRegion``: a consumer context)
+    hands its producer to the thread's next top-level event that lasts: that event's start
+    waits for it, unless it waits for something that ended later."""
+    top = np.flatnonzero((g.parent < 0) & ~g.is_device)
+    if not len(top):
+        return
+    lasts = g.end[top] > g.begin[top]
+    woke = np.flatnonzero(~lasts & (g.start_src[top] >= 0))
+    real = np.flatnonzero(lasts)
+    nxt = np.searchsorted(real, woke)
+    ok = nxt < len(real)
+    woke, nxt = woke[ok], real[nxt[ok]]
+    same = g.resource[top[woke]] == g.resource[top[nxt]]
+    inst, dst = top[woke[same]], top[nxt[same]]
+    src = g.start_src[inst]
+    order = np.lexsort((g.end[src], dst))  # per event, the latest-ending producer last
+    inst, dst, src = inst[order], dst[order], src[order]
+    last = np.ones(len(dst), bool)
+    last[:-1] = dst[1:] != dst[:-1]
+    inst, dst, src = inst[last], dst[last], src[last]
+    own = g.start_src[dst]
+    take = (own < 0) | (g.end[np.maximum(own, 0)] < g.end[src])
+    g.start_src[dst[take]], g.start_kind[dst[take]] = src[take], g.start_kind[inst[take]]
 
 
 def _add_launches(g: DepGraph, node_of: np.ndarray, launches) -> None:

@@ -5,12 +5,15 @@ activity ends there (a device before a host thread), and repeats until the step'
 
 1. the innermost event ``k`` running on the resource just before the cursor is found;
 2. if ``k``'s end waits for another event (``SYNC``: a host wait on the device; ``ELEMENT``
-   or ``CONTEXT``: a consumer waiting for its producer) that ended inside ``k`` before the
-   cursor, the rest of ``k`` is a ``wait`` segment and the cursor jumps to that event's end;
+   or ``CONTEXT``: a consumer waiting for its producer, a function run for its executor's
+   work) that ended inside ``k`` before the cursor and after ``k``'s last child, the rest of
+   ``k`` is a ``wait`` segment and the cursor jumps to that event's end;
 3. else, if a child of ``k`` ended before the cursor, ``k``'s own time since then is a
    segment and the cursor goes to the child's end;
 4. else ``k``'s time since its start is a segment, and at its start: a nested event continues
-   in its parent; a top-level one continues where it waited longest: the previous event on
+   in its parent, or, when the event it waits for (its producer) ended inside the parent after
+   the previous child, the parent's time since then is a ``wait`` segment and the cursor jumps
+   there (a tf.data consumer waiting for its element); a top-level one continues where it waited longest: the previous event on
    its resource (the gap an ``idle`` segment) or the event its start waits for (its launch,
    its producer; the gap a ``wait`` segment), whichever ended later;
 5. a resource with nothing running before the cursor is ``idle`` back to its last event.
@@ -85,15 +88,20 @@ class Walker:
         return -1
 
     def _previous_end(self, r: int, t: int) -> int | None:
-        """End of the last top-level event of ``r`` that started before ``t`` (None)."""
-        k = self._last_before(r, t)
-        if k < 0:
-            return None
-        for _ in range(256):
-            if self.parent[k] < 0:
-                break
-            k = self.parent[k]
-        return min(self.end[k], t)
+        """End of the last top-level event of ``r`` that started before ``t`` (None);
+        instants (a thread pool's ``StartRegion`` markers) are passed over: they hold no
+        time, the event after one waits for what woke the thread."""
+        k, lo = self._last_before(r, t), self.span[r][0]
+        for _ in range(4096):
+            if k < lo:
+                return None
+            if self.parent[k] >= 0:
+                k = self.parent[k]
+            elif self.end[k] == self.begin[k]:
+                k -= 1
+            else:
+                return min(self.end[k], t)
+        return None
 
     def start_resource(self, t: int) -> int:
         """The resource whose activity ends at ``t``: of those running just before ``t``, the
@@ -132,12 +140,13 @@ class Walker:
             out.append(Segment(r, start, t, IDLE, IDLE_KIND, -1, -1))
             return r, start
         src = self.end_src[k]
-        if src >= 0 and self.begin[k] < self.end[src] <= t:
+        child = self._last_child(r, t, k)
+        if src >= 0 and self.begin[k] < self.end[src] <= t and \
+                (child < 0 or self.end[child] <= self.end[src]):
             cat = HOST_WAIT if self.end_kind[k] == SYNC else \
                 INPUT if self.end_kind[k] == ELEMENT else self.cat[k]
             out.append(Segment(r, self.end[src], t, cat, WAIT, k, src))
             return self.res[src], self.end[src]
-        child = self._last_child(r, t, k)
         if child >= 0:
             out.append(Segment(r, self.end[child], t, self.cat[k], EVENT, k, -1))
             return r, self.end[child]
@@ -159,7 +168,7 @@ class Walker:
         """Where the walk goes from the start of node ``k`` (see the module doc, 4)."""
         b = self.begin[k]
         if self.parent[k] >= 0:
-            return r, b
+            return self._nested_start(r, k, out)
         prev = self._previous_end(r, b)
         src = self.start_src[k]
         if src >= 0 and self.begin[src] <= b:
@@ -173,3 +182,23 @@ class Walker:
             return r, b  # (the next step finds nothing before: idle to the window's start)
         out.append(Segment(r, prev, b, IDLE, IDLE_KIND, -1, -1))
         return r, prev
+
+    def _nested_start(self, r: int, k: int, out: list) -> tuple[int, int]:
+        """At the start of nested ``k``: its parent waited for ``k``'s producer when that ended
+        after the parent's start and its previous child (a tf.data consumer's ``Iterator::``
+        event waiting for the element); else the walk continues in the parent."""
+        b, p, src = self.begin[k], self.parent[k], self.start_src[k]
+        if src < 0 or self.start_kind[k] == LAUNCH:
+            return r, b
+        j = self._last_before(r, b)
+        for _ in range(256):
+            if j < 0 or j == p or self.parent[j] == p:
+                break
+            j = self.parent[j]
+        floor = self.begin[p] if j < 0 or j == p else min(self.end[j], b)
+        at = self.end[src]
+        if not floor < at <= b:
+            return r, b
+        cat = INPUT if self.start_kind[k] == ELEMENT else self.cat[p]
+        out.append(Segment(r, at, b, cat, WAIT, k, src))
+        return self.res[src], at

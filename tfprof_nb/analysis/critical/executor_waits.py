@@ -1,0 +1,111 @@
+"""TensorFlow function runs waiting for their executor's work on other threads.
+
+A function run carries the step id (stat ``id``) of the executor that runs its ops:
+``FunctionRun`` (a ``tf.function`` call) and tf.data's captured functions
+(``InstantiatedCapturedFunction::Run*``: a map's function, run for each element).  The
+executor's events carry the same id on the threads that ran them (``ExecutorState::Process``,
+``ExecutorDoneCallback``); the events nested in those are its work.  xprof's event grouping
+uses the same ids (the step ids of the captured functions are tf.data's; ``ExecutorState::Process``
+events of one id are one function's work).
+
+The run, or the innermost of its enclosing events still running when the work ends (a short
+``FunctionRun`` inside ``KernelAndDeviceFunc::Run``), waits for the work: an end edge from the
+latest-ending work event that ends inside it (on another thread), kind ``context`` (the same
+relation as TF's producer -> consumer contexts, by step id).  The work of tf.data's functions
+(and the runs) are ``input``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..runtime.hostdata.host import HostData
+
+__all__ = ["add_executor_waits"]
+
+_RUN, _TF_DATA_RUN = "FunctionRun", "InstantiatedCapturedFunction::Run"
+_EXECUTOR = ("ExecutorState::Process", "ExecutorDoneCallback")
+_LEVELS = 8  # enclosing events tried above a run
+
+
+def _named(hd: HostData, g, rows: np.ndarray):
+    """(run mask, tf.data run mask, executor mask) of the graph nodes at host ``rows``."""
+    codes, inverse = np.unique(hd.name_code[rows], return_inverse=True)
+    names = [str(n) for n in hd.names[codes]]
+    tf_data = np.array([n.startswith(_TF_DATA_RUN) for n in names], bool)
+    run = np.array([n == _RUN for n in names], bool) | tf_data
+    executor = np.array([n in _EXECUTOR for n in names], bool)
+    inverse = inverse.reshape(-1)
+    return run[inverse], tf_data[inverse], executor[inverse]
+
+
+def _owner(g, executor_nodes: np.ndarray) -> np.ndarray:
+    """Each node's executor event (itself or its nearest such ancestor; -1: none)."""
+    owner = np.full(len(g), -1, np.int64)
+    owner[executor_nodes] = executor_nodes
+    has_parent = g.parent >= 0
+    for _ in range(256):
+        inherit = (owner < 0) & has_parent
+        new = np.where(inherit, owner[np.maximum(g.parent, 0)], owner)
+        if np.array_equal(new, owner):
+            break
+        owner = new
+    return owner
+
+
+def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
+                       context_kind: int) -> None:
+    """Sets ``end_src`` (kind ``context_kind``) of each run, or its enclosing event, to the
+    latest-ending work of its step id inside it; tf.data's runs and work get ``input_code``."""
+    ids = hd.int_stat("id")
+    if not len(ids):
+        return
+    rows = np.asarray(ids.rows, np.int64)
+    node = node_of[rows]
+    rows, node = rows[node >= 0], node[node >= 0]
+    if not len(node):
+        return
+    step_id, _ = ids.lookup(rows)
+    run, tf_data, executor = _named(hd, g, rows)
+    if not run.any() or not executor.any():
+        return
+    owner = _owner(g, node[executor])
+    id_of = np.zeros(len(g), np.int64)
+    id_of[node[executor]] = step_id[executor]
+    work = np.flatnonzero(owner >= 0)
+    work_id = id_of[owner[work]]
+    data_ids = np.unique(step_id[tf_data])
+    g.category[work[np.isin(work_id, data_ids)]] = input_code
+    g.category[node[tf_data]] = input_code
+    _link(g, node[run], step_id[run], work, work_id, context_kind)
+
+
+def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
+    right = pd.DataFrame({"id": work_id, "t": g.end[work], "src": work,
+                          "src_res": g.resource[work]}).sort_values("t", kind="stable")
+    level_dst = runs.copy()
+    found = np.full(len(runs), -1, np.int64)
+    dst = np.full(len(runs), -1, np.int64)
+    for _ in range(_LEVELS):
+        todo = np.flatnonzero((found < 0) & (level_dst >= 0))
+        if not len(todo):
+            break
+        a = level_dst[todo]
+        left = pd.DataFrame({"id": run_ids[todo], "t": g.end[a], "i": todo}).sort_values(
+            "t", kind="stable")
+        hit = pd.merge_asof(left, right, on="t", by="id", direction="backward")
+        hit = hit[hit.src.notna()]
+        i, src = hit.i.to_numpy(np.int64), hit.src.to_numpy(np.int64)
+        ok = (g.end[src] > g.begin[runs[i]]) & (g.resource[src] != g.resource[runs[i]])
+        found[i[ok]], dst[i[ok]] = src[ok], level_dst[i[ok]]
+        level_dst = np.where(level_dst >= 0, g.parent[np.maximum(level_dst, 0)], -1)
+    keep = (found >= 0)
+    src, dst = found[keep], dst[keep]
+    latest = np.lexsort((g.end[src], dst))
+    src, dst = src[latest], dst[latest]
+    last = np.ones(len(dst), bool)
+    last[:-1] = dst[1:] != dst[:-1]
+    src, dst = src[last], dst[last]
+    free = g.end_src[dst] < 0
+    g.end_src[dst[free]], g.end_kind[dst[free]] = src[free], kind
