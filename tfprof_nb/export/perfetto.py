@@ -5,8 +5,8 @@ packets clear the sequence's incremental state and intern every event name, stat
 string stat value (``InternedData``); then come a ``TrackDescriptor`` per process (a (host,
 plane), with a ``ProcessDescriptor``) and per thread (a line, or a host's ``Steps``, with a
 ``ThreadDescriptor``); then each slice as a ``TrackEvent`` ``TYPE_SLICE_BEGIN`` carrying its
-interned name and its stats as debug annotations, and a ``TYPE_SLICE_END`` (packets that use
-interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).  Timestamps are integer nanoseconds from
+interned name and its arguments as debug annotations (as the Chrome export's), and a
+``TYPE_SLICE_END`` (packets that use interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).  Timestamps are integer nanoseconds from
 the profile start (a slice's start and end each rounded to the nearest ns; if some event
 starts before the profile start, every time is shifted so the earliest is 0).
 
