@@ -1,16 +1,16 @@
 """Every event of a profile as Chrome's Trace Event Format JSON (chrome://tracing, Perfetto).
 
-The file is ``{"displayTimeUnit": "ns", "otherData": {...}, "traceEvents": [...]}``.  Each
+The file is ``{"displayTimeUnit": "ns", "otherData": {...}, "traceEvents": [...]}``. Each
 (host, plane) is a process and each line a thread, named by metadata events; each event is a
 complete event (``"ph": "X"``) with its arguments as ``args`` (its own stats, then its event
-metadata's as ``metadata.<name>``: ``analysis.trace.event_arguments``); each host's steps are
-a thread ``Steps`` of its ``/host:CPU`` process.  ``ts`` and ``dur`` are microseconds relative to the
-profile start written as the exact decimal of the picoseconds (``12.345678``, trailing zeros
-dropped), so reading them back as floats gives exactly ``prof.events.start_us`` and
-``duration_us``.  Stat values keep their type: integers are JSON integers (written as
-strings when beyond +-2**53, where JavaScript viewers would round them), doubles are
-Python's shortest round-trip text (``"inf"``/``"nan"`` as strings), strings are strings and
-bytes their hex digits (``<n bytes>`` past ``event_arguments.BYTES_SHOWN``).
+metadata's as ``metadata.<name>``: ``analysis.trace.event_arguments``); each host's steps are a
+thread ``Steps`` of its ``/host:CPU`` process. ``ts`` and ``dur`` are microseconds relative to
+the profile start written as the exact decimal of the picoseconds (``12.345678``, trailing
+zeros dropped), so reading them back as floats gives exactly ``prof.events.start_us`` and
+``duration_us``. Stat values keep their type: integers are JSON integers (written as strings
+when beyond +-2**53, where JavaScript viewers would round them), doubles are Python's shortest
+round-trip text (``"inf"``/``"nan"`` as strings), strings are strings and bytes their hex
+digits (``<n bytes>`` past ``event_arguments.BYTES_SHOWN``).
 
 The events are written in ``prof.events`` order, a chunk of events at a time built by numpy
 from byte pieces (see ``_bytes``), never one Python object per event.

@@ -1,14 +1,15 @@
 """Every event of a profile as a Perfetto protobuf trace (ui.perfetto.dev, trace_processor).
 
-The file is a ``Trace``: a stream of ``TracePacket`` s on one packet sequence.  The first
+The file is a ``Trace``: a stream of ``TracePacket`` s on one packet sequence. The first
 packets clear the sequence's incremental state and intern every event name, stat name and
 string stat value (``InternedData``); then come a ``TrackDescriptor`` per process (a (host,
 plane), with a ``ProcessDescriptor``) and per thread (a line, or a host's ``Steps``, with a
 ``ThreadDescriptor``); then each slice as a ``TrackEvent`` ``TYPE_SLICE_BEGIN`` carrying its
 interned name and its arguments as debug annotations (as the Chrome export's), and a
-``TYPE_SLICE_END`` (packets that use interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).  Timestamps are integer nanoseconds from
-the profile start (a slice's start and end each rounded to the nearest ns; if some event
-starts before the profile start, every time is shifted so the earliest is 0).
+``TYPE_SLICE_END`` (packets that use interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).
+Timestamps are integer nanoseconds from the profile start (a slice's start and end each rounded
+to the nearest ns; if some event starts before the profile start, every time is shifted so the
+earliest is 0).
 
 Tracks and processes are those of the Chrome JSON export (see ``_tracks``).  The protobuf wire
 format is written here by hand, numpy encoding the varints of a chunk of packets at once; no

@@ -21,16 +21,16 @@ showing one of them has the text code :data:`OWN_START`, :data:`OWN_DURATION` or
 
 The details of an event, as Perfetto shows a slice's: its own fields first, in this order,
 ``name``, ``category`` (the HLO category of its HLO op, its ``hlo_op`` stat or the op a command
-buffer's kernel is attributed to, as HLO op stats name it, else the
-op type its name says, ``dense/MatMul:MatMul``: MatMul; none where neither), ``start`` and
-``duration`` (:func:`time_text`), ``host``, ``plane``, ``track``, ``step`` (the step of its
-host running when it starts, when there is one) and ``event id`` (:func:`id_text`); then its
-arguments, in a section of their own, :data:`ARGUMENTS`, a list of (key, text) pairs: its
-own stats, then its event metadata's (``metadata.flops``), keys and texts by the rule that
-``prof.sql``'s ``stats`` and the exports follow too (``analysis.trace.event_arguments``).
-A stat is never a field: one called ``name`` (JAX kernels carry their name scope so) is an
-argument, after the fields, which it neither displaces nor precedes.  The fields are columns (a text code per event, or one for all:
-:data:`NO_ROW` where an event has no such field), the stats rows of their own
+buffer's kernel is attributed to, as HLO op stats name it, else the op type its name says,
+``dense/MatMul:MatMul``: MatMul; none where neither), ``start`` and ``duration``
+(:func:`time_text`), ``host``, ``plane``, ``track``, ``step`` (the step of its host running
+when it starts, when there is one) and ``event id`` (:func:`id_text`); then its arguments, in a
+section of their own, :data:`ARGUMENTS`, a list of (key, text) pairs: its own stats, then its
+event metadata's (``metadata.flops``), keys and texts by the rule that ``prof.sql``'s ``stats``
+and the exports follow too (``analysis.trace.event_arguments``). A stat is never a field: one
+called ``name`` (JAX kernels carry their name scope so) is an argument, after the fields, which
+it neither displaces nor precedes. The fields are columns (a text code per event, or one for
+all: :data:`NO_ROW` where an event has no such field), the stats rows of their own
 (:class:`DetailRows`).
 """
 
