@@ -13,9 +13,10 @@ activity ends there (a device before a host thread), and repeats until the step'
 4. else ``k``'s time since its start is a segment, and at its start: a nested event continues
    in its parent, or, when the event it waits for (its producer) ended inside the parent after
    the previous child, the parent's time since then is a ``wait`` segment and the cursor jumps
-   there (a tf.data consumer waiting for its element); a top-level one continues where it waited longest: the previous event on
-   its resource (the gap an ``idle`` segment) or the event its start waits for (its launch,
-   its producer; the gap a ``wait`` segment), whichever ended later;
+   there (a tf.data consumer waiting for its element); a top-level one continues where it
+   waited longest: the previous event on its resource (the gap an ``idle`` segment) or the
+   event its start waits for (its launch, its producer; the gap a ``wait`` segment), whichever
+   ended later;
 5. a resource with nothing running before the cursor is ``idle`` back to its last event.
 
 Segments are cut to the step's window, so they cover it end to end without overlap; they may
