@@ -183,10 +183,11 @@ def argument_keys(st, rank: np.ndarray, rows: np.ndarray, origin: np.ndarray,
         table[used, o] = keys.codes([key_text(st.names[c], o) for c in used])
     out = table[name, origin]
     combo = (rank * len(table) + name) * 2 + origin
-    again = pd.Index(combo).duplicated()  # by hashing; rare
-    if again.any():
+    order = np.argsort(combo, kind="stable")  # fast: nearly sorted (by rank already)
+    again = np.flatnonzero(combo[order[1:]] == combo[order[:-1]]) + 1  # rare
+    if len(again):
         nth = pd.Series(combo).groupby(combo, sort=False).cumcount().to_numpy()
-        for r in np.flatnonzero(again).tolist():
+        for r in order[again].tolist():
             out[r] = keys.code(key_text(st.names[name[r]], int(origin[r]), int(nth[r]) + 1))
     return out
 
