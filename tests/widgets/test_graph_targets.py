@@ -100,3 +100,14 @@ def test_offline_the_action_says_why_it_has_no_button(h200, tmp_path):
         assert page.js("() => document.querySelectorAll('.src-graph-button').length") == 0
         assert "has none" in page.js(
             "() => document.querySelector('.src-graph-offline').textContent")
+
+
+def test_inside_the_dashboard_each_views_request_reaches_its_python(h200):
+    from tfprof_nb.widgets.dashboard_view import DashboardView, prefix_of
+
+    dash = DashboardView(h200)
+    for tab, op in (("ops", "fusion.263"), ("source", "fusion.263"), ("timeline", "fusion.263")):
+        reply, _ = dash._answer({"kind": "hlo_graph", "op": op, "program": "", "hops": 1,
+                                 "id": 3, "view": prefix_of(tab)}, [])
+        assert reply["view"] == prefix_of(tab) and reply["id"] == 3, tab
+        assert reply["graph"]["center"] == op, tab
