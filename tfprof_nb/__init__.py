@@ -15,13 +15,13 @@ from __future__ import annotations
 from . import reporting as _reporting  # light: the writers load widgets when called
 from ._version import __version__
 from .capturing.loop import Capture, capture  # light: TensorFlow loads when a capture starts
-from .errors import (CaptureError, CaptureWarning, HostAnalysisError, LoadWarning,
-                     ObjectStoreError, ProfileFormatError)
+from .errors import (AnalysisWarning, CaptureError, CaptureWarning, HostAnalysisError,
+                     LoadWarning, ObjectStoreError, ProfileFormatError)
 from .reporting import export_notebook
 
-__all__ = ["Capture", "CaptureError", "CaptureWarning", "HostAnalysisError", "KerasProfiler",
-           "LoadWarning", "Monitor", "ObjectStoreError", "PerformanceCheckError", "Profile",
-           "ProfileFormatError", "__version__", "capture", "capture_remote", "check",
+__all__ = ["AnalysisWarning", "Capture", "CaptureError", "CaptureWarning", "HostAnalysisError",
+           "KerasProfiler", "LoadWarning", "Monitor", "ObjectStoreError", "PerformanceCheckError",
+           "Profile", "ProfileFormatError", "__version__", "capture", "capture_remote", "check",
            "compare", "export_notebook", "load", "load_ipython_extension", "report",
            "start_server", "widgets"]
 

@@ -42,7 +42,7 @@ class Profile(ProfileOutputs):
 
     def __init__(self, hosts, source: list[str] | None = None, inputs: dict | None = None):
         if isinstance(hosts, Mapping):
-            from .analysis.runtime.engine import LocalHosts
+            from .analysis.runtime.scheduling.local_hosts import LocalHosts
 
             if not hosts:
                 raise ValueError("a Profile needs at least one host")
@@ -69,6 +69,10 @@ class Profile(ProfileOutputs):
     def load_errors(self) -> dict[str, str]:
         """{host: what is wrong} for the host files that could not be read."""
         return dict(self._results.hosts.errors)
+
+    def skipped(self, name: str) -> dict[str, str]:
+        """{host: why} of the hosts left out of result ``name`` (``tp.load(on_error="skip")``)."""
+        return self._results.skipped(name)
 
     start_time = _result("timing", "Wall-clock start of the profile (UTC) or None.", "start_time")
     stop_time = _result("timing", "Wall-clock end of the profile (UTC) or None.", "stop_time")

@@ -89,7 +89,7 @@ def test_no_readable_host_is_an_error(tmp_path):
 
 
 def test_a_failing_host_is_named_and_the_others_are_kept(pod_dir):
-    prof = tp.load(pod_dir)
+    prof = tp.load(pod_dir, on_error="raise")
     prof.host_partials("info")
     # the decoded columns of one host are damaged after loading (a bug in our code would look
     # the same): its analysis fails, the others still have their results

@@ -152,7 +152,7 @@ def test_truncated_object_names_the_url_and_is_not_kept(s3_server, s3_bucket, gp
     _fs(s3_server).pipe(f"{s3_bucket}/run/cut.xplane.pb", data[: len(data) // 2])
     url = f"s3://{s3_bucket}/run/cut.xplane.pb"
     with pytest.raises(tp.ProfileFormatError, match=rf"^{url}: .*truncated") as info:
-        tp.load(url, storage_options=s3_server.options(), strict=True)
+        tp.load(url, storage_options=s3_server.options(), on_error="raise")
     assert info.value.path == url
     assert _cached(object_cache) == []
     with pytest.raises(tp.ProfileFormatError, match=f"no host could be read.*{url}"):
@@ -166,7 +166,7 @@ def test_connection_dropped_mid_read(s3_server, s3_logdir, object_cache):
         t0 = time.monotonic()
         with pytest.raises(tp.ObjectStoreError, match=rf"{s3_logdir}/plugins/profile/"
                            rf"{RUN_NEW}/worker-\d\.xplane\.pb: failed while downloading") as info:
-            tp.load(s3_logdir, storage_options=opts, strict=True)
+            tp.load(s3_logdir, storage_options=opts, on_error="raise")
         assert "payload is not completed" in str(info.value)
         assert time.monotonic() - t0 < 60
         assert proxy.gets >= 1
@@ -181,7 +181,7 @@ def test_connection_dropped_mid_read(s3_server, s3_logdir, object_cache):
             mp.setenv("TFPROF_NB_CACHE", "0")
             with pytest.raises(tp.ObjectStoreError, match="failed while reading"):
                 tp.load(f"{s3_logdir}/plugins/profile/{RUN_NEW}/worker-0.xplane.pb",
-                        storage_options=opts, strict=True)
+                        storage_options=opts, on_error="raise")
     finally:
         proxy.close()
     assert _cached(object_cache) == []
@@ -197,7 +197,7 @@ def test_stalled_server_times_out(s3_server, s3_logdir, object_cache):
                 mp.setenv("TFPROF_NB_CACHE", cache)
                 t0 = time.monotonic()
                 with pytest.raises(tp.ObjectStoreError, match=f"{url}: timed out while {doing}"):
-                    tp.load(url, storage_options=opts, strict=True)
+                    tp.load(url, storage_options=opts, on_error="raise")
                 assert time.monotonic() - t0 < 30
     finally:
         proxy.close()
@@ -257,7 +257,7 @@ def test_https_form_on_a_web_server(web_root, local_run, object_cache):
     try:
         url = f"{proxy.endpoint}/logdir/plugins/profile/{RUN_NEW}/worker-1.xplane.pb"
         with pytest.raises(tp.ObjectStoreError, match=f"{url}: failed while downloading it"):
-            tp.load(url, strict=True)
+            tp.load(url, on_error="raise")
     finally:
         proxy.close()
     assert len(_cached(object_cache)) == 2

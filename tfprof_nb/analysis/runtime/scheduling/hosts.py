@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 
 from ....errors import AnalysisWarning, HostAnalysisError
 from ....xspace import XSpaceData
+from .. import registry
 
 __all__ = ["Hosts", "HostAnalysisError", "ON_ERROR"]
 
@@ -93,16 +94,32 @@ class Hosts(ABC):
 
     def _settle(self, failures: Mapping[tuple[str, str], BaseException]) -> None:
         """The policy on the (step, host) pairs of a batch that failed: raise
-        HostAnalysisError for the first one, or skip each (its reason kept in ``failed``,
-        one AnalysisWarning naming them)."""
+        HostAnalysisError for the first one, or skip each, its reason kept in ``failed`` (a
+        pair that failed because a host need of it did has that need's reason) and one
+        AnalysisWarning naming the pairs that failed on their own."""
         if not failures:
             return
         if self.on_error == "raise":
             (step, host), exc = next(iter(failures.items()))
             raise HostAnalysisError(host, step, exc) from exc
-        for (step, host), exc in failures.items():
-            self.failed[(step, host)] = f"the {step!r} analysis failed: {exc}"
-        named = ", ".join(f"{host} ({step})" for step, host in failures)
-        warnings.warn(f"{len(failures)} host step(s) failed and their hosts are left out of "
-                      f"what needs them: {named} (see prof.skipped(name))", AnalysisWarning,
-                      stacklevel=2)
+        own: list = []
+
+        def why(pair) -> str:
+            if pair not in self.failed:
+                step, host = pair
+                need = next((n for n in registry.get(step).host_needs
+                             if (n, host) in failures or (n, host) in self.failed), None)
+                if need is None:
+                    own.append(pair)
+                    self.failed[pair] = f"the {step!r} analysis failed: {failures[pair]}"
+                else:
+                    self.failed[pair] = why((need, host))
+            return self.failed[pair]
+
+        for pair in failures:
+            why(pair)
+        if own:
+            named = ", ".join(f"{host} ({step})" for step, host in own)
+            warnings.warn(f"{len(own)} host step(s) failed and their hosts are left out of "
+                          f"what needs them: {named} (see prof.skipped(name))",
+                          AnalysisWarning, stacklevel=2)
