@@ -55,8 +55,8 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
     other hosts); with ``"raise"`` an unreadable host raises :class:`ProfileFormatError` and
     a failing step :class:`HostAnalysisError`.  ``strict=True``/``False`` is the old
     spelling of ``on_error="raise"``/``"skip"`` (deprecated).  With ``client`` (a
-    ``dask.distributed.Client``) every host is decoded and analysed on a worker and only partial results come back;
-    ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
+    ``dask.distributed.Client``) every host is decoded and analysed on a worker and only
+    partial results come back; ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
     free memory fails before decoding, suggesting ``client=``.  ``path`` may be a URL
     (``s3://``, ``gs://``, ``https://``, any fsspec URL; ``storage_options`` go to its file
     system): hosts are read through a local cache, on the workers themselves with ``client``.
