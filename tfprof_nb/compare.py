@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from .analysis.findings.compare import COMPARED, Comparison
-from .analysis.findings.compare import compare as _compare
+from .analysis.findings.comparison import COMPARED, Comparison
+from .analysis.findings.comparison import compare as _compare
 
 __all__ = ["compare", "DisplayedComparison", "step_change"]
 

@@ -130,7 +130,7 @@ def test_a_profile_against_itself(wider):
 def test_without_steps_an_op_is_its_total_over_the_steps(wider):
     base, new = wider
     c = tp.compare(base, new)
-    from tfprof_nb.analysis.findings.compare import COMPARED, compare as compare_tables
+    from tfprof_nb.analysis.findings.comparison import COMPARED, compare as compare_tables
 
     tables = [{n: p.result(n) for n in COMPARED} for p in (base, new)]
     for t in tables:  # as if the op's events could not be placed in the steps

@@ -12,8 +12,8 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.analysis.runtime.decoding.decode import decode_host
-from tfprof_nb.analysis.gpu.gpu_activity import NO_LAUNCH, device_activity, launch_links
-from tfprof_nb.analysis.gpu.gpu_time import CAUSE_COLUMNS
+from tfprof_nb.analysis.gpu.activity import NO_LAUNCH, device_activity, launch_links
+from tfprof_nb.analysis.gpu.time import CAUSE_COLUMNS
 from tfprof_nb.analysis.trace.intervals import intersect, measure_in, subtract, union
 
 from ..conftest import DATA
@@ -236,7 +236,7 @@ def test_time_outside_every_step_has_its_own_rows(gpu_fixture_file):
     copies.  Their time outside the step is in rows of step OUTSIDE_STEPS (busy there as the
     duty cycle counts it), and their step rows are idle with no cause (no input wait: the
     device had no kernel in the step, so nothing it waited for)."""
-    from tfprof_nb.analysis.gpu.gpu_time import OUTSIDE_STEPS
+    from tfprof_nb.analysis.gpu.time import OUTSIDE_STEPS
 
     prof = tp.load(gpu_fixture_file)
     u = prof.gpu_utilization
@@ -260,7 +260,7 @@ def test_time_outside_every_step_has_its_own_rows(gpu_fixture_file):
 def test_outside_rows_only_with_steps(tmp_path):
     """Two steps and a kernel between them: the outside row holds the kernel and the gaps
     between the steps' windows, not the steps' time; without steps there is none."""
-    from tfprof_nb.analysis.gpu.gpu_time import OUTSIDE_STEPS
+    from tfprof_nb.analysis.gpu.time import OUTSIDE_STEPS
 
     dev = [("fusion", 0, 10, {"group_id": 1, "correlation_id": 1}),
            ("fusion", 50, 20, {"correlation_id": 3}),

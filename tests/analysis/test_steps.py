@@ -160,7 +160,7 @@ def test_capture_profile_steps(cpu_logdir):
 
 
 def test_empty_steps_have_the_columns():
-    from tfprof_nb.analysis.steps.steps import STEP_COLUMNS, empty_steps
+    from tfprof_nb.analysis.steps.breakdown import STEP_COLUMNS, empty_steps
 
     empty = empty_steps()
     assert list(empty.columns) == STEP_COLUMNS and empty.index.name == "step"

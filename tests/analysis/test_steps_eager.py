@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.steps import steps as steps_module
+from tfprof_nb.analysis.steps import breakdown as steps_module
 from tfprof_nb.constants import CATEGORY_COLUMNS
 
 from ..conftest import xplane_files

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import tfprof_nb as tp
-from tfprof_nb.analysis.tf.tf_data import SLOW_CALL_US
+from tfprof_nb.analysis.tf.data import SLOW_CALL_US
 
 
 def test_sequential_map_is_the_bottleneck_of_an_input_bound_pipeline(cpu_slowmap_logdir):

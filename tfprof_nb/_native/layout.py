@@ -47,7 +47,7 @@ SMALL_TABLES = {
 KINDS = ("none", "double", "uint64", "int64", "str", "bytes", "ref")
 OWNERS = ("event", "event_metadata", "plane")
 
-# step-time event types: analysis.steps.steps numbers its types below this
+# step-time event types: analysis.steps.breakdown numbers its types below this
 N_STEP_TYPES = 18
 
 # the negative codes the C code returns: (name, code, what it means, said after the file's name)

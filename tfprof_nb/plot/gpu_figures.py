@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW
+from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW
 from ._style import PALETTE, new_figure, plain
 from .step_bars import stacked_per_step
 

@@ -12,7 +12,7 @@ import traitlets
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
-from ..analysis.gpu.gpu_time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
+from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
 from ..plot.gpu_figures import UTILIZATION_PARTS
 from ._view import View, ViewState
 from .gpu_hardware import hardware_state

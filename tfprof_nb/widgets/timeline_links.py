@@ -1,7 +1,7 @@
 """The trace viewer's links: arrows between events that one made happen.
 
 - a GPU kernel (or copy) and the host call that launched it (``prof.result("launch_links")``:
-  the join of :mod:`tfprof_nb.analysis.gpu.gpu_activity` on ``correlation_id``; TPUs have none);
+  the join of :mod:`tfprof_nb.analysis.gpu.activity` on ``correlation_id``; TPUs have none);
 - TensorFlow's producer -> consumer contexts and tf.data's elements produced -> consumed
   (``prof.result("flow_links")``, :mod:`tfprof_nb.analysis.trace.flow_links`).
 

@@ -14,7 +14,7 @@ __all__ = ["check", "N_TYPES", "ERR_CANCELLED"]
 
 ERR_CANCELLED = ERR.CANCELLED
 
-N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps.steps)
+N_TYPES = N_STEP_TYPES  # step-time event types (see analysis.steps.breakdown)
 
 
 def check(rc: int) -> int:

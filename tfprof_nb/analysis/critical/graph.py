@@ -2,7 +2,7 @@
 
 Nodes are the events that occupy a resource: every event of a host thread (``/host:CPU``
 lines, not the profiler's derived lines, async events left out) and every device activity
-event (GPU stream lines, TPU ``XLA Ops``; see :mod:`..gpu.gpu_activity`).  A node has a
+event (GPU stream lines, TPU ``XLA Ops``; see :mod:`..gpu.activity`).  A node has a
 resource (its line), a begin and an end (ps, the host's axis), a category (as the step-time
 breakdown's) and its innermost parent on the same line.
 
@@ -46,9 +46,9 @@ import numpy as np
 import pandas as pd
 
 from ...constants import HOST_PLANE
-from ..gpu.gpu_activity import COLLECTIVE, COPY, device_activity, stream_names
+from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
 from ..runtime.hostdata.host import HostData
-from ..steps.steps import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 from .executor_waits import add_executor_waits
 
 __all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]

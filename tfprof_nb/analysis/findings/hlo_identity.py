@@ -25,7 +25,7 @@ from ...xspace.hlo_proto import programs_of_space
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..xla.hlo_text import category, shape_text
-from ..xla.xla_ops import source_of
+from ..xla.ops import source_of
 
 __all__ = ["ANALYSES", "IDENTITY_COLUMNS", "host_hlo_identity", "combine_hlo_identity",
            "module_key"]

@@ -2,7 +2,7 @@
 source, so that a card, a statement and a finding about it agree, and the page's
 input-bound verdict from it (:func:`input_verdict`).
 
-With GPUs computing in the steps, the devices' own accounting (:mod:`..gpu.gpu_time`: the
+With GPUs computing in the steps, the devices' own accounting (:mod:`..gpu.time`: the
 device idles and the host fetches input before it launches the next kernel) over the devices'
 step time; else the step breakdown's input share (the reference's, which on GPUs counts only
 copies named ``MemcpyHToD`` and the device waiting on the host).  Where the two differ, the

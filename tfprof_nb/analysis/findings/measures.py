@@ -11,7 +11,7 @@ A row says what the number counts:
   (another worker's, most likely) idles through them for no cause of its own, so it is left
   out of the totals and named once in ``excluded``;
 * ``rule``: ``"tfprof"`` where our accounting measures it (the devices' own time:
-  :mod:`..gpu.gpu_time`), ``"xprof"`` where it is XProf's rule (the step-time breakdown);
+  :mod:`..gpu.time`), ``"xprof"`` where it is XProf's rule (the step-time breakdown);
   where XProf's rule gives another number for the same question, ``xprof_value`` holds it and
   ``xprof_note`` says why they differ: a page quotes it as XProf's, never as a verdict;
 * ``min``/``median``/``max`` (and ``min_of``/``max_of``): its spread over the devices (over
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
-from ..gpu.gpu_time import ALL_STREAMS, PROFILE_WINDOW, step_rows
+from ..gpu.time import ALL_STREAMS, PROFILE_WINDOW, step_rows
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures

@@ -1,7 +1,7 @@
 """Each GPU kernel (or copy) linked to the host call that launched it, by event id.
 
 The launch (``cudaLaunchKernel``, ``hipModuleLaunchKernel``, TensorFlow's host op of the
-kernel) and the device event carry the same ``correlation_id``; :mod:`.gpu_activity` makes
+kernel) and the device event carry the same ``correlation_id``; :mod:`.activity` makes
 the pairs (the same join times launch latency).  The trace viewer draws an arrow from one to
 the other.  TPUs have no launches: no rows.
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
-from .gpu_activity import duplicate_launches_reason, launch_links
+from .activity import duplicate_launches_reason, launch_links
 
 __all__ = ["ANALYSES", "LAUNCH_LINK_COLUMNS", "combine_launch_links", "host_launch_links"]
 

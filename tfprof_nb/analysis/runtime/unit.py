@@ -2,15 +2,11 @@
 
 Every analysis module declares its units in a module-level ``ANALYSES`` tuple; it is named after
 one of them (the others come with it) and lives in the subpackage of its domain under
-``tfprof_nb.analysis``; ``gpu/kernel_stats.py`` and ``gpu/gpu_utilization.py`` declare::
+``tfprof_nb.analysis``; ``gpu/kernel_stats.py`` and ``gpu/stragglers.py`` declare::
 
     ANALYSES = (Analysis("kernel_stats", host=host_kernels, combine=combine_kernels),)
 
-    ANALYSES = (
-        Analysis("gpu_utilization", combine=gpu_utilization, needs=("gpu_time",)),
-        Analysis("stragglers", combine=stragglers, needs=("steps", "gpu_utilization")),
-        ...
-    )
+    ANALYSES = (Analysis("stragglers", combine=stragglers, needs=("steps", "gpu_utilization")),)
 
 * ``host(hd, shift_ps, **host_needs)`` runs where a host lives (this process, a thread, a Dask
   worker) on its :class:`~.host.HostData` and returns a small, picklable partial result; times

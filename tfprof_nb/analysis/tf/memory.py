@@ -17,7 +17,7 @@ import pandas as pd
 from ..._native.kernels import active_at_peak, inherit_from_allocations, sparse_lookup
 from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
-from ..steps.steps import MEMORY_EVENTS, memory_groups
+from ..steps.breakdown import MEMORY_EVENTS, memory_groups
 
 __all__ = ["ANALYSES", "LABELS", "AllocatorMemory", "MemoryAnalysis", "host_memory",
            "combine_memory", "readable", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
@@ -131,7 +131,7 @@ def _texts(sparse, rows: np.ndarray, absent) -> np.ndarray:
 
 def _memory_events(hd: HostData, groups=None) -> pd.DataFrame | None:
     """The host's allocation and deallocation events with their stats, in file order;
-    ``groups``: the :class:`..steps.steps.EventGroups` of events without a ``group_id`` stat."""
+    ``groups``: the :class:`..steps.breakdown.EventGroups` of events without a ``group_id`` stat."""
     is_mem = hd.name_is(*MEMORY_EVENTS) & hd.plane_is(HOST_PLANE)
     rows = np.flatnonzero(is_mem)
     if not len(rows):

@@ -165,7 +165,7 @@ def device_op_partial(hd: HostData, shift_ps: int = 0) -> tuple[pd.DataFrame, in
     codes, has = tf_op.lookup(rows)
     has &= nonempty[codes] if len(nonempty) else False
     hlo = hd.str_stat("hlo_op")
-    if len(hlo):  # XLA ops are counted by their HLO op (analysis.xla.xla_ops), not here
+    if len(hlo):  # XLA ops are counted by their HLO op (analysis.xla.ops), not here
         has &= ~hlo.lookup(rows)[1]
     if not has.any():
         return _empty_metrics(), total, 0

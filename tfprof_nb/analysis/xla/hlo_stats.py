@@ -1,7 +1,7 @@
 """HLO stats: one row per HLO op of the XLA programs a profile ran (XProf's ``hlo_stats``).
 
-The hosts' partials (:func:`.xla_ops.host_xla_ops`) are summed per (device type, program, op)
-by the ``xla`` unit (:mod:`.xla`; XProf sums devices too).  Times and occurrences are those of
+The hosts' partials (:func:`.ops.host_xla_ops`) are summed per (device type, program, op)
+by the ``xla`` unit (:mod:`.combined`; XProf sums devices too).  Times and occurrences are those of
 the events; percentages are of the devices' total time (each GPU's span, idle included, and the
 XLA:CPU thunks' span).  FLOPs and bytes are per execution from our cost model (:mod:`.hlo_cost`)
 times occurrences, or the events' own ``flops``/``bytes_accessed`` stats where the model has
@@ -27,8 +27,8 @@ from ..trace.tf_ops import parse_tf_op
 from .command_buffers import ATTRIBUTION
 from .device_peaks import ON_CHIP_MEMORIES, DevicePeaks, bound_by
 from .tpu import MEMORY_COLUMNS
-from .xla import XlaData
-from .xla_ops import program_id_array
+from .combined import XlaData
+from .ops import program_id_array
 
 __all__ = ["ANALYSES", "HLO_STATS_COLUMNS", "hlo_stats_table", "framework_metrics", "op_totals",
            "hbm_bytes", "on_chip_bytes"]

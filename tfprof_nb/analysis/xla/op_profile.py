@@ -30,7 +30,7 @@ import pandas as pd
 
 from .device_peaks import DevicePeaks
 from .hlo_stats import hlo_stats_table
-from .xla import XlaData
+from .combined import XlaData
 
 __all__ = ["op_profile_table", "op_profile_for", "OP_PROFILE_COLUMNS"]
 

@@ -22,8 +22,8 @@ import pandas as pd
 from ..runtime.unit import Analysis
 from .device_peaks import ON_CHIP_MEMORIES, DevicePeaks, bound_by
 from .hlo_stats import hbm_bytes, hlo_stats_table, on_chip_bytes
-from .xla import XlaData
-from .xla_ops import program_id_array
+from .combined import XlaData
+from .ops import program_id_array
 
 __all__ = ["ANALYSES", "roofline_table", "roofline_for", "ROOFLINE_COLUMNS"]
 

@@ -27,7 +27,7 @@ import pandas as pd
 from ...xspace.hlo_proto import programs_of_space
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
-from .xla_ops import source_of
+from .ops import source_of
 
 __all__ = ["ANALYSES", "Functions", "SourceInfo", "SOURCE_LINE_COLUMNS", "SOURCE_STACK_COLUMNS", "TREE_COLUMNS",
            "NO_SOURCE", "host_source_functions", "combine_source_functions", "parse_frame",

@@ -18,10 +18,10 @@ time and an op's self time is its time minus its direct children's; occurrences 
 are per execution times occurrences (a custom call adds its events' own stats instead); a
 plane's total time runs from its first to its last op (``Steps`` events included); events
 whose metadata has no program or symbol are left out of the ops (their time is idle) and
-counted in a reason.  (The duty cycle is :mod:`..gpu.gpu_activity`'s, for GPUs and TPUs alike.)
+counted in a reason.  (The duty cycle is :mod:`..gpu.activity`'s, for GPUs and TPUs alike.)
 
 The per-host step (:func:`host_tpu`) returns the host's ops (OP_COLUMNS, see
-:mod:`.xla_ops`), per-plane totals, the program executions, the host plane's hardware
+:mod:`.ops`), per-plane totals, the program executions, the host plane's hardware
 counters and reasons.
 """
 
@@ -371,7 +371,7 @@ def _counters(hd: HostData) -> dict:
 @dataclass
 class TpuData:
     """The TPU side of a profile, all hosts: TensorCore count, the host planes' hardware
-    counters and reasons (the duty cycle is :mod:`..gpu.gpu_utilization`' ``duty_cycle``)."""
+    counters and reasons (the duty cycle is :mod:`..gpu.duty_cycle`'s)."""
 
     cores: int = 0
     counters: dict = field(default_factory=dict)

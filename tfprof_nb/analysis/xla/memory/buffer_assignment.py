@@ -30,7 +30,7 @@ import pandas as pd
 from ....xspace.hlo_proto import HloModule
 from ..hlo_cost import shape_bytes
 from ..hlo_text import shape_text
-from ..xla_ops import source_of
+from ..ops import source_of
 from .heap_simulator import TraceError, events_of, live_at, simulate, trace_of
 
 __all__ = ["BUFFER_COLUMNS", "HEAP_COLUMNS", "ProgramMemory", "empty_program_memory",

@@ -26,7 +26,7 @@ step: from its first to its last activity, less the steps' windows (a device who
 ran outside the steps shows them there, and idles through the steps with no cause but
 ``other``).  The combined
 tables (``gpu_utilization``, ``gpu_overlap``, ``launch_latency``, ``duty_cycle``) are built in
-:mod:`.gpu_utilization`.
+:mod:`.utilization`.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from ...constants import TPU_PLANE_PREFIX
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis, parts_dict
 from ..trace.intervals import EMPTY, Intervals, intersect, measure_in, subtract, union, union_of
-from .gpu_activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,
+from .activity import (COLLECTIVE, COMPUTE, COPY, NO_LAUNCH, DeviceActivity,
                            device_activity, host_waits, stream_names, tpu_module_spans)
-from .gpu_launch import launch_tables
+from .launch_latency import launch_tables
 
 __all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OUTSIDE_STEPS",
            "OVERLAP_COLUMNS", "PROFILE_WINDOW", "UTILIZATION_COLUMNS", "GpuTimePart",
-           "empty_overlap", "empty_utilization", "host_gpu_time", "step_rows"]
+           "concat_parts", "empty_overlap", "empty_utilization", "host_gpu_time", "step_rows"]
 
 LAUNCH_GAP_US = 10.0
 ALL_STREAMS = "all"  # the stream of a device's own row (busy: any stream computes)
@@ -67,7 +67,7 @@ class GpuTimePart:
     utilization: pd.DataFrame
     overlap: pd.DataFrame
     devices: pd.DataFrame  # per device: kernels, small kernels, busy and span (duty cycle)
-    launch: dict  # per_kernel, histogram, outliers, queue (see gpu_launch)
+    launch: dict  # per_kernel, histogram, outliers, queue (see :mod:`.launch_latency`)
     reasons: list
 
 
@@ -311,6 +311,12 @@ def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int) -> pd.Data
     return pd.DataFrame(rows, columns=["host", "device", "kernels", "kernels_under_10us",
                                        "copies", "launches_linked", "busy_us", "span_us",
                                        "first_us"])
+
+
+def concat_parts(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
+    """The hosts' non-empty tables one after the other, else ``empty``."""
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else empty
 
 
 def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None,

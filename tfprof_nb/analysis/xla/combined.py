@@ -1,5 +1,5 @@
-"""The ``xla`` unit: the XLA partials of all hosts (:func:`.xla_ops.host_xla_ops`,
-:func:`.xla_ops.host_tf_kernels`) combined into one :class:`XlaData`, which the XLA tables
+"""The ``xla`` unit: the XLA partials of all hosts (:func:`.ops.host_xla_ops`,
+:func:`.ops.host_tf_kernels`) combined into one :class:`XlaData`, which the XLA tables
 (:mod:`.hlo_stats`, :mod:`.op_profile`, :mod:`.roofline`, :mod:`.source_lines`) read.
 
 Ops are summed per (device type, program, op) over hosts (XProf sums devices too); an op's
@@ -17,7 +17,7 @@ from ..runtime.unit import Analysis
 from .command_buffers import ATTRIBUTION
 from .device_peaks import DevicePeaks, combine_peaks
 from .fused import FUSED_COLUMNS
-from .xla_ops import OP_COLUMNS
+from .ops import OP_COLUMNS
 
 __all__ = ["ANALYSES", "XlaData", "combine_xla"]
 

@@ -1,5 +1,5 @@
 """What one host's devices did and when its threads launched it: the input of the GPU-time
-analyses (:mod:`.gpu_time`).
+analyses (:mod:`.time`).
 
 Device activity is every event on a device plane's stream lines (GPUs: the lines the tracer
 recorded, not the profiler's derived ``Steps``/``TensorFlow Ops``/... lines; TPUs: the
@@ -251,7 +251,7 @@ def device_activity(hd: HostData, links=None) -> DeviceActivity:
 def host_waits(hd: HostData) -> dict[str, Intervals]:
     """Interval sets of the host plane: ``input`` (the host waits for input: the step
     table's input ops) and ``sync`` (the host blocks on the device)."""
-    from ..steps.steps import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+    from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 
     on_host = hd.plane_is(HOST_PLANE)
     codes = np.unique(hd.name_code[on_host])

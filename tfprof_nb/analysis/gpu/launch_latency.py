@@ -1,22 +1,28 @@
 """Kernel launch latency and queue length of one host's devices.
 
-A launch is linked to its kernel (or copy) by ``correlation_id`` (see :mod:`.gpu_activity`).
+A launch is linked to its kernel (or copy) by ``correlation_id`` (see :mod:`.activity`).
 Its latency is the kernel's start minus the start of the host's launch call (the call's own
 duration included; clocks of host and device are aligned by the profiler, so a few negative
 values can appear).  The queue of a device at time t counts the kernels launched (call
 started) but not yet started, so its integral over time is the sum of the latencies.
+
+Each host's tables (:func:`launch_tables`) travel in its ``gpu_time`` partial; the
+``launch_latency`` unit puts every host's together (:class:`LaunchLatency`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..._native.kernels import argsort
 from ..runtime.hostdata.host import HostData
-from .gpu_activity import NO_LAUNCH, DeviceActivity, stream_names
+from ..runtime.unit import Analysis
+from .activity import NO_LAUNCH, DeviceActivity, stream_names
 
-__all__ = ["launch_tables", "LATENCY_EDGES_US", "PER_KERNEL_COLUMNS", "HISTOGRAM_COLUMNS",
+__all__ = ["ANALYSES", "LaunchLatency", "launch_latency", "launch_tables", "LATENCY_EDGES_US", "PER_KERNEL_COLUMNS", "HISTOGRAM_COLUMNS",
            "OUTLIER_COLUMNS", "QUEUE_COLUMNS", "QUEUE_POINTS", "empty_launch_tables"]
 
 LATENCY_EDGES_US = np.array([-np.inf, 0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000,
@@ -172,3 +178,38 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
             "histogram": _histogram(hd.name, plane_names, a.device, latency),
             "outliers": outliers,
             "queue": pd.concat(queues, ignore_index=True)}
+
+
+@dataclass
+class LaunchLatency:
+    """Kernel launch latency (launch call start to kernel start), from correlation ids.
+
+    ``per_kernel``: one row per host and kernel name (latency statistics in us);
+    ``histogram``: launches per latency bin and device; ``outliers``: the slowest launches
+    far above the rest (Q3 + 3 IQR); ``queue``: kernels launched and not started, per device
+    over time; ``reasons`` says what is missing."""
+
+    per_kernel: pd.DataFrame
+    histogram: pd.DataFrame
+    outliers: pd.DataFrame
+    queue: pd.DataFrame
+    reasons: list = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        n = int(self.per_kernel.launches.sum()) if len(self.per_kernel) else 0
+        return f"<LaunchLatency: {n:,} linked launches, {len(self.outliers)} outliers>"
+
+
+def launch_latency(parts: dict, gpu_time: dict, launch_links: pd.DataFrame) -> LaunchLatency:
+    """Every host's launch tables together (the reasons say which launches repeat an
+    earlier launch's correlation id)."""
+    tables = {k: [p.launch[k] for p in gpu_time.values() if len(p.launch[k])]
+              for k in empty_launch_tables()}
+    tables = {k: pd.concat(f, ignore_index=True) if f else empty_launch_tables()[k]
+              for k, f in tables.items()}
+    reasons = [] if len(tables["per_kernel"]) else [
+        "no kernel launches linked to device activity (no correlation ids recorded)"]
+    return LaunchLatency(**tables, reasons=reasons + launch_links.attrs.get("reasons", []))
+
+
+ANALYSES = (Analysis("launch_latency", combine=launch_latency, needs=("gpu_time", "launch_links")),)
