@@ -10,6 +10,7 @@
 // the kernel that made it. It is bundled as a classic script exposing `tfprofOffline` so it
 // can be inlined anywhere.
 import { fromBase64, moduleSource, putBuffers, unpack, unpackDetails } from "./payload";
+import { moduleText, savedCode } from "./shared_module";
 import { dataOf, detailsFrom, detailsResponder, lazyDetails, standInModel, type DetailsSource } from "./standin";
 
 async function importModule(source: string): Promise<any> {
@@ -39,12 +40,23 @@ export async function renderState(el: HTMLElement, source: string, state: Record
   render({ model, el });
 }
 
+/** A view's ES module as an output carries it: its source (base64, deflated; "" where another
+ * output of the page carries it) and its digest. */
+interface ModuleRef {
+  esm: string;
+  digest: string | null;
+}
+
+function moduleRef(tag: Element | null | undefined): ModuleRef | null {
+  return tag ? { esm: tag.textContent ?? "", digest: tag.getAttribute("data-digest") } : null;
+}
+
 /** Render a view from its packed state and module into `target` (an error shows there). */
-async function renderPacked(target: HTMLElement, payload: string, esm: string,
+async function renderPacked(target: HTMLElement, payload: string, module: ModuleRef,
   details: DetailsSource): Promise<void> {
   try {
     const state = await unpack(payload);
-    const source = await moduleSource(esm);
+    const source = await moduleSource(await moduleText(module.digest, module.esm));
     target.replaceChildren();
     await renderState(target, source, state, details);
   } catch (err) {
@@ -58,11 +70,11 @@ async function renderPacked(target: HTMLElement, payload: string, esm: string,
 export async function renderFallback(box: Element | null): Promise<void> {
   if (!box?.classList.contains("tfprof-offline") || box.hasAttribute("data-tfprof-rendered")) return;
   const payload = box.querySelector("script.tfprof-payload")?.textContent;
-  const esm = box.querySelector("script.tfprof-esm")?.textContent;
+  const module = moduleRef(box.querySelector("script.tfprof-esm"));
   const target = box.querySelector(".tfprof-offline-view") as HTMLElement | null;
-  if (!payload || !esm || !target) return;
+  if (!payload || !module || !target) return;
   box.setAttribute("data-tfprof-rendered", "");
-  await renderPacked(target, payload, esm, detailsFrom(box));
+  await renderPacked(target, payload, module, detailsFrom(box));
 }
 
 /** What a loader output carries for one view: its model id, packed state, module and
@@ -70,22 +82,23 @@ export async function renderFallback(box: Element | null): Promise<void> {
 interface LoaderData {
   modelId: string;
   payload: string;
-  esm: string;
+  module: ModuleRef;
   details: DetailsSource;
 }
 
 function loaderData(script: Element): LoaderData | null {
   const text: Record<string, string> = {};
-  let modelId: string | null = null;
+  let modelId: string | null = null, module: ModuleRef | null = null;
   for (let el = script.previousElementSibling; el?.matches("script[class^='tfprof-']");
     el = el.previousElementSibling) {
     text[el.className] = el.textContent ?? "";
     modelId ??= el.getAttribute("data-model-id");
+    if (el.className === "tfprof-esm") module = moduleRef(el);
   }
-  const payload = text["tfprof-payload"], esm = text["tfprof-esm"];
-  if (!modelId || !payload || !esm) return null;
+  const payload = text["tfprof-payload"];
+  if (!modelId || !payload || !module) return null;
   const details = text["tfprof-details"];
-  return { modelId, payload, esm, details: lazyDetails(() => details) };
+  return { modelId, payload, module, details: lazyDetails(() => details) };
 }
 
 /** In an HTML export, the placeholder of this loader's view: the nearest one of its model
@@ -99,7 +112,7 @@ function renderPlaceholder(script: Element, data: LoaderData): void {
   const target = box?.querySelector(".tfprof-offline-view") as HTMLElement | null | undefined;
   if (!box || !target) return;
   box.setAttribute("data-tfprof-rendered", "");
-  void renderPacked(target, data.payload, data.esm, data.details);
+  void renderPacked(target, data.payload, data.module, data.details);
 }
 
 const NOT_FOUND = /model not found/i;
@@ -128,7 +141,7 @@ function reviveWidgetOutput(script: Element, data: LoaderData): void {
       const view = document.createElement("div");
       view.className = "tfprof-offline-view";
       output.replaceChildren(caption, view);
-      void renderPacked(view, data.payload, data.esm, data.details);
+      void renderPacked(view, data.payload, data.module, data.details);
     }
     if (settled()) observer.disconnect();  // revived, live, or the outputs were replaced
   };
@@ -162,6 +175,17 @@ interface SavedModel {
   buffers?: { path: (string | number)[]; data: string; encoding: string }[];
 }
 
+/** A saved widget's module source: from the shared model its `_tfprof_code` names (its `_esm`
+ * only loads that), or its own `_esm` (notebooks saved before the shared models). */
+async function savedSource(entry: SavedModel, saved: Record<string, SavedModel>): Promise<string> {
+  const ref = entry.state._tfprof_code;
+  if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_")) return String(entry.state._esm);
+  const shared = saved[ref.slice("IPY_MODEL_".length)];
+  const digest = shared?.state?.digest;
+  return await moduleSource(await moduleText(typeof digest === "string" ? digest : null,
+    savedCode(shared) ?? ""));
+}
+
 /**
  * In a notebook exported with its widget state (nbconvert --execute), render every tfprof_nb
  * widget from that state, in place of the widget manager the page would load from a CDN.
@@ -178,7 +202,7 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
   }
   // claim every tfprof_nb view first, so that a widget manager loading meanwhile (online)
   // does not render any of them a second time
-  const ours: [Element, SavedModel, string][] = [];
+  const ours: [Element, SavedModel][] = [];
   for (const tag of Array.from(doc.querySelectorAll(`script[type="${VIEW_MIME}"]`))) {
     let modelId: string;
     try {
@@ -187,19 +211,19 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
       continue;
     }
     const entry = saved[modelId];
-    const source = entry?.state?._esm;
-    if (!entry || typeof source !== "string" || !entry.state._tfprof_view) continue;
+    if (!entry || typeof entry.state?._esm !== "string" || !entry.state._tfprof_view) continue;
     tag.setAttribute("type", "application/vnd.tfprof.rendered+json");
-    ours.push([tag, entry, source]);
+    ours.push([tag, entry]);
   }
   let rendered = 0;
-  for (const [tag, entry, source] of ours) {
+  for (const [tag, entry] of ours) {
     const el = doc.createElement("div");
     el.className = "tfprof-offline-view";
     tag.parentElement?.append(el);
     try {
       const modelId = JSON.parse(tag.textContent ?? "{}").model_id as string;
-      await renderState(el, source, await exportState(entry, modelId), detailsFrom(null, modelId));
+      await renderState(el, await savedSource(entry, saved), await exportState(entry, modelId),
+        detailsFrom(null, modelId));
       rendered++;
     } catch (err) {
       showError(el, err);

@@ -239,7 +239,7 @@ class WidgetPage:
         self.delay_ms = 0
         if isinstance(bundle, Path):
             shutil.copy(bundle, tmp_path / "widget.js")
-        else:  # a widget's own _esm (anywidget's FileContents): its text
+        else:  # a widget's module source (its _module_source): its text
             (tmp_path / "widget.js").write_text(str(bundle))
         plain, paths, buffers = split_buffers(widget_state(widget))
         for i, value in enumerate(buffers):

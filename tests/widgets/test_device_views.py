@@ -175,7 +175,7 @@ def test_program_memory_section_of_the_tpu_profile(tmp_path):
     prof = tp.load(TPU)
     programs = prof.program_memory()
     view = XlaView(prof)
-    with WidgetPage(view, tmp_path, view._esm) as page:
+    with WidgetPage(view, tmp_path, view._module_source) as page:
         options = _options(page)
         assert [o[0] for o in options] == [str(p) for p in programs.program_id]  # 64-bit ids
         assert options[0][1] == "jit_f(12190760917235803885): peak 20.0 GiB"
@@ -201,7 +201,7 @@ def test_programs_beyond_the_state_come_from_the_kernel(kernel, tmp_path, monkey
     prof = tp.load(DATA / "mi355x_jax_te_fused_attn.xplane.pb")
     view = XlaView(prof)
     assert list(view.memory_details) == [str(prof.program_memory().program_id[0])]
-    with WidgetPage(view, tmp_path, view._esm, kernel=kernel) as page:
+    with WidgetPage(view, tmp_path, view._module_source, kernel=kernel) as page:
         second = _options(page)[1][0]
         page.page.select_option(".xla-program", second)
         if kernel:
@@ -224,7 +224,7 @@ def test_programs_without_a_buffer_assignment_say_so(tmp_path_factory, tmp_path)
 
     prof = tp.load(make(tmp_path_factory, "gpu") / "full.xplane.pb")
     view = XlaView(prof)
-    with WidgetPage(view, tmp_path, view._esm) as page:
+    with WidgetPage(view, tmp_path, view._module_source) as page:
         options = _options(page)
         bare = [o for o in options if o[1].endswith("no buffer assignment")]
         assert options[-2:] == bare and sorted(o[0] for o in bare) == ["11", "12"]  # last

@@ -418,7 +418,7 @@ def test_every_view_renders_on_its_own(gpu_fixture_file, tmp_path):
         view = cls(prof)
         assert view.error == ""
         (tmp_path / tab).mkdir()
-        with WidgetPage(view, tmp_path / tab, view._esm) as page:
+        with WidgetPage(view, tmp_path / tab, view._module_source) as page:
             if any("figure" in k for k in view.synced()) or tab == "ops":
                 wait_for_plot(page.page)
             text = page.js("() => document.getElementById('root').textContent")

@@ -5,11 +5,13 @@ draw charts share one file (one plotly.js for them all), the others have their o
 
 from __future__ import annotations
 
+import hashlib
 import json
-from functools import cache
+import zlib
+from functools import cache, lru_cache
 from pathlib import Path
 
-__all__ = ["STATIC", "WidgetBundleMissing", "bundle", "bundle_text"]
+__all__ = ["STATIC", "WidgetBundleMissing", "bundle", "bundle_text", "deflated", "digest"]
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -49,3 +51,17 @@ def bundle_text(name: str) -> str:
 @cache
 def _text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=16)
+def digest(source: str) -> str:
+    """A short name of a module's source (its SHA-256): a notebook stores each module once,
+    and the views and offline copies using it find it by this name."""
+    return hashlib.sha256(source.encode()).hexdigest()[:20]
+
+
+@lru_cache(maxsize=16)
+def deflated(source: str) -> bytes:
+    """A module's source deflated (the views with charts bundle plotly.js, which shrinks to
+    about a third); the browser inflates it with ``DecompressionStream("deflate")``."""
+    return zlib.compress(source.encode(), 9)

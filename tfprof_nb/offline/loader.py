@@ -18,15 +18,14 @@ from __future__ import annotations
 import base64
 import html
 import re
-import zlib
 from functools import lru_cache
 
-from .bundles import bundle, bundle_text
+from .bundles import bundle, bundle_text, deflated, digest
 from .limits import fallback_limit
 from .payload import widget_payload
 
-__all__ = ["display_outputs", "esm_b64", "fallback_html", "host_script", "loader_html",
-           "loader_output", "offline_box", "placeholder_html"]
+__all__ = ["display_loader", "display_outputs", "esm_b64", "fallback_html", "host_script",
+           "loader_html", "loader_output", "loader_outputs", "offline_box", "placeholder_html"]
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=]*")
 
@@ -45,14 +44,22 @@ def host_script(call: str) -> str:
 def esm_b64(source: str) -> str:
     """A module's source deflated and base64-encoded (the host inflates it): the views with
     charts bundle plotly.js, which shrinks to about a third."""
-    return base64.b64encode(zlib.compress(source.encode(), 9)).decode("ascii")
+    return base64.b64encode(deflated(source)).decode("ascii")
 
 
-def _data_script(cls: str, b64: str, model_id: str | None = None) -> str:
+def _data_script(cls: str, b64: str, model_id: str | None = None, name: str = "") -> str:
     if not _BASE64.fullmatch(b64):
         raise ValueError("offline data must be base64 text")
     owner = f' data-model-id="{html.escape(model_id)}"' if model_id else ""
+    owner += f' data-digest="{html.escape(name)}"' if name else ""
     return f'<script type="application/octet-stream" class="{cls}"{owner}>{b64}</script>'
+
+
+def _module_script(source: str, model_id: str | None = None, carry: bool = True) -> str:
+    """The view's ES module, named by its digest; without ``carry`` only its name (the host
+    finds the source in another output of the page, or in the page's saved widget state)."""
+    return _data_script("tfprof-esm", esm_b64(source) if carry else "", model_id,
+                        digest(source))
 
 
 def offline_box(placeholder: str, model_id: str | None = None, payload=None,
@@ -66,8 +73,7 @@ def offline_box(placeholder: str, model_id: str | None = None, payload=None,
              '<div class="tfprof-offline-view">',
              f'<p class="tfprof-offline-note">{html.escape(placeholder)}</p></div>']
     if payload is not None:
-        parts += [_data_script("tfprof-payload", payload.data),
-                  _data_script("tfprof-esm", esm_b64(module or ""))]
+        parts += [_data_script("tfprof-payload", payload.data), _module_script(module or "")]
         if payload.details:
             parts.append(_data_script("tfprof-details", payload.details))
     return "".join(parts) + "</div>"
@@ -101,7 +107,8 @@ def fallback_html(widget, limit: float | None = None) -> str:
     note, payload = _too_big(widget, fallback_limit() if limit is None else limit)
     if note:
         return note
-    return offline_box(_note(widget), widget.model_id, payload, widget._esm) + host_script(
+    box = offline_box(_note(widget), widget.model_id, payload, widget._module_source)
+    return box + host_script(
         "tfprofOffline.renderFallback(document.currentScript.previousElementSibling);")
 
 
@@ -114,8 +121,45 @@ def placeholder_html(widget) -> str:
 def loader_output(widget, limit: float | None = None) -> str:
     """The loader output of a displayed ``widget``: its offline copy in at most ``limit``
     packed bytes (default: the notebook's), or the note saying why there is none."""
+    return loader_outputs(widget, limit)[0]
+
+
+def loader_outputs(widget, limit: float | None = None) -> tuple[str, str]:
+    """The loader output of ``widget`` with its module's source, and the same naming the
+    module only (one pair of notes where there is no offline copy)."""
     note, payload = _too_big(widget, fallback_limit() if limit is None else limit)
-    return note + loader_html() if note else loader_html(widget.model_id, payload, widget._esm)
+    if note:
+        return (note + loader_html(),) * 2
+    return tuple(loader_html(widget.model_id, payload, widget._module_source, carry)
+                 for carry in (True, False))
+
+
+# {module digest: (display id, loader output without the source)} of the output carrying it
+_CARRIER: dict[str, tuple[str, str]] = {}
+
+
+def display_loader(widget, safely=lambda make, *args: make(*args)) -> None:
+    """Display the loader output of ``widget``.  A notebook keeps each module's source once:
+    the latest loader of that module carries it, and the one that carried it before becomes
+    the same output naming the module (``update_display``), so the source survives re-running
+    any cell; the host finds it wherever it is on the page."""
+    import uuid
+
+    from IPython.display import display, update_display
+
+    meta = {"tfprof_nb": "offline-loader"}
+    outputs = safely(loader_outputs)
+    if isinstance(outputs, str) or outputs[0] == outputs[1]:  # a note: no module
+        display({"text/html": outputs if isinstance(outputs, str) else outputs[0]},
+                metadata=meta, raw=True)
+        return
+    name, new_id = digest(widget._module_source), f"tfprof-loader-{uuid.uuid4().hex}"
+    display({"text/html": outputs[0]}, metadata=meta, raw=True, display_id=new_id)
+    previous = _CARRIER.get(name)
+    _CARRIER[name] = (new_id, outputs[1])
+    if previous is not None:
+        update_display({"text/html": previous[1]}, metadata=meta, raw=True,
+                       display_id=previous[0])
 
 
 def display_outputs(widget, limit: float | None = None) -> tuple[str, str]:
@@ -124,14 +168,16 @@ def display_outputs(widget, limit: float | None = None) -> tuple[str, str]:
     return placeholder_html(widget), loader_output(widget, limit)
 
 
-def loader_html(model_id: str | None = None, payload=None, module: str | None = None) -> str:
+def loader_html(model_id: str | None = None, payload=None, module: str | None = None,
+                carry: bool = True) -> str:
     """The loader output: the data of the view ``model_id`` (packed state, ES module, event
-    details) and the host, which renders that view wherever no live widget shows it (a no-op
-    next to a live widget) and renders saved widget state in an exported page."""
+    details; without ``carry``, the module's name only) and the host, which renders that view
+    wherever no live widget shows it (a no-op next to a live widget) and renders saved widget
+    state in an exported page."""
     parts = []
     if model_id and payload is not None:
         parts += [_data_script("tfprof-payload", payload.data, model_id),
-                  _data_script("tfprof-esm", esm_b64(module or ""), model_id)]
+                  _module_script(module or "", model_id, carry)]
         if payload.details:
             parts.append(_data_script("tfprof-details", payload.details, model_id))
     return "".join(parts) + host_script("tfprofOffline.bootLoader(document.currentScript);")

@@ -48,7 +48,7 @@ def widget_page(widget, title: str, summary: str = "") -> str:
 
     payload = widget_payload(widget, budget=page_limit())
     when = written_at()
-    box = offline_box("Loading the profile…", payload=payload, module=widget._esm)
+    box = offline_box("Loading the profile…", payload=payload, module=widget._module_source)
     summary = f"{summary}\n" if summary else ""
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

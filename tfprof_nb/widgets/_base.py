@@ -3,25 +3,31 @@ the offline copy every displayed view carries (made by ``tfprof_nb.offline``).""
 
 from __future__ import annotations
 
+import difflib
+import inspect
+
 import anywidget
+import ipywidgets
 import traitlets
 
 from .. import offline
 from ..offline import WidgetBundleMissing, bundle
 from ..offline.bundles import bundle_text
+from ._shared_module import SharedModule, loader_esm, shared_module
 
 __all__ = ["BaseWidget", "WidgetBundleMissing", "bundle"]
 
 
 class _Module:
-    """A widget class's ES module (anywidget's ``_esm``): the source of its ``bundle``, read
-    when a widget is made, so that classes import before their bundle is built (a missing
-    bundle then says how to build it)."""
+    """A widget class's ES module as anywidget syncs it (``_esm``): a small loader that
+    imports the source of the class's ``bundle`` from the kernel's shared model of it (see
+    ``_shared_module``), read when a widget is made, so that classes import before their
+    bundle is built (a missing bundle then says how to build it)."""
 
     def __get__(self, obj, cls):
         if obj is None:  # the class's attribute: this descriptor (nothing is read)
             return self
-        return bundle_text(cls.bundle) if cls.bundle else None
+        return loader_esm(bundle_text(cls.bundle)) if cls.bundle else None
 
 
 class BaseWidget(anywidget.AnyWidget):
@@ -39,13 +45,40 @@ class BaseWidget(anywidget.AnyWidget):
     error = traitlets.Unicode("").tag(sync=True)
     _tfprof_view = traitlets.Unicode("").tag(sync=True)
     _tfprof_timelines = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    _tfprof_code = traitlets.Instance(SharedModule, allow_none=True).tag(
+        sync=True, **ipywidgets.widget_serialization)
 
     def __init__(self, *args, **kwargs):
+        self._refuse_unknown(kwargs)
         kwargs.setdefault("_tfprof_view", type(self).__name__)
+        if self.bundle:
+            kwargs.setdefault("_tfprof_code", shared_module(self._module_source))
         if "_tfprof_timelines" not in kwargs:
             has_timeline = self._timeline_source() is not None
             kwargs["_tfprof_timelines"] = [self._timeline_prefix()] if has_timeline else []
         super().__init__(*args, **kwargs)
+
+    @property
+    def _module_source(self) -> str:
+        """The source of this widget's ES module (what its ``_esm`` loads)."""
+        return bundle_text(type(self).bundle)
+
+    def _refuse_unknown(self, kwargs: dict) -> None:
+        """A TypeError naming the close match for a keyword that is neither a trait nor an
+        argument of the class (traitlets would only warn, hidden, and drop it)."""
+        unknown = [k for k in kwargs if not self.has_trait(k) and k not in ("_esm", "_css")]
+        if not unknown:
+            return
+        known = {n for n in self.trait_names() if not n.startswith("_")}
+        for cls in type(self).__mro__:
+            if "__init__" in vars(cls):
+                known.update(p.name for p in inspect.signature(cls.__init__).parameters.values()
+                             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        known.discard("self")
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
+                        f"{unknown[0]!r}{hint}")
 
     def _safely(self, fn, *args):
         try:
@@ -114,5 +147,4 @@ class BaseWidget(anywidget.AnyWidget):
 
         data, meta = self._bundle(offline.placeholder_html(self))
         display(data, metadata=meta, raw=True)
-        loader = self._offline(offline.loader_output)
-        display({"text/html": loader}, metadata={"tfprof_nb": "offline-loader"}, raw=True)
+        offline.display_loader(self, self._offline)

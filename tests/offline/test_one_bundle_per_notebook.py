@@ -1,0 +1,153 @@
+"""A notebook stores each view bundle once, however many views it shows: once in its widget
+state (the kernel's shared model of the bundle, which each view's small ``_esm`` loads) and
+once among its offline copies (the latest loader output of the bundle carries it, the others
+name it).  Executed by a real kernel (nbclient), exported by nbconvert, opened in Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from tfprof_nb.offline.bundles import bundle_text, digest
+from tfprof_nb.offline.loader import esm_b64
+
+from ..reporting.offline_page import OfflinePage
+from ..widgets.harness import painted
+
+TEMPLATE_CDNS = {"cdnjs.cloudflare.com", "unpkg.com", "cdn.jsdelivr.net"}
+STATE = "application/vnd.jupyter.widget-state+json"
+# five views, four of them drawn by the shared chart bundle (views.js), the trace viewer by
+# its own (timeline.js); the memory view last: its loader carries the chart bundle
+VIEWS = ["tp.widgets.OverviewView(prof)", "tp.widgets.TraceView(prof)", "prof.show()",
+         "tp.widgets.OpStatsView(prof)", "tp.widgets.MemoryTimelineView(prof)"]
+ROOTS = [".tfprof-overview", ".tfprof-timeline", ".tfprof-dashboard", ".tfprof-opstats",
+         ".tfprof-memory"]
+ESM = re.compile(r'<script type="application/octet-stream" class="tfprof-esm"[^>]*'
+                 r'data-digest="(\w+)">([^<]*)</script>')
+
+
+@pytest.fixture(scope="module")
+def executed(gpu_fixture_file, tmp_path_factory) -> Path:
+    """The notebook run by a real kernel, its widget state stored (as nbconvert --execute)."""
+    nb = new_notebook(cells=[new_code_cell(
+        f"import tfprof_nb as tp\nprof = tp.load({str(gpu_fixture_file)!r}, progress=False)\n"
+        "None")] + [new_code_cell(v) for v in VIEWS],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}})
+    NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=True).execute()
+    path = tmp_path_factory.mktemp("one_bundle") / "views.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def _html(nb: dict, path: Path) -> Path:
+    """``nb`` exported by nbconvert (not executed again) to ``path``'s .html."""
+    path.write_text(json.dumps(nb))
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(path)],
+                   check=True, capture_output=True, timeout=300)
+    return path.with_suffix(".html")
+
+
+def _loaders(nb: dict) -> list[tuple[str, int]]:
+    """(bundle digest, source length) of each view's module in the loader outputs, in order."""
+    return [(m[0], len(m[1])) for cell in nb["cells"] for out in cell.get("outputs", [])
+            for m in ESM.findall("".join(out.get("data", {}).get("text/html", "")))]
+
+
+def test_each_bundle_is_stored_once_in_the_state_and_once_in_the_copies(executed):
+    text = executed.read_text()
+    nb = json.loads(text)
+    charts, trace = (esm_b64(bundle_text(name)) for name in ("views", "timeline"))
+    # the chart bundle (1.4 MB, 0.6 MB deflated) twice in a notebook of five views: in the
+    # widget state's shared model and in the latest chart view's loader output
+    assert text.count(charts[:4000]) == 2 and text.count(trace[:4000]) == 2
+    state = nb["metadata"]["widgets"][STATE]["state"]
+    shared = [m for m in state.values() if "digest" in m["state"]]
+    assert sorted(m["state"]["digest"] for m in shared) == sorted(
+        digest(bundle_text(name)) for name in ("views", "timeline"))
+    views = [m["state"] for m in state.values() if m["state"].get("_tfprof_view")]
+    assert len(views) == 5 and all(len(v["_esm"]) < 2000 for v in views)
+    assert all(v["_tfprof_code"].startswith("IPY_MODEL_") for v in views)
+    # the loaders: only the latest of each bundle carries its source, the others name it
+    loaders = _loaders(nb)
+    assert [d for d, _ in loaders] == [digest(bundle_text(n)) for n in
+                                       ("views", "timeline", "views", "views", "views")]
+    assert [n > 0 for _, n in loaders] == [False, True, False, False, True]
+    # the notebook's JavaScript: each bundle twice and a loader of about 1 kB per view
+    assert len(text) - len(_without_modules(nb)) < 2 * (len(charts) + len(trace)) + 5 * 2000
+
+
+def _without_modules(nb: dict) -> str:
+    """The notebook as nbformat writes it, without the views' modules (the shared models'
+    sources, the loaders' copies, the views' ``_esm``)."""
+    nb = json.loads(json.dumps(nb))
+    for model in nb["metadata"]["widgets"][STATE]["state"].values():
+        model["state"].pop("_esm", None)
+        if "digest" in model["state"]:
+            model["buffers"] = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            if "text/html" in out.get("data", {}):
+                html = "".join(out["data"]["text/html"])
+                out["data"]["text/html"] = ESM.sub("", html)
+    return nbformat.writes(nbformat.from_dict(nb))
+
+
+def _check_views(page):
+    """Each of the five views drawn once, from the page's data, without an error."""
+    for root in ROOTS:
+        page.page.wait_for_selector(root, timeout=60000)
+    page.page.wait_for_selector(".tfprof-timeline canvas", timeout=60000)
+    page.page.wait_for_selector(".tfprof-memory .js-plotly-plot .main-svg", timeout=60000)
+    page.page.wait_for_selector(".tfprof-dashboard .db-card", timeout=60000)
+    counts = page.js("roots => roots.map(r => Array.from(document.querySelectorAll(r))"
+                     ".filter(e => !e.parentElement.closest('.tfprof-dashboard')).length)", ROOTS)
+    assert counts == [1, 1, 1, 1, 1]
+    assert painted(page.page) > 2000
+    assert page.js("() => document.querySelectorAll('.tfprof-offline-error').length") == 0
+    assert {u.split("/")[2] for u in page.blocked} <= TEMPLATE_CDNS
+    assert [e for e in page.console_errors if "net::ERR_FAILED" not in e] == []
+
+
+def test_the_html_export_of_the_executed_notebook_shows_every_view(executed, tmp_path):
+    """nbconvert --to html: the views drawn from the saved state, each with its module from
+    the bundle's one shared model."""
+    with OfflinePage(_html(json.loads(executed.read_text()), tmp_path / "x.ipynb"),
+                     wait_for=".tfprof-overview") as page:
+        _check_views(page)
+        assert page.js("() => document.querySelectorAll('.jupyter-widgets "
+                       ".tfprof-offline-view').length") == 5
+
+
+def test_without_state_and_reordered_the_copies_find_the_bundle(executed, tmp_path):
+    """No widget state (JupyterLab's default save) and the cells in reverse: the output that
+    carries the chart bundle comes first, the views naming it find it further up."""
+    nb = json.loads(executed.read_text())
+    del nb["metadata"]["widgets"]
+    nb["cells"] = nb["cells"][:1] + nb["cells"][:0:-1]
+    with OfflinePage(_html(nb, tmp_path / "x.ipynb"), wait_for=".tfprof-overview") as page:
+        _check_views(page)
+        assert page.js("() => document.querySelectorAll('.jupyter-widgets').length") == 0
+
+
+def test_a_cleared_carrier_leaves_a_note_that_says_what_to_do(executed, tmp_path):
+    """The output carrying the chart bundle cleared (no widget state to fall back on): the
+    views that named it say so, and the trace viewer (its own bundle) still draws."""
+    nb = json.loads(executed.read_text())
+    del nb["metadata"]["widgets"]
+    nb["cells"][-1]["outputs"] = []
+    with OfflinePage(_html(nb, tmp_path / "x.ipynb"), wait_for=".tfprof-timeline") as page:
+        page.page.wait_for_function("() => document.querySelectorAll('.tfprof-offline-error')"
+                                    ".length === 3", timeout=60000)
+        errors = page.js("() => Array.from(document.querySelectorAll('.tfprof-offline-error'))"
+                         ".map(e => e.textContent)")
+        assert all("cleared or deleted): run the cell again" in e for e in errors)
+        page.page.wait_for_selector(".tfprof-timeline canvas", timeout=60000)
