@@ -135,3 +135,37 @@ def test_details_sql_and_export_show_the_same_arguments(which, cpu_file, tmp_pat
             seen_metadata += int(md.sum())
     if which == "tpu":  # most TPU ops' flops, category... are their metadata's
         assert seen_metadata > 300
+
+
+def _module_arguments(prof) -> list[tuple]:
+    """(event, key, text) of every argument of every event, from the module."""
+    out = []
+    for host, space in prof.spaces.items():
+        keys, texts = ea.TextTable(), ea.TextTable()
+        rank, rows, origin = ea.argument_rows(space)
+        key = ea.argument_keys(space.stats, rank, rows, origin, keys)
+        text = ea.stat_texts(space.stats, rows, texts)
+        base = prof.event_offsets[host]
+        out += [(e + base, keys.items[k], texts.items[t])
+                for e, k, t in zip(rank.tolist(), key.tolist(), text.tolist())]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("which", ["tpu", "synthetic"])
+def test_sql_has_every_argument_with_its_text(which, tmp_path):
+    """prof.sql's stats: every argument of every event, keys and texts as the module makes
+    them (DuckDB writes the numbers: doubles, nan, inf, -0.0, uint64s past 2**63 - 1)."""
+    if which == "tpu":
+        prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    else:
+        from ...export.test_synthetic import _space
+        (tmp_path / "nasty.xplane.pb").write_bytes(_space())
+        prof = tp.load(tmp_path / "nasty.xplane.pb")
+    got = prof.sql("SELECT event, key, text FROM stats")
+    want = _module_arguments(prof)
+    assert sorted(zip(got.event.tolist(), got.key, got.text)) == want
+    kinds = set(prof.sql("SELECT DISTINCT kind FROM stats").kind.tolist())
+    assert kinds >= ({1, 2, 3, 4, 6} if which == "synthetic" else {1, 2, 3, 4, 5})
+    if which == "synthetic":
+        texts = set(got.text)
+        assert {"inf", "nan", "-0.0", "5e-324", str(2**64 - 1)} <= texts

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BYTES_SHOWN", "METADATA", "METADATA_PREFIX", "ORIGINS", "OWN", "TextTable",
-           "argument_keys", "argument_rows", "key_text", "stat_row_arguments", "stat_texts",
+           "argument_keys", "argument_rows", "key_text", "stat_row_keys", "stat_texts",
            "value_text"]
 
 OWN, METADATA = 0, 1  # an argument's origin: the event's own stat, its metadata's
@@ -177,12 +177,13 @@ def argument_keys(st, rank: np.ndarray, rows: np.ndarray, origin: np.ndarray,
     """uint32 codes in ``keys`` of the keys (:func:`key_text`) of the arguments ``rows`` of
     events ``rank`` (by rank, as :func:`argument_rows` gives them) with origins ``origin``."""
     name = st.name_code[rows].astype(np.int64)
-    table = np.zeros((max(len(st.names), 1), 2), np.uint32)
-    for o in (OWN, METADATA):
-        used = np.unique(name[origin == o]).tolist()
-        table[used, o] = keys.codes([key_text(st.names[c], o) for c in used])
-    out = table[name, origin]
-    combo = (rank * len(table) + name) * 2 + origin
+    width = 2 * max(len(st.names), 1)
+    slot = name * 2 + origin  # a (name, origin) pair
+    used = np.flatnonzero(np.bincount(slot, minlength=width)).tolist()
+    table = np.zeros(width, np.uint32)
+    table[used] = keys.codes([key_text(st.names[u // 2], u % 2) for u in used])
+    out = table[slot]
+    combo = rank * width + slot
     order = np.argsort(combo, kind="stable")  # fast: nearly sorted (by rank already)
     again = np.flatnonzero(combo[order[1:]] == combo[order[:-1]]) + 1  # rare
     if len(again):
@@ -192,15 +193,13 @@ def argument_keys(st, rank: np.ndarray, rows: np.ndarray, origin: np.ndarray,
     return out
 
 
-def stat_row_arguments(st, keys: TextTable, texts: TextTable) -> tuple[np.ndarray, np.ndarray]:
-    """int32 codes in ``keys`` and ``texts`` of the key and the text of every row of a host's
-    stat table as an argument: of the event that carries it (an own stat), or of every event
-    of the event metadata that carries it; -1 for a plane's stats (no argument)."""
+def stat_row_keys(st, keys: TextTable) -> np.ndarray:
+    """int32 codes in ``keys`` of the key of every row of a host's stat table as an argument:
+    of the event that carries it (an own stat), or of every event of the event metadata that
+    carries it; -1 for a plane's stats (no argument)."""
     rows = np.flatnonzero(st.owner_kind <= 1)
     origin = st.owner_kind[rows].astype(np.int8)  # 0 own, 1 metadata: OWN, METADATA
     key = np.full(len(st), -1, np.int32)
-    text = np.full(len(st), -1, np.int32)
     if len(rows):
         key[rows] = argument_keys(st, st.owner[rows].astype(np.int64), rows, origin, keys)
-        text[rows] = stat_texts(st, rows, texts)
-    return key, text
+    return key
