@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .analysis.trace.event_arguments import ORIGINS, OWN, TextTable, stat_row_arguments
+from .analysis.trace.event_arguments import (ORIGINS, OWN, TextTable, stat_row_keys,
+                                             value_text)
 from .analysis.xla.memory.program_memory import programs_table
 
 __all__ = ["SqlSession", "TOOL_TABLES", "EVENT_TABLES"]
@@ -204,21 +205,37 @@ class SqlSession:
 
 
 def _stats_frame(st) -> pd.DataFrame:
-    """One host's stat rows for DuckDB: owner, name, kind and value, and each row's key and
-    text as an event argument."""
-    texts = [v if isinstance(v, str) else None for v in st.values]
-    text_code = np.where(st.kind >= 4, st.raw_value, -1).astype(np.int32)
-    arg_keys, arg_texts = TextTable(), TextTable()
-    key, text = stat_row_arguments(st, arg_keys, arg_texts)
+    """One host's stat rows for DuckDB: owner, name, kind and value, and each row's key as an
+    event argument and the text of its string, bytes or ref value (numbers: made in SQL)."""
+    value_code = np.where(st.kind >= 4, st.raw_value, -1).astype(np.int32)
+    arg_keys = TextTable()
+    key = stat_row_keys(st, arg_keys)
 
     def codes(c, items):
         return pd.Categorical.from_codes(_signed(c), validate=False,
                                          categories=pd.Index(_unique(items) or [""]))
+    def values(text_of):  # a text per value, one category per distinct text
+        table = TextTable()
+        per = np.array([-1 if t is None else table.code(t) for t in map(text_of, st.values)]
+                       + [-1], np.int32)
+        return pd.Categorical.from_codes(per[value_code], validate=False,
+                                         categories=pd.Index(table.items or [""]))
     return pd.DataFrame({
         "owner_kind": st.owner_kind, "owner": st.owner, "name": codes(st.name_code, st.names),
         "kind": st.kind, "int_value": st.raw_value,
-        "double_value": st.raw_value.view(np.float64), "str_value": codes(text_code, texts),
-        "key": codes(key, arg_keys.items), "text": codes(text, arg_texts.items)}, copy=False)
+        "double_value": st.raw_value.view(np.float64),
+        "str_value": values(lambda v: v if isinstance(v, str) else None),
+        "value_text": values(value_text), "key": codes(key, arg_keys.items)}, copy=False)
+
+
+# an argument's text (analysis.trace.event_arguments.value_text), numbers written by DuckDB as
+# Python does (a double's shortest round trip; NaN reads as NULL), a uint64 past 2**63 - 1
+# from its int64 bits
+_TEXT = ("CASE s.kind WHEN 1 THEN coalesce(CAST(s.double_value AS VARCHAR), 'nan') "
+         "WHEN 2 THEN CAST(CASE WHEN s.int_value < 0 THEN CAST(s.int_value AS HUGEINT) "
+         "+ 18446744073709551616 ELSE s.int_value END AS VARCHAR) "
+         "WHEN 3 THEN CAST(s.int_value AS VARCHAR) WHEN 0 THEN '' "
+         "ELSE CAST(s.value_text AS VARCHAR) END AS text")
 
 
 def _stats_select(i: int, offset: int, origin: str) -> str:
@@ -227,7 +244,7 @@ def _stats_select(i: int, offset: int, origin: str) -> str:
               "CASE WHEN s.kind IN (2, 3) THEN s.int_value END AS int_value, "
               "CASE WHEN s.kind = 1 THEN s.double_value END AS double_value, "
               f"CAST(s.str_value AS VARCHAR) AS str_value, '{origin}' AS origin, "
-              "CAST(s.key AS VARCHAR) AS key, CAST(s.text AS VARCHAR) AS text")
+              f"CAST(s.key AS VARCHAR) AS key, {_TEXT}")
     host = f"JOIN (SELECT DISTINCT host FROM _lines WHERE host_index = {i}) h ON TRUE"
     if origin == ORIGINS[OWN]:
         return (f"SELECT h.host, {offset} + s.owner AS event, {values} FROM _stats_{i} s "
