@@ -27,8 +27,9 @@ from tfprof_nb.analysis.findings.measure_words import excluded_note, value_of
 from tfprof_nb.cli import COMMANDS
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START
-from tfprof_nb.cli.tables import DESCRIPTIONS, table_names
+from tfprof_nb.cli.tables import table_names
 from tfprof_nb.constants import CATEGORY_COLUMNS
+from tfprof_nb.table_catalogue import queried_entries
 
 from .conftest import DATA, HERE, free_port, xplane_files
 from .export.readers import chrome_tables, read_chrome, read_perfetto
@@ -192,36 +193,26 @@ def test_several_files_one_unreadable_is_a_warning_line(tmp_path, cpu_file):
 
 # ---- tables --------------------------------------------------------------------------------
 
-# each table of `tfprof table` as the public API gives it (``stats``: prof.sql's)
-PUBLIC = {
+# each table of `tfprof table` as the public API gives it: a catalogue ``table`` is its
+# property; the others (``stats``: prof.sql's) are written out here
+PUBLIC = {name: (lambda p, name=name: getattr(p, name))
+          for name, e in queried_entries().items() if e.kind == "table"} | {
     "events": lambda p: p.events.reset_index(),
     "stats": lambda p: p.sql("SELECT * FROM stats"),
     "steps": lambda p: p.steps.reset_index(),
-    "op_stats": lambda p: p.op_stats, "kernel_stats": lambda p: p.kernel_stats,
-    "hlo_stats": lambda p: p.hlo_stats, "roofline": lambda p: p.roofline,
-    "source_lines": lambda p: p.source_lines, "source_stacks": lambda p: p.source_stacks,
-    "memory_summary": lambda p: p.memory_summary,
-    "memory_timeline": lambda p: p.memory_timeline,
-    "memory_breakdown": lambda p: p.memory_breakdown, "pod": lambda p: p.pod,
-    "planes": lambda p: p.planes, "lines": lambda p: p.lines,
-    "gpu_utilization": lambda p: p.gpu_utilization, "gpu_overlap": lambda p: p.gpu_overlap,
-    "duty_cycle": lambda p: p.duty_cycle, "stragglers": lambda p: p.stragglers,
     "measures": lambda p: p.measures.reset_index(),
-    "critical_path": lambda p: p.critical_path,
-    "critical_path_summary": lambda p: p.critical_path_summary,
     "launch_latency": lambda p: p.launch_latency.per_kernel,
     "launch_histogram": lambda p: p.launch_latency.histogram,
     "launch_outliers": lambda p: p.launch_latency.outliers,
     "launch_queue": lambda p: p.launch_latency.queue,
     "program_memory": lambda p: p.program_memory(),
-    "counters": lambda p: p.counters, "op_counters": lambda p: p.op_counters,
 }
 
 
 def test_table_list_names_every_table_once():
     listed = tfprof("table", "--list").stdout.splitlines()
     assert [line.split()[0] for line in listed] == table_names()
-    assert set(table_names()) == set(PUBLIC) == set(DESCRIPTIONS)
+    assert set(table_names()) == set(PUBLIC) == set(queried_entries())
     assert all(len(line.split(maxsplit=1)) == 2 for line in listed)
     assert [r["name"] for r in tfprof_json("table", "--list")] == table_names()
 

@@ -13,14 +13,9 @@ Tables (each registered when a query first names it):
   ``str_value`` (the one that fits the kind; uint64 values above 2**63-1 show as negative),
   ``origin`` (``own`` or ``metadata``), ``key`` and ``text`` (as the details and exports
   write them);
-* the tool tables: ``steps``, ``op_stats``, ``kernel_stats``, ``hlo_stats``, ``roofline``,
-  ``source_lines``, ``source_stacks``,
-  ``memory_summary``, ``memory_timeline``, ``memory_breakdown``, ``pod``, ``planes``,
-  ``lines``, ``gpu_utilization``, ``gpu_overlap``, ``duty_cycle``, ``stragglers``,
-  ``launch_latency`` (per kernel), ``launch_histogram``, ``launch_outliers``, ``launch_queue``,
-  ``program_memory`` (one row per XLA program, memory space 0), ``counters`` (hardware
-  counter samples: host, device, counter, time_us, value, unit, source), ``op_counters``
-  (each op's counters during its executions: samples, mean, median, max).
+* the tool tables: every table of :mod:`tfprof_nb.table_catalogue` (``steps``, ``op_stats``,
+  ..., the ``launch_latency`` bundle's tables, ``program_memory``: one row per XLA program);
+  ``tfprof table --list`` names them with what each holds.
 
 A profile loaded on Dask keeps its events on the workers: ``events`` and ``stats`` are refused
 there (with a message saying so); the tool tables work.
@@ -33,40 +28,14 @@ import pandas as pd
 
 from .analysis.trace.event_arguments import (ORIGINS, OWN, TextTable, stat_row_keys,
                                              value_text)
-from .analysis.xla.memory.program_memory import programs_table
+from .table_catalogue import queried_entries
 
 __all__ = ["SqlSession", "TOOL_TABLES", "EVENT_TABLES"]
 
-EVENT_TABLES = ("events", "stats")
-TOOL_TABLES = {
-    "steps": lambda r: r["steps"].reset_index(),
-    "op_stats": lambda r: r["op_stats"],
-    "kernel_stats": lambda r: r["kernel_stats"],
-    "hlo_stats": lambda r: r["hlo_stats"],
-    "roofline": lambda r: r["roofline"],
-    "source_lines": lambda r: r["source_lines"],
-    "source_stacks": lambda r: r["source_stacks"],
-    "memory_summary": lambda r: r["memory"].summary,
-    "memory_timeline": lambda r: r["memory"].timeline,
-    "memory_breakdown": lambda r: r["memory"].breakdown,
-    "pod": lambda r: r["pod"],
-    "planes": lambda r: r["planes"],
-    "lines": lambda r: r["lines"],
-    "gpu_utilization": lambda r: r["gpu_utilization"],
-    "gpu_overlap": lambda r: r["gpu_overlap"],
-    "duty_cycle": lambda r: r["duty_cycle"],
-    "stragglers": lambda r: r["stragglers"],
-    "measures": lambda r: r["measures"].reset_index(),
-    "critical_path": lambda r: r["critical_path"],
-    "critical_path_summary": lambda r: r["critical_path_summary"],
-    "launch_latency": lambda r: r["launch_latency"].per_kernel,
-    "launch_histogram": lambda r: r["launch_latency"].histogram,
-    "launch_outliers": lambda r: r["launch_latency"].outliers,
-    "launch_queue": lambda r: r["launch_latency"].queue,
-    "program_memory": lambda r: programs_table(r["program_memory"]),
-    "counters": lambda r: r["counters"],
-    "op_counters": lambda r: r["op_counters"],
-}
+_QUERIED = queried_entries()
+EVENT_TABLES = tuple(n for n, e in _QUERIED.items() if e.kind == "events")
+# {name: function(results) -> the table's DataFrame}, in the catalogue's order
+TOOL_TABLES = {n: e.frame for n, e in _QUERIED.items() if e.kind != "events"}
 
 
 def _duckdb():

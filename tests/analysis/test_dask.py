@@ -84,7 +84,7 @@ def test_a_dead_worker_gives_a_clear_error_in_bounded_time(client, pod_dir):
     results are kept.  With on_error="raise" it raises; here ("skip", the default) the host
     is left out of that table with its reason, and the table of the others is made."""
     prof = tp.load(pod_dir, client=client, timeout=60)
-    prof.host_partials("steps")  # every host analysed once
+    prof._results.partials("steps")  # every host analysed once
     victim = "worker-1"
     os.remove(pod_dir / f"{victim}.xplane.pb")
     future = prof._results.hosts.futures[victim]
@@ -96,7 +96,7 @@ def test_a_dead_worker_gives_a_clear_error_in_bounded_time(client, pod_dir):
         pass
     t0 = time.monotonic()
     with pytest.warns(tp.AnalysisWarning, match=f"{victim} \\(host_ops\\)"):
-        parts = prof.host_partials("host_ops")
+        parts = prof._results.partials("host_ops")
     assert time.monotonic() - t0 < 90
     assert list(parts) == ["worker-0", "worker-2"]
     assert list(prof.skipped("host_ops")) == [victim]

@@ -34,7 +34,7 @@ def test_tables_are_the_hosts_partials_combined(pod_dir, cpu_file):
     assert set(steps.host) == {"worker-0", "worker-1", "worker-2"}
     one = steps[steps.host == "worker-0"].drop(columns="host")
     pd.testing.assert_frame_equal(one, single.steps.drop(columns="host"))
-    parts = prof.host_partials("steps")
+    parts = prof._results.partials("steps")
     assert list(parts) == prof.hosts
     assert sum(len(p) for p in parts.values()) == len(steps)
     # host-side op stats add up over the two identical CPU hosts
@@ -90,7 +90,7 @@ def test_no_readable_host_is_an_error(tmp_path):
 
 def test_a_failing_host_is_named_and_the_others_are_kept(pod_dir):
     prof = tp.load(pod_dir, on_error="raise")
-    prof.host_partials("info")
+    prof._results.partials("info")
     # the decoded columns of one host are damaged after loading (a bug in our code would look
     # the same): its analysis fails, the others still have their results
     hd = prof._results.hosts.data["worker-1"]

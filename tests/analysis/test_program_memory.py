@@ -201,7 +201,7 @@ def test_summary_table_and_analysis_unit(synth):
         assert (row.peak_heap_bytes, row.buffers_at_peak, row.heap_simulator_events) == (
             one.peak_heap_bytes, len(one.buffers), len(one.heap))
     assert prof.program_memory(memory_space=1).memory_space.eq(1).all()
-    parts = prof.host_partials("program_memory")
+    parts = prof._results.partials("program_memory")  # {host: partial}
     assert list(parts) == prof.hosts and set(parts["synthetic"].programs) == set(range(1, 11))
     assert isinstance(prof.program_memory(3).heap.hlo_op_name.dtype, pd.CategoricalDtype)
 

@@ -3,7 +3,7 @@ track's peak (``js/src/timeline/counters.ts``).
 
 - memory in use per allocator (``prof.memory_timeline``: its ``in_use_bytes`` after each
   allocation and deallocation);
-- each GPU's launch queue (``prof.result("launch_latency").queue``: kernels launched and not
+- each GPU's launch queue (``prof.launch_latency.queue``: kernels launched and not
   started yet);
 - every counter of ``prof.counters`` (the hardware sampler's file beside the profile: GPU
   clocks, power, utilisation, host CPU and memory; the profile's own ``_counters_`` lines: PM
@@ -105,7 +105,7 @@ def _series(prof, planes: set[tuple[str, str]] = frozenset()) -> list[tuple]:
         out.append((f"{host} Counters", f"memory in use ({allocator})", "bytes",
                     rows["time_us"].to_numpy(np.float64), rows["in_use_bytes"].to_numpy(np.float64),
                     ""))
-    queue = prof.result("launch_latency").queue if prof.n_events else None
+    queue = prof.launch_latency.queue if prof.n_events else None
     if queue is not None and len(queue):
         for (host, device), rows in queue.groupby(["host", "device"], sort=True, observed=True):
             out.append((f"{host} Counters", f"launch queue ({device})", "kernels",
