@@ -118,7 +118,7 @@ class ProfilePlots:
         from ..analysis.findings.hardware_steps import samples_in_steps, step_means
         from .hardware_figures import hardware_figure
 
-        inside = samples_in_steps(self._prof.result("counters"), self._prof.steps)
+        inside = samples_in_steps(self._prof.counters, self._prof.steps)
         return hardware_figure(step_means(inside[inside.step >= 0]), theme)
 
     def source_flame(self, theme: str = "light", all_frames: bool = False):
