@@ -50,7 +50,7 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     memory = prof.memory_summary
     values["memory_peak_bytes"] = float(memory.peak_bytes_in_use.max()) if len(memory) \
         else np.nan
-    values["top_op"], values["top_op_pct"] = _top_op(prof.result("op_stats_without_idle"))
+    values["top_op"], values["top_op_pct"] = _top_op(prof.op_stats_table(include_idle=False))
     if not len(step_ms):
         values["note"] = "no steps found in this window's profile"
     return values, step_ms
