@@ -27,15 +27,19 @@ Edges (``DepGraph.edges``, each with a kind, a source point and a target point) 
   producer to the thread's next lasting event;
 * ``SYNC``: a device event's end -> the end of a host wait (``*Synchronize``,
   ``BlockHostUntilReady``, ``block_until_ready``, ``Wait for ...``, a blocking copy) during
-  which it ended: the last device event of the host to end inside the wait.
+  which it ended: the last device event of the host to end inside the wait;
+* ``COLLECTIVE`` / ``STREAM_WAIT``: a collective's participants on the host's devices -> the
+  last arrival (each participant's end waits for its end), an async ``*-start`` -> its
+  ``*-done`` on another stream (:mod:`.device_waits`).
 
 A replay (scaled durations) can run over it: each node's start is the latest of its incoming
 start edges (plus the observed gap), its end its start plus its duration or the latest
 incoming end edge.  Every edge goes forward in the observed times (its source point is not
 after its target point), so replaying the observed durations gives the observed times.
-Not covered yet: collectives across devices and hosts (a collective is an ordinary event on
-its stream), stream events/waits between streams, and host threads
-woken by anything but the edges above.
+
+Not covered yet: collectives across hosts (each host's graph is its own), stream waits the
+trace does not name (``cudaStreamWaitEvent`` without its streams), and host threads woken by
+anything but the edges above.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from ...constants import HOST_PLANE
 from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
 from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+from .device_waits import add_device_waits
 from .executor_waits import add_executor_waits
 
 __all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]
@@ -57,8 +62,10 @@ CATEGORIES = ("device_compute", "device_collectives", "device_to_device", "input
               "kernel_launch", "host_compute", "host_wait", "compilation", "idle")
 (DEVICE_COMPUTE, DEVICE_COLLECTIVES, DEVICE_TO_DEVICE, INPUT, OUTPUT, KERNEL_LAUNCH,
  HOST_COMPUTE, HOST_WAIT, COMPILATION, IDLE) = range(len(CATEGORIES))
-EDGE_KINDS = ("order", "nest_begin", "nest_end", "launch", "context", "element", "sync")
-ORDER, NEST_BEGIN, NEST_END, LAUNCH, CONTEXT, ELEMENT, SYNC = range(len(EDGE_KINDS))
+EDGE_KINDS = ("order", "nest_begin", "nest_end", "launch", "context", "element", "sync",
+              "collective", "stream_wait")
+(ORDER, NEST_BEGIN, NEST_END, LAUNCH, CONTEXT, ELEMENT, SYNC, COLLECTIVE_WAIT,
+ STREAM_WAIT) = range(len(EDGE_KINDS))
 _SYNC_PART = ("synchronize", "blockhostuntil", "block_until_ready")
 _SYNC_PREFIX = ("wait for ", "waitforbuffer", "pjrt_buffer_await")
 _BLOCKING_COPY = ("cumemcpy", "cudamemcpy", "hipmemcpy", "cumemset", "cudamemset")
@@ -175,6 +182,9 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     _add_flows(g, node_of, flows)
     add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
     _add_wake_ups(g)
+    device = hd.space.line_plane[hd.space.events.line[rows]]
+    add_device_waits(g, hd.name_of(rows), device, DEVICE_COLLECTIVES, COLLECTIVE_WAIT,
+                     STREAM_WAIT)
     _add_syncs(g, is_sync)
     return g
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import IDLE, KERNEL_LAUNCH, LAUNCH, ELEMENT, INPUT, HOST_WAIT, SYNC, DepGraph
+from .graph import (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC,
+                    DepGraph)
 
 __all__ = ["Walker", "Segment"]
 
@@ -175,8 +176,9 @@ class Walker:
         if src >= 0 and self.begin[src] <= b:
             at = min(self.end[src], b)  # (a kernel may start before its launch returns)
             if prev is None or at > prev:
-                cat = KERNEL_LAUNCH if self.start_kind[k] == LAUNCH else \
-                    INPUT if self.start_kind[k] == ELEMENT else IDLE
+                kind = self.start_kind[k]
+                cat = KERNEL_LAUNCH if kind == LAUNCH else INPUT if kind == ELEMENT else \
+                    self.cat[src] if kind == STREAM_WAIT else IDLE
                 out.append(Segment(r, at, b, cat, WAIT, k, src))
                 return self.res[src], at
         if prev is None:
