@@ -29,9 +29,10 @@ anyio = pytest.importorskip("anyio")
 
 H200 = DATA / "jax_h200_nocmdbuf.xplane.pb"
 H200_GRAPHS = DATA / "jax_h200_transformer.xplane.pb"
+INPUT_BOUND = DATA / "jax_h200_inputbound.xplane.pb"
 COUNTERS = DATA / "jax_h200_counters"
 TOOLS = {"summary", "list_tables", "table", "sql", "check", "diff", "report", "export",
-         "counters", "measures"}
+         "counters", "measures", "what_if"}
 SCRIPT = Path(sys.executable).parent / "tfprof"
 # the console script, or (in an environment without it) the module
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tfprof_nb"]
@@ -193,6 +194,17 @@ def test_measures_are_prof_measures(server, h200):
     m = h200.measures
     assert [r["key"] for r in rows] == m.index.tolist()
     assert [r["value"] for r in rows] == pytest.approx(m.value.tolist(), nan_ok=True)
+
+
+def test_what_if_is_prof_what_if(server):
+    prof = tp.load(INPUT_BOUND)
+    doc = server("what_if", path=str(INPUT_BOUND), scale={"train": 0.25}, path_rows=3)
+    want = prof.what_if({"train": 0.25})
+    assert doc["median"]["predicted_ms"] == pytest.approx(want.predicted_ms.median())
+    assert [r["predicted_ms"] for r in doc["steps"]] == pytest.approx(
+        want.predicted_ms.tolist())
+    assert len(doc["critical_path"]) == 3 and doc["matched"]["train"]["events"] > 0
+    assert "scale" in server.error("what_if", path=str(INPUT_BOUND), scale={})
 
 
 def test_errors_are_error_results_and_the_server_goes_on(server, tmp_path):

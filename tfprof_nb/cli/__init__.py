@@ -8,6 +8,7 @@
     tfprof sql PATH "SELECT ..."   DuckDB over every event and table
     tfprof diff BASE NEW           tp.compare's tables and a verdict
     tfprof check PATH --max-...    performance limits: exit 1 when one fails
+    tfprof what-if PATH --scale input=0.5   each step predicted with durations scaled
     tfprof capture --remote grpc://host:port --duration-ms N --logdir DIR
     tfprof mcp                     a Model Context Protocol server over stdio (the commands
                                    as tools for coding agents; needs tfprof-nb[mcp])
@@ -22,10 +23,11 @@ failed, 2 unusable input (a bad path, URL, file, option or query: one clear line
 stderr), 3 an internal error (a bug: one line, and the traceback with ``--debug``), 130
 interrupted.
 
-Each command is a module of this package with ``add_parser(subparsers)`` and ``run(args) ->
-int``; ``COMMANDS`` lists them in the order ``--help`` shows.  ``_common`` holds what they
-share (options, loading, JSON, errors), ``summary`` the summary document and its text (the
-demo prints it too), ``tables`` the tables ``table`` writes, ``formats`` the writers.
+Each command is a module of this package (``<name>_cmd``, a ``-`` in the name as ``_``) with
+``add_parser(subparsers)`` and ``run(args) -> int``; ``COMMANDS`` lists them in the order
+``--help`` shows.  ``_common`` holds what they share (options, loading, JSON, errors),
+``summary`` the summary document and its text (the demo prints it too), ``tables`` the tables
+``table`` writes, ``formats`` the writers.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ import warnings
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS = ("summary", "table", "report", "export", "sql", "diff", "check", "capture",
-            "mcp", "agents")
+COMMANDS = ("summary", "table", "report", "export", "sql", "diff", "check", "what-if",
+            "capture", "mcp", "agents")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +48,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _module(command: str):
+    """The module of a command (``what-if``: ``what_if_cmd``)."""
+    return importlib.import_module(f"{__name__}.{command.replace('-', '_')}_cmd")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tfprof_nb {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"{__name__}.{name}_cmd").add_parser(sub)
+        _module(name).add_parser(sub)
     return parser
 
 
@@ -71,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
-    command = importlib.import_module(f"{__name__}.{args.command}_cmd")
+    command = _module(args.command)
     with warnings.catch_warnings():
         if not getattr(args, "debug", False):
             warnings.showwarning = _warning_line

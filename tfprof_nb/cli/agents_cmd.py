@@ -32,6 +32,9 @@ Input-bound?      measures (input_wait_pct, device_idle_pct, host_wait_pct, duty
                   or summary's input_bound; table name=steps for each step's breakdown.
 Compare two runs: diff base=OLD new=NEW (tfprof diff OLD NEW): verdict on the median step
                   time with its noise band, ops matched across recompiles, HLO diff.
+What if:          what_if scale={{"input": 0.5}} (tfprof what-if PATH --scale input=0.5): each
+                  step predicted with those durations scaled (categories or name globs such
+                  as "fusion*"), what bounds the steps then (sentence, critical_path).
 Hardware:         counters (GPU utilisation, clocks, power, memory, PCIe, host CPU; each op's
                   counters during its executions), filter by device, counter.
 Anything else:    sql (tfprof sql PATH "SELECT ..."): DuckDB over events, stats, all tables.

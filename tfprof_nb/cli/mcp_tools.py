@@ -135,6 +135,15 @@ def _counters(load, a: dict) -> dict:
     return doc
 
 
+def _what_if(load, a: dict) -> dict:
+    from .what_if_cmd import what_if_document
+
+    scale = a["scale"]
+    if not scale:
+        raise ValueError("scale needs at least one key, e.g. {\"input\": 0.5}")
+    return what_if_document(load(a["path"]), scale, a.get("path_rows", 20))
+
+
 def _measures(load, a: dict) -> dict:
     measures = load(a["path"]).measures
     return {"measures": records(measures.reset_index())}
@@ -212,6 +221,20 @@ TOOLS = {t.name: t for t in (
                  device={"type": "string", "description": "e.g. GPU:0, or host"},
                  counter={"type": "string", "description": "e.g. sm_clock_mhz"},
                  op_counters={"type": "boolean", "default": True}, limit=_LIMIT), _counters),
+    Tool("what_if", "Predict each step with some durations scaled (prof.what_if, as `tfprof "
+         "what-if --json`): the profile's dependency graph replayed with the matched events' "
+         "own time times the factor (same program, durations only). Keys: step-time "
+         "categories (input, host_compute, device_compute, kernel_launch, idle, ...) or name "
+         "globs (fusion*). Returns the measured and predicted median step, each step with a "
+         "range, what each key matched, the new critical path.",
+         _object(("path", "scale"), path=_PATH,
+                 scale={"type": "object", "additionalProperties": {"type": "number",
+                                                                   "minimum": 0},
+                        "description": "key -> factor, e.g. {\"input\": 0.5, \"fusion*\": "
+                                       "0.8} (0.5: twice as fast, 0: gone)"},
+                 path_rows={"type": "integer", "minimum": 0, "default": 20,
+                            "description": "rows of the new critical path to return"}),
+         _what_if),
     Tool("measures", "The headline measures (prof.measures): step time, input wait, duty "
          "cycle, idle time and the like, each with its value, unit, scope (which devices, "
          "which time), rule and XProf's figure where XProf's rule differs.",
