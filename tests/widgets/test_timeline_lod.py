@@ -232,7 +232,9 @@ def test_dashboard_routes_the_timeline_messages(cpu_python_file, tmp_path, monke
     reply, buffers = dash._answer({"kind": "search", "query": "eager", "id": 3,
                                    "view": "timeline__"}, [])
     assert reply["view"] == "timeline__" and reply["total"] > 0 and len(buffers) == 4
-    assert dash._answer({"kind": "search", "query": "x", "view": "ops__"}, []) is None
+    assert dash._answer({"kind": "search", "query": "x", "view": "overview__"}, []) is None
+    reply, _ = dash._answer({"kind": "search", "query": "x", "view": "ops__"}, [])
+    assert reply["error"] == "unknown request 'search'"  # op stats answers graph requests only
     with WidgetPage(dash, tmp_path, bundle("dashboard"), kernel=True) as page:
         page.page.click(".db-tab[data-tab='timeline']")
         dash.open_tab("timeline")
