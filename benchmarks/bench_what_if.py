@@ -62,6 +62,8 @@ def main() -> None:
                                                            load["jax_base"], "host_work", 0.0)),
             ("TF CPU tf.data map 8 -> 2 ms", predict(load["tf_input_slow"],
                                                      load["tf_input_fast"], "input")),
+            ("TF CPU same, the map's py_function only", predict(
+                load["tf_input_slow"], load["tf_input_fast"], "EagerPyFunc*")),
             ("H200 input in Python -> NumPy", predict(
                 tp.load(data / "jax_h200_inputbound.xplane.pb"),
                 tp.load(data / "jax_h200_transformer.xplane.pb"), "train"))]
