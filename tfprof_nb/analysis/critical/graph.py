@@ -27,7 +27,8 @@ Edges (``DepGraph.edges``, each with a kind, a source point and a target point) 
   producer to the thread's next lasting event;
 * ``SYNC``: a device event's end -> the end of a host wait (``*Synchronize``,
   ``BlockHostUntilReady``, ``block_until_ready``, ``Wait for ...``, a blocking copy) during
-  which it ended: the last device event of the host to end inside the wait;
+  which it ended: the last device event of the host to end inside the wait; a PjRt buffer
+  wait on XLA:CPU's ops on other threads (:mod:`.pjrt_waits`);
 * ``COLLECTIVE`` / ``STREAM_WAIT``: a collective's participants on the host's devices -> the
   last arrival (each participant's end waits for its end), an async ``*-start`` -> its
   ``*-done`` on another stream (:mod:`.device_waits`).
@@ -55,6 +56,7 @@ from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 from .device_waits import add_device_waits
 from .executor_waits import add_executor_waits
+from .pjrt_waits import add_pjrt_waits
 
 __all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]
 
@@ -182,6 +184,7 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     _add_flows(g, node_of, flows)
     add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
     _add_wake_ups(g)
+    add_pjrt_waits(g, hd, node_of, SYNC)
     device = hd.space.line_plane[hd.space.events.line[rows]]
     add_device_waits(g, hd.name_of(rows), device, DEVICE_COLLECTIVES, COLLECTIVE_WAIT,
                      STREAM_WAIT)

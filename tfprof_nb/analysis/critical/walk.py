@@ -202,6 +202,7 @@ class Walker:
         at = self.end[src]
         if not floor < at <= b:
             return r, b
-        cat = INPUT if self.start_kind[k] == ELEMENT else self.cat[p]
+        kind = self.start_kind[k]
+        cat = INPUT if kind == ELEMENT else HOST_WAIT if kind == SYNC else self.cat[p]
         out.append(Segment(r, at, b, cat, WAIT, k, src))
         return self.res[src], at
