@@ -43,7 +43,8 @@ def _known_keywords(fn):
 @short_traceback
 def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
          timeout: float = 600.0, storage_options: dict | None = None,
-         progress: bool | None = None, strict: bool | None = None) -> "Profile":
+         progress: bool | None = None, strict: bool | None = None, window=None,
+         lines=None) -> "Profile":
     """Load a profile: a logdir (newest run), a run directory (all hosts), one ``.xplane.pb``
     file, or a list of these.
 
@@ -65,6 +66,15 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
     takes more than a second (``progress=False``: never; True: also outside notebooks, as a
     text line on stderr), and stops within a second on Ctrl-C or Jupyter's stop button
     (KeyboardInterrupt; an interrupted analysis is computed again when next asked for).
+
+    A part of each host (a host bigger than memory): ``window=(start_us, end_us)`` on the
+    profile's time axis (that of ``prof.events.start_us``, the same as the whole load's;
+    either end None: open) keeps the events overlapping it, whole; ``lines=`` (a line name or
+    glob, or a list: matched against a line's name, its display name or
+    ``"<plane>/<line>"``, e.g. ``"/device:GPU:0/*"``) keeps only those lines' events.  The
+    others are skipped by the decoder before anything is allocated for them (each file is
+    scanned once first); a step is kept only if it lies whole inside the window.  The
+    refusal of a profile too big for memory gives each host's time span.
     """
     if strict is not None:
         warnings.warn("tp.load(strict=...) is now tp.load(on_error='raise' or 'skip')",
@@ -75,7 +85,7 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
     files = find_profile_files(path, storage_options)
     named = host_names(files)
     hosts = _open_hosts(named, path, client, on_error=on_error, parallel=parallel,
-                        timeout=timeout, progress=progress)
+                        timeout=timeout, progress=progress, window=window, lines=lines)
     if hosts.errors:
         warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
                       f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
@@ -86,7 +96,7 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
 
 
 def _open_hosts(files: dict, source, client, on_error: str, parallel: bool, timeout: float,
-                progress: bool | None):
+                progress: bool | None, window=None, lines=None):
     """The hosts ``files`` ({host: path}) of the profile the user named ``source``, opened by
     the scheduling room (pandas and the analyses imported while they decode).  Raises
     ProfileFormatError naming ``source`` when no host could be read (the file's own error
@@ -96,7 +106,8 @@ def _open_hosts(files: dict, source, client, on_error: str, parallel: bool, time
 
     hosts = open_hosts(files, client=client, on_error=on_error,
                        one_file=client is None and _one_file(source, files), parallel=parallel,
-                       timeout=timeout, progress=progress, meanwhile=_import_analyses)
+                       timeout=timeout, progress=progress, meanwhile=_import_analyses,
+                       window=window, lines=lines)
     some_host_read(hosts.names, hosts.errors, source)
     return hosts
 

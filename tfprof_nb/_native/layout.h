@@ -10,8 +10,8 @@ enum { C_CHUNKS = N_TABLES + 0, C_ERR = N_TABLES + 1, C_ERR_POS = N_TABLES + 2, 
 enum { PR_PHASE, PR_DONE, PR_TOTAL };
 #define P_COLS 3
 enum { P_ID = 0, P_NAME_OFF = 1, P_NAME_LEN = 2 };
-#define L_COLS 9
-enum { L_PLANE = 0, L_ID = 1, L_DISPLAY_ID = 2, L_NAME_OFF = 3, L_NAME_LEN = 4, L_DNAME_OFF = 5, L_DNAME_LEN = 6, L_TIMESTAMP_NS = 7, L_DURATION_PS = 8 };
+#define L_COLS 12
+enum { L_PLANE = 0, L_ID = 1, L_DISPLAY_ID = 2, L_NAME_OFF = 3, L_NAME_LEN = 4, L_DNAME_OFF = 5, L_DNAME_LEN = 6, L_TIMESTAMP_NS = 7, L_EVENTS = 8, L_FIRST_PS = 9, L_LAST_PS = 10, L_DURATION_PS = 11 };
 #define M_COLS 9
 enum { M_PLANE = 0, M_KEY = 1, M_ID = 2, M_NAME_OFF = 3, M_NAME_LEN = 4, M_DNAME_OFF = 5, M_DNAME_LEN = 6, M_META_OFF = 7, M_META_LEN = 8 };
 #define SM_COLS 7
@@ -38,6 +38,8 @@ int64_t tfp_set_populate_min(int64_t bytes);
 /* walk.c */
 void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
     int64_t threads, int64_t row_limit, int64_t *progress, int64_t *info);
+void tfp_space_frame(void *h, int64_t threads, const uint8_t *keep, const int64_t *lo,
+    const int64_t *hi, int64_t *info);
 void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_t *SM, int64_t *CH,
     int64_t *X);
 void tfp_space_count(void *h, int64_t threads, int64_t *info);

@@ -34,7 +34,9 @@ PROGRESS = ("PHASE", "DONE", "TOTAL")
 SMALL_TABLES = {
     "P": ("id", "name_off", "name_len"),  # planes
     "L": ("plane", "id", "display_id", "name_off", "name_len", "dname_off", "dname_len",
-          "timestamp_ns", "duration_ps"),  # lines
+          "timestamp_ns", "events", "first_ps", "last_ps", "duration_ps"),
+    # lines (events: in the file, whatever is kept; first_ps, last_ps: their earliest start and
+    # latest end relative to the line's timestamp, found only by a selecting walk)
     "M": ("plane", "key", "id", "name_off", "name_len", "dname_off", "dname_len", "meta_off",
           "meta_len"),  # event metadata
     "SM": ("plane", "key", "id", "name_off", "name_len", "desc_off", "desc_len"),  # stat metadata
@@ -96,6 +98,8 @@ int64_t tfp_set_populate_min(int64_t bytes);
 /* walk.c */
 void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, int64_t release,
     int64_t threads, int64_t row_limit, int64_t *progress, int64_t *info);
+void tfp_space_frame(void *h, int64_t threads, const uint8_t *keep, const int64_t *lo,
+    const int64_t *hi, int64_t *info);
 void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_t *SM, int64_t *CH,
     int64_t *X);
 void tfp_space_count(void *h, int64_t threads, int64_t *info);

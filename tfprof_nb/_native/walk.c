@@ -4,9 +4,11 @@
    two metadata maps).  It runs in three or four calls on one handle:
 
    1. tfp_space_open: every plane is swept (one thread) for its stat metadata, then its event
-      metadata (their stats included), then its lines and plane stats.  Then the lines are
-      framed side by side (``threads`` threads): their events are cut into chunks of about
-      ``chunk_bytes`` and counted, so every event's row is known.  A chunk's stats are not
+      metadata (their stats included), then its lines and plane stats.  Then tfp_space_frame:
+      the lines are framed side by side (``threads`` threads): their events are cut into
+      chunks of about ``chunk_bytes`` and counted, so every event's row is known (a selecting
+      walk reads every event's times there and counts only the events it keeps: the lines
+      chosen, a time window; the walk skips the others).  A chunk's stats are not
       counted, only bounded (a stat field takes two bytes or more).  The stat table is in file
       order: a plane's metadata stats, then its lines' event stats and its plane stats in field
       order.  Small tables (planes, lines, metadata, space strings) and the stats of metadata
@@ -267,6 +269,10 @@ typedef struct {
     int32_t missing_stat;
     int64_t *ev_counts; /* events per name code over every thread (NULL: not counted) */
     int ev_counts_lost; /* a thread could not count (out of memory) */
+    /* a selecting walk (tfp_space_frame with ``keep``): the lines kept, and per line the
+       window [lo, hi] of offsets (ps, relative to its timestamp) an event must overlap */
+    uint8_t *keep;
+    int64_t *lo, *hi;
 } Space;
 
 static void progress_add(Space *s, int64_t bytes) {
@@ -463,6 +469,47 @@ static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t
     return pos;
 }
 
+/* ---- selection: an event's times, read before it is walked ----------------------------- */
+
+/* the offset and duration (ps) of the event [pos, end) as event() reads them (the last value
+   wins; num_occurrences clears the offset), its stats skipped: the event's end, or an error */
+static int64_t event_times(const uint8_t *b, int64_t pos, int64_t end, int64_t *off,
+                           int64_t *dur) {
+    int64_t field;
+    int wt;
+    uint64_t v;
+    *off = *dur = 0;
+    while (pos < end) {
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) return pos;
+        if (wt == 0 && (field == 2 || field == 3 || field == 5)) {
+            pos = varint(b, pos, end, &v);
+            if (pos < 0) return pos;
+            if (field == 3) *dur = (int64_t)v;
+            else *off = field == 2 ? (int64_t)v : 0;
+        } else {
+            pos = skip(b, pos, end, wt);
+            if (pos < 0) return pos;
+        }
+    }
+    return pos;
+}
+
+/* an event's end (saturating: corrupt times are refused later, when its start is made) */
+static inline int64_t event_end(int64_t off, int64_t dur) {
+    int64_t e;
+    return __builtin_add_overflow(off, dur, &e) ? (dur < 0 ? INT64_MIN : INT64_MAX) : e;
+}
+
+/* whether the event [pos, end) of line ``line`` is kept by a selecting walk (*err: its
+   error, 0 when none) */
+static inline int event_kept(const Space *s, int64_t line, int64_t pos, int64_t end,
+                             int64_t *err) {
+    int64_t off, dur, p = event_times(s->b, pos, end, &off, &dur);
+    *err = p < 0 ? p : 0;
+    return p >= 0 && off <= s->hi[line] && event_end(off, dur) >= s->lo[line];
+}
+
 /* ---- phase 1: planes, metadata, line framing ------------------------------------------- */
 
 static int seg_add(Space *s, int64_t chunk, int64_t lo, int64_t hi, int64_t tx_lo,
@@ -542,13 +589,37 @@ static Chunk *job_chunk(Job *j, int64_t pos) {
     return c;
 }
 
+/* a line's field other than an event (``field``, wire type ``wt``, its value at ``pos``)
+   into L: its end, or an error */
+static int64_t line_field(Space *s, int64_t row, int64_t pos, int64_t end, int64_t field,
+                          int wt) {
+    const uint8_t *b = s->b;
+    int64_t stop;
+    uint64_t v;
+    if (wt == 0 && (field == 1 || field == 10 || field == 3 || field == 9)) {
+        pos = varint(b, pos, end, &v);
+        if (pos < 0) return pos;
+        tab_at(&s->L, row)[field == 1 ? L_ID : field == 10 ? L_DISPLAY_ID
+                           : field == 3 ? L_TIMESTAMP_NS : L_DURATION_PS] = (int64_t)v;
+        return pos;
+    }
+    if (wt == 2 && (field == 2 || field == 11)) {
+        pos = length(b, pos, end, &stop);
+        if (pos < 0) return pos;
+        int col = field == 2 ? L_NAME_OFF : L_DNAME_OFF;
+        tab_at(&s->L, row)[col] = pos;
+        tab_at(&s->L, row)[col + 1] = stop - pos;
+        return stop;
+    }
+    return skip(b, pos, end, wt);
+}
+
 /* Phase 1, one line: its header into L; its events framed into chunks of about
    chunk_bytes and counted, their stats bounded. */
 GUARDED_WORK static void frame_line(Space *s, Job *j) {
     const uint8_t *b = s->b;
     int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
     int wt;
-    uint64_t v;
     Chunk *c = NULL;
     while (pos < end) {
         fs = pos;
@@ -574,20 +645,8 @@ GUARDED_WORK static void frame_line(Space *s, Job *j) {
                 pos = ERR_CANCELLED;
                 break;
             }
-        } else if (wt == 0 && (field == 1 || field == 10 || field == 3 || field == 9)) {
-            pos = varint(b, pos, end, &v);
-            if (pos < 0) break;
-            tab_at(&s->L, row)[field == 1 ? L_ID : field == 10 ? L_DISPLAY_ID
-                               : field == 3 ? L_TIMESTAMP_NS : L_DURATION_PS] = (int64_t)v;
-        } else if (wt == 2 && (field == 2 || field == 11)) {
-            pos = length(b, pos, end, &stop);
-            if (pos < 0) break;
-            int col = field == 2 ? L_NAME_OFF : L_DNAME_OFF;
-            tab_at(&s->L, row)[col] = pos;
-            tab_at(&s->L, row)[col + 1] = stop - pos;
-            pos = stop;
         } else {
-            pos = skip(b, pos, end, wt);
+            pos = line_field(s, row, pos, end, field, wt);
             if (pos < 0) break;
         }
     }
@@ -595,6 +654,65 @@ GUARDED_WORK static void frame_line(Space *s, Job *j) {
         progress_add(s, c->end - c->pos);
         release_pages(s, c->pos, c->end);
     }
+    tab_at(&s->L, row)[L_EVENTS] = seen;
+    if (pos < 0) {
+        j->err = pos;
+        j->err_pos = pos == ERR_CANCELLED || pos == ERR_NO_MEMORY ? -1 : fs;
+    }
+}
+
+/* Phase 1, one line of a selecting walk: as frame_line, but only the events it keeps (the
+   line kept, the event overlapping its window) are counted into chunks; a chunk runs from
+   its first kept event to its last (the walk skips the others between them).  Every event's
+   times are read: the line's events in the file and their span go into L. */
+GUARDED_WORK static void select_line(Space *s, Job *j) {
+    const uint8_t *b = s->b;
+    int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
+    int64_t first = INT64_MAX, last = INT64_MIN, done = pos, off, dur;
+    const int keep = s->keep[row];
+    int wt;
+    Chunk *c = NULL;
+    while (pos < end) {
+        fs = pos;
+        pos = tag(b, pos, end, &field, &wt);
+        if (pos < 0) break;
+        if (wt == 2 && field == 4) {
+            pos = length(b, pos, end, &stop);
+            if (pos >= 0) pos = event_times(b, pos, stop, &off, &dur);
+            if (pos < 0) break;
+            int64_t e = event_end(off, dur);
+            first = off < first ? off : first;
+            last = e > last ? e : last;
+            if (keep && off <= s->hi[row] && e >= s->lo[row]) {
+                if (!c && !(c = job_chunk(j, fs))) {
+                    pos = ERR_NO_MEMORY;
+                    break;
+                }
+                c->n_ev++;
+                c->ub += (stop - fs) >> 1;
+                c->end = stop;
+                if (stop - c->pos >= s->chunk_bytes) c = NULL;
+            }
+            if (stop - done >= s->chunk_bytes) { /* scanned bytes: counted, pages handed back */
+                progress_add(s, stop - done);
+                release_pages(s, done, stop);
+                done = stop;
+            }
+            if ((++seen & 0xFFFF) == 0 && CANCELLED()) {
+                pos = ERR_CANCELLED;
+                break;
+            }
+        } else {
+            pos = line_field(s, row, pos, end, field, wt);
+            if (pos < 0) break;
+        }
+    }
+    progress_add(s, end - done);
+    release_pages(s, done, end);
+    int64_t *L = tab_at(&s->L, row);
+    L[L_EVENTS] = seen;
+    L[L_FIRST_PS] = seen ? first : 0;
+    L[L_LAST_PS] = seen ? last : 0;
     if (pos < 0) {
         j->err = pos;
         j->err_pos = pos == ERR_CANCELLED || pos == ERR_NO_MEMORY ? -1 : fs;
@@ -613,7 +731,10 @@ static void *frame_worker(void *arg) {
             continue;
         }
         Job *j = &s->jobs[i];
-        GUARDED(s->b, s->n, frame_line(s, j), (j->err = ERR_UNREADABLE, j->err_pos = -1));
+        if (s->keep)
+            GUARDED(s->b, s->n, select_line(s, j), (j->err = ERR_UNREADABLE, j->err_pos = -1));
+        else
+            GUARDED(s->b, s->n, frame_line(s, j), (j->err = ERR_UNREADABLE, j->err_pos = -1));
     }
     return NULL;
 }
@@ -859,6 +980,9 @@ static void space_free(Space *s) {
     free(s->segs);
     free(s->ev_counts);
     free(s->seg_done);
+    free(s->keep);
+    free(s->lo);
+    free(s->hi);
     stages_free(s);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -1010,10 +1134,10 @@ GUARDED_WORK static void sweep(Space *s) {
     }
 }
 
-/* Phase 1 over the whole buffer: planes, metadata and staged stats in this thread, then every
-   line framed on ``threads`` threads.  Returns the handle (NULL when out of memory); ``info``
-   (N_INFO) receives the counts (T_ST: the bound on the stat rows; the others exact), the
-   number of chunks and the first error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL)
+/* Phase 1's sweep over the whole buffer: planes, metadata and staged stats in this thread
+   (the lines are framed by tfp_space_frame, ``threads`` unused here).  Returns the handle
+   (NULL when out of memory); ``info`` (N_INFO) receives the counts known so far and the first
+   error (C_ERR 0: none).  ``progress`` (PR_*, may be NULL)
    is updated as the walk goes; with ``release`` set the buffer is a read-only file mapping
    whose walked pages may be handed back. */
 /* row_limit: the most rows of each table of this host (events, stats, lines, metadata; at
@@ -1046,8 +1170,37 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
         progress[PR_DONE] = 0;
         progress[PR_TOTAL] = n;
     }
+    (void)threads;
     guard_install();
     GUARDED(buf, n, sweep(s), set_error(s, ERR_UNREADABLE, -1));
+    fill_info(s, info);
+    return s;
+}
+
+/* Phase 1, the lines framed on ``threads`` threads (after tfp_space_open; the handle's lines
+   are known then).  With ``keep`` (one flag per line) the walk selects: only the events of
+   kept lines overlapping their line's window [lo, hi] (offsets in ps, relative to the line's
+   timestamp: off <= hi and off + duration >= lo) get rows, and every line's events in the
+   file and their span are noted in L (L_EVENTS, L_FIRST_PS, L_LAST_PS).  ``info`` is filled
+   again: every count exact but T_ST (the bound on the stat rows), the first error. */
+EXPORT void tfp_space_frame(void *h, int64_t threads, const uint8_t *keep, const int64_t *lo,
+                            const int64_t *hi, int64_t *info) {
+    Space *s = (Space *)h;
+    guard_install();
+    int64_t nl = s->L.n > 0 ? s->L.n : 1;
+    if (keep && !s->keep) {
+        s->keep = (uint8_t *)tfp_malloc((size_t)nl);
+        s->lo = (int64_t *)tfp_malloc((size_t)nl * sizeof(int64_t));
+        s->hi = (int64_t *)tfp_malloc((size_t)nl * sizeof(int64_t));
+        if (!s->keep || !s->lo || !s->hi) {
+            set_error(s, ERR_NO_MEMORY, -1);
+            fill_info(s, info);
+            return;
+        }
+        memcpy(s->keep, keep, (size_t)s->L.n);
+        memcpy(s->lo, lo, (size_t)s->L.n * sizeof(int64_t));
+        memcpy(s->hi, hi, (size_t)s->L.n * sizeof(int64_t));
+    }
     s->next = 0;
     if (s->err != ERR_UNREADABLE) run_threads(frame_worker, s, threads);
     for (int64_t i = 0; i < s->n_jobs; i++)
@@ -1058,7 +1211,6 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
                         s->M.n > s->row_limit || s->SM.n > s->row_limit))
         set_error(s, ERR_TOO_MANY_ROWS, -1);
     fill_info(s, info);
-    return s;
 }
 
 /* The small tables of phase 1, copied into the caller's (rows x cols) int64 arrays. */
@@ -1108,7 +1260,10 @@ GUARDED_WORK static void count_chunk(Space *s, Chunk *c) {
         pos = tag(b, pos, end, &field, &wt);
         if (pos >= 0 && wt == 2 && field == 4) {
             pos = length(b, pos, end, &stop);
-            if (pos >= 0) {
+            int64_t bad = 0;
+            if (pos >= 0 && s->keep && !event_kept(s, c->line, pos, stop, &bad))
+                pos = bad ? bad : stop; /* not kept: its stats are not walked */
+            else if (pos >= 0) {
                 int64_t inner = pos, k = count_stats(b, pos, stop, &inner);
                 if (k < 0) {
                     c->err = k;
@@ -1195,6 +1350,16 @@ static void walk_chunk(Space *s, Chunk *c, StatCols d, int64_t cap, int64_t *ev_
         if (pos >= 0) {
             if (wt == 2 && field == 4) {
                 pos = length(b, pos, end, &stop);
+                int64_t bad = 0;
+                if (pos >= 0 && s->keep && !event_kept(s, c->line, pos, stop, &bad)) {
+                    pos = bad ? bad : stop; /* (an event between two kept ones) */
+                    if (pos < 0) {
+                        c->err = pos;
+                        c->err_pos = fs;
+                        return;
+                    }
+                    continue;
+                }
                 if (pos >= 0 && row >= rows_end) pos = ERR_CHANGED; /* never past its rows */
                 if (pos >= 0)
                     pos = event(&w, &s->out, evmap, &c->ex, ev_counts, pos, stop, row++,

@@ -15,6 +15,7 @@ from ..errors import (Cancelled, ProfileFileNotFoundError, ProfileFormatError,
                       TruncatedProfileError)
 from ._sniff import describe_known_format, describe_non_xspace
 from .model import EventTable, StatTable, XSpaceData
+from .selection import Selection
 from .strings import decode_spans
 from .truncation import describe_truncation
 
@@ -24,13 +25,13 @@ __all__ = ["decode_and_close", "decode_xspace", "read_local_xspace"]
 KIND_NAMES = dict(enumerate(KINDS))
 
 
-def read_local_xspace(path, threads: int | None = None,
-                      progress: np.ndarray | None = None) -> XSpaceData:
-    """Read and decode one local ``.xplane.pb`` file (mapped, not copied; ``threads`` and
-    ``progress`` as for :func:`decode_xspace`).  A file that changes while it is read (a
-    capture rewriting it, a sync) raises ProfileFormatError "changed while it was read", and
-    one whose reads fail (a network file system) OSError: the mapping's reads are guarded
-    (``_native/guard.h``), never a signal."""
+def read_local_xspace(path, threads: int | None = None, progress: np.ndarray | None = None,
+                      select: Selection | None = None) -> XSpaceData:
+    """Read and decode one local ``.xplane.pb`` file (mapped, not copied; ``threads``,
+    ``progress`` and ``select`` as for :func:`decode_xspace`).  A file that changes while it
+    is read (a capture rewriting it, a sync) raises ProfileFormatError "changed while it was
+    read", and one whose reads fail (a network file system) OSError: the mapping's reads are
+    guarded (``_native/guard.h``), never a signal."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ProfileFileNotFoundError(path, f"{path}: no such file")
@@ -46,7 +47,7 @@ def read_local_xspace(path, threads: int | None = None,
     except OSError as exc:
         raise ProfileFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
     try:
-        return decode_and_close(data, path, threads, progress)
+        return decode_and_close(data, path, threads, progress, select)
     except ProfileFormatError as exc:
         changed = _change_since(path, opened)
         if changed and "changed while it was read" not in exc.problem:
@@ -84,10 +85,12 @@ def _unreadable(path, n_bytes: int) -> Exception:
 
 
 def decode_and_close(data, path, threads: int | None = None,
-                     progress: np.ndarray | None = None) -> XSpaceData:
+                     progress: np.ndarray | None = None,
+                     select: Selection | None = None) -> XSpaceData:
     """:func:`decode_xspace` of ``data``, then close it when it is a ``mmap``."""
     try:
-        return decode_xspace(data, path=path, threads=threads, progress=progress)
+        return decode_xspace(data, path=path, threads=threads, progress=progress,
+                             select=select)
     finally:
         if isinstance(data, mmap.mmap):
             try:
@@ -127,7 +130,7 @@ class _Walk:
     :meth:`events` and :meth:`stats`; :meth:`close` frees it."""
 
     def __init__(self, buf: np.ndarray, path, release: bool, threads: int,
-                 progress: np.ndarray | None):
+                 progress: np.ndarray | None, select: Selection | None = None):
         self.buf, self.path = buf, path
         self.head = _head(buf, path)
         self.info = np.zeros(len(TABLES) + len(COUNTERS), np.int64)
@@ -140,9 +143,26 @@ class _Walk:
             raise MemoryError(f"{path}: out of memory while decoding")
         try:
             self.check()
+            self._frame(threads, select)
         except BaseException:
             self.close()
             raise
+
+    def _frame(self, threads: int, select: Selection | None) -> None:
+        """Frame the lines (every event, or those ``select`` keeps); ``select.check`` sees
+        the events kept and those in the file before any column is made."""
+        arrays = None if select is None else select.arrays(self.n(T_L))
+        if select is not None and arrays is None:
+            raise ProfileFormatError(self.path, "changed while it was read (its lines differ "
+                                     "from the scan's): read it again once it is written")
+        keep, lo, hi = arrays or (None, None, None)
+        native.lib().tfp_space_frame(self.h, threads, *(None if a is None else a.ctypes.data
+                                                        for a in (keep, lo, hi)),
+                                     self.info.ctypes.data)
+        self.check()
+        if select is not None and select.check is not None:
+            lines = self.tables()["L"]
+            select.check(self.n(T_EV), int(lines[:, Lc.events].sum()))
 
     def n(self, table: int) -> int:
         return int(self.info[table])
@@ -452,10 +472,12 @@ class _Names:
 
 
 def decode_xspace(data, path=None, threads: int | None = None,
-                  progress: np.ndarray | None = None) -> XSpaceData:
+                  progress: np.ndarray | None = None,
+                  select: Selection | None = None) -> XSpaceData:
     """Decode serialized XSpace bytes (or a read-only ``mmap``).  ``path`` is only used in
     error messages; ``threads`` (default: one per core) walk the events side by side;
-    ``progress`` (int64 array: phase, bytes done, bytes total) is updated as it goes."""
+    ``progress`` (int64 array: phase, bytes done, bytes total) is updated as it goes;
+    ``select`` keeps only some events (see :mod:`.selection`): the others get no row."""
     raw = data if isinstance(data, (bytes, mmap.mmap)) else bytes(data)
     buf = np.frombuffer(raw, dtype=np.uint8)
     if buf.size == 0:
@@ -464,8 +486,10 @@ def decode_xspace(data, path=None, threads: int | None = None,
     if guess:
         raise ProfileFormatError(path, f"not an XSpace profile ({guess})")
     threads = default_threads() if threads is None else max(1, int(threads))
-    w = _walked(buf, raw, path, threads, progress)
+    w = _walked(buf, raw, path, threads, progress, select)
     space = _space(raw, buf, path, w, _stat_table(buf, raw, path, w, threads))
+    if select is not None and select.keep is not None:
+        space.selection = select
     # offsets become starts relative to the space's origin, in place
     events = space.events
     events.line_start_ps = space.line_start_ps()
@@ -508,12 +532,14 @@ def _pages_can_go(raw) -> bool:
         return view.readonly
 
 
-def _walked(buf: np.ndarray, raw, path, threads: int, progress) -> dict:
+def _walked(buf: np.ndarray, raw, path, threads: int, progress,
+            select: Selection | None = None) -> dict:
     """Everything the walker gives: the small tables, the names of the metadata, the event
     and stat columns, the text stats and the extras."""
-    walk = _Walk(buf, path, _pages_can_go(raw), threads, progress)
+    walk = _Walk(buf, path, _pages_can_go(raw), threads, progress, select)
     try:
         w = walk.tables()
+        w["selected"] = select is not None
         if w["P"].shape[0] == 0:
             guess = describe_non_xspace(walk.head)
             raise ProfileFormatError(
@@ -602,4 +628,6 @@ def _space(raw, buf: np.ndarray, path, w: dict, stats: StatTable) -> XSpaceData:
                                             SM[:, SMc.desc_len]),
         events=events,
         stats=stats,
+        line_file_events=L[:, Lc.events].copy(),
+        line_file_span_ps=L[:, [Lc.first_ps, Lc.last_ps]].copy() if w["selected"] else None,
     )

@@ -223,6 +223,13 @@ class XSpaceData:
     # where it was read from (a local path or a RemoteFile; None for bytes): files written
     # beside it, such as the hardware sampler's, are found from here
     read_from: object = field(default=None, repr=False, compare=False)
+    # each line's events in the file, whatever a selecting decode kept (None: not known), and
+    # from a selecting decode (see selection.py) their earliest start and latest end, ps
+    # relative to the line's timestamp ((n, 2); None: not read)
+    line_file_events: np.ndarray | None = field(default=None, repr=False, compare=False)
+    line_file_span_ps: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the Selection (selection.py) a part of a host was decoded with (None: the whole host)
+    selection: object = field(default=None, repr=False, compare=False)
 
     # ---- planes -------------------------------------------------------------------------
     def plane_index(self, name: str) -> int | None:
@@ -304,15 +311,28 @@ class XSpaceData:
             if start is not None:
                 origin = start
             elif self._timestamps_absolute():
-                lines_used = np.bincount(self.events.line,
-                                         minlength=len(self.line_timestamp_ns)) > 0
-                used = self.line_timestamp_ns[lines_used] if len(self.events) else \
+                # (the lines with events in the file: the same origin whatever a selecting
+                # decode kept)
+                counts = self.line_file_events if self.line_file_events is not None else \
+                    np.bincount(self.events.line, minlength=len(self.line_timestamp_ns))
+                lines_used = counts > 0
+                used = self.line_timestamp_ns[lines_used] if lines_used.any() else \
                     self.line_timestamp_ns
                 origin = int(used.min()) if len(used) else 0
             else:
                 origin = 0
             self._cache["origin"] = int(origin)
         return self._cache["origin"]
+
+    def file_span_ps(self) -> tuple[int, int] | None:
+        """(earliest start, latest end) of every event in the file, ps relative to
+        :meth:`origin_ns`, as a selecting decode read them (None: not read, or no event)."""
+        counts, span = self.line_file_events, self.line_file_span_ps
+        if counts is None or span is None or not (counts > 0).any():
+            return None
+        used = counts > 0
+        starts = self.line_start_ps()[used]
+        return int((starts + span[used, 0]).min()), int((starts + span[used, 1]).max())
 
     def origin_is_wall_clock(self) -> bool:
         """Whether :meth:`origin_ns` is a wall-clock time (so hosts can be aligned)."""

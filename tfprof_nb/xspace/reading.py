@@ -11,17 +11,18 @@ from .stores import RemoteFile
 __all__ = ["read_xspace"]
 
 
-def read_xspace(path, threads: int | None = None,
-                progress: np.ndarray | None = None) -> XSpaceData:
+def read_xspace(path, threads: int | None = None, progress: np.ndarray | None = None,
+                select=None) -> XSpaceData:
     """Read and decode one ``.xplane.pb`` file: a local path, or a
     :class:`~tfprof_nb.xspace.stores.RemoteFile` (read through the local cache).  ``threads``
     decode it side by side and ``progress`` follows the decoding (see
-    :func:`~tfprof_nb.xspace.decode_xspace`)."""
+    :func:`~tfprof_nb.xspace.decode_xspace`; ``select``: a
+    :class:`~tfprof_nb.xspace.selection.Selection`, only its events decoded)."""
     if isinstance(path, RemoteFile):
         from .remote_read import read_remote
 
-        space = read_remote(path, threads=threads, progress=progress)
+        space = read_remote(path, threads=threads, progress=progress, select=select)
     else:
-        space = read_local_xspace(path, threads=threads, progress=progress)
+        space = read_local_xspace(path, threads=threads, progress=progress, select=select)
     space.read_from = path
     return space

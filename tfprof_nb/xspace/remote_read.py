@@ -34,16 +34,16 @@ PARALLEL_RANGES = 4  # range requests in flight at once (async stores: S3, GCS, 
 
 
 def read_remote(rf: RemoteFile, threads: int | None = None,
-                progress: np.ndarray | None = None) -> XSpaceData:
+                progress: np.ndarray | None = None, select=None) -> XSpaceData:
     """Decode the host file ``rf`` (see the module doc for where its bytes go; ``threads``
     and ``progress`` as for :func:`~tfprof_nb.xspace.decode_xspace`)."""
     local = cached_path(rf.url, rf.version, rf.size)
     if local is None and _cacheable(rf):
         local = _download(rf)
     if local is None:
-        return _decode_in_memory(rf, threads, progress)
+        return _decode_in_memory(rf, threads, progress, select)
     try:
-        return read_local_xspace(local, threads=threads, progress=progress)
+        return read_local_xspace(local, threads=threads, progress=progress, select=select)
     except ProfileFormatError as exc:  # the object itself is bad: keep no copy, name the URL
         discard(local)
         raise ProfileFormatError(rf.url, exc.problem, exc.offset) from exc
@@ -150,5 +150,5 @@ def _read_into_memory(rf: RemoteFile):
 
 
 def _decode_in_memory(rf: RemoteFile, threads: int | None,
-                      progress: np.ndarray | None) -> XSpaceData:
-    return decode_and_close(_read_into_memory(rf), rf.url, threads, progress)
+                      progress: np.ndarray | None, select=None) -> XSpaceData:
+    return decode_and_close(_read_into_memory(rf), rf.url, threads, progress, select)

@@ -177,13 +177,23 @@ def _device_planes(hd: HostData) -> np.ndarray:
 
 def window_ps(hd: HostData) -> tuple[int, int]:
     """The profile window of a host in ps relative to its origin: the Task Environment's
-    start and stop when known, else the span of its events."""
+    start and stop when known, else the span of its events; within the window a part of
+    the host was loaded with (``tp.load(window=)``)."""
     sp = hd.space
     start, stop = sp.profile_start_ns, sp.profile_stop_ns
     if start is not None and stop is not None and stop > start:
         w0 = (start - sp.origin_ns()) * 1000
-        return w0, w0 + (stop - start) * 1000
-    return hd.span()
+        w0, w1 = w0, w0 + (stop - start) * 1000
+    else:
+        w0, w1 = hd.span()
+    loaded = _loaded_window(hd)
+    return (w0, w1) if loaded is None else (max(w0, loaded[0]), min(w1, loaded[1]))
+
+
+def _loaded_window(hd: HostData) -> tuple[int, int] | None:
+    """The window (ps, host axis) a part of the host was loaded with (None: the whole)."""
+    selection = hd.space.selection
+    return None if selection is None else selection.window_ps
 
 
 def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.DataFrame:
@@ -285,14 +295,16 @@ def _with_columns(table: pd.DataFrame) -> pd.DataFrame:
 
 def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int) -> pd.DataFrame:
     """The steps the profile window holds whole (every step of a profile of at most five, as
-    the reference keeps them), times shifted, host and source added."""
+    the reference keeps them; of a windowed load only those whole inside its window), times
+    shifted, host and source added."""
     if table.empty:
         return empty_steps()
     w0, w1 = window_ps(hd)
     begin_ps = table.pop("begin_ps").to_numpy()
     end_ps = begin_ps + np.rint(table.duration_ms.to_numpy() * 1e9).astype(np.int64)
     whole = (begin_ps >= w0) & (end_ps <= w1)
-    table = (table[whole] if len(table) > _KEEP_CUT_STEPS else table).copy()
+    cut_kept = len(table) <= _KEEP_CUT_STEPS and _loaded_window(hd) is None
+    table = (table if cut_kept else table[whole]).copy()
     table["start_us"] = table.start_us + shift_ps / 1e6
     table.insert(0, "host", hd.name)
     table["source"] = source

@@ -10,6 +10,7 @@ imports.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -23,27 +24,58 @@ from ....errors import ProfileFormatError
 from ....xspace import read_xspace
 from ....xspace.files import file_size
 from ..hostdata.host import HostData
+from .selecting import host_shifts, scan_hosts, selections, spans_text
 
-__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "decode_host", "decode_hosts",
-           "some_host_read", "worker_threads"]
+__all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "check_selected", "decode_host",
+           "decode_hosts", "select_hosts", "some_host_read", "worker_threads"]
 
 # decoding keeps about 2x a file's size in columns; the analyses need about as much again
 MEMORY_PER_FILE_BYTE = 4.0
 
 
 def check_memory(files: dict) -> None:
-    """Refuse (MemoryError) a profile whose decoded size would not fit in free memory."""
+    """Refuse (MemoryError) a profile whose decoded size would not fit in free memory, before
+    decoding; the message gives each host's time span (a scan of the files, which allocates
+    no event) for ``window=``."""
     available = available_memory()
     if available is None:
         return
     sizes = [file_size(f) for f in files.values()]
     need = MEMORY_PER_FILE_BYTE * sum(sizes)
     if need > available:
+        scans = scan_hosts(files, worker_threads(len(files)))
         raise MemoryError(
             f"this profile ({len(sizes)} host file(s), {sum(sizes) / 2**30:.2f} GiB) needs "
             f"about {need / 2**30:.1f} GiB of memory to load and analyse, and "
             f"{available / 2**30:.1f} GiB are free: load it on a Dask cluster with "
-            "tp.load(path, client=dask.distributed.Client(...)), or load fewer hosts")
+            "tp.load(path, client=dask.distributed.Client(...)), load fewer hosts, or open a "
+            "part of it: tp.load(path, window=(start_us, end_us)) and/or lines=[names or "
+            f"globs]; its events span {spans_text(scans, host_shifts(scans))} on the "
+            "profile's axis (prof.events.start_us)")
+
+
+def check_selected(host: str, size: int, kept: int, in_file: int) -> None:
+    """Refuse (MemoryError) host ``host`` (a file of ``size`` bytes) when the ``kept`` of its
+    ``in_file`` events a selecting load keeps would not fit in free memory: the whole host's
+    estimate, in proportion to the events kept.  Called once they are counted, before any
+    event column is made."""
+    available = available_memory()
+    need = MEMORY_PER_FILE_BYTE * size * kept / max(in_file, 1)
+    if available is not None and need > available:
+        raise MemoryError(
+            f"host {host}: the window=/lines= chosen keep {kept:,} of its {in_file:,} events, "
+            f"which need about {need / 2**30:.1f} GiB of memory to load and analyse, and "
+            f"{available / 2**30:.1f} GiB are free: choose a narrower window= or fewer lines=")
+
+
+def select_hosts(files: dict, window, lines) -> dict:
+    """{host: Selection} of ``files`` for ``tp.load(window=, lines=)``: every host scanned
+    (no event allocated), the window placed on the axis the whole load would have; each
+    host refused (MemoryError) before allocating when what it keeps does not fit."""
+    scans = scan_hosts(files, worker_threads(len(files)))
+    sizes = {h: file_size(f) for h, f in files.items()}
+    return selections(scans, host_shifts(scans), window, lines,
+                      check_for=lambda h: functools.partial(check_selected, h, sizes[h]))
 
 
 def worker_threads(n: int) -> int:
@@ -61,23 +93,23 @@ def _decoded_fraction(meter: np.ndarray) -> float:
 
 
 def decode_host(name: str, path, threads: int | None = None,
-                progress: np.ndarray | None = None) -> HostData:
+                progress: np.ndarray | None = None, select=None) -> HostData:
     """Decode host ``name``'s file into its :class:`HostData` (``threads`` side by side,
-    ``progress`` following it: see read_xspace), then give the file's bytes and the decoder's
-    temporaries back."""
-    space = read_xspace(path, threads=threads, progress=progress)
+    ``progress`` following it, ``select`` its part: see read_xspace), then give the file's
+    bytes and the decoder's temporaries back."""
+    space = read_xspace(path, threads=threads, progress=progress, select=select)
     release_free_memory()
     return HostData(name, space)
 
 
 def decode_hosts(files: dict[str, Path], on_error: str = "skip", parallel: bool = True,
-                 progress: bool | None = None, meanwhile=None
+                 progress: bool | None = None, meanwhile=None, selects: dict | None = None
                  ) -> tuple[dict[str, HostData], dict[str, str]]:
     """Decode every host of ``files`` ({host: path}) on worker threads while this thread waits
     interruptibly (first running ``meanwhile()``, if given): ({host: HostData}, {host: why it
     could not be read}).  A host that cannot be read is skipped (``on_error="skip"``), or
     raises (``"raise"``); ``progress`` (None: in a notebook only) reports a decode longer
-    than a second."""
+    than a second; ``selects`` ({host: Selection}): only a part of each host."""
     names = list(files)
     workers = worker_threads(len(names)) if parallel else 1
     decode_threads = max(1, (os.cpu_count() or 1) // workers) if parallel else 1
@@ -86,7 +118,8 @@ def decode_hosts(files: dict[str, Path], on_error: str = "skip", parallel: bool 
 
     def decode(name):
         try:
-            return decode_host(name, files[name], decode_threads, meters[name])
+            return decode_host(name, files[name], decode_threads, meters[name],
+                               (selects or {}).get(name))
         except (ProfileFormatError, OSError) as exc:
             if on_error == "raise":
                 raise

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..decoding.decode import check_memory, decode_hosts
+from ..decoding.decode import check_memory, decode_hosts, select_hosts
 from .hosts import Hosts
 
 __all__ = ["open_hosts"]
@@ -11,20 +11,30 @@ __all__ = ["open_hosts"]
 
 def open_hosts(files: dict, *, client=None, on_error: str = "skip", one_file: bool = False,
                parallel: bool = True, timeout: float = 600.0, progress: bool | None = None,
-               meanwhile=None) -> Hosts:
+               meanwhile=None, window=None, lines=None) -> Hosts:
     """The hosts of ``files`` ({host: path}), with the failure policy ``on_error`` (see
     :class:`.hosts.Hosts`): decoded here after a check that they fit in free memory,
     ``meanwhile()`` run while they decode (:class:`.local_hosts.LocalHosts`; ``one_file``:
     the profile is the one file the user named, whose error is raised as it is), or on the
     workers of a Dask ``client`` (:class:`.dask_hosts.DaskHosts`; ``timeout`` bounds each
-    wait).  Nothing here imports pandas before the decode starts."""
+    wait).  Nothing here imports pandas before the decode starts.  ``window``/``lines``:
+    only a part of each host (:mod:`..decoding.selecting`; scanned first, each host's part
+    checked against free memory instead of its file)."""
     if client is None:
-        check_memory(files)
+        selects = None
+        if window is None and lines is None:
+            check_memory(files)
+        else:
+            selects = select_hosts(files, window, lines)
         data, errors = decode_hosts(files, on_error="raise" if one_file else on_error,
-                                    parallel=parallel, progress=progress, meanwhile=meanwhile)
+                                    parallel=parallel, progress=progress, meanwhile=meanwhile,
+                                    selects=selects)
         from .local_hosts import LocalHosts
 
         return LocalHosts(data, errors, progress, on_error=on_error)
     from .dask_hosts import DaskHosts
 
+    if window is not None or lines is not None:
+        raise NotImplementedError("window= and lines= load a part of each host in this "
+                                  "process; they do not go with client= yet")
     return DaskHosts(files, client, on_error=on_error, timeout=timeout)
