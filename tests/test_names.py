@@ -17,9 +17,7 @@ ROOT = Path(tfprof_nb.__file__).resolve().parent
 
 # File names still shared while their owners rename them (issue 44 part 3); each leaves this
 # list with its rename, and the check is strict: a name no longer shared must leave it.
-SHARED_FOR_NOW = {
-    "backends.py",  # analysis/runtime/scheduling/ (being renamed) and capturing/
-}
+SHARED_FOR_NOW: set[str] = set()
 
 
 def _modules() -> list[Path]:

@@ -102,7 +102,7 @@ def _open_hosts(files: dict, source, client, on_error: str, parallel: bool, time
     ProfileFormatError naming ``source`` when no host could be read (the file's own error
     when ``source`` is that one file)."""
     from .analysis.runtime.decoding.decode import some_host_read
-    from .analysis.runtime.scheduling.backends import open_hosts
+    from .analysis.runtime.scheduling.open_hosts import open_hosts
 
     hosts = open_hosts(files, client=client, on_error=on_error,
                        one_file=client is None and _one_file(source, files), parallel=parallel,

@@ -6,6 +6,6 @@
 * :mod:`.decoding`: a file into host data, :func:`.decoding.decode.decode_host` (every
   backend's one path);
 * :mod:`.scheduling`: where hosts live and how their steps run, opened by
-  :func:`.scheduling.backends.open_hosts` (threads here or Dask workers).
+  :func:`.scheduling.open_hosts.open_hosts` (threads here or Dask workers).
 
 It imports no other subpackage of ``tfprof_nb.analysis``."""
