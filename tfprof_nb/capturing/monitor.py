@@ -1,10 +1,14 @@
 """``tp.Monitor``: a long training run profiled in windows while it trains.
 
-The pieces: ``monitor_schedule`` (which step opens a window), ``monitor_driver`` (the
-training thread: sessions and step markers), ``monitor_analysis`` (the background thread:
-each window's profile reduced to its row), ``monitor_log`` (the rows: ``history``),
-``monitor_rule`` (when a window regresses) and ``monitor_keras`` (Keras' callback protocol).
-The view (``tfprof_nb.widgets.monitor_view``) is handed the history; it never sees the monitor.
+The pieces: ``monitor_options`` (options a ``%%tfprof`` cell or the defaults fill in),
+``monitor_schedule`` (which step opens a window), ``monitor_stepping`` (how a loop's steps
+arrive), ``monitor_driver`` (the training thread: sessions and step markers),
+``monitor_saving`` (a closed window saved off the training thread), ``monitor_analysis``
+(the background thread: each window's profile reduced to its row), ``monitor_log`` (the rows:
+``history``), ``monitor_rule`` (when a window regresses), ``monitor_keras`` (Keras' callback
+protocol), ``monitor_cell_guard`` (a window a cell left open) and ``monitor_display`` (its
+view, chart and status).  The view (``tfprof_nb.widgets.monitor_view``) is handed the
+history; it never sees the monitor.
 """
 
 from __future__ import annotations
@@ -12,48 +16,29 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 
 from ..errors import CaptureError
 from . import context
 from .backends import check_backend
 from .monitor_analysis import Analyser, WindowProfiles, analyse_window
+from .monitor_cell_guard import CellGuard
+from .monitor_display import Display
 from .monitor_driver import WindowDriver
 from .monitor_keras import KerasHooks
 from .monitor_log import WindowLog
+from .monitor_options import Settings, schedule_of, tracer_of
 from .monitor_rule import RegressionRule
-from .monitor_schedule import (DEFAULT_MAX_PENDING, DEFAULT_STEPS, DEFAULT_WARMUP, Schedule,
-                               check_pending, check_schedule)
+from .monitor_schedule import DEFAULT_MAX_PENDING, check_pending
+from .monitor_stepping import Stepping
+from .monitor_worker import prestart
 from .monitor_steps import StepTimer
-from .options import TracerOptions
 from .session import LocalSession, publish_run, split_logdir
 
 __all__ = ["Monitor"]
 
-_TRACER = ("host_tracer_level", "python_tracer_level", "device_tracer_level", "sample_ms")
 
-
-def _schedule(ctx, every_steps, every_seconds, steps, warmup, max_windows) -> Schedule:
-    """The schedule of the options given; unset ones come from a running ``%%tfprof`` cell
-    (its ``--every``, ``--steps``, ``--warmup``), then from the defaults."""
-    if every_steps is None and every_seconds is None and ctx is not None:
-        every_steps = ctx.every
-    if steps is None:
-        steps = ctx.steps if ctx else DEFAULT_STEPS
-    if warmup is None:
-        warmup = ctx.warmup if ctx else DEFAULT_WARMUP
-    every_steps, every_seconds, steps, warmup, max_windows = check_schedule(
-        every_steps, every_seconds, steps, warmup, max_windows)
-    return Schedule(steps, warmup, every_steps, every_seconds, max_windows)
-
-
-def _tracer(ctx, levels: dict) -> TracerOptions:
-    """Tracer levels given, else a running cell's, else the defaults."""
-    merged = {k: v for k, v in (ctx.tracer if ctx else {}).items() if k in _TRACER}
-    merged.update({k: v for k, v in levels.items() if v is not None})
-    return TracerOptions(**merged)
-
-
-class Monitor(KerasHooks):
+class Monitor(Settings, Stepping, Display, KerasHooks):
     """Profile a window of ``steps`` training steps every ``every_steps`` steps (or every
     ``every_seconds`` seconds) after ``warmup`` steps, while training runs; each window is
     analysed on a background thread.
@@ -101,8 +86,8 @@ class Monitor(KerasHooks):
                  host_tracer_level: int | None = None, python_tracer_level: int | None = None,
                  device_tracer_level: int | None = None, sample_ms: int | None = None):
         ctx = context.current()
-        self._schedule = _schedule(ctx, every_steps, every_seconds, steps, warmup, max_windows)
-        self._tracer = _tracer(ctx, {"host_tracer_level": host_tracer_level,
+        self._schedule = schedule_of(ctx, every_steps, every_seconds, steps, warmup, max_windows)
+        self._tracer = tracer_of(ctx, {"host_tracer_level": host_tracer_level,
                                      "python_tracer_level": python_tracer_level,
                                      "device_tracer_level": device_tracer_level,
                                      "sample_ms": sample_ms})
@@ -116,6 +101,7 @@ class Monitor(KerasHooks):
         if self._url is not None:
             _start_fsspec_loop()
         self._analyser = Analyser()
+        prestart()  # the analysis process imports while training warms up
         self.profiles = WindowProfiles(lambda: len(self._log), self._run_of)
         self._timer = StepTimer(step_timer)
         if catch_spikes:
@@ -127,7 +113,7 @@ class Monitor(KerasHooks):
                                     self._queue_analysis, self._queue_refresh, step_name,
                                     check_pending(max_pending), self._timer)
         self._views: list = []
-        self._cell_guard = None
+        self._cell_guard = CellGuard(self._driver)
         if ctx is not None:
             ctx.monitors.append(self)
             if ctx.show_monitor is not None:
@@ -198,142 +184,16 @@ class Monitor(KerasHooks):
     def wait(self, timeout: float | None = None):
         """Wait until every stopped window is analysed (at most ``timeout`` seconds);
         return the history."""
-        self._analyser.wait(timeout)
+        end = None if timeout is None else time.monotonic() + timeout
+        if self._driver.saver.join(timeout):  # the last window's save queues its analysis
+            self._analyser.wait(None if end is None else max(0.0, end - time.monotonic()))
         return self.history
-
-    @property
-    def steps(self) -> int:
-        """Steps per window."""
-        return self._schedule.steps
-
-    @property
-    def warmup(self) -> int:
-        return self._schedule.warmup
-
-    @property
-    def every_steps(self) -> int | None:
-        return self._schedule.every_steps
-
-    @property
-    def every_seconds(self) -> float | None:
-        return self._schedule.every_seconds
-
-    @property
-    def steps_run(self) -> int:
-        """Training steps run so far under the monitor."""
-        return self._driver.step
-
-    # ---- driving ------------------------------------------------------------------------
-    def iterate(self, iterable):
-        """Yield every element of ``iterable``, each one training step; the element is
-        taken inside the step, so input time is part of it.  When the loop ends or is left
-        (``break``, an error), an open window stops with the steps that ran."""
-        driver = self._driver
-        it = iter(iterable)
-        note = "the loop ended"
-        try:
-            while True:
-                driver.begin_step()
-                try:
-                    item = next(it)
-                except StopIteration:
-                    driver.abandon_step()
-                    return
-                yield item
-                driver.end_step()
-        except GeneratorExit:
-            note = "the loop was left (break or an error in the step)"
-            raise
-        except BaseException as exc:
-            note = f"the data raised {type(exc).__name__}"
-            raise
-        finally:
-            driver.close(note)
-
-    def step(self):
-        """A context manager marking one training step, for loops that fetch their own
-        data: ``with mon.step(): train_step(batch)``."""
-        return _Step(self._driver)
-
-    def stop(self) -> None:
-        """Profile no more windows; an open window stops with the steps that ran."""
-        self._schedule.stop()
-        self._driver.close("the monitor was stopped")
-
-    def __enter__(self) -> "Monitor":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        self._driver.close("the block ended" if exc is None
-                           else f"the block raised {type(exc).__name__}")
-        return False
-
-    # ---- showing ------------------------------------------------------------------------
-    def show(self):
-        """The monitor's view (a widget), updated in place as windows arrive: step time per
-        window with regressions flagged, the breakdown per window, and the windows' table
-        (a click shows a window's dashboard below)."""
-        from ..widgets.monitor_view import MonitorView
-
-        view = MonitorView(opener=self.window, **self._view_state())
-        self._views.append(view)
-        return view
-
-    def figure(self, theme: str = "light"):
-        """The view's chart as a plotly Figure: median step time per window (regressions
-        flagged, the baseline and the threshold drawn) over the breakdown per window."""
-        from ..plot.monitor_figures import monitor_figure
-
-        state = self._view_state()
-        return monitor_figure(state["history"], state["baseline_ms"], state["threshold_ms"],
-                              theme, state["steps"], state["period"])
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .._display import view_bundle
-
-        return view_bundle(self.show, self.__repr__, include, exclude)
-
-    def _ipython_display_(self):
-        from .._display import display_view
-
-        display_view(self.show, self.__repr__)
-
-    def __repr__(self) -> str:
-        return f"<tfprof_nb Monitor: {self._status()}>"
-
-    def _status(self, period=None) -> str:
-        """Where the run is, in words (``period``: the step timer's spike period)."""
-        counts = self.counts
-        total = sum(counts.values())
-        said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        windows = f"{total} window(s) ({said})" if total else "no window yet"
-        spikes = f"; {period.describe()}" if period is not None else ""
-        return (f"{windows} after {self._driver.step} steps{spikes}; "
-                f"{self._schedule.describe()}; files under {self.logdir}")
-
-    def _view_state(self) -> dict:
-        base = self._log.baseline()
-        steps, period = self._timer.frame(self._driver.t0)
-        return {"history": self._log.frame(), "status": self._status(period),
-                "steps": steps if self._timer.enabled else None,
-                "period": "" if period is None else period.describe(),
-                "rule": self._log.rule.describe(base),
-                "baseline_ms": None if base is None else base.median_ms,
-                "threshold_ms": None if base is None else base.threshold_ms}
-
-    def _refresh(self) -> None:
-        """Bring every view up to date (on the analysis thread)."""
-        views = list(self._views)
-        if views:
-            state = self._view_state()
-            for view in views:
-                view.update(**state)
 
     # ---- the driver's and the analyser's hooks ----------------------------------------
     def _session(self, index: int) -> LocalSession:
         """Window ``index``'s profiler session (not started)."""
         if threading.current_thread() is threading.main_thread():
-            self._guard_cell(index)
+            self._cell_guard.guard(index)
         return LocalSession(os.path.join(self._local, f"window_{index:04d}"), self._tracer,
                             "tp.Monitor", self._backend, None, self._source)
 
@@ -362,6 +222,8 @@ class Monitor(KerasHooks):
             self._backend = name
 
     def _run_of(self, index: int):
+        if self._driver.window_index != index:  # a closed window: its save has ended
+            self._driver.saver.join()
         row = self._log.row(index)
         if row["status"] == "failed":
             raise CaptureError(f"window {index} failed: {row['error']}")
@@ -370,31 +232,6 @@ class Monitor(KerasHooks):
         if row["status"] == "profiling":
             raise CaptureError(f"window {index} is still being profiled")
         return row["run"]
-
-    def _guard_cell(self, index: int) -> None:
-        """In IPython, stop window ``index`` (opened by this cell, on the main thread) when
-        it is left open as the cell ends (a fit that raised outside its train function, a
-        loop abandoned without closing).  Training on another thread is never guarded: the
-        cells run meanwhile are not its end."""
-        if self._cell_guard is not None:
-            self._cell_guard[1] = index
-            return
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return
-        shell = get_ipython()
-        if shell is None:
-            return
-
-        def after_cell(*_):
-            self._driver.close("the cell ended", index=guard[1])
-            shell.events.unregister("post_execute", after_cell)
-            self._cell_guard = None
-
-        guard = [after_cell, index]
-        shell.events.register("post_execute", after_cell)
-        self._cell_guard = guard
 
 
 def _start_fsspec_loop() -> None:
@@ -408,19 +245,3 @@ def _start_fsspec_loop() -> None:
     get_loop()
 
 
-class _Step:
-    """One training step of a monitor (``Monitor.step()``)."""
-
-    def __init__(self, driver: WindowDriver):
-        self.driver = driver
-
-    def __enter__(self):
-        self.driver.begin_step()
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc is None:
-            self.driver.end_step()
-        else:
-            self.driver.close(f"the step raised {type(exc).__name__}")
-        return False

@@ -1,12 +1,14 @@
 """A monitor's background work: each stopped window's profile loaded and reduced to its row of
-the history, one window at a time, on a thread of its own that never blocks training.
+the history, one window at a time, on a thread of its own that never blocks training; the
+loading and reducing happen in a worker process (``monitor_worker``: no GIL shared with
+training), on this thread only where no worker starts.
 
 The thread starts when there is work and ends when there is none; it runs at the lowest CPU
 priority (Linux: nice 19, inherited by the decoding threads it starts), so that a training
 loop that keeps the cores busy is slowed as little as possible (the window's analysis then
 waits).  An error in a window's analysis goes into that window's row, never to the training
-loop.  The window's Profile stays in a small cache (``WindowProfiles``), loaded again from its
-run directory when it was dropped.
+loop.  A window's Profile is loaded from its run directory when asked for (or kept from an
+analysis on this thread), the last few in a small cache (``WindowProfiles``).
 """
 
 from __future__ import annotations
@@ -16,58 +18,35 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
-from ..analysis.findings.measure_words import value_of
-from ..constants import CATEGORY_COLUMNS
 from .monitor_log import WindowLog
+from .monitor_values import window_values
 
 __all__ = ["Analyser", "WindowProfiles", "analyse_window", "window_values"]
 
 _KEPT_PROFILES = 3  # the last analysed (or opened) windows' Profiles kept in memory
 
 
-def _top_op(ops) -> tuple[str, float]:
-    """The op with the most self time (a device op where the profile has them, as the
-    overview's top ops), and its share of self time (%)."""
-    device = ops[ops.host_or_device == "Device"]
-    top = device if len(device) else ops[ops.host_or_device == "Host"]
-    if top.empty:
-        return "", float("nan")
-    return str(top.operation.iloc[0]), float(top.self_time_pct.iloc[0])
-
-
-def window_values(prof) -> tuple[dict, np.ndarray]:
-    """A window's numbers from its Profile (the same tables the overview reads): median step
-    time, mean ms per step-time category, input wait share, device duty cycle, memory peak,
-    top op; and its steps' durations (ms)."""
-    steps = prof.steps
-    step_ms = steps.duration_ms.to_numpy(dtype=float)
-    values = {"median_step_ms": float(np.median(step_ms)) if len(step_ms) else np.nan}
-    for col in CATEGORY_COLUMNS:
-        values[col] = float(steps[col].mean()) if len(steps) else np.nan
-    measures = prof.measures  # the numbers the window's own pages quote
-    values["input_pct"] = value_of(measures, "input_wait_pct", np.nan)
-    values["duty_cycle_pct"] = value_of(measures, "duty_cycle_pct", np.nan)
-    memory = prof.memory_summary
-    values["memory_peak_bytes"] = float(memory.peak_bytes_in_use.max()) if len(memory) \
-        else np.nan
-    values["top_op"], values["top_op_pct"] = _top_op(prof.op_stats_table(include_idle=False))
-    if not len(step_ms):
-        values["note"] = "no steps found in this window's profile"
-    return values, step_ms
-
-
 def analyse_window(log: WindowLog, index: int, run_dir, profiles: "WindowProfiles",
                    publish=None) -> None:
     """Load window ``index``'s run, write its values into its row (or why it failed) and keep
     its Profile.  ``publish(run_dir)`` (a URL logdir's upload) gives the run's final place."""
-    from ..loading import load
+    from .monitor_worker import AnalysisFailed, WorkerUnavailable, analyse_run
 
+    prof = None
     try:
-        prof = load(run_dir, progress=False)
-        values, step_ms = window_values(prof)
+        try:
+            values, step_ms = analyse_run(run_dir)  # in the worker process
+        except WorkerUnavailable:  # here then, on this thread
+            from ..loading import load
+
+            prof = load(run_dir, progress=False)
+            values, step_ms = window_values(prof)
         if publish is not None:
             run_dir, prof = publish(run_dir), None  # the staged files are gone
             values["run"] = str(run_dir)
+    except AnalysisFailed as err:
+        log.fail(index, str(err))
+        return
     except Exception as err:  # the window's row says why; training goes on
         log.fail(index, err)
         return

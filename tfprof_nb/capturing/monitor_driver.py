@@ -26,12 +26,14 @@ window may be closed from another thread (a notebook cell's end) while training 
 
 from __future__ import annotations
 
+import functools
 import shutil
 import threading
 import time
 from dataclasses import dataclass, field
 
 from .monitor_log import WindowLog
+from .monitor_saving import WindowSaver
 from .monitor_schedule import Schedule
 from .monitor_steps import StepTimer
 
@@ -65,6 +67,7 @@ class WindowDriver:
         self.schedule, self.log = schedule, log
         self.max_pending = max_pending
         self.timer = timer if timer is not None else StepTimer(enabled=False)
+        self.saver = WindowSaver()  # a closed window's session stops and saves on it
         self._profiled = False  # a session started or stopped in this step
         self._dropped = None  # (row, schedule's state before) of a window dropped this step
         self._make_session = make_session
@@ -87,6 +90,12 @@ class WindowDriver:
     def profiling(self) -> bool:
         """Whether a window is open."""
         return self._window is not None
+
+    @property
+    def window_index(self) -> int | None:
+        """The open window's index (None: none is open)."""
+        window = self._window
+        return None if window is None else window.index
 
     @property
     def window_thread(self) -> int | None:
@@ -164,6 +173,9 @@ class WindowDriver:
         return True
 
     def _open(self, now: float) -> None:
+        self.saver.join()  # one session at a time: the last window's save ends first
+        if self.schedule.stopped:  # that save failed the last window of a streak
+            return
         first = self.step + self._last
         waiting = self.log.pending()
         if len(waiting) >= self.max_pending:
@@ -249,13 +261,22 @@ class WindowDriver:
         self.log.update(window.index, **values)
         for note in notes:
             self.log.add_note(window.index, note)
-        try:
+        if not self._orphans:  # saved off the training thread (monitor_saving)
+            self._profiled = True
+            self.saver.save(window.session, functools.partial(self._saved, window.index),
+                            functools.partial(self._failed, window.index))
+            return
+        try:  # steps that never ran: their markers end after the stop, on this thread
             run_dir = self._stop(window)
         except Exception as err:  # the profiler could not save: this window fails
             self._failed(window.index, err)
             return
-        self.log.update(window.index, status="pending", run=str(run_dir))
-        self._analyse(window.index, run_dir)
+        self._saved(window.index, run_dir)
+
+    def _saved(self, index: int, run_dir) -> None:
+        """Window ``index`` is saved in ``run_dir``: its analysis is queued."""
+        self.log.update(index, status="pending", run=str(run_dir))
+        self._analyse(index, run_dir)
 
     def _discard(self, window: _Open) -> None:
         """A window that ended before its first marked step: no row, no files, and the

@@ -26,6 +26,8 @@ __all__ = ["LocalSession", "new_logdir", "publish_run", "run_dirs", "split_logdi
            "wait_for_a_free_run_name"]
 
 _active: "LocalSession | None" = None
+_saving = threading.Condition()  # counts the sessions handed to another thread to stop
+_saves = [0]
 _WHO = {"jax": "JAX's profiler", "tensorflow": "TensorFlow's profiler"}
 
 
@@ -107,6 +109,7 @@ class LocalSession:
         self.log: list = []  # the profiler's log records (native_log.LogLine)
         self._sampler = None  # the hardware sampler (.hardware_sampler), while running
         self.hardware_files: list = []  # the sampler files written beside the profile
+        self._handed_over = False  # another thread is to stop it (hand_over)
 
     def start(self, take_over: bool = True) -> "LocalSession":
         """Start profiling.  A running tfprof_nb session is taken as abandoned and stopped
@@ -114,6 +117,8 @@ class LocalSession:
         session the user runs) and the thread that started it still runs: then
         CaptureError."""
         global _active
+        with _saving:  # a session stopping on another thread ends first (one per process)
+            _saving.wait_for(lambda: not _saves[0])
         self.backend = require(choose_backend(self.requested, self._fn, self._source),
                                self.requested)
         profiler = get_backend(self.backend)
@@ -141,9 +146,26 @@ class LocalSession:
         """A context manager marking step ``step_num`` (``_r=1``) for the running profiler."""
         return self._profiler.step_marker(name, step_num)
 
+    def hand_over(self) -> None:
+        """Say that another thread is about to call :meth:`stop` (a monitor saving off the
+        training thread): sessions started meanwhile wait for that stop."""
+        with _saving:
+            self._handed_over = True
+            _saves[0] += 1
+
     def stop(self) -> Path | str:
         """Stop and save; return the run directory holding the ``.xplane.pb`` file(s) (its URL
         for a URL logdir)."""
+        try:
+            return self._stop()
+        finally:
+            if self._handed_over:  # sessions waiting to start may start now
+                self._handed_over = False
+                with _saving:
+                    _saves[0] -= 1
+                    _saving.notify_all()
+
+    def _stop(self) -> Path | str:
         global _active
         if not self.running:
             if self.run_dir is None:

@@ -1,0 +1,71 @@
+"""How a monitor shows itself: its view (``widgets.monitor_view``, updated in place from the
+analysis thread as windows arrive), its chart as a plotly Figure, its status in words."""
+
+from __future__ import annotations
+
+__all__ = ["Display"]
+
+
+class Display:
+    """The showing methods of :class:`~.monitor.Monitor` (a mixin over its ``_log``,
+    ``_timer``, ``_driver``, ``_schedule``, ``counts`` and ``logdir``)."""
+
+    def show(self):
+        """The monitor's view (a widget), updated in place as windows arrive: step time per
+        window with regressions flagged, the breakdown per window, and the windows' table
+        (a click shows a window's dashboard below)."""
+        from ..widgets.monitor_view import MonitorView
+
+        view = MonitorView(opener=self.window, **self._view_state())
+        self._views.append(view)
+        return view
+
+    def figure(self, theme: str = "light"):
+        """The view's chart as a plotly Figure: median step time per window (regressions
+        flagged, the baseline and the threshold drawn) over the breakdown per window."""
+        from ..plot.monitor_figures import monitor_figure
+
+        state = self._view_state()
+        return monitor_figure(state["history"], state["baseline_ms"], state["threshold_ms"],
+                              theme, state["steps"], state["period"])
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .._display import view_bundle
+
+        return view_bundle(self.show, self.__repr__, include, exclude)
+
+    def _ipython_display_(self):
+        from .._display import display_view
+
+        display_view(self.show, self.__repr__)
+
+    def __repr__(self) -> str:
+        return f"<tfprof_nb Monitor: {self._status()}>"
+
+    def _status(self, period=None) -> str:
+        """Where the run is, in words (``period``: the step timer's spike period)."""
+        counts = self.counts
+        total = sum(counts.values())
+        said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        windows = f"{total} window(s) ({said})" if total else "no window yet"
+        spikes = f"; {period.describe()}" if period is not None else ""
+        return (f"{windows} after {self._driver.step} steps{spikes}; "
+                f"{self._schedule.describe()}; files under {self.logdir}")
+
+    def _view_state(self) -> dict:
+        base = self._log.baseline()
+        steps, period = self._timer.frame(self._driver.t0)
+        return {"history": self._log.frame(), "status": self._status(period),
+                "steps": steps if self._timer.enabled else None,
+                "period": "" if period is None else period.describe(),
+                "rule": self._log.rule.describe(base),
+                "baseline_ms": None if base is None else base.median_ms,
+                "threshold_ms": None if base is None else base.threshold_ms}
+
+    def _refresh(self) -> None:
+        """Bring every view up to date (on the analysis thread)."""
+        views = list(self._views)
+        if views:
+            state = self._view_state()
+            for view in views:
+                view.update(**state)

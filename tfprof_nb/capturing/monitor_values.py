@@ -1,0 +1,43 @@
+"""A window's numbers, from its Profile: the values of its row of a monitor's history (the
+same tables the window's overview reads) and its steps' durations.  Computed in the analysis
+worker process (``monitor_worker``), or on the analysis thread where none starts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.findings.measure_words import value_of
+from ..constants import CATEGORY_COLUMNS
+
+__all__ = ["window_values"]
+
+
+def _top_op(ops) -> tuple[str, float]:
+    """The op with the most self time (a device op where the profile has them, as the
+    overview's top ops), and its share of self time (%)."""
+    device = ops[ops.host_or_device == "Device"]
+    top = device if len(device) else ops[ops.host_or_device == "Host"]
+    if top.empty:
+        return "", float("nan")
+    return str(top.operation.iloc[0]), float(top.self_time_pct.iloc[0])
+
+
+def window_values(prof) -> tuple[dict, np.ndarray]:
+    """A window's numbers from its Profile (the same tables the overview reads): median step
+    time, mean ms per step-time category, input wait share, device duty cycle, memory peak,
+    top op; and its steps' durations (ms)."""
+    steps = prof.steps
+    step_ms = steps.duration_ms.to_numpy(dtype=float)
+    values = {"median_step_ms": float(np.median(step_ms)) if len(step_ms) else np.nan}
+    for col in CATEGORY_COLUMNS:
+        values[col] = float(steps[col].mean()) if len(steps) else np.nan
+    measures = prof.measures  # the numbers the window's own pages quote
+    values["input_pct"] = value_of(measures, "input_wait_pct", np.nan)
+    values["duty_cycle_pct"] = value_of(measures, "duty_cycle_pct", np.nan)
+    memory = prof.memory_summary
+    values["memory_peak_bytes"] = float(memory.peak_bytes_in_use.max()) if len(memory) \
+        else np.nan
+    values["top_op"], values["top_op_pct"] = _top_op(prof.op_stats_table(include_idle=False))
+    if not len(step_ms):
+        values["note"] = "no steps found in this window's profile"
+    return values, step_ms

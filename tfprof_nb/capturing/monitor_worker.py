@@ -1,0 +1,158 @@
+"""A monitor's windows analysed in a process of their own, so that the analysis never holds
+the training process's GIL.
+
+Loading a window and reducing it to its row is mostly Python and pandas: on a thread of the
+training process it holds the GIL, and a training thread coming back from each 1.8 ms JAX
+step waited up to the GIL's switch interval (5 ms) for it, whatever the analysis thread's
+nice value.  Here one worker process per training process (``python -m
+tfprof_nb.capturing.monitor_worker``, started with the first monitor, at nice 19, shared by
+the monitors) loads each window's run and sends back its values and step times (small,
+pickled over its pipes); the window's Profile is loaded in the training process only when
+asked for (``Monitor.window``).  A window whose analysis fails gets its error text; a worker
+that dies is started again for the next window; where no worker starts
+(:func:`analyse_run` raises ``WorkerUnavailable``), the caller analyses on its thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+
+__all__ = ["AnalysisFailed", "WorkerUnavailable", "analyse_run", "prestart"]
+
+_HEADER = struct.Struct("<Q")
+
+
+class WorkerUnavailable(RuntimeError):
+    """The worker process could not be started or answer."""
+
+
+class AnalysisFailed(Exception):
+    """The window's analysis raised in the worker; the message is its ``Type: message``."""
+
+
+def _send(stream, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream):
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+class _Worker:
+    """The worker process and the lock that keeps one request at a time on its pipes."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        paths = [p for p in sys.path if p]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+        try:
+            return subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    env=env, close_fds=True)
+        except OSError as err:
+            raise WorkerUnavailable(str(err)) from err
+
+    def ensure(self) -> None:
+        """Start the process unless it runs (the caller holds the lock)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = self._start()
+
+    def ask(self, run_dir: str):
+        with self.lock:
+            self.ensure()
+            try:
+                _send(self.proc.stdin, run_dir)
+                return _receive(self.proc.stdout)
+            except (OSError, EOFError, pickle.UnpicklingError) as err:
+                self.proc.kill()
+                self.proc = None
+                raise WorkerUnavailable(f"the analysis process ended ({err!r})") from err
+
+
+_WORKER = _Worker()
+
+
+@atexit.register
+def _end_worker() -> None:
+    """Close the worker's input (it ends) as this process exits."""
+    proc = _WORKER.proc
+    if proc is not None and proc.poll() is None:
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def prestart() -> None:
+    """Start the worker process now (it imports while training warms up); never raises."""
+    if not _WORKER.lock.acquire(blocking=False):
+        return  # a window is being analysed: it runs
+    try:
+        _WORKER.ensure()
+    except WorkerUnavailable:  # the first window says so, analysed here
+        pass
+    finally:
+        _WORKER.lock.release()
+
+
+def analyse_run(run_dir) -> tuple[dict, object]:
+    """``(values, step_ms)`` of the window saved in ``run_dir`` (``monitor_values.
+    window_values``), computed by the worker process; an analysis error is raised as
+    ``AnalysisFailed`` with its text, a worker that cannot answer as ``WorkerUnavailable``."""
+    kind, *answer = _WORKER.ask(str(run_dir))
+    if kind == "error":
+        raise AnalysisFailed(answer[0])
+    return answer[0], answer[1]
+
+
+def _serve(stdin, stdout) -> None:
+    """The worker's loop: a run directory in, ``("ok", values, step_ms)`` or ``("error",
+    text)`` out, until its input closes."""
+    from ..loading import load
+    from .monitor_values import window_values
+    from .monitor_log import error_text
+
+    while True:
+        try:
+            run_dir = _receive(stdin)
+        except EOFError:
+            return
+        try:
+            values, step_ms = window_values(load(run_dir, progress=False))
+            answer = ("ok", values, step_ms)
+        except Exception as err:  # the window's row says why
+            answer = ("error", error_text(err))
+        _send(stdout, answer)
+
+
+if __name__ == "__main__":
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    except (OSError, AttributeError):
+        pass
+    answers = os.fdopen(os.dup(1), "wb")  # the pipe; whatever else prints goes to stderr
+    os.dup2(2, 1)
+    _serve(sys.stdin.buffer, answers)
