@@ -1,7 +1,8 @@
 """The training thread's side of a monitor: it counts steps, opens a window's profiler session
 when the schedule says, marks each of the window's steps (``step_name``, ``step_num`` = the
-run's step number, ``_r=1``), stops the session after N steps, or when training ends or
-raises inside the window, and hands the saved window to the analysis thread.
+run's step number, ``_r=1``), closes the window after N steps, or when training ends or
+raises inside the window (``monitor_ending``: its session is then saved off the training
+thread, ``monitor_saving``), and hands the saved window to the analysis thread.
 
 The session starts one step before the window's first marked step (that step runs traced but
 unmarked), so every marked step runs with the profiler already started: a profiler's start-up
@@ -26,12 +27,10 @@ window may be closed from another thread (a notebook cell's end) while training 
 
 from __future__ import annotations
 
-import functools
-import shutil
 import threading
 import time
-from dataclasses import dataclass, field
 
+from .monitor_ending import FAILURE_STREAK, OpenWindow, WindowEnding
 from .monitor_log import WindowLog
 from .monitor_saving import WindowSaver
 from .monitor_schedule import Schedule
@@ -39,24 +38,8 @@ from .monitor_steps import StepTimer
 
 __all__ = ["FAILURE_STREAK", "WindowDriver"]
 
-FAILURE_STREAK = 3  # windows failed in a row with the same error: the monitor stops
 
-
-@dataclass
-class _Open:
-    """The window being profiled."""
-
-    index: int
-    first_step: int  # its first marked step
-    session: object  # a LocalSession, started
-    undo: tuple  # the schedule's state before it opened (given back when it leaves no row)
-    thread: int  # the thread that opened it
-    started: float | None = None  # perf_counter at its first marked step
-    steps: int = 0  # training steps (batches) marked
-    per_marker: set = field(default_factory=set)  # steps per marker seen
-
-
-class WindowDriver:
+class WindowDriver(WindowEnding):
     """Steps and windows (see the module's docstring).  ``make_session(index)`` gives window
     ``index``'s LocalSession (not started); ``analyse(index, run_dir)`` queues a saved
     window's analysis; ``changed()`` says a row changed without an analysis to follow."""
@@ -75,7 +58,7 @@ class WindowDriver:
         self.step_name = step_name
         self.step = 0  # steps begun and ended so far, over the whole run
         self._t0: float | None = None
-        self._window: _Open | None = None
+        self._window: OpenWindow | None = None
         self._marker = None
         self._orphans: list = []  # markers of steps that never ran, ended after the stop
         self._last = 1  # steps the last marked call covered (Keras' steps_per_execution)
@@ -195,7 +178,7 @@ class WindowDriver:
         except Exception as err:  # e.g. another profiler session runs: this window fails
             self._failed(index, err)
             return
-        self._window = _Open(index, first, session, undo, threading.get_ident())
+        self._window = OpenWindow(index, first, session, undo, threading.get_ident())
 
     def _drop(self, first: int, now: float, waiting: list[int]) -> None:
         """The window due at ``first`` is dropped: ``waiting`` windows wait for their
@@ -229,91 +212,3 @@ class WindowDriver:
             self._stop_failed(err)
             return False
         return True
-
-    def _stop(self, window: _Open):
-        """Stop the window's session; the markers of steps that never ran end after it."""
-        self._profiled = True
-        try:
-            return window.session.stop()
-        finally:
-            orphans, self._orphans = self._orphans, []
-            for marker in orphans:
-                try:
-                    marker.__exit__(None, None, None)
-                except Exception:  # the profiler is stopped: nothing is recorded anyway
-                    pass
-
-    def _close(self, note: str) -> None:
-        window, self._window = self._window, None
-        if window.steps == 0:
-            self._discard(window)
-            return
-        wanted = self.schedule.steps
-        values = {"steps": window.steps, "last_step": window.first_step + window.steps - 1,
-                  "wall_s": time.perf_counter() - window.started,
-                  "backend": window.session.backend or ""}
-        notes = []
-        if window.steps < wanted and note:
-            notes.append(f"{window.steps} of {wanted} steps: {note}")
-        if max(window.per_marker) > 1:
-            notes.append(f"each step marker covers {max(window.per_marker)} steps "
-                         f"(steps_per_execution): step times are per execution")
-        self.log.update(window.index, **values)
-        for note in notes:
-            self.log.add_note(window.index, note)
-        if not self._orphans:  # saved off the training thread (monitor_saving)
-            self._profiled = True
-            self.saver.save(window.session, functools.partial(self._saved, window.index),
-                            functools.partial(self._failed, window.index))
-            return
-        try:  # steps that never ran: their markers end after the stop, on this thread
-            run_dir = self._stop(window)
-        except Exception as err:  # the profiler could not save: this window fails
-            self._failed(window.index, err)
-            return
-        self._saved(window.index, run_dir)
-
-    def _saved(self, index: int, run_dir) -> None:
-        """Window ``index`` is saved in ``run_dir``: its analysis is queued."""
-        self.log.update(index, status="pending", run=str(run_dir))
-        self._analyse(index, run_dir)
-
-    def _discard(self, window: _Open) -> None:
-        """A window that ended before its first marked step: no row, no files, and the
-        schedule as if it never opened."""
-        try:
-            self._stop(window)
-        except Exception:  # nothing was marked: whatever it saved goes
-            pass
-        shutil.rmtree(window.session.logdir, ignore_errors=True)
-        self.log.drop(window.index)
-        self.schedule.restore(window.undo)
-        self._changed()
-
-    def _failed(self, index: int, err) -> None:
-        self.log.fail(index, err)
-        streak = self.log.failed_streak(FAILURE_STREAK)
-        if streak:
-            self._give_up(streak)
-        self._changed()
-
-    def _give_up(self, error: str) -> None:
-        """``FAILURE_STREAK`` windows in a row failed with ``error``: no window opens any
-        more; the status and the last row say why."""
-        if self.schedule.stopped:
-            return
-        reason = (f"{FAILURE_STREAK} windows in a row failed ({error}): no more windows are "
-                  f"profiled")
-        self.schedule.stop(reason)
-        self.log.add_note(len(self.log) - 1, reason)
-
-    def _stop_failed(self, err: Exception) -> None:
-        """A step marker failed: stop the window's session, fail its row."""
-        window, self._window = self._window, None
-        if window is None:
-            return
-        try:
-            self._stop(window)
-        except Exception:  # the marker's error is the one the row keeps
-            pass
-        self._failed(window.index, err)
