@@ -28,6 +28,7 @@ import numpy as np
 import tfprof_nb as tp
 from tfprof_nb import _native
 from tfprof_nb.xspace import decode_xspace
+from tfprof_nb.xspace.selection import Selection
 
 from .xspace.test_fuzz import _apply
 
@@ -60,6 +61,19 @@ def analyse(path: Path) -> None:
     prof.analyse(release=False)
     prof.overview()
     prof.recommendations()
+
+
+def decode_part(data: bytes, path: str) -> None:
+    """Decode ``data`` as ``tp.load(window=, lines=)`` does: a scan keeping no event, then
+    the middle half of its span on every other line."""
+    scan = decode_xspace(data, path=path, select=Selection.scan())
+    span = scan.file_span_ps()
+    if span is None:
+        return
+    lo, hi = span[0] + (span[1] - span[0]) // 4, span[1] - (span[1] - span[0]) // 4
+    starts = scan.line_start_ps()
+    keep = (np.arange(len(starts)) % 2 == 0).astype(np.uint8)
+    decode_xspace(data, path=path, select=Selection(keep, lo - starts, hi - starts))
 
 
 def main(argv=None) -> int:
@@ -98,6 +112,11 @@ def main(argv=None) -> int:
                     rejected += 1
                     continue
                 decoded += 1
+                if i % 4 == 0:  # the selecting walk too (tp.load(window=, lines=))
+                    try:
+                        decode_part(data, f"mutant-{i}.xplane.pb")
+                    except tp.ProfileFormatError:
+                        rejected += 1
                 if left <= 0:
                     continue
                 left -= 1
