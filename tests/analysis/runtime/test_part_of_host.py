@@ -152,3 +152,21 @@ def test_a_composed_big_host_opens_in_a_window_with_bounded_memory(tmp_path, mon
         tracemalloc.stop()
     assert 0 < len(events) <= 2 * len(first)  # the first copy (and a neighbour's edge)
     assert peak < size / 4, (peak, size)
+
+
+def test_a_window_is_on_the_axis_the_hosts_share(tmp_path):
+    """Two real hosts captured 36 s apart: the window, on the shared axis, keeps the events
+    of the later host there, at the starts the whole load gives them."""
+    import shutil
+
+    shutil.copy(GPU_FILE, tmp_path / "a.xplane.pb")
+    shutil.copy(DATA / "jax_h200_inputbound.xplane.pb", tmp_path / "b.xplane.pb")
+    events = tp.load(tmp_path, progress=False).events
+    later = events[events.host == "b"]
+    assert later.start_us.min() > events[events.host == "a"].start_us.max() + 1e6
+    window = _window(later, 0.4, 0.6)
+    part = tp.load(tmp_path, window=window, progress=False)
+    keys = ["host", *_KEYS]
+    expected = _overlapping(events, window)
+    assert set(expected.host) == {"b"}
+    assert part.events[keys].reset_index(drop=True).equals(expected[keys].reset_index(drop=True))
