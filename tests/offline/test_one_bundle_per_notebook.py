@@ -151,3 +151,34 @@ def test_a_cleared_carrier_leaves_a_note_that_says_what_to_do(executed, tmp_path
                          ".map(e => e.textContent)")
         assert all("cleared or deleted): run the cell again" in e for e in errors)
         page.page.wait_for_selector(".tfprof-timeline canvas", timeout=60000)
+
+
+def test_the_executed_notebook_reopened_in_jupyterlab_shows_every_view(executed, tmp_path):
+    """Saved without widget state (JupyterLab's default) and trusted, opened in a real
+    JupyterLab whose kernel never made these widgets: each loader revives its widget output,
+    the chart views finding their bundle in the last view's output."""
+    from nbformat.sign import NotebookNotary
+    from playwright.sync_api import sync_playwright
+
+    from ..widgets.jupyter import jupyter_server, open_notebook
+
+    nb = nbformat.read(str(executed), as_version=4)
+    del nb.metadata["widgets"]
+    (tmp_path / ".jupyter-data").mkdir()
+    NotebookNotary(data_dir=str(tmp_path / ".jupyter-data")).sign(nb)
+    nbformat.write(nb, str(tmp_path / "x.ipynb"))
+    external: list = []
+    with jupyter_server(tmp_path) as url, sync_playwright() as pw:
+        browser, page = open_notebook(pw, url, "lab", external, viewport=(1400, 1200))
+        page.wait_for_function("() => document.querySelectorAll("
+                               "'.tfprof-offline-caption').length === 5", timeout=240000)
+        for i, root in enumerate(ROOTS):  # each output scrolled in (Lab lays out lazily)
+            page.evaluate("i => document.querySelectorAll('.jp-OutputArea-output"
+                          ".jupyter-widgets')[i].scrollIntoView()", i)
+            page.wait_for_function("([i, root]) => !!document.querySelectorAll("
+                                   "'.jp-OutputArea-output.jupyter-widgets')[i]"
+                                   ".querySelector(root)", arg=[i, root], timeout=60000)
+        assert page.evaluate("() => document.querySelectorAll('.tfprof-offline-error')"
+                             ".length") == 0
+        browser.close()
+    assert external == []

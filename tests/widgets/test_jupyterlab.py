@@ -53,7 +53,10 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
           '.tfprof-offline-view'].map(s => document.querySelectorAll(s).length)""")
         assert counts == [int(view == "dashboard"), 1, 0]
         # the view's output, then the loader's (and, on a slow machine, the load's progress
-        # line): every output but the view's takes no room
+        # line): every output but the view's takes no room; the loader comes once its copy is
+        # packed, which a loaded machine may finish after the view painted
+        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-child')"
+                               ".length >= 2", timeout=120000)
         others = page.evaluate("""() => Array.from(document.querySelectorAll(
           '.jp-OutputArea-child')).filter(c => !c.querySelector('.tfprof-timeline'))
           .map(c => c.getBoundingClientRect().height)""")
