@@ -116,3 +116,16 @@ def test_dask_sql_keeps_events_on_the_workers(client, pod_dir):
              "ORDER BY host")
     pd.testing.assert_frame_equal(remote.sql(query), local.sql(query))
     assert not remote.spaces._fetched  # nothing decoded came over for SQL
+
+
+def test_dask_loads_a_window_as_this_process_does(client, pod_dir):
+    """tp.load(window=, lines=) on the workers: each host scanned there, the same part."""
+    events = tp.load(pod_dir).events
+    first = events[events.host == "worker-0"]
+    lo, hi = first.start_us.min(), (first.start_us + first.duration_us).max()
+    window = (lo + (hi - lo) * 0.4, lo + (hi - lo) * 0.6)
+    here = tp.load(pod_dir, window=window)
+    remote = tp.load(pod_dir, client=client, timeout=120, window=window)
+    assert 0 < len(here.events) < len(events)
+    pd.testing.assert_frame_equal(remote.events, here.events)
+    pd.testing.assert_frame_equal(remote.steps, here.steps)

@@ -26,19 +26,24 @@ from ...._interrupt import run_in_threads
 from ....xspace import read_xspace
 from ....xspace.selection import Selection
 
-__all__ = ["scan_hosts", "host_shifts", "selections", "spans_text", "line_patterns"]
+__all__ = ["scan_host", "scan_hosts", "host_shifts", "selections", "spans_text",
+           "line_patterns"]
 
 # hosts further apart than this (ps) keep their own axes (as runtime/info.py's ``aligned``)
 _MAX_SHIFT_PS = 2**62
 _OPEN_PS = 2**62  # an open end of the window, in ps (with a line's start, within int64)
 
 
+def scan_host(path):
+    """One host's XSpaceData without events: a walk of its file that allocates no event row
+    (the small tables only; also run on Dask workers)."""
+    return read_xspace(path, select=Selection.scan())
+
+
 def scan_hosts(files: dict, workers: int = 1) -> dict:
-    """{host: XSpaceData without events} of ``files`` ({host: path}): a walk of each file
-    that allocates no event row (the small tables only)."""
+    """{host: :func:`scan_host`} of ``files`` ({host: path}), ``workers`` side by side."""
     names = list(files)
-    spaces = run_in_threads(lambda n: read_xspace(files[n], select=Selection.scan()),
-                            names, max(1, workers))
+    spaces = run_in_threads(lambda n: scan_host(files[n]), names, max(1, workers))
     return dict(zip(names, spaces))
 
 

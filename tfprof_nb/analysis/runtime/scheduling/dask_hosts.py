@@ -15,6 +15,7 @@ from ....errors import ProfileFormatError
 from ....xspace import XSpaceData
 from .. import registry
 from ..decoding.decode import decode_host
+from ..decoding.selecting import scan_host
 from ..hostdata.host import HostData
 from .hosts import Hosts
 
@@ -32,16 +33,18 @@ class DaskHosts(Hosts):
     remote = True
 
     def __init__(self, files: dict[str, Path], client, on_error: str = "raise",
-                 timeout: float = 600.0):
+                 timeout: float = 600.0, selects: dict | None = None):
         """Decode ``files`` ({host: path}) on the workers (``on_error``: see
-        :class:`.hosts.Hosts`; a host that cannot be read raises, or is left out)."""
+        :class:`.hosts.Hosts`; a host that cannot be read raises, or is left out;
+        ``selects`` {host: Selection}: only a part of each, see :func:`scanned`)."""
         super().__init__(None, on_error)
         self.client = client
         self.timeout = timeout
         # local paths as strings; a URL's RemoteFile as it is: the worker reads the store
-        futures = {name: client.submit(decode_host, name, os.fspath(path) if isinstance(
-                       path, os.PathLike) else path, key=f"tfprof-load-{name}-"
-                       f"{os.getpid()}-{id(self)}", pure=False)
+        futures = {name: client.submit(decode_host, name, _sent(path),
+                                       select=(selects or {}).get(name),
+                                       key=f"tfprof-load-{name}-{os.getpid()}-{id(self)}",
+                                       pure=False)
                    for name, path in files.items()}
         infos = {name: client.submit(registry.run_host_step, fut, "info", 0, pure=False)
                  for name, fut in futures.items()}
@@ -122,6 +125,20 @@ class DaskHosts(Hosts):
     def release(self) -> None:
         for fut in self.futures.values():
             self.client.submit(_release, fut, pure=False).result(timeout=self.timeout)
+
+
+def _sent(path):
+    """A host's path as a worker reads it: a local path as a string, a URL's RemoteFile as
+    it is (the worker reads the store)."""
+    return os.fspath(path) if isinstance(path, os.PathLike) else path
+
+
+def scanned(files: dict, client, timeout: float) -> dict:
+    """{host: its file scanned on a worker} (:func:`..decoding.selecting.scan_host`: no
+    event, only what ``tp.load(window=, lines=)`` needs to place its window)."""
+    futures = {name: client.submit(scan_host, _sent(path), pure=False)
+               for name, path in files.items()}
+    return {name: fut.result(timeout=timeout) for name, fut in futures.items()}
 
 
 def _outcome(fut) -> tuple:

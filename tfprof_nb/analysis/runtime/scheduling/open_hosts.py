@@ -18,8 +18,8 @@ def open_hosts(files: dict, *, client=None, on_error: str = "skip", one_file: bo
     the profile is the one file the user named, whose error is raised as it is), or on the
     workers of a Dask ``client`` (:class:`.dask_hosts.DaskHosts`; ``timeout`` bounds each
     wait).  Nothing here imports pandas before the decode starts.  ``window``/``lines``:
-    only a part of each host (:mod:`..decoding.selecting`; scanned first, each host's part
-    checked against free memory instead of its file)."""
+    only a part of each host (:mod:`..decoding.selecting`; scanned first, here each host's
+    part checked against free memory instead of its file)."""
     if client is None:
         selects = None
         if window is None and lines is None:
@@ -34,7 +34,11 @@ def open_hosts(files: dict, *, client=None, on_error: str = "skip", one_file: bo
         return LocalHosts(data, errors, progress, on_error=on_error)
     from .dask_hosts import DaskHosts
 
-    if window is not None or lines is not None:
-        raise NotImplementedError("window= and lines= load a part of each host in this "
-                                  "process; they do not go with client= yet")
-    return DaskHosts(files, client, on_error=on_error, timeout=timeout)
+    selects = None
+    if window is not None or lines is not None:  # (each host scanned on a worker)
+        from ..decoding.selecting import host_shifts, selections
+        from .dask_hosts import scanned
+
+        scans = scanned(files, client, timeout)
+        selects = selections(scans, host_shifts(scans), window, lines)
+    return DaskHosts(files, client, on_error=on_error, timeout=timeout, selects=selects)
