@@ -5,7 +5,8 @@
 CPU pairs (tests/make_what_if_pairs.py, captured here unless --pairs names a directory that
 holds them) and the committed H200 pair (tests/data).  For each: the key scaled, its factor
 (the ratio of the matched events' median own time in the two runs), the median predicted
-step, the other run's measured median step and the error |predicted - measured| / measured.
+step, the other run's measured median step and the error |predicted - measured| / measured;
+then how far apart two runs of the same program came (the noise floor of a pair).
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def main() -> None:
               f"{r['predicted_ms']:.2f} | {r['measured_ms']:.2f} | {r['error'] * 100:.1f} % |")
     errors = [r["error"] for _, r in rows]
     print(f"median error {np.median(errors) * 100:.1f} %, max {max(errors) * 100:.1f} %")
+    # the noise floor: jax_base and jax_input_fast run one program with one input
+    same = [load[n].steps.duration_ms.median() for n in ("jax_base", "jax_input_fast")]
+    print(f"same program twice (jax_base, jax_input_fast): {same[0]:.2f} / {same[1]:.2f} ms, "
+          f"{abs(same[0] - same[1]) / min(same) * 100:.1f} % apart")
 
 
 if __name__ == "__main__":

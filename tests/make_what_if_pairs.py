@@ -2,7 +2,9 @@
 
     python tests/make_what_if_pairs.py OUTDIR
 
-Each writes a logdir under OUTDIR, 12 steps under step markers:
+Each writes a logdir under OUTDIR, 40 steps under step markers, XLA:CPU on one thread (with
+its thread pool two runs of one program differed by 15-20 % on 2 busy cores, as much as
+the change measured):
 
   jax_input_slow / jax_input_fast   a jitted MLP step; the batch built in Python under a
                                     ``make_batch`` annotation: 8 ms of work, or 2 ms
@@ -23,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-STEPS = 12
+STEPS = 40
 
 
 def capture(outdir) -> dict[str, Path]:
@@ -121,6 +123,8 @@ def _tf_run(logdir: Path, sleep_s: float) -> None:
 
 
 def main(outdir: str) -> None:
+    os.environ["XLA_FLAGS"] = " ".join(
+        [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]).strip()
     out = Path(outdir)
     _jax_run(out / "jax_input_slow", 0.008, None)
     _jax_run(out / "jax_input_fast", 0.002, None)
