@@ -112,7 +112,7 @@ def test_keep_must_be_first_or_last():
 
 def test_the_join_handle_is_freed_when_the_output_cannot_be_allocated(monkeypatch):
     freed = []
-    real = K.joins.lib()
+    real = K.joins_kernel.lib()
 
     class Lib:
         def __getattr__(self, name):
@@ -125,8 +125,8 @@ def test_the_join_handle_is_freed_when_the_output_cannot_be_allocated(monkeypatc
     def no_memory(*args, **kwargs):
         raise MemoryError("no room for the edges")
 
-    monkeypatch.setattr(K.joins, "lib", lambda: Lib())
-    monkeypatch.setattr(K.joins, "np", types.SimpleNamespace(**{**vars(np), "empty": no_memory}))
+    monkeypatch.setattr(K.joins_kernel, "lib", lambda: Lib())
+    monkeypatch.setattr(K.joins_kernel, "np", types.SimpleNamespace(**{**vars(np), "empty": no_memory}))
     ids = np.full(10, 2**45, np.int64)
     with pytest.raises(MemoryError):
         K.join_on_keys(np.arange(10), (ids, ids), np.arange(10), (ids, ids))

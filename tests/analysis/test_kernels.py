@@ -74,7 +74,7 @@ def test_context_links_match_a_join_of_the_stats(cpu_python_file, passes):
 @pytest.mark.parametrize("seek_ratio", [0, 10**9])  # every query sought; none sought
 @pytest.mark.parametrize("fixture", ["cpu_file", "gpu_fixture_file"])
 def test_stats_at_matches_sparse_lookups(fixture, seek_ratio, request, monkeypatch):
-    monkeypatch.setattr(K.stats, "SEEK_RATIO", seek_ratio)
+    monkeypatch.setattr(K.stats_kernel, "SEEK_RATIO", seek_ratio)
     hd = HostData("h", read_xspace(request.getfixturevalue(fixture)))
     names = [n for n in ("_c", "id", "step_num", "correlation_id", "group_id", "iter_num")
              if n in hd.space.stats.names]
@@ -170,7 +170,7 @@ def _reference_stat_at(cols, code: int, rows: np.ndarray):
 def test_stats_sought_row_by_row_match_a_reference(monkeypatch):
     """tfp_stats_seek (and the pass it replaces) on random tables: stats of other owners in
     runs between events, repeated and unsorted query rows, queries sharing rows."""
-    monkeypatch.setattr(K.stats, "SEEK_RATIO", 0)  # with runs, every query is sought
+    monkeypatch.setattr(K.stats_kernel, "SEEK_RATIO", 0)  # with runs, every query is sought
     rng = np.random.default_rng(5)
     for trial in range(4):
         n_events = 3_000
@@ -719,7 +719,7 @@ def test_grouping_joins_context_links_in_one_pass_when_their_entries_fit(cpu_pyt
     monkeypatch.setattr(grouping, "context_links",
                         lambda *a, **kw: asked.append(kw["passes"]) or real(*a, **kw))
     monkeypatch.setattr(grouping, "_ONE_PASS_SHARE_OF_FILE", share)
-    monkeypatch.setattr(K.joins, "LINK_PASS_ENTRIES", 0)  # (the kernel alone: two passes)
+    monkeypatch.setattr(K.joins_kernel, "LINK_PASS_ENTRIES", 0)  # (the kernel alone: two passes)
     src, dst = grouping.producer_consumer_links(hd)
     assert asked == ([1] if share else [None])
     st = hd.space.stats
