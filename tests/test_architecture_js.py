@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from .test_architecture import _cycles
+
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "js" / "src"
 MANIFEST = REPO / "tfprof_nb" / "widgets" / "manifest.json"
@@ -104,33 +106,9 @@ GRAPH = graph_of()
 
 
 def components(graph: dict[str, set[str]]) -> list[set[str]]:
-    """The strongly connected components of more than one module (Tarjan), and modules that
-    import themselves."""
-    index, low, on_stack, stack, out = {}, {}, set(), [], []
-
-    def visit(v):  # recursion depth is bounded by the module count (under a hundred)
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = set()
-            while not component or w != v:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.add(w)
-            if len(component) > 1 or v in graph.get(v, ()):
-                out.append(component)
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
+    """The strongly connected components of more than one module, and modules that import
+    themselves (the Python test's Tarjan, on these modules)."""
+    return [set(c) for c in _cycles(graph)]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
