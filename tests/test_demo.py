@@ -3,6 +3,7 @@ an offline report and a report notebook."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,9 +31,23 @@ def test_demo_writes_a_report_that_opens_offline(tmp_path):
     for part in ("Step-time breakdown (mean per step)", "Input ", "Top host ops"):
         assert part in cli.stdout
     nbformat.validate(nbformat.read(str(out / "report.ipynb"), as_version=4))
+    _host_compute_halved_shortens_every_step(out / "logdir", env)
     with OfflinePage(out / "report.html") as page:
         cards = page.js("() => Array.from(document.querySelectorAll('.db-card'))"
                         ".map(c => c.textContent)")
         steps = len(tp.load(out / "logdir").steps)  # edge steps are dropped, as xprof does
         assert f"Steps{steps} (step markers)" in cards and steps >= 4, cards
         assert page.blocked == [] and page.console_errors == []
+
+
+def _host_compute_halved_shortens_every_step(logdir, env):
+    """On a CPU Keras run, host compute is nearly all of a step: with it halved, no step may
+    come out longer (a replay that kept tf.data's get-next op or its prefetch producer at
+    their measured times made every other step longer, up to +56 %)."""
+    run = subprocess.run([sys.executable, "-m", "tfprof_nb", "what-if", str(logdir), "--scale",
+                          "host_compute=0.5", "--json"], capture_output=True, text=True,
+                         timeout=300, env=env, check=True)
+    doc = json.loads(run.stdout)
+    assert doc["steps"] and all(s["predicted_ms"] < s["measured_ms"] for s in doc["steps"]), \
+        doc["steps"]
+    assert doc["median"]["predicted_ms"] < 0.85 * doc["median"]["measured_ms"], doc["median"]

@@ -13,6 +13,13 @@ The run, or the innermost of its enclosing events still running when the work en
 latest-ending work event that ends inside it (on another thread), kind ``context`` (the same
 relation as TF's producer -> consumer contexts, by step id).  The work of tf.data's functions
 (and the runs) are ``input``.
+
+An op the executor hands to another thread (an async kernel such as
+``IteratorGetNextOp::DoCompute`` on tf.data's ``get_next`` thread) carries the run's step id
+too: when it is the first event of its thread's activity (top level, nothing else starts it),
+its start waits for the executor event of that id that started last before it on another
+thread (the one that scheduled it), not for the thread's previous event: a replay moves it
+with the step that asked for it instead of keeping it at its measured time.
 """
 
 from __future__ import annotations
@@ -79,6 +86,28 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     g.category[work[np.isin(work_id, data_ids)]] = input_code
     g.category[node[tf_data]] = input_code
     _link(g, node[run], step_id[run], work, work_id, context_kind)
+    _dispatch(g, node, step_id, run, executor, context_kind)
+
+
+def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
+    """Start edges of the ops an executor handed to another thread (see the module doc)."""
+    run_ids = np.unique(step_id[run])
+    cand = ~run & ~executor & np.isin(step_id, run_ids)
+    dst, dst_id = node[cand], step_id[cand]
+    ok = (g.parent[dst] < 0) & (g.start_src[dst] < 0) & ~g.is_device[dst]
+    dst, dst_id = dst[ok], dst_id[ok]
+    src_mask = run | executor
+    if not len(dst) or not src_mask.any():
+        return
+    left = pd.DataFrame({"id": dst_id, "t": g.begin[dst], "dst": dst}).sort_values(
+        "t", kind="stable")
+    right = pd.DataFrame({"id": step_id[src_mask], "t": g.begin[node[src_mask]],
+                          "src": node[src_mask]}).sort_values("t", kind="stable")
+    hit = pd.merge_asof(left, right, on="t", by="id", direction="backward")
+    hit = hit[hit.src.notna()]
+    d, s = hit.dst.to_numpy(np.int64), hit.src.to_numpy(np.int64)
+    ok = g.resource[s] != g.resource[d]
+    g.start_src[d[ok]], g.start_kind[d[ok]] = s[ok], kind
 
 
 def _link(g, runs, run_ids, work, work_id, kind: int) -> None:

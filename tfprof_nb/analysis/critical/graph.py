@@ -24,7 +24,8 @@ Edges (``DepGraph.edges``, each with a kind, a source point and a target point) 
   end of its executor's work on other threads, by step id (:mod:`.executor_waits`; a tf.data
   consumer's ``Iterator::`` wait is then explained by the producer's chain down to the map's
   function); an instant that woke a thread (a thread pool's ``StartRegion``) hands its
-  producer to the thread's next lasting event;
+  producer to the thread's next lasting event; a tf.data producer whose buffer was full
+  waits for the consumer that took an element (:mod:`.back_pressure`);
 * ``SYNC``: a device event's end -> the end of a host wait (``*Synchronize``,
   ``BlockHostUntilReady``, ``block_until_ready``, ``Wait for ...``, a blocking copy) during
   which it ended: the last device event of the host to end inside the wait; a PjRt buffer
@@ -54,6 +55,7 @@ from ...constants import HOST_PLANE
 from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
 from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+from .back_pressure import add_back_pressure
 from .device_waits import add_device_waits
 from .executor_waits import add_executor_waits
 from .pjrt_waits import add_pjrt_waits
@@ -184,6 +186,7 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     _add_flows(g, node_of, flows)
     add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
     _add_wake_ups(g)
+    add_back_pressure(g, ELEMENT)
     add_pjrt_waits(g, hd, node_of, SYNC)
     device = hd.space.line_plane[hd.space.events.line[rows]]
     add_device_waits(g, hd.name_of(rows), device, DEVICE_COLLECTIVES, COLLECTIVE_WAIT,
