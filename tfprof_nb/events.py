@@ -14,29 +14,101 @@ import pandas as pd
 
 from .xspace import stat_value
 
-__all__ = ["categorical_from_tables", "stat_series", "events_table", "host_stat_series",
+__all__ = ["categorical_from_tables", "code_dtype", "stat_series", "events_table", "host_stat_series",
            "with_stats", "EVENT_COLUMNS"]
 
 EVENT_COLUMNS = ["host", "plane", "line", "name", "start_us", "duration_us", "line_id",
                  "start_ps", "duration_ps", "num_occurrences"]
 
 
+def code_dtype(n_categories: int) -> np.dtype:
+    """The dtype pandas keeps the codes of a categorical of ``n_categories`` in (the
+    narrowest signed integer whose maximum exceeds it), so that codes made in it are kept
+    without a conversion."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_categories < np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
 def categorical_from_tables(codes: list[np.ndarray], tables: list[list]) -> pd.Categorical:
     """One categorical from per-host ``codes`` into per-host ``tables`` of strings.
 
     Tables may overlap and repeat values; the result's categories are the distinct values in
-    first-seen order.  Only the small tables are touched in Python, the codes are remapped with
-    one gather per host.
+    first-seen order.  Only the small tables are touched in Python; the codes are remapped
+    with one gather per host into the codes' final dtype (one cast, no gather, where a single
+    table holds distinct values).
     """
+    merged, mappings = _merged(tables)
+    dtype = code_dtype(len(merged))
+    if len(codes) == 1 and np.array_equal(mappings[0], np.arange(len(mappings[0]))):
+        all_codes = codes[0].astype(dtype)  # (a copy: never the caller's array)
+    else:
+        all_codes = np.empty(sum(len(c) for c in codes), dtype)
+        start = 0
+        for c, mapping in zip(codes, mappings):
+            np.take(mapping.astype(dtype), c, out=all_codes[start:start + len(c)], mode="clip")
+            start += len(c)
+    return _categorical(all_codes, merged)
+
+
+def _merged(tables: list[list]) -> tuple[dict, list[np.ndarray]]:
+    """({value: code} over every table in first-seen order, each table's codes in it)."""
     merged: dict = {}
-    remapped = []
-    for c, table in zip(codes, tables):
-        mapping = np.fromiter((merged.setdefault(v, len(merged)) for v in table),
-                              dtype=np.int32, count=len(table))
-        remapped.append(mapping[c] if len(c) else np.empty(0, np.int32))
-    all_codes = np.concatenate(remapped) if remapped else np.empty(0, np.int32)
-    return pd.Categorical.from_codes(all_codes, categories=pd.Index(list(merged), dtype=object),
+    mappings = [np.fromiter((merged.setdefault(v, len(merged)) for v in table),
+                            dtype=np.int64, count=len(table)) for table in tables]
+    return merged, mappings
+
+
+def _categorical(codes: np.ndarray, merged: dict) -> pd.Categorical:
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(merged), dtype=object),
                                      validate=False)
+
+
+def _line_categorical(decoded: list, tables: list[list], of_line: list[np.ndarray]
+                      ) -> pd.Categorical:
+    """A categorical of every event from a value per line: line ``k`` of host ``i`` has
+    ``tables[i][of_line[i][k]]``.  The codes are made per line, then spread over the events
+    (see :func:`_per_event`)."""
+    merged, mappings = _merged(tables)
+    dtype = code_dtype(len(merged))
+    return _categorical(_per_event(decoded, [m[o].astype(dtype) for m, o in
+                                             zip(mappings, of_line)], dtype), merged)
+
+
+def _per_event(decoded: list, per_line: list[np.ndarray], dtype) -> np.ndarray:
+    """Every event's value of its line, from ``per_line`` (one array per host, a value per
+    line), the hosts one after another.  The decoder writes a host's events in file order,
+    line after line, and counts each line's events: there the values are repeated, not
+    gathered (a gather where the counts are not known)."""
+    parts = []
+    for s, values in zip(decoded, per_line):
+        ev, values = s.events, values.astype(dtype, copy=False)
+        counts = ev.line_counts
+        if counts is not None and len(counts) == len(values) and int(counts.sum()) == len(ev):
+            parts.append(np.repeat(values, counts))
+        else:
+            parts.append(np.take(values, ev.line))
+    return _one(parts, dtype)
+
+
+def _one(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """``parts`` one after another (the part itself when there is one)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype)
+
+
+def _joined(parts: list[np.ndarray], shifts: list[int]) -> np.ndarray:
+    """int64 ``parts[i] + shifts[i]``, one after another, in a new array."""
+    if len(parts) == 1:
+        return parts[0] + shifts[0] if shifts[0] else parts[0].copy()
+    out = np.empty(sum(len(p) for p in parts), np.int64)
+    start = 0
+    for part, shift in zip(parts, shifts):
+        np.add(part, shift, out=out[start:start + len(part)])
+        start += len(part)
+    return out
 
 
 def stat_series(parts, name: str) -> pd.Series:
@@ -79,32 +151,44 @@ def stat_series(parts, name: str) -> pd.Series:
 def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
     """Every event of every host in ``spaces`` ({host: XSpaceData}, in host order), one row
     each, indexed by global event id; columns EVENT_COLUMNS (times relative to the profile
-    start)."""
+    start).
+
+    Made with no Python work per event and one pass or less per column: categorical codes in
+    the dtype pandas keeps them in, a line's plane, name and id repeated over its events.
+    Every column is a new array, never a view of the decoded columns: a write into the frame
+    (``prof.events.loc[...] = ...``) must not reach the columns the analyses read.
+    """
     hosts = list(spaces)
     decoded = [spaces[h] for h in hosts]
-    n = [len(s.events) for s in decoded]
-    host_codes = np.repeat(np.arange(len(decoded), dtype=np.int32), n)
-    start_ps = np.concatenate([s.event_start_ps() + shifts[h] for h, s in zip(hosts, decoded)]) \
-        if decoded else np.empty(0, np.int64)
-    duration_ps = np.concatenate([s.events.duration_ps for s in decoded]) if decoded else \
-        np.empty(0, np.int64)
+    start_ps = _joined([s.event_start_ps() for s in decoded], [shifts[h] for h in hosts])
+    duration_ps = _joined([s.events.duration_ps for s in decoded], [0] * len(decoded))
+    host_dtype = code_dtype(len(hosts))
     df = pd.DataFrame({
-        "host": pd.Categorical.from_codes(host_codes, categories=hosts),
-        "plane": categorical_from_tables([s.events.plane for s in decoded],
-                                         [s.plane_names for s in decoded]),
-        "line": categorical_from_tables([s.events.line for s in decoded],
-                                        [s.line_names for s in decoded]),
+        "host": pd.Categorical.from_codes(_per_event(decoded, [
+            np.full(len(s.line_ids), i, host_dtype) for i, s in enumerate(decoded)], host_dtype),
+            categories=hosts, validate=False),
+        "plane": _line_categorical(decoded, [s.plane_names for s in decoded],
+                                   [s.events.line_plane for s in decoded]),
+        "line": _line_categorical(decoded, [s.line_names for s in decoded],
+                                  [np.arange(len(s.line_names)) for s in decoded]),
         "name": categorical_from_tables([s.events.name_code for s in decoded],
                                         [s.events.names for s in decoded]),
         "start_us": start_ps / 1e6,
         "duration_us": duration_ps / 1e6,
-        "line_id": np.concatenate([s.line_ids[s.events.line] for s in decoded]),
+        "line_id": _per_event(decoded, [s.line_ids for s in decoded], np.int64),
         "start_ps": start_ps,
         "duration_ps": duration_ps,
-        "num_occurrences": np.concatenate([s.events.num_occurrences for s in decoded]),
+        "num_occurrences": _num_occurrences(decoded),
     }, copy=False)
     df.index.name = "event"
     return df
+
+
+def _num_occurrences(decoded: list) -> np.ndarray:
+    if len(decoded) == 1:
+        return decoded[0].events.num_occurrences  # (made here, zero but for aggregated events)
+    return np.concatenate([s.events.num_occurrences for s in decoded]) if decoded else \
+        np.empty(0, np.int64)
 
 
 def host_stat_series(spaces: Mapping, offsets: dict[str, int], name: str) -> pd.Series:
