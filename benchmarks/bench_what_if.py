@@ -65,6 +65,8 @@ def main() -> None:
                                                      load["tf_input_fast"], "input")),
             ("TF CPU same, the map's py_function only", predict(
                 load["tf_input_slow"], load["tf_input_fast"], "EagerPyFunc*")),
+            ("TF CPU step's py_function 8 -> 2 ms, prefetch inside", predict(
+                load["tf_step_slow"], load["tf_step_fast"], "*step_work*")),
             ("H200 input in Python -> NumPy", predict(
                 tp.load(data / "jax_h200_inputbound.xplane.pb"),
                 tp.load(data / "jax_h200_transformer.xplane.pb"), "train"))]

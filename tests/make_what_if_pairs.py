@@ -14,6 +14,10 @@ the change measured):
                                     computes (off the path)
   tf_input_slow / tf_input_fast     a tf.function step fed by tf.data: a map whose
                                     py_function sleeps 8 ms or 2 ms per element
+  tf_step_slow / tf_step_fast       a tf.function step taking its batch from a prefetching
+                                    iterator inside the function (as Keras's fit does) and
+                                    running ``step_work`` (a py_function sleeping 8 ms or
+                                    2 ms): the input waits on a full buffer, the step bounds
 """
 
 from __future__ import annotations
@@ -122,6 +126,33 @@ def _tf_run(logdir: Path, sleep_s: float) -> None:
     tf.profiler.experimental.stop()
 
 
+def _tf_step_run(logdir: Path, work_s: float) -> None:
+    import tensorflow as tf
+
+    def work(x):
+        time.sleep(work_s)  # (releases the GIL: a replay has no edge for the GIL's waits)
+        return x
+
+    ds = tf.data.Dataset.from_tensors(tf.ones([64, 32])).repeat().map(lambda x: x * 2) \
+        .prefetch(2)
+    w = tf.Variable(tf.ones([32, 32]))
+
+    @tf.function
+    def train_step(it):
+        x = tf.py_function(work, [next(it)], tf.float32, name="step_work")
+        w.assign_sub(0.001 * tf.matmul(tf.transpose(x), tf.tanh(x @ w)))
+        return tf.reduce_sum(w)
+
+    it = iter(ds)
+    for _ in range(3):
+        train_step(it)
+    tf.profiler.experimental.start(str(logdir))
+    for step in range(STEPS):
+        with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
+            train_step(it).numpy()
+    tf.profiler.experimental.stop()
+
+
 def main(outdir: str) -> None:
     os.environ["XLA_FLAGS"] = " ".join(
         [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]).strip()
@@ -133,6 +164,8 @@ def main(outdir: str) -> None:
     _jax_run(out / "jax_host_off", 0.002, "off")
     _tf_run(out / "tf_input_slow", 0.008)
     _tf_run(out / "tf_input_fast", 0.002)
+    _tf_step_run(out / "tf_step_slow", 0.008)
+    _tf_step_run(out / "tf_step_fast", 0.002)
 
 
 if __name__ == "__main__":

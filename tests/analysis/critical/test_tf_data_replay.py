@@ -63,3 +63,24 @@ def test_a_full_buffers_producer_waits_for_the_consumer_that_freed_a_slot(tmp_pa
         pytest.approx(40.0)
     w = prof.what_if({"pre_work": 0.5, "host_work": 0.1}).loc[lambda t: t.step == step].iloc[0]
     assert w.predicted_ms * 1e3 == pytest.approx(20.8, abs=1e-3)
+
+
+ASYNC_RUN = {HOST: {
+    "python": [("train", 0, 30, {"group_id": 1, "step_name": "train 1"}),
+               ("KernelAndDeviceFunc::Run", 1, 27, {"group_id": 1}),
+               ("FunctionRun", 2, 2, {"id": 901, "group_id": 1})],
+    "tf_Compute/1": [("ExecutorState::Process", 2.5, 0.7, {"id": 901})],
+    "tf_Compute/2": [("ExecutorState::Process", 3, 23, {"id": 901}),
+                     ("Dense:MatMul", 4, 21, {"group_id": 1})]}}
+
+
+def test_the_call_that_outlives_an_asynchronous_run_waits_for_the_functions_last_op(tmp_path):
+    """``FunctionRun`` returns after 2 us (one op of its function ended inside it); the
+    enclosing ``KernelAndDeviceFunc::Run`` waits until the function's last op ends (26 us):
+    halving the 21 us MatMul ends it, and the step, 10.5 us earlier.  Counted as the call's
+    own work, the wait would not move."""
+    prof, _ = _run(tmp_path, ASYNC_RUN, 0.0)
+    step = prof.steps.index[-1]
+    w = prof.what_if({"Dense:MatMul": 0.5}).loc[lambda t: t.step == step].iloc[0]
+    assert w.measured_ms * 1e3 == pytest.approx(30.0)
+    assert w.predicted_ms * 1e3 == pytest.approx(19.5, abs=1e-3)

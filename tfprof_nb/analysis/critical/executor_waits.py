@@ -8,10 +8,11 @@ executor's events carry the same id on the threads that ran them (``ExecutorStat
 uses the same ids (the step ids of the captured functions are tf.data's; ``ExecutorState::Process``
 events of one id are one function's work).
 
-The run, or the innermost of its enclosing events still running when the work ends (a short
-``FunctionRun`` inside ``KernelAndDeviceFunc::Run``), waits for the work: an end edge from the
-latest-ending work event that ends inside it (on another thread), kind ``context`` (the same
-relation as TF's producer -> consumer contexts, by step id).  The work of tf.data's functions
+The run waits for the work: an end edge from the latest-ending work event that ends inside it
+(on another thread), kind ``context`` (the same relation as TF's producer -> consumer contexts,
+by step id); so does each enclosing event that outlives the run while the work still runs (a
+short, asynchronous ``FunctionRun`` inside ``KernelAndDeviceFunc::Run``, which waits for the
+function's last op): its time after the run is waiting, not its own work.  The work of tf.data's functions
 (and the runs) are ``input``.
 
 An op the executor hands to another thread (an async kernel such as
@@ -111,13 +112,14 @@ def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
 
 
 def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
-    right = pd.DataFrame({"id": work_id, "t": g.end[work], "src": work,
-                          "src_res": g.resource[work]}).sort_values("t", kind="stable")
-    level_dst = runs.copy()
-    found = np.full(len(runs), -1, np.int64)
-    dst = np.full(len(runs), -1, np.int64)
+    """Each run, and each enclosing event that outlives it while its work still runs, waits
+    for the latest-ending work of its id inside it (on another thread)."""
+    right = pd.DataFrame({"id": work_id, "t": g.end[work], "src": work}).sort_values(
+        "t", kind="stable")
+    level_dst, inner_end = runs.copy(), g.begin[runs].copy()
+    srcs, dsts = [], []
     for _ in range(_LEVELS):
-        todo = np.flatnonzero((found < 0) & (level_dst >= 0))
+        todo = np.flatnonzero(level_dst >= 0)
         if not len(todo):
             break
         a = level_dst[todo]
@@ -126,11 +128,13 @@ def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
         hit = pd.merge_asof(left, right, on="t", by="id", direction="backward")
         hit = hit[hit.src.notna()]
         i, src = hit.i.to_numpy(np.int64), hit.src.to_numpy(np.int64)
-        ok = (g.end[src] > g.begin[runs[i]]) & (g.resource[src] != g.resource[runs[i]])
-        found[i[ok]], dst[i[ok]] = src[ok], level_dst[i[ok]]
+        ok = (g.end[src] > np.maximum(g.begin[runs[i]], inner_end[i])) & \
+            (g.resource[src] != g.resource[runs[i]])
+        srcs.append(src[ok])
+        dsts.append(level_dst[i[ok]])
+        inner_end = np.where(level_dst >= 0, g.end[np.maximum(level_dst, 0)], inner_end)
         level_dst = np.where(level_dst >= 0, g.parent[np.maximum(level_dst, 0)], -1)
-    keep = (found >= 0)
-    src, dst = found[keep], dst[keep]
+    src, dst = np.concatenate(srcs), np.concatenate(dsts)
     latest = np.lexsort((g.end[src], dst))
     src, dst = src[latest], dst[latest]
     last = np.ones(len(dst), bool)
