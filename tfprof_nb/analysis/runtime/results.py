@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from ..._interrupt import short_traceback
 from . import registry
+from .timings import Timings
 
 __all__ = ["Results", "HostSpaces"]
 
@@ -27,6 +28,7 @@ class Results:
         self._values: dict = {}
         self._inputs: dict = dict(inputs or {})
         self._lock = threading.RLock()
+        self.timings: Timings = getattr(hosts, "timings", None) or Timings()  # see .timings
 
     @property
     def host_names(self) -> list[str]:
@@ -35,16 +37,26 @@ class Results:
 
     @short_traceback
     def __getitem__(self, name: str):
-        """The result of analysis ``name``."""
+        """The result of analysis ``name``.  The host steps it needs, directly or not, run
+        first as one batch (side by side, as :meth:`compute` runs them), not one need's at a
+        time."""
         if name in self._inputs:
             return self._inputs[name]
         with self._lock:
+            if name not in self._values and self._host_steps_left(name):
+                self.compute([name])
             if name not in self._values:
                 unit = registry.get(name)
                 needs = {n: self[n] for n in unit.needs}
                 parts = self.partials(name) if unit.host is not None else {}
-                self._values[name] = unit.combine(parts, **needs)
+                with self.timings.timed("combine", name):
+                    self._values[name] = unit.combine(parts, **needs)
             return self._values[name]
+
+    def _host_steps_left(self, name: str) -> bool:
+        """Whether a host step ``name`` needs (directly or not) is still to run."""
+        return any(registry.get(n).host is not None and not self.hosts.has_partials(n)
+                   for n in registry.order([name]))
 
     @short_traceback
     def partials(self, name: str) -> dict:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from ....errors import AnalysisWarning, HostAnalysisError
 from ....xspace import XSpaceData
 from .. import registry
+from ..timings import Timings
 
 __all__ = ["Hosts", "HostAnalysisError", "ON_ERROR"]
 
@@ -53,6 +54,7 @@ class Hosts(ABC):
         self.on_error = on_error
         self.failed: dict[tuple[str, str], str] = {}  # (step, host): why ("skip" only)
         self._partials: dict[tuple[str, str], object] = {}
+        self.timings = Timings()  # the steps run here and the combines (see ..timings)
 
     @property
     @abstractmethod

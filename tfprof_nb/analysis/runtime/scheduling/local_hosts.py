@@ -128,8 +128,9 @@ class _LocalBatch:
         try:
             partials = self.hosts._partials
             needs = {n: partials[(n, host)] for n in registry.get(step).host_needs}
-            value = registry.run_host_step(self.hosts.data[host], step,
-                                           self.shifts.get(host, 0), **needs)
+            with self.hosts.timings.timed("host", step, host):
+                value = registry.run_host_step(self.hosts.data[host], step,
+                                               self.shifts.get(host, 0), **needs)
         except MemoryError as exc:  # the batch stops: the queue must know (else it waits on)
             self.queue.finish(pair, error=exc)
             raise
