@@ -17,7 +17,8 @@ these helpers like this::
 
 * :func:`add_command` adds a subcommand with ``--json`` and ``--debug`` (every command) and,
   with ``inputs=True``, ``--storage-option KEY=VALUE`` (repeatable) and
-  ``--progress/--no-progress``.
+  ``--progress/--no-progress``; with ``part=True`` also ``--window START_US:END_US`` and
+  ``--lines PATTERN`` (:mod:`.part_options`: ``tp.load``'s ``window=`` and ``lines=``).
 * :func:`load_profile` is ``tp.load`` with those options; a path that cannot be used raises
   :class:`CliError`, which :func:`tfprof_nb.cli.main` prints as one line, exit code 2.
 * :func:`emit` prints one JSON document (``--json``; :func:`to_jsonable`: numbers stay numbers,
@@ -55,9 +56,10 @@ class CliError(Exception):
 
 
 def add_command(sub, name: str, help_text: str, inputs: bool = True,
-                description: str | None = None) -> argparse.ArgumentParser:
+                description: str | None = None, part: bool = False) -> argparse.ArgumentParser:
     """A subcommand parser with ``--json`` and ``--debug``; with ``inputs``, also the options
-    of :func:`load_profile` (``--storage-option``, ``--progress``)."""
+    of :func:`load_profile` (``--storage-option``, ``--progress``; with ``part``,
+    ``--window`` and ``--lines``: a part of each host)."""
     p = sub.add_parser(name, help=help_text, description=description or help_text)
     p.add_argument("--json", action="store_true",
                    help="print one JSON document (numbers as numbers, NaN as null)")
@@ -71,6 +73,10 @@ def add_command(sub, name: str, help_text: str, inputs: bool = True,
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show loading progress on stderr (default: when stderr is a "
                             "terminal)")
+    if part:
+        from .part_options import add_part_options
+
+        add_part_options(p)
     return p
 
 
@@ -104,18 +110,21 @@ def source_arg(paths):
 
 
 def load_profile(args, paths):
-    """``tp.load(paths)`` with the command's ``--storage-option`` and ``--progress``.  A
-    missing path, an unreadable file, a URL that cannot be read or a missing package for it
-    raises :class:`CliError` naming it (exit code 2)."""
+    """``tp.load(paths)`` with the command's ``--storage-option``, ``--progress`` and, where
+    it has them, ``--window`` and ``--lines``.  A missing path, an unreadable file, a URL
+    that cannot be read, a missing package for it, ``--lines`` matching no line or a profile
+    too big for memory raises :class:`CliError` saying so (exit code 2)."""
     from ..errors import ProfileFormatError
     from ..loading import load
+    from .part_options import part_error, part_of_hosts
 
     options = parse_storage_options(getattr(args, "storage_options", None))
+    part = part_of_hosts(args)
     try:
         return load(source_arg(paths), storage_options=options,
-                    progress=progress_wanted(args))
-    except (OSError, ProfileFormatError, ValueError, ImportError) as err:
-        raise CliError(describe(err)) from err
+                    progress=progress_wanted(args), **part)
+    except (OSError, ProfileFormatError, ValueError, ImportError, MemoryError) as err:
+        raise CliError(part_error(describe(err), part)) from err
 
 
 def describe(err: BaseException) -> str:

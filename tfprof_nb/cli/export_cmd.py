@@ -16,7 +16,8 @@ _BY_EXTENSION = {".json": "chrome", ".json.gz": "chrome", ".pftrace": "perfetto"
 
 
 def add_parser(sub) -> None:
-    p = add_command(sub, "export", "every event as a Perfetto or Chrome trace file")
+    p = add_command(sub, "export", "every event as a Perfetto or Chrome trace file",
+                    part=True)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")
     kind = p.add_mutually_exclusive_group()

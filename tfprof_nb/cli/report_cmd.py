@@ -11,7 +11,8 @@ __all__ = ["add_parser", "run", "write_report"]
 
 
 def add_parser(sub) -> None:
-    p = add_command(sub, "report", "the offline HTML report (one self-contained file)")
+    p = add_command(sub, "report", "the offline HTML report (one self-contained file)",
+                    part=True)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")
     p.add_argument("-o", "--output", metavar="FILE", default="tfprof_report.html",

@@ -13,7 +13,8 @@ __all__ = ["add_parser", "query_frame", "run"]
 
 
 def add_parser(sub) -> None:
-    p = add_command(sub, "sql", "DuckDB SQL over every event, stat and table (needs duckdb)")
+    p = add_command(sub, "sql", "DuckDB SQL over every event, stat and table (needs duckdb)",
+                    part=True)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")
     p.add_argument("query", metavar="QUERY",

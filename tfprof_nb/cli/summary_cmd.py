@@ -11,7 +11,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub) -> None:
     p = add_command(sub, "summary", "hosts and devices, steps and their breakdown, verdicts, "
-                    "duty cycle, top ops, findings")
+                    "duty cycle, top ops, findings", part=True)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")
     p.add_argument("--top", type=int, default=10, metavar="N",

@@ -12,7 +12,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub) -> None:
     p = add_command(sub, "table", "any table as CSV, JSON, Parquet or text (tfprof table "
-                    "--list names them)")
+                    "--list names them)", part=True)
     p.add_argument("name", nargs="?", metavar="NAME", help="the table (see --list)")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")

@@ -19,7 +19,7 @@ __all__ = ["add_parser", "parse_scale", "run", "what_if_document"]
 
 def add_parser(sub) -> None:
     p = add_command(sub, "what-if", "predict each step with some durations scaled (the "
-                    "dependency graph replayed)")
+                    "dependency graph replayed)", part=True)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a logdir (its newest run), a run directory, .xplane.pb files or URLs")
     p.add_argument("--scale", action="append", default=[], metavar="KEY=FACTOR",
