@@ -7,6 +7,7 @@ shifted), event ids are global (each host's rows after the hosts before it).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -14,14 +15,19 @@ import pandas as pd
 
 from .xspace import stat_value
 
-__all__ = ["categorical_from_tables", "code_dtype", "stat_series", "events_table", "host_stat_series",
+__all__ = ["categorical_from_tables", "stat_series", "events_table", "host_stat_series",
            "with_stats", "EVENT_COLUMNS"]
 
 EVENT_COLUMNS = ["host", "plane", "line", "name", "start_us", "duration_us", "line_id",
                  "start_ps", "duration_ps", "num_occurrences"]
 
+# pandas 3 copies a column before writing into it while another pandas object shares its
+# memory (copy on write), so a frame can hold a decoded column itself (see _decoded_column)
+_COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
+_HOLDERS: dict[int, dict] = {}  # id(decoded space): {column: (its array, a Series over it)}
 
-def code_dtype(n_categories: int) -> np.dtype:
+
+def _code_dtype(n_categories: int) -> np.dtype:
     """The dtype pandas keeps the codes of a categorical of ``n_categories`` in (the
     narrowest signed integer whose maximum exceeds it), so that codes made in it are kept
     without a conversion."""
@@ -40,7 +46,7 @@ def categorical_from_tables(codes: list[np.ndarray], tables: list[list]) -> pd.C
     table holds distinct values).
     """
     merged, mappings = _merged(tables)
-    dtype = code_dtype(len(merged))
+    dtype = _code_dtype(len(merged))
     if len(codes) == 1 and np.array_equal(mappings[0], np.arange(len(mappings[0]))):
         all_codes = codes[0].astype(dtype)  # (a copy: never the caller's array)
     else:
@@ -71,7 +77,7 @@ def _line_categorical(decoded: list, tables: list[list], of_line: list[np.ndarra
     ``tables[i][of_line[i][k]]``.  The codes are made per line, then spread over the events
     (see :func:`_per_event`)."""
     merged, mappings = _merged(tables)
-    dtype = code_dtype(len(merged))
+    dtype = _code_dtype(len(merged))
     return _categorical(_per_event(decoded, [m[o].astype(dtype) for m, o in
                                              zip(mappings, of_line)], dtype), merged)
 
@@ -99,10 +105,35 @@ def _one(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, dtype)
 
 
+def _decoded_column(space, name: str, column: np.ndarray):
+    """``column`` (a decoded column of ``space``) for the events frame without a copy, held
+    by a Series that lives as long as ``space``: while it does, pandas copies the frame's
+    column before a write into it (``prof.events.loc[...] = ...``), so no write reaches the
+    columns the analyses read.  A copy before pandas 3 (no copy on write)."""
+    if not _COPY_ON_WRITE:
+        return column.copy()
+    key = id(space)
+    if key not in _HOLDERS:
+        _HOLDERS[key] = {}
+        weakref.finalize(space, _HOLDERS.pop, key, None)
+    held = _HOLDERS[key].get(name)
+    if held is None or held[0] is not column:
+        held = _HOLDERS[key][name] = (column, pd.Series(column, copy=False))
+    return held[1]
+
+
+def _in_frame(decoded: list, name: str, values: np.ndarray):
+    """``values`` for the events frame: the decoded column ``name`` of a single host held as
+    :func:`_decoded_column` makes it, any other array itself."""
+    if len(decoded) == 1 and values is getattr(decoded[0].events, name):
+        return _decoded_column(decoded[0], name, values)
+    return values
+
+
 def _joined(parts: list[np.ndarray], shifts: list[int]) -> np.ndarray:
-    """int64 ``parts[i] + shifts[i]``, one after another, in a new array."""
+    """int64 ``parts[i] + shifts[i]``, one after another (one unshifted part: itself)."""
     if len(parts) == 1:
-        return parts[0] + shifts[0] if shifts[0] else parts[0].copy()
+        return parts[0] + shifts[0] if shifts[0] else parts[0]
     out = np.empty(sum(len(p) for p in parts), np.int64)
     start = 0
     for part, shift in zip(parts, shifts):
@@ -155,14 +186,14 @@ def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
 
     Made with no Python work per event and one pass or less per column: categorical codes in
     the dtype pandas keeps them in, a line's plane, name and id repeated over its events.
-    Every column is a new array, never a view of the decoded columns: a write into the frame
-    (``prof.events.loc[...] = ...``) must not reach the columns the analyses read.
+    One host's unshifted start_ps and its duration_ps are its decoded columns themselves
+    (pandas 3), which no write into the frame reaches (:func:`_decoded_column`).
     """
     hosts = list(spaces)
     decoded = [spaces[h] for h in hosts]
     start_ps = _joined([s.event_start_ps() for s in decoded], [shifts[h] for h in hosts])
     duration_ps = _joined([s.events.duration_ps for s in decoded], [0] * len(decoded))
-    host_dtype = code_dtype(len(hosts))
+    host_dtype = _code_dtype(len(hosts))
     df = pd.DataFrame({
         "host": pd.Categorical.from_codes(_per_event(decoded, [
             np.full(len(s.line_ids), i, host_dtype) for i, s in enumerate(decoded)], host_dtype),
@@ -176,8 +207,8 @@ def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
         "start_us": start_ps / 1e6,
         "duration_us": duration_ps / 1e6,
         "line_id": _per_event(decoded, [s.line_ids for s in decoded], np.int64),
-        "start_ps": start_ps,
-        "duration_ps": duration_ps,
+        "start_ps": _in_frame(decoded, "start_ps", start_ps),
+        "duration_ps": _in_frame(decoded, "duration_ps", duration_ps),
         "num_occurrences": _num_occurrences(decoded),
     }, copy=False)
     df.index.name = "event"
