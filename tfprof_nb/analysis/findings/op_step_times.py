@@ -39,11 +39,32 @@ def _empty() -> pd.DataFrame:
                          "self_ps": pd.Series(dtype="int64")})
 
 
-def _xla_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+class _Ops:
+    """Op names as codes into a table of names (one name may have several codes): grouping
+    on the codes, never on a string per event."""
+
+    def __init__(self, table: np.ndarray, codes: np.ndarray):
+        self.table, self.codes = table, np.asarray(codes, dtype=np.int64)
+
+    def take(self, which: np.ndarray) -> "_Ops":
+        return _Ops(self.table, self.codes[which])
+
+    @staticmethod
+    def concat(parts: list) -> "_Ops":
+        """One table for ``parts``' names, each name once (its first code)."""
+        table = np.concatenate([p.table for p in parts]) if parts else np.empty(0, object)
+        unique, first = pd.factorize(pd.Series(table, dtype=object), use_na_sentinel=False)
+        offsets = np.cumsum([0] + [len(p.table) for p in parts])
+        codes = [unique[o + p.codes] for o, p in zip(offsets, parts)]
+        return _Ops(np.asarray(first, dtype=object), np.concatenate(codes).astype(np.int64))
+
+
+def _xla_rows(hd: HostData) -> tuple[np.ndarray, "_Ops", np.ndarray, np.ndarray]:
     """(rows, op names, program ids, on GPU) of the XLA op events."""
     hlo = hd.str_stat("hlo_op")
     if not len(hlo):
-        return (np.empty(0, np.int64),) * 2 + (np.empty(0, np.int64), np.empty(0, bool))
+        return (np.empty(0, np.int64), _Ops(np.empty(0, object), np.empty(0, np.int64)),
+                np.empty(0, np.int64), np.empty(0, bool))
     plane = hd.plane_of(hlo.rows)
     on_gpu = np.array([str(p).startswith(GPU_PLANE_PREFIX) for p in plane], dtype=bool)
     live = ~hd.derived_line_mask()[hlo.rows]
@@ -52,21 +73,22 @@ def _xla_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     rows = hlo.rows[keep].astype(np.int64)
     names = np.array([str(v).split("::")[-1] for v in hlo.table], dtype=object)
     pid, has = hd.int_stat("program_id").lookup(rows)
-    return rows, names[hlo.values[keep]], np.where(has, pid, -1), on_gpu[keep]
+    return rows, _Ops(names, hlo.values[keep]), np.where(has, pid, -1), on_gpu[keep]
 
 
-def _tf_rows(hd: HostData, taken: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tf_rows(hd: HostData, taken: np.ndarray) -> tuple[np.ndarray, "_Ops", np.ndarray]:
     """(rows, op names, on GPU) of the TensorFlow op events (rows in ``taken`` left out)."""
     parsed = [parse_tf_op(str(n)) for n in hd.names]
     is_op = np.array([p[0] != UNKNOWN for p in parsed], dtype=bool)
     host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy()) & ~hd.derived_lines()
     rows0 = hd.rows_on_lines(host_lines, is_op).astype(np.int64)
-    ops0 = np.array([p[1] for p in parsed], dtype=object)[hd.name_code[rows0]]
+    ops0 = _Ops(np.array([p[1] for p in parsed], dtype=object), hd.name_code[rows0])
     tf_op = hd.str_stat("tf_op")
     rows2 = tf_op.rows.astype(np.int64)
     parsed2 = [parse_tf_op(str(v)) for v in tf_op.table]
-    ops2 = np.array([p[1] if p[0] != UNKNOWN else str(v) for p, v in zip(parsed2, tf_op.table)],
-                    dtype=object)[tf_op.values] if len(tf_op) else np.empty(0, object)
+    ops2 = _Ops(np.array([p[1] if p[0] != UNKNOWN else str(v)
+                          for p, v in zip(parsed2, tf_op.table)], dtype=object),
+                tf_op.values if len(tf_op) else np.empty(0, np.int64))
     valid = np.array([bool(v) for v in tf_op.table], dtype=bool)[tf_op.values] \
         if len(tf_op) else np.empty(0, bool)
     plane = hd.plane_of(rows2) if len(rows2) else np.empty(0, object)
@@ -74,10 +96,10 @@ def _tf_rows(hd: HostData, taken: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     ok2 = valid & (gpu2 | host_lines[hd.space.events.line[rows2]]) & \
         ~hd.derived_line_mask()[rows2] & ~np.isin(rows2, rows0)
     rows = np.concatenate([rows0, rows2[ok2]])
-    ops = np.concatenate([ops0, ops2[ok2]])
+    ops = _Ops.concat([ops0, ops2.take(ok2)])
     gpu = np.concatenate([np.zeros(len(rows0), bool), gpu2[ok2]])
     keep = ~np.isin(rows, taken)
-    return rows[keep], ops[keep], gpu[keep]
+    return rows[keep], ops.take(keep), gpu[keep]
 
 
 def _ends(hd: HostData, rows: np.ndarray) -> np.ndarray:
@@ -145,15 +167,18 @@ def host_op_step_times(hd: HostData, shift_ps: int = 0,
     cpu = ~gpu
     if cpu.any():
         self_ps[cpu] = _self_times(hd, rows[cpu], total)
+    ops = _Ops.concat([x_ops, t_ops])
+    device = np.concatenate([np.ones(len(x_rows), bool), t_gpu])
     frame = pd.DataFrame({
-        "side": np.where(np.concatenate([np.ones(len(x_rows), bool), t_gpu]), "Device",
-                         "Host"),
-        "program_id": np.concatenate([x_pid, np.full(len(t_rows), -1)]).astype(np.int64),
-        "op": np.concatenate([x_ops, t_ops]),
+        "side": device, "program_id": np.concatenate([x_pid, np.full(len(t_rows), -1)])
+        .astype(np.int64), "op": ops.codes,
         "step": _step_of(hd.begin[rows], steps, shift_ps), "self_ps": self_ps})
     frame = frame[frame.step >= 0]
-    return frame.groupby(["side", "program_id", "op", "step"], sort=False, as_index=False) \
-        .self_ps.sum()[OP_STEP_COLUMNS]
+    out = frame.groupby(["side", "program_id", "op", "step"], sort=False, as_index=False) \
+        .self_ps.sum()  # (on codes: the names are set on the groups only)
+    return out.assign(side=np.where(out.side.to_numpy(), "Device", "Host"),
+                      op=pd.Series(ops.table[out.op.to_numpy()], dtype="str",
+                                   index=out.index))[OP_STEP_COLUMNS]
 
 
 def combine_op_step_times(parts: dict) -> pd.DataFrame:

@@ -74,19 +74,23 @@ def host_flow_links(hd: HostData, shift_ps: int = 0) -> pd.DataFrame:
 
 
 def combine_flow_links(parts: dict, event_offsets: dict) -> pd.DataFrame:
-    """Every host's flows as global event ids (rows of ``prof.events``), by consumer."""
-    frames = []
-    for host, part in parts.items():
-        if len(part):
-            offset = event_offsets[host]
-            frames.append(part.assign(producer_event=part.producer_event + offset,
-                                      consumer_event=part.consumer_event + offset))
-    if not frames:
+    """Every host's flows as global event ids (rows of ``prof.events``), by consumer (a
+    stable sort of the consumer column alone: the table is not sorted as a frame)."""
+    tables = [(event_offsets[host], part) for host, part in parts.items() if len(part)]
+    if not tables:
         return pd.DataFrame({"producer_event": pd.Series(dtype="int64"),
                              "consumer_event": pd.Series(dtype="int64"),
                              "kind": pd.Series(dtype="int8")})
-    out = pd.concat(frames, ignore_index=True)
-    return out.sort_values("consumer_event", kind="stable").reset_index(drop=True)
+
+    def column(name: str, shifted: bool) -> np.ndarray:
+        return np.concatenate([part[name].to_numpy() + offset if shifted else
+                               part[name].to_numpy() for offset, part in tables])
+
+    consumer = column("consumer_event", True)
+    order = np.argsort(consumer, kind="stable")
+    return pd.DataFrame({"producer_event": column("producer_event", True)[order],
+                         "consumer_event": consumer[order],
+                         "kind": column("kind", False)[order]})
 
 
 ANALYSES = (Analysis("flow_links", host=host_flow_links, combine=combine_flow_links,
