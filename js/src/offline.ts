@@ -10,8 +10,10 @@
 // the kernel that made it. It is bundled as a classic script exposing `tfprofOffline` so it
 // can be inlined anywhere.
 import { fromBase64, moduleSource, putBuffers, unpack, unpackDetails } from "./payload";
-import { moduleText, savedCode } from "./shared_module";
-import { dataOf, detailsFrom, detailsResponder, lazyDetails, standInModel, type DetailsSource } from "./standin";
+import { moduleText, savedCode, withParts } from "./shared_module";
+import {
+  dataOf, detailsFrom, detailsOf, detailsResponder, standInModel, type DetailsSource,
+} from "./standin";
 
 async function importModule(source: string): Promise<any> {
   const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
@@ -55,7 +57,7 @@ function moduleRef(tag: Element | null | undefined): ModuleRef | null {
 async function renderPacked(target: HTMLElement, payload: string, module: ModuleRef,
   details: DetailsSource): Promise<void> {
   try {
-    const state = await unpack(payload);
+    const state = await withParts(await unpack(payload));
     const source = await moduleSource(await moduleText(module.digest, module.esm));
     target.replaceChildren();
     await renderState(target, source, state, details);
@@ -87,18 +89,17 @@ interface LoaderData {
 }
 
 function loaderData(script: Element): LoaderData | null {
-  const text: Record<string, string> = {};
-  let modelId: string | null = null, module: ModuleRef | null = null;
+  const tags: Record<string, Element> = {};
+  let modelId: string | null = null;
   for (let el = script.previousElementSibling; el?.matches("script[class^='tfprof-']");
     el = el.previousElementSibling) {
-    text[el.className] = el.textContent ?? "";
+    tags[el.className] = el;
     modelId ??= el.getAttribute("data-model-id");
-    if (el.className === "tfprof-esm") module = moduleRef(el);
   }
-  const payload = text["tfprof-payload"];
+  const payload = tags["tfprof-payload"]?.textContent;
+  const module = moduleRef(tags["tfprof-esm"]);
   if (!modelId || !payload || !module) return null;
-  const details = text["tfprof-details"];
-  return { modelId, payload, module, details: lazyDetails(() => details) };
+  return { modelId, payload, module, details: detailsOf(tags["tfprof-details"]) };
 }
 
 /** In an HTML export, the placeholder of this loader's view: the nearest one of its model
@@ -237,7 +238,7 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
  * widget state (the live widget's, which may lack what its page would have asked for). */
 async function exportState(entry: SavedModel, modelId: string): Promise<Record<string, unknown>> {
   const packed = dataOf("tfprof-payload", null, modelId);
-  if (packed) return await unpack(packed);
+  if (packed) return await withParts(await unpack(packed));
   const state: Record<string, unknown> = structuredClone(entry.state);
   const buffers = entry.buffers ?? [];
   putBuffers(state, buffers.map((b) => b.path), buffers.map((b) => {

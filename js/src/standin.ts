@@ -4,35 +4,53 @@
 import { eventDetails, eventLinks, type DetailsBlock } from "./details";
 import { type Model } from "./model";
 import { unpackDetails } from "./payload";
+import { pieceText } from "./shared_module";
 
 /** Where a view finds its event details: in its own box, else in the loader output of its
  * model. Read lazily (on the first click) and once. */
 export type DetailsSource = () => Promise<DetailsBlock | undefined>;
 
+/** The `script.<cls>` inside `box`, else the one a loader output carries for `modelId`. */
+function scriptOf(cls: string, box: Element | null, modelId?: string | null): Element | undefined {
+  const own = box?.querySelector(`script.${cls}`);
+  return own ?? (modelId ? Array.from(document.querySelectorAll(`script.${cls}`))
+    .find((s) => s.getAttribute("data-model-id") === modelId) : undefined);
+}
+
 /** The text of the `script.<cls>` inside `box`, else of the one a loader output carries for
  * `modelId`. */
 export function dataOf(cls: string, box: Element | null, modelId?: string | null): string | undefined {
-  const own = box?.querySelector(`script.${cls}`);
-  const shared = !own && modelId ? Array.from(document.querySelectorAll(`script.${cls}`))
-    .find((s) => s.getAttribute("data-model-id") === modelId) : undefined;
-  return (own ?? shared)?.textContent ?? undefined;
+  return scriptOf(cls, box, modelId)?.textContent ?? undefined;
 }
 
-/** Details read from `text()` on the first request, and once. */
-export function lazyDetails(text: () => string | undefined): DetailsSource {
+/** Details read from `text()` on the first request, and once (none where they cannot be
+ * found: the view then shows an event's name and place only). */
+export function lazyDetails(
+  text: () => string | undefined | Promise<string | undefined>): DetailsSource {
   let pending: Promise<DetailsBlock | undefined> | undefined;
   return () => {
-    if (!pending) {
-      const t = text();
-      pending = t ? unpackDetails(t) : Promise.resolve(undefined);
-    }
+    pending ??= Promise.resolve(text()).then((t) => (t ? unpackDetails(t) : undefined))
+      .catch((err) => {
+        console.error(err);
+        return undefined;
+      });
     return pending;
   };
 }
 
+/** The details a `script.tfprof-details` holds, or names by its digest (carried by another
+ * output of the page). */
+export function detailsOf(tag: Element | null | undefined): DetailsSource {
+  return lazyDetails(() => {
+    const text = tag?.textContent ?? "";
+    const name = tag?.getAttribute("data-digest") ?? null;
+    return text.trim() || !name ? text || undefined : pieceText("tfprof-details", name, "");
+  });
+}
+
 /** The details of the view in `box`, or of the loader output of `modelId`. */
 export function detailsFrom(box: Element | null, modelId?: string | null): DetailsSource {
-  return lazyDetails(() => dataOf("tfprof-details", box, modelId));
+  return detailsOf(scriptOf("tfprof-details", box, modelId));
 }
 
 /** A widget model over a plain state object: local listeners hear every change, as in a

@@ -10,6 +10,15 @@ export stores (``jupyter nbconvert --execute`` keeps it and picks the widget vie
 the widget output of a trusted notebook reopened in JupyterLab or Notebook 7 whose kernel no
 longer holds the widget ("model not found").
 A bundle asked for alone (``_repr_mimebundle_``) carries a self-contained fallback instead.
+
+A notebook stores each piece of data once, whatever the number of views showing it: a loader
+output's pieces (the view's ES module, each large trait of its state packed alone, its event
+details) are named by their digests, and only the latest loader output using a piece carries
+it; the others name it (:func:`display_loader`), and the host finds it anywhere on the page
+(``js/src/shared_module.ts``).  The rule when a carrier is gone (its output cleared or its
+cell deleted): each view naming a piece no output carries shows a sentence saying so in its
+place, and the views with their pieces still draw; running a cell again makes its outputs the
+carriers of their pieces.
 Profile strings only ever reach the page as data, never as markup.
 """
 
@@ -20,8 +29,10 @@ import html
 import re
 from functools import lru_cache
 
+from dataclasses import dataclass
+
 from .bundles import bundle, bundle_text, deflated, digest
-from .limits import fallback_limit
+from .limits import fallback_limit, timeline_limit
 from .payload import widget_payload
 
 __all__ = ["display_loader", "display_outputs", "esm_b64", "fallback_html", "host_script",
@@ -79,14 +90,16 @@ def offline_box(placeholder: str, model_id: str | None = None, payload=None,
     return "".join(parts) + "</div>"
 
 
-def _too_big(widget, limit: float):
-    """(note, None) when ``limit`` (packed bytes) keeps the data out, else (None, payload)."""
+def _too_big(widget, limit: float, split: bool = False):
+    """(note, None) when ``limit`` (packed bytes) keeps the data out, else (None, payload),
+    split in parts (with a trace viewer's copy in its share of ``limit``) for loaders."""
     name = html.escape(type(widget).__name__)
     if limit <= 0:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: no offline copy '
                 '(TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
                 'prof.to_html(path).</p>'), None
-    payload = widget_payload(widget, budget=limit)
+    payload = widget_payload(widget, budget=limit, split=split,
+                             timeline_budget=timeline_limit(limit) if split else None)
     if payload.packed_bytes > limit:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: the data of this view '
                 f'({payload.packed_bytes / 2**20:.0f} MB packed) is too large to keep in the '
@@ -119,47 +132,104 @@ def placeholder_html(widget) -> str:
 
 
 def loader_output(widget, limit: float | None = None) -> str:
-    """The loader output of a displayed ``widget``: its offline copy in at most ``limit``
-    packed bytes (default: the notebook's), or the note saying why there is none."""
-    return loader_outputs(widget, limit)[0]
+    """The loader output of a displayed ``widget``, carrying every piece of its offline copy
+    (in at most ``limit`` packed bytes; default: the notebook's), or the note saying why
+    there is none."""
+    made = _loader_pieces(widget, limit)
+    return made if isinstance(made, str) else _markup(*made)
 
 
 def loader_outputs(widget, limit: float | None = None) -> tuple[str, str]:
-    """The loader output of ``widget`` with its module's source, and the same naming the
-    module only (one pair of notes where there is no offline copy)."""
-    note, payload = _too_big(widget, fallback_limit() if limit is None else limit)
+    """The loader output of ``widget`` carrying its pieces, and the same naming them only
+    (one pair of notes where there is no offline copy)."""
+    made = _loader_pieces(widget, limit)
+    if isinstance(made, str):
+        return made, made
+    return _markup(*made), _markup(*made, carried=set())
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A piece of a loader output, stored once per notebook: its script's class, its digest
+    and its base64 text."""
+
+    cls: str
+    name: str
+    text: str
+
+
+def _loader_pieces(widget, limit: float | None = None):
+    """(model id, packed state, pieces) of the loader output of ``widget``, or the note
+    (with the host) saying why it has no offline copy."""
+    note, payload = _too_big(widget, fallback_limit() if limit is None else limit, split=True)
     if note:
-        return (note + loader_html(),) * 2
-    return tuple(loader_html(widget.model_id, payload, widget._module_source, carry)
-                 for carry in (True, False))
+        return note + loader_html()
+    source = widget._module_source
+    pieces = [_Piece("tfprof-esm", digest(source), esm_b64(source))]
+    pieces += [_Piece("tfprof-part", name, text) for name, text in payload.parts.items()]
+    if payload.details:
+        pieces.append(_Piece("tfprof-details", payload.details_name, payload.details))
+    return widget.model_id, payload.data, tuple(pieces)
 
 
-# {module digest: (display id, loader output without the source)} of the output carrying it
-_CARRIER: dict[str, tuple[str, str]] = {}
+def _markup(model_id: str, data: str, pieces, carried: set | None = None) -> str:
+    """A loader output: the packed state, each piece (its text where ``carried`` names it,
+    default: all) and the host."""
+    scripts = [_data_script("tfprof-payload", data, model_id)]
+    scripts += [_data_script(p.cls, p.text if carried is None or p.name in carried else "",
+                             model_id, p.name) for p in pieces]
+    return "".join(scripts) + host_script("tfprofOffline.bootLoader(document.currentScript);")
 
 
-def display_loader(widget, safely=lambda make, *args: make(*args)) -> None:
-    """Display the loader output of ``widget``.  A notebook keeps each module's source once:
-    the latest loader of that module carries it, and the one that carried it before becomes
-    the same output naming the module (``update_display``), so the source survives re-running
-    any cell; the host finds it wherever it is on the page."""
+# {piece digest: display id of the loader output carrying it}
+_CARRIER: dict[str, str] = {}
+# {display id: (model id, packed state, pieces, digests it carries)} of the loader outputs
+# carrying a piece (the pieces it no longer carries keep their names only)
+_SHOWN: dict[str, tuple] = {}
+_META = {"tfprof_nb": "offline-loader"}
+
+
+def display_loader(widget, safely=None) -> None:
+    """Display the loader output of ``widget``.  A notebook keeps each piece (module, large
+    trait, event details) once: the latest loader output using it carries it, and the one
+    that carried it before becomes the same output naming it (``update_display``), so the
+    pieces survive re-running any cell; the host finds them wherever they are on the page."""
     import uuid
 
-    from IPython.display import display, update_display
+    from IPython.display import display
 
-    meta = {"tfprof_nb": "offline-loader"}
-    outputs = safely(loader_outputs)
-    if isinstance(outputs, str) or outputs[0] == outputs[1]:  # a note: no module
-        display({"text/html": outputs if isinstance(outputs, str) else outputs[0]},
-                metadata=meta, raw=True)
+    # safely(make): make(widget), or a note saying why it failed
+    made = safely(_loader_pieces) if safely else _loader_pieces(widget)
+    if isinstance(made, str) or made is None:  # a note: no offline copy
+        display({"text/html": made or loader_html()}, metadata=_META, raw=True)
         return
-    name, new_id = digest(widget._module_source), f"tfprof-loader-{uuid.uuid4().hex}"
-    display({"text/html": outputs[0]}, metadata=meta, raw=True, display_id=new_id)
-    previous = _CARRIER.get(name)
-    _CARRIER[name] = (new_id, outputs[1])
-    if previous is not None:
-        update_display({"text/html": previous[1]}, metadata=meta, raw=True,
-                       display_id=previous[0])
+    new_id = f"tfprof-loader-{uuid.uuid4().hex}"
+    display({"text/html": _markup(*made)}, metadata=_META, raw=True, display_id=new_id)
+    names = {p.name for p in made[2]}
+    _SHOWN[new_id] = (*made, set(names))
+    _hand_over(new_id, names)
+
+
+def _hand_over(new_id: str, names: set) -> None:
+    """Make ``new_id`` the carrier of ``names``: every output that carried one of them names
+    it from now on (its text rewritten)."""
+    from IPython.display import update_display
+
+    touched = set()
+    for name in names:
+        old = _CARRIER.get(name)
+        _CARRIER[name] = new_id
+        if old is not None and old != new_id and old in _SHOWN:
+            _SHOWN[old][3].discard(name)
+            touched.add(old)
+    for old in touched:
+        model_id, data, pieces, carried = _SHOWN[old]
+        pieces = tuple(p if p.name in carried else _Piece(p.cls, p.name, "") for p in pieces)
+        _SHOWN[old] = (model_id, data, pieces, carried)
+        update_display({"text/html": _markup(model_id, data, pieces, carried)},
+                       metadata=_META, raw=True, display_id=old)
+        if not carried:
+            del _SHOWN[old]
 
 
 def display_outputs(widget, limit: float | None = None) -> tuple[str, str]:
@@ -178,6 +248,9 @@ def loader_html(model_id: str | None = None, payload=None, module: str | None = 
     if model_id and payload is not None:
         parts += [_data_script("tfprof-payload", payload.data, model_id),
                   _module_script(module or "", model_id, carry)]
+        parts += [_data_script("tfprof-part", text, model_id, name)
+                  for name, text in payload.parts.items()]
         if payload.details:
-            parts.append(_data_script("tfprof-details", payload.details, model_id))
+            parts.append(_data_script("tfprof-details", payload.details, model_id,
+                                      payload.details_name))
     return "".join(parts) + host_script("tfprofOffline.bootLoader(document.currentScript);")
