@@ -42,20 +42,31 @@ def categorical_from_tables(codes: list[np.ndarray], tables: list[list]) -> pd.C
 
     Tables may overlap and repeat values; the result's categories are the distinct values in
     first-seen order.  Only the small tables are touched in Python; the codes are remapped
-    with one gather per host into the codes' final dtype (one cast, no gather, where a single
-    table holds distinct values).
+    into the codes' final dtype with one gather per host, or one cast where the host's table
+    keeps its codes (its values distinct and first seen in it: one host, or hosts alike).
     """
     merged, mappings = _merged(tables)
     dtype = _code_dtype(len(merged))
-    if len(codes) == 1 and np.array_equal(mappings[0], np.arange(len(mappings[0]))):
-        all_codes = codes[0].astype(dtype)  # (a copy: never the caller's array)
-    else:
-        all_codes = np.empty(sum(len(c) for c in codes), dtype)
-        start = 0
-        for c, mapping in zip(codes, mappings):
-            np.take(mapping.astype(dtype), c, out=all_codes[start:start + len(c)], mode="clip")
-            start += len(c)
+    kept = [np.array_equal(m, np.arange(len(m))) for m in mappings]
+    if len(codes) == 1 and kept[0]:
+        return _categorical(codes[0].astype(dtype), merged)  # (a copy: never the caller's)
+    all_codes = np.empty(sum(len(c) for c in codes), dtype)
+    start = 0
+    for c, mapping, same in zip(codes, mappings, kept):
+        out = all_codes[start:start + len(c)]
+        if same:
+            out[:] = c
+        else:
+            _gather(mapping.astype(dtype), c, out)
+        start += len(c)
     return _categorical(all_codes, merged)
+
+
+def _gather(table: np.ndarray, codes: np.ndarray, out: np.ndarray, chunk: int = 1 << 16) -> None:
+    """``out[:] = table[codes]`` a chunk at a time: numpy widens the codes to intp first, here
+    a chunk's worth that stays in cache rather than 8 bytes a row of new memory."""
+    for i in range(0, len(codes), chunk):
+        np.take(table, codes[i:i + chunk], out=out[i:i + chunk], mode="clip")
 
 
 def _merged(tables: list[list]) -> tuple[dict, list[np.ndarray]]:
@@ -87,22 +98,21 @@ def _per_event(decoded: list, per_line: list[np.ndarray], dtype) -> np.ndarray:
     line), the hosts one after another.  The decoder writes a host's events in file order,
     line after line, and counts each line's events: there the values are repeated, not
     gathered (a gather where the counts are not known)."""
-    parts = []
+    if len(decoded) == 1:
+        return _host_per_event(decoded[0].events, per_line[0].astype(dtype, copy=False))
+    out = np.empty(sum(len(s.events) for s in decoded), dtype)
+    start = 0
     for s, values in zip(decoded, per_line):
-        ev, values = s.events, values.astype(dtype, copy=False)
-        counts = ev.line_counts
-        if counts is not None and len(counts) == len(values) and int(counts.sum()) == len(ev):
-            parts.append(np.repeat(values, counts))
-        else:
-            parts.append(np.take(values, ev.line))
-    return _one(parts, dtype)
+        out[start:start + len(s.events)] = _host_per_event(s.events, values.astype(dtype))
+        start += len(s.events)
+    return out
 
 
-def _one(parts: list[np.ndarray], dtype) -> np.ndarray:
-    """``parts`` one after another (the part itself when there is one)."""
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.empty(0, dtype)
+def _host_per_event(ev, values: np.ndarray) -> np.ndarray:
+    counts = ev.line_counts
+    if counts is not None and len(counts) == len(values) and int(counts.sum()) == len(ev):
+        return np.repeat(values, counts)
+    return np.take(values, ev.line)
 
 
 def _decoded_column(space, name: str, column: np.ndarray):
@@ -216,10 +226,18 @@ def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
 
 
 def _num_occurrences(decoded: list) -> np.ndarray:
+    """int64 occurrences of every event (0 but for aggregated events: only hosts with
+    per-event extras are written, the rest stays untouched zero pages)."""
     if len(decoded) == 1:
-        return decoded[0].events.num_occurrences  # (made here, zero but for aggregated events)
-    return np.concatenate([s.events.num_occurrences for s in decoded]) if decoded else \
-        np.empty(0, np.int64)
+        return decoded[0].events.num_occurrences
+    out = np.zeros(sum(len(s.events) for s in decoded), np.int64)
+    start = 0
+    for s in decoded:
+        ev = s.events
+        if len(ev.extras):
+            out[start:start + len(ev)] = ev.num_occurrences
+        start += len(ev)
+    return out
 
 
 def host_stat_series(spaces: Mapping, offsets: dict[str, int], name: str) -> pd.Series:
