@@ -203,11 +203,9 @@ def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
     decoded = [spaces[h] for h in hosts]
     start_ps = _joined([s.event_start_ps() for s in decoded], [shifts[h] for h in hosts])
     duration_ps = _joined([s.events.duration_ps for s in decoded], [0] * len(decoded))
-    host_dtype = _code_dtype(len(hosts))
     df = pd.DataFrame({
-        "host": pd.Categorical.from_codes(_per_event(decoded, [
-            np.full(len(s.line_ids), i, host_dtype) for i, s in enumerate(decoded)], host_dtype),
-            categories=hosts, validate=False),
+        "host": pd.Categorical.from_codes(_host_codes(decoded), categories=hosts,
+                                          validate=False),
         "plane": _line_categorical(decoded, [s.plane_names for s in decoded],
                                    [s.events.line_plane for s in decoded]),
         "line": _line_categorical(decoded, [s.line_names for s in decoded],
@@ -223,6 +221,14 @@ def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
     }, copy=False)
     df.index.name = "event"
     return df
+
+
+def _host_codes(decoded: list) -> np.ndarray:
+    """Every event's host code (one host: untouched zero pages)."""
+    n, dtype = [len(s.events) for s in decoded], _code_dtype(len(decoded))
+    if len(n) == 1:
+        return np.zeros(n[0], dtype)
+    return np.repeat(np.arange(len(n), dtype=dtype), n)
 
 
 def _num_occurrences(decoded: list) -> np.ndarray:
