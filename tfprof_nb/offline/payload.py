@@ -206,7 +206,7 @@ def widget_payload(widget, details: bool = True, level: int = 1,
     for _ in range(3):  # the sizes packed are estimated: shrink the timeline if over
         payload = _timeline_payload(widget, source, details, level, target, split)
         size = payload.timeline_bytes if own else payload.packed_bytes
-        if size <= cap or target < min(2**20, cap // 4):
+        if size <= cap or target < (cap // 4 if own else 2**20):
             return payload
         target = int(target * 0.9 * cap / size)
     return payload

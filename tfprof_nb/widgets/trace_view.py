@@ -19,7 +19,8 @@ from .timeline_critical import critical_answer, offline_paths
 from .timeline_counters import COUNTERS_LINE, counter_lines, counter_tables, counter_tables_empty
 from .timeline_find import occurrences
 from .timeline_links import LINK_KINDS, TimelineLinks
-from .timeline_lod import OVERVIEW_PX, STATE_BUDGET, Tile, TileTrait, TimelineIndex
+from .timeline_lod import (OVERVIEW_PX, OVERVIEW_STATE_BUDGET, STATE_BUDGET, Tile, TileTrait,
+                           TimelineIndex)
 from .timeline_search import SearchFacets, find_rows, parse_query
 from .traits import RecordTrait, record_wire
 
@@ -195,14 +196,17 @@ def _step_rows(st: pd.DataFrame | None) -> pd.DataFrame:
                          "step_name": st["step_name"].astype(str).reset_index(drop=True)})
 
 
-def first_state(index: TimelineIndex | None, meta: dict,
-                budget: int | None = None) -> tuple[Tile, dict]:
+def first_state(index: TimelineIndex | None, meta: dict, budget: int | None = None,
+                overview_budget: int | None = None) -> tuple[Tile, dict]:
     """The widget's first tile from the index: every event when they fit ``budget`` at 16
-    bytes each, else an overview tile; ``meta["lod"]`` says which."""
+    bytes each, else an overview tile (in ``overview_budget`` bytes, when given);
+    ``meta["lod"]`` says which."""
     if index is None:
         return Tile(0, 1, 0, True, {k: np.empty(0, d) for k, d in _EMPTY}), meta
     tile = index.overview(STATE_BUDGET if budget is None else budget)
     full = tile.exact and tile.blocks == len(index)
+    if not full and overview_budget is not None and tile.nbytes > overview_budget:
+        tile = index.overview(overview_budget)
     meta = {**meta, "lod": {"mode": "full" if full else "overview", "events": len(index)}}
     return (tile.without_blocks() if full else tile), meta
 
@@ -224,7 +228,8 @@ class TimelineSource:
         meta["notes"] = notes + more
         # the module's STATE_BUDGET at call time (tests lower it to get an overview)
         self.tile, self.meta = first_state(self.index, meta,
-                                           STATE_BUDGET if budget is None else budget)
+                                           STATE_BUDGET if budget is None else budget,
+                                           OVERVIEW_STATE_BUDGET)
         self._rank = None
         self._row_of: np.ndarray | None = None
         self._paths: dict | None = None
