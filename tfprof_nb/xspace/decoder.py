@@ -150,7 +150,9 @@ class _Walk:
 
     def _frame(self, threads: int, select: Selection | None) -> None:
         """Frame the lines (every event, or those ``select`` keeps); ``select.check`` sees
-        the events kept and those in the file before any column is made."""
+        the events kept, those in the file and the kept events' stats (counted: a pass the
+        walk needs anyway where it cannot reserve the stat columns) before any column is
+        made."""
         arrays = None if select is None else select.arrays(self.n(T_L))
         if select is not None and arrays is None:
             raise ProfileFormatError(self.path, "changed while it was read (its lines differ "
@@ -162,7 +164,9 @@ class _Walk:
         self.check()
         if select is not None and select.check is not None:
             lines = self.tables()["L"]
-            select.check(self.n(T_EV), int(lines[:, Lc.events].sum()))
+            native.lib().tfp_space_count(self.h, threads, self.info.ctypes.data)
+            self.check()
+            select.check(self.n(T_EV), int(lines[:, Lc.events].sum()), self.n(T_ST))
 
     def n(self, table: int) -> int:
         return int(self.info[table])

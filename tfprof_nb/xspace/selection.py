@@ -23,13 +23,14 @@ class Selection:
     """Per line of the host (in file order): ``keep`` (bool) and the window ``lo``, ``hi``
     (int64 ps, relative to the line's timestamp).  ``keep`` None keeps no event (a scan: the
     host's planes, lines, metadata and, per line, its events in the file and their span).
-    ``check(kept, in_file)``, when given, is called with the events kept and those in the
-    file once they are counted, before any event column is made: it may refuse (raise)."""
+    ``check(kept, in_file, stats)``, when given, is called with the events kept, those in
+    the file and the stats of the kept events once they are counted, before any event or
+    stat column is made: it may refuse (raise)."""
 
     keep: np.ndarray | None = None
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
-    check: Callable[[int, int], None] | None = None
+    check: Callable[[int, int, int], None] | None = None
     # what the user asked for, kept with the decoded host: the window in ps on the host's own
     # axis (relative to its origin; None: the whole time) and the line patterns (None: all)
     window_ps: tuple[int, int] | None = None

@@ -1,6 +1,7 @@
 """A part of a host: ``tp.load(..., window=(start_us, end_us), lines=...)`` decodes only the
 events it keeps, on the whole load's time axis; a host too big for memory is refused before
-allocating, the refusal naming these options and the host's span."""
+allocating, the refusal naming these options and the host's span; a part is sized from the
+events and stats it keeps (their tables' bytes, and a load with every analysis within them)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,17 @@ _KEYS = ["plane", "line", "name", "start_ps", "duration_ps"]
 @pytest.fixture(scope="module")
 def whole():
     return tp.load(GPU_FILE, progress=False)
+
+
+@pytest.fixture(scope="module")
+def composed(tmp_path_factory) -> Path:
+    """One host of 24 copies of the H200 capture, back to back (benchmarks/compose_profile)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    from compose_profile import compose_long_host
+
+    big = tmp_path_factory.mktemp("composed") / "long.xplane.pb"
+    compose_long_host(GPU_FILE, big, 24 * GPU_FILE.stat().st_size)
+    return big
 
 
 def _rows(events):
@@ -129,12 +141,8 @@ def test_a_part_is_refused_before_allocating_when_it_does_not_fit(monkeypatch):
         tp.load(GPU_FILE, window=(None, None), progress=False)
 
 
-def test_a_composed_big_host_opens_in_a_window_with_bounded_memory(tmp_path, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-    from compose_profile import compose_long_host
-
-    big = tmp_path / "long.xplane.pb"
-    compose_long_host(GPU_FILE, big, 24 * GPU_FILE.stat().st_size)
+def test_a_composed_big_host_opens_in_a_window_with_bounded_memory(composed, monkeypatch):
+    big = composed
     size = big.stat().st_size
     # free memory for a tenth of what the whole host needs: refused whole, opened in a window
     monkeypatch.setattr(decoding, "available_memory",
@@ -170,3 +178,56 @@ def test_a_window_is_on_the_axis_the_hosts_share(tmp_path):
     expected = _overlapping(events, window)
     assert set(expected.host) == {"b"}
     assert part.events[keys].reset_index(drop=True).equals(expected[keys].reset_index(drop=True))
+
+
+def _counted(monkeypatch) -> list:
+    """The (events, stats) every part's memory check is given, recorded."""
+    seen, needed = [], decoding.memory_needed
+    monkeypatch.setattr(decoding, "memory_needed",
+                        lambda events, stats: seen.append((events, stats)) or needed(events, stats))
+    return seen
+
+
+@pytest.mark.parametrize("name", ["jax_h200_transformer", "jax_h200_nocmdbuf",
+                                  "tpu_v6e_jax_inference", "mi300x_jax08_conv"])
+def test_a_part_is_sized_from_its_events_and_stats_at_their_tables_bytes(name, monkeypatch):
+    path = DATA / f"{name}.xplane.pb"
+    seen = _counted(monkeypatch)
+    full = read_local_xspace(path)
+    starts = full.line_start_ps()
+    lo, hi = full.events.span_ps
+    window = (lo + (hi - lo) // 4, lo + (hi - lo) // 2)
+    select = Selection(np.ones(len(starts), np.uint8), window[0] - starts, window[1] - starts,
+                       check=lambda *counts: decoding.check_selected(name, *counts))
+    part = read_local_xspace(path, select=select)
+    ev, st = part.events, part.stats
+    assert seen == [(len(ev), len(st.kind))] and 0 < len(ev) < len(full.events)
+    tables = sum(getattr(ev, c).nbytes for c in ("line", "metadata_row", "name_code",
+                                                 "start_ps", "duration_ps")) + \
+        sum(getattr(st, c).nbytes for c in ("owner", "owner_kind", "name_code", "kind",
+                                            "raw_value"))
+    modelled = decoding.EVENT_ROW_BYTES * len(ev) + decoding.STAT_ROW_BYTES * len(st.kind)
+    assert 0.85 * tables <= modelled <= 1.2 * tables, (modelled, tables)  # (codes: 1-4 bytes)
+
+
+def test_a_parts_estimate_covers_its_load_and_every_analysis(whole, composed, monkeypatch):
+    """The H200 capture (9 stats an event): the estimate at least 1.5x the Python heap's peak
+    over a load of three copies and every analysis (peak RSS ran 1.5-1.9x that peak on the
+    captures measured), and not past 8x it."""
+    from tfprof_nb.analysis.runtime.registry import analyses
+
+    analyses()  # (every analysis module imported before the count)
+    seen = _counted(monkeypatch)
+    first = whole.events
+    lo = float(first.start_us.min())
+    span = float((first.start_us + first.duration_us).max()) - lo
+    tracemalloc.start()
+    try:
+        tp.load(composed, window=(lo, lo + 3 * span), progress=False).analyze()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    (events, stats), = seen
+    assert events >= 2 * len(first)
+    need = decoding.memory_needed(events, stats)
+    assert 1.5 * peak <= need <= 8 * peak, (need, peak, events, stats)

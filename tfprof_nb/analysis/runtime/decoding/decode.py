@@ -27,10 +27,28 @@ from ..hostdata.host import HostData
 from .selecting import host_shifts, scan_hosts, selections, spans_text
 
 __all__ = ["MEMORY_PER_FILE_BYTE", "check_memory", "check_selected", "decode_host",
-           "decode_hosts", "select_hosts", "some_host_read", "worker_threads"]
+           "decode_hosts", "memory_needed", "select_hosts", "some_host_read",
+           "worker_threads"]
 
 # decoding keeps about 2x a file's size in columns; the analyses need about as much again
 MEMORY_PER_FILE_BYTE = 4.0
+# A part of a host (window=/lines=) is sized from what it keeps, counted before any column is
+# made: its events and stats at the bytes the decoded tables give each (xspace/model.py: an
+# event's line, start, duration and two narrow codes; a stat's owner, kinds, name code and
+# value), times the peak memory of a load and every analysis per byte of those tables.  That
+# ratio (peak RSS over the tables' bytes; 0.5-1.5 M events of tests/data's captures composed):
+# TPU 7.7, TF CPU 9.5, TF GPU 5.1, JAX H200 5.1 (3.8 at 10 GB) and 11.2 with every kernel
+# launched on its own (its launches feed the critical path's graph, the peak on each): 12
+# covers them all, over-estimating the others up to 2.4x (3.2x at 10 GB).  A GPU event
+# carries 4-9 stats (CPU 1.4-2.2), so the file's share did not tell GPU hosts apart (4.0 GB
+# said for the 6.9 GB a 10 % window of the 10 GB H200 host took; this estimate: 22 GB).
+EVENT_ROW_BYTES, STAT_ROW_BYTES = 24, 16
+MEMORY_PER_TABLE_BYTE = 12.0
+
+
+def memory_needed(events: int, stats: int) -> float:
+    """Bytes of memory ``events`` events carrying ``stats`` stats need to load and analyse."""
+    return MEMORY_PER_TABLE_BYTE * (EVENT_ROW_BYTES * events + STAT_ROW_BYTES * stats)
 
 
 def check_memory(files: dict) -> None:
@@ -54,18 +72,18 @@ def check_memory(files: dict) -> None:
             "profile's axis (prof.events.start_us)")
 
 
-def check_selected(host: str, size: int, kept: int, in_file: int) -> None:
-    """Refuse (MemoryError) host ``host`` (a file of ``size`` bytes) when the ``kept`` of its
-    ``in_file`` events a selecting load keeps would not fit in free memory: the whole host's
-    estimate, in proportion to the events kept.  Called once they are counted, before any
-    event column is made."""
+def check_selected(host: str, kept: int, in_file: int, stats: int) -> None:
+    """Refuse (MemoryError) host ``host`` when the ``kept`` of its ``in_file`` events (with
+    their ``stats`` stats) a selecting load keeps would not fit in free memory
+    (:func:`memory_needed`).  Called once they are counted, before any column is made."""
     available = available_memory()
-    need = MEMORY_PER_FILE_BYTE * size * kept / max(in_file, 1)
+    need = memory_needed(kept, stats)
     if available is not None and need > available:
         raise MemoryError(
-            f"host {host}: the window=/lines= chosen keep {kept:,} of its {in_file:,} events, "
-            f"which need about {need / 2**30:.1f} GiB of memory to load and analyse, and "
-            f"{available / 2**30:.1f} GiB are free: choose a narrower window= or fewer lines=")
+            f"host {host}: the window=/lines= chosen keep {kept:,} of its {in_file:,} events "
+            f"({stats:,} stats), which need about {need / 2**30:.1f} GiB of memory to load "
+            f"and analyse, and {available / 2**30:.1f} GiB are free: choose a narrower "
+            "window= or fewer lines=")
 
 
 def select_hosts(files: dict, window, lines) -> dict:
@@ -73,9 +91,8 @@ def select_hosts(files: dict, window, lines) -> dict:
     (no event allocated), the window placed on the axis the whole load would have; each
     host refused (MemoryError) before allocating when what it keeps does not fit."""
     scans = scan_hosts(files, worker_threads(len(files)))
-    sizes = {h: file_size(f) for h, f in files.items()}
     return selections(scans, host_shifts(scans), window, lines,
-                      check_for=lambda h: functools.partial(check_selected, h, sizes[h]))
+                      check_for=lambda h: functools.partial(check_selected, h))
 
 
 def worker_threads(n: int) -> int:
