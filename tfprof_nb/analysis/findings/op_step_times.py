@@ -25,12 +25,12 @@ import pandas as pd
 from ...constants import GPU_PLANE_PREFIX, HOST_PLANE
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
+from ..trace.nested_times import self_times, thunk_ends
 from ..trace.tf_ops import UNKNOWN, parse_tf_op
 
 __all__ = ["ANALYSES", "OP_STEP_COLUMNS", "host_op_step_times", "combine_op_step_times"]
 
 OP_STEP_COLUMNS = ["side", "program_id", "op", "step", "self_ps"]
-_END_PREFIX = "end: "
 
 
 def _empty() -> pd.DataFrame:
@@ -102,42 +102,6 @@ def _tf_rows(hd: HostData, taken: np.ndarray) -> tuple[np.ndarray, "_Ops", np.nd
     return rows[keep], ops.take(keep), gpu[keep]
 
 
-def _ends(hd: HostData, rows: np.ndarray) -> np.ndarray:
-    """The end of each event ``rows``, an XLA:CPU thunk's ``end: <op>`` event's where later."""
-    end = hd.end_of(rows)
-    host = hd.plane_is(HOST_PLANE)
-    done = np.flatnonzero(host & hd.name_mask(lambda s: s.str.startswith(_END_PREFIX)
-                                              .to_numpy()))
-    if not len(done) or not len(rows):
-        return end
-    c_val, c_has = hd.int_stat("_c").lookup(done)
-    p_val, p_has = hd.int_stat("_p").lookup(rows)
-    finish = pd.Series(hd.end_of(done[c_has]), index=c_val[c_has])
-    finish = finish[~finish.index.duplicated(keep="last")]
-    pos = finish.index.get_indexer(np.where(p_has, p_val, -1))
-    linked = (pos >= 0) & p_has
-    return np.where(linked, np.maximum(end, finish.to_numpy()[np.maximum(pos, 0)]), end)
-
-
-def _self_times(hd: HostData, rows: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """Each op event's time minus that of the op events nested in it (its nearest op
-    ancestor on the same line takes a child's time off)."""
-    is_op = np.zeros(len(hd), dtype=bool)
-    is_op[rows] = True
-    parent = hd.nesting_parent()
-    node = parent[rows].astype(np.int64)
-    for _ in range(64):
-        walk = (node >= 0) & ~is_op[np.maximum(node, 0)]
-        if not walk.any():
-            break
-        node = np.where(walk, parent[np.maximum(node, 0)], node)
-    child = np.zeros(len(hd), dtype=np.int64)
-    nested = node >= 0
-    own = total[rows]
-    np.add.at(child, node[nested], own[nested])
-    return np.maximum(own - child[rows], 0)
-
-
 def _step_of(hd_begin: np.ndarray, steps: pd.DataFrame, shift_ps: int) -> np.ndarray:
     """The step number of each start (host axis), -1 outside every step."""
     begin = np.rint(steps.start_us.to_numpy(dtype=float) * 1e6 - shift_ps).astype(np.int64)
@@ -161,12 +125,12 @@ def host_op_step_times(hd: HostData, shift_ps: int = 0,
     if not len(rows):
         return _empty()
     total = np.zeros(len(hd), dtype=np.int64)
-    total[rows] = _ends(hd, rows) - hd.begin[rows]
+    total[rows] = thunk_ends(hd, rows) - hd.begin[rows]
     gpu = np.concatenate([x_gpu, t_gpu])
     self_ps = np.where(gpu, total[rows], 0)
     cpu = ~gpu
     if cpu.any():
-        self_ps[cpu] = _self_times(hd, rows[cpu], total)
+        self_ps[cpu] = self_times(hd, rows[cpu], total[rows[cpu]])
     ops = _Ops.concat([x_ops, t_ops])
     device = np.concatenate([np.ones(len(x_rows), bool), t_gpu])
     frame = pd.DataFrame({

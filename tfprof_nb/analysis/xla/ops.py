@@ -37,6 +37,7 @@ from ...constants import DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX
 from ...xspace.hlo_proto import programs_of_space
 from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis, parts_list
+from ..trace.nested_times import self_times, thunk_ends
 from ..trace.tf_ops import UNKNOWN, parse_tf_op
 from .command_buffers import ATTRIBUTION, STAT, UNRESOLVED, attribute_kernels, buffer_reasons
 from .device_peaks import peaks_from_plane_stats
@@ -53,7 +54,6 @@ INFO_COLUMNS = ["module", "category", "expression", "provenance", "deduplicated_
                 "bytes_accessed", "resolved"]
 OP_COLUMNS = ["device_type", "program_id", "hlo_op", "occurrences", "time_ps", "self_ps",
               "event_flops", "event_bytes"] + INFO_COLUMNS + MEMORY_COLUMNS + ["attribution"]
-_END_PREFIX = "end: "
 
 
 def tf_op_fullname(metadata) -> str:
@@ -226,34 +226,9 @@ def _cpu_ops(hd: HostData, hlo, pid_stat, on_device: set):
     on_host[np.flatnonzero(on_host)[launch]] = False
     if not len(rows):
         return None, [], int(launch.sum())
-    begin, end = hd.begin[rows], hd.end_of(rows)
-    # thunks completing asynchronously: their 'end: <op>' event (linked by _p/_c) ends them
-    ends = np.flatnonzero(host & hd.name_mask(lambda s: s.str.startswith(_END_PREFIX)
-                                              .to_numpy()))
-    if len(ends):
-        c_val, c_has = hd.int_stat("_c").lookup(ends)
-        p_val, p_has = hd.int_stat("_p").lookup(rows)
-        ends, c_val = ends[c_has], c_val[c_has]
-        finish = pd.Series(hd.end_of(ends), index=c_val)
-        finish = finish[~finish.index.duplicated(keep="last")]
-        pos = finish.index.get_indexer(np.where(p_has, p_val, -1))
-        linked = (pos >= 0) & p_has
-        end = np.where(linked, np.maximum(end, finish.to_numpy()[np.maximum(pos, 0)]), end)
+    begin, end = hd.begin[rows], thunk_ends(hd, rows)
     total = end - begin
-    # self time: minus the nested thunks (nearest thunk ancestor on the same thread)
-    is_thunk = np.zeros(len(hd), dtype=bool)
-    is_thunk[rows] = True
-    parent = hd.nesting_parent()
-    node = parent[rows].astype(np.int64)
-    for _ in range(64):
-        walk = (node >= 0) & ~is_thunk[np.maximum(node, 0)]
-        if not walk.any():
-            break
-        node = np.where(walk, parent[np.maximum(node, 0)], node)
-    child = np.zeros(len(hd), dtype=np.int64)
-    has_parent = node >= 0
-    np.add.at(child, node[has_parent], total[has_parent])
-    self_ps = np.maximum(total - child[rows], 0)
+    self_ps = self_times(hd, rows, total)  # (minus the nested thunks)
     pid, pid_has = pid_stat.lookup(rows)
     ops = _aggregate(hd, rows, _name_ids(hlo.values[on_host], hlo),
                      np.where(pid_has, pid, -1), total, self_ps, "CPU")
