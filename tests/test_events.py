@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 import tfprof_nb as tp
-from tfprof_nb import events
 
 PROFILE = Path(__file__).parent / "data" / "mi300x_jax08_gemm.xplane.pb"
 PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
@@ -35,15 +34,3 @@ def test_a_write_into_the_events_frame_leaves_the_decoded_columns():
     assert np.array_equal(fresh["start_ps"].to_numpy(), start)
     assert np.array_equal(fresh["duration_ps"].to_numpy(), duration)
 
-
-def test_a_large_table_made_with_a_worker_thread_is_the_same(monkeypatch):
-    """From _THREADED_ROWS rows start_us is divided on a worker thread meanwhile; the frame is
-    the one made on this thread alone."""
-    prof = tp.load(PROFILE)
-    spaces, shifts = prof.spaces, prof.result("shifts")
-    alone = events.events_table(spaces, shifts)
-    monkeypatch.setattr(events, "_THREADED_ROWS", 1)
-    threaded = events.events_table(spaces, shifts)
-    pd.testing.assert_frame_equal(threaded, alone, check_exact=True)
-    assert list(threaded.columns) == events.EVENT_COLUMNS
-    assert len(threaded) > 1000

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ._interrupt import run_in_threads
 from .xspace import stat_value
 
 __all__ = ["categorical_from_tables", "stat_series", "events_table", "host_stat_series",
@@ -25,7 +24,6 @@ EVENT_COLUMNS = ["host", "plane", "line", "name", "start_us", "duration_us", "li
 # pandas 3 copies a column before writing into it while another pandas object shares its
 # memory (copy on write), so a frame can hold a decoded column itself (see _decoded_column)
 _COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
-_THREADED_ROWS = 1 << 18  # (a thread costs about what dividing so many rows does)
 _HOLDERS: dict[int, dict] = {}  # id(decoded space): {column: (its array, a Series over it)}
 
 
@@ -197,49 +195,32 @@ def events_table(spaces: Mapping, shifts: dict[str, int]) -> pd.DataFrame:
     start).
 
     Made with no Python work per event and one pass or less per column: categorical codes in
-    the dtype pandas keeps them in, a line's plane, name and id repeated over its events; a
-    large table's start_us on a worker thread meanwhile (:func:`_with_start_us`).  One host's
-    unshifted start_ps and its duration_ps are its decoded columns themselves (pandas 3),
-    which no write into the frame reaches (:func:`_decoded_column`).
+    the dtype pandas keeps them in, a line's plane, name and id repeated over its events.
+    One host's unshifted start_ps and its duration_ps are its decoded columns themselves
+    (pandas 3), which no write into the frame reaches (:func:`_decoded_column`).
     """
     hosts = list(spaces)
     decoded = [spaces[h] for h in hosts]
     start_ps = _joined([s.event_start_ps() for s in decoded], [shifts[h] for h in hosts])
     duration_ps = _joined([s.events.duration_ps for s in decoded], [0] * len(decoded))
-
-    def columns() -> dict:
-        return {
-            "host": pd.Categorical.from_codes(_host_codes(decoded), categories=hosts,
-                                              validate=False),
-            "plane": _line_categorical(decoded, [s.plane_names for s in decoded],
-                                       [s.events.line_plane for s in decoded]),
-            "line": _line_categorical(decoded, [s.line_names for s in decoded],
-                                      [np.arange(len(s.line_names)) for s in decoded]),
-            "name": categorical_from_tables([s.events.name_code for s in decoded],
-                                            [s.events.names for s in decoded]),
-            "duration_us": duration_ps / 1e6,
-            "line_id": _per_event(decoded, [s.line_ids for s in decoded], np.int64),
-            "start_ps": _in_frame(decoded, "start_ps", start_ps),
-            "duration_ps": _in_frame(decoded, "duration_ps", duration_ps),
-            "num_occurrences": _num_occurrences(decoded),
-        }
-
-    made = _with_start_us(start_ps, columns)
-    df = pd.DataFrame({name: made[name] for name in EVENT_COLUMNS}, copy=False)
+    df = pd.DataFrame({
+        "host": pd.Categorical.from_codes(_host_codes(decoded), categories=hosts,
+                                          validate=False),
+        "plane": _line_categorical(decoded, [s.plane_names for s in decoded],
+                                   [s.events.line_plane for s in decoded]),
+        "line": _line_categorical(decoded, [s.line_names for s in decoded],
+                                  [np.arange(len(s.line_names)) for s in decoded]),
+        "name": categorical_from_tables([s.events.name_code for s in decoded],
+                                        [s.events.names for s in decoded]),
+        "start_us": start_ps / 1e6,
+        "duration_us": duration_ps / 1e6,
+        "line_id": _per_event(decoded, [s.line_ids for s in decoded], np.int64),
+        "start_ps": _in_frame(decoded, "start_ps", start_ps),
+        "duration_ps": _in_frame(decoded, "duration_ps", duration_ps),
+        "num_occurrences": _num_occurrences(decoded),
+    }, copy=False)
     df.index.name = "event"
     return df
-
-
-def _with_start_us(start_ps: np.ndarray, columns) -> dict:
-    """``columns()`` with "start_us" (``start_ps / 1e6``) added, made on a worker thread
-    meanwhile for a table of ``_THREADED_ROWS`` rows or more (numpy lets go of the GIL while
-    it divides)."""
-    if len(start_ps) < _THREADED_ROWS:
-        return {**columns(), "start_us": start_ps / 1e6}
-    made: dict = {}
-    [start_us] = run_in_threads(lambda ps: ps / 1e6, [start_ps], 1,
-                                meanwhile=lambda: made.update(columns()))
-    return {**made, "start_us": start_us}
 
 
 def _host_codes(decoded: list) -> np.ndarray:
