@@ -69,6 +69,8 @@ def test_lines_repeated_or_as_a_comma_list_are_tp_load_lines(events, capsys):
                           f"{lo}:", "--lines", "/device:GPU:0/*")
     assert code == 0, err
     assert '"events":' in out
+    code, out, err = _run(capsys, "table", "events", GPU, "--no-progress", "--window=-5:")
+    assert code == 0 and len(pd.read_csv(io.StringIO(out))) == len(events), err  # all after -5
 
 
 @pytest.mark.parametrize("opts, said", [

@@ -18,10 +18,11 @@
 (local paths and URLs; ``--storage-option KEY=VALUE`` for their file systems), ``--json``
 prints one JSON document for scripts and agents (an error past the options too:
 ``{"error": ..., "exit_code": ...}``), progress goes to stderr (``--progress``,
-``--no-progress``; by default when stderr is a terminal).  Exit codes: 0 done, 1 a check
-failed, 2 unusable input (a bad path, URL, file, option or query: one clear line on
-stderr), 3 an internal error (a bug: one line, and the traceback with ``--debug``), 130
-interrupted.
+``--no-progress``; by default when stderr is a terminal); those that load one profile open a
+part of each host with ``--window START_US:END_US`` and ``--lines PATTERN`` (``part_options``).
+Exit codes: 0 done, 1 a check failed, 2 unusable input (a bad path, URL, file, option or
+query: one clear line on stderr), 3 an internal error (a bug: one line, and the traceback
+with ``--debug``), 130 interrupted.
 
 Each command is a module of this package (``<name>_cmd``, a ``-`` in the name as ``_``) with
 ``add_parser(subparsers)`` and ``run(args) -> int``; ``COMMANDS`` lists them in the order

@@ -2,7 +2,8 @@
 ``tp.load(window=..., lines=...)`` opens it (a host bigger than memory).
 
 * ``--window 2000000:2500000``: the events overlapping that time, in µs on the profile's
-  axis (``prof.events.start_us``); either end may be left out (``:2500000``, ``2000000:``).
+  axis (``prof.events.start_us``); either end may be left out (``:2500000``, ``2000000:``);
+  a negative start after ``=`` (``--window=-5:100``), as argparse reads it.
 * ``--lines PATTERN``: a line name or glob, matched against a line's name, its display name
   or ``"<plane>/<line>"``; repeatable, or a comma list (``[,]`` matches a comma itself).
 
@@ -48,8 +49,9 @@ def add_part_options(p: argparse.ArgumentParser) -> None:
     """Add ``--window`` and ``--lines`` to the command parser ``p``."""
     p.add_argument("--window", type=parse_window, default=None, metavar="START_US:END_US",
                    help="only the events overlapping this time, in µs on the profile's axis "
-                        "(prof.events.start_us; either end may be left out): a part of a "
-                        "host bigger than memory (tp.load's window=)")
+                        "(prof.events.start_us; either end may be left out; a negative start: "
+                        "--window=-5:100): a part of a host bigger than memory (tp.load's "
+                        "window=)")
     p.add_argument("--lines", type=_line_patterns, action="append", default=None,
                    metavar="PATTERN",
                    help="only the events of these lines: a name or glob of a line, its "
