@@ -234,11 +234,13 @@ export async function renderNotebookExport(doc: Document = document): Promise<nu
 }
 
 /** The state to render a saved widget from: its loader's offline copy when the page has one
- * (made for pages without a kernel: every tab built, a trace viewer's copy), else the saved
- * widget state (the live widget's, which may lack what its page would have asked for). */
+ * whole (made for pages without a kernel: every tab built, a trace viewer's copy), else the
+ * saved widget state (the live widget's, which may lack what its page would have asked for):
+ * so a copy naming a part whose carrier was cleared still draws, from the saved state. */
 async function exportState(entry: SavedModel, modelId: string): Promise<Record<string, unknown>> {
   const packed = dataOf("tfprof-payload", null, modelId);
-  if (packed) return await withParts(await unpack(packed));
+  const copy = packed ? await withParts(await unpack(packed)).catch(() => null) : null;
+  if (copy) return copy;
   const state: Record<string, unknown> = structuredClone(entry.state);
   const buffers = entry.buffers ?? [];
   putBuffers(state, buffers.map((b) => b.path), buffers.map((b) => {

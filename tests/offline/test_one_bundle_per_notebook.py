@@ -1,14 +1,19 @@
 """A notebook stores each view bundle once, however many views it shows: once in its widget
 state (the kernel's shared model of the bundle, which each view's small ``_esm`` loads) and
 once among its offline copies (the latest loader output of the bundle carries it, the others
-name it).  Executed by a real kernel (nbclient), exported by nbconvert, opened in Chromium."""
+name it).  So too each piece of the offline copies' data (a large trait packed alone, a trace
+viewer's event details): the trace viewer and the dashboard's trace tab, the overview and the
+dashboard's overview tab name the same pieces, carried once.  Executed by a real kernel
+(nbclient), exported by nbconvert, opened in Chromium."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import nbformat
@@ -18,6 +23,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from tfprof_nb.offline.bundles import bundle_text, digest
 from tfprof_nb.offline.loader import esm_b64
+from tfprof_nb.offline.payload import PART_KEY
 
 from ..reporting.offline_page import OfflinePage
 from ..widgets.harness import painted
@@ -32,6 +38,9 @@ ROOTS = [".tfprof-overview", ".tfprof-timeline", ".tfprof-dashboard", ".tfprof-o
          ".tfprof-memory"]
 ESM = re.compile(r'<script type="application/octet-stream" class="tfprof-esm"[^>]*'
                  r'data-digest="(\w+)">([^<]*)</script>')
+PIECE = re.compile(r'<script type="application/octet-stream" class="(tfprof-part|tfprof-details)"'
+                   r'[^>]*data-digest="(\w+)">([^<]*)</script>')
+PAYLOAD = re.compile(r'class="tfprof-payload"[^>]*>([A-Za-z0-9+/=]+)</script>')
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +191,87 @@ def test_the_executed_notebook_reopened_in_jupyterlab_shows_every_view(executed,
                              ".length") == 0
         browser.close()
     assert external == []
+
+
+def _loader_pieces(nb: dict) -> list[dict]:
+    """Per view's loader output, in order: its data pieces ({digest: text}, "" where it names
+    a piece only) and its traits held in parts ({trait: digest})."""
+    found = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            html = "".join(out.get("data", {}).get("text/html", ""))
+            payload = PAYLOAD.search(html)
+            if not payload:
+                continue
+            blob = zlib.decompress(base64.b64decode(payload.group(1)))
+            state = json.loads(blob[4:4 + int.from_bytes(blob[:4], "little")])["data"]["state"]
+            found.append({"pieces": {name: text for _, name, text in PIECE.findall(html)},
+                          "details": [n for c, n, _ in PIECE.findall(html)
+                                      if c == "tfprof-details"],
+                          "parts": {k: v[PART_KEY] for k, v in state.items()
+                                    if isinstance(v, dict) and PART_KEY in v}})
+    return found
+
+
+def test_each_piece_of_data_is_stored_once(executed):
+    """Every piece of the copies' data carried by one output, the latest that uses it; the
+    trace viewer's copy is the dashboard's trace tab's, the overview's its overview tab's."""
+    text = executed.read_text()
+    overview, trace, dashboard, opstats, memory = _loader_pieces(json.loads(text))
+    views = [overview, trace, dashboard, opstats, memory]
+    carried = [name for v in views for name, body in v["pieces"].items() if body]
+    assert len(carried) == len(set(carried)) > 5
+    assert {n for v in views for n in v["pieces"]} == set(carried)  # none named only
+    for v in views:
+        for name, body in v["pieces"].items():
+            if body:  # the latest view naming it carries it
+                assert not any(name in later["pieces"] for later in views[views.index(v) + 1:])
+                assert text.count(body[:2000]) == 1
+    assert {"tile", "meta"} <= trace["parts"].keys()  # (every event: no detail range)
+    assert trace["parts"] == {k: dashboard["parts"][f"timeline__{k}"] for k in trace["parts"]}
+    assert trace["details"] == dashboard["details"] and len(trace["details"]) == 1
+    assert not any(trace["pieces"][n] for n in trace["parts"].values())
+    assert overview["parts"]["step_figure"] == dashboard["parts"]["overview__step_figure"]
+    assert overview["pieces"][overview["parts"]["step_figure"]] == ""
+
+
+def _cleared_dashboard(executed: Path, tmp_path: Path, state: bool) -> Path:
+    """The notebook's HTML export with the dashboard's outputs cleared (the carrier of the
+    trace viewer's and the overview's data), with or without its widget state."""
+    nb = json.loads(executed.read_text())
+    if not state:
+        del nb["metadata"]["widgets"]
+    assert "".join(nb["cells"][3]["source"]) == "prof.show()"
+    nb["cells"][3]["outputs"] = []
+    return _html(nb, tmp_path / "x.ipynb")
+
+
+def test_a_cleared_data_carrier_leaves_a_sentence_in_the_views_naming_it(executed, tmp_path):
+    """Without widget state: the two views whose data the dashboard carried say so in their
+    place (as text); the views carrying their own data still draw."""
+    with OfflinePage(_cleared_dashboard(executed, tmp_path, False),
+                     wait_for=".tfprof-opstats") as page:
+        page.page.wait_for_function("() => document.querySelectorAll('.tfprof-offline-error')"
+                                    ".length === 2", timeout=60000)
+        errors = page.js("() => Array.from(document.querySelectorAll('.tfprof-offline-error'))"
+                         ".map(e => [e.textContent, e.children.length])")
+        assert all("this view's data was kept with another tfprof_nb output" in e
+                   and "(cleared or deleted): run the cell again" in e and n == 0
+                   for e, n in errors)
+        page.page.wait_for_selector(".tfprof-memory .js-plotly-plot .main-svg", timeout=60000)
+        drawn = page.js("roots => roots.map(r => document.querySelectorAll(r).length)", ROOTS)
+        assert drawn == [0, 0, 0, 1, 1]
+
+
+def test_with_widget_state_a_cleared_data_carrier_draws_from_the_state(executed, tmp_path):
+    """With the widget state kept, the views whose copies name the cleared data draw from
+    their saved widget state: all four left, without an error."""
+    with OfflinePage(_cleared_dashboard(executed, tmp_path, True),
+                     wait_for=".tfprof-overview") as page:
+        for root in (".tfprof-timeline canvas", ".tfprof-opstats",
+                     ".tfprof-memory .js-plotly-plot .main-svg"):
+            page.page.wait_for_selector(root, timeout=60000)
+        assert painted(page.page) > 2000
+        drawn = page.js("roots => roots.map(r => document.querySelectorAll(r).length)", ROOTS)
+        assert drawn == [1, 1, 0, 1, 1]
+        assert page.js("() => document.querySelectorAll('.tfprof-offline-error').length") == 0

@@ -90,16 +90,15 @@ def offline_box(placeholder: str, model_id: str | None = None, payload=None,
     return "".join(parts) + "</div>"
 
 
-def _too_big(widget, limit: float, split: bool = False):
+def _too_big(widget, limit: float, split: bool = False, timeline_budget: float | None = None):
     """(note, None) when ``limit`` (packed bytes) keeps the data out, else (None, payload),
-    split in parts (with a trace viewer's copy in its share of ``limit``) for loaders."""
+    split in parts for loaders (a trace viewer's copy in ``timeline_budget``, when given)."""
     name = html.escape(type(widget).__name__)
     if limit <= 0:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: no offline copy '
                 '(TFPROF_NB_MAX_FALLBACK_MB is not positive); write a report with '
                 'prof.to_html(path).</p>'), None
-    payload = widget_payload(widget, budget=limit, split=split,
-                             timeline_budget=timeline_limit(limit) if split else None)
+    payload = widget_payload(widget, budget=limit, split=split, timeline_budget=timeline_budget)
     if payload.packed_bytes > limit:
         return (f'<p class="tfprof-offline-note">tfprof_nb {name}: the data of this view '
                 f'({payload.packed_bytes / 2**20:.0f} MB packed) is too large to keep in the '
@@ -160,8 +159,11 @@ class _Piece:
 
 def _loader_pieces(widget, limit: float | None = None):
     """(model id, packed state, pieces) of the loader output of ``widget``, or the note
-    (with the host) saying why it has no offline copy."""
-    note, payload = _too_big(widget, fallback_limit() if limit is None else limit, split=True)
+    (with the host) saying why it has no offline copy.  A notebook's (no ``limit``) keeps a
+    trace viewer's copy to its share of the notebook's limit; a given ``limit`` (a report
+    notebook's) is the whole view's."""
+    share = timeline_limit(fallback_limit()) if limit is None else None
+    note, payload = _too_big(widget, fallback_limit() if limit is None else limit, True, share)
     if note:
         return note + loader_html()
     source = widget._module_source
