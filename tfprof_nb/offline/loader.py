@@ -10,6 +10,7 @@ export stores (``jupyter nbconvert --execute`` keeps it and picks the widget vie
 the widget output of a trusted notebook reopened in JupyterLab or Notebook 7 whose kernel no
 longer holds the widget ("model not found").
 A bundle asked for alone (``_repr_mimebundle_``) carries a self-contained fallback instead.
+Profile strings only ever reach the page as data, never as markup.
 
 A notebook stores each piece of data once, whatever the number of views showing it: a loader
 output's pieces (the view's ES module, each large trait of its state packed alone, its event
@@ -17,9 +18,9 @@ details) are named by their digests, and only the latest loader output using a p
 it; the others name it (:func:`display_loader`), and the host finds it anywhere on the page
 (``js/src/shared_module.ts``).  The rule when a carrier is gone (its output cleared or its
 cell deleted): each view naming a piece no output carries shows a sentence saying so in its
-place, and the views with their pieces still draw; running a cell again makes its outputs the
-carriers of their pieces.
-Profile strings only ever reach the page as data, never as markup.
+place (in an export keeping the widget state, it draws from that state instead), and the views
+with their pieces still draw; running a cell again makes its outputs the carriers of their
+pieces.
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ from __future__ import annotations
 import base64
 import html
 import re
-from functools import lru_cache
-
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .bundles import bundle, bundle_text, deflated, digest
 from .limits import fallback_limit, timeline_limit
