@@ -122,8 +122,8 @@ class _LocalBatch:
     def _run_pair(self, pair) -> None:
         """Run one (step, host) pair and hand its partial (or its error) to the queue."""
         step, host = pair
-        if self.yielding and not self.queue.critical(pair) and self.queue.critical_open():
-            yield_to_critical_path()  # (a step started once the path is done need not)
+        if self.yielding and not self.queue.critical(pair):
+            yield_to_critical_path()
         self.running[pair] = True
         try:
             partials = self.hosts._partials

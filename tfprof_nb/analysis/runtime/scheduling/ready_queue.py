@@ -35,9 +35,8 @@ class ReadyQueue:
     threads take every core (a step on the critical path that splits its work is not slowed
     by one that could wait).  With ``fill`` (one host, its steps off the critical path run at
     a lower priority) the pairs off the critical path are counted apart: they start whatever
-    the critical path takes, at most ``cores`` - 1 of them at once (``cores`` once the
-    critical path is done) and never more than FILL_MAX_STEPS (each holds its own working
-    memory), and never hold it up."""
+    the critical path takes, at most ``cores`` - 1 of them at once and never more than
+    FILL_MAX_STEPS (each holds its own working memory), and never hold it up."""
 
     def __init__(self, todo: list, partials: dict, lock: threading.Lock,
                  cores: int | None = None, fill: bool = False):
@@ -45,7 +44,6 @@ class ReadyQueue:
         self._running = 0
         self._fill, self._filling = fill, 0
         self._fill_max = max(1, min((cores or 1) - 1, FILL_MAX_STEPS))
-        self._fill_after = max(1, min(cores or 1, FILL_MAX_STEPS))  # once the path is done
         steps = {s for s, _ in todo}
         level = {s: chain_cost(s, steps) for s in steps}
         self._pending = sorted(todo, key=lambda p: -level[p[0]])  # stable
@@ -79,7 +77,6 @@ class ReadyQueue:
         """The first pending pair that may start now, taken and counted as running (None:
         none may); pending pairs whose need failed are failed on the way."""
         busy = self._cores_taken()
-        fill_max = self._fill_max if self.critical_open() else self._fill_after
         i = 0
         while i < len(self._pending):
             pair = self._pending[i]
@@ -89,7 +86,7 @@ class ReadyQueue:
                 busy, i = self._cores_taken(), 0
                 continue
             filler = self._filler(pair)
-            if state == "waiting" or (self._filling >= fill_max if filler else busy):
+            if state == "waiting" or (self._filling >= self._fill_max if filler else busy):
                 i += 1
                 continue
             del self._pending[i]
@@ -111,13 +108,6 @@ class ReadyQueue:
         """Whether ``pair`` is on the batch's critical path: the chain of host steps from the
         pair that heads the costliest one, each followed by its costliest dependent."""
         return pair in self._critical
-
-    def critical_open(self) -> bool:
-        """Whether a pair of the critical path is still pending or running (once none is,
-        the steps off it take every core, up to FILL_MAX_STEPS at once, and need not
-        yield: nothing is left for them to hold up)."""
-        with self._cond:
-            return not self._critical <= self._done
 
     def _filler(self, pair) -> bool:
         """Whether ``pair`` is counted apart, as a step off the critical path (``fill``)."""
