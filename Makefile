@@ -51,9 +51,15 @@ wheels: $(BUNDLE) $(VENV)/.wheel-tools-installed
 demo: $(VENV)/.demo-installed $(BUNDLE)
 	$(PY) -m tfprof_nb.demo --out demo_out
 
+# The tests a busy machine can break (a Ctrl-C landing as a run ends, a slow load's progress
+# output in JupyterLab) run a second time beside a CPU-bound job on every core.
+LOAD_TESTS := tests/test_interrupt_scope.py tests/analysis/test_interrupt.py \
+	tests/widgets/test_jupyterlab.py::test_views_in_jupyterlab
+
 test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	cd js && npx tsc --noEmit && npx vitest run
 	$(PY) -m pytest
+	$(PY) -m tools.under_cpu_load -- $(PY) -m pytest -q -p no:cacheprovider $(LOAD_TESTS)
 
 bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	$(PY) benchmarks/bench_load.py
