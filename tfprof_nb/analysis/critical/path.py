@@ -43,11 +43,15 @@ def _windows(steps: pd.DataFrame, shift_ps: int) -> tuple[np.ndarray, np.ndarray
 
 def host_critical_path(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None,
                        launch_links: pd.DataFrame | None = None,
-                       flow_links: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One host's segments (``event_id``/``waited_on_id``: host rows)."""
+                       flow_links: pd.DataFrame | None = None,
+                       replay_graph=None) -> pd.DataFrame:
+    """One host's segments (``event_id``/``waited_on_id``: host rows); ``replay_graph``: the
+    host's :class:`.replay_graph.ReplayGraph`, whose dependency graph it walks (built here
+    when it is not given)."""
     if steps is None or steps.empty or not len(hd):
         return empty_critical_path()
-    g = dependency_graph(hd, launch_links, flow_links)
+    g = replay_graph.graph if replay_graph is not None else \
+        dependency_graph(hd, launch_links, flow_links)
     if not len(g):
         return empty_critical_path()
     walker = Walker(g)
@@ -99,5 +103,5 @@ def combine_critical_path(parts: dict, event_offsets: dict) -> pd.DataFrame:
 
 
 ANALYSES = (Analysis("critical_path", host=host_critical_path, combine=combine_critical_path,
-                     host_needs=("steps", "launch_links", "flow_links"),
-                     needs=("event_offsets",), host_cost=1.0),)
+                     host_needs=("steps", "replay_graph"), needs=("event_offsets",),
+                     host_cost=25.0),)

@@ -46,4 +46,4 @@ def host_replay_graph(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | Non
 
 
 ANALYSES = (Analysis("replay_graph", host=host_replay_graph, combine=parts_dict,
-                     host_needs=("steps", "launch_links", "flow_links"), host_cost=1.0),)
+                     host_needs=("steps", "launch_links", "flow_links"), host_cost=30.0),)
