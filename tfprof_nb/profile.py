@@ -97,8 +97,9 @@ class Profile(ProfileOutputs, DeprecatedPeaks):
 
     def overview(self):
         """The overview page: step time, input-bound verdict, precision, top ops, run
-        environment, recommendations, and reasons for what is missing."""
-        return self.result("overview")
+        environment, recommendations, what bounds the steps, and reasons for what is missing."""
+        from .analysis.findings.overview import with_bound_by
+        return with_bound_by(self.result("overview"), self._results)
 
     def recommendations(self) -> list:
         """Findings with evidence and a suggested fix (see analysis.findings.recommendations)."""

@@ -199,6 +199,22 @@ def test_the_overview_says_what_bounds_the_steps_from_the_summary():
     assert prof.overview().bound_by == sentence and sentence in repr(prof.overview())
 
 
+def test_the_overview_of_a_big_profile_does_not_wait_for_the_critical_path(monkeypatch):
+    """Over OVERVIEW_PATH_MAX_EVENTS events (here lowered to this capture's size less one)
+    the overview leaves the sentence out and says how to ask for it, without computing any
+    critical path; once the summary is computed, the overview says it."""
+    from tfprof_nb.analysis.findings import overview
+
+    prof = tp.load(DATA / "jax_h200_counters" / "vm.xplane.pb")
+    events = int(prof.result("planes").events.sum())
+    monkeypatch.setattr(overview, "OVERVIEW_PATH_MAX_EVENTS", events - 1)
+    ov = prof.overview()
+    assert ov.bound_by == "" and not prof._results.ready("critical_path")
+    assert any("prof.critical_path_summary computes it" in r for r in ov.reasons)
+    sentence = prof.critical_path_summary.attrs["sentence"]
+    assert prof.overview().bound_by == sentence
+
+
 def test_a_command_buffers_launch_leads_to_its_kernels_on_the_path():
     """On a capture whose steps run as one CUDA graph, a step's path goes from the graph's
     launch straight to a kernel of that launch (its correlation id)."""

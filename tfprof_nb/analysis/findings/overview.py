@@ -3,7 +3,7 @@ and for TPUs the device figures (duty cycle, idle time, utilisations)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -151,8 +151,7 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
              duty_cycle: pd.DataFrame | None = None, tpu=None, xla=None,
              roofline: pd.DataFrame | None = None, host_ops: tuple | None = None,
              precision: dict | None = None, input_wait: dict | None = None,
-             measures: pd.DataFrame | None = None,
-             critical_path_summary: pd.DataFrame | None = None) -> Overview:
+             measures: pd.DataFrame | None = None) -> Overview:
     """The overview page from a profile's tables (``memory``: the memory tables by name;
     ``duty_cycle``: the devices' duty cycle; ``tpu``, ``xla``, ``roofline``, ``host_ops``: for
     the TPU figures; ``precision``, ``input_wait``: the shares its cards quote,
@@ -175,11 +174,26 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     verdict = input_verdict(measures, xprof) if len(measures) else {}
     return Overview(step_time, breakdown, xprof, dict(precision or {}), top_device, top_host,
                     env, list(recommendations), reasons, duty, device, dict(input_wait or {}),
-                    verdict, measures, _bound_by(critical_path_summary))
+                    verdict, measures)
 
 
-def _bound_by(summary: pd.DataFrame | None) -> str:
-    return "" if summary is None else str(summary.attrs.get("sentence", ""))
+# Over this many events the overview does not wait for the critical path (its walk and graph
+# take about 4 us of CPU an event: minutes on a 1 GB host, for one sentence)
+OVERVIEW_PATH_MAX_EVENTS = 5_000_000
+
+
+def with_bound_by(ov: Overview, results) -> Overview:
+    """``ov`` with what bounds the steps (prof.critical_path_summary's sentence), computed
+    for it unless the profile holds over OVERVIEW_PATH_MAX_EVENTS events and the critical
+    path is not computed yet; then a reason says how to ask for it."""
+    events = int(results["planes"].events.sum())
+    if events > OVERVIEW_PATH_MAX_EVENTS and not results.ready("critical_path_summary"):
+        note = (f"what bounds the steps (their critical path) is left out of this overview of "
+                f"{events / 1e6:.1f} M events, where it takes minutes: "
+                "prof.critical_path_summary computes it")
+        return replace(ov, bound_by="", reasons=ov.reasons + [note])
+    sentence = results["critical_path_summary"].attrs.get("sentence", "")
+    return replace(ov, bound_by=str(sentence))
 
 
 ANALYSES = (
@@ -187,6 +201,5 @@ ANALYSES = (
     Analysis("overview", combine=overview,
              needs=("steps", "op_stats_without_idle", "memory", "environment",
                     "recommendations", "duty_cycle", "tpu", "xla", "roofline",
-                    "host_ops", "precision", "input_wait", "measures",
-                    "critical_path_summary")),
+                    "host_ops", "precision", "input_wait", "measures")),
 )

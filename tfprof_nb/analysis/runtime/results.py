@@ -53,6 +53,10 @@ class Results:
                     self._values[name] = unit.combine(parts, **needs)
             return self._values[name]
 
+    def ready(self, name: str) -> bool:
+        """Whether result ``name`` is computed (or given) already."""
+        return name in self._values or name in self._inputs
+
     def _host_steps_left(self, name: str) -> bool:
         """Whether a host step ``name`` needs (directly or not) is still to run."""
         return any(registry.get(n).host is not None and not self.hosts.has_partials(n)
