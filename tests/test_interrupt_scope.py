@@ -164,6 +164,7 @@ def test_the_threads_a_kernel_starts_carry_its_token():
 # Python prints the KeyboardInterrupt raised there as "ignored"; after a run it is raised again.
 _FINALIZER = r"""
 import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a user's Python's, inherited or not)
 from tfprof_nb._interrupt import run_in_threads
 if sys.argv[1] == "after-a-run":
     run_in_threads(abs, [1], 1)

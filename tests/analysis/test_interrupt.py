@@ -80,6 +80,10 @@ say(stage="after", extra_threads=threads, cancel_was_set=cancel_was_set,
 # stopped by SIGINT; then a kernel called directly, B's result, and an uninterrupted run.
 _TWO_THREADS = r"""
 import json, os, signal, sys, threading, time
+# Python's own Ctrl-C handler, as a user's Python has: a child started by a process that
+# ignores SIGINT inherits it ignored and Python then installs none (the fresh-clone suite's
+# run once: the SIGINT did nothing, the load ended normally)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import tfprof_nb as tp
 from tfprof_nb.analysis.runtime.decoding import decode as decoding
 from tfprof_nb.analysis.runtime.scheduling import local_hosts as engine
