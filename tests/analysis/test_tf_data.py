@@ -30,8 +30,10 @@ def test_pipeline_summary_and_graph(cpu_file):
     slowest = td.graph[td.graph["rank"] == 0]
     root = slowest[slowest.name == "Root"].iloc[0]
     assert root.total_us == np.float64(p.max_latency_us)
-    # self times along the blocking path add up to the root call
-    crit = slowest[slowest.critical]
+    # self times along the blocking path on the call's own thread add up to the root call
+    # (a producer stage the call linked, MapAndBatch on its background thread in some
+    # captures, counts its whole run there: it may have started long before the call)
+    crit = slowest[slowest.critical & slowest.name.isin(["Root", "Prefetch"])]
     assert crit.self_us.sum() <= root.total_us + 1e-6
     assert slowest.bottleneck.sum() == 1
     assert slowest[slowest.bottleneck].iloc[0].critical
@@ -46,6 +48,10 @@ def test_suggestion_says_upstream_only_where_the_graph_draws_it(cpu_file):
     slowest = td.graph[(td.graph["rank"] == 0) & (td.graph.pipeline == b.pipeline)]
     drawn = slowest.iterator_id[slowest.bottleneck].iloc[0]
     feeders = slowest[slowest.parent_id == drawn]
+    if (slowest.name == "MapAndBatch").any():  # this call's element linked to its producer
+        assert "the graph does not show them" not in b.suggestion_text
+        assert b.iterator_name == "MapAndBatch" or "in the graph" in b.suggestion_text
+        return
     if len(feeders):  # a TensorFlow that links the producer: the graph shows the stage
         assert "in the graph" in b.suggestion_text
         return
