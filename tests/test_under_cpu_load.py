@@ -35,7 +35,8 @@ def test_the_command_runs_beside_busy_processes_and_keeps_its_status():
     assert run.returncode == 3, run.stderr
     assert "under_cpu_load: 2 busy processes" in run.stdout
     assert "done (status 3)" in run.stdout
-    assert "busy siblings: 2" in run.stdout, run.stdout  # (each spun, > 0.02 s of 1 s even on a loaded machine; a sleeper spends none)
+    # each spun (> 0.02 s of 1 s, even on a loaded machine; a sleeper spends none)
+    assert "busy siblings: 2" in run.stdout, run.stdout
     # the burners are gone with it: no process of ours still spinning
     left = subprocess.run(["pgrep", "-f", "tools.under_cpu_load"], capture_output=True,
                           text=True)

@@ -12,8 +12,8 @@ The run waits for the work: an end edge from the latest-ending work event that e
 (on another thread), kind ``context`` (the same relation as TF's producer -> consumer contexts,
 by step id); so does each enclosing event that outlives the run while the work still runs (a
 short, asynchronous ``FunctionRun`` inside ``KernelAndDeviceFunc::Run``, which waits for the
-function's last op): its time after the run is waiting, not its own work.  The work of tf.data's functions
-(and the runs) are ``input``.
+function's last op): its time after the run is waiting, not its own work.  The work of
+tf.data's functions (and the runs) are ``input``.
 
 An op the executor hands to another thread (an async kernel such as
 ``IteratorGetNextOp::DoCompute`` on tf.data's ``get_next`` thread) carries the run's step id
