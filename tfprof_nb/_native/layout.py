@@ -256,6 +256,15 @@ int64_t tfp_tl_rows_in(const double *start, const float *dur, const int64_t *seg
 void tfp_tl_rows(const int32_t *order, int64_t n, const int32_t *line, const int64_t *begin,
     const int64_t *dur, int32_t *row, int64_t *busy_end, int32_t *busy_row,
     int32_t *free_rows);
+/* critical.c */
+int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int64_t *parent,
+    const int32_t *res, const int8_t *cat, const uint8_t *dev, const int64_t *start_src,
+    const int8_t *start_kind, const int64_t *end_src, const int8_t *end_kind, int64_t n_res,
+    const int32_t *keys, const int64_t *lo, const int64_t *hi, const int64_t *codes,
+    int64_t n_win, const int64_t *t0, const int64_t *t1, void **handle);
+void tfp_cp_take(const void *handle, int32_t *win, int64_t *start, int64_t *end, int32_t *res,
+    int8_t *cat, int8_t *kind, int64_t *node, int64_t *waited);
+void tfp_cp_free(void *handle);
 """
 
 _CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "int8_t": ctypes.c_int8,
