@@ -70,7 +70,8 @@ static int seg_add(Segments *s, int32_t r, int64_t start, int64_t end, int64_t c
     return 0;
 }
 
-/* the index of resource r among the keys (every node's resource is one of them) */
+/* the index of resource r among the keys (-1: not one of them, which a graph's nodes never
+   are: then r holds no nodes) */
 static int64_t span_of(const Graph *g, int32_t r) {
     int64_t a = 0, b = g->n_res;
     while (a < b) {
@@ -78,12 +79,14 @@ static int64_t span_of(const Graph *g, int32_t r) {
         if (g->keys[m] < r) a = m + 1;
         else b = m;
     }
-    return a;
+    return a < g->n_res && g->keys[a] == r ? a : -1;
 }
 
 /* the last node of resource r (in order) that starts before t (-1) */
 static int64_t last_before(const Graph *g, int32_t r, int64_t t) {
-    int64_t k = span_of(g, r), lo = g->lo[k], a = lo, b = g->hi[k];
+    int64_t k = span_of(g, r);
+    if (k < 0) return -1;
+    int64_t lo = g->lo[k], a = lo, b = g->hi[k];
     while (a < b) {
         int64_t m = a + (b - a) / 2;
         if (g->begin[m] < t) a = m + 1;
@@ -105,7 +108,9 @@ static int64_t innermost(const Graph *g, int32_t r, int64_t t) {
 /* the end of the last lasting top-level event of r that started before t, at most t
    (NO_TIME: none) */
 static int64_t previous_end(const Graph *g, int32_t r, int64_t t) {
-    int64_t k = last_before(g, r, t), lo = g->lo[span_of(g, r)];
+    int64_t k = last_before(g, r, t);
+    if (k < 0) return NO_TIME;
+    int64_t lo = g->lo[span_of(g, r)];
     for (int i = 0; i < MAX_PREVIOUS; i++) {
         if (k < lo) return NO_TIME;
         if (g->parent[k] >= 0) k = g->parent[k];

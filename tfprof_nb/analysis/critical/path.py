@@ -19,10 +19,10 @@ import pandas as pd
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .graph import CATEGORIES, dependency_graph
-from .walk import Walker
+from .walk import SEGMENT_KINDS, walk_windows
 
 __all__ = ["ANALYSES", "CRITICAL_PATH_COLUMNS", "host_critical_path", "combine_critical_path",
-           "empty_critical_path"]
+           "empty_critical_path", "names_of", "window_order"]
 
 CRITICAL_PATH_COLUMNS = ["host", "step", "order", "start_us", "duration_us", "resource",
                          "category", "kind", "name", "event_id", "waited_on", "waited_on_id"]
@@ -54,38 +54,39 @@ def host_critical_path(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | No
         dependency_graph(hd, launch_links, flow_links)
     if not len(g):
         return empty_critical_path()
-    walker = Walker(g)
     begin, end = _windows(steps, shift_ps)
-    segments, step_of, order = [], [], []
-    for step, t0, t1 in zip(steps.index.tolist(), begin.tolist(), end.tolist()):
-        path = walker.walk(t0, t1)[::-1]
-        segments += path
-        step_of += [step] * len(path)
-        order += range(len(path))
-    cols = {key: [getattr(s, field) for s in segments] for key, field in (
-        ("start", "start"), ("end", "end"), ("resource", "resource"), ("category", "category"),
-        ("kind", "kind"), ("node", "node"), ("waited", "waited_on"))}
-    cols["step"], cols["order"] = step_of, order
-    return _table(hd, g, cols, shift_ps)
+    segs = walk_windows(g, begin, end)
+    return _table(hd, g, segs, steps.index.to_numpy(np.int64), shift_ps)
 
 
-def _table(hd: HostData, g, cols: dict, shift_ps: int) -> pd.DataFrame:
-    if not cols["step"]:
+def window_order(window: np.ndarray) -> np.ndarray:
+    """Each segment's place in its window (0 at the window's start): windows come in order."""
+    return np.arange(len(window)) - np.searchsorted(window, window)
+
+
+def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> pd.DataFrame:
+    if not len(segs["window"]):
         return empty_critical_path()
-    start, end = np.asarray(cols["start"], np.int64), np.asarray(cols["end"], np.int64)
-    node, waited = np.asarray(cols["node"], np.int64), np.asarray(cols["waited"], np.int64)
+    start, end = segs["start"], segs["end"]
+    node, waited = segs["node"], segs["waited_on"]
     row = np.where(node >= 0, g.rows[np.maximum(node, 0)], -1)
     wrow = np.where(waited >= 0, g.rows[np.maximum(waited, 0)], -1)
-    names = np.where(row >= 0, hd.name_of(np.maximum(row, 0)), "idle").astype(object)
-    wnames = np.where(wrow >= 0, hd.name_of(np.maximum(wrow, 0)), "").astype(object)
-    resource = pd.Series(cols["resource"]).map(g.resource_names).to_numpy(object)
     return pd.DataFrame({
-        "host": hd.name, "step": np.asarray(cols["step"], np.int64),
-        "order": np.asarray(cols["order"], np.int64), "start_us": (start + shift_ps) / 1e6,
-        "duration_us": (end - start) / 1e6, "resource": resource,
-        "category": np.asarray(CATEGORIES, object)[np.asarray(cols["category"], np.int64)],
-        "kind": np.asarray(cols["kind"], object), "name": names, "event_id": row,
-        "waited_on": wnames, "waited_on_id": wrow})
+        "host": hd.name, "step": step_ids[segs["window"]], "order": window_order(segs["window"]),
+        "start_us": (start + shift_ps) / 1e6, "duration_us": (end - start) / 1e6,
+        "resource": pd.Series(segs["resource"]).map(g.resource_names).to_numpy(object),
+        "category": np.asarray(CATEGORIES, object)[segs["category"].astype(np.int64)],
+        "kind": np.asarray(SEGMENT_KINDS, object)[segs["kind"].astype(np.int64)],
+        "name": names_of(hd.names, hd.name_code, row, "idle"), "event_id": row,
+        "waited_on": names_of(hd.names, hd.name_code, wrow, ""), "waited_on_id": wrow})
+
+
+def names_of(table: np.ndarray, code: np.ndarray, rows: np.ndarray, none: str) -> np.ndarray:
+    """Object array: the name (``table[code[row]]``) of each row, ``none`` where it is -1."""
+    out = np.full(len(rows), none, object)
+    ok = rows >= 0
+    out[ok] = table[code[rows[ok]]]
+    return out
 
 
 def combine_critical_path(parts: dict, event_offsets: dict) -> pd.DataFrame:

@@ -1,8 +1,9 @@
 """``replay_graph``: each host's dependency graph as a partial, for ``prof.what_if``.
 
-One :class:`ReplayGraph` per host: the :class:`.graph.DepGraph`, each node's name, the host's
-time shift and its steps' windows (ps on the host's own axis), so replays run without the
-host's data.
+One :class:`ReplayGraph` per host: the :class:`.graph.DepGraph`, each node's name (its code
+into the host's table of distinct names: names are resolved only for the nodes asked about),
+the host's time shift and its steps' windows (ps on the host's own axis), so replays run
+without the host's data.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pandas as pd
 
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis, parts_dict
-from .path import _windows
+from .path import _windows, names_of
 from .graph import DepGraph, dependency_graph
 
 __all__ = ["ANALYSES", "ReplayGraph", "host_replay_graph"]
@@ -23,12 +24,21 @@ __all__ = ["ANALYSES", "ReplayGraph", "host_replay_graph"]
 @dataclass
 class ReplayGraph:
     graph: DepGraph
-    names: np.ndarray  # object: each node's event name
+    name_codes: np.ndarray  # each node's event name: its code into name_table
+    name_table: np.ndarray  # object: the host's distinct event names
     event_rows: np.ndarray  # int64: each node's row of the host (prof.events: + offset)
     shift_ps: int
     steps: np.ndarray  # int64 step ids
     t0: np.ndarray  # int64 ps, each step's start on the host's axis
     t1: np.ndarray  # int64 ps, each step's end
+
+    def name_of(self, nodes: np.ndarray, none: str = "") -> np.ndarray:
+        """Object array: the event name of each node, ``none`` where it is -1."""
+        return names_of(self.name_table, self.name_codes, np.asarray(nodes, np.int64), none)
+
+    def nodes_named(self, name: str) -> np.ndarray:
+        """The nodes whose event is named ``name``, in order."""
+        return np.flatnonzero(np.isin(self.name_codes, np.flatnonzero(self.name_table == name)))
 
 
 def host_replay_graph(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = None,
@@ -40,8 +50,7 @@ def host_replay_graph(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | Non
     if not len(g):
         return None
     t0, t1 = _windows(steps, shift_ps)
-    names = hd.name_of(g.rows).astype(object) if len(g) else np.zeros(0, object)
-    return ReplayGraph(g, names, g.rows.astype(np.int64), int(shift_ps),
+    return ReplayGraph(g, hd.name_code[g.rows], hd.names, g.rows.astype(np.int64), int(shift_ps),
                        np.asarray(steps.index, np.int64), t0, t1)
 
 

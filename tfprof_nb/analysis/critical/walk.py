@@ -20,37 +20,55 @@ activity ends there (a device before a host thread), and repeats until the step'
 5. a resource with nothing running before the cursor is ``idle`` back to its last event.
 
 Segments are cut to the step's window, so they cover it end to end without overlap; they may
-lie on events of the previous step (asynchronous dispatch).  Scalars are read from compact
-``array.array`` copies of the graph's columns (8 bytes an event, fast to index; one walk step
-is a few reads and a bisect).
+lie on events of the previous step (asynchronous dispatch).  :func:`walk_windows` walks many
+windows at once in C (``tfp_cp_walk``, ``_native/critical.c``: no Python per segment; at most
+1,000,000 steps a window, 256 levels of nesting, 4096 events back to a lasting one);
+:class:`Walker` answers single questions (the resource and the event a time belongs to) from
+compact ``array.array`` copies of the graph's columns.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..._native.kernels.critical_kernel import critical_walk
 from .graph import (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC,
                     DepGraph)
 
-__all__ = ["Walker", "Segment"]
+__all__ = ["Walker", "walk_windows", "resource_spans", "SEGMENT_KINDS"]
 
-EVENT, WAIT, IDLE_KIND = "event", "wait", "idle"
-_MAX_SEGMENTS = 1_000_000
+SEGMENT_KINDS = ("event", "wait", "idle")  # a segment's kind code -> its name
+_CODES = (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC)
 
 
-@dataclass(slots=True)
-class Segment:
-    resource: int
-    start: int  # ps
-    end: int  # ps
-    category: int
-    kind: str  # EVENT, WAIT, IDLE_KIND
-    node: int  # the event (-1: none)
-    waited_on: int  # the node waited for (-1: none)
+def resource_spans(resource: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(resource keys ascending, first node, end node) of each resource's run of nodes: the
+    first node of each key and the next key's first (as ``np.unique``), read from the runs
+    when they come in ascending key order (a graph's always do)."""
+    n = len(resource)
+    cut = np.flatnonzero(resource[1:] != resource[:-1]) + 1 if n else np.zeros(0, np.int64)
+    lo = np.concatenate(([0], cut)).astype(np.int64) if n else np.zeros(0, np.int64)
+    keys = resource[lo]
+    if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
+        keys, lo = np.unique(resource, return_index=True)
+        lo = lo.astype(np.int64)
+    return keys, lo, np.append(lo[1:], n).astype(np.int64)
+
+
+def walk_windows(g: DepGraph, t0, t1) -> dict:
+    """The segments of windows ``[t0[w], t1[w])`` of ``g``: {window, start, end (ps),
+    resource, category, kind (code into :data:`SEGMENT_KINDS`), node, waited_on (-1: none)}
+    arrays, each window's segments in time order (its start first), windows in order."""
+    nodes = {k: getattr(g, k) for k in ("begin", "end", "parent", "resource", "category",
+                                        "is_device", "start_src", "start_kind", "end_src",
+                                        "end_kind")}
+    if len(nodes["is_device"]) != len(g):  # (a graph built without it: no device)
+        nodes["is_device"] = np.zeros(len(g), bool)
+    return critical_walk(nodes, resource_spans(np.asarray(g.resource)), np.asarray(_CODES),
+                         np.asarray(t0, np.int64), np.asarray(t1, np.int64))
 
 
 def _compact(values: np.ndarray, code: str = "q") -> array:
@@ -119,90 +137,3 @@ class Walker:
             if best_key is None or key > best_key:
                 best, best_key = r, key
         return best
-
-    def walk(self, t0: int, t1: int) -> list[Segment]:
-        """The segments of window ``[t0, t1)``, latest first."""
-        out: list[Segment] = []
-        if not self.span or t1 <= t0:
-            return out
-        r, t = self.start_resource(t1), t1
-        for _ in range(_MAX_SEGMENTS):
-            if t <= t0:
-                break
-            r, t = self._step(r, t, t0, out)
-        for s in out:
-            s.start = max(s.start, t0)
-        return [s for s in out if s.end > s.start]
-
-    def _step(self, r: int, t: int, t0: int, out: list) -> tuple[int, int]:
-        k = self.innermost(r, t)
-        if k < 0:
-            prev = self._previous_end(r, t)
-            start = t0 if prev is None else max(prev, t0)
-            out.append(Segment(r, start, t, IDLE, IDLE_KIND, -1, -1))
-            return r, start
-        src = self.end_src[k]
-        child = self._last_child(r, t, k)
-        if src >= 0 and self.begin[k] < self.end[src] <= t and \
-                (child < 0 or self.end[child] <= self.end[src]):
-            cat = HOST_WAIT if self.end_kind[k] == SYNC else \
-                INPUT if self.end_kind[k] == ELEMENT else self.cat[k]
-            out.append(Segment(r, self.end[src], t, cat, WAIT, k, src))
-            return self.res[src], self.end[src]
-        if child >= 0:
-            out.append(Segment(r, self.end[child], t, self.cat[k], EVENT, k, -1))
-            return r, self.end[child]
-        out.append(Segment(r, self.begin[k], t, self.cat[k], EVENT, k, -1))
-        return self._at_start(r, k, out)
-
-    def _last_child(self, r: int, t: int, k: int) -> int:
-        """The child of ``k`` that ended last before ``t`` (-1: none started)."""
-        j = self._last_before(r, t)
-        for _ in range(256):
-            if j < 0 or j == k:
-                return -1
-            if self.parent[j] == k:
-                return j if self.end[j] < t else -1
-            j = self.parent[j]
-        return -1
-
-    def _at_start(self, r: int, k: int, out: list) -> tuple[int, int]:
-        """Where the walk goes from the start of node ``k`` (see the module doc, 4)."""
-        b = self.begin[k]
-        if self.parent[k] >= 0:
-            return self._nested_start(r, k, out)
-        prev = self._previous_end(r, b)
-        src = self.start_src[k]
-        if src >= 0 and self.begin[src] <= b:
-            at = min(self.end[src], b)  # (a kernel may start before its launch returns)
-            if prev is None or at > prev:
-                kind = self.start_kind[k]
-                cat = KERNEL_LAUNCH if kind == LAUNCH else INPUT if kind == ELEMENT else \
-                    self.cat[src] if kind == STREAM_WAIT else IDLE
-                out.append(Segment(r, at, b, cat, WAIT, k, src))
-                return self.res[src], at
-        if prev is None:
-            return r, b  # (the next step finds nothing before: idle to the window's start)
-        out.append(Segment(r, prev, b, IDLE, IDLE_KIND, -1, -1))
-        return r, prev
-
-    def _nested_start(self, r: int, k: int, out: list) -> tuple[int, int]:
-        """At the start of nested ``k``: its parent waited for ``k``'s producer when that ended
-        after the parent's start and its previous child (a tf.data consumer's ``Iterator::``
-        event waiting for the element); else the walk continues in the parent."""
-        b, p, src = self.begin[k], self.parent[k], self.start_src[k]
-        if src < 0 or self.start_kind[k] == LAUNCH:
-            return r, b
-        j = self._last_before(r, b)
-        for _ in range(256):
-            if j < 0 or j == p or self.parent[j] == p:
-                break
-            j = self.parent[j]
-        floor = self.begin[p] if j < 0 or j == p else min(self.end[j], b)
-        at = self.end[src]
-        if not floor < at <= b:
-            return r, b
-        kind = self.start_kind[k]
-        cat = INPUT if kind == ELEMENT else HOST_WAIT if kind == SYNC else self.cat[p]
-        out.append(Segment(r, at, b, cat, WAIT, k, src))
-        return self.res[src], at

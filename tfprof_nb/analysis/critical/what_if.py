@@ -38,7 +38,8 @@ from .graph import CATEGORIES
 from .replay import replay
 from .replay_graph import ReplayGraph
 from .path_summary import critical_path_summary
-from .walk import Walker
+from .path import window_order
+from .walk import SEGMENT_KINDS, Walker, walk_windows
 
 __all__ = ["what_if", "node_self_ms", "WHAT_IF_COLUMNS"]
 
@@ -56,7 +57,9 @@ def _factors(rg: ReplayGraph, scale: dict, matched: dict) -> tuple[np.ndarray, f
     their measured time (ms) and their most expensive names."""
     g = rg.graph
     factor, idle = np.ones(len(g)), 1.0
-    codes, inverse = np.unique(rg.names.astype(str), return_inverse=True)
+    # each node's name as its place among the distinct name strings, in their sorted order
+    names, of_code = np.unique(np.asarray(rg.name_table).astype(str), return_inverse=True)
+    inverse = of_code.reshape(-1)[rg.name_codes] if len(g) else np.zeros(0, np.int64)
     dur = (g.end - g.begin).astype(float)
     for key, f in scale.items():
         if key == "idle":
@@ -65,13 +68,14 @@ def _factors(rg: ReplayGraph, scale: dict, matched: dict) -> tuple[np.ndarray, f
         elif key in CATEGORIES:
             mask = g.category == CATEGORIES.index(key)
         else:
-            hit = np.array([fnmatchcase(str(c), key) for c in codes], bool)
-            mask = hit[inverse.reshape(-1)] if len(codes) else np.zeros(0, bool)
+            hit = np.array([fnmatchcase(str(c), key) for c in names], bool)
+            mask = hit[inverse] if len(names) else np.zeros(len(g), bool)
         factor[mask] *= f
         m = matched.setdefault(key, {"nodes": 0, "ms": 0.0, "names": {}})
         m["nodes"] += int(mask.sum())
         m["ms"] += float(dur[mask].sum()) / 1e9
-        for name, ps in pd.Series(dur[mask]).groupby(rg.names[mask]).sum().items():
+        for code, ps in pd.Series(dur[mask]).groupby(inverse[mask]).sum().items():
+            name = str(names[code])
             m["names"][name] = m["names"].get(name, 0.0) + ps / 1e9
     return factor, idle
 
@@ -125,31 +129,31 @@ def _host(host: str, rg: ReplayGraph, scale: dict, matched: dict, offset: int):
     move = _Mover(Walker(rg.graph), rep)
     g2 = replace(rg.graph, begin=np.rint(rep.begin).astype(np.int64),
                  end=np.rint(rep.end).astype(np.int64))
-    new = Walker(g2)
-    rows, paths = [], []
+    rows, r0s, r1s = [], [], []
     for step, t0, t1 in zip(rg.steps.tolist(), rg.t0.tolist(), rg.t1.tolist()):
         r0, r1 = move.start(t0), move.end(t1)
         rows.append((host, step, (t1 - t0) / 1e9, (r1 - r0) / 1e9))
-        segments = new.walk(int(round(r0)), int(round(r1)))[::-1]
-        paths.append(_path(host, step, segments, rg, g2, offset))
-    return rows, paths, rep.unresolved
+        r0s.append(int(round(r0)))
+        r1s.append(int(round(r1)))
+    segs = walk_windows(g2, np.asarray(r0s, np.int64), np.asarray(r1s, np.int64))
+    return rows, [_path(host, segs, rg, g2, offset)], rep.unresolved
 
 
-def _path(host, step, segments, rg: ReplayGraph, g2, offset: int) -> pd.DataFrame:
-    node = np.asarray([s.node for s in segments], np.int64)
-    waited = np.asarray([s.waited_on for s in segments], np.int64)
-    start = np.asarray([s.start for s in segments], np.int64)
-    end = np.asarray([s.end for s in segments], np.int64)
+def _path(host, segs: dict, rg: ReplayGraph, g2, offset: int) -> pd.DataFrame:
+    """The segments of every step's replayed path (the columns of ``prof.critical_path``)."""
+    node, waited, start, end = segs["node"], segs["waited_on"], segs["start"], segs["end"]
     ok, wok = node >= 0, waited >= 0
+    keys, at = np.unique(segs["resource"], return_inverse=True)
+    resource = np.asarray([g2.resource_names.get(int(k), "") for k in keys], object)
     return pd.DataFrame({
-        "host": host, "step": step, "order": np.arange(len(segments)),
+        "host": host, "step": rg.steps[segs["window"]], "order": window_order(segs["window"]),
         "start_us": (start + rg.shift_ps) / 1e6, "duration_us": (end - start) / 1e6,
-        "resource": [g2.resource_names.get(s.resource, "") for s in segments],
-        "category": [CATEGORIES[s.category] for s in segments],
-        "kind": [s.kind for s in segments],
-        "name": np.where(ok, rg.names[np.maximum(node, 0)], "idle").astype(object),
+        "resource": resource[at.reshape(-1)] if len(keys) else np.zeros(0, object),
+        "category": np.asarray(CATEGORIES, object)[segs["category"].astype(np.int64)],
+        "kind": np.asarray(SEGMENT_KINDS, object)[segs["kind"].astype(np.int64)],
+        "name": rg.name_of(node, "idle"),
         "event_id": np.where(ok, rg.event_rows[np.maximum(node, 0)] + offset, -1),
-        "waited_on": np.where(wok, rg.names[np.maximum(waited, 0)], "").astype(object),
+        "waited_on": rg.name_of(waited, ""),
         "waited_on_id": np.where(wok, rg.event_rows[np.maximum(waited, 0)] + offset, -1)})
 
 
@@ -206,6 +210,6 @@ def node_self_ms(prof, name: str) -> np.ndarray:
         g, nested = rg.graph, rg.graph.parent >= 0
         inner = np.zeros(len(g))
         np.add.at(inner, g.parent[nested], (g.end - g.begin)[nested])
-        idx = np.flatnonzero(rg.names == name)
+        idx = rg.nodes_named(name)
         out.append(((g.end - g.begin)[idx] - inner[idx]) / 1e9)
     return np.concatenate(out) if out else np.zeros(0)
