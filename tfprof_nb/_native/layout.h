@@ -51,6 +51,7 @@ void tfp_space_events(void *h, int64_t threads, int32_t *line, void *meta, int64
 void tfp_space_finish(void *h, int32_t *tx_row, int32_t *tx_len, int64_t *ex,
     int64_t *name_counts, int64_t *line_counts, int64_t *ev_counts);
 void tfp_space_close(void *h);
+int64_t tfp_set_frame_counts(int64_t on);
 /* strings.c */
 int64_t tfp_intern_text(const uint8_t *buf, int64_t n_buf, int64_t n_text,
     const int32_t *tx_row, const int32_t *tx_len, const int8_t *st_kind, int64_t *st_value,

@@ -5,16 +5,19 @@
 
    1. tfp_space_open: every plane is swept (one thread) for its stat metadata, then its event
       metadata (their stats included), then its lines and plane stats.  Then tfp_space_frame:
-      the lines are framed side by side (``threads`` threads): their events are cut into
-      chunks of about ``chunk_bytes`` and counted, so every event's row is known (a selecting
-      walk reads every event's times there and counts only the events it keeps: the lines
-      chosen, a time window; the walk skips the others).  A chunk's stats are not
-      counted, only bounded (a stat field takes two bytes or more).  The stat table is in file
-      order: a plane's metadata stats, then its lines' event stats and its plane stats in field
-      order.  Small tables (planes, lines, metadata, space strings) and the stats of metadata
-      and planes ("staged" stats) are kept by the handle.
-   1b. tfp_space_count (only where the caller cannot reserve stat columns of the bound): every
-      chunk's stats counted side by side, so every stat's row is known before the walk.
+      the lines are framed side by side (``threads`` threads, largest first): their events
+      are cut into chunks of about ``chunk_bytes`` and counted, so every event's row is known
+      (a selecting walk reads every event's times there and counts only the events it keeps:
+      the lines chosen, a time window; the walk skips the others).  A line's stats are
+      counted as it is framed, unless it is larger than a thread's share of the lines (its
+      thread would frame alone): its chunks' stats are only bounded (a stat field takes two
+      bytes or more).  The stat table is in file order: a plane's metadata stats, then its
+      lines' event stats and its plane stats in field order.  Small tables (planes, lines,
+      metadata, space strings) and the stats of metadata and planes ("staged" stats) are kept
+      by the handle.
+   1b. tfp_space_count (only where the caller cannot reserve stat columns of the bound): the
+      stats of every chunk not counted while framing counted side by side, so every stat's
+      row is known before the walk.
    2. tfp_space_events (``threads`` threads): chunks are walked side by side straight into the
       caller's event columns (metadata rows and name codes resolved on the way).  A chunk's
       stats go straight into the caller's stat columns when its first stat row is known as it
@@ -185,6 +188,7 @@ static int build_map(Lookup *l, Tab *t, int64_t first, int64_t last) {
 typedef struct { /* a run of a line's event fields, walked by one thread */
     int64_t pos, end, plane, line, ev_first, n_ev;
     int64_t n_st, ub; /* its stats (known once counted or walked), at most ub */
+    int counted;      /* n_st counted while framing (ub is then n_st) */
     int64_t stage;    /* >= 0: the staging buffer its stats wait in for their first row */
     StatBuf st;
     Tab ex;
@@ -199,6 +203,7 @@ typedef struct { /* a run of stat rows in file order: a chunk's, a line's, or st
 
 typedef struct { /* a line whose events are framed (by one thread) into chunks */
     int64_t pos, end, plane, line;
+    int count; /* its events' stats are counted while framing */
     Chunk *chunks;
     int64_t n_chunks, cap_chunks, err, err_pos;
 } Job;
@@ -241,6 +246,7 @@ typedef struct {
     int64_t n_segs, cap_segs;
     Job *jobs;
     int64_t n_jobs, cap_jobs;
+    int64_t *job_order; /* the jobs framed largest first (NULL: in file order) */
     int64_t n_events, err, err_pos;
     /* stat rows: n_stats once known (counted, or after the walk), else at most st_bound */
     int64_t n_stats, st_bound;
@@ -472,10 +478,11 @@ static int64_t event(W *w, const EvOut *o, const Lookup *evmap, Tab *ex, int64_t
 /* ---- selection: an event's times, read before it is walked ----------------------------- */
 
 /* the offset and duration (ps) of the event [pos, end) as event() reads them (the last value
-   wins; num_occurrences clears the offset), its stats skipped: the event's end, or an error */
+   wins; num_occurrences clears the offset) and its stats (counted, not read): the event's end,
+   or an error */
 static int64_t event_times(const uint8_t *b, int64_t pos, int64_t end, int64_t *off,
-                           int64_t *dur) {
-    int64_t field;
+                           int64_t *dur, int64_t *n_st) {
+    int64_t field, stats = 0;
     int wt;
     uint64_t v;
     *off = *dur = 0;
@@ -488,10 +495,12 @@ static int64_t event_times(const uint8_t *b, int64_t pos, int64_t end, int64_t *
             if (field == 3) *dur = (int64_t)v;
             else *off = field == 2 ? (int64_t)v : 0;
         } else {
+            stats += wt == 2 && field == 4;
             pos = skip(b, pos, end, wt);
             if (pos < 0) return pos;
         }
     }
+    *n_st = stats;
     return pos;
 }
 
@@ -505,9 +514,35 @@ static inline int64_t event_end(int64_t off, int64_t dur) {
    error, 0 when none) */
 static inline int event_kept(const Space *s, int64_t line, int64_t pos, int64_t end,
                              int64_t *err) {
-    int64_t off, dur, p = event_times(s->b, pos, end, &off, &dur);
+    int64_t off, dur, n_st, p = event_times(s->b, pos, end, &off, &dur, &n_st);
     *err = p < 0 ? p : 0;
     return p >= 0 && off <= s->hi[line] && event_end(off, dur) >= s->lo[line];
+}
+
+/* the stat fields among an event's fields [pos, end), or an error (its field's start in
+   *fs) */
+static inline int64_t count_stats(const uint8_t *b, int64_t pos, int64_t end, int64_t *fs) {
+    int64_t n = 0, field, stop;
+    int wt;
+    while (pos < end) {
+        *fs = pos;
+        int key = b[pos];
+        if (key == 0x22) {
+            n++;
+            pos = length(b, pos + 1, end, &stop);
+            if (pos >= 0) pos = stop;
+        } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
+            pos = skip_varint(b, pos + 1, end);
+        } else {
+            pos = tag(b, pos, end, &field, &wt);
+            if (pos >= 0) {
+                n += wt == 2 && field == 4;
+                pos = skip(b, pos, end, wt);
+            }
+        }
+        if (pos < 0) return pos;
+    }
+    return n;
 }
 
 /* ---- phase 1: planes, metadata, line framing ------------------------------------------- */
@@ -547,7 +582,7 @@ static int64_t staged_stat(Space *s, W *w, int64_t pos, int64_t end, int okind, 
     return pos;
 }
 
-/* a line: its row in L, and a job to frame its events (phase 1b) */
+/* a line: its row in L, and a job to frame its events (tfp_space_frame) */
 static int64_t line(Space *s, W *w, int64_t pos, int64_t end, int64_t plane) {
     (void)w;
     int64_t row = tab_add(&s->L);
@@ -585,7 +620,26 @@ static Chunk *job_chunk(Job *j, int64_t pos) {
     c->stage = -1;
     c->plane = j->plane;
     c->line = j->line;
+    c->counted = j->count;
     c->ex.cols = EX_COLS;
+    return c;
+}
+
+/* The event field [fs, stop) (its message from ``body``) of job ``j`` framed into the job's
+   open chunk ``c`` (a new chunk from ``fs`` when NULL) with its ``n_st`` stats (counted, when
+   the job counts them; else bounded by its bytes: a stat field takes two bytes or more): the
+   chunk, or NULL when out of memory. */
+static inline Chunk *chunk_add(Job *j, Chunk *c, int64_t fs, int64_t body, int64_t stop,
+                               int64_t n_st) {
+    if (!c && !(c = job_chunk(j, fs))) return NULL;
+    c->n_ev++;
+    if (j->count) {
+        c->n_st += n_st;
+        c->ub += n_st;
+    } else {
+        c->ub += (stop - body) >> 1;
+    }
+    c->end = stop;
     return c;
 }
 
@@ -615,7 +669,7 @@ static int64_t line_field(Space *s, int64_t row, int64_t pos, int64_t end, int64
 }
 
 /* Phase 1, one line: its header into L; its events framed into chunks of about
-   chunk_bytes and counted, their stats bounded. */
+   chunk_bytes and counted, their stats counted too when the job counts them (else bounded). */
 GUARDED_WORK static void frame_line(Space *s, Job *j) {
     const uint8_t *b = s->b;
     int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
@@ -628,13 +682,16 @@ GUARDED_WORK static void frame_line(Space *s, Job *j) {
         if (wt == 2 && field == 4) {
             pos = length(b, pos, end, &stop);
             if (pos < 0) break;
-            if (!c && !(c = job_chunk(j, fs))) {
+            int64_t n_st = 0, inner = pos;
+            if (j->count && (n_st = count_stats(b, pos, stop, &inner)) < 0) {
+                pos = n_st;
+                fs = inner; /* the failing field's start */
+                break;
+            }
+            if (!(c = chunk_add(j, c, fs, pos, stop, n_st))) {
                 pos = ERR_NO_MEMORY;
                 break;
             }
-            c->n_ev++;
-            c->ub += (stop - pos) >> 1; /* a stat field takes two bytes or more */
-            c->end = stop;
             pos = stop;
             if (stop - c->pos >= s->chunk_bytes) {
                 progress_add(s, c->end - c->pos);
@@ -662,35 +719,34 @@ GUARDED_WORK static void frame_line(Space *s, Job *j) {
 }
 
 /* Phase 1, one line of a selecting walk: as frame_line, but only the events it keeps (the
-   line kept, the event overlapping its window) are counted into chunks; a chunk runs from
-   its first kept event to its last (the walk skips the others between them).  Every event's
-   times are read: the line's events in the file and their span go into L. */
+   line kept, the event overlapping its window) are counted into chunks, their stats counted
+   with them; a chunk runs from its first kept event to its last (the walk skips the others
+   between them).  Every event's times are read: the line's events in the file and their span
+   go into L. */
 GUARDED_WORK static void select_line(Space *s, Job *j) {
     const uint8_t *b = s->b;
     int64_t pos = j->pos, end = j->end, row = j->line, field, stop, seen = 0, fs = pos;
-    int64_t first = INT64_MAX, last = INT64_MIN, done = pos, off, dur;
+    int64_t first = INT64_MAX, last = INT64_MIN, done = pos, off, dur, n_st;
     const int keep = s->keep[row];
     int wt;
     Chunk *c = NULL;
+    j->count = 1; /* (the times are read: the stats are counted with them) */
     while (pos < end) {
         fs = pos;
         pos = tag(b, pos, end, &field, &wt);
         if (pos < 0) break;
         if (wt == 2 && field == 4) {
-            pos = length(b, pos, end, &stop);
-            if (pos >= 0) pos = event_times(b, pos, stop, &off, &dur);
+            int64_t body = pos = length(b, pos, end, &stop);
+            if (pos >= 0) pos = event_times(b, pos, stop, &off, &dur, &n_st);
             if (pos < 0) break;
             int64_t e = event_end(off, dur);
             first = off < first ? off : first;
             last = e > last ? e : last;
             if (keep && off <= s->hi[row] && e >= s->lo[row]) {
-                if (!c && !(c = job_chunk(j, fs))) {
+                if (!(c = chunk_add(j, c, fs, body, stop, n_st))) {
                     pos = ERR_NO_MEMORY;
                     break;
                 }
-                c->n_ev++;
-                c->ub += (stop - fs) >> 1;
-                c->end = stop;
                 if (stop - c->pos >= s->chunk_bytes) c = NULL;
             }
             if (stop - done >= s->chunk_bytes) { /* scanned bytes: counted, pages handed back */
@@ -719,12 +775,12 @@ GUARDED_WORK static void select_line(Space *s, Job *j) {
     }
 }
 
-
 static void *frame_worker(void *arg) {
     Space *s = (Space *)arg;
     for (;;) {
-        int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
-        if (i >= s->n_jobs) break;
+        int64_t k = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (k >= s->n_jobs) break;
+        int64_t i = s->job_order ? s->job_order[k] : k;
         if (CANCELLED()) {
             s->jobs[i].err = ERR_CANCELLED;
             s->jobs[i].err_pos = -1;
@@ -977,6 +1033,7 @@ static void space_free(Space *s) {
     free(s->chunks);
     for (int64_t i = 0; i < s->n_jobs; i++) free(s->jobs[i].chunks);
     free(s->jobs);
+    free(s->job_order);
     free(s->segs);
     free(s->ev_counts);
     free(s->seg_done);
@@ -1177,12 +1234,72 @@ EXPORT void *tfp_space_open(const uint8_t *buf, int64_t n, int64_t chunk_bytes, 
     return s;
 }
 
+/* Whether lines are counted while they are framed (tfp_set_frame_counts; tests turn it off
+   to have the walk learn the stat rows as it goes). */
+static int frame_counts = 1;
+
+/* Set whether the framing counts the stats of the lines it may (1) or of none (0); returns
+   the previous setting. */
+EXPORT int64_t tfp_set_frame_counts(int64_t on) {
+    int64_t old = frame_counts;
+    frame_counts = on != 0;
+    return old;
+}
+
+typedef struct {
+    int64_t bytes, job;
+} JobSize;
+
+static int larger_first(const void *a, const void *b) {
+    const JobSize *x = (const JobSize *)a, *y = (const JobSize *)b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return x->job < y->job ? -1 : x->job > y->job;
+}
+
+/* Before the framing: the jobs taken largest first (so the threads finish together), and
+   which count their stats as they frame: each line no larger than a thread's share of every
+   line's bytes (counting a larger line there would leave its thread framing alone; its
+   chunks are counted side by side after, by tfp_space_count, where that is asked). */
+static void plan_jobs(Space *s, int64_t threads) {
+    int64_t total = 0;
+    for (int64_t i = 0; i < s->n_jobs; i++) total += s->jobs[i].end - s->jobs[i].pos;
+    int64_t share = threads > 1 ? total / threads : total;
+    for (int64_t i = 0; i < s->n_jobs; i++)
+        s->jobs[i].count = frame_counts && s->jobs[i].end - s->jobs[i].pos <= share;
+    free(s->job_order);
+    s->job_order = NULL;
+    JobSize *sizes = (JobSize *)malloc((size_t)(s->n_jobs + 1) * sizeof(JobSize));
+    int64_t *order = (int64_t *)malloc((size_t)(s->n_jobs + 1) * sizeof(int64_t));
+    if (!sizes || !order) { /* (then in file order) */
+        free(sizes);
+        free(order);
+        return;
+    }
+    for (int64_t i = 0; i < s->n_jobs; i++) {
+        sizes[i].bytes = s->jobs[i].end - s->jobs[i].pos;
+        sizes[i].job = i;
+    }
+    qsort(sizes, (size_t)s->n_jobs, sizeof(JobSize), larger_first);
+    for (int64_t i = 0; i < s->n_jobs; i++) order[i] = sizes[i].job;
+    free(sizes);
+    s->job_order = order;
+}
+
+/* whether every chunk's stats were counted while framing */
+static int all_counted(const Space *s) {
+    for (int64_t c = 0; c < s->n_chunks; c++)
+        if (!s->chunks[c].counted) return 0;
+    return 1;
+}
+
 /* Phase 1, the lines framed on ``threads`` threads (after tfp_space_open; the handle's lines
    are known then).  With ``keep`` (one flag per line) the walk selects: only the events of
    kept lines overlapping their line's window [lo, hi] (offsets in ps, relative to the line's
    timestamp: off <= hi and off + duration >= lo) get rows, and every line's events in the
-   file and their span are noted in L (L_EVENTS, L_FIRST_PS, L_LAST_PS).  ``info`` is filled
-   again: every count exact but T_ST (the bound on the stat rows), the first error. */
+   file and their span are noted in L (L_EVENTS, L_FIRST_PS, L_LAST_PS).  The stats of the
+   lines framed are counted with them where plan_jobs says (every line of a selecting walk).
+   ``info`` is filled again: every count exact, T_ST too once every chunk's stats are counted
+   (else the bound on the stat rows), the first error. */
 EXPORT void tfp_space_frame(void *h, int64_t threads, const uint8_t *keep, const int64_t *lo,
                             const int64_t *hi, int64_t *info) {
     Space *s = (Space *)h;
@@ -1202,6 +1319,7 @@ EXPORT void tfp_space_frame(void *h, int64_t threads, const uint8_t *keep, const
         memcpy(s->hi, hi, (size_t)s->L.n * sizeof(int64_t));
     }
     s->next = 0;
+    plan_jobs(s, threads);
     if (s->err != ERR_UNREADABLE) run_threads(frame_worker, s, threads);
     for (int64_t i = 0; i < s->n_jobs; i++)
         if (s->jobs[i].err) set_error(s, s->jobs[i].err, s->jobs[i].err_pos);
@@ -1210,6 +1328,7 @@ EXPORT void tfp_space_frame(void *h, int64_t threads, const uint8_t *keep, const
     if (s->err == 0 && (s->n_events > s->row_limit || s->L.n > s->row_limit ||
                         s->M.n > s->row_limit || s->SM.n > s->row_limit))
         set_error(s, ERR_TOO_MANY_ROWS, -1);
+    if (s->err == 0 && all_counted(s)) assign_bases(s); /* every stat row known */
     fill_info(s, info);
 }
 
@@ -1223,33 +1342,7 @@ EXPORT void tfp_space_tables(void *h, int64_t *P, int64_t *L, int64_t *M, int64_
         if (tabs[i]->n) memcpy(out[i], tabs[i]->d, (size_t)(tabs[i]->n * tabs[i]->cols) * 8);
 }
 
-/* ---- phase 1b: stats counted (only where the caller cannot reserve the bound) ---------- */
-
-/* the stat fields among an event's fields [pos, end), or an error (its field's start in
-   *fs) */
-static inline int64_t count_stats(const uint8_t *b, int64_t pos, int64_t end, int64_t *fs) {
-    int64_t n = 0, field, stop;
-    int wt;
-    while (pos < end) {
-        *fs = pos;
-        int key = b[pos];
-        if (key == 0x22) {
-            n++;
-            pos = length(b, pos + 1, end, &stop);
-            if (pos >= 0) pos = stop;
-        } else if (key == 0x08 || key == 0x10 || key == 0x18 || key == 0x28) {
-            pos = skip_varint(b, pos + 1, end);
-        } else {
-            pos = tag(b, pos, end, &field, &wt);
-            if (pos >= 0) {
-                n += wt == 2 && field == 4;
-                pos = skip(b, pos, end, wt);
-            }
-        }
-        if (pos < 0) return pos;
-    }
-    return n;
-}
+/* ---- phase 1b: stats framing left uncounted counted (where the bound is not reserved) ---- */
 
 GUARDED_WORK static void count_chunk(Space *s, Chunk *c) {
     const uint8_t *b = s->b;
@@ -1296,13 +1389,15 @@ static void *count_worker(void *arg) {
         int64_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
         if (i >= s->n_chunks) break;
         Chunk *c = &s->chunks[i];
+        if (c->counted) continue; /* counted while framing */
         GUARDED(s->b, s->n, count_chunk(s, c), (c->err = ERR_UNREADABLE, c->err_pos = -1));
     }
     return NULL;
 }
 
-/* Phase 1b: count every chunk's stats on ``threads`` threads, so every stat row is known
-   before the walk; ``info`` is filled again (T_ST exact, the first error if any). */
+/* Phase 1b: count the stats of every chunk the framing did not count on ``threads`` threads,
+   so every stat row is known before the walk; ``info`` is filled again (T_ST exact, the first
+   error if any). */
 EXPORT void tfp_space_count(void *h, int64_t threads, int64_t *info) {
     Space *s = (Space *)h;
     guard_install();
