@@ -3,7 +3,10 @@ worker process (``monitor_worker``), with real JAX captures."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -23,15 +26,16 @@ def jax_step():
 
 def test_window_saved_off_the_training_thread_and_analysed_in_the_worker(jax_step,
                                                                         monkeypatch):
-    """Each window's profiler stop runs on a thread other than the training thread; the
-    worker's row values equal the same window analysed in this process."""
+    """Each window's profiler stop runs on a thread other than the training thread and
+    writes only the .xplane.pb (no trace.json.gz); the worker's row values equal the same
+    window analysed in this process."""
     step, w = jax_step
     stops = []
     real_stop = backends.JaxProfiler.stop
 
-    def stop(self):
-        stops.append(threading.get_ident())
-        real_stop(self)
+    def stop(self, trace_json=True):
+        stops.append((threading.get_ident(), trace_json))
+        real_stop(self, trace_json)
 
     monkeypatch.setattr(backends.JaxProfiler, "stop", stop)
     mon = tp.Monitor(every_steps=20, steps=3, warmup=2, backend="jax", max_pending=10)
@@ -39,7 +43,11 @@ def test_window_saved_off_the_training_thread_and_analysed_in_the_worker(jax_ste
         step(w).block_until_ready()
     hist = mon.wait()
     assert list(hist.status) == ["analysed"] * 3
-    assert len(stops) == 3 and threading.get_ident() not in stops
+    assert len(stops) == 3 and threading.get_ident() not in {t for t, _ in stops}
+    assert {trace_json for _, trace_json in stops} == {False}
+    files = [p.name for p in Path(hist.run.iloc[0]).iterdir()]
+    assert [f for f in files if f.endswith(".xplane.pb")] and \
+        not [f for f in files if f.endswith(".trace.json.gz")]
     assert monitor_worker._WORKER.proc is not None  # the rows came from the worker
     values, step_ms = window_values(mon.window(1))  # here, in this process
     row = hist.iloc[1]
@@ -68,3 +76,13 @@ def test_worker_reports_an_unreadable_window(tmp_path):
     with pytest.raises(monitor_worker.AnalysisFailed):
         monitor_worker.analyse_run(tmp_path / "missing_too")
     assert monitor_worker._WORKER.proc.poll() is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SCHED_IDLE is Linux's")
+def test_worker_runs_at_the_idle_priority(tmp_path):
+    """The worker process takes a core only when nothing else wants it (SCHED_IDLE)."""
+    with pytest.raises(monitor_worker.AnalysisFailed):  # it runs and answers
+        monitor_worker.analyse_run(tmp_path / "missing")
+    proc = monitor_worker._WORKER.proc
+    assert proc is not None and proc.poll() is None
+    assert os.sched_getscheduler(proc.pid) == os.SCHED_IDLE

@@ -5,10 +5,10 @@ Loading a window and reducing it to its row is mostly Python and pandas: on a th
 training process it holds the GIL, and a training thread coming back from each 1.8 ms JAX
 step waited up to the GIL's switch interval (5 ms) for it, whatever the analysis thread's
 nice value.  Here one worker process per training process (``python -m
-tfprof_nb.capturing.monitor_worker``, started with the first monitor, at nice 19, shared by
-the monitors) loads each window's run and sends back its values and step times (small,
-pickled over its pipes); the window's Profile is loaded in the training process only when
-asked for (``Monitor.window``).  A window whose analysis fails gets its error text; a worker
+tfprof_nb.capturing.monitor_worker``, started with the first monitor, at the lowest priority:
+Linux's SCHED_IDLE, else nice 19; shared by the monitors) loads each window's run and sends
+back its values and step times (small, pickled over its pipes); the window's Profile is
+loaded in the training process only when asked for (``Monitor.window``).  A window whose analysis fails gets its error text; a worker
 that dies is started again for the next window; where no worker starts
 (:func:`analyse_run` raises ``WorkerUnavailable``), the caller analyses on its thread.
 """
@@ -26,6 +26,15 @@ import threading
 __all__ = ["AnalysisFailed", "WorkerUnavailable", "analyse_run", "prestart"]
 
 _HEADER = struct.Struct("<Q")
+# the worker's command: it takes the lowest priority before it imports anything (its imports
+# take a core for a second or two while training warms up), then runs this module.  Linux's
+# SCHED_IDLE: a core nothing else wants (a training thread that wakes takes it back at once;
+# nice 19, the fallback, still takes a 1.5 % share of a busy core)
+_BOOT = ("import os\n"
+         "try:\n    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+         "except (OSError, AttributeError):\n"
+         "    try:\n        os.nice(19)\n    except (OSError, AttributeError):\n        pass\n"
+         f"import runpy\nrunpy.run_module({__name__!r}, run_name='__main__', alter_sys=True)\n")
 
 
 class WorkerUnavailable(RuntimeError):
@@ -64,7 +73,7 @@ class _Worker:
         paths = [p for p in sys.path if p]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
         try:
-            return subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+            return subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     env=env, close_fds=True)
         except OSError as err:
@@ -148,11 +157,7 @@ def _serve(stdin, stdout) -> None:
         _send(stdout, answer)
 
 
-if __name__ == "__main__":
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, 19)
-    except (OSError, AttributeError):
-        pass
+if __name__ == "__main__":  # started with _BOOT
     answers = os.fdopen(os.dup(1), "wb")  # the pipe; whatever else prints goes to stderr
     os.dup2(2, 1)
     _serve(sys.stdin.buffer, answers)

@@ -110,6 +110,7 @@ class LocalSession:
         self._sampler = None  # the hardware sampler (.hardware_sampler), while running
         self.hardware_files: list = []  # the sampler files written beside the profile
         self._handed_over = False  # another thread is to stop it (hand_over)
+        self.trace_json = True  # False: JAX writes only the .xplane.pb (tp.Monitor's windows)
 
     def start(self, take_over: bool = True) -> "LocalSession":
         """Start profiling.  A running tfprof_nb session is taken as abandoned and stopped
@@ -178,7 +179,7 @@ class LocalSession:
             self._sampler.stop()
         wait_for_a_free_run_name(self._local)
         with quiet_profiler_log(_WHO[self.backend], self.log):
-            self._profiler.stop()
+            self._profiler.stop(trace_json=self.trace_json)
         new = run_dirs(self._local) - self._before
         if not new:
             raise CaptureError(f"the profiler saved nothing under {self._local}")
