@@ -30,15 +30,17 @@ def _ranked(names: np.ndarray, device: np.ndarray, begin: np.ndarray) -> pd.Data
     return frame.sort_values("i")
 
 
-def add_device_waits(g, names: np.ndarray, device: np.ndarray, collective_code: int,
-                     collective_kind: int, stream_wait_kind: int) -> None:
-    """Sets the collective and stream-wait edges of the module doc on graph ``g``
-    (``names``, ``device``: each node's event name and device plane)."""
+def add_device_waits(g, hd, collective_code: int, collective_kind: int,
+                     stream_wait_kind: int) -> None:
+    """Sets the collective and stream-wait edges of the module doc on graph ``g`` of host
+    ``hd`` (its collectives' event names and device planes are read from it)."""
     coll = np.flatnonzero(g.is_device & (g.category == collective_code))
     if not len(coll):
         return
-    _collectives(g, coll, names[coll], device[coll], collective_kind)
-    _start_done(g, coll, names[coll], device[coll], stream_wait_kind)
+    rows = g.rows[coll]
+    names, device = hd.name_of(rows), hd.space.line_plane[hd.space.events.line[rows]]
+    _collectives(g, coll, names, device, collective_kind)
+    _start_done(g, coll, names, device, stream_wait_kind)
 
 
 def _collectives(g, nodes, names, device, kind: int) -> None:

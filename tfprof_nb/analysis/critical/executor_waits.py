@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..runtime.hostdata.host import HostData
+from .distinct_codes import distinct_codes, sorted_member
 
 __all__ = ["add_executor_waits"]
 
@@ -39,12 +40,11 @@ _LEVELS = 8  # enclosing events tried above a run
 
 def _named(hd: HostData, g, rows: np.ndarray):
     """(run mask, tf.data run mask, executor mask) of the graph nodes at host ``rows``."""
-    codes, inverse = np.unique(hd.name_code[rows], return_inverse=True)
+    codes, inverse = distinct_codes(hd.name_code[rows], len(hd.names))
     names = [str(n) for n in hd.names[codes]]
     tf_data = np.array([n.startswith(_TF_DATA_RUN) for n in names], bool)
     run = np.array([n == _RUN for n in names], bool) | tf_data
     executor = np.array([n in _EXECUTOR for n in names], bool)
-    inverse = inverse.reshape(-1)
     return run[inverse], tf_data[inverse], executor[inverse]
 
 
@@ -84,7 +84,7 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     work = np.flatnonzero(owner >= 0)
     work_id = id_of[owner[work]]
     data_ids = np.unique(step_id[tf_data])
-    g.category[work[np.isin(work_id, data_ids)]] = input_code
+    g.category[work[sorted_member(work_id, data_ids)]] = input_code
     g.category[node[tf_data]] = input_code
     _link(g, node[run], step_id[run], work, work_id, context_kind)
     _dispatch(g, node, step_id, run, executor, context_kind)
@@ -93,7 +93,7 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
 def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
     """Start edges of the ops an executor handed to another thread (see the module doc)."""
     run_ids = np.unique(step_id[run])
-    cand = ~run & ~executor & np.isin(step_id, run_ids)
+    cand = ~run & ~executor & sorted_member(step_id, run_ids)
     dst, dst_id = node[cand], step_id[cand]
     ok = (g.parent[dst] < 0) & (g.start_src[dst] < 0) & ~g.is_device[dst]
     dst, dst_id = dst[ok], dst_id[ok]

@@ -57,6 +57,7 @@ from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 from .back_pressure import add_back_pressure
 from .device_waits import add_device_waits
+from .distinct_codes import distinct_codes
 from .executor_waits import add_executor_waits
 from .pjrt_waits import add_pjrt_waits
 
@@ -104,16 +105,16 @@ class DepGraph:
         return graph_edges(self)
 
 
-def _lower(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """(distinct-name index of each row, the lower-cased distinct names)."""
-    codes, inverse = np.unique(hd.name_code[rows], return_inverse=True)
-    return inverse.reshape(-1), [str(n).lower() for n in hd.names[codes]]
+def _lower(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """(distinct-name index of each row, the lower-cased distinct names, their codes)."""
+    codes, inverse = distinct_codes(hd.name_code[rows], len(hd.names))
+    return inverse, [str(n).lower() for n in hd.names[codes]], codes
 
 
 def _host_categories(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(category per host row, bool per row: a host wait on the device)."""
-    inverse, low = _lower(hd, rows)
-    kind = classify_host(pd.Series(hd.names[np.unique(hd.name_code[rows])], dtype=object))
+    inverse, low, codes = _lower(hd, rows)
+    kind = classify_host(pd.Series(hd.names[codes], dtype=object))
     cat = np.full(len(low), HOST_COMPUTE, np.int8)
     cat[(kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)] = INPUT
     cat[np.array([n.startswith("iterator::") for n in low], bool).reshape(-1)] = INPUT  # tf.data
@@ -127,7 +128,7 @@ def _host_categories(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _device_categories(hd: HostData, rows: np.ndarray, kinds: np.ndarray) -> np.ndarray:
-    inverse, low = _lower(hd, rows)
+    inverse, low, _ = _lower(hd, rows)
     copy_cat = np.array([INPUT if ("h2d" in n or "htod" in n) else
                          OUTPUT if ("d2h" in n or "dtoh" in n) else DEVICE_TO_DEVICE
                          for n in low], np.int8).reshape(-1)
@@ -171,9 +172,11 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     begin = hd.begin[rows].astype(np.int64)
     end = begin + hd.duration[rows].astype(np.int64)
     resource = hd.line[rows].astype(np.int32)
-    order = np.lexsort((-(end - begin), begin, resource))
-    rows, resource, begin, end = rows[order], resource[order], begin[order], end[order]
-    category, is_device, is_sync = category[order], is_device[order], is_sync[order]
+    order = _node_order(resource, begin, end)
+    if order is not None:
+        rows, resource, begin, end = rows[order], resource[order], begin[order], end[order]
+        category, is_device, is_sync = category[order], is_device[order], is_sync[order]
+        del order
     node_of = np.full(len(hd), -1, np.int64)
     node_of[rows] = np.arange(len(rows))
     parent = hd.nesting_parent()[rows].astype(np.int64)
@@ -181,18 +184,35 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     g = DepGraph(rows, resource, begin, end, category, parent,
                  np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
                  np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
-                 _resource_names(hd, np.unique(resource)), is_device)
+                 _resource_names(hd, resource[_run_starts(resource)]), is_device)
     _add_launches(g, node_of, launches)
     _add_flows(g, node_of, flows)
     add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
     _add_wake_ups(g)
     add_back_pressure(g, ELEMENT)
     add_pjrt_waits(g, hd, node_of, SYNC)
-    device = hd.space.line_plane[hd.space.events.line[rows]]
-    add_device_waits(g, hd.name_of(rows), device, DEVICE_COLLECTIVES, COLLECTIVE_WAIT,
-                     STREAM_WAIT)
+    add_device_waits(g, hd, DEVICE_COLLECTIVES, COLLECTIVE_WAIT, STREAM_WAIT)
     _add_syncs(g, is_sync)
     return g
+
+
+def _node_order(resource: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """The order of the nodes by (resource, begin, longest first), ties as given; None when
+    they already are in it (a host's threads usually are: no sort, no copies)."""
+    if len(resource) < 2:
+        return None
+    r0, r1, b0, b1 = resource[:-1], resource[1:], begin[:-1], begin[1:]
+    ok = (r0 < r1) | ((r0 == r1) & ((b0 < b1) | ((b0 == b1) & (end[:-1] - b0 >= end[1:] - b1))))
+    if ok.all():
+        return None
+    return np.lexsort((-(end - begin), begin, resource))
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """The first entry of each run of equal values (of a sorted array: each distinct one)."""
+    if not len(values):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
 
 
 def _add_wake_ups(g: DepGraph) -> None:

@@ -48,6 +48,7 @@ WHAT_IF_COLUMNS = ["host", "step", "measured_ms", "predicted_ms", "low_ms", "hig
 RECOMPILE_NOTE = ("Durations only: the same compiled program with some events shorter or "
                   "longer; a change that recompiles (other fusions, shapes, sharding), "
                   "launches other kernels or moves work to another thread is out of its reach.")
+_TEXT = ("resource", "category", "kind", "name", "waited_on")
 RANGE_NOTE = ("Range: the prediction +/- half the measured steps' interquartile range, times "
               "the predicted/measured ratio of the medians (the run's step-to-step spread).")
 
@@ -145,7 +146,7 @@ def _path(host, segs: dict, rg: ReplayGraph, g2, offset: int) -> pd.DataFrame:
     ok, wok = node >= 0, waited >= 0
     keys, at = np.unique(segs["resource"], return_inverse=True)
     resource = np.asarray([g2.resource_names.get(int(k), "") for k in keys], object)
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "host": host, "step": rg.steps[segs["window"]], "order": window_order(segs["window"]),
         "start_us": (start + rg.shift_ps) / 1e6, "duration_us": (end - start) / 1e6,
         "resource": resource[at.reshape(-1)] if len(keys) else np.zeros(0, object),
@@ -155,6 +156,11 @@ def _path(host, segs: dict, rg: ReplayGraph, g2, offset: int) -> pd.DataFrame:
         "event_id": np.where(ok, rg.event_rows[np.maximum(node, 0)] + offset, -1),
         "waited_on": rg.name_of(waited, ""),
         "waited_on_id": np.where(wok, rg.event_rows[np.maximum(waited, 0)] + offset, -1)})
+    if len(np.unique(segs["window"])) < len(rg.steps):
+        # a step without segments: the text columns are plain objects, as the concatenation
+        # of each step's rows, its empty ones included, makes them
+        out = out.astype({c: object for c in _TEXT})
+    return out
 
 
 def _ranges(out: pd.DataFrame) -> pd.DataFrame:
