@@ -52,13 +52,14 @@ def _owner(g, executor_nodes: np.ndarray) -> np.ndarray:
     """Each node's executor event (itself or its nearest such ancestor; -1: none)."""
     owner = np.full(len(g), -1, np.int64)
     owner[executor_nodes] = executor_nodes
-    has_parent = g.parent >= 0
-    for _ in range(256):
-        inherit = (owner < 0) & has_parent
-        new = np.where(inherit, owner[np.maximum(g.parent, 0)], owner)
-        if np.array_equal(new, owner):
+    todo = np.flatnonzero((owner < 0) & (g.parent >= 0))  # (the nodes that may still inherit)
+    for _ in range(256):  # one level a pass (every node reads the owners the last pass left)
+        got = owner[g.parent[todo]]
+        hit = got >= 0
+        if not hit.any():
             break
-        owner = new
+        owner[todo[hit]] = got[hit]
+        todo = todo[~hit]
     return owner
 
 
