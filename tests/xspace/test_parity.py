@@ -202,30 +202,69 @@ def test_text_values_read_while_the_file_is_handed_back_decode_the_same(profile_
         assert np.array_equal(getattr(mapped.stats, name), getattr(in_memory.stats, name))
 
 
-@pytest.fixture(params=["reserved", "counted"])
+@pytest.fixture(params=["reserved", "counted", "framed"])
 def stat_rows(request, monkeypatch):
     """How the stat columns get their rows: reserved to the walker's bound and filled as the
-    chunks are walked (the default on Linux), or counted in a pass before the walk (where
-    address space cannot be reserved)."""
+    chunks are walked (the default on Linux for a line too large to count while framing), or
+    counted in a pass before the walk (where address space cannot be reserved): the framing
+    counts no stat for these two.  Or counted while the lines are framed (the default)."""
     from tfprof_nb.xspace import decoder
 
     monkeypatch.setattr(decoder, "RESERVE_STATS", request.param == "reserved")
     monkeypatch.setattr(decoder, "RESERVE_MIN_BYTES", 0)  # (small files too)
-    return request.param
+    with _native_setting("tfp_set_frame_counts", int(request.param == "framed")):
+        yield request.param
 
 
 def test_stats_of_chunks_walked_side_by_side_match_tensorflow(profile_file, stat_rows,
                                                               monkeypatch):
     """Small chunks on three threads, so most chunks start before the stat rows of those
-    before them are known (their stats wait in a stage until a thread learns them), with the
-    columns faulted in ahead of the writers: every event and stat equals TensorFlow's parse,
-    reserved or counted."""
+    before them are known (reserved: their stats wait in a stage until a thread learns them),
+    with the columns faulted in ahead of the writers: every event and stat equals
+    TensorFlow's parse, reserved, counted before the walk or counted while framing."""
     from tfprof_nb.xspace import decoder
 
     monkeypatch.setattr(decoder, "CHUNK_BYTES", 512)
     with _native_setting("tfp_set_populate_min", 0):
         space = read_xspace(profile_file, threads=3)
     assert_same(canonical_from_ours(space), canonical_from_tf(tf_parse(profile_file.read_bytes())))
+
+
+def _framed_stat_rows(path, threads: int) -> int:
+    """T_ST once the lines of ``path`` are framed on ``threads`` threads: the stats, or a
+    bound on them where a line was too large to count while framing."""
+    from tfprof_nb.xspace import decoder
+
+    buf = np.frombuffer(path.read_bytes(), np.uint8)
+    walk = decoder._Walk(buf, str(path), False, threads, None)
+    try:
+        return walk.n(decoder.T_ST)
+    finally:
+        walk.close()
+
+
+def test_framing_counts_the_stats_of_lines_up_to_a_threads_share(cpu_file, monkeypatch):
+    """The framing counts a line's stats as it cuts it into chunks, so no pass counts them
+    again before the walk: on one thread every line (T_ST is then the stats walked), on
+    many threads only lines no larger than a thread's share (a larger line would leave its
+    thread framing alone: its stats are bounded, then counted side by side).  The columns
+    are the same either way, and the same as with no count while framing."""
+    from tfprof_nb.xspace import decoder
+
+    monkeypatch.setattr(decoder, "CHUNK_BYTES", 4096)
+    one = read_xspace(cpu_file, threads=1)
+    n = len(one.stats.owner)
+    assert _framed_stat_rows(cpu_file, 1) == n
+    # (the CPU capture's largest line holds more than a 64th of its lines' bytes)
+    assert _framed_stat_rows(cpu_file, 64) > n
+    with _native_setting("tfp_set_frame_counts", 0):
+        assert _framed_stat_rows(cpu_file, 1) > n  # bounded only
+        unframed = read_xspace(cpu_file, threads=2)
+    for space in (read_xspace(cpu_file, threads=64), unframed):
+        for name in ("owner", "owner_kind", "name_code", "kind", "raw_value"):
+            assert np.array_equal(getattr(one.stats, name), getattr(space.stats, name))
+        for name in ("line", "metadata_row", "name_code", "start_ps", "duration_ps"):
+            assert np.array_equal(getattr(one.events, name), getattr(space.events, name))
 
 
 def test_reserved_stat_columns_keep_only_the_stats(profile_file, monkeypatch):
