@@ -4,12 +4,12 @@ the training process's GIL.
 Loading a window and reducing it to its row is mostly Python and pandas: on a thread of the
 training process it holds the GIL, and a training thread coming back from each 1.8 ms JAX
 step waited up to the GIL's switch interval (5 ms) for it, whatever the analysis thread's
-nice value.  Here one worker process per training process (``python -m
-tfprof_nb.capturing.monitor_worker``, started with the first monitor, at the lowest priority:
-Linux's SCHED_IDLE, else nice 19; shared by the monitors) loads each window's run and sends
-back its values and step times (small, pickled over its pipes); the window's Profile is
-loaded in the training process only when asked for (``Monitor.window``).  A window whose analysis fails gets its error text; a worker
-that dies is started again for the next window; where no worker starts
+nice value.  Here one worker process per training process (this module run by ``_BOOT``,
+started with the first monitor, at the lowest priority: Linux's SCHED_IDLE, else nice 19;
+shared by the monitors) loads each window's run and sends back its values and step times
+(small, pickled over its pipes); the window's Profile is loaded in the training process only
+when asked for (``Monitor.window``).  A window whose analysis fails gets its error text; a
+worker that dies is started again for the next window; where no worker starts
 (:func:`analyse_run` raises ``WorkerUnavailable``), the caller analyses on its thread.
 """
 
