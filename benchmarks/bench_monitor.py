@@ -2,19 +2,24 @@
 against the same run without it, alternated in one process.
 
     python benchmarks/bench_monitor.py [--pairs 3] [--steps 3000] [--only keras|jax]
-                                       [--max-pending N]
+                                       [--max-pending N] [--breakdown]
 
 (a) Keras 3 ``model.fit`` (TensorFlow backend) of an MLP on a tf.data pipeline for
 ``--steps`` steps, with ``callbacks=[tp.Monitor()]`` or without; (b) a jitted JAX training
 loop of as many steps, ``for x in mon.iterate(batches)`` or a bare ``for``.  The monitor's
-defaults: a window of 10 steps every 500 steps after 3 warm-up steps, each window analysed
-on a background thread.  Runs alternate in ABBA order (bare, monitored, monitored, bare,
-...) after one unmeasured run of each, so drift and warm caches fall on both sides alike.  Reports each run's wall
-time, the medians, their ratio (goal: under 1.03), the windows profiled and the analyses'
-time after training ended (``mon.wait()``: not part of the run's wall time, shown apart).
+defaults: a window of 10 steps every 500 steps after 3 warm-up steps, each window saved on a
+thread of its own and analysed in a worker process.  Runs alternate in ABBA order (bare,
+monitored, monitored, bare, ...) after one unmeasured run of each, so drift and warm caches
+fall on both sides alike.  Reports each run's wall time, the medians, their ratio (goal:
+under 1.03), the windows profiled and the analyses' time after training ended
+(``mon.wait()``: not part of the run's wall time, shown apart).
 On a loaded machine the analyses (at the lowest priority) lag and windows are dropped, which
 makes a run cheaper: each run's windows are reported (``windows_per_run``), and
 ``--max-pending 100`` keeps every window (no drop) to measure the cost of all of them.
+``--breakdown`` (JAX) also times every step and says where each window's cost falls
+(``breakdown``: the training time lost in each phase against the steps just before the
+window, a baseline under the same load, so it holds up better than the whole runs' ratio on
+a shared machine).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -77,6 +84,7 @@ def jax_runner(steps: int):
             yield jax.random.normal(jax.random.PRNGKey(i), (128, 256))
 
     state = {"params": params}
+    stamps = np.zeros(steps + 1)  # each step's start, then the run's end (--breakdown)
 
     def run(mon) -> float:
         t0 = time.perf_counter()
@@ -84,27 +92,88 @@ def jax_runner(steps: int):
         loop = mon.iterate(it) if mon is not None else it
         p = state["params"]
         for n, x in enumerate(loop):
+            stamps[n] = time.perf_counter()
             p = train_step(p, x)
             jax.block_until_ready(p)
             if n + 1 >= steps:
                 break
         state["params"] = p
+        stamps[-1] = time.perf_counter()
         return time.perf_counter() - t0
+    run.stamps = stamps
     return run
 
 
-def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = None) -> dict:
+PHASES = ("open", "marked", "close", "saving", "analysis")
+
+
+class Spans:
+    """When each window's save (``LocalSession.stop`` on the saving thread) and analysis (the
+    worker's answer) ran: perf_counter spans, noted by wrapping the two calls."""
+
+    def __init__(self):
+        from tfprof_nb.capturing import monitor_worker, session
+
+        self.saves, self.analyses = [], []
+        for owner, attr, spans in ((session.LocalSession, "stop", self.saves),
+                                   (monitor_worker._Worker, "ask", self.analyses)):
+            setattr(owner, attr, self._timed(getattr(owner, attr), spans))
+
+    @staticmethod
+    def _timed(call, spans):
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                spans.append((t0, time.perf_counter()))
+        return timed
+
+
+def breakdown(stamps, hist, saves, analyses) -> list[dict]:
+    """Per window, the training time lost (ms) in each phase against the median of the 200
+    steps before the window (the same load): ``open`` (the step its session starts in),
+    ``marked`` (its steps but the last), ``close`` (its last step, which hands the session
+    to the saving thread), ``saving`` (steps while it is saved), ``analysis`` (steps while
+    the worker analyses it, the save done)."""
+    gaps, starts = np.diff(stamps), stamps[:-1]
+    idx = np.arange(len(gaps))
+    rows = []
+    for k, (first, last) in enumerate(zip(hist.first_step, hist.last_step)):
+        first, last = int(first), int(last)
+        base = np.median(gaps[max(0, first - 201):first - 1])
+        masks = {"open": idx == first - 1, "marked": (idx >= first) & (idx < last),
+                 "close": idx == last}
+        if k < len(saves) and k < len(analyses):
+            (a, z), (a2, z2) = saves[k], analyses[k]
+            masks["saving"] = (starts + gaps > a) & (starts < z) & (idx > last)
+            masks["analysis"] = (starts + gaps > a2) & (starts < z2) & (idx > last) \
+                & ~masks["saving"]
+        rows.append({p: 1e3 * float((gaps[m] - base).sum()) for p, m in masks.items()})
+    return rows
+
+
+def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = None,
+            spans: Spans | None = None) -> dict:
     import tfprof_nb as tp
 
     extra = {} if max_pending is None else {"max_pending": max_pending}
 
+    phases: list[dict] = []
+
     def monitored() -> tuple[float, float, int]:
         mon = tp.Monitor(logdir=tempfile.mkdtemp(prefix="bench_monitor_"), backend=backend,
                          **extra)
+        if spans is not None:
+            spans.saves.clear()
+            spans.analyses.clear()
         wall = run(mon)
         t0 = time.perf_counter()
         mon.wait()
         hist = mon.history
+        if spans is not None and hasattr(run, "stamps"):
+            phases.extend(breakdown(run.stamps, hist[hist.status == "analysed"],
+                                    spans.saves, spans.analyses))
         bad = hist[~hist.status.isin(["analysed", "dropped"])]
         if len(bad):
             raise SystemExit(f"{name}: windows not analysed:\n{bad[['window', 'status', 'error']]}")
@@ -128,7 +197,11 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
         print(f"{name} pair {i + 1}: bare {bare[-1]:.2f} s, monitored {mon[-1]:.2f} s "
               f"({windows} windows, analyses {drain[-1]:.2f} s after the run)", file=sys.stderr)
     mb, mm = statistics.median(bare), statistics.median(mon)
-    return {"bare_s": bare, "monitored_s": mon, "after_run_s": drain, "windows": windows,
+    out = {}
+    if phases:  # (the warm-up run's windows too)
+        out["phase_ms_per_window"] = {p: statistics.median(r.get(p, np.nan) for r in phases)
+                                      for p in PHASES}
+    return out | {"bare_s": bare, "monitored_s": mon, "after_run_s": drain, "windows": windows,
             "windows_per_run": per_run,
             "median_bare_s": mb, "median_monitored_s": mm, "ratio": mm / mb,
             "per_window_ms": 1e3 * (mm - mb) / max(statistics.median(per_run), 1),
@@ -142,14 +215,18 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=("keras", "jax"))
     ap.add_argument("--max-pending", type=int, default=None,
                     help="the monitor's max_pending (default: its default, 2)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="JAX: also the training time lost per window in each phase (median "
+                         "over the windows, against the steps just before each window)")
     args = ap.parse_args(argv)
+    spans = Spans() if args.breakdown else None
     out = {}
     if args.only in (None, "keras"):
         out["keras_fit_tf"] = measure("keras", keras_runner(args.steps), args.pairs, "tensorflow",
                                      args.max_pending)
     if args.only in (None, "jax"):
         out["jax_loop"] = measure("jax", jax_runner(args.steps), args.pairs, "jax",
-                                  args.max_pending)
+                                  args.max_pending, spans)
     print(json.dumps(out, indent=1))
     for name, r in out.items():
         print(f"{name}: bare {r['median_bare_s']:.2f} s, monitored {r['median_monitored_s']:.2f}"
@@ -157,6 +234,9 @@ def main(argv=None) -> int:
               f"{r['per_window_ms']:.0f} ms per window; pair ratios "
               f"{', '.join(f'{x:.3f}' for x in r['pair_ratios'])}; windows per run "
               f"{r['windows_per_run']}")
+        if "phase_ms_per_window" in r:
+            print(f"{name}: ms lost per window by phase (median): " + ", ".join(
+                f"{p} {v:.1f}" for p, v in r["phase_ms_per_window"].items()))
     return 0
 
 
