@@ -4,8 +4,10 @@ Stopping a profiler session is the costly end of a window: JAX's ``stop_trace`` 
 TensorFlow's ``stop`` collect the trace, serialise it and write the ``.xplane.pb`` file on
 the thread that calls them (130-250 ms for a 10-step window of 1.8 ms JAX steps, more than
 the window itself).  :class:`WindowSaver` calls ``session.stop()`` on a short-lived thread of
-its own, which both profilers allow (their C++ side releases the GIL for most of it), and
-the training thread goes on with its next step at once.  The thread keeps the training
+its own, which both profilers allow, and the training thread goes on with its next step at
+once.  jaxlib holds the GIL through the collection, so the training thread still waits
+through that part: a window's JAX session writes only the ``.xplane.pb``
+(``jax_xplane_stop``: no ``trace.json.gz``, a third to a half of the stop's CPU).  The thread keeps the training
 thread's priority: the tracers stop in the save's first moments only if it gets a core at
 once (at nice 19 on a busy machine it waited seconds, tracing every step meanwhile); the
 steps traced between the window's end and that moment carry no marker, so they are no
