@@ -176,7 +176,7 @@ class JaxProfiler:
 
     def stop(self, trace_json: bool = True) -> None:
         """Stop and save; ``trace_json=False``: only the ``.xplane.pb``, no
-        ``.trace.json.gz`` (a quarter of the cost: :mod:`.jax_xplane_stop`)."""
+        ``.trace.json.gz`` (less CPU under the GIL: :mod:`.jax_xplane_stop`)."""
         import jax
 
         from .jax_xplane_stop import stop_to_xplane

@@ -196,7 +196,7 @@ class Monitor(Settings, Stepping, Display, KerasHooks):
             self._cell_guard.guard(index)
         session = LocalSession(os.path.join(self._local, f"window_{index:04d}"), self._tracer,
                                "tp.Monitor", self._backend, None, self._source)
-        session.trace_json = False  # JAX: only the .xplane.pb (jax_xplane_stop), a 4th the cost
+        session.trace_json = False  # JAX: only the .xplane.pb (jax_xplane_stop): a cheaper stop
         return session
 
     def _queue_analysis(self, index: int, run_dir) -> None:

@@ -7,11 +7,11 @@ the window itself).  :class:`WindowSaver` calls ``session.stop()`` on a short-li
 its own, which both profilers allow, and the training thread goes on with its next step at
 once.  jaxlib holds the GIL through the collection, so the training thread still waits
 through that part: a window's JAX session writes only the ``.xplane.pb``
-(``jax_xplane_stop``: no ``trace.json.gz``, a third to a half of the stop's CPU).  The thread keeps the training
-thread's priority: the tracers stop in the save's first moments only if it gets a core at
-once (at nice 19 on a busy machine it waited seconds, tracing every step meanwhile); the
-steps traced between the window's end and that moment carry no marker, so they are no
-window's steps.
+(``jax_xplane_stop``: no ``trace.json.gz``, 25 ms of CPU instead of 40 for the benchmark's
+window).  The thread keeps the training thread's priority: the tracers stop in the save's
+first moments only if it gets a core at once (at nice 19 on a busy machine it waited
+seconds, tracing every step meanwhile); the steps traced between the window's end and that
+moment carry no marker, so they are no window's steps.
 
 One save runs at a time: the next window's session starts only after the last save ended
 (:meth:`WindowSaver.join`; profilers allow one session per process), as does any other
