@@ -112,30 +112,41 @@ def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
     g.start_src[d[ok]], g.start_kind[d[ok]] = s[ok], kind
 
 
-def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
-    """Each run, and each enclosing event that outlives it while its work still runs, waits
-    for the latest-ending work of its id inside it (on another thread)."""
-    right = pd.DataFrame({"id": work_id, "t": g.end[work], "src": work}).sort_values(
-        "t", kind="stable")
+def _queries(g, runs, run_ids) -> pd.DataFrame:
+    """What :func:`_link` looks up, every level at once: per run (``i``) and enclosing level,
+    its id, the level's event (``dst``) and its end (``t``), and the time its work must end
+    after (``floor``: the run's start, or the end of the level below); ``seq`` numbers them
+    level by level, each level by ``t``; sorted by ``t``."""
     level_dst, inner_end = runs.copy(), g.begin[runs].copy()
-    srcs, dsts = [], []
+    frames = []
     for _ in range(_LEVELS):
         todo = np.flatnonzero(level_dst >= 0)
         if not len(todo):
             break
         a = level_dst[todo]
-        left = pd.DataFrame({"id": run_ids[todo], "t": g.end[a], "i": todo}).sort_values(
-            "t", kind="stable")
-        hit = pd.merge_asof(left, right, on="t", by="id", direction="backward")
-        hit = hit[hit.src.notna()]
-        i, src = hit.i.to_numpy(np.int64), hit.src.to_numpy(np.int64)
-        ok = (g.end[src] > np.maximum(g.begin[runs[i]], inner_end[i])) & \
-            (g.resource[src] != g.resource[runs[i]])
-        srcs.append(src[ok])
-        dsts.append(level_dst[i[ok]])
+        frames.append(pd.DataFrame({
+            "id": run_ids[todo], "t": g.end[a], "i": todo, "dst": a,
+            "floor": np.maximum(g.begin[runs[todo]], inner_end[todo])}).sort_values(
+                "t", kind="stable"))
         inner_end = np.where(level_dst >= 0, g.end[np.maximum(level_dst, 0)], inner_end)
         level_dst = np.where(level_dst >= 0, g.parent[np.maximum(level_dst, 0)], -1)
-    src, dst = np.concatenate(srcs), np.concatenate(dsts)
+    q = pd.concat(frames, ignore_index=True)
+    q["seq"] = np.arange(len(q))
+    return q.sort_values("t", kind="stable")
+
+
+def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
+    """Each run, and each enclosing event that outlives it while its work still runs, waits
+    for the latest-ending work of its id inside it (on another thread): one backward as-of
+    join of every level's events with the work, by id."""
+    right = pd.DataFrame({"id": work_id, "t": g.end[work], "src": work}).sort_values(
+        "t", kind="stable")
+    hit = pd.merge_asof(_queries(g, runs, run_ids), right, on="t", by="id",
+                        direction="backward")
+    hit = hit[hit.src.notna()].sort_values("seq")
+    i, src = hit.i.to_numpy(np.int64), hit.src.to_numpy(np.int64)
+    ok = (g.end[src] > hit.floor.to_numpy()) & (g.resource[src] != g.resource[runs[i]])
+    src, dst = src[ok], hit.dst.to_numpy(np.int64)[ok]
     latest = np.lexsort((g.end[src], dst))
     src, dst = src[latest], dst[latest]
     last = np.ones(len(dst), bool)
