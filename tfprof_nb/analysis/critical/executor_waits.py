@@ -84,6 +84,7 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     id_of[node[executor]] = step_id[executor]
     work = np.flatnonzero(owner >= 0)
     work_id = id_of[owner[work]]
+    del owner, id_of  # (per node: freed before the joins)
     data_ids = np.unique(step_id[tf_data])
     g.category[work[sorted_member(work_id, data_ids)]] = input_code
     g.category[node[tf_data]] = input_code
@@ -139,8 +140,10 @@ def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
     """Each run, and each enclosing event that outlives it while its work still runs, waits
     for the latest-ending work of its id inside it (on another thread): one backward as-of
     join of every level's events with the work, by id."""
-    right = pd.DataFrame({"id": work_id, "t": g.end[work], "src": work}).sort_values(
-        "t", kind="stable")
+    by_end = np.argsort(g.end[work], kind="stable")  # (one frame, built in the order)
+    right = pd.DataFrame({"id": work_id[by_end], "t": g.end[work[by_end]],
+                          "src": work[by_end]})
+    del by_end
     hit = pd.merge_asof(_queries(g, runs, run_ids), right, on="t", by="id",
                         direction="backward")
     hit = hit[hit.src.notna()].sort_values("seq")
