@@ -53,13 +53,21 @@ def _owner(g, executor_nodes: np.ndarray) -> np.ndarray:
     owner = np.full(len(g), -1, np.int64)
     owner[executor_nodes] = executor_nodes
     todo = np.flatnonzero((owner < 0) & (g.parent >= 0))  # (the nodes that may still inherit)
+    pending = np.zeros(len(g), bool)
+    pending[todo] = True
     for _ in range(256):  # one level a pass (every node reads the owners the last pass left)
         got = owner[g.parent[todo]]
         hit = got >= 0
         if not hit.any():
             break
         owner[todo[hit]] = got[hit]
+        pending[todo[hit]] = False
         todo = todo[~hit]
+        # a node whose parent neither has an owner nor may still get one never will
+        parent = g.parent[todo]
+        keep = pending[parent] | (owner[parent] >= 0)
+        pending[todo[~keep]] = False
+        todo = todo[keep]
     return owner
 
 
