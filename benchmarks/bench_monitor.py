@@ -135,13 +135,13 @@ def breakdown(stamps, hist, saves, analyses) -> list[dict]:
     steps before the window (the same load): ``open`` (the step its session starts in),
     ``marked`` (its steps but the last), ``close`` (its last step, which hands the session
     to the saving thread), ``saving`` (steps while it is saved), ``analysis`` (steps while
-    the worker analyses it, the save done)."""
+    the worker analyses it, the save done); each row's ``masks`` (the phases' steps) serve
+    the control (:func:`control`)."""
     gaps, starts = np.diff(stamps), stamps[:-1]
     idx = np.arange(len(gaps))
     rows = []
     for k, (first, last) in enumerate(zip(hist.first_step, hist.last_step)):
         first, last = int(first), int(last)
-        base = np.median(gaps[max(0, first - 201):first - 1])
         masks = {"open": idx == first - 1, "marked": (idx >= first) & (idx < last),
                  "close": idx == last}
         if k < len(saves) and k < len(analyses):
@@ -149,8 +149,20 @@ def breakdown(stamps, hist, saves, analyses) -> list[dict]:
             masks["saving"] = (starts + gaps > a) & (starts < z) & (idx > last)
             masks["analysis"] = (starts + gaps > a2) & (starts < z2) & (idx > last) \
                 & ~masks["saving"]
-        rows.append({p: 1e3 * float((gaps[m] - base).sum()) for p, m in masks.items()})
+        rows.append(_lost(gaps, first, masks) | {"masks": masks, "first": first})
     return rows
+
+
+def _lost(gaps, first: int, masks: dict) -> dict:
+    base = np.median(gaps[max(0, first - 201):first - 1])
+    return {p: 1e3 * float((gaps[m] - base).sum()) for p, m in masks.items()}
+
+
+def control(stamps, rows: list[dict]) -> list[dict]:
+    """The same sums over a bare run's same steps: what the load alone gives (the sums of
+    long phases lean positive on a loaded machine, where steps' times are skewed)."""
+    gaps = np.diff(stamps)
+    return [_lost(gaps, r["first"], r["masks"]) for r in rows]
 
 
 def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = None,
@@ -160,6 +172,8 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
     extra = {} if max_pending is None else {"max_pending": max_pending}
 
     phases: list[dict] = []
+    controls: list[dict] = []
+    last: list[dict] = []  # the last monitored run's rows
 
     def monitored() -> tuple[float, float, int]:
         mon = tp.Monitor(logdir=tempfile.mkdtemp(prefix="bench_monitor_"), backend=backend,
@@ -172,8 +186,9 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
         mon.wait()
         hist = mon.history
         if spans is not None and hasattr(run, "stamps"):
-            phases.extend(breakdown(run.stamps, hist[hist.status == "analysed"],
-                                    spans.saves, spans.analyses))
+            last[:] = breakdown(run.stamps, hist[hist.status == "analysed"], spans.saves,
+                                spans.analyses)
+            phases.extend(last)
         bad = hist[~hist.status.isin(["analysed", "dropped"])]
         if len(bad):
             raise SystemExit(f"{name}: windows not analysed:\n{bad[['window', 'status', 'error']]}")
@@ -189,6 +204,8 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
         for side in (("bare", "mon") if i % 2 == 0 else ("mon", "bare")):
             if side == "bare":
                 bare.append(run(None))
+                if last:  # the last monitored run's windows
+                    controls.extend(control(run.stamps, last))
                 continue
             wall, after, windows = monitored()
             per_run.append(windows)
@@ -199,8 +216,8 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
     mb, mm = statistics.median(bare), statistics.median(mon)
     out = {}
     if phases:  # (the warm-up run's windows too)
-        out["phase_ms_per_window"] = {p: statistics.median(r.get(p, np.nan) for r in phases)
-                                      for p in PHASES}
+        for key, rows in (("phase_ms_per_window", phases), ("control_ms_per_window", controls)):
+            out[key] = {p: statistics.median(r.get(p, np.nan) for r in rows) for p in PHASES}
     return out | {"bare_s": bare, "monitored_s": mon, "after_run_s": drain, "windows": windows,
             "windows_per_run": per_run,
             "median_bare_s": mb, "median_monitored_s": mm, "ratio": mm / mb,
@@ -235,8 +252,10 @@ def main(argv=None) -> int:
               f"{', '.join(f'{x:.3f}' for x in r['pair_ratios'])}; windows per run "
               f"{r['windows_per_run']}")
         if "phase_ms_per_window" in r:
-            print(f"{name}: ms lost per window by phase (median): " + ", ".join(
-                f"{p} {v:.1f}" for p, v in r["phase_ms_per_window"].items()))
+            for key, what in (("phase_ms_per_window", "ms lost per window by phase (median)"),
+                              ("control_ms_per_window", "the bare runs' same steps")):
+                print(f"{name}: {what}: " + ", ".join(
+                    f"{p} {v:.1f}" for p, v in r[key].items()))
     return 0
 
 
