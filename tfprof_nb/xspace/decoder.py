@@ -446,8 +446,11 @@ def _intern_text(buf: np.ndarray, raw, path, tx_row: np.ndarray, tx_len: np.ndar
     if k < 0:
         raise MemoryError("out of memory while decoding stat values")
     copy, starts = _gathered(buf, path, rep_off[:k], rep_len[:k])
+    kinds = rep_kind[:k]
+    if copy.isascii() and not (kinds == KIND_BYTES).any():  # (decoded once, then sliced)
+        return decode_spans(copy, starts, rep_len[:k])
     values = []
-    for off, length, kind in zip(starts.tolist(), rep_len[:k].tolist(), rep_kind[:k].tolist()):
+    for off, length, kind in zip(starts.tolist(), rep_len[:k].tolist(), kinds.tolist()):
         chunk = copy[off:off + length]
         values.append(chunk if kind == KIND_BYTES else chunk.decode("utf-8", "replace"))
     return values
