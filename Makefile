@@ -51,6 +51,11 @@ wheels: $(BUNDLE) $(VENV)/.wheel-tools-installed
 demo: $(VENV)/.demo-installed $(BUNDLE)
 	$(PY) -m tfprof_nb.demo --out demo_out
 
+# pytest-xdist: the suite runs in TEST_WORKERS processes, each test module in one of them (its
+# module fixtures, a Jupyter server or a browser, made once); the TensorFlow captures the
+# session fixtures make are shared by the workers (tests/conftest.py)
+TEST_WORKERS ?= 2
+
 # The tests a busy machine can break (a Ctrl-C landing as a run ends, a slow load's progress
 # output in JupyterLab) run a second time beside a CPU-bound job on every core.
 LOAD_TESTS := tests/test_interrupt_scope.py tests/analysis/test_interrupt.py \
@@ -58,7 +63,7 @@ LOAD_TESTS := tests/test_interrupt_scope.py tests/analysis/test_interrupt.py \
 
 test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	cd js && npx tsc --noEmit && npx vitest run
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 	$(PY) -m tools.under_cpu_load -- $(PY) -m pytest -q -p no:cacheprovider $(LOAD_TESTS)
 
 bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium

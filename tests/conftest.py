@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,7 +25,24 @@ def free_port() -> int:
 
 
 def _capture(tmp_path_factory, scenario: str) -> Path:
-    logdir = tmp_path_factory.mktemp(f"cpu_{scenario}")
+    """A real TensorFlow capture of ``scenario`` (tests/make_cpu_profile.py), made once per
+    run: parallel workers (pytest-xdist) share it, the first to ask captures it under a lock
+    while the others wait (each worker's temporary folder is a child of one run folder)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return _capture_into(tmp_path_factory.mktemp(f"cpu_{scenario}"), scenario)
+    shared = tmp_path_factory.getbasetemp().parent / f"cpu_{scenario}"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "captured").exists():
+            shutil.rmtree(shared, ignore_errors=True)  # (a worker that failed half way)
+            _capture_into(shared, scenario)
+            (shared / "captured").touch()
+    return shared
+
+
+def _capture_into(logdir: Path, scenario: str) -> Path:
+    logdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     subprocess.run([sys.executable, str(HERE / "make_cpu_profile.py"), str(logdir), scenario],
                    check=True, env=env, timeout=300, capture_output=True)

@@ -88,7 +88,11 @@ def test_host_series_at_the_period_inside_the_profile(run, period_ms, request):
         k = hw.series_counter.index(name)
         mine = hw.series == k
         times, values = hw.time_ns[mine], hw.value[mine]
-        assert len(times) >= 0.5 * span_s * 1e3 / period_ms, (name, len(times), span_s)
+        # a sample every period while it ran (a busy machine may start the sampler's thread
+        # late: the samples then cover less of the profile, at the same period)
+        sampled_s = (times.max() - times.min()) / 1e9
+        assert sampled_s >= 0.5 * span_s, (name, sampled_s, span_s)
+        assert len(times) >= 0.5 * sampled_s * 1e3 / period_ms, (name, len(times), sampled_s)
         median_ms = float(np.median(np.diff(times))) / 1e6
         assert abs(median_ms - period_ms) <= 0.2 * period_ms, (name, median_ms)
         # the sampler starts after the profiler started and stops before it stops

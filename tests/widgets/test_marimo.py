@@ -57,14 +57,14 @@ def marimo_app(tmp_path, cpu_file):
                              "--host", "127.0.0.1", "--no-token"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + 180
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
                 assert proc.poll() is None, proc.stderr.read().decode()
-                assert time.time() < deadline, "marimo did not start within 60 s"
+                assert time.time() < deadline, "marimo did not start within 180 s"
                 time.sleep(0.3)
         yield f"http://127.0.0.1:{port}/"
     finally:
