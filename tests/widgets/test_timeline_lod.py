@@ -275,7 +275,10 @@ def test_offline_page_of_an_overview(cpu_python_file, tmp_path, monkeypatch):
         page.js(f"([a, b]) => {tlq}.setView(a, b)", [float(lo), float(lo + width)])
         # the tile a frame painted at that view drew (the painter picks it)
         assert when_drawn(page.page, f"() => {tlq}.current.exact", root=root, after=before)
-        point = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline")
+        point = event_point(page.page, "[data-pane='timeline'] .tfprof-timeline",
+                            timeout=60000)
+        assert point is not None, page.js(f"() => [{tlq}.current.t0, {tlq}.current.t1, "
+                                          f"{tlq}.current.exact, innerHeight]")
         page.page.mouse.click(point[0], point[1])
         page.page.wait_for_function("() => document.querySelector(\"[data-pane='timeline'] "
                                     ".tl-details\").textContent.includes('event id')",

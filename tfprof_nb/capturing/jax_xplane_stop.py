@@ -35,7 +35,9 @@ def _running_session():
     state = getattr(jax_profiler, "_profile_state", None)
     session = getattr(state, "profile_session", None)
     if session is None or not callable(getattr(session, "stop", None)) \
-            or getattr(state, "create_perfetto_trace", False) or not hasattr(state, "lock"):
+            or getattr(state, "create_perfetto_trace", False) or not hasattr(state, "lock") \
+            or not callable(getattr(state, "reset", None)) \
+            or not callable(getattr(jax_profiler, "clear_metadata", None)):
         return None
     return jax_profiler, state
 
