@@ -47,7 +47,7 @@ def test_a_prefetch_wait_goes_through_the_map_function_on_tf_datas_threads(tmp_p
         (30.0, 0.3, "input", "event", "Iterator::Root::Prefetch::Map"),
         (30.3, 0.2, "input", "event", "PrefetchProduce"),
         (30.5, 0.5, "input", "wait", "PrefetchConsume"),
-        (31.0, 0.5, "host_compute", "event", "PrefetchConsume"),
+        (31.0, 0.5, "input", "event", "PrefetchConsume"),  # (inside the Iterator:: event)
         (31.5, 0.5, "input", "event", "Iterator::Root::Prefetch"),
         (32.0, 1.0, "host_compute", "event", "train"),
         (33.0, 16.0, "host_compute", "event", "MatMul"),

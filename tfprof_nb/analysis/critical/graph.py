@@ -4,7 +4,9 @@ Nodes are the events that occupy a resource: every event of a host thread (``/ho
 lines, not the profiler's derived lines, async events left out) and every device activity
 event (GPU stream lines, TPU ``XLA Ops``; see :mod:`..gpu.activity`).  A node has a
 resource (its line), a begin and an end (ps, the host's axis), a category (as the step-time
-breakdown's) and its innermost parent on the same line.
+breakdown's; host work nested inside an input event, such as a map function that a
+consumer's ``Iterator::`` event runs on its own thread, is input as well: the step breakdown
+counts it in the input wait) and its innermost parent on the same line.
 
 Edges (``DepGraph.edges``, each with a kind, a source point and a target point) are:
 
@@ -185,6 +187,7 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
                  np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
                  np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
                  _resource_names(hd, resource[_run_starts(resource)]), is_device)
+    _input_inside_input(g)
     _add_launches(g, node_of, launches)
     _add_flows(g, node_of, flows)
     add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
@@ -275,6 +278,20 @@ def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
     before = ~during & (g.begin[src] <= g.begin[dst])
     free = before & (g.start_src[dst] < 0)
     g.start_src[dst[free]], g.start_kind[dst[free]] = src[free], kind[free]
+
+
+def _input_inside_input(g: DepGraph) -> None:
+    """Host compute nested (at any depth) inside a host input event becomes input: one pass a
+    nesting level, over the nodes whose parent was not yet known to be inside."""
+    inside = (g.category == INPUT) & ~g.is_device
+    todo = np.flatnonzero((g.parent >= 0) & ~inside & ~g.is_device)
+    while len(todo):
+        hit = inside[g.parent[todo]]
+        if not hit.any():
+            break
+        inside[todo[hit]] = True
+        todo = todo[~hit]
+    g.category[inside & (g.category == HOST_COMPUTE)] = INPUT
 
 
 def _add_syncs(g: DepGraph, is_sync: np.ndarray) -> None:
