@@ -131,3 +131,16 @@ def _stats_equal(a, b) -> bool:
         elif va != vb:
             return False
     return True
+
+
+def framed_count(path, threads: int, index: int) -> int:
+    """Count ``index`` of the decoder's walk (``decoder.T_ST``, ``decoder.C_CHUNKS``...) once
+    the lines of ``path`` are framed on ``threads`` threads."""
+    from tfprof_nb.xspace import decoder
+
+    buf = np.frombuffer(open(path, "rb").read(), np.uint8)
+    walk = decoder._Walk(buf, str(path), False, threads, None)
+    try:
+        return walk.n(index)
+    finally:
+        walk.close()

@@ -10,7 +10,7 @@ import numpy as np
 
 from tfprof_nb.xspace import decoder, read_xspace
 
-from .reference import assert_same, canonical_from_ours
+from .reference import assert_same, canonical_from_ours, framed_count
 
 FILE = Path(__file__).resolve().parents[1] / "data" / "jax_h200_transformer.xplane.pb"
 
@@ -28,12 +28,7 @@ def test_chunk_size_gives_each_thread_many_chunks(monkeypatch):
 
 
 def _chunks(threads: int) -> int:
-    buf = np.frombuffer(FILE.read_bytes(), np.uint8)
-    walk = decoder._Walk(buf, str(FILE), False, threads, None)
-    try:
-        return walk.n(decoder.C_CHUNKS)
-    finally:
-        walk.close()
+    return framed_count(FILE, threads, decoder.C_CHUNKS)
 
 
 def test_columns_do_not_depend_on_the_cut(monkeypatch):

@@ -10,7 +10,8 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.xspace import decode_xspace, read_xspace
 
-from .reference import assert_same, canonical_from_ours, canonical_from_tf, tf_parse
+from .reference import (assert_same, canonical_from_ours, canonical_from_tf, framed_count,
+                        tf_parse)
 
 
 @pytest.fixture(params=["gpu_fixture_file", "cpu_file", "cpu_python_file"])
@@ -235,12 +236,7 @@ def _framed_stat_rows(path, threads: int) -> int:
     bound on them where a line was too large to count while framing."""
     from tfprof_nb.xspace import decoder
 
-    buf = np.frombuffer(path.read_bytes(), np.uint8)
-    walk = decoder._Walk(buf, str(path), False, threads, None)
-    try:
-        return walk.n(decoder.T_ST)
-    finally:
-        walk.close()
+    return framed_count(path, threads, decoder.T_ST)
 
 
 def test_framing_counts_the_stats_of_lines_up_to_a_threads_share(cpu_file, monkeypatch):
