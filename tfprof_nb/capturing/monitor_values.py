@@ -1,12 +1,18 @@
 """A window's numbers, from its Profile: the values of its row of a monitor's history (the
 same tables the window's overview reads) and its steps' durations.  Computed in the analysis
-worker process (``monitor_worker``), or on the analysis thread where none starts."""
+worker process (``monitor_worker``), or on the analysis thread where none starts.
+
+Only the analyses the row shows run (steps, the input-wait and duty-cycle measures, memory,
+the op stats): the rest of a window's tables (``prof.measures``' other rows need the HLO
+stats and the roofline, 40 of the 150 ms of CPU a window of the monitor benchmark's JAX steps
+took) are computed when the window's Profile is asked for (``Monitor.window``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..analysis.findings.measure_words import value_of
+from ..analysis.findings.measures import wait_and_duty
 from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["window_values"]
@@ -31,7 +37,9 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     values = {"median_step_ms": float(np.median(step_ms)) if len(step_ms) else np.nan}
     for col in CATEGORY_COLUMNS:
         values[col] = float(steps[col].mean()) if len(steps) else np.nan
-    measures = prof.measures  # the numbers the window's own pages quote
+    measures = wait_and_duty(steps, prof.result("gpu_utilization"), prof.result("duty_cycle"),
+                             prof.result("input_wait"), len(prof.result("info")))
+    # (prof.measures' rows: the numbers the window's own pages quote)
     values["input_pct"] = value_of(measures, "input_wait_pct", np.nan)
     values["duty_cycle_pct"] = value_of(measures, "duty_cycle_pct", np.nan)
     memory = prof.memory_summary

@@ -34,7 +34,7 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
-           "device_label", "kind_rows", "measures", "steps_words"]
+           "device_label", "kind_rows", "measures", "steps_words", "wait_and_duty"]
 
 
 @dataclass(frozen=True)
@@ -323,8 +323,20 @@ def measures(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
             + _duty_row(duty_cycle, devs, hosts)
             + _xprof_rows(steps, environment["device_type"]) + _kernel_rows(duty_cycle, devs)
             + _precision_row(precision) + (_tpu_rows(figures) if figures else []))
-    table = pd.DataFrame(rows, columns=["key", *MEASURE_COLUMNS])
-    return table.set_index("key")
+    return _table(rows)
+
+
+def wait_and_duty(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
+                  duty_cycle: pd.DataFrame, input_wait: dict, hosts: int) -> pd.DataFrame:
+    """The ``input_wait_pct`` and ``duty_cycle_pct`` rows of :func:`measures` alone (the same
+    rows, from the results they need; ``hosts``: the profile's number of hosts): what a
+    monitor's window shows, without the analyses the other measures need."""
+    devs = _devices(gpu_utilization, hosts)
+    return _table(_input_row(input_wait, devs, steps) + _duty_row(duty_cycle, devs, hosts))
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["key", *MEASURE_COLUMNS]).set_index("key")
 
 
 ANALYSES = (Analysis("measures", combine=measures,
