@@ -266,6 +266,13 @@ int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int64_t *par
 void tfp_cp_take(const void *handle, int32_t *win, int64_t *start, int64_t *end, int32_t *res,
     int8_t *cat, int8_t *kind, int64_t *node, int64_t *waited);
 void tfp_cp_free(void *handle);
+/* depgraph.c */
+int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_t n,
+    int64_t max_depth, int64_t *owner);
+int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m, const int64_t *end,
+    int64_t n_nodes, int64_t *out);
+void tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr, const int64_t *q_id,
+    const int64_t *q_t, int64_t nq, int64_t *out);
 """
 
 _CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "int8_t": ctypes.c_int8,

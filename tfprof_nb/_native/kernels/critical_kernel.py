@@ -9,7 +9,8 @@ import numpy as np
 from .. import lib
 from ._calls import _c, _p, check
 
-__all__ = ["critical_walk", "SEGMENT_COLUMNS"]
+__all__ = ["critical_walk", "SEGMENT_COLUMNS", "inherit", "latest_per_target",
+           "asof_by_id"]
 
 # the columns of the walk's segments, with their dtypes
 SEGMENT_COLUMNS = {"window": np.int32, "start": np.int64, "end": np.int64,
@@ -54,4 +55,51 @@ def critical_walk(nodes: dict, spans: tuple, codes, t0, t1) -> dict:
                 "waited_on")))
     finally:
         lib().tfp_cp_free(handle)
+    return out
+
+
+def _nodes(a, n: int, what: str) -> np.ndarray:
+    a = _c(a, np.int64)
+    if len(a) and (a.min() < 0 or a.max() >= n):
+        raise ValueError(f"{what} takes nodes in [0, {n})")
+    return a
+
+
+def inherit(parent, seed, max_depth: int = -1) -> np.ndarray:
+    """int64 per node: the nearest of itself and its ancestors (``parent``, -1 at the top)
+    that is a ``seed`` (bool per node), at most ``max_depth`` levels up (< 0: any); -1: none
+    (depgraph.c)."""
+    parent, seed = _c(parent, np.int64), _c(seed, np.uint8)
+    if len(seed) != len(parent):
+        raise ValueError("inherit takes one seed flag per node")
+    owner = np.empty(len(parent), np.int64)
+    check(lib().tfp_cp_inherit(_p(parent), _p(seed), len(parent), int(max_depth), _p(owner)))
+    return owner
+
+
+def latest_per_target(src, dst, end) -> np.ndarray:
+    """Indices of the pairs (``src[k]`` -> ``dst[k]``, nodes) that keep, for each distinct
+    target, the source ending latest (``end``: per node; the last pair on ties), by target
+    ascending: ``np.lexsort((end[src], dst))``'s last of each target, without the sort."""
+    end = _c(end, np.int64)
+    n = len(end)
+    src, dst = _nodes(src, n, "latest_per_target"), _nodes(dst, n, "latest_per_target")
+    if len(src) != len(dst):
+        raise ValueError("latest_per_target takes as many sources as targets")
+    out = np.empty(len(dst), np.int64)
+    count = check(lib().tfp_cp_latest(_p(src), _p(dst), len(dst), _p(end), n, _p(out)))
+    return out[:count]
+
+
+def asof_by_id(r_id, r_t, q_id, q_t) -> np.ndarray:
+    """int64 per query: the last right entry (``r_id``/``r_t`` sorted by (id, t)) of the
+    query's id at or before its time (-1: none): a backward ``merge_asof(by=id)``."""
+    r_id, r_t, q_id, q_t = (_c(a, np.int64) for a in (r_id, r_t, q_id, q_t))
+    if len(r_id) != len(r_t) or len(q_id) != len(q_t):
+        raise ValueError("asof_by_id takes one time per id")
+    if len(r_id) > 1 and not ((r_id[1:] > r_id[:-1]) | (
+            (r_id[1:] == r_id[:-1]) & (r_t[1:] >= r_t[:-1]))).all():
+        raise ValueError("asof_by_id takes the right side sorted by (id, t)")
+    out = np.empty(len(q_id), np.int64)
+    lib().tfp_cp_asof(_p(r_id), _p(r_t), len(r_id), _p(q_id), _p(q_t), len(q_id), _p(out))
     return out

@@ -26,8 +26,9 @@ with the step that asked for it instead of keeping it at its measured time.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from ..._native.kernels.critical_kernel import asof_by_id, inherit, latest_per_target
+from ..._native.kernels.order_kernel import argsort
 from ..runtime.hostdata.host import HostData
 from .distinct_codes import distinct_codes, sorted_member
 
@@ -49,26 +50,11 @@ def _named(hd: HostData, g, rows: np.ndarray):
 
 
 def _owner(g, executor_nodes: np.ndarray) -> np.ndarray:
-    """Each node's executor event (itself or its nearest such ancestor; -1: none)."""
-    owner = np.full(len(g), -1, np.int64)
-    owner[executor_nodes] = executor_nodes
-    todo = np.flatnonzero((owner < 0) & (g.parent >= 0))  # (the nodes that may still inherit)
-    pending = np.zeros(len(g), bool)
-    pending[todo] = True
-    for _ in range(256):  # one level a pass (every node reads the owners the last pass left)
-        got = owner[g.parent[todo]]
-        hit = got >= 0
-        if not hit.any():
-            break
-        owner[todo[hit]] = got[hit]
-        pending[todo[hit]] = False
-        todo = todo[~hit]
-        # a node whose parent neither has an owner nor may still get one never will
-        parent = g.parent[todo]
-        keep = pending[parent] | (owner[parent] >= 0)
-        pending[todo[~keep]] = False
-        todo = todo[keep]
-    return owner
+    """Each node's executor event (itself or its nearest such ancestor, at most 256 levels
+    up; -1: none)."""
+    seed = np.zeros(len(g), bool)
+    seed[executor_nodes] = True
+    return inherit(g.parent, seed, 256)
 
 
 def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
@@ -107,61 +93,50 @@ def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
     dst, dst_id = node[cand], step_id[cand]
     ok = (g.parent[dst] < 0) & (g.start_src[dst] < 0) & ~g.is_device[dst]
     dst, dst_id = dst[ok], dst_id[ok]
-    src_mask = run | executor
-    if not len(dst) or not src_mask.any():
+    src = node[run | executor]
+    if not len(dst) or not len(src):
         return
-    left = pd.DataFrame({"id": dst_id, "t": g.begin[dst], "dst": dst}).sort_values(
-        "t", kind="stable")
-    right = pd.DataFrame({"id": step_id[src_mask], "t": g.begin[node[src_mask]],
-                          "src": node[src_mask]}).sort_values("t", kind="stable")
-    hit = pd.merge_asof(left, right, on="t", by="id", direction="backward")
-    hit = hit[hit.src.notna()]
-    d, s = hit.dst.to_numpy(np.int64), hit.src.to_numpy(np.int64)
+    by_time = argsort(g.begin[dst])  # (the edges set in time order)
+    dst, dst_id = dst[by_time], dst_id[by_time]
+    src_id = step_id[run | executor]
+    right = argsort(src_id, g.begin[src])  # by (id, start), ties in their order
+    at = asof_by_id(src_id[right], g.begin[src[right]], dst_id, g.begin[dst])
+    d, s = dst[at >= 0], src[right[at[at >= 0]]]
     ok = g.resource[s] != g.resource[d]
     g.start_src[d[ok]], g.start_kind[d[ok]] = s[ok], kind
 
 
-def _queries(g, runs, run_ids) -> pd.DataFrame:
-    """What :func:`_link` looks up, every level at once: per run (``i``) and enclosing level,
-    its id, the level's event (``dst``) and its end (``t``), and the time its work must end
-    after (``floor``: the run's start, or the end of the level below); ``seq`` numbers them
-    level by level, each level by ``t``; sorted by ``t``."""
+def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
+    """What :func:`_link` looks up, level by level (each level by ``t``): per run (``i``) and
+    enclosing level, its id, the level's event (``dst``) and its end (``t``), and the time
+    its work must end after (``floor``: the run's start, or the end of the level below)."""
     level_dst, inner_end = runs.copy(), g.begin[runs].copy()
-    frames = []
+    parts = []
     for _ in range(_LEVELS):
         todo = np.flatnonzero(level_dst >= 0)
         if not len(todo):
             break
+        todo = todo[argsort(g.end[level_dst[todo]])]  # (each level by t)
         a = level_dst[todo]
-        frames.append(pd.DataFrame({
-            "id": run_ids[todo], "t": g.end[a], "i": todo, "dst": a,
-            "floor": np.maximum(g.begin[runs[todo]], inner_end[todo])}).sort_values(
-                "t", kind="stable"))
+        parts.append((run_ids[todo], g.end[a], todo, a,
+                      np.maximum(g.begin[runs[todo]], inner_end[todo])))
         inner_end = np.where(level_dst >= 0, g.end[np.maximum(level_dst, 0)], inner_end)
         level_dst = np.where(level_dst >= 0, g.parent[np.maximum(level_dst, 0)], -1)
-    q = pd.concat(frames, ignore_index=True)
-    q["seq"] = np.arange(len(q))
-    return q.sort_values("t", kind="stable")
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
 
 
 def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
     """Each run, and each enclosing event that outlives it while its work still runs, waits
     for the latest-ending work of its id inside it (on another thread): one backward as-of
-    join of every level's events with the work, by id."""
-    by_end = np.argsort(g.end[work], kind="stable")  # (one frame, built in the order)
-    right = pd.DataFrame({"id": work_id[by_end], "t": g.end[work[by_end]],
-                          "src": work[by_end]})
-    del by_end
-    hit = pd.merge_asof(_queries(g, runs, run_ids), right, on="t", by="id",
-                        direction="backward")
-    hit = hit[hit.src.notna()].sort_values("seq")
-    i, src = hit.i.to_numpy(np.int64), hit.src.to_numpy(np.int64)
-    ok = (g.end[src] > hit.floor.to_numpy()) & (g.resource[src] != g.resource[runs[i]])
-    src, dst = src[ok], hit.dst.to_numpy(np.int64)[ok]
-    latest = np.lexsort((g.end[src], dst))
-    src, dst = src[latest], dst[latest]
-    last = np.ones(len(dst), bool)
-    last[:-1] = dst[1:] != dst[:-1]
+    lookup of every level's events in the work, by id."""
+    right = argsort(work_id, g.end[work])  # by (id, end), ties in node order
+    q_id, q_t, i, dst, floor = _queries(g, runs, run_ids)
+    at = asof_by_id(work_id[right], g.end[work[right]], q_id, q_t)
+    hit = at >= 0
+    i, dst, floor, src = i[hit], dst[hit], floor[hit], work[right[at[hit]]]
+    ok = (g.end[src] > floor) & (g.resource[src] != g.resource[runs[i]])
+    src, dst = src[ok], dst[ok]
+    last = latest_per_target(src, dst, g.end)
     src, dst = src[last], dst[last]
     free = g.end_src[dst] < 0
     g.end_src[dst[free]], g.end_kind[dst[free]] = src[free], kind

@@ -55,6 +55,8 @@ import pandas as pd
 
 from ...constants import HOST_PLANE
 from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
+from ..._native.kernels.critical_kernel import inherit, latest_per_target
+from ..._native.kernels.order_kernel import nesting_order_or_none
 from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 from .back_pressure import add_back_pressure
@@ -204,11 +206,7 @@ def _node_order(resource: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.
     they already are in it (a host's threads usually are: no sort, no copies)."""
     if len(resource) < 2:
         return None
-    r0, r1, b0, b1 = resource[:-1], resource[1:], begin[:-1], begin[1:]
-    ok = (r0 < r1) | ((r0 == r1) & ((b0 < b1) | ((b0 == b1) & (end[:-1] - b0 >= end[1:] - b1))))
-    if ok.all():
-        return None
-    return np.lexsort((-(end - begin), begin, resource))
+    return nesting_order_or_none(resource, begin, end - begin)
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
@@ -234,10 +232,7 @@ def _add_wake_ups(g: DepGraph) -> None:
     same = g.resource[top[woke]] == g.resource[top[nxt]]
     inst, dst = top[woke[same]], top[nxt[same]]
     src = g.start_src[inst]
-    order = np.lexsort((g.end[src], dst))  # per event, the latest-ending producer last
-    inst, dst, src = inst[order], dst[order], src[order]
-    last = np.ones(len(dst), bool)
-    last[:-1] = dst[1:] != dst[:-1]
+    last = latest_per_target(src, dst, g.end)  # per event, its latest-ending producer
     inst, dst, src = inst[last], dst[last], src[last]
     own = g.start_src[dst]
     take = (own < 0) | (g.end[np.maximum(own, 0)] < g.end[src])
@@ -265,11 +260,8 @@ def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
     kind = np.where(flows.kind.to_numpy() == 1, ELEMENT, CONTEXT).astype(np.int8)
     ok = (src >= 0) & (dst >= 0) & (src != dst)
     src, dst, kind = src[ok], dst[ok], kind[ok]
-    last = np.lexsort((g.end[src], dst))  # per consumer, its latest-ending producer last
+    last = latest_per_target(src, dst, g.end)  # per consumer, its latest-ending producer
     src, dst, kind = src[last], dst[last], kind[last]
-    keep = np.ones(len(dst), bool)
-    keep[:-1] = dst[1:] != dst[:-1]
-    src, dst, kind = src[keep], dst[keep], kind[keep]
     during = (g.end[src] > g.begin[dst]) & (g.end[src] <= g.end[dst]) & \
         (g.begin[src] < g.begin[dst])
     g.end_src[dst[during]], g.end_kind[dst[during]] = src[during], kind[during]
@@ -281,17 +273,10 @@ def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
 
 
 def _input_inside_input(g: DepGraph) -> None:
-    """Host compute nested (at any depth) inside a host input event becomes input: one pass a
-    nesting level, over the nodes whose parent was not yet known to be inside."""
-    inside = (g.category == INPUT) & ~g.is_device
-    todo = np.flatnonzero((g.parent >= 0) & ~inside & ~g.is_device)
-    while len(todo):
-        hit = inside[g.parent[todo]]
-        if not hit.any():
-            break
-        inside[todo[hit]] = True
-        todo = todo[~hit]
-    g.category[inside & (g.category == HOST_COMPUTE)] = INPUT
+    """Host compute nested (at any depth) inside a host input event becomes input (a host
+    node's ancestors are on its thread: host nodes too)."""
+    inside = inherit(g.parent, (g.category == INPUT) & ~g.is_device) >= 0
+    g.category[inside & ~g.is_device & (g.category == HOST_COMPUTE)] = INPUT
 
 
 def _add_syncs(g: DepGraph, is_sync: np.ndarray) -> None:

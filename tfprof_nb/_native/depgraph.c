@@ -1,0 +1,94 @@
+/* Steps of analysis/critical/graph.py's dependency graph that numpy does in many passes over
+   every node: an owner inherited down the nesting tree, each target's latest-ending source,
+   a backward as-of lookup by id.  Plain loops, no allocation per element. */
+#include "common.h"
+
+/* owner[i]: the nearest of i and its ancestors (parent[], -1 at the top) that is a seed, when
+   it is at most max_depth levels up (max_depth < 0: any), else -1.  Parents may come before
+   or after their children; a chain is walked once (each node resolved once, by a stack); a
+   parent outside [0, n) or a cycle ends a chain.  Returns 0, ERR_NO_MEMORY or
+   ERR_CANCELLED. */
+EXPORT int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_t n,
+                              int64_t max_depth, int64_t *owner) {
+    enum { UNSEEN = -2, ON_STACK = -3 };
+    const int64_t far = INT64_MAX;
+    int64_t *dist = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    int64_t *stack = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!dist || !stack) {
+        free(dist);
+        free(stack);
+        return ERR_NO_MEMORY;
+    }
+    for (int64_t i = 0; i < n; i++) owner[i] = UNSEEN;
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) {
+            free(dist);
+            free(stack);
+            return ERR_CANCELLED;
+        }
+        if (owner[i] != UNSEEN) continue;
+        int64_t top = 0, p = i;
+        while (p >= 0 && p < n && owner[p] == UNSEEN && !seed[p]) {
+            owner[p] = ON_STACK;
+            stack[top++] = p;
+            p = parent[p];
+        }
+        int64_t base_owner = -1, base_dist = far;
+        if (p >= 0 && p < n && owner[p] != ON_STACK) {
+            if (owner[p] == UNSEEN) { /* a seed not seen yet */
+                owner[p] = p;
+                dist[p] = 0;
+            }
+            base_owner = owner[p];
+            base_dist = dist[p];
+        }
+        while (top > 0) {
+            int64_t x = stack[--top];
+            base_dist = base_dist == far ? far : base_dist + 1;
+            owner[x] = base_dist == far ? -1 : base_owner;
+            dist[x] = base_dist;
+        }
+    }
+    if (max_depth >= 0)
+        for (int64_t i = 0; i < n; i++)
+            if (owner[i] >= 0 && dist[i] > max_depth) owner[i] = -1;
+    free(dist);
+    free(stack);
+    return 0;
+}
+
+/* For each distinct target dst[k] (nodes in [0, n_nodes)), the pair k whose source ends
+   latest (end[src[k]]; the last such pair on ties): their indices into out, by target
+   ascending.  Returns their count or ERR_NO_MEMORY; every src and dst must be a node (the
+   wrapper, critical_kernel.latest_per_target, checks them). */
+EXPORT int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m,
+                             const int64_t *end, int64_t n_nodes, int64_t *out) {
+    int64_t *best = (int64_t *)malloc((size_t)(n_nodes > 0 ? n_nodes : 1) * sizeof(int64_t));
+    if (!best) return ERR_NO_MEMORY;
+    for (int64_t i = 0; i < n_nodes; i++) best[i] = -1;
+    for (int64_t k = 0; k < m; k++) {
+        int64_t d = dst[k], b = best[d];
+        if (b < 0 || end[src[k]] >= end[src[b]]) best[d] = k;
+    }
+    int64_t count = 0;
+    for (int64_t i = 0; i < n_nodes; i++)
+        if (best[i] >= 0) out[count++] = best[i];
+    free(best);
+    return count;
+}
+
+/* For each query q, the last entry r of the right side (sorted by (r_id, r_t) ascending)
+   with r_id[r] == q_id[q] and r_t[r] <= q_t[q]: out[q] = r, or -1 (a backward as-of join by
+   id, exact matches allowed, the last of equal keys). */
+EXPORT void tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr,
+                        const int64_t *q_id, const int64_t *q_t, int64_t nq, int64_t *out) {
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t id = q_id[q], t = q_t[q], a = 0, b = nr;
+        while (a < b) { /* the first entry after (id, t) */
+            int64_t m = a + (b - a) / 2;
+            if (r_id[m] < id || (r_id[m] == id && r_t[m] <= t)) a = m + 1;
+            else b = m;
+        }
+        out[q] = a > 0 && r_id[a - 1] == id ? a - 1 : -1;
+    }
+}
