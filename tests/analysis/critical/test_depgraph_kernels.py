@@ -1,0 +1,106 @@
+"""depgraph.c's helpers give what the numpy they replace gave: the level-by-level owner pass,
+the lexsort that keeps each target's latest-ending source, pandas' backward merge_asof by id;
+on random inputs (ties, parents after their children, a cycle) and a real capture's graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tfprof_nb as tp
+from tfprof_nb._native.kernels.critical_kernel import asof_by_id, inherit, latest_per_target
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def _inherit_levels(parent, seed, max_depth):
+    """The numpy passes inherit replaced: one nesting level a pass."""
+    owner = np.where(seed, np.arange(len(parent)), -1)
+    todo = np.flatnonzero((owner < 0) & (parent >= 0))
+    for _ in range(max_depth if max_depth >= 0 else len(parent)):
+        got = owner[parent[todo]]
+        hit = got >= 0
+        if not hit.any():
+            break
+        owner[todo[hit]] = got[hit]
+        todo = todo[~hit]
+    return owner
+
+
+def _latest_lexsort(src, dst, end):
+    order = np.lexsort((end[src], dst))
+    last = np.ones(len(order), bool)
+    last[:-1] = dst[order][1:] != dst[order][:-1]
+    return order[last]
+
+
+def _forest(rng, n):
+    """Random parents (a forest, node ids shuffled: parents before or after children)."""
+    parent = np.array([-1 if i == 0 or rng.random() < 0.1 else rng.integers(0, i)
+                       for i in range(n)], np.int64)
+    perm = rng.permutation(n)
+    out = np.full(n, -1, np.int64)
+    out[perm] = np.where(parent >= 0, perm[np.maximum(parent, 0)], -1)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_inherit_is_the_level_passes(seed):
+    rng = np.random.default_rng(seed)
+    parent = _forest(rng, 400)
+    flags = rng.random(400) < 0.05
+    for depth in (-1, 0, 1, 3, 256):
+        assert inherit(parent, flags, depth).tolist() == \
+            _inherit_levels(parent, flags, depth).tolist()
+
+
+def test_inherit_ends_a_cycle():
+    parent = np.array([1, 2, 0, 2], np.int64)
+    assert inherit(parent, np.array([0, 0, 0, 0], bool)).tolist() == [-1, -1, -1, -1]
+    assert inherit(parent, np.array([0, 0, 0, 1], bool)).tolist() == [-1, -1, -1, 3]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_latest_per_target_is_the_lexsort(seed):
+    rng = np.random.default_rng(seed)
+    end = rng.integers(0, 6, 50)  # (many ties)
+    src, dst = rng.integers(0, 50, 300), rng.integers(0, 50, 300)
+    assert latest_per_target(src, dst, end).tolist() == _latest_lexsort(src, dst, end).tolist()
+    assert len(latest_per_target(src[:0], dst[:0], end)) == 0
+    with pytest.raises(ValueError):
+        latest_per_target(np.array([50]), np.array([0]), end)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_asof_by_id_is_merge_asof(seed):
+    rng = np.random.default_rng(seed)
+    right = pd.DataFrame({"id": rng.integers(0, 5, 200), "t": rng.integers(0, 30, 200)})
+    right["r"] = np.arange(200)
+    right = right.sort_values(["id", "t"], kind="stable", ignore_index=True)
+    left = pd.DataFrame({"id": rng.integers(0, 7, 300), "t": rng.integers(-2, 32, 300)})
+    left["q"] = np.arange(300)
+    want = pd.merge_asof(left.sort_values("t", kind="stable"),
+                         right.sort_values("t", kind="stable"), on="t", by="id",
+                         direction="backward").sort_values("q")
+    got = asof_by_id(right.id, right.t, left.id, left.t)
+    assert np.where(got >= 0, right.r.to_numpy()[np.maximum(got, 0)], -1).tolist() == \
+        want.r.fillna(-1).astype(np.int64).tolist()
+    with pytest.raises(ValueError):
+        asof_by_id(right.id[::-1], right.t[::-1], left.id, left.t)
+
+
+def test_a_real_graph():
+    prof = tp.load(DATA / "jax_h200_inputbound.xplane.pb")
+    (rg,) = [r for r in prof.result("replay_graph").values() if r is not None]
+    g = rg.graph
+    flags = g.category == 3  # (INPUT)
+    assert inherit(g.parent, flags).tolist() == _inherit_levels(g.parent, flags, -1).tolist()
+    has = np.flatnonzero(g.start_src >= 0)
+    src, dst = g.start_src[has], g.parent[has]
+    ok = dst >= 0
+    src, dst = np.concatenate([src, src[ok]]), np.concatenate([has, dst[ok]])
+    assert len(src) and latest_per_target(src, dst, g.end).tolist() == \
+        _latest_lexsort(src, dst, g.end).tolist()
