@@ -4,57 +4,69 @@
 #include "common.h"
 
 /* owner[i]: the nearest of i and its ancestors (parent[], -1 at the top) that is a seed, when
-   it is at most max_depth levels up (max_depth < 0: any), else -1.  Parents may come before
-   or after their children; a chain is walked once (each node resolved once, by a stack); a
-   parent outside [0, n) or a cycle ends a chain.  Returns 0, ERR_NO_MEMORY or
+   it is at most max_depth levels up (max_depth < 0: any; at most 65534), else -1.  Parents may
+   come before or after their children; a chain is walked once (each node resolved once, by a
+   stack); a parent outside [0, n) or a cycle ends a chain.  Returns 0, ERR_NO_MEMORY or
    ERR_CANCELLED. */
 EXPORT int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_t n,
                               int64_t max_depth, int64_t *owner) {
     enum { UNSEEN = -2, ON_STACK = -3 };
-    const int64_t far = INT64_MAX;
-    int64_t *dist = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
-    int64_t *stack = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
-    if (!dist || !stack) {
+    const uint16_t far = UINT16_MAX; /* no seed, or one further up than any max_depth */
+    uint16_t *dist = NULL;
+    if (max_depth >= 0 && !(dist = (uint16_t *)malloc((size_t)(n > 0 ? n : 1) * 2)))
+        return ERR_NO_MEMORY;
+    int64_t cap = 1024, rc = 0;
+    int64_t *stack = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    if (!stack) {
         free(dist);
-        free(stack);
         return ERR_NO_MEMORY;
     }
     for (int64_t i = 0; i < n; i++) owner[i] = UNSEEN;
-    for (int64_t i = 0; i < n; i++) {
-        if (CANCEL_POLL(i)) {
-            free(dist);
-            free(stack);
-            return ERR_CANCELLED;
-        }
+    for (int64_t i = 0; i < n && rc == 0; i++) {
+        if (CANCEL_POLL(i)) rc = ERR_CANCELLED;
         if (owner[i] != UNSEEN) continue;
         int64_t top = 0, p = i;
         while (p >= 0 && p < n && owner[p] == UNSEEN && !seed[p]) {
+            if (top == cap) {
+                int64_t *more = (int64_t *)realloc(stack, (size_t)(2 * cap) * sizeof(int64_t));
+                if (!more) {
+                    rc = ERR_NO_MEMORY;
+                    break;
+                }
+                stack = more;
+                cap *= 2;
+            }
             owner[p] = ON_STACK;
             stack[top++] = p;
             p = parent[p];
         }
-        int64_t base_owner = -1, base_dist = far;
+        if (rc != 0) { /* out of memory: no node left ON_STACK */
+            while (top > 0) owner[stack[--top]] = -1;
+            break;
+        }
+        int64_t base_owner = -1;
+        uint16_t base_dist = far;
         if (p >= 0 && p < n && owner[p] != ON_STACK) {
             if (owner[p] == UNSEEN) { /* a seed not seen yet */
                 owner[p] = p;
-                dist[p] = 0;
+                if (dist) dist[p] = 0;
             }
             base_owner = owner[p];
-            base_dist = dist[p];
+            base_dist = dist ? dist[p] : 0;
         }
         while (top > 0) {
             int64_t x = stack[--top];
-            base_dist = base_dist == far ? far : base_dist + 1;
+            if (base_dist != far) base_dist++;
             owner[x] = base_dist == far ? -1 : base_owner;
-            dist[x] = base_dist;
+            if (dist) dist[x] = base_dist;
         }
     }
-    if (max_depth >= 0)
+    if (dist && rc == 0)
         for (int64_t i = 0; i < n; i++)
             if (owner[i] >= 0 && dist[i] > max_depth) owner[i] = -1;
     free(dist);
     free(stack);
-    return 0;
+    return rc;
 }
 
 /* For each distinct target dst[k] (nodes in [0, n_nodes)), the pair k whose source ends
@@ -63,12 +75,13 @@ EXPORT int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_
    wrapper, critical_kernel.latest_per_target, checks them). */
 EXPORT int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m,
                              const int64_t *end, int64_t n_nodes, int64_t *out) {
-    int64_t *best = (int64_t *)malloc((size_t)(n_nodes > 0 ? n_nodes : 1) * sizeof(int64_t));
+    if (m > INT32_MAX) return ERR_NO_MEMORY;
+    int32_t *best = (int32_t *)malloc((size_t)(n_nodes > 0 ? n_nodes : 1) * sizeof(int32_t));
     if (!best) return ERR_NO_MEMORY;
-    for (int64_t i = 0; i < n_nodes; i++) best[i] = -1;
+    memset(best, 0xFF, (size_t)n_nodes * sizeof(int32_t)); /* -1 */
     for (int64_t k = 0; k < m; k++) {
         int64_t d = dst[k], b = best[d];
-        if (b < 0 || end[src[k]] >= end[src[b]]) best[d] = k;
+        if (b < 0 || end[src[k]] >= end[src[b]]) best[d] = (int32_t)k;
     }
     int64_t count = 0;
     for (int64_t i = 0; i < n_nodes; i++)
@@ -79,9 +92,12 @@ EXPORT int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m,
 
 /* For each query q, the last entry r of the right side (sorted by (r_id, r_t) ascending)
    with r_id[r] == q_id[q] and r_t[r] <= q_t[q]: out[q] = r, or -1 (a backward as-of join by
-   id, exact matches allowed, the last of equal keys). */
-EXPORT void tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr,
-                        const int64_t *q_id, const int64_t *q_t, int64_t nq, int64_t *out) {
+   id, exact matches allowed, the last of equal keys).  Returns 0, or -1 (nothing written)
+   when the right side is not sorted. */
+EXPORT int64_t tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr,
+                           const int64_t *q_id, const int64_t *q_t, int64_t nq, int64_t *out) {
+    for (int64_t r = 1; r < nr; r++)
+        if (r_id[r] < r_id[r - 1] || (r_id[r] == r_id[r - 1] && r_t[r] < r_t[r - 1])) return -1;
     for (int64_t q = 0; q < nq; q++) {
         int64_t id = q_id[q], t = q_t[q], a = 0, b = nr;
         while (a < b) { /* the first entry after (id, t) */
@@ -91,4 +107,5 @@ EXPORT void tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr,
         }
         out[q] = a > 0 && r_id[a - 1] == id ? a - 1 : -1;
     }
+    return 0;
 }

@@ -70,8 +70,8 @@ def inherit(parent, seed, max_depth: int = -1) -> np.ndarray:
     that is a ``seed`` (bool per node), at most ``max_depth`` levels up (< 0: any); -1: none
     (depgraph.c)."""
     parent, seed = _c(parent, np.int64), _c(seed, np.uint8)
-    if len(seed) != len(parent):
-        raise ValueError("inherit takes one seed flag per node")
+    if len(seed) != len(parent) or max_depth > 65534:
+        raise ValueError("inherit takes one seed flag per node and max_depth <= 65534")
     owner = np.empty(len(parent), np.int64)
     check(lib().tfp_cp_inherit(_p(parent), _p(seed), len(parent), int(max_depth), _p(owner)))
     return owner
@@ -97,9 +97,8 @@ def asof_by_id(r_id, r_t, q_id, q_t) -> np.ndarray:
     r_id, r_t, q_id, q_t = (_c(a, np.int64) for a in (r_id, r_t, q_id, q_t))
     if len(r_id) != len(r_t) or len(q_id) != len(q_t):
         raise ValueError("asof_by_id takes one time per id")
-    if len(r_id) > 1 and not ((r_id[1:] > r_id[:-1]) | (
-            (r_id[1:] == r_id[:-1]) & (r_t[1:] >= r_t[:-1]))).all():
-        raise ValueError("asof_by_id takes the right side sorted by (id, t)")
     out = np.empty(len(q_id), np.int64)
-    lib().tfp_cp_asof(_p(r_id), _p(r_t), len(r_id), _p(q_id), _p(q_t), len(q_id), _p(out))
+    if lib().tfp_cp_asof(_p(r_id), _p(r_t), len(r_id), _p(q_id), _p(q_t), len(q_id),
+                         _p(out)) < 0:
+        raise ValueError("asof_by_id takes the right side sorted by (id, t)")
     return out

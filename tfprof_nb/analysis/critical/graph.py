@@ -61,7 +61,6 @@ from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 from .back_pressure import add_back_pressure
 from .device_waits import add_device_waits
-from .distinct_codes import distinct_codes
 from .executor_waits import add_executor_waits
 from .pjrt_waits import add_pjrt_waits
 
@@ -109,15 +108,27 @@ class DepGraph:
         return graph_edges(self)
 
 
-def _lower(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """(distinct-name index of each row, the lower-cased distinct names, their codes)."""
-    codes, inverse = distinct_codes(hd.name_code[rows], len(hd.names))
-    return inverse, [str(n).lower() for n in hd.names[codes]], codes
+def _by_name(hd: HostData, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, list]:
+    """(each row's name code, the distinct codes, their names lower-cased); rows None: every
+    event of the host."""
+    code = hd.name_code if rows is None else hd.name_code[rows]
+    present = np.zeros(max(len(hd.names), int(code.max()) + 1 if len(code) else 0), bool)
+    present[code] = True
+    codes = np.flatnonzero(present)
+    return code, codes, [str(n).lower() for n in hd.names[codes]]
 
 
-def _host_categories(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(category per host row, bool per row: a host wait on the device)."""
-    inverse, low, codes = _lower(hd, rows)
+def _per_row(code: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` (one per distinct code) at each row (its ``code``)."""
+    table = np.zeros(int(codes[-1]) + 1 if len(codes) else 0, values.dtype)
+    table[codes] = values
+    return table[code]
+
+
+def _host_categories(hd: HostData, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(category per host row, bool per row: a host wait on the device); rows None: every
+    event of the host."""
+    code, codes, low = _by_name(hd, rows)
     kind = classify_host(pd.Series(hd.names[codes], dtype=object))
     cat = np.full(len(low), HOST_COMPUTE, np.int8)
     cat[(kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)] = INPUT
@@ -128,27 +139,36 @@ def _host_categories(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     sync = np.array([any(p in n for p in _SYNC_PART) or n.startswith(_SYNC_PREFIX)
                      or (n.startswith(_BLOCKING_COPY) and "async" not in n) for n in low],
                     bool).reshape(-1)
-    return cat[inverse], sync[inverse]
+    return _per_row(code, codes, cat), _per_row(code, codes, sync)
 
 
 def _device_categories(hd: HostData, rows: np.ndarray, kinds: np.ndarray) -> np.ndarray:
-    inverse, low, _ = _lower(hd, rows)
+    code, codes, low = _by_name(hd, rows)
     copy_cat = np.array([INPUT if ("h2d" in n or "htod" in n) else
                          OUTPUT if ("d2h" in n or "dtoh" in n) else DEVICE_TO_DEVICE
                          for n in low], np.int8).reshape(-1)
     cat = np.full(len(rows), DEVICE_COMPUTE, np.int8)
     cat[kinds == COLLECTIVE] = DEVICE_COLLECTIVES
     copy = kinds == COPY
-    cat[copy] = copy_cat[inverse[copy]]
+    cat[copy] = _per_row(code[copy], codes, copy_cat)
     return cat
 
 
-def _host_rows(hd: HostData) -> np.ndarray:
-    """Rows of the host threads' events (not derived lines, not async ones)."""
+def _host_rows(hd: HostData) -> np.ndarray | None:
+    """Rows of the host threads' events (not derived lines, not async ones); None: every
+    event of the host."""
     on_host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask() & ~hd.counter_line_mask()
     a = hd.int_stat("_a")
     on_host[a.rows[a.values != 0]] = False
-    return np.flatnonzero(on_host)
+    return None if on_host.all() else np.flatnonzero(on_host)
+
+
+class _SameRows:
+    """``node_of`` of a graph whose nodes are the host's events in row order: each row is its
+    node (no array of the host's length)."""
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return np.array(rows, np.int64)
 
 
 def _resource_names(hd: HostData, keys: np.ndarray) -> dict:
@@ -165,26 +185,11 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     """The graph of one host; ``launches``/``flows``: the host's partials of ``launch_links``
     and ``flow_links`` (host rows)."""
     host = _host_rows(hd)
-    act = device_activity(hd)
-    rows = np.concatenate([host, act.rows.astype(np.int64)])
-    host_cat, sync = _host_categories(hd, host) if len(host) else (np.zeros(0, np.int8),
-                                                                    np.zeros(0, bool))
-    dev_cat = _device_categories(hd, act.rows, act.kind) if len(act) else np.zeros(0, np.int8)
-    category = np.concatenate([host_cat, dev_cat])
-    is_device = np.concatenate([np.zeros(len(host), bool), np.ones(len(act), bool)])
-    is_sync = np.concatenate([sync, np.zeros(len(act), bool)])
-    begin = hd.begin[rows].astype(np.int64)
-    end = begin + hd.duration[rows].astype(np.int64)
-    resource = hd.line[rows].astype(np.int32)
-    order = _node_order(resource, begin, end)
-    if order is not None:
-        rows, resource, begin, end = rows[order], resource[order], begin[order], end[order]
-        category, is_device, is_sync = category[order], is_device[order], is_sync[order]
-        del order
-    node_of = np.full(len(hd), -1, np.int64)
-    node_of[rows] = np.arange(len(rows))
-    parent = hd.nesting_parent()[rows].astype(np.int64)
-    parent = np.where(parent >= 0, node_of[np.maximum(parent, 0)], -1)
+    nodes = _every_event(hd) if host is None else None
+    if nodes is None:
+        nodes = _some_events(hd, np.arange(len(hd)) if host is None else host)
+    rows, resource, begin, end, category, is_device, is_sync, parent, node_of = nodes
+    del nodes
     g = DepGraph(rows, resource, begin, end, category, parent,
                  np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
                  np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
@@ -199,6 +204,46 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     add_device_waits(g, hd, DEVICE_COLLECTIVES, COLLECTIVE_WAIT, STREAM_WAIT)
     _add_syncs(g, is_sync)
     return g
+
+
+def _every_event(hd: HostData) -> tuple | None:
+    """The node columns when every event of the host is a node and they come in node order
+    (a CPU host's threads): the host's begin and line columns themselves (never written),
+    no reordering, no row map; None when they are not in node order."""
+    begin, resource = np.asarray(hd.begin, np.int64), np.asarray(hd.line, np.int32)
+    end = begin + hd.duration
+    if _node_order(resource, begin, end) is not None:
+        return None
+    category, is_sync = _host_categories(hd, None)
+    parent = hd.nesting_parent().astype(np.int64)
+    parent[parent < 0] = -1
+    return (np.arange(len(hd), dtype=np.int64), resource, begin, end, category,
+            np.zeros(len(hd), bool), is_sync, parent, _SameRows())
+
+
+def _some_events(hd: HostData, host: np.ndarray) -> tuple:
+    """The node columns of the host rows ``host`` and the device activity, in node order."""
+    act = device_activity(hd)
+    rows = np.concatenate([host, act.rows.astype(np.int64)])
+    host_cat, sync = _host_categories(hd, host) if len(host) else (np.zeros(0, np.int8),
+                                                                    np.zeros(0, bool))
+    dev_cat = _device_categories(hd, act.rows, act.kind) if len(act) else np.zeros(0, np.int8)
+    category = np.concatenate([host_cat, dev_cat])
+    is_device = np.concatenate([np.zeros(len(host), bool), np.ones(len(act), bool)])
+    is_sync = np.concatenate([sync, np.zeros(len(act), bool)])
+    begin = hd.begin[rows].astype(np.int64, copy=False)
+    end = begin + hd.duration[rows].astype(np.int64, copy=False)
+    resource = hd.line[rows].astype(np.int32, copy=False)
+    order = _node_order(resource, begin, end)
+    if order is not None:
+        rows, resource, begin, end = rows[order], resource[order], begin[order], end[order]
+        category, is_device, is_sync = category[order], is_device[order], is_sync[order]
+        del order
+    node_of = np.full(len(hd), -1, np.int64)
+    node_of[rows] = np.arange(len(rows))
+    parent = hd.nesting_parent()[rows].astype(np.int64, copy=False)
+    parent = np.where(parent >= 0, node_of[np.maximum(parent, 0)], -1)
+    return rows, resource, begin, end, category, is_device, is_sync, parent, node_of
 
 
 def _node_order(resource: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray | None:

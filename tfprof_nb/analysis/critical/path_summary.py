@@ -38,10 +38,14 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
         out.attrs["sentence"] = ""
         return out
     total = cp.groupby(["host", "step"]).duration_us.sum().sum()
-    cp = cp.assign(step_key=cp.host.astype(str) + "#" + cp.step.astype(str),
-                   plane=cp.resource.map(_plane))
+    codes, resources = pd.factorize(cp.resource)  # (each distinct resource's plane once)
+    plane_of, planes = pd.factorize(pd.Series([_plane(r) for r in resources],
+                                              dtype=cp.resource.dtype), sort=True)
+    cp = cp.assign(step_key=cp.groupby(["host", "step"], sort=False).ngroup().to_numpy(),
+                   plane=plane_of[codes])  # (plane codes in the planes' order)
     by_res = cp.groupby(["category", "plane"]).duration_us.sum().reset_index() \
         .sort_values("duration_us", ascending=False, kind="stable").drop_duplicates("category")
+    by_res["plane"] = planes.take(by_res.plane.to_numpy())
     cats = cp.groupby("category").agg(duration_us=("duration_us", "sum"),
                                       steps=("step_key", "nunique")).reset_index()
     cats = cats.merge(by_res[["category", "plane"]].rename(columns={"plane": "resource"}),

@@ -50,8 +50,8 @@ def host_replay_graph(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | Non
     if not len(g):
         return None
     t0, t1 = _windows(steps, shift_ps)
-    return ReplayGraph(g, hd.name_code[g.rows], hd.names, g.rows.astype(np.int64), int(shift_ps),
-                       np.asarray(steps.index, np.int64), t0, t1)
+    return ReplayGraph(g, hd.name_code[g.rows], hd.names, np.asarray(g.rows, np.int64),
+                       int(shift_ps), np.asarray(steps.index, np.int64), t0, t1)
 
 
 ANALYSES = (Analysis("replay_graph", host=host_replay_graph, combine=parts_dict,
