@@ -92,20 +92,25 @@ EXPORT int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m,
 
 /* For each query q, the last entry r of the right side (sorted by (r_id, r_t) ascending)
    with r_id[r] == q_id[q] and r_t[r] <= q_t[q]: out[q] = r, or -1 (a backward as-of join by
-   id, exact matches allowed, the last of equal keys).  Returns 0, or -1 (nothing written)
-   when the right side is not sorted. */
+   id, exact matches allowed, the last of equal keys).  q_order: the queries in (id, t) order
+   (one merge pass over both sides).  Returns 0, or -1 (nothing written) when either side is
+   not in that order. */
 EXPORT int64_t tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr,
-                           const int64_t *q_id, const int64_t *q_t, int64_t nq, int64_t *out) {
+                           const int64_t *q_id, const int64_t *q_t, int64_t nq,
+                           const int32_t *q_order, int64_t *out) {
     for (int64_t r = 1; r < nr; r++)
         if (r_id[r] < r_id[r - 1] || (r_id[r] == r_id[r - 1] && r_t[r] < r_t[r - 1])) return -1;
-    for (int64_t q = 0; q < nq; q++) {
-        int64_t id = q_id[q], t = q_t[q], a = 0, b = nr;
-        while (a < b) { /* the first entry after (id, t) */
-            int64_t m = a + (b - a) / 2;
-            if (r_id[m] < id || (r_id[m] == id && r_t[m] <= t)) a = m + 1;
-            else b = m;
-        }
-        out[q] = a > 0 && r_id[a - 1] == id ? a - 1 : -1;
+    for (int64_t k = 0; k < nq; k++) {
+        if (q_order[k] < 0 || q_order[k] >= nq) return -1;
+        if (k == 0) continue;
+        int64_t a = q_order[k - 1], b = q_order[k];
+        if (q_id[b] < q_id[a] || (q_id[b] == q_id[a] && q_t[b] < q_t[a])) return -1;
+    }
+    int64_t r = 0;
+    for (int64_t k = 0; k < nq; k++) {
+        int64_t q = q_order[k], id = q_id[q], t = q_t[q];
+        while (r < nr && (r_id[r] < id || (r_id[r] == id && r_t[r] <= t))) r++;
+        out[q] = r > 0 && r_id[r - 1] == id ? r - 1 : -1;
     }
     return 0;
 }

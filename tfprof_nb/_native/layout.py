@@ -272,7 +272,7 @@ int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_t n,
 int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m, const int64_t *end,
     int64_t n_nodes, int64_t *out);
 int64_t tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr, const int64_t *q_id,
-    const int64_t *q_t, int64_t nq, int64_t *out);
+    const int64_t *q_t, int64_t nq, const int32_t *q_order, int64_t *out);
 """
 
 _CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "int8_t": ctypes.c_int8,

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import lib
 from ._calls import _c, _p, check
+from .order_kernel import argsort
 
 __all__ = ["critical_walk", "SEGMENT_COLUMNS", "inherit", "latest_per_target",
            "asof_by_id"]
@@ -97,8 +98,9 @@ def asof_by_id(r_id, r_t, q_id, q_t) -> np.ndarray:
     r_id, r_t, q_id, q_t = (_c(a, np.int64) for a in (r_id, r_t, q_id, q_t))
     if len(r_id) != len(r_t) or len(q_id) != len(q_t):
         raise ValueError("asof_by_id takes one time per id")
+    q_order = argsort(q_id, q_t)
     out = np.empty(len(q_id), np.int64)
     if lib().tfp_cp_asof(_p(r_id), _p(r_t), len(r_id), _p(q_id), _p(q_t), len(q_id),
-                         _p(out)) < 0:
+                         _p(q_order), _p(out)) < 0:
         raise ValueError("asof_by_id takes the right side sorted by (id, t)")
     return out

@@ -212,7 +212,7 @@ def _every_event(hd: HostData) -> tuple | None:
     no reordering, no row map; None when they are not in node order."""
     begin, resource = np.asarray(hd.begin, np.int64), np.asarray(hd.line, np.int32)
     end = begin + hd.duration
-    if _node_order(resource, begin, end) is not None:
+    if _node_order(resource, begin, end, hd.duration) is not None:
         return None
     category, is_sync = _host_categories(hd, None)
     parent = hd.nesting_parent().astype(np.int64)
@@ -246,12 +246,14 @@ def _some_events(hd: HostData, host: np.ndarray) -> tuple:
     return rows, resource, begin, end, category, is_device, is_sync, parent, node_of
 
 
-def _node_order(resource: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+def _node_order(resource: np.ndarray, begin: np.ndarray, end: np.ndarray,
+                duration: np.ndarray | None = None) -> np.ndarray | None:
     """The order of the nodes by (resource, begin, longest first), ties as given; None when
-    they already are in it (a host's threads usually are: no sort, no copies)."""
+    they already are in it (a host's threads usually are: no sort, no copies); ``duration``:
+    ``end - begin`` when the caller has it."""
     if len(resource) < 2:
         return None
-    return nesting_order_or_none(resource, begin, end - begin)
+    return nesting_order_or_none(resource, begin, end - begin if duration is None else duration)
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
