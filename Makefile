@@ -57,13 +57,13 @@ demo: $(VENV)/.demo-installed $(BUNDLE)
 TEST_WORKERS ?= 2
 
 # The tests a busy machine can break (a Ctrl-C landing as a run ends, a slow load's progress
-# output in JupyterLab) run a second time beside a CPU-bound job on every core.
+# output in JupyterLab) run beside a CPU-bound job on every core, after the rest of the suite.
 LOAD_TESTS := tests/test_interrupt_scope.py tests/analysis/test_interrupt.py \
 	tests/widgets/test_jupyterlab.py::test_views_in_jupyterlab
 
 test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	cd js && npx tsc --noEmit && npx vitest run
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(addprefix --deselect ,$(LOAD_TESTS))
 	$(PY) -m tools.under_cpu_load -- $(PY) -m pytest -q -p no:cacheprovider $(LOAD_TESTS)
 
 bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium

@@ -96,7 +96,8 @@ def in_chromium(page_path: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
     from tests.reporting.offline_page import LOCAL
-    from tests.widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
+    from tests.widgets.browser import CHROMIUM, CHROMIUM_ARGS
+    from tests.widgets.harness import guard
 
     blocked, errors = [], []
     with sync_playwright() as pw:

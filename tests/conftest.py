@@ -49,6 +49,16 @@ def _capture_into(logdir: Path, scenario: str) -> Path:
     return logdir
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_browser():
+    """The browser tests' one Chromium per process (``tests/widgets/browser.py``), closed once
+    the session ends (started only by a test that opens a page)."""
+    from .widgets.browser import close_shared
+
+    yield
+    close_shared()
+
+
 @pytest.fixture(scope="session")
 def gpu_fixture_file() -> Path:
     files = sorted(GPU_FIXTURE_DIR.glob("*.xplane.pb"))

@@ -96,28 +96,23 @@ def test_progress_outputs_keep_their_last_state(saved_notebook):
 def test_reopened_notebook_shows_no_widget_error(saved_notebook):
     """The saved notebook opened in JupyterLab (Chromium), no cell run: the progress lines
     show their last text, and no "model not found"."""
-    from playwright.sync_api import sync_playwright
-
     from .widgets.jupyter import jupyter_server, open_notebook
 
     root = saved_notebook.parent
-    with jupyter_server(root, "lab") as url, sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, "lab", [], name=saved_notebook.name)
-        try:
-            page.wait_for_selector(".jp-OutputArea-output", timeout=120000)
-            # every cell's progress lines shown, the last cell's included
-            page.wait_for_function(
-                """() => ['analysed', 'loaded 1 host(s)', 'profiled 2 step(s)',
-                          'loaded <i>1</i> host'].every(s => document.querySelector(
-                          '.jp-Notebook')?.innerText.includes(s))""", timeout=60000)
-            text = page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
-            # what draws each output: a widget view would be drawn by the widget renderer,
-            # which says "Loading widget..." at once and has no data-mime-type, and only later
-            # "model not found"; every output drawn by a mime renderer never shows that
-            mimes = page.evaluate("""() => Array.from(document.querySelectorAll(
-              '.jp-Notebook .jp-OutputArea-output')).map(o => o.dataset.mimeType || null)""")
-        finally:
-            browser.close()
+    with jupyter_server(root, "lab") as url, \
+            open_notebook(url, "lab", [], name=saved_notebook.name) as page:
+        page.wait_for_selector(".jp-OutputArea-output", timeout=120000)
+        # every cell's progress lines shown, the last cell's included
+        page.wait_for_function(
+            """() => ['analysed', 'loaded 1 host(s)', 'profiled 2 step(s)',
+                      'loaded <i>1</i> host'].every(s => document.querySelector(
+                      '.jp-Notebook')?.innerText.includes(s))""", timeout=60000)
+        text = page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
+        # what draws each output: a widget view would be drawn by the widget renderer,
+        # which says "Loading widget..." at once and has no data-mime-type, and only later
+        # "model not found"; every output drawn by a mime renderer never shows that
+        mimes = page.evaluate("""() => Array.from(document.querySelectorAll(
+          '.jp-Notebook .jp-OutputArea-output')).map(o => o.dataset.mimeType || null)""")
     assert mimes and None not in mimes and WIDGET_VIEW not in mimes, mimes
     assert "model not found" not in text and "Error displaying widget" not in text
     assert "Loading widget" not in text

@@ -167,7 +167,6 @@ def test_the_executed_notebook_reopened_in_jupyterlab_shows_every_view(executed,
     JupyterLab whose kernel never made these widgets: each loader revives its widget output,
     the chart views finding their bundle in the last view's output."""
     from nbformat.sign import NotebookNotary
-    from playwright.sync_api import sync_playwright
 
     from ..widgets.jupyter import jupyter_server, open_notebook
 
@@ -177,8 +176,8 @@ def test_the_executed_notebook_reopened_in_jupyterlab_shows_every_view(executed,
     NotebookNotary(data_dir=str(tmp_path / ".jupyter-data")).sign(nb)
     nbformat.write(nb, str(tmp_path / "x.ipynb"))
     external: list = []
-    with jupyter_server(tmp_path) as url, sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, "lab", external, viewport=(1400, 1200))
+    with jupyter_server(tmp_path) as url, \
+            open_notebook(url, "lab", external, viewport=(1400, 1200)) as page:
         page.wait_for_function("() => document.querySelectorAll("
                                "'.tfprof-offline-caption').length === 5", timeout=240000)
         for i, root in enumerate(ROOTS):  # each output scrolled in (Lab lays out lazily)
@@ -189,7 +188,6 @@ def test_the_executed_notebook_reopened_in_jupyterlab_shows_every_view(executed,
                                    ".querySelector(root)", arg=[i, root], timeout=60000)
         assert page.evaluate("() => document.querySelectorAll('.tfprof-offline-error')"
                              ".length") == 0
-        browser.close()
     assert external == []
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..widgets.harness import CHROMIUM, CHROMIUM_ARGS, guard
+from ..widgets.harness import guard, new_context
 
 LOCAL = ("file:", "blob:", "data:")
 
@@ -23,12 +23,9 @@ class OfflinePage:
         self.dialogs: list[str] = []
 
     def __enter__(self):
-        from playwright.sync_api import sync_playwright
-
-        self.pw = sync_playwright().start()
-        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        self.page = self.browser.new_page(viewport={"width": 1200, "height": 900},
-                                          color_scheme=self.color_scheme)
+        self.context = new_context(viewport={"width": 1200, "height": 900},
+                                   color_scheme=self.color_scheme)
+        self.page = self.context.new_page()
         guard(self.page, LOCAL, self.blocked, self.console_errors, self.dialogs)
         self.page.goto(self.path.as_uri(), timeout=120000)
         if self.wait_for:
@@ -36,8 +33,7 @@ class OfflinePage:
         return self
 
     def __exit__(self, *exc):
-        self.browser.close()
-        self.pw.stop()
+        self.context.close()
 
     def js(self, code: str, arg=None):
         return self.page.evaluate(code, arg)

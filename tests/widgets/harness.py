@@ -19,10 +19,7 @@ from pathlib import Path
 from tfprof_nb.offline.bundles import bundle as static_bundle
 from tfprof_nb.offline.payload import split_buffers, widget_state
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+from .browser import new_context
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><script src="offline.js"></script>
 </head><body style="margin:0"><div id="root" style="width:1000px"></div>
@@ -273,15 +270,12 @@ class WidgetPage:
         self.dialogs: list[str] = []
 
     def __enter__(self):
-        from playwright.sync_api import sync_playwright
-
         handler = functools.partial(_Quiet, directory=str(self.dir))
         self.server = socketserver.TCPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/index.html"
-        self.pw = sync_playwright().start()
-        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        self.page = self.browser.new_page(viewport={"width": 1100, "height": 800})
+        self.context = new_context(viewport={"width": 1100, "height": 800})
+        self.page = self.context.new_page()
         local = f"http://127.0.0.1:{self.server.server_address[1]}/"
         guard(self.page, (local,), self.blocked, self.console_errors, self.dialogs)
         if self.kernel:
@@ -291,8 +285,7 @@ class WidgetPage:
         return self
 
     def __exit__(self, *exc):
-        self.browser.close()
-        self.pw.stop()
+        self.context.close()
         self.server.shutdown()
         self.server.server_close()
 

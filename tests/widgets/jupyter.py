@@ -15,7 +15,8 @@ from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .harness import CHROMIUM, CHROMIUM_ARGS, guard
+from .browser import new_context
+from .harness import guard
 
 # what a page on the local server may load; everything else is blocked and recorded
 LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")
@@ -61,6 +62,31 @@ def jupyter_server(root: Path, app: str = "lab"):
             proc.kill()
 
 
+def _call(url: str, method: str = "GET"):
+    with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=60) as r:
+        body = r.read()
+    return json.loads(body) if body else None
+
+
+def reset_server(url: str, app: str) -> None:
+    """Leave a shared server as a fresh one is: every session's kernel shut down (and gone
+    from ``/api/kernels``), and JupyterLab's saved layouts deleted (a page opened next does
+    not restore the last test's tabs)."""
+    for session in _call(f"{url}/api/sessions"):
+        _call(f"{url}/api/sessions/{session['id']}", "DELETE")
+    for kernel in _call(f"{url}/api/kernels"):
+        _call(f"{url}/api/kernels/{kernel['id']}", "DELETE")
+    for _ in range(120):
+        if not _call(f"{url}/api/kernels"):
+            break
+        time.sleep(0.5)
+    else:
+        raise RuntimeError(f"jupyter {app}: kernels still running after their shutdown")
+    spaces = _call(f"{url}/lab/api/workspaces")["workspaces"]["ids"]
+    for space in spaces:
+        _call(f"{url}/lab/api/workspaces/{space}", "DELETE")
+
+
 def write_notebook(root: Path, source: str, name: str = "x.ipynb") -> Path:
     """A notebook of one code cell (``source``) for a Python 3 kernel, at ``root / name``."""
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
@@ -73,16 +99,21 @@ def write_notebook(root: Path, source: str, name: str = "x.ipynb") -> Path:
     return path
 
 
-def open_notebook(pw, url: str, app: str, external: list, name: str = "x.ipynb",
+@contextlib.contextmanager
+def open_notebook(url: str, app: str, external: list, name: str = "x.ipynb",
                   viewport: tuple[int, int] = (1400, 1000)):
-    """(browser, page) on notebook ``name`` in JupyterLab or Notebook 7; requests leaving
-    the machine are blocked and recorded in ``external``."""
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-    guard(page, LOCAL, external, [], [])
-    page.goto(f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}",
-              wait_until="domcontentloaded", timeout=120000)
-    return browser, page
+    """A page on notebook ``name`` in JupyterLab or Notebook 7, in a new context of the
+    shared Chromium (closed on leaving); requests leaving the machine are blocked and recorded
+    in ``external``."""
+    context = new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        page = context.new_page()
+        guard(page, LOCAL, external, [], [])
+        page.goto(f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}",
+                  wait_until="domcontentloaded", timeout=120000)
+        yield page
+    finally:
+        context.close()
 
 
 # the notebook's kernel started and idle: its toolbar names it (it says "No Kernel", and its

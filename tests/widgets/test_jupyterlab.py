@@ -3,16 +3,39 @@ the comm, and the details of a clicked event coming back from Python."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from .harness import PAINTED, event_point, overview_budget, wait_settled
-from .jupyter import jupyter_server, open_notebook, run_first_cell, write_notebook
+from .jupyter import (jupyter_server, open_notebook, reset_server, run_first_cell,
+                      write_notebook)
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """One server per app for the whole module, started when a test first asks for it."""
+    with contextlib.ExitStack() as stack:
+        started = {}
+
+        def server(app: str):
+            if app not in started:
+                root = tmp_path_factory.mktemp(app)
+                started[app] = stack.enter_context(jupyter_server(root, app)), root
+            return started[app]
+
+        yield server
 
 
 @pytest.fixture(params=["lab", "notebook"])
-def lab(tmp_path, request):
-    with jupyter_server(tmp_path, request.param) as url:
-        yield url, tmp_path, request.param
+def lab(servers, request):
+    """(url, root, app) of the module's server of ``app``; after the test its kernels are shut
+    down, its layouts and notebooks deleted, as a new server would be."""
+    url, root = servers(request.param)
+    yield url, root, request.param
+    reset_server(url, request.param)
+    for notebook in root.glob("*.ipynb"):
+        notebook.unlink()
 
 
 # the standalone timeline: the one outside the dashboard
@@ -24,7 +47,6 @@ ALONE = ("const alone = Array.from(document.querySelectorAll('.tfprof-timeline')
 def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
     """A TraceTimeline, and ``display(prof)`` (the dashboard, whose trace viewer reads its
     traits through a key prefix), both with the details round trip through the kernel."""
-    from playwright.sync_api import sync_playwright
 
     url, root, app = lab
     load = f"tp.load({str(gpu_fixture_file)!r})"
@@ -32,8 +54,7 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
               (f"w = tp.widgets.TraceTimeline({load})\nw" if view == "timeline" else load))
     write_notebook(root, source)
     external = []
-    with sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, app, external)
+    with open_notebook(url, app, external) as page:
         run_first_cell(page)
         try:
             if view == "dashboard":
@@ -67,7 +88,6 @@ def test_views_in_jupyterlab(lab, gpu_fixture_file, view):
         page.wait_for_function(
             "document.querySelector('.tl-details').textContent.includes('duration')",
             timeout=60000)
-        browser.close()
     assert external == []
 
 
@@ -78,7 +98,6 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
     import nbformat
     from nbclient import NotebookClient
     from nbformat.sign import NotebookNotary
-    from playwright.sync_api import sync_playwright
 
     url, root, app = lab
     nb = nbformat.v4.new_notebook(cells=[
@@ -92,8 +111,7 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
     NotebookNotary(data_dir=str(root / ".jupyter-data")).sign(nb)
     nbformat.write(nb, str(root / "x.ipynb"))
     external = []
-    with sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, app, external)
+    with open_notebook(url, app, external) as page:
         try:
             page.wait_for_function("() => document.querySelectorAll("
                                    "'.tfprof-offline-caption').length === 2", timeout=120000)
@@ -137,7 +155,6 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
         # with the event's stats (an "event id" only the embedded details have)
         page.wait_for_function("() => document.querySelector('#alone .tl-details')"
                                ".textContent.includes('event id')", timeout=60000)
-        browser.close()
     assert external == []
 
 
@@ -145,7 +162,6 @@ def test_reopened_notebook_shows_its_views(lab, gpu_fixture_file):
 def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
     """A timeline that starts as an overview (as a large profile does) gets each zoom's
     detail from the kernel over the comm, with binary buffers; search runs in the kernel."""
-    from playwright.sync_api import sync_playwright
 
     import tfprof_nb as tp
 
@@ -160,8 +176,7 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
     write_notebook(root, source)
     external = []
     tl = "document.querySelector('.tfprof-timeline').__timeline"
-    with sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, app, external)
+    with open_notebook(url, app, external) as page:
         run_first_cell(page)
         page.wait_for_selector(".tfprof-timeline canvas", timeout=120000)
         assert page.evaluate(f"() => {tl}.data.lod.mode") == "overview"
@@ -182,7 +197,6 @@ def test_timeline_detail_through_the_kernel(lab, cpu_python_file):
         page.wait_for_function(
             "document.querySelector('.tl-details').textContent.includes('event id')",
             timeout=60000)
-        browser.close()
     assert external == []
 
 
@@ -191,7 +205,6 @@ def test_program_memory_through_the_kernel(lab):
     """The dashboard's XLA tab holds only the first program's memory here; picking another
     asks the kernel over the comm (under the tab's prefix, the table's columns as binary
     buffers) and draws what prof.program_memory says."""
-    from playwright.sync_api import sync_playwright
 
     import tfprof_nb as tp
 
@@ -206,8 +219,7 @@ def test_program_memory_through_the_kernel(lab):
               f"tp.load({str(path)!r})")
     write_notebook(root, source)
     external = []
-    with sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, app, external)
+    with open_notebook(url, app, external) as page:
         run_first_cell(page)
         page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
         page.click(".db-tab[data-tab='xla']")
@@ -222,7 +234,6 @@ def test_program_memory_through_the_kernel(lab):
         peak = page.evaluate("() => document.querySelector('.xla-memory .js-plotly-plot')"
                              ".layout.meta.peak_heap_bytes")
         assert peak == second.peak_heap_bytes
-        browser.close()
     assert external == []
 
 
@@ -238,7 +249,6 @@ def test_the_trace_viewer_in_jupyterlab(lab):
     the notebook; a kernel stats row opens the trace on its kernels (found by the kernel); an
     unfocused trace leaves the wheel to the notebook, a focused one takes it; an area of an
     overview is summed by the kernel."""
-    from playwright.sync_api import sync_playwright
 
     import tfprof_nb as tp
 
@@ -253,8 +263,7 @@ def test_the_trace_viewer_in_jupyterlab(lab):
               f"tp.load({str(path)!r})")
     write_notebook(root, source)
     external = []
-    with sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, app, external, viewport=(1400, 800))
+    with open_notebook(url, app, external, viewport=(1400, 800)) as page:
         run_first_cell(page)
         page.wait_for_selector(".tfprof-dashboard .db-card", timeout=120000)
         box = page.locator(".tfprof-dashboard").bounding_box()
@@ -304,5 +313,4 @@ def test_the_trace_viewer_in_jupyterlab(lab):
         page.wait_for_function(f"w => {DASH_TL}.view()[1] - {DASH_TL}.view()[0] < w",
                                arg=view[1] - view[0], timeout=30000)
         assert page.evaluate(f"() => {SCROLLER}.scrollTop") == top  # Ctrl+wheel: the page stays
-        browser.close()
     assert external == []

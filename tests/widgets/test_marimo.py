@@ -6,6 +6,7 @@ views must bring their stylesheet (and plotly's) into it.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from ..conftest import free_port
-from .harness import CHROMIUM, CHROMIUM_ARGS, guard
+from .browser import new_context
+from .harness import guard
 
 APP = '''import marimo
 
@@ -73,12 +75,11 @@ def marimo_app(tmp_path, cpu_file):
 
 
 def test_marimo_shows_the_dashboard_and_a_figure(marimo_app):
-    from playwright.sync_api import sync_playwright
 
     blocked, errors, dialogs = [], [], []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
+    context = new_context(viewport={"width": 1300, "height": 900})
+    with contextlib.closing(context):
+        page = context.new_page()
         guard(page, (marimo_app,), blocked, errors, dialogs)
         page.goto(marimo_app, timeout=120000)
         dashboard = page.locator(".tfprof-dashboard")  # locators pierce shadow roots
@@ -104,7 +105,6 @@ def test_marimo_shows_the_dashboard_and_a_figure(marimo_app):
         assert figures.count() >= 2
         titles = page.locator(".gtitle").all_text_contents()
         assert titles.count("Step-time breakdown") >= 2
-        browser.close()
     # marimo itself asks a CDN for MathJax (blocked here); nothing of ours goes out
     ours = [u for u in blocked if "plot" in u.lower() or "tfprof" in u.lower()]
     assert ours == [] and dialogs == []

@@ -100,12 +100,10 @@ def test_saved_copy_is_the_last_state(ran):
 
 
 def test_reopened_notebook_shows_the_monitor_windows(ran):
-    from playwright.sync_api import sync_playwright
 
     root, windows, _ = ran
     external: list = []
-    with jupyter_server(root, "lab") as url, sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, "lab", external)
+    with jupyter_server(root, "lab") as url, open_notebook(url, "lab", external) as page:
         try:
             page.wait_for_selector(".tfprof-offline-caption", timeout=120000)
             wait_for_plot(page, ".tfprof-monitor")
@@ -131,5 +129,4 @@ def test_reopened_notebook_shows_the_monitor_windows(ran):
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
             page.locator(".tfprof-monitor").screenshot(
                 path=str(Path(SCREENSHOTS) / "monitor_reopened.png"))
-        browser.close()
     assert external == []

@@ -205,12 +205,10 @@ def test_monitor_in_jupyterlab(tmp_path, app):
     """The chart gains points while the training cell still runs (traits set from the
     monitor's thread reach the page); once it ends, a click on a window's row shows that
     window's dashboard under the view."""
-    from playwright.sync_api import sync_playwright
 
     write_notebook(tmp_path, NOTEBOOK)
     external: list = []
-    with jupyter_server(tmp_path, app) as url, sync_playwright() as pw:
-        browser, page = open_notebook(pw, url, app, external)
+    with jupyter_server(tmp_path, app) as url, open_notebook(url, app, external) as page:
         run_first_cell(page)
         try:
             page.wait_for_function(BUSY_WITH_POINTS, arg=2, timeout=180000)
@@ -234,5 +232,4 @@ def test_monitor_in_jupyterlab(tmp_path, app):
         assert page.evaluate("() => [document.querySelectorAll('.tfprof-dashboard').length, "
                              "document.querySelectorAll('.mon-dashboard .tfprof-dashboard')"
                              ".length]") == [1, 1]
-        browser.close()
     assert external == []
