@@ -6,8 +6,9 @@ arrive), ``monitor_driver`` (the training thread: sessions and step markers),
 ``monitor_saving`` (a closed window saved off the training thread), ``monitor_analysis``
 (the background thread: each window's profile reduced to its row), ``monitor_log`` (the rows:
 ``history``), ``monitor_rule`` (when a window regresses), ``monitor_keras`` (Keras' callback
-protocol), ``monitor_cell_guard`` (a window a cell left open) and ``monitor_display`` (its
-view, chart and status).  The view (``tfprof_nb.widgets.monitor_view``) is handed the
+protocol), ``monitor_cell_guard`` (a window a cell left open), ``monitor_display`` (its
+view, chart and status) and ``monitor_chart`` (the view's chart, built in the worker
+process).  The view (``tfprof_nb.widgets.monitor_view``) is handed the
 history; it never sees the monitor.
 """
 

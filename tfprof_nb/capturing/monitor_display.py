@@ -1,7 +1,11 @@
 """How a monitor shows itself: its view (``widgets.monitor_view``, updated in place from the
-analysis thread as windows arrive), its chart as a plotly Figure, its status in words."""
+analysis thread as windows arrive, its chart built in the worker process: ``monitor_chart``),
+its chart as a plotly Figure, its status in words."""
 
 from __future__ import annotations
+
+from .monitor_chart import ChartFeed
+from .monitor_worker import AnalysisFailed, WorkerUnavailable, ask_chart
 
 __all__ = ["Display"]
 
@@ -9,6 +13,15 @@ __all__ = ["Display"]
 class Display:
     """The showing methods of :class:`~.monitor.Monitor` (a mixin over its ``_log``,
     ``_timer``, ``_driver``, ``_schedule``, ``counts`` and ``logdir``)."""
+
+    _chart_feed: ChartFeed | None = None
+
+    @property
+    def _chart(self) -> ChartFeed:
+        """What the worker has of this monitor's steps (made on first use)."""
+        if self._chart_feed is None:
+            self._chart_feed = ChartFeed()
+        return self._chart_feed
 
     def show(self):
         """The monitor's view (a widget), updated in place as windows arrive: step time per
@@ -63,9 +76,26 @@ class Display:
                 "threshold_ms": None if base is None else base.threshold_ms}
 
     def _refresh(self) -> None:
-        """Bring every view up to date (on the analysis thread)."""
+        """Bring every view up to date (on the analysis thread), the chart built in the
+        worker process (``monitor_chart``), here where none answers."""
         views = list(self._views)
         if views:
-            state = self._view_state()
+            try:
+                state = self._chart_state()
+            except (WorkerUnavailable, AnalysisFailed):  # (a chart error is raised here)
+                state = self._view_state()
             for view in views:
                 view.update(**state)
+
+    def _chart_state(self) -> dict:
+        """The views' state with the chart built by the worker (its JSON as ``figure``)."""
+        base = self._log.baseline()
+        history = self._log.frame()
+        base_ms = None if base is None else base.median_ms
+        threshold_ms = None if base is None else base.threshold_ms
+        figure, period = self._chart.figure(ask_chart, self._timer, self._driver.t0, history,
+                                            base_ms, threshold_ms)
+        return {"history": history, "status": self._status(period), "figure": figure,
+                "period": "" if period is None else period.describe(),
+                "rule": self._log.rule.describe(base), "baseline_ms": base_ms,
+                "threshold_ms": threshold_ms}

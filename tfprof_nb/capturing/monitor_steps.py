@@ -35,7 +35,7 @@ import pandas as pd
 from .monitor_compiles import CompileClock
 from .monitor_spikes import Period, step_flags
 
-__all__ = ["COLUMNS", "READY_MODES", "StepTimer"]
+__all__ = ["COLUMNS", "READY_MODES", "StepTimer", "steps_frame"]
 
 COLUMNS = ["step", "start_s", "end_s", "duration_ms", "in_window", "window", "compile_ms",
            "flag"]  # (not "flags": DataFrame.flags is pandas')
@@ -211,11 +211,14 @@ class StepTimer:
             leaf = None  # held no longer than needed (not into the interpreter's exit)
 
     # ---- reading ---------------------------------------------------------------------------
-    def _columns(self, tail: int | None) -> dict:
-        """The arrays so far (the last ``tail`` steps), copied (sliced first: a numpy view
-        of a live array would stop the training thread's appends)."""
+    def columns(self, tail: int | None = None, since: int | None = None) -> dict:
+        """The raw columns so far (the last ``tail`` steps, or those from step row ``since``
+        on), copied (sliced first: a numpy view of a live array would stop the training
+        thread's appends); ``end`` is the later of the host's end and the output's readiness
+        known so far.  :func:`steps_frame` makes them the rows."""
         n = len(self)  # every array has at least n values (appended before _profiler)
-        lo = 0 if tail is None else max(0, n - tail)
+        lo = since if since is not None else 0 if tail is None else max(0, n - tail)
+        lo = min(max(lo, 0), n)
         ready = np.full(n - lo, np.nan)
         got = np.frombuffer(self._ready[lo:n], dtype=float) if len(self._ready) > lo else ()
         ready[:len(got)] = got
@@ -233,28 +236,33 @@ class StepTimer:
               ) -> tuple[pd.DataFrame, Period | None]:
         """The steps so far (the last ``tail`` of them; columns: ``COLUMNS``; times in s from
         ``t0``, the first step's start by default) and the spike period (None: none)."""
-        c = self._columns(tail)
-        if not len(c["start"]):
-            return _empty(), None
-        t0 = c["start"][0] if t0 is None else t0
-        c["end"] = np.maximum.accumulate(c["end"])  # in order (a step still on the device
-        prev = np.concatenate([[-np.inf], c["end"][:-1]])  # has its host end so far)
-        begin = np.maximum(c["start"], prev)
-        count = np.maximum(c["count"], 1)
-        rep = np.repeat(np.arange(len(count)), count)
-        k = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
-        each = (c["end"] - begin)[rep] / count[rep]
-        start = begin[rep] + k * each - t0
-        frame = pd.DataFrame({
-            "step": c["first"][rep] + k, "start_s": start, "end_s": start + each,
-            "duration_ms": each * 1e3, "in_window": c["window"][rep] >= 0,
-            "window": c["window"][rep], "compile_ms": np.where(k == 0, c["compile"][rep], 0.0)
-            * 1e3})  # (an execution's compiling is its first step's)
-        flags, period = step_flags(frame.step.to_numpy(), frame.duration_ms.to_numpy(),
-                                   frame.compile_ms.to_numpy(), c["profiler"][rep] & (k == 0),
-                                   frame.in_window.to_numpy())
-        frame["flag"] = flags
-        return frame, period
+        return steps_frame(self.columns(tail), t0)
+
+
+def steps_frame(c: dict, t0: float | None = None) -> tuple[pd.DataFrame, Period | None]:
+    """The rows of the step timer's raw columns ``c`` (:meth:`StepTimer.columns`) and the
+    spike period (see :meth:`StepTimer.frame`)."""
+    if not len(c["start"]):
+        return _empty(), None
+    t0 = c["start"][0] if t0 is None else t0
+    end = np.maximum.accumulate(c["end"])  # in order (a step still on the device has
+    prev = np.concatenate([[-np.inf], end[:-1]])  # its host end so far)
+    begin = np.maximum(c["start"], prev)
+    count = np.maximum(c["count"], 1)
+    rep = np.repeat(np.arange(len(count)), count)
+    k = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+    each = (end - begin)[rep] / count[rep]
+    start = begin[rep] + k * each - t0
+    frame = pd.DataFrame({
+        "step": c["first"][rep] + k, "start_s": start, "end_s": start + each,
+        "duration_ms": each * 1e3, "in_window": c["window"][rep] >= 0,
+        "window": c["window"][rep], "compile_ms": np.where(k == 0, c["compile"][rep], 0.0)
+        * 1e3})  # (an execution's compiling is its first step's)
+    flags, period = step_flags(frame.step.to_numpy(), frame.duration_ms.to_numpy(),
+                               frame.compile_ms.to_numpy(), c["profiler"][rep] & (k == 0),
+                               frame.in_window.to_numpy())
+    frame["flag"] = flags
+    return frame, period
 
 
 def _empty() -> pd.DataFrame:

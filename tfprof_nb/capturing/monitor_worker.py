@@ -8,8 +8,9 @@ nice value.  Here one worker process per training process (this module run by ``
 started with the first monitor, at the lowest priority: Linux's SCHED_IDLE, else nice 19;
 shared by the monitors) loads each window's run and sends back its values and step times
 (small, pickled over its pipes); the window's Profile is loaded in the training process only
-when asked for (``Monitor.window``).  A window whose analysis fails gets its error text; a
-worker that dies is started again for the next window; where no worker starts
+when asked for (``Monitor.window``); it also builds a monitor view's chart from the step
+timer's rows (``monitor_chart``: :func:`ask_chart`).  A window whose analysis fails gets its
+error text; a worker that dies is started again for the next window; where no worker starts
 (:func:`analyse_run` raises ``WorkerUnavailable``), the caller analyses on its thread.
 """
 
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import threading
 
-__all__ = ["AnalysisFailed", "WorkerUnavailable", "analyse_run", "prestart"]
+__all__ = ["AnalysisFailed", "WorkerUnavailable", "analyse_run", "ask_chart", "prestart"]
 
 _HEADER = struct.Struct("<Q")
 # the worker's command: it takes the lowest priority before it imports anything (its imports
@@ -84,13 +85,14 @@ class _Worker:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = self._start()
 
-    def ask(self, run_dir: str):
+    def ask(self, request):
         with self.lock:
             self.ensure()
             try:
-                _send(self.proc.stdin, run_dir)
+                _send(self.proc.stdin, request)
                 return _receive(self.proc.stdout)
-            except (OSError, EOFError, pickle.UnpicklingError) as err:
+            except (OSError, ValueError, EOFError, pickle.UnpicklingError) as err:
+                # (ValueError: its pipe closed, as this process exits)
                 self.proc.kill()
                 self.proc = None
                 raise WorkerUnavailable(f"the analysis process ended ({err!r})") from err
@@ -137,24 +139,42 @@ def analyse_run(run_dir) -> tuple[dict, object]:
     return answer[0], answer[1]
 
 
-def _serve(stdin, stdout) -> None:
-    """The worker's loop: a run directory in, ``("ok", values, step_ms)`` or ``("error",
-    text)`` out, until its input closes."""
-    from ..loading import load
-    from .monitor_values import window_values
-    from .monitor_log import error_text
+def ask_chart(request: dict):
+    """``monitor_chart.chart_answer(request)``, computed by the worker process (an error
+    there is raised as ``AnalysisFailed``, a worker that cannot answer as
+    ``WorkerUnavailable``)."""
+    kind, *answer = _WORKER.ask(("chart", request))
+    if kind == "error":
+        raise AnalysisFailed(answer[0])
+    return answer[0]
 
+
+def _answer(request):
+    """The answer to one request: a run directory's ``("ok", values, step_ms)``, a chart's
+    ``("ok", chart)``, or ``("error", text)``."""
+    from ..loading import load
+    from .monitor_chart import chart_answer
+    from .monitor_log import error_text
+    from .monitor_values import window_values
+
+    try:
+        if isinstance(request, tuple) and request[0] == "chart":
+            return ("ok", chart_answer(request[1]))
+        values, step_ms = window_values(load(request, progress=False))
+        return ("ok", values, step_ms)
+    except Exception as err:  # the window's row (the view's error) says why
+        return ("error", error_text(err))
+
+
+def _serve(stdin, stdout) -> None:
+    """The worker's loop: a request in, its answer out (:func:`_answer`), until its input
+    closes."""
     while True:
         try:
-            run_dir = _receive(stdin)
+            request = _receive(stdin)
         except EOFError:
             return
-        try:
-            values, step_ms = window_values(load(run_dir, progress=False))
-            answer = ("ok", values, step_ms)
-        except Exception as err:  # the window's row says why
-            answer = ("error", error_text(err))
-        _send(stdout, answer)
+        _send(stdout, _answer(request))
 
 
 if __name__ == "__main__":  # started with _BOOT

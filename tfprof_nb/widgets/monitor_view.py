@@ -76,23 +76,26 @@ class MonitorView(BaseWidget):
 
     @staticmethod
     def _values(history, status, rule, baseline_ms, threshold_ms, steps=None,
-                period="") -> dict:
+                period="", figure=None) -> dict:
         from ..plot.monitor_figures import monitor_figure
 
         history = history if history is not None else pd.DataFrame(
             columns=["window", "status", "median_step_ms"])
-        return {"status": status, "rule": rule, "windows": _table(history),
-                "figure": monitor_figure(history, baseline_ms, threshold_ms, steps=steps,
-                                         period=period)}
+        if figure is None:
+            figure = monitor_figure(history, baseline_ms, threshold_ms, steps=steps,
+                                    period=period)
+        return {"status": status, "rule": rule, "windows": _table(history), "figure": figure}
 
     def update(self, history: pd.DataFrame, status: str = "", rule: str = "",
                baseline_ms: float | None = None, threshold_ms: float | None = None,
-               steps: pd.DataFrame | None = None, period: str = "") -> None:
+               steps: pd.DataFrame | None = None, period: str = "",
+               figure: dict | None = None) -> None:
         """Show ``history`` and the step timer's ``steps`` (safe from any thread: the figure
-        is built first, then the traits change together)."""
+        is built first, then the traits change together); ``figure``: the chart already
+        built from them (its JSON: the monitor builds it in its worker process)."""
         def apply():
             values = self._values(history, status, rule, baseline_ms, threshold_ms, steps,
-                                  period)
+                                  period, figure)
             with self._lock, self.hold_sync():
                 for name, value in values.items():
                     setattr(self, name, value)
