@@ -19,6 +19,7 @@ import pandas as pd
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .graph import CATEGORIES, dependency_graph
+from .text_columns import text_column
 from .walk import SEGMENT_KINDS, walk_windows
 
 __all__ = ["ANALYSES", "CRITICAL_PATH_COLUMNS", "host_critical_path", "combine_critical_path",
@@ -71,14 +72,24 @@ def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> 
     node, waited = segs["node"], segs["waited_on"]
     row = np.where(node >= 0, g.rows[np.maximum(node, 0)], -1)
     wrow = np.where(waited >= 0, g.rows[np.maximum(waited, 0)], -1)
+    keys = np.array(sorted(g.resource_names), np.int64)  # (every segment's resource is one)
     return pd.DataFrame({
         "host": hd.name, "step": step_ids[segs["window"]], "order": window_order(segs["window"]),
         "start_us": (start + shift_ps) / 1e6, "duration_us": (end - start) / 1e6,
-        "resource": pd.Series(segs["resource"]).map(g.resource_names).to_numpy(object),
-        "category": np.asarray(CATEGORIES, object)[segs["category"].astype(np.int64)],
-        "kind": np.asarray(SEGMENT_KINDS, object)[segs["kind"].astype(np.int64)],
-        "name": names_of(hd.names, hd.name_code, row, "idle"), "event_id": row,
-        "waited_on": names_of(hd.names, hd.name_code, wrow, ""), "waited_on_id": wrow})
+        "resource": text_column([g.resource_names[k] for k in keys.tolist()],
+                                np.searchsorted(keys, segs["resource"])),
+        "category": text_column(CATEGORIES, segs["category"]),
+        "kind": text_column(SEGMENT_KINDS, segs["kind"]),
+        "name": _names(hd, row, "idle"), "event_id": row,
+        "waited_on": _names(hd, wrow, ""), "waited_on_id": wrow})
+
+
+def _names(hd: HostData, rows: np.ndarray, none: str):
+    """The event name of each row, ``none`` where it is -1 (see :func:`names_of`)."""
+    codes = np.full(len(rows), len(hd.names), np.int64)
+    ok = rows >= 0
+    codes[ok] = hd.name_code[rows[ok]]
+    return text_column(np.append(np.asarray(hd.names, object), none), codes)
 
 
 def names_of(table: np.ndarray, code: np.ndarray, rows: np.ndarray, none: str) -> np.ndarray:
