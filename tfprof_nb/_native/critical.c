@@ -19,7 +19,8 @@ enum { K_EVENT, K_WAIT, K_IDLE }; /* a segment's kind */
 #define NO_TIME INT64_MIN /* _previous_end's None */
 
 typedef struct {
-    const int64_t *begin, *end, *parent, *start_src, *end_src;
+    const int64_t *begin, *end;
+    const int32_t *parent, *start_src, *end_src;
     const int32_t *res, *keys;
     const int8_t *cat, *start_kind, *end_kind;
     const uint8_t *dev;
@@ -285,10 +286,10 @@ static void seg_free(Segments *s) {
    ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT and SYNC codes).
    Returns the segments' count, their columns held by *handle (NULL when none), or
    ERR_NO_MEMORY / ERR_CANCELLED (*handle NULL). */
-EXPORT int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int64_t *parent,
+EXPORT int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int32_t *parent,
                            const int32_t *res, const int8_t *cat, const uint8_t *dev,
-                           const int64_t *start_src, const int8_t *start_kind,
-                           const int64_t *end_src, const int8_t *end_kind, int64_t n_res,
+                           const int32_t *start_src, const int8_t *start_kind,
+                           const int32_t *end_src, const int8_t *end_kind, int64_t n_res,
                            const int32_t *keys, const int64_t *lo, const int64_t *hi,
                            const int64_t *codes, int64_t n_win, const int64_t *t0,
                            const int64_t *t1, void **handle) {

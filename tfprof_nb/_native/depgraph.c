@@ -8,8 +8,8 @@
    come before or after their children; a chain is walked once (each node resolved once, by a
    stack); a parent outside [0, n) or a cycle ends a chain.  Returns 0, ERR_NO_MEMORY or
    ERR_CANCELLED. */
-EXPORT int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_t n,
-                              int64_t max_depth, int64_t *owner) {
+EXPORT int64_t tfp_cp_inherit(const int32_t *parent, const uint8_t *seed, int64_t n,
+                              int64_t max_depth, int32_t *owner) {
     enum { UNSEEN = -2, ON_STACK = -3 };
     const uint16_t far = UINT16_MAX; /* no seed, or one further up than any max_depth */
     uint16_t *dist = NULL;
@@ -48,7 +48,7 @@ EXPORT int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_
         uint16_t base_dist = far;
         if (p >= 0 && p < n && owner[p] != ON_STACK) {
             if (owner[p] == UNSEEN) { /* a seed not seen yet */
-                owner[p] = p;
+                owner[p] = (int32_t)p;
                 if (dist) dist[p] = 0;
             }
             base_owner = owner[p];
@@ -57,7 +57,7 @@ EXPORT int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_
         while (top > 0) {
             int64_t x = stack[--top];
             if (base_dist != far) base_dist++;
-            owner[x] = base_dist == far ? -1 : base_owner;
+            owner[x] = base_dist == far ? -1 : (int32_t)base_owner;
             if (dist) dist[x] = base_dist;
         }
     }

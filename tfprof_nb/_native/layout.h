@@ -198,17 +198,17 @@ void tfp_tl_rows(const int32_t *order, int64_t n, const int32_t *line, const int
     const int64_t *dur, int32_t *row, int64_t *busy_end, int32_t *busy_row,
     int32_t *free_rows);
 /* critical.c */
-int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int64_t *parent,
-    const int32_t *res, const int8_t *cat, const uint8_t *dev, const int64_t *start_src,
-    const int8_t *start_kind, const int64_t *end_src, const int8_t *end_kind, int64_t n_res,
+int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int32_t *parent,
+    const int32_t *res, const int8_t *cat, const uint8_t *dev, const int32_t *start_src,
+    const int8_t *start_kind, const int32_t *end_src, const int8_t *end_kind, int64_t n_res,
     const int32_t *keys, const int64_t *lo, const int64_t *hi, const int64_t *codes,
     int64_t n_win, const int64_t *t0, const int64_t *t1, void **handle);
 void tfp_cp_take(const void *handle, int32_t *win, int64_t *start, int64_t *end, int32_t *res,
     int8_t *cat, int8_t *kind, int64_t *node, int64_t *waited);
 void tfp_cp_free(void *handle);
 /* depgraph.c */
-int64_t tfp_cp_inherit(const int64_t *parent, const uint8_t *seed, int64_t n,
-    int64_t max_depth, int64_t *owner);
+int64_t tfp_cp_inherit(const int32_t *parent, const uint8_t *seed, int64_t n,
+    int64_t max_depth, int32_t *owner);
 int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m, const int64_t *end,
     int64_t n_nodes, int64_t *out);
 int64_t tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr, const int64_t *q_id,

@@ -27,9 +27,9 @@ def critical_walk(nodes: dict, spans: tuple, codes, t0, t1) -> dict:
     resource's run of nodes; ``codes``: the graph's ELEMENT, HOST_WAIT, IDLE, INPUT,
     KERNEL_LAUNCH, LAUNCH, STREAM_WAIT and SYNC codes."""
     cols = [_c(nodes[k], t) for k, t in (
-        ("begin", np.int64), ("end", np.int64), ("parent", np.int64), ("resource", np.int32),
-        ("category", np.int8), ("is_device", np.uint8), ("start_src", np.int64),
-        ("start_kind", np.int8), ("end_src", np.int64), ("end_kind", np.int8))]
+        ("begin", np.int64), ("end", np.int64), ("parent", np.int32), ("resource", np.int32),
+        ("category", np.int8), ("is_device", np.uint8), ("start_src", np.int32),
+        ("start_kind", np.int8), ("end_src", np.int32), ("end_kind", np.int8))]
     n = len(cols[0])
     if any(len(c) != n for c in cols):
         raise ValueError("critical_walk takes node columns of one length")
@@ -67,13 +67,14 @@ def _nodes(a, n: int, what: str) -> np.ndarray:
 
 
 def inherit(parent, seed, max_depth: int = -1) -> np.ndarray:
-    """int64 per node: the nearest of itself and its ancestors (``parent``, -1 at the top)
+    """int32 per node: the nearest of itself and its ancestors (``parent``, -1 at the top)
     that is a ``seed`` (bool per node), at most ``max_depth`` levels up (< 0: any); -1: none
     (depgraph.c)."""
-    parent, seed = _c(parent, np.int64), _c(seed, np.uint8)
-    if len(seed) != len(parent) or max_depth > 65534:
-        raise ValueError("inherit takes one seed flag per node and max_depth <= 65534")
-    owner = np.empty(len(parent), np.int64)
+    parent, seed = _c(parent, np.int32), _c(seed, np.uint8)
+    if len(seed) != len(parent) or max_depth > 65534 or len(parent) >= 2**31:
+        raise ValueError("inherit takes one seed flag per node (under 2**31) and max_depth "
+                         "<= 65534")
+    owner = np.empty(len(parent), np.int32)
     check(lib().tfp_cp_inherit(_p(parent), _p(seed), len(parent), int(max_depth), _p(owner)))
     return owner
 

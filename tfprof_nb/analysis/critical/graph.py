@@ -90,10 +90,10 @@ class DepGraph:
     begin: np.ndarray  # int64 ps
     end: np.ndarray  # int64 ps
     category: np.ndarray  # int8 into CATEGORIES
-    parent: np.ndarray  # int64 node (-1: top level)
-    start_src: np.ndarray  # int64 node whose event this one's start waits for (-1)
+    parent: np.ndarray  # int32 node (-1: top level)
+    start_src: np.ndarray  # int32 node whose event this one's start waits for (-1)
     start_kind: np.ndarray  # int8 edge kind of start_src
-    end_src: np.ndarray  # int64 node whose end this one's end waits for (-1)
+    end_src: np.ndarray  # int32 node whose end this one's end waits for (-1)
     end_kind: np.ndarray  # int8 edge kind of end_src
     resource_names: dict = field(default_factory=dict)  # line key -> "plane / line"
     is_device: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per node
@@ -190,9 +190,11 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
         nodes = _some_events(hd, np.arange(len(hd)) if host is None else host)
     rows, resource, begin, end, category, is_device, is_sync, parent, node_of = nodes
     del nodes
+    if len(rows) >= 2**31:
+        raise ValueError("a dependency graph holds fewer than 2**31 nodes")
     g = DepGraph(rows, resource, begin, end, category, parent,
-                 np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
-                 np.full(len(rows), -1, np.int64), np.zeros(len(rows), np.int8),
+                 np.full(len(rows), -1, np.int32), np.zeros(len(rows), np.int8),
+                 np.full(len(rows), -1, np.int32), np.zeros(len(rows), np.int8),
                  _resource_names(hd, resource[_run_starts(resource)]), is_device)
     _input_inside_input(g)
     _add_launches(g, node_of, launches)
@@ -215,7 +217,7 @@ def _every_event(hd: HostData) -> tuple | None:
     if _node_order(resource, begin, end, hd.duration) is not None:
         return None
     category, is_sync = _host_categories(hd, None)
-    parent = hd.nesting_parent().astype(np.int64)
+    parent = np.array(hd.nesting_parent(), np.int32)
     parent[parent < 0] = -1
     return (np.arange(len(hd), dtype=np.int64), resource, begin, end, category,
             np.zeros(len(hd), bool), is_sync, parent, _SameRows())
@@ -242,7 +244,7 @@ def _some_events(hd: HostData, host: np.ndarray) -> tuple:
     node_of = np.full(len(hd), -1, np.int64)
     node_of[rows] = np.arange(len(rows))
     parent = hd.nesting_parent()[rows].astype(np.int64, copy=False)
-    parent = np.where(parent >= 0, node_of[np.maximum(parent, 0)], -1)
+    parent = np.where(parent >= 0, node_of[np.maximum(parent, 0)], -1).astype(np.int32)
     return rows, resource, begin, end, category, is_device, is_sync, parent, node_of
 
 
