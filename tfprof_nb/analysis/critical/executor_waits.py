@@ -74,15 +74,16 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     if not run.any() or not executor.any():
         return
     owner = _owner(g, node[executor])
-    id_of = np.zeros(len(g), np.int64)
-    id_of[node[executor]] = step_id[executor]
+    ex_ids, ex_rank = np.unique(step_id[executor], return_inverse=True)
+    rank_of = np.zeros(len(g), np.int32)  # (each executor event's id, as its rank in ex_ids)
+    rank_of[node[executor]] = ex_rank.reshape(-1)
     work = np.flatnonzero(owner >= 0)
-    work_id = id_of[owner[work]]
-    del owner, id_of  # (per node: freed before the joins)
-    data_ids = np.unique(step_id[tf_data])
-    g.category[work[sorted_member(work_id, data_ids)]] = input_code
+    work_rank = rank_of[owner[work]]
+    del owner, rank_of  # (per node: freed before the joins)
+    data = sorted_member(ex_ids, np.unique(step_id[tf_data]))  # (per executor id)
+    g.category[work[data[work_rank]]] = input_code
     g.category[node[tf_data]] = input_code
-    _link(g, node[run], step_id[run], work, work_id, context_kind)
+    _link(g, node[run], step_id[run], work, (ex_ids, work_rank), context_kind)
     _dispatch(g, node, step_id, run, executor, context_kind)
 
 
@@ -125,13 +126,17 @@ def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
 
 
-def _link(g, runs, run_ids, work, work_id, kind: int) -> None:
+def _link(g, runs, run_ids, work, work_ids: tuple, kind: int) -> None:
     """Each run, and each enclosing event that outlives it while its work still runs, waits
     for the latest-ending work of its id inside it (on another thread): one backward as-of
-    lookup of every level's events in the work, by id."""
-    right = argsort(work_id, g.end[work])  # by (id, end), ties in node order
-    q_id, q_t, i, dst, floor = _queries(g, runs, run_ids)
-    at = asof_by_id(work_id[right], g.end[work[right]], q_id, q_t)
+    lookup of every level's events in the work, by id (``work_ids``: the executors' ids,
+    sorted, and each work event's place among them)."""
+    ex_ids, work_rank = work_ids
+    right = argsort(work_rank, g.end[work])  # by (id, end), ties in node order
+    at = np.minimum(np.searchsorted(ex_ids, run_ids), len(ex_ids) - 1)
+    run_rank = np.where(ex_ids[at] == run_ids, at, -1)  # (-1: no work has the run's id)
+    q_rank, q_t, i, dst, floor = _queries(g, runs, run_rank)
+    at = asof_by_id(work_rank[right], g.end[work[right]], q_rank, q_t)
     hit = at >= 0
     i, dst, floor, src = i[hit], dst[hit], floor[hit], work[right[at[hit]]]
     ok = (g.end[src] > floor) & (g.resource[src] != g.resource[runs[i]])
