@@ -106,6 +106,17 @@ def _last_per_key(keys: np.ndarray, values: np.ndarray, present: np.ndarray) -> 
     return frame.groupby("k", sort=False)["v"].last()
 
 
+def _first_seen_keys(pids: np.ndarray, name_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(key per row, first row of each key) of the (program, name) pairs, keys numbered in
+    the order their first row comes (pandas' ``ngroup`` with ``sort=False``)."""
+    pairs = np.stack([pids.astype(np.int64), name_id.astype(np.int64)], axis=1)
+    _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.ravel()], first[order]
+
+
 def _aggregate(hd: HostData, rows, ops: tuple, pids, time_ps, self_ps, device_type,
                how: np.ndarray | None = None) -> pd.DataFrame:
     """Occurrences, time and self time per (program, op name) of event ``rows`` (``ops``:
@@ -114,16 +125,21 @@ def _aggregate(hd: HostData, rows, ops: tuple, pids, time_ps, self_ps, device_ty
     name_id, names = ops
     fl, fl_has = hd.int_stat("flops").lookup(rows)
     by, by_has = hd.int_stat("bytes_accessed").lookup(rows)
-    frame = pd.DataFrame({"p": pids, "n": name_id, "t": time_ps, "s": self_ps,
-                          "h": STAT if how is None else how})
-    keys = frame.groupby(["p", "n"], sort=False).ngroup().to_numpy()
-    frame["k"] = keys
-    out = frame.groupby("k", sort=True).agg(program_id=("p", "first"), n=("n", "first"),
-                                           occurrences=("t", "size"), time_ps=("t", "sum"),
-                                           self_ps=("s", "sum"), h=("h", "max"))
-    out.insert(1, "hlo_op", np.asarray(names, dtype=object)[out.n.to_numpy()])
-    out["attribution"] = np.asarray(ATTRIBUTION, dtype=object)[out.h.to_numpy()]
-    out = out.drop(columns=["n", "h"])
+    pids, name_id = np.asarray(pids), np.asarray(name_id)
+    keys, first = _first_seen_keys(pids, name_id)
+    by_key = np.argsort(keys, kind="stable")
+    starts = np.searchsorted(keys[by_key], np.arange(len(first)))
+    how = np.full(len(keys), STAT) if how is None else np.asarray(how)
+
+    def per_key(values, reduce):
+        return reduce.reduceat(np.asarray(values)[by_key], starts)
+    out = pd.DataFrame({"program_id": pids[first],
+                        "hlo_op": np.asarray(names, dtype=object)[name_id[first]],
+                        "occurrences": np.diff(np.append(starts, len(keys))).astype(np.int64),
+                        "time_ps": per_key(time_ps, np.add), "self_ps": per_key(self_ps, np.add),
+                        "attribution": np.asarray(ATTRIBUTION, dtype=object)[
+                            per_key(how, np.maximum)]},
+                       index=pd.RangeIndex(len(first), name="k"))
     out["event_flops"] = _last_per_key(keys, fl, fl_has).reindex(out.index).fillna(0)
     out["event_bytes"] = _last_per_key(keys, by, by_has).reindex(out.index).fillna(0)
     out.insert(0, "device_type", device_type)
