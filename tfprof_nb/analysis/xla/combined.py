@@ -44,29 +44,42 @@ class XlaData:
         return int(np.maximum(self.totals.span_ps, self.totals.op_ps).sum())
 
 
+_KEYS = ["device_type", "program_id", "hlo_op"]
+
+
+def _merged_ops(ops: list[pd.DataFrame]) -> pd.DataFrame:
+    """The hosts' op tables summed per (device type, program, op): times and occurrences
+    summed, the last event FLOPs and bytes, the first of each other column; an op's
+    attribution the weakest of its hosts' (stat < name < position < unresolved).  One host's
+    table, one row per op already, is its own sum."""
+    if not ops:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
+    merged = pd.concat(ops, ignore_index=True) if len(ops) > 1 else ops[0].copy()
+    how = pd.Categorical(merged.attribution.fillna(ATTRIBUTION[0]), categories=ATTRIBUTION,
+                         ordered=True).codes
+    if len(ops) == 1 and not merged.duplicated(_KEYS).any():
+        merged["attribution"] = np.asarray(ATTRIBUTION, dtype=object)[how]
+        # (the program ids' type as a group key gives it: int64, uint64 for TPU's)
+        merged["program_id"] = pd.Series(merged.program_id.tolist(), index=merged.index)
+        return merged[OP_COLUMNS]
+    info = [c for c in OP_COLUMNS if c not in _KEYS + ["occurrences", "time_ps", "self_ps",
+                                                       "event_flops", "event_bytes",
+                                                       "attribution"]]
+    agg = {"occurrences": ("occurrences", "sum"), "time_ps": ("time_ps", "sum"),
+           "self_ps": ("self_ps", "sum"), "event_flops": ("event_flops", "last"),
+           "event_bytes": ("event_bytes", "last"), "how": ("how", "max")}
+    agg.update({c: (c, "first") for c in info})
+    merged["how"] = how
+    merged = merged.groupby(_KEYS, sort=False, dropna=False).agg(**agg).reset_index()
+    merged["attribution"] = np.asarray(ATTRIBUTION, dtype=object)[merged.how.to_numpy()]
+    return merged[OP_COLUMNS]
+
+
 def combine_xla(parts: dict, xla_ops: list[dict], tf_kernels: list[pd.DataFrame]) -> XlaData:
     """Combine the hosts' XLA partials (``xla_ops``) and TensorFlow-kernel partials
     (``tf_kernels``)."""
     parts = xla_ops
-    ops = [p["ops"] for p in parts if len(p["ops"])]
-    if ops:
-        merged = pd.concat(ops, ignore_index=True)
-        keys = ["device_type", "program_id", "hlo_op"]
-        info = [c for c in OP_COLUMNS if c not in keys + ["occurrences", "time_ps",
-                                                          "self_ps", "event_flops",
-                                                          "event_bytes", "attribution"]]
-        agg = {"occurrences": ("occurrences", "sum"), "time_ps": ("time_ps", "sum"),
-               "self_ps": ("self_ps", "sum"), "event_flops": ("event_flops", "last"),
-               "event_bytes": ("event_bytes", "last"), "how": ("how", "max")}
-        agg.update({c: (c, "first") for c in info})
-        # an op's attribution: the weakest of its hosts' (stat < name < position < unresolved)
-        merged["how"] = pd.Categorical(merged.attribution.fillna(ATTRIBUTION[0]),
-                                       categories=ATTRIBUTION, ordered=True).codes
-        merged = merged.groupby(keys, sort=False, dropna=False).agg(**agg).reset_index()
-        merged["attribution"] = np.asarray(ATTRIBUTION, dtype=object)[merged.how.to_numpy()]
-        merged = merged[OP_COLUMNS]
-    else:
-        merged = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
+    merged = _merged_ops([p["ops"] for p in parts if len(p["ops"])])
     tf = [t for t in tf_kernels if len(t)]
     tf_kernels = pd.concat(tf, ignore_index=True).groupby(
         ["hlo_op", "category", "provenance"], sort=False).agg(
