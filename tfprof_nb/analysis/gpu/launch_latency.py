@@ -49,8 +49,8 @@ def _bin_labels() -> list[str]:
 
 def _empty(columns, ints=("launches", "queued")) -> pd.DataFrame:
     text = ("host", "device", "stream", "kernel_name", "bin")
-    return pd.DataFrame({c: pd.Series(dtype=object if c in text else
-                                      "int64" if c in ints else "float64") for c in columns})
+    return pd.DataFrame({c: np.empty(0, object if c in text else
+                                     "int64" if c in ints else "float64") for c in columns})
 
 
 def empty_launch_tables() -> dict:
