@@ -13,7 +13,10 @@ Field numbers follow XLA's wire format; fields not declared here are skipped by 
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..constants import METADATA_PLANE
@@ -269,6 +272,9 @@ class HloModule:
     computation_of: dict = field(default_factory=dict)
     entry_id: int = -1
     buffer_assignment: object = None
+    # what analyses derive from this module alone, kept with it (a module parsed from the
+    # same bytes again is this one: :func:`parse_hlo_proto`)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_proto(cls, module) -> "HloModule":
@@ -332,15 +338,40 @@ class HloModule:
         return "".join(lines)
 
 
+_KEPT_PROTO_BYTES = 16 << 20  # parsed modules kept, the last used, up to this many bytes
+_parsed: OrderedDict = OrderedDict()  # (digest of the bytes, buffers) -> (module, size)
+_parsed_lock = threading.Lock()
+
+
 def parse_hlo_proto(data: bytes, buffers: bool = False) -> HloModule:
     """Parse serialized ``xla.HloProto`` bytes into an :class:`HloModule`; raises
     :class:`HloParseError` when they are not an HloProto with a module.  With ``buffers``
-    the buffer assignment is read too (``HloModule.buffer_assignment``)."""
+    the buffer assignment is read too (``HloModule.buffer_assignment``).  The same bytes
+    parsed again give the same module (the last parsed, up to 16 MB of protos, are kept:
+    every analysis that reads a profile's programs, and a monitor's windows of the same
+    program, parse each once)."""
+    data = bytes(data)
+    key = (hashlib.blake2b(data, digest_size=16).digest(), buffers)
+    with _parsed_lock:
+        kept = _parsed.get(key)
+        if kept is not None:
+            _parsed.move_to_end(key)
+            return kept[0]
+    module = _parse(data, buffers)
+    with _parsed_lock:
+        _parsed[key] = (module, len(data))
+        total = sum(size for _, size in _parsed.values())
+        while total > _KEPT_PROTO_BYTES and len(_parsed) > 1:
+            total -= _parsed.popitem(last=False)[1][1]
+    return module
+
+
+def _parse(data: bytes, buffers: bool) -> HloModule:
     from google.protobuf.message import DecodeError
 
     proto = _message_classes()["HloProtoWithBuffers" if buffers else "HloProto"]()
     try:
-        proto.ParseFromString(bytes(data))
+        proto.ParseFromString(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise HloParseError(f"not an HloProto ({exc})") from None
     if not proto.HasField("hlo_module") or not len(proto.hlo_module.computations):

@@ -253,6 +253,18 @@ def _cpu_ops(hd: HostData, hlo, pid_stat, on_device: set):
     return ops, totals, int(launch.sum())
 
 
+def _op_row(module, instr, model: CostModel) -> dict:
+    """The instruction columns of op ``instr`` of ``module``."""
+    cost = model.cost(instr)
+    file, line, stack = source_of(module, instr)
+    return dict(module=module.name, category=category(module, instr),
+                expression=expression(module, instr), provenance=tf_op_fullname(instr.metadata),
+                deduplicated_name=instr.metadata.deduplicated_name, source_file=file,
+                source_line=line, source_stack=stack, flops=cost.flops,
+                normalized_flops=cost.normalized_flops, bytes_accessed=cost.bytes_accessed,
+                resolved=True)
+
+
 def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list) -> None:
     """Fill the instruction columns of ``ops`` in place from the programs' HLO protos."""
     info = {c: [] for c in INFO_COLUMNS}
@@ -270,19 +282,14 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict, reasons: list)
                        category="", expression="", provenance="", deduplicated_name="",
                        source_file="", source_line=-1, source_stack="", resolved=False)
         else:
-            key = (device, pid)
-            if key not in models:
-                models[key] = CostModel(module, GPU_ELEMENTWISE_FLOPS if device == "GPU"
-                                        else 1)
-            cost = models[key].cost(instr)
-            file, line, stack = source_of(module, instr)
-            row = dict(module=module.name, category=category(module, instr),
-                       expression=expression(module, instr),
-                       provenance=tf_op_fullname(instr.metadata),
-                       deduplicated_name=instr.metadata.deduplicated_name, source_file=file,
-                       source_line=line, source_stack=stack, flops=cost.flops,
-                       normalized_flops=cost.normalized_flops,
-                       bytes_accessed=cost.bytes_accessed, resolved=True)
+            rows = module.memo.setdefault(("op rows", device), {})  # (the same program's
+            row = rows.get(name)  # windows, or analyses, resolve each op once)
+            if row is None:  # (a cost model per call: its memo is not for two threads)
+                key = (device, pid)
+                if key not in models:
+                    models[key] = CostModel(module, GPU_ELEMENTWISE_FLOPS if device == "GPU"
+                                            else 1)
+                row = rows[name] = _op_row(module, instr, models[key])
         for c in INFO_COLUMNS:
             info[c].append(row[c])
     for c in INFO_COLUMNS:
