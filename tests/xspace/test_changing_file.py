@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from compose_profile import compose_long_host  # noqa: E402
 
-BIG_BYTES = 250_000_000  # loads in about a second here: wide enough to truncate it mid-load
+BIG_BYTES = 120_000_000  # loads in about half a second here: wide enough to truncate mid-load
 TRIES = 8
 ROOT = Path(__file__).resolve().parents[2]
 
