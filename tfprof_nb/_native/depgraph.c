@@ -114,3 +114,47 @@ EXPORT int64_t tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr,
     }
     return 0;
 }
+
+/* graph.py's flow edges (its _add_flows): of the pairs src[k] -> dst[k] (nodes; -1 or a pair
+   on one node: left out), each consumer's producer ending latest (the last pair on ties).
+   When that producer ended while the consumer ran (after it started, not after it ended, and
+   started before it), the consumer's end waits for it; else, when it started no later than
+   the consumer and the consumer's start waits for nothing yet, its start does.  The kind of
+   the edge is element_kind where is_element[k], else context_kind; an element's producer
+   on a host thread becomes input_code.  Returns 0 or ERR_NO_MEMORY. */
+EXPORT int64_t tfp_cp_flows(const int64_t *src, const int64_t *dst, const uint8_t *is_element,
+                            int64_t m, const int64_t *begin, const int64_t *end,
+                            const uint8_t *dev, int64_t n, const int64_t *codes,
+                            int32_t *start_src, int8_t *start_kind, int32_t *end_src,
+                            int8_t *end_kind, int8_t *category) {
+    int8_t element_kind = (int8_t)codes[0], context_kind = (int8_t)codes[1];
+    int8_t input_code = (int8_t)codes[2];
+    if (m > INT32_MAX) return ERR_NO_MEMORY;
+    int32_t *best = (int32_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+    if (!best) return ERR_NO_MEMORY;
+    memset(best, 0xFF, (size_t)n * sizeof(int32_t)); /* -1 */
+    for (int64_t k = 0; k < m; k++) {
+        int64_t s = src[k], d = dst[k];
+        if (s < 0 || d < 0 || s >= n || d >= n || s == d) continue;
+        int64_t b = best[d];
+        if (b < 0 || end[s] >= end[src[b]]) best[d] = (int32_t)k;
+    }
+    for (int64_t d = 0; d < n; d++) {
+        int64_t k = best[d];
+        if (k < 0) continue;
+        int64_t s = src[k];
+        int8_t kind = is_element[k] ? element_kind : context_kind;
+        int during = end[s] > begin[d] && end[s] <= end[d] && begin[s] < begin[d];
+        if (during) {
+            end_src[d] = (int32_t)s;
+            end_kind[d] = kind;
+        }
+        if (is_element[k] && !dev[s]) category[s] = input_code;
+        if (!during && begin[s] <= begin[d] && start_src[d] < 0) {
+            start_src[d] = (int32_t)s;
+            start_kind[d] = kind;
+        }
+    }
+    free(best);
+    return 0;
+}

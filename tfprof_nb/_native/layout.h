@@ -213,5 +213,9 @@ int64_t tfp_cp_latest(const int64_t *src, const int64_t *dst, int64_t m, const i
     int64_t n_nodes, int64_t *out);
 int64_t tfp_cp_asof(const int64_t *r_id, const int64_t *r_t, int64_t nr, const int64_t *q_id,
     const int64_t *q_t, int64_t nq, const int32_t *q_order, int64_t *out);
+int64_t tfp_cp_flows(const int64_t *src, const int64_t *dst, const uint8_t *is_element,
+    int64_t m, const int64_t *begin, const int64_t *end, const uint8_t *dev, int64_t n,
+    const int64_t *codes, int32_t *start_src, int8_t *start_kind, int32_t *end_src,
+    int8_t *end_kind, int8_t *category);
 
 #endif

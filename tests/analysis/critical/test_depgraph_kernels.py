@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb._native.kernels.critical_kernel import asof_by_id, inherit, latest_per_target
+from tfprof_nb._native.kernels.critical_kernel import (asof_by_id, flow_edges, inherit,
+                                                       latest_per_target)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -35,6 +36,57 @@ def _latest_lexsort(src, dst, end):
     last = np.ones(len(order), bool)
     last[:-1] = dst[order][1:] != dst[order][:-1]
     return order[last]
+
+
+def _flows_numpy(g, src, dst, is_element, codes):
+    """The numpy flow_edges replaced (graph.py's _add_flows before it)."""
+    element_kind, context_kind, input_code = codes
+    kind = np.where(is_element, element_kind, context_kind).astype(np.int8)
+    ok = (src >= 0) & (dst >= 0) & (src != dst)
+    src, dst, kind = src[ok], dst[ok], kind[ok]
+    last = _latest_lexsort(src, dst, g.end)
+    src, dst, kind = src[last], dst[last], kind[last]
+    during = (g.end[src] > g.begin[dst]) & (g.end[src] <= g.end[dst]) & \
+        (g.begin[src] < g.begin[dst])
+    g.end_src[dst[during]], g.end_kind[dst[during]] = src[during], kind[during]
+    element = src[kind == element_kind]
+    g.category[element[~g.is_device[element]]] = input_code
+    free = ~during & (g.begin[src] <= g.begin[dst]) & (g.start_src[dst] < 0)
+    g.start_src[dst[free]], g.start_kind[dst[free]] = src[free], kind[free]
+
+
+class _Graph:
+    def __init__(self, rng, n):
+        self.begin = rng.integers(0, 50, n)
+        self.end = self.begin + rng.integers(0, 20, n)
+        self.is_device = rng.random(n) < 0.2
+        self.start_src = np.where(rng.random(n) < 0.3, rng.integers(0, n, n), -1).astype(np.int32)
+        self.start_kind = np.zeros(n, np.int8)
+        self.end_src = np.full(n, -1, np.int32)
+        self.end_kind = np.zeros(n, np.int8)
+        self.category = rng.integers(0, 9, n).astype(np.int8)
+
+    def columns(self):
+        return [self.start_src, self.start_kind, self.end_src, self.end_kind, self.category]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flow_edges_are_the_numpy_passes(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 120, 500
+    src, dst = rng.integers(-1, n, m), rng.integers(-1, n, m)
+    src[:20] = dst[:20]  # (pairs on one node: left out)
+    is_element = rng.random(m) < 0.5
+    a, b = _Graph(np.random.default_rng(seed), n), _Graph(np.random.default_rng(seed), n)
+    flow_edges(src, dst, is_element, a, (5, 4, 3))
+    _flows_numpy(b, src, dst, is_element, (5, 4, 3))
+    assert all(x.tolist() == y.tolist() for x, y in zip(a.columns(), b.columns()))
+    fresh = _Graph(np.random.default_rng(seed), n)
+    assert (a.end_kind == 5).any() and (a.start_kind == 4).any()  # (both edges, both kinds)
+    assert (a.category != fresh.category).any()
+    with pytest.raises(ValueError):  # (an output of another dtype: never written to a copy)
+        a.end_src = a.end_src.astype(np.int64)
+        flow_edges(src, dst, is_element, a, (5, 4, 3))
 
 
 def _forest(rng, n):

@@ -11,7 +11,7 @@ from ._calls import _c, _p, check
 from .order_kernel import argsort
 
 __all__ = ["critical_walk", "SEGMENT_COLUMNS", "inherit", "latest_per_target",
-           "asof_by_id"]
+           "asof_by_id", "flow_edges"]
 
 # the columns of the walk's segments, with their dtypes
 SEGMENT_COLUMNS = {"window": np.int32, "start": np.int64, "end": np.int64,
@@ -105,3 +105,32 @@ def asof_by_id(r_id, r_t, q_id, q_t) -> np.ndarray:
                          _p(q_order), _p(out)) < 0:
         raise ValueError("asof_by_id takes the right side sorted by (id, t)")
     return out
+
+
+def _out(a: np.ndarray, dtype) -> np.ndarray:
+    """An array a kernel writes into: contiguous and of its dtype already (never a copy)."""
+    if a.dtype != dtype or not a.flags.c_contiguous or not a.flags.writeable:
+        raise ValueError(f"a kernel writes a contiguous {np.dtype(dtype)} array, not {a.dtype}")
+    return a
+
+
+def flow_edges(src, dst, is_element, g, codes: tuple) -> None:
+    """Sets graph ``g``'s flow edges in place (depgraph.c's tfp_cp_flows; graph.py's
+    ``_add_flows``): each consumer's latest-ending producer; ``codes``: (ELEMENT, CONTEXT,
+    INPUT)."""
+    n = len(g.begin)
+    src, dst = _c(src, np.int64), _c(dst, np.int64)
+    for a in (src, dst):
+        if len(a) and (a.min() < -1 or a.max() >= n):
+            raise ValueError(f"flow_edges takes nodes in [-1, {n})")
+    is_element = _c(is_element, np.uint8)
+    if len(dst) != len(src) or len(is_element) != len(src):
+        raise ValueError("flow_edges takes one producer, consumer and kind a pair")
+    begin, end, dev = _c(g.begin, np.int64), _c(g.end, np.int64), _c(g.is_device, np.uint8)
+    codes = _c(codes, np.int64)
+    outs = [_out(g.start_src, np.int32), _out(g.start_kind, np.int8),
+            _out(g.end_src, np.int32), _out(g.end_kind, np.int8), _out(g.category, np.int8)]
+    if len(end) != n or len(dev) != n or any(len(o) != n for o in outs) or len(codes) != 3:
+        raise ValueError("flow_edges takes a graph's columns, one entry a node, and 3 codes")
+    check(lib().tfp_cp_flows(_p(src), _p(dst), _p(is_element), len(src), _p(begin), _p(end),
+                             _p(dev), n, _p(codes), *(_p(o) for o in outs)))

@@ -55,7 +55,7 @@ import pandas as pd
 
 from ...constants import HOST_PLANE
 from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
-from ..._native.kernels.critical_kernel import inherit, latest_per_target
+from ..._native.kernels.critical_kernel import flow_edges, inherit, latest_per_target
 from ..._native.kernels.order_kernel import nesting_order_or_none
 from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
@@ -301,24 +301,12 @@ def _add_launches(g: DepGraph, node_of: np.ndarray, launches) -> None:
 
 def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
     """Each consumer's latest-ending producer: an end edge when it ended while the consumer
-    ran, else a start edge."""
+    ran, else a start edge (in C: ``flow_edges``)."""
     if flows is None or not len(flows):
         return
     src = node_of[flows.producer_event.to_numpy()]
     dst = node_of[flows.consumer_event.to_numpy()]
-    kind = np.where(flows.kind.to_numpy() == 1, ELEMENT, CONTEXT).astype(np.int8)
-    ok = (src >= 0) & (dst >= 0) & (src != dst)
-    src, dst, kind = src[ok], dst[ok], kind[ok]
-    last = latest_per_target(src, dst, g.end)  # per consumer, its latest-ending producer
-    src, dst, kind = src[last], dst[last], kind[last]
-    during = (g.end[src] > g.begin[dst]) & (g.end[src] <= g.end[dst]) & \
-        (g.begin[src] < g.begin[dst])
-    g.end_src[dst[during]], g.end_kind[dst[during]] = src[during], kind[during]
-    element = src[kind == ELEMENT]
-    g.category[element[~g.is_device[element]]] = INPUT  # (tf.data's work making an element)
-    before = ~during & (g.begin[src] <= g.begin[dst])
-    free = before & (g.start_src[dst] < 0)
-    g.start_src[dst[free]], g.start_kind[dst[free]] = src[free], kind[free]
+    flow_edges(src, dst, flows.kind.to_numpy() == 1, g, (ELEMENT, CONTEXT, INPUT))
 
 
 def _input_inside_input(g: DepGraph) -> None:
