@@ -19,7 +19,8 @@ makes a run cheaper: each run's windows are reported (``windows_per_run``), and
 ``--breakdown`` (JAX) also times every step and says where each window's cost falls
 (``breakdown``: the training time lost in each phase against the steps just before the
 window, a baseline under the same load, so it holds up better than the whole runs' ratio on
-a shared machine).
+a shared machine), and the analysis worker's CPU time per window (``/proc``, in 10 ms
+ticks: a median over the windows).
 """
 
 from __future__ import annotations
@@ -109,25 +110,39 @@ PHASES = ("open", "marked", "close", "saving", "analysis")
 
 class Spans:
     """When each window's save (``LocalSession.stop`` on the saving thread) and analysis (the
-    worker's answer) ran: perf_counter spans, noted by wrapping the two calls."""
+    worker's answer) ran: perf_counter spans, noted by wrapping the two calls; and the
+    worker process's CPU time (user + system, from /proc) during each analysis."""
 
     def __init__(self):
         from tfprof_nb.capturing import monitor_worker, session
 
-        self.saves, self.analyses = [], []
+        self.saves, self.analyses, self.worker_cpu = [], [], []
         for owner, attr, spans in ((session.LocalSession, "stop", self.saves),
                                    (monitor_worker._Worker, "ask", self.analyses)):
             setattr(owner, attr, self._timed(getattr(owner, attr), spans))
 
-    @staticmethod
-    def _timed(call, spans):
+    def _timed(self, call, spans):
         def timed(*args, **kwargs):
-            t0 = time.perf_counter()
+            worker = args[0] if spans is self.analyses else None
+            t0, cpu = time.perf_counter(), _cpu_s(worker)
             try:
                 return call(*args, **kwargs)
             finally:
                 spans.append((t0, time.perf_counter()))
+                if worker is not None and cpu is not None and _cpu_s(worker) is not None:
+                    self.worker_cpu.append(_cpu_s(worker) - cpu)
         return timed
+
+
+def _cpu_s(worker) -> float | None:
+    """The worker process's CPU seconds so far (None: no worker, or no /proc)."""
+    proc = getattr(worker, "proc", None)
+    try:
+        with open(f"/proc/{proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (AttributeError, OSError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def breakdown(stamps, hist, saves, analyses) -> list[dict]:
@@ -215,6 +230,8 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
               f"({windows} windows, analyses {drain[-1]:.2f} s after the run)", file=sys.stderr)
     mb, mm = statistics.median(bare), statistics.median(mon)
     out = {}
+    if spans is not None and spans.worker_cpu:  # (the first windows' worker imports too)
+        out["worker_cpu_ms_per_window"] = 1e3 * statistics.median(spans.worker_cpu)
     if phases:  # (the warm-up run's windows too)
         for key, rows in (("phase_ms_per_window", phases), ("control_ms_per_window", controls)):
             out[key] = {p: statistics.median(r.get(p, np.nan) for r in rows) for p in PHASES}
@@ -251,6 +268,9 @@ def main(argv=None) -> int:
               f"{r['per_window_ms']:.0f} ms per window; pair ratios "
               f"{', '.join(f'{x:.3f}' for x in r['pair_ratios'])}; windows per run "
               f"{r['windows_per_run']}")
+        if "worker_cpu_ms_per_window" in r:
+            print(f"{name}: the worker's CPU per window (median): "
+                  f"{r['worker_cpu_ms_per_window']:.1f} ms")
         if "phase_ms_per_window" in r:
             for key, what in (("phase_ms_per_window", "ms lost per window by phase (median)"),
                               ("control_ms_per_window", "the bare runs' same steps")):
