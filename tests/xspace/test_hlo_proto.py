@@ -36,9 +36,21 @@ def test_programs_read_again_are_the_same_modules_with_their_op_rows():
 
 
 def test_kept_modules_stay_under_their_budget(monkeypatch):
-    """Past the budget the least recently used modules go (one is always kept)."""
-    monkeypatch.setattr(hlo_proto, "_KEPT_PROTO_BYTES", 1)
+    """Past the budget the least recently used modules go; a proto bigger than the budget
+    is never kept."""
     monkeypatch.setattr(hlo_proto, "_parsed", OrderedDict())  # (none kept from other tests)
     prof = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb", progress=False)
-    modules, _, _ = programs_of_space(prof.spaces[prof.hosts[0]])
-    assert len(modules) > 1 and len(hlo_proto._parsed) == 1
+    space = prof.spaces[prof.hosts[0]]
+    monkeypatch.setattr(hlo_proto, "_KEPT_PROTO_BYTES", 1)
+    modules, _, _ = programs_of_space(space, buffers=True)
+    assert len(modules) > 1 and not hlo_proto._parsed  # each proto is over 1 byte
+    monkeypatch.setattr(hlo_proto, "_KEPT_PROTO_BYTES", 1 << 30)
+    programs_of_space(space, buffers=True)
+    sizes = [size for _, size in hlo_proto._parsed.values()]  # every proto's bytes
+    assert len(sizes) == len(modules)
+    budget = max(sizes) * 3 // 2
+    monkeypatch.setattr(hlo_proto, "_KEPT_PROTO_BYTES", budget)
+    monkeypatch.setattr(hlo_proto, "_parsed", OrderedDict())
+    programs_of_space(space, buffers=True)
+    kept = [size for _, size in hlo_proto._parsed.values()]
+    assert 1 <= len(kept) < len(modules) and sum(kept) <= budget

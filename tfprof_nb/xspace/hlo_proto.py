@@ -358,10 +358,12 @@ def parse_hlo_proto(data: bytes, buffers: bool = False) -> HloModule:
             _parsed.move_to_end(key)
             return kept[0]
     module = _parse(data, buffers)
+    if len(data) > _KEPT_PROTO_BYTES:
+        return module  # (too big to keep once its profile is gone)
     with _parsed_lock:
         _parsed[key] = (module, len(data))
         total = sum(size for _, size in _parsed.values())
-        while total > _KEPT_PROTO_BYTES and len(_parsed) > 1:
+        while total > _KEPT_PROTO_BYTES:
             total -= _parsed.popitem(last=False)[1][1]
     return module
 
