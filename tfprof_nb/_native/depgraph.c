@@ -158,3 +158,33 @@ EXPORT int64_t tfp_cp_flows(const int64_t *src, const int64_t *dst, const uint8_
     free(best);
     return 0;
 }
+
+/* graph.py's wake-ups (its _add_wake_ups), over the nodes in node order (by resource): an
+   instant at the top level of a host thread (not a device) whose start waits for a node
+   hands it to the next top-level host node that lasts, when that one is on the same
+   resource; of the instants handing to one node, the one whose source ends latest (the last
+   on ties); the node's start then waits for that source (with the instant's kind), unless it
+   waits for one that ends no earlier. */
+EXPORT void tfp_cp_wake_ups(int64_t n, const int32_t *parent, const uint8_t *dev,
+                            const int64_t *begin, const int64_t *end, const int32_t *res,
+                            int32_t *start_src, int8_t *start_kind) {
+    int64_t best = -1; /* the pending instant whose source ends latest */
+    for (int64_t i = 0; i < n; i++) {
+        if (parent[i] >= 0 || dev[i]) continue;
+        if (end[i] <= begin[i]) { /* an instant */
+            int64_t s = start_src[i];
+            if (s < 0) continue;
+            if (best >= 0 && res[best] != res[i]) best = -1; /* (another thread's) */
+            if (best < 0 || end[s] >= end[start_src[best]]) best = i;
+            continue;
+        }
+        if (best >= 0 && res[best] == res[i]) {
+            int64_t s = start_src[best], own = start_src[i];
+            if (own < 0 || end[own] < end[s]) {
+                start_src[i] = (int32_t)s;
+                start_kind[i] = start_kind[best];
+            }
+        }
+        best = -1;
+    }
+}

@@ -277,6 +277,9 @@ int64_t tfp_cp_flows(const int64_t *src, const int64_t *dst, const uint8_t *is_e
     int64_t m, const int64_t *begin, const int64_t *end, const uint8_t *dev, int64_t n,
     const int64_t *codes, int32_t *start_src, int8_t *start_kind, int32_t *end_src,
     int8_t *end_kind, int8_t *category);
+void tfp_cp_wake_ups(int64_t n, const int32_t *parent, const uint8_t *dev,
+    const int64_t *begin, const int64_t *end, const int32_t *res, int32_t *start_src,
+    int8_t *start_kind);
 """
 
 _CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "int8_t": ctypes.c_int8,

@@ -12,7 +12,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb._native.kernels.critical_kernel import (asof_by_id, flow_edges, inherit,
-                                                       latest_per_target)
+                                                       latest_per_target, wake_ups)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -87,6 +87,47 @@ def test_flow_edges_are_the_numpy_passes(seed):
     with pytest.raises(ValueError):  # (an output of another dtype: never written to a copy)
         a.end_src = a.end_src.astype(np.int64)
         flow_edges(src, dst, is_element, a, (5, 4, 3))
+
+
+def _wake_ups_numpy(g):
+    """The numpy wake_ups replaced (graph.py's _add_wake_ups before it)."""
+    top = np.flatnonzero((g.parent < 0) & ~g.is_device)
+    lasts = g.end[top] > g.begin[top]
+    woke = np.flatnonzero(~lasts & (g.start_src[top] >= 0))
+    real = np.flatnonzero(lasts)
+    nxt = np.searchsorted(real, woke)
+    ok = nxt < len(real)
+    woke, nxt = woke[ok], real[nxt[ok]]
+    same = g.resource[top[woke]] == g.resource[top[nxt]]
+    inst, dst = top[woke[same]], top[nxt[same]]
+    src = g.start_src[inst]
+    last = _latest_lexsort(src, dst, g.end)
+    inst, dst, src = inst[last], dst[last], src[last]
+    own = g.start_src[dst]
+    take = (own < 0) | (g.end[np.maximum(own, 0)] < g.end[src])
+    g.start_src[dst[take]], g.start_kind[dst[take]] = src[take], g.start_kind[inst[take]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wake_ups_are_the_numpy_passes(seed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    graphs = [_Graph(np.random.default_rng(seed), n) for _ in range(2)]
+    resource = np.sort(rng.integers(0, 4, n)).astype(np.int32)
+    parent = np.where(rng.random(n) < 0.2, np.arange(n) - 1, -1).astype(np.int32)
+    parent[np.flatnonzero(parent >= 0)[resource[parent[parent >= 0]] !=
+                                       resource[parent >= 0]]] = -1
+    instant = rng.random(n) < 0.4
+    kinds = rng.integers(0, 9, n).astype(np.int8)
+    for g in graphs:
+        g.resource, g.parent, g.start_kind[:] = resource, parent, kinds
+        g.end = np.where(instant, g.begin, g.end + 1)
+    wake_ups(graphs[0])
+    _wake_ups_numpy(graphs[1])
+    a, b = graphs
+    assert a.start_src.tolist() == b.start_src.tolist()
+    assert a.start_kind.tolist() == b.start_kind.tolist()
+    assert (a.start_src != _Graph(np.random.default_rng(seed), n).start_src).any()
 
 
 def _forest(rng, n):

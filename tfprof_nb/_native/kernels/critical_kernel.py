@@ -11,7 +11,7 @@ from ._calls import _c, _p, check
 from .order_kernel import argsort
 
 __all__ = ["critical_walk", "SEGMENT_COLUMNS", "inherit", "latest_per_target",
-           "asof_by_id", "flow_edges"]
+           "asof_by_id", "flow_edges", "wake_ups"]
 
 # the columns of the walk's segments, with their dtypes
 SEGMENT_COLUMNS = {"window": np.int32, "start": np.int64, "end": np.int64,
@@ -134,3 +134,17 @@ def flow_edges(src, dst, is_element, g, codes: tuple) -> None:
         raise ValueError("flow_edges takes a graph's columns, one entry a node, and 3 codes")
     check(lib().tfp_cp_flows(_p(src), _p(dst), _p(is_element), len(src), _p(begin), _p(end),
                              _p(dev), n, _p(codes), *(_p(o) for o in outs)))
+
+
+def wake_ups(g) -> None:
+    """Sets graph ``g``'s wake-up start edges in place (depgraph.c's tfp_cp_wake_ups; graph.py's
+    ``_add_wake_ups``); its nodes in node order."""
+    n = len(g.begin)
+    cols = [_c(g.parent, np.int32), _c(g.is_device, np.uint8), _c(g.begin, np.int64),
+            _c(g.end, np.int64), _c(g.resource, np.int32)]
+    start_src, start_kind = _out(g.start_src, np.int32), _out(g.start_kind, np.int8)
+    if any(len(c) != n for c in (*cols, start_src, start_kind)):
+        raise ValueError("wake_ups takes a graph's columns, one entry a node")
+    if n and (start_src.min() < -1 or start_src.max() >= n):
+        raise ValueError("wake_ups takes start sources in [-1, nodes)")
+    lib().tfp_cp_wake_ups(n, *(_p(c) for c in cols), _p(start_src), _p(start_kind))

@@ -55,7 +55,7 @@ import pandas as pd
 
 from ...constants import HOST_PLANE
 from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
-from ..._native.kernels.critical_kernel import flow_edges, inherit, latest_per_target
+from ..._native.kernels.critical_kernel import flow_edges, inherit, wake_ups
 from ..._native.kernels.order_kernel import nesting_order_or_none
 from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
@@ -268,24 +268,8 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
 def _add_wake_ups(g: DepGraph) -> None:
     """An instant that woke a thread (a thread pool's ``StartRegion``: a consumer context)
     hands its producer to the thread's next top-level event that lasts: that event's start
-    waits for it, unless it waits for something that ended later."""
-    top = np.flatnonzero((g.parent < 0) & ~g.is_device)
-    if not len(top):
-        return
-    lasts = g.end[top] > g.begin[top]
-    woke = np.flatnonzero(~lasts & (g.start_src[top] >= 0))
-    real = np.flatnonzero(lasts)
-    nxt = np.searchsorted(real, woke)
-    ok = nxt < len(real)
-    woke, nxt = woke[ok], real[nxt[ok]]
-    same = g.resource[top[woke]] == g.resource[top[nxt]]
-    inst, dst = top[woke[same]], top[nxt[same]]
-    src = g.start_src[inst]
-    last = latest_per_target(src, dst, g.end)  # per event, its latest-ending producer
-    inst, dst, src = inst[last], dst[last], src[last]
-    own = g.start_src[dst]
-    take = (own < 0) | (g.end[np.maximum(own, 0)] < g.end[src])
-    g.start_src[dst[take]], g.start_kind[dst[take]] = src[take], g.start_kind[inst[take]]
+    waits for it, unless it waits for something that ended later (in C: ``wake_ups``)."""
+    wake_ups(g)
 
 
 def _add_launches(g: DepGraph, node_of: np.ndarray, launches) -> None:
