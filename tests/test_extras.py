@@ -35,6 +35,8 @@ FALLBACKS = {
     ("analysis/findings/hardware_steps.py", "pynvml"),
     # starting fsspec's loop early; the upload itself says what is missing
     ("capturing/monitor.py", "fsspec"),
+    # only where pandas keeps text in arrow (so pyarrow is installed); else object arrays
+    ("analysis/critical/text_columns.py", "pyarrow"),
 }
 
 

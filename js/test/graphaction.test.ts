@@ -37,4 +37,9 @@ describe("the critical paths an offline page carries", () => {
     expect([answer.step, answer.nodes]).toEqual([4, []]);
     expect(answer.sentence).toBe("This page holds the critical paths of the first 1 of 5 steps (a running kernel finds any step's).");
   });
+
+  it("give the reason a large profile's page carries none", () => {
+    const none = { steps: 5, paths: {}, reason: "This page holds no critical path: why" };
+    expect(shippedCritical(none, 2)).toEqual({ step: 2, nodes: [], more: 0, sentence: none.reason });
+  });
 });

@@ -41,6 +41,22 @@ def test_the_page_carries_the_first_steps_paths_within_the_bound(h200, monkeypat
     assert few["paths"][str(len(nodes) - 1)]["more"] > 0  # the last one cut, and says so
 
 
+def test_a_large_profiles_first_state_does_not_wait_for_the_critical_path(monkeypatch):
+    """Over OVERVIEW_PATH_MAX_EVENTS events (here lowered under this capture's count) the
+    page's paths are left out, with the reason the toggle shows, and the critical path is not
+    computed for it; computed before, it is carried as on a small profile."""
+    prof = tp.load(DATA / "jax_h200_transformer.xplane.pb")
+    monkeypatch.setattr(timeline_critical, "OVERVIEW_PATH_MAX_EVENTS", prof.n_events - 1)
+    source = TimelineSource(prof)
+    left_out = timeline_critical.offline_paths(prof, source.steps, source._rows_of_events())
+    assert left_out["paths"] == {} and left_out["steps"] == len(prof.steps) > 0
+    assert f"for {prof.n_events / 1e6:.1f} M events" in left_out["reason"]
+    assert not prof._results.ready("critical_path")
+    prof.critical_path
+    carried = timeline_critical.offline_paths(prof, source.steps, source._rows_of_events())
+    assert len(carried["paths"]) == len(prof.steps) and "reason" not in carried
+
+
 def test_the_reports_toggle_draws_the_path_without_a_kernel(h200, tmp_path):
     live = TraceTimeline(h200)
     live.critical_step = 0

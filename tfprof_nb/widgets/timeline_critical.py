@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.critical.path_summary import critical_path_summary
+from ..analysis.findings.overview import OVERVIEW_PATH_MAX_EVENTS
 
 __all__ = ["MAX_NODES", "OFFLINE_NODES", "critical_answer", "offline_paths"]
 
@@ -67,9 +68,16 @@ def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,
 def offline_paths(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray) -> dict:
     """Every step's answer for a page without a kernel, in step order while they fit
     OFFLINE_NODES nodes in all: ``{"paths": {step index (text): answer}, "steps": how many
-    steps there are}`` (the page says which steps it holds the path of)."""
+    steps there are}`` (the page says which steps it holds the path of).  A profile over
+    OVERVIEW_PATH_MAX_EVENTS events whose critical path is not computed yet gets none, and a
+    ``reason`` the page shows instead: the view's first state does not wait for it."""
     if steps is None or not len(steps):
         return {"paths": {}, "steps": 0}
+    if prof.n_events > OVERVIEW_PATH_MAX_EVENTS and not prof._results.ready("critical_path"):
+        return {"paths": {}, "steps": len(steps), "reason": (
+            f"This page holds no critical path: for {prof.n_events / 1e6:.1f} M events it was "
+            "left out so the view would not wait for it (a running kernel finds any step's; "
+            "computed before the view is shown, prof.critical_path is carried here).")}
     cp = prof.critical_path.sort_values(["host", "step", "order"], kind="stable")
     groups = {key: seg for key, seg in cp.groupby(["host", "step"], sort=False)}
     paths, left = {}, OFFLINE_NODES

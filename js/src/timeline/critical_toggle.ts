@@ -7,10 +7,12 @@ import { type CriticalAnswer } from "./critical";
 import { type Panel } from "./panel";
 import { type TimelineState } from "./state";
 
-/** The paths an offline page carries: {step index (text): answer}, and how many steps. */
+/** The paths an offline page carries: {step index (text): answer}, how many steps, and why
+ * it carries none where a large profile's were left out. */
 export interface ShippedPaths {
   paths: Record<string, CriticalAnswer>;
   steps: number;
+  reason?: string;
 }
 
 function shippedOf(model: Model): ShippedPaths | null {
@@ -24,6 +26,7 @@ export function shippedCritical(shipped: ShippedPaths, step: number): CriticalAn
   const own = shipped.paths[String(step)];
   if (own) return own;
   const n = Object.keys(shipped.paths).length;
+  if (!n && shipped.reason) return { step, nodes: [], more: 0, sentence: shipped.reason };
   return { step, nodes: [], more: 0, sentence: `This page holds the critical paths of the first ${n} of ` +
     `${shipped.steps} steps (a running kernel finds any step's).` };
 }

@@ -177,8 +177,9 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
                     verdict, measures)
 
 
-# Over this many events the overview does not wait for the critical path (its walk and graph
-# take about 4 us of CPU an event: minutes on a 1 GB host, for one sentence)
+# Over this many events the first views (the overview, the trace viewer's first state) do not
+# wait for the critical path (its graph and walk take about 0.5 us of CPU an event: tens of
+# seconds on a 1 GB host, for one sentence)
 OVERVIEW_PATH_MAX_EVENTS = 5_000_000
 
 
@@ -189,7 +190,7 @@ def with_bound_by(ov: Overview, results) -> Overview:
     events = int(results["planes"].events.sum())
     if events > OVERVIEW_PATH_MAX_EVENTS and not results.ready("critical_path_summary"):
         note = (f"what bounds the steps (their critical path) is left out of this overview of "
-                f"{events / 1e6:.1f} M events, where it takes minutes: "
+                f"{events / 1e6:.1f} M events, so that the overview does not wait for it: "
                 "prof.critical_path_summary computes it")
         return replace(ov, bound_by="", reasons=ov.reasons + [note])
     sentence = results["critical_path_summary"].attrs.get("sentence", "")
