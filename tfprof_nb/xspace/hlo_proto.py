@@ -349,7 +349,7 @@ def parse_hlo_proto(data: bytes, buffers: bool = False) -> HloModule:
     the buffer assignment is read too (``HloModule.buffer_assignment``).  The same bytes
     parsed again give the same module (the last parsed, up to 16 MB of protos, are kept:
     every analysis that reads a profile's programs, and a monitor's windows of the same
-    program, parse each once)."""
+    program, parse each once): it is shared, so no caller may change it."""
     data = bytes(data)
     key = (hashlib.blake2b(data, digest_size=16).digest(), buffers)
     with _parsed_lock:
