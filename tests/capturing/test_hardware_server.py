@@ -77,7 +77,10 @@ def test_the_ring_keeps_the_last_seconds_only():
     sampler.stop()
     assert len(sampler._times) == 10  # 0.1 s at 10 ms
     samples = sampler.samples()
-    assert len(np.unique(samples.time_ns)) == 10
+    # every sample the ring holds, but one a busy machine let start after stop() (past the
+    # window's end)
+    kept = [t for t in sampler._times if sampler.started_ns <= t <= sampler.stopped_ns]
+    assert np.unique(samples.time_ns).tolist() == sorted(kept) and len(kept) >= 9
 
 
 @pytest.mark.parametrize("kwargs, match", [({"sample_ms": -1}, "sample_ms"),
