@@ -66,10 +66,14 @@ class Display:
                 f"{self._schedule.describe()}; files under {self.logdir}")
 
     def _view_state(self) -> dict:
-        base = self._log.baseline()
         steps, period = self._timer.frame(self._driver.t0)
-        return {"history": self._log.frame(), "status": self._status(period),
-                "steps": steps if self._timer.enabled else None,
+        return self._state(self._log.frame(), self._log.baseline(), period,
+                           steps=steps if self._timer.enabled else None)
+
+    def _state(self, history, base, period, **chart) -> dict:
+        """The views' state from the history, the baseline and the spike period; ``chart``:
+        the step rows (``steps``) or the worker's figure (``figure``)."""
+        return {"history": history, "status": self._status(period), **chart,
                 "period": "" if period is None else period.describe(),
                 "rule": self._log.rule.describe(base),
                 "baseline_ms": None if base is None else base.median_ms,
@@ -91,11 +95,7 @@ class Display:
         """The views' state with the chart built by the worker (its JSON as ``figure``)."""
         base = self._log.baseline()
         history = self._log.frame()
-        base_ms = None if base is None else base.median_ms
-        threshold_ms = None if base is None else base.threshold_ms
-        figure, period = self._chart.figure(ask_chart, self._timer, self._driver.t0, history,
-                                            base_ms, threshold_ms)
-        return {"history": history, "status": self._status(period), "figure": figure,
-                "period": "" if period is None else period.describe(),
-                "rule": self._log.rule.describe(base), "baseline_ms": base_ms,
-                "threshold_ms": threshold_ms}
+        figure, period = self._chart.figure(
+            ask_chart, self._timer, self._driver.t0, history,
+            None if base is None else base.median_ms, None if base is None else base.threshold_ms)
+        return self._state(history, base, period, figure=figure)
