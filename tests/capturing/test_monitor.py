@@ -196,16 +196,21 @@ def jax_step():
     return step
 
 
+# the slow-down once the baseline is made: well above the noise band a loaded machine gives
+# a 1-2 ms step's baseline (its MAD can reach a few ms when the loop is preempted)
+SLOW_MS = 15
+
+
 def _train_until(mon, analysed: int, step, slow_after: int | None = None) -> list[int]:
     """A loop over ``mon.iterate`` until ``analysed`` windows are analysed (or the deadline);
     returns the analysed count seen inside the loop at each step.  From the moment
-    ``slow_after`` windows are analysed, each step takes 5 ms longer."""
+    ``slow_after`` windows are analysed, each step takes ``SLOW_MS`` longer."""
     seen, end = [], time.monotonic() + DEADLINE_S
     slow = False
     for _ in mon.iterate(itertools.count()):
         step()
         if slow:
-            time.sleep(0.005)
+            time.sleep(SLOW_MS / 1000)
         seen.append(mon.counts["analysed"])
         slow = slow or (slow_after is not None and seen[-1] >= slow_after)
         if seen[-1] >= analysed or time.monotonic() > end:
@@ -253,17 +258,20 @@ def test_jax_step_that_raises_stops_the_profiler(jax_step):
 
 
 def test_a_slower_window_is_flagged_against_the_first_ones(jax_step):
-    """Steps 5 ms slower once the baseline's windows are analysed: the windows that follow
+    """Steps SLOW_MS slower once the baseline's windows are analysed: the windows that follow
     are flagged, none before; the rule's numbers are in its sentence."""
     mon = tp.Monitor(every_steps=20, steps=5, warmup=2, backend="jax")
     _train_until(mon, 6, jax_step, slow_after=3)
     hist = mon.wait()
-    hist = hist[hist.status == "analysed"]
+    short = hist[(hist.status == "analysed") & (2 * hist.steps < 5)]
+    assert not short.regressed.any()  # the loop left inside a window: too short to judge
+    # (a busy machine analyses slower, so the next window can open before the loop ends)
+    hist = hist[(hist.status == "analysed") & (2 * hist.steps >= 5)]
     base = mon.baseline
     assert base is not None and base.windows == tuple(hist.window[:3])
     assert not hist.regressed.iloc[:3].any()
-    slow = hist[hist.median_step_ms > 5]
-    assert len(slow) >= 2 and hist.regressed[slow.index].all()
+    slow = hist[hist.median_step_ms > SLOW_MS]
+    assert len(slow) >= 2 and hist.regressed[slow.index].all(), (mon.rule, hist.to_string())
     assert hist.regressed.iloc[-1] and hist.vs_baseline_pct.iloc[-1] > 100
     text = mon.rule
     assert f"{base.threshold_ms:.3f} ms" in text
