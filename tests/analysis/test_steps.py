@@ -164,3 +164,19 @@ def test_empty_steps_have_the_columns():
 
     empty = empty_steps()
     assert list(empty.columns) == STEP_COLUMNS and empty.index.name == "step"
+
+
+def test_host_names_are_typed_as_by_their_string_methods():
+    """Host event names typed and marked per name (Python's string methods, as pandas' ``.str``
+    applied them): each rule, its precedence, case, and a name that is not a string."""
+    from tfprof_nb.analysis.steps import breakdown as b
+
+    names = ["IteratorGetNext", "iteratorgetnext:x", "MemcpyHtoD", "MEMCPYHTOH", "MemcpyHtoD:x",
+             "a:InfeedEnqueueTuple", "InfeedEnqueue", "train", "train/x", "test_1",
+             "TraceContext", "FunctionRun", "EagerExecute: y", "", None]
+    assert b.classify_host(names).tolist() == [
+        b.HOST_WAIT_INPUT, b.HOST_WAIT_INPUT, b.HOST_TO_DEVICE, b.HOST_TO_HOST,
+        b.HOST_COMPUTE, b.HOST_TO_DEVICE, b.HOST_COMPUTE, *[b.HOST_COMPUTE] * 8]
+    assert np.flatnonzero(b._explicit_marker(names)).tolist() == [7, 9, 10]
+    assert np.flatnonzero(b._each(names, lambda n: n.startswith(b._NOT_COMPUTE))).tolist() \
+        == [11, 12]

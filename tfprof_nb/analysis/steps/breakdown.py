@@ -74,25 +74,36 @@ _FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(
 _FUNCTION_RUN = "FunctionRun"  # TensorFlow's run of a function: a root (``_r``) of its own
 
 
+def _each(names, test) -> np.ndarray:
+    """``test(name)`` of each name, a bool array: Python's string methods, as pandas' ``.str``
+    applies them to an object Series, without its cost per call (a host's distinct names:
+    a few hundred); a name that is not a string (none is) gives False."""
+    return np.fromiter((isinstance(n, str) and bool(test(n)) for n in names), dtype=bool,
+                       count=len(names))
+
+
 def _explicit_marker(names: pd.Series) -> np.ndarray:
-    return (names.str.startswith(("train", "test", "TraceContext"))
-            & ~names.str.contains("/", regex=False)).to_numpy()
+    return _each(names, lambda n: n.startswith(("train", "test", "TraceContext"))
+                 and "/" not in n)
+
+
+def _host_kind(name: str) -> int:
+    lower = name.lower()
+    if ":" in name:
+        if name.partition(":")[2].startswith("InfeedEnqueue"):
+            return HOST_TO_DEVICE
+    elif lower.startswith("memcpyhtod"):
+        return HOST_TO_DEVICE
+    elif lower.startswith("memcpyhtoh"):
+        return HOST_TO_HOST
+    return HOST_WAIT_INPUT if lower.startswith("iteratorgetnext") else HOST_COMPUTE
 
 
 def classify_host(names: pd.Series) -> np.ndarray:
-    """Step-time type (HOST_COMPUTE, HOST_WAIT_INPUT, ...) of each host event name."""
-    lower = names.str.lower()
-    no_colon = ~names.str.contains(":", regex=False)
-    op_type = names.str.partition(":")[2] if len(names) else names
-    kind = np.full(len(names), HOST_COMPUTE, dtype=np.int8)
-    wait_input = lower.str.startswith("iteratorgetnext").to_numpy()
-    h2h = (no_colon & lower.str.startswith("memcpyhtoh")).to_numpy()
-    h2d = ((no_colon & lower.str.startswith("memcpyhtod"))
-           | (~no_colon & op_type.str.startswith("InfeedEnqueue"))).to_numpy()
-    kind[wait_input] = HOST_WAIT_INPUT
-    kind[h2h] = HOST_TO_HOST
-    kind[h2d] = HOST_TO_DEVICE
-    return kind
+    """Step-time type (HOST_COMPUTE, HOST_WAIT_INPUT, ...) of each host event name (a name
+    that is not a string, none is: HOST_COMPUTE)."""
+    return np.fromiter((_host_kind(n) if isinstance(n, str) else HOST_COMPUTE for n in names),
+                       dtype=np.int8, count=len(names))
 
 
 def _classify_device(names: pd.Series, shapes: pd.Series) -> np.ndarray:
@@ -340,7 +351,8 @@ def _host_steps(hd: HostData, group: np.ndarray, grouping: Grouping | None,
     cap = int(hd.line_counts[host_lines].sum())
     rows, kinds, markers = host_step_rows(
         hd.space.events.line, hd.name_code, host_lines, group[:n], _explicit_marker(names),
-        names.str.startswith(_NOT_COMPUTE).to_numpy(), classify_host(names), flag_rows,
+        _each(names, lambda n: n.startswith(_NOT_COMPUTE)), classify_host(names),
+        flag_rows,
         flags, cap)
     spans = pd.DataFrame({"group": group[markers], "begin": hd.begin[markers],
                           "end": hd.end_of(markers)})
