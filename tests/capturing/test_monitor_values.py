@@ -29,3 +29,16 @@ def test_row_values_are_the_window_s_measures_without_the_other_analyses(name):
         assert values[key] == pytest.approx(value_of(prof.measures, measure, np.nan),
                                             nan_ok=True)
     assert len(step_ms) == len(prof.steps)
+
+
+@pytest.mark.parametrize("name", ["jax_h200_inputbound.xplane.pb",
+                                  "tpu_v6e_jax_inference.xplane.pb"])
+def test_top_op_is_the_first_row_of_the_op_stats_side(name):
+    """The row's top op and its share are the op stats table's (without idle) first device
+    row, read without building that table."""
+    prof = tp.load(DATA / name, progress=False)
+    values, _ = window_values(prof)
+    assert not prof._results.ready("op_stats_without_idle")
+    ops = prof.op_stats_table(include_idle=False)
+    first = ops[ops.host_or_device == "Device"].iloc[0]
+    assert (values["top_op"], values["top_op_pct"]) == (first.operation, first.self_time_pct)

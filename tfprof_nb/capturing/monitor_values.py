@@ -18,14 +18,19 @@ from ..constants import CATEGORY_COLUMNS
 __all__ = ["window_values"]
 
 
-def _top_op(ops) -> tuple[str, float]:
+def _top_op(prof) -> tuple[str, float]:
     """The op with the most self time (a device op where the profile has them, as the
-    overview's top ops), and its share of self time (%)."""
-    device = ops[ops.host_or_device == "Device"]
-    top = device if len(device) else ops[ops.host_or_device == "Host"]
-    if top.empty:
-        return "", float("nan")
-    return str(top.operation.iloc[0]), float(top.self_time_pct.iloc[0])
+    overview's top ops), and its share of self time (%): the first row of
+    ``prof.op_stats_table(include_idle=False)``'s side, read from the device and host
+    metrics it is made of (the table's other rows are not built)."""
+    for side in ("device_ops", "host_ops"):
+        table, _, total_op = prof.result(side)
+        if not table.empty:
+            top = table.sort_values(["self_ps", "operation"], ascending=[False, True],
+                                    kind="stable").iloc[0]
+            pct = top.self_ps / total_op * 100 if total_op else top.self_ps * 0.0
+            return str(top.operation), float(pct)
+    return "", float("nan")
 
 
 def window_values(prof) -> tuple[dict, np.ndarray]:
@@ -45,7 +50,7 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     memory = prof.memory_summary
     values["memory_peak_bytes"] = float(memory.peak_bytes_in_use.max()) if len(memory) \
         else np.nan
-    values["top_op"], values["top_op_pct"] = _top_op(prof.op_stats_table(include_idle=False))
+    values["top_op"], values["top_op_pct"] = _top_op(prof)
     if not len(step_ms):
         values["note"] = "no steps found in this window's profile"
     return values, step_ms
