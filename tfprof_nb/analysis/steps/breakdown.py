@@ -443,27 +443,28 @@ def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
     rows, their types)."""
     if spans.empty:
         return pd.DataFrame()
-    spans = spans.copy()
-    spans["dur"] = spans.end - spans.begin
-    spans = spans.sort_values(["group", "dur"], ascending=[True, False], kind="stable") \
-        .drop_duplicates("group")
-    spans = spans[spans.dur > 0].set_index("group").sort_index()
-    if spans.empty:
+    gid, begin, end = (spans[c].to_numpy() for c in ("group", "begin", "end"))
+    dur = end - begin
+    order = np.lexsort((-dur, gid))  # by group, the longest span first (stable)
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = gid[order][1:] != gid[order][:-1]
+    order = order[first]
+    order = order[dur[order] > 0]  # each group's longest span, groups in order
+    if not len(order):
         return pd.DataFrame()
-    step_of_group = np.full(int(max(spans.index.max(), group.max(initial=0))) + 1, -1,
-                            np.int32)
-    step_of_group[spans.index.to_numpy()] = np.arange(len(spans), dtype=np.int32)
+    gid, begin, end, dur = gid[order], begin[order], end[order], dur[order]
+    step_of_group = np.full(int(max(gid.max(), group.max(initial=0))) + 1, -1, np.int32)
+    step_of_group[gid] = np.arange(len(gid), dtype=np.int32)
     rows, kinds = events
     out, present = step_breakdown(rows, kinds, group, step_of_group, (hd.begin, hd.duration),
-                                  spans.begin.to_numpy(), spans.end.to_numpy())
+                                  begin, end)
     keep = present[:, np.atleast_1d(well_formed)].any(axis=1)
-    dur = spans.dur.to_numpy()
     other = np.maximum(dur - out.sum(axis=1), 0)
     ms = out / 1e9
     table = pd.DataFrame({
-        "group_id": spans.index.to_numpy(),
-        "start_us": spans.begin.to_numpy() / 1e6,
-        "begin_ps": spans.begin.to_numpy(),
+        "group_id": gid.astype(np.int64),  # (int64 whatever the groups: one step too)
+        "start_us": begin / 1e6,
+        "begin_ps": begin,
         "duration_ms": dur / 1e9,
         "device_compute_ms": ms[:, DEVICE_COMPUTE_16] + ms[:, DEVICE_COMPUTE_32],
         "device_compute_16_ms": ms[:, DEVICE_COMPUTE_16],
