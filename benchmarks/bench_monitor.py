@@ -110,25 +110,30 @@ PHASES = ("open", "marked", "close", "saving", "analysis")
 
 class Spans:
     """When each window's save (``LocalSession.stop`` on the saving thread) and analysis (the
-    worker's answer) ran: perf_counter spans, noted by wrapping the two calls; and the
-    worker process's CPU time (user + system, from /proc) during each analysis."""
+    worker's answer) ran: perf_counter spans, noted by wrapping the two calls; the worker
+    process's CPU time (user + system, from /proc) during each analysis; and the training
+    process's CPU in the two calls (their threads' own: the save, and the analysis thread's
+    request and answer)."""
 
     def __init__(self):
         from tfprof_nb.capturing import monitor_worker, session
 
         self.saves, self.analyses, self.worker_cpu = [], [], []
-        for owner, attr, spans in ((session.LocalSession, "stop", self.saves),
-                                   (monitor_worker._Worker, "ask", self.analyses)):
-            setattr(owner, attr, self._timed(getattr(owner, attr), spans))
+        self.thread_cpu = {"save": [], "receive": []}
+        for owner, attr, spans, key in (
+                (session.LocalSession, "stop", self.saves, "save"),
+                (monitor_worker._Worker, "ask", self.analyses, "receive")):
+            setattr(owner, attr, self._timed(getattr(owner, attr), spans, key))
 
-    def _timed(self, call, spans):
+    def _timed(self, call, spans, key):
         def timed(*args, **kwargs):
             worker = args[0] if spans is self.analyses else None
-            t0, cpu = time.perf_counter(), _cpu_s(worker)
+            t0, cpu, own = time.perf_counter(), _cpu_s(worker), time.thread_time()
             try:
                 return call(*args, **kwargs)
             finally:
                 spans.append((t0, time.perf_counter()))
+                self.thread_cpu[key].append(time.thread_time() - own)
                 if worker is not None and cpu is not None and _cpu_s(worker) is not None:
                     self.worker_cpu.append(_cpu_s(worker) - cpu)
         return timed
@@ -232,6 +237,8 @@ def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = 
     out = {}
     if spans is not None and spans.worker_cpu:  # (the first windows' worker imports too)
         out["worker_cpu_ms_per_window"] = 1e3 * statistics.median(spans.worker_cpu)
+        out["training_process_cpu_ms_per_window"] = {
+            k: 1e3 * statistics.median(v) for k, v in spans.thread_cpu.items() if v}
     if phases:  # (the warm-up run's windows too)
         for key, rows in (("phase_ms_per_window", phases), ("control_ms_per_window", controls)):
             out[key] = {p: statistics.median(r.get(p, np.nan) for r in rows) for p in PHASES}
@@ -270,7 +277,10 @@ def main(argv=None) -> int:
               f"{r['windows_per_run']}")
         if "worker_cpu_ms_per_window" in r:
             print(f"{name}: the worker's CPU per window (median): "
-                  f"{r['worker_cpu_ms_per_window']:.1f} ms")
+                  f"{r['worker_cpu_ms_per_window']:.1f} ms; the training process's, on its "
+                  "monitor threads: " + ", ".join(
+                      f"{k} {v:.1f} ms"
+                      for k, v in r["training_process_cpu_ms_per_window"].items()))
         if "phase_ms_per_window" in r:
             for key, what in (("phase_ms_per_window", "ms lost per window by phase (median)"),
                               ("control_ms_per_window", "the bare runs' same steps")):
