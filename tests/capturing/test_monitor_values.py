@@ -42,3 +42,17 @@ def test_top_op_is_the_first_row_of_the_op_stats_side(name):
     ops = prof.op_stats_table(include_idle=False)
     first = ops[ops.host_or_device == "Device"].iloc[0]
     assert (values["top_op"], values["top_op_pct"]) == (first.operation, first.self_time_pct)
+
+
+def test_a_profile_without_devices_skips_the_duty_cycle(cpu_file):
+    """Without an active device the duty cycle is not computed, and the row's input wait and
+    duty cycle are those of the measures made with it."""
+    from tfprof_nb.analysis.findings.measures import wait_and_duty
+
+    prof = tp.load(cpu_file, progress=False)
+    values, _ = window_values(prof)
+    assert not prof._results.ready("duty_cycle")
+    full = wait_and_duty(prof.steps, prof.result("gpu_utilization"), prof.result("duty_cycle"),
+                         prof.result("input_wait"), len(prof.result("info")))
+    for key, measure in (("input_pct", "input_wait_pct"), ("duty_cycle_pct", "duty_cycle_pct")):
+        assert values[key] == pytest.approx(value_of(full, measure, np.nan), nan_ok=True)

@@ -10,9 +10,10 @@ took) are computed when the window's Profile is asked for (``Monitor.window``)."
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.findings.measure_words import value_of
-from ..analysis.findings.measures import wait_and_duty
+from ..analysis.findings.measures import active_device_rows, wait_and_duty
 from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["window_values"]
@@ -42,8 +43,11 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     values = {"median_step_ms": float(np.median(step_ms)) if len(step_ms) else np.nan}
     for col in CATEGORY_COLUMNS:
         values[col] = float(steps[col].mean()) if len(steps) else np.nan
-    measures = wait_and_duty(steps, prof.result("gpu_utilization"), prof.result("duty_cycle"),
-                             prof.result("input_wait"), len(prof.result("info")))
+    util = prof.result("gpu_utilization")
+    # (the duty cycle's row needs an active device: without one it is not computed)
+    duty = prof.result("duty_cycle") if len(active_device_rows(util)) else pd.DataFrame()
+    measures = wait_and_duty(steps, util, duty, prof.result("input_wait"),
+                             len(prof.result("info")))
     # (prof.measures' rows: the numbers the window's own pages quote)
     values["input_pct"] = value_of(measures, "input_wait_pct", np.nan)
     values["duty_cycle_pct"] = value_of(measures, "duty_cycle_pct", np.nan)
