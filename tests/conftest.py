@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,27 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def worker_ports(n: int) -> list[int]:
+    """``n`` ports p, each with p + 1 (its hardware endpoint) free too, no two pairs sharing a
+    port, below Linux's ephemeral range (32768-60999): a port the system hands out (bind to
+    0) lies in that range, where the next outgoing connection of any process on the machine
+    may take p + 1 before the worker binds it (seen: the endpoint refused under CI)."""
+    rng = random.Random()
+    ports: list[int] = []
+    while len(ports) < n:
+        p = rng.randrange(20000, 32000)
+        if {p, p + 1} & {q + d for q in ports for d in (0, 1)}:
+            continue
+        try:
+            for q in (p, p + 1):
+                with socket.socket() as s:
+                    s.bind(("0.0.0.0", q))
+        except OSError:
+            continue
+        ports.append(p)
+    return ports
 
 
 def _capture(tmp_path_factory, scenario: str) -> Path:

@@ -96,9 +96,9 @@ print(json.dumps({"backend": cb.backend, "steps": steps.index.tolist(),
 def test_remote_capture_of_a_jax_worker(tmp_path):
     """tp.start_server in a JAX-only worker starts JAX's profiler server (no TensorFlow);
     capture_remote traces it with TensorFlow's client and finds the worker's marked steps."""
-    from ..conftest import free_port
+    from ..conftest import worker_ports
 
-    port = free_port()
+    (port,) = worker_ports(1)  # its hardware endpoint's port + 1 free too
     worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent(TRAIN_STEP + f"""
 import sys, time
 import tfprof_nb as tp

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import socket
 import subprocess
 import sys
@@ -17,35 +16,14 @@ import tfprof_nb as tp
 from tfprof_nb.xspace.decoder import read_local_xspace
 from tfprof_nb.xspace.hardware_file import hardware_path_for, read_hardware
 
-from ..conftest import free_port
+from ..conftest import free_port, worker_ports
 
 HERE = Path(__file__).resolve().parent
 
 
-def _worker_ports(n: int) -> list[int]:
-    """``n`` ports p, each with p + 1 (its hardware endpoint) free too, no two pairs sharing a
-    port, below Linux's ephemeral range (32768-60999): a port the system hands out (bind to
-    0) lies in that range, where the next outgoing connection of any process on the machine
-    may take p + 1 before the worker binds it (seen: the endpoint refused under CI)."""
-    rng = random.Random()
-    ports: list[int] = []
-    while len(ports) < n:
-        p = rng.randrange(20000, 32000)
-        if {p, p + 1} & {q + d for q in ports for d in (0, 1)}:
-            continue
-        try:
-            for q in (p, p + 1):
-                with socket.socket() as s:
-                    s.bind(("0.0.0.0", q))
-        except OSError:
-            continue
-        ports.append(p)
-    return ports
-
-
 @pytest.fixture()
 def two_workers():
-    ports = _worker_ports(2)
+    ports = worker_ports(2)
     procs = [subprocess.Popen([sys.executable, str(HERE / "remote_worker.py"), str(p), "60"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
              for p in ports]
