@@ -16,12 +16,20 @@ BUNDLE := tfprof_nb/static/views.js
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# Installs with uv (parallel downloads and unpacking: about 30 s against pip's 2-2.5 min on the
+# 2-core VM, the same versions); with pip where uv cannot be had or fails
+UV := $(VENV)/bin/uv
+define install
+	( $(PIP) install -q uv==0.13.8 && $(UV) pip install -q --python $(PY) $(1) ) || \
+		$(PIP) install -q $(1)
+endef
+
 $(VENV)/.demo-installed: pyproject.toml | $(PY)
-	$(PIP) install -q -e ".[demo]"
+	$(call install,-e ".[demo]")
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(PY)
-	$(PIP) install -q -e ".[test]"
+	$(call install,-e ".[test]")
 	touch $@
 
 # Widgets: TypeScript in js/, bundled by esbuild into the package.  npm ci installs exactly
