@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import tfprof_nb as tp
@@ -256,11 +257,20 @@ def test_table_rows_find_as_many_events_as_the_tables_count(name):
     for kernel, rows in stats.groupby("kernel_name"):
         assert len(occurrences(prof, "kernels", {"kernel_name": kernel})) == \
             rows.occurrences.sum(), kernel
-    ops = prof.op_stats[prof.op_stats.type != "IDLE"]
+    ops = _some_rows(prof.op_stats[prof.op_stats.type != "IDLE"])
     for _, row in ops.iterrows():
         n = len(occurrences(prof, "ops", row.to_dict()))
         assert (n == row.occurrences) if row.host_or_device == "Host" else \
             (n >= row.occurrences), row.operation
+
+
+def _some_rows(table: pd.DataFrame, n: int = 300) -> pd.DataFrame:
+    """At most ``n`` rows: the most frequent tenth and a fixed random sample of the rest (the
+    BERT capture has 4,900 op rows at about 4 ms a search)."""
+    if len(table) <= n:
+        return table
+    top = table.nlargest(n // 10, "occurrences")
+    return pd.concat([top, table.drop(top.index).sample(n - len(top), random_state=0)])
 
 
 def test_host_op_rows_find_their_events_on_a_cpu_capture(cpu_file):
