@@ -275,7 +275,15 @@ def test_the_trace_viewer_in_jupyterlab(lab):
         row.wait_for(timeout=60000)
         name = row.locator("td:nth-child(3)").text_content()
         row.click()
-        page.wait_for_function(f"() => {DASH_TL}?.selected >= 0", timeout=60000)
+        try:
+            page.wait_for_function(f"() => {DASH_TL}?.selected >= 0", timeout=60000)
+        except Exception:  # (failed once in a fresh-clone run, idle: say what the page showed)
+            print("dashboard:", page.evaluate("() => document.querySelector("
+                                              "'.tfprof-dashboard')?.innerText.slice(0, 3000)"))
+            print("outputs:", page.evaluate("() => Array.from(document.querySelectorAll("
+                                            "'.jp-OutputArea')).map(o => o.innerText"
+                                            ".slice(0, 500))"))
+            raise
         assert page.evaluate(f"() => {DASH_TL}.search.hits.length") == \
             stats.occurrences[stats.kernel_name == name].sum()
         assert page.evaluate(f"() => {DASH_TL}.selection.name") == name
