@@ -14,24 +14,10 @@ import pandas as pd
 
 from ..analysis.findings.measure_words import value_of
 from ..analysis.findings.measures import active_device_rows, wait_and_duty
+from ..analysis.tf.op_stats import top_op
 from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["window_values"]
-
-
-def _top_op(prof) -> tuple[str, float]:
-    """The op with the most self time (a device op where the profile has them, as the
-    overview's top ops), and its share of self time (%): the first row of
-    ``prof.op_stats_table(include_idle=False)``'s side, read from the device and host
-    metrics it is made of (the table's other rows are not built)."""
-    for side in ("device_ops", "host_ops"):
-        table, _, total_op = prof.result(side)
-        if not table.empty:
-            top = table.sort_values(["self_ps", "operation"], ascending=[False, True],
-                                    kind="stable").iloc[0]
-            pct = top.self_ps / total_op * 100 if total_op else top.self_ps * 0.0
-            return str(top.operation), float(pct)
-    return "", float("nan")
 
 
 def window_values(prof) -> tuple[dict, np.ndarray]:
@@ -54,7 +40,9 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     memory = prof.memory_summary
     values["memory_peak_bytes"] = float(memory.peak_bytes_in_use.max()) if len(memory) \
         else np.nan
-    values["top_op"], values["top_op_pct"] = _top_op(prof)
+    # (the first row of prof.op_stats_table(include_idle=False), the table not built)
+    values["top_op"], values["top_op_pct"] = top_op(prof.result("device_ops"),
+                                                    prof.result("host_ops"))
     if not len(step_ms):
         values["note"] = "no steps found in this window's profile"
     return values, step_ms

@@ -21,7 +21,7 @@ from ..runtime.unit import Analysis
 from ..trace.tf_ops import TF, UNKNOWN, parse_tf_op
 from ..xla.hlo_stats import framework_metrics, op_totals
 
-__all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "host_op_partial",
+__all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "top_op", "host_op_partial",
            "device_op_partial", "combine_metrics", "combine_device_metrics",
            "typed_by_hlo"]
 
@@ -224,6 +224,25 @@ def combine_device_metrics(parts: dict, xla) -> tuple[pd.DataFrame, int, int]:
     return merged, total, total_op
 
 
+def _ranked(table: pd.DataFrame, denominator) -> tuple[pd.DataFrame, pd.Series]:
+    """A side's ops by self time (ties by name), and each one's share of ``denominator``
+    (%; 0 where it is 0)."""
+    table = table.sort_values(["self_ps", "operation"], ascending=[False, True], kind="stable")
+    return table, table.self_ps / denominator * 100 if denominator else table.self_ps * 0.0
+
+
+def top_op(device_ops: tuple, host_ops: tuple) -> tuple[str, float]:
+    """The first row of ``op_stats_table(device_ops, host_ops, include_idle=False)`` (the
+    device side's op with the most self time where there are device ops, else the host's)
+    and its share of its side's op time (%), without building the table; ``("", nan)``
+    without ops."""
+    for table, _, total_op in (device_ops, host_ops):
+        if not table.empty:
+            ranked, pct = _ranked(table, total_op)
+            return str(ranked.operation.iloc[0]), float(pct.iloc[0])
+    return "", float("nan")
+
+
 def op_stats_table(device_ops: tuple, host_ops: tuple,
                    include_idle: bool = True) -> pd.DataFrame:
     """The TensorFlow stats table from the device and host metrics ((table, total_ps,
@@ -238,10 +257,7 @@ def op_stats_table(device_ops: tuple, host_ops: tuple,
             table = pd.concat([table, pd.DataFrame({
                 "operation": [IDLE], "type": [IDLE], "occurrences": [0], "time_ps": [idle],
                 "self_ps": [idle], "eager": [False]})], ignore_index=True)
-        denominator = total if include_idle else total_op
-        table = table.sort_values(["self_ps", "operation"], ascending=[False, True],
-                                  kind="stable")
-        pct = table.self_ps / denominator * 100 if denominator else table.self_ps * 0.0
+        table, pct = _ranked(table, total if include_idle else total_op)
         occ = table.occurrences.replace(0, np.nan)
         out.append(pd.DataFrame({
             "host_or_device": side, "type": table["type"].to_numpy(),
