@@ -11,6 +11,11 @@ export interface Model {
   send?(content: unknown, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void;
 }
 
+/** Send the kernel `request` (null: nothing to ask). */
+export function send(model: Model, request: object | null): void {
+  if (request) model.send!(request);
+}
+
 /** What a view that only reads (and maybe reports clicks) needs of a model. */
 export interface ModelLike {
   get(name: string): any;

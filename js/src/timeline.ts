@@ -9,7 +9,7 @@
 // The parts, in timeline/: state.ts (what is shown, selected, loaded, searched: no DOM), paint.ts
 // (the canvas), controls.ts (mouse and keys), panel.ts and overlays.ts (the DOM around and over
 // the canvas). This module wires them to the model and the kernel.
-import { type Model } from "./model";
+import { send, type Model } from "./model";
 import { decode } from "./data";
 import { type AreaAnswer } from "./timeline/area";
 import { AXIS_H, fmtTime } from "./timeline/layout";
@@ -74,8 +74,7 @@ function showState(panel: Panel, state: TimelineState, what: Change, model: Mode
   if (what === "critical") showCritical(panel, state);
   if (what === "select" || what === "links") showLinks(panel.links, state.links, (p) => state.jumpTo(p));
   if (what === "area") {
-    const request = state.areaRequest(); // (once per area, when its drag ends)
-    if (request) model.send!(request);
+    send(model, state.areaRequest()); // (once per area, when its drag ends)
     showArea(panel.area, state.area.status, state.area.rows, (name) => find(panel, state, model, name));
   }
   if (what === "layout" || what === "data") {
@@ -96,8 +95,7 @@ function showState(panel: Panel, state: TimelineState, what: Change, model: Mode
 /** Search `query` from the toolbar (and put it in the box). */
 function find(panel: Panel, state: TimelineState, model: Model, query: string): void {
   panel.search.value = query;
-  const request = state.find(query);
-  if (request) model.send!(request);
+  send(model, state.find(query));
 }
 
 /** The toolbar's controls drive the state. */
@@ -221,7 +219,7 @@ function showRow(model: Model, state: TimelineState, panel: Panel): void {
   shownFinds.set(state, find.nonce);
   const { query, request } = state.showRow({ table: find.table, key: find.key ?? {} });
   panel.search.value = query;
-  if (request) model.send!(request);
+  send(model, request);
 }
 
 /** Changes from Python (or the offline host) reach the state and the panel. */
@@ -238,7 +236,7 @@ function followModel(model: Model, state: TimelineState, panel: Panel, details: 
     ["change:details", details],
     ["change:links", () => state.receiveLinks(model.get("links"))],
     ["change:critical", () => state.receiveCritical(model.get("critical"))],
-    ["change:meta", () => state.setData(decode(model))],
+    ["change:meta", () => send(model, state.replaceData(decode(model)))],
     ["change:find", () => showRow(model, state, panel)],
   ];
   for (const [event, fn] of handlers) model.on(event, fn);

@@ -217,6 +217,28 @@ describe("search", () => {
     expect(s.search.marks(0, 0)).toBe(false);
   });
 
+  it("searches a table's row again when new data comes before the kernel's answer", () => {
+    // (a dashboard's trace tab built by the kernel: the view is drawn and shows the row, then
+    // the tab's data arrives; the answer to the first request names rows of the old data)
+    const s = new TimelineState(full(), true, 1200, 400);
+    const first = s.showRow({ table: "kernels", key: { kernel_name: "MatMul" } }).request!;
+    const again = s.replaceData(full())!;
+    expect(again).toMatchObject({ kind: "search", query: "kernel: MatMul" });
+    expect(again.id).not.toBe(first.id);
+    const hits = wire({ start: new Float64Array([30]), dur: new Float32Array([10]),
+      row: new Uint32Array([3]), name: new Uint32Array([3]) });
+    s.receiveSearch({ kind: "search", id: first.id, total: 1, shown: 1, hits: { schema: hits.schema } }, hits.buffers);
+    expect([s.search.status, s.selected]).toEqual(["finding its events…", -1]); // left behind
+    s.receiveSearch({ kind: "search", id: again.id, total: 1, shown: 1, hits: { schema: hits.schema } }, hits.buffers);
+    expect([s.search.status, s.selected]).toEqual(["1 / 1", 3]);
+    const cleared = new TimelineState(full(), true, 1200, 400);
+    const old = cleared.find("matmul")!;
+    cleared.find(""); // the box emptied: the answer to the old query is not taken
+    cleared.receiveSearch({ kind: "search", id: old.id, total: 1, shown: 1, hits: { schema: hits.schema } }, hits.buffers);
+    expect([cleared.search.status, cleared.search.hits.length]).toEqual(["", 0]);
+    expect(new TimelineState(full(), true).replaceData(full())).toBeNull(); // no search: none asked
+  });
+
   it("searches a table's row as the query a click writes, typed or clicked alike", () => {
     const row = { table: "kernels", key: { kernel_name: "Add" } };
     expect(queryOf(row)).toBe("kernel: Add");

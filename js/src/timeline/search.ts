@@ -94,8 +94,8 @@ export class Search {
     this.pos = -1;
     this.pending = false;
     this.jump = false;
+    this.asked = this.nextId++; // (an answer to an earlier search is left behind)
     if (this.query && ask) {
-      this.asked = this.nextId++;
       this.pending = true;
       if (row !== null) this.rows = new Set();
       this.status = row !== null ? "finding its events…" : "searching…";

@@ -49,6 +49,19 @@ export class TimelineState extends TimelineView {
     super.setData(data, source);
   }
 
+  /** New data from the model: as setData, then the search in the box (if any) made again on
+   * the new data (its rows and names are others), its first match still shown when that was
+   * awaited (a table's row shown just before the data came). Returns the request for the
+   * kernel. */
+  replaceData(data: TimelineData): SearchRequest | null {
+    const { query, jump } = this.search;
+    this.setData(data);
+    if (!query) return null;
+    const request = this.find(query);
+    if (jump) this.gotoMatch(1);
+    return request;
+  }
+
   // ---- selection, area, search --------------------------------------------------------
   /** A click on `hit` (null: empty space, which clears the selection): an event is
    * selected; a block of merged events is not (`merged`: the status says what it holds). */
