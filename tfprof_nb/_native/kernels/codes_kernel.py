@@ -8,7 +8,7 @@ from .. import lib
 from ._calls import _c, _p, check
 from .order_kernel import _codes
 
-__all__ = ["code_counts", "code_lookup", "take_rows", "values_at", "code_gather", "code_rows",
+__all__ = ["code_counts", "group_sums", "code_lookup", "take_rows", "values_at", "code_gather", "code_rows",
            "code_rows_multi", "sparse_lookup"]
 
 
@@ -20,6 +20,23 @@ def code_counts(code: np.ndarray, n_codes: int) -> np.ndarray:
     if len(code):
         check(lib().tfp_code_counts(_p(code), width, len(code), _p(out)))
     return out[:max(n_codes, top)]
+
+
+def group_sums(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """float64 sum of ``values`` over the rows of each group (``group``: int64 in [0,
+    n_groups) per row) as pandas' groupby sums them (Kahan-compensated, in row order, NaN
+    skipped: sums.c): the same floats as ``pd.Series(values).groupby(group).sum()``."""
+    group, values = _c(group, np.int64), _c(values, np.float64)
+    if len(group) != len(values):
+        raise ValueError("group_sums takes one group per value")
+    out, comp = np.zeros(int(n_groups), np.float64), np.zeros(int(n_groups), np.float64)
+    if len(group):
+        rc = lib().tfp_group_sums(_p(group), _p(values), len(group), int(n_groups), _p(out),
+                                  _p(comp))
+        if rc == -2:
+            raise IndexError("group_sums: a group is outside [0, n_groups)")
+        check(rc)
+    return out
 
 
 def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:
