@@ -173,11 +173,15 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     root.append(pane);
     panes.set(entry.tab, pane);
   }
-  // a pending tab built by the kernel: its traits came first, then this entry
+  // a pending tab built by the kernel: its traits come in the same update as this entry, in
+  // any order, so the view is drawn once the update is over (drawn at once, it would take the
+  // change events of its own traits still to come as new data: a row's search or a zoom lost)
   const onViews = () => {
     entries = (model.get("views") ?? []) as ViewEntry[];
-    const entry = entries.find((e) => e.tab === shown);
-    if (entry && !entry.pending) build(entry, panes.get(shown)!);
+    queueMicrotask(() => {
+      const entry = entries.find((e) => e.tab === shown);
+      if (entry && !entry.pending) build(entry, panes.get(shown)!);
+    });
   };
   model.on("change:views", onViews);
   if (entries.length) show(entries[0].tab);

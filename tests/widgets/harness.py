@@ -8,6 +8,7 @@ Every request that does not go to the local test server is blocked and counted.
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import json
@@ -44,6 +45,16 @@ const model = {
 window.__push = (k, v) => {
   state.json[k] = v; (listeners["change:" + k] || []).forEach(f => f());
 };
+const bytesOf = b64 => b64.map(s => {
+  const bin = atob(s); const u = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+  return new DataView(u.buffer);
+});
+window.__pushAll = (json, paths, b64) => {  // a kernel's update of several traits, as Backbone
+  window.tfprofOffline.putBuffers(json, paths, bytesOf(b64));  // sets it: every value, then
+  Object.assign(state.json, json);  // each key's change heard, in the update's order
+  for (const k of Object.keys(json)) (listeners["change:" + k] || []).forEach(f => f());
+};
 window.__sent = [];
 if (state.kernel) {  // custom messages go to the widget's Python answer and come back
   model.send = (content, callbacks, buffers) => {
@@ -53,12 +64,7 @@ if (state.kernel) {  // custom messages go to the widget's Python answer and com
     });
   };
   window.__deliver = (content, b64) => {
-    const buffers = b64.map(s => {
-      const bin = atob(s); const u = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
-      return new DataView(u.buffer);
-    });
-    (listeners["msg:custom"] || []).forEach(f => f(content, buffers));
+    (listeners["msg:custom"] || []).forEach(f => f(content, bytesOf(b64)));
   };
 }
 if (state.dark) document.body.style.setProperty("--jp-layout-color0", "#111111");
@@ -245,9 +251,11 @@ class WidgetPage:
     """Serve and open one widget; use as a context manager."""
 
     def __init__(self, widget, tmp_path: Path, bundle: Path, dark: bool = False,
-                 kernel: bool = False):
+                 kernel: bool = False, live: bool = False):
         """``kernel``: the page's model can send custom messages, answered by the widget's
-        own Python code (``widget._answer``) as a kernel would, after ``delay_ms``."""
+        own Python code (``widget._answer``) as a kernel would, after ``delay_ms``.
+        ``live``: the widget's traits as a live widget syncs them (a dashboard's other tabs
+        built when asked; see ``push_state``), not as an offline page holds them."""
         self.dir = tmp_path
         self.widget = widget
         self.kernel = kernel
@@ -257,7 +265,7 @@ class WidgetPage:
             shutil.copy(bundle, tmp_path / "widget.js")
         else:  # a widget's module source (its _module_source): its text
             (tmp_path / "widget.js").write_text(str(bundle))
-        plain, paths, buffers = split_buffers(widget_state(widget))
+        plain, paths, buffers = split_buffers(widget_state(widget, live=live))
         for i, value in enumerate(buffers):
             (tmp_path / f"buffer{i}.bin").write_bytes(value)
         (tmp_path / "state.json").write_text(json.dumps({"json": plain, "dark": dark,
@@ -290,7 +298,6 @@ class WidgetPage:
         self.server.server_close()
 
     def _kernel(self, text: str):
-        import base64
         import time
 
         t = time.perf_counter()
@@ -307,6 +314,14 @@ class WidgetPage:
 
     def push(self, key: str, value) -> None:
         self.js("([k, v]) => window.__push(k, v)", [key, value])
+
+    def push_state(self, keys: list[str]) -> None:
+        """Send the widget's traits ``keys`` to the page as one update, in this order (a
+        kernel's ``hold_sync`` update: its keys come in no set order)."""
+        live = self.widget.get_state()
+        plain, paths, buffers = split_buffers({k: live[k] for k in keys})
+        b64 = [base64.b64encode(bytes(b)).decode("ascii") for b in buffers]
+        self.js("([s, p, b]) => window.__pushAll(s, p, b)", [plain, paths, b64])
 
     def changes(self) -> list:
         return self.js("() => window.__changes")

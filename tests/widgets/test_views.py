@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 
 import numpy as np
 import pandas as pd
@@ -452,3 +453,58 @@ def test_xla_tab_of_an_xla_profile(tmp_path_factory, tmp_path, gpu_fixture_file)
         assert page.console_errors == []
     reason = XlaView.reason(tp.load(gpu_fixture_file))
     assert reason.startswith("No XLA ops") and "jit_compile" in reason
+
+
+DASH_TL = "document.querySelector(\"[data-pane='timeline'] .tfprof-timeline\")?.__timeline"
+
+
+def _built_by_the_kernel(page, changed: list, tab: str, views_first: bool) -> None:
+    """Wait for the page's request for ``tab``, then send what building it changed as one
+    update: ``views`` first or last (a kernel's update comes in a set's order)."""
+    page.page.wait_for_function("t => window.__sent.some(m => m.kind === 'tab' && m.tab === t)",
+                                arg=tab)
+    deadline = time.monotonic() + 60
+    while "views" not in changed:  # (the page's request reaches the widget's Python)
+        assert time.monotonic() < deadline, "the tab was never built"
+        page.page.wait_for_timeout(20)
+    traits = list(dict.fromkeys(k for k in changed if k != "views"))
+    page.push_state(["views", *traits] if views_first else [*traits, "views"])
+    changed.clear()
+
+
+@pytest.mark.parametrize("views_first", [True, False])
+def test_a_tab_the_kernel_builds_keeps_what_it_was_opened_for(gpu_fixture_file, cpu_file,
+                                                              tmp_path, views_first):
+    """A pending trace tab arrives from the kernel in one update whose traits come in any
+    order: drawn from it, the trace viewer still shows the kernel-stats row clicked (its first
+    event selected) and the step chosen on the overview (its view)."""
+    (tmp_path / "row").mkdir()
+    (tmp_path / "zoom").mkdir()
+    dash = Dashboard(tp.load(gpu_fixture_file))
+    changed: list[str] = []
+    dash.observe(lambda c: changed.append(c["name"]))
+    with WidgetPage(dash, tmp_path / "row", bundle("dashboard"), kernel=True,
+                    live=True) as page:
+        page.page.click(".db-tab[data-tab='kernels']")
+        _built_by_the_kernel(page, changed, "kernels", views_first)
+        row = page.page.locator("[data-pane='kernels'] .tt-table tr.tp-row-link").first
+        name = row.locator("td:nth-child(3)").text_content()
+        row.click()
+        _built_by_the_kernel(page, changed, "timeline", views_first)
+        page.page.wait_for_function(f"() => {DASH_TL}?.selected >= 0", timeout=60000)
+        assert page.js(f"() => {DASH_TL}.selection.name") == name
+        assert page.console_errors == []
+    dash = Dashboard(tp.load(cpu_file))
+    changed.clear()
+    dash.observe(lambda c: changed.append(c["name"]))
+    with WidgetPage(dash, tmp_path / "zoom", bundle("dashboard"), kernel=True,
+                    live=True) as page:
+        wait_for_plot(page.page, "[data-pane='overview']")
+        click_center(page.page, "[data-pane='overview'] .trace.bars:first-child "
+                                ".point:nth-child(2)")
+        _built_by_the_kernel(page, changed, "timeline", views_first)
+        page.page.wait_for_function(f"() => {DASH_TL}")
+        meta = dash.overview__step_figure["layout"]["meta"]
+        assert page.js(f"() => {DASH_TL}.view()") == \
+            pytest.approx([meta["start_us"][1], meta["end_us"][1]])
+        assert page.console_errors == []

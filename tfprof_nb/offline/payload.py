@@ -56,11 +56,12 @@ def split_buffers(obj, path: tuple = ()) -> tuple[object, list[list], list[memor
     return walk(obj, tuple(path)), paths, buffers
 
 
-def widget_state(widget) -> dict:
+def widget_state(widget, live: bool = False) -> dict:
     """The traits of ``widget`` a page needs, as it would sync them to a front-end (binary
     buffers inside, see :func:`split_buffers`), with the parts a live widget builds when its
-    page asks built too (``_offline_state``)."""
-    state = widget._offline_state() if hasattr(widget, "_offline_state") else widget.get_state()
+    page asks built too (``_offline_state``), or (``live``) as they are now."""
+    offline = hasattr(widget, "_offline_state") and not live
+    state = widget._offline_state() if offline else widget.get_state()
     return {key: value for key, value in state.items()
             if key not in _SKIP and (not key.startswith("_") or key in _KEEP_PRIVATE)}
 
