@@ -74,7 +74,7 @@ LOAD_TESTS := tests/test_interrupt_scope.py tests/analysis/test_interrupt.py \
 
 test: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
 	cd js && npx tsc --noEmit && npx vitest run
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(addprefix --deselect ,$(LOAD_TESTS))
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 $(addprefix --deselect ,$(LOAD_TESTS))
 	$(PY) -m tools.under_cpu_load -- $(PY) -m pytest -q -p no:cacheprovider $(LOAD_TESTS)
 
 bench: $(VENV)/.test-installed $(BUNDLE) /usr/bin/chromium
