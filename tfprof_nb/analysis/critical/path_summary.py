@@ -11,9 +11,15 @@ device compute on /device:GPU:0, 21% host compute between launches on /host:CPU,
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import pandas as pd
 
+from ..._native.kernels import group_sums
 from ..runtime.unit import Analysis
+from .distinct_codes import distinct_codes
+from .text_columns import text_codes
 
 __all__ = ["ANALYSES", "SUMMARY_COLUMNS", "critical_path_summary", "bound_sentence"]
 
@@ -37,24 +43,25 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
         out = pd.DataFrame({c: pd.Series(dtype=object) for c in SUMMARY_COLUMNS})
         out.attrs["sentence"] = ""
         return out
-    total = cp.groupby(["host", "step"]).duration_us.sum().sum()
-    cp, values = _coded(cp, ("category", "name", "resource"))
-    planes = pd.Series([_plane(r) for r in values["resource"]], dtype=cp.host.dtype)
-    plane_of, values["plane"] = pd.factorize(planes, sort=True)  # (each resource's once)
-    cp = cp.assign(step_key=cp.groupby(["host", "step"], sort=False).ngroup().to_numpy(),
-                   plane=plane_of[cp.resource.to_numpy()])
-    by_res = _decoded(cp.groupby(["category", "plane"]).duration_us.sum().reset_index()
+    dur = cp.duration_us.to_numpy(np.float64)
+    steps, step = _groups(_step_keys(cp))
+    total = pd.Series(_sums(step, dur, len(steps))).sum()  # (as a groupby's .sum().sum())
+    (cat, cats), (name, names), (res, resources) = (
+        text_codes(cp[c]) for c in ("category", "name", "resource"))
+    planes = pd.Series([_plane(r) for r in resources], dtype=cp.host.dtype)
+    plane_of, plane_values = pd.factorize(planes, sort=True)  # (each resource's once)
+    values = {"category": cats, "name": names, "resource": resources, "plane": plane_values}
+    cat, name, res = (cat, len(cats)), (name, len(names)), (res, len(resources))
+    by_res = _decoded(_grouped({"category": cat, "plane": (plane_of[res[0]], len(plane_values))},
+                               dur)
                       .sort_values("duration_us", ascending=False, kind="stable")
                       .drop_duplicates("category"), values)
-    cats = cp.groupby("category").agg(duration_us=("duration_us", "sum"),
-                                      steps=("step_key", "nunique")).reset_index()
-    cats = _decoded(cats, values).merge(
+    cats = _decoded(_grouped({"category": cat}, dur, step), values).merge(
         by_res[["category", "plane"]].rename(columns={"plane": "resource"}), on="category")
     cats.insert(0, "level", "category")
     cats["name"] = cats.category
-    ops = _decoded(cp.groupby(["category", "name", "resource"]).agg(
-        duration_us=("duration_us", "sum"), steps=("step_key", "nunique")).reset_index(),
-        values)
+    ops = _decoded(_grouped({"category": cat, "name": name, "resource": res}, dur, step),
+                   values)
     ops.insert(0, "level", "op")
     out = pd.concat([c.sort_values("duration_us", ascending=False, kind="stable")
                      for c in (cats, ops)], ignore_index=True)
@@ -64,16 +71,87 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _coded(cp: pd.DataFrame, columns) -> tuple[pd.DataFrame, dict]:
-    """``cp`` with each text column of ``columns`` as its code among its distinct values,
-    sorted (a groupby on the codes orders and sums its groups as on the text, and faster),
-    and those values (see :func:`_decoded`)."""
-    codes, values = {}, {}
-    for c in columns:
-        codes[c], values[c] = pd.factorize(cp[c], sort=True)
-        if (codes[c] < 0).any():  # (a missing value: groupby leaves it out, a code would not)
-            raise ValueError(f"critical path rows without a {c}")
-    return cp.assign(**codes), values
+def _groups(key: np.ndarray, high: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct keys ascending, int64 group of each row among them) of int64 keys in
+    [0, high): linear passes where the keys are dense enough, else a sort."""
+    high = int(key.max()) + 1 if high is None else high
+    if high <= 4 * len(key) + (1 << 20):
+        return distinct_codes(key, high)
+    distinct, group = np.unique(key, return_inverse=True)
+    return distinct, group.astype(np.int64, copy=False)
+
+
+def _sums(group: np.ndarray, dur: np.ndarray, n_groups: int) -> np.ndarray:
+    """float64 sum of ``dur`` over each group's rows, the floats pandas' groupby sum gives:
+    ``np.add.reduceat`` over the runs where the groups come sorted, without NaN, and this
+    pandas sums them so (3.1 does), else Kahan-compensated in row order (``group_sums``)."""
+    if (len(group) and _reduceat_sorted() and (group[1:] >= group[:-1]).all()
+            and not np.isnan(dur).any()):
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        out = np.zeros(n_groups, np.float64)
+        out[group[starts]] = np.add.reduceat(dur, starts)
+        return out
+    return group_sums(group, dur, n_groups)
+
+
+@functools.cache
+def _reduceat_sorted() -> bool:
+    """Whether this pandas sums sorted groups by ``np.add.reduceat`` (pairwise), not Kahan:
+    the two differ on this group."""
+    x = np.array([1.0, 1e16, 1.0, 1.0])
+    return pd.Series(x).groupby(np.zeros(4, np.int64)).sum().iloc[0] == np.add.reduceat(x, [0])[0]
+
+
+def _step_keys(cp: pd.DataFrame) -> np.ndarray:
+    """An int64 key per row, ordered as its (host, step) (a host's steps: one key each)."""
+    host, _ = text_codes(cp.host, runs=True)
+    step = cp.step.to_numpy(np.int64)
+    low, high = (int(step.min()), int(step.max())) if len(step) else (0, 0)
+    width = high - low + 1
+    if width * (int(host.max()) + 1) >= 1 << 40:
+        step, width = pd.factorize(step, sort=True)[0], int(step.max()) + 1
+    else:
+        step = step - low
+    return host * width + step
+
+
+def _combined(codes: list) -> tuple[np.ndarray, int]:
+    """(one int64 key per row, ordered as its tuple of ``codes``, and a bound on the keys);
+    ``codes``: (int64 column, bound on its codes) each."""
+    key, high = codes[0]
+    for c, width in codes[1:]:
+        if high * width >= 1 << 62:  # (keys made dense first)
+            distinct, key = _groups(key, high)
+            high = len(distinct)
+        key, high = key * width + c, high * width
+    return key, high
+
+
+def _grouped(codes: dict, dur: np.ndarray, step=None) -> pd.DataFrame:
+    """One row per distinct tuple of ``codes`` ({column: (int64 code per row, bound on the
+    codes)}) ascending, as
+    ``cp.groupby(columns)``: the codes, ``duration_us`` (their rows' sum) and, with ``step``
+    (a dense id per step), ``steps``: the number of steps among their rows."""
+    distinct, group = _groups(*_combined(list(codes.values())))
+    first = np.empty(len(distinct), np.int64)
+    first[group] = np.arange(len(group))  # (a row of each group: any, they share its codes)
+    out = pd.DataFrame({c: v[first] for c, (v, _) in codes.items()})
+    out["duration_us"] = _sums(group, dur, len(distinct))
+    if step is not None:
+        out["steps"] = _distinct_counts(group, len(distinct), step)
+    return out
+
+
+def _distinct_counts(group: np.ndarray, n_groups: int, key: np.ndarray) -> np.ndarray:
+    """int64 number of distinct ``key`` values (non-negative) among each group's rows: a
+    table of (group, key) pairs seen, or a sort of the pairs where that table is large."""
+    width = int(key.max()) + 1
+    if n_groups * width <= 1 << 26:
+        seen = np.zeros(n_groups * width, bool)
+        seen[group * width + key] = True
+        return seen.reshape(n_groups, width).sum(axis=1, dtype=np.int64)
+    pairs = np.unique(group.astype(np.int64) * width + key)
+    return np.bincount(pairs // width, minlength=n_groups).astype(np.int64)
 
 
 def _decoded(frame: pd.DataFrame, values: dict) -> pd.DataFrame:

@@ -26,3 +26,35 @@ def text_column(table, codes: np.ndarray):
         return table[codes]
     taken = pa.array(table.tolist(), pa.large_string()).take(pa.array(codes))
     return taken.to_pandas(types_mapper=lambda _: _TEXT).array
+
+
+def text_codes(column: pd.Series, runs: bool = False) -> tuple[np.ndarray, pd.Index]:
+    """(int64 code of each row among the column's distinct values, those values sorted, as an
+    Index of the column's dtype): ``pd.factorize(column, sort=True)``, for an arrow-backed
+    column by one arrow dictionary encoding (with ``runs``, of the first row of each run of
+    equal rows only: a host column).  A missing value raises."""
+    array = getattr(column.array, "_pa_array", None)
+    if array is None or not len(column):
+        codes, values = pd.factorize(column, sort=True)
+        if (codes < 0).any():
+            raise ValueError(f"rows without a {column.name}")
+        return codes.astype(np.int64, copy=False), values
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count:
+        raise ValueError(f"rows without a {column.name}")
+    starts = None
+    if runs and len(array) > 1:
+        change = pc.not_equal(array.slice(1), array.slice(0, len(array) - 1))
+        starts = np.flatnonzero(np.concatenate(([True], change.to_numpy())))
+        array = array.take(pa.array(starts))
+    encoded = pc.dictionary_encode(array)  # (one dictionary for every chunk)
+    distinct = np.asarray(encoded.chunk(encoded.num_chunks - 1).dictionary.to_pylist(), object)
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    codes = rank[np.concatenate([c.indices.to_numpy() for c in encoded.chunks])]
+    if starts is not None:
+        codes = np.repeat(codes, np.diff(np.append(starts, len(column))))
+    return codes, pd.Index(distinct[order], dtype=column.dtype)
