@@ -188,3 +188,170 @@ EXPORT void tfp_cp_wake_ups(int64_t n, const int32_t *parent, const uint8_t *dev
         best = -1;
     }
 }
+
+/* graph.py's _input_inside_input in place: a host node (!dev) of category compute_code with
+   itself or an ancestor (parent[], -1 at the top) a host node of category input_code becomes
+   input_code.  Parents may come before or after their children; a parent outside [0, n) or a
+   cycle ends a chain (as tfp_cp_inherit: each node resolved once, by a stack, one byte of
+   state a node).  Returns 0, ERR_NO_MEMORY or ERR_CANCELLED. */
+EXPORT int64_t tfp_cp_input_inside(const int32_t *parent, const uint8_t *dev, int64_t n,
+                                   int64_t input_code, int64_t compute_code, int8_t *category) {
+    enum { UNSEEN = 0, NO = 1, YES = 2, ON_STACK = 3 };
+    uint8_t *state = (uint8_t *)calloc((size_t)(n > 0 ? n : 1), 1);
+    int64_t cap = 1024, rc = 0;
+    int64_t *stack = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    if (!state || !stack) {
+        free(state);
+        free(stack);
+        return ERR_NO_MEMORY;
+    }
+#define SEED(p) (category[p] == input_code && !dev[p])
+    for (int64_t i = 0; i < n && rc == 0; i++) {
+        if (CANCEL_POLL(i)) rc = ERR_CANCELLED;
+        if (state[i] != UNSEEN) continue;
+        int64_t top = 0, p = i;
+        while (p >= 0 && p < n && state[p] == UNSEEN && !SEED(p)) {
+            if (top == cap) {
+                int64_t *more = (int64_t *)realloc(stack, (size_t)(2 * cap) * sizeof(int64_t));
+                if (!more) {
+                    rc = ERR_NO_MEMORY;
+                    break;
+                }
+                stack = more;
+                cap *= 2;
+            }
+            state[p] = ON_STACK;
+            stack[top++] = p;
+            p = parent[p];
+        }
+        uint8_t base = NO;
+        if (rc == 0 && p >= 0 && p < n && state[p] != ON_STACK) {
+            if (state[p] == UNSEEN) state[p] = YES; /* a seed not seen yet */
+            base = state[p];
+        }
+        while (top > 0) state[stack[--top]] = base;
+    }
+#undef SEED
+    if (rc == 0)
+        for (int64_t i = 0; i < n; i++)
+            if (state[i] == YES && !dev[i] && category[i] == compute_code)
+                category[i] = (int8_t)input_code;
+    free(state);
+    free(stack);
+    return rc;
+}
+
+/* The first place j in [lo, hi) of t (ascending) with t[j] >= x (hi: none), searched from
+   hint (a place found before: ends come mostly in order on a thread) outwards. */
+static int64_t first_at_least(const int64_t *t, int64_t lo, int64_t hi, int64_t hint,
+                              int64_t x) {
+    if (hint < lo || hint > hi) hint = lo;
+    int64_t a, b, step = 1; /* the answer in (a, b] */
+    if (hint < hi && t[hint] < x) {
+        a = hint;
+        for (b = hint + 1; b < hi && t[b] < x; b += step, step *= 2) a = b;
+        if (b > hi) b = hi;
+    } else {
+        b = hint;
+        for (a = hint - 1; a >= lo && t[a] >= x; a -= step, step *= 2) b = a;
+        if (a < lo) a = lo - 1;
+    }
+    while (b - a > 1) { /* t[a] < x (or a = lo - 1), t[b] >= x (or b = hi) */
+        int64_t m = a + (b - a) / 2;
+        if (t[m] < x) a = m;
+        else b = m;
+    }
+    return b;
+}
+
+/* executor_waits.py's work of each executor event and its lookup, in one pass over the nodes:
+   a node's owner is the nearest of itself and its ancestors (parent[], -1 at the top, at
+   most max_depth levels up, at most 65534) that is an executor event (seeds, ascending, with
+   seed_rank[k] its id's rank in [0, n_ranks)); a node with an owner is work of that rank.
+   Work of a rank with is_data[rank] becomes input_code (category).  Queries (q_rank, q_t),
+   sorted by (rank, t): out[q] = the work node w of the query's rank with end[w] <= q_t whose
+   (end, w) is the largest, or -1 (rank -1: none).  Returns 0, ERR_NO_MEMORY, ERR_CANCELLED,
+   or ERR_UNSORTED (nothing written) when the seeds or queries are not in order, a rank is
+   out of range or max_depth is not in [0, 65534]. */
+EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t *end,
+                                const int64_t *seeds, const int32_t *seed_rank, int64_t n_seeds,
+                                int64_t n_ranks, int64_t max_depth, const uint8_t *is_data,
+                                int64_t input_code, int8_t *category, const int32_t *q_rank,
+                                const int64_t *q_t, int64_t nq, int64_t *out) {
+    if (max_depth < 0 || max_depth > 65534) return ERR_UNSORTED;
+    for (int64_t k = 0; k < n_seeds; k++)
+        if (seeds[k] < 0 || seeds[k] >= n || (k && seeds[k] <= seeds[k - 1]) ||
+            seed_rank[k] < 0 || seed_rank[k] >= n_ranks)
+            return ERR_UNSORTED;
+    for (int64_t q = 0; q < nq; q++)
+        if (q_rank[q] < -1 || q_rank[q] >= n_ranks ||
+            (q && (q_rank[q] < q_rank[q - 1] ||
+                   (q_rank[q] == q_rank[q - 1] && q_t[q] < q_t[q - 1]))))
+            return ERR_UNSORTED;
+    uint8_t *is_seed = (uint8_t *)calloc((size_t)(n > 0 ? n : 1), 1);
+    int64_t *lo = (int64_t *)malloc((size_t)(n_ranks + 1) * sizeof(int64_t));
+    int64_t *hint = (int64_t *)malloc((size_t)(n_ranks + 1) * sizeof(int64_t));
+    int64_t *best = (int64_t *)malloc((size_t)(nq > 0 ? nq : 1) * sizeof(int64_t));
+    if (!is_seed || !lo || !hint || !best) {
+        free(is_seed);
+        free(lo);
+        free(hint);
+        free(best);
+        return ERR_NO_MEMORY;
+    }
+    for (int64_t k = 0; k < n_seeds; k++) is_seed[seeds[k]] = 1;
+    int64_t q = 0; /* lo[r]: the first query of rank r; lo[r + 1]: its end */
+    for (int64_t r = 0; r <= n_ranks; r++) {
+        while (q < nq && q_rank[q] < r) q++;
+        lo[r] = hint[r] = q;
+    }
+    for (int64_t k = 0; k < nq; k++) best[k] = -1;
+    int64_t rc = 0, last_owner = -1, last_rank = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (CANCEL_POLL(i)) {
+            rc = ERR_CANCELLED;
+            break;
+        }
+        int64_t p = i, d = 0;
+        while (p >= 0 && p < n && !is_seed[p] && d <= max_depth) {
+            p = parent[p];
+            d++;
+        }
+        if (p < 0 || p >= n || !is_seed[p] || d > max_depth) continue;
+        if (p != last_owner) { /* its rank: the seeds are sorted */
+            int64_t a = 0, b = n_seeds - 1;
+            while (a < b) {
+                int64_t m = a + (b - a) / 2;
+                if (seeds[m] < p) a = m + 1;
+                else b = m;
+            }
+            last_owner = p;
+            last_rank = seed_rank[a];
+        }
+        if (is_data[last_rank]) category[i] = (int8_t)input_code;
+        int64_t r = last_rank, lo_r = lo[r], hi_r = lo[r + 1];
+        if (lo_r == hi_r) continue;
+        int64_t j = first_at_least(q_t, lo_r, hi_r, hint[r], end[i]);
+        hint[r] = j;
+        if (j == hi_r) continue;
+        int64_t b = best[j];
+        if (b < 0 || end[i] > end[b] || (end[i] == end[b] && i > b)) best[j] = i;
+    }
+    if (rc == 0)
+        for (int64_t r = 0; r < n_ranks; r++) { /* each query: the best of its rank's up to it */
+            int64_t run = -1;
+            for (int64_t k = lo[r]; k < lo[r + 1]; k++) {
+                int64_t b = best[k];
+                if (b >= 0 && (run < 0 || end[b] > end[run] || (end[b] == end[run] && b > run)))
+                    run = b;
+                out[k] = run;
+            }
+        }
+    if (rc == 0)
+        for (int64_t k = 0; k < lo[0]; k++) out[k] = -1; /* rank -1 */
+    free(is_seed);
+    free(lo);
+    free(hint);
+    free(best);
+    return rc;
+}

@@ -282,6 +282,12 @@ int64_t tfp_cp_flows(const int64_t *src, const int64_t *dst, const uint8_t *is_e
 void tfp_cp_wake_ups(int64_t n, const int32_t *parent, const uint8_t *dev,
     const int64_t *begin, const int64_t *end, const int32_t *res, int32_t *start_src,
     int8_t *start_kind);
+int64_t tfp_cp_input_inside(const int32_t *parent, const uint8_t *dev, int64_t n,
+    int64_t input_code, int64_t compute_code, int8_t *category);
+int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t *end,
+    const int64_t *seeds, const int32_t *seed_rank, int64_t n_seeds, int64_t n_ranks,
+    int64_t max_depth, const uint8_t *is_data, int64_t input_code, int8_t *category,
+    const int32_t *q_rank, const int64_t *q_t, int64_t nq, int64_t *out);
 """
 
 _CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "int8_t": ctypes.c_int8,

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
-from tfprof_nb._native.kernels.critical_kernel import (asof_by_id, flow_edges, inherit,
+from tfprof_nb._native.kernels.critical_kernel import (asof_by_id, executor_work, flow_edges,
+                                                       inherit, input_inside,
                                                        latest_per_target, wake_ups)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -163,6 +164,10 @@ def test_latest_per_target_is_the_lexsort(seed):
     src, dst = rng.integers(0, 50, 300), rng.integers(0, 50, 300)
     assert latest_per_target(src, dst, end).tolist() == _latest_lexsort(src, dst, end).tolist()
     assert len(latest_per_target(src[:0], dst[:0], end)) == 0
+    wide = np.repeat(end, 40)  # (a few pairs among many nodes: sorted, not a pass per node)
+    few_src, few_dst = rng.integers(0, len(wide), 60), rng.integers(0, 30, 60)
+    assert latest_per_target(few_src, few_dst, wide).tolist() == \
+        _latest_lexsort(few_src, few_dst, wide).tolist()
     with pytest.raises(ValueError):
         latest_per_target(np.array([50]), np.array([0]), end)
 
@@ -197,3 +202,66 @@ def test_a_real_graph():
     src, dst = np.concatenate([src, src[ok]]), np.concatenate([has, dst[ok]])
     assert len(src) and latest_per_target(src, dst, g.end).tolist() == \
         _latest_lexsort(src, dst, g.end).tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_input_inside_is_the_numpy_passes(seed):
+    rng = np.random.default_rng(seed)
+    parent = _forest(rng, 400)
+    parent[[5, 6]] = [6, 5]  # (a cycle: ends the chain)
+    dev = rng.random(400) < 0.2
+    category = rng.choice(np.array([3, 6, 7], np.int8), 400, p=[0.1, 0.8, 0.1])
+    want = category.copy()
+    inside = _inherit_levels(parent, (want == 3) & ~dev, -1) >= 0
+    want[inside & ~dev & (want == 6)] = 3
+    got = category.copy()
+    input_inside(parent, dev, got, (3, 6))
+    assert got.tolist() == want.tolist() and (got != category).any()
+    with pytest.raises(ValueError):
+        input_inside(parent, dev, got.astype(np.int64), (3, 6))
+
+
+def _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, category, q_rank, q_t):
+    """The numpy executor_waits did before executor_work: the owner pass, the work's
+    category, then a brute-force as-of (the latest (end, node) of the rank at or before t)."""
+    flags = np.zeros(len(parent), bool)
+    flags[seeds] = True
+    owner = _inherit_levels(parent, flags, depth)
+    rank_of = np.zeros(len(parent), np.int64)
+    rank_of[seeds] = ranks
+    work = np.flatnonzero(owner >= 0)
+    work_rank = rank_of[owner[work]]
+    category[work[is_data[work_rank]]] = 3
+    out = []
+    for r, t in zip(q_rank, q_t):
+        cand = work[(work_rank == r) & (end[work] <= t)]
+        out.append(-1 if not len(cand) else max(cand, key=lambda w: (end[w], w)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_executor_work_is_the_numpy_passes(seed):
+    rng = np.random.default_rng(seed)
+    n = 500
+    parent = _forest(rng, n)
+    end = rng.integers(0, 40, n)  # (many ties)
+    seeds = np.sort(rng.choice(n, 40, replace=False))
+    ranks = rng.integers(0, 5, 40).astype(np.int32)
+    is_data = np.array([True, False, True, False, False])
+    q_rank = rng.integers(-1, 5, 300).astype(np.int32)
+    q_t = rng.integers(-2, 45, 300)
+    category = np.full(n, 6, np.int8)
+    for depth in (0, 1, 3, 256):
+        want_cat, got_cat = category.copy(), category.copy()
+        want = _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, want_cat,
+                                    q_rank, q_t)
+        got = executor_work(parent, end, (seeds, ranks), depth, (is_data, 3, got_cat),
+                            (q_rank, q_t))
+        assert got.tolist() == want and got_cat.tolist() == want_cat.tolist()
+        assert (got >= 0).any() and (got_cat == 3).any()
+    with pytest.raises(ValueError):  # (seeds not ascending)
+        executor_work(parent, end, (seeds[::-1], ranks), 256, (is_data, 3, category),
+                      (q_rank, q_t))
+    with pytest.raises(ValueError):  # (a rank out of range)
+        executor_work(parent, end, (seeds, ranks + 5), 256, (is_data, 3, category),
+                      (q_rank, q_t))

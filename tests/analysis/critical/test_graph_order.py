@@ -4,8 +4,9 @@ nodes already are in it."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from tfprof_nb.analysis.critical.graph import _node_order, _run_starts
+from tfprof_nb.analysis.critical.graph import EveryRow, _distinct_sorted, _node_order
 
 
 def _lexsort(resource, begin, end):
@@ -25,7 +26,19 @@ def test_node_order_is_the_lexsort_and_none_when_sorted():
     assert _node_order(r[:1], b[:1], e[:1]) is None
 
 
-def test_run_starts_of_a_sorted_array_are_its_distinct_values():
-    values = np.array([1, 1, 4, 4, 4, 9], np.int32)
-    assert values[_run_starts(values)].tolist() == np.unique(values).tolist()
-    assert len(_run_starts(values[:0])) == 0
+def test_distinct_sorted_are_the_distinct_values():
+    values = np.array([1, 1, 3, 3, 3, 7, 9, 9], np.int32)
+    got = _distinct_sorted(values, np.array([9, 0, 1, 3, 5, 7, 9, 12]))
+    assert got.tolist() == np.unique(values).tolist() and got.dtype == np.int32
+    assert len(_distinct_sorted(values[:0], np.arange(4))) == 0
+
+
+def test_every_row_reads_as_the_rows():
+    """A CPU host's graph keeps no row per node: EveryRow indexes as np.arange would."""
+    rows, full = EveryRow(7), np.arange(7, dtype=np.int64)
+    for idx in (np.array([0, 6, 3, 3]), np.array([-1, -7]), full % 2 == 0, slice(1, 5)):
+        got = rows[idx]
+        assert got.dtype == np.int64 and got.tolist() == full[idx].tolist()
+    assert rows[-2] == 5 and len(rows) == 7 and np.asarray(rows).tolist() == full.tolist()
+    with pytest.raises(IndexError):
+        rows[np.array([7])]

@@ -7,11 +7,12 @@ import ctypes
 import numpy as np
 
 from .. import lib
+from ..layout import ERR
 from ._calls import _c, _p, check
 from .order_kernel import argsort
 
 __all__ = ["critical_walk", "SEGMENT_COLUMNS", "inherit", "latest_per_target",
-           "asof_by_id", "flow_edges", "wake_ups"]
+           "asof_by_id", "flow_edges", "wake_ups", "input_inside", "executor_work"]
 
 # the columns of the walk's segments, with their dtypes
 SEGMENT_COLUMNS = {"window": np.int32, "start": np.int64, "end": np.int64,
@@ -88,6 +89,11 @@ def latest_per_target(src, dst, end) -> np.ndarray:
     src, dst = _nodes(src, n, "latest_per_target"), _nodes(dst, n, "latest_per_target")
     if len(src) != len(dst):
         raise ValueError("latest_per_target takes as many sources as targets")
+    if len(dst) * 16 < n:  # (a few pairs: a sort of them, not a pass over every node)
+        order = np.lexsort((end[src], dst))
+        last = np.ones(len(order), bool)
+        last[:-1] = dst[order][1:] != dst[order][:-1]
+        return order[last].astype(np.int64)
     out = np.empty(len(dst), np.int64)
     count = check(lib().tfp_cp_latest(_p(src), _p(dst), len(dst), _p(end), n, _p(out)))
     return out[:count]
@@ -148,3 +154,45 @@ def wake_ups(g) -> None:
     if n and (start_src.min() < -1 or start_src.max() >= n):
         raise ValueError("wake_ups takes start sources in [-1, nodes)")
     lib().tfp_cp_wake_ups(n, *(_p(c) for c in cols), _p(start_src), _p(start_kind))
+
+
+def input_inside(parent, is_device, category, codes: tuple) -> None:
+    """Host nodes of category ``codes[1]`` (compute) with a host ancestor of category
+    ``codes[0]`` (input) become input, in place (depgraph.c's tfp_cp_input_inside: any
+    depth, parents before or after their children, a cycle ends a chain)."""
+    parent, dev = _c(parent, np.int32), _c(is_device, np.uint8)
+    category = _out(category, np.int8)
+    if len(dev) != len(parent) or len(category) != len(parent) or len(parent) >= 2**31:
+        raise ValueError("input_inside takes one parent, device flag and category a node")
+    check(lib().tfp_cp_input_inside(_p(parent), _p(dev), len(parent), int(codes[0]),
+                                    int(codes[1]), _p(category)))
+
+
+def executor_work(parent, end, seeds: tuple, max_depth: int, data: tuple, queries: tuple):
+    """int64 per query (``queries``: (rank, t), -1 rank: none): the node ending latest (the
+    last node on ties) at or before ``t`` among the work of the query's rank: the nodes whose
+    nearest executor ancestor-or-self (``seeds``: (nodes, the rank of each), at most
+    ``max_depth`` levels up) has that rank; work of a rank with ``data[0][rank]`` (bool per
+    rank) gets category ``data[1]`` in ``data[2]`` (in place; depgraph.c's tfp_cp_exec_work)."""
+    parent, end = _c(parent, np.int32), _c(end, np.int64)
+    nodes, ranks = _c(seeds[0], np.int64), _c(seeds[1], np.int32)
+    is_data, category = _c(data[0], np.uint8), _out(data[2], np.int8)
+    q_rank, q_t = _c(queries[0], np.int32), _c(queries[1], np.int64)
+    n = len(parent)
+    if len(end) != n or len(category) != n or len(nodes) != len(ranks) or \
+            len(q_rank) != len(q_t) or not 0 <= max_depth <= 65534:
+        raise ValueError("executor_work takes node columns of one length, a rank a seed, a "
+                         "time a query and 0 <= max_depth <= 65534")
+    order = argsort(q_rank, q_t)
+    q_rank, q_t = _c(q_rank[order], np.int32), _c(q_t[order], np.int64)
+    sorted_out = np.empty(len(q_rank), np.int64)
+    rc = lib().tfp_cp_exec_work(n, _p(parent), _p(end), _p(nodes), _p(ranks), len(nodes),
+                                len(is_data), int(max_depth), _p(is_data), int(data[1]),
+                                _p(category), _p(q_rank), _p(q_t), len(q_rank), _p(sorted_out))
+    if rc == ERR.UNSORTED:
+        raise ValueError("executor_work takes seeds ascending with ranks in [0, ranks) and "
+                         "query ranks in [-1, ranks)")
+    check(rc)
+    out = np.empty(len(q_rank), np.int64)
+    out[order] = sorted_out
+    return out

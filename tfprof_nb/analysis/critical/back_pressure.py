@@ -37,8 +37,10 @@ def add_back_pressure(g, element_kind: int) -> None:
         mine = consumer[g.resource[producer] == r]
         mine = np.unique(mine)
         mine = mine[np.argsort(g.begin[mine], kind="stable")]
-        free = np.flatnonzero((g.resource == r) & (g.parent < 0) & (g.start_src < 0)
-                              & ~g.is_device)
+        lo, hi = np.searchsorted(g.resource, r, "left"), np.searchsorted(g.resource, r, "right")
+        span = slice(lo, hi)  # (the resource's run of nodes: they come sorted by resource)
+        free = lo + np.flatnonzero((g.parent[span] < 0) & (g.start_src[span] < 0)
+                                   & ~g.is_device[span])
         at = np.searchsorted(g.begin[mine], g.begin[free], side="left") - 1
         ok = at >= 0
         src, dst = mine[at[ok]], free[ok]

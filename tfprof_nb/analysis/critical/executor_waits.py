@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._native.kernels.critical_kernel import asof_by_id, inherit, latest_per_target
+from ..._native.kernels.critical_kernel import asof_by_id, executor_work, latest_per_target
 from ..._native.kernels.order_kernel import argsort
 from ..runtime.hostdata.host import HostData
 from .distinct_codes import distinct_codes, sorted_member
@@ -37,6 +37,7 @@ __all__ = ["add_executor_waits"]
 _RUN, _TF_DATA_RUN = "FunctionRun", "InstantiatedCapturedFunction::Run"
 _EXECUTOR = ("ExecutorState::Process", "ExecutorDoneCallback")
 _LEVELS = 8  # enclosing events tried above a run
+_DEPTH = 256  # levels a work event may lie below its executor event
 
 
 def _named(hd: HostData, g, rows: np.ndarray):
@@ -49,12 +50,15 @@ def _named(hd: HostData, g, rows: np.ndarray):
     return run[inverse], tf_data[inverse], executor[inverse]
 
 
-def _owner(g, executor_nodes: np.ndarray) -> np.ndarray:
-    """Each node's executor event (itself or its nearest such ancestor, at most 256 levels
-    up; -1: none)."""
-    seed = np.zeros(len(g), bool)
-    seed[executor_nodes] = True
-    return inherit(g.parent, seed, 256)
+def _seeds(nodes: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The executor events ascending, each with its id's rank (an event listed twice: its
+    last rank)."""
+    if len(nodes) < 2 or (nodes[1:] > nodes[:-1]).all():
+        return nodes, ranks
+    order = argsort(nodes)
+    nodes, ranks = nodes[order], ranks[order]
+    last = np.append(nodes[1:] != nodes[:-1], True)
+    return nodes[last], ranks[last]
 
 
 def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
@@ -73,17 +77,11 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     run, tf_data, executor = _named(hd, g, rows)
     if not run.any() or not executor.any():
         return
-    owner = _owner(g, node[executor])
     ex_ids, ex_rank = np.unique(step_id[executor], return_inverse=True)
-    rank_of = np.zeros(len(g), np.int32)  # (each executor event's id, as its rank in ex_ids)
-    rank_of[node[executor]] = ex_rank.reshape(-1)
-    work = np.flatnonzero(owner >= 0)
-    work_rank = rank_of[owner[work]]
-    del owner, rank_of  # (per node: freed before the joins)
+    seeds = _seeds(node[executor], ex_rank.reshape(-1).astype(np.int32))
     data = sorted_member(ex_ids, np.unique(step_id[tf_data]))  # (per executor id)
-    g.category[work[data[work_rank]]] = input_code
+    _link(g, node[run], step_id[run], (ex_ids, seeds), (data, input_code), context_kind)
     g.category[node[tf_data]] = input_code
-    _link(g, node[run], step_id[run], work, (ex_ids, work_rank), context_kind)
     _dispatch(g, node, step_id, run, executor, context_kind)
 
 
@@ -126,19 +124,21 @@ def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
 
 
-def _link(g, runs, run_ids, work, work_ids: tuple, kind: int) -> None:
+def _link(g, runs, run_ids, executors: tuple, data: tuple, kind: int) -> None:
     """Each run, and each enclosing event that outlives it while its work still runs, waits
     for the latest-ending work of its id inside it (on another thread): one backward as-of
-    lookup of every level's events in the work, by id (``work_ids``: the executors' ids,
-    sorted, and each work event's place among them)."""
-    ex_ids, work_rank = work_ids
-    right = argsort(work_rank, g.end[work])  # by (id, end), ties in node order
+    lookup of every level's events in the work, by id, in one pass over the nodes that finds
+    each node's executor (``executors``: the executors' ids, sorted, and (executor events,
+    each one's place among them)); the work of ids with ``data[0]`` (per id) gets category
+    ``data[1]`` on the way."""
+    ex_ids, seeds = executors
     at = np.minimum(np.searchsorted(ex_ids, run_ids), len(ex_ids) - 1)
     run_rank = np.where(ex_ids[at] == run_ids, at, -1)  # (-1: no work has the run's id)
     q_rank, q_t, i, dst, floor = _queries(g, runs, run_rank)
-    at = asof_by_id(work_rank[right], g.end[work[right]], q_rank, q_t)
-    hit = at >= 0
-    i, dst, floor, src = i[hit], dst[hit], floor[hit], work[right[at[hit]]]
+    found = executor_work(g.parent, g.end, seeds, _DEPTH, (data[0], data[1], g.category),
+                          (q_rank, q_t))
+    hit = found >= 0
+    i, dst, floor, src = i[hit], dst[hit], floor[hit], found[hit]
     ok = (g.end[src] > floor) & (g.resource[src] != g.resource[runs[i]])
     src, dst = src[ok], dst[ok]
     last = latest_per_target(src, dst, g.end)

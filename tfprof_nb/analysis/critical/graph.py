@@ -53,9 +53,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ...constants import HOST_PLANE
+from ...constants import COUNTERS_LINE, HOST_PLANE
 from ..gpu.activity import COLLECTIVE, COPY, device_activity, stream_names
-from ..._native.kernels.critical_kernel import flow_edges, inherit, wake_ups
+from ..._native.kernels.critical_kernel import flow_edges, input_inside, wake_ups
 from ..._native.kernels.order_kernel import nesting_order_or_none
 from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
@@ -64,7 +64,7 @@ from .device_waits import add_device_waits
 from .executor_waits import add_executor_waits
 from .pjrt_waits import add_pjrt_waits
 
-__all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "dependency_graph"]
+__all__ = ["CATEGORIES", "EDGE_KINDS", "DepGraph", "EveryRow", "dependency_graph"]
 
 CATEGORIES = ("device_compute", "device_collectives", "device_to_device", "input", "output",
               "kernel_launch", "host_compute", "host_wait", "compilation", "idle")
@@ -85,7 +85,7 @@ _LAUNCH_PART = ("launchkernel", "graphlaunch", "launchcooperativekernel", "cumod
 class DepGraph:
     """Nodes (arrays by node, sorted by resource, begin, longest first) and edges."""
 
-    rows: np.ndarray  # int64 event row of the host
+    rows: np.ndarray  # int64 event row of the host (or EveryRow: node i is row i)
     resource: np.ndarray  # int32 line key
     begin: np.ndarray  # int64 ps
     end: np.ndarray  # int64 ps
@@ -125,9 +125,10 @@ def _per_row(code: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndar
     return table[code]
 
 
-def _host_categories(hd: HostData, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """(category per host row, bool per row: a host wait on the device); rows None: every
-    event of the host."""
+def _host_categories(hd: HostData, rows: np.ndarray | None,
+                     sync: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """(category per host row, bool per row: a host wait on the device, None unless
+    ``sync``); rows None: every event of the host."""
     code, codes, low = _by_name(hd, rows)
     kind = classify_host(pd.Series(hd.names[codes], dtype=object))
     cat = np.full(len(low), HOST_COMPUTE, np.int8)
@@ -136,6 +137,8 @@ def _host_categories(hd: HostData, rows: np.ndarray | None) -> tuple[np.ndarray,
     cat[np.array(["compile" in n for n in low], bool).reshape(-1)] = COMPILATION
     launch = np.array([any(p in n for p in _LAUNCH_PART) for n in low], bool).reshape(-1)
     cat[launch] = KERNEL_LAUNCH
+    if not sync:
+        return _per_row(code, codes, cat), None
     sync = np.array([any(p in n for p in _SYNC_PART) or n.startswith(_SYNC_PREFIX)
                      or (n.startswith(_BLOCKING_COPY) and "async" not in n) for n in low],
                     bool).reshape(-1)
@@ -156,19 +159,65 @@ def _device_categories(hd: HostData, rows: np.ndarray, kinds: np.ndarray) -> np.
 
 def _host_rows(hd: HostData) -> np.ndarray | None:
     """Rows of the host threads' events (not derived lines, not async ones); None: every
-    event of the host."""
-    on_host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask() & ~hd.counter_line_mask()
+    event of the host (told from the lines when no event is async: no mask of the events)."""
     a = hd.int_stat("_a")
+    if not (a.values != 0).any():
+        names = np.asarray(hd.space.line_names, dtype=object)
+        line_ok = hd.plane_lines(lambda p: (p == HOST_PLANE).to_numpy()) & \
+            ~hd.derived_lines() & (names != COUNTERS_LINE if len(names) else True)
+        if len(line_ok) == len(hd.line_counts) and line_ok[hd.line_counts > 0].all():
+            return None
+    on_host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask() & ~hd.counter_line_mask()
     on_host[a.rows[a.values != 0]] = False
     return None if on_host.all() else np.flatnonzero(on_host)
 
 
 class _SameRows:
     """``node_of`` of a graph whose nodes are the host's events in row order: each row is its
-    node (no array of the host's length)."""
+    node (no array of the host's length; ``rows`` itself when it is int64 already: callers
+    only read it)."""
 
     def __getitem__(self, rows) -> np.ndarray:
-        return np.array(rows, np.int64)
+        return np.asarray(rows, np.int64)
+
+
+class EveryRow:
+    """``DepGraph.rows`` of a graph whose nodes are the host's events in row order (``n`` of
+    them): node ``i`` is row ``i``, read as an int64 array (no array of the host's length)."""
+
+    dtype, ndim = np.dtype(np.int64), 1
+
+    def __init__(self, n: int):
+        self.n = int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def shape(self) -> tuple:
+        return (self.n,)
+
+    def __getitem__(self, nodes):
+        if isinstance(nodes, slice):
+            return np.arange(self.n, dtype=np.int64)[nodes]
+        if np.isscalar(nodes) and not isinstance(nodes, (bool, np.bool_)):
+            return np.int64(range(self.n)[int(nodes)])
+        nodes = np.asarray(nodes)
+        if nodes.dtype == bool:
+            if nodes.shape != (self.n,):
+                raise IndexError("a boolean index of every node")
+            return np.flatnonzero(nodes)
+        out = nodes.astype(np.int64)  # (a copy, as an array's indexing gives)
+        if out.size and (out.min() < -self.n or out.max() >= self.n):
+            raise IndexError(f"node index out of range [0, {self.n})")
+        out[out < 0] += self.n
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        return np.arange(self.n, dtype=dtype or np.int64)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EveryRow) and other.n == self.n
 
 
 def _resource_names(hd: HostData, keys: np.ndarray) -> dict:
@@ -195,7 +244,7 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     g = DepGraph(rows, resource, begin, end, category, parent,
                  np.full(len(rows), -1, np.int32), np.zeros(len(rows), np.int8),
                  np.full(len(rows), -1, np.int32), np.zeros(len(rows), np.int8),
-                 _resource_names(hd, resource[_run_starts(resource)]), is_device)
+                 _resource_names(hd, _distinct_sorted(resource, hd.line_key)), is_device)
     _input_inside_input(g)
     _add_launches(g, node_of, launches)
     _add_flows(g, node_of, flows)
@@ -213,14 +262,15 @@ def _every_event(hd: HostData) -> tuple | None:
     (a CPU host's threads): the host's begin and line columns themselves (never written),
     no reordering, no row map; None when they are not in node order."""
     begin, resource = np.asarray(hd.begin, np.int64), np.asarray(hd.line, np.int32)
-    end = begin + hd.duration
-    if _node_order(resource, begin, end, hd.duration) is not None:
+    if hd.nesting_order() is not None:  # (the node order: found once per host, cached)
         return None
-    category, is_sync = _host_categories(hd, None)
-    parent = np.array(hd.nesting_parent(), np.int32)
-    parent[parent < 0] = -1
-    return (np.arange(len(hd), dtype=np.int64), resource, begin, end, category,
-            np.zeros(len(hd), bool), is_sync, parent, _SameRows())
+    end = begin + hd.duration
+    category, _ = _host_categories(hd, None, sync=False)  # (no device: no host wait on one)
+    parent = np.asarray(hd.nesting_parent(), np.int32)  # (shared: the graph never writes it)
+    if len(parent) and parent.min() < -1:
+        parent = np.where(parent < 0, -1, parent).astype(np.int32)
+    return (EveryRow(len(hd)), resource, begin, end, category, np.zeros(len(hd), bool), None,
+            parent, _SameRows())
 
 
 def _some_events(hd: HostData, host: np.ndarray) -> tuple:
@@ -258,11 +308,12 @@ def _node_order(resource: np.ndarray, begin: np.ndarray, end: np.ndarray,
     return nesting_order_or_none(resource, begin, end - begin if duration is None else duration)
 
 
-def _run_starts(values: np.ndarray) -> np.ndarray:
-    """The first entry of each run of equal values (of a sorted array: each distinct one)."""
-    if not len(values):
-        return np.zeros(0, np.int64)
-    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+def _distinct_sorted(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """The distinct values of the sorted array ``values``, each one of ``candidates`` (a few:
+    line keys), ascending: a binary search per candidate, no pass over ``values``."""
+    cand = np.unique(np.asarray(candidates))
+    present = np.searchsorted(values, cand, "left") < np.searchsorted(values, cand, "right")
+    return cand[present].astype(values.dtype)
 
 
 def _add_wake_ups(g: DepGraph) -> None:
@@ -296,12 +347,14 @@ def _add_flows(g: DepGraph, node_of: np.ndarray, flows) -> None:
 def _input_inside_input(g: DepGraph) -> None:
     """Host compute nested (at any depth) inside a host input event becomes input (a host
     node's ancestors are on its thread: host nodes too)."""
-    inside = inherit(g.parent, (g.category == INPUT) & ~g.is_device) >= 0
-    g.category[inside & ~g.is_device & (g.category == HOST_COMPUTE)] = INPUT
+    input_inside(g.parent, g.is_device, g.category, (INPUT, HOST_COMPUTE))
 
 
-def _add_syncs(g: DepGraph, is_sync: np.ndarray) -> None:
-    """Each host wait's device event: the last to end inside the wait."""
+def _add_syncs(g: DepGraph, is_sync: np.ndarray | None) -> None:
+    """Each host wait's device event: the last to end inside the wait (``is_sync`` None: the
+    graph has no device node)."""
+    if is_sync is None:
+        return
     waits = np.flatnonzero(is_sync & (g.end_src < 0))
     dev = np.flatnonzero(g.is_device)
     if not len(waits) or not len(dev):

@@ -16,7 +16,7 @@ import pandas as pd
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis, parts_dict
 from .path import _windows, names_of
-from .graph import DepGraph, dependency_graph
+from .graph import DepGraph, EveryRow, dependency_graph
 
 __all__ = ["ANALYSES", "ReplayGraph", "host_replay_graph"]
 
@@ -26,7 +26,8 @@ class ReplayGraph:
     graph: DepGraph
     name_codes: np.ndarray  # each node's event name: its code into name_table
     name_table: np.ndarray  # object: the host's distinct event names
-    event_rows: np.ndarray  # int64: each node's row of the host (prof.events: + offset)
+    event_rows: np.ndarray  # int64 (or EveryRow): each node's row of the host (prof.events:
+    # + offset)
     shift_ps: int
     steps: np.ndarray  # int64 step ids
     t0: np.ndarray  # int64 ps, each step's start on the host's axis
@@ -50,8 +51,12 @@ def host_replay_graph(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | Non
     if not len(g):
         return None
     t0, t1 = _windows(steps, shift_ps)
-    return ReplayGraph(g, hd.name_code[g.rows], hd.names, np.asarray(g.rows, np.int64),
-                       int(shift_ps), np.asarray(steps.index, np.int64), t0, t1)
+    if isinstance(g.rows, EveryRow):  # (node i is row i: the host's columns themselves)
+        codes, rows = hd.name_code, g.rows
+    else:
+        codes, rows = hd.name_code[g.rows], np.asarray(g.rows, np.int64)
+    return ReplayGraph(g, codes, hd.names, rows, int(shift_ps),
+                       np.asarray(steps.index, np.int64), t0, t1)
 
 
 ANALYSES = (Analysis("replay_graph", host=host_replay_graph, combine=parts_dict,
