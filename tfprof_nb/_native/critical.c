@@ -26,6 +26,7 @@ typedef struct {
     const uint8_t *dev;
     const int64_t *lo, *hi;
     int64_t n_res, code[N_CODES];
+    int64_t *hint; /* per resource: where its last search ended (a search starts there) */
 } Graph;
 
 typedef struct {
@@ -83,16 +84,47 @@ static int64_t span_of(const Graph *g, int32_t r) {
     return a < g->n_res && g->keys[a] == r ? a : -1;
 }
 
+/* the first of nodes [lo, hi) (by begin) that starts at or after t (hi: none), searched
+   outwards from h (galloping, then a binary search: the walk asks about nearby times one
+   after another, so a search from where the last one ended takes a few steps, not a
+   binary search of the whole resource) */
+static int64_t first_from(const int64_t *begin, int64_t lo, int64_t hi, int64_t h, int64_t t) {
+    int64_t a, b, step = 1; /* the answer lies in (a, b]: begin[a] < t, begin[b] >= t */
+    h = h < lo ? lo : h > hi ? hi : h;
+    if (h < hi && begin[h] < t) {
+        for (a = h;; a = b, step <<= 1) {
+            b = a + step;
+            if (b >= hi) {
+                b = hi;
+                break;
+            }
+            if (begin[b] >= t) break;
+        }
+    } else {
+        for (b = h;; b = a, step <<= 1) {
+            a = b - step;
+            if (a < lo) {
+                a = lo - 1;
+                break;
+            }
+            if (begin[a] < t) break;
+        }
+    }
+    int64_t x = a + 1, y = b;
+    while (x < y) {
+        int64_t m = x + (y - x) / 2;
+        if (begin[m] < t) x = m + 1;
+        else y = m;
+    }
+    return x;
+}
+
 /* the last node of resource r (in order) that starts before t (-1) */
 static int64_t last_before(const Graph *g, int32_t r, int64_t t) {
     int64_t k = span_of(g, r);
     if (k < 0) return -1;
-    int64_t lo = g->lo[k], a = lo, b = g->hi[k];
-    while (a < b) {
-        int64_t m = a + (b - a) / 2;
-        if (g->begin[m] < t) a = m + 1;
-        else b = m;
-    }
+    int64_t lo = g->lo[k], a = first_from(g->begin, lo, g->hi[k], g->hint[k], t);
+    g->hint[k] = a;
     return a - 1 >= lo ? a - 1 : -1;
 }
 
@@ -294,19 +326,27 @@ EXPORT int64_t tfp_cp_walk(const int64_t *begin, const int64_t *end, const int32
                            const int64_t *codes, int64_t n_win, const int64_t *t0,
                            const int64_t *t1, void **handle) {
     Graph g = {begin, end, parent, start_src, end_src, res, keys, cat, start_kind, end_kind,
-               dev, lo, hi, n_res, {0}};
+               dev, lo, hi, n_res, {0}, NULL};
     for (int i = 0; i < N_CODES; i++) g.code[i] = codes[i];
     *handle = NULL;
+    g.hint = (int64_t *)tfp_malloc((size_t)(n_res > 0 ? n_res : 1) * sizeof(int64_t));
     Segments *out = (Segments *)calloc(1, sizeof(Segments));
-    if (!out) return ERR_NO_MEMORY;
+    if (!out || !g.hint) {
+        free(out);
+        free(g.hint);
+        return ERR_NO_MEMORY;
+    }
+    for (int64_t k = 0; k < n_res; k++) g.hint[k] = lo[k];
     int64_t polls = 0;
     for (int64_t w = 0; w < n_win; w++) {
         int64_t rc = walk_window(&g, w, t0[w], t1[w], out, &polls);
         if (rc < 0) {
+            free(g.hint);
             seg_free(out);
             return rc;
         }
     }
+    free(g.hint);
     if (out->n == 0) {
         seg_free(out);
         return 0;

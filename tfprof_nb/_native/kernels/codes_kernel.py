@@ -8,8 +8,8 @@ from .. import lib
 from ._calls import _c, _p, check
 from .order_kernel import _codes
 
-__all__ = ["code_counts", "group_sums", "code_lookup", "take_rows", "values_at", "code_gather", "code_rows",
-           "code_rows_multi", "sparse_lookup"]
+__all__ = ["code_counts", "group_sums", "code_lookup", "take_rows", "values_at", "code_gather",
+           "code_rows", "code_rows_multi", "sparse_lookup"]
 
 
 def code_counts(code: np.ndarray, n_codes: int) -> np.ndarray:

@@ -61,8 +61,16 @@ def host_critical_path(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | No
 
 
 def window_order(window: np.ndarray) -> np.ndarray:
-    """Each segment's place in its window (0 at the window's start): windows come in order."""
-    return np.arange(len(window)) - np.searchsorted(window, window)
+    """Each segment's place in its window (0 at the window's start): windows come in order,
+    so its place is its distance to its run's first segment (one linear pass, not a binary
+    search per segment)."""
+    n = len(window)
+    first = np.zeros(n, np.int64)
+    if n > 1:
+        starts = np.flatnonzero(window[1:] != window[:-1]) + 1
+        first[starts] = starts
+        np.maximum.accumulate(first, out=first)
+    return np.arange(n, dtype=np.int64) - first
 
 
 def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> pd.DataFrame:
