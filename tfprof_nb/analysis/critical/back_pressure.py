@@ -23,8 +23,10 @@ __all__ = ["add_back_pressure"]
 
 def _consumers(g, element_kind: int) -> tuple[np.ndarray, np.ndarray]:
     """(consumer node, its producer node) of every element link."""
-    by_start = np.flatnonzero((g.start_src >= 0) & (g.start_kind == element_kind))
-    by_end = np.flatnonzero((g.end_src >= 0) & (g.end_kind == element_kind))
+    by_start = np.flatnonzero(g.start_kind == element_kind)
+    by_start = by_start[g.start_src[by_start] >= 0]
+    by_end = np.flatnonzero(g.end_kind == element_kind)
+    by_end = by_end[g.end_src[by_end] >= 0]
     return (np.concatenate([by_start, by_end]),
             np.concatenate([g.start_src[by_start], g.end_src[by_end]]))
 

@@ -70,7 +70,8 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
         return
     rows = np.asarray(ids.rows, np.int64)
     node = node_of[rows]
-    rows, node = rows[node >= 0], node[node >= 0]
+    if len(node) and node.min() < 0:  # (some rows are no node)
+        rows, node = rows[node >= 0], node[node >= 0]
     if not len(node):
         return
     step_id, _ = ids.lookup(rows)

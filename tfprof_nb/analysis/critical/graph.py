@@ -111,7 +111,10 @@ class DepGraph:
 def _by_name(hd: HostData, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, list]:
     """(each row's name code, the distinct codes, their names lower-cased); rows None: every
     event of the host."""
-    code = hd.name_code if rows is None else hd.name_code[rows]
+    if rows is None:  # (the names of every event: counted once per host, no pass here)
+        code, codes = hd.name_code, np.flatnonzero(hd.name_counts > 0)
+        return code, codes, [str(n).lower() for n in hd.names[codes]]
+    code = hd.name_code[rows]
     present = np.zeros(max(len(hd.names), int(code.max()) + 1 if len(code) else 0), bool)
     present[code] = True
     codes = np.flatnonzero(present)
