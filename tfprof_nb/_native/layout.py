@@ -208,6 +208,8 @@ int64_t tfp_stat_name_counts(const void *name_code, int64_t code_bytes,
 int64_t tfp_code_counts(const void *code, int64_t code_bytes, int64_t n, int64_t *counts);
 int64_t tfp_group_sums(const int64_t *group, const double *value, int64_t n,
     int64_t n_groups, double *sum, double *comp);
+int64_t tfp_take_text(const int64_t *t_off, const uint8_t *t_data, int64_t n_table,
+    const int64_t *code, int64_t n, int64_t *out_off, uint8_t *out_data);
 int64_t tfp_line_name_rows(const int32_t *line, const void *code, int64_t code_bytes,
     int64_t n, const uint8_t *line_ok, const uint8_t *name_ok, int32_t *out, int64_t cap);
 /* stats.c */

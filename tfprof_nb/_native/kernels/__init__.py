@@ -14,7 +14,7 @@ from .order_kernel import (
     nonzero, rows_where, select_rows)
 from .stats_kernel import int_stat, int_stats, stats_at, stat_name_counts, line_name_rows
 from .codes_kernel import (
-    code_counts, group_sums, code_lookup, take_rows, values_at, code_gather, code_rows,
+    code_counts, group_sums, take_text, code_lookup, take_rows, values_at, code_gather, code_rows,
     code_rows_multi, sparse_lookup)
 from .nesting_kernel import (
     nest_strict, nest_query, nest_loose, csr, spread_groups, threadpool_regions,
@@ -28,7 +28,7 @@ from .timeline_kernel import tl_window, tl_rows_in
 __all__ = ["check", "N_TYPES", "ERR_CANCELLED", "argsort", "sort_pairs", "is_sorted_by",
            "nesting_order", "nesting_order_or_none", "tl_rows", "span", "nonzero",
            "rows_where", "select_rows", "int_stat", "int_stats", "stats_at",
-           "stat_name_counts", "line_name_rows", "code_counts", "group_sums",
+           "stat_name_counts", "line_name_rows", "code_counts", "group_sums", "take_text",
            "code_lookup", "take_rows", "values_at", "code_gather", "code_rows", "code_rows_multi",
            "sparse_lookup", "nest_strict", "nest_query", "nest_loose", "csr",
            "spread_groups", "threadpool_regions", "regions_from_rows", "keys_in",

@@ -8,8 +8,8 @@ from .. import lib
 from ._calls import _c, _p, check
 from .order_kernel import _codes
 
-__all__ = ["code_counts", "group_sums", "code_lookup", "take_rows", "values_at", "code_gather",
-           "code_rows", "code_rows_multi", "sparse_lookup"]
+__all__ = ["code_counts", "group_sums", "take_text", "code_lookup", "take_rows", "values_at",
+           "code_gather", "code_rows", "code_rows_multi", "sparse_lookup"]
 
 
 def code_counts(code: np.ndarray, n_codes: int) -> np.ndarray:
@@ -37,6 +37,26 @@ def group_sums(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarr
             raise IndexError("group_sums: a group is outside [0, n_groups)")
         check(rc)
     return out
+
+
+def take_text(t_off: np.ndarray, t_data: np.ndarray, code: np.ndarray):
+    """(int64 offsets, uint8 bytes) of the strings ``table[code[i]]`` one after another (an
+    arrow large_string's buffers), table string j being ``t_data[t_off[j]:t_off[j + 1]]``;
+    numpy arrays (text.c)."""
+    t_off, t_data, code = _c(t_off, np.int64), _c(t_data, np.uint8), _c(code, np.int64)
+    n_table = len(t_off) - 1
+    if n_table < 0 or (n_table and (t_off[0] < 0 or t_off[-1] > len(t_data)
+                                    or (np.diff(t_off) < 0).any())):
+        raise ValueError("take_text takes ascending table offsets inside its data")
+    out_off = np.empty(len(code) + 1, np.int64)
+    total = lib().tfp_take_text(_p(t_off), _p(t_data), n_table, _p(code), len(code),
+                                _p(out_off), None)
+    if total == -2:
+        raise IndexError("take_text: a code is outside the table")
+    out = np.empty(check(total), np.uint8)
+    check(lib().tfp_take_text(_p(t_off), _p(t_data), n_table, _p(code), len(code),
+                              _p(out_off), _p(out)))
+    return out_off, out
 
 
 def code_lookup(code: np.ndarray, table: np.ndarray) -> np.ndarray:

@@ -1,21 +1,27 @@
 """Text columns of many rows and few distinct values (the critical path's names, resources,
 categories) built from the distinct strings and a code per row: with pandas' arrow-backed
-``str`` dtype, one arrow ``take`` instead of a Python object per row that pandas then converts
-(seconds for the millions of segments of a 1 GB host); the same column as from the objects."""
+``str`` dtype, the arrow buffers gathered once in C instead of a Python object per row that
+pandas then converts (seconds for the millions of segments of a 1 GB host); the same column as
+from the objects.  And back: :func:`text_codes`, a column's codes and distinct values."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["text_column"]
+from ..._native.kernels import take_text
+from .distinct_codes import distinct_codes
+
+__all__ = ["text_column", "text_codes"]
 
 _TEXT = pd.Series(["x"]).dtype  # pandas' dtype for text: "str" (pandas 3), else object
 
 
 def text_column(table, codes: np.ndarray):
     """``table[codes]`` as a column of pandas' text dtype (``table``: the distinct strings,
-    ``codes``: an index into it per row)."""
+    ``codes``: an index into it per row); its arrow buffers gathered by ``take_text`` into
+    numpy arrays (arrow's own take writes fresh allocator pages: seconds of page faults for
+    the hundreds of MB of a large host's path, where numpy's large arrays take huge pages)."""
     table = np.asarray(table, object)
     codes = np.asarray(codes, np.int64)
     if getattr(_TEXT, "storage", None) != "pyarrow" or not len(codes):
@@ -24,7 +30,15 @@ def text_column(table, codes: np.ndarray):
 
     if len(table) and not all(isinstance(t, str) for t in table):
         return table[codes]
-    taken = pa.array(table.tolist(), pa.large_string()).take(pa.array(codes))
+    if len(table) > 4096:  # (only the strings the rows take are encoded)
+        used, codes = distinct_codes(codes, len(table))
+        table = table[used]
+    encoded = [t.encode() for t in table.tolist()]
+    t_off = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(b) for b in encoded], out=t_off[1:])
+    offsets, data = take_text(t_off, np.frombuffer(b"".join(encoded), np.uint8), codes)
+    taken = pa.LargeStringArray.from_buffers(len(codes), pa.py_buffer(offsets),
+                                             pa.py_buffer(data))
     return taken.to_pandas(types_mapper=lambda _: _TEXT).array
 
 
