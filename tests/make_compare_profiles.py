@@ -10,7 +10,8 @@ Scenarios (each writes logdirs under OUTDIR):
   jax_lengths     one jitted program captured twice in one process: ``short`` for 10 steps,
                   then ``long`` for 20 steps
   tf_wider        a Keras MLP trained in a tf.function loop (TensorFlow), 12 steps: ``base``
-                  with a hidden Dense layer of 32 units, ``wider`` with 512 (the same names)
+                  with a hidden Dense layer of 32 units, ``wider`` with 4096 (the same names;
+                  its steps tens of ms longer: more than a busy machine's preemptions)
 
 Every step runs under a step marker (``StepTraceAnnotation`` / ``Trace(..., _r=1)``).
 """
@@ -94,7 +95,7 @@ def tf_profiles(outdir: Path) -> None:
 
     x = tf.random.stateless_normal([256, 64], seed=[1, 2])
     y = tf.random.stateless_normal([256, 1], seed=[3, 4])
-    for name, units in (("base", 32), ("wider", 512)):
+    for name, units in (("base", 32), ("wider", 4096)):
         tf.keras.backend.clear_session()  # the same layer and op names in both runs
         model = tf.keras.Sequential([tf.keras.Input((64,)),
                                      tf.keras.layers.Dense(units, activation="relu",

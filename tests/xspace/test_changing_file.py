@@ -79,7 +79,8 @@ def _answer(proc) -> dict:
 
 def test_truncated_while_loading_raises_naming_the_file(big_file, tmp_path):
     """Truncated at a random moment of each load (to a random size, 0 included): every load
-    ends with the profile or ProfileFormatError "changed while it was read" naming the file,
+    ends with the profile or ProfileFormatError "changed while it was read" naming the file
+    (TruncatedProfileError where the load began after the truncation),
     the same process loads the intact file afterwards and exits with 0 (no SIGBUS)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
@@ -111,12 +112,15 @@ def test_truncated_while_loading_raises_naming_the_file(big_file, tmp_path):
     assert "Fatal Python error" not in err, err[-3000:]  # (faulthandler never saw a SIGBUS)
     assert after["ok"] == intact["ok"] > 0
     failed = [a for a in answers if "error" in a]
-    for a in failed:
-        assert a["error"] == "ProfileFormatError" and str(target) in a["message"], a
-        assert "changed while it was read" in a["message"], a
+    during = [a for a in failed if a["error"] == "ProfileFormatError"
+              and "changed while it was read" in a["message"]]
+    for a in failed:  # (a busy machine can start a load after the truncation: "truncated")
+        assert str(target) in a["message"], a
+        assert a in during or (a["error"] == "TruncatedProfileError"
+                               and "the file is truncated" in a["message"]), a
     # the truncation came during some loads (not vacuous); how many depends on this
     # machine's timing (a tail truncation past what was read, a load done early: ok)
-    assert len(failed) >= 2, answers
+    assert len(failed) >= 2 and during, answers
 
 
 def test_fault_in_each_phase_is_an_error(cpu_file, tmp_path, monkeypatch):
