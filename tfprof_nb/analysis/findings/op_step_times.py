@@ -23,14 +23,17 @@ import numpy as np
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, HOST_PLANE
+from ..critical.text_columns import text_column
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.nested_times import self_times, thunk_ends
 from ..trace.tf_ops import UNKNOWN, parse_tf_op
+from .first_seen_sums import codes_of, first_seen_sums
 
 __all__ = ["ANALYSES", "OP_STEP_COLUMNS", "host_op_step_times", "combine_op_step_times"]
 
 OP_STEP_COLUMNS = ["side", "program_id", "op", "step", "self_ps"]
+_SIDES = np.array(["Host", "Device"], dtype=object)
 
 
 def _empty() -> pd.DataFrame:
@@ -55,20 +58,46 @@ class _Ops:
         table = np.concatenate([p.table for p in parts]) if parts else np.empty(0, object)
         unique, first = pd.factorize(pd.Series(table, dtype=object), use_na_sentinel=False)
         offsets = np.cumsum([0] + [len(p.table) for p in parts])
-        codes = [unique[o + p.codes] for o, p in zip(offsets, parts)]
-        return _Ops(np.asarray(first, dtype=object), np.concatenate(codes).astype(np.int64))
+        codes = [unique[o:o + len(p.table)][p.codes] for o, p in zip(offsets, parts)]
+        return _Ops(np.asarray(first, dtype=object), _cat(codes).astype(np.int64, copy=False))
+
+
+def _cat(parts: list) -> np.ndarray:
+    """``np.concatenate(parts)``, without a copy where one part holds every entry."""
+    full = [p for p in parts if len(p)]
+    if len(full) != 1:
+        return np.concatenate(parts)
+    return full[0].astype(np.result_type(*parts), copy=False)
+
+
+def _on_planes(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(on a GPU plane, on the host plane, on a line the profiler derives) of each event
+    ``rows``: one test per plane or line, looked up per event."""
+    planes = hd.plane_names
+    gpu = np.array([str(p).startswith(GPU_PLANE_PREFIX) for p in planes], dtype=bool)
+    host = np.array([p == HOST_PLANE for p in planes], dtype=bool)
+    line = hd.space.events.line[rows]
+    plane = hd.space.line_plane[line]
+    return gpu[plane], host[plane], hd.derived_lines()[line]
+
+
+def _in_sorted(rows: np.ndarray, sorted_rows: np.ndarray) -> np.ndarray:
+    """bool per entry of ``rows``: whether it is in ``sorted_rows`` (increasing)."""
+    if not len(sorted_rows):
+        return np.zeros(len(rows), bool)
+    at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
+    return sorted_rows[at] == rows
 
 
 def _xla_rows(hd: HostData) -> tuple[np.ndarray, "_Ops", np.ndarray, np.ndarray]:
-    """(rows, op names, program ids, on GPU) of the XLA op events."""
+    """(rows, op names, program ids, on GPU) of the XLA op events (rows increasing)."""
     hlo = hd.str_stat("hlo_op")
     if not len(hlo):
         return (np.empty(0, np.int64), _Ops(np.empty(0, object), np.empty(0, np.int64)),
                 np.empty(0, np.int64), np.empty(0, bool))
-    plane = hd.plane_of(hlo.rows)
-    on_gpu = np.array([str(p).startswith(GPU_PLANE_PREFIX) for p in plane], dtype=bool)
-    live = ~hd.derived_line_mask()[hlo.rows]
-    on_host = (plane == HOST_PLANE) & live & ~hd.int_stat("correlation_id").lookup(hlo.rows)[1]
+    on_gpu, on_host, derived = _on_planes(hd, hlo.rows)
+    live = ~derived
+    on_host = on_host & live & ~hd.int_stat("correlation_id").lookup(hlo.rows)[1]
     keep = (on_gpu & live) | (on_host & ~(on_gpu & live).any())
     rows = hlo.rows[keep].astype(np.int64)
     names = np.array([str(v).split("::")[-1] for v in hlo.table], dtype=object)
@@ -77,7 +106,8 @@ def _xla_rows(hd: HostData) -> tuple[np.ndarray, "_Ops", np.ndarray, np.ndarray]
 
 
 def _tf_rows(hd: HostData, taken: np.ndarray) -> tuple[np.ndarray, "_Ops", np.ndarray]:
-    """(rows, op names, on GPU) of the TensorFlow op events (rows in ``taken`` left out)."""
+    """(rows, op names, on GPU) of the TensorFlow op events (rows in ``taken``, increasing,
+    left out)."""
     parsed = [parse_tf_op(str(n)) for n in hd.names]
     is_op = np.array([p[0] != UNKNOWN for p in parsed], dtype=bool)
     host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy()) & ~hd.derived_lines()
@@ -91,27 +121,46 @@ def _tf_rows(hd: HostData, taken: np.ndarray) -> tuple[np.ndarray, "_Ops", np.nd
                 tf_op.values if len(tf_op) else np.empty(0, np.int64))
     valid = np.array([bool(v) for v in tf_op.table], dtype=bool)[tf_op.values] \
         if len(tf_op) else np.empty(0, bool)
-    plane = hd.plane_of(rows2) if len(rows2) else np.empty(0, object)
-    gpu2 = np.array([str(p).startswith(GPU_PLANE_PREFIX) for p in plane], dtype=bool)
-    ok2 = valid & (gpu2 | host_lines[hd.space.events.line[rows2]]) & \
-        ~hd.derived_line_mask()[rows2] & ~np.isin(rows2, rows0)
-    rows = np.concatenate([rows0, rows2[ok2]])
+    gpu2, _, derived2 = _on_planes(hd, rows2)
+    ok2 = valid & (gpu2 | host_lines[hd.space.events.line[rows2]]) & ~derived2 & \
+        ~_in_sorted(rows2, rows0)
+    rows = _cat([rows0, rows2[ok2]])
     ops = _Ops.concat([ops0, ops2.take(ok2)])
-    gpu = np.concatenate([np.zeros(len(rows0), bool), gpu2[ok2]])
-    keep = ~np.isin(rows, taken)
+    gpu = _cat([np.zeros(len(rows0), bool), gpu2[ok2]])
+    if not len(taken):
+        return rows, ops, gpu
+    keep = ~_in_sorted(rows, taken)
     return rows[keep], ops.take(keep), gpu[keep]
 
 
-def _step_of(hd_begin: np.ndarray, steps: pd.DataFrame, shift_ps: int) -> np.ndarray:
-    """The step number of each start (host axis), -1 outside every step."""
+def _step_at(hd_begin: np.ndarray, steps: pd.DataFrame,
+             shift_ps: int) -> tuple[np.ndarray, np.ndarray]:
+    """(position of each start's step in the step numbers, -1 outside every step; the step
+    numbers) on the host axis."""
     begin = np.rint(steps.start_us.to_numpy(dtype=float) * 1e6 - shift_ps).astype(np.int64)
     end = begin + np.rint(steps.duration_ms.to_numpy(dtype=float) * 1e9).astype(np.int64)
     order = np.argsort(begin, kind="stable")
-    begin, end = begin[order], end[order]
+    before = np.iinfo(np.int64).min  # (position 0: before every step, which none is inside)
+    begin, end = np.append(before, begin[order]), np.append(before, end[order])
     number = np.asarray(steps.index, dtype=np.int64)[order]
-    pos = np.searchsorted(begin, hd_begin, side="right") - 1
-    inside = (pos >= 0) & (hd_begin < end[np.maximum(pos, 0)])
-    return np.where(inside, number[np.maximum(pos, 0)], -1)
+    pos = np.searchsorted(begin, hd_begin, side="right")
+    pos -= 1  # (the last step begun)
+    outside = hd_begin >= end[pos]
+    pos -= 1
+    pos[outside] = -1
+    return pos, number
+
+
+def _self_ps(hd: HostData, rows: np.ndarray, begin: np.ndarray,
+             gpu: np.ndarray) -> np.ndarray:
+    """Self time of each op event ``rows``: all its time for a GPU kernel."""
+    total = thunk_ends(hd, rows) - begin
+    if not gpu.any():
+        return self_times(hd, rows, total)
+    self_ps = total.copy()
+    if not gpu.all():
+        self_ps[~gpu] = self_times(hd, rows[~gpu], total[~gpu])
+    return self_ps
 
 
 def host_op_step_times(hd: HostData, shift_ps: int = 0,
@@ -121,28 +170,26 @@ def host_op_step_times(hd: HostData, shift_ps: int = 0,
         return _empty()
     x_rows, x_ops, x_pid, x_gpu = _xla_rows(hd)
     t_rows, t_ops, t_gpu = _tf_rows(hd, x_rows)
-    rows = np.concatenate([x_rows, t_rows])
-    if not len(rows):
+    rows = _cat([x_rows, t_rows])
+    begin = hd.begin[rows]
+    at, number = _step_at(begin, steps, shift_ps)
+    inside = at >= 0
+    if not inside.any():
         return _empty()
-    total = np.zeros(len(hd), dtype=np.int64)
-    total[rows] = thunk_ends(hd, rows) - hd.begin[rows]
-    gpu = np.concatenate([x_gpu, t_gpu])
-    self_ps = np.where(gpu, total[rows], 0)
-    cpu = ~gpu
-    if cpu.any():
-        self_ps[cpu] = self_times(hd, rows[cpu], total[rows[cpu]])
+    self_ps = _self_ps(hd, rows, begin, _cat([x_gpu, t_gpu]))
+    kept = slice(None) if inside.all() else np.flatnonzero(inside)
+    device = _cat([np.ones(len(x_rows), bool), t_gpu])[kept]
+    pid = _cat([x_pid.astype(np.int64), np.full(len(t_rows), -1, np.int64)])[kept]
     ops = _Ops.concat([x_ops, t_ops])
-    device = np.concatenate([np.ones(len(x_rows), bool), t_gpu])
-    frame = pd.DataFrame({
-        "side": device, "program_id": np.concatenate([x_pid, np.full(len(t_rows), -1)])
-        .astype(np.int64), "op": ops.codes,
-        "step": _step_of(hd.begin[rows], steps, shift_ps), "self_ps": self_ps})
-    frame = frame[frame.step >= 0]
-    out = frame.groupby(["side", "program_id", "op", "step"], sort=False, as_index=False) \
-        .self_ps.sum()  # (on codes: the names are set on the groups only)
-    return out.assign(side=np.where(out.side.to_numpy(), "Device", "Host"),
-                      op=pd.Series(ops.table[out.op.to_numpy()], dtype="str",
-                                   index=out.index))[OP_STEP_COLUMNS]
+    op, at = ops.codes[kept], at[kept]
+    step, n_steps = codes_of(number)  # (a step number given twice is one step)
+    first, sums = first_seen_sums(  # (the step first: a step's rows have keys close by)
+        [(step[at], n_steps), (op, len(ops.table)), codes_of(pid), codes_of(device)],
+        self_ps[kept])
+    return pd.DataFrame({
+        "side": text_column(_SIDES, device[first].view(np.int8)),
+        "program_id": pid[first], "op": text_column(ops.table, op[first]),
+        "step": number[at[first]], "self_ps": sums}, copy=False)
 
 
 def combine_op_step_times(parts: dict) -> pd.DataFrame:
@@ -150,9 +197,12 @@ def combine_op_step_times(parts: dict) -> pd.DataFrame:
     tables = [p for p in parts.values() if len(p)]
     if not tables:
         return _empty()
+    if len(tables) == 1:  # (a host's rows have one key each already)
+        return tables[0].reset_index(drop=True)[OP_STEP_COLUMNS]
     out = pd.concat(tables, ignore_index=True)
-    return out.groupby(["side", "program_id", "op", "step"], sort=False, as_index=False) \
-        .self_ps.sum()[OP_STEP_COLUMNS]
+    first, sums = first_seen_sums([codes_of(out[c]) for c in OP_STEP_COLUMNS[:-1]],
+                                  out.self_ps.to_numpy())
+    return out.iloc[first].reset_index(drop=True).assign(self_ps=sums)[OP_STEP_COLUMNS]
 
 
 ANALYSES = (Analysis("op_step_times", host=host_op_step_times, combine=combine_op_step_times,

@@ -24,9 +24,9 @@ _MAX_DEPTH = 64
 def thunk_ends(hd: HostData, rows: np.ndarray) -> np.ndarray:
     """The end of each event ``rows`` (ps, host axis), its ``end: <op>`` event's where later."""
     end = hd.end_of(rows)
-    host = hd.plane_is(HOST_PLANE) & ~hd.derived_line_mask()
-    done = np.flatnonzero(host & hd.name_mask(lambda s: s.str.startswith(END_PREFIX)
-                                              .to_numpy()))
+    host = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy()) & ~hd.derived_lines()
+    done = hd.rows_on_lines(host, hd.name_table(lambda s: s.str.startswith(END_PREFIX)
+                                                .to_numpy()))
     if not len(done) or not len(rows):
         return end
     c_val, c_has = hd.int_stat("_c").lookup(done)
@@ -39,17 +39,23 @@ def thunk_ends(hd: HostData, rows: np.ndarray) -> np.ndarray:
 
 
 def self_times(hd: HostData, rows: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """Self time of each op event ``rows`` whose time is ``total`` (aligned with ``rows``)."""
-    is_op = np.zeros(len(hd), dtype=bool)
+    """Self time of each op event ``rows`` whose time is ``total`` (aligned with ``rows``).
+
+    Each row walks up its ancestors while they are not ops (at most _MAX_DEPTH steps; a step
+    reads only the rows still walking), then gives its time to the op it stopped at.  The
+    tables per event have one entry more, for parent -1 (no parent: where a walk ends)."""
+    is_op = np.zeros(len(hd) + 1, dtype=bool)
     is_op[rows] = True
+    is_op[-1] = True
     parent = hd.nesting_parent()
-    node = parent[rows].astype(np.int64)
+    node = parent[rows]
+    live = np.flatnonzero(~is_op[node])
     for _ in range(_MAX_DEPTH):
-        walk = (node >= 0) & ~is_op[np.maximum(node, 0)]
-        if not walk.any():
+        if not len(live):
             break
-        node = np.where(walk, parent[np.maximum(node, 0)], node)
-    child = np.zeros(len(hd), dtype=np.int64)
-    nested = node >= 0
-    np.add.at(child, node[nested], total[nested])
+        up = parent[node[live]]
+        node[live] = up
+        live = live[~is_op[up]]
+    child = np.zeros(len(hd) + 1, dtype=np.int64)
+    np.add.at(child, node, total)  # (parent -1: the last entry, which no row reads)
     return np.maximum(total - child[rows], 0)
