@@ -4,7 +4,8 @@ string or an object per row), for the millions of (op, step) rows of a big host.
 
 A row's key is one integer made of its codes (int32 where they fit); when the keys fit a
 table of a few entries per row, the sums and each key's first row are found by indexing
-that table (no hashing, no sort), else the keys are hashed once (``pandas.factorize``).  Sums are exact (int64).
+that table (no hashing, no sort), else the keys are hashed once (``pandas.factorize``).
+Sums are exact (int64).
 """
 
 from __future__ import annotations
