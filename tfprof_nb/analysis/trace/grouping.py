@@ -180,7 +180,18 @@ def _nesting(hd: HostData, regions: Regions, a, order: np.ndarray | None) -> tup
 
 def producer_consumer_links(hd: HostData):
     """Producer -> consumer edges by (type, id), read from the stat table, sorted by
-    destination."""
+    destination (read-only arrays).  Joined once per host while kept: the steps' grouping and
+    the flow links start side by side and both need them (the second waits for the first)."""
+    return hd.shared("context_links", lambda: _read_only(_context_links(hd)))
+
+
+def _read_only(arrays: tuple) -> tuple:
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def _context_links(hd: HostData):
     st = hd.space.stats
     codes = [st.names.index(k) if k in st.names else -1 for k in ("_pt", "_p", "_ct", "_c")]
     counts = st.counts_by_name()

@@ -46,6 +46,11 @@ class HostCore:
                     value = self._cache[key] = build()
         return value
 
+    def shared(self, key: str, build):
+        """``build()``'s value, built once while kept: steps on threads that need it at once
+        wait for one build; dropped with the derived arrays when a step ends (release)."""
+        return self._cached(key, build)
+
     def _build_lock(self, key) -> threading.Lock:
         with _LOCKS_LOCK:
             return self._locks.setdefault(key, threading.Lock())
