@@ -241,24 +241,25 @@ EXPORT int64_t tfp_cp_input_inside(const int32_t *parent, const uint8_t *dev, in
     return rc;
 }
 
-/* The first place j in [lo, hi) of t (ascending) with t[j] >= x (hi: none), searched from
-   hint (a place found before: ends come mostly in order on a thread) outwards. */
-static int64_t first_at_least(const int64_t *t, int64_t lo, int64_t hi, int64_t hint,
-                              int64_t x) {
+/* The first place j in [lo, hi) of t (ascending, every stride-th entry: t[j * stride]) with
+   t[j * stride] >= x (hi: none), searched from hint (a place found before: ends come mostly in
+   order on a thread) outwards. */
+static int64_t first_at_least(const int64_t *t, int64_t stride, int64_t lo, int64_t hi,
+                              int64_t hint, int64_t x) {
     if (hint < lo || hint > hi) hint = lo;
     int64_t a, b, step = 1; /* the answer in (a, b] */
-    if (hint < hi && t[hint] < x) {
+    if (hint < hi && t[hint * stride] < x) {
         a = hint;
-        for (b = hint + 1; b < hi && t[b] < x; b += step, step *= 2) a = b;
+        for (b = hint + 1; b < hi && t[b * stride] < x; b += step, step *= 2) a = b;
         if (b > hi) b = hi;
     } else {
         b = hint;
-        for (a = hint - 1; a >= lo && t[a] >= x; a -= step, step *= 2) b = a;
+        for (a = hint - 1; a >= lo && t[a * stride] >= x; a -= step, step *= 2) b = a;
         if (a < lo) a = lo - 1;
     }
     while (b - a > 1) { /* t[a] < x (or a = lo - 1), t[b] >= x (or b = hi) */
         int64_t m = a + (b - a) / 2;
-        if (t[m] < x) a = m;
+        if (t[m * stride] < x) a = m;
         else b = m;
     }
     return b;
@@ -291,12 +292,16 @@ EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t 
     uint8_t *is_seed = (uint8_t *)calloc((size_t)(n > 0 ? n : 1), 1);
     int64_t *lo = (int64_t *)malloc((size_t)(n_ranks + 1) * sizeof(int64_t));
     int64_t *hint = (int64_t *)malloc((size_t)(n_ranks + 1) * sizeof(int64_t));
-    int64_t *best = (int64_t *)malloc((size_t)(nq > 0 ? nq : 1) * sizeof(int64_t));
-    if (!is_seed || !lo || !hint || !best) {
+    /* per query (in order): its t, and the work node found for it with that node's end,
+       side by side (a node's look-up touches one place) */
+    struct slot {
+        int64_t t, best, best_end;
+    } *slot = (struct slot *)malloc((size_t)(nq > 0 ? nq : 1) * sizeof(struct slot));
+    if (!is_seed || !lo || !hint || !slot) {
         free(is_seed);
         free(lo);
         free(hint);
-        free(best);
+        free(slot);
         return ERR_NO_MEMORY;
     }
     for (int64_t k = 0; k < n_seeds; k++) is_seed[seeds[k]] = 1;
@@ -305,8 +310,13 @@ EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t 
         while (q < nq && q_rank[q] < r) q++;
         lo[r] = hint[r] = q;
     }
-    for (int64_t k = 0; k < nq; k++) best[k] = -1;
-    int64_t rc = 0, last_owner = -1, last_rank = -1;
+    for (int64_t k = 0; k < nq; k++) {
+        slot[k].t = q_t[k];
+        slot[k].best = -1;
+        slot[k].best_end = 0;
+    }
+    const int64_t stride = sizeof(struct slot) / sizeof(int64_t);
+    int64_t rc = 0, last_owner = -1, last_rank = -1, last_seed = 0;
     for (int64_t i = 0; i < n; i++) {
         if (CANCEL_POLL(i)) {
             rc = ERR_CANCELLED;
@@ -318,32 +328,32 @@ EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t 
             d++;
         }
         if (p < 0 || p >= n || !is_seed[p] || d > max_depth) continue;
-        if (p != last_owner) { /* its rank: the seeds are sorted */
-            int64_t a = 0, b = n_seeds - 1;
-            while (a < b) {
-                int64_t m = a + (b - a) / 2;
-                if (seeds[m] < p) a = m + 1;
-                else b = m;
-            }
+        if (p != last_owner) { /* its rank: the seeds are sorted, owners mostly ascending */
+            last_seed = first_at_least(seeds, 1, 0, n_seeds, last_seed, p);
             last_owner = p;
-            last_rank = seed_rank[a];
+            last_rank = seed_rank[last_seed];
         }
         if (is_data[last_rank]) category[i] = (int8_t)input_code;
         int64_t r = last_rank, lo_r = lo[r], hi_r = lo[r + 1];
         if (lo_r == hi_r) continue;
-        int64_t j = first_at_least(q_t, lo_r, hi_r, hint[r], end[i]);
+        int64_t e = end[i], j = first_at_least(&slot[0].t, stride, lo_r, hi_r, hint[r], e);
         hint[r] = j;
         if (j == hi_r) continue;
-        int64_t b = best[j];
-        if (b < 0 || end[i] > end[b] || (end[i] == end[b] && i > b)) best[j] = i;
+        struct slot *s = &slot[j];
+        if (s->best < 0 || e > s->best_end || (e == s->best_end && i > s->best)) {
+            s->best = i;
+            s->best_end = e;
+        }
     }
     if (rc == 0)
         for (int64_t r = 0; r < n_ranks; r++) { /* each query: the best of its rank's up to it */
-            int64_t run = -1;
+            int64_t run = -1, run_end = 0;
             for (int64_t k = lo[r]; k < lo[r + 1]; k++) {
-                int64_t b = best[k];
-                if (b >= 0 && (run < 0 || end[b] > end[run] || (end[b] == end[run] && b > run)))
+                int64_t b = slot[k].best, e = slot[k].best_end;
+                if (b >= 0 && (run < 0 || e > run_end || (e == run_end && b > run))) {
                     run = b;
+                    run_end = e;
+                }
                 out[k] = run;
             }
         }
@@ -352,6 +362,6 @@ EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t 
     free(is_seed);
     free(lo);
     free(hint);
-    free(best);
+    free(slot);
     return rc;
 }

@@ -265,3 +265,41 @@ def test_executor_work_is_the_numpy_passes(seed):
     with pytest.raises(ValueError):  # (a rank out of range)
         executor_work(parent, end, (seeds, ranks + 5), 256, (is_data, 3, category),
                       (q_rank, q_t))
+
+
+def _nested(rng, n):
+    """Random parents in nesting order (a node's children right after it, siblings side by
+    side, chains deeper than the depths tried), a few pairs pointing at each other."""
+    parent, stack = np.full(n, -1, np.int64), []
+    for i in range(n):
+        if stack:
+            del stack[len(stack) - int(rng.choice([0, 0, 0, 1, 2, len(stack)])):]
+        parent[i] = stack[-1] if stack else -1
+        if rng.random() < 0.6:
+            stack.append(i)
+    for i in rng.choice(np.arange(1, n), 4, replace=False):
+        parent[i - 1], parent[i] = i, i - 1
+    return parent
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_executor_work_in_nesting_order(seed):
+    """Nodes in nesting order (as a host's graph: siblings and children one after another, the
+    owners' queries searched from where the last search of their rank ended), deep chains and
+    cycles: the same answers as the numpy passes."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    parent = _nested(rng, n)
+    end = rng.integers(0, 40, n)
+    seeds = np.sort(rng.choice(n, 60, replace=False))
+    ranks = rng.integers(0, 5, 60).astype(np.int32)
+    is_data = np.array([True, False, True, False, False])
+    q_rank, q_t = rng.integers(-1, 5, 300).astype(np.int32), rng.integers(-2, 45, 300)
+    for depth in (0, 1, 2, 5, 256):
+        want_cat, got_cat = np.full(n, 6, np.int8), np.full(n, 6, np.int8)
+        want = _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, want_cat,
+                                    q_rank, q_t)
+        got = executor_work(parent, end, (seeds, ranks), depth, (is_data, 3, got_cat),
+                            (q_rank, q_t))
+        assert got.tolist() == want and got_cat.tolist() == want_cat.tolist()
+        assert (got >= 0).any() and (got_cat == 3).any()

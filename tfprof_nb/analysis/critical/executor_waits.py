@@ -50,6 +50,19 @@ def _named(hd: HostData, g, rows: np.ndarray):
     return run[inverse], tf_data[inverse], executor[inverse]
 
 
+def _ranked(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` by the native stable argsort (int32
+    ranks)."""
+    order = argsort(values)
+    ordered = values[order]
+    new = np.empty(len(values), bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    rank = np.empty(len(values), np.int32)
+    rank[order] = np.cumsum(new, dtype=np.int32) - 1
+    return ordered[new], rank
+
+
 def _seeds(nodes: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The executor events ascending, each with its id's rank (an event listed twice: its
     last rank)."""
@@ -78,8 +91,8 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     run, tf_data, executor = _named(hd, g, rows)
     if not run.any() or not executor.any():
         return
-    ex_ids, ex_rank = np.unique(step_id[executor], return_inverse=True)
-    seeds = _seeds(node[executor], ex_rank.reshape(-1).astype(np.int32))
+    ex_ids, ex_rank = _ranked(step_id[executor])
+    seeds = _seeds(node[executor], ex_rank)
     data = sorted_member(ex_ids, np.unique(step_id[tf_data]))  # (per executor id)
     _link(g, node[run], step_id[run], (ex_ids, seeds), (data, input_code), context_kind)
     g.category[node[tf_data]] = input_code
@@ -89,7 +102,8 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
 def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
     """Start edges of the ops an executor handed to another thread (see the module doc)."""
     run_ids = np.unique(step_id[run])
-    cand = ~run & ~executor & sorted_member(step_id, run_ids)
+    cand = np.flatnonzero(~run & ~executor)
+    cand = cand[sorted_member(step_id[cand], run_ids)]
     dst, dst_id = node[cand], step_id[cand]
     ok = (g.parent[dst] < 0) & (g.start_src[dst] < 0) & ~g.is_device[dst]
     dst, dst_id = dst[ok], dst_id[ok]
@@ -107,21 +121,25 @@ def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
 
 
 def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
-    """What :func:`_link` looks up, level by level (each level by ``t``): per run (``i``) and
-    enclosing level, its id, the level's event (``dst``) and its end (``t``), and the time
-    its work must end after (``floor``: the run's start, or the end of the level below)."""
-    level_dst, inner_end = runs.copy(), g.begin[runs].copy()
+    """What :func:`_link` looks up, level by level: per run (``i``) and enclosing level, its
+    id, the level's event (``dst``) and its end (``t``), and the time its work must end after
+    (``floor``: the run's start, or the end of the level below).  Each level holds only the
+    runs still enclosed (the order of a level's queries of one event: by run, as
+    :func:`_link` keeps the last of ties)."""
+    i = np.arange(len(runs))
+    dst, begin = runs, g.begin[runs]
+    floor = begin
     parts = []
     for _ in range(_LEVELS):
-        todo = np.flatnonzero(level_dst >= 0)
-        if not len(todo):
+        live = dst >= 0
+        if not live.all():
+            i, dst, begin, floor = i[live], dst[live], begin[live], floor[live]
+        if not len(i):
             break
-        todo = todo[argsort(g.end[level_dst[todo]])]  # (each level by t)
-        a = level_dst[todo]
-        parts.append((run_ids[todo], g.end[a], todo, a,
-                      np.maximum(g.begin[runs[todo]], inner_end[todo])))
-        inner_end = np.where(level_dst >= 0, g.end[np.maximum(level_dst, 0)], inner_end)
-        level_dst = np.where(level_dst >= 0, g.parent[np.maximum(level_dst, 0)], -1)
+        t = g.end[dst]
+        parts.append((run_ids[i], t, i, dst, floor))
+        floor = np.maximum(begin, t)
+        dst = g.parent[dst]
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
 
 
