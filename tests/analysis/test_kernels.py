@@ -44,6 +44,25 @@ def test_join_on_keys_matches_a_merge(limit):
         assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
 
 
+@pytest.mark.parametrize("keep", ["first", "last"])
+def test_join_on_keys_keeps_one_a_row_per_b_row_as_pandas_drops_duplicates(keep):
+    """``keep``: each b entry's pair is the first or the last a row of its keys, as pandas'
+    drop_duplicates over a (rows increasing) before a merge keeps them."""
+    rng = np.random.default_rng(5)
+    na, nb = 20_000, 3_000
+    a0, a1 = rng.integers(0, 3, na), rng.integers(0, 2_000, na) * 2**40
+    b0, b1 = rng.integers(0, 3, nb), rng.integers(0, 2_500, nb) * 2**40
+    a_rows = np.sort(rng.choice(10**6, na, replace=False)).astype(np.int32)
+    b_rows = rng.permutation(10**6)[:nb].astype(np.int32)
+    one = ~pd.DataFrame({"a": a0, "b": a1}).duplicated(keep=keep).to_numpy()
+    ref_src, ref_dst = _reference_join(a_rows[one], a0[one], a1[one], b_rows, b0, b1, 0)
+    src, dst = K.join_on_keys(a_rows, (a0, a1), b_rows, (b0, b1), keep=keep)
+    assert 1000 < len(src) < nb and (~one).sum() > 1000
+    assert np.array_equal(src, ref_src) and np.array_equal(dst, ref_dst)
+    with pytest.raises(ValueError):
+        K.join_on_keys(a_rows, (a0, a1), b_rows, (b0, b1), keep="any")
+
+
 def _pairs(hd: HostData, a: str, b: str):
     """(rows, values of a, values of b) of the events carrying both integer stats."""
     sa, sb = hd.int_stat(a), hd.int_stat(b)

@@ -42,12 +42,21 @@ def _take_edges(rc: int, handle) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
+_JOIN_ONE = {"first": -1, "last": -2}  # links.c's JOIN_FIRST, JOIN_LAST
+
+
 def join_on_keys(a_rows, a_keys: tuple, b_rows, b_keys: tuple, limit: int = 0,
-                 threads: int | None = None):
+                 threads: int | None = None, keep: str | None = None):
     """Pairs (a row, b row) whose two keys are equal, for every b entry in b's order and,
     within one, a's entries in a's order (a radix-partitioned hash join); keys where both
     sides have ``limit`` or more rows are skipped (0: no limit; at most limit - 1 pairs per
-    row of a key's larger side).  See :func:`join_one_on_ids` for one pair per b row."""
+    row of a key's larger side).  ``keep`` ("first", "last") pairs each b entry with one a
+    entry of its keys instead, the smallest or the largest a row (``limit`` unused; see
+    :func:`join_one_on_ids`)."""
+    if keep is not None:
+        if keep not in _JOIN_ONE:
+            raise ValueError("keep must be 'first' or 'last'")
+        limit = _JOIN_ONE[keep]
     ar, br = _c(a_rows, np.int32), _c(b_rows, np.int32)
     a0, a1 = _c(a_keys[0], np.int64), _c(a_keys[1], np.int64)
     b0, b1 = _c(b_keys[0], np.int64), _c(b_keys[1], np.int64)
@@ -87,8 +96,6 @@ def join_on_ids(a_rows, a_ids, b_rows, b_ids, limit: int = 0):
                 return src[hit], b_rows[hit]
     zeros_a, zeros_b = np.zeros(len(a_ids), np.int64), np.zeros(len(b_ids), np.int64)
     return join_on_keys(a_rows, (zeros_a, a_ids), b_rows, (zeros_b, b_ids), limit)
-
-_JOIN_ONE = {"first": -1, "last": -2}  # links.c's JOIN_FIRST, JOIN_LAST
 
 
 def join_one_on_ids(a_rows, a_ids, b_rows, b_ids, keep: str = "last",

@@ -220,12 +220,10 @@ def _other_edges(hd: HostData, corr, at: dict) -> list:
         if len(g_rows) and (e_has & e_it_has).any():
             # only executors whose key an IteratorGetNext has can link (the executors are
             # millions: their key columns are picked once, at the few that do), the last of
-            # each key
+            # each key: its largest row (the rows increase)
             hit = e_has & e_it_has & keys_in((e_id, e_it), (g_id, g_it))
-            e_rows, e_id, e_it = executor[hit], e_id[hit], e_it[hit]
-            last = ~pd.DataFrame({"a": e_id, "b": e_it}).duplicated(keep="last").to_numpy()
-            blocks.append(join_on_keys(e_rows[last], (e_id[last], e_it[last]), g_rows,
-                                       (g_id, g_it)))
+            blocks.append(join_on_keys(executor[hit], (e_id[hit], e_it[hit]), g_rows,
+                                       (g_id, g_it), keep="last"))
     if len(corr):
         host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
         on_host = take_rows(host_lines, take_rows(hd.space.events.line, corr.rows))
