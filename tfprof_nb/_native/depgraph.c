@@ -270,25 +270,28 @@ static int64_t first_at_least(const int64_t *t, int64_t stride, int64_t lo, int6
    most max_depth levels up, at most 65534) that is an executor event (seeds, ascending, with
    seed_rank[k] its id's rank in [0, n_ranks)); a node with an owner is work of that rank.
    Work of a rank with is_data[rank] becomes input_code (category).  Queries (q_rank, q_t),
-   sorted by (rank, t): out[q] = the work node w of the query's rank with end[w] <= q_t whose
-   (end, w) is the largest, or -1 (rank -1: none).  Returns 0, ERR_NO_MEMORY, ERR_CANCELLED,
-   or ERR_UNSORTED (nothing written) when the seeds or queries are not in order, a rank is
-   out of range or max_depth is not in [0, 65534]. */
+   q_order[k] the k-th in (rank, t) order (a permutation of [0, nq)): out[q] = the work node
+   w of the query's rank with end[w] <= q_t whose (end, w) is the largest, or -1 (rank -1:
+   none).  Returns 0, ERR_NO_MEMORY, ERR_CANCELLED,
+   or ERR_UNSORTED (nothing written) when the seeds or queries are not in order, a rank or
+   an order entry is out of range or max_depth is not in [0, 65534]. */
 EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t *end,
                                 const int64_t *seeds, const int32_t *seed_rank, int64_t n_seeds,
                                 int64_t n_ranks, int64_t max_depth, const uint8_t *is_data,
                                 int64_t input_code, int8_t *category, const int32_t *q_rank,
-                                const int64_t *q_t, int64_t nq, int64_t *out) {
+                                const int64_t *q_t, const int32_t *q_order, int64_t nq,
+                                int64_t *out) {
     if (max_depth < 0 || max_depth > 65534) return ERR_UNSORTED;
     for (int64_t k = 0; k < n_seeds; k++)
         if (seeds[k] < 0 || seeds[k] >= n || (k && seeds[k] <= seeds[k - 1]) ||
             seed_rank[k] < 0 || seed_rank[k] >= n_ranks)
             return ERR_UNSORTED;
-    for (int64_t q = 0; q < nq; q++)
-        if (q_rank[q] < -1 || q_rank[q] >= n_ranks ||
-            (q && (q_rank[q] < q_rank[q - 1] ||
-                   (q_rank[q] == q_rank[q - 1] && q_t[q] < q_t[q - 1]))))
+    for (int64_t k = 0; k < nq; k++) {
+        int64_t q = q_order[k], b = k ? q_order[k - 1] : 0;
+        if (q < 0 || q >= nq || q_rank[q] < -1 || q_rank[q] >= n_ranks ||
+            (k && (q_rank[q] < q_rank[b] || (q_rank[q] == q_rank[b] && q_t[q] < q_t[b]))))
             return ERR_UNSORTED;
+    }
     uint8_t *is_seed = (uint8_t *)calloc((size_t)(n > 0 ? n : 1), 1);
     int64_t *lo = (int64_t *)malloc((size_t)(n_ranks + 1) * sizeof(int64_t));
     int64_t *hint = (int64_t *)malloc((size_t)(n_ranks + 1) * sizeof(int64_t));
@@ -307,11 +310,11 @@ EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t 
     for (int64_t k = 0; k < n_seeds; k++) is_seed[seeds[k]] = 1;
     int64_t q = 0; /* lo[r]: the first query of rank r; lo[r + 1]: its end */
     for (int64_t r = 0; r <= n_ranks; r++) {
-        while (q < nq && q_rank[q] < r) q++;
+        while (q < nq && q_rank[q_order[q]] < r) q++;
         lo[r] = hint[r] = q;
     }
     for (int64_t k = 0; k < nq; k++) {
-        slot[k].t = q_t[k];
+        slot[k].t = q_t[q_order[k]];
         slot[k].best = -1;
         slot[k].best_end = 0;
     }
@@ -354,11 +357,11 @@ EXPORT int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t 
                     run = b;
                     run_end = e;
                 }
-                out[k] = run;
+                out[q_order[k]] = run;
             }
         }
     if (rc == 0)
-        for (int64_t k = 0; k < lo[0]; k++) out[k] = -1; /* rank -1 */
+        for (int64_t k = 0; k < lo[0]; k++) out[q_order[k]] = -1; /* rank -1 */
     free(is_seed);
     free(lo);
     free(hint);

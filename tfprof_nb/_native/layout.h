@@ -229,6 +229,7 @@ int64_t tfp_cp_input_inside(const int32_t *parent, const uint8_t *dev, int64_t n
 int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t *end,
     const int64_t *seeds, const int32_t *seed_rank, int64_t n_seeds, int64_t n_ranks,
     int64_t max_depth, const uint8_t *is_data, int64_t input_code, int8_t *category,
-    const int32_t *q_rank, const int64_t *q_t, int64_t nq, int64_t *out);
+    const int32_t *q_rank, const int64_t *q_t, const int32_t *q_order, int64_t nq,
+    int64_t *out);
 
 #endif

@@ -183,16 +183,14 @@ def executor_work(parent, end, seeds: tuple, max_depth: int, data: tuple, querie
             len(q_rank) != len(q_t) or not 0 <= max_depth <= 65534:
         raise ValueError("executor_work takes node columns of one length, a rank a seed, a "
                          "time a query and 0 <= max_depth <= 65534")
-    order = argsort(q_rank, q_t)
-    q_rank, q_t = _c(q_rank[order], np.int32), _c(q_t[order], np.int64)
-    sorted_out = np.empty(len(q_rank), np.int64)
+    order = argsort(q_rank, q_t)  # (the kernel reads the queries in this order)
+    out = np.empty(len(q_rank), np.int64)
     rc = lib().tfp_cp_exec_work(n, _p(parent), _p(end), _p(nodes), _p(ranks), len(nodes),
                                 len(is_data), int(max_depth), _p(is_data), int(data[1]),
-                                _p(category), _p(q_rank), _p(q_t), len(q_rank), _p(sorted_out))
+                                _p(category), _p(q_rank), _p(q_t), _p(order), len(q_rank),
+                                _p(out))
     if rc == ERR.UNSORTED:
         raise ValueError("executor_work takes seeds ascending with ranks in [0, ranks) and "
                          "query ranks in [-1, ranks)")
     check(rc)
-    out = np.empty(len(q_rank), np.int64)
-    out[order] = sorted_out
     return out

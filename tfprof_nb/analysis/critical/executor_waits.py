@@ -120,27 +120,46 @@ def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
     g.start_src[d[ok]], g.start_kind[d[ok]] = s[ok], kind
 
 
-def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
-    """What :func:`_link` looks up, level by level: per run (``i``) and enclosing level, its
-    id, the level's event (``dst``) and its end (``t``), and the time its work must end after
-    (``floor``: the run's start, or the end of the level below).  Each level holds only the
-    runs still enclosed (the order of a level's queries of one event: by run, as
-    :func:`_link` keeps the last of ties)."""
-    i = np.arange(len(runs))
-    dst, begin = runs, g.begin[runs]
-    floor = begin
-    parts = []
+def _levels(g, runs) -> list:
+    """Per enclosing level of the runs: (the runs still enclosed (int32 places in ``runs``),
+    the level's events, which of the level below's runs are still enclosed (None: all))."""
+    i, dst, live = np.arange(len(runs), dtype=np.int32), runs, None
+    levels = []
     for _ in range(_LEVELS):
         live = dst >= 0
-        if not live.all():
-            i, dst, begin, floor = i[live], dst[live], begin[live], floor[live]
+        live = None if live.all() else live
+        if live is not None:
+            i, dst = i[live], dst[live]
         if not len(i):
             break
-        t = g.end[dst]
-        parts.append((run_ids[i], t, i, dst, floor))
-        floor = np.maximum(begin, t)
+        levels.append((i, dst, live))
         dst = g.parent[dst]
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
+    return levels
+
+
+def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
+    """What :func:`_link` looks up, level by level: per run (``i``) and enclosing level, its
+    id (int32 ``run_ids``), the level's event (``dst``) and its end (``t``), and the time its
+    work must end after (``floor``: the run's start, or the end of the level below).  Each
+    level holds only the runs still enclosed (the order of a level's queries of one event: by
+    run, as :func:`_link` keeps the last of ties), written in place (no parts joined)."""
+    levels = _levels(g, runs)
+    total = sum(len(level[0]) for level in levels)
+    rank, t, floor = np.empty(total, np.int32), np.empty(total, np.int64), np.empty(total, np.int64)
+    i, dst = np.empty(total, np.int32), np.empty(total, np.int32)
+    at, below, begin = 0, None, g.begin[runs]
+    for level_i, level_dst, live in levels:
+        here = slice(at, at + len(level_i))
+        np.take(run_ids, level_i, out=rank[here])
+        np.take(g.end, level_dst, out=t[here])
+        i[here], dst[here] = level_i, level_dst
+        if below is None:
+            floor[here] = begin
+        else:
+            begin = begin if live is None else begin[live]
+            np.maximum(begin, t[below] if live is None else t[below][live], out=floor[here])
+        at, below = here.stop, here
+    return rank, t, i, dst, floor
 
 
 def _link(g, runs, run_ids, executors: tuple, data: tuple, kind: int) -> None:
@@ -152,7 +171,7 @@ def _link(g, runs, run_ids, executors: tuple, data: tuple, kind: int) -> None:
     ``data[1]`` on the way."""
     ex_ids, seeds = executors
     at = np.minimum(np.searchsorted(ex_ids, run_ids), len(ex_ids) - 1)
-    run_rank = np.where(ex_ids[at] == run_ids, at, -1)  # (-1: no work has the run's id)
+    run_rank = np.where(ex_ids[at] == run_ids, at, -1).astype(np.int32)  # (-1: no work)
     q_rank, q_t, i, dst, floor = _queries(g, runs, run_rank)
     found = executor_work(g.parent, g.end, seeds, _DEPTH, (data[0], data[1], g.category),
                           (q_rank, q_t))
