@@ -18,7 +18,7 @@ from .harness import WidgetPage, plot_traces, wait_for_plot
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory):
     runs = capture(tmp_path_factory.mktemp("tf_wider"), "tf_wider")
-    return tp.compare(tp.load(runs["base"]), tp.load(runs["wider"]), labels=("32", "512"))
+    return tp.compare(tp.load(runs["base"]), tp.load(runs["wider"]), labels=("32", "4096"))
 
 
 def _table_cells(page, root: str) -> list[list[str]]:
@@ -56,7 +56,7 @@ def test_waterfall_and_matched_ops(comparison, tmp_path):
         page.page.wait_for_function(
             "() => document.querySelectorAll('.cmp-ops-delta .tt-table tr').length > 1")
         header = _header(page, ".cmp-ops-delta")
-        for column in ("operation", "32_us", "512_us", "delta_us", "band_low_us", "noise"):
+        for column in ("operation", "32_us", "4096_us", "delta_us", "band_low_us", "noise"):
             assert column in header
         rows = _table_cells(page, ".cmp-ops-delta")
         noise = [r[header.index("noise")] for r in rows]
@@ -64,7 +64,7 @@ def test_waterfall_and_matched_ops(comparison, tmp_path):
         assert noise.count("beyond noise") == int((ops.noise == "beyond noise").sum()) > 0
         first = rows[0][header.index("operation")]
         assert first == ops.index[0][1]
-        assert "32 -> 512" in page.js(
+        assert "32 -> 4096" in page.js(
             "() => document.querySelector('.cmp-summary').textContent")
         assert page.console_errors == []
 
