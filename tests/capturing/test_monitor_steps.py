@@ -147,7 +147,7 @@ def test_jax_loop_periodic_spike_and_recompile(jax_parts):
     jax, train_step, w, x = jax_parts
     mon = tp.Monitor(every_steps=1000, steps=3, warmup=1000, backend="jax")
     t0 = time.perf_counter()
-    for i in mon.iterate(range(160)):
+    for i in mon.iterate(range(260)):
         w, loss = train_step(w, x[:16] if i == 90 else x)
         float(mon.track(loss))
         if i % 25 == 3:
