@@ -239,6 +239,20 @@ def _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, category, q_
     return out
 
 
+def _same_executor_work(parent, end, seeds, ranks, depths, is_data, queries) -> None:
+    """executor_work equals the numpy oracle at each depth (answers and categories), and
+    finds some work and marks some of it as data."""
+    q_rank, q_t = queries
+    for depth in depths:
+        want_cat, got_cat = np.full(len(parent), 6, np.int8), np.full(len(parent), 6, np.int8)
+        want = _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, want_cat,
+                                    q_rank, q_t)
+        got = executor_work(parent, end, (seeds, ranks), depth, (is_data, 3, got_cat),
+                            (q_rank, q_t))
+        assert got.tolist() == want and got_cat.tolist() == want_cat.tolist()
+        assert (got >= 0).any() and (got_cat == 3).any()
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_executor_work_is_the_numpy_passes(seed):
     rng = np.random.default_rng(seed)
@@ -250,15 +264,8 @@ def test_executor_work_is_the_numpy_passes(seed):
     is_data = np.array([True, False, True, False, False])
     q_rank = rng.integers(-1, 5, 300).astype(np.int32)
     q_t = rng.integers(-2, 45, 300)
+    _same_executor_work(parent, end, seeds, ranks, (0, 1, 3, 256), is_data, (q_rank, q_t))
     category = np.full(n, 6, np.int8)
-    for depth in (0, 1, 3, 256):
-        want_cat, got_cat = category.copy(), category.copy()
-        want = _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, want_cat,
-                                    q_rank, q_t)
-        got = executor_work(parent, end, (seeds, ranks), depth, (is_data, 3, got_cat),
-                            (q_rank, q_t))
-        assert got.tolist() == want and got_cat.tolist() == want_cat.tolist()
-        assert (got >= 0).any() and (got_cat == 3).any()
     with pytest.raises(ValueError):  # (seeds not ascending)
         executor_work(parent, end, (seeds[::-1], ranks), 256, (is_data, 3, category),
                       (q_rank, q_t))
@@ -295,11 +302,4 @@ def test_executor_work_in_nesting_order(seed):
     ranks = rng.integers(0, 5, 60).astype(np.int32)
     is_data = np.array([True, False, True, False, False])
     q_rank, q_t = rng.integers(-1, 5, 300).astype(np.int32), rng.integers(-2, 45, 300)
-    for depth in (0, 1, 2, 5, 256):
-        want_cat, got_cat = np.full(n, 6, np.int8), np.full(n, 6, np.int8)
-        want = _executor_work_numpy(parent, end, seeds, ranks, depth, is_data, want_cat,
-                                    q_rank, q_t)
-        got = executor_work(parent, end, (seeds, ranks), depth, (is_data, 3, got_cat),
-                            (q_rank, q_t))
-        assert got.tolist() == want and got_cat.tolist() == want_cat.tolist()
-        assert (got >= 0).any() and (got_cat == 3).any()
+    _same_executor_work(parent, end, seeds, ranks, (0, 1, 2, 5, 256), is_data, (q_rank, q_t))
