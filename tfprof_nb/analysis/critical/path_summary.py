@@ -6,7 +6,8 @@ resource of ``event``/``wait`` segments; idle segments per resource): ``duration
 paths of all steps, ``share`` of the steps' total time, ``steps`` in which it is on the path,
 and, for categories, ``resource``: where most of that category's time is.  Sorted by level,
 then by time.  ``attrs["sentence"]``: what bounds the steps, e.g. "The steps are bound by 62%
-device compute on /device:GPU:0, 21% host compute between launches on /host:CPU, 9% idle".
+device compute on /device:GPU:0, 21% host compute between launches on /host:CPU, 9% gaps with
+no traced event" (the path's ``idle``: not the devices' idle time the overview shows).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ _WORDS = {"device_compute": "device compute", "device_collectives": "collectives
           "output": "device-to-host output", "kernel_launch": "kernel launches",
           "host_compute": "host compute (Python and framework code)",
           "host_wait": "host waits after the device finished", "compilation": "compilation",
-          "idle": "idle"}
+          # (not the devices' idle time the page shows: time on the path no traced event covers)
+          "idle": "gaps with no traced event"}
 
 
 def _plane(resource: str) -> str:
