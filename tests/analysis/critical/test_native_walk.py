@@ -99,3 +99,68 @@ def test_bad_node_references_are_refused():
         critical_walk(nodes, spans, np.arange(8), one, one + 1)
     nodes["start_src"] = one - 1
     assert len(critical_walk(nodes, spans, np.arange(8), one, one + 1)["start"]) == 1
+
+
+def _same_segments(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+
+
+@pytest.mark.parametrize("name", ["jax_h200_inputbound.xplane.pb", "gpu_bert_multiworker"])
+def test_windows_walked_on_two_threads_give_the_segments_of_one(name):
+    """The later half of the windows walked on a helper thread: the same columns, windows
+    numbered across both halves; a single window stays on one thread."""
+    for rg in (r for r in tp.load(DATA / name).result("replay_graph").values() if r is not None):
+        t0, t1 = _windows(rg, np.random.default_rng(1))
+        for n in (len(t0), len(t0) - 1, 2, 1, 0):
+            one = walk_windows(rg.graph, t0[:n], t1[:n], threads=1)
+            _same_segments(walk_windows(rg.graph, t0[:n], t1[:n], threads=2), one)
+
+
+def test_walk_parts_taken_together_are_one_walk(cpu_file):
+    from tfprof_nb._native.kernels.critical_kernel import take_walks, walk_graph, walk_part
+
+    rg = next(r for r in tp.load(cpu_file).result("replay_graph").values() if r is not None)
+    g = rg.graph
+    nodes = {k: getattr(g, k) for k in ("begin", "end", "parent", "resource", "category",
+                                        "start_src", "start_kind", "end_src", "end_kind")}
+    nodes["is_device"] = np.zeros(len(g), bool)
+    graph = walk_graph(nodes, resource_spans(g.resource), np.arange(8))
+    cuts = [0, 1, 1, len(rg.t0) // 3, len(rg.t0)]
+    parts = [walk_part(graph, rg.t0[a:b], rg.t1[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    _same_segments(take_walks(parts), take_walks([walk_part(graph, rg.t0, rg.t1)]))
+    assert all(p.handle is None for p in parts)  # (freed)
+
+
+def _chain_graph(n: int):
+    """One thread of ``n`` top-level events with gaps: about two walk steps an event."""
+    from tfprof_nb.analysis.critical.graph import DepGraph, EveryRow
+
+    begin = np.arange(n, dtype=np.int64) * 10
+    none32, zero8 = np.full(n, -1, np.int32), np.zeros(n, np.int8)
+    return DepGraph(EveryRow(n), np.zeros(n, np.int32), begin, begin + 5, zero8.copy(),
+                    none32, none32.copy(), zero8.copy(), none32.copy(), zero8.copy(),
+                    {0: "h / t"}, np.zeros(n, bool))
+
+
+def test_a_cancelled_run_stops_both_halves_of_a_walk_and_only_its_own():
+    from tfprof_nb import _native
+    from tfprof_nb.errors import Cancelled
+
+    n = 2_400_000  # (each half walks 3 windows, over a million steps: polls its token then)
+    g = _chain_graph(n)
+    t0 = np.arange(6, dtype=np.int64) * (10 * n // 6)
+    t1 = t0 + 10 * n // 6
+    token = _native.CancelToken()
+    with _native.cancel_scope(token):
+        token.cancel()
+        with pytest.raises(Cancelled):
+            walk_windows(g, t0, t1, threads=2)
+        with pytest.raises(Cancelled):  # (only the helper's half polls: its two windows)
+            walk_windows(g, np.array([0, 10, 0, 5 * n]), np.array([5, 15, 5 * n, 10 * n]),
+                         threads=2)
+        with _native.cancel_scope(_native.CancelToken()):  # another run's token
+            two = walk_windows(g, t0, t1, threads=2)
+    _same_segments(two, walk_windows(g, t0, t1, threads=1))
+    assert len(two["start"]) >= n and two["window"][-1] == 5

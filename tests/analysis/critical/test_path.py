@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import tfprof_nb as tp
@@ -245,3 +246,18 @@ def test_every_edge_of_the_graph_goes_forward_in_time(name):
     src = np.where(e.src_point == "begin", at["begin"][e.src], at["end"][e.src])
     dst = np.where(e.dst_point == "begin", at["begin"][e.dst], at["end"][e.dst])
     assert len(e) > len(g) // 2 and (src <= dst).all(), e[src > dst].kind.value_counts()
+
+
+@pytest.mark.parametrize("name", ["gpu_bert_multiworker", "jax_h200_counters/vm.xplane.pb"])
+def test_the_path_built_with_a_helper_thread_is_the_path_built_on_one(monkeypatch, name):
+    """The text columns of what waited built on a helper thread beside the others (long
+    paths): the same table, dtypes and all."""
+    from tfprof_nb.analysis.critical import path as path_module
+
+    prof = tp.load(DATA / name)
+    one = prof.critical_path
+    assert len(one)
+    monkeypatch.setattr(path_module, "_BESIDE_MIN_SEGMENTS", 1)
+    beside = tp.load(DATA / name).critical_path
+    pd.testing.assert_frame_equal(beside, one, check_exact=True)
+    assert list(beside.dtypes) == list(one.dtypes)

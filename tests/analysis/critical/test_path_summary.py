@@ -118,3 +118,14 @@ def test_group_sums_are_pandas_kahan_group_sums():
     np.testing.assert_array_equal(group_sums(group, values, 41), want.to_numpy())
     with pytest.raises(IndexError):
         group_sums(np.array([0, 3]), np.ones(2), 3)
+
+
+@pytest.mark.parametrize("text", [str, object])
+def test_the_summary_with_names_coded_on_a_helper_thread_is_the_groupbys(monkeypatch, text):
+    """A long path's names coded on a helper thread beside the other columns: the same."""
+    from tfprof_nb.analysis.critical import path_summary
+
+    monkeypatch.setattr(path_summary, "_BESIDE_MIN_ROWS", 1)
+    for seed in range(2):
+        _same(_synthetic(5000, seed, text))
+    _same(tp.load(DATA / "gpu_bert_multiworker").critical_path)

@@ -11,8 +11,9 @@ from ..layout import ERR
 from ._calls import _c, _p, check
 from .order_kernel import argsort
 
-__all__ = ["critical_walk", "SEGMENT_COLUMNS", "inherit", "latest_per_target",
-           "asof_by_id", "flow_edges", "wake_ups", "input_inside", "executor_work"]
+__all__ = ["critical_walk", "walk_graph", "walk_part", "take_walks", "SEGMENT_COLUMNS",
+           "inherit", "latest_per_target", "asof_by_id", "flow_edges", "wake_ups", "input_inside",
+           "executor_work"]
 
 # the columns of the walk's segments, with their dtypes
 SEGMENT_COLUMNS = {"window": np.int32, "start": np.int64, "end": np.int64,
@@ -27,6 +28,31 @@ def critical_walk(nodes: dict, spans: tuple, codes, t0, t1) -> dict:
     end_src, end_kind; ``spans``: (resource keys ascending, first node, end node) of each
     resource's run of nodes; ``codes``: the graph's ELEMENT, HOST_WAIT, IDLE, INPUT,
     KERNEL_LAUNCH, LAUNCH, STREAM_WAIT and SYNC codes."""
+    graph = walk_graph(nodes, spans, codes)
+    return take_walks([walk_part(graph, t0, t1)])
+
+
+class WalkGraph(tuple):
+    """A graph's columns checked once for :func:`walk_part` (the kernel's arguments)."""
+
+
+class Walked:
+    """The segments of one :func:`walk_part`, held in C until :func:`take_walks` (or
+    :meth:`free`) gives them back."""
+
+    def __init__(self, handle: ctypes.c_void_p, count: int, windows: int):
+        self.handle, self.count, self.windows = handle, int(count), int(windows)
+
+    def free(self) -> None:
+        if self.handle is not None:
+            lib().tfp_cp_free(self.handle)
+            self.handle = None
+
+
+def walk_graph(nodes: dict, spans: tuple, codes) -> WalkGraph:
+    """The graph's columns (see :func:`critical_walk`) checked and made contiguous once, for
+    any number of :func:`walk_part` calls (side by side on threads: the kernel only reads
+    them)."""
     cols = [_c(nodes[k], t) for k, t in (
         ("begin", np.int64), ("end", np.int64), ("parent", np.int32), ("resource", np.int32),
         ("category", np.int8), ("is_device", np.uint8), ("start_src", np.int32),
@@ -42,22 +68,45 @@ def critical_walk(nodes: dict, spans: tuple, codes, t0, t1) -> dict:
             lo.min() < 0 or hi.max() > n or (lo > hi).any() or (keys[1:] <= keys[:-1]).any())):
         raise ValueError("critical_walk takes ascending resource keys, one span (0 <= lo <= hi"
                          " <= nodes) each")
-    codes, t0, t1 = _c(codes, np.int64), _c(t0, np.int64), _c(t1, np.int64)
-    if len(codes) != 8 or len(t0) != len(t1):
-        raise ValueError("critical_walk takes 8 codes and as many ends as starts")
+    codes = _c(codes, np.int64)
+    if len(codes) != 8:
+        raise ValueError("critical_walk takes 8 codes")
+    return WalkGraph((*cols, keys, lo, hi, codes))
+
+
+def walk_part(graph: WalkGraph, t0, t1) -> Walked:
+    """The segments of windows ``[t0[w], t1[w])`` of ``graph`` (:func:`walk_graph`), held in
+    C (the GIL released: parts of one graph's windows walk side by side on threads)."""
+    t0, t1 = _c(t0, np.int64), _c(t1, np.int64)
+    if len(t0) != len(t1):
+        raise ValueError("critical_walk takes as many ends as starts")
+    *cols, keys, lo, hi, codes = graph
     handle = ctypes.c_void_p()
     count = check(lib().tfp_cp_walk(*(_p(c) for c in cols), len(keys), _p(keys), _p(lo),
                                     _p(hi), _p(codes), len(t0), _p(t0), _p(t1),
                                     ctypes.byref(handle)))
-    out = {k: np.empty(count, t) for k, t in SEGMENT_COLUMNS.items()}
+    return Walked(handle, count, len(t0))
+
+
+def take_walks(parts: list) -> dict:
+    """The segments of :func:`walk_part` calls over consecutive runs of windows, in their
+    order, as one set of columns (each part copied into place once; window numbers counted
+    across the parts); every part is freed."""
     try:
-        if count:
-            lib().tfp_cp_take(handle, *(_p(out[k]) for k in (
-                "window", "start", "end", "resource", "category", "kind", "node",
-                "waited_on")))
+        out = {k: np.empty(sum(p.count for p in parts), t) for k, t in SEGMENT_COLUMNS.items()}
+        at = first_window = 0
+        for part in parts:
+            if part.count:
+                cols = [out[k][at:] for k in ("window", "start", "end", "resource", "category",
+                                              "kind", "node", "waited_on")]
+                lib().tfp_cp_take(part.handle, *(_p(c) for c in cols))
+                if first_window:
+                    out["window"][at:at + part.count] += first_window
+            at, first_window = at + part.count, first_window + part.windows
+        return out
     finally:
-        lib().tfp_cp_free(handle)
-    return out
+        for part in parts:
+            part.free()
 
 
 def _nodes(a, n: int, what: str) -> np.ndarray:

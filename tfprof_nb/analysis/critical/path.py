@@ -13,18 +13,22 @@ ran), ``name``, ``event_id`` (the row of ``prof.events``; -1 for idle), ``waited
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 
+from ..._interrupt import in_this_run
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .graph import CATEGORIES, dependency_graph
 from .text_columns import text_column
-from .walk import SEGMENT_KINDS, walk_windows
+from .walk import SEGMENT_KINDS, on_helper, walk_windows
 
 __all__ = ["ANALYSES", "CRITICAL_PATH_COLUMNS", "host_critical_path", "combine_critical_path",
            "empty_critical_path", "names_of", "window_order"]
 
+_BESIDE_MIN_SEGMENTS = 1 << 20  # paths this long build some columns on a helper thread
 CRITICAL_PATH_COLUMNS = ["host", "step", "order", "start_us", "duration_us", "resource",
                          "category", "kind", "name", "event_id", "waited_on", "waited_on_id"]
 
@@ -77,19 +81,31 @@ def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> 
     if not len(segs["window"]):
         return empty_critical_path()
     start, end = segs["start"], segs["end"]
-    node, waited = segs["node"], segs["waited_on"]
-    row = np.where(node >= 0, g.rows[np.maximum(node, 0)], -1)
+    with ThreadPoolExecutor(1) as pool:  # (the text columns of what waited: beside the rest)
+        later = pool.submit(in_this_run(on_helper), _waited_columns, hd, g, segs) \
+            if len(start) >= _BESIDE_MIN_SEGMENTS else None
+        node = segs["node"]
+        row = np.where(node >= 0, g.rows[np.maximum(node, 0)], -1)
+        columns = {
+            "host": hd.name, "step": step_ids[segs["window"]],
+            "order": window_order(segs["window"]), "start_us": (start + shift_ps) / 1e6,
+            "duration_us": (end - start) / 1e6, "resource": None,
+            "category": text_column(CATEGORIES, segs["category"]),
+            "kind": text_column(SEGMENT_KINDS, segs["kind"]),
+            "name": _names(hd, row, "idle"), "event_id": row}
+        columns["resource"], columns["waited_on"], columns["waited_on_id"] = \
+            later.result() if later is not None else _waited_columns(hd, g, segs)
+    return pd.DataFrame(columns)
+
+
+def _waited_columns(hd: HostData, g, segs: dict) -> tuple:
+    """(resource, waited_on, waited_on_id) of the segments (see :func:`_table`)."""
+    waited = segs["waited_on"]
     wrow = np.where(waited >= 0, g.rows[np.maximum(waited, 0)], -1)
     keys = np.array(sorted(g.resource_names), np.int64)  # (every segment's resource is one)
-    return pd.DataFrame({
-        "host": hd.name, "step": step_ids[segs["window"]], "order": window_order(segs["window"]),
-        "start_us": (start + shift_ps) / 1e6, "duration_us": (end - start) / 1e6,
-        "resource": text_column([g.resource_names[k] for k in keys.tolist()],
-                                np.searchsorted(keys, segs["resource"])),
-        "category": text_column(CATEGORIES, segs["category"]),
-        "kind": text_column(SEGMENT_KINDS, segs["kind"]),
-        "name": _names(hd, row, "idle"), "event_id": row,
-        "waited_on": _names(hd, wrow, ""), "waited_on_id": wrow})
+    resource = text_column([g.resource_names[k] for k in keys.tolist()],
+                           np.searchsorted(keys, segs["resource"]))
+    return resource, _names(hd, wrow, ""), wrow
 
 
 def _names(hd: HostData, rows: np.ndarray, none: str):

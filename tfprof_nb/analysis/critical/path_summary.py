@@ -13,17 +13,21 @@ no traced event" (the path's ``idle``: not the devices' idle time the overview s
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
+from ..._interrupt import in_this_run
 from ..._native.kernels import group_sums
 from ..runtime.unit import Analysis
 from .distinct_codes import distinct_codes
 from .text_columns import text_codes
+from .walk import on_helper
 
 __all__ = ["ANALYSES", "SUMMARY_COLUMNS", "critical_path_summary", "bound_sentence"]
 
+_BESIDE_MIN_ROWS = 1 << 20  # paths this long code their names on a helper thread
 SUMMARY_COLUMNS = ["level", "category", "name", "resource", "duration_us", "share", "steps"]
 _WORDS = {"device_compute": "device compute", "device_collectives": "collectives",
           "device_to_device": "device-to-device copies", "input": "input",
@@ -46,10 +50,13 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
         out.attrs["sentence"] = ""
         return out
     dur = cp.duration_us.to_numpy(np.float64)
-    steps, step = _groups(_step_keys(cp))
-    total = pd.Series(_sums(step, dur, len(steps))).sum()  # (as a groupby's .sum().sum())
-    (cat, cats), (name, names), (res, resources) = (
-        text_codes(cp[c]) for c in ("category", "name", "resource"))
+    with ThreadPoolExecutor(1) as pool:  # (a long path's names coded beside the rest)
+        named = pool.submit(in_this_run(on_helper), text_codes, cp["name"]) \
+            if len(cp) >= _BESIDE_MIN_ROWS else None
+        steps, step = _groups(_step_keys(cp))
+        total = pd.Series(_sums(step, dur, len(steps))).sum()  # (as a groupby's .sum().sum())
+        (cat, cats), (res, resources) = (text_codes(cp[c]) for c in ("category", "resource"))
+        name, names = named.result() if named is not None else text_codes(cp["name"])
     planes = pd.Series([_plane(r) for r in resources], dtype=cp.host.dtype)
     plane_of, plane_values = pd.factorize(planes, sort=True)  # (each resource's once)
     values = {"category": cats, "name": names, "resource": resources, "plane": plane_values}

@@ -29,19 +29,23 @@ compact ``array.array`` copies of the graph's columns.
 
 from __future__ import annotations
 
+import os
 from array import array
 from bisect import bisect_left
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..._native.kernels.critical_kernel import critical_walk
+from ..._interrupt import helper_thread, in_this_run
+from ..._native.kernels.critical_kernel import take_walks, walk_graph, walk_part
 from .graph import (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC,
                     DepGraph)
 
-__all__ = ["Walker", "walk_windows", "resource_spans", "SEGMENT_KINDS"]
+__all__ = ["Walker", "walk_windows", "resource_spans", "on_helper", "SEGMENT_KINDS"]
 
 SEGMENT_KINDS = ("event", "wait", "idle")  # a segment's kind code -> its name
 _CODES = (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC)
+_SPLIT_MIN_NODES = 1 << 22  # graphs this large walk their windows on two threads
 
 
 def resource_spans(resource: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -58,17 +62,45 @@ def resource_spans(resource: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return keys, lo, np.append(lo[1:], n).astype(np.int64)
 
 
-def walk_windows(g: DepGraph, t0, t1) -> dict:
+def walk_windows(g: DepGraph, t0, t1, threads: int | None = None) -> dict:
     """The segments of windows ``[t0[w], t1[w])`` of ``g``: {window, start, end (ps),
     resource, category, kind (code into :data:`SEGMENT_KINDS`), node, waited_on (-1: none)}
-    arrays, each window's segments in time order (its start first), windows in order."""
+    arrays, each window's segments in time order (its start first), windows in order.
+    ``threads``: 2 walks the later half of the windows on a helper thread beside this one
+    (the same segments; None: 2 for a graph of millions of nodes on more than one core)."""
     nodes = {k: getattr(g, k) for k in ("begin", "end", "parent", "resource", "category",
                                         "is_device", "start_src", "start_kind", "end_src",
                                         "end_kind")}
     if len(nodes["is_device"]) != len(g):  # (a graph built without it: no device)
         nodes["is_device"] = np.zeros(len(g), bool)
-    return critical_walk(nodes, resource_spans(np.asarray(g.resource)), np.asarray(_CODES),
-                         np.asarray(t0, np.int64), np.asarray(t1, np.int64))
+    graph = walk_graph(nodes, resource_spans(np.asarray(g.resource)), np.asarray(_CODES))
+    t0, t1 = np.asarray(t0, np.int64), np.asarray(t1, np.int64)
+    if threads is None:
+        threads = 2 if len(g) >= _SPLIT_MIN_NODES and (os.cpu_count() or 1) > 1 else 1
+    half = len(t0) // 2 if threads > 1 else 0
+    if not half:
+        return take_walks([walk_part(graph, t0, t1)])
+    with ThreadPoolExecutor(1) as pool:
+        later = pool.submit(in_this_run(on_helper), walk_part, graph, t0[half:], t1[half:])
+        parts = []
+        try:
+            parts.append(walk_part(graph, t0[:half], t1[:half]))
+            parts.append(later.result())
+        except BaseException:
+            for part in parts:
+                part.free()
+            if len(parts) < 2 and later.exception() is None:
+                later.result().free()
+            raise
+    return take_walks(parts)
+
+
+def on_helper(fn, *args):
+    """``fn(*args)`` on a helper thread beside the task's, counted as one while it runs (see
+    _interrupt.helper_thread); submit it as ``in_this_run(on_helper)``: stopped with the
+    run it works for."""
+    with helper_thread():
+        return fn(*args)
 
 
 def _compact(values: np.ndarray, code: str = "q") -> array:
