@@ -291,6 +291,9 @@ int64_t tfp_cp_exec_work(int64_t n, const int32_t *parent, const int64_t *end,
     int64_t max_depth, const uint8_t *is_data, int64_t input_code, int8_t *category,
     const int32_t *q_rank, const int64_t *q_t, const int32_t *q_order, int64_t nq,
     int64_t *out);
+/* replay.c */
+int64_t tfp_cp_replay_visit(const double *times, int64_t n, const int64_t *src,
+    const int64_t *dst, const double *gap, int64_t m, double *out);
 """
 
 _CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "int8_t": ctypes.c_int8,

@@ -13,7 +13,7 @@ from .order_kernel import argsort
 
 __all__ = ["critical_walk", "walk_graph", "walk_part", "take_walks", "SEGMENT_COLUMNS",
            "inherit", "latest_per_target", "asof_by_id", "flow_edges", "wake_ups", "input_inside",
-           "executor_work"]
+           "executor_work", "replay_visit"]
 
 # the columns of the walk's segments, with their dtypes
 SEGMENT_COLUMNS = {"window": np.int32, "start": np.int64, "end": np.int64,
@@ -243,3 +243,21 @@ def executor_work(parent, end, seeds: tuple, max_depth: int, data: tuple, querie
                          "query ranks in [-1, ranks)")
     check(rc)
     return out
+
+
+def replay_visit(times, src, dst, gap) -> tuple[np.ndarray, int]:
+    """(each point's replayed time, the points left as measured): point ``p`` is the largest
+    ``replayed[src[k]] + gap[k]`` over the constraints ``k`` into it once all their sources
+    are known, ``times[p]`` when it has none; points on a cycle or after one, or whose value
+    is not finite, keep ``times[p]`` and are counted (replay.c's tfp_cp_replay_visit; Kahn's
+    algorithm, so the order points are visited in changes nothing)."""
+    times = _c(times, np.float64)
+    src, dst, gap = _c(src, np.int64), _c(dst, np.int64), _c(gap, np.float64)
+    n, m = len(times), len(src)
+    if len(dst) != m or len(gap) != m:
+        raise ValueError("replay_visit takes one source, target and gap a constraint")
+    if m and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+        raise ValueError("replay_visit takes constraints between points in [0, points)")
+    out = np.empty(n, np.float64)
+    left = check(lib().tfp_cp_replay_visit(_p(times), n, _p(src), _p(dst), _p(gap), m, _p(out)))
+    return out, left
