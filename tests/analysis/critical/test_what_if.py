@@ -134,3 +134,17 @@ def test_the_h200_pair_input_in_python_predicts_the_numpy_run():
     measured = fast.steps.duration_ms.median()
     error = abs(w.predicted_ms.median() - measured) / measured
     assert error < 0.10
+
+
+def test_a_replay_that_would_not_fit_is_refused_first(monkeypatch):
+    """A replay needing more than the machine's free memory (here: a cost per node no machine
+    has) is refused before it starts, naming the host, the need and the way out."""
+    from tfprof_nb.analysis.critical import what_if as module
+
+    prof = tp.load(DATA / "jax_h200_inputbound.xplane.pb")
+    monkeypatch.setattr(module, "REPLAY_NODE_BYTES", 2**50)
+    with pytest.raises(MemoryError, match=r"what_if: host jax_h200_inputbound's dependency "
+                       r"graph has [\d,]+ events.*GiB are free.*window=\(start_us, end_us\)"):
+        prof.what_if({"input": 0.5})
+    monkeypatch.undo()
+    assert len(prof.what_if({"input": 0.5})) == len(prof.steps)
