@@ -181,6 +181,35 @@ def test_the_proc_host_source_reads_what_psutil_reads():
     source.close()
 
 
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="Linux's /proc")
+def test_the_machine_cpu_use_is_no_sample_until_a_tick_passed_never_nan():
+    """Reads closer together than the kernel's 10 ms CPU accounting tick (a late sampler then
+    one on time; a fresh-clone run once wrote a NaN there) give no machine CPU sample, not NaN,
+    and keep the last counts as the base: a read once ticks passed measures from it."""
+    from tfprof_nb.capturing.hardware_sources import ProcHostSource
+
+    source = ProcHostSource()
+    reads, end = [], time.perf_counter() + 0.2
+    while time.perf_counter() < end:  # back to back: most reads see no tick
+        reads.append(source.read())
+    cpu = [r[0] for r in reads]
+    assert None in cpu  # (the machine's counts move in ticks, far slower than these reads)
+    measured = [c for c in cpu if c is not None]
+    assert measured and all(0 <= c <= 100 for c in measured), measured
+    assert all(r[1] is None or np.isfinite(r[1]) for r in reads)
+    assert all(np.isfinite(r[2]) and np.isfinite(r[3]) for r in reads)
+    # the base held: each measured value's base is the previous measured read's counts
+    base = source._last[:2]
+    time.sleep(0.05)
+    total, idle = source._cpu_jiffies()
+    assert total > base[0]
+    value = source.read()[0]
+    assert value is not None
+    expected = 100.0 * (1.0 - (idle - base[1]) / (total - base[0]))
+    assert abs(value - expected) <= 100.0 * 4 / (total - base[0]), (value, expected)
+    source.close()
+
+
 def test_a_series_not_read_at_a_tick_has_no_sample_there():
     """None from a source (NVML's field counters between their reads) leaves no sample in the
     file for that series and tick; NaN (a failed read) stays a sample."""

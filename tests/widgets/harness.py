@@ -128,6 +128,33 @@ def wait_settled(page, selector: str, frames: int = 10, timeout: float = 30000) 
     page.wait_for_function(_SETTLED, arg=[selector, frames], polling="raf", timeout=timeout)
 
 
+# [x, y] (whole pixels) of a point where the element itself is on top (not a toolbar over
+# it, not out of the viewport); the element is brought to the viewport's middle when none is
+_ON_TOP = """sel => {
+  const el = document.querySelector(sel);
+  if (!el) return null;
+  const r = el.getBoundingClientRect(), x = Math.round(r.left + Math.min(500, r.width / 2));
+  for (let y = Math.ceil(r.top) + 10; y < r.bottom - 10; y += 10)
+    if (document.elementFromPoint(x, y) === el) return [x, y];
+  el.scrollIntoView({block: 'center'});
+  return null;
+}"""
+
+
+def point_on_top(page, selector: str, timeout: float = 30000) -> list:
+    """[x, y] of a point of the element at ``selector`` that a pointer there would reach: the
+    element settled (its box still for 10 frames), itself under the point, and the same point
+    found again once settled (not one taken before it was scrolled into view)."""
+    point = None
+    for _ in range(10):
+        wait_settled(page, selector, timeout=timeout)
+        found = page.wait_for_function(_ON_TOP, arg=selector, timeout=timeout).json_value()
+        if found == point:
+            return point
+        point = found
+    raise AssertionError(f"{selector} kept moving: no point stayed on top of it")
+
+
 def event_point(page, root: str = ".tfprof-timeline", timeout: float = 30000) -> list | None:
     """[x, y, row] of an event drawn by the timeline under ``root``: whole page coordinates
     to click (a click's coordinates are whole pixels: the point is checked to hit the event

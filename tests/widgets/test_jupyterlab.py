@@ -7,7 +7,7 @@ import contextlib
 
 import pytest
 
-from .harness import PAINTED, event_point, overview_budget, wait_settled
+from .harness import PAINTED, event_point, overview_budget, point_on_top, wait_settled
 from .jupyter import (jupyter_server, open_notebook, reset_server, run_first_cell,
                       write_notebook)
 
@@ -289,12 +289,13 @@ def test_the_trace_viewer_in_jupyterlab(lab):
         assert page.evaluate(f"() => {DASH_TL}.selection.name") == name
         page.evaluate(f"() => {DASH_TL}.setView({DASH_TL}.data.t0, {DASH_TL}.data.t1)")
         page.evaluate("() => document.activeElement.blur()")
-        # (on a loaded machine a late output above can still move the view: the box once still)
-        wait_settled(page, "[data-pane='timeline'] canvas")
-        canvas = page.locator("[data-pane='timeline'] canvas").bounding_box()
+        # (on a loaded machine a late output above can still move the view: the box once still;
+        # a point of the canvas the toolbar does not cover: a fresh-clone run's wheel once fell
+        # on the notebook's toolbar over the canvas's top)
+        x, y = point_on_top(page, "[data-pane='timeline'] canvas")
         top = page.evaluate(f"() => {SCROLLER}.scrollTop")
         view = page.evaluate(f"() => {DASH_TL}.view()")
-        page.mouse.move(canvas["x"] + 500, canvas["y"] + 100)
+        page.mouse.move(x, y)
         page.mouse.wheel(0, 200)
         try:
             page.wait_for_function(f"t => {SCROLLER}.scrollTop !== t", arg=top, timeout=30000)
@@ -303,7 +304,7 @@ def test_the_trace_viewer_in_jupyterlab(lab):
                   page.evaluate(f"""([x, y]) => {{ const e = document.elementFromPoint(x, y);
                     return [e?.tagName, e?.className, document.activeElement?.tagName,
                     [{SCROLLER}.scrollTop, {SCROLLER}.scrollHeight, {SCROLLER}.clientHeight],
-                    {DASH_TL}.view()]; }}""", [canvas["x"] + 500, canvas["y"] + 100]), top, view)
+                    {DASH_TL}.view()]; }}""", [x, y]), top, view)
             raise
         assert page.evaluate(f"() => {DASH_TL}.view()") == view
         page.locator("[data-pane='timeline'] canvas").scroll_into_view_if_needed()

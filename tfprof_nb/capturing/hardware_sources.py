@@ -85,13 +85,19 @@ class ProcHostSource:
         user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in first[1:9])
         return user + nice + system + idle + iowait + irq + softirq + steal, idle + iowait
 
-    def read(self) -> list[float]:
+    def read(self) -> list[float | None]:
+        """The four values; the machine's CPU use is None (no sample) while no tick of the
+        kernel's CPU accounting (10 ms a core) has passed since the last one, whose counts stay
+        the base until one has (two reads close together: a sampler late then on time)."""
         total, idle = self._cpu_jiffies()
         own, now = time.process_time_ns(), time.monotonic_ns()
         total0, idle0, own0, now0 = self._last
-        self._last = (total, idle, own, now)
-        cpu = 100.0 * (1.0 - (idle - idle0) / (total - total0)) if total > total0 else _NAN
-        proc = 100.0 * (own - own0) / (now - now0) / self._cores if now > now0 else _NAN
+        cpu = None
+        if total > total0:
+            cpu = 100.0 * (1.0 - (idle - idle0) / (total - total0))
+            total0, idle0 = total, idle
+        proc = 100.0 * (own - own0) / (now - now0) / self._cores if now > now0 else None
+        self._last = (total0, idle0, own, now)
         rss = int(self._read("self/statm", 256).split()[1]) * self._page
         mem = self._read("meminfo", 8192)
         at = mem.index(b"MemAvailable:")
