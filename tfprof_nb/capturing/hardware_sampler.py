@@ -9,10 +9,16 @@ thread's own CPU time is kept in the file (``sampler_cpu_s``, since the sampler 
 ``sampler_started_ns``: before the file's window for a long-running sampler).  What cannot be sampled
 (no ``psutil``, no NVIDIA driver or ``nvidia-ml-py``) is said in the file's notes, never an
 error.
+
+A capture takes the process's resident sampler of its period (:func:`capture_sampler`): its
+sources found and its thread started once, paused between captures (asleep, reading nothing)
+and resumed by the next one, so a ``tp.Monitor`` window starts sampling without a new thread
+or a new search for sources on the training thread.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -25,7 +31,7 @@ import numpy as np
 from ..xspace.hardware_file import HardwareSamples, hardware_path_for, write_hardware
 from .options import DEFAULT_SAMPLE_MS
 
-__all__ = ["DEFAULT_SAMPLE_MS", "HardwareSampler"]
+__all__ = ["DEFAULT_SAMPLE_MS", "HardwareSampler", "capture_sampler"]
 
 _NAN = float("nan")
 _SKIPPED = float("-inf")  # a series a source did not read at a tick: no sample in the file
@@ -42,11 +48,15 @@ class HardwareSampler:
     what to read (see :mod:`.hardware_sources`); default: every source this machine has."""
 
     def __init__(self, sample_ms: int = DEFAULT_SAMPLE_MS, keep_s: float | None = None,
-                 sources: list | None = None):
+                 sources: list | None = None, resident: bool = False):
         self.sample_ms = int(sample_ms)
         self.keep_s = keep_s
+        self.resident = resident  # stop() pauses it (its thread and sources kept): resume()
         self._given = sources
         self._stop = threading.Event()
+        self._go = threading.Event()  # a round of sampling is asked for
+        self._idle = threading.Event()  # the thread's round has ended
+        self._in_use = False  # (a resident sampler: held by a capture until release())
         self._thread: threading.Thread | None = None
         self._sources: list = []
         self._widths: list[int] = []
@@ -66,14 +76,48 @@ class HardwareSampler:
         else:
             self._sources, self.notes = list(self._given), []
         self._widths = [len(s.series) for s in self._sources]
+        self._notes0 = list(self.notes)
         self.started_ns = time.time_ns()
         if self._sources:
+            self._go.set()
             self._thread = threading.Thread(target=self._run, name="tfprof-hardware-sampler",
                                             daemon=True)
             self._thread.start()
         return self
 
+    def resume(self) -> "HardwareSampler":
+        """A paused resident sampler samples again, from now, as a new capture's: the samples
+        and notes of its last capture dropped; its first read re-bases what a source measures
+        over an interval (CPU use since the last read), so no sample spans the pause."""
+        with self._lock:
+            self._times.clear()
+            self._rows.clear()
+        self.notes = list(self._notes0)
+        self._cpu_s = 0.0
+        self.stopped_ns = 0
+        self.started_ns = time.time_ns()
+        self._stop.clear()
+        self._idle.clear()
+        if self._thread is not None:
+            self._go.set()
+        return self
+
     def _run(self) -> None:
+        rounds = 0
+        while True:
+            self._go.wait()
+            self._go.clear()
+            cpu0 = time.thread_time()
+            if rounds:  # (the first round's sources were read once when they were found)
+                self._read()
+            self._round(cpu0)
+            rounds += 1
+            self._idle.set()
+            if not self.resident:
+                return
+
+    def _round(self, cpu0: float) -> None:
+        """Samples until stopped, the thread's CPU time since ``cpu0`` kept."""
         period = self.sample_ms / 1e3
         begin = time.monotonic()
         k = 1
@@ -84,12 +128,12 @@ class HardwareSampler:
             with self._lock:
                 self._times.append(now)
                 self._rows.append(row)
-            self._cpu_s = time.thread_time()
+            self._cpu_s = time.thread_time() - cpu0
             k = max(k + 1, int((time.monotonic() - begin) / period) + 1)  # skip missed ticks
             if self.keep_s is None and len(self._times) >= cap:
                 self.notes.append(f"the sampler stopped after {cap} samples")
                 break
-        self._cpu_s = time.thread_time()
+        self._cpu_s = time.thread_time() - cpu0
 
     def _read(self) -> list[float]:
         """One sample of every source; a source that raises reads NaN (said once)."""
@@ -108,12 +152,25 @@ class HardwareSampler:
         return row
 
     def stop(self) -> None:
+        """Stop sampling (a resident sampler: pause, its round ended when this returns)."""
         if self._stop.is_set():
             return
         self.stopped_ns = time.time_ns()
         self._stop.set()
         if self._thread is not None:
+            if self.resident:  # (its round ends within a read; a thread that died: none)
+                while not self._idle.wait(0.5) and self._thread.is_alive():
+                    pass
+                return
             self._thread.join()
+        self._close_sources()
+
+    def release(self) -> None:
+        """The capture is done with it (its samples written): a resident sampler may serve
+        the next capture."""
+        self._in_use = False
+
+    def _close_sources(self) -> None:
         for source in self._sources:
             close = getattr(source, "close", None)
             if close is not None:
@@ -162,3 +219,33 @@ class HardwareSampler:
                 write_hardware(samples, path)
                 written.append(path)
         return written
+
+
+_resident: dict = {}  # sample_ms -> this process's resident HardwareSampler
+_resident_lock = threading.Lock()
+
+
+def capture_sampler(sample_ms: int) -> HardwareSampler:
+    """A started sampler for one capture: this process's resident sampler of ``sample_ms``
+    (started the first time, resumed after), or a sampler of its own while another capture
+    still holds the resident one.  ``stop()`` then ``release()`` when its samples are
+    written."""
+    with _resident_lock:
+        sampler = _resident.get(sample_ms)
+        if sampler is None or sampler._pid != os.getpid():  # (a forked child: no thread)
+            sampler = HardwareSampler(sample_ms, resident=True)
+            sampler._pid = os.getpid()
+            sampler._in_use = True
+            _resident[sample_ms] = sampler
+            fresh = True
+        elif not sampler._in_use:
+            sampler._in_use = True
+            fresh = False
+        else:
+            return HardwareSampler(sample_ms).start()
+    try:
+        return sampler.start() if fresh else sampler.resume()
+    except BaseException:
+        with _resident_lock:
+            _resident.pop(sample_ms, None)
+        raise

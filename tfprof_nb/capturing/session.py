@@ -177,27 +177,32 @@ class LocalSession:
             _active = None
         if self._sampler is not None:  # first: also when the wait below is interrupted
             self._sampler.stop()
-        wait_for_a_free_run_name(self._local)
-        with quiet_profiler_log(_WHO[self.backend], self.log):
-            self._profiler.stop(trace_json=self.trace_json)
-        new = run_dirs(self._local) - self._before
-        if not new:
-            raise CaptureError(f"the profiler saved nothing under {self._local}")
-        run_dir = max(new, key=lambda p: p.name)
-        self.hardware_files = _write_samples(self._sampler, run_dir)
+        try:
+            wait_for_a_free_run_name(self._local)
+            with quiet_profiler_log(_WHO[self.backend], self.log):
+                self._profiler.stop(trace_json=self.trace_json)
+            new = run_dirs(self._local) - self._before
+            if not new:
+                raise CaptureError(f"the profiler saved nothing under {self._local}")
+            run_dir = max(new, key=lambda p: p.name)
+            self.hardware_files = _write_samples(self._sampler, run_dir)
+        finally:
+            if self._sampler is not None:  # (the next capture may take it)
+                self._sampler.release()
         self.run_dir = publish_run(run_dir, self.url)
         return self.run_dir
 
 
 def _start_sampler(sample_ms: int):
-    """The hardware sampler of a session, started; None when ``sample_ms`` is 0 or it
+    """The hardware sampler of a session, started (the process's resident one of this period
+    when free: no thread started, no sources searched); None when ``sample_ms`` is 0 or it
     cannot start (said in a warning: the capture goes on without it)."""
     if not sample_ms:
         return None
     try:
-        from .hardware_sampler import HardwareSampler
+        from .hardware_sampler import capture_sampler
 
-        return HardwareSampler(sample_ms).start()
+        return capture_sampler(sample_ms)
     except Exception as exc:
         warnings.warn(f"the hardware sampler did not start ({type(exc).__name__}: {exc}); "
                       f"the profile is captured without it", CaptureWarning, stacklevel=4)
