@@ -13,17 +13,15 @@ ran), ``name``, ``event_id`` (the row of ``prof.events``; -1 for idle), ``waited
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
-from ..._interrupt import in_this_run
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from .graph import CATEGORIES, dependency_graph
 from .text_columns import text_column
-from .walk import SEGMENT_KINDS, on_helper, walk_windows
+from .walk import SEGMENT_KINDS, beside, walk_windows
 
 __all__ = ["ANALYSES", "CRITICAL_PATH_COLUMNS", "host_critical_path", "combine_critical_path",
            "empty_critical_path", "names_of", "window_order"]
@@ -81,9 +79,7 @@ def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> 
     if not len(segs["window"]):
         return empty_critical_path()
     start, end = segs["start"], segs["end"]
-    with ThreadPoolExecutor(1) as pool:  # (the text columns of what waited: beside the rest)
-        later = pool.submit(in_this_run(on_helper), _waited_columns, hd, g, segs) \
-            if len(start) >= _BESIDE_MIN_SEGMENTS else None
+    with beside(len(start) >= _BESIDE_MIN_SEGMENTS, _waited_columns, hd, g, segs) as waited:
         node = segs["node"]
         row = np.where(node >= 0, g.rows[np.maximum(node, 0)], -1)
         columns = {
@@ -94,7 +90,7 @@ def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> 
             "kind": text_column(SEGMENT_KINDS, segs["kind"]),
             "name": _names(hd, row, "idle"), "event_id": row}
         columns["resource"], columns["waited_on"], columns["waited_on_id"] = \
-            later.result() if later is not None else _waited_columns(hd, g, segs)
+            waited()  # (the text columns of what waited: beside the rest on a long path)
     return pd.DataFrame(columns)
 
 

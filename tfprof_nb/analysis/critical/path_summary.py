@@ -13,17 +13,15 @@ no traced event" (the path's ``idle``: not the devices' idle time the overview s
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
-from ..._interrupt import in_this_run
 from ..._native.kernels import group_sums
 from ..runtime.unit import Analysis
 from .distinct_codes import distinct_codes
 from .text_columns import text_codes
-from .walk import on_helper
+from .walk import beside
 
 __all__ = ["ANALYSES", "SUMMARY_COLUMNS", "critical_path_summary", "bound_sentence"]
 
@@ -50,13 +48,12 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
         out.attrs["sentence"] = ""
         return out
     dur = cp.duration_us.to_numpy(np.float64)
-    with ThreadPoolExecutor(1) as pool:  # (a long path's names coded beside the rest)
-        named = pool.submit(in_this_run(on_helper), text_codes, cp["name"]) \
-            if len(cp) >= _BESIDE_MIN_ROWS else None
+    # (a long path's names coded beside the rest)
+    with beside(len(cp) >= _BESIDE_MIN_ROWS, text_codes, cp["name"]) as named:
         steps, step = _groups(_step_keys(cp))
         total = pd.Series(_sums(step, dur, len(steps))).sum()  # (as a groupby's .sum().sum())
         (cat, cats), (res, resources) = (text_codes(cp[c]) for c in ("category", "resource"))
-        name, names = named.result() if named is not None else text_codes(cp["name"])
+        name, names = named()
     planes = pd.Series([_plane(r) for r in resources], dtype=cp.host.dtype)
     plane_of, plane_values = pd.factorize(planes, sort=True)  # (each resource's once)
     values = {"category": cats, "name": names, "resource": resources, "plane": plane_values}

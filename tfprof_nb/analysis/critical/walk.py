@@ -33,6 +33,7 @@ import os
 from array import array
 from bisect import bisect_left
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from ..._native.kernels.critical_kernel import take_walks, walk_graph, walk_part
 from .graph import (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC,
                     DepGraph)
 
-__all__ = ["Walker", "walk_windows", "resource_spans", "on_helper", "SEGMENT_KINDS"]
+__all__ = ["Walker", "walk_windows", "resource_spans", "beside", "on_helper", "SEGMENT_KINDS"]
 
 SEGMENT_KINDS = ("event", "wait", "idle")  # a segment's kind code -> its name
 _CODES = (ELEMENT, HOST_WAIT, IDLE, INPUT, KERNEL_LAUNCH, LAUNCH, STREAM_WAIT, SYNC)
@@ -93,6 +94,18 @@ def walk_windows(g: DepGraph, t0, t1, threads: int | None = None) -> dict:
                 later.result().free()
             raise
     return take_walks(parts)
+
+
+@contextmanager
+def beside(when: bool, fn, *args):
+    """``fn(*args)`` computed on a helper thread (:func:`on_helper`, under the run's cancel
+    token) beside the with-block when ``when``, else where it is asked for: yields the
+    callable that gives its answer (the block leaves once the helper has ended)."""
+    if not when:
+        yield lambda: fn(*args)
+        return
+    with ThreadPoolExecutor(1) as pool:
+        yield pool.submit(in_this_run(on_helper), fn, *args).result
 
 
 def on_helper(fn, *args):
