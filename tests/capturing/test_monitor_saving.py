@@ -86,3 +86,17 @@ def test_worker_runs_at_the_idle_priority(tmp_path):
     proc = monitor_worker._WORKER.proc
     assert proc is not None and proc.poll() is None
     assert os.sched_getscheduler(proc.pid) == os.SCHED_IDLE
+
+
+def test_a_terminal_s_ctrl_c_does_not_end_the_worker(tmp_path):
+    """A terminal's Ctrl-C sends SIGINT to every process of the foreground group, the worker
+    too: the training process decides what it ends; the worker keeps running and answers."""
+    import signal
+
+    with pytest.raises(monitor_worker.AnalysisFailed):  # it runs and answers
+        monitor_worker.analyse_run(tmp_path / "missing")
+    proc = monitor_worker._WORKER.proc
+    os.kill(proc.pid, signal.SIGINT)
+    with pytest.raises(monitor_worker.AnalysisFailed):  # (after the signal: still answers)
+        monitor_worker.analyse_run(tmp_path / "missing_too")
+    assert monitor_worker._WORKER.proc is proc and proc.poll() is None

@@ -31,8 +31,11 @@ _HEADER = struct.Struct("<Q")
 # the worker's command: it takes the lowest priority before it imports anything (its imports
 # take a core for a second or two while training warms up), then runs this module.  Linux's
 # SCHED_IDLE: a core nothing else wants (a training thread that wakes takes it back at once;
-# nice 19, the fallback, still takes a 1.5 % share of a busy core)
-_BOOT = ("import os\n"
+# nice 19, the fallback, still takes a 1.5 % share of a busy core).  It ignores SIGINT: a
+# terminal's Ctrl-C reaches every process of its group, and the training process decides
+# what an interrupt ends (the worker ends when its input closes)
+_BOOT = ("import os, signal\n"
+         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
          "try:\n    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
          "except (OSError, AttributeError):\n"
          "    try:\n        os.nice(19)\n    except (OSError, AttributeError):\n        pass\n"
