@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.findings.measure_words import get
 from tfprof_nb.plot.gpu_figures import UTILIZATION_PARTS
 
 from ..conftest import DATA
@@ -126,3 +127,36 @@ def test_empty_profile_gives_empty_figures(cpu_file):
     for name in ("gpu_utilization", "gpu_overlap", "launch_latency", "launch_queue"):
         fig = getattr(prof.plot, name)()
         assert all(len(t.y) == 0 for t in fig.data)
+
+
+def test_input_wait_chart_plots_the_pages_input_measure(prof):
+    """The input tab's chart shows per step the one input-wait measure the verdict above it
+    quotes (BERT: GPU:6 waits 7.9% of the step; XProf's step breakdown, 0.0%, is not a second
+    figure for it), its title naming the rule, and each step's bars add up to the step."""
+    fig = prof.plot.input_pipeline()
+    wait, rest = fig.data[0], fig.data[1]
+    steps = prof.steps
+    row = get(prof.measures, "input_wait_pct")
+    if row is None:  # no steps (the conv capture): no input wait, no bars
+        assert steps.empty and not len(wait.y)
+        return
+    share = 100 * float(np.sum(wait.y)) / float(steps.duration_ms.sum())
+    assert f"{share:.1f}%" in prof.overview().verdict["statement"]
+    assert f"{share:.1f}" == f"{row['value']:.1f}"
+    np.testing.assert_allclose(np.add(wait.y, rest.y), steps.duration_ms)
+    title = fig.layout.annotations[0].text
+    assert title == "Input wait per step (" + (
+        "GPUs idle while the host fetches input)" if row["rule"] == "tfprof"
+        else "step-time breakdown)"), title
+
+
+def test_step_time_chart_is_titled_as_xprofs_rule(prof):
+    """The overview's step chart draws the step-time breakdown (XProf's rule); on BERT its
+    input (none) differs from the page's input wait (GPU:6's own, 7.9%), so the title says
+    whose rule the chart is, not a second verdict on input."""
+    fig = prof.plot.step_time()
+    assert fig.layout.title.text == "Step-time breakdown (XProf's rule)"
+    drawn = {t.name for t in fig.data if t.type == "bar"}
+    row = get(prof.measures, "input_wait_pct")
+    if row is not None and row["rule"] == "tfprof" and row["value"] > 0:
+        assert "Input" not in drawn  # the breakdown gives input another figure (none)

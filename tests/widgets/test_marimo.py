@@ -104,7 +104,7 @@ def test_marimo_shows_the_dashboard_and_a_figure(marimo_app):
         page.locator(".gtitle", has_text="Step-time breakdown").nth(1).wait_for(timeout=60000)
         assert figures.count() >= 2
         titles = page.locator(".gtitle").all_text_contents()
-        assert titles.count("Step-time breakdown") >= 2
+        assert titles.count("Step-time breakdown (XProf's rule)") >= 2
     # marimo itself asks a CDN for MathJax (blocked here); nothing of ours goes out
     ours = [u for u in blocked if "plot" in u.lower() or "tfprof" in u.lower()]
     assert ours == [] and dialogs == []

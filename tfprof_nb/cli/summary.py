@@ -197,12 +197,14 @@ def _device_names(devices) -> str:
 
 
 def _breakdown_text(rows: list[dict]) -> str:
-    """The step-time breakdown, categories with time only, largest first."""
+    """The step-time breakdown (XProf's rule: where a headline measure reads the devices' own
+    time, its figure may differ and is said as the page's), categories with time only, largest
+    first."""
     shown = sorted((r for r in rows if r["mean_ms"] > 0), key=lambda r: -r["mean_ms"])
     if not shown:
         return ""
     width = max(len(r["category"]) for r in shown)
-    lines = ["Step-time breakdown (mean per step)"]
+    lines = ["Step-time breakdown (mean per step), XProf's rule"]
     for r in shown:
         pct = "" if r["pct"] is None else f"{r['pct']:6.1f} %"
         lines.append(f"  {r['category']:<{width}}  {r['mean_ms']:10.3f} ms  {pct}")

@@ -54,10 +54,16 @@ class ProfilePlots:
         return kernels_figure(self._prof.kernel_stats, theme, top)
 
     def input_pipeline(self, theme: str = "light"):
-        """Input wait per step and the host-side input breakdown (``prof.input_pipeline``)."""
+        """Input wait per step, from the source of the page's one input-wait measure (the
+        GPUs' own time where they compute in the steps, else the step breakdown), and the
+        host-side input breakdown (``prof.input_pipeline``)."""
+        from ..analysis.findings.input_wait import input_wait_per_step
         from .step_figures import input_pipeline_figure
 
-        return input_pipeline_figure(self._prof.input_pipeline, self._prof.steps, theme)
+        prof = self._prof
+        wait, source = input_wait_per_step(prof.steps, prof.gpu_utilization,
+                                           prof.result("input_wait"))
+        return input_pipeline_figure(prof.input_pipeline, prof.steps, theme, wait, source)
 
     def roofline(self, theme: str = "light", peak_flops_per_s: float | None = None,
                  memory_bw_bytes_per_s: float | None = None):

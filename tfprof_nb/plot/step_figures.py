@@ -9,11 +9,14 @@ from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all, subplots
 from .step_bars import MAX_STEP_TICKS
 
-__all__ = ["MAX_BARS", "step_time_figure", "input_pipeline_figure"]
+__all__ = ["MAX_BARS", "STEP_TIME_TITLE", "step_time_figure", "input_pipeline_figure"]
 
 # Past this many steps a per-step chart stacks areas (one path per category) instead of bars:
 # plotly draws each bar as an SVG element, and 2,500 steps of 9 categories took 2 s to draw.
 MAX_BARS = 300
+# the step-time chart's title: its categories are XProf's rule (the headline measures that read
+# the devices' own time, input wait among them, may give another figure: the page says whose)
+STEP_TIME_TITLE = "Step-time breakdown (XProf's rule)"
 
 
 def _add_stacked(fig, x, y, name: str, color: str, index, hover: str, **where) -> None:
@@ -48,7 +51,7 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
     numbers on x, milliseconds on y; hovering a step shows its whole breakdown."""
     x = _step_labels(steps)
     fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
-                     title={"text": plain(title) if title else "Step-time breakdown"},
+                     title={"text": plain(title) if title else STEP_TIME_TITLE},
                      xaxis={"title": {"text": "Step"}, "type": "category",
                             "nticks": MAX_STEP_TICKS},  # (plotly spaces them)
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
@@ -69,17 +72,21 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
     return fig
 
 
-def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light"):
+def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
+                          wait: np.ndarray | None = None, source: str = ""):
     """Input wait per step (stacked with the rest of the step) and the host-side breakdown of
-    input time (``prof.input_pipeline``)."""
+    input time (``prof.input_pipeline``); ``wait``: the input wait of each step in ms (by
+    default the step breakdown's ``input_ms``), ``source``: whose rule it is, in the title."""
+    title = f"Input wait per step ({source})" if source else "Input wait per step"
     fig = subplots(theme, rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.12,
-                   subplot_titles=("Input wait per step", "Host-side input time"))
+                   subplot_titles=(title, "Host-side input time"))
     # the legend under the step chart: above it, it would cover the subplot titles
     fig.update_layout(barmode="stack", meta={**fig.layout.meta, **_step_meta(steps)},
                       legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
                       margin={"b": 110})
     x = _step_labels(steps)
-    wait = steps.input_ms.to_numpy(dtype=float) if len(steps) else np.empty(0)
+    if wait is None:
+        wait = steps.input_ms.to_numpy(dtype=float) if len(steps) else np.empty(0)
     rest = np.maximum(steps.duration_ms.to_numpy(dtype=float) - wait, 0.0) if len(steps) \
         else np.empty(0)
     index = np.arange(len(steps))

@@ -12,6 +12,7 @@ other share quoted from one source: :mod:`.precision`.)
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_INPUT_BOUND_PCT
@@ -20,7 +21,7 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from .measure_words import device_words, get, scope_tail
 from .measures import kind_rows
 
-__all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait"]
+__all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait", "input_wait_per_step"]
 
 
 def active_devices(util: pd.DataFrame) -> pd.DataFrame:
@@ -51,6 +52,25 @@ def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame) 
     if gpu_pct is None:
         return {"pct": steps_pct, "source": "steps", "steps_pct": steps_pct}
     return {"pct": gpu_pct, "source": "devices", "steps_pct": steps_pct}
+
+
+def input_wait_per_step(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
+                        wait: dict) -> tuple[np.ndarray, str]:
+    """Input wait in each step (ms, one per row of ``steps``) from the source of the one
+    input-wait measure (``wait``: :func:`input_wait`), and that source in words: the GPUs'
+    own accounting (each step's share of their wall time waiting for input, times the step's
+    duration) or the step breakdown's ``input_ms`` (XProf's rule)."""
+    if not len(steps):
+        return np.empty(0), ""
+    if wait.get("source") != "devices":
+        return steps.input_ms.to_numpy(dtype=float), "step-time breakdown"
+    dev = active_devices(gpu_utilization)
+    sums = dev.groupby([dev.host.astype(str), dev.step])[["input_us", "wall_us"]].sum()
+    keys = pd.MultiIndex.from_arrays([steps.host.astype(str), steps.index])
+    mine = sums.reindex(keys)
+    share = (mine.input_us / mine.wall_us.where(mine.wall_us > 0)).fillna(0.0).to_numpy()
+    return share * steps.duration_ms.to_numpy(dtype=float), \
+        "GPUs idle while the host fetches input"
 
 
 _LEVELS = ((HIGHLY_INPUT_BOUND_PCT, "host", "HIGHLY", "Therefore, you should first focus on "
