@@ -48,6 +48,12 @@ def _statements(prof) -> list[str]:
     return out
 
 
+# the HLO table's self time (%) counts the devices' idle time in its whole (XProf's hlo_stats
+# rule), the op stats' (idle box unticked) and the summary's top ops leave it out: said here
+HLO_TABLE_TITLE = ("HLO op stats (self time %: of the devices' whole time, idle included, "
+                   "XProf's rule)")
+
+
 def _hlo_table(prof) -> TableData:
     """Every HLO op; program ids as text (64-bit TPU ids lose digits as JavaScript numbers);
     the hardware counters' means over its executions where the profile has them."""
@@ -55,7 +61,7 @@ def _hlo_table(prof) -> TableData:
     table = stats[[c for c in _HLO_COLUMNS if c in stats.columns]].copy()
     if "program_id" in table:
         table["program_id"] = table.program_id.astype(str)
-    return with_op_counters(TableData(table, "HLO op stats", "hlo_op_name"), prof, "hlo_op",
+    return with_op_counters(TableData(table, HLO_TABLE_TITLE, "hlo_op_name"), prof, "hlo_op",
                             {"program": "module", "op": "hlo_op_name"})
 
 
