@@ -133,12 +133,13 @@ def monitor_figure(history: pd.DataFrame, baseline_ms: float | None = None,
     """The windows of ``history`` that were analysed with steps: median step time per window
     (line and markers over the steps, regressions as red crosses, the baseline and the
     regression threshold as lines) over the mean step-time breakdown per window (stacked
-    bars, one per window).  With the step timer's ``steps`` (``Monitor.step_times``), a first
+    bars, one per window; XProf's rule, titled so: the windows' ``input_pct`` may read the
+    devices' own time).  With the step timer's ``steps`` (``Monitor.step_times``), a first
     panel shows every step's time (``period``: the spikes' period in words, in its title).
     A point's ``customdata`` starts with its window (-1: none)."""
     timed = steps is not None  # (even empty: a view's figure keeps its height as steps come)
     titles = ("Median step time per window",
-              "Step-time breakdown per window (mean per step)")
+              "Step-time breakdown per window (mean per step, XProf's rule)")
     if timed:
         titles = (f"Every step's time{': ' + period if period else ''}",) + titles
     fig = subplots(theme, rows=len(titles), cols=1, vertical_spacing=0.2 if not timed else 0.12,
