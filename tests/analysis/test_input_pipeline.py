@@ -7,6 +7,7 @@ import pytest
 
 import tfprof_nb as tp
 
+from ..conftest import DATA
 from .oracle import gviz_frame, run_tool
 
 LABELS = {"Preprocessing": "Data preprocessing", "Enqueue": "Enqueuing data to device",
@@ -89,3 +90,14 @@ def test_recommendations_are_structured(cpu_file):
     for f in findings:
         assert f.kind and f.what and f.fix and isinstance(f.evidence, dict)
         assert all(isinstance(v, (int, float, str)) for v in f.evidence.values())
+
+
+def test_repr_names_xprofs_rule_where_the_page_measures_otherwise():
+    """BERT: prof.input_pipeline is XProf's verdict from the step-time breakdown (input
+    0.0%), the page's input wait is GPU:6's own (7.9%): its repr says whose rule it quotes."""
+    prof = tp.load(DATA / "gpu_bert_multiworker")
+    ip, row = prof.input_pipeline, prof.measures.loc["input_wait_pct"]
+    text = repr(ip)
+    assert f"input {ip.summary['input_pct']:.1f}% of step time" in text
+    assert f"{ip.summary['input_pct']:.1f}" != f"{row['value']:.1f}"
+    assert "XProf's rule" in text, text

@@ -79,7 +79,7 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
     default the step breakdown's ``input_ms``), ``source``: whose rule it is, in the title."""
     title = f"Input wait per step ({source})" if source else "Input wait per step"
     fig = subplots(theme, rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.12,
-                   subplot_titles=(title, "Host-side input time"))
+                   subplot_titles=(title, "Host-side input time (whole profile)"))
     # the legend under the step chart: above it, it would cover the subplot titles
     fig.update_layout(barmode="stack", meta={**fig.layout.meta, **_step_meta(steps)},
                       legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},

@@ -37,5 +37,5 @@ class InputPipelineView(View):
                                        ip.summary.get("next_step", "")) if s],
             "figure": prof.plot.input_pipeline(),
             "host_table": TableData(ip.host_side.reset_index(drop=True),
-                                    "Host-side input time", "category", 10),
+                                    "Host-side input time (whole profile)", "category", 10),
             "ops_table": TableData(ip.input_ops, "Input ops", "operation")})

@@ -45,8 +45,8 @@ class InputPipelineAnalysis:
 
     def __repr__(self) -> str:
         s = self.summary
-        return (f"<InputPipelineAnalysis {s.get('classification')}: "
-                f"input {s.get('input_pct', 0):.1f}% of step time>")
+        return (f"<InputPipelineAnalysis, XProf's rule (the step-time breakdown): "
+                f"{s.get('classification')}, input {s.get('input_pct', 0):.1f}% of step time>")
 
 
 def _pct1(x: float) -> str:
