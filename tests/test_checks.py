@@ -8,6 +8,7 @@ command's exit codes."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import pickle
 import shutil
@@ -215,10 +216,19 @@ def jax_twice(tmp_path_factory):
 def test_a_run_against_itself_and_a_second_run_pass(cpu, jax_twice):
     same = _row(cpu, baseline=cpu, max_regression_pct=5)
     assert same.passed and same.value == 0.0
-    # the same program captured again: the band covers the steps' spread between the runs
+    # the same program captured again: the band covers the steps' spread between the runs;
+    # unless no core was left idle (load average at least the cores: another job beside the
+    # suite, where one capture once ran at 3.4 ms a step and the other at 11.3): then a
+    # verdict of slower must come from the medians, the band's low end beyond the limit
+    busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
     for new, old in (jax_twice, jax_twice[::-1]):
         again = _row(new, baseline=old, max_regression_pct=50)
-        assert again.passed, again.evidence
+        if again.passed or not busy:
+            assert again.passed, again.evidence
+            continue
+        base, now = old.steps.duration_ms.median(), new.steps.duration_ms.median()
+        assert again.value == pytest.approx(100 * (now - base) / base), again.evidence
+        assert again.details["band_low_pct"] > 50, again.evidence  # (slower beyond noise)
 
 
 def test_an_input_bound_run_regresses(cpu, slowmap):
