@@ -4,10 +4,13 @@ merged, copies and transposes added or removed, computations run more times
 step it accounts for (the per-step deltas of its ops, :mod:`.op_changes`).
 
 Programs are paired by name with digits left out; instructions are compared by their
-identity (:mod:`.hlo_identity`).  A base fusion whose computation is gone is ``split`` when
-two or more new fusions hold only framework ops it held; two or more base fusions gone are
-``merged`` when one new fusion holds all their framework ops; the other fusions whose
-computation is only in one run are ``fusions removed`` or ``fusions added``.  A computation is
+identity (:mod:`.hlo_identity`).  Of the fusions whose computation is only in one run, a base
+and a new fusion that hold the same framework ops are one fusion whose computation changed
+(``fusions changed``: paired one to one, same name first).  A base fusion gone is ``split``
+when two or more new fusions hold some of its framework ops and none other; two or more base
+fusions gone are ``merged`` when one new fusion holds all their framework ops and more than
+any one of them; a fusion is told in one split or merge at most (the smallest first); the
+other fusions are ``fusions removed`` or ``fusions added``.  A computation is
 ``rematerialised`` when its fingerprint occurs more times in the new program than in the
 base (at least once there).
 """
@@ -64,24 +67,61 @@ def _fused_sets(d: pd.DataFrame) -> dict:
     return {n: frozenset(f.split("\n")) for n, f in zip(fusions.hlo_op, fusions.fused_ops)}
 
 
+def _pair_equal(gone: dict, new: dict) -> list[tuple[str, str]]:
+    """(base, new) fusions holding the same framework ops, one to one: same name first, then
+    in name order."""
+    by_ops: dict = {}
+    for name in sorted(new):
+        by_ops.setdefault(new[name], []).append(name)
+    pairs = []
+    for name in sorted(gone, key=lambda n: (n not in new or new[n] != gone[n], n)):
+        free = by_ops.get(gone[name])
+        if free:
+            pairs.append((name, free.pop(free.index(name) if name in free else 0)))
+    return pairs
+
+
+def _parts(whole: dict, pieces: dict) -> list[tuple[str, list[str]]]:
+    """(fusion of ``whole``, the fusions of ``pieces`` that hold some of its framework ops
+    and none other: two or more), each piece in one at most, the smallest wholes first."""
+    out, taken = [], set()
+    for name in sorted(whole, key=lambda n: (len(whole[n]), n)):
+        parts = sorted(n for n, ops in pieces.items() if n not in taken and ops < whole[name])
+        if len(parts) >= 2:
+            out.append((name, parts))
+            taken.update(parts)
+    return out
+
+
 def _fusion_rows(program, a, b, times) -> list[dict]:
-    """Fusions split (one base fusion's framework ops now in several) or merged."""
+    """Fusions changed (same framework ops, another computation), split (one base fusion's
+    framework ops now in several) or merged (see the module doc)."""
     prints_a, prints_b = set(a.fingerprint), set(b.fingerprint)
-    gone = {n: s for n, s in _fused_sets(a[~a.fingerprint.isin(prints_b)]).items()}
-    new = {n: s for n, s in _fused_sets(b[~b.fingerprint.isin(prints_a)]).items()}
+    gone = _fused_sets(a[~a.fingerprint.isin(prints_b)])
+    new = _fused_sets(b[~b.fingerprint.isin(prints_a)])
     out = []
-    for name, ops in gone.items():
-        parts = [n for n, s in new.items() if s <= ops]
-        if len(parts) >= 2:
-            out.append(_row(program, "fusion split", f"{name} -> {', '.join(sorted(parts))}",
-                            1, len(parts), _time([name], parts, times)))
-    for name, ops in new.items():
-        parts = [n for n, s in gone.items() if s <= ops]
-        if len(parts) >= 2:
-            out.append(_row(program, "fusions merged", f"{', '.join(sorted(parts))} -> {name}",
-                            len(parts), 1, _time(parts, [name], times)))
-    told = {n for r in out for n in r["detail"].replace(" -> ", ", ").split(", ")}
-    for change, names, side in (("fusions removed", gone, 0), ("fusions added", new, 1)):
+    pairs = _pair_equal(gone, new)
+    if pairs:
+        names_a, names_b = [x for x, _ in pairs], [y for _, y in pairs]
+        out.append(_row(program, "fusions changed",
+                        ", ".join(x if x == y else f"{x} -> {y}" for x, y in pairs),
+                        len(pairs), len(pairs), _time(names_a, names_b, times)))
+    told_a, told_b = set(names_a) if pairs else set(), set(names_b) if pairs else set()
+    gone = {n: ops for n, ops in gone.items() if n not in told_a}
+    new = {n: ops for n, ops in new.items() if n not in told_b}
+    for name, parts in _parts(gone, new):
+        out.append(_row(program, "fusion split", f"{name} -> {', '.join(parts)}",
+                        1, len(parts), _time([name], parts, times)))
+        told_a.add(name)
+        told_b.update(parts)
+    merged = _parts(new, {n: ops for n, ops in gone.items() if n not in told_a})
+    for name, parts in merged:
+        out.append(_row(program, "fusions merged", f"{', '.join(parts)} -> {name}",
+                        len(parts), 1, _time(parts, [name], times)))
+        told_a.update(parts)
+        told_b.add(name)
+    for change, names, told, side in (("fusions removed", gone, told_a, 0),
+                                      ("fusions added", new, told_b, 1)):
         rest = sorted(set(names) - told)
         if rest:
             count = (len(rest), 0) if side == 0 else (0, len(rest))
