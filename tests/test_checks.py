@@ -195,6 +195,19 @@ def test_step_measures_of_a_profile_without_steps_are_unknown():
     assert "no steps to compare" in result.rows[-1].evidence
 
 
+def test_input_wait_without_input_events_is_unknown_with_its_reason():
+    """A JAX GPU loop fed from Python: the host has no input events, so the GPUs' wait for
+    input cannot be told from their wait for the host (the check passed at 0.0% before)."""
+    from tfprof_nb.analysis.findings.measures import NO_INPUT_EVENTS
+
+    prof = tp.load(DATA / "jax_h200_inputbound.xplane.pb")
+    row = _row(prof, max_input_pct=10)
+    assert row.status == "unknown" and row.value is None
+    assert NO_INPUT_EVENTS in re.sub(r"\s+", " ", row.evidence)
+    assert _row(tp.load(GPU_FIXTURE_DIR / sorted(p.name for p in GPU_FIXTURE_DIR.glob(
+        "*.xplane.pb"))[0]), max_input_pct=10).status == "passed"  # (BERT: tf.data's events)
+
+
 def test_host_bound_on_tpus_is_unknown():
     row = _row(tp.load(TPU), max_host_bound_pct=10)
     assert row.status == "unknown" and "TPUs" in row.evidence

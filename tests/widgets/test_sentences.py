@@ -145,7 +145,14 @@ def test_input_wait_card_verdict_and_findings_agree(said):
     verdict = said.prof.overview().verdict
     if card:  # the page's verdict quotes the card's number (XProf's 'POTENTIALLY' verdict
         # quotes 'All Others', test_one_truth checks it); XProf's, where shown, as XProf's
-        if verdict["rule"] == "tfprof" or "waiting for input" in verdict["statement"]:
+        if card == "unknown":  # (no input events on the host: the verdict says so, not NOT)
+            from tfprof_nb.analysis.findings.measures import NO_INPUT_EVENTS
+
+            assert verdict["classification"] == "unknown" and wait["no_input_events"]
+            assert verdict["statement"].startswith("This page cannot tell whether your program "
+                                                   "is input-bound: " + NO_INPUT_EVENTS)
+            assert not _findings(said, "input_bound")
+        elif verdict["rule"] == "tfprof" or "waiting for input" in verdict["statement"]:
             assert card in verdict["statement"]
         else:
             assert "POTENTIALLY" in verdict["statement"]

@@ -126,7 +126,10 @@ def _registered(subject: Subject, key: str, what: str, unknown) -> Measure:
     missing = subject.needs_profile(what)
     if missing:
         return missing
-    row = get(subject.prof.measures, key)
+    table = subject.prof.measures
+    if key in table.index and pd.isna(table.at[key, "value"]):  # (the trace cannot give it:
+        return Measure(None, f"{table.at[key, 'label']} unknown: {table.at[key, 'scope']}")
+    row = get(table, key)  # its scope says why)
     if row is None:
         return Measure(None, unknown(subject))
     parts = [f"{row['label']} {measure_text(row['value'], row['unit'])} ({row['scope']}"

@@ -68,8 +68,8 @@ def _cards(ov) -> list[list[str]]:
         source = "inferred" if st["source"].startswith("inferred") else \
             _SOURCE_WORDS.get(st["source"], st["source"])
         cards.append(["Steps", f"{st['steps']} ({source})"])  # inferred: the note says how
-    cards += [measure_card(table.loc[key]) for key in _CARD_MEASURES[:1]
-              if get(table, key) is not None]
+    # (the input wait's card also where it is unknown: its scope says why)
+    cards += [measure_card(table.loc[key]) for key in _CARD_MEASURES[:1] if key in table.index]
     if ov.precision:
         key = ov.precision["evidence_key"]
         cards.append(measure_card(table.loc[key]) if get(table, key) is not None else

@@ -8,6 +8,12 @@ step time; else the step breakdown's input share (the reference's, which on GPUs
 copies named ``MemcpyHToD`` and the device waiting on the host).  Where the two differ, the
 measure's ``xprof_value`` and the verdict's ``xprof_statement`` say so, as XProf's.  (The
 other share quoted from one source: :mod:`.precision`.)
+
+The devices' accounting sees input only in the host's input events (tf.data's
+``IteratorGetNext``, host-to-device copies, infeed: :func:`..gpu.activity.host_input_events`).
+Where the host has none (a JAX loop fed from Python or numpy), the devices' wait for input
+cannot be told from their wait for the host's other work: the measure is unknown (NaN) and the
+verdict says so, and why, instead of calling the program not input-bound.
 """
 
 from __future__ import annotations
@@ -16,12 +22,14 @@ import numpy as np
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_INPUT_BOUND_PCT
+from ..gpu.activity import host_input_events
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from .measure_words import device_words, get, scope_tail
-from .measures import kind_rows
+from .measures import NO_INPUT_EVENTS, kind_rows
 
-__all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait", "input_wait_per_step"]
+__all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait",
+           "input_wait_per_step"]
 
 
 def active_devices(util: pd.DataFrame) -> pd.DataFrame:
@@ -39,10 +47,13 @@ def _gpu_input(util: pd.DataFrame) -> float | None:
     return 100 * float(dev.input_us.sum()) / wall if wall > 0 else None
 
 
-def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame) -> dict:
+def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
+               input_events: int = 1) -> dict:
     """The share of step time waiting for input from one source (see the module doc):
     ``pct``, ``source`` ("devices" or "steps"), ``steps_pct`` (the step breakdown's share,
-    XProf's rule); {} without steps.  ``prof.measures``' ``input_wait_pct`` row is this
+    XProf's rule); {} without steps; ``pct`` NaN and ``no_input_events`` True where the
+    devices' accounting would be the source and the host has no input events
+    (``input_events``: their count).  ``prof.measures``' ``input_wait_pct`` row is this
     share with its scope."""
     verdict = bottleneck_verdicts(steps)
     if verdict.get("classification") in (None, "unknown"):
@@ -51,7 +62,14 @@ def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame) 
     gpu_pct = _gpu_input(gpu_utilization)
     if gpu_pct is None:
         return {"pct": steps_pct, "source": "steps", "steps_pct": steps_pct}
+    if not input_events:
+        return {"pct": float("nan"), "source": "devices", "steps_pct": steps_pct,
+                "no_input_events": True}
     return {"pct": gpu_pct, "source": "devices", "steps_pct": steps_pct}
+
+
+def _input_event_total(parts: dict) -> int:
+    return int(sum(parts.values()))
 
 
 def input_wait_per_step(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
@@ -62,6 +80,8 @@ def input_wait_per_step(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
     duration) or the step breakdown's ``input_ms`` (XProf's rule)."""
     if not len(steps):
         return np.empty(0), ""
+    if wait.get("no_input_events"):
+        return np.zeros(len(steps)), "unknown: no input events in the trace"
     if wait.get("source") != "devices":
         return steps.input_ms.to_numpy(dtype=float), "step-time breakdown"
     dev = active_devices(gpu_utilization)
@@ -93,7 +113,8 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
     ``input_wait_pct``) with XProf's thresholds: ``classification``, ``statement``, and
     where XProf's rule (the step-time breakdown alone, ``xprof``: its verdicts) classifies
     the program otherwise, ``xprof_statement`` saying so as XProf's."""
-    row = get(measures, "input_wait_pct")
+    # (the row even where its value is unknown: then the verdict says why)
+    row = measures.loc["input_wait_pct"] if "input_wait_pct" in measures.index else None
     if row is None or row["rule"] == "xprof":  # the page's measure is XProf's own
         return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
                 "statement": xprof.get("input_statement", "")}
@@ -101,7 +122,10 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
     said = f"{who} wait{'s' * one} for input"
     of = f"of {'its' if one else 'their'} time {scope_tail(row)}"
     level = next((lv for lv in _LEVELS if pct >= lv[0]), None)
-    if level:
+    if np.isnan(pct):
+        cls, text = "unknown", (f"This page cannot tell whether your program is input-bound: "
+                                f"{NO_INPUT_EVENTS}.{_host_wait_words(measures)}")
+    elif level:
         cls, text = level[1], (f"Your program is {level[2]} input-bound: {said} {pct:.1f}% "
                                f"{of}. {level[3]}")
     else:
@@ -117,4 +141,19 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
     return out
 
 
-ANALYSES = (Analysis("input_wait", combine=input_wait, needs=("steps", "gpu_utilization")),)
+def _host_wait_words(measures: pd.DataFrame) -> str:
+    """" GPU:0 idles 77.9% of its time in the 10 steps waiting for kernels the host launches
+    late (...)." from ``host_wait_pct``; "" without it."""
+    row = get(measures, "host_wait_pct")
+    if row is None or not row["value"] >= 0:
+        return ""
+    who, one = device_words(row)
+    return (f" {who} idle{'s' * one} {row['value']:.1f}% of {'its' if one else 'their'} time "
+            f"{scope_tail(row)} waiting for kernels the host launches late (any input made in "
+            "Python is part of that host work).")
+
+
+ANALYSES = (Analysis("input_events", host=host_input_events, combine=_input_event_total,
+                     shifted=False, host_cost=0.05),
+            Analysis("input_wait", combine=input_wait,
+                     needs=("steps", "gpu_utilization", "input_events")),)

@@ -33,8 +33,9 @@ from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
-__all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "Definition", "active_device_rows",
-           "device_label", "kind_rows", "measures", "steps_words", "wait_and_duty"]
+__all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "NO_INPUT_EVENTS", "Definition",
+           "active_device_rows", "device_label", "kind_rows", "measures", "steps_words",
+           "wait_and_duty"]
 
 
 @dataclass(frozen=True)
@@ -210,12 +211,24 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
             _row("step_time_median_ms", d.median(), "steps", scope=scope, spread=spread)]
 
 
+# why the input wait is unknown where the host has no input events (.input_wait): the
+# measure's scope, the verdict's reason
+NO_INPUT_EVENTS = ("the host has no input events in the trace (tf.data's IteratorGetNext, "
+                   "host-to-device copies, infeed), so input made another way (a Python "
+                   "loader, numpy) is not told apart from the host's other work")
+
+
 def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[dict]:
     if not wait:
         return []
     if wait["source"] != "devices" or devs is None:
         return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
                      scope=f"{steps_words(steps)} (step-time breakdown)")]
+    if wait.get("no_input_events"):  # (unknown: the module doc of .input_wait)
+        return [_row("input_wait_pct", None, "steps", devs.names, devs.excluded,
+                     f"{_device_scope(devs, steps)}: {NO_INPUT_EVENTS}", None,
+                     wait["steps_pct"], "XProf's step breakdown",
+                     when=_when(devs, steps))]
     differs = f"{wait['pct']:.1f}" != f"{wait['steps_pct']:.1f}"
     note = ("XProf's step breakdown counts as input on GPUs only MemcpyHToD copies and the "
             "device waiting on the host, not the devices' idle time while the host fetches "

@@ -59,7 +59,7 @@ def _severity(pct: float) -> str:
 def _input_bound(tf_data, table: pd.DataFrame, out, target: Target):
     """Steps (or the GPUs, see :mod:`.input_wait`) waiting for input much of the time."""
     row = get(table, "input_wait_pct")
-    if row is None or row["value"] < MODERATELY_INPUT_BOUND_PCT:
+    if row is None or not row["value"] >= MODERATELY_INPUT_BOUND_PCT:  # (NaN: unknown)
         return
     pct = float(row["value"])
     text = fix("input_bound", target.framework)

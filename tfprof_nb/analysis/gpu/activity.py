@@ -34,7 +34,7 @@ from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..trace.intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
-           "host_waits", "tpu_module_spans", "stream_names", "is_device_plane",
+           "host_input_events", "host_waits", "tpu_module_spans", "stream_names", "is_device_plane",
            "is_collective", "launch_links", "duplicate_launches_reason"]
 
 COMPUTE, COLLECTIVE, COPY = 0, 1, 2
@@ -248,9 +248,9 @@ def device_activity(hd: HostData, links=None) -> DeviceActivity:
                           begin + hd.duration[rows], kinds, launch, launch_end)
 
 
-def host_waits(hd: HostData) -> dict[str, Intervals]:
-    """Interval sets of the host plane: ``input`` (the host waits for input: the step
-    table's input ops) and ``sync`` (the host blocks on the device)."""
+def _host_wait_names(hd: HostData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(events on the host plane, the distinct name codes there, which are input ops (the
+    step table's), which block on the device), per distinct name."""
     from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 
     on_host = hd.plane_is(HOST_PLANE)
@@ -262,7 +262,13 @@ def host_waits(hd: HostData) -> dict[str, Intervals]:
     if hint.any():
         kind = classify_host(pd.Series(names[hint], dtype=object))
         is_input[hint] = (kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)
-    is_sync = _sync_flags(low)
+    return on_host, codes, is_input, _sync_flags(low)
+
+
+def host_waits(hd: HostData) -> dict[str, Intervals]:
+    """Interval sets of the host plane: ``input`` (the host waits for input: the step
+    table's input ops) and ``sync`` (the host blocks on the device)."""
+    on_host, codes, is_input, is_sync = _host_wait_names(hd)
     out = {}
     for key, by_name in (("input", is_input), ("sync", is_sync)):
         table = np.zeros(len(hd.names), bool)
@@ -270,6 +276,17 @@ def host_waits(hd: HostData) -> dict[str, Intervals]:
         rows = np.flatnonzero(on_host & table[hd.name_code])
         out[key] = union(hd.begin[rows], hd.begin[rows] + hd.duration[rows])
     return out
+
+
+def host_input_events(hd: HostData, shift_ps: int = 0) -> int:
+    """How many events of the host plane are input ops (what :func:`host_waits` counts as the
+    host waiting for input: tf.data's ``IteratorGetNext``, host-to-device copies, infeed)."""
+    on_host, codes, is_input, _ = _host_wait_names(hd)
+    if not is_input.any():
+        return 0
+    table = np.zeros(len(hd.names), bool)
+    table[codes[is_input]] = True
+    return int(np.count_nonzero(on_host & table[hd.name_code]))
 
 
 def tpu_module_spans(hd: HostData) -> dict[int, tuple[int, int]]:
