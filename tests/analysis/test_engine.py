@@ -397,6 +397,30 @@ def test_ready_queue_fills_the_cores_the_critical_path_leaves_with_steps_off_it(
     assert box == [("host_ops", "h")]
 
 
+def test_ready_queue_gives_every_core_to_steps_off_the_critical_path_once_it_is_done():
+    """On two cores one step off the critical path runs beside it; once the critical path's
+    steps are all done, two run at once (never more than two): a 1 GB host's overview ran
+    its last small steps one at a time on one core while the other idled."""
+    import threading
+
+    todo = [("host_ops", "h"), ("tf_data", "h"), ("framework", "h"), ("tpu", "h"),
+            ("steps", "h")]
+    two = ready_queue.ReadyQueue(todo, {}, threading.Lock(), cores=2, fill=True)
+    assert two.take() == ("tpu", "h") and two.take() == ("host_ops", "h")
+    two.finish(("tpu", "h"), value={})
+    assert two.take() == ("steps", "h")  # (critical: starts at once)
+    waiting, box = _take_soon(two, 0.3)  # the critical path runs: one filler on two cores
+    assert waiting.is_alive() and box == []
+    two.finish(("steps", "h"), value=None)  # the critical path is done
+    waiting.join(5)
+    assert box == [("tf_data", "h")]  # beside host_ops, which still runs
+    waiting, box = _take_soon(two, 0.3)  # two at once, not three
+    assert waiting.is_alive() and box == []
+    two.finish(("host_ops", "h"), value=1)
+    waiting.join(5)
+    assert box == [("framework", "h")]
+
+
 def test_analyse_combines_results_while_host_steps_they_do_not_need_run(cpu_file,
                                                                          monkeypatch):
     """analyse() combines a result as soon as the host steps it needs are done: here

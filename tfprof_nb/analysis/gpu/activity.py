@@ -280,13 +280,20 @@ def host_waits(hd: HostData) -> dict[str, Intervals]:
 
 def host_input_events(hd: HostData, shift_ps: int = 0) -> int:
     """How many events of the host plane are input ops (what :func:`host_waits` counts as the
-    host waiting for input: tf.data's ``IteratorGetNext``, host-to-device copies, infeed)."""
-    on_host, codes, is_input, _ = _host_wait_names(hd)
-    if not is_input.any():
+    host waiting for input: tf.data's ``IteratorGetNext``, host-to-device copies, infeed):
+    from the host's table of distinct names, then the events of those names on the host's
+    lines only (no pass over every event: 0.5 s on a 36 M-event host before)."""
+    from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
+
+    names = hd.names
+    hint = _input_hints([str(n).lower() for n in names])
+    if not hint.any():
         return 0
-    table = np.zeros(len(hd.names), bool)
-    table[codes[is_input]] = True
-    return int(np.count_nonzero(on_host & table[hd.name_code]))
+    is_input = np.zeros(len(names), bool)
+    kind = classify_host(pd.Series(names[hint], dtype=object))
+    is_input[hint] = (kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)
+    host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
+    return len(hd.rows_on_lines(host_lines, is_input))
 
 
 def tpu_module_spans(hd: HostData) -> dict[int, tuple[int, int]]:

@@ -35,8 +35,9 @@ class ReadyQueue:
     threads take every core (a step on the critical path that splits its work is not slowed
     by one that could wait).  With ``fill`` (one host, its steps off the critical path run at
     a lower priority) the pairs off the critical path are counted apart: they start whatever
-    the critical path takes, at most ``cores`` - 1 of them at once and never more than
-    FILL_MAX_STEPS (each holds its own working memory), and never hold it up."""
+    the critical path takes, at most ``cores`` - 1 of them at once (every core once the
+    critical path's pairs are done) and never more than FILL_MAX_STEPS (each holds its own
+    working memory), and never hold it up."""
 
     def __init__(self, todo: list, partials: dict, lock: threading.Lock,
                  cores: int | None = None, fill: bool = False):
@@ -86,7 +87,7 @@ class ReadyQueue:
                 busy, i = self._cores_taken(), 0
                 continue
             filler = self._filler(pair)
-            if state == "waiting" or (self._filling >= self._fill_max if filler else busy):
+            if state == "waiting" or (self._filling >= self._fills() if filler else busy):
                 i += 1
                 continue
             del self._pending[i]
@@ -96,6 +97,15 @@ class ReadyQueue:
                 self._running += 1
             return pair
         return None
+
+    def _fills(self) -> int:
+        """How many pairs off the critical path may run at once: ``cores`` - 1 beside it,
+        every core (FILL_MAX_STEPS at most) once its pairs are all done (on a 1 GB host's
+        overview, the small steps after tf_data ran one at a time on one core while the
+        other idled for a second)."""
+        if self._critical <= self._done:
+            return max(self._fill_max, min(self._cores or 1, FILL_MAX_STEPS))
+        return self._fill_max
 
     def _fail(self, pair, need: str) -> None:
         """Fail pending ``pair`` without running it: its host need ``need`` failed."""
