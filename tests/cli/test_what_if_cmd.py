@@ -36,7 +36,7 @@ def test_json_is_what_if_predictions(prof):
     assert med["predicted_ms"] < 0.5 * med["measured_ms"]  # (the Python batch was 3/4 of it)
     assert doc["matched"]["train"]["events"] == want.attrs["matched"]["train"]["nodes"] > 0
     assert doc["matched"]["fusion*"]["events"] > 0
-    assert doc["sentence"].startswith("The steps are bound by ")
+    assert doc["sentence"].startswith("On their critical paths, the steps are bound by ")
     assert 0 < len(doc["critical_path"]) <= 20 <= doc["critical_path_rows"]
     assert any("Durations only" in n for n in doc["notes"])
 

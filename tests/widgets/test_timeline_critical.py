@@ -34,7 +34,7 @@ def test_the_answer_is_the_steps_path_as_timeline_rows():
     assert set(ids) == set(seg.event_id)  # every event of the path, each run once
     assert all(a["start"] + a["dur"] <= b["start"] + 1e-6 for a, b in zip(nodes, nodes[1:]))
     assert sum(n["dur"] for n in nodes) == pytest.approx(seg.duration_us.sum(), abs=1e-3)
-    assert answer["sentence"].startswith(f"Step {step} is bound by ")
+    assert answer["sentence"].startswith(f"On its critical path, step {step} is bound by ")
     widget.critical_step = -1
     assert widget.critical["nodes"] == []
 

@@ -5,10 +5,10 @@ One row per category (``level`` "category") and per op (``level`` "op": category
 resource of ``event``/``wait`` segments; idle segments per resource): ``duration_us`` on the
 paths of all steps, ``share`` of the steps' total time, ``steps`` in which it is on the path,
 and, for categories, ``resource``: where most of that category's time is.  Sorted by level,
-then by time.  ``attrs["sentence"]``: what bounds the steps, e.g. "The steps are bound by 62%
-device compute on /device:GPU:0, 21% host compute between launches on /host:CPU, 9% gaps with
-no traced event" (the path's ``idle``: not the devices' idle time the overview shows).
-"""
+then by time.  ``attrs["sentence"]``: what bounds the steps, e.g. "On their critical paths, the
+steps are bound by 62% device compute on /device:GPU:0, 21% host compute between launches on
+/host:CPU, 9% gaps with no traced event" (the path's ``idle``: not the devices' idle time the
+overview shows)."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
     for row in cats.itertuples():
         where = "" if row.category == "idle" else f" on {row.resource}"
         parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{where}")
-    return "The steps are bound by " + ", ".join(parts) + " (their critical paths)."
+    return "On their critical paths, the steps are bound by " + ", ".join(parts) + "."
 
 
 def _combine(parts: dict, critical_path: pd.DataFrame) -> pd.DataFrame:
