@@ -34,8 +34,8 @@ from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..trace.intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
-           "host_input_events", "host_waits", "tpu_module_spans", "stream_names", "is_device_plane",
-           "is_collective", "launch_links", "duplicate_launches_reason"]
+           "host_input_events", "host_waits", "tpu_module_spans", "stream_names",
+           "is_device_plane", "is_collective", "launch_links", "duplicate_launches_reason"]
 
 COMPUTE, COLLECTIVE, COPY = 0, 1, 2
 NO_LAUNCH = np.iinfo(np.int64).min  # the launch time of activity without a recorded launch
@@ -248,29 +248,28 @@ def device_activity(hd: HostData, links=None) -> DeviceActivity:
                           begin + hd.duration[rows], kinds, launch, launch_end)
 
 
-def _host_wait_names(hd: HostData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(events on the host plane, the distinct name codes there, which are input ops (the
-    step table's), which block on the device), per distinct name."""
+def _input_ops(names: np.ndarray, low: list[str]) -> np.ndarray:
+    """bool per name (``low``: lower-cased): an input op of the step table (the host waits
+    for input, or copies to the device)."""
     from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 
-    on_host = hd.plane_is(HOST_PLANE)
-    codes = np.unique(hd.name_code[on_host])
-    names = hd.names[codes]
-    low = [n.lower() for n in names]
     hint = _input_hints(low)
     is_input = np.zeros(len(names), bool)
     if hint.any():
         kind = classify_host(pd.Series(names[hint], dtype=object))
         is_input[hint] = (kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)
-    return on_host, codes, is_input, _sync_flags(low)
+    return is_input
 
 
 def host_waits(hd: HostData) -> dict[str, Intervals]:
     """Interval sets of the host plane: ``input`` (the host waits for input: the step
     table's input ops) and ``sync`` (the host blocks on the device)."""
-    on_host, codes, is_input, is_sync = _host_wait_names(hd)
+    on_host = hd.plane_is(HOST_PLANE)
+    codes = np.unique(hd.name_code[on_host])
+    names = hd.names[codes]
+    low = [n.lower() for n in names]
     out = {}
-    for key, by_name in (("input", is_input), ("sync", is_sync)):
+    for key, by_name in (("input", _input_ops(names, low)), ("sync", _sync_flags(low))):
         table = np.zeros(len(hd.names), bool)
         table[codes[by_name]] = True
         rows = np.flatnonzero(on_host & table[hd.name_code])
@@ -283,15 +282,10 @@ def host_input_events(hd: HostData, shift_ps: int = 0) -> int:
     host waiting for input: tf.data's ``IteratorGetNext``, host-to-device copies, infeed):
     from the host's table of distinct names, then the events of those names on the host's
     lines only (no pass over every event: 0.5 s on a 36 M-event host before)."""
-    from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
-
     names = hd.names
-    hint = _input_hints([str(n).lower() for n in names])
-    if not hint.any():
+    is_input = _input_ops(names, [str(n).lower() for n in names])
+    if not is_input.any():
         return 0
-    is_input = np.zeros(len(names), bool)
-    kind = classify_host(pd.Series(names[hint], dtype=object))
-    is_input[hint] = (kind == HOST_WAIT_INPUT) | (kind == HOST_TO_DEVICE)
     host_lines = hd.plane_lines(lambda s: (s == HOST_PLANE).to_numpy())
     return len(hd.rows_on_lines(host_lines, is_input))
 
