@@ -23,10 +23,13 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
   label.append(idle, document.createTextNode(" include idle time"));
   bar.append(label);
   const holder = document.createElement("div");
-  root.append(bar, holder);
+  // what the IDLE rows count (XProf's rule) beside the page's own idle measure: shown with them
+  const note = text("p", "tp-text tp-muted db-idle-note", String(model.get("idle_note") ?? ""));
+  root.append(bar, note, holder);
   let table: { refresh: () => void } | null = null;
   const draw = () => {
     cleanup();
+    note.hidden = !idle.checked || !note.textContent;
     holder.replaceChildren();
     cleanup = renderFigure(holder, idle.checked ? pies.with_idle : pies.without_idle);
     table?.refresh();

@@ -31,6 +31,15 @@ def _csv(page, index: int, root: str = "body") -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text), dtype={"program_id": str})
 
 
+def _input_unknown(prof) -> bool:
+    """Whether the devices' input wait is unknown: the host has no input event (then, with
+    steps, the overview's card reads "unknown" too)."""
+    unknown = prof.result("input_events") == 0
+    if "input_wait_pct" in prof.measures.index:
+        assert pd.isna(prof.measures.at["input_wait_pct", "value"]) is unknown
+    return unknown
+
+
 def _expected_devices(prof) -> pd.DataFrame:
     """Per device from prof.gpu_utilization and prof.duty_cycle, computed here on their own:
     each cause's share of the device's wall time over the steps, and (where the profile has
@@ -44,6 +53,8 @@ def _expected_devices(prof) -> pd.DataFrame:
         duty = prof.duty_cycle[(prof.duty_cycle.host == host) & (prof.duty_cycle.device == device)]
         row = {"device": device, "steps_wall_ms": wall / 1e3,
                **{f"{c}_pct": 100 * inside[f"{c}_us"].sum() / wall for c in CAUSES}}
+        if _input_unknown(prof):  # blank, as the overview's card reads "unknown"
+            row["input_pct"] = np.nan
         if with_steps:
             row.update(outside_steps_busy_ms=outside.busy_us.sum() / 1e3,
                        outside_steps_kernels=int(outside.kernels.sum()))
@@ -69,11 +80,16 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
         devices = prof.gpu_utilization.query("stream == 'all'")
         steps = devices[devices.step != -2]  # time outside the steps: its own panel (x2)
         in_steps = [b for b in bars if b[2] == "x"]
-        assert [len(b[1]) for b in in_steps] == [len(steps)] * 6  # a bar per device and step
+        unknown = _input_unknown(prof)  # (the JAX captures: no input event on the host)
+        parts = 5 if unknown else 6  # unknown: no input part, the host-bound part holds it
+        assert [len(b[1]) for b in in_steps] == [len(steps)] * parts  # a bar per device, step
         assert in_steps[0][0] == "Busy (kernels)"
+        names = [b[0] for b in in_steps]
+        assert ("Waiting for input" in names) is not unknown
+        assert ("Host-bound (input made on the host included)" in names) is unknown
         np.testing.assert_allclose(in_steps[0][1], steps.busy_us / 1e3)
         outside = [b for b in bars if b[2] == "x2"]
-        assert sum(len(b[1]) for b in outside) == 6 * int((devices.step == -2).sum())
+        assert sum(len(b[1]) for b in outside) == parts * int((devices.step == -2).sum())
         drawn = page.js("() => document.querySelectorAll(\"[data-pane='gpu'] .js-plotly-plot\")"
                         "[1]._fullData.reduce((a, t) => a + Array.from(t.y)"
                         ".reduce((x, y) => x + y, 0), 0)")
@@ -91,6 +107,7 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
         assert all(f.what in pane and f.fix in pane for f in findings)
         assert findings or "Nothing stands out." in pane  # mi355x: busy 92 % of its span
         assert f"Device duty cycle: {prof.measures.at['duty_cycle_pct', 'value']:.1f}%" in pane
+        assert ("Waiting for input: unknown: the host has no input events" in pane) is unknown
         assert "No chart: no collectives" in pane  # none of these profiles has any
         assert page.console_errors == [] and page.blocked == []
 

@@ -57,6 +57,7 @@ def test_idle_box_rules_table_and_pies(h200, tmp_path):
         wait_for_plot(page.page)
         assert page.js("() => document.querySelector('.db-idle').checked") is False
         assert _idle_everywhere(page) == {"table": False, "pies": False}
+        assert page.js("() => document.querySelector('.db-idle-note').hidden") is True
         assert page.js(_COLUMN, "operation")[0] == busy.operation.iloc[0]
         for texts in page.js(_PIE_TEXTS):  # every pie labels slices other than "Other"
             assert any(t and not t.startswith("Other") for t in texts), texts
@@ -68,10 +69,38 @@ def test_idle_box_rules_table_and_pies(h200, tmp_path):
         page.page.wait_for_function("""() => document.querySelector('.js-plotly-plot')
           .data.some(t => (t.labels || []).includes('IDLE'))""")
         assert _idle_everywhere(page) == {"table": True, "pies": True}
+        # with the IDLE rows, what they count (XProf's rule) beside the page's idle measure
+        page.page.wait_for_selector(".db-idle-note:not([hidden])")
+        shown = page.js("() => document.querySelector('.db-idle-note').textContent")
+        assert shown == OpStatsView.state(h200).values["idle_note"]
         page.page.click(".db-idle")
+        page.page.wait_for_selector(".db-idle-note[hidden]", state="attached")
         page.page.wait_for_function("() => !(%s)('type').includes('IDLE')" % _COLUMN)
         assert _idle_everywhere(page) == {"table": False, "pies": False}
         assert page.console_errors == []
+
+
+@pytest.mark.parametrize("name", ["jax_h200_transformer.xplane.pb", "gpu_bert_multiworker",
+                                  "tpu_v6e_jax_inference.xplane.pb"])
+def test_idle_note_names_xprofs_rule_and_the_pages_measure(name):
+    """The IDLE rows are a second figure for idle time, over each side's whole span: the note
+    shown with them gives their shares as XProf's rule, then the page's own idle measure and
+    the duty cycle, each with the number and scope of its prof.measures row."""
+    from tfprof_nb.widgets.op_stats_view import idle_note, typed_op_stats
+
+    prof = tp.load(DATA / name)
+    ops = typed_op_stats(prof)
+    note = idle_note(prof, ops)
+    idle = ops[ops.type == "IDLE"].set_index("host_or_device").self_time_pct
+    assert note.startswith("IDLE rows, XProf's rule:")
+    assert f"devices {idle['Device']:.1f}%, host {idle['Host']:.1f}%." in note
+    for key, words in (("device_idle_pct", "'Devices idle in the steps', reads "),
+                       ("duty_cycle_pct", "The device duty cycle, ")):
+        row = prof.measures.loc[key]
+        assert f"{words}{row['value']:.1f}% ({row['scope']})" in note, (key, note)
+    assert ("any op runs" in note) is ("tpu" in name)
+    # without the IDLE rows, nothing to say
+    assert idle_note(prof, typed_op_stats(prof, include_idle=False)) == ""
 
 
 def test_jax_op_stats_say_jit_not_function(h200, tmp_path):

@@ -45,7 +45,8 @@ class Said:
             for key in ("statements", "recommendations"):
                 out += [s.partition(" Fix: ")[0] for s in values.get(key, [])]
             out += [c for card in values.get("cards", []) for c in card]
-            out += [values.get(k, "") for k in ("step_note", "no_steps", "summary")]
+            out += [values.get(k, "") for k in ("step_note", "no_steps", "summary",
+                                                 "idle_note")]
             out += list(values.get("notes", {}).values())
             out += list(values.get("suggestions", {}).values())
             out += [f"{f['what']} ({f['evidence']})" for f in values.get("findings", [])]

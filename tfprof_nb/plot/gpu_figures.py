@@ -11,7 +11,7 @@ from ._style import PALETTE, new_figure, plain
 from .step_bars import stacked_per_step
 
 __all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "queue_figure",
-           "UTILIZATION_PARTS"]
+           "UTILIZATION_PARTS", "HOST_BOUND_WITH_INPUT"]
 
 # (column, label, colour) of the stacked busy/idle parts, busy first
 UTILIZATION_PARTS = [
@@ -35,14 +35,22 @@ def _device_labels(table: pd.DataFrame) -> pd.Series:
 _STEP_WINDOWS = {OUTSIDE_STEPS: "outside steps", PROFILE_WINDOW: "active span"}
 
 
-def utilization_figure(table: pd.DataFrame, theme: str = "light"):
+# the host-bound part's label where the trace cannot tell input apart (no input events)
+HOST_BOUND_WITH_INPUT = "Host-bound (input made on the host included)"
+
+
+def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: bool = True):
     """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
     own rows, stream "all"); the parts of a bar add up to its step's wall time.  TPUs run
-    ops, not kernels."""
+    ops, not kernels.  ``input_known`` False (the host has no input events, so waiting for
+    input is unknown): no input part, and the host-bound part says it holds any input."""
     dev = table[table.stream == ALL_STREAMS] if len(table) else table
     tpu = len(dev) and dev.device.astype(str).str.contains("TPU").all()
     parts = [("busy_us", "Busy (ops)", c) if col == "busy_us" and tpu else (col, label, c)
              for col, label, c in UTILIZATION_PARTS]
+    if not input_known:
+        parts = [(col, HOST_BOUND_WITH_INPUT if col == "host_bound_us" else label, c)
+                 for col, label, c in parts if col != "input_us"]
     return _stacked_ms(dev, parts, "Device time per step: busy and idle by cause",
                        "gpu_utilization", theme)
 

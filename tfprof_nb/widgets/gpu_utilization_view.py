@@ -10,10 +10,12 @@ import pandas as pd
 import traitlets
 
 from ..analysis.findings.evidence import evidence_words
+from ..analysis.findings.input_wait import devices_input_unknown
+from ..analysis.findings.measures import NO_INPUT_EVENTS
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
-from ..plot.gpu_figures import UTILIZATION_PARTS
+from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
 from ._view import View, ViewState
 from .gpu_hardware import hardware_state
 from .traits import FigureTrait, TableData, TableTrait
@@ -131,6 +133,10 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
                    "mean lag "
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
                    f"{apart.spread_us.max():,.1f} us.")
+    if _input_unknown(prof):
+        out.append(f"Waiting for input: unknown: {NO_INPUT_EVENTS}. The table's input column "
+                   f"is left blank, and the chart's '{HOST_BOUND_WITH_INPUT}' part holds any "
+                   "such input.")
     unit = "ops" if tpu else "kernels"
     util = prof.gpu_utilization
     over = "over the steps" if (util.step >= 0).any() else \
@@ -160,8 +166,16 @@ def _notes(prof, tpu: bool) -> dict[str, str]:
     return {"overlap": no_collectives, "latency": no_launches, "queue": no_launches}
 
 
-def _devices_table(summary: pd.DataFrame, tpu: bool) -> TableData:
+def _input_unknown(prof) -> bool:
+    """Whether no device's input share is shown (:func:`devices_input_unknown`)."""
+    return devices_input_unknown(prof.result("input_wait"), prof.result("input_events"),
+                                 prof.result("environment")["device_type"])
+
+
+def _devices_table(summary: pd.DataFrame, tpu: bool, input_known: bool = True) -> TableData:
     table = _without_one_host(summary)
+    if not input_known and "input_pct" in table:  # unknown, as the overview's card: blank
+        table = table.assign(input_pct=float("nan"))
     if tpu:
         table = table.rename(columns={"kernels": "ops", "outside_steps_kernels":
                                       "outside_steps_ops"})
@@ -212,7 +226,7 @@ class GpuUtilizationView(View):
             "mean_latency_us", ascending=False, kind="stable")
         return ViewState({
             "statements": _statements(prof, summary, tpu),
-            "devices": _devices_table(summary, tpu),
+            "devices": _devices_table(summary, tpu, not _input_unknown(prof)),
             "findings": [_finding(f) for f in device_findings(prof)],
             "utilization": plot.gpu_utilization(),
             "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],

@@ -10,14 +10,16 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
-from ..analysis.tf.op_stats import typed_by_hlo
+from ..analysis.findings.measure_words import get
+from ..analysis.tf.op_stats import IDLE, typed_by_hlo
 from ..plot.op_figures import op_stats_figure
 from ._view import View, ViewState
+from .gpu_utilization_view import on_tpu
 from .graph_targets import op_targets
 from .hlo_graph_view import GraphRequests
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["OpStatsView", "op_stats_title", "typed_op_stats", "JAX_EXECUTION"]
+__all__ = ["OpStatsView", "idle_note", "op_stats_title", "typed_op_stats", "JAX_EXECUTION"]
 
 # XProf's eager column in JAX's words: its ops run in a compiled (jitted) program, or eagerly
 JAX_EXECUTION = {"Function": "jit", "Eager": "eager"}
@@ -50,6 +52,32 @@ def execution_words(ops: pd.DataFrame, framework: str) -> pd.DataFrame:
     return out.rename(columns={"eager": "execution"}) if framework == "jax" else out
 
 
+def idle_note(prof, ops: pd.DataFrame) -> str:
+    """What the IDLE rows of ``ops`` (the table with them) count, said as XProf's rule, and
+    the page's own measure of idle devices beside it ("" without IDLE rows): the rows are a
+    second figure for idle time, over another span, so the box that shows them says so."""
+    idle = ops[ops["type"] == IDLE]
+    if idle.empty:
+        return ""
+    side_words = {"Device": "devices", "Host": "host"}
+    shares = ", ".join(f"{side_words.get(r.host_or_device, r.host_or_device)} "
+                       f"{r.self_time_pct:.1f}%" for r in idle.itertuples())
+    text = ("IDLE rows, XProf's rule: the time no op runs, as a share of each side's whole "
+            "time over the profile (each device's from its first to its last activity, each "
+            f"host thread's likewise): {shares}.")
+    if (idle.host_or_device == "Device").any():
+        measures = prof.measures
+        own, duty = get(measures, "device_idle_pct"), get(measures, "duty_cycle_pct")
+        if own is not None:
+            text += (" The page's own measure, the overview's 'Devices idle in the steps', reads "
+                     f"{own['value']:.1f}% ({own['scope']}).")
+        if duty is not None:
+            text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the "
+                     f"busy share of such spans: the time any {'op' if on_tpu(prof) else 'kernel'}"
+                     " runs, counted once (IDLE subtracts the ops' summed self times).")
+    return text
+
+
 def _scopes(prof) -> pd.DataFrame:
     """The name-scope tree as the icicle reads it: scope, parent (missing at the roots), name,
     self time and allocated bytes."""
@@ -71,6 +99,7 @@ class OpStatsView(View):
     scopes = TableTrait()
     table = TableTrait()  # with its IDLE rows
     table_without_idle = TableTrait()  # without them, its shares of the ops' time (as XProf)
+    idle_note = traitlets.Unicode().tag(sync=True)  # what the IDLE rows count (shown with them)
     graph_targets = traitlets.Dict().tag(sync=True)  # {operation: its HLO ops} (graph_targets)
 
     @classmethod
@@ -91,4 +120,5 @@ class OpStatsView(View):
             "scopes": _scopes(prof),
             "table": TableData(ops, title, "operation"),
             "table_without_idle": TableData(busy, title, "operation"),
+            "idle_note": idle_note(prof, ops),
             "graph_targets": op_targets(prof, ops)}, GraphRequests(prof))

@@ -28,8 +28,8 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from .measure_words import device_words, get, scope_tail
 from .measures import NO_INPUT_EVENTS, kind_rows
 
-__all__ = ["ANALYSES", "active_devices", "input_verdict", "input_wait",
-           "input_wait_per_step"]
+__all__ = ["ANALYSES", "active_devices", "devices_input_unknown", "input_verdict",
+           "input_wait", "input_wait_per_step"]
 
 
 def active_devices(util: pd.DataFrame) -> pd.DataFrame:
@@ -66,6 +66,17 @@ def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
         return {"pct": float("nan"), "source": "devices", "steps_pct": steps_pct,
                 "no_input_events": True}
     return {"pct": gpu_pct, "source": "devices", "steps_pct": steps_pct}
+
+
+def devices_input_unknown(wait: dict, input_events: int, device_type: str) -> bool:
+    """Whether the devices' own wait for input (``prof.gpu_utilization``'s ``input_us``) is
+    unknown, so that pages leave it blank: the host has no input events, so the GPUs'
+    accounting cannot tell input from the host's other work (``wait``: :func:`input_wait`;
+    with steps, ``input_wait_pct`` is unknown then; TPUs' input wait is the step
+    breakdown's, known)."""
+    if wait:
+        return bool(wait.get("no_input_events"))
+    return device_type != "TPU" and not input_events
 
 
 def _input_event_total(parts: dict) -> int:
