@@ -55,6 +55,11 @@ def _reference(cp: pd.DataFrame) -> pd.DataFrame:
                      for c in (cats, ops)], ignore_index=True)
     out["share"] = out.duration_us / total if total > 0 else 0.0
     out = out[SUMMARY_COLUMNS]
+    idle = cp[cp.kind == "idle"] if "devices_busy_us" in cp else cp.iloc[:0]
+    known = idle[idle.devices_busy_us.notna()] if len(idle) else idle
+    gaps = known.duration_us.sum() if len(known) else 0.0
+    out.attrs["gap_devices_busy_share"] = known.devices_busy_us.sum() / gaps if gaps > 0 \
+        else float("nan")
     out.attrs["sentence"] = bound_sentence(out)
     return out
 
@@ -62,6 +67,9 @@ def _reference(cp: pd.DataFrame) -> pd.DataFrame:
 def _same(cp: pd.DataFrame) -> None:
     got, want = critical_path_summary(cp), _reference(cp)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
+    share = got.attrs.pop("gap_devices_busy_share")
+    want_share = want.attrs.pop("gap_devices_busy_share")
+    assert share == pytest.approx(want_share, rel=1e-12, nan_ok=True)
     assert got.attrs == want.attrs
 
 
@@ -71,6 +79,41 @@ def test_the_summary_of_real_paths_is_the_groupbys(name):
     cp = tp.load(DATA / name).critical_path
     assert len(cp)
     _same(cp)
+
+
+def test_gaps_say_whether_devices_ran_during_them():
+    """The path's gaps (idle segments) on the TPU capture: the host waits while the TPUs run
+    their programs, and no traced event ties the two (their clocks do not line up with the
+    host's), so every gap is device time; on BERT no device runs in the path's gaps. The
+    sentence gives the share, which is the path's devices_busy_us over its gaps' time."""
+
+    tpu = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    cp = tpu.critical_path
+    gaps = cp[cp.kind == "idle"]
+    assert len(gaps) and (cp[cp.kind != "idle"].devices_busy_us == 0).all()
+    assert (gaps.devices_busy_us <= gaps.duration_us + 1e-6).all()
+    share = gaps.devices_busy_us.sum() / gaps.duration_us.sum()
+    assert share > 0.99  # (the module spans of the four TPUs cover the host's waits)
+    sentence = tpu.critical_path_summary.attrs["sentence"]
+    assert (f"gaps with no traced event (during {share * 100:.0f}% of them a device was "
+            "running, with no traced event tying it to the path)") in sentence
+    bert = tp.load(DATA / "gpu_bert_multiworker")
+    cp = bert.critical_path
+    assert (cp[cp.kind == "idle"].devices_busy_us == 0).all()
+    assert "gaps with no traced event (no device was running then)" in \
+        bert.critical_path_summary.attrs["sentence"]
+
+
+def test_gaps_of_a_host_without_devices_say_nothing_more(cpu_file):
+    """A CPU profile: no device, so its gaps carry NaN and the sentence adds nothing."""
+    prof = tp.load(cpu_file)
+    cp = prof.critical_path
+    gaps = cp[cp.kind == "idle"]
+    assert gaps.devices_busy_us.isna().all()
+    summary = prof.critical_path_summary
+    assert np.isnan(summary.attrs["gap_devices_busy_share"])
+    assert "a device was running" not in summary.attrs["sentence"]
+    assert "no device was running" not in summary.attrs["sentence"]
 
 
 def _synthetic(n: int, seed: int, text=str) -> pd.DataFrame:

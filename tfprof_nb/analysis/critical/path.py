@@ -8,7 +8,10 @@ path: segments cover the step end to end without overlap), ``resource`` (``plane
 the device event it waited for ended, and ``idle``), ``kind`` (``event``: an event's own
 time; ``wait``: an event waiting for another one, named in ``waited_on``; ``idle``: nothing
 ran), ``name``, ``event_id`` (the row of ``prof.events``; -1 for idle), ``waited_on`` and
-``waited_on_id``.  Summaries: :mod:`.path_summary`.
+``waited_on_id``, and ``devices_busy_us``: on an idle segment, how much of it any device of
+its host was running something (a kernel, an op, a copy: the trace has no event tying the
+path to it, as on TPUs, whose clocks need not agree with the host's; NaN where the host has
+no device activity); 0 on other segments.  Summaries: :mod:`.path_summary`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..gpu.activity import device_busy
 from ..runtime.hostdata.host import HostData
+from ..trace.intervals import measure_in
 from ..runtime.unit import Analysis
 from .graph import CATEGORIES, dependency_graph
 from .text_columns import text_column
@@ -28,13 +33,15 @@ __all__ = ["ANALYSES", "CRITICAL_PATH_COLUMNS", "host_critical_path", "combine_c
 
 _BESIDE_MIN_SEGMENTS = 1 << 20  # paths this long build some columns on a helper thread
 CRITICAL_PATH_COLUMNS = ["host", "step", "order", "start_us", "duration_us", "resource",
-                         "category", "kind", "name", "event_id", "waited_on", "waited_on_id"]
+                         "category", "kind", "name", "event_id", "waited_on", "waited_on_id",
+                         "devices_busy_us"]
 
 
 def empty_critical_path() -> pd.DataFrame:
     types = {"host": object, "step": "int64", "order": "int64", "start_us": "float64",
              "duration_us": "float64", "resource": object, "category": object, "kind": object,
-             "name": object, "event_id": "int64", "waited_on": object, "waited_on_id": "int64"}
+             "name": object, "event_id": "int64", "waited_on": object, "waited_on_id": "int64",
+             "devices_busy_us": "float64"}
     return pd.DataFrame({c: pd.Series(dtype=types[c]) for c in CRITICAL_PATH_COLUMNS})
 
 
@@ -89,9 +96,21 @@ def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> 
             "category": text_column(CATEGORIES, segs["category"]),
             "kind": text_column(SEGMENT_KINDS, segs["kind"]),
             "name": _names(hd, row, "idle"), "event_id": row}
+        columns["devices_busy_us"] = _devices_busy(hd, start, end, segs["kind"])
         columns["resource"], columns["waited_on"], columns["waited_on_id"] = \
             waited()  # (the text columns of what waited: beside the rest on a long path)
     return pd.DataFrame(columns)
+
+
+def _devices_busy(hd: HostData, start: np.ndarray, end: np.ndarray,
+                  kind: np.ndarray) -> np.ndarray:
+    """float64 us of each idle segment ``[start, end)`` (ps) in which a device of the host
+    runs something (NaN without device activity); 0 on other segments."""
+    out = np.zeros(len(start), np.float64)
+    idle = np.flatnonzero(kind == SEGMENT_KINDS.index("idle"))
+    busy = device_busy(hd) if len(idle) else None
+    out[idle] = np.nan if busy is None else measure_in(busy, start[idle], end[idle]) / 1e6
+    return out
 
 
 def _waited_columns(hd: HostData, g, segs: dict) -> tuple:

@@ -8,7 +8,9 @@ and, for categories, ``resource``: where most of that category's time is.  Sorte
 then by time.  ``attrs["sentence"]``: what bounds the steps, e.g. "On their critical paths, the
 steps are bound by 62% device compute on /device:GPU:0, 21% host compute between launches on
 /host:CPU, 9% gaps with no traced event" (the path's ``idle``: not the devices' idle time the
-overview shows)."""
+overview shows); where devices ran during those gaps (the path's ``devices_busy_us``), the
+gaps say how much of their time, as no traced event ties that work to the path:
+``attrs["gap_devices_busy_share"]`` (NaN: no gap, or no device activity)."""
 
 from __future__ import annotations
 
@@ -73,8 +75,21 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
                      for c in (cats, ops)], ignore_index=True)
     out["share"] = out.duration_us / total if total > 0 else 0.0
     out = out[SUMMARY_COLUMNS]
+    out.attrs["gap_devices_busy_share"] = _gap_devices_busy(cp)
     out.attrs["sentence"] = bound_sentence(out)
     return out
+
+
+def _gap_devices_busy(cp: pd.DataFrame) -> float:
+    """The share of the path's idle time in which a device ran something (NaN: no idle
+    segment, or no device activity on their hosts)."""
+    if "devices_busy_us" not in cp:
+        return float("nan")
+    idle = (cp.kind == "idle").to_numpy()
+    busy = cp.devices_busy_us.to_numpy(np.float64)[idle]
+    known = ~np.isnan(busy)
+    gaps = float(cp.duration_us.to_numpy(np.float64)[idle][known].sum())
+    return float(busy[known].sum()) / gaps if known.any() and gaps > 0 else float("nan")
 
 
 def _groups(key: np.ndarray, high: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -173,8 +188,13 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
     if cats.empty:
         return ""
     parts = []
+    busy = summary.attrs.get("gap_devices_busy_share", float("nan"))
     for row in cats.itertuples():
         where = "" if row.category == "idle" else f" on {row.resource}"
+        if row.category == "idle" and not np.isnan(busy):
+            where = (f" (during {busy * 100:.0f}% of them a device was running, with no "
+                     "traced event tying it to the path)" if busy >= 0.005 else
+                     " (no device was running then)")
         parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{where}")
     return "On their critical paths, the steps are bound by " + ", ".join(parts) + "."
 

@@ -34,6 +34,7 @@ from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..trace.intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
+           "device_busy",
            "host_input_events", "host_waits", "tpu_module_spans", "stream_names",
            "is_device_plane", "is_collective", "launch_links", "duplicate_launches_reason"]
 
@@ -232,6 +233,17 @@ def launch_links(hd: HostData) -> tuple[np.ndarray, np.ndarray, int]:
     rows, _ = _activity_rows(hd)
     h, at, dups = _launch_pairs(hd, rows)
     return h, rows[at].astype(np.int64), dups
+
+
+def device_busy(hd: HostData) -> Intervals | None:
+    """When any of the host's devices runs anything (a kernel, an op, a copy): the union of
+    every device activity event, ps on the host's axis; None without device activity."""
+    if not is_device_plane(pd.Series(hd.space.plane_names, dtype=object)).any():
+        return None  # (a CPU host: no pass over its events)
+    rows, _ = _activity_rows(hd)
+    if not len(rows):
+        return None
+    return union(hd.begin[rows], hd.begin[rows] + hd.duration[rows])
 
 
 def device_activity(hd: HostData, links=None) -> DeviceActivity:
