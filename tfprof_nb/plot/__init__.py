@@ -97,14 +97,11 @@ class ProfilePlots:
     def gpu_utilization(self, theme: str = "light"):
         """Busy and idle time by cause per device and step (``prof.gpu_utilization``; where
         the host has no input events, waiting for input is unknown and not drawn)."""
+        from ..analysis.findings.input_wait import devices_input_unknown
         from .gpu_figures import utilization_figure
 
-        from ..analysis.findings.input_wait import devices_input_unknown
-
-        prof = self._prof
-        unknown = devices_input_unknown(prof.result("input_wait"), prof.result("input_events"),
-                                        prof.result("environment")["device_type"])
-        return utilization_figure(prof.gpu_utilization, theme, input_known=not unknown)
+        return utilization_figure(self._prof.gpu_utilization, theme,
+                                  input_known=not devices_input_unknown(self._prof.result))
 
     def gpu_overlap(self, theme: str = "light"):
         """Collective time hidden under compute and exposed, per device and step."""

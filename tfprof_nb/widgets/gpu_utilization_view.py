@@ -133,7 +133,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
                    "mean lag "
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
                    f"{apart.spread_us.max():,.1f} us.")
-    if _input_unknown(prof):
+    if devices_input_unknown(prof.result):
         out.append(f"Waiting for input: unknown: {NO_INPUT_EVENTS}. The table's input column "
                    f"is left blank, and the chart's '{HOST_BOUND_WITH_INPUT}' part holds any "
                    "such input.")
@@ -164,12 +164,6 @@ def _notes(prof, tpu: bool) -> dict[str, str]:
     if tpu and overlap.attrs.get("reasons"):
         no_collectives = "no collective ops (all-reduce, all-gather, ...) on any TPU"
     return {"overlap": no_collectives, "latency": no_launches, "queue": no_launches}
-
-
-def _input_unknown(prof) -> bool:
-    """Whether no device's input share is shown (:func:`devices_input_unknown`)."""
-    return devices_input_unknown(prof.result("input_wait"), prof.result("input_events"),
-                                 prof.result("environment")["device_type"])
 
 
 def _devices_table(summary: pd.DataFrame, tpu: bool, input_known: bool = True) -> TableData:
@@ -226,7 +220,7 @@ class GpuUtilizationView(View):
             "mean_latency_us", ascending=False, kind="stable")
         return ViewState({
             "statements": _statements(prof, summary, tpu),
-            "devices": _devices_table(summary, tpu, not _input_unknown(prof)),
+            "devices": _devices_table(summary, tpu, not devices_input_unknown(prof.result)),
             "findings": [_finding(f) for f in device_findings(prof)],
             "utilization": plot.gpu_utilization(),
             "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],

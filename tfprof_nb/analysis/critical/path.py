@@ -22,8 +22,8 @@ import pandas as pd
 
 from ..gpu.activity import device_busy
 from ..runtime.hostdata.host import HostData
-from ..trace.intervals import measure_in
 from ..runtime.unit import Analysis
+from ..trace.intervals import measure_in
 from .graph import CATEGORIES, dependency_graph
 from .text_columns import text_column
 from .walk import SEGMENT_KINDS, beside, walk_windows

@@ -68,15 +68,16 @@ def input_wait(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
     return {"pct": gpu_pct, "source": "devices", "steps_pct": steps_pct}
 
 
-def devices_input_unknown(wait: dict, input_events: int, device_type: str) -> bool:
+def devices_input_unknown(result) -> bool:
     """Whether the devices' own wait for input (``prof.gpu_utilization``'s ``input_us``) is
     unknown, so that pages leave it blank: the host has no input events, so the GPUs'
-    accounting cannot tell input from the host's other work (``wait``: :func:`input_wait`;
-    with steps, ``input_wait_pct`` is unknown then; TPUs' input wait is the step
-    breakdown's, known)."""
+    accounting cannot tell input from the host's other work (with steps, ``input_wait_pct``
+    is unknown then; TPUs' input wait is the step breakdown's, known).  ``result``: a
+    profile's ``result`` (a result by name)."""
+    wait = result("input_wait")
     if wait:
         return bool(wait.get("no_input_events"))
-    return device_type != "TPU" and not input_events
+    return result("environment")["device_type"] != "TPU" and not result("input_events")
 
 
 def _input_event_total(parts: dict) -> int:
