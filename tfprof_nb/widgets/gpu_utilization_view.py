@@ -107,10 +107,10 @@ def _tpu_counters(prof) -> list[str]:
     return [f"TPU counters of the host plane: {', '.join(known)}."] if known else []
 
 
-def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
+def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> list[str]:
     """The devices' duty cycle over the whole profile, on TPUs their counters, the devices
-    busy outside the steps, and the steps whose devices (or hosts) finish at different
-    times."""
+    busy outside the steps, the steps whose devices (or hosts) finish at different times,
+    and, unless ``input_known``, why the devices' input share is blank."""
     out = []
     duty = get(prof.measures, "duty_cycle_pct")
     if duty is not None:
@@ -133,7 +133,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool) -> list[str]:
                    "mean lag "
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
                    f"{apart.spread_us.max():,.1f} us.")
-    if devices_input_unknown(prof.result):
+    if not input_known:
         out.append(f"Waiting for input: unknown: {NO_INPUT_EVENTS}. The table's input column "
                    f"is left blank, and the chart's '{HOST_BOUND_WITH_INPUT}' part holds any "
                    "such input.")
@@ -216,11 +216,12 @@ class GpuUtilizationView(View):
     def state(cls, prof) -> ViewState:
         summary = device_summary(prof.gpu_utilization, prof.duty_cycle)
         ll, plot, tpu = prof.launch_latency, prof.plot, on_tpu(prof)
+        input_known = not devices_input_unknown(prof.result)
         per_kernel = ll.per_kernel[_LATENCY_COLUMNS].sort_values(
             "mean_latency_us", ascending=False, kind="stable")
         return ViewState({
-            "statements": _statements(prof, summary, tpu),
-            "devices": _devices_table(summary, tpu, not devices_input_unknown(prof.result)),
+            "statements": _statements(prof, summary, tpu, input_known),
+            "devices": _devices_table(summary, tpu, input_known),
             "findings": [_finding(f) for f in device_findings(prof)],
             "utilization": plot.gpu_utilization(),
             "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],

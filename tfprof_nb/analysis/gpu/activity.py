@@ -163,6 +163,8 @@ def _activity_rows(hd: HostData) -> tuple[np.ndarray, np.ndarray]:
     planes = pd.Series(sp.plane_names, dtype=object)
     gpu = planes.str.startswith(GPU_PLANE_PREFIX + ":").to_numpy()
     tpu = planes.str.startswith(TPU_PLANE_PREFIX + ":").to_numpy()
+    if not gpu.any() and not tpu.any():  # a CPU host: no pass over its events
+        return np.empty(0, np.int32), np.empty(0, np.int8)
     line_names = pd.Series(sp.line_names, dtype=object)
     tpu_line = tpu[sp.line_plane] & (line_names == XLA_OPS_LINE).to_numpy() \
         if len(line_names) else np.zeros(0, bool)
@@ -238,8 +240,6 @@ def launch_links(hd: HostData) -> tuple[np.ndarray, np.ndarray, int]:
 def device_busy(hd: HostData) -> Intervals | None:
     """When any of the host's devices runs anything (a kernel, an op, a copy): the union of
     every device activity event, ps on the host's axis; None without device activity."""
-    if not is_device_plane(pd.Series(hd.space.plane_names, dtype=object)).any():
-        return None  # (a CPU host: no pass over its events)
     rows, _ = _activity_rows(hd)
     if not len(rows):
         return None
