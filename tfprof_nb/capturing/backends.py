@@ -2,8 +2,12 @@
 
 Both write the same XSpace files (``logdir/plugins/profile/<run>/<host>.xplane.pb``) and both
 mark a step the same way (a trace event with ``_r=1`` and ``step_num``), so everything after
-the capture is shared.  Each backend imports its framework only when a capture starts; a JAX
-capture never imports TensorFlow.
+the capture is shared.  Both also mark a loop's fetch of its next batch (``iterate``,
+``input()``) with a host event named :data:`INPUT_MARKER` (no ``:``): a name starting ``IteratorGetNext``,
+which the step breakdown's rule (XProf's and this package's alike) counts as the host waiting
+for input, so input made in Python (a generator, numpy, a DataLoader) is measured as input
+instead of being lost in the host's other work.  Each backend imports its framework only when
+a capture starts; a JAX capture never imports TensorFlow.
 
 ``backend="auto"`` (the default) chooses JAX when the step function is a jitted JAX function
 or when JAX is imported and TensorFlow is not (a ``%%tfprof`` cell's code counts too: ``jax``
@@ -28,10 +32,12 @@ import warnings
 from ..errors import CaptureError, CaptureWarning
 from .options import TracerOptions
 
-__all__ = ["BACKENDS", "INSTALL", "check_backend", "choose_backend", "get_backend", "installed",
-           "is_jax_function", "require"]
+__all__ = ["BACKENDS", "INPUT_MARKER", "INSTALL", "check_backend", "choose_backend",
+           "get_backend", "installed", "is_jax_function", "require"]
 
 BACKENDS = ("auto", "jax", "tensorflow")
+# the host event around a loop's fetch of its next batch (see the module doc)
+INPUT_MARKER = "IteratorGetNext (loop input)"
 _JAX_CODE = re.compile(r"\bjax\b|\bjnp\.")
 _TF_CODE = re.compile(r"\btensorflow\b|\btf\.")
 # what to install for each framework (none is a dependency of tfprof_nb)
@@ -145,6 +151,11 @@ class TensorFlowProfiler:
 
         return tf.profiler.experimental.Trace(name, step_num=step_num, _r=1)
 
+    def input_marker(self):
+        import tensorflow as tf
+
+        return tf.profiler.experimental.Trace(INPUT_MARKER)
+
 
 class JaxProfiler:
     """``jax.profiler``: ``start_trace``/``stop_trace`` and ``StepTraceAnnotation``."""
@@ -188,6 +199,11 @@ class JaxProfiler:
         import jax
 
         return jax.profiler.StepTraceAnnotation(name, step_num=step_num)
+
+    def input_marker(self):
+        import jax
+
+        return jax.profiler.TraceAnnotation(INPUT_MARKER)
 
 
 _PROFILERS = {"tensorflow": TensorFlowProfiler, "jax": JaxProfiler}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 
 from ..errors import CaptureWarning
 from . import context
@@ -64,6 +65,13 @@ class StepWindow:
         self.done += 1
         if self.done >= self.total and self.session.running:
             self.finish()
+
+    def input_marker(self):
+        """A context manager marking the fetch of a profiled step's batch as input (the
+        backends' ``INPUT_MARKER``); nothing outside the profiled steps."""
+        if self._trace is not None and self.session.running:
+            return self.session.input_marker()
+        return nullcontext()
 
     def abandon_step(self) -> None:
         """The step did not run (no more data): drop its marker."""
@@ -185,7 +193,10 @@ class Capture(WindowResults):
 
     ``iterate`` takes the next element *inside* each step's trace, so the input pipeline is
     attributed to the step (the profiler guide shows why the other order misleads the input
-    analysis).  For loops that fetch data themselves, use ``with cap.step(): ...`` per step.
+    analysis), and marks that fetch as input (a host event ``IteratorGetNext (loop input)``,
+    which XProf's step breakdown and this package's count as waiting for input), so input made
+    in Python is measured.  For loops that fetch data themselves, use ``with cap.step(): ...``
+    per step, and ``with cap.input(): batch = ...`` around the fetch.
     If the loop raises, the profiler is stopped, the partial profile saved and attached to the
     exception (``exc.tfprof_profile``) and to ``cap.profile``; the exception propagates
     unchanged.  Inside a ``%%tfprof`` cell, unset options come from the magic.
@@ -237,7 +248,8 @@ class Capture(WindowResults):
         while win.done < win.total:
             win.begin_step()
             try:
-                item = next(it)
+                with win.input_marker():
+                    item = next(it)
             except StopIteration:
                 win.abandon_step()
                 win.finish()
@@ -258,6 +270,12 @@ class Capture(WindowResults):
     def step(self):
         """Context manager marking one training step."""
         return _Step(self._window)
+
+    def input(self):
+        """Context manager marking the fetch of a step's batch as input, for loops that fetch
+        their own data: ``with cap.step(): with cap.input(): batch = next(loader)`` (what
+        ``iterate`` does for you); nothing outside the profiled steps."""
+        return self._window.input_marker()
 
     def stop(self):
         """Stop now (e.g. after breaking out of the loop) and return the profile."""

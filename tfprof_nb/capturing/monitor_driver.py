@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import nullcontext
 
 from .monitor_ending import FAILURE_STREAK, OpenWindow, WindowEnding
 from .monitor_log import WindowLog
@@ -119,6 +120,15 @@ class WindowDriver(WindowEnding):
                     self._close("")
             self.timer.end(first, steps, window.index if window is not None and marked
                            else -1, self._profiled)
+
+    def input_marker(self):
+        """A context manager marking the fetch of a marked step's batch as input (the
+        backends' ``INPUT_MARKER``); nothing outside the windows' marked steps (the training
+        thread's own call, as ``begin_step``)."""
+        window = self._window
+        if self._marker is None or window is None:
+            return nullcontext()
+        return window.session.input_marker()
 
     def abandon_step(self) -> None:
         """The step did not run (no more data): its marker is ended unrecorded, the step not

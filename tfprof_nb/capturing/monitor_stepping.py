@@ -16,8 +16,10 @@ class Stepping:
 
     def iterate(self, iterable):
         """Yield every element of ``iterable``, each one training step; the element is
-        taken inside the step, so input time is part of it.  When the loop ends or is left
-        (``break``, an error), an open window stops with the steps that ran."""
+        taken inside the step, so input time is part of it, and in a window that fetch is
+        marked as input (``IteratorGetNext (loop input)``: see ``Capture.iterate``).  When
+        the loop ends or is left (``break``, an error), an open window stops with the steps
+        that ran."""
         driver = self._driver
         it = iter(iterable)
         note = "the loop ended"
@@ -25,7 +27,8 @@ class Stepping:
             while True:
                 driver.begin_step()
                 try:
-                    item = next(it)
+                    with driver.input_marker():
+                        item = next(it)
                 except StopIteration:
                     driver.abandon_step()
                     return
@@ -44,6 +47,12 @@ class Stepping:
         """A context manager marking one training step, for loops that fetch their own
         data: ``with mon.step(): train_step(batch)``."""
         return _Step(self._driver)
+
+    def input(self):
+        """A context manager marking the fetch of a step's batch as input, for loops that
+        fetch their own data: ``with mon.step(): with mon.input(): batch = next(loader)``
+        (what ``iterate`` does for you); nothing outside the windows."""
+        return self._driver.input_marker()
 
     def stop(self) -> None:
         """Profile no more windows; an open window stops with the steps that ran."""

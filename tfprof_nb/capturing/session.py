@@ -147,6 +147,11 @@ class LocalSession:
         """A context manager marking step ``step_num`` (``_r=1``) for the running profiler."""
         return self._profiler.step_marker(name, step_num)
 
+    def input_marker(self):
+        """A context manager marking the loop's fetch of its next batch (the backends'
+        ``INPUT_MARKER``) for the running profiler."""
+        return self._profiler.input_marker()
+
     def hand_over(self) -> None:
         """Say that another thread is about to call :meth:`stop` (a monitor saving off the
         training thread): sessions started meanwhile wait for that stop."""

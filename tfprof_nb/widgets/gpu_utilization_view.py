@@ -11,7 +11,7 @@ import traitlets
 
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.input_wait import devices_input_unknown
-from ..analysis.findings.measures import NO_INPUT_EVENTS
+from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
@@ -136,7 +136,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     if not input_known:
         out.append(f"Waiting for input: unknown: {NO_INPUT_EVENTS}. The table's input column "
                    f"is left blank, and the chart's '{HOST_BOUND_WITH_INPUT}' part holds any "
-                   "such input.")
+                   f"such input. {MARK_INPUT}")
     unit = "ops" if tpu else "kernels"
     util = prof.gpu_utilization
     over = "over the steps" if (util.step >= 0).any() else \

@@ -26,7 +26,7 @@ from ..gpu.activity import host_input_events
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from .measure_words import device_words, get, scope_tail
-from .measures import NO_INPUT_EVENTS, kind_rows
+from .measures import MARK_INPUT, NO_INPUT_EVENTS, kind_rows
 
 __all__ = ["ANALYSES", "active_devices", "devices_input_unknown", "input_verdict",
            "input_wait", "input_wait_per_step"]
@@ -136,7 +136,7 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
     level = next((lv for lv in _LEVELS if pct >= lv[0]), None)
     if np.isnan(pct):
         cls, text = "unknown", (f"This page cannot tell whether your program is input-bound: "
-                                f"{NO_INPUT_EVENTS}.{_host_wait_words(measures)}")
+                                f"{NO_INPUT_EVENTS}.{_host_wait_words(measures)} {MARK_INPUT}")
     elif level:
         cls, text = level[1], (f"Your program is {level[2]} input-bound: {said} {pct:.1f}% "
                                f"{of}. {level[3]}")

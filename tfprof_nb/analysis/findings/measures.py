@@ -33,9 +33,9 @@ from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
-__all__ = ["ANALYSES", "DEFINITIONS", "MEASURE_COLUMNS", "NO_INPUT_EVENTS", "Definition",
-           "active_device_rows", "device_label", "kind_rows", "measures", "steps_words",
-           "wait_and_duty"]
+__all__ = ["ANALYSES", "DEFINITIONS", "MARK_INPUT", "MEASURE_COLUMNS", "NO_INPUT_EVENTS",
+           "Definition", "active_device_rows", "device_label", "kind_rows", "measures",
+           "steps_words", "wait_and_duty"]
 
 
 @dataclass(frozen=True)
@@ -216,6 +216,9 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
 NO_INPUT_EVENTS = ("the host has no input events in the trace (tf.data's IteratorGetNext, "
                    "host-to-device copies, infeed), so input made another way (a Python "
                    "loader, numpy) is not told apart from the host's other work")
+# how a capture makes that input measurable (tfprof_nb.capturing.backends.INPUT_MARKER)
+MARK_INPUT = ("To have it measured, fetch each batch through tp.Capture's or tp.Monitor's "
+              "iterate(), or inside their input() block: the fetch is then traced as input.")
 
 
 def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[dict]:
