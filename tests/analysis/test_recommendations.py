@@ -288,3 +288,24 @@ def test_a_findings_text_gives_its_evidence_in_words_with_units(gpu_fixture_file
                 assert f"{value:.1f} %" in said
             if key in LABELS and key != "top_cause":
                 assert LABELS[key] in said
+
+
+@pytest.mark.parametrize("name", ["jax_h200_inputbound.xplane.pb",
+                                  "mi300x_jax08_attention.xplane.pb"])
+def test_an_idle_cause_says_it_is_part_of_the_devices_idle_time(name):
+    """A finding quoting one cause of the GPUs' idle time (the host's late launches here)
+    names the whole idle time it is part of, with that measure's own label and value: the
+    page never shows 77.9% and 78.1% idle unexplained.  Without steps (the MI300X capture)
+    the whole's label says it is over the devices' active spans, not 'in the steps'."""
+    from .real_xla import REAL
+
+    prof = tp.load(REAL / name)
+    idle = prof.measures.loc["device_idle_pct"]
+    (host,) = _findings(prof, "host_overhead")
+    part = prof.measures.at["host_wait_pct", "value"]
+    assert part < idle.value
+    assert host.what.endswith(f"; that is part of '{idle.label}', which reads "
+                              f"{idle.value:.1f}%")
+    assert idle.label == ("Devices idle in the steps" if len(prof.steps) else
+                          "Devices idle in their active spans")
+    assert f"{part:.1f}%" in host.what

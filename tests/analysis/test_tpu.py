@@ -160,7 +160,11 @@ def test_overview_device_figures_equal_xprof(prof):
     assert device["hbm_bw_utilization_pct"] / 100 == pytest.approx(
         program.max_mem_bw_utilization, rel=1e-9)
     assert np.isnan(device["hbm_utilization_pct"])  # no counter in the file (xprof: 0%)
-    assert any("HBM utilisation counter" in r for r in prof.overview().reasons)
+    (note,) = [r for r in prof.overview().reasons if "HBM utilisation counter" in r]
+    # the card of a near name and another source is told apart, with its own figure
+    assert note.endswith(f"the card 'HBM bandwidth of its peak', "
+                         f"{device['hbm_bw_utilization_pct']:.1f}%, is another measure: the "
+                         "bandwidth the program reached over the chip's peak, from the roofline")
 
 
 def test_steps_inferred_from_the_repeated_program(prof):

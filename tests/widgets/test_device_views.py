@@ -51,7 +51,8 @@ def _expected_devices(prof) -> pd.DataFrame:
         inside, outside = g[g.step != -2], g[g.step == -2]
         wall = inside.wall_us.sum()
         duty = prof.duty_cycle[(prof.duty_cycle.host == host) & (prof.duty_cycle.device == device)]
-        row = {"device": device, "steps_wall_ms": wall / 1e3,
+        row = {"device": device, "steps_wall_ms" if with_steps else "active_span_wall_ms":
+               wall / 1e3,
                **{f"{c}_pct": 100 * inside[f"{c}_us"].sum() / wall for c in CAUSES}}
         if _input_unknown(prof):  # blank, as the overview's card reads "unknown"
             row["input_pct"] = np.nan
@@ -84,6 +85,10 @@ def test_gpu_tab_draws_the_tables_of_real_gpu_profiles(name, tmp_path):
         parts = 5 if unknown else 6  # unknown: no input part, the host-bound part holds it
         assert [len(b[1]) for b in in_steps] == [len(steps)] * parts  # a bar per device, step
         assert in_steps[0][0] == "Busy (kernels)"
+        title = page.js("() => document.querySelector(\"[data-pane='gpu'] .js-plotly-plot\")"
+                        ".layout.title.text")  # over the steps, or (none) the active spans
+        assert title.startswith("Device time per step" if (steps.step >= 0).any() else
+                                "Device time over each one's active span (no steps)")
         names = [b[0] for b in in_steps]
         assert ("Waiting for input" in names) is not unknown
         assert ("Host-bound (input made on the host included)" in names) is unknown

@@ -32,8 +32,10 @@ _N = r"(?P<v>\d+\.\d) ?%"
 QUOTES = {
     "input_wait_pct": [rf"wait(?:s)? for input (?:only )?{_N}", rf"Waiting for input {_N}",
                        rf"because {_N} of the total step time sampled is waiting for input"],
-    "device_idle_pct": [rf"Devices idle in the steps {_N}",
-                        rf"'Devices idle in the steps', reads {_N}"],
+    "device_idle_pct": [rf"Devices idle in (?:the steps|their active spans) {_N}",
+                        rf"'Devices idle in (?:the steps|their active spans)', reads {_N}",
+                        rf"part of 'Devices idle in (?:the steps|their active spans)', which "
+                        rf"reads {_N}"],
     "duty_cycle_pct": [rf"[Dd]uty cycle:? {_N}", rf"[Dd]uty cycle, {_N}"],
     "host_wait_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?the host launches late",
                       rf"Waiting for the host's late launches {_N}"],

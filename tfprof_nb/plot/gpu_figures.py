@@ -51,7 +51,9 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
     if not input_known:
         parts = [(col, HOST_BOUND_WITH_INPUT if col == "host_bound_us" else label, c)
                  for col, label, c in parts if col != "input_us"]
-    return _stacked_ms(dev, parts, "Device time per step: busy and idle by cause",
+    per = "per step" if len(dev) and (dev.step >= 0).any() else \
+        "over each one's active span (no steps)"
+    return _stacked_ms(dev, parts, f"Device time {per}: busy and idle by cause",
                        "gpu_utilization", theme)
 
 

@@ -52,16 +52,18 @@ def _outside(dev: pd.DataFrame) -> pd.DataFrame:
 
 
 def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.DataFrame:
-    """One row per host and device: its wall time over the steps, busy and each idle cause
-    as a share of it (``*_pct``, adding up to 100), its busy time and kernels outside every
-    step (where the profile has steps), kernels and the duty cycle (busy time over the span
-    from the device's first to its last activity)."""
+    """One row per host and device: its wall time over the steps (``steps_wall_ms``; without
+    steps over its active span, ``active_span_wall_ms``), busy and each idle cause as a share
+    of it (``*_pct``, adding up to 100), its busy time and kernels outside every step (where
+    the profile has steps), kernels and the duty cycle (busy time over the span from the
+    device's first to its last activity)."""
     parts = [col for col, _, _ in UTILIZATION_PARTS]
     dev = utilization[utilization.stream == ALL_STREAMS]
     sums = step_rows(dev).groupby(_SUMMARY_KEYS, sort=False, observed=True)[
         ["wall_us", *parts]].sum()
     wall = sums.wall_us.where(sums.wall_us > 0)
-    out = pd.DataFrame({"steps_wall_ms": sums.wall_us / 1e3}, index=sums.index)
+    wall_name = "steps_wall_ms" if (dev.step >= 0).any() else "active_span_wall_ms"
+    out = pd.DataFrame({wall_name: sums.wall_us / 1e3}, index=sums.index)
     for col in parts:
         out[col.removesuffix("_us") + "_pct"] = 100 * sums[col] / wall
     if (dev.step == OUTSIDE_STEPS).any():

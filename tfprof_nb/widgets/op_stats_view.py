@@ -69,7 +69,7 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
         measures = prof.measures
         own, duty = get(measures, "device_idle_pct"), get(measures, "duty_cycle_pct")
         if own is not None:
-            text += (" The page's own measure, the overview's 'Devices idle in the steps', reads "
+            text += (f" The page's own measure, the overview's '{own['label']}', reads "
                      f"{own['value']:.1f}% ({own['scope']}).")
         if duty is not None:
             text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the "

@@ -25,7 +25,7 @@ from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_IN
 from ..gpu.activity import host_input_events
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import bottleneck_verdicts
-from .measure_words import device_words, get, scope_tail
+from .measure_words import device_words, get, idle_part_words, scope_tail
 from .measures import MARK_INPUT, NO_INPUT_EVENTS, kind_rows
 
 __all__ = ["ANALYSES", "active_devices", "devices_input_unknown", "input_verdict",
@@ -162,7 +162,7 @@ def _host_wait_words(measures: pd.DataFrame) -> str:
     who, one = device_words(row)
     return (f" {who} idle{'s' * one} {row['value']:.1f}% of {'its' if one else 'their'} time "
             f"{scope_tail(row)} waiting for kernels the host launches late (any input made in "
-            "Python is part of that host work).")
+            f"Python is part of that host work){idle_part_words(measures, row)}.")
 
 
 ANALYSES = (Analysis("input_events", host=host_input_events, combine=_input_event_total,

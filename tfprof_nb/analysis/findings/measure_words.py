@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["device_words", "excluded_note", "get", "left_out_words", "measure_text",
+__all__ = ["device_words", "excluded_note", "get", "idle_part_words", "left_out_words",
+           "measure_text",
            "scope_tail", "spread_words", "value_of", "xprof_words"]
 
 
@@ -62,6 +63,17 @@ def device_words(row) -> tuple[str, bool]:
 def scope_tail(row) -> str:
     """When a device measure counts: "in the 10 steps"."""
     return str(row["when"])
+
+
+def idle_part_words(table: pd.DataFrame, row) -> str:
+    """How a cause of the devices' idle time (``row``: ``host_wait_pct``, ...) relates to
+    their whole idle time, as a clause: "; that is part of 'Devices idle in the steps', which
+    reads 78.1%" (the same devices over the same time); "" without it."""
+    idle = get(table, "device_idle_pct")
+    if idle is None or not idle["value"] >= 0 or idle["devices"] != row["devices"] \
+            or idle["when"] != row["when"]:
+        return ""
+    return f"; that is part of '{idle['label']}', which reads {idle['value']:.1f}%"
 
 
 def left_out_words(row) -> str:

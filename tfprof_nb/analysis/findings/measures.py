@@ -81,6 +81,9 @@ DEFINITIONS = {
                                     "the share of kernel runs lasting under 10 us"),
 }
 
+# device_idle_pct's label on a profile without steps
+IDLE_WITHOUT_STEPS = "Devices idle in their active spans"
+
 MEASURE_COLUMNS = ["label", "value", "unit", "time", "devices", "device_count", "excluded",
                    "scope", "when", "rule", "min", "median", "max", "min_of", "max_of",
                    "xprof_value", "xprof_note", "about"]
@@ -251,8 +254,10 @@ def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
     scope, when = _device_scope(devs, steps), _when(devs, steps)
     note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
             "steps included") if tpu_idle is not None else ""
+    # (without steps the measure is over each device's active span, and its label says so)
+    label = IDLE_WITHOUT_STEPS if devs.time == "profile" else None
     out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
-                scope, devs.spread("idle_us"), tpu_idle, note, when=when)]
+                scope, devs.spread("idle_us"), tpu_idle, note, when=when, label=label)]
     if devs.kind == "GPU":
         out += [_row(key, devs.share(col), devs.time, devs.names, devs.excluded, scope,
                      devs.spread(col), when=when) for key, col in _CAUSES.items()]

@@ -142,8 +142,15 @@ def _device_reasons(env: dict, device: dict, counters: dict, reasons: list) -> N
     missing = [k.split("_")[0].upper() for k in ("mxu_utilization_pct", "hbm_utilization_pct")
                if device and k not in counters]
     if missing:
+        other = ""
+        if "HBM" in missing and pd.notna(device.get("hbm_bw_utilization_pct")):
+            # (a card with a near name and another source: say which)
+            other = (f"; the card 'HBM bandwidth of its peak', "
+                     f"{device['hbm_bw_utilization_pct']:.1f}%, is another measure: the "
+                     "bandwidth the program reached over the chip's peak, from the roofline")
         reasons.append(f"the host plane has no {' or '.join(missing)} utilisation counter, so "
-                       "the overview leaves that figure out (XProf shows 0% in its place)")
+                       "the overview leaves that figure out (XProf shows 0% in its place)"
+                       + other)
 
 
 def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFrame,

@@ -21,7 +21,7 @@ from ..tf.memory import LABELS, MemoryAnalysis
 from ..trace.framework import UNKNOWN, Framework
 from .advice import allocator_fix, fix, is_device_allocator
 from .evidence import evidence_words
-from .measure_words import device_words, get, scope_tail, value_of
+from .measure_words import device_words, get, idle_part_words, scope_tail, value_of
 
 __all__ = ["ANALYSES", "Finding", "Target", "recommendations"]
 
@@ -69,7 +69,7 @@ def _input_bound(tf_data, table: pd.DataFrame, out, target: Target):
     if row["device_count"]:
         who, one = device_words(row)
         what = (f"{who} wait{'s' * one} for input {pct:.1f}% of {'its' if one else 'their'} "
-                f"time {scope_tail(row)}")
+                f"time {scope_tail(row)}{idle_part_words(table, row)}")
     else:
         what = f"Steps wait for input {pct:.1f}% of the time"
     out.append(Finding("input_bound", what, {"input_wait_pct": pct}, text, _severity(pct),
@@ -102,7 +102,7 @@ def _idle_causes(table: pd.DataFrame, out, target: Target):
             continue
         pct, (who, one) = float(row["value"]), device_words(row)
         what = (f"{who} idle{'s' * one} {pct:.1f}% of {'its' if one else 'their'} time "
-                f"{scope_tail(row)} {words}")
+                f"{scope_tail(row)} {words}{idle_part_words(table, row)}")
         evidence = {key: pct}
         if key == "host_wait_pct":
             evidence["xprof_all_other_pct"] = value_of(table, "all_other_pct")
