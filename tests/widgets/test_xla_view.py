@@ -32,3 +32,32 @@ def test_hlo_table_says_its_share_counts_idle_time(name):
     assert top.self_time_pct == pytest.approx(with_idle)
     assert f"{without:.1f}" != f"{with_idle:.1f}"  # two figures for one op's share
     assert "idle included" in table.title and "XProf's rule" in table.title, table.title
+
+
+@pytest.mark.parametrize("name", ["jax_h200_nocmdbuf.xplane.pb",
+                                  "tpu_v6e_jax_inference.xplane.pb"])
+def test_ops_above_the_device_peak_are_named_with_why(name):
+    """H200: cuBLAS's GEMM custom-call.18 reads 1,353 TFLOP/s, above the device's 1,070.5:
+    XProf's rule (its hlo_stats gives the same figure) counts the op's FLOPs for each device
+    event, and it runs a memset beside each of its 10 kernels.  The view says so, with the
+    table's own figure and the events counted here from the trace; where no op is above the
+    peak (the TPU capture), nothing is said."""
+    prof = tp.load(DATA / name)
+    statements = XlaView.state(prof).values["statements"]
+    stats = prof.hlo_stats
+    over = stats[stats.model_flop_rate_flops_per_s > prof.device_peaks.peak_flops_per_s]
+    said = [s for s in statements if s.startswith("Above this peak")]
+    if over.empty:
+        assert said == []
+        return
+    (text,) = said
+    top = over.sort_values("model_flop_rate_flops_per_s").iloc[-1]
+    ops = prof.stat("hlo_op")
+    ev = prof.events.loc[ops[ops == top.hlo_op_name].index]
+    ev = ev[ev.plane.astype(str).str.startswith("/device:")]
+    kernel = ev[ev.name.astype(str).str.startswith("nvjet")]
+    assert top.occurrences == len(ev) == 2 * len(kernel)  # a memset beside each GEMM
+    assert (f"{top.hlo_op_name} {top.model_flop_rate_flops_per_s / 1e12:,.1f} TFLOP/s "
+            f"({len(ev)} device events for {len(kernel)} runs of its kernel "
+            f"{kernel.name.iloc[0]}: 2.0x its FLOPs)") in text
+    assert "XProf's rule, which the table keeps" in text

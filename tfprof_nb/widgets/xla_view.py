@@ -40,12 +40,50 @@ def _statements(prof) -> list[str]:
                    f"{peaks.peak_flops_per_s / 1e12:,.1f} TFLOP/s, "
                    f"{peaks.memory_bw_bytes_per_s / 1e9:,.0f} GB/s; ridge point "
                    f"{peaks.ridge_point_flops_per_byte:.3g} FLOP/byte.")
+        out += _above_the_peak(prof, peaks.peak_flops_per_s)
     else:
         out.append("Device peaks unknown (CPU or a device without peak stats): "
                    "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...) "
                    "places the ops against a roofline.")
     out += [f"Note: {r}" for r in prof.hlo_stats.attrs.get("reasons", [])]
     return out
+
+
+def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
+    """Ops whose FLOP rate in the HLO table is above the device's peak, and why: XProf's
+    rule, which the table keeps, counts an op's FLOPs once for each device event it runs, so
+    an op running more than one event each time (a cuBLAS GEMM's memset beside its kernel)
+    reads several times its FLOPs.  Its events per run: its events over the runs of its most
+    frequent event name (the longest-running one of those as frequent: its kernel)."""
+    stats = prof.hlo_stats
+    if not len(stats) or "model_flop_rate_flops_per_s" not in stats:
+        return []
+    over = stats[stats.model_flop_rate_flops_per_s > peak].sort_values(
+        "model_flop_rate_flops_per_s", ascending=False)
+    if over.empty:
+        return []
+    ops = prof.stat("hlo_op")
+    ops = ops[ops.astype(str).isin(set(over.hlo_op_name.astype(str)))]
+    programs = prof.stat("program_id").reindex(ops.index)
+    ev = prof.events.loc[ops.index]
+    on_device = ev.plane.astype(str).str.startswith("/device:").to_numpy()
+    parts = []
+    for row in over.head(named).itertuples():
+        mine = on_device & (ops.astype(str) == str(row.hlo_op_name)).to_numpy() \
+            & (programs.astype(str) == str(row.program_id)).to_numpy()
+        names = ev[mine].groupby(ev.name[mine].astype(str)).duration_us.agg(["size", "sum"])
+        names = names.sort_values(["size", "sum"], ascending=False)["size"]
+        rate = f"{row.hlo_op_name} {row.model_flop_rate_flops_per_s / 1e12:,.1f} TFLOP/s"
+        if len(names) > 1 and names.sum() > names.iloc[0]:
+            rate += (f" ({int(names.sum())} device events for {int(names.iloc[0])} runs of "
+                     f"its kernel {names.index[0]}: {names.sum() / names.iloc[0]:.1f}x its "
+                     "FLOPs)")
+        parts.append(rate)
+    more = f" and {len(over) - named} more" if len(over) > named else ""
+    return [f"Above this peak in the HLO table: {'; '.join(parts)}{more}. XProf's rule, which "
+            "the table keeps, counts an op's FLOPs once for each device event it runs, so an "
+            "op that runs more than one (a memset beside a GEMM) reads more FLOPs, and a higher "
+            "FLOP rate, than it did."]
 
 
 # the HLO table's self time (%) counts the devices' idle time in its whole (XProf's hlo_stats
