@@ -135,7 +135,8 @@ CATALOGUE: tuple[TableEntry, ...] = (
     _t("critical_path_summary", "Critical-path time per category and op, shares of the "
        "steps' time; attrs['sentence'] says what bounds the steps.",
        keys=("level", "category", "name", "resource")),
-    _t("launch_latency", "Launch-to-start latency per kernel (mean, percentiles, max): "
+    _t("launch_latency", "Launch-to-start latency per kernel (mean, percentiles, max; "
+       "graph_launches: those one call started with other kernels, a CUDA graph): "
        "launch_latency's per_kernel.", "launch_latency", _H + ("kernel_name",), "part",
        "per_kernel"),
     _t("launch_histogram", "Launch-to-start latencies as a histogram per device: "

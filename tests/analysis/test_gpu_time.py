@@ -299,6 +299,33 @@ def test_bert_launch_latency_from_events(gpu_fixture_file):
     mean = latency.groupby(pairs.name.astype(str)).mean()
     got = ll.per_kernel.set_index("kernel_name").mean_latency_us
     np.testing.assert_allclose(got.loc[mean.index], mean, atol=1e-6)
+    assert ll.per_kernel.graph_launches.sum() == 0  # TensorFlow launches kernels one by one
+
+
+@pytest.mark.parametrize("name", ["jax_h200_transformer.xplane.pb",
+                                  "jax_h200_nocmdbuf.xplane.pb"])
+def test_kernels_of_a_graph_launch_are_counted_apart(name):
+    """With XLA's command buffers one cuGraphLaunch call starts a whole CUDA graph (the
+    transformer: 2,110 of its 2,130 kernels); a kernel's graph launches are its launches whose
+    call started other kernels too, counted here from the events: every such call is a
+    cuGraphLaunch.  Without command buffers (the same model, nocmdbuf) there are none."""
+    from .real_xla import REAL
+
+    prof = tp.load(REAL / name)
+    ev = prof.events
+    corr = prof.stat("correlation_id")
+    ev = ev.loc[corr.index].assign(cid=corr)
+    host = ev[ev.plane.astype(str).str.startswith("/host")].drop_duplicates("cid")
+    dev = ev[ev.plane.astype(str).str.startswith("/device:GPU")]
+    pairs = dev.merge(host[["cid", "name"]], on="cid", suffixes=("", "_launch"))
+    per_call = pairs.groupby("cid").cid.transform("size")
+    shared = pairs[per_call > 1]
+    assert shared.name_launch.astype(str).str.startswith("cuGraphLaunch").all()
+    per_kernel = prof.launch_latency.per_kernel.set_index("kernel_name").graph_launches
+    expected = shared.groupby(shared.name.astype(str)).size()
+    assert per_kernel.sum() == len(shared)
+    assert (per_kernel.loc[expected.index] == expected).all()
+    assert (len(shared) > 2000) is name.startswith("jax_h200_transformer")
 
 
 def test_tpu_duty_cycle_matches_xprof():

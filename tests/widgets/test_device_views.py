@@ -322,3 +322,26 @@ def test_overview_of_gpu_and_cpu_profiles_gains_only_what_they_have(cpu_file, gp
     with WidgetPage(view, tmp_path, bundle("overview")) as page:
         assert page.js("() => document.querySelector('.ov-step-note')") is None
         assert "Device duty cycle" not in _cards(page)
+
+
+@pytest.mark.parametrize("name", ["jax_h200_transformer.xplane.pb",
+                                  "jax_h200_nocmdbuf.xplane.pb"])
+def test_graph_launches_are_said_apart_from_launch_latency(name):
+    """With command buffers (the transformer) most kernels start from one cuGraphLaunch: the
+    GPU tab's table counts them (graph launches) and a statement says their latency is not a
+    launch of their own, with the table's counts; without them (nocmdbuf) nothing is said."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(DATA / name)
+    state = GpuUtilizationView.state(prof).values
+    kernels = state["kernels"].frame
+    per_kernel = prof.launch_latency.per_kernel
+    assert kernels.graph_launches.sum() == per_kernel.graph_launches.sum()
+    said = [s for s in state["statements"] if "came from a call that started several" in s]
+    graph, total = int(per_kernel.graph_launches.sum()), int(per_kernel.launches.sum())
+    if graph:
+        (text,) = said
+        assert text.startswith(f"{graph:,} of the {total:,} kernel launches")
+        assert graph > 0.9 * total
+    else:
+        assert said == []

@@ -34,7 +34,8 @@ def device_findings(prof) -> list:
     counted = set(table.index[table.device_count > 0]) if len(table) else set()
     return [f for f in prof.recommendations() if f.kind in GPU_FINDINGS or f.measure in counted]
 _SUMMARY_KEYS = ["host", "device"]
-_LATENCY_COLUMNS = ["host", "kernel_name", "launches", "mean_latency_us", "p50_latency_us",
+_LATENCY_COLUMNS = ["host", "kernel_name", "launches", "graph_launches", "mean_latency_us",
+                    "p50_latency_us",
                     "p90_latency_us", "p99_latency_us", "max_latency_us",
                     "mean_launch_call_us", "mean_duration_us"]
 
@@ -139,12 +140,26 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
         out.append(f"Waiting for input: unknown: {NO_INPUT_EVENTS}. The table's input column "
                    f"is left blank, and the chart's '{HOST_BOUND_WITH_INPUT}' part holds any "
                    f"such input. {MARK_INPUT}")
+    out += _graph_launch_statement(prof.launch_latency.per_kernel)
     unit = "ops" if tpu else "kernels"
     util = prof.gpu_utilization
     over = "over the steps" if (util.step >= 0).any() else \
         "over its active span (the profile has no steps)"
     return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
                   f"time {over}; {unit} and duty cycle over the whole profile."]
+
+
+def _graph_launch_statement(per_kernel: pd.DataFrame) -> list[str]:
+    """How many kernel launches came from one call starting several kernels (a CUDA graph:
+    XLA's command buffers), whose latency is not a launch of their own."""
+    if not len(per_kernel) or not per_kernel.graph_launches.sum():
+        return []
+    graph, total = int(per_kernel.graph_launches.sum()), int(per_kernel.launches.sum())
+    return [f"{graph:,} of the {total:,} kernel launches (the table's graph launches) came from "
+            "a call that started several kernels at once: a CUDA graph, as XLA's command "
+            "buffers run. Their latency runs from that one call to each kernel's start, so it "
+            "grows along the graph; it is not a launch of their own, and their mean launch "
+            "call is the graph's."]
 
 
 def _without_one_host(frame: pd.DataFrame) -> pd.DataFrame:

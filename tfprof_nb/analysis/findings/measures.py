@@ -311,8 +311,11 @@ def _kernel_rows(duty: pd.DataFrame, devs: _Devices | None) -> list[dict]:
 def _precision_row(precision: dict) -> list[dict]:
     if not precision:
         return []
-    scope = "the matrix multiplications' operand types (HLO)" if precision["source"] == "hlo" \
-        else "device compute time in the steps (XProf's step-time breakdown)"
+    # (a share of a part of the devices' time: the scope says of which part)
+    scope = ("the share of the matrix multiplications' time with 16-bit operands (their "
+             "operand types in the HLO)") if precision["source"] == "hlo" else \
+        "the share of the device compute time in the steps that is 16 bit (XProf's step-time " \
+        "breakdown)"
     return [_row(precision["evidence_key"], precision["pct16"], "steps", scope=scope,
                  label=precision["label"],
                  rule="tfprof" if precision["source"] == "hlo" else "xprof")]

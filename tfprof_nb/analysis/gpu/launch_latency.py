@@ -3,7 +3,9 @@
 A launch is linked to its kernel (or copy) by ``correlation_id`` (see :mod:`.activity`).
 Its latency is the kernel's start minus the start of the host's launch call (the call's own
 duration included; clocks of host and device are aligned by the profiler, so a few negative
-values can appear).  The queue of a device at time t counts the kernels launched (call
+values can appear).  A call that starts several kernels (``cuGraphLaunch``: a CUDA graph, as
+XLA's command buffers run) gives each of them its start: their latency runs from that one call
+to each kernel's start, so it grows along the graph (``graph_launches`` counts them).  The queue of a device at time t counts the kernels launched (call
 started) but not yet started, so its integral over time is the sum of the latencies.
 
 Each host's tables (:func:`launch_tables`) travel in its ``gpu_time`` partial; the
@@ -29,7 +31,7 @@ LATENCY_EDGES_US = np.array([-np.inf, 0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_0
                              5_000, 10_000, np.inf])
 QUEUE_POINTS = 2000  # per device; longer queues keep each time bucket's maximum
 MAX_OUTLIERS = 50
-PER_KERNEL_COLUMNS = ["host", "kernel_name", "launches", "mean_latency_us", "p50_latency_us",
+PER_KERNEL_COLUMNS = ["host", "kernel_name", "launches", "graph_launches", "mean_latency_us", "p50_latency_us",
                       "p90_latency_us", "p99_latency_us", "max_latency_us",
                       "mean_launch_call_us", "mean_duration_us"]
 HISTOGRAM_COLUMNS = ["host", "device", "bin", "lo_us", "hi_us", "launches"]
@@ -47,7 +49,7 @@ def _bin_labels() -> list[str]:
     return out
 
 
-def _empty(columns, ints=("launches", "queued")) -> pd.DataFrame:
+def _empty(columns, ints=("launches", "graph_launches", "queued")) -> pd.DataFrame:
     text = ("host", "device", "stream", "kernel_name", "bin")
     return pd.DataFrame({c: np.empty(0, object if c in text else
                                      "int64" if c in ints else "float64") for c in columns})
@@ -71,17 +73,19 @@ def _quantile(sorted_values: np.ndarray, start: np.ndarray, count: np.ndarray,
 
 
 def _per_kernel(host: str, codes: np.ndarray, names: np.ndarray, latency, call,
-                duration, latency_ps: np.ndarray) -> pd.DataFrame:
+                duration, latency_ps: np.ndarray, shared: np.ndarray) -> pd.DataFrame:
     """Latency statistics per kernel name (``codes``: name code per launch; ``names``: the
-    name of each code; ``latency_ps``: the latencies in integer ps, ordered as ``latency``)."""
+    name of each code; ``latency_ps``: the latencies in integer ps, ordered as ``latency``;
+    ``shared``: whether the launch's call started other kernels too)."""
     # lexsort((latency, codes)), both keys sorted as integers
     order = argsort(np.asarray(codes, np.int32), latency_ps)
     codes, latency = codes[order], latency[order]
-    call, duration = call[order], duration[order]
+    call, duration, shared = call[order], duration[order], shared[order]
     start = np.flatnonzero(np.diff(codes, prepend=codes[0] - 1))
     count = np.diff(np.append(start, len(codes)))
     out = pd.DataFrame({
         "host": host, "kernel_name": names[codes[start]], "launches": count,
+        "graph_launches": np.add.reduceat(shared.astype(np.int64), start),
         "mean_latency_us": np.add.reduceat(latency, start) / count,
         "p50_latency_us": _quantile(latency, start, count, 0.5),
         "p90_latency_us": _quantile(latency, start, count, 0.9),
@@ -172,8 +176,10 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
         "duration_us": duration[far]}, columns=OUTLIER_COLUMNS)
     queues = [_queue(hd.name, hd.plane_names[p], a.launch[a.device == p],
                      a.begin[a.device == p], shift_ps) for p in np.unique(a.device).tolist()]
+    # launches whose call started other kernels too (a graph launch): one call start each
+    _, first, counts = np.unique(a.launch, return_inverse=True, return_counts=True)
     per_kernel = _per_kernel(hd.name, hd.name_code[a.rows].astype(np.int64), hd.names,
-                             latency, call, duration, latency_ps)
+                             latency, call, duration, latency_ps, counts[first] > 1)
     return {"per_kernel": per_kernel,
             "histogram": _histogram(hd.name, plane_names, a.device, latency),
             "outliers": outliers,
@@ -184,7 +190,8 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
 class LaunchLatency:
     """Kernel launch latency (launch call start to kernel start), from correlation ids.
 
-    ``per_kernel``: one row per host and kernel name (latency statistics in us);
+    ``per_kernel``: one row per host and kernel name (latency statistics in us;
+    ``graph_launches``: its launches by a call that started several kernels, a CUDA graph);
     ``histogram``: launches per latency bin and device; ``outliers``: the slowest launches
     far above the rest (Q3 + 3 IQR); ``queue``: kernels launched and not started, per device
     over time; ``reasons`` says what is missing."""
