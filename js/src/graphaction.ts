@@ -18,8 +18,8 @@ export interface GraphTarget {
 }
 
 /** What a page without a kernel says in place of the button. */
-export const NO_KERNEL = "The HLO graph is built by the kernel, and this page has none (a report or a saved " +
-  "notebook): prof.hlo_graph(op).show() in a notebook draws it.";
+export const NO_KERNEL = "The HLO graph is built by a running Python (Jupyter) kernel, and this page has " +
+  "none (a report or a saved notebook): prof.hlo_graph(op).show() in a notebook draws it.";
 
 /** The message asking the kernel for the graph around `target`. */
 export function graphRequest(target: GraphTarget, hops: number, id: number): Record<string, unknown> {

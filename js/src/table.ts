@@ -102,11 +102,14 @@ export function toCsv(spec: TableSpec, rows: number[]): string {
   return lines.join("\n") + "\n";
 }
 
-function fmt(v: unknown, type: string): string {
+/** A cell as the table shows it: integers and numbers of 100 or more with thousands separators. */
+export function fmt(v: unknown, type: string): string {
   if (missing(v)) return "";
   if (type === "number" && typeof v === "number") {
     if (Number.isInteger(v)) return v.toLocaleString("en-US");
-    return Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4);
+    // (thousands separated as the integers of the same column are)
+    return Math.abs(v) >= 100 ? v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })
+      : v.toPrecision(4);
   }
   return String(v);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toCsv, type TableSpec } from "../src/table";
+import { fmt, toCsv, type TableSpec } from "../src/table";
 
 describe("CSV export", () => {
   it("puts a ' before text cells a spreadsheet would read as a formula, never before numbers", () => {
@@ -16,5 +16,16 @@ describe("CSV export", () => {
       "op,t", '"\'=HYPERLINK(""http://x"")",-1.5', "'+1,2", "'-2,-3", "'@SUM(A1),4", "'\tx,5",
       "MatMul,6", "a-b,7",
     ]);
+  });
+});
+
+describe("cells as the table shows them", () => {
+  it("separates thousands alike for whole and fractional numbers of one column", () => {
+    expect(fmt(569322282078473, "number")).toBe("569,322,282,078,473");
+    expect(fmt(564885712820175.6, "number")).toBe("564,885,712,820,175.6");
+    expect(fmt(2013.66, "number")).toBe("2,013.7");
+    expect(fmt(12.3456, "number")).toBe("12.35");
+    expect(fmt(null, "number")).toBe("");
+    expect(fmt("a<b>", "string")).toBe("a<b>");
   });
 });

@@ -46,6 +46,17 @@ def test_the_table_holds_the_samples_inside_the_steps(prof):
     assert nvml == ["NVML utilisation: any kernel resident in its sample window"]
     assert not any("memory used" in w for w in table.index.get_level_values("what"))
     assert any("not the device's busy time" in n for n in view.hardware_notes)
+    # the count of samples says over how many counters, as the table's column counts each
+    in_any = np.zeros(len(counters), bool)
+    for s, e in zip(start, end):
+        in_any |= ((counters.time_us >= s) & (counters.time_us < e)).to_numpy()
+    series = counters[in_any].groupby(["host", "device", "counter"], observed=True).ngroups
+    assert view.hardware_notes[0].startswith(
+        f"Hardware samples inside the {len(steps)} steps: {int(in_any.sum()):,} of "
+        f"{len(counters):,}, over {series:,} counters (the table's samples column counts "
+        "each one's)")
+    assert table.loc[("GPU:0", "SM clock")].samples == int(in_any[
+        (counters.counter == "sm_clock_mhz").to_numpy()].sum())
     assert "nvlink_tx_bytes_per_s" in " ".join(view.hardware_notes)  # what NVML could not
     panels = {t.yaxis for t in prof.plot.hardware().data}
     assert len(panels) == 3

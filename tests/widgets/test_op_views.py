@@ -103,6 +103,21 @@ def test_idle_note_names_xprofs_rule_and_the_pages_measure(name):
     assert idle_note(prof, typed_op_stats(prof, include_idle=False)) == ""
 
 
+@pytest.mark.parametrize("name", ["jax_h200_inputbound.xplane.pb",
+                                  "tpu_v6e_jax_inference.xplane.pb"])
+def test_the_table_says_what_its_shares_are_of(name):
+    """Host and device rows share the % columns, each a share of its own side's time (each
+    side's rows add up to 100, IDLE included): the table's title says so."""
+    from tfprof_nb.widgets.op_stats_view import SHARE_WORDS
+
+    prof = tp.load(DATA / name)
+    state = OpStatsView.state(prof).values
+    table = state["table"]
+    assert table.title.endswith(SHARE_WORDS) and state["table_without_idle"].title == table.title
+    sums = table.frame.groupby("host_or_device").self_time_pct.sum()
+    assert sums.to_dict() == {"Device": pytest.approx(100), "Host": pytest.approx(100)}
+
+
 def test_jax_op_stats_say_jit_not_function(h200, tmp_path):
     state = OpStatsView.state(h200).values
     for key in ("table", "table_without_idle"):

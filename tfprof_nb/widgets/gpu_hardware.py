@@ -32,7 +32,10 @@ def _notes(counters: pd.DataFrame, inside: pd.DataFrame, steps: int) -> list[str
     period = counters.attrs.get("period_ms", {})
     every = ", ".join(f"{h} every {p:g} ms" for h, p in period.items()) if period else ""
     scope = f"inside the {steps} steps" if steps else "over the whole capture (no steps)"
-    out = [f"Hardware samples {scope}: {len(inside):,} of {len(counters):,} "
+    series = inside.groupby(["host", "device", "counter"], observed=True).ngroups \
+        if len(inside) else 0
+    out = [f"Hardware samples {scope}: {len(inside):,} of {len(counters):,}, over "
+           f"{series:,} counters (the table's samples column counts each one's) "
            f"({_sources(counters)}{'; sampler ' + every if every else ''}). Mean and max of "
            "the samples; what the trace does not record."]
     for host, missing in counters.attrs.get("notes", {}).items():

@@ -3,6 +3,8 @@ table, with each kernel's hardware counters where the profile has them."""
 
 from __future__ import annotations
 
+import traitlets
+
 from ._view import View, ViewState
 from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
@@ -10,10 +12,28 @@ from .traits import FigureTrait, TableData, TableTrait
 __all__ = ["KernelStatsView"]
 
 
+def _tensor_core_words(stats) -> list[str]:
+    """What the Tensor-Core column cannot tell: XProf's rule reads it from the kernel's name,
+    so kernels of eligible ops whose names it does not know (cuBLAS's nvjet_*, XLA's
+    gemm_fusion_* on Hopper) read false whatever they run on."""
+    if not len(stats):
+        return []
+    unknown = stats[stats.is_op_tensor_core_eligible & ~stats.is_kernel_using_tensor_core]
+    if unknown.empty:
+        return []
+    names = ", ".join(unknown.kernel_name.astype(str).head(2))
+    more = f" and {len(unknown) - 2} more" if len(unknown) > 2 else ""
+    return [f"'Is kernel using tensor core' follows XProf's rule, which reads it from the "
+            f"kernel's name: {len(unknown)} kernels of Tensor-Core-eligible ops read false "
+            f"({names}{more}), their names carrying none of the patterns it knows; false there "
+            "says only that the name does not tell."]
+
+
 class KernelStatsView(View):
     """The top GPU kernels by total time (a chart) and the kernel stats table."""
 
     tab, title, bundle, position = "kernels", "GPU kernel stats", "kernel_stats", 40
+    statements = traitlets.List().tag(sync=True)
     figure = FigureTrait()
     table = TableTrait()
 
@@ -25,5 +45,6 @@ class KernelStatsView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         table = TableData(prof.kernel_stats, "GPU kernel stats", "kernel_name")
-        return ViewState({"figure": prof.plot.kernels(),
+        return ViewState({"statements": _tensor_core_words(prof.kernel_stats),
+                          "figure": prof.plot.kernels(),
                           "table": with_op_counters(table, prof, "kernel", {"op": "kernel_name"})})

@@ -25,6 +25,10 @@ __all__ = ["OpStatsView", "idle_note", "op_stats_title", "typed_op_stats", "JAX_
 JAX_EXECUTION = {"Function": "jit", "Eager": "eager"}
 
 
+# what the op stats table's shares are of
+SHARE_WORDS = "(self time %: host rows of the host's time, device rows of the devices' time)"
+
+
 def op_stats_title(prof) -> str:
     """"TensorFlow stats" on a TensorFlow profile, "Op stats" on any other (JAX)."""
     return "TensorFlow stats" if prof.framework.name == "tensorflow" else "Op stats"
@@ -113,7 +117,8 @@ class OpStatsView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         ops, busy = typed_op_stats(prof), typed_op_stats(prof, include_idle=False)
-        title = op_stats_title(prof)
+        # (host and device rows share the % columns, each of its own side's time: said)
+        title = f"{op_stats_title(prof)} {SHARE_WORDS}"
         return ViewState({
             "pie_with_idle": op_stats_figure(ops),
             "pie_without_idle": op_stats_figure(busy),

@@ -22,6 +22,14 @@ _TABLE_COLUMNS = ["rank", "file", "line", "function", "self_time_us", "self_time
                   "ops", "occurrences", "top_hlo_op", "no_source"]
 
 
+def _shown(lines: pd.DataFrame) -> pd.DataFrame:
+    """The table's columns; a row with no location leaves its line blank (its -1 is no
+    line: ``no_source`` says why)."""
+    table = lines[_TABLE_COLUMNS].copy()
+    table["line"] = table.line.where(lines.no_source == "")
+    return table
+
+
 def _located(lines: pd.DataFrame) -> pd.DataFrame:
     return lines[lines.no_source == ""]
 
@@ -124,5 +132,5 @@ class SourceView(View):
             "statements": statements, "warnings": _moved_warning(lines, moved),
             "flame": _flame_rows(tree, cells),
             "code": code_blocks(lines, captured=prof.stop_time, moved=moved),
-            "table": TableData(lines[_TABLE_COLUMNS], "Device time by source line", "file"),
+            "table": TableData(_shown(lines), "Device time by source line", "file"),
             "graph_targets": line_targets(prof)}, GraphRequests(prof))

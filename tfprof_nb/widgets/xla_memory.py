@@ -57,9 +57,18 @@ def program_detail(prof, program_id: str) -> dict:
     return {"program_id": str(program_id), "name": mem.name,
             "peak_heap_bytes": None if np.isnan(peak) else float(peak),
             "reasons": [str(r) for r in mem.reasons], "figure": figure,
-            "buffers": TableData(mem.buffers[_BUFFER_COLUMNS],
+            "buffers": TableData(_shown_buffers(mem.buffers),
                                  f"Buffers live at the peak of {mem.name}",
                                  "hlo_op_name").wire()}
+
+
+def _shown_buffers(buffers: pd.DataFrame) -> pd.DataFrame:
+    """The buffers table's columns; a buffer live through the whole program (``indefinite``:
+    parameters, constants, outputs) leaves its positions blank (its -1 is no position)."""
+    table = buffers[_BUFFER_COLUMNS].copy()
+    for col in ("alloc_position", "free_position"):
+        table[col] = table[col].where(~table.indefinite.astype(bool))
+    return table
 
 
 def memory_notes(prof, programs: pd.DataFrame) -> list[str]:
