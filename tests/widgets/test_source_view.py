@@ -323,3 +323,18 @@ def test_reason_when_no_op_has_a_location():
         "No device time has a location in the code: 2.000 ms (100.0%) of device op time has "
         "no source location: op not in the profile's HLO protos (1 op: command_buffer_1); "
         "without an HLO instruction there is no metadata to read.")
+
+
+def test_a_row_without_a_location_shows_no_line():
+    """TPU: the time of XLA ops without source metadata is one row with no file; its line is
+    left blank (the -1 of prof.source_lines is no line: its no_source column says why), and
+    every located row keeps its line."""
+    from tfprof_nb.widgets.source_view import SourceView
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    lines = prof.source_lines
+    table = SourceView.state(prof).values["table"].frame
+    unlocated = (lines.no_source != "").to_numpy()
+    assert unlocated.any() and (lines.line[unlocated] == -1).all()
+    assert table.line[unlocated].isna().all()
+    assert (table.line[~unlocated] == lines.line[~unlocated]).all()

@@ -7,6 +7,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.widgets.op_stats_view import typed_op_stats
+from tfprof_nb.widgets.xla_memory import _shown_buffers
 from tfprof_nb.widgets.xla_view import XlaView
 
 from ..conftest import DATA
@@ -61,3 +62,25 @@ def test_ops_above_the_device_peak_are_named_with_why(name):
             f"({len(ev)} device events for {len(kernel)} runs of its kernel "
             f"{kernel.name.iloc[0]}: 2.0x its FLOPs)") in text
     assert "XProf's rule, which the table keeps" in text
+
+
+def test_buffers_live_through_the_program_show_no_positions():
+    """A program's buffers live at its peak: parameters, constants and outputs live through
+    the whole program (indefinite) and have no allocation or free position (-1 in
+    prof.program_memory): the view's table leaves both blank, the others keep theirs."""
+    prof = tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb")
+    details = XlaView.state(prof).values["memory_details"]
+    checked = 0
+    for program, detail in details.items():
+        mem = prof.program_memory(int(program))
+        buffers = mem.buffers
+        if not len(buffers) or not buffers.indefinite.any():
+            continue
+        shown = _shown_buffers(buffers)
+        whole = buffers.indefinite.to_numpy(bool)
+        assert (buffers.alloc_position[whole] == -1).all()
+        assert shown.alloc_position[whole].isna().all() and shown.free_position[whole].isna().all()
+        assert (shown.alloc_position[~whole] == buffers.alloc_position[~whole]).all()
+        assert detail["buffers"]["title"].startswith("Buffers live at the peak")
+        checked += 1
+    assert checked
