@@ -3,11 +3,11 @@
 Both write the same XSpace files (``logdir/plugins/profile/<run>/<host>.xplane.pb``) and both
 mark a step the same way (a trace event with ``_r=1`` and ``step_num``), so everything after
 the capture is shared.  Both also mark a loop's fetch of its next batch (``iterate``,
-``input()``) with a host event named :data:`INPUT_MARKER` (no ``:``): a name starting ``IteratorGetNext``,
-which the step breakdown's rule (XProf's and this package's alike) counts as the host waiting
-for input, so input made in Python (a generator, numpy, a DataLoader) is measured as input
-instead of being lost in the host's other work.  Each backend imports its framework only when
-a capture starts; a JAX capture never imports TensorFlow.
+``input()``) with a host event named :data:`INPUT_MARKER` (no ``:``): a name starting
+``IteratorGetNext``, which the step breakdown's rule (XProf's and this package's alike)
+counts as the host waiting for input, so input made in Python (a generator, numpy, a
+DataLoader) is measured as input instead of being lost in the host's other work.  Each backend
+imports its framework only when a capture starts; a JAX capture never imports TensorFlow.
 
 ``backend="auto"`` (the default) chooses JAX when the step function is a jitted JAX function
 or when JAX is imported and TensorFlow is not (a ``%%tfprof`` cell's code counts too: ``jax``

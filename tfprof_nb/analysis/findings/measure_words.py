@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["device_words", "excluded_note", "get", "idle_part_words", "left_out_words",
-           "measure_text",
-           "scope_tail", "spread_words", "value_of", "xprof_words"]
+           "measure_text", "scope_tail", "spread_words", "value_of", "xprof_words"]
 
 
 def get(table: pd.DataFrame, key: str) -> pd.Series | None:

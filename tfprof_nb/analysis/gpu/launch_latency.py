@@ -5,8 +5,9 @@ Its latency is the kernel's start minus the start of the host's launch call (the
 duration included; clocks of host and device are aligned by the profiler, so a few negative
 values can appear).  A call that starts several kernels (``cuGraphLaunch``: a CUDA graph, as
 XLA's command buffers run) gives each of them its start: their latency runs from that one call
-to each kernel's start, so it grows along the graph (``graph_launches`` counts them).  The queue of a device at time t counts the kernels launched (call
-started) but not yet started, so its integral over time is the sum of the latencies.
+to each kernel's start, so it grows along the graph (``graph_launches`` counts them).  The
+queue of a device at time t counts the kernels launched (call started) but not yet started,
+so its integral over time is the sum of the latencies.
 
 Each host's tables (:func:`launch_tables`) travel in its ``gpu_time`` partial; the
 ``launch_latency`` unit puts every host's together (:class:`LaunchLatency`).
@@ -31,8 +32,8 @@ LATENCY_EDGES_US = np.array([-np.inf, 0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_0
                              5_000, 10_000, np.inf])
 QUEUE_POINTS = 2000  # per device; longer queues keep each time bucket's maximum
 MAX_OUTLIERS = 50
-PER_KERNEL_COLUMNS = ["host", "kernel_name", "launches", "graph_launches", "mean_latency_us", "p50_latency_us",
-                      "p90_latency_us", "p99_latency_us", "max_latency_us",
+PER_KERNEL_COLUMNS = ["host", "kernel_name", "launches", "graph_launches", "mean_latency_us",
+                      "p50_latency_us", "p90_latency_us", "p99_latency_us", "max_latency_us",
                       "mean_launch_call_us", "mean_duration_us"]
 HISTOGRAM_COLUMNS = ["host", "device", "bin", "lo_us", "hi_us", "launches"]
 OUTLIER_COLUMNS = ["host", "device", "stream", "kernel_name", "launch_us", "start_us",
