@@ -35,8 +35,7 @@ def device_findings(prof) -> list:
     return [f for f in prof.recommendations() if f.kind in GPU_FINDINGS or f.measure in counted]
 _SUMMARY_KEYS = ["host", "device"]
 _LATENCY_COLUMNS = ["host", "kernel_name", "launches", "graph_launches", "mean_latency_us",
-                    "p50_latency_us",
-                    "p90_latency_us", "p99_latency_us", "max_latency_us",
+                    "p50_latency_us", "p90_latency_us", "p99_latency_us", "max_latency_us",
                     "mean_launch_call_us", "mean_duration_us"]
 
 
