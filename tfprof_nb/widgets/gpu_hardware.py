@@ -43,7 +43,8 @@ def _notes(counters: pd.DataFrame, inside: pd.DataFrame, steps: int) -> list[str
     if (counters["counter"].astype(str) == "gpu_util_pct").any():
         out.append("NVML utilisation is the share of NVML's sample window (1/6 s to 1 s) with "
                    "any kernel resident, not the device's busy time: the kernels' own times "
-                   "give that (the devices' table above).")
+                   "give that (the devices' table above). NVML updates it once a window, so "
+                   "over steps shorter than its window it can read 0 while kernels ran.")
     return out
 
 
