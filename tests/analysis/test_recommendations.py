@@ -104,8 +104,11 @@ def test_jax_fragmentation_gets_jax_advice_once(tmp_path):
     assert prof.framework.name == "jax" and prof.framework.gpu_vendors == ("nvidia",)
     (frag,) = _findings(prof, "fragmentation")
     assert frag.evidence["allocators"] == ", ".join(f"GPU_{g}_bfc" for g in range(8))
-    assert frag.evidence["fragmentation_pct"] == pytest.approx(45.0)
+    # eight allocators: the figure is the most fragmented one's, and said so; the sentence
+    # lists the allocators once (the evidence's words do not repeat them)
+    assert frag.evidence["highest_fragmentation_pct"] == pytest.approx(45.0)
     assert frag.what.startswith("8 allocators are fragmented at their peak: GPU_0_bfc")
+    assert str(frag).count("GPU_0_bfc") == 1 and "(highest fragmentation 45.0 %)" in str(frag)
     assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in frag.fix
     assert "XLA_PYTHON_CLIENT_ALLOCATOR=platform" in frag.fix
     assert "TF_GPU_ALLOCATOR" not in _all_text(prof)
@@ -159,6 +162,9 @@ def test_capacity_finding_lists_allocators_with_framework_advice(tmp_path):
     (cap,) = _findings(jax, "memory_capacity")
     assert cap.evidence["allocators"] == "GPU_0_bfc, GPU_1_bfc"
     assert cap.evidence["peak_pct"] == pytest.approx(97.0, abs=0.01)
+    # two allocators: the figures are the fullest one's, named in the words
+    assert cap.evidence["fullest_allocator"] == "GPU_0_bfc"
+    assert "(fullest GPU_0_bfc, peak of capacity 97.0 %" in str(cap)
     assert cap.severity == "high" and "XLA_PYTHON_CLIENT_MEM_FRACTION" in cap.fix
     tf = tp.load(write_profile(tmp_path / "tf_cap.xplane.pb", "tensorflow", allocators))
     (cap,) = _findings(tf, "memory_capacity")

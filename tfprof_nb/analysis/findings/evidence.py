@@ -42,7 +42,10 @@ LABELS = {
     "command_buffers": "command buffers",
     "allocators": "allocators", "peak_pct": "peak of capacity", "peak_bytes": "peak",
     "capacity_bytes": "capacity", "fragmentation_pct": "fragmentation",
+    "highest_fragmentation_pct": "highest fragmentation", "fullest_allocator": "fullest",
 }
+# evidence every finding's own sentence names already (memory findings list their allocators)
+_NAMED_IN_WHAT = frozenset({"allocators"})
 
 
 def _missing(value) -> bool:
@@ -67,11 +70,13 @@ def _value(key: str, value) -> str:
 
 
 def evidence_words(evidence: dict, skip=()) -> str:
-    """The evidence as "words value unit" parts joined by commas (missing values and the keys
-    in ``skip``, those the finding's sentence already quotes, left out)."""
+    """The evidence as "words value unit" parts joined by commas (missing values, the keys in
+    ``skip``, those the finding's sentence already quotes, and the allocators a memory
+    finding's sentence lists, left out)."""
     parts = []
     for key, value in evidence.items():
-        if _missing(value) or key in skip or (key == "top_cause" and "top_cause_pct" in evidence):
+        if _missing(value) or key in skip or key in _NAMED_IN_WHAT \
+                or (key == "top_cause" and "top_cause_pct" in evidence):
             continue  # (the finding's words name the largest cause; its share is enough)
         label = LABELS.get(key, key.removesuffix("_pct").removesuffix("_us")
                            .removesuffix("_bytes").replace("_", " "))

@@ -244,10 +244,12 @@ def _memory(summary: pd.DataFrame, out, target: Target = Target()):
         "device": summary.allocator.map(is_device_allocator).to_numpy(dtype=bool)})
     for device, rows in table[table.peak_pct >= 90].groupby("device", sort=False):
         worst = rows.loc[rows.peak_pct.idxmax()]
+        # (several allocators: the figures are the fullest one's, named)
+        fullest = {"fullest_allocator": str(worst.label)} if len(rows) > 1 else {}
         out.append(Finding(
             "memory_capacity", _listing(rows.label, "peaks near its capacity",
                                         "peak near their capacity"),
-            {"allocators": ", ".join(rows.label), "peak_pct": float(worst.peak_pct),
+            {"allocators": ", ".join(rows.label), **fullest, "peak_pct": float(worst.peak_pct),
              "peak_bytes": int(worst.peak), "capacity_bytes": int(worst.cap)},
             allocator_fix("memory_capacity", bool(device), target.framework, target.vendors),
             "high"))
@@ -255,7 +257,10 @@ def _memory(summary: pd.DataFrame, out, target: Target = Target()):
         out.append(Finding(
             "fragmentation", _listing(rows.label, "is fragmented at its peak",
                                       "are fragmented at their peak"),
-            {"allocators": ", ".join(rows.label), "fragmentation_pct": float(rows.frag.max())},
+            {"allocators": ", ".join(rows.label),
+             # (several allocators: the most fragmented one's figure, said so)
+             ("highest_fragmentation_pct" if len(rows) > 1 else "fragmentation_pct"):
+             float(rows.frag.max())},
             allocator_fix("fragmentation", bool(device), target.framework, target.vendors),
             "moderate"))
 
