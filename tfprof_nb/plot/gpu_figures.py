@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW
+from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW, has_steps
 from ._style import PALETTE, new_figure, plain
 from .step_bars import stacked_per_step
 
@@ -51,8 +51,7 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
     if not input_known:
         parts = [(col, HOST_BOUND_WITH_INPUT if col == "host_bound_us" else label, c)
                  for col, label, c in parts if col != "input_us"]
-    per = "per step" if len(dev) and (dev.step >= 0).any() else \
-        "over each one's active span (no steps)"
+    per = "per step" if has_steps(dev) else "over each one's active span (no steps)"
     return _stacked_ms(dev, parts, f"Device time {per}: busy and idle by cause",
                        "gpu_utilization", theme)
 

@@ -14,7 +14,7 @@ from ..analysis.findings.input_wait import devices_input_unknown
 from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
-from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, step_rows
+from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, has_steps, step_rows
 from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
 from ._view import View, ViewState
 from .gpu_hardware import hardware_state
@@ -62,7 +62,7 @@ def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.Da
     sums = step_rows(dev).groupby(_SUMMARY_KEYS, sort=False, observed=True)[
         ["wall_us", *parts]].sum()
     wall = sums.wall_us.where(sums.wall_us > 0)
-    wall_name = "steps_wall_ms" if (dev.step >= 0).any() else "active_span_wall_ms"
+    wall_name = "steps_wall_ms" if has_steps(dev) else "active_span_wall_ms"
     out = pd.DataFrame({wall_name: sums.wall_us / 1e3}, index=sums.index)
     for col in parts:
         out[col.removesuffix("_us") + "_pct"] = 100 * sums[col] / wall
@@ -142,7 +142,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     out += _graph_launch_statement(prof.launch_latency.per_kernel)
     unit = "ops" if tpu else "kernels"
     util = prof.gpu_utilization
-    over = "over the steps" if (util.step >= 0).any() else \
+    over = "over the steps" if has_steps(util) else \
         "over its active span (the profile has no steps)"
     return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
                   f"time {over}; {unit} and duty cycle over the whole profile."]

@@ -178,9 +178,9 @@ def launch_tables(hd: HostData, act: DeviceActivity, shift_ps: int) -> dict:
     queues = [_queue(hd.name, hd.plane_names[p], a.launch[a.device == p],
                      a.begin[a.device == p], shift_ps) for p in np.unique(a.device).tolist()]
     # launches whose call started other kernels too (a graph launch): one call start each
-    _, first, counts = np.unique(a.launch, return_inverse=True, return_counts=True)
+    _, call_of, per_call = np.unique(a.launch, return_inverse=True, return_counts=True)
     per_kernel = _per_kernel(hd.name, hd.name_code[a.rows].astype(np.int64), hd.names,
-                             latency, call, duration, latency_ps, counts[first] > 1)
+                             latency, call, duration, latency_ps, per_call[call_of] > 1)
     return {"per_kernel": per_kernel,
             "histogram": _histogram(hd.name, plane_names, a.device, latency),
             "outliers": outliers,

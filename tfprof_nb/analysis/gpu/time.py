@@ -46,7 +46,8 @@ from .launch_latency import launch_tables
 
 __all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OUTSIDE_STEPS",
            "OVERLAP_COLUMNS", "PROFILE_WINDOW", "UTILIZATION_COLUMNS", "GpuTimePart",
-           "concat_parts", "empty_overlap", "empty_utilization", "host_gpu_time", "step_rows"]
+           "concat_parts", "empty_overlap", "empty_utilization", "has_steps", "host_gpu_time",
+           "step_rows"]
 
 LAUNCH_GAP_US = 10.0
 ALL_STREAMS = "all"  # the stream of a device's own row (busy: any stream computes)
@@ -264,6 +265,12 @@ def step_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of a utilization table over steps (or the profile window), without the rows
     of time outside every step."""
     return table[table.step != OUTSIDE_STEPS] if len(table) else table
+
+
+def has_steps(table: pd.DataFrame) -> bool:
+    """Whether a utilization table's rows are over steps (else over each device's active
+    span: the profile has no steps)."""
+    return bool(len(table)) and bool((table.step >= 0).any())
 
 
 def empty_utilization() -> pd.DataFrame:
