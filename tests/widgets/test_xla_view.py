@@ -36,13 +36,15 @@ def test_hlo_table_says_its_share_counts_idle_time(name):
 
 
 @pytest.mark.parametrize("name", ["jax_h200_nocmdbuf.xplane.pb",
+                                  "jax_h200_transformer.xplane.pb",
                                   "tpu_v6e_jax_inference.xplane.pb"])
 def test_ops_above_the_device_peak_are_named_with_why(name):
     """H200: cuBLAS's GEMM custom-call.18 reads 1,353 TFLOP/s, above the device's 1,070.5:
     XProf's rule (its hlo_stats gives the same figure) counts the op's FLOPs for each device
     event, and it runs a memset beside each of its 10 kernels.  The view says so, with the
-    table's own figure and the events counted here from the trace; where no op is above the
-    peak (the TPU capture), nothing is said."""
+    table's own figure and the events counted here from the trace (with command buffers, the
+    transformer, the kernels the buffers' attribution gives the op: their hlo_op stat names
+    the buffer); where no op is above the peak (the TPU capture), nothing is said."""
     prof = tp.load(DATA / name)
     statements = XlaView.state(prof).values["statements"]
     stats = prof.hlo_stats
@@ -53,8 +55,10 @@ def test_ops_above_the_device_peak_are_named_with_why(name):
         return
     (text,) = said
     top = over.sort_values("model_flop_rate_flops_per_s").iloc[-1]
+    buffers = prof.result("command_buffer_kernels")
+    inside = buffers.event[buffers.hlo_op.astype(str) == top.hlo_op_name]
     ops = prof.stat("hlo_op")
-    ev = prof.events.loc[ops[ops == top.hlo_op_name].index]
+    ev = prof.events.loc[inside if len(inside) else ops[ops == top.hlo_op_name].index]
     ev = ev[ev.plane.astype(str).str.startswith("/device:")]
     kernel = ev[ev.name.astype(str).str.startswith("nvjet")]
     assert top.occurrences == len(ev) == 2 * len(kernel)  # a memset beside each GEMM

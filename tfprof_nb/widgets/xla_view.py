@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
+from ..analysis.xla.hlo_graph import event_ops
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
 from .op_counter_columns import with_op_counters
@@ -62,15 +63,15 @@ def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
         "model_flop_rate_flops_per_s", ascending=False)
     if over.empty:
         return []
-    ops = prof.stat("hlo_op")
-    ops = ops[ops.astype(str).isin(set(over.hlo_op_name.astype(str)))]
-    programs = prof.stat("program_id").reindex(ops.index)
+    ops = event_ops(prof.result("command_buffer_kernels"), prof.stat("hlo_op"))
+    ops = ops[ops.isin(set(over.hlo_op_name.astype(str)))]
+    programs = prof.stat("program_id").reindex(ops.index).astype(str).to_numpy()
     ev = prof.events.loc[ops.index]
     on_device = ev.plane.astype(str).str.startswith("/device:").to_numpy()
     parts = []
     for row in over.head(named).itertuples():
-        mine = on_device & (ops.astype(str) == str(row.hlo_op_name)).to_numpy() \
-            & (programs.astype(str) == str(row.program_id)).to_numpy()
+        mine = on_device & (ops == str(row.hlo_op_name)).to_numpy() \
+            & (programs == str(row.program_id))
         names = ev[mine].groupby(ev.name[mine].astype(str)).duration_us.agg(["size", "sum"])
         names = names.sort_values(["size", "sum"], ascending=False)["size"]
         rate = f"{row.hlo_op_name} {row.model_flop_rate_flops_per_s / 1e12:,.1f} TFLOP/s"

@@ -20,7 +20,7 @@ import pandas as pd
 from .hlo_text import category, shape_text
 
 __all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "HloGraphData", "neighbourhood", "graph_frames",
-           "find_op", "kernel_ops", "event_op", "Candidate"]
+           "find_op", "kernel_ops", "event_op", "event_ops", "Candidate"]
 
 NODE_COLUMNS = ["node", "opcode", "category", "shape", "computation", "parent", "hops",
                 "center", "is_fusion", "fused_instructions", "occurrences", "total_time_us",
@@ -196,12 +196,21 @@ def kernel_ops(events: pd.DataFrame, buffer_kernels: pd.DataFrame, hlo_op: pd.Se
     return sorted(ops)
 
 
-def event_op(buffer_kernels: pd.DataFrame, hlo_op: pd.Series, event: int) -> str | None:
-    """The HLO op the event (a row of ``prof.events``) ran for: inside a command buffer the
+def event_ops(buffer_kernels: pd.DataFrame, hlo_op: pd.Series) -> pd.Series:
+    """The HLO op each event of ``hlo_op`` (a stat series, indexed by rows of
+    ``prof.events``) and of ``buffer_kernels`` ran for, as text: inside a command buffer the
     kernel's own instruction (the attribution; its ``hlo_op`` stat names the buffer), else
-    its ``hlo_op`` stat's last ``::`` part; None without either."""
-    inside = buffer_kernels.hlo_op[buffer_kernels.event == event]
-    if len(inside):
-        return str(inside.iloc[0])
-    value = hlo_op.get(event)
-    return None if value is None or value != value else str(value).rsplit("::", 1)[-1]
+    its ``hlo_op`` stat's last ``::`` part."""
+    ops = hlo_op.dropna().astype(str).str.rsplit("::", n=1).str[-1]
+    inside = pd.Series(buffer_kernels.hlo_op.astype(str).to_numpy(),
+                       index=pd.Index(buffer_kernels.event, name=ops.index.name))
+    inside = inside[~inside.index.duplicated()]  # (the first attribution, as event_op took)
+    return pd.concat([ops[~ops.index.isin(inside.index)], inside]).sort_index()
+
+
+def event_op(buffer_kernels: pd.DataFrame, hlo_op: pd.Series, event: int) -> str | None:
+    """The HLO op the event (a row of ``prof.events``) ran for (:func:`event_ops`); None
+    without one."""
+    ops = event_ops(buffer_kernels[buffer_kernels.event == event],
+                    hlo_op.reindex(pd.Index([event], name=hlo_op.index.name)))
+    return str(ops.iloc[0]) if len(ops) else None
