@@ -7,7 +7,7 @@
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
-import { text, viewRoot } from "./ui";
+import { statements, text, viewRoot } from "./ui";
 
 interface Finding {
   severity: string;
@@ -60,7 +60,7 @@ function hardware(root: HTMLElement, model: Model): () => void {
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-gpu", model);
   const cleanups: (() => void)[] = [];
-  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  statements(root, model);
   renderTable(root, () => decodeTable(model.get("devices")));
   root.append(text("h4", "tp-h", "Findings"));
   root.append(findingList((model.get("findings") ?? []) as Finding[]));

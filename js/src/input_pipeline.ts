@@ -2,11 +2,11 @@
 import { type Model } from "./model";
 import { renderFigure, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
-import { text, viewRoot } from "./ui";
+import { statements, text, viewRoot } from "./ui";
 
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-input", model);
-  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  statements(root, model);
   const cleanup = renderFigure(root, model.get("figure") as Figure, { height: 360 });
   root.append(text("h4", "tp-h", "Host side: where input time goes"));
   renderTable(root, () => decodeTable(model.get("host_table")));

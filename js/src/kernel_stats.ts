@@ -4,11 +4,11 @@ import { type Model, type ViewContext } from "./model";
 import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
-import { text, viewRoot } from "./ui";
+import { statements, viewRoot } from "./ui";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-kernels", model);
-  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  statements(root, model);
   const cleanup = renderFigure(root, model.get("figure") as Figure);
   renderTable(root, () => decodeTable(model.get("table")), traceRows(ctx, "kernels"));
   return cleanup;

@@ -4,13 +4,13 @@
 import { type Model, type ViewContext } from "./model";
 import { renderFigure, type Figure } from "./figure";
 import { decodeTable, renderTable } from "./table";
-import { cards, text, viewRoot } from "./ui";
+import { cards, statements, text, viewRoot } from "./ui";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-overview", model);
   const cleanups: (() => void)[] = [];
   root.append(cards((model.get("cards") ?? []) as [string, string, string][]));
-  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  statements(root, model);
   const fig = model.get("step_figure") as Figure | undefined;
   const note = String(model.get("step_note") ?? "");
   if (note) root.append(text("p", "tp-text tp-muted ov-step-note", note));

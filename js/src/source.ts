@@ -6,7 +6,7 @@
 import { type Model } from "./model";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
-import { text, viewRoot } from "./ui";
+import { statements, text, viewRoot } from "./ui";
 import { graphAction, targetsOf } from "./graphaction";
 
 /** A block of code around hot lines, as the kernel sends it. */
@@ -113,7 +113,7 @@ export function renderWarning(message: string): HTMLElement {
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = viewRoot(el, "tfprof-source", model);
   for (const w of (model.get("warnings") ?? []) as string[]) root.append(renderWarning(w));
-  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  statements(root, model);
   const rows = scopeRows(decodeTable(model.get("flame")));
   if (rows.length) {
     root.append(text("h4", "tp-h", "Device time by Python stack (outermost frame on top)"));

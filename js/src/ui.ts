@@ -98,6 +98,11 @@ export function text(tag: string, cls: string, value: string): HTMLElement {
   return e;
 }
 
+/** A view's `statements` (its model's list of sentences), one paragraph each, as text. */
+export function statements(root: HTMLElement, model: { get(k: string): any }): void {
+  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+}
+
 /** The root element of a view, styled.  Given the view's model, the view shows the
  * widget's `error` (set by Python when answering the page failed) at its top. */
 export function viewRoot(el: HTMLElement, cls: string, model?: { get(k: string): any; on?(e: string, cb: () => void): void }): HTMLElement {

@@ -7,13 +7,13 @@ import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable } from "./table";
-import { text, viewRoot } from "./ui";
+import { statements, text, viewRoot } from "./ui";
 import { renderProgramMemory } from "./xlamemory";
 import { graphAction } from "./xlagraph";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-xla", model);
-  for (const s of (model.get("statements") ?? []) as string[]) root.append(text("p", "tp-text db-statement", s));
+  statements(root, model);
   const cleanup = renderFigure(root, model.get("figure") as Figure, { height: 460 });
   const rows = scopeRows(decodeTable(model.get("op_profile")));
   if (rows.length) {
