@@ -345,3 +345,22 @@ def test_graph_launches_are_said_apart_from_launch_latency(name):
         assert graph > 0.9 * total
     else:
         assert said == []
+
+
+def test_finish_spread_is_said_with_its_share_of_the_step():
+    """The TPU capture's devices finish only its last step apart (15.8 ms of a 784 ms step):
+    the sentence gives that spread's share of its step, so it reads at its size."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(TPU)
+    ends = prof.stragglers
+    apart = ends[ends.spread_us > 0]
+    widest = apart.loc[apart.spread_us.idxmax()]
+    step_ms = prof.steps.duration_ms[prof.steps.index == widest.step].max()
+    said = [s for s in GpuUtilizationView.state(prof).values["statements"]
+            if s.startswith("Devices finish")]
+    assert len(said) == 1
+    assert (f"largest spread {widest.spread_us:,.1f} us "
+            f"({100 * widest.spread_us / (1e3 * step_ms):.1f}% of that step's {step_ms:,.1f} ms)"
+            in said[0]), said
+    assert f"Devices finish {len(apart)} of {len(ends)} steps" in said[0]

@@ -6,6 +6,7 @@ the findings about them."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import traitlets
 
@@ -134,7 +135,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
                    f"last most often: {last.index[0]} ({_count(int(last.iloc[0]), 'step')}); "
                    "mean lag "
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
-                   f"{apart.spread_us.max():,.1f} us.")
+                   f"{apart.spread_us.max():,.1f} us{_of_its_step(prof.steps, apart)}.")
     if not input_known:
         out.append(f"Waiting for input: unknown: {NO_INPUT_EVENTS}. The table's input column "
                    f"is left blank, and the chart's '{HOST_BOUND_WITH_INPUT}' part holds any "
@@ -146,6 +147,17 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
         "over its active span (the profile has no steps)"
     return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
                   f"time {over}; {unit} and duty cycle over the whole profile."]
+
+
+def _of_its_step(steps: pd.DataFrame, apart: pd.DataFrame) -> str:
+    """The largest finish spread as a share of its step's time (the longest host's), which
+    tells a spread that matters from one that does not."""
+    widest = apart.loc[apart.spread_us.idxmax()]
+    duration = steps.duration_ms[steps.index == widest.step].max() if len(steps) else np.nan
+    if not duration > 0:
+        return ""
+    return (f" ({100 * widest.spread_us / (1e3 * duration):.1f}% of that step's "
+            f"{duration:,.1f} ms)")
 
 
 def _graph_launch_statement(per_kernel: pd.DataFrame) -> list[str]:
