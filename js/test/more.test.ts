@@ -88,6 +88,15 @@ describe("memory view", () => {
     expect(allocatorRows(spec, null)).toBe(spec);
     expect(allocatorRows(spec, "none").data.bytes).toEqual([]);
   });
+
+  it("says the peak of the allocator the menu shows, the only one without a menu", async () => {
+    const { peakWords } = await import("../src/memory");
+    const peaks = { GPU_0_bfc: "Peak of GPU_0_bfc: 1 GiB", cpu: "Peak of cpu: 2 MiB" };
+    expect(peakWords(peaks, "cpu")).toBe("Peak of cpu: 2 MiB");
+    expect(peakWords(peaks, "gone")).toBe("");
+    expect(peakWords(peaks, null)).toBe("");
+    expect(peakWords({ cpu: "Peak of cpu: 2 MiB" }, null)).toBe("Peak of cpu: 2 MiB");
+  });
 });
 
 describe("figure menus", () => {

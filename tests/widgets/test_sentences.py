@@ -48,6 +48,7 @@ class Said:
             out += [values.get(k, "") for k in ("step_note", "no_steps", "summary",
                                                  "idle_note")]
             out += list(values.get("notes", {}).values())
+            out += list(values.get("peaks", {}).values())
             out += list(values.get("suggestions", {}).values())
             out += [f"{f['what']} ({f['evidence']})" for f in values.get("findings", [])]
             out += [v.title for v in values.values() if isinstance(v, TableData)]

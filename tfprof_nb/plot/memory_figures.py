@@ -69,7 +69,7 @@ def memory_figure(timeline: pd.DataFrame, summary: pd.DataFrame, theme: str = "l
     groups = []
     many = summary.host.nunique() > 1
     for row in order.itertuples():
-        name = plain(f"{row.host} {row.allocator}" if many else row.allocator)
+        name = plain(allocator_name(row.host, row.allocator, many))
         part = timeline[(timeline.host == row.host) & (timeline.allocator == row.allocator)]
         groups.append((name, _allocator_traces(fig, part, row, name, max_points)))
     if len(groups) > 1:
@@ -86,6 +86,11 @@ def memory_figure(timeline: pd.DataFrame, summary: pd.DataFrame, theme: str = "l
             if not first_lo <= i < first_hi:
                 trace.visible = False
     return fig
+
+
+def allocator_name(host: str, allocator: str, many_hosts: bool) -> str:
+    """An allocator as the chart's menu names it: with its host when there are several."""
+    return f"{host} {allocator}" if many_hosts else str(allocator)
 
 
 def _allocator_traces(fig, part: pd.DataFrame, summary_row, name: str, max_points: int):

@@ -5,13 +5,15 @@ every allocation hoverable, the peak marked, and the breakdown of what is live a
 from __future__ import annotations
 
 import pandas as pd
+import traitlets
 
-from ..analysis.tf.memory import LABELS, readable
-from ..plot.memory_figures import memory_figure
+from ..analysis.tf.memory import LABELS, UNMAPPED_OP, readable
+from ..plot._style import plain
+from ..plot.memory_figures import allocator_name, human_bytes, memory_figure
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["MemoryTimeline", "MemoryTimelineView", "labelled", "op_words"]
+__all__ = ["MemoryTimeline", "MemoryTimelineView", "labelled", "op_words", "peak_words"]
 
 
 def labelled(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
@@ -37,6 +39,33 @@ def op_words(table: pd.DataFrame, framework: str) -> pd.DataFrame:
     return table.rename(columns={"tf_op": _op_column(framework)})
 
 
+def peak_words(summary: pd.DataFrame, breakdown: pd.DataFrame) -> dict[str, str]:
+    """Each allocator's peak as a sentence, keyed by its name in the chart's menu: the peak the
+    chart marks, its share of the capacity and how much of it is the breakdown's
+    :data:`UNMAPPED_OP` row (memory no allocation in the profile accounts for)."""
+    labels = summary.attrs.get(LABELS, {})
+    many = summary.host.nunique() > 1
+    unmapped = breakdown[breakdown.tf_op == UNMAPPED_OP].groupby(
+        ["host", "allocator"], observed=True).allocation_bytes.sum()
+    out = {}
+    for row in summary.itertuples():
+        name = allocator_name(row.host, labels.get((str(row.host), str(row.allocator)),
+                                                   row.allocator), many)
+        peak, cap = float(row.peak_bytes_in_use), float(row.memory_capacity_bytes)
+        text = f"Peak of {name}: {human_bytes(peak)} in use at {row.peak_time_us / 1e3:,.1f} ms"
+        text += f", step {int(row.peak_step)}" if row.peak_step >= 0 else ""
+        text += f", {100 * peak / cap:.1f}% of its {human_bytes(cap)} capacity." if cap > 0 \
+            else "."
+        held = float(unmapped.get((row.host, row.allocator), 0))
+        if held > 0 and peak > 0:
+            text += (f" {human_bytes(held)} of it ({100 * held / peak:.1f}%) is the "
+                     f"breakdown's '{UNMAPPED_OP}' row: XProf's name for memory in use at the "
+                     "peak that no allocation in the profile accounts for, such as memory "
+                     "allocated before the capture began (a model's weights).")
+        out[plain(name)] = text
+    return out
+
+
 class MemoryTimelineView(View):
     """Memory in use over time (``prof.plot.memory()``: a menu picks the allocator) and the
     allocations live at each allocator's peak (``prof.memory_breakdown``)."""
@@ -44,6 +73,7 @@ class MemoryTimelineView(View):
     tab, title, bundle, position = "memory", "Memory", "memory", 60
     figure = FigureTrait()
     breakdown = TableTrait()
+    peaks = traitlets.Dict().tag(sync=True)  # menu name -> the allocator's peak in words
 
     @classmethod
     def reason(cls, prof) -> str | None:
@@ -61,6 +91,7 @@ class MemoryTimelineView(View):
                                labelled(summary, summary))
         breakdown = op_words(breakdown.drop(columns=["host"]), prof.framework.name)
         return ViewState({"figure": figure,
+                          "peaks": peak_words(summary, prof.memory_breakdown),
                           "breakdown": TableData(breakdown, "Memory breakdown at peak",
                                                  _op_column(prof.framework.name))})
 

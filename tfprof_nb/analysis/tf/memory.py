@@ -19,7 +19,7 @@ from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..steps.breakdown import MEMORY_EVENTS, memory_groups
 
-__all__ = ["ANALYSES", "LABELS", "AllocatorMemory", "MemoryAnalysis", "host_memory",
+__all__ = ["ANALYSES", "LABELS", "UNMAPPED_OP", "AllocatorMemory", "MemoryAnalysis", "host_memory",
            "combine_memory", "readable", "SUMMARY_COLUMNS", "TIMELINE_COLUMNS",
            "BREAKDOWN_COLUMNS"]
 
@@ -41,6 +41,9 @@ _DTYPES = ["INVALID", "float", "double", "int32", "uint8", "int16", "int8", "str
 
 
 LABELS = "allocator_labels"  # summary.attrs: {(host, allocator): its name for people}
+# the breakdown's row (XProf's name) for heap in use at the peak that no allocation in the
+# profile accounts for: made before the capture began, or held by the allocator
+UNMAPPED_OP = "unused preallocated device memory"
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,7 @@ def _breakdown_at_peak(tl: pd.DataFrame, peak: pd.Series, peak_step: int) -> pd.
                            "tensor_shape"]].copy()
     specials = []
     if unmapped > 0:
-        specials.append(("unused preallocated device memory", unmapped, unmapped,
+        specials.append((UNMAPPED_OP, unmapped, unmapped,
                          "persist/dynamic", "INVALID", "unknown"))
     if int(peak.reserved) > 0:
         specials.append(("stack", int(peak.reserved), int(peak.reserved), "stack", "INVALID",
