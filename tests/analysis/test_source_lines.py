@@ -203,7 +203,8 @@ def test_why_no_source_and_location_from_the_stack_alone():
                                         NO_SOURCE["metadata"], ""]
     assert lines.iloc[3][["file", "line", "function", "self_time_us", "ops"]].tolist() == [
         "a.py", 3, "f", 3.0, 2]
-    assert "TensorFlow eager ops carry no source" in lines.attrs["reasons"][0]
+    assert ("TensorFlow ops run outside XLA (eagerly or in a tf.function graph) carry no "
+            "source") in lines.attrs["reasons"][0]
 
 
 def test_stack_tree_times_are_inclusive():

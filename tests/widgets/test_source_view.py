@@ -1,6 +1,6 @@
 """The Source view in headless Chromium: the dashboard's tab on a real H200 capture (the code
-of a readable file beside its device time), a TensorFlow profile (eager ops carry no source),
-and a JAX program run in a real notebook kernel, whose cell's code the report carries."""
+of a readable file beside its device time), a TensorFlow profile (its ops outside XLA carry no
+source), and a JAX program run in a real notebook kernel, whose cell's code the report carries."""
 
 from __future__ import annotations
 
@@ -146,7 +146,8 @@ def test_source_tab_of_a_real_gpu_capture(name, moved, tmp_path):
 
 def test_tensorflow_profile_says_eager_ops_carry_no_source(gpu_fixture_file, tmp_path):
     dash = Dashboard(tp.load(gpu_fixture_file))
-    assert "TensorFlow eager ops carry no source location" in dash.reasons["source"]
+    assert ("TensorFlow ops run outside XLA (eagerly or in a tf.function graph) carry no "
+            "source location") in dash.reasons["source"]
     with WidgetPage(dash, tmp_path, bundle("dashboard")) as page:
         _open_tab(page.page)
         reason = page.js("sel => document.querySelector(sel + ' .db-reason').textContent", PANE)

@@ -112,8 +112,9 @@ class SourceView(View):
         lines = prof.source_lines
         if len(_located(lines)):
             return None
-        eager = ("TensorFlow eager ops carry no source location (TensorFlow records none for "
-                 "ops it runs outside XLA). " if prof.framework.name == "tensorflow" else "")
+        eager = ("TensorFlow ops run outside XLA (eagerly or in a tf.function graph) carry "
+                 "no source location: TensorFlow records none for them. "
+                 if prof.framework.name == "tensorflow" else "")
         if lines.empty:
             return (f"{eager}No XLA ops in this profile: device time by source line comes "
                     "from XLA programs' metadata (JAX, tf.function(jit_compile=True), Keras 3).")

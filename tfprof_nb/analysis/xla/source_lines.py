@@ -45,8 +45,9 @@ TREE_COLUMNS = ["node", "parent", "name", "file", "line", "column", "function", 
 NO_SOURCE = {"tensorflow": "TensorFlow op outside XLA",
              "unresolved": "op not in the profile's HLO protos",
              "metadata": "XLA op without source metadata"}
-_WHY = {NO_SOURCE["tensorflow"]: "; TensorFlow eager ops carry no source: TensorFlow records "
-                                 "none for ops it runs outside XLA",
+_WHY = {NO_SOURCE["tensorflow"]: "; TensorFlow ops run outside XLA (eagerly or in a "
+                                 "tf.function graph) carry no source: TensorFlow records "
+                                 "none for them",
         NO_SOURCE["unresolved"]: "; without an HLO instruction there is no metadata to read"}
 _FUNCTION_COLUMNS = ["file", "line", "column", "function"]
 _FUSED_COLUMNS = ["program_id", "hlo_op", "source", "source_stack"]
