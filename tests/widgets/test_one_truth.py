@@ -175,7 +175,7 @@ def test_no_finding_counts_the_step_breakdowns_host_time_beside_the_devices_own(
 
 
 def test_device_totals_leave_out_devices_idle_through_the_steps():
-    """BERT: GPU:1 and GPU:4 ran nothing inside the step (another worker's, most likely):
+    """BERT: GPU:1 and GPU:4 ran nothing inside the step (GPU:4 ran its own 650 ms before):
     the totals count GPU:6 alone, say so once, and give XProf's all-device duty cycle as
     XProf's."""
     prof = tp.load(_data("gpu_bert_multiworker"))

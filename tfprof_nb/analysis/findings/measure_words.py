@@ -92,6 +92,6 @@ def excluded_note(table: pd.DataFrame) -> str:
     row = get(table, "device_idle_pct")
     if row is None or not row["excluded"]:
         return ""
-    return (f"{row['excluded']} ran no {_unit(row)} inside the steps (another worker's "
-            "devices, most likely): the device figures leave them out and count "
+    return (f"{row['excluded']} ran no {_unit(row)} inside the profile's steps (any work "
+            "of theirs ran outside them): the device figures leave them out and count "
             f"{row['devices']}.")

@@ -8,8 +8,9 @@ A row says what the number counts:
   device's span from its first to its last activity) or ``"kernels"`` (every kernel run);
 * ``devices``: the devices it sums over.  Device measures count the devices *active in the
   steps* (a kernel or op inside some step); a device whose work all ran outside the steps
-  (another worker's, most likely) idles through them for no cause of its own, so it is left
-  out of the totals and named once in ``excluded``;
+  (BERT's GPU:4 ran its own step on its own executor 650 ms before the profile's step) idles
+  through them for no cause of its own, so it is left out of the totals and named once in
+  ``excluded``;
 * ``rule``: ``"tfprof"`` where our accounting measures it (the devices' own time:
   :mod:`..gpu.time`), ``"xprof"`` where it is XProf's rule (the step-time breakdown);
   where XProf's rule gives another number for the same question, ``xprof_value`` holds it and
