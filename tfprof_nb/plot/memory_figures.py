@@ -8,7 +8,8 @@ import pandas as pd
 
 from ._style import new_figure, plain, plain_all
 
-__all__ = ["memory_figure", "reduce_extremes", "human_bytes", "HOVER_FIELDS"]
+__all__ = ["memory_figure", "reduce_extremes", "human_bytes", "HOVER_FIELDS", "allocator_name",
+           "allocator_menu_label"]
 
 _MIB = 2.0**20
 # what hovering an allocation or deallocation shows, in order
@@ -69,7 +70,7 @@ def memory_figure(timeline: pd.DataFrame, summary: pd.DataFrame, theme: str = "l
     groups = []
     many = summary.host.nunique() > 1
     for row in order.itertuples():
-        name = plain(allocator_name(row.host, row.allocator, many))
+        name = allocator_menu_label(row.host, row.allocator, many)
         part = timeline[(timeline.host == row.host) & (timeline.allocator == row.allocator)]
         groups.append((name, _allocator_traces(fig, part, row, name, max_points)))
     if len(groups) > 1:
@@ -91,6 +92,12 @@ def memory_figure(timeline: pd.DataFrame, summary: pd.DataFrame, theme: str = "l
 def allocator_name(host: str, allocator: str, many_hosts: bool) -> str:
     """An allocator as the chart's menu names it: with its host when there are several."""
     return f"{host} {allocator}" if many_hosts else str(allocator)
+
+
+def allocator_menu_label(host: str, allocator: str, many_hosts: bool) -> str:
+    """:func:`allocator_name` as the menu's label holds it (plain text where plotly reads
+    markup)."""
+    return plain(allocator_name(host, allocator, many_hosts))
 
 
 def _allocator_traces(fig, part: pd.DataFrame, summary_row, name: str, max_points: int):

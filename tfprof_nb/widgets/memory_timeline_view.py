@@ -8,8 +8,8 @@ import pandas as pd
 import traitlets
 
 from ..analysis.tf.memory import LABELS, UNMAPPED_OP, readable
-from ..plot._style import plain
-from ..plot.memory_figures import allocator_name, human_bytes, memory_figure
+from ..plot.memory_figures import (allocator_menu_label, allocator_name, human_bytes,
+                                   memory_figure)
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
@@ -49,11 +49,10 @@ def peak_words(summary: pd.DataFrame, breakdown: pd.DataFrame) -> dict[str, str]
         ["host", "allocator"], observed=True).allocation_bytes.sum()
     out = {}
     for row in summary.itertuples():
-        name = allocator_name(row.host, labels.get((str(row.host), str(row.allocator)),
-                                                   row.allocator), many)
+        label = labels.get((str(row.host), str(row.allocator)), row.allocator)
+        name = allocator_name(row.host, label, many)
         peak, cap = float(row.peak_bytes_in_use), float(row.memory_capacity_bytes)
         text = f"Peak of {name}: {human_bytes(peak)} in use at {row.peak_time_us / 1e3:,.1f} ms"
-        text += f", step {int(row.peak_step)}" if row.peak_step >= 0 else ""
         text += f", {100 * peak / cap:.1f}% of its {human_bytes(cap)} capacity." if cap > 0 \
             else "."
         held = float(unmapped.get((row.host, row.allocator), 0))
@@ -62,7 +61,7 @@ def peak_words(summary: pd.DataFrame, breakdown: pd.DataFrame) -> dict[str, str]
                      f"breakdown's '{UNMAPPED_OP}' row: XProf's name for memory in use at the "
                      "peak that no allocation in the profile accounts for, such as memory "
                      "allocated before the capture began (a model's weights).")
-        out[plain(name)] = text
+        out[allocator_menu_label(row.host, label, many)] = text
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
+from ..analysis.trace.event_rows import event_rows
 from ..analysis.xla.hlo_graph import event_ops
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
@@ -66,7 +67,7 @@ def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
     ops = event_ops(prof.result("command_buffer_kernels"), prof.stat("hlo_op"))
     ops = ops[ops.isin(set(over.hlo_op_name.astype(str)))]
     programs = prof.stat("program_id").reindex(ops.index).astype(str).to_numpy()
-    ev = prof.events.loc[ops.index]
+    ev = event_rows(prof.spaces, prof.event_offsets, ops.index)  # (not the whole table)
     on_device = ev.plane.astype(str).str.startswith("/device:").to_numpy()
     parts = []
     for row in over.head(named).itertuples():
