@@ -115,15 +115,22 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
     assert (st["count"], st["source"]) == (len(steps), steps.source.iloc[0])
     assert (st["distinct"], st["hosts"]) == (steps.index.nunique(), steps.host.nunique())
     assert st["hosts"] == (2 if which == "pod" else 1)
-    assert (st["mean_ms"], st["median_ms"], st["min_ms"], st["max_ms"]) == \
-        (d.mean(), d.median(), d.min(), d.max())
+    assert (st["median_ms"], st["min_ms"], st["max_ms"]) == (d.median(), d.min(), d.max())
     assert st["std_ms"] == (d.std() if len(d) > 1 else 0.0)
+    # the mean and the breakdown are XProf's: over the steps it counts (each host's first and
+    # last left out where it has more than five), as the page's card
+    size = steps.groupby("host").host.transform("size")
+    counted = steps[(size <= 5) | steps.groupby("host").cumcount().between(1, size - 2)]
+    assert st["mean_over"] == len(counted)
+    assert st["mean_ms"] == counted.duration_ms.mean() == value_of(prof.measures,
+                                                                     "step_time_mean_ms")
     rows = {r["column"]: r for r in doc["breakdown"]}
     assert list(rows) == CATEGORY_COLUMNS
     for col, row in rows.items():
-        assert row["mean_ms"] == steps[col].mean()
-        assert row["pct"] == 100 * steps[col].mean() / d.mean()
-        assert row["pct"] == pytest.approx(100 * steps[col].sum() / d.sum(), abs=1e-9)
+        assert row["mean_ms"] == counted[col].mean()
+        assert row["pct"] == 100 * counted[col].mean() / counted.duration_ms.mean()
+        assert row["pct"] == pytest.approx(100 * counted[col].sum() / counted.duration_ms.sum(),
+                                           abs=1e-9)
     ov = prof.overview()
     assert doc["input_bound"]["input_pct"] == ov.input_wait.get("pct")
     assert doc["input_bound"]["statement"] == ov.verdict["statement"]
@@ -155,14 +162,21 @@ def test_summary_text_says_what_the_tables_say(cpu_logdir):
     prof = tp.load(cpu_logdir)
     steps, d = prof.steps, prof.steps.duration_ms
     flat = words(text)
-    assert f"{len(steps)} steps ({steps.source.iloc[0]}): mean {d.mean():.3f} ms, median " \
-           f"{d.median():.3f} ms" in flat
+    # the median over every step; the mean and the breakdown XProf's, over the steps it
+    # counts (8 steps: the first and last left out), the scope said
+    counted = steps.iloc[1:-1]
+    assert len(steps) == 8
+    assert (f"{len(steps)} steps ({steps.source.iloc[0]}): median {d.median():.3f} ms, min "
+            f"{d.min():.3f}, max {d.max():.3f}") in flat
+    assert (f"mean {counted.duration_ms.mean():.3f} ms over the 6 steps XProf counts, without "
+            "the first and last of the 8") in flat
+    assert "Step-time breakdown (mean per step over the 6 steps XProf counts" in flat
     for col in CATEGORY_COLUMNS:
-        mean = steps[col].mean()
+        mean = counted[col].mean()
         if mean > 0:
             label = col.removesuffix("_ms").replace("_", " ")
-            assert re.search(rf"{label}\s+{mean:.3f} ms\s+{100 * mean / d.mean():.1f} %",
-                             text), label
+            assert re.search(rf"{label}\s+{mean:.3f} ms\s+"
+                             rf"{100 * mean / counted.duration_ms.mean():.1f} %", text), label
     assert words(prof.overview().input_bound["input_statement"]) in flat
     for f in prof.recommendations():
         assert words(f"[{f.severity}] {f.what}") in flat and words(f.fix) in flat

@@ -24,16 +24,20 @@ def xplane(request):
 
 
 def test_verdict_and_statements_match_xprof(xplane):
-    """On the steps the reference keeps (it drops the first and last of more than 5; we keep
-    every whole step, see test_steps), verdicts, statements and step times are equal."""
+    """The reference drops each profile's first and last step where it has more than five (we
+    show every whole step, see test_steps); its figures count the steps it keeps, and so do
+    ours (xprof_steps): verdicts, statements, step times and the overview's card are equal."""
+    from tfprof_nb.analysis.steps.breakdown import xprof_steps
     from tfprof_nb.analysis.tf.input_pipeline import bottleneck_verdicts
 
     prof = tp.load(xplane)
     ref = run_tool(xplane, "input_pipeline_analyzer")
     props = ref[1]["p"]
     ref_steps = [int(s.split()[-1]) for s in gviz_frame(ref[1]).stepnum]
+    # the verdicts count the steps the reference counts (xprof_steps), from every step
+    assert xprof_steps(prof.steps).index.tolist() == ref_steps
     steps = prof.steps.loc[ref_steps]
-    summary = bottleneck_verdicts(steps)
+    summary = bottleneck_verdicts(prof.steps)
     assert summary["input_statement"] == props["input_conclusion"]
     assert summary["all_other_statement"] == props["all_other_statement"]
     assert summary["kernel_launch_statement"] == props["kernel_launch_statement"]
@@ -41,11 +45,16 @@ def test_verdict_and_statements_match_xprof(xplane):
     assert f"{steps.duration_ms.mean():.1f}" == props["steptime_ms_average"]
     assert f"{steps.duration_ms.min():.1f}" == props["steptime_ms_minimum"]
     assert f"{steps.duration_ms.max():.1f}" == props["steptime_ms_maximum"]
-    # the profile's own analysis and overview use the same verdict on all of its steps
-    assert prof.input_pipeline.summary["input_statement"] == \
-        bottleneck_verdicts(prof.steps)["input_statement"]
-    assert prof.overview().input_bound["input_statement"] == \
-        prof.input_pipeline.summary["input_statement"]
+    # the profile's own analysis, overview and card give these figures
+    assert prof.input_pipeline.summary["input_statement"] == props["input_conclusion"]
+    assert prof.overview().input_bound["input_statement"] == props["input_conclusion"]
+    assert f"{prof.input_pipeline.summary['duration_avg_ms']:.1f}" == \
+        props["steptime_ms_average"]
+    st = prof.overview().step_time
+    assert (f"{st['avg_ms']:.1f}", f"{st['min_ms']:.1f}", f"{st['max_ms']:.1f}") == \
+        (props["steptime_ms_average"], props["steptime_ms_minimum"],
+         props["steptime_ms_maximum"])
+    assert prof.measures.at["step_time_mean_ms", "value"] == st["avg_ms"]
 
 
 def test_host_side_breakdown_and_input_ops_match_xprof(xplane):

@@ -74,7 +74,9 @@ def assert_input_matches_xprof(prof, input_bound: bool = True) -> None:
     assert len(table)  # XProf keeps the middle steps of more than five
     for row in table.itertuples():
         assert ours[row.stepnum] == pytest.approx(row.infeedTimeMs, rel=1e-6, abs=1e-6)
-        assert not input_bound or row.infeedTimeMs > 0.5 * row.stepTimeMs
+        # (XProf's 'highly input-bound' share, 20%: the loader's 4 ms is more even when a busy
+        # machine stretches the step's own work)
+        assert not input_bound or row.infeedTimeMs > 0.2 * row.stepTimeMs
     assert not input_bound or "HIGHLY input-bound" in props["input_conclusion"]
 
 
@@ -89,8 +91,10 @@ def test_iterate_traces_each_fetch_as_input_in_jax(jax_step):
     assert (steps.input_ms >= 0.9 * FETCH_S * 1000).all()
     assert_input_matches_xprof(prof)
     row = prof.measures.loc["input_wait_pct"]
-    assert row.value == pytest.approx(100 * steps.input_ms.sum() / steps.duration_ms.sum())
-    assert row.value > 50
+    counted = steps.iloc[1:-1]  # (XProf's rule: the first and last of six left out)
+    assert row.value == pytest.approx(100 * counted.input_ms.sum()
+                                      / counted.duration_ms.sum())
+    assert row.value > 20
 
 
 def test_without_the_marker_python_input_is_not_input(jax_step):
@@ -156,4 +160,4 @@ def test_monitor_windows_trace_each_fetch_as_input(jax_step):
         prof = mon.window(row.window)
         assert len(fetches(prof)) == row.steps
         assert row.input_pct == pytest.approx(prof.measures.at["input_wait_pct", "value"])
-        assert row.input_pct > 50
+        assert row.input_pct > 20  # (XProf's 'highly input-bound', on a busy machine too)

@@ -177,7 +177,22 @@ def test_host_side_input_time_names_its_scope(prof):
     """BERT's input ops ran 26.6 ms on the host, more than its one step (21.3 ms): the
     host-side chart counts the whole profile, and its title says so."""
     fig = prof.plot.input_pipeline()
-    host = fig.data[2]
+    host = next(t for t in fig.data if t.name == "Host-side input")
     if not prof.steps.empty and float(np.sum(host.y)) > float(prof.steps.duration_ms.sum()):
         assert "whole profile" in fig.layout.annotations[1].text
     assert fig.layout.annotations[1].text == "Host-side input time (whole profile)"
+
+
+def test_unknown_input_wait_draws_no_input_bars():
+    """The H200 input-bound JAX capture has no input event on its host, so its input wait is
+    unknown: the chart draws each step's time alone, not a 0 ms 'Waiting for input' bar the
+    card and the verdict would contradict."""
+    prof = tp.load(DATA / "jax_h200_inputbound.xplane.pb")
+    assert np.isnan(prof.measures.at["input_wait_pct", "value"])
+    fig = prof.plot.input_pipeline()
+    names = [t.name for t in fig.data]
+    assert "Waiting for input" not in names and "Rest of the step" not in names
+    steps = next(t for t in fig.data if t.name == "Step time (input unknown)")
+    np.testing.assert_allclose(steps.y, prof.steps.duration_ms)
+    assert fig.layout.annotations[0].text == \
+        "Input wait per step (unknown: no input events in the trace)"

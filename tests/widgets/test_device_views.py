@@ -292,7 +292,8 @@ def test_overview_shows_the_tpu_figures_and_where_steps_come_from(tmp_path):
         assert np.isnan(dev["hbm_utilization_pct"]) and "HBM utilisation" not in cards
         statements = page.js("() => document.querySelector('.tfprof-overview').textContent")
         assert "has no HBM utilisation counter" in statements and "NaN" not in statements
-        assert cards["FLOP rate of the roofline"] == f"{dev['flop_rate_utilization_pct']:.1f}%"
+        assert cards["FLOP rate relative to the roofline"] == \
+            f"{dev['flop_rate_utilization_pct']:.1f}%"
         assert cards["Steps"] == f"{len(prof.steps)} (inferred)"
         # where the steps come from, just above the step-time graph, said once
         note = page.js("() => { const n = document.querySelector('.ov-step-note');"
@@ -341,7 +342,7 @@ def test_graph_launches_are_said_apart_from_launch_latency(name):
     graph, total = int(per_kernel.graph_launches.sum()), int(per_kernel.launches.sum())
     if graph:
         (text,) = said
-        assert text.startswith(f"{graph:,} of the {total:,} kernel launches")
+        assert text.startswith(f"{graph:,} of the {total:,} launches in the latency table")
         assert graph > 0.9 * total
     else:
         assert said == []

@@ -268,7 +268,8 @@ def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, t
         marker = page.js("() => document.querySelector('.js-plotly-plot').data"
                          ".find(t => t.name === 'Peak' && t.visible !== false).text[0]")
         assert said.startswith(f"Peak of {first.allocator}: {marker.removeprefix('peak ')} ")
-        assert (f"{100 * first.peak_bytes_in_use / first.memory_capacity_bytes:.1f}% of its "
+        assert (f"{100 * first.peak_bytes_in_use / first.memory_capacity_bytes:.1f}% of the "
+                f"allocator's "
                 f"{human_bytes(first.memory_capacity_bytes)} capacity") in said
         held = breakdown[(breakdown.allocator == first.allocator)
                          & (breakdown.tf_op == UNMAPPED_OP)].allocation_bytes.sum()

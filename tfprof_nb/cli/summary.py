@@ -14,7 +14,9 @@ import textwrap
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.measure_words import (excluded_note, measure_text, spread_words,
                                          value_of, xprof_words)
+from ..analysis.findings.measures import xprof_steps_words
 from ..analysis.findings.overview import device_text
+from ..analysis.steps.breakdown import xprof_steps
 from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["TOP_OP_COLUMNS", "category_label", "summarise", "summary_text"]
@@ -90,17 +92,21 @@ def _step_stats(steps) -> dict:
     if steps.empty:
         return {"count": 0, "distinct": 0, "hosts": 0, "source": None}
     d = steps.duration_ms
+    counted = xprof_steps(steps)  # the mean is XProf's (the page's card): over these
     return {"count": len(steps), "distinct": int(steps.index.nunique()),
             "hosts": int(steps.host.nunique()), "source": str(steps.source.iloc[0]),
-            "mean_ms": float(d.mean()), "median_ms": float(d.median()),
+            "mean_ms": float(counted.duration_ms.mean()), "mean_over": len(counted),
+            "mean_scope": xprof_steps_words(steps), "median_ms": float(d.median()),
             "std_ms": float(d.std()) if len(d) > 1 else 0.0,
             "min_ms": float(d.min()), "max_ms": float(d.max())}
 
 
 def _breakdown(steps) -> list[dict]:
-    """Each step-time category's mean per step (ms) and its share of the mean step (%)."""
+    """Each step-time category's mean per step (ms) and its share of the mean step (%), over
+    the steps XProf counts (its rule, as the page's 'All Others' and kernel launch shares)."""
     if steps.empty:
         return []
+    steps = xprof_steps(steps)
     mean_step = float(steps.duration_ms.mean())
     return [{"category": category_label(c), "column": c,
              "mean_ms": float(steps[c].mean()),
@@ -148,7 +154,9 @@ def _finding(f) -> dict:
 def summary_text(doc: dict) -> str:
     """The summary document as text for a terminal (numbers as the document has them,
     rounded)."""
-    parts = [_head_text(doc), _breakdown_text(doc["breakdown"]), _verdict_text(doc),
+    parts = [_head_text(doc),
+             _breakdown_text(doc["breakdown"], doc["steps"].get("mean_scope", "")),
+             _verdict_text(doc),
              _ops_text("host", doc["top_ops"]["host"]),
              _ops_text("device", doc["top_ops"]["device"]),
              _findings_text(doc["findings"]), _notes_text(doc["notes"], doc["profile"])]
@@ -167,9 +175,10 @@ def _head_text(doc: dict) -> str:
              f"Hosts     {len(hosts)}: {names}",
              f"Devices   {dev['text']}{_device_names(dev['devices'])}"]
     if st["count"]:
-        lines.append(f"Steps     {_step_count(st)}: mean "
-                     f"{st['mean_ms']:.3f} ms, median {st['median_ms']:.3f} ms, min "
-                     f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f})")
+        over = "" if st["mean_over"] == st["count"] else f" over {st['mean_scope']}"
+        lines.append(f"Steps     {_step_count(st)}: median {st['median_ms']:.3f} ms, min "
+                     f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f}); "
+                     f"mean {st['mean_ms']:.3f} ms{over}")
     else:
         lines.append("Steps     none found (see the notes)")
     return "\n".join(_wrap(line, "          ") for line in lines)
@@ -196,7 +205,7 @@ def _device_names(devices) -> str:
     return ": " + ", ".join(models) if models else ""
 
 
-def _breakdown_text(rows: list[dict]) -> str:
+def _breakdown_text(rows: list[dict], scope: str) -> str:
     """The step-time breakdown (XProf's rule: where a headline measure reads the devices' own
     time, its figure may differ and is said as the page's), categories with time only, largest
     first."""
@@ -204,7 +213,7 @@ def _breakdown_text(rows: list[dict]) -> str:
     if not shown:
         return ""
     width = max(len(r["category"]) for r in shown)
-    lines = ["Step-time breakdown (mean per step), XProf's rule"]
+    lines = [f"Step-time breakdown (mean per step over {scope}), XProf's rule"]
     for r in shown:
         pct = "" if r["pct"] is None else f"{r['pct']:6.1f} %"
         lines.append(f"  {r['category']:<{width}}  {r['mean_ms']:10.3f} ms  {pct}")

@@ -87,13 +87,18 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
     x = _step_labels(steps)
     if wait is None:
         wait = steps.input_ms.to_numpy(dtype=float) if len(steps) else np.empty(0)
-    rest = np.maximum(steps.duration_ms.to_numpy(dtype=float) - wait, 0.0) if len(steps) \
-        else np.empty(0)
     index = np.arange(len(steps))
-    _add_stacked(fig, x, wait, "Waiting for input", CATEGORY_COLORS["input_ms"], index,
-                 "%{y:.3f} ms<extra>input</extra>", row=1, col=1)
-    _add_stacked(fig, x, rest, "Rest of the step", "#bab0ac", index,
-                 "%{y:.3f} ms<extra>rest</extra>", row=1, col=1)
+    if len(steps) and np.isnan(wait).all():  # unknown: the steps alone, no 0 ms input bars
+        _add_stacked(fig, x, steps.duration_ms.to_numpy(dtype=float),
+                     "Step time (input unknown)", "#bab0ac", index,
+                     "%{y:.3f} ms<extra>step</extra>", row=1, col=1)
+    else:
+        rest = np.maximum(steps.duration_ms.to_numpy(dtype=float) - wait, 0.0) \
+            if len(steps) else np.empty(0)
+        _add_stacked(fig, x, wait, "Waiting for input", CATEGORY_COLORS["input_ms"], index,
+                     "%{y:.3f} ms<extra>input</extra>", row=1, col=1)
+        _add_stacked(fig, x, rest, "Rest of the step", "#bab0ac", index,
+                     "%{y:.3f} ms<extra>rest</extra>", row=1, col=1)
     host = ip.host_side
     fig.add_bar(x=plain_all(host.category), y=(host.time_us / 1e3).tolist(),
                 name="Host-side input", marker={"color": "#4e79a7"}, showlegend=False,

@@ -166,11 +166,12 @@ def _graph_launch_statement(per_kernel: pd.DataFrame) -> list[str]:
     if not len(per_kernel) or not per_kernel.graph_launches.sum():
         return []
     graph, total = int(per_kernel.graph_launches.sum()), int(per_kernel.launches.sum())
-    return [f"{graph:,} of the {total:,} kernel launches (the table's graph launches) came from "
-            "a call that started several kernels at once: a CUDA graph, as XLA's command "
-            "buffers run. Their latency runs from that one call to each kernel's start, so it "
-            "grows along the graph; it is not a launch of their own, and their mean launch "
-            "call is the graph's."]
+    return [f"{graph:,} of the {total:,} launches in the latency table (kernels, copies and "
+            "memsets; the table's graph launches) came from a call that started several "
+            "kernels at once, such as a CUDA graph's launch (XLA's command buffers run so). "
+            "Their latency runs from that one call to each kernel's start, so it grows along "
+            "the graph; it is not a launch of their own, and their mean launch call is the "
+            "graph's."]
 
 
 def _without_one_host(frame: pd.DataFrame) -> pd.DataFrame:

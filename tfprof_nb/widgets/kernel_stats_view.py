@@ -24,7 +24,8 @@ def _tensor_core_words(stats) -> list[str]:
     names = ", ".join(unknown.kernel_name.astype(str).head(2))
     more = f" and {len(unknown) - 2} more" if len(unknown) > 2 else ""
     return [f"'Is kernel using tensor core' follows XProf's rule, which reads it from the "
-            f"kernel's name: {len(unknown)} kernels of Tensor-Core-eligible ops read false "
+            f"kernel's name: {len(unknown)} kernel{'s' * (len(unknown) != 1)} of "
+            "Tensor-Core-eligible ops read false "
             f"({names}{more}), their names carrying none of the patterns it knows; false there "
             "says only that the name does not tell."]
 

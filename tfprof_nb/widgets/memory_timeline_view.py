@@ -53,8 +53,8 @@ def peak_words(summary: pd.DataFrame, breakdown: pd.DataFrame) -> dict[str, str]
         name = allocator_name(row.host, label, many)
         peak, cap = float(row.peak_bytes_in_use), float(row.memory_capacity_bytes)
         text = f"Peak of {name}: {human_bytes(peak)} in use at {row.peak_time_us / 1e3:,.1f} ms"
-        text += f", {100 * peak / cap:.1f}% of its {human_bytes(cap)} capacity." if cap > 0 \
-            else "."
+        text += (f", {100 * peak / cap:.1f}% of the allocator's {human_bytes(cap)} capacity."
+                 if cap > 0 else ".")
         held = float(unmapped.get((row.host, row.allocator), 0))
         if held > 0 and peak > 0:
             text += (f" {human_bytes(held)} of it ({100 * held / peak:.1f}%) is the "

@@ -89,11 +89,12 @@ def input_wait_per_step(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
     """Input wait in each step (ms, one per row of ``steps``) from the source of the one
     input-wait measure (``wait``: :func:`input_wait`), and that source in words: the GPUs'
     own accounting (each step's share of their wall time waiting for input, times the step's
-    duration) or the step breakdown's ``input_ms`` (XProf's rule)."""
+    duration) or the step breakdown's ``input_ms`` (XProf's rule); NaN where it is unknown
+    (the host has no input events)."""
     if not len(steps):
         return np.empty(0), ""
-    if wait.get("no_input_events"):
-        return np.zeros(len(steps)), "unknown: no input events in the trace"
+    if wait.get("no_input_events"):  # (NaN: unknown, not none; the chart draws no bar)
+        return np.full(len(steps), np.nan), "unknown: no input events in the trace"
     if wait.get("source") != "devices":
         return steps.input_ms.to_numpy(dtype=float), "step-time breakdown"
     dev = active_devices(gpu_utilization)
@@ -149,8 +150,17 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
             f"XProf's rule, which reads only the step-time breakdown, calls it {word} "
             f"input-bound: that breakdown counts {xprof['input_pct']:.1f}% of the step time "
             f"waiting for input and {xprof['all_other_pct']:.1f}% as 'All Others' (untraced "
-            "host time, input or Python); this page's verdict reads the devices' own time.")
+            f"host time, input or Python){_over(measures)}; this page's verdict reads the "
+            "devices' own time.")
     return out
+
+
+def _over(measures: pd.DataFrame) -> str:
+    """" over the 18 steps XProf counts, without ..." where XProf's step-breakdown shares
+    leave steps out (``all_other_pct``'s scope); "" where they count every step."""
+    row = get(measures, "all_other_pct")
+    scope = str(row["scope"]).partition(" (")[0] if row is not None else ""
+    return f" over {scope}" if "XProf counts" in scope else ""
 
 
 def _host_wait_words(measures: pd.DataFrame) -> str:

@@ -31,12 +31,13 @@ import pandas as pd
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..gpu.time import ALL_STREAMS, PROFILE_WINDOW, step_rows
 from ..runtime.unit import Analysis
+from ..steps.breakdown import xprof_steps
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MARK_INPUT", "MEASURE_COLUMNS", "NO_INPUT_EVENTS",
            "Definition", "active_device_rows", "device_label", "kind_rows", "measures",
-           "steps_words", "wait_and_duty"]
+           "steps_words", "wait_and_duty", "xprof_steps_words"]
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,18 @@ def steps_words(steps: pd.DataFrame) -> str:
     return words + (f" of {hosts} hosts" if hosts > 1 else "")
 
 
+def xprof_steps_words(steps: pd.DataFrame) -> str:
+    """The steps XProf's step-time figures count, in words: "the 18 steps XProf counts,
+    without the first and last of the 20"; all of them: :func:`steps_words`."""
+    counted = xprof_steps(steps)
+    if len(counted) == len(steps):
+        return steps_words(steps)
+    many = "host" in steps and steps.host.nunique() > 1
+    whose = "each host's" if many else "the"
+    return (f"{steps_words(counted)} XProf counts, without {whose} first and last of "
+            f"{'its' if many else 'the'} {int(steps.index.nunique())}")
+
+
 def _when(devs: _Devices, steps: pd.DataFrame) -> str:
     return {"steps": f"in {steps_words(steps)}",
             "profile": "over each device's active span (the profile has no steps)"}[devs.time]
@@ -206,13 +219,18 @@ def _device_scope(devs: _Devices, steps: pd.DataFrame) -> str:
 def _step_rows(steps: pd.DataFrame) -> list[dict]:
     if steps.empty:
         return []
-    d = steps.duration_ms.astype(float)
+    # the mean is XProf's (over the steps it counts), the median ours (over every step)
+    counted = xprof_steps(steps)
+    mean = _row("step_time_mean_ms", counted.duration_ms.astype(float).mean(), "steps",
+                scope=f"over {xprof_steps_words(steps)}", spread=_step_spread(counted))
+    return [mean, _row("step_time_median_ms", steps.duration_ms.astype(float).median(),
+                       "steps", scope=f"over {steps_words(steps)}", spread=_step_spread(steps))]
+
+
+def _step_spread(steps: pd.DataFrame) -> dict:
     index = [f"step {s}" for s in steps.index] if "host" not in steps or \
         steps.host.nunique() <= 1 else [f"step {s} on {h}" for s, h in zip(steps.index, steps.host)]
-    spread = _spread(pd.Series(d.to_numpy(), index=index))
-    scope = f"over {steps_words(steps)}"
-    return [_row("step_time_mean_ms", d.mean(), "steps", scope=scope, spread=spread),
-            _row("step_time_median_ms", d.median(), "steps", scope=scope, spread=spread)]
+    return _spread(pd.Series(steps.duration_ms.astype(float).to_numpy(), index=index))
 
 
 # why the input wait is unknown where the host has no input events (.input_wait): the
@@ -230,7 +248,7 @@ def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[d
         return []
     if wait["source"] != "devices" or devs is None:
         return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
-                     scope=f"{steps_words(steps)} (step-time breakdown)")]
+                     scope=f"{xprof_steps_words(steps)} (step-time breakdown)")]
     if wait.get("no_input_events"):  # (unknown: the module doc of .input_wait)
         return [_row("input_wait_pct", None, "steps", devs.names, devs.excluded,
                      f"{_device_scope(devs, steps)}: {NO_INPUT_EVENTS}", None,
@@ -293,7 +311,7 @@ def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
     if steps.empty:
         return []
     verdict = bottleneck_verdicts(steps)
-    scope = f"{steps_words(steps)} (XProf's step-time breakdown)"
+    scope = f"{xprof_steps_words(steps)} (XProf's step-time breakdown)"
     out = [_row("all_other_pct", verdict["all_other_pct"], "steps", scope=scope)]
     if device_type == "GPU":
         out.append(_row("kernel_launch_pct", verdict["kernel_launch_pct"], "steps",
@@ -324,13 +342,20 @@ def _precision_row(precision: dict) -> list[dict]:
 
 _TPU_FIGURES = (("mxu_utilization_pct", "MXU utilisation"),
                 ("hbm_utilization_pct", "HBM utilisation"),
-                ("flop_rate_utilization_pct", "FLOP rate of the roofline"),
+                ("flop_rate_utilization_pct", "FLOP rate relative to the roofline"),
                 ("hbm_bw_utilization_pct", "HBM bandwidth of its peak"))
+
+
+# what a TPU figure is a share of, where its label alone does not say
+_TPU_OF = {"flop_rate_utilization_pct": ": the program's FLOP rate over the rate the roofline "
+           "allows at its arithmetic intensity (XProf's rule), not over the chip's peak; "
+           "where the program is memory-bound it equals the bandwidth share"}
 
 
 def _tpu_rows(figures: dict) -> list[dict]:
     scope = f"{figures['cores']} TPU cores, whole profile"
-    return [_row(key, figures[key], "profile", scope=scope, label=label, rule="xprof")
+    return [_row(key, figures[key], "profile", scope=scope + _TPU_OF.get(key, ""),
+                 label=label, rule="xprof")
             for key, label in _TPU_FIGURES if pd.notna(figures.get(key))]
 
 

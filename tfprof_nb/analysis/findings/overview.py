@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
+from ..steps.breakdown import xprof_steps
 from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
 from .input_wait import input_verdict
@@ -44,9 +45,11 @@ class Overview:
         st = self.step_time
         lines = ["Overview"]
         if st.get("steps"):
+            over = f"{st['steps']} steps" if st.get("counted", st["steps"]) == st["steps"] \
+                else f"{st['counted']} of {st['steps']} steps (XProf's rule)"
             lines.append(f"  step time: {st['avg_ms']:.3f} ms avg (std {st['std_ms']:.3f}, "
-                         f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {st['steps']} "
-                         f"steps [{st['source']}]")
+                         f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {over} "
+                         f"[{st['source']}]")
         lines += [f"  {self.verdict[k]}" for k in ("statement", "xprof_statement")
                   if self.verdict.get(k)]
         for key, row in self.measures.iterrows():  # the page's figures, as the cards say them
@@ -115,9 +118,11 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
         reasons.append("no steps: the profile has no step markers, no repeated XLA program "
                        "on a device and no tf.function or jitted call to infer them from")
         return {"steps": 0}, pd.DataFrame(columns=["avg_ms", "std_ms"])
-    d = steps.duration_ms
+    # (the figures are XProf's: over the steps it counts, ``counted`` of ``steps``)
+    counted = xprof_steps(steps)
+    d = counted.duration_ms
     source = str(steps.source.iloc[0])
-    step_time = {"steps": len(steps), "avg_ms": float(d.mean()),
+    step_time = {"steps": len(steps), "counted": len(counted), "avg_ms": float(d.mean()),
                  "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
                  "min_ms": float(d.min()), "max_ms": float(d.max()), "source": source}
     if source.startswith("inferred"):
@@ -125,8 +130,8 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
                                   "profile has no step markers")
         reasons.append(step_time["statement"])
     breakdown = pd.DataFrame({
-        "avg_ms": steps[CATEGORY_COLUMNS].mean(),
-        "std_ms": steps[CATEGORY_COLUMNS].std(ddof=1) if len(steps) > 1 else 0.0})
+        "avg_ms": counted[CATEGORY_COLUMNS].mean(),
+        "std_ms": counted[CATEGORY_COLUMNS].std(ddof=1) if len(counted) > 1 else 0.0})
     return step_time, breakdown
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..runtime.unit import Analysis
+from ..steps.breakdown import xprof_steps
 
 __all__ = ["ANALYSES", "LOW_16BIT_PCT", "matmul_precision", "operands", "precision"]
 
@@ -69,7 +70,9 @@ def _from_hlo(hlo: pd.DataFrame) -> dict:
 
 
 def _from_steps(steps: pd.DataFrame) -> dict:
-    """The precision of the step breakdown's device compute ({}: none)."""
+    """The precision of the step breakdown's device compute over the steps XProf counts
+    ({}: none)."""
+    steps = xprof_steps(steps)
     known = float(steps.device_compute_16_ms.sum() + steps.device_compute_32_ms.sum()) \
         if len(steps) else 0.0
     if known <= 0:

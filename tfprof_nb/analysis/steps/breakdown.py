@@ -54,7 +54,8 @@ from ..runtime.unit import Analysis
 from ..trace.grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .xla_steps import tpu_steps
 
-__all__ = ["ANALYSES", "STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps"]
+__all__ = ["ANALYSES", "STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps",
+           "xprof_steps"]
 
 # Event types by priority (higher wins when events overlap).
 (UNKNOWN, HOST_COMPUTE, HOST_COMPILE, HOST_TO_HOST, HOST_TO_DEVICE, HOST_PREPARE,
@@ -500,6 +501,21 @@ def empty_steps() -> pd.DataFrame:
     df["group_id"] = df["group_id"].astype("int64")
     df.index = pd.Index([], dtype="int64", name="step")
     return df
+
+
+def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
+    """The steps XProf's step-time figures count (its averages, its breakdown's shares and
+    verdicts): each host's steps without its first and last where it has more than five (the
+    reference drops them, cut or not; see the module doc), else all of them."""
+    if not len(steps):
+        return steps
+    hosts = steps["host"].astype(str).to_numpy() if "host" in steps else \
+        np.zeros(len(steps), dtype=object)
+    order = pd.Series(np.arange(len(steps)))
+    by_host = order.groupby(hosts)
+    position, count = by_host.cumcount().to_numpy(), by_host.transform("size").to_numpy()
+    keep = (count <= _KEEP_CUT_STEPS) | ((position > 0) & (position < count - 1))
+    return steps if keep.all() else steps[keep]
 
 
 def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:

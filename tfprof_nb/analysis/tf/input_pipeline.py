@@ -16,6 +16,7 @@ import pandas as pd
 from ...constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_PCT,
                          MODERATELY_INPUT_BOUND_PCT)
 from ..runtime.unit import Analysis
+from ..steps.breakdown import xprof_steps
 
 __all__ = ["ANALYSES", "InputPipelineAnalysis", "input_pipeline_analysis",
            "bottleneck_verdicts"]
@@ -91,7 +92,10 @@ _NO_STEPS_VERDICT = {
 
 
 def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
-    """The reference's input / all-others / kernel-launch / collectives verdicts from steps."""
+    """The reference's input / all-others / kernel-launch / collectives verdicts from steps,
+    over the steps it counts (:func:`xprof_steps`: without each host's first and last of more
+    than five)."""
+    steps = xprof_steps(steps)
     total = float(steps.duration_ms.sum()) if len(steps) else 0.0
     if total <= 0:
         return dict(_NO_STEPS_VERDICT)
@@ -197,11 +201,12 @@ def input_pipeline_analysis(parts: dict, steps: pd.DataFrame,
     device["input_pct"] = np.where(device.duration_ms > 0,
                                    device.input_ms / device.duration_ms * 100, 0.0) \
         if len(device) else []
-    if len(steps):
+    counted = xprof_steps(steps)  # (XProf's averages: over the steps it counts)
+    if len(counted):
         for col in ("input_ms", "duration_ms"):
-            summary[f"{col[:-3]}_avg_ms"] = float(steps[col].mean())
-            summary[f"{col[:-3]}_std_ms"] = float(steps[col].std(ddof=1)) if len(steps) > 1 \
-                else 0.0
+            summary[f"{col[:-3]}_avg_ms"] = float(counted[col].mean())
+            summary[f"{col[:-3]}_std_ms"] = float(counted[col].std(ddof=1)) \
+                if len(counted) > 1 else 0.0
     return InputPipelineAnalysis(summary, device, host_side, ops.drop(columns="_key"))
 
 
