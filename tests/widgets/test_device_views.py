@@ -365,3 +365,23 @@ def test_finish_spread_is_said_with_its_share_of_the_step():
             f"({100 * widest.spread_us / (1e3 * step_ms):.1f}% of that step's {step_ms:,.1f} ms)"
             in said[0]), said
     assert f"Devices finish {len(apart)} of {len(ends)} steps" in said[0]
+
+
+def test_duty_cycle_says_the_time_outside_the_steps_it_counts():
+    """The transformer capture: duty cycle 45.4% beside 'Devices idle in the steps' 32.6%
+    (67.4% busy). The duty cycle's span also holds the gaps between the device's steps, which
+    no step counts: the sentence gives them, from the utilisation table's outside-steps row."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(DATA / "jax_h200_transformer.xplane.pb")
+    util = prof.gpu_utilization.query("stream == 'all'")
+    outside = util[util.step == -2]
+    span = float(prof.duty_cycle.span_us.sum())
+    wall, idle = float(outside.wall_us.sum()), float(outside.idle_us.sum())
+    busy_in_steps = float(util[util.step >= 0].busy_us.sum())
+    assert 100 * busy_in_steps / span == pytest.approx(prof.duty_cycle.duty_cycle_pct.iloc[0])
+    (said,) = [s for s in GpuUtilizationView.state(prof).values["statements"]
+               if s.startswith("Device duty cycle")]
+    assert (f"its active span holds {wall / 1e3:,.1f} ms outside the steps "
+            f"({100 * wall / span:.1f}% of it), {idle / 1e3:,.1f} ms of it idle") in said
+    assert wall > 0.3 * span  # (13.2 of 40.5 ms)

@@ -15,6 +15,7 @@ from ..analysis.findings.input_wait import devices_input_unknown
 from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
+from ..analysis.findings.measures import active_device_rows
 from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, has_steps, step_rows
 from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
 from ._view import View, ViewState
@@ -118,7 +119,8 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     duty = get(prof.measures, "duty_cycle_pct")
     if duty is not None:
         text = f"Device duty cycle: {measure_text(duty['value'], '%')} ({duty['scope']})"
-        extra = [w for w in (spread_words(duty), xprof_words(duty)) if w]
+        extra = [w for w in (spread_words(duty), xprof_words(duty),
+                             _outside_span_words(prof.gpu_utilization, prof.duty_cycle)) if w]
         out.append(text + (f"; {'; '.join(extra)}" if extra else "") + ".")
     if tpu:
         out += _tpu_counters(prof) + [
@@ -147,6 +149,27 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
         "over its active span (the profile has no steps)"
     return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
                   f"time {over}; {unit} and duty cycle over the whole profile."]
+
+
+def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
+    """What the duty cycle's spans hold outside the steps, which 'Devices idle in the steps'
+    does not count: "their active spans hold 13.2 ms outside the steps (32.7% of them), 13.2
+    ms of it idle"; "" where that is under 1% of the spans (or the profile has no steps)."""
+    if not has_steps(util) or not len(duty):
+        return ""
+    active = active_device_rows(util)
+    keys = set(zip(active.host.astype(str), active.device.astype(str)))
+    mine = [(str(h), str(d)) in keys for h, d in zip(duty.host, duty.device)]
+    span = float(duty.span_us[mine].sum())
+    rows = util[(util.stream == ALL_STREAMS) & (util.step == OUTSIDE_STEPS)]
+    rows = rows[[(str(h), str(d)) in keys for h, d in zip(rows.host, rows.device)]]
+    wall, idle = float(rows.wall_us.sum()), float(rows.idle_us.sum())
+    if not span > 0 or wall < 0.01 * span:
+        return ""
+    whose = "its active span holds" if len(keys) == 1 else "their active spans hold"
+    return (f"{whose} {wall / 1e3:,.1f} ms outside the steps ({100 * wall / span:.1f}% of "
+            f"{'it' if len(keys) == 1 else 'them'}), {idle / 1e3:,.1f} ms of it idle, which "
+            "the idle time in the steps does not count")
 
 
 def _of_its_step(steps: pd.DataFrame, apart: pd.DataFrame) -> str:
