@@ -221,8 +221,11 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
         return []
     # the mean is XProf's (over the steps it counts), the median ours (over every step)
     counted = xprof_steps(steps)
+    # (steps inferred from a repeated program are ours: XProf has no step time there)
+    inferred = str(steps.source.iloc[0]).startswith("inferred")
     mean = _row("step_time_mean_ms", counted.duration_ms.astype(float).mean(), "steps",
-                scope=f"over {xprof_steps_words(steps)}", spread=_step_spread(counted))
+                scope=f"over {xprof_steps_words(steps)}", spread=_step_spread(counted),
+                rule="tfprof" if inferred else None)
     return [mean, _row("step_time_median_ms", steps.duration_ms.astype(float).median(),
                        "steps", scope=f"over {steps_words(steps)}", spread=_step_spread(steps))]
 

@@ -506,8 +506,9 @@ def empty_steps() -> pd.DataFrame:
 def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
     """The steps XProf's step-time figures count (its averages, its breakdown's shares and
     verdicts): each host's steps without its first and last where it has more than five (the
-    reference drops them, cut or not; see the module doc), else all of them."""
-    if not len(steps):
+    reference drops them, cut or not; see the module doc), else all of them.  Steps inferred
+    from a repeated program (the reference finds none there) are all kept."""
+    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
         return steps
     hosts = steps["host"].astype(str).to_numpy() if "host" in steps else \
         np.zeros(len(steps), dtype=object)
