@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
+from ..analysis.steps.breakdown import NO_STEPS_WHY
 from ..analysis.tf.memory import LABELS
 from ..plot.memory_figures import human_bytes
 from .regression import CONFIDENCE, step_regression
@@ -32,8 +33,7 @@ __all__ = ["Measure", "Subject", "STATISTICS", "duty_cycle", "host_bound", "idle
 STATISTICS = {"median": np.median, "mean": np.mean, "p90": lambda x: np.percentile(x, 90),
               "p95": lambda x: np.percentile(x, 95), "p99": lambda x: np.percentile(x, 99),
               "max": np.max}
-NO_STEPS = ("the profile has no steps (no step markers, no repeated XLA program on a device "
-            "and no tf.function or jitted call to infer them from)")
+NO_STEPS = f"the profile has no steps ({NO_STEPS_WHY})"
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import traitlets
 
+from ..analysis.steps.breakdown import NO_STEPS_WHY
 from ._view import View, ViewState
 from .traits import FigureTrait, TableData, TableTrait
 
@@ -24,8 +25,8 @@ class InputPipelineView(View):
     @classmethod
     def reason(cls, prof) -> str | None:
         return None if len(prof.steps) else (
-            "No steps: the profile has no step markers and no repeated tf.function or "
-            "jitted call to infer them from, so input wait per step cannot be measured.")
+            f"No steps: the profile has {NO_STEPS_WHY}, so input wait per step cannot be "
+            "measured.")
 
     @classmethod
     def state(cls, prof) -> ViewState:

@@ -9,7 +9,8 @@ import pandas as pd
 import traitlets
 
 from ..analysis.findings.measure_words import excluded_note, get, measure_text, spread_words
-from ..analysis.findings.overview import device_text
+from ..analysis.findings.overview import NO_STEPS_REASON, device_text
+from ..analysis.steps.breakdown import NO_STEPS_WHY
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
 from .op_stats_view import typed_op_stats
@@ -92,8 +93,10 @@ def overview_statements(ov) -> list[str]:
                   ib.get("all_other_statement") if xprof_rule else "",
                   ib.get("kernel_launch_statement") if xprof_rule else "",
                   ov.precision.get("statement"), getattr(ov, "bound_by", "")]
-    step_note = ov.step_time.get("statement", "")
-    return [s for s in statements if s] + [f"Note: {r}" for r in ov.reasons if r != step_note]
+    # (the inferred steps' note is the step graph's, the no-steps one stands for the chart)
+    said_apart = (ov.step_time.get("statement", ""), NO_STEPS_REASON)
+    return [s for s in statements if s] + [f"Note: {r}" for r in ov.reasons
+                                           if r not in said_apart]
 
 
 def _environment(prof, env) -> TableData:
@@ -141,8 +144,7 @@ class OverviewView(View):
             "cards": _cards(ov), "statements": overview_statements(ov),
             "step_figure": prof.plot.step_time() if len(steps) else {},
             "step_note": step_note[:1].upper() + step_note[1:] + "." if step_note else "",
-            "no_steps": "" if len(steps) else "No steps: the profile has no step markers and "
-            "no repeated tf.function or jitted call to infer them from.",
+            "no_steps": "" if len(steps) else f"No steps: the profile has {NO_STEPS_WHY}.",
             "top_ops": TableData(top, "Top 10 operations by self time", "operation", 10),
             "environment": _environment(prof, ov.environment),
             "recommendations": [str(f) for f in ov.recommendations]})

@@ -24,7 +24,7 @@ import pandas as pd
 from ...constants import GPU_PLANE_PREFIX, HIGHLY_INPUT_BOUND_PCT, MODERATELY_INPUT_BOUND_PCT
 from ..gpu.activity import host_input_events
 from ..runtime.unit import Analysis
-from ..tf.input_pipeline import bottleneck_verdicts
+from ..tf.input_pipeline import NO_STEPS, bottleneck_verdicts
 from .measure_words import device_words, get, idle_part_words, scope_tail
 from .measures import MARK_INPUT, NO_INPUT_EVENTS, kind_rows
 
@@ -128,6 +128,14 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
     the program otherwise, ``xprof_statement`` saying so as XProf's."""
     # (the row even where its value is unknown: then the verdict says why)
     row = measures.loc["input_wait_pct"] if "input_wait_pct" in measures.index else None
+    if row is None and xprof.get("input_statement") == NO_STEPS:
+        # (no steps: no verdict, said as such, not as XProf's "cannot tell where the
+        # bottleneck is" above the device figures the page does give)
+        over = "; the device figures are over each device's active span" \
+            if get(measures, "device_idle_pct") is not None else ""
+        return {"classification": "unknown", "rule": "xprof",
+                "statement": f"No steps, so no input-bound verdict (XProf: '{NO_STEPS}')"
+                             f"{over}."}
     if row is None or row["rule"] == "xprof":  # the page's measure is XProf's own
         return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
                 "statement": xprof.get("input_statement", "")}

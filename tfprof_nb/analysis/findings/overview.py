@@ -9,14 +9,17 @@ import pandas as pd
 
 from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
-from ..steps.breakdown import xprof_steps
+from ..steps.breakdown import NO_STEPS_WHY, xprof_steps
 from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
 from .input_wait import input_verdict
 from .measure_words import measure_text, xprof_words
 from .tpu_figures import device_figures
 
-__all__ = ["ANALYSES", "Overview", "device_text", "overview", "run_environment"]
+__all__ = ["ANALYSES", "NO_STEPS_REASON", "Overview", "device_text", "overview",
+           "run_environment"]
+
+NO_STEPS_REASON = f"no steps: the profile has {NO_STEPS_WHY}"
 
 @dataclass
 class Overview:
@@ -115,8 +118,7 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
     """Step-time statistics and the average breakdown; a reason when there are no steps,
     a statement when they were inferred."""
     if steps.empty:
-        reasons.append("no steps: the profile has no step markers, no repeated XLA program "
-                       "on a device and no tf.function or jitted call to infer them from")
+        reasons.append(NO_STEPS_REASON)
         return {"steps": 0}, pd.DataFrame(columns=["avg_ms", "std_ms"])
     # (the figures are XProf's: over the steps it counts, ``counted`` of ``steps``)
     counted = xprof_steps(steps)

@@ -54,8 +54,12 @@ from ..runtime.unit import Analysis
 from ..trace.grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .xla_steps import tpu_steps
 
-__all__ = ["ANALYSES", "STEP_COLUMNS", "host_steps", "combine_steps", "empty_steps",
-           "xprof_steps"]
+__all__ = ["ANALYSES", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_steps",
+           "empty_steps", "xprof_steps"]
+
+# why a profile has no steps, as every page says it
+NO_STEPS_WHY = ("no step markers, no repeated XLA program on a device and no tf.function or "
+                "jitted call to infer them from")
 
 # Event types by priority (higher wins when events overlap).
 (UNKNOWN, HOST_COMPUTE, HOST_COMPILE, HOST_TO_HOST, HOST_TO_DEVICE, HOST_PREPARE,
