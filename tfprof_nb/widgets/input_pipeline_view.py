@@ -12,6 +12,12 @@ from .traits import FigureTrait, TableData, TableTrait
 __all__ = ["InputPipelineView"]
 
 
+# XProf's input-pipeline tool and its tf.data tool give an iterator two self times: said here
+INPUT_OPS_TITLE = ("Input ops (every call; self time: minus the ops nested under each on its "
+                   "thread, XProf's input-pipeline rule; the tf.data tab shows one call, each "
+                   "iterator minus the iterators it waited on)")
+
+
 class InputPipelineView(View):
     """Is the program input-bound, input wait per step, host-side breakdown, input ops
     (``prof.input_pipeline``)."""
@@ -39,4 +45,4 @@ class InputPipelineView(View):
             "figure": prof.plot.input_pipeline(),
             "host_table": TableData(ip.host_side.reset_index(drop=True),
                                     "Host-side input time (whole profile)", "category", 10),
-            "ops_table": TableData(ip.input_ops, "Input ops", "operation")})
+            "ops_table": TableData(ip.input_ops, INPUT_OPS_TITLE, "operation")})
