@@ -8,7 +8,7 @@ import pytest
 import tfprof_nb as tp
 
 from ..conftest import DATA
-from .oracle import gviz_frame, run_tool
+from .oracle import gviz_frame, run_tool, step_table
 
 LABELS = {"Preprocessing": "Data preprocessing", "Enqueue": "Enqueuing data to device",
           "Demanded file read": "Reading data from files on demand",
@@ -110,3 +110,29 @@ def test_repr_names_xprofs_rule_where_the_page_measures_otherwise():
     assert f"input {ip.summary['input_pct']:.1f}% of step time" in text
     assert f"{ip.summary['input_pct']:.1f}" != f"{row['value']:.1f}"
     assert "XProf's rule" in text, text
+
+
+def test_xprof_figures_count_the_steps_xprof_counts_on_a_jax_gpu_capture():
+    """The H200 capture of 20 device steps, whose last runs 27.8 ms (the others 7.4-8.5): the
+    reference counts steps 1-18, and so do the figures said as XProf's (the average step
+    time card, 'All Others' and the overview's breakdown), while the median counts all 20."""
+    from tfprof_nb.analysis.steps.breakdown import xprof_steps
+
+    path = DATA / "jax_h200_counters" / "vm.xplane.pb"
+    prof = tp.load(path)
+    table, props = step_table(path)
+    counted = xprof_steps(prof.steps)
+    assert len(prof.steps) == 20
+    assert counted.step_name.tolist() == table.stepnum.tolist()
+    st, m = prof.overview().step_time, prof.measures
+    for ours, key in ((st["avg_ms"], "steptime_ms_average"), (st["min_ms"], "steptime_ms_minimum"),
+                      (st["max_ms"], "steptime_ms_maximum"),
+                      (st["std_ms"], "steptime_ms_standard_deviation"),
+                      (counted.other_ms.mean(), "other_time_ms_avg")):
+        assert f"{ours:.1f}" == props[key], key
+    assert m.at["step_time_mean_ms", "value"] == st["avg_ms"]
+    assert m.at["all_other_pct", "value"] == pytest.approx(
+        100 * counted.other_ms.sum() / counted.duration_ms.sum())
+    assert "the 18 steps XProf counts" in m.at["all_other_pct", "scope"]
+    assert m.at["step_time_median_ms", "value"] == prof.steps.duration_ms.median()
+    assert m.at["step_time_median_ms", "scope"] == "over the 20 steps"
