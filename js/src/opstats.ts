@@ -6,11 +6,12 @@ import { traceRows } from "./tracelinks";
 import { renderFigure, type Figure } from "./figure";
 import { renderIcicle, scopeRows } from "./charts";
 import { decodeTable, renderTable, type TableOptions } from "./table";
-import { text, viewRoot } from "./ui";
+import { statements, text, viewRoot } from "./ui";
 import { graphAction, targetsOf } from "./graphaction";
 
 export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?: ViewContext }): () => void {
   const root = viewRoot(el, "tfprof-opstats", model);
+  statements(root, model);
   let cleanup = () => {};
   const pies = { with_idle: model.get("pie_with_idle") as Figure, without_idle: model.get("pie_without_idle") as Figure };
   const bar = document.createElement("div");

@@ -195,3 +195,26 @@ def test_tpu_step_charts_ticks_apart_outside_steps_apart(tpu, tmp_path):
                          "._fullLayout; return [l.yaxis.range[1], l.yaxis2.range[1]]; }")
         assert ranges[0] < 1000 < 12_000 < ranges[1]  # steps of 784 ms are not flattened
         assert page.console_errors == []
+
+
+def test_op_table_says_why_kernels_are_not_device_ops(h200, tmp_path):
+    """BERT's GPUs ran 1,330 kernels, yet its TensorFlow stats (as XProf's) hold no device op:
+    none of its kernels carries a tf_op stat. The tab says so, with the kernels' count and busy
+    time from the duty-cycle table; where kernels name their ops (the H200) it says nothing."""
+    prof = tp.load(DATA / "gpu_bert_multiworker")
+    ev = prof.events
+    device_events = ev.index[ev.plane.astype(str).str.startswith("/device:")]
+    assert not prof.stat("tf_op").index.isin(device_events).any()
+    ops = prof.op_stats_table()
+    assert set(ops[ops.host_or_device == "Device"].type) == {"IDLE"}
+    duty = prof.duty_cycle
+    (said,) = OpStatsView.state(prof).values["statements"]
+    assert (f"the devices ran {int(duty.kernels.sum()):,} kernels "
+            f"({duty.busy_us.sum() / 1e3:,.1f} ms busy)") in said
+    assert OpStatsView.state(h200).values["statements"] == []
+    with WidgetPage(OpStatsView(prof), tmp_path, bundle("opstats")) as page:
+        wait_for_plot(page.page)
+        shown = page.js("() => Array.from(document.querySelectorAll('.db-statement'))"
+                        ".map(e => e.textContent)")
+        assert shown == [said]
+        assert page.console_errors == []

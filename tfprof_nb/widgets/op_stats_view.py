@@ -82,6 +82,22 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
     return text
 
 
+def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
+    """Why the table has no device op although kernels ran: none names the op it ran for (no
+    ``tf_op`` stat), and XProf's table files device time by that op (BERT: 1,330 kernels,
+    devices IDLE only); [] where device ops are there or no kernel ran."""
+    duty = prof.duty_cycle
+    kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
+    device = ops[(ops.host_or_device == "Device") & (ops["type"] != IDLE)]
+    if not kernels or len(device) or on_tpu(prof):
+        return []
+    busy_ms = float(duty.busy_us.sum()) / 1e3
+    return [f"No device op in this table although the devices ran {kernels:,} kernels "
+            f"({busy_ms:,.1f} ms busy): none of them names the op it ran for (the file's kernels "
+            "carry no tf_op), and XProf's table files device time by that op, so the devices "
+            "read as IDLE only. The GPU kernel stats and GPU utilisation tabs show the kernels."]
+
+
 def _scopes(prof) -> pd.DataFrame:
     """The name-scope tree as the icicle reads it: scope, parent (missing at the roots), name,
     self time and allocated bytes."""
@@ -104,6 +120,7 @@ class OpStatsView(View):
     table = TableTrait()  # with its IDLE rows
     table_without_idle = TableTrait()  # without them, its shares of the ops' time (as XProf)
     idle_note = traitlets.Unicode().tag(sync=True)  # what the IDLE rows count (shown with them)
+    statements = traitlets.List().tag(sync=True)
     graph_targets = traitlets.Dict().tag(sync=True)  # {operation: its HLO ops} (graph_targets)
 
     @classmethod
@@ -126,4 +143,5 @@ class OpStatsView(View):
             "table": TableData(ops, title, "operation"),
             "table_without_idle": TableData(busy, title, "operation"),
             "idle_note": idle_note(prof, ops),
+            "statements": unattributed_kernels_note(prof, ops),
             "graph_targets": op_targets(prof, ops)}, GraphRequests(prof))
