@@ -29,6 +29,9 @@ def test_row_values_are_the_window_s_measures_without_the_other_analyses(name):
         assert values[key] == pytest.approx(value_of(prof.measures, measure, np.nan),
                                             nan_ok=True)
     assert len(step_ms) == len(prof.steps)
+    # the breakdown's means are the overview's (XProf's rule: over the steps it counts)
+    for col, avg in prof.overview().breakdown.avg_ms.items():
+        assert values[col] == pytest.approx(avg), col
 
 
 @pytest.mark.parametrize("name", ["jax_h200_inputbound.xplane.pb",

@@ -25,6 +25,7 @@ def test_breakdown_per_window_is_titled_as_xprofs_rule():
     fig = monitor_figure(history)
     titles = [a.text for a in fig.layout.annotations]
     breakdown = [t for t in titles if t.startswith("Step-time breakdown per window")]
-    assert breakdown == ["Step-time breakdown per window (mean per step, XProf's rule)"], titles
+    assert breakdown == ["Step-time breakdown per window (mean per step XProf counts, "
+                         "XProf's rule)"], titles
     drawn = {t.name for t in fig.data if t.type == "bar"}
     assert "Input" not in drawn

@@ -224,9 +224,26 @@ def test_csv_module_roundtrip_of_commas():
     assert next(csv.reader(['"a,""b"""'])) == ['a,"b"']
 
 
-def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, tmp_path):
+def _assert_peak_said(page, first, breakdown) -> None:
+    """The peak in words: the figure the chart's marker shows, its share of the capacity, and
+    the breakdown's unused-preallocated row (XProf's name) as a part of it."""
     from tfprof_nb.analysis.tf.memory import UNMAPPED_OP
     from tfprof_nb.plot.memory_figures import human_bytes
+
+    said = page.js("() => document.querySelector('.mem-peak').textContent")
+    marker = page.js("() => document.querySelector('.js-plotly-plot').data"
+                     ".find(t => t.name === 'Peak' && t.visible !== false).text[0]")
+    assert said.startswith(f"Peak of {first.allocator}: {marker.removeprefix('peak ')} ")
+    assert (f"{100 * first.peak_bytes_in_use / first.memory_capacity_bytes:.1f}% of the "
+            f"allocator's {human_bytes(first.memory_capacity_bytes)} capacity") in said
+    held = breakdown[(breakdown.allocator == first.allocator)
+                     & (breakdown.tf_op == UNMAPPED_OP)].allocation_bytes.sum()
+    assert held > 0 and (f"{human_bytes(held)} of it "
+                         f"({100 * held / first.peak_bytes_in_use:.1f}%) is the breakdown's "
+                         f"'{UNMAPPED_OP}' row") in said
+
+
+def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, tmp_path):
     from tfprof_nb.widgets.memory_timeline_view import MemoryTimeline
 
     prof = tp.load(gpu_fixture_file)
@@ -262,20 +279,7 @@ def test_memory_timeline_draws_hovers_and_switches_allocator(gpu_fixture_file, t
         assert len(_rows(page)) == min(n_first, 100)
         assert f"{n_first:,} rows" in page.js("() => document.querySelector('.tt-info')"
                                                ".textContent")
-        # the peak in words: the figure the chart's marker shows, its share of the capacity,
-        # and the breakdown's unused-preallocated row (XProf's name) as a part of it
-        said = page.js("() => document.querySelector('.mem-peak').textContent")
-        marker = page.js("() => document.querySelector('.js-plotly-plot').data"
-                         ".find(t => t.name === 'Peak' && t.visible !== false).text[0]")
-        assert said.startswith(f"Peak of {first.allocator}: {marker.removeprefix('peak ')} ")
-        assert (f"{100 * first.peak_bytes_in_use / first.memory_capacity_bytes:.1f}% of the "
-                f"allocator's "
-                f"{human_bytes(first.memory_capacity_bytes)} capacity") in said
-        held = breakdown[(breakdown.allocator == first.allocator)
-                         & (breakdown.tf_op == UNMAPPED_OP)].allocation_bytes.sum()
-        assert held > 0 and (f"{human_bytes(held)} of it "
-                             f"({100 * held / first.peak_bytes_in_use:.1f}%) is the breakdown's "
-                             f"'{UNMAPPED_OP}' row") in said
+        _assert_peak_said(page, first, breakdown)
         page.page.select_option(".mem-allocator", "1")
         second = summary.allocator.iloc[1]
         page.page.wait_for_function(

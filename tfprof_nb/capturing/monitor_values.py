@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..analysis.findings.measure_words import value_of
 from ..analysis.findings.measures import active_device_rows, wait_and_duty
+from ..analysis.steps.breakdown import xprof_steps
 from ..analysis.tf.op_stats import top_op
 from ..constants import CATEGORY_COLUMNS
 
@@ -27,8 +28,9 @@ def window_values(prof) -> tuple[dict, np.ndarray]:
     steps = prof.steps
     step_ms = steps.duration_ms.to_numpy(dtype=float)
     values = {"median_step_ms": float(np.median(step_ms)) if len(step_ms) else np.nan}
+    counted = xprof_steps(steps)  # (the breakdown is XProf's rule: over the steps it counts)
     for col in CATEGORY_COLUMNS:
-        values[col] = float(steps[col].mean()) if len(steps) else np.nan
+        values[col] = float(counted[col].mean()) if len(counted) else np.nan
     util = prof.result("gpu_utilization")
     # (the duty cycle's row needs an active device: without one it is not computed)
     duty = prof.result("duty_cycle") if len(active_device_rows(util)) else pd.DataFrame()

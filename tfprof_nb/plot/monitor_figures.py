@@ -139,7 +139,7 @@ def monitor_figure(history: pd.DataFrame, baseline_ms: float | None = None,
     A point's ``customdata`` starts with its window (-1: none)."""
     timed = steps is not None  # (even empty: a view's figure keeps its height as steps come)
     titles = ("Median step time per window",
-              "Step-time breakdown per window (mean per step, XProf's rule)")
+              "Step-time breakdown per window (mean per step XProf counts, XProf's rule)")
     if timed:
         titles = (f"Every step's time{': ' + period if period else ''}",) + titles
     fig = subplots(theme, rows=len(titles), cols=1, vertical_spacing=0.2 if not timed else 0.12,

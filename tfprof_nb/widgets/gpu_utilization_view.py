@@ -12,10 +12,9 @@ import traitlets
 
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.input_wait import devices_input_unknown
-from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS
+from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS, active_device_rows
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
-from ..analysis.findings.measures import active_device_rows
 from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, has_steps, step_rows
 from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
 from ._view import View, ViewState

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
+from ..analysis.findings.advice import is_device_allocator
 from ..analysis.tf.memory import LABELS, UNMAPPED_OP, readable
 from ..plot.memory_figures import (allocator_menu_label, allocator_name, human_bytes,
                                    memory_figure)
@@ -57,10 +58,11 @@ def peak_words(summary: pd.DataFrame, breakdown: pd.DataFrame) -> dict[str, str]
                  if cap > 0 else ".")
         held = float(unmapped.get((row.host, row.allocator), 0))
         if held > 0 and peak > 0:
+            such = " (a model's weights)" if is_device_allocator(str(row.allocator)) else ""
             text += (f" {human_bytes(held)} of it ({100 * held / peak:.1f}%) is the "
                      f"breakdown's '{UNMAPPED_OP}' row: XProf's name for memory in use at the "
                      "peak that no allocation in the profile accounts for, such as memory "
-                     "allocated before the capture began (a model's weights).")
+                     f"allocated before the capture began{such}.")
         out[allocator_menu_label(row.host, label, many)] = text
     return out
 

@@ -91,6 +91,9 @@ def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
     device = ops[(ops.host_or_device == "Device") & (ops["type"] != IDLE)]
     if not kernels or len(device) or on_tpu(prof):
         return []
+    named = prof.kernel_stats.op_name.astype(str) if len(prof.kernel_stats) else pd.Series([])
+    if (named != "").any():  # (some kernel names its op: the cause is another one)
+        return []
     busy_ms = float(duty.busy_us.sum()) / 1e3
     return [f"No device op in this table although the devices ran {kernels:,} kernels "
             f"({busy_ms:,.1f} ms busy): none of them names the op it ran for (the file's kernels "

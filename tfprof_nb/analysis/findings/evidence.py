@@ -22,9 +22,11 @@ CAUSE_WORDS = {"sync_memcpy": "copies and host synchronisation",
 
 LABELS = {
     "input_wait_pct": "input wait", "kernel_launch_pct": "kernel launch (XProf's step breakdown)",
-    "xprof_kernel_launch_pct": "XProf's 'Kernel Launch' (its step breakdown)",
-    "xprof_all_other_pct": "XProf's 'All Others' (its step breakdown's untraced host time)",
-    "all_other_pct": "XProf's 'All Others'",
+    "xprof_kernel_launch_pct": "XProf's 'Kernel Launch' (its step breakdown, over the steps "
+                               "it counts)",
+    "xprof_all_other_pct": "XProf's 'All Others' (its step breakdown's untraced host time, "
+                           "over the steps it counts)",
+    "all_other_pct": "XProf's 'All Others' (over the steps it counts)",
     "small_kernels_pct": "kernel runs under 10 us",
     "small_kernel_types_pct": "kernel types averaging under 10 us (kernel stats)",
     "host_wait_pct": "idle waiting for late launches", "launch_gap_pct": "idle in short gaps",

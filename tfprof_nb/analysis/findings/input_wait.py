@@ -26,7 +26,7 @@ from ..gpu.activity import host_input_events
 from ..runtime.unit import Analysis
 from ..tf.input_pipeline import NO_STEPS, bottleneck_verdicts
 from .measure_words import device_words, get, idle_part_words, scope_tail
-from .measures import MARK_INPUT, NO_INPUT_EVENTS, kind_rows
+from .measures import INFERRED_FOR_XPROF, MARK_INPUT, NO_INPUT_EVENTS, kind_rows
 
 __all__ = ["ANALYSES", "active_devices", "devices_input_unknown", "input_verdict",
            "input_wait", "input_wait_per_step"]
@@ -137,8 +137,11 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
                 "statement": f"No steps, so no input-bound verdict (XProf: '{NO_STEPS}')"
                              f"{over}."}
     if row is None or row["rule"] == "xprof":  # the page's measure is XProf's own
+        text = xprof.get("input_statement", "")
+        if row is not None and INFERRED_FOR_XPROF in str(row["scope"]) and text:
+            text = f"By XProf's rule on the steps inferred here (XProf itself finds none): {text}"
         return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
-                "statement": xprof.get("input_statement", "")}
+                "statement": text}
     pct, (who, one) = float(row["value"]), device_words(row)
     said = f"{who} wait{'s' * one} for input"
     of = f"of {'its' if one else 'their'} time {scope_tail(row)}"

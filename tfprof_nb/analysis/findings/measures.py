@@ -37,7 +37,7 @@ from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MARK_INPUT", "MEASURE_COLUMNS", "NO_INPUT_EVENTS",
            "Definition", "active_device_rows", "device_label", "kind_rows", "measures",
-           "steps_words", "wait_and_duty", "xprof_steps_words"]
+           "steps_words", "wait_and_duty", "xprof_steps_words", "INFERRED_FOR_XPROF"]
 
 
 @dataclass(frozen=True)
@@ -194,16 +194,28 @@ def steps_words(steps: pd.DataFrame) -> str:
     return words + (f" of {hosts} hosts" if hosts > 1 else "")
 
 
+# the steps XProf's rule is applied to where they were inferred (XProf itself finds none)
+INFERRED_FOR_XPROF = "inferred here; XProf itself finds no steps"
+
+
 def xprof_steps_words(steps: pd.DataFrame) -> str:
     """The steps XProf's step-time figures count, in words: "the 18 steps XProf counts,
-    without the first and last of the 20"; all of them: :func:`steps_words`."""
+    without the first and last of the 20" (or only the first, or the last, where the window
+    cut the other); all of them: :func:`steps_words`; inferred ones: that and
+    :data:`INFERRED_FOR_XPROF`."""
+    if len(steps) and str(steps.source.iloc[0]).startswith("inferred"):
+        return f"{steps_words(steps)} {INFERRED_FOR_XPROF}"
     counted = xprof_steps(steps)
     if len(counted) == len(steps):
         return steps_words(steps)
-    many = "host" in steps and steps.host.nunique() > 1
-    whose = "each host's" if many else "the"
-    return (f"{steps_words(counted)} XProf counts, without {whose} first and last of "
-            f"{'its' if many else 'the'} {int(steps.index.nunique())}")
+    if "host" in steps and steps.host.nunique() > 1:
+        return (f"{steps_words(counted)} XProf counts, without each host's first and last "
+                "step where it has more than five")
+    kept = steps.index.isin(counted.index)
+    ends = " and ".join(w for w, gone in (("first", not kept[0]), ("last", not kept[-1]))
+                        if gone)
+    return (f"{steps_words(counted)} XProf counts, without the {ends} of the "
+            f"{int(steps.index.nunique())}")
 
 
 def _when(devs: _Devices, steps: pd.DataFrame) -> str:
@@ -224,8 +236,8 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     # (steps inferred from a repeated program are ours: XProf has no step time there)
     inferred = str(steps.source.iloc[0]).startswith("inferred")
     mean = _row("step_time_mean_ms", counted.duration_ms.astype(float).mean(), "steps",
-                scope=f"over {xprof_steps_words(steps)}", spread=_step_spread(counted),
-                rule="tfprof" if inferred else None)
+                scope=f"over {steps_words(steps) if inferred else xprof_steps_words(steps)}",
+                spread=_step_spread(counted), rule="tfprof" if inferred else None)
     return [mean, _row("step_time_median_ms", steps.duration_ms.astype(float).median(),
                        "steps", scope=f"over {steps_words(steps)}", spread=_step_spread(steps))]
 
@@ -249,18 +261,19 @@ MARK_INPUT = ("To have it measured, fetch each batch through tp.Capture's or tp.
 def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[dict]:
     if not wait:
         return []
+    over = xprof_steps_words(steps)  # (the steps XProf's figure counts)
     if wait["source"] != "devices" or devs is None:
         return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
-                     scope=f"{xprof_steps_words(steps)} (step-time breakdown)")]
+                     scope=f"{over} (step-time breakdown)")]
     if wait.get("no_input_events"):  # (unknown: the module doc of .input_wait)
         return [_row("input_wait_pct", None, "steps", devs.names, devs.excluded,
                      f"{_device_scope(devs, steps)}: {NO_INPUT_EVENTS}", None,
-                     wait["steps_pct"], "XProf's step breakdown",
+                     wait["steps_pct"], f"XProf's step breakdown, over {over}",
                      when=_when(devs, steps))]
     differs = f"{wait['pct']:.1f}" != f"{wait['steps_pct']:.1f}"
     note = ("XProf's step breakdown counts as input on GPUs only MemcpyHToD copies and the "
             "device waiting on the host, not the devices' idle time while the host fetches "
-            "input") if differs else ""
+            f"input; it counts {over}") if differs else ""
     return [_row("input_wait_pct", wait["pct"], "steps", devs.names, devs.excluded,
                  _device_scope(devs, steps), devs.spread("input_us"),
                  wait["steps_pct"] if differs else None, note,
@@ -330,14 +343,14 @@ def _kernel_rows(duty: pd.DataFrame, devs: _Devices | None) -> list[dict]:
                  scope=f"all {int(duty.kernels.sum()):,} kernel runs of the profile")]
 
 
-def _precision_row(precision: dict) -> list[dict]:
+def _precision_row(precision: dict, steps: pd.DataFrame) -> list[dict]:
     if not precision:
         return []
     # (a share of a part of the devices' time: the scope says of which part)
     scope = ("the share of the matrix multiplications' time with 16-bit operands (their "
              "operand types in the HLO)") if precision["source"] == "hlo" else \
-        "the share of the device compute time in the steps that is 16 bit (XProf's step-time " \
-        "breakdown)"
+        (f"the share of the device compute time in {xprof_steps_words(steps)} that is 16 bit "
+         "(XProf's step-time breakdown)")
     return [_row(precision["evidence_key"], precision["pct16"], "steps", scope=scope,
                  label=precision["label"],
                  rule="tfprof" if precision["source"] == "hlo" else "xprof")]
@@ -375,7 +388,7 @@ def measures(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
             + _idle_rows(devs, steps, tpu_idle if pd.notna(tpu_idle) else None)
             + _duty_row(duty_cycle, devs, hosts)
             + _xprof_rows(steps, environment["device_type"]) + _kernel_rows(duty_cycle, devs)
-            + _precision_row(precision) + (_tpu_rows(figures) if figures else []))
+            + _precision_row(precision, steps) + (_tpu_rows(figures) if figures else []))
     return _table(rows)
 
 

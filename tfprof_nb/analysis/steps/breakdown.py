@@ -54,7 +54,7 @@ from ..runtime.unit import Analysis
 from ..trace.grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .xla_steps import tpu_steps
 
-__all__ = ["ANALYSES", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_steps",
+__all__ = ["ANALYSES", "CUT_ENDS", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_steps",
            "empty_steps", "xprof_steps"]
 
 # why a profile has no steps, as every page says it
@@ -289,6 +289,9 @@ class EventGroups:
 
 
 MEMORY_GROUPS = "memory_groups"
+# steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
+# last went)}: XProf drops the first and last of its full list (xprof_steps)
+CUT_ENDS = "cut_ends"
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 
 
@@ -320,11 +323,15 @@ def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int) -> 
     end_ps = begin_ps + np.rint(table.duration_ms.to_numpy() * 1e9).astype(np.int64)
     whole = (begin_ps >= w0) & (end_ps <= w1)
     cut_kept = len(table) <= _KEEP_CUT_STEPS and _loaded_window(hd) is None
+    ends = (len(table), not (cut_kept or whole[int(np.argmin(begin_ps))]),
+            not (cut_kept or whole[int(np.argmax(begin_ps))]))
     table = (table if cut_kept else table[whole]).copy()
     table["start_us"] = table.start_us + shift_ps / 1e6
     table.insert(0, "host", hd.name)
     table["source"] = source
-    return table[STEP_COLUMNS]
+    out = table[STEP_COLUMNS]
+    out.attrs[CUT_ENDS] = {hd.name: ends}
+    return out
 
 
 def _has_markers(hd: HostData, grouping: Grouping) -> bool:
@@ -509,17 +516,21 @@ def empty_steps() -> pd.DataFrame:
 
 def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
     """The steps XProf's step-time figures count (its averages, its breakdown's shares and
-    verdicts): each host's steps without its first and last where it has more than five (the
-    reference drops them, cut or not; see the module doc), else all of them.  Steps inferred
-    from a repeated program (the reference finds none there) are all kept."""
+    verdicts): each host's steps without the first and last of its full list where that has
+    more than five (the reference drops them, cut or not; see the module doc: a step the window
+    cut is gone already, ``steps.attrs[CUT_ENDS]``), else all of them.  Steps inferred from a
+    repeated program (the reference finds none there) are all kept."""
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
         return steps
     hosts = steps["host"].astype(str).to_numpy() if "host" in steps else \
         np.zeros(len(steps), dtype=object)
-    order = pd.Series(np.arange(len(steps)))
-    by_host = order.groupby(hosts)
+    by_host = pd.Series(np.arange(len(steps))).groupby(hosts)
     position, count = by_host.cumcount().to_numpy(), by_host.transform("size").to_numpy()
-    keep = (count <= _KEEP_CUT_STEPS) | ((position > 0) & (position < count - 1))
+    cut = steps.attrs.get(CUT_ENDS, {})
+    full, first_gone, last_gone = (np.array([cut.get(h, (n, False, False))[i]
+                                             for h, n in zip(hosts, count)]) for i in range(3))
+    keep = (full <= _KEEP_CUT_STEPS) | (((position > 0) | first_gone)
+                                        & ((position < count - 1) | last_gone))
     return steps if keep.all() else steps[keep]
 
 
@@ -538,6 +549,7 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
         return empty_steps()
     out = pd.concat(tables)
     out.attrs.pop(MEMORY_GROUPS, None)
+    out.attrs[CUT_ENDS] = {h: e for p in tables for h, e in p.attrs.get(CUT_ENDS, {}).items()}
     return out
 
 

@@ -154,6 +154,7 @@ def _host_side(ops: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     us = {k: float(ops.loc[ops._key == k, "self_time_ms"].sum()) * 1e3 for k in HOST_CATEGORIES}
     enqueue = us["enqueue"]
     total = us["demanded_file_read"] + us["advanced_file_read"] + us["preprocessing"]
+    steps = xprof_steps(steps)  # (XProf's ratio: over the steps it counts)
     if len(steps) and steps.duration_ms.mean() > 0:
         ratio = min(1.0, steps.host_to_device_ms.mean() / steps.duration_ms.mean())
     else:
