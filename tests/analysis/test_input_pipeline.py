@@ -136,3 +136,21 @@ def test_xprof_figures_count_the_steps_xprof_counts_on_a_jax_gpu_capture():
     assert "the 18 steps XProf counts" in m.at["all_other_pct", "scope"]
     assert m.at["step_time_median_ms", "value"] == prof.steps.duration_ms.median()
     assert m.at["step_time_median_ms", "scope"] == "over the 20 steps"
+
+
+def test_a_step_the_window_cut_is_not_dropped_twice():
+    """A load whose window cuts the H200 capture's last step keeps steps 0-18; XProf drops
+    the first and last of the full 20, so it still counts 1-18 (the cut one is gone already)
+    and the figures equal the whole file's."""
+    from tfprof_nb.analysis.steps.breakdown import xprof_steps
+
+    path = DATA / "jax_h200_counters"
+    whole = tp.load(path)
+    last_start = float(whole.steps.start_us.iloc[-1])
+    cut = tp.load(path, window=(0.0, last_start + 1000.0))
+    assert cut.steps.index.tolist() == list(range(19))
+    assert xprof_steps(cut.steps).index.tolist() == list(range(1, 19))
+    assert cut.measures.at["step_time_mean_ms", "value"] == pytest.approx(
+        whole.measures.at["step_time_mean_ms", "value"], rel=1e-12)
+    assert cut.measures.at["step_time_mean_ms", "scope"] == \
+        "over the 18 steps XProf counts, without the first of the 19"
