@@ -8,28 +8,15 @@ import pytest
 
 import tfprof_nb as tp
 
-from ..conftest import DATA
-
 
 @pytest.fixture(scope="module")
 def gpu(gpu_fixture_file):
     return tp.load(gpu_fixture_file)
 
 
-@pytest.fixture(scope="module")
-def pod(tmp_path_factory):
-    """The two ROCm captures (11 s apart) as two hosts of one run."""
-    import shutil
-
-    run = tmp_path_factory.mktemp("sqlpod")
-    shutil.copy(DATA / "mi300x_jax08_conv.xplane.pb", run / "worker-0.xplane.pb")
-    shutil.copy(DATA / "mi300x_jax08_gemm.xplane.pb", run / "worker-1.xplane.pb")
-    return tp.load(run)
-
-
-def test_events_equal_the_events_table(pod):
-    got = pod.sql("SELECT * FROM events ORDER BY event")
-    ev = pod.events
+def test_events_equal_the_events_table(rocm_pod):
+    got = rocm_pod.sql("SELECT * FROM events ORDER BY event")
+    ev = rocm_pod.events
     assert got.event.tolist() == ev.index.tolist()
     for col in ("host", "plane", "line", "name"):
         assert got[col].tolist() == ev[col].astype(str).tolist(), col
@@ -58,11 +45,11 @@ def test_stats_equal_prof_stat(gpu):
         assert got.v.astype(str).tolist() == ref.astype(str).tolist()
 
 
-def test_stats_double_values(pod):
+def test_stats_double_values(rocm_pod):
     # the JAX profile's float stats read through the float view of the same column
-    got = pod.sql("SELECT name, count(*) AS n FROM stats WHERE kind = 1 GROUP BY name")
+    got = rocm_pod.sql("SELECT name, count(*) AS n FROM stats WHERE kind = 1 GROUP BY name")
     for row in got.itertuples():
-        ref = pod.stat(row.name)
+        ref = rocm_pod.stat(row.name)
         assert ref.dtype == np.float64 and len(ref) >= row.n
 
 

@@ -3,8 +3,6 @@ their rows of prof.events, on one real host and on two real hosts loaded as one 
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 
@@ -14,17 +12,9 @@ from tfprof_nb.analysis.trace.event_rows import event_rows
 from ...conftest import DATA
 
 
-@pytest.fixture(scope="module")
-def pod(tmp_path_factory):
-    run = tmp_path_factory.mktemp("rows_pod")
-    shutil.copy(DATA / "mi300x_jax08_conv.xplane.pb", run / "worker-0.xplane.pb")
-    shutil.copy(DATA / "mi300x_jax08_gemm.xplane.pb", run / "worker-1.xplane.pb")
-    return tp.load(run)
-
-
 @pytest.mark.parametrize("which", ["one host", "two hosts"])
-def test_rows_equal_the_events_table(which, pod):
-    prof = pod if which == "two hosts" else tp.load(DATA / "jax_h200_transformer.xplane.pb")
+def test_rows_equal_the_events_table(which, rocm_pod):
+    prof = rocm_pod if which == "two hosts" else tp.load(DATA / "jax_h200_transformer.xplane.pb")
     assert len(prof.hosts) == (2 if which == "two hosts" else 1)
     n = len(prof.events)
     # both ends of every host, and a shuffled sample across them
