@@ -136,6 +136,15 @@ def test_xprof_figures_count_the_steps_xprof_counts_on_a_jax_gpu_capture():
     assert "the 18 steps XProf counts" in m.at["all_other_pct", "scope"]
     assert m.at["step_time_median_ms", "value"] == prof.steps.duration_ms.median()
     assert m.at["step_time_median_ms", "scope"] == "over the 20 steps"
+    # the spreads name their extremes' steps: the mean's among those counted, the median's all
+    from tfprof_nb.analysis.findings.measure_words import spread_words
+
+    for key, steps in (("step_time_mean_ms", counted), ("step_time_median_ms", prof.steps)):
+        d = steps.duration_ms
+        assert (m.at[key, "min_of"], m.at[key, "max_of"]) == (f"step {d.idxmin()}",
+                                                              f"step {d.idxmax()}")
+        assert spread_words(m.loc[key]).startswith(f"per step: min {d.min():.1f} ms (step ")
+    assert m.at["step_time_median_ms", "max_of"] == "step 19"  # the 27.8 ms step XProf drops
 
 
 def test_a_step_the_window_cut_is_not_dropped_twice():

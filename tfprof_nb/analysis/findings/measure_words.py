@@ -32,11 +32,12 @@ def measure_text(value: float, unit: str) -> str:
 
 def spread_words(row) -> str:
     """A measure's spread over its devices: "per device: min 0.1% (GPU:3), median 2.0%, max
-    7.9% (GPU:6)"; "" for one device."""
+    7.9% (GPU:6)", or over its steps: "per step: min 7.4 ms (step 16), ..."; "" for one."""
     if pd.isna(row["min"]):
         return ""
     unit = row["unit"] if row["unit"] == "%" else f" {row['unit']}"
-    return (f"per device: min {row['min']:.1f}{unit} ({row['min_of']}), median "
+    per = "per step" if str(row["min_of"]).startswith("step ") else "per device"
+    return (f"{per}: min {row['min']:.1f}{unit} ({row['min_of']}), median "
             f"{row['median']:.1f}{unit}, max {row['max']:.1f}{unit} ({row['max_of']})")
 
 

@@ -243,9 +243,16 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
 
 
 def _step_spread(steps: pd.DataFrame) -> dict:
-    index = [f"step {s}" for s in steps.index] if "host" not in steps or \
-        steps.host.nunique() <= 1 else [f"step {s} on {h}" for s, h in zip(steps.index, steps.host)]
-    return _spread(pd.Series(steps.duration_ms.astype(float).to_numpy(), index=index))
+    """The steps' spread (:func:`_spread`), its extremes named "step N" ("on HOST" where the
+    table has several hosts): the names are made for those two steps alone."""
+    out = _spread(pd.Series(steps.duration_ms.astype(float).to_numpy()))
+    several = "host" in steps and steps.host.nunique() > 1
+    for key in ("min_of", "max_of"):
+        if key in out:
+            at = int(out[key])
+            out[key] = f"step {steps.index[at]}" + (f" on {steps.host.iloc[at]}" if several
+                                                     else "")
+    return out
 
 
 # why the input wait is unknown where the host has no input events (.input_wait): the

@@ -522,13 +522,18 @@ def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
     repeated program (the reference finds none there) are all kept."""
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
         return steps
-    hosts = steps["host"].astype(str).to_numpy() if "host" in steps else \
-        np.zeros(len(steps), dtype=object)
-    by_host = pd.Series(np.arange(len(steps))).groupby(hosts)
-    position, count = by_host.cumcount().to_numpy(), by_host.transform("size").to_numpy()
+    code, hosts = (pd.factorize(steps["host"].astype(str)) if "host" in steps else
+                   (np.zeros(len(steps), np.int64), np.array([""], dtype=object)))
+    count = np.bincount(code, minlength=len(hosts))
+    # each step's position in its host's list (the rows keep each host's order)
+    order = np.argsort(code, kind="stable")
+    position = np.empty(len(steps), np.int64)
+    position[order] = np.arange(len(steps)) - np.repeat(np.cumsum(count) - count, count)
     cut = steps.attrs.get(CUT_ENDS, {})
     full, first_gone, last_gone = (np.array([cut.get(h, (n, False, False))[i]
-                                             for h, n in zip(hosts, count)]) for i in range(3))
+                                             for h, n in zip(hosts, count)])[code]
+                                   for i in range(3))
+    count = count[code]
     keep = (full <= _KEEP_CUT_STEPS) | (((position > 0) | first_gone)
                                         & ((position < count - 1) | last_gone))
     return steps if keep.all() else steps[keep]
