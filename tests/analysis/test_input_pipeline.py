@@ -27,7 +27,7 @@ def test_verdict_and_statements_match_xprof(xplane):
     """The reference drops each profile's first and last step where it has more than five (we
     show every whole step, see test_steps); its figures count the steps it keeps, and so do
     ours (xprof_steps): verdicts, statements, step times and the overview's card are equal."""
-    from tfprof_nb.analysis.steps.breakdown import xprof_steps
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_steps
     from tfprof_nb.analysis.tf.input_pipeline import bottleneck_verdicts
 
     prof = tp.load(xplane)
@@ -116,7 +116,7 @@ def test_xprof_figures_count_the_steps_xprof_counts_on_a_jax_gpu_capture():
     """The H200 capture of 20 device steps, whose last runs 27.8 ms (the others 7.4-8.5): the
     reference counts steps 1-18, and so do the figures said as XProf's (the average step
     time card, 'All Others' and the overview's breakdown), while the median counts all 20."""
-    from tfprof_nb.analysis.steps.breakdown import xprof_steps
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_steps
 
     path = DATA / "jax_h200_counters" / "vm.xplane.pb"
     prof = tp.load(path)
@@ -151,7 +151,7 @@ def test_a_step_the_window_cut_is_not_dropped_twice():
     """A load whose window cuts the H200 capture's last step keeps steps 0-18; XProf drops
     the first and last of the full 20, so it still counts 1-18 (the cut one is gone already)
     and the figures equal the whole file's."""
-    from tfprof_nb.analysis.steps.breakdown import xprof_steps
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_steps
 
     path = DATA / "jax_h200_counters"
     whole = tp.load(path)
@@ -163,3 +163,64 @@ def test_a_step_the_window_cut_is_not_dropped_twice():
         whole.measures.at["step_time_mean_ms", "value"], rel=1e-12)
     assert cut.measures.at["step_time_mean_ms", "scope"] == \
         "over the 18 steps XProf counts, without the first of the 19"
+
+
+def test_a_pods_xprof_figures_take_its_aligned_steps(tmp_path):
+    """Two GPU hosts (the 20-step H200 capture and the 10-step transformer) as one run: XProf
+    aligns their counted steps (18 and 8) and keeps the 8 both have, a step's time the slower
+    host's and the breakdown the first host's; the figures said as XProf's are those."""
+    import shutil
+
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_count
+
+    paths = [tmp_path / "a.xplane.pb", tmp_path / "b.xplane.pb"]
+    shutil.copy(DATA / "jax_h200_counters" / "vm.xplane.pb", paths[0])
+    shutil.copy(DATA / "jax_h200_transformer.xplane.pb", paths[1])
+    prof = tp.load(tmp_path)
+    table, props = step_table(paths)
+    xprof = xprof_count(prof.steps)
+    assert len(table) == len(xprof.step_ms) == 8 and xprof.hosts == ["a", "b"]
+    assert (xprof.rows.host == "a").all()
+    assert np.allclose(xprof.rows.duration_ms, table.stepTimeMs.astype(float), atol=1e-3)
+    st, m = prof.overview().step_time, prof.measures
+    for ours, key in ((st["avg_ms"], "steptime_ms_average"), (st["min_ms"], "steptime_ms_minimum"),
+                      (st["max_ms"], "steptime_ms_maximum"),
+                      (st["std_ms"], "steptime_ms_standard_deviation"),
+                      (xprof.rows.other_ms.mean(), "other_time_ms_avg"),
+                      (xprof.rows.device_compute_ms.mean(), "device_compute_time_ms_avg")):
+        assert f"{ours:.1f}" == props[key], key
+    assert m.at["step_time_mean_ms", "value"] == st["avg_ms"]
+    assert m.at["step_time_mean_ms", "scope"].startswith(
+        "over the 8 steps XProf aligns across 2 hosts (without each host's first and last")
+    assert m.at["step_time_median_ms", "scope"] == "over the 20 steps of 2 hosts"
+
+
+def test_pod_alignment_follows_the_overlap_of_the_steps():
+    """Hand-made step tables: the second host's steps overlap the first's from its 4th on, so
+    XProf's steps are the 6 both have there; hosts that never overlap align at their starts;
+    a worker without steps leaves none; a host without a device is left out beside one."""
+    import pandas as pd
+
+    from tfprof_nb.analysis.steps.xprof_counted import HOST_DEVICES, xprof_count
+
+    def host(name, starts, ms):
+        return pd.DataFrame({"host": name, "start_us": np.asarray(starts, float) * 1e3,
+                             "duration_ms": np.asarray(ms, float), "other_ms": 0.0,
+                             "source": "markers"},
+                            index=pd.Index(range(len(starts)), name="step"))
+
+    a = host("a", np.arange(12) * 10.0, [9.0] * 12)  # 12 steps: 1-10 counted
+    b = host("b", 40.0 + np.arange(8) * 10.0, [9.5] * 8)  # 8: 1-6 counted, a's 5-10
+    steps = pd.concat([a, b])
+    steps.attrs[HOST_DEVICES] = {"a": True, "b": True}
+    got = xprof_count(steps)
+    assert got.rows.index.tolist() == [5, 6, 7, 8, 9, 10] and (got.rows.host == "a").all()
+    assert got.step_ms.tolist() == [9.5] * 6  # the slower host's
+    far = pd.concat([a, host("b", 1e6 + np.arange(8) * 10.0, [9.5] * 8)])
+    assert xprof_count(far).rows.index.tolist() == [1, 2, 3, 4, 5, 6]  # no overlap: offset 0
+    steps.attrs[HOST_DEVICES] = {"a": True, "b": True, "c": True}  # c: a worker, no steps
+    assert xprof_count(steps).rows.empty and xprof_count(steps).step_ms.empty
+    steps.attrs[HOST_DEVICES] = {"a": True, "b": True, "c": False}  # c: a coordinator
+    assert len(xprof_count(steps).rows) == 6
+    steps.attrs[HOST_DEVICES] = {"c": False, "a": True, "b": True}  # the first host: no device
+    assert xprof_count(steps).rows.empty and len(xprof_count(steps).step_ms) == 6

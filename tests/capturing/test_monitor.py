@@ -22,7 +22,7 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.xspace.hardware_file import hardware_path_for, read_hardware
 from tfprof_nb.capturing.monitor_rule import RegressionRule
-from tfprof_nb.analysis.steps.breakdown import xprof_steps
+from tfprof_nb.analysis.steps.xprof_counted import xprof_steps
 from tfprof_nb.constants import CATEGORY_COLUMNS
 
 from .conftest import step_markers

@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.steps.xprof_counted import xprof_steps
 from tfprof_nb.xspace.decoder import read_local_xspace
 from tfprof_nb.xspace.hardware_file import hardware_path_for, read_hardware
 
+from ..analysis.oracle import step_table
 from ..conftest import free_port, worker_ports
 
 HERE = Path(__file__).resolve().parent
@@ -57,6 +59,21 @@ def test_two_workers_captured_together(two_workers, tmp_path):
         assert len(rss) >= 15 and hw.meta["period_ms"] == 50  # ~1.5 s at 50 ms
         assert space.profile_start_ns <= times.min() and times.max() <= space.profile_stop_ns
         assert (rss > 50e6).all()  # the worker's TensorFlow, not this process's numbers
+    # XProf's step figures of a pod: each worker's steps aligned with the other's by their
+    # overlap in time, a step's time the slower worker's, the breakdown the first worker's
+    table, props = step_table([Path(prof.source[0]).parent / f"{h}.xplane.pb"
+                               for h in prof.hosts])
+    st, m = prof.overview().step_time, prof.measures
+    assert st["counted"] == len(table) >= 10 and prof.steps.host.nunique() == 2
+    for ours, key in ((st["avg_ms"], "steptime_ms_average"), (st["min_ms"], "steptime_ms_minimum"),
+                      (st["max_ms"], "steptime_ms_maximum"),
+                      (st["std_ms"], "steptime_ms_standard_deviation")):
+        assert f"{ours:.1f}" == props[key], key
+    first = xprof_steps(prof.steps)
+    assert (first.host == prof.hosts[0]).all() and len(first) == len(table)
+    assert np.allclose(first.duration_ms.to_numpy(), table.stepTimeMs.astype(float), atol=0.01)
+    assert f"the {len(table)} steps XProf aligns across 2 hosts" in m.at["step_time_mean_ms",
+                                                                          "scope"]
 
 
 def test_unreachable_worker_fails_fast_naming_it():

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..analysis.findings.measure_words import value_of
 from ..analysis.findings.measures import active_device_rows, wait_and_duty
-from ..analysis.steps.breakdown import xprof_steps
+from ..analysis.steps.xprof_counted import xprof_steps
 from ..analysis.tf.op_stats import top_op
 from ..constants import CATEGORY_COLUMNS
 

@@ -16,7 +16,7 @@ from ..analysis.findings.measure_words import (excluded_note, measure_text, spre
                                          value_of, xprof_words)
 from ..analysis.findings.measures import xprof_steps_words
 from ..analysis.findings.overview import device_text
-from ..analysis.steps.breakdown import xprof_steps
+from ..analysis.steps.xprof_counted import xprof_step_ms, xprof_steps
 from ..constants import CATEGORY_COLUMNS
 
 __all__ = ["TOP_OP_COLUMNS", "category_label", "summarise", "summary_text"]
@@ -92,10 +92,10 @@ def _step_stats(steps) -> dict:
     if steps.empty:
         return {"count": 0, "distinct": 0, "hosts": 0, "source": None}
     d = steps.duration_ms
-    counted = xprof_steps(steps)  # the mean is XProf's (the page's card): over these
+    counted = xprof_step_ms(steps)  # the mean is XProf's (the page's card): over these
     return {"count": len(steps), "distinct": int(steps.index.nunique()),
             "hosts": int(steps.host.nunique()), "source": str(steps.source.iloc[0]),
-            "mean_ms": float(counted.duration_ms.mean()), "mean_over": len(counted),
+            "mean_ms": float(counted.mean()), "mean_over": len(counted),
             "mean_scope": xprof_steps_words(steps), "median_ms": float(d.median()),
             "std_ms": float(d.std()) if len(d) > 1 else 0.0,
             "min_ms": float(d.min()), "max_ms": float(d.max())}

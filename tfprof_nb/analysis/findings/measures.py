@@ -31,7 +31,7 @@ import pandas as pd
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..gpu.time import ALL_STREAMS, PROFILE_WINDOW, step_rows
 from ..runtime.unit import Analysis
-from ..steps.breakdown import xprof_steps
+from ..steps.xprof_counted import xprof_count
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
@@ -202,20 +202,34 @@ def xprof_steps_words(steps: pd.DataFrame) -> str:
     """The steps XProf's step-time figures count, in words: "the 18 steps XProf counts,
     without the first and last of the 20" (or only the first, or the last, where the window
     cut the other); all of them: :func:`steps_words`; inferred ones: that and
-    :data:`INFERRED_FOR_XPROF`."""
+    :data:`INFERRED_FOR_XPROF`; a pod's: :func:`_pod_words`."""
     if len(steps) and str(steps.source.iloc[0]).startswith("inferred"):
         return f"{steps_words(steps)} {INFERRED_FOR_XPROF}"
-    counted = xprof_steps(steps)
+    xprof = xprof_count(steps)
+    if len(xprof.hosts) > 1:
+        return _pod_words(xprof)
+    counted = xprof.rows
     if len(counted) == len(steps):
         return steps_words(steps)
-    if "host" in steps and steps.host.nunique() > 1:
-        return (f"{steps_words(counted)} XProf counts, without each host's first and last "
-                "step where it has more than five")
     kept = steps.index.isin(counted.index)
     ends = " and ".join(w for w, gone in (("first", not kept[0]), ("last", not kept[-1]))
                         if gone)
     return (f"{steps_words(counted)} XProf counts, without the {ends} of the "
             f"{int(steps.index.nunique())}")
+
+
+def _pod_words(xprof) -> str:
+    """"the 8 steps XProf aligns across 2 hosts (...)": which steps, and whose time and
+    breakdown they take (see steps.xprof_counted)."""
+    n, k = len(xprof.step_ms), len(xprof.hosts)
+    if not n:
+        return f"no step: XProf aligns none across {k} hosts"
+    whose = str(xprof.rows.host.iloc[0]) if len(xprof.rows) else None
+    breakdown = f"its breakdown {whose}'s" if whose else "no breakdown (the first host has " \
+        "no device)"
+    return (f"the {'step' if n == 1 else f'{n} steps'} XProf aligns across {k} hosts (without "
+            "each host's first and last where it has more than five; a step's time is its "
+            f"slowest host's, {breakdown})")
 
 
 def _when(devs: _Devices, steps: pd.DataFrame) -> str:
@@ -232,10 +246,12 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     if steps.empty:
         return []
     # the mean is XProf's (over the steps it counts), the median ours (over every step)
-    counted = xprof_steps(steps)
+    xprof = xprof_count(steps)
     # (steps inferred from a repeated program are ours: XProf has no step time there)
     inferred = str(steps.source.iloc[0]).startswith("inferred")
-    mean = _row("step_time_mean_ms", counted.duration_ms.astype(float).mean(), "steps",
+    counted = xprof.rows.assign(duration_ms=xprof.step_ms.to_numpy()) \
+        if len(xprof.rows) == len(xprof.step_ms) else xprof.rows.iloc[:0]
+    mean = _row("step_time_mean_ms", xprof.step_ms.mean(), "steps",
                 scope=f"over {steps_words(steps) if inferred else xprof_steps_words(steps)}",
                 spread=_step_spread(counted), rule="tfprof" if inferred else None)
     return [mean, _row("step_time_median_ms", steps.duration_ms.astype(float).median(),

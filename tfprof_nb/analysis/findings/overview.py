@@ -9,7 +9,8 @@ import pandas as pd
 
 from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
-from ..steps.breakdown import NO_STEPS_WHY, xprof_steps
+from ..steps.breakdown import NO_STEPS_WHY
+from ..steps.xprof_counted import xprof_count
 from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
 from .input_wait import input_verdict
@@ -120,11 +121,12 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
     if steps.empty:
         reasons.append(NO_STEPS_REASON)
         return {"steps": 0}, pd.DataFrame(columns=["avg_ms", "std_ms"])
-    # (the figures are XProf's: over the steps it counts, ``counted`` of ``steps``)
-    counted = xprof_steps(steps)
-    d = counted.duration_ms
+    # (the figures are XProf's: over the steps it counts, a pod's aligned across its hosts;
+    # a step's time the slowest host's, the breakdown ``counted``, one host's rows)
+    xprof = xprof_count(steps)
+    counted, d = xprof.rows, xprof.step_ms
     source = str(steps.source.iloc[0])
-    step_time = {"steps": len(steps), "counted": len(counted), "avg_ms": float(d.mean()),
+    step_time = {"steps": len(steps), "counted": len(d), "avg_ms": float(d.mean()),
                  "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
                  "min_ms": float(d.min()), "max_ms": float(d.max()), "source": source}
     if source.startswith("inferred"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..runtime.unit import Analysis
-from ..steps.breakdown import xprof_steps
+from ..steps.xprof_counted import xprof_steps
 
 __all__ = ["ANALYSES", "LOW_16BIT_PCT", "matmul_precision", "operands", "precision"]
 

@@ -53,9 +53,10 @@ from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .xla_steps import tpu_steps
+from .xprof_counted import CUT_ENDS, HOST_DEVICES, KEEP_CUT_STEPS
 
-__all__ = ["ANALYSES", "CUT_ENDS", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_steps",
-           "empty_steps", "xprof_steps"]
+__all__ = ["ANALYSES", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_steps",
+           "empty_steps"]
 
 # why a profile has no steps, as every page says it
 NO_STEPS_WHY = ("no step markers, no repeated XLA program on a device and no tf.function or "
@@ -72,7 +73,6 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
                 "device_to_device_ms", "device_collectives_ms", "host_compute_ms",
                 "kernel_launch_ms", "input_ms", "output_ms", "compilation_ms", "other_ms",
                 "device_idle_ms", "host_to_host_ms", "host_to_device_ms"]
-_KEEP_CUT_STEPS = 5  # up to this many steps, those the window cuts stay (the reference's)
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 # Calls of a compiled function on the host: a tf.function, a jitted or pmapped JAX function.
 _FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(|PmapFunction\()")
@@ -220,7 +220,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
         return empty_steps()
     if tpu is not None and tpu.get("cores"):
         table, source = tpu_steps(hd, tpu.get("modules"))
-        return _finished(hd, _with_columns(table), source, shift_ps)
+        return _finished(hd, _with_columns(table), source, shift_ps, device=True)
     on_device = _device_planes(hd)
     has_device = bool(on_device.any())
     gid = hd.int_stat("group_id")
@@ -249,7 +249,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
                 table = _host_steps(hd, grouping.group, grouping, inferred=roots)
                 source = (f"inferred: repeated '{name}'" if len(roots) > 1 else
                           f"inferred: the one call of '{name}' in the window")
-    out = _finished(hd, table, source, shift_ps)
+    out = _finished(hd, table, source, shift_ps, device=has_device)
     if grouping is not None:  # groups made here: the memory step reads its events' groups
         rows = np.flatnonzero(hd.name_is(*MEMORY_EVENTS))
         out.attrs[MEMORY_GROUPS] = EventGroups(rows, grouping.group[rows])
@@ -289,9 +289,6 @@ class EventGroups:
 
 
 MEMORY_GROUPS = "memory_groups"
-# steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
-# last went)}: XProf drops the first and last of its full list (xprof_steps)
-CUT_ENDS = "cut_ends"
 MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 
 
@@ -312,17 +309,21 @@ def _with_columns(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int) -> pd.DataFrame:
+def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int,
+              device: bool) -> pd.DataFrame:
     """The steps the profile window holds whole (every step of a profile of at most five, as
     the reference keeps them; of a windowed load only those whole inside its window), times
-    shifted, host and source added."""
+    shifted, host and source added; ``device``: whether the host has a device (a pod's steps
+    are aligned across the hosts with one: :mod:`.xprof_counted`)."""
     if table.empty:
-        return empty_steps()
+        out = empty_steps()
+        out.attrs[HOST_DEVICES] = {hd.name: device}
+        return out
     w0, w1 = window_ps(hd)
     begin_ps = table.pop("begin_ps").to_numpy()
     end_ps = begin_ps + np.rint(table.duration_ms.to_numpy() * 1e9).astype(np.int64)
     whole = (begin_ps >= w0) & (end_ps <= w1)
-    cut_kept = len(table) <= _KEEP_CUT_STEPS and _loaded_window(hd) is None
+    cut_kept = len(table) <= KEEP_CUT_STEPS and _loaded_window(hd) is None
     ends = (len(table), not (cut_kept or whole[int(np.argmin(begin_ps))]),
             not (cut_kept or whole[int(np.argmax(begin_ps))]))
     table = (table if cut_kept else table[whole]).copy()
@@ -331,6 +332,7 @@ def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int) -> 
     table["source"] = source
     out = table[STEP_COLUMNS]
     out.attrs[CUT_ENDS] = {hd.name: ends}
+    out.attrs[HOST_DEVICES] = {hd.name: device}
     return out
 
 
@@ -514,31 +516,6 @@ def empty_steps() -> pd.DataFrame:
     return df
 
 
-def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
-    """The steps XProf's step-time figures count (its averages, its breakdown's shares and
-    verdicts): each host's steps without the first and last of its full list where that has
-    more than five (the reference drops them, cut or not; see the module doc: a step the window
-    cut is gone already, ``steps.attrs[CUT_ENDS]``), else all of them.  Steps inferred from a
-    repeated program (the reference finds none there) are all kept."""
-    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
-        return steps
-    code, hosts = (pd.factorize(steps["host"].astype(str)) if "host" in steps else
-                   (np.zeros(len(steps), np.int64), np.array([""], dtype=object)))
-    count = np.bincount(code, minlength=len(hosts))
-    # each step's position in its host's list (the rows keep each host's order)
-    order = np.argsort(code, kind="stable")
-    position = np.empty(len(steps), np.int64)
-    position[order] = np.arange(len(steps)) - np.repeat(np.cumsum(count) - count, count)
-    cut = steps.attrs.get(CUT_ENDS, {})
-    full, first_gone, last_gone = (np.array([cut.get(h, (n, False, False))[i]
-                                             for h, n in zip(hosts, count)])[code]
-                                   for i in range(3))
-    count = count[code]
-    keep = (full <= _KEEP_CUT_STEPS) | (((position > 0) | first_gone)
-                                        & ((position < count - 1) | last_gone))
-    return steps if keep.all() else steps[keep]
-
-
 def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per step and host: duration and step-time categories in ms.
 
@@ -555,6 +532,9 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     out = pd.concat(tables)
     out.attrs.pop(MEMORY_GROUPS, None)
     out.attrs[CUT_ENDS] = {h: e for p in tables for h, e in p.attrs.get(CUT_ENDS, {}).items()}
+    # (every host's, those without steps too, in the profile's order)
+    out.attrs[HOST_DEVICES] = {h: d for p in parts.values()
+                               for h, d in p.attrs.get(HOST_DEVICES, {}).items()}
     return out
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from ...constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE_PCT,
                          MODERATELY_INPUT_BOUND_PCT)
 from ..runtime.unit import Analysis
-from ..steps.breakdown import xprof_steps
+from ..steps.xprof_counted import xprof_count, xprof_steps
 
 __all__ = ["ANALYSES", "InputPipelineAnalysis", "input_pipeline_analysis",
            "bottleneck_verdicts"]
@@ -94,7 +94,7 @@ _NO_STEPS_VERDICT = {
 def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
     """The reference's input / all-others / kernel-launch / collectives verdicts from steps,
     over the steps it counts (:func:`xprof_steps`: without each host's first and last of more
-    than five)."""
+    than five; a pod's aligned across its hosts, the first host's rows)."""
     steps = xprof_steps(steps)
     total = float(steps.duration_ms.sum()) if len(steps) else 0.0
     if total <= 0:
@@ -202,12 +202,12 @@ def input_pipeline_analysis(parts: dict, steps: pd.DataFrame,
     device["input_pct"] = np.where(device.duration_ms > 0,
                                    device.input_ms / device.duration_ms * 100, 0.0) \
         if len(device) else []
-    counted = xprof_steps(steps)  # (XProf's averages: over the steps it counts)
-    if len(counted):
-        for col in ("input_ms", "duration_ms"):
-            summary[f"{col[:-3]}_avg_ms"] = float(counted[col].mean())
-            summary[f"{col[:-3]}_std_ms"] = float(counted[col].std(ddof=1)) \
-                if len(counted) > 1 else 0.0
+    xprof = xprof_count(steps)  # (XProf's averages: over the steps it counts; a step's time
+    # in a pod the slowest host's, its input the first host's)
+    for key, values in (("input", xprof.rows.input_ms), ("duration", xprof.step_ms)):
+        if len(values):
+            summary[f"{key}_avg_ms"] = float(values.mean())
+            summary[f"{key}_std_ms"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
     return InputPipelineAnalysis(summary, device, host_side, ops.drop(columns="_key"))
 
 

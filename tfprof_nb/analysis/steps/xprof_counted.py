@@ -1,0 +1,174 @@
+"""The steps XProf's step-time figures count, by its rules (its averages, min, max and
+standard deviation of the step time, its breakdown's shares and the verdicts on them).
+
+* **One host**: its steps without the first and last of its full list where that has more
+  than five (the reference drops them as incomplete, cut or not; a step the load's window cut
+  is gone already: ``steps.attrs[CUT_ENDS]`` says which ends went).  Steps inferred from a
+  repeated program (the reference finds none there) are all kept.
+* **Several hosts** (a pod): the worker hosts (those with a device, or every host where none
+  has one; the reference leaves a coordinator out), each counted as above, are aligned step
+  by step: the *chief* is the host whose counted steps span the least time; every other host
+  is laid beside it at the offset whose steps overlap the chief's the most (their overlaps
+  summed; the first best offset wins, offsets into the chief's list tried before offsets into
+  the host's), and the steps that every host has at its offset are XProf's.  A worker without
+  steps leaves none.  Each aligned step's time is its slowest host's; its breakdown is the
+  first host's (the reference files each host's step under its own core ids, and its breakdown
+  reads core 0: the first host's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["CUT_ENDS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps", "xprof_count",
+           "xprof_steps", "xprof_step_ms"]
+
+# steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
+# last went)}: XProf drops the first and last of its full list
+CUT_ENDS = "cut_ends"
+# steps.attrs: {host: whether it has a device} for every host whose steps were looked for (a
+# host without steps too): the workers a pod's steps are aligned across
+HOST_DEVICES = "host_devices"
+KEEP_CUT_STEPS = 5  # up to this many steps, those the window cuts stay (the reference's)
+
+
+@dataclass
+class XprofSteps:
+    """XProf's steps of a step table: ``rows``, the rows its breakdown reads (one host's);
+    ``step_ms``, each of those steps' time (a pod's: the slowest host's), aligned with
+    ``rows``; ``hosts``, the hosts aligned (one: the table's); ``full``, the steps each of them
+    had before XProf's rule."""
+
+    rows: pd.DataFrame
+    step_ms: pd.Series
+    hosts: list
+    full: dict
+
+
+def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
+    """The step rows XProf's breakdown reads (see the module doc): ``xprof_count(steps).rows``."""
+    return xprof_count(steps).rows
+
+
+def xprof_step_ms(steps: pd.DataFrame) -> pd.Series:
+    """Each of XProf's steps' time in ms, the slowest host's in a pod (see the module doc)."""
+    return xprof_count(steps).step_ms
+
+
+def xprof_count(steps: pd.DataFrame) -> XprofSteps:
+    """XProf's steps of ``steps`` (see the module doc)."""
+    hosts = list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
+        else []
+    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred") or len(hosts) < 2 \
+            and len(_workers(steps, hosts)) < 2:
+        rows = _counted_per_host(steps)
+        full = {h: int((steps.host.astype(str) == h).sum()) for h in hosts}
+        return XprofSteps(rows, rows.duration_ms.astype(float), hosts, full)
+    return _aligned(steps, _workers(steps, hosts), _first_host(steps, hosts))
+
+
+def _hosts_looked_at(steps: pd.DataFrame, hosts: list) -> dict:
+    """{host: whether it has a device} of every host whose steps were looked for, in the
+    profile's order (``steps.attrs[HOST_DEVICES]``; else the table's hosts, as workers)."""
+    return steps.attrs.get(HOST_DEVICES) or {h: True for h in hosts}
+
+
+def _workers(steps: pd.DataFrame, hosts: list) -> list:
+    """The hosts a pod's steps are aligned across, in order: every host whose steps were
+    looked for, less those without a device where another has one."""
+    devices = _hosts_looked_at(steps, hosts)
+    if any(devices.values()):
+        return [h for h, device in devices.items() if device]
+    return list(devices)
+
+
+def _first_host(steps: pd.DataFrame, hosts: list) -> str:
+    """The host whose steps XProf's breakdown reads: the profile's first."""
+    return next(iter(_hosts_looked_at(steps, hosts)))
+
+
+def _counted_per_host(steps: pd.DataFrame) -> pd.DataFrame:
+    """Each host's steps without the first and last of its full list where that has more than
+    five (see the module doc)."""
+    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
+        return steps
+    code, hosts = (pd.factorize(steps["host"].astype(str)) if "host" in steps else
+                   (np.zeros(len(steps), np.int64), np.array([""], dtype=object)))
+    count = np.bincount(code, minlength=len(hosts))
+    # each step's position in its host's list (the rows keep each host's order)
+    order = np.argsort(code, kind="stable")
+    position = np.empty(len(steps), np.int64)
+    position[order] = np.arange(len(steps)) - np.repeat(np.cumsum(count) - count, count)
+    cut = steps.attrs.get(CUT_ENDS, {})
+    full, first_gone, last_gone = (np.array([cut.get(h, (n, False, False))[i]
+                                             for h, n in zip(hosts, count)])[code]
+                                   for i in range(3))
+    count = count[code]
+    keep = (full <= KEEP_CUT_STEPS) | (((position > 0) | first_gone)
+                                       & ((position < count - 1) | last_gone))
+    return steps if keep.all() else steps[keep]
+
+
+def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
+    """A pod's steps aligned across ``workers``, the breakdown's rows ``first``'s (none where
+    it is not a worker: see the module doc)."""
+    counted = _counted_per_host(steps)
+    host = counted.host.astype(str)
+    per = {h: counted[(host == h).to_numpy()] for h in workers}
+    full = {h: int((steps.host.astype(str) == h).sum()) for h in workers}
+    spans = {h: _spans(t) for h, t in per.items()}
+    length = {h: (s[1].max() - s[0].min()) if len(s[0]) else 0.0 for h, s in spans.items()}
+    chief = min(workers, key=lambda h: length[h])  # (the first of the shortest)
+    n_chief = len(per[chief])
+    begin, num = {}, {}
+    for h in workers:
+        if h == chief:
+            begin[h], num[h] = (0, 0), n_chief
+        else:
+            begin[h], num[h] = _alignment(spans[h], spans[chief])
+    lo = max(b[1] for b in begin.values())
+    hi = min(begin[h][1] + num[h] for h in workers)
+    if not n_chief or lo >= hi:
+        return XprofSteps(steps.iloc[:0], pd.Series(dtype=float), workers, full)
+    picked = {h: per[h].iloc[begin[h][0] + lo - begin[h][1]:][:hi - lo] for h in workers}
+    rows = picked.get(first, steps.iloc[:0])
+    times = np.max([picked[h].duration_ms.to_numpy(float) for h in workers], axis=0)
+    return XprofSteps(rows, pd.Series(times, index=picked[workers[0]].index,
+                                      name="duration_ms"), workers, full)
+
+
+def _spans(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(begin, end) in us of each step of one host's table."""
+    begin = table.start_us.to_numpy(float)
+    return begin, begin + table.duration_ms.to_numpy(float) * 1e3
+
+
+def _alignment(sub: tuple, chief: tuple) -> tuple[tuple[int, int], int]:
+    """((first index on ``sub``, first index on the chief), steps) of the offset whose steps
+    overlap the chief's the most: each pair of overlapping steps adds its overlap to its
+    offset (chief index less sub index); offsets 0, 1, ... into the chief are tried first,
+    then 1, 2, ... into ``sub``, a later one winning only when strictly better (none
+    overlapping: offset 0)."""
+    n_sub, n_chief = len(sub[0]), len(chief[0])
+    if not n_sub or not n_chief:
+        return (0, 0), 0
+    # the chief's steps each sub step overlaps: those starting before it ends and ending
+    # after it starts (a host's steps follow one another)
+    first = np.searchsorted(chief[1], sub[0], side="right")
+    last = np.searchsorted(chief[0], sub[1], side="left")
+    count = np.maximum(last - first, 0)
+    i = np.repeat(np.arange(n_sub), count)
+    j = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count) + \
+        np.repeat(first, count)
+    overlap = np.minimum(sub[1][i], chief[1][j]) - np.maximum(sub[0][i], chief[0][j])
+    score = np.zeros(n_sub + n_chief - 1)  # offset d at d + n_sub - 1
+    np.add.at(score, j - i + n_sub - 1, np.maximum(overlap, 0.0))
+    # the order offsets are tried in: 0 .. n_chief - 1, then -1 .. -(n_sub - 1)
+    tried = np.concatenate([np.arange(n_chief), -np.arange(1, n_sub)])
+    d = int(tried[int(np.argmax(score[tried + n_sub - 1]))])  # (the first of the best)
+    if d >= 0:
+        return (0, d), min(n_sub, n_chief - d)
+    return (-d, 0), min(n_sub + d, n_chief)
