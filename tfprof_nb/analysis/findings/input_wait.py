@@ -131,11 +131,17 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
     if row is None and xprof.get("input_statement") == NO_STEPS:
         # (no steps: no verdict, said as such, not as XProf's "cannot tell where the
         # bottleneck is" above the device figures the page does give)
+        idle, steps = get(measures, "device_idle_pct"), get(measures, "step_time_mean_ms")
         over = "; the device figures are over each device's active span" \
-            if get(measures, "device_idle_pct") is not None else ""
+            if idle is not None and idle["time"] == "profile" else ""
+        # (steps, but none in the breakdown XProf's verdict reads: a pod's first host without
+        # a device, or hosts whose steps do not align)
+        why = "No steps, so no input-bound verdict" if steps is None else \
+            "No input-bound verdict: the step breakdown XProf's verdict reads has no step" + \
+            ("; XProf reads the first host's, which has no device"
+             if "no breakdown" in str(steps["scope"]) else "")
         return {"classification": "unknown", "rule": "xprof",
-                "statement": f"No steps, so no input-bound verdict (XProf: '{NO_STEPS}')"
-                             f"{over}."}
+                "statement": f"{why} (XProf: '{NO_STEPS}'){over}."}
     if row is None or row["rule"] == "xprof":  # the page's measure is XProf's own
         text = xprof.get("input_statement", "")
         if row is not None and INFERRED_FOR_XPROF in str(row["scope"]) and text:
@@ -168,10 +174,12 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
 
 def _over(measures: pd.DataFrame) -> str:
     """" over the 18 steps XProf counts, without ..." where XProf's step-breakdown shares
-    leave steps out (``all_other_pct``'s scope); "" where they count every step."""
+    leave steps out, or a pod's align them (``all_other_pct``'s scope); "" where they count
+    every step."""
     row = get(measures, "all_other_pct")
-    scope = str(row["scope"]).partition(" (")[0] if row is not None else ""
-    return f" over {scope}" if "XProf counts" in scope else ""
+    scope = str(row["scope"]).removesuffix(" (XProf's step-time breakdown)") if row is not None \
+        else ""
+    return f" over {scope}" if "XProf counts" in scope or "XProf aligns" in scope else ""
 
 
 def _host_wait_words(measures: pd.DataFrame) -> str:

@@ -206,7 +206,7 @@ def xprof_steps_words(steps: pd.DataFrame) -> str:
     if len(steps) and str(steps.source.iloc[0]).startswith("inferred"):
         return f"{steps_words(steps)} {INFERRED_FOR_XPROF}"
     xprof = xprof_count(steps)
-    if len(xprof.hosts) > 1:
+    if xprof.pod:
         return _pod_words(xprof)
     counted = xprof.rows
     if len(counted) == len(steps):
@@ -222,14 +222,17 @@ def _pod_words(xprof) -> str:
     """"the 8 steps XProf aligns across 2 hosts (...)": which steps, and whose time and
     breakdown they take (see steps.xprof_counted)."""
     n, k = len(xprof.step_ms), len(xprof.hosts)
-    if not n:
-        return f"no step: XProf aligns none across {k} hosts"
-    whose = str(xprof.rows.host.iloc[0]) if len(xprof.rows) else None
-    breakdown = f"its breakdown {whose}'s" if whose else "no breakdown (the first host has " \
-        "no device)"
-    return (f"the {'step' if n == 1 else f'{n} steps'} XProf aligns across {k} hosts (without "
-            "each host's first and last where it has more than five; a step's time is its "
-            f"slowest host's, {breakdown})")
+    steps = "no step" if not n else "the step" if n == 1 else f"the {n} steps"
+    where = f"XProf aligns across {k} hosts" if k > 1 else f"XProf counts on {xprof.hosts[0]}"
+    parts = ["without each host's first and last where it has more than five"]
+    if xprof.left_out:
+        parts.append(f"{', '.join(xprof.left_out)} left out: no device")
+    if k > 1 and n:
+        parts.append("a step's time is its slowest host's")
+    if n:
+        parts.append(f"the breakdown {xprof.rows.host.iloc[0]}'s" if len(xprof.rows) else
+                     "no breakdown: XProf reads the first host's, which has no device")
+    return f"{steps} {where} ({'; '.join(parts)})"
 
 
 def _when(devs: _Devices, steps: pd.DataFrame) -> str:
@@ -346,8 +349,9 @@ def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dic
 
 
 def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
-    """XProf's step-breakdown shares that findings quote: 'Kernel Launch', 'All Others'."""
-    if steps.empty:
+    """XProf's step-breakdown shares that findings quote: 'Kernel Launch', 'All Others'
+    (none where its breakdown has no step)."""
+    if steps.empty or xprof_count(steps).rows.empty:
         return []
     verdict = bottleneck_verdicts(steps)
     scope = f"{xprof_steps_words(steps)} (XProf's step-time breakdown)"
