@@ -140,9 +140,12 @@ def _eager_flags(hd: HostData, rows: np.ndarray, tf_op: np.ndarray) -> np.ndarra
     eager_exec = hd.name_table(lambda s: (s == "EagerExecute").to_numpy())
     if not (hd.name_counts[eager_exec] > 0).any() or not tf_op.any():
         return flags
-    is_func = hd.int_stat("is_func")
+    # (only the EagerExecute events' is_func is read: the walk stops at them; a few rows
+    # sought in the stats, not a pass over every stat)
+    calls = hd.name_rows(lambda s: (s == "EagerExecute").to_numpy())
+    value, present = hd.stats_at({"is_func": ("is_func", calls)})["is_func"]
     eager_call = np.zeros(len(hd), dtype=bool)
-    eager_call[is_func.rows[is_func.values == 0]] = True
+    eager_call[calls[present & (value == 0)]] = True
     # one nesting walk answers at the climbing rows (increasing): no parent per event
     flags[tf_op] |= hd.nesting_parent_at(rows[tf_op], eager_exec, eager_call, levels=64,
                                          parents=False)[1]
