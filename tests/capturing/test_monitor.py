@@ -274,10 +274,17 @@ def test_a_slower_window_is_flagged_against_the_first_ones(jax_step):
     """Steps SLOW_MS slower once the baseline's windows are analysed: the windows that follow
     are flagged, none before; the rule's numbers are in its sentence."""
     mon = tp.Monitor(every_steps=20, steps=5, warmup=2, backend="jax")
-    _train_until(mon, 6, jax_step, slow_after=3)
+    seen = _train_until(mon, 6, jax_step, slow_after=3)
+    # no core left idle all along (another job beside the suite): the worker, at the lowest
+    # priority, yields to training, so the baseline's windows are analysed only after the
+    # loop, and no step ran slower (as test_jax_loop_windows_arrive_while_training)
+    starved = seen[-1] < 3 and os.getloadavg()[0] >= (os.cpu_count() or 1)
     hist = mon.wait()
     short = hist[(hist.status == "analysed") & (2 * hist.steps < 5)]
     assert not short.regressed.any()  # the loop left inside a window: too short to judge
+    if starved:
+        assert not hist.regressed.any(), (mon.rule, hist.to_string())  # no step ran slower
+        return
     # (a busy machine analyses slower, so the next window can open before the loop ends)
     hist = hist[(hist.status == "analysed") & (2 * hist.steps >= 5)]
     base = mon.baseline
