@@ -201,7 +201,7 @@ def test_pod_alignment_follows_the_overlap_of_the_steps():
     a worker without steps leaves none; a host without a device is left out beside one."""
     import pandas as pd
 
-    from tfprof_nb.analysis.steps.xprof_counted import HOST_DEVICES, xprof_count
+    from tfprof_nb.analysis.steps.xprof_counted import CUT_ENDS, HOST_DEVICES, xprof_count
 
     def host(name, starts, ms):
         return pd.DataFrame({"host": name, "start_us": np.asarray(starts, float) * 1e3,
@@ -224,3 +224,8 @@ def test_pod_alignment_follows_the_overlap_of_the_steps():
     assert len(xprof_count(steps).rows) == 6
     steps.attrs[HOST_DEVICES] = {"c": False, "a": True, "b": True}  # the first host: no device
     assert xprof_count(steps).rows.empty and len(xprof_count(steps).step_ms) == 6
+    # a table filtered to one host (the other had steps: it is in CUT_ENDS) is that host's
+    steps.attrs[CUT_ENDS] = {"a": (12, False, False), "b": (8, False, False)}
+    steps.attrs[HOST_DEVICES] = {"a": True, "b": True}
+    only_b = xprof_count(steps[(steps.host == "b").to_numpy()])
+    assert not only_b.pod and only_b.rows.index.tolist() == [1, 2, 3, 4, 5, 6]

@@ -75,8 +75,12 @@ def xprof_count(steps: pd.DataFrame) -> XprofSteps:
 
 def _hosts_looked_at(steps: pd.DataFrame, hosts: list) -> dict:
     """{host: whether it has a device} of every host whose steps were looked for, in the
-    profile's order (``steps.attrs[HOST_DEVICES]``; else the table's hosts, as workers)."""
-    return steps.attrs.get(HOST_DEVICES) or {h: True for h in hosts}
+    profile's order (``steps.attrs[HOST_DEVICES]``; else the table's hosts, as workers): those
+    of the table, and those that had no steps (a host that had some, ``steps.attrs[CUT_ENDS]``,
+    but is not in the table was filtered out of it: it does not count)."""
+    devices = steps.attrs.get(HOST_DEVICES) or {h: True for h in hosts}
+    had, present = steps.attrs.get(CUT_ENDS, {}), set(hosts)
+    return {h: d for h, d in devices.items() if h in present or h not in had}
 
 
 def _workers(steps: pd.DataFrame, hosts: list) -> list:
