@@ -39,14 +39,13 @@ KEEP_CUT_STEPS = 5  # up to this many steps, those the window cuts stay (the ref
 class XprofSteps:
     """XProf's steps of a step table: ``rows``, the rows its breakdown reads (one host's);
     ``step_ms``, each of those steps' time (a pod's: the slowest host's), aligned with
-    ``rows``; ``hosts``, the hosts aligned (one: the table's); ``full``, the steps each of them
-    had before XProf's rule; ``left_out``, the hosts of a pod without a device XProf leaves out;
-    ``pod``, whether the pod rule applied (several hosts looked at)."""
+    ``rows``; ``hosts``, the hosts aligned (one: the table's); ``left_out``, the hosts of a pod
+    without a device XProf leaves out; ``pod``, whether the pod rule applied (several hosts
+    looked at)."""
 
     rows: pd.DataFrame
     step_ms: pd.Series
     hosts: list
-    full: dict
     left_out: list
     pod: bool = False
 
@@ -68,8 +67,7 @@ def xprof_count(steps: pd.DataFrame) -> XprofSteps:
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred") or len(hosts) < 2 \
             and len(_workers(steps, hosts)) < 2:
         rows = _counted_per_host(steps)
-        full = {h: int((steps.host.astype(str) == h).sum()) for h in hosts}
-        return XprofSteps(rows, rows.duration_ms.astype(float), hosts, full, [])
+        return XprofSteps(rows, rows.duration_ms.astype(float), hosts, [])
     return _aligned(steps, _workers(steps, hosts), _first_host(steps, hosts))
 
 
@@ -125,7 +123,6 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     counted = _counted_per_host(steps)
     host = counted.host.astype(str)
     per = {h: counted[(host == h).to_numpy()] for h in workers}
-    full = {h: int((steps.host.astype(str) == h).sum()) for h in workers}
     spans = {h: _spans(t) for h, t in per.items()}
     length = {h: (s[1].max() - s[0].min()) if len(s[0]) else 0.0 for h, s in spans.items()}
     chief = min(workers, key=lambda h: length[h])  # (the first of the shortest)
@@ -140,13 +137,12 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     hi = min(begin[h][1] + num[h] for h in workers)
     left_out = [h for h in _hosts_looked_at(steps, list(per)) if h not in per]
     if not n_chief or lo >= hi:
-        return XprofSteps(steps.iloc[:0], pd.Series(dtype=float), workers, full, left_out,
-                          pod=True)
+        return XprofSteps(steps.iloc[:0], pd.Series(dtype=float), workers, left_out, pod=True)
     picked = {h: per[h].iloc[begin[h][0] + lo - begin[h][1]:][:hi - lo] for h in workers}
     rows = picked.get(first, steps.iloc[:0])
     times = np.max([picked[h].duration_ms.to_numpy(float) for h in workers], axis=0)
     return XprofSteps(rows, pd.Series(times, index=picked[workers[0]].index,
-                                      name="duration_ms"), workers, full, left_out, pod=True)
+                                      name="duration_ms"), workers, left_out, pod=True)
 
 
 def _spans(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
