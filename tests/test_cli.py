@@ -1,12 +1,20 @@
-"""The ``tfprof`` command run as users run it, in a subprocess (``python -m tfprof_nb`` and the
-console script), on real captures: tests/data's GPU and TPU files and the CPU captures of the
-fixtures.  What it prints is checked against the profile's own DataFrames, read here with
+"""The ``tfprof`` command on real captures: tests/data's GPU and TPU files and the CPU captures
+of the fixtures.  What it prints is checked against the profile's own DataFrames, read here with
 ``tp.load``: the summary's numbers, tables written as CSV, JSON and Parquet and read back,
 reports and traces, SQL, diffs, remote capture, and one clear line with exit code 2 for
-input it cannot use."""
+input it cannot use.
+
+Most commands run in this process through ``tfprof_nb.cli.main(argv)`` (what ``python -m
+tfprof_nb`` runs once the interpreter has started), their stdout, stderr and stdin swapped for
+buffers and the warning filters a fresh interpreter has; a new interpreter costs about 1.7 s of
+imports a call.  What depends on the process runs in a subprocess as users run it: the entry
+points (``python -m tfprof_nb`` and the console script, whose summary must equal the in-process
+one), capture (TensorFlow's C++ client writes to file descriptor 1), a closed pipe, a blocked
+import, and every unusable input (whatever else reaches the terminal would show there)."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -16,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +33,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.analysis.findings.measure_words import excluded_note, value_of
-from tfprof_nb.cli import COMMANDS
+from tfprof_nb.cli import COMMANDS, main
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START
 from tfprof_nb.cli.tables import table_names
@@ -42,15 +51,54 @@ NO_STEPS = DATA / "mi300x_jax08_gemm.xplane.pb"  # AMD MI300X, no steps
 FORMULA_NAMES = ['=HYPERLINK("https://example.invalid","x")', "+1+2", "-2+3", "@SUM(A1)"]
 
 
-def tfprof(*args, code: int = 0, stdin: str | None = None, script: bool = False):
-    """Run ``tfprof ARGS`` (the console script with ``script``) and check its exit code."""
-    cmd = [str(Path(sys.executable).parent / "tfprof")] if script else \
-        [sys.executable, "-m", "tfprof_nb"]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    run = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                         timeout=300, env=env, input=stdin)
+def tfprof(*args, code: int = 0, stdin: str | None = None, script: bool = False,
+           process: bool = False):
+    """Run ``tfprof ARGS`` and check its exit code: in this process, or in a new one (the
+    console script with ``script``, ``python -m tfprof_nb`` with ``process``; always for
+    ``capture``)."""
+    argv = [str(a) for a in args]
+    if script or process or argv[:1] == ["capture"]:
+        cmd = [str(Path(sys.executable).parent / "tfprof")] if script else \
+            [sys.executable, "-m", "tfprof_nb"]
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        run = subprocess.run(cmd + argv, capture_output=True, text=True, timeout=300, env=env,
+                             input=stdin)
+    else:
+        run = _in_process(argv, stdin)
     assert run.returncode == code, (args, run.returncode, run.stderr[-3000:])
     return run
+
+
+def _in_process(argv: list[str], stdin: str | None) -> subprocess.CompletedProcess:
+    """``tfprof_nb.cli.main(argv)`` with its own stdout (text over bytes, as Parquet writes
+    bytes), stderr and stdin, under the warning filters of a fresh interpreter (not pytest's,
+    which make a warning of ours an error)."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err), _stdin(stdin):
+        warnings.resetwarnings()  # Python's defaults, the last added first
+        for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning,
+                         DeprecationWarning):
+            warnings.filterwarnings("ignore", category=category)
+        warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+        try:
+            returncode = main(argv)
+        except SystemExit as done:  # argparse's usage errors and --version
+            returncode = done.code if isinstance(done.code, int) else 0 if \
+                done.code is None else 1
+    return subprocess.CompletedProcess(argv, returncode, out.buffer.getvalue().decode("utf-8"),
+                                       err.getvalue())
+
+
+@contextlib.contextmanager
+def _stdin(text: str | None):
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text or "")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 def tfprof_json(*args):
@@ -90,6 +138,7 @@ def paths(cpu_logdir, gpu_fixture_file, tmp_path_factory) -> dict:
 
 def test_version_help_and_the_console_script():
     version = f"tfprof_nb {tp.__version__}"
+    assert tfprof("--version", process=True).stdout.strip() == version
     assert tfprof("--version").stdout.strip() == version
     assert tfprof("--version", script=True).stdout.strip() == version
     helped = tfprof("--help").stdout
@@ -549,7 +598,7 @@ def test_unusable_input_is_one_line_and_exit_code_2(tmp_path, cpu_file, case):
     cases = _bad_inputs(tmp_path, cpu_file)
     assert list(cases) == BAD
     args = cases[case]
-    run = tfprof(*args, code=2)
+    run = tfprof(*args, code=2, process=True)
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tfprof"), run.stderr
     assert "error" in lines[0] and "Traceback" not in run.stderr

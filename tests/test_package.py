@@ -21,6 +21,23 @@ def test_exported_names():
     assert callable(tp.capture) and callable(tp.report)
 
 
+def test_no_submodule_shadows_an_exported_name():
+    """Every module of the package imported first (as ``tfprof diff`` or a user's ``from
+    tfprof_nb.x import y`` would), then every exported name: none is a module (a submodule
+    named like a lazy name once replaced ``tp.compare`` with its module)."""
+    code = ("import importlib, pkgutil, types, tfprof_nb as tp\n"
+            "for m in pkgutil.walk_packages(tp.__path__, 'tfprof_nb.'):\n"
+            "    last = m.name.rsplit('.', 1)[-1]  # not the built libraries, not the CLI's run\n"
+            "    if not last.startswith('libtfprof_nb') and last != '__main__':\n"
+            "        importlib.import_module(m.name)\n"
+            "print(sorted(n for n in tp.__all__ if n != 'widgets' and\n"
+            "             isinstance(getattr(tp, n), types.ModuleType)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_import_is_light_and_does_not_import_tensorflow():
     code = ("import sys, time; t = time.perf_counter(); import tfprof_nb; "
             "dt = time.perf_counter() - t; "

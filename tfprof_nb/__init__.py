@@ -31,7 +31,7 @@ _LAZY = {
     "KerasProfiler": ("tfprof_nb.capturing.keras_callback", "KerasProfiler"),
     "capture_remote": ("tfprof_nb.capturing.remote", "capture_remote"),
     "start_server": ("tfprof_nb.capturing.remote", "start_server"),
-    "compare": ("tfprof_nb.compare", "compare"),
+    "compare": ("tfprof_nb.comparing", "compare"),
     "check": ("tfprof_nb.checks", "check"),
     "PerformanceCheckError": ("tfprof_nb.errors", "PerformanceCheckError"),
     "Monitor": ("tfprof_nb.capturing.monitor", "Monitor"),

@@ -32,7 +32,7 @@ def diff_document(base, new, top: int = 10) -> dict:
     """The comparison of two profiles as plain values: ``verdict``, ``median_ms`` and
     ``mean_ms`` of the step time, ``steps`` (mean per category), ``ops`` and ``kernels``
     (the ``top`` largest changes)."""
-    from ..compare import compare
+    from ..comparing import compare
     from .summary import category_label, run_location
 
     c = compare(base, new, labels=("base", "new"))
