@@ -2,13 +2,14 @@
 against the same run without it, alternated in one process.
 
     python benchmarks/bench_monitor.py [--pairs 3] [--steps 3000] [--only keras|jax]
-                                       [--max-pending N] [--breakdown]
+                                       [--max-pending N] [--batch 128] [--breakdown]
 
 (a) Keras 3 ``model.fit`` (TensorFlow backend) of an MLP on a tf.data pipeline for
 ``--steps`` steps, with ``callbacks=[tp.Monitor()]`` or without; (b) a jitted JAX training
-loop of as many steps, ``for x in mon.iterate(batches)`` or a bare ``for``.  The monitor's
-defaults: a window of 10 steps every 500 steps after 3 warm-up steps, each window saved on a
-thread of its own and analysed in a worker process.  Runs alternate in ABBA order (bare,
+loop of as many steps (``--batch`` rows a batch: fewer, shorter steps),
+``for x in mon.iterate(batches)`` or a bare ``for``.  The monitor's defaults: a window
+of 10 steps every 500 steps after 3 warm-up steps, each window saved on a thread of its own
+and analysed in a worker process.  Runs alternate in ABBA order (bare,
 monitored, monitored, bare, ...) after one unmeasured run of each, so drift and warm caches
 fall on both sides alike.  Reports each run's wall time, the medians, their ratio (goal:
 under 1.03), the windows profiled and the analyses' time after training ended
@@ -63,7 +64,7 @@ def keras_runner(steps: int):
     return run
 
 
-def jax_runner(steps: int):
+def jax_runner(steps: int, batch: int = 128):
     import jax
     import jax.numpy as jnp
 
@@ -82,7 +83,7 @@ def jax_runner(steps: int):
         i = 0
         while True:
             i += 1
-            yield jax.random.normal(jax.random.PRNGKey(i), (128, 256))
+            yield jax.random.normal(jax.random.PRNGKey(i), (batch, 256))
 
     state = {"params": params}
     stamps = np.zeros(steps + 1)  # each step's start, then the run's end (--breakdown)
@@ -256,6 +257,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=("keras", "jax"))
     ap.add_argument("--max-pending", type=int, default=None,
                     help="the monitor's max_pending (default: its default, 2)")
+    ap.add_argument("--batch", type=int, default=128,
+                    help="JAX: rows per batch (smaller: shorter steps; 1.8 ms is the goal's)")
     ap.add_argument("--breakdown", action="store_true",
                     help="JAX: also the training time lost per window in each phase (median "
                          "over the windows, against the steps just before each window)")
@@ -266,12 +269,15 @@ def main(argv=None) -> int:
         out["keras_fit_tf"] = measure("keras", keras_runner(args.steps), args.pairs, "tensorflow",
                                      args.max_pending)
     if args.only in (None, "jax"):
-        out["jax_loop"] = measure("jax", jax_runner(args.steps), args.pairs, "jax",
+        out["jax_loop"] = measure("jax", jax_runner(args.steps, args.batch), args.pairs, "jax",
                                   args.max_pending, spans)
+    for r in out.values():
+        r["bare_step_ms"] = 1e3 * r["median_bare_s"] / args.steps
     print(json.dumps(out, indent=1))
     for name, r in out.items():
         print(f"{name}: bare {r['median_bare_s']:.2f} s, monitored {r['median_monitored_s']:.2f}"
-              f" s, ratio {r['ratio']:.3f} (goal < 1.03), {r['windows']} windows, "
+              f" s ({r['bare_step_ms']:.2f} ms a step bare), ratio {r['ratio']:.3f} (goal "
+              f"< 1.03), {r['windows']} windows, "
               f"{r['per_window_ms']:.0f} ms per window; pair ratios "
               f"{', '.join(f'{x:.3f}' for x in r['pair_ratios'])}; windows per run "
               f"{r['windows_per_run']}")

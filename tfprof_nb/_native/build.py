@@ -150,26 +150,20 @@ def build_library(dest_dir: Path, sanitized: bool = False,
                   toolchain: Toolchain | None = None) -> Path:
     """Compile the sources into ``dest_dir``/:func:`library_name` (atomically; older builds
     of the same kind there are removed) with ``toolchain`` (default this machine's compiler)
-    and return its path.  Raises RuntimeError naming the compiler's output when compiling
-    fails."""
+    and return its path: each source compiled on its own, as many at once as the machine
+    has cores, then linked (the same file as one command compiling them all).  Raises
+    RuntimeError naming the compiler's output when compiling fails."""
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     tc = toolchain or host_toolchain(sanitized)
     target = dest_dir / library_name(sanitized, tc)
-    c_files = [str(p) for p in _sources() if p.suffix == ".c"]
+    c_files = [p for p in _sources() if p.suffix == ".c"]
     fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=dest_dir)
     os.close(fd)
-    cmd = [*tc.command, *tc.flags, "-o", tmp, *c_files]
     try:
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        except OSError as exc:
-            raise RuntimeError(
-                f"tfprof_nb needs a C compiler to build its decoder once ({cmd[0]!r}: {exc}); "
-                "install one (gcc or clang) or set CC") from exc
-        if done.returncode != 0:
-            raise RuntimeError(f"building tfprof_nb's native library failed:\n{' '.join(cmd)}\n"
-                               f"{done.stderr.strip()}")
+        with tempfile.TemporaryDirectory(prefix="tfprof_nb-build-") as objects:
+            objs = _compile_each(tc, c_files, Path(objects))
+            _compiler_run([*tc.command, *tc.flags, "-o", tmp, *objs])
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -181,6 +175,39 @@ def build_library(dest_dir: Path, sanitized: bool = False,
             except OSError:
                 pass
     return target
+
+
+# flags that only linking reads: left out when each source is compiled on its own
+_LINK_ONLY = ("-shared", "-s")
+
+
+def _compile_each(tc: Toolchain, c_files: list[Path], out_dir: Path) -> list[str]:
+    """Compile each source to an object file in ``out_dir``, as many at once as the machine
+    has cores (the largest, walk.c, takes half of a serial build); their paths in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    flags = [f for f in tc.flags if f not in _LINK_ONLY]
+    objs = {path: str(out_dir / f"{path.stem}.o") for path in c_files}
+    # the largest sources first, so the longest compile does not start last
+    jobs = [[*tc.command, *flags, "-c", str(path), "-o", objs[path]]
+            for path in sorted(c_files, key=lambda p: -p.stat().st_size)]
+    with ThreadPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        for _ in pool.map(_compiler_run, jobs):
+            pass
+    return [objs[path] for path in c_files]
+
+
+def _compiler_run(cmd: list[str]) -> None:
+    """Run one compiler command; RuntimeError naming it and its output when it fails."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except OSError as exc:
+        raise RuntimeError(
+            f"tfprof_nb needs a C compiler to build its decoder once ({cmd[0]!r}: {exc}); "
+            "install one (gcc or clang) or set CC") from exc
+    if done.returncode != 0:
+        raise RuntimeError(f"building tfprof_nb's native library failed:\n{' '.join(cmd)}\n"
+                           f"{done.stderr.strip()}")
 
 
 if __name__ == "__main__":
