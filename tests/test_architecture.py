@@ -30,7 +30,7 @@ LAYERS = [
     ("offline pages and the wire format", ("offline",)),
     ("widgets", ("widgets",)),
     ("reporting", ("reporting",)),
-    ("facade", ("profile", "compare", "events", "sql", "_display", "loading", "_outputs",
+    ("facade", ("profile", "comparing", "events", "sql", "_display", "loading", "_outputs",
                 "checks", "table_catalogue", "_profile_deprecated")),
     ("capturing", ("capturing",)),
     ("magic", ("magic",)),
