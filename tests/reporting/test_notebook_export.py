@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -170,6 +171,28 @@ def test_fallback_too_large_for_a_notebook_becomes_a_note(gpu_fixture_file, monk
     monkeypatch.setenv("TFPROF_NB_MAX_FALLBACK_MB", "64")
     data, _ = KernelTable(tp.load(gpu_fixture_file))._repr_mimebundle_()
     assert "tfprof-payload" in data["text/html"]
+
+
+def test_export_notebook_leaves_the_callers_logging_alone(gpu_fixture_file, tmp_path):
+    """Signing the notebook starts no Jupyter application, whose logging set-up (dictConfig)
+    shut every logging handler of the process down: a handler's stream was closed (absl's,
+    which TensorFlow installs, closed pytest's own capture when a test ran ``tfprof report
+    --notebook`` in-process).  The notebook is still trusted here."""
+    class Recording(logging.Handler):
+        closed = False
+
+        def close(self):
+            self.closed = True
+            super().close()
+
+    logger, handler = logging.getLogger("a_user_logger"), Recording()
+    logger.addHandler(handler)
+    try:
+        path = tp.export_notebook(tp.load(gpu_fixture_file), tmp_path / "n.ipynb")
+        assert not handler.closed and handler in logger.handlers
+    finally:
+        logger.removeHandler(handler)
+    assert NotebookNotary().check_signature(nbformat.read(str(path), as_version=4))
 
 
 @pytest.mark.parametrize("title", ["<b>bold</b> & *stars*"])

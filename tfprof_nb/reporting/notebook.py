@@ -75,15 +75,27 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     nbformat.validate(nb)
     write_page(nbformat.writes(nb), path)
     try:  # trusted here; a failure to sign only means Jupyter asks the reader to trust it
-        from nbformat.sign import NotebookNotary
-
-        NotebookNotary().sign(nb)
+        _sign(nb)
     except Exception as exc:
         import warnings
 
         warnings.warn(f"{path}: not signed ({exc}); Jupyter will ask to trust it",
                       stacklevel=2)
     return path
+
+
+def _sign(nb) -> None:
+    """Record ``nb`` as trusted in this user's Jupyter signature store.  The store's folder is
+    given: left to its default, the notary starts a Jupyter application whose logging set-up
+    (``logging.config.dictConfig``) shuts down every logging handler of the caller's process."""
+    from jupyter_core.paths import jupyter_data_dir
+    from nbformat.sign import NotebookNotary
+
+    notary = NotebookNotary(data_dir=jupyter_data_dir())
+    try:
+        notary.sign(nb)
+    finally:
+        notary.store.close()  # (what NotebookNotary.close does, since nbformat 5.11)
 
 
 def _markdown_text(text: str) -> str:
