@@ -33,8 +33,9 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
     directory gets ``tfprof_report.ipynb``) and return the path.
 
     The dashboard is embedded as a report page embeds it (up to ``TFPROF_NB_MAX_REPORT_MB``,
-    not the small copies of notebook outputs: it is what this notebook is for).  The notebook is signed on this machine (so
-    Jupyter here trusts it and runs its views); elsewhere, Jupyter asks the reader to trust it.
+    not the small copies of notebook outputs: it is what this notebook is for).  The notebook
+    is signed on this machine (so Jupyter here trusts it and runs its views); elsewhere,
+    Jupyter asks the reader to trust it.
     """
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
