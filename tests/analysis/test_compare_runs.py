@@ -113,14 +113,18 @@ def test_ten_and_twenty_steps_of_one_program(lengths):
     assert set(ops.matched_by) == {"same computation"} and (ops.a_op == ops.b_op).all()
     assert (ops.per_step == "median of steps").all()
     assert ops.band_low.notna().all()
-    # the same program: no op's time per step doubles (as a per-capture sum of twice the steps
-    # would).  A machine that got busier between the two captures (other tests running beside
-    # this one) slows every op of one capture, its steps too, and can put an op past the noise
-    # bands (the steps' spread within each capture): the ratios are taken against the
-    # captures' median step times' ratio
+    # the same program: the ops' time per step does not double (as a per-capture sum of twice
+    # the steps would, for every op at once).  A machine that got busier between the two
+    # captures (other tests running beside this one) slows every op of one capture, its steps
+    # too: the ratios are taken against the captures' median step times' ratio.  Under such
+    # load one op's median can still move by half beside the rest (ynn_fusion.2 1,112 -> 642 us
+    # while the steps slowed 1.24x, beside a CPU-bound process): each op beyond the noise bands
+    # stays within 3x of the ops' median ratio, which catches a wrong count, not the load
     busier = long.steps.duration_ms.median() / short.steps.duration_ms.median()
+    ratio = ops.b / ops.a
+    assert 0.67 < ratio.median() / busier < 1.5, (busier, ratio.describe())
     beyond = ops[ops.noise == "beyond noise"]
-    assert (beyond.b / beyond.a / busier).between(0.5, 1.5).all(), (busier, beyond)
+    assert (ratio[beyond.index] / ratio.median()).between(1 / 3, 3).all(), (busier, beyond)
     # per step, not per capture: twice the steps is not twice the time
     assert (ops.b.sum() / ops.a.sum() / busier) < 1.5, busier
     assert c.hlo.empty
