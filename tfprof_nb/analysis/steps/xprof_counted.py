@@ -18,7 +18,9 @@ standard deviation of the step time, its breakdown's shares and the verdicts on 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+import weakref
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -60,8 +62,49 @@ def xprof_step_ms(steps: pd.DataFrame) -> pd.Series:
     return xprof_count(steps).step_ms
 
 
+# xprof_count's answers by the step table they are of (id: (weak reference, fingerprint,
+# answer)): a profile's analyses ask for its steps' count several times (the measures, the
+# input pipeline, the overview, precision); an entry goes with its table
+_COUNTED: dict[int, tuple] = {}
+_COUNTED_LOCK = threading.Lock()
+
+
+def _fingerprint(steps: pd.DataFrame) -> tuple:
+    """What xprof_count reads of a table (its times hashed), so that a table changed in place
+    is counted anew."""
+    times = tuple(hash(steps[c].to_numpy().tobytes()) for c in ("start_us", "duration_ms")
+                  if c in steps)
+    source = str(steps.source.iloc[0]) if "source" in steps and len(steps) else ""
+    return (len(steps), tuple(steps.columns), times, source,
+            repr(steps.attrs.get(CUT_ENDS)), repr(steps.attrs.get(HOST_DEVICES)))
+
+
 def xprof_count(steps: pd.DataFrame) -> XprofSteps:
-    """XProf's steps of ``steps`` (see the module doc)."""
+    """XProf's steps of ``steps`` (see the module doc), counted once per table (each caller
+    gets its own shallow copies of the tables: one that writes into them changes no other's)."""
+    key, mark = id(steps), _fingerprint(steps)
+    with _COUNTED_LOCK:
+        hit = _COUNTED.get(key)
+    if hit is None or hit[0]() is not steps or hit[1] != mark:
+        counted = _count(steps)
+        if counted.rows is steps:  # (the entry must not hold its own table: it would stay)
+            counted = replace(counted, rows=steps.copy(deep=False))
+        with _COUNTED_LOCK:
+            _COUNTED[key] = (weakref.ref(steps, lambda _, key=key: _forget(key)), mark,
+                             counted)
+    else:
+        counted = hit[2]
+    return replace(counted, rows=counted.rows.copy(deep=False),
+                   step_ms=counted.step_ms.copy(deep=False), hosts=list(counted.hosts),
+                   left_out=list(counted.left_out))
+
+
+def _forget(key: int) -> None:
+    with _COUNTED_LOCK:
+        _COUNTED.pop(key, None)
+
+
+def _count(steps: pd.DataFrame) -> XprofSteps:
     hosts = list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
         else []
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred") or len(hosts) < 2 \
