@@ -18,7 +18,6 @@ standard deviation of the step time, its breakdown's shares and the verdicts on 
 
 from __future__ import annotations
 
-import threading
 import weakref
 from dataclasses import dataclass, replace
 
@@ -64,9 +63,11 @@ def xprof_step_ms(steps: pd.DataFrame) -> pd.Series:
 
 # xprof_count's answers by the step table they are of (id: (weak reference, fingerprint,
 # answer)): a profile's analyses ask for its steps' count several times (the measures, the
-# input pipeline, the overview, precision); an entry goes with its table
+# input pipeline, the overview, precision); an entry goes with its table.  No lock: a dict's
+# get, set and pop are atomic, two threads counting one table at once both store the same
+# answer, and an entry's callback (run by the garbage collector, on any thread, at any
+# allocation) must never wait for a lock its own thread may hold
 _COUNTED: dict[int, tuple] = {}
-_COUNTED_LOCK = threading.Lock()
 
 
 def _fingerprint(steps: pd.DataFrame) -> tuple:
@@ -83,25 +84,18 @@ def xprof_count(steps: pd.DataFrame) -> XprofSteps:
     """XProf's steps of ``steps`` (see the module doc), counted once per table (each caller
     gets its own shallow copies of the tables: one that writes into them changes no other's)."""
     key, mark = id(steps), _fingerprint(steps)
-    with _COUNTED_LOCK:
-        hit = _COUNTED.get(key)
+    hit = _COUNTED.get(key)
     if hit is None or hit[0]() is not steps or hit[1] != mark:
         counted = _count(steps)
         if counted.rows is steps:  # (the entry must not hold its own table: it would stay)
             counted = replace(counted, rows=steps.copy(deep=False))
-        with _COUNTED_LOCK:
-            _COUNTED[key] = (weakref.ref(steps, lambda _, key=key: _forget(key)), mark,
-                             counted)
+        _COUNTED[key] = (weakref.ref(steps, lambda _, key=key: _COUNTED.pop(key, None)),
+                         mark, counted)
     else:
         counted = hit[2]
     return replace(counted, rows=counted.rows.copy(deep=False),
                    step_ms=counted.step_ms.copy(deep=False), hosts=list(counted.hosts),
                    left_out=list(counted.left_out))
-
-
-def _forget(key: int) -> None:
-    with _COUNTED_LOCK:
-        _COUNTED.pop(key, None)
 
 
 def _count(steps: pd.DataFrame) -> XprofSteps:

@@ -195,6 +195,9 @@ def framework_metrics(xla: XlaData) -> pd.DataFrame:
     # one row per framework op in first-seen order (numpy: a pandas groupby's fixed cost was
     # most of this function on a monitor's window)
     code, operations = pd.factorize(name, sort=False)
+    if (code < 0).any():  # (a missing name: no row, as a groupby's)
+        keep = code >= 0
+        code, kind, ops = code[keep], kind[keep], ops[keep]
     n = len(operations)
     first = np.full(n, len(code), np.int64)
     np.minimum.at(first, code, np.arange(len(code)))
