@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -158,6 +159,24 @@ def test_export_notebook_is_a_shareable_offline_report(gpu_fixture_file, tmp_pat
     rerun = nbformat.read(str(path), as_version=4)
     kinds = [set(o.get("data", {})) for o in rerun.cells[2].outputs]
     assert "application/vnd.jupyter.widget-view+json" in kinds[0]
+
+
+def test_export_notebook_signed_where_jupyter_never_ran(gpu_fixture_file, tmp_path,
+                                                         monkeypatch):
+    """A fresh machine has no Jupyter data folder: the notary writes its key there and does
+    not make the folder (seen: "not signed ... notebook_secret", a warning, on a new VM)."""
+    data_dir = tmp_path / "home" / ".local" / "share" / "jupyter"
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(data_dir))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = tp.export_notebook(tp.load(gpu_fixture_file), tmp_path / "fresh.ipynb")
+    assert (data_dir / "notebook_secret").is_file()
+    assert data_dir.stat().st_mode & 0o077 == 0  # private, as Jupyter makes it
+    notary = NotebookNotary(data_dir=str(data_dir))
+    try:
+        assert notary.check_signature(nbformat.read(str(path), as_version=4))
+    finally:
+        notary.store.close()
 
 
 def test_fallback_too_large_for_a_notebook_becomes_a_note(gpu_fixture_file, monkeypatch):

@@ -88,11 +88,17 @@ def export_notebook(prof, path, title: str | None = None) -> Path:
 def _sign(nb) -> None:
     """Record ``nb`` as trusted in this user's Jupyter signature store.  The store's folder is
     given: left to its default, the notary starts a Jupyter application whose logging set-up
-    (``logging.config.dictConfig``) shuts down every logging handler of the caller's process."""
+    (``logging.config.dictConfig``) shuts down every logging handler of the caller's process.
+    The folder is made where it is missing (a fresh machine, Jupyter never run): the notary
+    writes its key there and does not make it."""
+    import os
+
     from jupyter_core.paths import jupyter_data_dir
     from nbformat.sign import NotebookNotary
 
-    notary = NotebookNotary(data_dir=jupyter_data_dir())
+    data_dir = jupyter_data_dir()
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)  # (private, as Jupyter makes it)
+    notary = NotebookNotary(data_dir=data_dir)
     try:
         notary.sign(nb)
     finally:
