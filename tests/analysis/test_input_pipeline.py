@@ -195,13 +195,37 @@ def test_a_pods_xprof_figures_take_its_aligned_steps(tmp_path):
     assert m.at["step_time_median_ms", "scope"] == "over the 20 steps of 2 hosts"
 
 
+def test_a_pods_steps_aligned_by_each_files_own_times():
+    """Two TensorFlow workers on one machine, captured together under load (capture_remote):
+    their sessions began 0.41 ms apart, and each file times its events from its own start.
+    XProf lays those times side by side as they are: its best offset keeps the chief's 138
+    steps; on the wall clock the best would be another (3 steps later, 136 kept).  Ours are
+    XProf's steps, rows and figures."""
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_count
+
+    run = DATA / "tf_two_workers_loaded"
+    prof = tp.load(run)
+    table, props = step_table([run / f"{h}.xplane.pb" for h in prof.hosts])
+    xprof = xprof_count(prof.steps)
+    assert xprof.pod and len(xprof.hosts) == 2 and len(table) == 138
+    assert xprof.rows.step_name.tolist() == table.stepnum.tolist()
+    assert np.allclose(xprof.rows.duration_ms, table.stepTimeMs.astype(float), atol=1e-3)
+    st = prof.overview().step_time
+    assert st["counted"] == 138
+    for ours, key in ((st["avg_ms"], "steptime_ms_average"), (st["min_ms"], "steptime_ms_minimum"),
+                      (st["max_ms"], "steptime_ms_maximum"),
+                      (st["std_ms"], "steptime_ms_standard_deviation")):
+        assert f"{ours:.1f}" == props[key], key
+
+
 def test_pod_alignment_follows_the_overlap_of_the_steps():
     """Hand-made step tables: the second host's steps overlap the first's from its 4th on, so
     XProf's steps are the 6 both have there; hosts that never overlap align at their starts;
     a worker without steps leaves none; a host without a device is left out beside one."""
     import pandas as pd
 
-    from tfprof_nb.analysis.steps.xprof_counted import CUT_ENDS, HOST_DEVICES, xprof_count
+    from tfprof_nb.analysis.steps.xprof_counted import (CUT_ENDS, FILE_TIME_NS, HOST_DEVICES,
+                                                        xprof_count)
 
     def host(name, starts, ms):
         return pd.DataFrame({"host": name, "start_us": np.asarray(starts, float) * 1e3,
@@ -218,6 +242,13 @@ def test_pod_alignment_follows_the_overlap_of_the_steps():
     assert got.step_ms.tolist() == [9.5] * 6  # the slower host's
     far = pd.concat([a, host("b", 1e6 + np.arange(8) * 10.0, [9.5] * 8)])
     assert xprof_count(far).rows.index.tolist() == [1, 2, 3, 4, 5, 6]  # no overlap: offset 0
+    # the overlaps are of the files' own times: b's file times its steps 40 ms earlier than
+    # the profile's axis does (its session began 40 ms later), so they overlap a's from a's 1st
+    steps.attrs[FILE_TIME_NS] = {"a": 0, "b": -40_000_000}
+    assert xprof_count(steps).rows.index.tolist() == [1, 2, 3, 4, 5, 6]
+    steps.attrs[FILE_TIME_NS] = {"a": 10**18, "b": 10**18}  # (absolute: the same offset)
+    assert xprof_count(steps).rows.index.tolist() == [5, 6, 7, 8, 9, 10]
+    del steps.attrs[FILE_TIME_NS]
     steps.attrs[HOST_DEVICES] = {"a": True, "b": True, "c": True}  # c: a worker, no steps
     assert xprof_count(steps).rows.empty and xprof_count(steps).step_ms.empty
     steps.attrs[HOST_DEVICES] = {"a": True, "b": True, "c": False}  # c: a coordinator

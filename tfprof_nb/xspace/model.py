@@ -338,6 +338,13 @@ class XSpaceData:
         """Whether :meth:`origin_ns` is a wall-clock time (so hosts can be aligned)."""
         return self.profile_start_ns is not None or self._timestamps_absolute()
 
+    def file_origin_ns(self) -> int:
+        """Where this host's relative times start in the file's own timestamps (ns): a time
+        relative to :meth:`origin_ns` plus this is the time a reader of the raw file (XProf)
+        sees.  :meth:`origin_ns` where the file's timestamps are absolute; 0 where the profiler
+        normalised them to the profile start (TensorFlow's and JAX's files)."""
+        return self.origin_ns() if self._timestamps_absolute() else 0
+
     def _timestamps_absolute(self) -> bool:
         ts = self.line_timestamp_ns
         return bool(len(ts)) and int(ts.max()) >= _ABSOLUTE_NS

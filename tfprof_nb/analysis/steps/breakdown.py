@@ -53,7 +53,8 @@ from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
 from ..trace.grouping import HOST_PLANE, Grouping, group_events, grouping_graph
 from .xla_steps import tpu_steps
-from .xprof_counted import CUT_ENDS, HOST_DEVICES, KEEP_CUT_STEPS
+from .xprof_counted import CUT_ENDS, FILE_TIME_NS, HOST_DEVICES, KEEP_CUT_STEPS, \
+    file_time_ns
 
 __all__ = ["ANALYSES", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_steps",
            "empty_steps"]
@@ -333,6 +334,7 @@ def _finished(hd: HostData, table: pd.DataFrame, source: str, shift_ps: int,
     out = table[STEP_COLUMNS]
     out.attrs[CUT_ENDS] = {hd.name: ends}
     out.attrs[HOST_DEVICES] = {hd.name: device}
+    out.attrs[FILE_TIME_NS] = {hd.name: file_time_ns(hd.space, shift_ps)}
     return out
 
 
@@ -535,6 +537,8 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     # (every host's, those without steps too, in the profile's order)
     out.attrs[HOST_DEVICES] = {h: d for p in parts.values()
                                for h, d in p.attrs.get(HOST_DEVICES, {}).items()}
+    out.attrs[FILE_TIME_NS] = {h: t for p in tables
+                               for h, t in p.attrs.get(FILE_TIME_NS, {}).items()}
     return out
 
 

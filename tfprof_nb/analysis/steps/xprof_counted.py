@@ -13,7 +13,11 @@ standard deviation of the step time, its breakdown's shares and the verdicts on 
   the host's), and the steps that every host has at its offset are XProf's.  A worker without
   steps leaves none.  Each aligned step's time is its slowest host's; its breakdown is the
   first host's (the reference files each host's step under its own core ids, and its breakdown
-  reads core 0: the first host's).
+  reads core 0: the first host's).  The overlaps are of the steps' times as each host's file
+  holds them (``steps.attrs[FILE_TIME_NS]``), not of the profile's shared axis: TensorFlow and
+  JAX write each host's times from its own profile start, and the reference lays those side
+  by side unshifted (hosts whose sessions began at different moments are compared as if they
+  had begun together).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["CUT_ENDS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps", "xprof_count",
+__all__ = ["CUT_ENDS", "FILE_TIME_NS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps", "xprof_count",
            "xprof_steps", "xprof_step_ms"]
 
 # steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
@@ -33,7 +37,17 @@ CUT_ENDS = "cut_ends"
 # steps.attrs: {host: whether it has a device} for every host whose steps were looked for (a
 # host without steps too): the workers a pod's steps are aligned across
 HOST_DEVICES = "host_devices"
+# steps.attrs: {host: ns to add to a time on the profile's axis (start_us * 1000) for the time
+# that host's file holds (file_time_ns): what the reference aligns a pod's steps by
+FILE_TIME_NS = "file_time_ns"
 KEEP_CUT_STEPS = 5  # up to this many steps, those the window cuts stay (the reference's)
+
+
+def file_time_ns(space, shift_ps: int) -> int:
+    """For a host decoded from ``space`` and laid on the profile's axis ``shift_ps`` after its
+    own origin: the ns to add to a time on that axis for the time in the host's file (a Python
+    int: absolute file times pass int64 in ps)."""
+    return int(space.file_origin_ns()) - int(shift_ps) // 1000
 
 
 @dataclass
@@ -77,7 +91,8 @@ def _fingerprint(steps: pd.DataFrame) -> tuple:
                   if c in steps)
     source = str(steps.source.iloc[0]) if "source" in steps and len(steps) else ""
     return (len(steps), tuple(steps.columns), times, source,
-            repr(steps.attrs.get(CUT_ENDS)), repr(steps.attrs.get(HOST_DEVICES)))
+            repr(steps.attrs.get(CUT_ENDS)), repr(steps.attrs.get(HOST_DEVICES)),
+            repr(steps.attrs.get(FILE_TIME_NS)))
 
 
 def xprof_count(steps: pd.DataFrame) -> XprofSteps:
@@ -160,7 +175,7 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     counted = _counted_per_host(steps)
     host = counted.host.astype(str)
     per = {h: counted[(host == h).to_numpy()] for h in workers}
-    spans = {h: _spans(t) for h, t in per.items()}
+    spans = _file_spans(per, steps.attrs.get(FILE_TIME_NS) or {})
     length = {h: (s[1].max() - s[0].min()) if len(s[0]) else 0.0 for h, s in spans.items()}
     chief = min(workers, key=lambda h: length[h])  # (the first of the shortest)
     n_chief = len(per[chief])
@@ -182,10 +197,18 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
                                       name="duration_ms"), workers, left_out, pod=True)
 
 
-def _spans(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(begin, end) in us of each step of one host's table."""
-    begin = table.start_us.to_numpy(float)
+def _spans(table: pd.DataFrame, shift_us: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(begin, end) in us of each step of one host's table, ``shift_us`` added."""
+    begin = table.start_us.to_numpy(float) + shift_us
     return begin, begin + table.duration_ms.to_numpy(float) * 1e3
+
+
+def _file_spans(per: dict, file_ns: dict) -> dict:
+    """{host: (begin, end)} of its steps as its file times them (less the hosts' least file
+    offset, so that the numbers stay small; a host without an offset: the profile's axis)."""
+    offsets = {h: file_ns.get(h, 0) for h in per}
+    least = min(offsets.values(), default=0)
+    return {h: _spans(t, (offsets[h] - least) / 1e3) for h, t in per.items()}
 
 
 def _alignment(sub: tuple, chief: tuple) -> tuple[tuple[int, int], int]:
