@@ -192,7 +192,7 @@ def test_a_pods_xprof_figures_take_its_aligned_steps(tmp_path):
     assert m.at["step_time_mean_ms", "value"] == st["avg_ms"]
     assert m.at["step_time_mean_ms", "scope"].startswith(
         "over the 8 steps XProf aligns across 2 hosts (without each host's first and last")
-    assert m.at["step_time_median_ms", "scope"] == "over the 20 steps of 2 hosts"
+    assert m.at["step_time_median_ms", "scope"] == "over the 20 steps of 2 hosts (30 host steps)"
 
 
 def test_a_pods_steps_aligned_by_each_files_own_times():
@@ -200,8 +200,9 @@ def test_a_pods_steps_aligned_by_each_files_own_times():
     their sessions began 0.41 ms apart, and each file times its events from its own start.
     XProf lays those times side by side as they are: its best offset keeps the chief's 138
     steps; on the wall clock the best would be another (3 steps later, 136 kept).  Ours are
-    XProf's steps, rows and figures."""
+    XProf's steps, rows and figures; the page counts the steps one way."""
     from tfprof_nb.analysis.steps.xprof_counted import xprof_count
+    from tfprof_nb.widgets.overview_view import OverviewView
 
     run = DATA / "tf_two_workers_loaded"
     prof = tp.load(run)
@@ -210,12 +211,23 @@ def test_a_pods_steps_aligned_by_each_files_own_times():
     assert xprof.pod and len(xprof.hosts) == 2 and len(table) == 138
     assert xprof.rows.step_name.tolist() == table.stepnum.tolist()
     assert np.allclose(xprof.rows.duration_ms, table.stepTimeMs.astype(float), atol=1e-3)
-    st = prof.overview().step_time
+    ov = prof.overview()
+    st = ov.step_time
     assert st["counted"] == 138
     for ours, key in ((st["avg_ms"], "steptime_ms_average"), (st["min_ms"], "steptime_ms_minimum"),
                       (st["max_ms"], "steptime_ms_maximum"),
                       (st["std_ms"], "steptime_ms_standard_deviation")):
         assert f"{ours:.1f}" == props[key], key
+    # one count of the steps on the page: the workers ran different step numbers (1498-1640
+    # and 1442-1581: 199 numbers), 283 host steps; the median is over those host steps
+    rows, numbers = len(prof.steps), prof.steps.index.nunique()
+    assert (rows, numbers) == (283, 199)
+    median = prof.measures.loc["step_time_median_ms"]
+    assert median.value == prof.steps.duration_ms.median()
+    assert median.scope == "over the 199 steps of 2 hosts (283 host steps)"
+    assert "over 138 of 283 host steps (XProf's rule)" in repr(ov)
+    cards = dict((c[0], c[1]) for c in OverviewView.state(prof).values["cards"])
+    assert cards["Steps"] == "199 on 2 hosts, 283 host steps (step markers)"
 
 
 def test_pod_alignment_follows_the_overlap_of_the_steps():

@@ -187,11 +187,15 @@ def _names(names: list, kind: str) -> str:
 
 
 def steps_words(steps: pd.DataFrame) -> str:
-    """"the 10 steps", "the step", on a pod "the 10 steps of 2 hosts" (a step counts once)."""
+    """"the 10 steps", "the step", on a pod "the 10 steps of 2 hosts (20 host steps)" (a step
+    number counts once; the figures are over the host steps, each host's rows)."""
     n = int(steps.index.nunique()) if len(steps) else 0
     hosts = int(steps.host.nunique()) if "host" in steps and len(steps) else 1
     words = "the step" if n == 1 else f"the {n} steps"
-    return words + (f" of {hosts} hosts" if hosts > 1 else "")
+    if hosts > 1:
+        words += f" of {hosts} hosts" + (f" ({len(steps)} host steps)" if len(steps) != n
+                                         else "")
+    return words
 
 
 # the steps XProf's rule is applied to where they were inferred (XProf itself finds none)

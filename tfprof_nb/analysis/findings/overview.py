@@ -49,8 +49,9 @@ class Overview:
         st = self.step_time
         lines = ["Overview"]
         if st.get("steps"):
-            over = f"{st['steps']} steps" if st.get("counted", st["steps"]) == st["steps"] \
-                else f"{st['counted']} of {st['steps']} steps (XProf's rule)"
+            kind = "host steps" if st.get("hosts", 1) > 1 else "steps"
+            over = f"{st['steps']} {kind}" if st.get("counted", st["steps"]) == st["steps"] \
+                else f"{st['counted']} of {st['steps']} {kind} (XProf's rule)"
             lines.append(f"  step time: {st['avg_ms']:.3f} ms avg (std {st['std_ms']:.3f}, "
                          f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {over} "
                          f"[{st['source']}]")
@@ -126,7 +127,9 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
     xprof = xprof_count(steps)
     counted, d = xprof.rows, xprof.step_ms
     source = str(steps.source.iloc[0])
-    step_time = {"steps": len(steps), "counted": len(d), "avg_ms": float(d.mean()),
+    hosts = int(steps.host.nunique()) if "host" in steps else 1
+    step_time = {"steps": len(steps), "distinct": int(steps.index.nunique()), "hosts": hosts,
+                 "counted": len(d), "avg_ms": float(d.mean()),
                  "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
                  "min_ms": float(d.min()), "max_ms": float(d.max()), "source": source}
     if source.startswith("inferred"):
