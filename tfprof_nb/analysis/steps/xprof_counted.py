@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["CUT_ENDS", "FILE_TIME_NS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps", "xprof_count",
-           "xprof_steps", "xprof_step_ms"]
+__all__ = ["CUT_ENDS", "FILE_TIME_NS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps",
+           "file_time_ns", "xprof_count", "xprof_steps", "xprof_step_ms"]
 
 # steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
 # last went)}: XProf drops the first and last of its full list
