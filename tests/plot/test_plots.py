@@ -188,6 +188,7 @@ def test_pod_chart_is_the_mean_per_host(pod):
         np.testing.assert_allclose(bar.y, mean.loc[list(bar.x), col])
     buttons = fig.layout.updatemenus[0].buttons
     assert len(buttons) == pod.step.nunique() + 1
+    assert buttons[0].label == f"Mean of the {pod.step.nunique()} steps every host ran"
     step = sorted(pod.step.unique())[0]
     one = pod[pod.step == step].set_index("host")
     first_bar = fig.data[0]

@@ -31,7 +31,10 @@ def pod_figure(pod: pd.DataFrame, theme: str = "light"):
                     hovertemplate="%{y:.3f} ms<extra>" + CATEGORY_LABELS[c] + "</extra>")
     if len(steps) > 1:
         table = pod.set_index(["step", "host"])
-        buttons = [{"label": "Mean of all steps", "method": "restyle",
+        # (the steps every host ran: a pod of workers that number their steps each their own
+        # way shares only some; the label says how many)
+        buttons = [{"label": f"Mean of the {len(steps)} steps every host ran",
+                    "method": "restyle",
                     "args": [{"y": [mean[c].to_numpy(float) for c in cats]}]}]
         for s in steps[:_MAX_STEPS_IN_MENU]:
             rows = table.loc[s].reindex(hosts)
