@@ -532,3 +532,26 @@ def test_a_tab_the_kernel_builds_keeps_what_it_was_opened_for(gpu_fixture_file, 
         assert page.js(f"() => {DASH_TL}.view()") == \
             pytest.approx([meta["start_us"][1], meta["end_us"][1]])
         assert page.console_errors == []
+
+
+def test_input_chart_legend_clear_of_a_pods_step_labels(tmp_path):
+    """A pod's steps are labelled "host step": rotated, those labels reach far under the
+    axis; the legend sits at the foot of the figure, below every tick label (it was drawn
+    over them)."""
+    from ..conftest import DATA
+
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    with WidgetPage(Dashboard(prof), tmp_path, bundle("dashboard")) as page:
+        page.page.click(".db-tab[data-tab='input']")
+        wait_for_plot(page.page, "[data-pane='input']")
+        boxes = page.js("""() => {
+          const gd = document.querySelector("[data-pane='input'] .js-plotly-plot");
+          const box = e => { const r = e.getBoundingClientRect();
+                             return [r.left, r.top, r.right, r.bottom]; };
+          return {legend: box(gd.querySelector('.legend')),
+                  ticks: Array.from(gd.querySelectorAll('.xtick text')).map(box)};
+        }""")
+    legend, ticks = boxes["legend"], boxes["ticks"]
+    assert len(ticks) > 10 and legend[3] > legend[1]
+    lowest = max(t[3] for t in ticks)
+    assert legend[1] >= lowest, (legend, lowest)

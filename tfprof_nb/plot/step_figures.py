@@ -80,10 +80,12 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
     title = f"Input wait per step ({source})" if source else "Input wait per step"
     fig = subplots(theme, rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.12,
                    subplot_titles=(title, "Host-side input time (whole profile)"))
-    # the legend under the step chart: above it, it would cover the subplot titles
+    # the legend at the foot of the figure (above the chart it would cover the subplot
+    # titles; just under the axis, the tick labels of a pod's steps, "host step", run into it)
     fig.update_layout(barmode="stack", meta={**fig.layout.meta, **_step_meta(steps)},
-                      legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
-                      margin={"b": 110})
+                      legend={"orientation": "h", "x": 0, "yref": "container", "y": 0,
+                              "yanchor": "bottom"},
+                      margin={"b": 140})
     x = _step_labels(steps)
     if wait is None:
         wait = steps.input_ms.to_numpy(dtype=float) if len(steps) else np.empty(0)
