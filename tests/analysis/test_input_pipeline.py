@@ -211,6 +211,11 @@ def test_a_pods_steps_aligned_by_each_files_own_times():
     assert xprof.pod and len(xprof.hosts) == 2 and len(table) == 138
     assert xprof.rows.step_name.tolist() == table.stepnum.tolist()
     assert np.allclose(xprof.rows.duration_ms, table.stepTimeMs.astype(float), atol=1e-3)
+    # the steps XProf's figures count (solid in the step-time chart): 138 of each worker's,
+    # the first host's those its breakdown reads
+    counted = prof.steps[xprof.counted]
+    assert counted.groupby("host").size().tolist() == [138, 138]
+    assert counted[counted.host == prof.hosts[0]].step_name.tolist() == table.stepnum.tolist()
     ov = prof.overview()
     st = ov.step_time
     assert st["counted"] == 138

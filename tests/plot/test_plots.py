@@ -61,6 +61,43 @@ def test_step_time_bars_are_the_steps_table(cpu):
     assert fig.layout.barmode == "stack" and "ms" in fig.layout.yaxis.title.text
 
 
+def test_step_time_fades_the_steps_xprofs_figures_leave_out(monkeypatch):
+    """The chart is XProf's step breakdown, but of every step; the average on the same page is
+    over the steps XProf counts.  Those it leaves out (here the first and last of the H200
+    capture's 10) are drawn faded, said in the subtitle and in each one's hover; the others
+    are XProf's own steps (its input_pipeline_analyzer's rows)."""
+    from tfprof_nb.plot import step_figures as step_plots
+
+    from ..analysis.oracle import step_table
+
+    path = DATA / "jax_h200_inputbound.xplane.pb"
+    prof = tp.load(path)
+    steps = prof.steps
+    xprof, _ = step_table(path)
+    fig = prof.plot.step_time()
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert bars
+    for bar in bars:
+        solid = [s for s, o in zip(steps.step_name, bar.marker.opacity) if o == 1.0]
+        assert solid == xprof.stepnum.tolist()
+        assert min(bar.marker.opacity) < 1.0
+    left_out = len(steps) - len(xprof)
+    assert left_out == 2
+    assert fig.layout.title.subtitle.text == \
+        f"faded: the {left_out} of {len(steps)} steps XProf's figures leave out " \
+        "(the first and last)"
+    notes = dict(zip(steps.step_name, fig.data[-1].text))
+    assert {n for s, n in notes.items() if s not in set(xprof.stepnum)} == \
+        {" (not in XProf's figures)"}
+    assert {n for s, n in notes.items() if s in set(xprof.stepnum)} == {""}
+    # past MAX_BARS steps (areas, no fading point by point) the subtitle gives the count
+    monkeypatch.setattr(step_plots, "MAX_BARS", len(steps) - 1)
+    areas = prof.plot.step_time()
+    assert areas.layout.title.subtitle.text == \
+        f"XProf's figures count {len(xprof)} of these {len(steps)} steps (they leave out " \
+        "the first and last)"
+
+
 def test_many_steps_stack_areas_with_the_same_values(cpu, monkeypatch):
     """Past MAX_BARS steps each category is one stacked area (a bar per step and category is
     an SVG element each: thousands of steps took seconds to draw), same values and clicks."""

@@ -26,10 +26,14 @@ class ProfilePlots:
         return f"<tfprof_nb plots: {names}>"
 
     def step_time(self, theme: str = "light"):
-        """Stacked step-time categories per step, step numbers on x (``prof.steps``)."""
+        """Stacked step-time categories per step, step numbers on x (``prof.steps``); the
+        steps XProf's figures leave out (the first and last, a pod's steps not aligned across
+        its hosts) faded."""
+        from ..analysis.steps.xprof_counted import xprof_counted_mask
         from .step_figures import step_time_figure
 
-        return step_time_figure(self._prof.steps, theme)
+        steps = self._prof.steps
+        return step_time_figure(steps, theme, counted=xprof_counted_mask(steps))
 
     def memory(self, theme: str = "light", max_points: int = 4000):
         """Stack, heap and free memory over time per allocator, every allocation hoverable,

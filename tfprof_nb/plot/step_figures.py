@@ -46,29 +46,50 @@ def _step_meta(steps: pd.DataFrame) -> dict:
             "end_us": [float(s + d * 1e3) for s, d in zip(steps.start_us, steps.duration_ms)]}
 
 
-def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | None = None):
+def _left_out_words(counted: np.ndarray, steps: pd.DataFrame, marked: bool) -> str:
+    """The subtitle of a step-time chart some of whose steps XProf's figures leave out."""
+    n, k = len(counted), int(counted.sum())
+    why = ("each host's first and last, and those not aligned across the hosts"
+           if steps.host.nunique() > 1 else "the first and last")
+    if marked:
+        return f"faded: the {n - k} of {n} steps XProf's figures leave out ({why})"
+    return f"XProf's figures count {k} of these {n} steps (they leave out {why})"
+
+
+def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | None = None,
+                     counted: np.ndarray | None = None):
     """Stacked step-time categories per step (``prof.steps``): one trace per category, step
-    numbers on x, milliseconds on y; hovering a step shows its whole breakdown."""
+    numbers on x, milliseconds on y; hovering a step shows its whole breakdown.  ``counted``
+    (a bool per step): the steps XProf's figures count; the others are drawn faded and the
+    subtitle says so (past MAX_BARS steps, areas: the subtitle alone)."""
     x = _step_labels(steps)
-    fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
-                     title={"text": plain(title) if title else STEP_TIME_TITLE},
+    heading = {"text": plain(title) if title else STEP_TIME_TITLE}
+    out = None if counted is None or counted.all() else ~np.asarray(counted, bool)
+    if out is not None:
+        heading["subtitle"] = {"text": _left_out_words(~out, steps, len(x) <= MAX_BARS)}
+    fig = new_figure(theme=theme, barmode="stack", hovermode="x unified", title=heading,
                      xaxis={"title": {"text": "Step"}, "type": "category",
                             "nticks": MAX_STEP_TICKS},  # (plotly spaces them)
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
                      meta=_step_meta(steps))
     index = np.arange(len(steps))
+    faded = {} if out is None else {"marker_opacity": np.where(out, 0.35, 1.0)}
     for col in CATEGORY_COLUMNS:
         values = steps[col].to_numpy(dtype=float) if len(steps) else np.empty(0)
         if len(values) and not values.any():
             continue  # a category no step has stays out of the legend
         _add_stacked(fig, x, values, CATEGORY_LABELS[col], CATEGORY_COLORS[col], index,
                      "%{y:.3f} ms<extra>" + CATEGORY_LABELS[col] + "</extra>")
+        if faded and len(x) <= MAX_BARS:
+            fig.data[-1].update(faded)
     if len(steps):
+        note = np.where(out, " (not in XProf's figures)", "") if out is not None else \
+            np.full(len(steps), "")
         fig.add_scatter(x=x, y=steps.duration_ms.to_numpy(dtype=float), mode="markers",
                         name="Step time", marker={"symbol": "line-ew", "size": 1,
                                                   "opacity": 0}, customdata=index,
-                        showlegend=False,
-                        hovertemplate="<b>%{y:.3f} ms</b><extra>Step time</extra>")
+                        showlegend=False, text=note.tolist(),
+                        hovertemplate="<b>%{y:.3f} ms</b>%{text}<extra>Step time</extra>")
     return fig
 
 

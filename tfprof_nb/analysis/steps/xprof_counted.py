@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CUT_ENDS", "FILE_TIME_NS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps",
-           "file_time_ns", "xprof_count", "xprof_steps", "xprof_step_ms"]
+           "file_time_ns", "xprof_count", "xprof_counted_mask", "xprof_steps", "xprof_step_ms"]
 
 # steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
 # last went)}: XProf drops the first and last of its full list
@@ -56,18 +56,26 @@ class XprofSteps:
     ``step_ms``, each of those steps' time (a pod's: the slowest host's), aligned with
     ``rows``; ``hosts``, the hosts aligned (one: the table's); ``left_out``, the hosts of a pod
     without a device XProf leaves out; ``pod``, whether the pod rule applied (several hosts
-    looked at)."""
+    looked at); ``counted``, a bool per row of the step table: the steps XProf's figures
+    count (a pod's: every worker's aligned steps, not only those its breakdown reads)."""
 
     rows: pd.DataFrame
     step_ms: pd.Series
     hosts: list
     left_out: list
     pod: bool = False
+    counted: np.ndarray | None = None
 
 
 def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
     """The step rows XProf's breakdown reads (see the module doc): ``xprof_count(steps).rows``."""
     return xprof_count(steps).rows
+
+
+def xprof_counted_mask(steps: pd.DataFrame) -> np.ndarray:
+    """A bool per row of ``steps``: whether XProf's step figures count that step (see the
+    module doc; a pod's: every worker's aligned steps)."""
+    return xprof_count(steps).counted
 
 
 def xprof_step_ms(steps: pd.DataFrame) -> pd.Series:
@@ -110,7 +118,7 @@ def xprof_count(steps: pd.DataFrame) -> XprofSteps:
         counted = hit[2]
     return replace(counted, rows=counted.rows.copy(deep=False),
                    step_ms=counted.step_ms.copy(deep=False), hosts=list(counted.hosts),
-                   left_out=list(counted.left_out))
+                   left_out=list(counted.left_out), counted=counted.counted.copy())
 
 
 def _count(steps: pd.DataFrame) -> XprofSteps:
@@ -118,8 +126,9 @@ def _count(steps: pd.DataFrame) -> XprofSteps:
         else []
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred") or len(hosts) < 2 \
             and len(_workers(steps, hosts)) < 2:
-        rows = _counted_per_host(steps)
-        return XprofSteps(rows, rows.duration_ms.astype(float), hosts, [])
+        kept = _kept_per_host(steps)
+        rows = steps if kept.all() else steps[kept]
+        return XprofSteps(rows, rows.duration_ms.astype(float), hosts, [], counted=kept)
     return _aligned(steps, _workers(steps, hosts), _first_host(steps, hosts))
 
 
@@ -147,11 +156,11 @@ def _first_host(steps: pd.DataFrame, hosts: list) -> str:
     return next(iter(_hosts_looked_at(steps, hosts)))
 
 
-def _counted_per_host(steps: pd.DataFrame) -> pd.DataFrame:
-    """Each host's steps without the first and last of its full list where that has more than
-    five (see the module doc)."""
+def _kept_per_host(steps: pd.DataFrame) -> np.ndarray:
+    """A bool per row: each host's steps without the first and last of its full list where
+    that has more than five (see the module doc)."""
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
-        return steps
+        return np.ones(len(steps), bool)
     code, hosts = (pd.factorize(steps["host"].astype(str)) if "host" in steps else
                    (np.zeros(len(steps), np.int64), np.array([""], dtype=object)))
     count = np.bincount(code, minlength=len(hosts))
@@ -164,17 +173,18 @@ def _counted_per_host(steps: pd.DataFrame) -> pd.DataFrame:
                                              for h, n in zip(hosts, count)])[code]
                                    for i in range(3))
     count = count[code]
-    keep = (full <= KEEP_CUT_STEPS) | (((position > 0) | first_gone)
+    return (full <= KEEP_CUT_STEPS) | (((position > 0) | first_gone)
                                        & ((position < count - 1) | last_gone))
-    return steps if keep.all() else steps[keep]
 
 
 def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     """A pod's steps aligned across ``workers``, the breakdown's rows ``first``'s (none where
     it is not a worker: see the module doc)."""
-    counted = _counted_per_host(steps)
-    host = counted.host.astype(str)
-    per = {h: counted[(host == h).to_numpy()] for h in workers}
+    kept = np.flatnonzero(_kept_per_host(steps))  # (positions in the table)
+    counted = steps.iloc[kept]
+    host = counted.host.astype(str).to_numpy()
+    per = {h: counted[host == h] for h in workers}
+    where = {h: kept[host == h] for h in workers}
     spans = _file_spans(per, steps.attrs.get(FILE_TIME_NS) or {})
     length = {h: (s[1].max() - s[0].min()) if len(s[0]) else 0.0 for h, s in spans.items()}
     chief = min(workers, key=lambda h: length[h])  # (the first of the shortest)
@@ -188,13 +198,20 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     lo = max(b[1] for b in begin.values())
     hi = min(begin[h][1] + num[h] for h in workers)
     left_out = [h for h in _hosts_looked_at(steps, list(per)) if h not in per]
+    mask = np.zeros(len(steps), bool)
     if not n_chief or lo >= hi:
-        return XprofSteps(steps.iloc[:0], pd.Series(dtype=float), workers, left_out, pod=True)
-    picked = {h: per[h].iloc[begin[h][0] + lo - begin[h][1]:][:hi - lo] for h in workers}
+        return XprofSteps(steps.iloc[:0], pd.Series(dtype=float), workers, left_out, pod=True,
+                          counted=mask)
+    cut = {h: slice(begin[h][0] + lo - begin[h][1], begin[h][0] + hi - begin[h][1])
+           for h in workers}
+    picked = {h: per[h].iloc[cut[h]] for h in workers}
+    for h in workers:
+        mask[where[h][cut[h]]] = True
     rows = picked.get(first, steps.iloc[:0])
     times = np.max([picked[h].duration_ms.to_numpy(float) for h in workers], axis=0)
     return XprofSteps(rows, pd.Series(times, index=picked[workers[0]].index,
-                                      name="duration_ms"), workers, left_out, pod=True)
+                                      name="duration_ms"), workers, left_out, pod=True,
+                      counted=mask)
 
 
 def _spans(table: pd.DataFrame, shift_us: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
