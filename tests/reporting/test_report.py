@@ -424,6 +424,35 @@ def test_report_of_two_workers_has_the_pod_view(tmp_path, cpu_file, cpu_python_f
         assert page.blocked == [] and page.console_errors == []
 
 
+def test_a_pods_input_chart_labels_clear_of_the_chart_beside(tmp_path):
+    """A pod's input chart labels its steps "host step"; at a report's width plotly slants
+    them to the right, and the last one ran into the host-side chart's first label
+    ("Enqueuing data to device").  Slanted to the left as that chart's, no label of one
+    crosses a label of the other, at the report's usual widths."""
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    path = prof.to_html(tmp_path / "pod.html")
+    with OfflinePage(path) as page:
+        for width in (1200, 1400, 1700):
+            page.page.set_viewport_size({"width": width, "height": 900})
+            page.page.click(".db-tab[data-tab='input']")
+            page.page.wait_for_function("""() => {  // (drawn at the page's new width)
+              const gd = document.querySelector("[data-pane='input'] .js-plotly-plot");
+              return gd && gd.querySelector('.main-svg') &&
+                Math.abs(gd.getBoundingClientRect().width - gd._fullLayout.width) < 2; }""")
+            boxes = page.js("""() => {
+              const gd = document.querySelector("[data-pane='input'] .js-plotly-plot");
+              const box = e => { const r = e.getBoundingClientRect();
+                                 return [r.left, r.top, r.right, r.bottom]; };
+              return [Array.from(gd.querySelectorAll('.xtick text')).map(box),
+                      Array.from(gd.querySelectorAll('.x2tick text')).map(box)]; }""")
+            steps, beside = boxes
+            assert len(steps) > 10 and len(beside) == 5, width
+            crossing = [(a, b) for a in steps for b in beside
+                        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+            assert not crossing, (width, crossing[:2])
+        assert page.console_errors == []
+
+
 def test_report_follows_a_dark_colour_scheme(cpu_file, tmp_path):
     path = tp.report(cpu_file, tmp_path / "dark.html")
     brightness, text_brightness = {}, {}

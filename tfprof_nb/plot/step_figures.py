@@ -127,6 +127,9 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
                 name="Host-side input", marker={"color": "#4e79a7"}, showlegend=False,
                 hovertemplate="%{x}: %{y:.3f} ms<extra></extra>", row=1, col=2)
     fig.update_xaxes(title_text="Step", type="category", nticks=MAX_STEP_TICKS, row=1, col=1)
+    if len(steps) and steps.host.nunique() > 1:  # long "host step" labels: slanted to the
+        # left, as the right chart's, so that the last one stays clear of that chart's first
+        fig.update_xaxes(tickangle=-30, row=1, col=1)
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=2)
     fig.update_xaxes(tickangle=-30, row=1, col=2)
