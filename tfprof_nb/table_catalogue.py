@@ -111,8 +111,9 @@ CATALOGUE: tuple[TableEntry, ...] = (
        "it.", "memory", field="timeline"),
     _t("memory_breakdown", "Allocations active at each allocator's peak.", "memory",
        field="breakdown"),
-    _t("pod", "Each step's breakdown on every host, the slowest host marked.",
-       keys=("host", "step")),
+    _t("pod", "Each step's breakdown on every host, the hosts' steps aligned as XProf's pod "
+       "viewer aligns them (step: the first host's number, host_step: the host's own), the "
+       "slowest host marked.", keys=("host", "step")),
     _t("planes", "One row per plane: host, plane, plane_id, lines, events, stats.",
        keys=("host", "plane")),
     _t("lines", "One row per line (thread or stream): host, plane, line, line_id, display "

@@ -21,6 +21,47 @@ def test_pod_view_of_two_workers(tmp_path, cpu_file):
     assert (per_step == 2).all()  # a tie: both are the slowest
 
 
+def test_pod_view_is_xprofs_pod_viewer():
+    """Two TensorFlow workers that train each on its own (tests/data/tf_two_workers_loaded):
+    their step numbers 1498-1581 are on both, a third of a second apart.  The pod view lays
+    side by side the steps XProf's pod viewer aligns (by their times, each host's whole list:
+    140 steps, not the 84 shared numbers), with XProf's step times and breakdowns, host by
+    host; each row keeps its host's own step number."""
+    from ..conftest import DATA
+    from .oracle import run_tool
+
+    run = DATA / "tf_two_workers_loaded"
+    prof = tp.load(run)
+    pod = prof.pod
+    xprof = run_tool([run / f"{h}.xplane.pb" for h in prof.hosts], "pod_viewer")
+    seq = xprof["podStatsSequence"]["podStatsMap"]
+    names = {e["id"]: e["name"] for e in xprof["stepBreakdownEvents"]}
+    columns = {"Device compute": "device_compute_ms", "Host compute": "host_compute_ms",
+               "Input": "input_ms", "All others": "other_ms", "Output": "output_ms",
+               "Kernel launch": "kernel_launch_ms", "Compilation": "compilation_ms",
+               "Device to device": "device_to_device_ms",
+               "Device collective communication": "device_collectives_ms"}
+    assert pod.attrs["aligned"] and pod.step.nunique() == len(seq) == 140
+    steps = sorted(pod.step.unique())
+    for k, (step, record) in enumerate(zip(steps, seq)):
+        assert record["stepNum"] == k
+        ours = pod[pod.step == step]
+        # XProf numbers each host's cores from its place in the run (host i: i * 1000 + core)
+        cores = sorted(record["podStatsPerCore"].items(), key=lambda kv: int(kv[0]))
+        assert ours.host.tolist() == prof.hosts and len(cores) == 2
+        for (_, row), (_, theirs) in zip(ours.iterrows(), cores):
+            assert abs(row.duration_ms * 1e3 - theirs["totalDurationUs"]) < 1e-2
+            for cat, us in theirs["stepBreakdownUs"].items():
+                assert abs(row[columns[names[int(cat)]]] * 1e3 - us) < 1e-2, (step, cat)
+    first = pod[pod.host == prof.hosts[0]]
+    assert (first.host_step == first.step).all()
+    other = pod[pod.host == prof.hosts[1]]
+    assert (other.host_step != other.step).all()  # (the second numbers its own way)
+    shared = set(prof.steps[prof.steps.host == prof.hosts[0]].index) & \
+        set(prof.steps[prof.steps.host == prof.hosts[1]].index)
+    assert len(shared) == 84
+
+
 def test_compare_profiles(cpu_file, cpu_slowmap_logdir):
     a, b = tp.load(cpu_file), tp.load(cpu_slowmap_logdir)
     same = tp.compare(a, a)

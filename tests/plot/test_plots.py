@@ -225,9 +225,13 @@ def test_pod_chart_is_the_mean_per_host(pod):
         np.testing.assert_allclose(bar.y, mean.loc[list(bar.x), col])
     buttons = fig.layout.updatemenus[0].buttons
     assert len(buttons) == pod.step.nunique() + 1
-    assert buttons[0].label == f"Mean of the {pod.step.nunique()} steps every host ran"
+    assert buttons[0].label == f"Mean of the {pod.step.nunique()} steps XProf's pod viewer " \
+        "aligns across the 2 hosts (each host's first and last included)"
     step = sorted(pod.step.unique())[0]
     one = pod[pod.step == step].set_index("host")
+    # each host's own number of the aligned step, where it is not the first host's
+    own = [f"{h}: {n}" for h, n in zip(one.index, one.host_step) if n != step]
+    assert buttons[1].label == f"Step {step}" + (f" ({', '.join(own)})" if own else "")
     first_bar = fig.data[0]
     col = next(c for c in CATEGORY_COLUMNS if CATEGORY_LABELS[c] == first_bar.name)
     np.testing.assert_allclose(buttons[1].args[0]["y"][0],

@@ -355,7 +355,8 @@ def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
         options = page.js("() => Array.from(document.querySelectorAll('.pod-step option'))"
                           ".map(o => o.textContent)")
         n = prof.pod.step.nunique()
-        assert options[0] == f"Mean of the {n} steps every host ran" and len(options) == n + 1
+        assert options[0] == f"Mean of the {n} steps XProf's pod viewer aligns across the 2 " \
+            "hosts (each host's first and last included)" and len(options) == n + 1
         page.page.select_option(".pod-step", "2")
         after = page.js("() => document.querySelector(\"[data-pane='pod'] .js-plotly-plot\")"
                         "._fullData[0].y")

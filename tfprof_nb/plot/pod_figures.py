@@ -6,16 +6,30 @@ import numpy as np
 import pandas as pd
 
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain_all
+from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all
 
 __all__ = ["pod_figure"]
 
 _MAX_STEPS_IN_MENU = 200
 
 
+def _step_label(rows: pd.DataFrame, step) -> str:
+    """A menu entry: the aligned step's number, and each host's own where it differs."""
+    other = [(h, int(n)) for h, n in zip(rows.host, rows.host_step) if int(n) != int(step)]
+    own = ", ".join(f"{plain(h)}: {n}" for h, n in other)
+    return f"Step {int(step)}" + (f" ({own})" if own else "")
+
+
+def _mean_label(pod: pd.DataFrame, n_steps: int, n_hosts: int) -> str:
+    if pod.attrs.get("aligned"):
+        return (f"Mean of the {n_steps} steps XProf's pod viewer aligns across the {n_hosts} "
+                "hosts (each host's first and last included)")
+    return f"Mean of the {n_steps} steps"
+
+
 def pod_figure(pod: pd.DataFrame, theme: str = "light"):
-    """Stacked step-time categories per host (``prof.pod``): the mean over the steps every
-    host ran, and a menu to show one step at a time."""
+    """Stacked step-time categories per host (``prof.pod``): the mean over the aligned steps,
+    and a menu to show one at a time (each host's own number said where it differs)."""
     hosts = sorted(pod.host.unique()) if len(pod) else []
     steps = sorted(pod.step.unique()) if len(pod) else []
     cats = [c for c in CATEGORY_COLUMNS if c in pod.columns and pod[c].any()]
@@ -31,14 +45,11 @@ def pod_figure(pod: pd.DataFrame, theme: str = "light"):
                     hovertemplate="%{y:.3f} ms<extra>" + CATEGORY_LABELS[c] + "</extra>")
     if len(steps) > 1:
         table = pod.set_index(["step", "host"])
-        # (the steps every host ran: a pod of workers that number their steps each their own
-        # way shares only some; the label says how many)
-        buttons = [{"label": f"Mean of the {len(steps)} steps every host ran",
-                    "method": "restyle",
+        buttons = [{"label": _mean_label(pod, len(steps), len(hosts)), "method": "restyle",
                     "args": [{"y": [mean[c].to_numpy(float) for c in cats]}]}]
         for s in steps[:_MAX_STEPS_IN_MENU]:
             rows = table.loc[s].reindex(hosts)
-            buttons.append({"label": f"Step {int(s)}", "method": "restyle",
+            buttons.append({"label": _step_label(pod[pod.step == s], s), "method": "restyle",
                             "args": [{"y": [np.nan_to_num(rows[c].to_numpy(float))
                                             for c in cats]}]})
         fig.update_layout(updatemenus=[{"buttons": buttons, "x": 1, "xanchor": "right",

@@ -10,8 +10,8 @@ __all__ = ["PodView"]
 
 
 class PodView(View):
-    """The step-time breakdown of every host side by side, the mean of all steps or one step
-    (``prof.plot.pod()``)."""
+    """The step-time breakdown of every host side by side, the mean of the aligned steps or
+    one of them (``prof.plot.pod()``)."""
 
     tab, title, bundle, position = "pod", "Pod viewer", "podview", 90
     figure = FigureTrait()
@@ -22,7 +22,9 @@ class PodView(View):
             return ("This profile has one host: the pod viewer compares the step times of "
                     "several hosts (capture with tp.capture_remote).")
         if prof.pod.empty:
-            return "No step was run by every host of this profile."
+            return ("No step of one host lines up with a step of every other host (XProf's "
+                    "pod viewer aligns the hosts' steps by their times): there is nothing to "
+                    "compare.")
         return None
 
     @classmethod

@@ -1,31 +1,57 @@
-"""Pod view: the step breakdown of every host side by side, steps matched by number."""
+"""Pod view: the step breakdown of every host side by side, steps matched as XProf's pod
+viewer matches them.
+
+A pod's workers are aligned step by step by XProf's rule (``xprof_counted``: the offset whose
+steps overlap the most, on the times each host's file holds), every step of each worker's
+list kept: the pod viewer drops no first or last step.  Workers that number their steps each
+their own way are then compared on the steps they ran side by side, not on equal numbers (two
+workers that train each on its own have step 1500 a third of a second apart).  A row's
+``step`` is the first worker's number of its aligned step, ``host_step`` the host's own.  A
+profile of one worker (or steps inferred from a repeated program) keeps its steps as they are.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...constants import CATEGORY_COLUMNS
 from ..runtime.unit import Analysis
+from .xprof_counted import xprof_pod_alignment
 
-__all__ = ["ANALYSES", "pod_table"]
+__all__ = ["ANALYSES", "POD_COLUMNS", "pod_table"]
+
+POD_COLUMNS = ["step", "host", "host_step", "duration_ms", *CATEGORY_COLUMNS, "slowest",
+               "lag_ms"]
 
 
 def pod_table(steps: pd.DataFrame) -> pd.DataFrame:
-    """One row per (step, host) with duration and categories; ``slowest`` marks the host
-    that took longest in each step, ``lag_ms`` how much longer than the fastest host it took.
-    Only steps every host has are kept, so the columns compare like with like."""
+    """One row per (aligned step, host) with duration and categories (see the module doc);
+    ``slowest`` marks the host that took longest in each step, ``lag_ms`` how much longer than
+    the fastest host it took.  ``attrs["aligned"]``: whether a pod's steps were aligned."""
     cols = ["duration_ms"] + CATEGORY_COLUMNS
     if steps.empty:
-        return pd.DataFrame(columns=["step", "host", *cols, "slowest", "lag_ms"])
-    df = steps.reset_index()[["step", "host", *cols]]
+        out = pd.DataFrame({c: pd.Series(dtype=object) for c in POD_COLUMNS})
+        out.attrs = {"aligned": False}
+        return out
+    aligned = xprof_pod_alignment(steps)
+    numbers = steps.index.to_numpy()
+    if aligned is None:  # one worker: its steps as they are
+        df = steps.reset_index()[["step", "host", *cols]]
+        df.insert(2, "host_step", df.step.to_numpy())
+    else:
+        label = numbers[aligned[next(iter(aligned))]]
+        df = pd.concat([steps.iloc[at].reset_index()[["step", "host", *cols]]
+                        .rename(columns={"step": "host_step"}).assign(step=label, _k=k)
+                        for k, at in enumerate(aligned.values())], ignore_index=True)
     hosts = df.host.nunique()
-    common = df.groupby("step").host.nunique()
-    df = df[df.step.isin(common[common == hosts].index)].copy()
-    fastest = df.groupby("step").duration_ms.transform("min")
-    slowest = df.groupby("step").duration_ms.transform("max")
-    df["slowest"] = (df.duration_ms == slowest) & (hosts > 1)
-    df["lag_ms"] = df.duration_ms - fastest
-    return df.sort_values(["step", "host"]).reset_index(drop=True)
+    g = df.groupby("step")
+    df["slowest"] = (df.duration_ms == g.duration_ms.transform("max")) & (hosts > 1)
+    df["lag_ms"] = df.duration_ms - g.duration_ms.transform("min")
+    df = df.sort_values(["step", "_k"] if "_k" in df else ["step", "host"], kind="stable")
+    out = df[POD_COLUMNS].reset_index(drop=True)
+    out.attrs = {"aligned": aligned is not None}  # (not the step table's)
+    return out
 
 
 def _pod(parts: dict, steps: pd.DataFrame) -> pd.DataFrame:

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CUT_ENDS", "FILE_TIME_NS", "HOST_DEVICES", "KEEP_CUT_STEPS", "XprofSteps",
-           "file_time_ns", "xprof_count", "xprof_counted_mask", "xprof_steps", "xprof_step_ms"]
+           "file_time_ns", "xprof_count", "xprof_counted_mask", "xprof_pod_alignment",
+           "xprof_steps", "xprof_step_ms"]
 
 # steps.attrs: {host: (its steps before the window's cut ones went, whether its first and its
 # last went)}: XProf drops the first and last of its full list
@@ -57,7 +58,9 @@ class XprofSteps:
     ``rows``; ``hosts``, the hosts aligned (one: the table's); ``left_out``, the hosts of a pod
     without a device XProf leaves out; ``pod``, whether the pod rule applied (several hosts
     looked at); ``counted``, a bool per row of the step table: the steps XProf's figures
-    count (a pod's: every worker's aligned steps, not only those its breakdown reads)."""
+    count (a pod's: every worker's aligned steps, not only those its breakdown reads);
+    ``aligned``, a pod's {worker: the positions in the step table of its aligned steps, one
+    per aligned step, in order}."""
 
     rows: pd.DataFrame
     step_ms: pd.Series
@@ -65,6 +68,7 @@ class XprofSteps:
     left_out: list
     pod: bool = False
     counted: np.ndarray | None = None
+    aligned: dict | None = None
 
 
 def xprof_steps(steps: pd.DataFrame) -> pd.DataFrame:
@@ -76,6 +80,21 @@ def xprof_counted_mask(steps: pd.DataFrame) -> np.ndarray:
     """A bool per row of ``steps``: whether XProf's step figures count that step (see the
     module doc; a pod's: every worker's aligned steps)."""
     return xprof_count(steps).counted
+
+
+def xprof_pod_alignment(steps: pd.DataFrame) -> dict | None:
+    """The steps XProf's pod viewer lays side by side: {worker: the positions in ``steps`` of
+    its aligned steps, one per aligned step, in order}, aligned as a pod's step figures are
+    (see the module doc) but with every step of each worker's list (the pod viewer drops no
+    first or last step); None for fewer than two workers or inferred steps."""
+    hosts = list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
+        else []
+    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
+        return None
+    workers = _workers(steps, hosts)
+    if len(workers) < 2:
+        return None
+    return _aligned(steps, workers, _first_host(steps, hosts), drop_ends=False).aligned
 
 
 def xprof_step_ms(steps: pd.DataFrame) -> pd.Series:
@@ -118,7 +137,8 @@ def xprof_count(steps: pd.DataFrame) -> XprofSteps:
         counted = hit[2]
     return replace(counted, rows=counted.rows.copy(deep=False),
                    step_ms=counted.step_ms.copy(deep=False), hosts=list(counted.hosts),
-                   left_out=list(counted.left_out), counted=counted.counted.copy())
+                   left_out=list(counted.left_out), counted=counted.counted.copy(),
+                   aligned=None if counted.aligned is None else dict(counted.aligned))
 
 
 def _count(steps: pd.DataFrame) -> XprofSteps:
@@ -177,10 +197,13 @@ def _kept_per_host(steps: pd.DataFrame) -> np.ndarray:
                                        & ((position < count - 1) | last_gone))
 
 
-def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
+def _aligned(steps: pd.DataFrame, workers: list, first: str,
+             drop_ends: bool = True) -> XprofSteps:
     """A pod's steps aligned across ``workers``, the breakdown's rows ``first``'s (none where
-    it is not a worker: see the module doc)."""
-    kept = np.flatnonzero(_kept_per_host(steps))  # (positions in the table)
+    it is not a worker: see the module doc); ``drop_ends=False``: each host's whole list (the
+    pod viewer's)."""
+    kept = np.flatnonzero(_kept_per_host(steps) if drop_ends else
+                          np.ones(len(steps), bool))  # (positions in the table)
     counted = steps.iloc[kept]
     host = counted.host.astype(str).to_numpy()
     per = {h: counted[host == h] for h in workers}
@@ -201,7 +224,7 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     mask = np.zeros(len(steps), bool)
     if not n_chief or lo >= hi:
         return XprofSteps(steps.iloc[:0], pd.Series(dtype=float), workers, left_out, pod=True,
-                          counted=mask)
+                          counted=mask, aligned={h: np.zeros(0, np.int64) for h in workers})
     cut = {h: slice(begin[h][0] + lo - begin[h][1], begin[h][0] + hi - begin[h][1])
            for h in workers}
     picked = {h: per[h].iloc[cut[h]] for h in workers}
@@ -211,7 +234,7 @@ def _aligned(steps: pd.DataFrame, workers: list, first: str) -> XprofSteps:
     times = np.max([picked[h].duration_ms.to_numpy(float) for h in workers], axis=0)
     return XprofSteps(rows, pd.Series(times, index=picked[workers[0]].index,
                                       name="duration_ms"), workers, left_out, pod=True,
-                      counted=mask)
+                      counted=mask, aligned={h: where[h][cut[h]] for h in workers})
 
 
 def _spans(table: pd.DataFrame, shift_us: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
