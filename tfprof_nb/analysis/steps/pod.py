@@ -6,8 +6,9 @@ steps overlap the most, on the times each host's file holds), every step of each
 list kept: the pod viewer drops no first or last step.  Workers that number their steps each
 their own way are then compared on the steps they ran side by side, not on equal numbers (two
 workers that train each on its own have step 1500 a third of a second apart).  A row's
-``step`` is the first worker's number of its aligned step, ``host_step`` the host's own.  A
-profile of one worker (or steps inferred from a repeated program) keeps its steps as they are.
+``step`` is the first worker's number of its aligned step, ``host_step`` the host's own.  Where
+XProf's rule does not apply (one worker, steps inferred from a repeated program), the step
+numbers every host has are compared.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ def pod_table(steps: pd.DataFrame) -> pd.DataFrame:
         return out
     aligned = xprof_pod_alignment(steps)
     numbers = steps.index.to_numpy()
-    if aligned is None:  # one worker: its steps as they are
+    if aligned is None:  # no pod rule: the step numbers every host has
         df = steps.reset_index()[["step", "host", *cols]]
+        common = df.groupby("step").host.nunique()
+        df = df[df.step.isin(common[common == df.host.nunique()].index)].copy()
         df.insert(2, "host_step", df.step.to_numpy())
     else:
         label = numbers[aligned[next(iter(aligned))]]
