@@ -33,7 +33,9 @@ typedef struct { /* a keyed entry; ``id`` orders a side.  k0 is kept in 32 bits:
 
 typedef struct Chunk { /* entries of one partition, in the order they came */
     struct Chunk *next;
-    int64_t n;
+    int64_t n; /* set when the chunk is full or sealed (side_seal): while entries come, the
+                  partition's count says where the next goes (no load of a chunk's header
+                  per entry: a cache miss each, 40 % of the context links' scan) */
     Ent e[CHUNK_ENTS];
 } Chunk;
 
@@ -66,6 +68,15 @@ static inline uint64_t key_hash(int64_t a, int64_t b) {
     return h ^ (h >> 29);
 }
 
+/* Every partition's last chunk told how many entries it holds (join_add leaves it). */
+static void side_seal(Side *s, int64_t parts) {
+    for (int64_t p = 0; p < parts; p++)
+        if (s->last[p]) {
+            int64_t k = s->count[p] & (CHUNK_ENTS - 1);
+            s->last[p]->n = k ? k : CHUNK_ENTS;
+        }
+}
+
 /* the code of value k0 (a new one for a value not seen); -1 when out of memory */
 static int k0_code(Join *j, int64_t k0, int32_t *out) {
     if (k0 == INT64_MIN) { /* (not a key the map can hold) */
@@ -92,6 +103,8 @@ static int go_wide(Join *j) {
     j->wide = 1;
     j->min_code = -1;
     int64_t parts = (int64_t)1 << j->bits;
+    side_seal(&j->a, parts);
+    side_seal(&j->b, parts);
     for (int side = 0; side < 2; side++)
         for (int64_t p = 0; p < parts; p++)
             for (Chunk *c = (side ? &j->b : &j->a)->first[p]; c; c = c->next)
@@ -176,14 +189,19 @@ static inline int join_add(Join *j, int side_b, int64_t k0, int64_t k1, int32_t 
     if (j->wide && k0_code(j, k0, &key0) != 0) return -1;
     Side *s = side_b ? &j->b : &j->a;
     Chunk *c = s->last[p];
-    if (!c || c->n == CHUNK_ENTS) {
+    int64_t k = s->count[p] & (CHUNK_ENTS - 1); /* (chunks fill one after the other) */
+    if (k == 0) { /* no chunk yet, or the last one full */
         Chunk *fresh = chunk_new(s);
         if (!fresh) return -1;
-        if (c) c->next = fresh;
-        else s->first[p] = fresh;
+        if (c) {
+            c->n = CHUNK_ENTS;
+            c->next = fresh;
+        } else {
+            s->first[p] = fresh;
+        }
         s->last[p] = c = fresh;
     }
-    Ent *x = &c->e[c->n++];
+    Ent *x = &c->e[k];
     x->k0 = key0;
     x->k1 = k1;
     x->id = id;
@@ -465,6 +483,8 @@ static int64_t join_pass(Join *j, int64_t limit, int64_t threads) {
     memset(&w, 0, sizeof(w));
     w.j = j;
     w.parts = (int64_t)1 << j->bits;
+    side_seal(&j->a, w.parts);
+    side_seal(&j->b, w.parts);
     w.limit = limit;
     w.n_threads = threads;
     w.lists = (Lists *)tfp_calloc((size_t)threads, sizeof(Lists));
