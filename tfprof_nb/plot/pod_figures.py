@@ -24,7 +24,8 @@ def _mean_label(pod: pd.DataFrame, n_steps: int, n_hosts: int) -> str:
     if pod.attrs.get("aligned"):
         return (f"Mean of the {n_steps} steps XProf's pod viewer aligns across the {n_hosts} "
                 "hosts (each host's first and last included)")
-    return f"Mean of the {n_steps} steps"
+    return f"Mean of the {n_steps} step numbers every host has" if n_hosts > 1 else \
+        f"Mean of the {n_steps} steps"
 
 
 def pod_figure(pod: pd.DataFrame, theme: str = "light"):

@@ -22,9 +22,9 @@ class PodView(View):
             return ("This profile has one host: the pod viewer compares the step times of "
                     "several hosts (capture with tp.capture_remote).")
         if prof.pod.empty:
-            return ("No step of one host lines up with a step of every other host (XProf's "
-                    "pod viewer aligns the hosts' steps by their times): there is nothing to "
-                    "compare.")
+            return ("No step lines up across the hosts of this profile (XProf's pod viewer "
+                    "aligns the hosts' steps by their times; a host without steps leaves "
+                    "none): there is nothing to compare.")
         return None
 
     @classmethod

@@ -13,7 +13,6 @@ numbers every host has are compared.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ...constants import CATEGORY_COLUMNS
