@@ -62,6 +62,25 @@ def test_pod_view_is_xprofs_pod_viewer():
     assert len(shared) == 84
 
 
+def test_a_pods_worker_without_steps_leaves_the_pod_view_empty(tmp_path, cpu_file):
+    """A CPU host with steps beside a GPU host without any: as in XProf, the host with a
+    device is the pod's worker and the CPU host is left out, so no step lines up (xprof's
+    pod_viewer has none either), and the view says why instead of drawing one host."""
+    from tfprof_nb.widgets.dashboard_view import Dashboard
+
+    from ..conftest import DATA
+    from .oracle import run_tool
+
+    shutil.copy(cpu_file, tmp_path / "cpu-host.xplane.pb")
+    shutil.copy(DATA / "mi355x_jax_te_fused_attn.xplane.pb", tmp_path / "gpu-host.xplane.pb")
+    prof = tp.load(tmp_path)
+    assert set(prof.steps.host) == {"cpu-host"} and len(prof.steps)
+    assert prof.pod.empty and prof.pod.attrs["aligned"]
+    xprof = run_tool([tmp_path / f"{h}.xplane.pb" for h in prof.hosts], "pod_viewer")
+    assert xprof["podStatsSequence"]["podStatsMap"] == []
+    assert Dashboard(prof).reasons["pod"].startswith("No step lines up across the hosts")
+
+
 def test_compare_profiles(cpu_file, cpu_slowmap_logdir):
     a, b = tp.load(cpu_file), tp.load(cpu_slowmap_logdir)
     same = tp.compare(a, a)

@@ -6,9 +6,10 @@ steps overlap the most, on the times each host's file holds), every step of each
 list kept: the pod viewer drops no first or last step.  Workers that number their steps each
 their own way are then compared on the steps they ran side by side, not on equal numbers (two
 workers that train each on its own have step 1500 a third of a second apart).  A row's
-``step`` is the first worker's number of its aligned step, ``host_step`` the host's own.  Where
-XProf's rule does not apply (one worker, steps inferred from a repeated program), the step
-numbers every host has are compared.
+``step`` is the first worker's number of its aligned step, ``host_step`` the host's own.  As in
+XProf, hosts without a device are left out where another has one (a coordinator), so a pod of
+one worker shows that worker's steps alone.  Where XProf's rule does not apply (steps inferred
+from a repeated program), the step numbers every host has are compared.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ def pod_table(steps: pd.DataFrame) -> pd.DataFrame:
     ``slowest`` marks the host that took longest in each step, ``lag_ms`` how much longer than
     the fastest host it took.  ``attrs["aligned"]``: whether a pod's steps were aligned."""
     cols = ["duration_ms"] + CATEGORY_COLUMNS
-    if steps.empty:
-        out = pd.DataFrame({c: pd.Series(dtype=object) for c in POD_COLUMNS})
-        out.attrs = {"aligned": False}
-        return out
     aligned = xprof_pod_alignment(steps)
+    if steps.empty or aligned == {}:
+        out = pd.DataFrame({c: pd.Series(dtype=object) for c in POD_COLUMNS})
+        out.attrs = {"aligned": aligned is not None}
+        return out
     numbers = steps.index.to_numpy()
-    if aligned is None:  # no pod rule: the step numbers every host has
+    if aligned is None:  # (inferred steps) no pod rule: the step numbers every host has
         df = steps.reset_index()[["step", "host", *cols]]
         common = df.groupby("step").host.nunique()
         df = df[df.step.isin(common[common == df.host.nunique()].index)].copy()

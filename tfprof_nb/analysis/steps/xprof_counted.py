@@ -86,14 +86,14 @@ def xprof_pod_alignment(steps: pd.DataFrame) -> dict | None:
     """The steps XProf's pod viewer lays side by side: {worker: the positions in ``steps`` of
     its aligned steps, one per aligned step, in order}, aligned as a pod's step figures are
     (see the module doc) but with every step of each worker's list (the pod viewer drops no
-    first or last step); None for fewer than two workers or inferred steps."""
+    first or last step; one worker: its steps); None for no steps or inferred steps."""
     hosts = list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
         else []
     if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
         return None
     workers = _workers(steps, hosts)
     if len(workers) < 2:
-        return None
+        return {h: np.flatnonzero(steps.host.astype(str).to_numpy() == h) for h in workers}
     return _aligned(steps, workers, _first_host(steps, hosts), drop_ends=False).aligned
 
 
