@@ -14,8 +14,9 @@ _MAX_STEPS_IN_MENU = 200
 
 
 def _step_label(rows: pd.DataFrame, step) -> str:
-    """A menu entry: the aligned step's number, and each host's own where it differs."""
-    other = [(h, int(n)) for h, n in zip(rows.host, rows.host_step) if int(n) != int(step)]
+    """A menu entry: the aligned step's number, and each host's own where it differs (``rows``:
+    the step's rows, indexed by host)."""
+    other = [(h, int(n)) for h, n in zip(rows.index, rows.host_step) if int(n) != int(step)]
     own = ", ".join(f"{plain(h)}: {n}" for h, n in other)
     return f"Step {int(step)}" + (f" ({own})" if own else "")
 
@@ -49,9 +50,10 @@ def pod_figure(pod: pd.DataFrame, theme: str = "light"):
         buttons = [{"label": _mean_label(pod, len(steps), len(hosts)), "method": "restyle",
                     "args": [{"y": [mean[c].to_numpy(float) for c in cats]}]}]
         for s in steps[:_MAX_STEPS_IN_MENU]:
-            rows = table.loc[s].reindex(hosts)
-            buttons.append({"label": _step_label(pod[pod.step == s], s), "method": "restyle",
-                            "args": [{"y": [np.nan_to_num(rows[c].to_numpy(float))
+            rows = table.loc[s]  # (by host, in the table's order)
+            shown = rows.reindex(hosts)
+            buttons.append({"label": _step_label(rows, s), "method": "restyle",
+                            "args": [{"y": [np.nan_to_num(shown[c].to_numpy(float))
                                             for c in cats]}]})
         fig.update_layout(updatemenus=[{"buttons": buttons, "x": 1, "xanchor": "right",
                                         "y": 1.15, "yanchor": "top"}])

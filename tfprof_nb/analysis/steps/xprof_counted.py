@@ -87,10 +87,9 @@ def xprof_pod_alignment(steps: pd.DataFrame) -> dict | None:
     its aligned steps, one per aligned step, in order}, aligned as a pod's step figures are
     (see the module doc) but with every step of each worker's list (the pod viewer drops no
     first or last step; one worker: its steps); None for no steps or inferred steps."""
-    hosts = list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
-        else []
-    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
+    if _no_rule(steps):
         return None
+    hosts = _table_hosts(steps)
     workers = _workers(steps, hosts)
     if len(workers) < 2:
         return {h: np.flatnonzero(steps.host.astype(str).to_numpy() == h) for h in workers}
@@ -141,11 +140,20 @@ def xprof_count(steps: pd.DataFrame) -> XprofSteps:
                    aligned=None if counted.aligned is None else dict(counted.aligned))
 
 
-def _count(steps: pd.DataFrame) -> XprofSteps:
-    hosts = list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
+def _no_rule(steps: pd.DataFrame) -> bool:
+    """No steps, or steps inferred here: XProf finds none, so its rules keep every step."""
+    return not len(steps) or str(steps.source.iloc[0]).startswith("inferred")
+
+
+def _table_hosts(steps: pd.DataFrame) -> list:
+    """The hosts of a step table, in the order they come."""
+    return list(pd.unique(steps["host"].astype(str))) if "host" in steps and len(steps) \
         else []
-    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred") or len(hosts) < 2 \
-            and len(_workers(steps, hosts)) < 2:
+
+
+def _count(steps: pd.DataFrame) -> XprofSteps:
+    hosts = _table_hosts(steps)
+    if _no_rule(steps) or len(hosts) < 2 and len(_workers(steps, hosts)) < 2:
         kept = _kept_per_host(steps)
         rows = steps if kept.all() else steps[kept]
         return XprofSteps(rows, rows.duration_ms.astype(float), hosts, [], counted=kept)
@@ -179,7 +187,7 @@ def _first_host(steps: pd.DataFrame, hosts: list) -> str:
 def _kept_per_host(steps: pd.DataFrame) -> np.ndarray:
     """A bool per row: each host's steps without the first and last of its full list where
     that has more than five (see the module doc)."""
-    if not len(steps) or str(steps.source.iloc[0]).startswith("inferred"):
+    if _no_rule(steps):
         return np.ones(len(steps), bool)
     code, hosts = (pd.factorize(steps["host"].astype(str)) if "host" in steps else
                    (np.zeros(len(steps), np.int64), np.array([""], dtype=object)))
