@@ -36,7 +36,8 @@ QUOTES = {
                         rf"'Devices idle in (?:the steps|their active spans)', reads {_N}",
                         rf"part of 'Devices idle in (?:the steps|their active spans)', which "
                         rf"reads {_N}"],
-    "duty_cycle_pct": [rf"[Dd]uty cycle:? {_N}", rf"[Dd]uty cycle, {_N}"],
+    "duty_cycle_pct": [rf"[Dd]uty cycle:? {_N}", rf"[Dd]uty cycle, {_N}",
+                       rf"busy the other {_N}: the device duty cycle"],
     "host_wait_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?the host launches late",
                       rf"Waiting for the host's late launches {_N}"],
     "launch_gap_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?short gaps",
@@ -142,6 +143,29 @@ def test_cards_show_one_value_per_label_and_scope(said):
             assert (xprof is None) == pd.isna(row["xprof_value"]), card
             if xprof:
                 assert xprof.group(1) == f"{row['xprof_value']:.1f}", card
+
+
+def test_idle_and_duty_cycle_over_one_span_are_said_as_one_measure(said):
+    """Without steps the devices' idle share and their duty cycle count the same devices over
+    the same spans (MI355X: 7.6% and 92.4%): the overview's cards and ``tfprof summary`` say
+    them once, the duty cycle within the idle card; with steps (idle over the steps, duty
+    cycle over the whole profile) each keeps its own."""
+    table = said.prof.measures
+    idle, duty = get(table, "device_idle_pct"), get(table, "duty_cycle_pct")
+    cards = said.cards
+    text = summary_text(summarise(said.prof))
+    if idle is None or duty is None:
+        return
+    busy = f"busy the other {duty['value']:.1f}%: the device duty cycle"
+    if idle["time"] == "profile":
+        assert idle["value"] + duty["value"] == pytest.approx(100, abs=0.05)
+        assert "Device duty cycle" not in cards
+        card = next(c for c in said.states["overview"]["cards"] if c[0] == idle["label"])
+        assert card[1] == f"{idle['value']:.1f}%" and card[2].endswith(busy), card
+        assert text.count("duty cycle") == 1 and busy in re.sub(r"\s+", " ", text), text
+    else:
+        assert cards["Device duty cycle"] == f"{duty['value']:.1f}%"
+        assert busy not in text and "Device duty cycle" in text
 
 
 def test_findings_cite_their_measures_once(said):

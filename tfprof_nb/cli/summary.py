@@ -12,8 +12,9 @@ from __future__ import annotations
 import textwrap
 
 from ..analysis.findings.evidence import evidence_words
-from ..analysis.findings.measure_words import (excluded_note, measure_text, spread_words,
-                                         value_of, xprof_words)
+from ..analysis.findings.measure_words import (busy_share_words, complement_duty,
+                                               excluded_note, measure_text, spread_words,
+                                               value_of, xprof_words)
 from ..analysis.findings.measures import xprof_steps_words
 from ..analysis.findings.overview import device_text
 from ..analysis.steps.xprof_counted import xprof_step_ms, xprof_steps
@@ -132,9 +133,19 @@ def _input_bound(ov) -> dict:
 
 
 def _measures(table) -> list[dict]:
-    """The headline measures (``prof.measures``) as plain values."""
+    """The headline measures (``prof.measures``) as plain values; ``also``: what the text
+    says with a measure's own words (without steps the idle share carries the duty cycle,
+    its complement, whose record then names it in ``said_in``)."""
     rows = table.reset_index().astype(object).where(table.reset_index().notna(), None)
-    return rows.to_dict("records")
+    records = rows.to_dict("records")
+    duty = complement_duty(table)
+    for record in records:
+        folded = duty is not None and record["key"] in ("device_idle_pct", "duty_cycle_pct")
+        record["also"] = busy_share_words(duty) if folded and \
+            record["key"] == "device_idle_pct" else None
+        record["said_in"] = "device_idle_pct" if folded and \
+            record["key"] == "duty_cycle_pct" else None
+    return records
 
 
 def _top_ops(prof, side: str, top: int):
@@ -227,7 +238,8 @@ def _verdict_text(doc: dict) -> str:
     lines = [_wrap(f"Input     {ib['statement']}", "          ")] if ib["statement"] else []
     lines += [_wrap(f"          {s}", "          ")
               for s in [ib["xprof_statement"], *ib["other_statements"]] if s]
-    shown = [m for m in doc["measures"] if not m["key"].startswith("step_time")]
+    shown = [m for m in doc["measures"]
+             if not m["key"].startswith("step_time") and not m.get("said_in")]
     if shown:
         lines.append("Measures")
     for m in shown:
@@ -236,6 +248,8 @@ def _verdict_text(doc: dict) -> str:
             text += f"; {spread_words(m)}"
         if m["xprof_value"] is not None:
             text += f"; {xprof_words(m)}"
+        if m.get("also"):
+            text += f"; {m['also']}"
         lines.append(_wrap(text, "    "))
     return "\n".join(lines)
 

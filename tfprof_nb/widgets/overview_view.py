@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.findings.measure_words import excluded_note, get, measure_text, spread_words
+from ..analysis.findings.measure_words import (busy_share_words, complement_duty, excluded_note,
+                                               get, measure_text, spread_words)
 from ..analysis.findings.overview import NO_STEPS_REASON, device_text
 from ..analysis.steps.breakdown import NO_STEPS_WHY
 from ..constants import TPU_TENSOR_CORE_PLANE
@@ -80,8 +81,15 @@ def _cards(ov) -> list[list[str]]:
                      [ov.precision["label"], f"{ov.precision['pct16']:.1f}%"])
     env = ov.environment
     cards.append(["Hosts / devices", f"{env['host_count']} / {device_text(env)}"])
-    return cards + [measure_card(table.loc[key]) for key in _CARD_MEASURES[1:]
-                    if get(table, key) is not None]
+    # (without steps the duty cycle is the idle share's complement: one card says both)
+    duty = complement_duty(table)
+    for key in _CARD_MEASURES[1:]:
+        if get(table, key) is None or (key == "duty_cycle_pct" and duty is not None):
+            continue
+        cards.append(measure_card(table.loc[key]))
+        if key == "device_idle_pct" and duty is not None:
+            cards[-1][2] += f"; {busy_share_words(duty)}"
+    return cards
 
 
 def overview_statements(ov) -> list[str]:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["device_words", "excluded_note", "get", "idle_part_words", "left_out_words",
-           "measure_text", "scope_tail", "spread_words", "value_of", "xprof_words"]
+__all__ = ["busy_share_words", "complement_duty", "device_words", "excluded_note", "get",
+           "idle_part_words", "left_out_words", "measure_text", "scope_tail", "spread_words",
+           "value_of", "xprof_words"]
 
 
 def get(table: pd.DataFrame, key: str) -> pd.Series | None:
@@ -47,6 +48,26 @@ def xprof_words(row) -> str:
         return ""
     return (f"XProf's rule gives {measure_text(row['xprof_value'], row['unit'])} "
             f"({row['xprof_note']})")
+
+
+def complement_duty(table: pd.DataFrame) -> pd.Series | None:
+    """The duty cycle's row where it is the idle measure's complement, so that a page says
+    the two as one measure: on a profile without steps both count the same devices over each
+    one's active span (idle 7.6%, duty cycle 92.4%).  None where they differ in scope (with
+    steps the idle share is over the steps, the duty cycle over the whole profile)."""
+    idle, duty = get(table, "device_idle_pct"), get(table, "duty_cycle_pct")
+    if idle is None or duty is None or idle["time"] != "profile" \
+            or idle["devices"] != duty["devices"]:
+        return None
+    return duty if abs(float(idle["value"]) + float(duty["value"]) - 100) < 0.05 else None
+
+
+def busy_share_words(duty) -> str:
+    """The duty cycle said within the idle measure it complements (:func:`complement_duty`):
+    "busy the other 92.4%: the device duty cycle", with XProf's figure where it differs."""
+    text = f"busy the other {measure_text(duty['value'], '%')}: the device duty cycle"
+    xprof = xprof_words(duty)
+    return f"{text}; {xprof}" if xprof else text
 
 
 def device_words(row) -> tuple[str, bool]:
