@@ -72,13 +72,14 @@ def test_step_time_is_the_median_of_the_steps_table(cpu):
     d = cpu.steps.duration_ms
     assert row.value == pytest.approx(float(d.median()), rel=1e-12)
     assert row.what == "median step time" and row.unit == "ms" and row.passed
-    assert f"median of {len(d)} steps (source: markers)" in row.evidence
+    assert f"median of the {len(d)} steps (source: markers)" in row.evidence
+    assert row.value == cpu.measures.at["step_time_median_ms", "value"]  # the page's number
     _both_ways(cpu, "max_step_ms", row.value)
     # (the gate's statistics are over every step of the table; the overview's average card
     # is XProf's, over the steps it counts, and says so)
     mean = _row(cpu, max_step_ms=1e6, step_statistic="mean")
     assert mean.value == pytest.approx(float(d.mean()), rel=1e-12)
-    assert f"mean of {len(d)} steps" in mean.evidence
+    assert f"mean of the {len(d)} steps" in mean.evidence
     assert _row(cpu, max_step_ms=1e6, step_statistic="p90").value == \
         pytest.approx(float(np.percentile(d, 90)))
     assert _row(cpu, max_step_ms=1e6, step_statistic="max").value == float(d.max())
@@ -441,16 +442,19 @@ def test_parse_bytes():
 
 def test_steps_of_several_hosts_are_named_with_their_host():
     prof = tp.load([DATA / "jax_h200_nocmdbuf.xplane.pb", DATA / "jax_h200_transformer.xplane.pb"])
-    d = prof.steps.duration_ms
+    # each step once, at its slowest host's time, the hosts' steps paired as XProf's pod
+    # viewer pairs them (by the times each file holds: 9 of their 10 steps overlap)
+    d = prof.pod.groupby("step", sort=False).duration_ms.max()
+    assert len(d) == 9
     row = _row(prof, max_step_ms=float(d.max()) - 1e-6, step_statistic="max")
     assert row.value == float(d.max()) and row.status == "failed"
-    # each step once, at its slowest host's time
-    assert f"of {d.index.nunique()} steps of 2 hosts, each its slowest host's time" \
-        in row.evidence
-    assert row.details["median_ms"] == d.groupby(level=0).max().median()
+    assert ("of the 9 steps of 2 hosts paired as XProf's pod viewer aligns them, each its "
+            "slowest host's time") in row.evidence
+    assert row.details["median_ms"] == d.median()
+    assert row.details["median_ms"] == prof.measures.at["step_time_median_ms", "value"]
     assert "(step 0 on jax_h200_nocmdbuf)" in row.evidence
     idle = _row(prof, max_idle_pct=100)
-    assert "in the 10 steps of 2 hosts" in idle.evidence
+    assert "in the 10 steps of each of 2 hosts (20 host steps)" in idle.evidence
     assert re.search(r"max \d+\.\d% \(jax_h200_nocmdbuf GPU:0\)", idle.evidence), idle.evidence
 
 

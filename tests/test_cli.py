@@ -160,13 +160,18 @@ def _expected_findings(prof) -> list[tuple]:
 def test_summary_numbers_equal_the_dataframes(paths, which):
     doc = tfprof_json("summary", paths[which], "--top", "5")
     prof = tp.load(paths[which])
-    steps, d = prof.steps, prof.steps.duration_ms
+    from tfprof_nb.analysis.steps.per_step import per_step
+
+    steps = prof.steps
+    d = per_step(steps).duration_ms  # (a pod's steps each at its slowest host: tp.check's)
     st = doc["steps"]
     assert (st["count"], st["source"]) == (len(steps), steps.source.iloc[0])
     assert (st["distinct"], st["hosts"]) == (steps.index.nunique(), steps.host.nunique())
     assert st["hosts"] == (2 if which == "pod" else 1)
     assert (st["median_ms"], st["min_ms"], st["max_ms"]) == (d.median(), d.min(), d.max())
     assert st["std_ms"] == (d.std() if len(d) > 1 else 0.0)
+    assert st["median_ms"] == prof.measures.at["step_time_median_ms", "value"]
+    assert (st["judged"] < st["count"]) == (which == "pod")
     # the mean and the breakdown are XProf's: over the steps it counts (each host's first and
     # last left out where it has more than five), as the page's card
     # (steps inferred from a repeated program, the TPU's: XProf has none, all are counted)

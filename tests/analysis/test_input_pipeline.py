@@ -192,7 +192,10 @@ def test_a_pods_xprof_figures_take_its_aligned_steps(tmp_path):
     assert m.at["step_time_mean_ms", "value"] == st["avg_ms"]
     assert m.at["step_time_mean_ms", "scope"].startswith(
         "over the 8 steps XProf aligns across 2 hosts (without each host's first and last")
-    assert m.at["step_time_median_ms", "scope"] == "over the 20 steps of 2 hosts (30 host steps)"
+    # (the median is tp.check's: of the 10 steps paired across the hosts, each its slowest's)
+    assert m.at["step_time_median_ms", "scope"] == ("over the 10 steps of 2 hosts paired as "
+                                                    "XProf's pod viewer aligns them, each its "
+                                                    "slowest host's time")
 
 
 def test_a_pods_steps_aligned_by_each_files_own_times():
@@ -224,15 +227,23 @@ def test_a_pods_steps_aligned_by_each_files_own_times():
                       (st["std_ms"], "steptime_ms_standard_deviation")):
         assert f"{ours:.1f}" == props[key], key
     # one count of the steps on the page: the workers ran different step numbers (1498-1640
-    # and 1442-1581: 199 numbers), 283 host steps; the median is over those host steps
+    # and 1442-1581: 199 numbers, which count no real step), 143 and 140 steps; the page
+    # counts each host's, never the numbers
     rows, numbers = len(prof.steps), prof.steps.index.nunique()
     assert (rows, numbers) == (283, 199)
+    assert prof.steps.groupby("host").size().tolist() == [143, 140]
+    # the median (tp.check's, tp.compare's) is over the steps XProf's pod viewer pairs (140),
+    # each its slowest host's time: equal step numbers would pair unrelated steps
     median = prof.measures.loc["step_time_median_ms"]
-    assert median.value == prof.steps.duration_ms.median()
-    assert median.scope == "over the 199 steps of 2 hosts (283 host steps)"
+    slowest = prof.pod.groupby("step", sort=False).duration_ms.max()
+    assert len(slowest) == 140 and median.value == slowest.median()
+    assert median.scope == ("over the 140 steps of 2 hosts paired as XProf's pod viewer "
+                            "aligns them, each its slowest host's time")
+    check = tp.check(prof, max_step_ms=1e9).rows[0]
+    assert check.value == median.value and "the 140 steps of 2 hosts" in check.evidence
     assert "over 138 of 283 host steps (XProf's rule)" in repr(ov)
     cards = dict((c[0], c[1]) for c in OverviewView.state(prof).values["cards"])
-    assert cards["Steps"] == "199 on 2 hosts, 283 host steps (step markers)"
+    assert cards["Steps"] == "140 to 143 on each of 2 hosts, 283 host steps (step markers)"
 
 
 def test_pod_alignment_follows_the_overlap_of_the_steps():

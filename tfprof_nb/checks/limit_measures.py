@@ -22,6 +22,7 @@ import pandas as pd
 from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.steps.breakdown import NO_STEPS_WHY
+from ..analysis.steps.per_step import per_step, per_step_words
 from ..analysis.tf.memory import LABELS
 from ..plot.memory_figures import human_bytes
 from .regression import CONFIDENCE, step_regression
@@ -70,24 +71,13 @@ def _hosts(steps: pd.DataFrame) -> int:
     return int(steps.host.nunique()) if "host" in steps else 1
 
 
-def per_step(steps: pd.DataFrame) -> pd.DataFrame:
-    """One row per step: on a pod, whose steps table has a row per step and host, each
-    step's slowest host's row (the pod's step lasts until its last host is done), so that a
-    step counts once however many hosts ran it."""
-    if _hosts(steps) <= 1 or steps.index.is_unique:
-        return steps
-    order = np.argsort(-steps.duration_ms.to_numpy(dtype=float), kind="stable")
-    first = ~pd.Index(steps.index[order]).duplicated()
-    return steps.iloc[np.sort(order[first])]
-
-
 def _steps_words(steps: pd.DataFrame) -> str:
-    """"8 steps (source: markers)": how many steps (on a pod: "8 steps of 2 hosts, each its
-    slowest host's time"), and where they come from."""
-    n, hosts = len(steps), _hosts(steps)
-    words = _count(n, "step") + (f" of {hosts} hosts, each its slowest host's time"
-                                 if hosts > 1 else "")
-    return f"{words} (source: {steps.source.iloc[0]})" if "source" in steps and n else words
+    """"the 8 steps (source: markers)": the steps judged (on a pod "the 140 steps of 2 hosts
+    paired as XProf's pod viewer aligns them, each its slowest host's time": see
+    :func:`per_step`), and where they come from."""
+    words = per_step_words(steps)
+    return f"{words} (source: {steps.source.iloc[0]})" if "source" in steps and len(steps) \
+        else words
 
 
 def _step_names(steps: pd.DataFrame, rows) -> str:
@@ -110,8 +100,8 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
     over = np.flatnonzero(d > threshold)
     others = [f"{k} {v:.4g}" for k, v in (("median", np.median(d)), ("mean", d.mean()))
               if k != statistic]
-    words = (f"{statistic} of {_steps_words(steps)}: {value:.4g} ms ({', '.join(others)}, "
-             f"slowest {_step_names(steps, [int(d.argmax())])}: {d.max():.4g} ms); "
+    words = (f"{statistic} of {_steps_words(subject.steps)}: {value:.4g} ms "
+             f"({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: {d.max():.4g} ms); "
              f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")
     if 0 < len(over) <= 5:
         words += f" ({_step_names(steps, over)})"

@@ -15,8 +15,9 @@ from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.measure_words import (busy_share_words, complement_duty,
                                                excluded_note, measure_text, spread_words,
                                                value_of, xprof_words)
-from ..analysis.findings.measures import xprof_steps_words
+from ..analysis.findings.measures import step_count_words, xprof_steps_words
 from ..analysis.findings.overview import device_text
+from ..analysis.steps.per_step import per_step, per_step_words
 from ..analysis.steps.xprof_counted import xprof_step_ms, xprof_steps
 from ..constants import CATEGORY_COLUMNS
 
@@ -88,16 +89,21 @@ def _devices(prof, ov) -> dict:
 
 
 def _step_stats(steps) -> dict:
-    """Step count (rows of ``prof.steps``: a pod's steps repeat per host, ``distinct`` counts
-    step numbers), where steps come from, and the step time's mean, median, spread."""
+    """Step count (rows of ``prof.steps``: a pod's steps repeat per host, ``per_host`` counts
+    each host's, ``distinct`` the step numbers), where steps come from, the step time's mean
+    (XProf's) and its median and spread over the steps ``tp.check`` judges (``judged``:
+    a pod's each at its slowest host, ``judged_scope`` says so)."""
     if steps.empty:
         return {"count": 0, "distinct": 0, "hosts": 0, "source": None}
-    d = steps.duration_ms
+    judged = per_step(steps)
+    d = judged.duration_ms
     counted = xprof_step_ms(steps)  # the mean is XProf's (the page's card): over these
     return {"count": len(steps), "distinct": int(steps.index.nunique()),
+            "per_host": step_count_words(steps)[0],
             "hosts": int(steps.host.nunique()), "source": str(steps.source.iloc[0]),
             "mean_ms": float(counted.mean()), "mean_over": len(counted),
-            "mean_scope": xprof_steps_words(steps), "median_ms": float(d.median()),
+            "mean_scope": xprof_steps_words(steps), "judged": len(judged),
+            "judged_scope": per_step_words(steps), "median_ms": float(d.median()),
             "std_ms": float(d.std()) if len(d) > 1 else 0.0,
             "min_ms": float(d.min()), "max_ms": float(d.max())}
 
@@ -187,8 +193,10 @@ def _head_text(doc: dict) -> str:
              f"Devices   {dev['text']}{_device_names(dev['devices'])}"]
     if st["count"]:
         over = "" if st["mean_over"] == st["count"] else f" over {st['mean_scope']}"
+        judged = "" if st["judged"] == st["count"] else f" over {st['judged_scope']}"
         lines.append(f"Steps     {_step_count(st)}: median {st['median_ms']:.3f} ms, min "
-                     f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f}); "
+                     f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f})"
+                     f"{judged}; "
                      f"mean {st['mean_ms']:.3f} ms{over}")
     else:
         lines.append("Steps     none found (see the notes)")
@@ -196,11 +204,12 @@ def _head_text(doc: dict) -> str:
 
 
 def _step_count(st: dict) -> str:
-    """"8 steps (markers)", or on a pod "8 steps on 2 hosts (markers), 16 host steps" (the
-    times that follow are over host steps)."""
+    """"8 steps (markers)", or on a pod "8 steps on each of 2 hosts (markers), 16 host steps"
+    ("140 to 143 steps on each ..." where hosts differ; the times that follow are over host
+    steps)."""
     if st["hosts"] > 1:
-        return (f"{st['distinct']} step{'s' if st['distinct'] > 1 else ''} on {st['hosts']} "
-                f"hosts ({st['source']}), {st['count']} host steps")
+        return (f"{st['per_host']} step{'s' if st['per_host'] != '1' else ''} on each of "
+                f"{st['hosts']} hosts ({st['source']}), {st['count']} host steps")
     return f"{st['count']} step{'s' if st['count'] > 1 else ''} ({st['source']})"
 
 

@@ -69,9 +69,9 @@ def _cards(ov) -> list[list[str]]:
         cards.append(measure_card(table.loc["step_time_mean_ms"]))
         source = "inferred" if st["source"].startswith("inferred") else \
             _SOURCE_WORDS.get(st["source"], st["source"])
-        # (inferred: the note says how; a pod's: step numbers, then each host's rows)
-        count = f"{st['steps']}" if st.get("hosts", 1) < 2 else \
-            f"{st['distinct']} on {st['hosts']} hosts, {st['steps']} host steps"
+        # (inferred: the note says how; a pod's: each host's count, then all its rows)
+        count = st["count"] if st.get("hosts", 1) < 2 else \
+            f"{st['count']} on each of {st['hosts']} hosts, {st['steps']} host steps"
         cards.append(["Steps", f"{count} ({source})"])
     # (the input wait's card also where it is unknown: its scope says why)
     cards += [measure_card(table.loc[key]) for key in _CARD_MEASURES[:1] if key in table.index]

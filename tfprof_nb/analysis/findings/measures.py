@@ -31,13 +31,14 @@ import pandas as pd
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..gpu.time import ALL_STREAMS, PROFILE_WINDOW, step_rows
 from ..runtime.unit import Analysis
+from ..steps.per_step import per_step, per_step_words
 from ..steps.xprof_counted import xprof_count
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MARK_INPUT", "MEASURE_COLUMNS", "NO_INPUT_EVENTS",
            "Definition", "active_device_rows", "device_label", "kind_rows", "measures",
-           "steps_words", "wait_and_duty", "xprof_steps_words", "INFERRED_FOR_XPROF"]
+           "step_count_words", "steps_words", "wait_and_duty", "xprof_steps_words", "INFERRED_FOR_XPROF"]
 
 
 @dataclass(frozen=True)
@@ -186,16 +187,24 @@ def _names(names: list, kind: str) -> str:
     return ", ".join(names) if len(names) <= 4 else f"{len(names)} {kind}s"
 
 
+def step_count_words(steps: pd.DataFrame) -> tuple[str, int]:
+    """How many steps, as every page counts them: ("10", 1) on one host; on a pod each
+    host's count ("10", or "140 to 143" where they differ) and the number of hosts.  Hosts
+    that train apart number their steps apart (step 1500 of one is 1442 of the other), so a
+    pod's count is never of distinct step numbers."""
+    if "host" not in steps or not len(steps) or steps.host.nunique() < 2:
+        return f"{len(steps)}", 1
+    each = steps.groupby(steps.host.astype(str), sort=False).size()
+    low, high = int(each.min()), int(each.max())
+    return (f"{low}" if low == high else f"{low} to {high}"), len(each)
+
+
 def steps_words(steps: pd.DataFrame) -> str:
-    """"the 10 steps", "the step", on a pod "the 10 steps of 2 hosts (20 host steps)" (a step
-    number counts once; the figures are over the host steps, each host's rows)."""
-    n = int(steps.index.nunique()) if len(steps) else 0
-    hosts = int(steps.host.nunique()) if "host" in steps and len(steps) else 1
-    words = "the step" if n == 1 else f"the {n} steps"
-    if hosts > 1:
-        words += f" of {hosts} hosts" + (f" ({len(steps)} host steps)" if len(steps) != n
-                                         else "")
-    return words
+    """"the 10 steps", "the step", on a pod "the 10 steps of each of 2 hosts (20 host
+    steps)" (the figures are over the host steps, each host's rows)."""
+    count, hosts = step_count_words(steps)
+    words = "the step" if count == "1" else f"the {count} steps"
+    return words if hosts < 2 else f"{words} of each of {hosts} hosts ({len(steps)} host steps)"
 
 
 # the steps XProf's rule is applied to where they were inferred (XProf itself finds none)
@@ -261,8 +270,11 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     mean = _row("step_time_mean_ms", xprof.step_ms.mean(), "steps",
                 scope=f"over {steps_words(steps) if inferred else xprof_steps_words(steps)}",
                 spread=_step_spread(counted), rule="tfprof" if inferred else None)
-    return [mean, _row("step_time_median_ms", steps.duration_ms.astype(float).median(),
-                       "steps", scope=f"over {steps_words(steps)}", spread=_step_spread(steps))]
+    # (the median is of the steps tp.check judges: a pod's each at its slowest host)
+    judged = per_step(steps)
+    return [mean, _row("step_time_median_ms", judged.duration_ms.astype(float).median(),
+                       "steps", scope=f"over {per_step_words(steps)}",
+                       spread=_step_spread(judged))]
 
 
 def _step_spread(steps: pd.DataFrame) -> dict:

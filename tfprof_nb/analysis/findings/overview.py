@@ -14,6 +14,7 @@ from ..steps.xprof_counted import xprof_count
 from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
 from .input_wait import input_verdict
+from .measures import step_count_words
 from .measure_words import measure_text, xprof_words
 from .tpu_figures import device_figures
 
@@ -127,8 +128,9 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
     xprof = xprof_count(steps)
     counted, d = xprof.rows, xprof.step_ms
     source = str(steps.source.iloc[0])
-    hosts = int(steps.host.nunique()) if "host" in steps else 1
+    count, hosts = step_count_words(steps)
     step_time = {"steps": len(steps), "distinct": int(steps.index.nunique()), "hosts": hosts,
+                 "count": count,
                  "counted": len(d), "avg_ms": float(d.mean()),
                  "std_ms": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
                  "min_ms": float(d.min()), "max_ms": float(d.max()), "source": source}
