@@ -49,7 +49,8 @@ QUOTES = {
                       rf"'All Others'[^.;0-9]*?{_N}"],
     "kernel_launch_pct": [rf"'Kernel Launch'[^.;0-9]*?{_N}",
                           rf"{_N} of the total step time sampled is spent on 'Kernel Launch'"],
-    "small_kernels_pct": [rf"kernel runs under 10 us {_N}"],
+    "small_kernels_pct": [rf"kernel runs under 10 us {_N}",
+                          rf"kernel runs \(all devices\) lasting under 10 us {_N}"],
 }
 # XProf's own figure of a measure, in a clause labelled as XProf's
 XPROF_QUOTES = {

@@ -101,7 +101,8 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
     others = [f"{k} {v:.4g}" for k, v in (("median", np.median(d)), ("mean", d.mean()))
               if k != statistic]
     words = (f"{statistic} of {_steps_words(subject.steps)}: {value:.4g} ms "
-             f"({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: {d.max():.4g} ms); "
+             f"({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: "
+             f"{d.max():.4g} ms); "
              f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")
     if 0 < len(over) <= 5:
         words += f" ({_step_names(steps, over)})"

@@ -27,7 +27,9 @@ LABELS = {
     "xprof_all_other_pct": "XProf's 'All Others' (its step breakdown's untraced host time, "
                            "over the steps it counts)",
     "all_other_pct": "XProf's 'All Others' (over the steps it counts)",
-    "small_kernels_pct": "kernel runs under 10 us",
+    # (a share of runs, not of time, over every device and the whole profile: its scope)
+    "small_kernels_pct": "share of the whole profile's kernel runs (all devices) lasting "
+                         "under 10 us",
     "small_kernel_types_pct": "kernel types averaging under 10 us (kernel stats)",
     "host_wait_pct": "idle waiting for late launches", "launch_gap_pct": "idle in short gaps",
     "copy_sync_pct": "idle in copies and synchronisation",

@@ -38,7 +38,8 @@ from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "DEFINITIONS", "MARK_INPUT", "MEASURE_COLUMNS", "NO_INPUT_EVENTS",
            "Definition", "active_device_rows", "device_label", "kind_rows", "measures",
-           "step_count_words", "steps_words", "wait_and_duty", "xprof_steps_words", "INFERRED_FOR_XPROF"]
+           "step_count_words", "steps_words", "wait_and_duty", "xprof_steps_words",
+           "INFERRED_FOR_XPROF"]
 
 
 @dataclass(frozen=True)

@@ -354,16 +354,18 @@ def buffer_reasons(buffers: list, program_names: dict) -> list[str]:
         kernels = b["name_kernels"] + b["position_kernels"] + b["unresolved_kernels"]
         pct = {k: 100.0 * b[f"{k}_ps"] / total for k in ("name", "position", "unresolved")}
         name = program_names.get(b["program_id"], "?")
-        text = (f"program {b['program_id']} ({name}) ran {kernels:,} kernels inside the XLA "
+        # (what a buffer runs is kernels and memsets alike: the device ops on its stream)
+        text = (f"program {b['program_id']} ({name}) ran {kernels:,} device ops (kernels, "
+                f"memsets) inside the XLA "
                 f"command buffer {b['op']} (CUDA or HIP graphs: their hlo_op names the buffer): "
                 f"attributed to HLO ops by kernel name ({pct['name']:.1f} % of its "
                 f"{total / 1e6:,.1f} us) and by position between matched neighbours in the "
                 f"schedule ({pct['position']:.1f} %); ")
         if b["unresolved_kernels"]:
-            text += (f"{b['unresolved_kernels']:,} kernels ({b['unresolved_ps'] / 1e6:,.1f} us, "
+            text += (f"{b['unresolved_kernels']:,} of them ({b['unresolved_ps'] / 1e6:,.1f} us, "
                      f"{pct['unresolved']:.1f} %) could not be placed and stay in the "
                      f"unresolved row {b['op']}")
         else:
-            text += "every kernel was placed (0 % unresolved)"
+            text += "every one was placed (0 % unresolved)"
         out.append(text)
     return out
