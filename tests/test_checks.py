@@ -119,7 +119,7 @@ def test_duty_cycle_is_the_overview_figure(gpu, bert):
     # BERT: GPU:1 and GPU:4 ran nothing in the step; XProf's figure sums them too
     evidence = _row(bert, min_duty_cycle_pct=0).evidence
     xprof = bert.duty_cycle.attrs["device_duty_cycle_pct"]
-    assert "(GPU:6, over each one's active span (whole profile) (GPU:1, GPU:4 left out" in evidence
+    assert "(GPU:6, over its active span (whole profile) (GPU:1, GPU:4 left out" in evidence
     assert f"XProf's rule gives {xprof:.1f}% (XProf sums every device with activity (3)" \
         in evidence
 
@@ -139,7 +139,8 @@ def test_idle_without_steps_is_over_the_active_span():
     row = _row(prof, max_idle_pct=100)
     assert row.value == prof.measures.at["device_idle_pct", "value"]
     assert prof.measures.at["device_idle_pct", "time"] == "profile"
-    assert "over each device's active span (the profile has no steps)" in row.evidence
+    span = "its" if prof.measures.at["device_idle_pct", "device_count"] == 1 else "each device's"
+    assert f"over {span} active span (the profile has no steps)" in row.evidence
 
 
 def test_host_bound_is_the_host_findings_measure(gpu):

@@ -250,8 +250,10 @@ def _pod_words(xprof) -> str:
 
 
 def _when(devs: _Devices, steps: pd.DataFrame) -> str:
-    return {"steps": f"in {steps_words(steps)}",
-            "profile": "over each device's active span (the profile has no steps)"}[devs.time]
+    if devs.time == "steps":
+        return f"in {steps_words(steps)}"
+    span = "its active span" if len(devs.names) == 1 else "each device's active span"
+    return f"over {span} (the profile has no steps)"
 
 
 def _device_scope(devs: _Devices, steps: pd.DataFrame) -> str:
@@ -357,12 +359,13 @@ def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dic
     differs = f"{pct:.1f}" != f"{xprof:.1f}"
     note = (f"XProf sums every device with activity ({len(duty)}), those idle through the "
             "steps too") if differs else ""
-    scope = f"{_names(devs.names, devs.kind)}, over each one's active span (whole profile)"
+    span = "its active span" if len(devs.names) == 1 else "each one's active span"
+    scope = f"{_names(devs.names, devs.kind)}, over {span} (whole profile)"
     spread = _spread(pd.Series(mine.duty_cycle_pct.to_numpy(dtype=float),
                                index=labels[labels.isin(devs.names)]))
     return [_row("duty_cycle_pct", pct, "profile", devs.names, devs.excluded, scope, spread,
                  xprof if differs else None, note, "tfprof" if differs else "xprof",
-                 when="over each one's active span (whole profile)")]
+                 when=f"over {span} (whole profile)")]
 
 
 def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
