@@ -1,7 +1,8 @@
 """GPU time accounting: where each device (and each of its streams) is busy, and why it idles.
 
 Per host (:func:`host_gpu_time`, next to the host's steps), every step window of every device
-is cut into parts that add up to the window exactly (integer picoseconds), by priority:
+(overlapping steps cut where the next begins, so that no time counts twice) is cut into parts
+that add up to the window exactly (integer picoseconds), by priority:
 
 1. ``busy``: a kernel runs (compute or collective, any stream of the device; for a stream's row,
    a kernel of that stream);
@@ -73,10 +74,15 @@ class GpuTimePart:
 
 
 def _windows(steps: pd.DataFrame, shift_ps: int):
-    """(step numbers, w0, w1) of the host's step windows in host ps."""
+    """(step numbers, w0, w1) of the host's step windows in host ps, each cut where the next
+    begins: steps inferred over several devices overlap (a TPU still ends step 7 as another
+    begins step 8), and the time they share is counted once, in the later step."""
     w0 = np.rint(steps.start_us.to_numpy() * 1e6).astype(np.int64) - shift_ps
     w1 = w0 + np.rint(steps.duration_ms.to_numpy() * 1e9).astype(np.int64)
-    return steps.index.to_numpy(np.int64), w0, w1
+    order = np.argsort(w0, kind="stable")
+    nxt = np.full(len(w0), np.iinfo(np.int64).max, np.int64)
+    nxt[order[:-1]] = w0[order[1:]]
+    return steps.index.to_numpy(np.int64), w0, np.maximum(w0, np.minimum(w1, nxt))
 
 
 def _span(dev: DeviceActivity, module: tuple | None) -> tuple[int, int]:
@@ -175,14 +181,16 @@ def _extent(begin: np.ndarray, busy: Intervals, w0, w1) -> dict:
     return {"kernels": count, "first_ps": first, "last_ps": last}
 
 
-def _outside(dev: DeviceActivity, windows) -> tuple[np.ndarray, np.ndarray]:
+def _outside(dev: DeviceActivity, windows, module: tuple | None) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
     """(begins, ends) ps of a device's time outside every step window: from its first to its
-    last activity, less the windows (none for the profile window)."""
+    last activity (its duty cycle's span: a TPU's XLA modules too), less the windows (none
+    for the profile window)."""
     steps, w0, w1 = windows
     if not len(dev) or (steps == PROFILE_WINDOW).all():
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    span = (np.array([dev.begin.min()], np.int64), np.array([dev.end.max()], np.int64))
-    return subtract(span, union(w0, w1))
+    lo, hi = _span(dev, module)
+    return subtract((np.array([lo], np.int64), np.array([hi], np.int64)), union(w0, w1))
 
 
 def _with_outside(windows, outside) -> tuple:
@@ -236,15 +244,15 @@ def _stack(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame({k: np.concatenate([r[k] for r in rows]) for k in rows[0]})
 
 
-def _device_tables(hd, act, waits, windows, shift_ps, plane: int):
+def _device_tables(hd, act, waits, windows, shift_ps, plane: int, module: tuple | None):
     """Utilization rows (the device, then each stream) and overlap rows of one device, as
-    column dicts."""
+    column dicts (``module``: a TPU's XLA modules' span, part of its active span)."""
     dev = act.of_device(plane)
     name = hd.plane_names[plane]
     copies = dev.intervals(dev.kind == COPY)
     kernels = dev.take(dev.kind != COPY)
     launched = not name.startswith(TPU_PLANE_PREFIX)
-    parts = _with_outside(windows, _outside(dev, windows))  # steps, then outside them
+    parts = _with_outside(windows, _outside(dev, windows, module))  # steps, then outside
     shown = (parts[0][:len(windows[0]) + 1], parts[1][:len(windows[0]) + 1], None)
     whole = _one_outside_row(_account(kernels, copies, waits, parts, launched),
                              len(windows[0]))
@@ -342,13 +350,13 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
         return GpuTimePart(empty_utilization(), empty_overlap(), _device_summary(hd, act, 0),
                            launch_tables(hd, act, shift_ps), [])
     step_windows = _windows(steps, shift_ps) if has_steps else None
-    modules = tpu_module_spans(hd) if not has_steps else {}
+    modules = tpu_module_spans(hd)
     waits = host_waits(hd)
     util, overlap = [], []
     for plane in np.unique(act.device).tolist():
         windows = step_windows if has_steps else \
             _span_window(act.of_device(plane), modules.get(plane))
-        rows, ov = _device_tables(hd, act, waits, windows, shift_ps, plane)
+        rows, ov = _device_tables(hd, act, waits, windows, shift_ps, plane, modules.get(plane))
         ov["wall_us"] = (windows[2] - windows[1]) / 1e6
         util.extend(rows)
         overlap.append(ov)
