@@ -31,7 +31,8 @@ _BESIDE_MIN_ROWS = 1 << 20  # paths this long code their names on a helper threa
 SUMMARY_COLUMNS = ["level", "category", "name", "resource", "duration_us", "share", "steps"]
 _WORDS = {"device_compute": "device compute", "device_collectives": "collectives",
           "device_to_device": "device-to-device copies", "input": "input",
-          "output": "device-to-host output", "kernel_launch": "kernel launches",
+          # (the host's launch calls on the path, not the devices' launch gaps the page shows)
+          "output": "device-to-host output", "kernel_launch": "kernel launch calls",
           "host_compute": "host compute (Python and framework code)",
           "host_wait": "host waits after the device finished", "compilation": "compilation",
           # (not the devices' idle time the page shows: time on the path no traced event covers)
