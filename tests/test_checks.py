@@ -186,6 +186,7 @@ def test_device_measures_of_a_cpu_profile_are_unknown(cpu):
     allowed = tp.check(cpu, max_step_ms=1e6, min_duty_cycle_pct=10, allow_missing=True)
     assert allowed.ok and allowed.failures == [] and len(allowed.unknown) == 1
     assert "unknown allowed" in repr(allowed)
+    assert "fails without allow_missing" in result.verdict()  # why FAILED with no fail
 
 
 def test_step_measures_of_a_profile_without_steps_are_unknown():

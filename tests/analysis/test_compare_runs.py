@@ -13,6 +13,7 @@ import pytest
 
 import tfprof_nb as tp
 
+from ..conftest import DATA
 from ..make_compare_profiles import capture
 
 
@@ -154,8 +155,30 @@ def test_without_steps_an_op_is_its_total_over_the_steps(wider):
         t["op_step_times"] = t["op_step_times"].iloc[0:0]
     flat = compare_tables(*tables, step_time=c.step_time).ops
     assert (flat.per_step == "total / steps").all() and flat.band_low.isna().all()
-    assert (flat.noise == "no band: no time per step").all()
+    assert (flat.noise == "no band: total / steps (no time per step)").all()
+    # what the explained part sums says so: totals, not medians (they were called medians)
+    from tfprof_nb.analysis.findings.op_changes import explained, ops_time_words
+
+    ex = explained(flat, c.step_time.get("new", 0) - c.step_time.get("base", 0))
+    assert ex["totals"] == ex["ops"] > 0
+    assert ops_time_words(ex) == "the host ops' totals / steps (no op's time per step is known)"
     ops = base.result("op_stats_without_idle").set_index("operation").total_self_time_us
     one = flat.reset_index().iloc[0]
     assert one.a == pytest.approx(ops[one.a_op] / len(base.steps))
     assert isinstance(flat, pd.DataFrame)
+
+
+def test_a_removed_op_and_the_added_op_of_its_name_are_two_bars():
+    """H100 -> H200 of one JAX program: XLA's recompile removed 'loop_convert_fusion' and
+    added another of that name.  The waterfall draws them as two bars (it drew two bars in one
+    category: a chart's categories are its labels), each labelled by how it was matched."""
+    from tfprof_nb.plot.compare_figures import waterfall_figure
+
+    c = tp.compare(tp.load(DATA / "jax_h100_nocmdbuf.xplane.pb"),
+                   tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb"))
+    w = c.waterfall()
+    assert w.label.is_unique
+    assert {"loop_convert_fusion (removed)", "loop_convert_fusion (added)"} <= set(w.label)
+    x = list(waterfall_figure(c).data[0].x)
+    assert len(set(x)) == len(x) == len(w)
+    _adds_up(c)

@@ -153,7 +153,9 @@ class CheckResult:
         parts = [f"{counts[s]} {s}" for s in _MARK if counts[s]]
         return f"{'OK' if self.ok else 'FAILED'} ({', '.join(parts)} of {len(self.rows)} " \
                f"limit{'s' * (len(self.rows) != 1)}" + \
-               ("; unknown allowed" if self.allow_missing and counts["unknown"] else "") + ")"
+               ("; unknown allowed" if self.allow_missing and counts["unknown"] else
+                "; a limit the profile cannot measure fails without allow_missing (--allow-missing)"
+                if counts["unknown"] and not counts["failed"] else "") + ")"
 
     def to_dict(self) -> dict:
         """The result as JSON-ready values: ok, the counts, and one dict per limit."""

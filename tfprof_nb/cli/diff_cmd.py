@@ -6,6 +6,7 @@ their noise bands), the HLO diff and the kernels; ``--json`` has the same number
 
 from __future__ import annotations
 
+from ..analysis.findings.op_changes import ops_time_words
 from ._common import EXIT_OK, CliError, add_command, emit, load_profile
 
 __all__ = ["add_parser", "run"]
@@ -77,18 +78,19 @@ def diff_text(doc: dict) -> str:
     ex = doc["explained_ms"]
     if ex.get("unexplained_ms") is not None:
         lines += ["", f"Of the median step's change {ex['step_ms']:+.3f} ms: "
-                  f"{ex['explained_ms']:+.3f} ms in the {ex['side'].lower()} ops' medians, "
+                  f"{ex['explained_ms']:+.3f} ms in {ops_time_words(ex)}, "
                   f"{ex['unexplained_ms']:+.3f} ms unexplained"]
     if len(doc["ops"]):
-        lines += ["", "Ops with the largest change in median self time per step (us), matched "
-                  "across recompiles", _op_rows(doc["ops"])]
+        lines += ["", "Ops with the largest change in self time per step (us: the median of "
+                  "steps, else total / steps as the verdict says), matched across recompiles",
+                  _op_rows(doc["ops"])]
     if len(doc["hlo"]):
         lines += ["", "HLO diff (time per step, us)"]
         lines += [f"  {r.program}: {r.change}: {r.detail}"
                   + (f" ({r.time_us:+,.3f} us)" if r.time_us == r.time_us else "")
                   for r in doc["hlo"].itertuples()]
     if len(doc["kernels"]):
-        lines += ["", "Kernels with the largest change in total time (us)",
+        lines += ["", "Kernels with the largest change in time per step (us: total / steps)",
                   _rows(doc["kernels"], ["kernel_name"], "base_us", "new_us", "delta_us")]
     return "\n".join(lines)
 

@@ -18,7 +18,7 @@ from ...constants import CATEGORY_COLUMNS
 from ..xla.memory.program_memory import programs_table
 from .hlo_diff import HLO_DIFF_COLUMNS, hlo_diff
 from .hlo_identity import module_key
-from .op_changes import CHANGE_COLUMNS, explained, op_changes, step_matrix
+from .op_changes import CHANGE_COLUMNS, explained, op_changes, ops_time_words, step_matrix
 from .op_matching import match_ops, op_rows
 
 __all__ = ["Comparison", "compare", "COMPARED", "WATERFALL_COLUMNS"]
@@ -78,8 +78,10 @@ class Comparison:
         mine = self.ops[self.ops.index.get_level_values(0) == ex["side"]]
         shown, rest = mine.iloc[:top], mine.iloc[top:]
         rows = [(f"{self.labels[0]} (median step)", st["base"], "absolute", "", "")]
-        rows += [(_op_label(name, r), r.delta / 1e3, "relative", r.category, r.noise)
-                 for (_, name), r in shown.iterrows()]
+        labels = _distinct_labels([_op_label(name, r) for (_, name), r in shown.iterrows()],
+                                  shown.matched_by.astype(str).tolist())
+        rows += [(label, r.delta / 1e3, "relative", r.category, r.noise)
+                 for label, (_, r) in zip(labels, shown.iterrows())]
         if len(rest):
             rows.append((f"{len(rest)} other ops", float(np.nansum(rest.delta)) / 1e3,
                          "relative", "", ""))
@@ -100,7 +102,7 @@ class Comparison:
         lines += _explained_lines(self.explained)
         beyond = self.ops[self.ops.noise == "beyond noise"] if len(self.ops) else self.ops
         if len(beyond):
-            lines.append("  ops beyond noise (median self time per step):")
+            lines.append("  ops beyond noise (self time per step: the median of steps):")
         for (side, name), row in beyond.head(10).iterrows():
             lines.append(f"  {side} {_op_label(name, row)}: {row.a:.1f} -> {row.b:.1f} us "
                          f"({row.delta:+.1f}, {row.matched_by})")
@@ -115,6 +117,21 @@ class Comparison:
         return "\n".join(lines)
 
 
+def _distinct_labels(labels: list[str], matched_by: list[str]) -> list[str]:
+    """An op's label in a chart, told apart from another op's of the same name (a removed
+    op and the added one that took its name): "loop_convert_fusion (removed)"; by number
+    where that is not enough.  A chart's categories are its labels: two equal ones would
+    draw two bars in one place."""
+    twice = {x for x in labels if labels.count(x) > 1}
+    out = [f"{x} ({how})" if x in twice else x for x, how in zip(labels, matched_by)]
+    seen: dict[str, int] = {}
+    for i, x in enumerate(out):
+        seen[x] = seen.get(x, 0) + 1
+        if seen[x] > 1:
+            out[i] = f"{x} #{seen[x]}"
+    return out
+
+
 def _op_label(name: str, row) -> str:
     """An op's name, with its base name where a recompile renamed it."""
     if row.a_op and row.b_op and row.a_op != row.b_op:
@@ -126,8 +143,7 @@ def _explained_lines(ex: dict) -> list[str]:
     if ex.get("unexplained_ms") is None:
         return []
     return [f"  of the median step's change {ex['step_ms']:+.3f} ms: {ex['explained_ms']:+.3f} "
-            f"ms in the {ex['side'].lower()} ops' medians, {ex['unexplained_ms']:+.3f} ms "
-            "unexplained"]
+            f"ms in {ops_time_words(ex)}, {ex['unexplained_ms']:+.3f} ms unexplained"]
 
 
 def _mean_steps(a: dict, b: dict) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CHANGE_COLUMNS", "FAMILY_CONFIDENCE", "NEGLIGIBLE_STEP_PCT", "op_changes",
-           "step_matrix", "explained"]
+           "ops_time_words", "step_matrix", "explained"]
 
 FAMILY_CONFIDENCE = 0.95
 NEGLIGIBLE_STEP_PCT = 1.0  # an op change below this share of the base median step: noise
@@ -83,7 +83,7 @@ def _band(interval, a_steps, b_steps, confidence: float):
 
 def _noise(low: float, high: float, how: str, floor_us: float) -> str:
     if how == TOTAL:
-        return "no band: no time per step"
+        return "no band: total / steps (no time per step)"
     if low != low:
         return "no band: too few steps"
     if low > floor_us or high < -floor_us:
@@ -141,7 +141,24 @@ def explained(ops: pd.DataFrame, step_delta_ms: float | None) -> dict:
     side = "Device" if "Device" in sides else "Host"
     mine = ops[ops.index.get_level_values(0) == side] if len(ops) else ops
     total = float(np.nansum(mine.delta.to_numpy(dtype=float))) / 1e3 if len(mine) else 0.0
+    # (how many of those deltas are of totals / steps, not of medians: the words say so)
+    basis = {"ops": len(mine), "totals": int((mine.per_step == TOTAL).sum()) if len(mine)
+             else 0}
     if step_delta_ms is None:
-        return {"side": side, "step_ms": None, "explained_ms": total, "unexplained_ms": None}
+        return {"side": side, "step_ms": None, "explained_ms": total, "unexplained_ms": None,
+                **basis}
     return {"side": side, "step_ms": step_delta_ms, "explained_ms": total,
-            "unexplained_ms": step_delta_ms - total}
+            "unexplained_ms": step_delta_ms - total, **basis}
+
+
+def ops_time_words(ex: dict) -> str:
+    """What the explained part sums, in words: "the device ops' medians", or where some ops'
+    times per step are totals over the steps (their events could not be placed in steps)
+    "the device ops' times per step (210 of 215 are totals / steps, not medians)"."""
+    side = ex["side"].lower()
+    if not ex.get("totals"):
+        return f"the {side} ops' medians"
+    if ex["totals"] == ex["ops"]:
+        return f"the {side} ops' totals / steps (no op's time per step is known)"
+    return (f"the {side} ops' times per step ({ex['totals']} of {ex['ops']} are totals / "
+            "steps, not medians)")

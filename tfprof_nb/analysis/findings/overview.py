@@ -50,11 +50,12 @@ class Overview:
         st = self.step_time
         lines = ["Overview"]
         if st.get("steps"):
-            kind = "host steps" if st.get("hosts", 1) > 1 else "steps"
-            over = f"{st['steps']} {kind}" if st.get("counted", st["steps"]) == st["steps"] \
-                else f"{st['counted']} of {st['steps']} {kind} (XProf's rule)"
+            # (over the steps the mean's card counts, in its words: a pod's aligned steps)
+            mean = self.measures.loc["step_time_mean_ms"] \
+                if "step_time_mean_ms" in self.measures.index else None
+            over = str(mean["scope"]) if mean is not None else f"over {st['steps']} steps"
             lines.append(f"  step time: {st['avg_ms']:.3f} ms avg (std {st['std_ms']:.3f}, "
-                         f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) over {over} "
+                         f"min {st['min_ms']:.3f}, max {st['max_ms']:.3f}) {over} "
                          f"[{st['source']}]")
         lines += [f"  {self.verdict[k]}" for k in ("statement", "xprof_statement")
                   if self.verdict.get(k)]
