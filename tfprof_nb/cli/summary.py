@@ -205,8 +205,8 @@ def _head_text(doc: dict) -> str:
 
 def _step_count(st: dict) -> str:
     """"8 steps (markers)", or on a pod "8 steps on each of 2 hosts (markers), 16 host steps"
-    ("140 to 143 steps on each ..." where hosts differ; the times that follow are over host
-    steps)."""
+    ("140 to 143 steps on each ..." where hosts differ; the median that follows is over the
+    steps tp.check judges, which says so)."""
     if st["hosts"] > 1:
         return (f"{st['per_host']} step{'s' if st['per_host'] != '1' else ''} on each of "
                 f"{st['hosts']} hosts ({st['source']}), {st['count']} host steps")
