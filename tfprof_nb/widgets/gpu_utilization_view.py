@@ -144,10 +144,12 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     out += _graph_launch_statement(prof.launch_latency.per_kernel)
     unit = "ops" if tpu else "kernels"
     util = prof.gpu_utilization
-    over = "over the steps" if has_steps(util) else \
-        "over its active span (the profile has no steps)"
-    return out + [f"Per device: busy time and each idle cause as a share of the device's wall "
-                  f"time {over}; {unit} and duty cycle over the whole profile."]
+    if has_steps(util):
+        return out + [f"Per device: busy time and each idle cause as a share of the device's "
+                      f"wall time over the steps; {unit} and duty cycle over the whole profile."]
+    return out + [f"Per device: busy time (its duty cycle) and each idle cause as a share of "
+                  f"the device's wall time over its active span (the profile has no steps); "
+                  f"{unit} over the whole profile."]
 
 
 def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
@@ -219,6 +221,8 @@ def _notes(prof, tpu: bool) -> dict[str, str]:
 
 def _devices_table(summary: pd.DataFrame, tpu: bool, input_known: bool = True) -> TableData:
     table = _without_one_host(summary)
+    if "active_span_wall_ms" in table:  # (no steps: the busy share is the duty cycle, once)
+        table = table.drop(columns="duty_cycle_pct", errors="ignore")
     if not input_known and "input_pct" in table:  # unknown, as the overview's card: blank
         table = table.assign(input_pct=float("nan"))
     if tpu:
