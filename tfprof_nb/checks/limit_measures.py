@@ -22,7 +22,7 @@ import pandas as pd
 from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.steps.breakdown import NO_STEPS_WHY
-from ..analysis.steps.per_step import per_step, per_step_words
+from ..analysis.steps.per_step import judged_steps, per_step
 from ..analysis.tf.memory import LABELS
 from ..plot.memory_figures import human_bytes
 from .regression import CONFIDENCE, step_regression
@@ -71,11 +71,10 @@ def _hosts(steps: pd.DataFrame) -> int:
     return int(steps.host.nunique()) if "host" in steps else 1
 
 
-def _steps_words(steps: pd.DataFrame) -> str:
-    """"the 8 steps (source: markers)": the steps judged (on a pod "the 140 steps of 2 hosts
-    paired as XProf's pod viewer aligns them, each its slowest host's time": see
-    :func:`per_step`), and where they come from."""
-    words = per_step_words(steps)
+def _source_words(steps: pd.DataFrame, words: str) -> str:
+    """The steps judged in ``words`` (:func:`judged_steps`'s: "the 8 steps", on a pod "the
+    140 steps of 2 hosts paired as XProf's pod viewer aligns them, ...") and where they come
+    from: "the 8 steps (source: markers)"."""
     return f"{words} (source: {steps.source.iloc[0]})" if "source" in steps and len(steps) \
         else words
 
@@ -91,7 +90,7 @@ def _step_names(steps: pd.DataFrame, rows) -> str:
 def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
     """A statistic of the step times (``steps.duration_ms``; on a pod each step's slowest
     host's), in ms."""
-    steps = per_step(subject.steps)
+    steps, judged = judged_steps(subject.steps)
     if steps.empty:
         return Measure(None, NO_STEPS if subject.prof is not None else "the steps table is "
                        "empty")
@@ -100,7 +99,7 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
     over = np.flatnonzero(d > threshold)
     others = [f"{k} {v:.4g}" for k, v in (("median", np.median(d)), ("mean", d.mean()))
               if k != statistic]
-    words = (f"{statistic} of {_steps_words(subject.steps)}: {value:.4g} ms "
+    words = (f"{statistic} of {_source_words(subject.steps, judged)}: {value:.4g} ms "
              f"({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: "
              f"{d.max():.4g} ms); "
              f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")

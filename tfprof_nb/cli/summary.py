@@ -17,7 +17,7 @@ from ..analysis.findings.measure_words import (busy_share_words, complement_duty
                                                value_of, xprof_words)
 from ..analysis.findings.measures import step_count_words, xprof_steps_words
 from ..analysis.findings.overview import device_text
-from ..analysis.steps.per_step import per_step, per_step_words
+from ..analysis.steps.per_step import judged_steps
 from ..analysis.steps.xprof_counted import xprof_step_ms, xprof_steps
 from ..constants import CATEGORY_COLUMNS
 
@@ -95,7 +95,7 @@ def _step_stats(steps) -> dict:
     a pod's each at its slowest host, ``judged_scope`` says so)."""
     if steps.empty:
         return {"count": 0, "distinct": 0, "hosts": 0, "source": None}
-    judged = per_step(steps)
+    judged, judged_scope = judged_steps(steps)
     d = judged.duration_ms
     counted = xprof_step_ms(steps)  # the mean is XProf's (the page's card): over these
     return {"count": len(steps), "distinct": int(steps.index.nunique()),
@@ -103,7 +103,7 @@ def _step_stats(steps) -> dict:
             "hosts": int(steps.host.nunique()), "source": str(steps.source.iloc[0]),
             "mean_ms": float(counted.mean()), "mean_over": len(counted),
             "mean_scope": xprof_steps_words(steps), "judged": len(judged),
-            "judged_scope": per_step_words(steps), "median_ms": float(d.median()),
+            "judged_scope": judged_scope, "median_ms": float(d.median()),
             "std_ms": float(d.std()) if len(d) > 1 else 0.0,
             "min_ms": float(d.min()), "max_ms": float(d.max())}
 

@@ -31,7 +31,7 @@ import pandas as pd
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..gpu.time import ALL_STREAMS, PROFILE_WINDOW, step_rows
 from ..runtime.unit import Analysis
-from ..steps.per_step import per_step, per_step_words
+from ..steps.per_step import judged_steps
 from ..steps.xprof_counted import xprof_count
 from ..tf.input_pipeline import bottleneck_verdicts
 from .tpu_figures import device_figures
@@ -249,10 +249,15 @@ def _pod_words(xprof) -> str:
     return f"{steps} {where} ({'; '.join(parts)})"
 
 
+def _active_span(devs: _Devices, each: str) -> str:
+    """"its active span" for one device, else "each {each} active span"."""
+    return "its active span" if len(devs.names) == 1 else f"each {each} active span"
+
+
 def _when(devs: _Devices, steps: pd.DataFrame) -> str:
     if devs.time == "steps":
         return f"in {steps_words(steps)}"
-    span = "its active span" if len(devs.names) == 1 else "each device's active span"
+    span = _active_span(devs, "device's")
     return f"over {span} (the profile has no steps)"
 
 
@@ -274,10 +279,9 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
                 scope=f"over {steps_words(steps) if inferred else xprof_steps_words(steps)}",
                 spread=_step_spread(counted), rule="tfprof" if inferred else None)
     # (the median is of the steps tp.check judges: a pod's each at its slowest host)
-    judged = per_step(steps)
+    judged, words = judged_steps(steps)
     return [mean, _row("step_time_median_ms", judged.duration_ms.astype(float).median(),
-                       "steps", scope=f"over {per_step_words(steps)}",
-                       spread=_step_spread(judged))]
+                       "steps", scope=f"over {words}", spread=_step_spread(judged))]
 
 
 def _step_spread(steps: pd.DataFrame) -> dict:
@@ -359,7 +363,7 @@ def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dic
     differs = f"{pct:.1f}" != f"{xprof:.1f}"
     note = (f"XProf sums every device with activity ({len(duty)}), those idle through the "
             "steps too") if differs else ""
-    span = "its active span" if len(devs.names) == 1 else "each one's active span"
+    span = _active_span(devs, "one's")
     scope = f"{_names(devs.names, devs.kind)}, over {span} (whole profile)"
     spread = _spread(pd.Series(mine.duty_cycle_pct.to_numpy(dtype=float),
                                index=labels[labels.isin(devs.names)]))

@@ -306,10 +306,11 @@ def _finish(table: pd.DataFrame, shift_ps: int) -> pd.DataFrame:
     return table[UTILIZATION_COLUMNS]
 
 
-def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int) -> pd.DataFrame:
-    """Per device: kernels, kernels under 10 us, copies, busy and span over the profile."""
+def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int,
+                    modules: dict) -> pd.DataFrame:
+    """Per device: kernels, kernels under 10 us, copies, busy and span over the profile
+    (``modules``: :func:`tpu_module_spans`' of the host)."""
     rows = []
-    modules = tpu_module_spans(hd)
     for plane in np.unique(act.device).tolist():
         dev = act.of_device(plane)
         kern = dev.kind != COPY
@@ -346,11 +347,12 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
         f"{hd.name}: no steps: one row per device for its active span (step -1)"]
     if launch_links is not None:
         reasons += launch_links.attrs.get("reasons", [])
+    modules = tpu_module_spans(hd)  # (part of each TPU's active span: its duty cycle's)
     if not len(act):
-        return GpuTimePart(empty_utilization(), empty_overlap(), _device_summary(hd, act, 0),
+        return GpuTimePart(empty_utilization(), empty_overlap(),
+                           _device_summary(hd, act, 0, modules),
                            launch_tables(hd, act, shift_ps), [])
     step_windows = _windows(steps, shift_ps) if has_steps else None
-    modules = tpu_module_spans(hd)
     waits = host_waits(hd)
     util, overlap = [], []
     for plane in np.unique(act.device).tolist():
@@ -364,7 +366,7 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
     ov["hidden_pct"] = np.divide(100 * ov.hidden_us, ov.collective_us,
                                  out=np.zeros(len(ov)), where=ov.collective_us > 0)
     return GpuTimePart(_finish(_stack(util), shift_ps),
-                       ov[OVERLAP_COLUMNS], _device_summary(hd, act, shift_ps),
+                       ov[OVERLAP_COLUMNS], _device_summary(hd, act, shift_ps, modules),
                        launch_tables(hd, act, shift_ps), reasons)
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .xprof_counted import xprof_pod_alignment
 
-__all__ = ["per_step", "per_step_words"]
+__all__ = ["judged_steps", "per_step"]
 
 
 def _hosts(steps: pd.DataFrame) -> int:
@@ -37,33 +37,36 @@ def _aligned(steps: pd.DataFrame) -> tuple[np.ndarray, list] | None:
 def per_step(steps: pd.DataFrame) -> pd.DataFrame:
     """One row per step (see the module doc), in the steps' order; a pod's rows keep their
     host and that host's own step number."""
-    if _hosts(steps) <= 1:
-        return steps
-    aligned = _aligned(steps)
-    if aligned is not None:
-        return steps.iloc[aligned[0]]
-    if steps.index.is_unique:
-        return steps
-    order = np.argsort(-steps.duration_ms.to_numpy(dtype=float), kind="stable")
-    first = ~pd.Index(steps.index[order]).duplicated()
-    return steps.iloc[np.sort(order[first])]
+    return judged_steps(steps)[0]
 
 
-def per_step_words(steps: pd.DataFrame) -> str:
-    """The steps :func:`per_step` keeps, in words: "the 10 steps"; on a pod "the 140 steps
-    of 2 hosts paired as XProf's pod viewer aligns them, each its slowest host's time" (by
-    step number: "the 20 step numbers of 2 hosts, each its slowest host's time"; where one
-    worker is aligned, its steps alone)."""
-    hosts, n = _hosts(steps), len(per_step(steps))
-    steps_said = "the step" if n == 1 else f"the {n} steps"
+def judged_steps(steps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """:func:`per_step`'s rows and, in words, which steps they are: "the 10 steps"; on a pod
+    "the 140 steps of 2 hosts paired as XProf's pod viewer aligns them, each its slowest
+    host's time" (by step number: "the 20 step numbers of 2 hosts, each its slowest host's
+    time"; where one worker is aligned, its steps alone).  The pod's alignment is made once
+    for both."""
+    hosts = _hosts(steps)
     if hosts <= 1:
-        return steps_said
+        return steps, _steps_said(len(steps))
     aligned = _aligned(steps)
-    if aligned is not None and len(aligned[1]) == 1:  # (the others have no device)
-        return (f"{steps_said} of {aligned[1][0]} (XProf's pod viewer leaves out hosts "
-                "without a device beside one with)")
     if aligned is not None:
-        return (f"{steps_said} of {len(aligned[1])} hosts paired as XProf's pod viewer "
-                "aligns them, each its slowest host's time")
-    return (f"the {n} step number{'s' * (n != 1)} of {hosts} hosts, each its slowest host's "
-            "time")
+        rows, workers = aligned
+        said = _steps_said(len(rows))
+        if len(workers) == 1:  # (the others have no device)
+            return steps.iloc[rows], (f"{said} of {workers[0]} (XProf's pod viewer leaves out "
+                                      "hosts without a device beside one with)")
+        return steps.iloc[rows], (f"{said} of {len(workers)} hosts paired as XProf's pod "
+                                  "viewer aligns them, each its slowest host's time")
+    table = steps
+    if not steps.index.is_unique:
+        order = np.argsort(-steps.duration_ms.to_numpy(dtype=float), kind="stable")
+        first = ~pd.Index(steps.index[order]).duplicated()
+        table = steps.iloc[np.sort(order[first])]
+    n = len(table)
+    return table, (f"the {n} step number{'s' * (n != 1)} of {hosts} hosts, each its slowest "
+                   "host's time")
+
+
+def _steps_said(n: int) -> str:
+    return "the step" if n == 1 else f"the {n} steps"
