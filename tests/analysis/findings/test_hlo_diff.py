@@ -74,3 +74,37 @@ def test_a_split_a_merge_and_a_changed_fusion_are_each_told_once():
                    "fusion split": ("f.1 -> f.2, f.3", 1, 2, -1.0),
                    "fusions merged": ("g.1, g.2 -> g.3", 2, 1, -1.0),
                    "fusions added": ("n.1", 0, 1, 2.0)}
+
+
+def _told(hlo: pd.DataFrame) -> tuple[set, set, set]:
+    """(pairs the diff says changed, base fusions it says removed, new ones it says added)."""
+    changed, removed, added = set(), set(), set()
+    for r in hlo.itertuples():
+        items = r.detail.split(", ")
+        if r.change == "fusions changed":
+            changed |= {tuple(i.split(" -> ")) if " -> " in i else (i, i) for i in items}
+        elif r.change == "fusions removed":
+            removed |= set(items)
+        elif r.change == "fusions added":
+            added |= set(items)
+    return changed, removed, added
+
+
+@pytest.mark.parametrize("names", [("jax_h100_nocmdbuf", "jax_h200_nocmdbuf"),
+                                   ("jax_h200_transformer", "jax_h200_nocmdbuf")])
+def test_the_diff_and_the_op_table_pair_the_same_fusions(names):
+    """A fusion the HLO diff calls changed is a matched row of the op table, and one it
+    calls removed or added is the op table's removed or added: one pairing on the page (on
+    the H100/H200 pair the diff once called input_reduce_fusion.10 changed while the op
+    table listed it removed and added)."""
+    cmp = tp.compare(*(tp.load(DATA / f"{n}.xplane.pb") for n in names))
+    changed, removed, added = _told(cmp.hlo)
+    assert changed and (removed or added)
+    ops = cmp.ops[cmp.ops.kind == "xla"]
+    matched = {(a, b) for a, b, how in zip(ops.a_op, ops.b_op, ops.matched_by)
+               if how not in ("removed", "added")}
+    assert changed <= matched, changed - matched
+    ran_a, ran_b = set(ops.a_op), set(ops.b_op)
+    assert removed & ran_a <= set(ops.a_op[ops.matched_by == "removed"])
+    assert added & ran_b <= set(ops.b_op[ops.matched_by == "added"])
+    assert (removed & ran_a) | (added & ran_b)  # (the checks above have rows to hold)

@@ -4,9 +4,10 @@ merged, copies and transposes added or removed, computations run more times
 step it accounts for (the per-step deltas of its ops, :mod:`.op_changes`).
 
 Programs are paired by name with digits left out; instructions are compared by their
-identity (:mod:`.hlo_identity`).  Of the fusions whose computation is only in one run, a base
-and a new fusion that hold the same framework ops are one fusion whose computation changed
-(``fusions changed``: paired one to one, same name first).  A base fusion gone is ``split``
+identity (:mod:`.hlo_identity`).  Of the fusions whose computation is only in one run, those
+the op table pairs (:mod:`.op_matching`: the same op changed, the same framework op or the
+same framework ops fused) are one fusion whose computation changed (``fusions changed``), so
+the diff and the op table name one pairing.  A base fusion gone is ``split``
 when two or more new fusions hold some of its framework ops and none other; two or more base
 fusions gone are ``merged`` when one new fusion holds all their framework ops and more than
 any one of them; a fusion is told in one split or merge at most (the smallest first); the
@@ -67,18 +68,13 @@ def _fused_sets(d: pd.DataFrame) -> dict:
     return {n: frozenset(f.split("\n")) for n, f in zip(fusions.hlo_op, fusions.fused_ops)}
 
 
-def _pair_equal(gone: dict, new: dict) -> list[tuple[str, str]]:
-    """(base, new) fusions holding the same framework ops, one to one: same name first, then
-    in name order."""
-    by_ops: dict = {}
-    for name in sorted(new):
-        by_ops.setdefault(new[name], []).append(name)
-    pairs = []
-    for name in sorted(gone, key=lambda n: (n not in new or new[n] != gone[n], n)):
-        free = by_ops.get(gone[name])
-        if free:
-            pairs.append((name, free.pop(free.index(name) if name in free else 0)))
-    return pairs
+def _matched(changes: pd.DataFrame, program: str, gone: dict,
+             new: dict) -> list[tuple[str, str]]:
+    """(base, new) fusions the op table pairs (``changes``' a_op and b_op) where the base's
+    computation is gone or the new one's is new, in base name order."""
+    mine = changes[(changes.program == program) & (changes.a_op != "") & (changes.b_op != "")]
+    pairs = [(x, y) for x, y in zip(mine.a_op, mine.b_op) if x in gone or y in new]
+    return sorted(pairs)
 
 
 def _parts(whole: dict, pieces: dict) -> list[tuple[str, list[str]]]:
@@ -93,14 +89,14 @@ def _parts(whole: dict, pieces: dict) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _fusion_rows(program, a, b, times) -> list[dict]:
-    """Fusions changed (same framework ops, another computation), split (one base fusion's
-    framework ops now in several) or merged (see the module doc)."""
+def _fusion_rows(program, a, b, times, changes) -> list[dict]:
+    """Fusions changed (paired by the op table, another computation), split (one base
+    fusion's framework ops now in several) or merged (see the module doc)."""
     prints_a, prints_b = set(a.fingerprint), set(b.fingerprint)
     gone = _fused_sets(a[~a.fingerprint.isin(prints_b)])
     new = _fused_sets(b[~b.fingerprint.isin(prints_a)])
     out = []
-    pairs = _pair_equal(gone, new)
+    pairs = _matched(changes, program, gone, new)
     if pairs:
         names_a, names_b = [x for x, _ in pairs], [y for _, y in pairs]
         out.append(_row(program, "fusions changed",
@@ -167,7 +163,7 @@ def hlo_diff(identity: tuple, changes: pd.DataFrame, memory: tuple = ()) -> pd.D
     for program in sorted(ran & set(a_all.module_key) & set(b_all.module_key)):
         a, b = a_all[a_all.module_key == program], b_all[b_all.module_key == program]
         times = _op_time(changes, program)
-        out += _fusion_rows(program, a, b, times) + _kind_rows(program, a, b, times)
+        out += _fusion_rows(program, a, b, times, changes) + _kind_rows(program, a, b, times)
         out += _remat_rows(program, a, b, times)
         out += _memory_rows(program, memory) if len(memory) == 2 else []
     table = pd.DataFrame(out, columns=HLO_DIFF_COLUMNS)

@@ -10,7 +10,9 @@ unmatched, within the program of the same name (digits left out):
 3. ``same op, changed``: opcode, fusion kind, framework op, source and shape (what it fuses
    changed: the fingerprint differs);
 4. ``same framework op``: opcode, framework op and source (shapes changed too);
-5. ``same name``: ops without an HLO proto to read, by name.
+5. ``same framework ops fused``: fusions whose fused instructions come from the same framework
+   ops (what the HLO diff calls a fusion changed);
+6. ``same name``: ops without an HLO proto to read, by name.
 
 Ops alike in a round are paired in the order they run in their computation.  TensorFlow ops
 (and XLA ops of programs whose protos the profile lacks) are matched by side, name and type
@@ -38,7 +40,9 @@ ROUNDS = (
                                  "fingerprint"]),
     ("same op, changed", ["opcode", "kind_of_fusion", "framework_op", "source", "shape"]),
     ("same framework op", ["opcode", "framework_op", "source"]),
+    ("same framework ops fused", ["opcode", "fused_ops"]),  # (fusions that name some)
 )
+_FUSED_ONLY = "same framework ops fused"  # (the round that pairs only fusions naming ops)
 
 
 def _xla_rows(hlo_stats: pd.DataFrame, identity: pd.DataFrame) -> pd.DataFrame:
@@ -108,7 +112,11 @@ def match_ops(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     pairs = []
     resolved_a, resolved_b = a[a.fingerprint != ""], b[b.fingerprint != ""]
     for label, cols in ROUNDS:
-        found = _pair(resolved_a, resolved_b, cols, label)
+        if label == _FUSED_ONLY:
+            found = _pair(resolved_a[resolved_a.fused_ops != ""],
+                          resolved_b[resolved_b.fused_ops != ""], cols, label)
+        else:
+            found = _pair(resolved_a, resolved_b, cols, label)
         pairs.append(found)
         resolved_a = resolved_a[~resolved_a.key.isin(found.a_key)]
         resolved_b = resolved_b[~resolved_b.key.isin(found.b_key)]
