@@ -353,7 +353,7 @@ def test_tpu_duty_cycle_matches_xprof():
     expected = float(props["device_duty_cycle_percent"].rstrip("%"))
     prof = tp.load(path)
     assert f"{prof.duty_cycle.attrs['device_duty_cycle_pct']:.1f}" == f"{expected:.1f}"
-    assert prof.overview().device_duty_cycle_pct == prof.duty_cycle.attrs[
+    assert prof.overview().xprof_device_duty_cycle_pct == prof.duty_cycle.attrs[
         "device_duty_cycle_pct"]
 
 

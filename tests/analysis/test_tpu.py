@@ -150,7 +150,7 @@ def test_overview_device_figures_equal_xprof(prof):
     duty = prof.duty_cycle  # the devices' idle time, summed, is xprof's
     idle_ps = float((duty.span_us - duty.busy_us).sum()) * 1e6
     assert idle_ps == pytest.approx(float(props["idle_time_high_confidence_ps"]), rel=1e-5)
-    assert device["duty_cycle_pct"] == prof.overview().device_duty_cycle_pct
+    assert device["duty_cycle_pct"] == prof.overview().xprof_device_duty_cycle_pct
     # XProf's open-source overview prints 0% here (it has no limits); ours is the
     # roofline's program row, which xprof's roofline tool computes the same way
     program = oracle_frame(TPU, "roofline_model", 0).iloc[0]

@@ -214,6 +214,11 @@ def test_device_totals_leave_out_devices_idle_through_the_steps():
     assert duty["xprof_value"] == prof.duty_cycle.attrs["device_duty_cycle_pct"]
     assert duty["value"] == pytest.approx(
         prof.duty_cycle.set_index("device").loc["/device:GPU:6", "duty_cycle_pct"])
+    # the overview object gives the page's figure, XProf's under its own name
+    ov = prof.overview()
+    assert (ov.device_duty_cycle_pct, ov.xprof_device_duty_cycle_pct) == (
+        duty["value"], duty["xprof_value"])
+    assert round(ov.device_duty_cycle_pct, 1) == 3.0 and round(duty["xprof_value"], 1) == 4.8
     from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
     from tfprof_nb.widgets.overview_view import OverviewView
 

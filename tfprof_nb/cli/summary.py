@@ -84,7 +84,7 @@ def _devices(prof, ov) -> dict:
             "text": device_text(env),
             "without_events": list(env["devices_without_events"]),
             "duty_cycle_pct": value_of(prof.measures, "duty_cycle_pct"),
-            "xprof_duty_cycle_pct": ov.device_duty_cycle_pct, "devices": devices,
+            "xprof_duty_cycle_pct": ov.xprof_device_duty_cycle_pct, "devices": devices,
             "tpu": dict(ov.device)}
 
 

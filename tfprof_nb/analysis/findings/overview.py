@@ -15,7 +15,7 @@ from ..tf.input_pipeline import bottleneck_verdicts
 from ..tf.memory import MemoryAnalysis
 from .input_wait import input_verdict
 from .measures import step_count_words
-from .measure_words import measure_text, xprof_words
+from .measure_words import measure_text, value_of, xprof_words
 from .tpu_figures import device_figures
 
 __all__ = ["ANALYSES", "NO_STEPS_REASON", "Overview", "device_text", "overview",
@@ -40,11 +40,14 @@ class Overview:
     recommendations: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
     device_duty_cycle_pct: float | None = None  # devices' busy time over their active span
+    # (the page's measure, prof.measures' duty_cycle_pct)
     device: dict = field(default_factory=dict)  # TPU: duty cycle, idle, utilisations (pct)
     input_wait: dict = field(default_factory=dict)  # the input wait share (.input_wait)
     verdict: dict = field(default_factory=dict)  # the page's input-bound verdict (ours)
     measures: pd.DataFrame = field(default_factory=pd.DataFrame)  # prof.measures
     bound_by: str = ""  # what bounds the steps (prof.critical_path_summary's sentence)
+    xprof_device_duty_cycle_pct: float | None = None  # the same by XProf's rule (every
+    # device with activity summed)
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -194,9 +197,10 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     measures = pd.DataFrame() if measures is None else measures
     xprof = bottleneck_verdicts(steps)
     verdict = input_verdict(measures, xprof) if len(measures) else {}
+    ours = value_of(measures, "duty_cycle_pct") if len(measures) else None
     return Overview(step_time, breakdown, xprof, dict(precision or {}), top_device, top_host,
-                    env, list(recommendations), reasons, duty, device, dict(input_wait or {}),
-                    verdict, measures)
+                    env, list(recommendations), reasons, duty if ours is None else ours, device,
+                    dict(input_wait or {}), verdict, measures, xprof_device_duty_cycle_pct=duty)
 
 
 # Over this many events the first views (the overview, the trace viewer's first state) do not
