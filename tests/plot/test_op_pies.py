@@ -89,3 +89,26 @@ def test_pie_slices_never_leave_other_alone():
     two = pie_slices(pd.Series({"a": 99.0, "b": 0.5, "c": 0.5}), noun=("type", "types"))
     assert list(two.index) == ["a", "b", "c"]  # folding one slice into "Other" says nothing
     assert list(pie_slices(pd.Series({"a": 5.0, "b": 0.0})).index) == ["a"]
+
+
+def test_the_idle_slices_say_their_rule_beside_the_pages_own_idle_figure(h200):
+    """prof.plot.op_stats() with IDLE: a caption says the slices are XProf's rule over the
+    whole profile and gives the overview's own idle and duty-cycle figures (H200: the device
+    pie's IDLE 80.4% beside 31.0% idle in the steps); BERT, whose kernels name no op, says
+    why the devices read IDLE only.  Without IDLE, nothing on IDLE."""
+    bert = tp.load(DATA / "gpu_bert_multiworker")
+    for prof in (h200, bert):
+        fig = prof.plot.op_stats()
+        (caption,) = [a.text for a in fig.layout.annotations if a.name == "caption"]
+        caption = caption.replace("<br>", " ")
+        table = prof.op_stats_table(include_idle=True)
+        idle = table[(table["type"] == "IDLE") & (table.host_or_device == "Device")]
+        assert f"devices {float(idle.self_time_pct.iloc[0]):.1f}%" in caption
+        assert "XProf's rule" in caption
+        for key in ("device_idle_pct", "duty_cycle_pct"):
+            assert f"{prof.measures.at[key, 'value']:.1f}%" in caption, (key, caption)
+        busy = prof.plot.op_stats(include_idle=False)
+        assert not [a for a in busy.layout.annotations
+                    if a.name == "caption" and "IDLE rows" in a.text]
+    assert "none of them names the op it ran for" in caption  # (BERT: no device op named)
+    assert "1,330 kernels" in caption

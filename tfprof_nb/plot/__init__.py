@@ -45,11 +45,15 @@ class ProfilePlots:
                              max_points)
 
     def op_stats(self, include_idle: bool = True, theme: str = "light", top: int = 10):
-        """Self time by op and by type, host and device, as pies (``prof.op_stats``)."""
+        """Self time by op and by type, host and device, as pies (``prof.op_stats``), with a
+        caption saying what the IDLE slices count (XProf's rule, beside the page's own idle
+        measure) and why a device shows no op where its kernels name none."""
         from .op_figures import op_stats_figure
+        from .op_words import idle_note, unattributed_kernels_note
 
-        return op_stats_figure(self._prof.op_stats_table(include_idle=include_idle), theme,
-                               top)
+        ops = self._prof.op_stats_table(include_idle=include_idle)
+        notes = [idle_note(self._prof, ops), *unattributed_kernels_note(self._prof, ops)]
+        return op_stats_figure(ops, theme, top, notes)
 
     def kernels(self, theme: str = "light", top: int = 20):
         """The top GPU kernels by total time (``prof.kernel_stats``)."""

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import textwrap
 
 import pandas as pd
 
 from ._style import PALETTE, new_figure, plain, plain_all, subplots
+
+_CAPTION_WIDTH = 130  # characters a caption line holds
 
 __all__ = ["op_stats_figure", "kernels_figure", "top_slices", "pie_slices", "short_kernel_name",
            "kernel_label", "PIE_MIN_PCT"]
@@ -139,12 +142,26 @@ def _pie_sides(ops: pd.DataFrame, top: int) -> list[tuple[str, list[tuple[str, p
     return sides
 
 
-def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
+def _caption(fig, notes, height: int) -> int:
+    """``notes`` (sentences) as a caption under the pies, wrapped: the height it adds."""
+    lines = [line for note in notes if note
+             for line in textwrap.wrap(note, _CAPTION_WIDTH)]
+    if not lines:
+        return 0
+    added = 18 * len(lines) + 20
+    fig.add_annotation(text="<br>".join(plain(line) for line in lines), showarrow=False,
+                       xref="paper", yref="paper", x=0.0, y=-20 / height, xanchor="left",
+                       yanchor="top", align="left", name="caption", font={"size": 12})
+    return added
+
+
+def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10, notes=()):
     """Self time by op and by op type, on the host and on devices (``prof.op_stats`` with or
     without its IDLE rows): one pie each of the ``top`` largest slices, those under
     PIE_MIN_PCT % folded into "Other (n ops)", each labelled with the last part of its name
     (the full name on hover).  A pie of one slice is not drawn: a sentence says what it is;
-    a side of only such sentences takes a short row."""
+    a side of only such sentences takes a short row.  ``notes``: sentences shown under the
+    pies (what the IDLE slices count, :mod:`.op_words`; a view shows them itself)."""
     sides = _pie_sides(ops, top)
     heights = [380 if any(len(s) > 1 for _, s in pies) else 110 for _, pies in sides] or [380]
     height = sum(heights) + 60 * (len(heights) - 1)
@@ -154,8 +171,11 @@ def op_stats_figure(ops: pd.DataFrame, theme: str = "light", top: int = 10):
                    specs=[[{"type": "domain"}, {"type": "domain"}]] * len(heights),
                    subplot_titles=titles or None, row_heights=heights,
                    vertical_spacing=60 / height if len(heights) > 1 else 0.0)
+    added = _caption(fig, notes, height)
     fig.update_layout(meta={**fig.layout.meta, "kind": "op_stats"}, showlegend=False,
-                      height=height + 80, uniformtext={"minsize": 9, "mode": "hide"})
+                      height=height + 80 + added, uniformtext={"minsize": 9, "mode": "hide"})
+    if added:
+        fig.update_layout(margin={"b": added + 20})
     for r, (side, pies) in enumerate(sides, start=1):
         for c, (key, sums) in enumerate(pies, start=1):
             if len(sums) < 2:

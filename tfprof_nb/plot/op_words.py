@@ -1,0 +1,61 @@
+"""What a chart of op self time must say beside it: what its IDLE slices count (XProf's rule,
+with the page's own idle measure) and why a device shows no op although kernels ran.  Shared
+by ``prof.plot.op_stats`` (a caption) and the op stats view (its notes)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..analysis.findings.measure_words import get
+from ..analysis.tf.op_stats import IDLE
+
+__all__ = ["idle_note", "unattributed_kernels_note"]
+
+
+def _on_tpu(prof) -> bool:
+    return prof.result("environment")["device_type"] == "TPU"
+
+
+def idle_note(prof, ops: pd.DataFrame) -> str:
+    """What the IDLE rows of ``ops`` (the table with them) count, said as XProf's rule, and
+    the page's own measure of idle devices beside it ("" without IDLE rows): the rows are a
+    second figure for idle time, over another span, so the box that shows them says so."""
+    idle = ops[ops["type"] == IDLE]
+    if idle.empty:
+        return ""
+    side_words = {"Device": "devices", "Host": "host"}
+    shares = ", ".join(f"{side_words.get(r.host_or_device, r.host_or_device)} "
+                       f"{r.self_time_pct:.1f}%" for r in idle.itertuples())
+    text = ("IDLE rows, XProf's rule: the time no op runs, as a share of each side's whole "
+            "time over the profile (each device's from its first to its last activity, each "
+            f"host thread's likewise): {shares}.")
+    if (idle.host_or_device == "Device").any():
+        measures = prof.measures
+        own, duty = get(measures, "device_idle_pct"), get(measures, "duty_cycle_pct")
+        if own is not None:
+            text += (f" The page's own measure, the overview's '{own['label']}', reads "
+                     f"{own['value']:.1f}% ({own['scope']}).")
+        if duty is not None:
+            text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the "
+                     f"busy share of such spans: the time any {'op' if _on_tpu(prof) else 'kernel'}"
+                     " runs, counted once (IDLE subtracts the ops' summed self times).")
+    return text
+
+
+def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
+    """Why the table has no device op although kernels ran: none names the op it ran for (no
+    ``tf_op`` stat), and XProf's table files device time by that op (BERT: 1,330 kernels,
+    devices IDLE only); [] where device ops are there or no kernel ran."""
+    duty = prof.duty_cycle
+    kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
+    device = ops[(ops.host_or_device == "Device") & (ops["type"] != IDLE)]
+    if not kernels or len(device) or _on_tpu(prof):
+        return []
+    named = prof.kernel_stats.op_name.astype(str) if len(prof.kernel_stats) else pd.Series([])
+    if (named != "").any():  # (some kernel names its op: the cause is another one)
+        return []
+    busy_ms = float(duty.busy_us.sum()) / 1e3
+    return [f"No device op in this table although the devices ran {kernels:,} kernels "
+            f"({busy_ms:,.1f} ms busy): none of them names the op it ran for (the file's kernels "
+            "carry no tf_op), and XProf's table files device time by that op, so the devices "
+            "read as IDLE only. The GPU kernel stats and GPU utilisation tabs show the kernels."]
