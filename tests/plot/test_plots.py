@@ -341,4 +341,19 @@ def test_op_stats_pies_leave_out_a_side_whose_ops_take_no_time():
     with_idle = tpu.plot.op_stats()  # host IDLE time alone: the host has sentences, no pie
     assert {pie.name.split(" ")[0] for pie in with_idle.data} == {"Device"}
     assert {a.name for a in with_idle.layout.annotations if a.name} == {"Host operation",
-                                                                        "Host type"}
+                                                                        "Host type", "caption"}
+
+
+def test_the_pod_charts_title_says_whose_mean_it_draws():
+    """One host of 20 steps: the bars average all 20 (XProf's pod viewer) while the
+    overview's average counts 18 (without the first and last): the title says so and gives
+    the overview's figure with its scope, not a second unexplained mean."""
+    prof = tp.load(DATA / "jax_h200_counters")
+    fig = prof.plot.pod()
+    bars = sum(float(bar.y[0]) for bar in fig.data)
+    page = prof.measures.loc["step_time_mean_ms"]
+    assert abs(bars - page["value"]) > 0.5  # (two figures: 8.735 against 7.728 ms)
+    title = fig.layout.title.text
+    assert title.startswith("Step time per host: mean of the 20 steps (the first and last "
+                            "included")
+    assert f"{page['value']:.3f} ms" in title and str(page["scope"]) in title

@@ -97,10 +97,14 @@ class ProfilePlots:
                                      top, max_points)
 
     def pod(self, theme: str = "light"):
-        """The step-time breakdown of every host side by side (``prof.pod``)."""
+        """The step-time breakdown of every host side by side (``prof.pod``), its title
+        saying the steps it averages and the overview's mean where that counts others."""
+        from ..analysis.findings.measure_words import get
         from .pod_figures import pod_figure
 
-        return pod_figure(self._prof.pod, theme)
+        mean = get(self._prof.measures, "step_time_mean_ms")
+        return pod_figure(self._prof.pod, theme, None if mean is None else
+                          {"value": float(mean["value"]), "scope": str(mean["scope"])})
 
     def gpu_utilization(self, theme: str = "light"):
         """Busy and idle time by cause per device and step (``prof.gpu_utilization``; where

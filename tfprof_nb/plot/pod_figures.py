@@ -29,15 +29,35 @@ def _mean_label(pod: pd.DataFrame, n_steps: int, n_hosts: int) -> str:
         f"Mean of the {n_steps} steps"
 
 
-def pod_figure(pod: pd.DataFrame, theme: str = "light"):
+def _title(pod: pd.DataFrame, n_hosts: int, steps: list, bars_ms: float,
+           page_mean: dict | None) -> str:
+    """The chart's title: what its bars are the mean of and, where it is another figure than
+    the overview's average step time (other steps counted), that one with its scope
+    (``page_mean``: its value in ms and scope, prof.measures'; ``bars_ms``: the bars' mean)."""
+    if len(steps) < 2:
+        return "Step time per host"
+    label = _mean_label(pod, len(steps), n_hosts)
+    title = f"Step time per host: {label[0].lower()}{label[1:]}"
+    if not page_mean or (n_hosts == 1 and abs(bars_ms - page_mean["value"]) < 5e-4):
+        return title
+    if n_hosts == 1:
+        title += " (the first and last included, as XProf's pod viewer)"
+    return title + (f"<br><sup>The overview's average step time, {page_mean['value']:.3f} ms, "
+                    f"is {plain(page_mean['scope'])}</sup>")
+
+
+def pod_figure(pod: pd.DataFrame, theme: str = "light", page_mean: dict | None = None):
     """Stacked step-time categories per host (``prof.pod``): the mean over the aligned steps,
-    and a menu to show one at a time (each host's own number said where it differs)."""
+    and a menu to show one at a time (each host's own number said where it differs); the
+    title says what the bars are the mean of and, with ``page_mean`` (the overview's mean's
+    value and scope), the overview's figure where it counts other steps."""
     hosts = sorted(pod.host.unique()) if len(pod) else []
     steps = sorted(pod.step.unique()) if len(pod) else []
     cats = [c for c in CATEGORY_COLUMNS if c in pod.columns and pod[c].any()]
     mean = pod.groupby("host")[cats].mean().reindex(hosts) if len(pod) else None
     fig = new_figure(theme=theme, barmode="stack", hovermode="x unified",
-                     title={"text": "Step time per host"},
+                     title={"text": _title(pod, len(hosts), steps, float(
+                         mean.sum(axis=1).mean()) if mean is not None else 0.0, page_mean)},
                      xaxis={"title": {"text": "Host"}, "type": "category"},
                      yaxis={"title": {"text": "Time (ms)"}, "rangemode": "tozero"},
                      meta={"kind": "pod", "hosts": hosts, "steps": [int(s) for s in steps]})
