@@ -199,8 +199,7 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
     assert doc["input_bound"]["input_pct"] == ov.input_wait.get("pct")
     assert doc["input_bound"]["statement"] == ov.verdict["statement"]
     assert doc["devices"]["duty_cycle_pct"] == value_of(prof.measures, "duty_cycle_pct")
-    assert doc["devices"]["xprof_duty_cycle_pct"] == \
-        prof.duty_cycle.attrs.get("device_duty_cycle_pct")
+    assert doc["devices"]["xprof_duty_cycle_pct"] == ov.xprof_device_duty_cycle_pct
     measured = {m["key"]: m["value"] for m in doc["measures"]}
     assert measured == {k: v for k, v in prof.measures.value.items() if pd.notna(v)}
     devices = pd.DataFrame(doc["devices"]["devices"])

@@ -424,3 +424,21 @@ def test_busy_time_counts_once_across_the_steps_and_outside_them(path):
             assert inside.wall_us.sum() <= (ends.max() - steps.start_us.min()) + 1e-3
             out = rows[rows.step == OUTSIDE_STEPS].wall_us.sum()
             assert out + inside.wall_us.sum() >= d.span_us - 1e-3, device
+
+
+def test_rocms_older_copy_names_are_copies_not_kernels():
+    """ROCm's older tracer names its copies CopyDeviceToDevice (MemcpyOther streams): GPU:0
+    of the MI300X capture ran 53 of them and no kernel.  They are copies, as the kernel
+    stats (no GPU:0 kernel) say: GPU:0 is not busy, and the duty cycle counts GPU:7 alone
+    (it counted the copies as kernel time: 10.3% over both)."""
+    prof = tp.load(DATA / "mi300x_jax_conv_legacy.xplane.pb")
+    duty = prof.duty_cycle.set_index("device")
+    gpu0 = duty.loc["/device:GPU:0"]
+    assert (gpu0.kernels, gpu0.copies, gpu0.busy_us) == (0, 53, 0.0)
+    assert not prof.kernel_stats.kernel_name.astype(str).str.startswith("Copy").any()
+    busy = prof.gpu_utilization
+    copies = busy[(busy.device == "/device:GPU:0") & (busy.stream == "all")]
+    assert copies.sync_memcpy_us.sum() > 0 and copies.busy_us.sum() == 0
+    assert prof.measures.at["duty_cycle_pct", "devices"] == "GPU:7"
+    assert prof.measures.at["duty_cycle_pct", "value"] == pytest.approx(
+        duty.loc["/device:GPU:7", "duty_cycle_pct"])

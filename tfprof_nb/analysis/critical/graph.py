@@ -150,9 +150,9 @@ def _host_categories(hd: HostData, rows: np.ndarray | None,
 
 def _device_categories(hd: HostData, rows: np.ndarray, kinds: np.ndarray) -> np.ndarray:
     code, codes, low = _by_name(hd, rows)
-    copy_cat = np.array([INPUT if ("h2d" in n or "htod" in n) else
-                         OUTPUT if ("d2h" in n or "dtoh" in n) else DEVICE_TO_DEVICE
-                         for n in low], np.int8).reshape(-1)
+    copy_cat = np.array([INPUT if ("h2d" in n or "htod" in n or "hosttodevice" in n) else
+                         OUTPUT if ("d2h" in n or "dtoh" in n or "devicetohost" in n) else
+                         DEVICE_TO_DEVICE for n in low], np.int8).reshape(-1)
     cat = np.full(len(rows), DEVICE_COMPUTE, np.int8)
     cat[kinds == COLLECTIVE] = DEVICE_COLLECTIVES
     copy = kinds == COPY

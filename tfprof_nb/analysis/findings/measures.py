@@ -350,7 +350,8 @@ def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
 
 def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dict]:
     """Busy time over active spans (the whole profile) of the devices active in the steps
-    (of every device with activity, without steps); XProf's figure counts them all."""
+    (of every device with activity, without steps); XProf's figure (TPUs: its overview shows
+    none on GPUs) counts them all."""
     xprof = duty.attrs.get("device_duty_cycle_pct") if len(duty) else None
     if xprof is None or devs is None:
         return []
@@ -360,7 +361,9 @@ def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dic
     if span <= 0:
         return []
     pct = 100 * float(mine.busy_us.sum()) / span
-    differs = f"{pct:.1f}" != f"{xprof:.1f}"
+    if devs.kind != "TPU":  # (XProf's overview gives a duty cycle on TPUs only)
+        xprof = None
+    differs = xprof is not None and f"{pct:.1f}" != f"{xprof:.1f}"
     note = (f"XProf sums every device with activity ({len(duty)}), those idle through the "
             "steps too") if differs else ""
     span = _active_span(devs, "one's")
@@ -368,7 +371,8 @@ def _duty_row(duty: pd.DataFrame, devs: _Devices | None, hosts: int) -> list[dic
     spread = _spread(pd.Series(mine.duty_cycle_pct.to_numpy(dtype=float),
                                index=labels[labels.isin(devs.names)]))
     return [_row("duty_cycle_pct", pct, "profile", devs.names, devs.excluded, scope, spread,
-                 xprof if differs else None, note, "tfprof" if differs else "xprof",
+                 xprof if differs else None, note, "xprof" if xprof is not None and not
+                 differs else "tfprof",
                  when=f"over {span} (whole profile)")]
 
 

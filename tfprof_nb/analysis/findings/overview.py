@@ -46,8 +46,8 @@ class Overview:
     verdict: dict = field(default_factory=dict)  # the page's input-bound verdict (ours)
     measures: pd.DataFrame = field(default_factory=pd.DataFrame)  # prof.measures
     bound_by: str = ""  # what bounds the steps (prof.critical_path_summary's sentence)
-    xprof_device_duty_cycle_pct: float | None = None  # the same by XProf's rule (every
-    # device with activity summed)
+    xprof_device_duty_cycle_pct: float | None = None  # XProf's (TPUs: every device with
+    # activity summed; None on GPUs, where XProf's overview shows no duty cycle)
 
     def __repr__(self) -> str:
         st = self.step_time
@@ -198,9 +198,12 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
     xprof = bottleneck_verdicts(steps)
     verdict = input_verdict(measures, xprof) if len(measures) else {}
     ours = value_of(measures, "duty_cycle_pct") if len(measures) else None
+    xprof_duty = duty if env.get("device_type") == "TPU" else None  # (none on GPUs: XProf's
+    # overview shows a duty cycle on TPUs only)
     return Overview(step_time, breakdown, xprof, dict(precision or {}), top_device, top_host,
                     env, list(recommendations), reasons, duty if ours is None else ours, device,
-                    dict(input_wait or {}), verdict, measures, xprof_device_duty_cycle_pct=duty)
+                    dict(input_wait or {}), verdict, measures,
+                    xprof_device_duty_cycle_pct=xprof_duty)
 
 
 # Over this many events the first views (the overview, the trace viewer's first state) do not

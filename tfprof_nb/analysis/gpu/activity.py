@@ -8,7 +8,8 @@ recorded, not the profiler's derived ``Steps``/``TensorFlow Ops``/... lines; TPU
 * ``COLLECTIVE``: NCCL/RCCL kernels, XLA collectives (all-reduce, all-gather, reduce-scatter,
   all-to-all, collective-permute) and peer-to-peer copies;
 * ``COPY``: memory copies and sets (CUPTI's ``MemcpyH2D``/``MemcpyD2H``/``MemcpyD2D``,
-  ``Memset``, ROCm's ``__amd_rocclr_copyBuffer``/``fillBuffer`` kernels behind ``hipMemcpy``;
+  ``Memset``, ROCm's ``__amd_rocclr_copyBuffer``/``fillBuffer`` kernels behind ``hipMemcpy``
+  and its older tracer's ``CopyDeviceToDevice``/``CopyHostToDevice``/...;
   on TPUs the ops xprof counts as off duty: infeed, outfeed, host send/recv);
 * ``COMPUTE``: every other kernel.
 
@@ -49,7 +50,8 @@ _COLLECTIVE_PART = ("all-reduce", "allreduce", "all_reduce", "all-gather", "allg
                     "collectivepermute", "collective_permute", "memcpyp2p", "memcpy p2p",
                     "memcpyptop", "memcpypeer")
 _COPY_PREFIX = ("memcpy", "memset", "__amd_rocclr_copybuffer", "__amd_rocclr_fillbuffer",
-                "cumemcpy", "cumemset", "cudamemcpy", "cudamemset", "hipmemcpy", "hipmemset")
+                "cumemcpy", "cumemset", "cudamemcpy", "cudamemset", "hipmemcpy", "hipmemset",
+                "copydevice", "copyhost")  # (the last two: ROCm's older tracer, CopyDeviceToDevice)
 _SYNC_PART = ("synchronize", "blockhostuntil", "block_until_ready")
 _BLOCKING_COPY_PREFIX = ("cumemcpy", "cumemset", "cudamemcpy", "cudamemset", "hipmemcpy",
                          "hipmemset")
