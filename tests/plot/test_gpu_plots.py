@@ -157,8 +157,9 @@ def test_input_wait_chart_plots_the_pages_input_measure(prof):
     np.testing.assert_allclose(np.add(wait.y, rest.y), steps.duration_ms)
     title = fig.layout.annotations[0].text
     assert title == "Input wait per step (" + (
-        "GPUs idle while the host fetches input)" if row["rule"] == "tfprof"
-        else "step-time breakdown)"), title
+        f"{row['devices']} idle while the host fetches input)" if row["rule"] == "tfprof"
+        else "step-time breakdown)"), title  # (the devices the measure counts, by name)
+    assert fig.layout.title.text is None  # (the bars are the measure's: no second figure)
 
 
 def test_step_time_chart_is_titled_as_xprofs_rule(prof):
@@ -196,3 +197,30 @@ def test_unknown_input_wait_draws_no_input_bars():
     np.testing.assert_allclose(steps.y, prof.steps.duration_ms)
     assert fig.layout.annotations[0].text == \
         "Input wait per step (unknown: no input events in the trace)"
+
+
+def test_the_device_time_titles_scope_fits_what_is_drawn():
+    """One GPU without steps: "its active span" (the overview's words), not "each one's";
+    a CPU profile with steps and no device: says there is no device activity, not "no
+    steps"."""
+    one = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb").plot.gpu_utilization()
+    assert one.layout.title.text.startswith("Device time over its active span (no steps)")
+    cpu = tp.load(DATA / "tf_two_workers_loaded")
+    assert len(cpu.steps)
+    assert cpu.plot.gpu_utilization().layout.title.text == \
+        "Device time: no GPU or TPU activity in this profile"
+
+
+def test_a_pods_input_bars_say_the_overviews_figure_is_another_scope():
+    """Two workers: the bars draw every host's steps (13.5% waiting for input); the overview's
+    13.9% is the first host's breakdown over the 138 steps XProf aligns: the title says both,
+    each with its scope."""
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    fig = prof.plot.input_pipeline()
+    wait = next(t for t in fig.data if t.name == "Waiting for input")
+    drawn = 100 * float(np.sum(wait.y)) / float(prof.steps.duration_ms.sum())
+    row = get(prof.measures, "input_wait_pct")
+    assert f"{drawn:.1f}" != f"{row['value']:.1f}"
+    title = fig.layout.title.text.replace("<br>", " ")
+    assert title.startswith(f"These bars, every step of every host: {drawn:.1f}% waiting")
+    assert f"The overview's {row['value']:.1f}% is over the 138 steps XProf aligns" in title

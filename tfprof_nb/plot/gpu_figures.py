@@ -51,9 +51,15 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
     if not input_known:
         parts = [(col, HOST_BOUND_WITH_INPUT if col == "host_bound_us" else label, c)
                  for col, label, c in parts if col != "input_us"]
-    per = "per step" if has_steps(dev) else "over each one's active span (no steps)"
-    return _stacked_ms(dev, parts, f"Device time {per}: busy and idle by cause",
-                       "gpu_utilization", theme)
+    if not len(dev):
+        title = "Device time: no GPU or TPU activity in this profile"
+    elif has_steps(dev):
+        title = "Device time per step: busy and idle by cause"
+    else:
+        span = "its active span" if dev.device.nunique() == 1 and dev.host.nunique() == 1 \
+            else "each one's active span"
+        title = f"Device time over {span} (no steps): busy and idle by cause"
+    return _stacked_ms(dev, parts, title, "gpu_utilization", theme)
 
 
 def overlap_figure(table: pd.DataFrame, theme: str = "light"):

@@ -102,8 +102,11 @@ def input_wait_per_step(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
     keys = pd.MultiIndex.from_arrays([steps.host.astype(str), steps.index])
     mine = sums.reindex(keys)
     share = (mine.input_us / mine.wall_us.where(mine.wall_us > 0)).fillna(0.0).to_numpy()
+    names = sorted({str(d).replace("/device:", "") for d in dev.device.unique()})
+    who = ", ".join(names) if 0 < len(names) <= 3 and dev.host.nunique() == 1 else \
+        f"the {len(names)} GPUs active in the steps"
     return share * steps.duration_ms.to_numpy(dtype=float), \
-        "GPUs idle while the host fetches input"
+        f"{who} idle while the host fetches input"
 
 
 _LEVELS = ((HIGHLY_INPUT_BOUND_PCT, "host", "HIGHLY", "Therefore, you should first focus on "
