@@ -170,7 +170,10 @@ class ProfilePlots:
         from ..analysis.xla.source_lines import stack_tree
         from .source_figures import source_flame_figure
 
-        return source_flame_figure(stack_tree(self._prof.source_stacks, all_frames), theme)
+        duty, stacks = self._prof.duty_cycle, self._prof.source_stacks
+        devices = int((duty.busy_us > 0).sum()) if len(duty) else 1  # (whose time it sums)
+        why = "" if len(stacks) else "; ".join(stacks.attrs.get("reasons", []))
+        return source_flame_figure(stack_tree(stacks, all_frames), theme, devices, why)
 
 
 def _roofline_for(prof, peak_flops_per_s, memory_bw_bytes_per_s):

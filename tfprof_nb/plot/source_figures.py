@@ -45,16 +45,23 @@ def _colors(tree: pd.DataFrame) -> list:
     return list(colors)
 
 
-def source_flame_figure(tree: pd.DataFrame, theme: str = "light"):
+def source_flame_figure(tree: pd.DataFrame, theme: str = "light", devices: int = 1,
+                        why_none: str = ""):
     """An icicle of device time by Python stack from :func:`~tfprof_nb.analysis.xla.source_lines.
     stack_tree` (``prof.source_stacks`` as a tree): widths are inclusive device time; hover
     says each frame's location, time, share and self time; the title names the outer frames
     left out (``attrs["left_out"]``).  Labels are escaped (function names such as
-    ``<module>`` are text, not markup)."""
+    ``<module>`` are text, not markup); ``devices``: how many devices' time it sums (said
+    where more than one: their times add up beyond the profile's length); ``why_none``: why
+    no device time is placed (the title says it instead of "0.000 ms")."""
     depth = int(tree.depth.max()) + 1 if len(tree) else 1
     total_ms = float(tree.time_us.iloc[0]) / 1e3 if len(tree) else 0.0
     left_out = tree.attrs.get("left_out", [])
-    title = f"Device time by Python stack ({total_ms:,.3f} ms of device ops)"
+    summed = f", summed over {devices} devices" if devices > 1 else ""
+    title = f"Device time by Python stack ({total_ms:,.3f} ms of device ops{summed})"
+    if why_none or not total_ms:
+        title = "Device time by Python stack: none to show" + \
+            (f"<br><sub>{plain(why_none)}</sub>" if why_none else "")
     if left_out:
         ends = left_out[:1] + left_out[1:][-1:]
         title += (f"<br><sub>left out: the outer {_frames(len(left_out))} every stack shares ("
