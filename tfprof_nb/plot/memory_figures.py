@@ -18,7 +18,8 @@ HOVER_FIELDS = ["event", "tf_op", "requested_bytes", "allocation_bytes", "tensor
 _HOVER = ("<b>%{customdata[0]}</b> %{customdata[1]}<br>"
           "requested %{customdata[2]:,} B, allocated %{customdata[3]:,} B<br>"
           "shape %{customdata[4]} · region %{customdata[5]} · %{customdata[6]}<br>"
-          "step %{customdata[7]} · in use %{customdata[8]:,} B · t=%{x:.3f} ms<extra></extra>")
+          "allocator step id %{customdata[7]} · in use %{customdata[8]:,} B · t=%{x:.3f} ms"
+          "<extra></extra>")  # (the allocator's own step id, not a prof.steps number)
 _TEXT_FIELDS = ["event", "tf_op", "tensor_shape", "region_type", "data_type"]  # (escaped)
 # free memory is stacked on top but starts hidden (it often dwarfs what is in use)
 _AREAS = (("stack_bytes", "Stack", "#f28e2b", True), ("heap_bytes", "Heap", "#4e79a7", True),
@@ -132,5 +133,6 @@ def _allocator_traces(fig, part: pd.DataFrame, summary_row, name: str, max_point
                     marker={"symbol": "star", "size": 14, "color": "#e15759"},
                     text=[f"peak {human_bytes(peak[at])}"], textposition="top center",
                     hovertemplate=f"peak {int(summary_row.peak_bytes_in_use):,} B in use "
-                    f"at %{{x:.3f}} ms, step {int(summary_row.peak_step)}<extra></extra>")
+                    f"at %{{x:.3f}} ms, allocator step id {int(summary_row.peak_step)}"
+                    "<extra></extra>")
     return lo, len(fig.data)
