@@ -217,8 +217,9 @@ def kernels_figure(kernels: pd.DataFrame, theme: str = "light", top: int = 20):
     for col in ("kernel_name", "op_name", "grid_dim", "block_dim"):
         custom[col] = plain_all(custom[col])
     custom = custom.to_numpy()
-    fig = new_figure(theme=theme, title={"text": f"Top {len(top_rows)} GPU kernels by total "
-                                         "time"},
+    title = f"Top {len(top_rows)} GPU kernels by total time" if len(top_rows) else \
+        "No GPU kernels in this profile"
+    fig = new_figure(theme=theme, title={"text": title},
                      xaxis={"title": {"text": "Total time (us)"}},
                      yaxis={"type": "category"}, meta={"kind": "kernels"},
                      height=max(240, 22 * len(top_rows) + 90), showlegend=False)

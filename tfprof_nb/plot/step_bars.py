@@ -123,7 +123,7 @@ def _outside_bars(fig, outside: pd.DataFrame, labels: pd.Series, parts) -> None:
     for col, label, color in parts:
         fig.add_bar(x=names, y=(outside[col] / 1e3).to_numpy(float), name=label,
                     legendgroup=label, showlegend=False, marker={"color": color},
-                    hovertemplate="%{x}: %{y:,.1f} ms<extra>" + label + "</extra>",
+                    hovertemplate="%{x}: %{y:,.3f} ms<extra>" + label + "</extra>",
                     row=1, col=2)
     fig.update_xaxes(type="category", row=1, col=2)
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=2)
