@@ -87,26 +87,39 @@ def _step_names(steps: pd.DataFrame, rows) -> str:
     return f"step{'s' * (len(numbers) > 1)} {', '.join(numbers)}"
 
 
+def _page_mean(subject: Subject):
+    """The profile's average step time as its pages say it (``prof.measures``' mean: over
+    the steps XProf counts), or None (a steps table alone, or no such measure)."""
+    return None if subject.prof is None else get(subject.prof.measures, "step_time_mean_ms")
+
+
 def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
     """A statistic of the step times (``steps.duration_ms``; on a pod each step's slowest
-    host's), in ms."""
+    host's), in ms; the mean is the pages' average step time (over the steps XProf counts:
+    each host's first and last left out of more than five), the others are over every step."""
     steps, judged = judged_steps(subject.steps)
     if steps.empty:
         return Measure(None, NO_STEPS if subject.prof is not None else "the steps table is "
                        "empty")
     d = steps.duration_ms.astype(float).to_numpy()
-    value = float(STATISTICS[statistic](d))
+    page = _page_mean(subject)
+    mean = float(page["value"]) if page is not None else float(d.mean())
+    value = mean if statistic == "mean" else float(STATISTICS[statistic](d))
     over = np.flatnonzero(d > threshold)
-    others = [f"{k} {v:.4g}" for k, v in (("median", np.median(d)), ("mean", d.mean()))
-              if k != statistic]
-    words = (f"{statistic} of {_source_words(subject.steps, judged)}: {value:.4g} ms "
-             f"({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: "
+    mean_words = f"the average {mean:.4g} ({page['scope']})" if page is not None else \
+        f"mean {mean:.4g}"
+    others = [words for k, words in (("median", f"median {np.median(d):.4g}"),
+                                     ("mean", mean_words)) if k != statistic]
+    head = f"{statistic} of {_source_words(subject.steps, judged)}: {value:.4g} ms" \
+        if statistic != "mean" or page is None else \
+        f"average step time {value:.4g} ms ({page['scope']})"
+    words = (f"{head} ({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: "
              f"{d.max():.4g} ms); "
              f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")
     if 0 < len(over) <= 5:
         words += f" ({_step_names(steps, over)})"
     return Measure(value, words, {"statistic": statistic, "steps": len(d),
-                                  "median_ms": float(np.median(d)), "mean_ms": float(d.mean()),
+                                  "median_ms": float(np.median(d)), "mean_ms": mean,
                                   "max_ms": float(d.max()), "steps_over": len(over)})
 
 
