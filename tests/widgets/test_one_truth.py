@@ -270,3 +270,19 @@ def _data(name: str):
     from ..conftest import DATA
 
     return DATA / name
+
+
+def test_the_mean_step_names_the_steps_it_counts_and_leaves_the_median_to_its_own_row():
+    """Two workers: the mean's extremes are each aligned step's slowest host's (step 1532 on
+    127.0.0.1_26432, 10.625 ms), named by that host's own number (it named the first host's
+    1590, a 4.7 ms step), and the mean's row gives no median of its own beside the median
+    measure (6.083 ms there against 6.114)."""
+    prof = tp.load(_data("tf_two_workers_loaded"))
+    mean = prof.measures.loc["step_time_mean_ms"]
+    assert pd.isna(mean["median"])
+    steps = prof.steps
+    for key, name in (("min", "min_of"), ("max", "max_of")):
+        number, host = str(mean[name]).removeprefix("step ").split(" on ")
+        row = steps[(steps.host == host) & (steps.index == int(number))]
+        assert row.duration_ms.tolist() == [mean[key]]
+    assert mean["max_of"] == "step 1532 on 127.0.0.1_26432"

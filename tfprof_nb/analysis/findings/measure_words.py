@@ -38,8 +38,9 @@ def spread_words(row) -> str:
         return ""
     unit = row["unit"] if row["unit"] == "%" else f" {row['unit']}"
     per = "per step" if str(row["min_of"]).startswith("step ") else "per device"
-    return (f"{per}: min {row['min']:.1f}{unit} ({row['min_of']}), median "
-            f"{row['median']:.1f}{unit}, max {row['max']:.1f}{unit} ({row['max_of']})")
+    median = f", median {row['median']:.1f}{unit}" if pd.notna(row["median"]) else ""
+    return (f"{per}: min {row['min']:.1f}{unit} ({row['min_of']}){median}, max "
+            f"{row['max']:.1f}{unit} ({row['max_of']})")
 
 
 def xprof_words(row) -> str:

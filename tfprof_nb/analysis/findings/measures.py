@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
@@ -273,15 +274,29 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     xprof = xprof_count(steps)
     # (steps inferred from a repeated program are ours: XProf has no step time there)
     inferred = str(steps.source.iloc[0]).startswith("inferred")
-    counted = xprof.rows.assign(duration_ms=xprof.step_ms.to_numpy()) \
-        if len(xprof.rows) == len(xprof.step_ms) else xprof.rows.iloc[:0]
+    counted = _slowest_rows(steps, xprof)
+    spread = _step_spread(counted)
+    spread.pop("median", None)  # (the median is a measure of its own, over every step)
     mean = _row("step_time_mean_ms", xprof.step_ms.mean(), "steps",
                 scope=f"over {steps_words(steps) if inferred else xprof_steps_words(steps)}",
-                spread=_step_spread(counted), rule="tfprof" if inferred else None)
+                spread=spread, rule="tfprof" if inferred else None)
     # (the median is of the steps tp.check judges: a pod's each at its slowest host)
     judged, words = judged_steps(steps)
     return [mean, _row("step_time_median_ms", judged.duration_ms.astype(float).median(),
                        "steps", scope=f"over {words}", spread=_step_spread(judged))]
+
+
+def _slowest_rows(steps: pd.DataFrame, xprof) -> pd.DataFrame:
+    """The step rows XProf's mean counts, each step's as its time is (``xprof``:
+    :func:`xprof_count`'s): on a pod, each aligned step's slowest host's row (its own
+    number), else the rows its figures read."""
+    if len(xprof.rows) != len(xprof.step_ms):
+        return xprof.rows.iloc[:0]
+    if not xprof.pod or not xprof.aligned or len(xprof.aligned) < 2:
+        return xprof.rows.assign(duration_ms=xprof.step_ms.to_numpy())
+    at = np.array(list(xprof.aligned.values()), dtype=np.int64)  # (worker, aligned step)
+    times = steps.duration_ms.to_numpy(dtype=float)[at]
+    return steps.iloc[at[np.argmax(times, axis=0), np.arange(at.shape[1])]]
 
 
 def _step_spread(steps: pd.DataFrame) -> dict:
