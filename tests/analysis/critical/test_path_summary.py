@@ -60,6 +60,18 @@ def _reference(cp: pd.DataFrame) -> pd.DataFrame:
     gaps = known.duration_us.sum() if len(known) else 0.0
     out.attrs["gap_devices_busy_share"] = known.devices_busy_us.sum() / gaps if gaps > 0 \
         else float("nan")
+    per_plane = decoded(cp.groupby(["category", "plane"]).duration_us.sum().reset_index())
+    out.attrs["planes"] = {str(c): (len(r), r.duration_us.max() / r.duration_us.sum())
+                           for c, r in per_plane.groupby("category")}
+    out.attrs["devices_busy_share"] = {}
+    if "devices_busy_us" in cp:  # (host work on the path while a device ran)
+        for c in ("host_compute", "kernel_launch", "host_wait", "input", "compilation"):
+            rows = cp[(decoded(cp).category == c) & (cp.kind != "idle")]
+            rows = rows[rows.devices_busy_us.notna()]
+            if len(rows) and rows.duration_us.sum() > 0:
+                out.attrs["devices_busy_share"][c] = \
+                    rows.devices_busy_us.sum() / rows.duration_us.sum()
+    out.attrs["steps"] = int(cp.step_key.nunique())
     out.attrs["sentence"] = bound_sentence(out)
     return out
 
@@ -70,6 +82,11 @@ def _same(cp: pd.DataFrame) -> None:
     share = got.attrs.pop("gap_devices_busy_share")
     want_share = want.attrs.pop("gap_devices_busy_share")
     assert share == pytest.approx(want_share, rel=1e-12, nan_ok=True)
+    for key in ("planes", "devices_busy_share"):  # (sums in another order: the last bits)
+        got_d, want_d = got.attrs.pop(key), want.attrs.pop(key)
+        assert got_d.keys() == want_d.keys()
+        for k in got_d:
+            assert np.ravel(got_d[k]) == pytest.approx(np.ravel(want_d[k]), rel=1e-9)
     assert got.attrs == want.attrs
 
 
@@ -90,7 +107,13 @@ def test_gaps_say_whether_devices_ran_during_them():
     tpu = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
     cp = tpu.critical_path
     gaps = cp[cp.kind == "idle"]
-    assert len(gaps) and (cp[cp.kind != "idle"].devices_busy_us == 0).all()
+    on_device = cp.resource.astype(str).str.startswith("/device:") & (cp.kind != "idle")
+    assert len(gaps) and (cp[on_device].devices_busy_us == 0).all()  # (a device's own work)
+    host = cp[~cp.resource.astype(str).str.startswith("/device:") & (cp.kind != "idle")]
+    assert len(host) and (host.devices_busy_us <= host.duration_us + 1e-6).all()
+    busy = host.devices_busy_us.sum() / host.duration_us.sum()  # (the host's work on the
+    assert busy > 0.99 and "on /host:CPU (a device running during 100% of it)" in \
+        tpu.critical_path_summary.attrs["sentence"]  # path while the TPUs ran: said)
     assert (gaps.devices_busy_us <= gaps.duration_us + 1e-6).all()
     share = gaps.devices_busy_us.sum() / gaps.duration_us.sum()
     assert share > 0.99  # (the module spans of the four TPUs cover the host's waits)
@@ -172,3 +195,16 @@ def test_the_summary_with_names_coded_on_a_helper_thread_is_the_groupbys(monkeyp
     for seed in range(2):
         _same(_synthetic(5000, seed, text))
     _same(tp.load(DATA / "gpu_bert_multiworker").critical_path)
+
+
+def test_the_sentence_says_a_category_spread_over_devices_and_one_step_as_one():
+    """TPU v6e: the path's device compute lies on all four TPUs, 29% of it on TPU:2 (the
+    sentence said "on /device:TPU:2", as if all of it were); BERT has one step: "On its
+    critical path, the step is bound by" (it said "the steps ... their paths")."""
+    summary = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb").critical_path_summary
+    cp_planes, top = summary.attrs["planes"]["device_compute"]
+    assert cp_planes == 4 and top < 0.95
+    assert f"device compute on 4 devices ({top * 100:.0f}% of it on /device:TPU:2)" in \
+        summary.attrs["sentence"]
+    bert = tp.load(DATA / "gpu_bert_multiworker").critical_path_summary.attrs["sentence"]
+    assert bert.startswith("On its critical path, the step is bound by ")

@@ -96,20 +96,23 @@ def _table(hd: HostData, g, segs: dict, step_ids: np.ndarray, shift_ps: int) -> 
             "category": text_column(CATEGORIES, segs["category"]),
             "kind": text_column(SEGMENT_KINDS, segs["kind"]),
             "name": _names(hd, row, "idle"), "event_id": row}
-        columns["devices_busy_us"] = _devices_busy(hd, start, end, segs["kind"])
+        on_device = (node >= 0) & np.asarray(g.is_device, bool)[np.maximum(node, 0)] \
+            if len(g.is_device) else np.zeros(len(node), bool)
+        columns["devices_busy_us"] = _devices_busy(hd, start, end, ~on_device)
         columns["resource"], columns["waited_on"], columns["waited_on_id"] = \
             waited()  # (the text columns of what waited: beside the rest on a long path)
     return pd.DataFrame(columns)
 
 
 def _devices_busy(hd: HostData, start: np.ndarray, end: np.ndarray,
-                  kind: np.ndarray) -> np.ndarray:
-    """float64 us of each idle segment ``[start, end)`` (ps) in which a device of the host
-    runs something (NaN without device activity); 0 on other segments."""
+                  off_device: np.ndarray) -> np.ndarray:
+    """float64 us of each segment ``[start, end)`` (ps) off the devices (``off_device``: a
+    host event's, a wait or an idle gap) in which a device of the host runs something (NaN
+    without device activity); 0 on a device event's segments."""
     out = np.zeros(len(start), np.float64)
-    idle = np.flatnonzero(kind == SEGMENT_KINDS.index("idle"))
-    busy = device_busy(hd) if len(idle) else None
-    out[idle] = np.nan if busy is None else measure_in(busy, start[idle], end[idle]) / 1e6
+    at = np.flatnonzero(off_device)
+    busy = device_busy(hd) if len(at) else None
+    out[at] = np.nan if busy is None else measure_in(busy, start[at], end[at]) / 1e6
     return out
 
 

@@ -61,10 +61,9 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
     plane_of, plane_values = pd.factorize(planes, sort=True)  # (each resource's once)
     values = {"category": cats, "name": names, "resource": resources, "plane": plane_values}
     cat, name, res = (cat, len(cats)), (name, len(names)), (res, len(resources))
-    by_res = _decoded(_grouped({"category": cat, "plane": (plane_of[res[0]], len(plane_values))},
-                               dur)
-                      .sort_values("duration_us", ascending=False, kind="stable")
-                      .drop_duplicates("category"), values)
+    per_plane = _grouped({"category": cat, "plane": (plane_of[res[0]], len(plane_values))},
+                         dur).sort_values("duration_us", ascending=False, kind="stable")
+    by_res = _decoded(per_plane.drop_duplicates("category"), values)
     cats = _decoded(_grouped({"category": cat}, dur, step), values).merge(
         by_res[["category", "plane"]].rename(columns={"plane": "resource"}), on="category")
     cats.insert(0, "level", "category")
@@ -77,7 +76,39 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
     out["share"] = out.duration_us / total if total > 0 else 0.0
     out = out[SUMMARY_COLUMNS]
     out.attrs["gap_devices_busy_share"] = _gap_devices_busy(cp)
+    out.attrs["planes"] = _planes_of(_decoded(per_plane, values))
+    out.attrs["devices_busy_share"] = _busy_shares(cp)
+    out.attrs["steps"] = len(steps)
     out.attrs["sentence"] = bound_sentence(out)
+    return out
+
+
+_HOST_SIDE = ("host_compute", "kernel_launch", "host_wait", "input", "compilation")
+
+
+def _busy_shares(cp: pd.DataFrame) -> dict:
+    """{host-side category: the share of its path time in which a device ran something} (a
+    host category on the path while the devices run: they were not waiting on it)."""
+    if "devices_busy_us" not in cp:
+        return {}
+    out = {}
+    for category in _HOST_SIDE:
+        rows = (cp.category == category).to_numpy() & (cp.kind != "idle").to_numpy()
+        busy = cp.devices_busy_us.to_numpy(np.float64)[rows]
+        known = ~np.isnan(busy)
+        total = float(cp.duration_us.to_numpy(np.float64)[rows][known].sum())
+        if known.any() and total > 0:
+            out[category] = float(busy[known].sum()) / total
+    return out
+
+
+def _planes_of(per_plane: pd.DataFrame) -> dict:
+    """{category: (how many planes its path time is on, the largest one's share of it)}."""
+    out = {}
+    for category, rows in per_plane.groupby("category", sort=False):
+        total = float(rows.duration_us.sum())
+        out[str(category)] = (len(rows), float(rows.duration_us.max()) / total if total > 0
+                              else 1.0)
     return out
 
 
@@ -190,14 +221,24 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
         return ""
     parts = []
     busy = summary.attrs.get("gap_devices_busy_share", float("nan"))
+    planes = summary.attrs.get("planes", {})
     for row in cats.itertuples():
         where = "" if row.category == "idle" else f" on {row.resource}"
+        n, top = planes.get(str(row.category), (1, 1.0))
+        if row.category != "idle" and n > 1 and top < 0.95:  # (spread over several planes)
+            noun = "devices" if str(row.resource).startswith("/device:") else "planes"
+            where = f" on {n} {noun} ({top * 100:.0f}% of it on {row.resource})"
+        share = summary.attrs.get("devices_busy_share", {}).get(str(row.category))
+        if share is not None and share >= 0.01:  # (host work while the devices ran)
+            where += f" (a device running during {share * 100:.0f}% of it)"
         if row.category == "idle" and not np.isnan(busy):
             where = (f" (during {busy * 100:.0f}% of them a device was running, with no "
                      "traced event tying it to the path)" if busy >= 0.005 else
                      " (no device was running then)")
         parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{where}")
-    return "On their critical paths, the steps are bound by " + ", ".join(parts) + "."
+    head = "On its critical path, the step is bound by " if summary.attrs.get("steps") == 1 \
+        else "On their critical paths, the steps are bound by "
+    return head + ", ".join(parts) + "."
 
 
 def _combine(parts: dict, critical_path: pd.DataFrame) -> pd.DataFrame:
