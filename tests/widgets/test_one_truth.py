@@ -286,3 +286,19 @@ def test_the_mean_step_names_the_steps_it_counts_and_leaves_the_median_to_its_ow
         row = steps[(steps.host == host) & (steps.index == int(number))]
         assert row.duration_ms.tolist() == [mean[key]]
     assert mean["max_of"] == "step 1532 on 127.0.0.1_26432"
+
+
+def test_without_steps_the_words_speak_of_the_profile_and_of_one_device_as_one():
+    """MI300X (legacy tracer, no steps): GPU:0 ran only copies, so it is left out "in the
+    profile" (the note spoke of 'the profile's steps', which it has none of), and the one GPU
+    counted is "its active span", not "each device's"."""
+    prof = tp.load(_data("mi300x_jax_conv_legacy.xplane.pb"))
+    from tfprof_nb.analysis.findings.measure_words import excluded_note, left_out_words
+
+    idle = prof.measures.loc["device_idle_pct"]
+    assert (idle["devices"], idle["excluded"]) == ("GPU:7", "GPU:0")
+    note = excluded_note(prof.measures)
+    assert note.startswith("GPU:0 ran no kernel in the profile") and "steps" not in note
+    assert left_out_words(idle) == " (GPU:0 left out: no kernel in the profile)"
+    statement = prof.overview().verdict["statement"]
+    assert statement.endswith("the device figures are over its active span.")

@@ -135,7 +135,8 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
         # (no steps: no verdict, said as such, not as XProf's "cannot tell where the
         # bottleneck is" above the device figures the page does give)
         idle, steps = get(measures, "device_idle_pct"), get(measures, "step_time_mean_ms")
-        over = "; the device figures are over each device's active span" \
+        over = ("; the device figures are over " + ("its active span" if
+                idle["device_count"] == 1 else "each device's active span")) \
             if idle is not None and idle["time"] == "profile" else ""
         # (steps, but none in the breakdown XProf's verdict reads: a pod's first host without
         # a device, or hosts whose steps do not align)

@@ -103,7 +103,8 @@ def left_out_words(row) -> str:
     out: no kernel in the steps)"; "" when none."""
     if not row["excluded"]:
         return ""
-    return f" ({row['excluded']} left out: no {_unit(row)} in the steps)"
+    where = "in the steps" if row["time"] != "profile" else "in the profile"
+    return f" ({row['excluded']} left out: no {_unit(row)} {where})"
 
 
 def _unit(row) -> str:
@@ -115,6 +116,11 @@ def excluded_note(table: pd.DataFrame) -> str:
     row = get(table, "device_idle_pct")
     if row is None or not row["excluded"]:
         return ""
+    if row["time"] == "profile":  # (no steps: they ran no kernel at all, copies at most)
+        return (f"{row['excluded']} ran no {_unit(row)} in the profile (copies or memory "
+                f"sets at most): the device figures leave "
+                f"{'it' if ',' not in row['excluded'] else 'them'} out and count "
+                f"{row['devices']}.")
     return (f"{row['excluded']} ran no {_unit(row)} inside the profile's steps (any work "
             "of theirs ran outside them): the device figures leave them out and count "
             f"{row['devices']}.")
