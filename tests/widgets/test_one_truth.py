@@ -45,7 +45,7 @@ QUOTES = {
     "copy_sync_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?copying"],
     "dependency_wait_pct": [rf"idles? {_N} of (?:its|their) time [^.]*?dependency"],
     "all_other_pct": [rf"{_N} as 'All Others'", rf"{_N} of the (?:total )?step time "
-                      r"(?:sampled )?(?:is )?(?:spent on|is untraced host work)",
+                      r"(?:sampled )?(?:is )?(?:spent on|is host work between the ops)",
                       rf"'All Others'[^.;0-9]*?{_N}"],
     "kernel_launch_pct": [rf"'Kernel Launch'[^.;0-9]*?{_N}",
                           rf"{_N} of the total step time sampled is spent on 'Kernel Launch'"],

@@ -24,8 +24,8 @@ LABELS = {
     "input_wait_pct": "input wait", "kernel_launch_pct": "kernel launch (XProf's step breakdown)",
     "xprof_kernel_launch_pct": "XProf's 'Kernel Launch' (its step breakdown, over the steps "
                                "it counts)",
-    "xprof_all_other_pct": "XProf's 'All Others' (its step breakdown's untraced host time, "
-                           "over the steps it counts)",
+    "xprof_all_other_pct": "XProf's 'All Others' (the host time its step breakdown puts in "
+                           "no category, over the steps it counts)",
     "all_other_pct": "XProf's 'All Others' (over the steps it counts)",
     # (a share of runs, not of time, over every device and the whole profile: its scope)
     "small_kernels_pct": "share of the whole profile's kernel runs (all devices) lasting "

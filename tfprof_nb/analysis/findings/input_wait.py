@@ -170,9 +170,9 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
         out["xprof_statement"] = (
             f"XProf's rule, which reads only the step-time breakdown, calls it {word} "
             f"input-bound: that breakdown counts {xprof['input_pct']:.1f}% of the step time "
-            f"waiting for input and {xprof['all_other_pct']:.1f}% as 'All Others' (untraced "
-            f"host time, input or Python){_over(measures)}; this page's verdict reads the "
-            "devices' own time.")
+            f"waiting for input and {xprof['all_other_pct']:.1f}% as 'All Others' (host time "
+            f"in none of its categories, input or Python){_over(measures)}; this page's "
+            "verdict reads the devices' own time.")
     return out
 
 

@@ -218,8 +218,8 @@ def _host_python(table: pd.DataFrame, out, target: Target):
     pct = value_of(table, "all_other_pct", 0.0)
     if pct >= HIGH_SHARE_PCT:
         out.append(Finding(
-            "host_overhead", f"{pct:.1f}% of the step time is untraced host work between "
-            "ops (Python), XProf's 'All Others'", {"all_other_pct": pct},
+            "host_overhead", f"{pct:.1f}% of the step time is host work between the ops "
+            "(Python and framework code), XProf's 'All Others'", {"all_other_pct": pct},
             fix("host_overhead", target.framework), "high" if pct >= 30 else "moderate",
             "all_other_pct"))
 
