@@ -289,3 +289,14 @@ def test_pod_alignment_follows_the_overlap_of_the_steps():
     steps.attrs[HOST_DEVICES] = {"a": True, "b": True}
     only_b = xprof_count(steps[(steps.host == "b").to_numpy()])
     assert not only_b.pod and only_b.rows.index.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_without_steps_the_input_pipeline_gives_no_verdict():
+    """No step time (MI300X gemm): XProf says it cannot tell where the bottleneck is, so
+    the next step does not say the input pipeline is not the bottleneck, and the repr
+    gives no 0.0% input share."""
+    prof = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb")
+    ip = prof.input_pipeline
+    assert ip.summary["classification"] == "unknown"
+    assert "cannot be told" in ip.summary["next_step"]
+    assert repr(ip) == "<InputPipelineAnalysis, XProf's rule (the step-time breakdown): no steps>"

@@ -46,6 +46,8 @@ class InputPipelineAnalysis:
 
     def __repr__(self) -> str:
         s = self.summary
+        if s.get("classification") == "unknown":  # (no step time: no share to give)
+            return "<InputPipelineAnalysis, XProf's rule (the step-time breakdown): no steps>"
         return (f"<InputPipelineAnalysis, XProf's rule (the step-time breakdown): "
                 f"{s.get('classification')}, input {s.get('input_pct', 0):.1f}% of step time>")
 
@@ -195,6 +197,9 @@ def input_pipeline_analysis(parts: dict, steps: pd.DataFrame,
                                 "profile has none: an input pipeline of another kind (Python "
                                 "loops, a custom loader) is not analysed; its time is on the "
                                 "host threads of the trace viewer.")
+    elif summary["classification"] == "unknown":  # (no step time: no verdict either way)
+        summary["next_step"] = ("No step time, so whether the input pipeline is the "
+                                "bottleneck cannot be told.")
     else:
         summary["next_step"] = "The input pipeline is not the bottleneck."
     device = steps[["host", "step_name", "duration_ms", "input_ms"]].copy() if len(steps) else \
