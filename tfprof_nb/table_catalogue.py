@@ -124,8 +124,9 @@ CATALOGUE: tuple[TableEntry, ...] = (
        "on a host without steps.", keys=_HD + ("stream", "step")),
     _t("gpu_overlap", "Per device and step: collective time, the part hidden under compute, "
        "the exposed part.", keys=_HD + ("step",)),
-    _t("duty_cycle", "Per device: busy time over its active span "
-       "(attrs['device_duty_cycle_pct']).", keys=_HD),
+    _t("duty_cycle", "Per device: busy time over its active span (attrs['device_duty_cycle_pct']"
+       ": every device with activity combined, XProf's figure on TPUs; the overview's measure "
+       "counts the devices active in the steps).", keys=_HD),
     _t("stragglers", "Per step: the host and device that finished last, and by how much.",
        keys=("step",)),
     _t("measures", "The headline measures, one row each (index: key): value, unit, scope "
