@@ -60,6 +60,7 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
     planes = pd.Series([_plane(r) for r in resources], dtype=cp.host.dtype)
     plane_of, plane_values = pd.factorize(planes, sort=True)  # (each resource's once)
     values = {"category": cats, "name": names, "resource": resources, "plane": plane_values}
+    cats_all = cats  # (the category of each code)
     cat, name, res = (cat, len(cats)), (name, len(names)), (res, len(resources))
     per_plane = _grouped({"category": cat, "plane": (plane_of[res[0]], len(plane_values))},
                          dur).sort_values("duration_us", ascending=False, kind="stable")
@@ -77,7 +78,7 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
     out = out[SUMMARY_COLUMNS]
     out.attrs["gap_devices_busy_share"] = _gap_devices_busy(cp)
     out.attrs["planes"] = _planes_of(_decoded(per_plane, values))
-    out.attrs["devices_busy_share"] = _busy_shares(cp)
+    out.attrs["devices_busy_share"] = _busy_shares(cp, cat[0], cats_all)
     out.attrs["steps"] = len(steps)
     out.attrs["sentence"] = bound_sentence(out)
     return out
@@ -86,20 +87,19 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
 _HOST_SIDE = ("host_compute", "kernel_launch", "host_wait", "input", "compilation")
 
 
-def _busy_shares(cp: pd.DataFrame) -> dict:
+def _busy_shares(cp: pd.DataFrame, code: np.ndarray, categories) -> dict:
     """{host-side category: the share of its path time in which a device ran something} (a
-    host category on the path while the devices run: they were not waiting on it)."""
+    host category on the path while the devices run: they were not waiting on it); ``code``:
+    each row's category code into ``categories``."""
     if "devices_busy_us" not in cp:
         return {}
-    out = {}
-    for category in _HOST_SIDE:
-        rows = (cp.category == category).to_numpy() & (cp.kind != "idle").to_numpy()
-        busy = cp.devices_busy_us.to_numpy(np.float64)[rows]
-        known = ~np.isnan(busy)
-        total = float(cp.duration_us.to_numpy(np.float64)[rows][known].sum())
-        if known.any() and total > 0:
-            out[category] = float(busy[known].sum()) / total
-    return out
+    busy = cp.devices_busy_us.to_numpy(np.float64)
+    rows = ~np.isnan(busy) & (cp.kind != "idle").to_numpy()
+    n = len(categories)
+    total = np.bincount(code[rows], cp.duration_us.to_numpy(np.float64)[rows], minlength=n)
+    ran = np.bincount(code[rows], busy[rows], minlength=n)
+    return {str(c): float(ran[k] / total[k]) for k, c in enumerate(categories)
+            if str(c) in _HOST_SIDE and total[k] > 0}
 
 
 def _planes_of(per_plane: pd.DataFrame) -> dict:

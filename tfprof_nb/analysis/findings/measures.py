@@ -81,8 +81,9 @@ DEFINITIONS = {
     "kernel_launch_pct": Definition("Kernel launch (XProf's step breakdown)", "%", "xprof",
                                     "XProf's step-time category 'Kernel Launch'"),
     "all_other_pct": Definition("'All Others' (XProf's step breakdown)", "%", "xprof",
-                                "the steps' host time XProf's breakdown puts in no category ('All Others': "
-                                "Python and framework code between the ops it counts)"),
+                                "the steps' host time XProf's breakdown puts in no category "
+                                "('All Others': Python and framework code between the ops it "
+                                "counts)"),
     "small_kernels_pct": Definition("Kernel runs under 10 us", "%", "tfprof",
                                     "the share of kernel runs lasting under 10 us"),
 }
