@@ -66,32 +66,15 @@ class ProfilePlots:
         GPUs' own time where they compute in the steps, else the step breakdown), and the
         host-side input breakdown (``prof.input_pipeline``)."""
         from ..analysis.findings.input_wait import input_wait_per_step
-        from .step_figures import input_pipeline_figure
-
-        import textwrap
-
-        import numpy as np
-
         from ..analysis.findings.measure_words import get
-        from ._style import plain
+        from .step_figures import input_pipeline_figure, say_the_pages_input_wait
 
         prof = self._prof
         wait, source = input_wait_per_step(prof.steps, prof.gpu_utilization,
                                            prof.result("input_wait"))
         fig = input_pipeline_figure(prof.input_pipeline, prof.steps, theme, wait, source)
-        row, steps = get(prof.measures, "input_wait_pct"), prof.steps
-        drawn = float(np.nansum(wait)) / float(steps.duration_ms.sum()) * 100 \
-            if len(steps) and steps.duration_ms.sum() > 0 else None
-        if row is not None and drawn is not None and f"{drawn:.1f}" != f"{row['value']:.1f}":
-            # (every step drawn, the measure over the steps XProf counts or aligns)
-            whose = " of every host" if steps.host.nunique() > 1 else ""
-            said = textwrap.wrap(f"The overview's {row['value']:.1f}% is over {row['scope']}",
-                                 150)
-            fig.update_layout(title={"text": f"These bars, every step{whose}: {drawn:.1f}% "
-                                     "waiting for input<br><sup>" + "<br>".join(
-                                         plain(line) for line in said) + "</sup>"},
-                              margin={"t": 90 + 16 * len(said)})
-        return fig
+        return say_the_pages_input_wait(fig, wait, prof.steps,
+                                        get(prof.measures, "input_wait_pct"))
 
     def roofline(self, theme: str = "light", peak_flops_per_s: float | None = None,
                  memory_bw_bytes_per_s: float | None = None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -9,7 +11,8 @@ from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all, subplots
 from .step_bars import MAX_STEP_TICKS
 
-__all__ = ["MAX_BARS", "STEP_TIME_TITLE", "step_time_figure", "input_pipeline_figure"]
+__all__ = ["MAX_BARS", "STEP_TIME_TITLE", "step_time_figure", "input_pipeline_figure",
+           "say_the_pages_input_wait"]
 
 # Past this many steps a per-step chart stacks areas (one path per category) instead of bars:
 # plotly draws each bar as an SVG element, and 2,500 steps of 9 categories took 2 s to draw.
@@ -133,4 +136,22 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="Time (ms)", rangemode="tozero", row=1, col=2)
     fig.update_xaxes(tickangle=-30, row=1, col=2)
+    return fig
+
+
+def say_the_pages_input_wait(fig, wait: np.ndarray, steps: pd.DataFrame, row):
+    """``fig`` (:func:`input_pipeline_figure`) titled with the bars' share and the page's
+    input-wait measure (``row``, prof.measures') with its scope, where the two differ (every
+    step drawn, the measure over the steps XProf counts or, in a pod, aligns)."""
+    total = float(steps.duration_ms.sum()) if len(steps) else 0.0
+    if row is None or total <= 0:
+        return fig
+    drawn = 100 * float(np.nansum(wait)) / total
+    if f"{drawn:.1f}" == f"{row['value']:.1f}":
+        return fig
+    whose = " of every host" if steps.host.nunique() > 1 else ""
+    said = textwrap.wrap(f"The overview's {row['value']:.1f}% is over {row['scope']}", 150)
+    fig.update_layout(title={"text": f"These bars, every step{whose}: {drawn:.1f}% waiting for "
+                             "input<br><sup>" + "<br>".join(plain(line) for line in said) +
+                             "</sup>"}, margin={"t": 90 + 16 * len(said)})
     return fig
