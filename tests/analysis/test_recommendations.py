@@ -313,5 +313,6 @@ def test_an_idle_cause_says_it_is_part_of_the_devices_idle_time(name):
     assert host.what.endswith(f"; that is part of '{idle.label}', which reads "
                               f"{idle.value:.1f}%")
     assert idle.label == ("Devices idle in the steps" if len(prof.steps) else
-                          "Devices idle in their active spans")
+                          "Devices idle in their active spans" if idle.device_count > 1 else
+                          "Device idle in its active span")
     assert f"{part:.1f}%" in host.what

@@ -90,6 +90,7 @@ DEFINITIONS = {
 
 # device_idle_pct's label on a profile without steps
 IDLE_WITHOUT_STEPS = "Devices idle in their active spans"
+IDLE_WITHOUT_STEPS_ONE = "Device idle in its active span"  # (one device)
 
 MEASURE_COLUMNS = ["label", "value", "unit", "time", "devices", "device_count", "excluded",
                    "scope", "when", "rule", "min", "median", "max", "min_of", "max_of",
@@ -356,7 +357,8 @@ def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
     note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
             "steps included") if tpu_idle is not None else ""
     # (without steps the measure is over each device's active span, and its label says so)
-    label = IDLE_WITHOUT_STEPS if devs.time == "profile" else None
+    label = (IDLE_WITHOUT_STEPS if len(devs.names) != 1 else IDLE_WITHOUT_STEPS_ONE) \
+        if devs.time == "profile" else None
     out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
                 scope, devs.spread("idle_us"), tpu_idle, note, when=when, label=label)]
     if devs.kind == "GPU":
