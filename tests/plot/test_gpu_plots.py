@@ -224,3 +224,15 @@ def test_a_pods_input_bars_say_the_overviews_figure_is_another_scope():
     title = fig.layout.title.text.replace("<br>", " ")
     assert title.startswith(f"These bars, every step of every host: {drawn:.1f}% waiting")
     assert f"The overview's {row['value']:.1f}% is over the 138 steps XProf aligns" in title
+
+
+def test_the_device_chart_names_the_devices_idle_through_the_steps():
+    """BERT: GPU:1 and GPU:4 ran no kernel in the step, drawn as all idle: the chart's title
+    says so (the page's figures leave them out); the view, whose note says it, passes
+    left_out=False; a capture whose GPU ran in its steps adds nothing."""
+    bert = tp.load(DATA / "gpu_bert_multiworker")
+    title = bert.plot.gpu_utilization().layout.title.text
+    assert "<sup>GPU:1, GPU:4 ran no kernel in the steps" in title
+    assert "<sup>" not in bert.plot.gpu_utilization(left_out=False).layout.title.text
+    h200 = tp.load(DATA / "jax_h200_counters")
+    assert "<sup>" not in h200.plot.gpu_utilization().layout.title.text

@@ -109,14 +109,17 @@ class ProfilePlots:
         return pod_figure(self._prof.pod, theme, None if mean is None else
                           {"value": float(mean["value"]), "scope": str(mean["scope"])})
 
-    def gpu_utilization(self, theme: str = "light"):
+    def gpu_utilization(self, theme: str = "light", left_out: bool = True):
         """Busy and idle time by cause per device and step (``prof.gpu_utilization``; where
-        the host has no input events, waiting for input is unknown and not drawn)."""
+        the host has no input events, waiting for input is unknown and not drawn); with
+        ``left_out``, the title names the devices that ran nothing in the steps (a view that
+        says so in its own words passes False)."""
         from ..analysis.findings.input_wait import devices_input_unknown
         from .gpu_figures import utilization_figure
 
         return utilization_figure(self._prof.gpu_utilization, theme,
-                                  input_known=not devices_input_unknown(self._prof.result))
+                                  input_known=not devices_input_unknown(self._prof.result),
+                                  left_out=left_out)
 
     def gpu_overlap(self, theme: str = "light"):
         """Collective time hidden under compute and exposed, per device and step."""

@@ -278,7 +278,7 @@ class GpuUtilizationView(View):
             "statements": _statements(prof, summary, tpu, input_known),
             "devices": _devices_table(summary, tpu, input_known),
             "findings": [_finding(f) for f in device_findings(prof)],
-            "utilization": plot.gpu_utilization(),
+            "utilization": plot.gpu_utilization(left_out=False),  # (its note says it)
             "overlap": _figure_or_none(prof.gpu_overlap[prof.gpu_overlap.collective_us > 0],
                                        plot.gpu_overlap),
             "latency": _figure_or_none(ll.histogram, plot.launch_latency),
