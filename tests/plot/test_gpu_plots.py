@@ -236,3 +236,14 @@ def test_the_device_chart_names_the_devices_idle_through_the_steps():
     assert "<sup>" not in bert.plot.gpu_utilization(left_out=False).layout.title.text
     h200 = tp.load(DATA / "jax_h200_counters")
     assert "<sup>" not in h200.plot.gpu_utilization().layout.title.text
+
+
+def test_empty_charts_say_what_is_missing():
+    """MI300X gemm: no steps and no collective: the step chart says there are no steps (it
+    drew an empty chart), the collectives chart that none ran (it drew zero bars under
+    'hidden under compute vs exposed')."""
+    prof = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb")
+    steps = prof.plot.step_time()
+    assert not steps.data and [a.text for a in steps.layout.annotations] == \
+        ["No steps in this profile"]
+    assert prof.plot.gpu_overlap().layout.title.text == "Collectives: none ran in this profile"

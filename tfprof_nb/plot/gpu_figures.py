@@ -85,9 +85,13 @@ def _none_in_steps(dev: pd.DataFrame, unit: str) -> str:
 def overlap_figure(table: pd.DataFrame, theme: str = "light"):
     """Collective time per device and step (ms), split into the part hidden under compute
     and the exposed part."""
+    title = "Collectives: hidden under compute vs exposed"
+    cols = [c for c in ("hidden_us", "exposed_us") if c in table]
+    if not len(table) or not table[cols].to_numpy(dtype=float).any():  # (all zero bars)
+        title = "Collectives: none ran in this profile"
     return _stacked_ms(table, (("hidden_us", "Hidden under compute", "#59a14f"),
                                ("exposed_us", "Exposed", "#e15759")),
-                       "Collectives: hidden under compute vs exposed", "gpu_overlap", theme)
+                       title, "gpu_overlap", theme)
 
 
 def _stacked_ms(table: pd.DataFrame, parts, title: str, kind: str, theme: str):

@@ -77,6 +77,10 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
                      meta=_step_meta(steps))
     index = np.arange(len(steps))
     faded = {} if out is None else {"marker_opacity": np.where(out, 0.35, 1.0)}
+    if not len(steps):  # (no steps: a sentence, not an empty chart of ten legend entries)
+        fig.add_annotation(text="No steps in this profile", showarrow=False, xref="paper",
+                           yref="paper", x=0.5, y=0.5, font={"size": 14})
+        return fig
     for col in CATEGORY_COLUMNS:
         values = steps[col].to_numpy(dtype=float) if len(steps) else np.empty(0)
         if len(values) and not values.any():
