@@ -60,6 +60,10 @@ def test_the_table_holds_the_samples_inside_the_steps(prof):
     assert "nvlink_tx_bytes_per_s" in " ".join(view.hardware_notes)  # what NVML could not
     panels = {t.yaxis for t in prof.plot.hardware().data}
     assert len(panels) == 3
+    # a step without samples is a gap in its line (it joined steps 0 and 3 across 1 and 2)
+    (mean,) = [t for t in prof.plot.hardware().data if t.name == "GPU:0" and t.yaxis == "y"]
+    gaps = [int(s) for s, y in zip(mean.x, mean.y) if y != y]  # (NaN: no sample there)
+    assert list(mean.x) == sorted(steps.index) and gaps == [1, 2, 6]
 
 
 def test_the_tab_shows_what_the_trace_lacks(prof, tmp_path):

@@ -146,7 +146,8 @@ class ProfilePlots:
         from .hardware_figures import hardware_figure
 
         inside = samples_in_steps(self._prof.counters, self._prof.steps)
-        return hardware_figure(step_means(inside[inside.step >= 0]), theme)
+        return hardware_figure(step_means(inside[inside.step >= 0]), theme,
+                               self._prof.steps.index.to_numpy())
 
     def source_flame(self, theme: str = "light", all_frames: bool = False):
         """Device time by the user's Python stack as an icicle (``prof.source_stacks``): the

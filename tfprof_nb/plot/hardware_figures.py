@@ -4,6 +4,7 @@ the samples inside each step (the max dotted), from ``prof.counters``
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ._style import PALETTE, plain, subplots
@@ -19,10 +20,12 @@ def _label(row_host: str, device: str, many_hosts: bool) -> str:
     return plain(f"{row_host} {device}" if many_hosts else device)
 
 
-def hardware_figure(per_step: pd.DataFrame, theme: str = "light"):
+def hardware_figure(per_step: pd.DataFrame, theme: str = "light", steps=None):
     """One panel per counter of :data:`HARDWARE_PANELS` that has samples in the steps (step
     on x): per device (or host) the mean of its samples in each step, and their max dotted.
-    ``per_step``: ``step_means`` (host, device, counter, step, unit, samples, mean, max)."""
+    ``per_step``: ``step_means`` (host, device, counter, step, unit, samples, mean, max);
+    ``steps``: every step number, so that a line breaks at a step without samples instead
+    of joining its neighbours across it."""
     shown = [(c, t) for c, t in HARDWARE_PANELS
              if len(per_step) and (per_step["counter"] == c).any()]
     fig = subplots(theme, rows=max(len(shown), 1), cols=1, shared_xaxes=True,
@@ -37,6 +40,9 @@ def hardware_figure(per_step: pd.DataFrame, theme: str = "light"):
         for (host, device), dev in rows.groupby(["host", "device"], sort=True, observed=True):
             label = _label(str(host), str(device), many_hosts)
             color = colors.setdefault(label, PALETTE[len(colors) % len(PALETTE)])
+            if steps is not None:  # (a step without samples: a gap in the line)
+                dev = dev.set_index("step").reindex(np.unique(np.asarray(steps))) \
+                    .rename_axis("step").reset_index()
             x = dev["step"].to_numpy()
             fig.add_scatter(x=x, y=dev["mean"].to_numpy(float), name=label, mode="lines+markers",
                             legendgroup=label, showlegend=row == 1 or label not in
