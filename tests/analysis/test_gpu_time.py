@@ -442,3 +442,20 @@ def test_rocms_older_copy_names_are_copies_not_kernels():
     assert prof.measures.at["duty_cycle_pct", "devices"] == "GPU:7"
     assert prof.measures.at["duty_cycle_pct", "value"] == pytest.approx(
         duty.loc["/device:GPU:7", "duty_cycle_pct"])
+
+
+def test_the_time_after_the_devices_last_kernel_in_a_step_is_host_bound():
+    """H200 counters: step 19 runs on after GPU:0's last kernel of the profile (610.6 ms;
+    the step ends at 632.2 ms): no kernel is queued, the host launches nothing more, so the
+    21.5 ms are host-bound, not 'waiting on a dependency' (the finding said so, 12.3%)."""
+    prof = tp.load(DATA / "jax_h200_counters")
+    util = prof.gpu_utilization
+    last = util[(util.stream == "all") & (util.step == 19)].iloc[0]
+    assert last.last_end_us < last.start_us + last.wall_us
+    tail = last.start_us + last.wall_us - last.last_end_us
+    assert last.host_bound_us >= tail - 1e-6 and last.other_us < 1.0
+    assert prof.measures.at["dependency_wait_pct", "value"] < 0.1
+    assert "waits on a dependency" not in " ".join(str(f) for f in prof.recommendations())
+    bert = tp.load(DATA / "gpu_bert_multiworker").gpu_utilization  # (a device idle through
+    four = bert[(bert.stream == "all") & (bert.step == 0) & (bert.device == "/device:GPU:4")]
+    assert four.other_us.iloc[0] == four.wall_us.iloc[0]  # the step keeps no cause)

@@ -13,7 +13,8 @@ that add up to the window exactly (integer picoseconds), by priority:
    short gap, or one whose next kernel was already queued, is never input;
 4. ``launch_bound``: a gap of at most ``LAUNCH_GAP_US`` between two kernels (launch overhead);
 5. ``host_bound``: the rest of the longer gaps whose next kernel was launched only after the
-   device went idle (the host was computing, or running Python, between launches);
+   device went idle (the host was computing, or running Python, between launches), and the
+   time after the device's last kernel (the host launched nothing more);
 6. ``other``: the rest (the next kernel was queued but waited: dependencies, events; or no
    launch is recorded).
 
@@ -113,8 +114,11 @@ def _segments(begin: np.ndarray, end: np.ndarray, launch: np.ndarray):
     return seg_b, seg_e, launch[np.searchsorted(begin, seg_b, "left")]
 
 
-def _gap_sets(seg, lo: int, hi: int) -> tuple[Intervals, Intervals]:
-    """(launch-bound gaps, host-bound gaps) between busy segments within [lo, hi)."""
+def _gap_sets(seg, lo: int, hi: int, steps: Intervals) -> tuple[Intervals, Intervals]:
+    """(launch-bound gaps, host-bound gaps) between busy segments within [lo, hi); the time
+    after the last segment is host-bound where that segment ends inside one of ``steps``'
+    windows (the step went on with nothing launched; a device whose kernels all ran outside
+    the steps idles through them with no cause)."""
     seg_b, seg_e, seg_launch = seg
     gb = np.concatenate([[lo], seg_e])
     ge = np.concatenate([seg_b, [hi]])
@@ -123,11 +127,13 @@ def _gap_sets(seg, lo: int, hi: int) -> tuple[Intervals, Intervals]:
     interior[0] = interior[-1] = False
     short = interior & (ge - gb <= int(LAUNCH_GAP_US * 1e6))
     late = ~short & (nxt != NO_LAUNCH) & (nxt >= gb)
+    if len(seg_e) and np.any((steps[0] <= seg_e[-1]) & (seg_e[-1] < steps[1])):
+        late[-1] = True  # (after the device's last kernel, in a step: nothing launched)
     return union(gb[short], ge[short]), union(gb[late], ge[late])
 
 
-def _cause_sets(kernels: DeviceActivity, copies: Intervals, waits: dict, lo: int,
-                hi: int, launched: bool = True) -> dict[str, Intervals]:
+def _cause_sets(kernels: DeviceActivity, copies: Intervals, waits: dict, lo: int, hi: int,
+                launched: bool = True, steps: Intervals = EMPTY) -> dict[str, Intervals]:
     """Busy and each idle cause as disjoint interval sets covering [lo, hi) (widened to the
     kernels); without ``launched`` (a TPU: its ops are not launched one by one by the host)
     no gap is a launch gap or a late launch."""
@@ -135,7 +141,7 @@ def _cause_sets(kernels: DeviceActivity, copies: Intervals, waits: dict, lo: int
     if len(seg[0]):
         lo, hi = min(lo, int(seg[0][0])), max(hi, int(seg[1][-1]))
     busy = (seg[0], seg[1])
-    launch_gaps, host_gaps = _gap_sets(seg, lo, hi) if launched else (EMPTY, EMPTY)
+    launch_gaps, host_gaps = _gap_sets(seg, lo, hi, steps) if launched else (EMPTY, EMPTY)
     sets = {"busy_us": busy}
     taken = busy
     # input: the late gaps (see _gap_sets) while the host waits for input, so a short gap
@@ -151,10 +157,11 @@ def _cause_sets(kernels: DeviceActivity, copies: Intervals, waits: dict, lo: int
 
 
 def _account(kernels: DeviceActivity, copies: Intervals, waits: dict, windows,
-             launched: bool = True) -> dict:
-    """Per window: wall, busy and each cause in us, kernels, first start and last end."""
+             launched: bool = True, steps: Intervals = EMPTY) -> dict:
+    """Per window: wall, busy and each cause in us, kernels, first start and last end
+    (``steps``: the step windows, see :func:`_gap_sets`)."""
     _, w0, w1 = windows
-    sets = _cause_sets(kernels, copies, waits, int(w0.min()), int(w1.max()), launched)
+    sets = _cause_sets(kernels, copies, waits, int(w0.min()), int(w1.max()), launched, steps)
     out = {k: measure_in(v, w0, w1) for k, v in sets.items()}
     out["sync_memcpy_us"] = out["sync_memcpy_us"] + out.pop("sync_host")
     out = {k: v / 1e6 for k, v in out.items()}
@@ -254,7 +261,8 @@ def _device_tables(hd, act, waits, windows, shift_ps, plane: int, module: tuple 
     launched = not name.startswith(TPU_PLANE_PREFIX)
     parts = _with_outside(windows, _outside(dev, windows, module))  # steps, then outside
     shown = (parts[0][:len(windows[0]) + 1], parts[1][:len(windows[0]) + 1], None)
-    whole = _one_outside_row(_account(kernels, copies, waits, parts, launched),
+    steps = (windows[1], windows[2])
+    whole = _one_outside_row(_account(kernels, copies, waits, parts, launched, steps),
                              len(windows[0]))
     rows = [_rows(hd.name, name, ALL_STREAMS, shown, whole, shift_ps)]
     names = stream_names(hd)
@@ -262,7 +270,7 @@ def _device_tables(hd, act, waits, windows, shift_ps, plane: int, module: tuple 
         mine = kernels.take(kernels.stream == stream)
         # (a stream running every kernel of its device accounts as the device does)
         values = whole if mine is kernels else _one_outside_row(
-            _account(mine, copies, waits, parts, launched), len(windows[0]))
+            _account(mine, copies, waits, parts, launched, steps), len(windows[0]))
         rows.append(_rows(hd.name, name, names[stream], shown, values, shift_ps))
     overlap = _rows(hd.name, name, ALL_STREAMS, windows, _overlap(dev, windows), shift_ps)
     del overlap["stream"]
