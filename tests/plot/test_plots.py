@@ -226,7 +226,8 @@ def test_pod_chart_is_the_mean_per_host(pod):
     buttons = fig.layout.updatemenus[0].buttons
     assert len(buttons) == pod.step.nunique() + 1
     assert buttons[0].label == f"Mean of the {pod.step.nunique()} steps XProf's pod viewer " \
-        "aligns across the 2 hosts (each host's first and last included)"
+        "aligns across the 2 hosts"  # (not "each host's first and last included": a host's
+    # first and last steps need not be aligned ones)
     step = sorted(pod.step.unique())[0]
     one = pod[pod.step == step].set_index("host")
     # each host's own number of the aligned step, where it is not the first host's

@@ -23,8 +23,7 @@ def _step_label(rows: pd.DataFrame, step) -> str:
 
 def _mean_label(pod: pd.DataFrame, n_steps: int, n_hosts: int) -> str:
     if pod.attrs.get("aligned") and n_hosts > 1:
-        return (f"Mean of the {n_steps} steps XProf's pod viewer aligns across the {n_hosts} "
-                "hosts (each host's first and last included)")
+        return f"Mean of the {n_steps} steps XProf's pod viewer aligns across the {n_hosts} hosts"
     return f"Mean of the {n_steps} step numbers every host has" if n_hosts > 1 else \
         f"Mean of the {n_steps} steps"
 
