@@ -312,7 +312,9 @@ def test_an_idle_cause_says_it_is_part_of_the_devices_idle_time(name):
     assert part < idle.value
     assert host.what.endswith(f"; that is part of '{idle.label}', which reads "
                               f"{idle.value:.1f}%")
-    assert idle.label == ("Devices idle in the steps" if len(prof.steps) else
-                          "Devices idle in their active spans" if idle.device_count > 1 else
-                          "Device idle in its active span")
+    one, steps = idle.device_count == 1, len(prof.steps)
+    assert idle.label == (f"{'Device' if one else 'Devices'} idle in the step"
+                          f"{'s' * (steps != 1)}" if steps else
+                          "Device idle in its active span" if one else
+                          "Devices idle in their active spans")
     assert f"{part:.1f}%" in host.what

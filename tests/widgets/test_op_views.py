@@ -94,7 +94,8 @@ def test_idle_note_names_xprofs_rule_and_the_pages_measure(name):
     idle = ops[ops.type == "IDLE"].set_index("host_or_device").self_time_pct
     assert note.startswith("IDLE rows, XProf's rule:")
     assert f"devices {idle['Device']:.1f}%, host {idle['Host']:.1f}%." in note
-    for key, words in (("device_idle_pct", "'Devices idle in the steps', reads "),
+    label = prof.measures.at["device_idle_pct", "label"]
+    for key, words in (("device_idle_pct", f"'{label}', reads "),
                        ("duty_cycle_pct", "The device duty cycle, ")):
         row = prof.measures.loc[key]
         assert f"{words}{row['value']:.1f}% ({row['scope']})" in note, (key, note)

@@ -357,8 +357,11 @@ def _idle_rows(devs: _Devices | None, steps: pd.DataFrame,
     note = ("XProf's overview counts TPU idle time over the whole profile, time outside the "
             "steps included") if tpu_idle is not None else ""
     # (without steps the measure is over each device's active span, and its label says so)
-    label = (IDLE_WITHOUT_STEPS if len(devs.names) != 1 else IDLE_WITHOUT_STEPS_ONE) \
-        if devs.time == "profile" else None
+    one = len(devs.names) == 1
+    if devs.time == "profile":
+        label = IDLE_WITHOUT_STEPS_ONE if one else IDLE_WITHOUT_STEPS
+    else:  # ("Device idle in the step" for one device and one step)
+        label = f"{'Device' if one else 'Devices'} idle in the step{'s' * (len(steps) != 1)}"
     out = [_row("device_idle_pct", devs.share("idle_us"), devs.time, devs.names, devs.excluded,
                 scope, devs.spread("idle_us"), tpu_idle, note, when=when, label=label)]
     if devs.kind == "GPU":
