@@ -108,15 +108,19 @@ def test_idle_note_names_xprofs_rule_and_the_pages_measure(name):
                                   "tpu_v6e_jax_inference.xplane.pb"])
 def test_the_table_says_what_its_shares_are_of(name):
     """Host and device rows share the % columns, each a share of its own side's time (each
-    side's rows add up to 100, IDLE included): the table's title says so."""
-    from tfprof_nb.widgets.op_stats_view import SHARE_WORDS
+    side's rows add up to 100): with IDLE of the whole time, without it of the ops' time
+    (one op reads 24.7% in one and 21.4% in the other on the TPU): each title says which."""
+    from tfprof_nb.widgets.op_stats_view import SHARE_WORDS_WITH_IDLE, SHARE_WORDS_WITHOUT_IDLE
 
     prof = tp.load(DATA / name)
     state = OpStatsView.state(prof).values
-    table = state["table"]
-    assert table.title.endswith(SHARE_WORDS) and state["table_without_idle"].title == table.title
-    sums = table.frame.groupby("host_or_device").self_time_pct.sum()
-    assert sums.to_dict() == {"Device": pytest.approx(100), "Host": pytest.approx(100)}
+    for key, words in (("table", SHARE_WORDS_WITH_IDLE),
+                       ("table_without_idle", SHARE_WORDS_WITHOUT_IDLE)):
+        table = state[key]
+        assert table.title.endswith(words)
+        sums = table.frame.groupby("host_or_device").self_time_pct.sum()
+        sides = {k: v for k, v in sums.to_dict().items() if v > 0}  # (a side of no op time)
+        assert sides == {k: pytest.approx(100) for k in sides} and "Device" in sides
 
 
 def test_jax_op_stats_say_jit_not_function(h200, tmp_path):

@@ -25,7 +25,10 @@ JAX_EXECUTION = {"Function": "jit", "Eager": "eager"}
 
 
 # what the op stats table's shares are of
-SHARE_WORDS = "(self time %: host rows of the host's time, device rows of the devices' time)"
+SHARE_WORDS_WITH_IDLE = ("(self time %: host rows of the host's whole time, device rows of the "
+                         "devices' whole time, IDLE included)")
+SHARE_WORDS_WITHOUT_IDLE = ("(self time %: host rows of the host's op time, device rows of the "
+                            "devices' op time, IDLE left out)")
 
 
 def op_stats_title(prof) -> str:
@@ -92,13 +95,14 @@ class OpStatsView(View):
     def state(cls, prof) -> ViewState:
         ops, busy = typed_op_stats(prof), typed_op_stats(prof, include_idle=False)
         # (host and device rows share the % columns, each of its own side's time: said)
-        title = f"{op_stats_title(prof)} {SHARE_WORDS}"
+        title = f"{op_stats_title(prof)} {SHARE_WORDS_WITH_IDLE}"
+        busy_title = f"{op_stats_title(prof)} {SHARE_WORDS_WITHOUT_IDLE}"
         return ViewState({
             "pie_with_idle": op_stats_figure(ops),
             "pie_without_idle": op_stats_figure(busy),
             "scopes": _scopes(prof),
             "table": TableData(ops, title, "operation"),
-            "table_without_idle": TableData(busy, title, "operation"),
+            "table_without_idle": TableData(busy, busy_title, "operation"),
             "idle_note": idle_note(prof, ops),
             "statements": unattributed_kernels_note(prof, ops),
             "graph_targets": op_targets(prof, ops)}, GraphRequests(prof))
