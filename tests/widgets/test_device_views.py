@@ -390,3 +390,21 @@ def test_duty_cycle_says_the_time_outside_the_steps_it_counts():
     assert (f"its active span holds {wall / 1e3:,.1f} ms outside the steps "
             f"({100 * wall / span:.1f}% of it), {idle / 1e3:,.1f} ms of it idle") in said
     assert wall > 0.3 * span  # (13.2 of 40.5 ms)
+
+
+def test_overlapping_steps_say_why_their_wall_time_is_short_of_their_durations():
+    """TPU v6e: 76 of the 100 inferred steps run on past the next one's start; the device
+    table's step time (each window cut where the next begins, 77,599.3 ms a TPU) is less than
+    the steps' durations the overview averages (78,413.4 ms): the tab says both, and why."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    values = GpuUtilizationView.state(prof).values
+    wall = float(values["devices"].frame.steps_wall_ms.iloc[0])
+    total = float(prof.steps.duration_ms.sum())
+    (said,) = [s for s in values["statements"] if "The steps overlap" in s]
+    assert f"the steps' wall time is {wall:,.1f} ms where their durations add up to " \
+           f"{total:,.1f} ms" in said and wall < total
+    assert "(76 of 100 run on past the next one's start)" in said
+    h200 = GpuUtilizationView.state(tp.load(DATA / "jax_h200_counters")).values
+    assert not any("The steps overlap" in s for s in h200["statements"])

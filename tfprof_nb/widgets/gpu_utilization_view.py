@@ -146,10 +146,31 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     util = prof.gpu_utilization
     if has_steps(util):
         return out + [f"Per device: busy time and each idle cause as a share of the device's "
-                      f"wall time over the steps; {unit} and duty cycle over the whole profile."]
+                      f"wall time over the steps; {unit} and duty cycle over the whole profile."
+                      + _overlap_words(prof.steps)]
     return out + [f"Per device: busy time (its duty cycle) and each idle cause as a share of "
                   f"the device's wall time over its active span (the profile has no steps); "
                   f"{unit} over the whole profile."]
+
+
+def _overlap_words(steps: pd.DataFrame) -> str:
+    """Where steps overlap (steps inferred from a repeated program can), what the device
+    table's step time is: each step's window ends where the next begins, so its wall time
+    adds up to less than the steps' durations the step cards average; "" where none do."""
+    over = n = 0
+    for _, rows in steps.groupby("host", sort=False) if len(steps) else ():
+        order = np.argsort(rows.start_us.to_numpy(float), kind="stable")
+        start = rows.start_us.to_numpy(float)[order]
+        end = start + rows.duration_ms.to_numpy(float)[order] * 1e3
+        cut = np.clip(end[:-1] - start[1:], 0.0, None)
+        over, n = over + float(cut.sum()), n + int((cut > 0).sum())
+    if not n:
+        return ""
+    total = float(steps.duration_ms.sum())
+    return (f" The steps overlap ({n} of {len(steps)} run on past the next one's start): each "
+            "step's time here ends where the next begins, so the steps' wall time is "
+            f"{total - over / 1e3:,.1f} ms where their durations add up to {total:,.1f} ms "
+            "(the step time the overview averages).")
 
 
 def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
