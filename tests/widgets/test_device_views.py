@@ -408,3 +408,21 @@ def test_overlapping_steps_say_why_their_wall_time_is_short_of_their_durations()
     assert "(76 of 100 run on past the next one's start)" in said
     h200 = GpuUtilizationView.state(tp.load(DATA / "jax_h200_counters")).values
     assert not any("The steps overlap" in s for s in h200["statements"])
+
+
+def test_the_duty_cycle_says_the_steps_time_beyond_the_active_span():
+    """H200 counters: the last step runs 21.5 ms past GPU:0's last kernel, time the steps'
+    idle share counts (31.0%) and the duty cycle's span (76.7% busy) does not: the tab says
+    so, so the two figures reconcile."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(DATA / "jax_h200_counters")
+    util = prof.gpu_utilization
+    rows = util[util.stream == "all"]
+    steps_wall = float(rows[rows.step >= 0].wall_us.sum())
+    outside = float(rows[rows.step == -2].wall_us.sum())
+    beyond = steps_wall - (float(prof.duty_cycle.span_us.sum()) - outside)
+    (said,) = [s for s in GpuUtilizationView.state(prof).values["statements"]
+               if s.startswith("Device duty cycle")]
+    assert f"the steps hold {beyond / 1e3:,.1f} ms outside its active span" in said
+    assert beyond > 20_000  # (21.5 ms)

@@ -183,15 +183,27 @@ def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
     keys = set(zip(active.host.astype(str), active.device.astype(str)))
     mine = [(str(h), str(d)) in keys for h, d in zip(duty.host, duty.device)]
     span = float(duty.span_us[mine].sum())
-    rows = util[(util.stream == ALL_STREAMS) & (util.step == OUTSIDE_STEPS)]
-    rows = rows[[(str(h), str(d)) in keys for h, d in zip(rows.host, rows.device)]]
+    counted = np.array([(str(h), str(d)) in keys for h, d in zip(util.host, util.device)],
+                       bool)
+    mine_rows = util[(util.stream == ALL_STREAMS).to_numpy() & counted]
+    rows = mine_rows[mine_rows.step == OUTSIDE_STEPS]
     wall, idle = float(rows.wall_us.sum()), float(rows.idle_us.sum())
-    if not span > 0 or wall < 0.01 * span:
+    if not span > 0:
         return ""
-    whose = "its active span holds" if len(keys) == 1 else "their active spans hold"
-    return (f"{whose} {wall / 1e3:,.1f} ms outside the steps ({100 * wall / span:.1f}% of "
-            f"{'it' if len(keys) == 1 else 'them'}), {idle / 1e3:,.1f} ms of it idle, which "
-            "the idle time in the steps does not count")
+    one = len(keys) == 1
+    out = []
+    if wall >= 0.01 * span:
+        out.append(f"{'its active span holds' if one else 'their active spans hold'} "
+                   f"{wall / 1e3:,.1f} ms outside the steps ({100 * wall / span:.1f}% of "
+                   f"{'it' if one else 'them'}), {idle / 1e3:,.1f} ms of it idle, which the "
+                   "idle time in the steps does not count")
+    beyond = float(mine_rows[mine_rows.step >= 0].wall_us.sum()) - (span - wall)
+    if beyond >= 0.01 * span:  # (steps running on before or after a device's activity)
+        out.append(f"the steps hold {beyond / 1e3:,.1f} ms outside "
+                   f"{'its active span' if one else 'their active spans'} (before "
+                   f"{'its' if one else 'a device' + chr(39) + 's'} first activity or after "
+                   "its last), idle, which the duty cycle does not count")
+    return "; ".join(out)
 
 
 def _of_its_step(steps: pd.DataFrame, apart: pd.DataFrame) -> str:
