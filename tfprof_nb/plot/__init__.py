@@ -115,11 +115,14 @@ class ProfilePlots:
         ``left_out``, the title names the devices that ran nothing in the steps (a view that
         says so in its own words passes False)."""
         from ..analysis.findings.input_wait import devices_input_unknown
+        from ..analysis.findings.measure_words import get
         from .gpu_figures import utilization_figure
 
+        idle = get(self._prof.measures, "device_idle_pct") if left_out else None
         return utilization_figure(self._prof.gpu_utilization, theme,
                                   input_known=not devices_input_unknown(self._prof.result),
-                                  left_out=left_out)
+                                  left_out=str(idle["excluded"]) if idle is not None and
+                                  idle["time"] == "steps" else "")
 
     def gpu_overlap(self, theme: str = "light"):
         """Collective time hidden under compute and exposed, per device and step."""

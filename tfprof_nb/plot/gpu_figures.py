@@ -40,12 +40,13 @@ HOST_BOUND_WITH_INPUT = "Host-bound (input made on the host included)"
 
 
 def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: bool = True,
-                       left_out: bool = True):
+                       left_out: str = ""):
     """Stacked busy and idle time by cause (ms), one bar per device and step (the devices'
     own rows, stream "all"); the parts of a bar add up to its step's wall time.  TPUs run
     ops, not kernels.  ``input_known`` False (the host has no input events, so waiting for
     input is unknown): no input part, and the host-bound part says it holds any input.
-    ``left_out``: the title names the devices that ran nothing in any step."""
+    ``left_out``: the devices that ran nothing in any step, which the page's device figures
+    leave out (prof.measures' ``excluded``), named in the title."""
     dev = table[table.stream == ALL_STREAMS] if len(table) else table
     tpu = len(dev) and dev.device.astype(str).str.contains("TPU").all()
     parts = [("busy_us", "Busy (ops)", c) if col == "busy_us" and tpu else (col, label, c)
@@ -61,25 +62,11 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
         span = "its active span" if dev.device.nunique() == 1 and dev.host.nunique() == 1 \
             else "each one's active span"
         title = f"Device time over {span} (no steps): busy and idle by cause"
-    if left_out:
-        title += _none_in_steps(dev, "op" if tpu else "kernel")
+    if left_out:  # (their bars in the steps are all idle)
+        title += (f"<br><sup>{plain(left_out)} ran no {'op' if tpu else 'kernel'} in the steps: "
+                  "idle in them throughout (the page's device figures leave "
+                  f"{'them' if ',' in left_out else 'it'} out)</sup>")
     return _stacked_ms(dev, parts, title, "gpu_utilization", theme)
-
-
-def _none_in_steps(dev: pd.DataFrame, unit: str) -> str:
-    """A title's second line naming the devices that ran no ``unit`` in any step (their bars
-    there are all idle; the page's device figures leave them out); "" where none."""
-    if not len(dev) or not (dev.step >= 0).any():
-        return ""
-    busy = dev[dev.step >= 0].groupby(["host", "device"], observed=True, sort=False).busy_us.sum()
-    idle = busy[busy <= 0]
-    if not len(idle):
-        return ""
-    hosts = dev.host.nunique() > 1
-    names = [(f"{h} " if hosts else "") + str(d).replace("/device:", "") for h, d in idle.index]
-    return (f"<br><sup>{plain(', '.join(names))} ran no {unit} in the steps: idle in them "
-            "throughout (the page's device figures leave "
-            f"{'it' if len(names) == 1 else 'them'} out)</sup>")
 
 
 def overlap_figure(table: pd.DataFrame, theme: str = "light"):

@@ -9,10 +9,11 @@ import pandas as pd
 from ..analysis.findings.measure_words import get
 from ..analysis.tf.op_stats import IDLE
 
-__all__ = ["idle_note", "unattributed_kernels_note"]
+__all__ = ["idle_note", "on_tpu", "unattributed_kernels_note"]
 
 
-def _on_tpu(prof) -> bool:
+def on_tpu(prof) -> bool:
+    """Whether the profile's devices are TPUs (the words then speak of ops, not kernels)."""
     return prof.result("environment")["device_type"] == "TPU"
 
 
@@ -37,7 +38,7 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
                      f"{own['value']:.1f}% ({own['scope']}).")
         if duty is not None:
             text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the "
-                     f"busy share of such spans: the time any {'op' if _on_tpu(prof) else 'kernel'}"
+                     f"busy share of such spans: the time any {'op' if on_tpu(prof) else 'kernel'}"
                      " runs, counted once (IDLE subtracts the ops' summed self times).")
     return text
 
@@ -49,7 +50,7 @@ def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
     duty = prof.duty_cycle
     kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
     device = ops[(ops.host_or_device == "Device") & (ops["type"] != IDLE)]
-    if not kernels or len(device) or _on_tpu(prof):
+    if not kernels or len(device) or on_tpu(prof):
         return []
     named = prof.kernel_stats.op_name.astype(str) if len(prof.kernel_stats) else pd.Series([])
     if (named != "").any():  # (some kernel names its op: the cause is another one)

@@ -15,8 +15,10 @@ from ..analysis.findings.input_wait import devices_input_unknown
 from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS, active_device_rows
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
-from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, has_steps, step_rows
+from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, cut_step_windows, has_steps,
+                                 step_rows)
 from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
+from ..plot.op_words import on_tpu
 from ._view import View, ViewState
 from .gpu_hardware import hardware_state
 from .traits import FigureTrait, TableData, TableTrait
@@ -38,11 +40,6 @@ _SUMMARY_KEYS = ["host", "device"]
 _LATENCY_COLUMNS = ["host", "kernel_name", "launches", "graph_launches", "mean_latency_us",
                     "p50_latency_us", "p90_latency_us", "p99_latency_us", "max_latency_us",
                     "mean_launch_call_us", "mean_duration_us"]
-
-
-def on_tpu(prof) -> bool:
-    """Whether the profile's devices are TPUs (the view then speaks of ops, not kernels)."""
-    return prof.result("environment")["device_type"] == "TPU"
 
 
 def _outside(dev: pd.DataFrame) -> pd.DataFrame:
@@ -157,19 +154,17 @@ def _overlap_words(steps: pd.DataFrame) -> str:
     """Where steps overlap (steps inferred from a repeated program can), what the device
     table's step time is: each step's window ends where the next begins, so its wall time
     adds up to less than the steps' durations the step cards average; "" where none do."""
-    over = n = 0
+    wall_ps = n = 0
     for _, rows in steps.groupby("host", sort=False) if len(steps) else ():
-        order = np.argsort(rows.start_us.to_numpy(float), kind="stable")
-        start = rows.start_us.to_numpy(float)[order]
-        end = start + rows.duration_ms.to_numpy(float)[order] * 1e3
-        cut = np.clip(end[:-1] - start[1:], 0.0, None)
-        over, n = over + float(cut.sum()), n + int((cut > 0).sum())
+        _, w0, w1 = cut_step_windows(rows)  # (the device table's windows, as it cuts them)
+        cut = np.rint(rows.duration_ms.to_numpy(float) * 1e9).astype(np.int64) > w1 - w0
+        wall_ps, n = wall_ps + int((w1 - w0).sum()), n + int(cut.sum())
     if not n:
         return ""
     total = float(steps.duration_ms.sum())
     return (f" The steps overlap ({n} of {len(steps)} run on past the next one's start): each "
             "step's time here ends where the next begins, so the steps' wall time is "
-            f"{total - over / 1e3:,.1f} ms where their durations add up to {total:,.1f} ms "
+            f"{wall_ps / 1e9:,.1f} ms where their durations add up to {total:,.1f} ms "
             "(the step time the overview averages).")
 
 

@@ -48,8 +48,8 @@ from .launch_latency import launch_tables
 
 __all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OUTSIDE_STEPS",
            "OVERLAP_COLUMNS", "PROFILE_WINDOW", "UTILIZATION_COLUMNS", "GpuTimePart",
-           "concat_parts", "empty_overlap", "empty_utilization", "has_steps", "host_gpu_time",
-           "step_rows"]
+           "concat_parts", "cut_step_windows", "empty_overlap", "empty_utilization", "has_steps",
+           "host_gpu_time", "step_rows"]
 
 LAUNCH_GAP_US = 10.0
 ALL_STREAMS = "all"  # the stream of a device's own row (busy: any stream computes)
@@ -74,7 +74,7 @@ class GpuTimePart:
     reasons: list
 
 
-def _windows(steps: pd.DataFrame, shift_ps: int):
+def cut_step_windows(steps: pd.DataFrame, shift_ps: int = 0):
     """(step numbers, w0, w1) of the host's step windows in host ps, each cut where the next
     begins: steps inferred over several devices overlap (a TPU still ends step 7 as another
     begins step 8), and the time they share is counted once, in the later step."""
@@ -360,7 +360,7 @@ def host_gpu_time(hd: HostData, shift_ps: int = 0, steps: pd.DataFrame | None = 
         return GpuTimePart(empty_utilization(), empty_overlap(),
                            _device_summary(hd, act, 0, modules),
                            launch_tables(hd, act, shift_ps), [])
-    step_windows = _windows(steps, shift_ps) if has_steps else None
+    step_windows = cut_step_windows(steps, shift_ps) if has_steps else None
     waits = host_waits(hd)
     util, overlap = [], []
     for plane in np.unique(act.device).tolist():
