@@ -102,7 +102,7 @@ def test_input_wait_is_the_overview_card(cpu, slowmap, bert):
         assert row.value == prof.measures.at["input_wait_pct", "value"]
     assert bert.overview().input_wait["source"] == "devices"
     evidence = _row(bert, max_input_pct=100).evidence
-    assert "(GPU:6, in the step (GPU:1, GPU:4 left out: no kernel in the steps))" in evidence
+    assert "(GPU:6, in the step (GPU:1, GPU:4 left out: no kernel in the step))" in evidence
     assert "XProf's rule gives 0.0%" in evidence  # its step breakdown's, labelled as XProf's
     finding = {f.kind: f for f in slowmap.recommendations()}["input_bound"]
     assert _row(slowmap, max_input_pct=100).value == finding.evidence["input_wait_pct"]

@@ -232,7 +232,7 @@ def test_the_device_chart_names_the_devices_idle_through_the_steps():
     left_out=False; a capture whose GPU ran in its steps adds nothing."""
     bert = tp.load(DATA / "gpu_bert_multiworker")
     title = bert.plot.gpu_utilization().layout.title.text
-    assert "<sup>GPU:1, GPU:4 ran no kernel in the steps" in title
+    assert "<sup>GPU:1, GPU:4 ran no kernel in the step: idle in it throughout" in title
     assert "<sup>" not in bert.plot.gpu_utilization(left_out=False).layout.title.text
     h200 = tp.load(DATA / "jax_h200_counters")
     assert "<sup>" not in h200.plot.gpu_utilization().layout.title.text

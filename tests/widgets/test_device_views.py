@@ -426,3 +426,23 @@ def test_the_duty_cycle_says_the_steps_time_beyond_the_active_span():
                if s.startswith("Device duty cycle")]
     assert f"the steps hold {beyond / 1e3:,.1f} ms outside its active span" in said
     assert beyond > 20_000  # (21.5 ms)
+
+
+def test_one_step_is_said_as_one():
+    """BERT's one step: every sentence of the GPU tab that scopes a figure by the steps says
+    "the step" (the overview's label reads 'Device idle in the step'); the 20-step H200
+    capture keeps the plural."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    bert = tp.load(DATA / "gpu_bert_multiworker")
+    assert len(bert.steps) == 1
+    said = " ".join(GpuUtilizationView.state(bert).values["statements"])
+    for one in ("ran no kernel in the step (any work of theirs ran outside it)",
+                "outside the step (95.7% of it)", "which the idle time in the step does not",
+                "not in the step's shares", "the device's wall time in the step;"):
+        assert one in said, one
+    assert "steps" not in said.replace("outside steps", "").replace("every step", ""), said
+    h200 = " ".join(GpuUtilizationView.state(tp.load(DATA / "jax_h200_counters"))
+                    .values["statements"])
+    assert "the device's wall time in the 20 steps;" in h200
+    assert "the steps hold" in h200

@@ -63,8 +63,10 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
             else "each one's active span"
         title = f"Device time over {span} (no steps): busy and idle by cause"
     if left_out:  # (their bars in the steps are all idle)
-        title += (f"<br><sup>{plain(left_out)} ran no {'op' if tpu else 'kernel'} in the steps: "
-                  "idle in them throughout (the page's device figures leave "
+        one = dev.step[dev.step >= 0].nunique() == 1
+        title += (f"<br><sup>{plain(left_out)} ran no {'op' if tpu else 'kernel'} in the "
+                  f"step{'' if one else 's'}: idle in {'it' if one else 'them'} throughout "
+                  "(the page's device figures leave "
                   f"{'them' if ',' in left_out else 'it'} out)</sup>")
     return _stacked_ms(dev, parts, title, "gpu_utilization", theme)
 

@@ -12,7 +12,8 @@ import traitlets
 
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.input_wait import devices_input_unknown
-from ..analysis.findings.measures import MARK_INPUT, NO_INPUT_EVENTS, active_device_rows
+from ..analysis.findings.measures import (MARK_INPUT, NO_INPUT_EVENTS, active_device_rows,
+                                          steps_words)
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, cut_step_windows, has_steps,
@@ -85,7 +86,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _outside_statement(summary: pd.DataFrame, unit: str) -> list[str]:
+def _outside_statement(summary: pd.DataFrame, unit: str, the_steps: str) -> list[str]:
     """The devices busy outside every step, said once (their step rows show them idle)."""
     if "outside_steps_busy_ms" not in summary:
         return []
@@ -94,8 +95,9 @@ def _outside_statement(summary: pd.DataFrame, unit: str) -> list[str]:
         return []
     each = [f"{r.device} {r.outside_steps_busy_ms:,.1f} ms "
             f"({_count(int(r.outside_steps_kernels), unit)})" for r in busy.itertuples()]
+    shares = "the step's shares" if the_steps == "the step" else "the steps' shares"
     return ["Busy outside every step: " + ", ".join(each) + ". That time is in the "
-            "'outside steps' rows and columns, not in the steps' shares."]
+            f"'outside steps' rows and columns, not in {shares}."]
 
 
 def _tpu_counters(prof) -> list[str]:
@@ -123,7 +125,8 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
             "TPUs run their programs' ops without a launch from the host for each, so there "
             "is no launch latency to show."]
     out += [note for note in (excluded_note(prof.measures),) if note]
-    out += _outside_statement(summary, "op" if tpu else "kernel")
+    out += _outside_statement(summary, "op" if tpu else "kernel",
+                              _the_steps(prof.gpu_utilization))
     ends = prof.stragglers
     apart = ends[ends.spread_us > 0] if len(ends) else ends
     if len(apart):
@@ -143,7 +146,8 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     util = prof.gpu_utilization
     if has_steps(util):
         return out + [f"Per device: busy time and each idle cause as a share of the device's "
-                      f"wall time over the steps; {unit} and duty cycle over the whole profile."
+                      f"wall time in {steps_words(prof.steps)}; {unit} and duty cycle over the whole "
+                      "profile."
                       + _overlap_words(prof.steps)]
     return out + [f"Per device: busy time (its duty cycle) and each idle cause as a share of "
                   f"the device's wall time over its active span (the profile has no steps); "
@@ -168,6 +172,11 @@ def _overlap_words(steps: pd.DataFrame) -> str:
             "(the step time the overview averages).")
 
 
+def _the_steps(util: pd.DataFrame) -> str:
+    """"the step" where the device table has one step, else "the steps"."""
+    return "the step" if util.step[util.step >= 0].nunique() == 1 else "the steps"
+
+
 def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
     """What the duty cycle's spans hold outside the steps, which 'Devices idle in the steps'
     does not count: "their active spans hold 13.2 ms outside the steps (32.7% of them), 13.2
@@ -185,16 +194,17 @@ def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
     wall, idle = float(rows.wall_us.sum()), float(rows.idle_us.sum())
     if not span > 0:
         return ""
-    one = len(keys) == 1
+    one, the_steps = len(keys) == 1, _the_steps(util)
     out = []
     if wall >= 0.01 * span:
         out.append(f"{'its active span holds' if one else 'their active spans hold'} "
-                   f"{wall / 1e3:,.1f} ms outside the steps ({100 * wall / span:.1f}% of "
+                   f"{wall / 1e3:,.1f} ms outside {the_steps} ({100 * wall / span:.1f}% of "
                    f"{'it' if one else 'them'}), {idle / 1e3:,.1f} ms of it idle, which the "
-                   "idle time in the steps does not count")
+                   f"idle time in {the_steps} does not count")
     beyond = float(mine_rows[mine_rows.step >= 0].wall_us.sum()) - (span - wall)
     if beyond >= 0.01 * span:  # (steps running on before or after a device's activity)
-        out.append(f"the steps hold {beyond / 1e3:,.1f} ms outside "
+        out.append(f"{the_steps} hold{'s' * (the_steps == 'the step')} {beyond / 1e3:,.1f} ms "
+                   "outside "
                    f"{'its active span' if one else 'their active spans'} (before "
                    f"{'its' if one else 'a device' + chr(39) + 's'} first activity or after "
                    "its last), idle, which the duty cycle does not count")

@@ -103,8 +103,14 @@ def left_out_words(row) -> str:
     out: no kernel in the steps)"; "" when none."""
     if not row["excluded"]:
         return ""
-    where = "in the steps" if row["time"] != "profile" else "in the profile"
+    where = _steps_where(row) if row["time"] != "profile" else "in the profile"
     return f" ({row['excluded']} left out: no {_unit(row)} {where})"
+
+
+def _steps_where(row) -> str:
+    """Where a device measure over the steps counts, as the row says it: "in the step",
+    "in the 10 steps" (a pod's "of each of 2 hosts" left to its scope)."""
+    return str(row["when"]).split(" of each of ")[0]
 
 
 def _unit(row) -> str:
@@ -121,6 +127,8 @@ def excluded_note(table: pd.DataFrame) -> str:
                 f"sets at most): the device figures leave "
                 f"{'it' if ',' not in row['excluded'] else 'them'} out and count "
                 f"{row['devices']}.")
-    return (f"{row['excluded']} ran no {_unit(row)} inside the profile's steps (any work "
-            "of theirs ran outside them): the device figures leave them out and count "
+    one, where = "," not in row["excluded"], _steps_where(row)
+    return (f"{row['excluded']} ran no {_unit(row)} {where} (any work of "
+            f"{'its' if one else 'theirs'} ran outside {'it' if where == 'in the step' else 'them'}"
+            f"): the device figures leave {'it' if one else 'them'} out and count "
             f"{row['devices']}.")
