@@ -160,6 +160,8 @@ def test_memory_breakdown_names_the_op_in_the_profiles_words(h200, gpu_fixture_f
         heads = page.js("() => Array.from(document.querySelectorAll('.tt-table th'))"
                         ".map(th => th.textContent)")
         assert "op" in heads and not any("tf" in h for h in heads)
+        # (the allocator's step counter, as the chart's hover names it: not prof.steps' step)
+        assert "allocator step id" in heads and "step" not in heads
 
 
 _TICKS = """sel => {  // the x tick labels of the first subplot: their boxes on the page

@@ -174,6 +174,9 @@ def test_steps_that_fail_are_said_not_hidden(cpu_file, tmp_path, monkeypatch):
     with WidgetPage(widget, tmp_path, bundle("timeline")) as page:
         assert page.js("() => document.querySelector('.tl-notes').textContent") == note
         assert page.js("() => document.querySelectorAll('.tl-steps option').length") == 1
+        assert page.js("() => [document.querySelector('.tl-steps').disabled, "
+                       "document.querySelector('.tl-steps option').textContent]") \
+            == [True, "no steps"]  # (not an empty "zoom to step" menu)
         assert painted(page.page) > 2000 and page.console_errors == []
 
 

@@ -91,6 +91,8 @@ class MemoryTimelineView(View):
         figure = memory_figure(labelled(prof.memory_timeline, summary),
                                labelled(summary, summary))
         breakdown = op_words(breakdown.drop(columns=["host"]), prof.framework.name)
+        # (the allocator's own step counter, not prof.steps' step: the hover says the same)
+        breakdown = breakdown.rename(columns={"step": "allocator_step_id"})
         return ViewState({"figure": figure,
                           "peaks": peak_words(summary, prof.memory_breakdown),
                           "breakdown": TableData(breakdown, "Memory breakdown at peak",

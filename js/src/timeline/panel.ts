@@ -138,7 +138,9 @@ export function buildPanel(el: HTMLElement, theme: Theme): Panel {
  * profile (a menu of thousands costs seconds to build and cannot be read). */
 export function fillSteps(select: HTMLSelectElement, steps: Step[]): void {
   const every = Math.max(1, Math.ceil(steps.length / MAX_STEP_OPTIONS));
-  const options = [new Option("zoom to step…", "")];
+  // (without steps the menu says so and offers nothing, rather than an empty "zoom to step")
+  select.disabled = steps.length === 0;
+  const options = [new Option(steps.length ? "zoom to step…" : "no steps", "")];
   for (let i = 0; i < steps.length; i += every) options.push(new Option(steps[i].name, String(i)));
   select.replaceChildren(...options);
 }
