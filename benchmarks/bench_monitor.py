@@ -2,13 +2,16 @@
 against the same run without it, alternated in one process.
 
     python benchmarks/bench_monitor.py [--pairs 3] [--steps 3000] [--only keras|jax]
-                                       [--max-pending N] [--batch 128] [--breakdown]
+                                       [--max-pending N] [--batch 128] [--every N]
+                                       [--breakdown]
 
 (a) Keras 3 ``model.fit`` (TensorFlow backend) of an MLP on a tf.data pipeline for
 ``--steps`` steps, with ``callbacks=[tp.Monitor()]`` or without; (b) a jitted JAX training
 loop of as many steps (``--batch`` rows a batch: fewer, shorter steps),
 ``for x in mon.iterate(batches)`` or a bare ``for``.  The monitor's defaults: a window
-of 10 steps every 500 steps after 3 warm-up steps, each window saved on a thread of its own
+of 10 steps every 500 steps (further apart where the last window cost training more than
+2 % of its time since: ``monitor_budget``; ``--every N`` gives the spacing, which turns the
+budget off) after 3 warm-up steps, each window saved on a thread of its own
 and analysed in a worker process.  Runs alternate in ABBA order (bare,
 monitored, monitored, bare, ...) after one unmeasured run of each, so drift and warm caches
 fall on both sides alike.  Reports each run's wall time, the medians, their ratio (goal:
@@ -187,10 +190,12 @@ def control(stamps, rows: list[dict]) -> list[dict]:
 
 
 def measure(name: str, run, pairs: int, backend: str, max_pending: int | None = None,
-            spans: Spans | None = None) -> dict:
+            spans: Spans | None = None, every: int | None = None) -> dict:
     import tfprof_nb as tp
 
     extra = {} if max_pending is None else {"max_pending": max_pending}
+    if every is not None:  # a spacing given: no cost budget (monitor_budget)
+        extra["every_steps"] = every
 
     phases: list[dict] = []
     controls: list[dict] = []
@@ -259,6 +264,10 @@ def main(argv=None) -> int:
                     help="the monitor's max_pending (default: its default, 2)")
     ap.add_argument("--batch", type=int, default=128,
                     help="JAX: rows per batch (smaller: shorter steps; 1.8 ms is the goal's)")
+    ap.add_argument("--every", type=int, default=None,
+                    help="a window every N steps, given (default: the monitor's default "
+                         "spacing, 500 steps or further apart under its 2 %% cost budget; "
+                         "given, there is no budget)")
     ap.add_argument("--breakdown", action="store_true",
                     help="JAX: also the training time lost per window in each phase (median "
                          "over the windows, against the steps just before each window)")
@@ -267,10 +276,10 @@ def main(argv=None) -> int:
     out = {}
     if args.only in (None, "keras"):
         out["keras_fit_tf"] = measure("keras", keras_runner(args.steps), args.pairs, "tensorflow",
-                                     args.max_pending)
+                                     args.max_pending, every=args.every)
     if args.only in (None, "jax"):
         out["jax_loop"] = measure("jax", jax_runner(args.steps, args.batch), args.pairs, "jax",
-                                  args.max_pending, spans)
+                                  args.max_pending, spans, args.every)
     for r in out.values():
         r["bare_step_ms"] = 1e3 * r["median_bare_s"] / args.steps
     print(json.dumps(out, indent=1))

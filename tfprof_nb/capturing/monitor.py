@@ -56,7 +56,13 @@ class Monitor(Settings, Stepping, Display, KerasHooks):
     Steps are counted over the whole run (fits and loops after one another continue the
     count); each window's steps are marked (``step_name``, ``step_num`` = that count) and its
     files go to ``logdir/window_NNNN/plugins/profile/<run>/`` (``logdir``: a fresh temporary
-    directory by default; a URL uploads each window once analysed).  Windows open on
+    directory by default; a URL uploads each window once analysed).  With the default
+    spacing (no ``every_steps`` or ``every_seconds`` given, here or by ``%%tfprof``) a window
+    opens no sooner than keeps the training time the windows cost (measured on the step
+    timer: steps slower than training's own pace while a window is traced, saved and
+    analysed) under ``max_overhead_pct`` of the run, 2 % (the row of a window that waited
+    says why; see :mod:`~tfprof_nb.capturing.monitor_budget`); give it to apply a budget to a
+    spacing of your own.  Windows open on
     schedule whatever the analysis thread is doing (at the lowest CPU priority); a window
     due while ``max_pending`` saved windows still wait for their analysis is dropped, its
     row saying so (status ``dropped``).  Between the windows the step timer
@@ -85,9 +91,11 @@ class Monitor(Settings, Stepping, Display, KerasHooks):
                  max_pending: int = DEFAULT_MAX_PENDING, step_timer: bool = True,
                  catch_spikes: bool = False,
                  host_tracer_level: int | None = None, python_tracer_level: int | None = None,
-                 device_tracer_level: int | None = None, sample_ms: int | None = None):
+                 device_tracer_level: int | None = None, sample_ms: int | None = None,
+                 max_overhead_pct: float | None = None):
         ctx = context.current()
-        self._schedule = schedule_of(ctx, every_steps, every_seconds, steps, warmup, max_windows)
+        self._schedule = schedule_of(ctx, every_steps, every_seconds, steps, warmup, max_windows,
+                                     max_overhead_pct)
         self._tracer = tracer_of(ctx, {"host_tracer_level": host_tracer_level,
                                      "python_tracer_level": python_tracer_level,
                                      "device_tracer_level": device_tracer_level,

@@ -31,6 +31,7 @@ import threading
 import time
 from contextlib import nullcontext
 
+from .monitor_budget import Budget
 from .monitor_ending import FAILURE_STREAK, OpenWindow, WindowEnding
 from .monitor_log import WindowLog
 from .monitor_saving import WindowSaver
@@ -51,6 +52,7 @@ class WindowDriver(WindowEnding):
         self.schedule, self.log = schedule, log
         self.max_pending = max_pending
         self.timer = timer if timer is not None else StepTimer(enabled=False)
+        self.budget = Budget(schedule.overhead_pct)  # (none without the step timer)
         self.saver = WindowSaver()  # a closed window's session stops and saves on it
         self._profiled = False  # a session started or stopped in this step
         self._dropped = None  # (row, schedule's state before) of a window dropped this step
@@ -157,7 +159,8 @@ class WindowDriver(WindowEnding):
     # ---- windows ------------------------------------------------------------------------
     def _due(self, now: float) -> bool:
         """Whether the next step opens a window (this one is its session's first)."""
-        if not self.schedule.due(self.step + self._last, now):
+        if not self.schedule.due(self.step + self._last, now) \
+                or not self.budget.allows(now, self.timer, self.log.ended_at):
             return False
         streak = self.log.failed_streak(FAILURE_STREAK)
         if streak:
@@ -181,6 +184,10 @@ class WindowDriver(WindowEnding):
             self.log.add_note(index, f"opened to catch the spike expected at step {aimed} "
                                      f"({self.schedule.spike.describe()})")
         self.schedule.opened(first, now)
+        waited = self.budget.take_note()
+        if waited:
+            self.log.add_note(index, waited)
+        self.budget.opened(index, now, len(self.timer))
         self._profiled = True
         try:
             session = self._make_session(index)

@@ -12,6 +12,7 @@ lacks.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,7 @@ class WindowLog:
         self._lock = threading.Lock()
         self._rows: list[dict] = []
         self._step_ms: dict[int, np.ndarray] = {}  # analysed windows with steps
+        self._ended: dict[int, float] = {}  # when each window's analysis ended (perf_counter)
 
     def __len__(self) -> int:
         with self._lock:
@@ -99,6 +101,7 @@ class WindowLog:
             short = self.rule.too_short(row["steps"])
             note = "; ".join(n for n in (row.get("note"), values.pop("note", ""), short) if n)
             row.update(values, status="analysed", note=note)
+            self._ended[index] = time.perf_counter()
             if len(step_ms) and np.isfinite(values.get("median_step_ms", np.nan)) \
                     and not short:
                 self._step_ms[index] = np.asarray(step_ms, dtype=float)
@@ -129,6 +132,12 @@ class WindowLog:
     def fail(self, index: int, error) -> None:
         """A window that failed, and why."""
         self.update(index, status="failed", error=error_text(error))
+        self._ended[index] = time.perf_counter()
+
+    def ended_at(self, index: int) -> float | None:
+        """When window ``index``'s analysis ended (or it failed; perf_counter), None
+        before."""
+        return self._ended.get(index)
 
     def row(self, index: int) -> dict:
         """A copy of window ``index``'s values."""

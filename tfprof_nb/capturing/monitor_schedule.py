@@ -73,6 +73,7 @@ class Schedule:
     every_steps: int | None = None
     every_seconds: float | None = None
     max_windows: int | None = None
+    overhead_pct: float | None = None  # the windows' cost budget (monitor_budget), if any
     started: int = 0  # windows opened so far
     stopped: bool = False  # no window opens any more (Monitor.stop, or failing windows)
     reason: str = ""  # why it stopped, when it stopped by itself
@@ -131,6 +132,9 @@ class Schedule:
         """The schedule in words."""
         every = (f"every {self.every_steps} steps" if self.every_seconds is None
                  else f"every {self.every_seconds:g} s")
+        if self.overhead_pct is not None:
+            every += (f" (further apart where windows would cost training more than "
+                      f"{self.overhead_pct:g}% of its time)")
         limit = f", at most {self.max_windows} windows" if self.max_windows else ""
         said = f"{self.steps} steps profiled {every} after {self.warmup} warm-up steps{limit}"
         return f"{said}; stopped: {self.reason}" if self.reason else said

@@ -22,6 +22,7 @@ The flags (spikes, their period, compiles, the profiler's own steps) are
 from __future__ import annotations
 
 import atexit
+import bisect
 import queue
 import threading
 import time
@@ -211,6 +212,25 @@ class StepTimer:
             leaf = None  # held no longer than needed (not into the interpreter's exit)
 
     # ---- reading ---------------------------------------------------------------------------
+    def row_at(self, t: float) -> int:
+        """The first row whose step began at or after ``t`` (perf_counter)."""
+        n = len(self)
+        return bisect.bisect_left(self._start, t, 0, n)
+
+    def lost_s(self, first: int, last: int, upto: int) -> float | None:
+        """The time rows ``first`` to ``last`` (excluded) took beyond the loop's own pace,
+        the pace of the rows from ``last`` to ``upto`` (excluded; at least 50 of them),
+        less their compiling; None while fewer rows follow.  Times are the steps' starts on
+        the host (``monitor_budget``'s measure of a window's cost)."""
+        upto = min(upto, len(self))
+        if upto - last < 50 or last <= first:
+            return None
+        after = sum(self._count[last:upto - 1])
+        pace = (self._start[upto - 1] - self._start[last]) / after
+        took = self._start[last] - self._start[first]
+        return took - sum(self._count[first:last]) * pace \
+            - float(sum(self._compile[first:last]))
+
     def columns(self, tail: int | None = None, since: int | None = None) -> dict:
         """The raw columns so far (the last ``tail`` steps, or those from step row ``since``
         on), copied (sliced first: a numpy view of a live array would stop the training
