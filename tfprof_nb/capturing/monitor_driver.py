@@ -206,6 +206,7 @@ class WindowDriver(WindowEnding):
                                  f"dropped: window(s) {which} still waited for their "
                                  f"analysis (max_pending={self.max_pending})")
         self.schedule.opened(first, now, counted=False)
+        self.budget.take_note()  # (why it waited is moot: it did not open)
         self._dropped = (index, undo)  # undone if this step never runs
         self._changed()
 
