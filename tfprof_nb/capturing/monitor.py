@@ -1,7 +1,8 @@
 """``tp.Monitor``: a long training run profiled in windows while it trains.
 
 The pieces: ``monitor_options`` (options a ``%%tfprof`` cell or the defaults fill in),
-``monitor_schedule`` (which step opens a window), ``monitor_stepping`` (how a loop's steps
+``monitor_schedule`` (which step opens a window), ``monitor_budget`` (how long a window
+waits so that the windows' measured cost stays within ``max_overhead_pct``), ``monitor_stepping`` (how a loop's steps
 arrive), ``monitor_driver`` (the training thread: sessions and step markers),
 ``monitor_saving`` (a closed window saved off the training thread), ``monitor_analysis``
 (the background thread: each window's profile reduced to its row), ``monitor_log`` (the rows:
