@@ -2,15 +2,15 @@
 
 The pieces: ``monitor_options`` (options a ``%%tfprof`` cell or the defaults fill in),
 ``monitor_schedule`` (which step opens a window), ``monitor_budget`` (how long a window
-waits so that the windows' measured cost stays within ``max_overhead_pct``), ``monitor_stepping`` (how a loop's steps
-arrive), ``monitor_driver`` (the training thread: sessions and step markers),
-``monitor_saving`` (a closed window saved off the training thread), ``monitor_analysis``
-(the background thread: each window's profile reduced to its row), ``monitor_log`` (the rows:
-``history``), ``monitor_rule`` (when a window regresses), ``monitor_keras`` (Keras' callback
-protocol), ``monitor_cell_guard`` (a window a cell left open), ``monitor_display`` (its
-view, chart and status) and ``monitor_chart`` (the view's chart, built in the worker
-process).  The view (``tfprof_nb.widgets.monitor_view``) is handed the
-history; it never sees the monitor.
+waits so that the windows' measured cost stays within ``max_overhead_pct``),
+``monitor_stepping`` (how a loop's steps arrive), ``monitor_driver`` (the training thread:
+sessions and step markers), ``monitor_saving`` (a closed window saved off the training
+thread), ``monitor_analysis`` (the background thread: each window's profile reduced to its
+row), ``monitor_log`` (the rows: ``history``), ``monitor_rule`` (when a window regresses),
+``monitor_keras`` (Keras' callback protocol), ``monitor_cell_guard`` (a window a cell left
+open), ``monitor_display`` (its view, chart and status) and ``monitor_chart`` (the view's
+chart, built in the worker process).  The view (``tfprof_nb.widgets.monitor_view``) is
+handed the history; it never sees the monitor.
 """
 
 from __future__ import annotations
