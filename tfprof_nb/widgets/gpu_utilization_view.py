@@ -146,9 +146,8 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     util = prof.gpu_utilization
     if has_steps(util):
         return out + [f"Per device: busy time and each idle cause as a share of the device's "
-                      f"wall time in {steps_words(prof.steps)}; {unit} and duty cycle over the whole "
-                      "profile."
-                      + _overlap_words(prof.steps)]
+                      f"wall time in {steps_words(prof.steps)}; {unit} and duty cycle over the "
+                      "whole profile." + _overlap_words(prof.steps)]
     return out + [f"Per device: busy time (its duty cycle) and each idle cause as a share of "
                   f"the device's wall time over its active span (the profile has no steps); "
                   f"{unit} over the whole profile."]
