@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["CAUSE_WORDS", "LABELS", "evidence_words"]
+__all__ = ["CAUSE_WORDS", "LABELS", "XPROF_EVIDENCE", "evidence_words"]
 
 # the idle causes of the GPU time accounting (gpu_time's columns), in words
 CAUSE_WORDS = {"sync_memcpy": "copies and host synchronisation",
@@ -22,11 +22,6 @@ CAUSE_WORDS = {"sync_memcpy": "copies and host synchronisation",
 
 LABELS = {
     "input_wait_pct": "input wait", "kernel_launch_pct": "kernel launch (XProf's step breakdown)",
-    "xprof_kernel_launch_pct": "XProf's 'Kernel Launch' (its step breakdown, over the steps "
-                               "it counts)",
-    "xprof_all_other_pct": "XProf's 'All Others' (the host time its step breakdown puts in "
-                           "no category, over the steps it counts)",
-    "all_other_pct": "XProf's 'All Others' (over the steps it counts)",
     # (a share of runs, not of time, over every device and the whole profile: its scope)
     "small_kernels_pct": "share of the whole profile's kernel runs (all devices) lasting "
                          "under 10 us",
@@ -47,6 +42,15 @@ LABELS = {
     "allocators": "allocators", "peak_pct": "peak of capacity", "peak_bytes": "peak",
     "capacity_bytes": "capacity", "fragmentation_pct": "fragmentation",
     "highest_fragmentation_pct": "highest fragmentation", "fullest_allocator": "fullest",
+}
+# XProf's figures of the same time, said after the finding's own evidence as XProf's rule's
+# (another rule's number, not a second verdict): {key: (its name, its scope)}
+XPROF_EVIDENCE = {
+    "xprof_kernel_launch_pct": ("'Kernel Launch'", "its step breakdown, over the steps it "
+                                                   "counts"),
+    "xprof_all_other_pct": ("'All Others'", "the host time its step breakdown puts in no "
+                                            "category, over the steps it counts"),
+    "all_other_pct": ("'All Others'", "its step breakdown, over the steps it counts"),
 }
 # evidence every finding's own sentence names already (memory findings list their allocators)
 _NAMED_IN_WHAT = frozenset({"allocators"})
@@ -77,12 +81,19 @@ def evidence_words(evidence: dict, skip=()) -> str:
     """The evidence as "words value unit" parts joined by commas (missing values, the keys in
     ``skip``, those the finding's sentence already quotes, and the allocators a memory
     finding's sentence lists, left out)."""
-    parts = []
+    parts, xprof = [], []
     for key, value in evidence.items():
         if _missing(value) or key in skip or key in _NAMED_IN_WHAT \
                 or (key == "top_cause" and "top_cause_pct" in evidence):
             continue  # (the finding's words name the largest cause; its share is enough)
+        if key in XPROF_EVIDENCE:
+            name, scope = XPROF_EVIDENCE[key]
+            xprof.append(f"{name} {_value(key, value)} ({scope})")
+            continue
         label = LABELS.get(key, key.removesuffix("_pct").removesuffix("_us")
                            .removesuffix("_bytes").replace("_", " "))
         parts.append(f"{label} {_value(key, value)}")
-    return ", ".join(parts)
+    said = ", ".join(parts)
+    if xprof:
+        said += ("; " if said else "") + "XProf's rule gives " + " and ".join(xprof)
+    return said
