@@ -88,3 +88,24 @@ def test_buffers_live_through_the_program_show_no_positions():
         assert detail["buffers"]["title"].startswith("Buffers live at the peak")
         checked += 1
     assert checked
+
+
+def test_the_share_s_denominator_is_said():
+    """H200 with CUPTI counters: the HLO table's shares are of 625.4 ms, GPU:0's span from
+    its first counter sample to its last (XProf's rule; its hlo_stats gives the same
+    shares), where the ops ran 122.3 ms: a share that looks small is explained by the
+    sentence, which gives both, from the table and the device plane."""
+    prof = tp.load(DATA / "jax_h200_counters")
+    stats = prof.hlo_stats
+    events = prof.events
+    gpu = events[events.plane.astype(str) == "/device:GPU:0"]
+    span_us = float((gpu.start_us + gpu.duration_us).max() - gpu.start_us.min())
+    assert stats.attrs["total_time_us"] == pytest.approx(span_us, abs=1e-3)
+    top = stats.iloc[0]
+    assert top.self_time_pct == pytest.approx(100 * top.total_self_time_us / span_us)
+    (said,) = [s for s in XlaView.state(prof).values["statements"]
+               if s.startswith("HLO table self time %")]
+    ops_ms = stats.total_self_time_us.sum() / 1e3
+    assert f"of {span_us / 1e3:,.3f} ms, the devices' time from each plane's first" in said
+    assert f"the ops' self time is {ops_ms:,.3f} ms of it ({100e3 * ops_ms / span_us:.1f}%)" \
+        in said

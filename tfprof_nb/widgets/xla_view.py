@@ -47,8 +47,27 @@ def _statements(prof) -> list[str]:
         out.append("Device peaks unknown (CPU or a device without peak stats): "
                    "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...) "
                    "places the ops against a roofline.")
+    out += _share_denominator(prof.hlo_stats)
     out += [f"Note: {r}" for r in prof.hlo_stats.attrs.get("reasons", [])]
     return out
+
+
+def _share_denominator(stats: pd.DataFrame) -> list[str]:
+    """What the HLO table's self time % is of (XProf's rule: each device plane's span, from
+    its first to its last event of any line, counter samples and copies included, or its op
+    time where longer), with the ops' part of it: the sentence that lets a reader check a
+    share that looks small (an H200 capture's counter samples spread its span to 625 ms for
+    122 ms of ops)."""
+    total_us = float(stats.attrs.get("total_time_us", 0.0))
+    if not len(stats) or not total_us > 0:
+        return []
+    ops_us = float(stats.total_self_time_us.sum())
+    devices = stats.device_type.astype(str)
+    where = "the host's" if (devices == "CPU").all() else "the devices'"
+    return [f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {where} time from each "
+            "plane's first to its last event (any line: counter samples and copies too), "
+            f"idle included (XProf's rule); the ops' self time is {ops_us / 1e3:,.3f} ms of "
+            f"it ({100 * ops_us / total_us:.1f}%)."]
 
 
 def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
