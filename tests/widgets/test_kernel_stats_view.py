@@ -36,3 +36,22 @@ def test_the_tensor_core_column_says_what_its_rule_cannot_tell(name, tmp_path):
                         ".map(p => p.textContent)")
         assert shown == [text]
         assert page.console_errors == []
+
+
+def test_register_counts_that_are_not_counts_are_said():
+    """ROCm: the newer tracer's kernel details carry no register count (the table, as
+    XProf's, reads 0), the older one's carry 2,191,500,840 (more than any GPU has): the tab
+    says what each is; an NVIDIA capture's real counts (at most 210) need no word."""
+    legacy = tp.load(DATA / "mi300x_jax_conv_legacy.xplane.pb")
+    regs = legacy.kernel_stats.registers_per_thread
+    assert (regs > 512).all()
+    said = KernelStatsView.state(legacy).values["statements"]
+    assert f"Registers per thread read up to {int(regs.max()):,} for {len(regs)} of " \
+           f"{len(regs)} kernels" in " ".join(said)
+    new = tp.load(DATA / "mi300x_jax08_gemm.xplane.pb")
+    assert not new.stat("kernel_details").dropna().str.contains("regs:").any()
+    n = len(new.kernel_stats)
+    assert f"Registers per thread read 0 for {n} of {n} kernels" in \
+        " ".join(KernelStatsView.state(new).values["statements"])
+    h200 = KernelStatsView.state(tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb"))
+    assert not any("Registers" in s for s in h200.values["statements"])

@@ -30,6 +30,32 @@ def _tensor_core_words(stats) -> list[str]:
             "says only that the name does not tell."]
 
 
+# no GPU gives a thread more registers (NVIDIA: 255; AMD CDNA: 512 vector registers)
+MOST_REGISTERS = 512
+
+
+def _register_words(stats) -> list[str]:
+    """What the registers column holds where the capture's stat is not a count: 0 (the
+    tracer recorded none: ROCm's) or more than any GPU has (ROCm's older tracer); the table
+    keeps the capture's value, as XProf's kernel stats do."""
+    if not len(stats):
+        return []
+    regs = stats.registers_per_thread
+    n = len(stats)
+    out = []
+    zero, over = int((regs == 0).sum()), int((regs > MOST_REGISTERS).sum())
+    if zero:
+        out.append(f"Registers per thread read 0 for {zero} of {n} kernels: the capture "
+                   "records no count for them (XProf's kernel stats show 0 too), so that 0 "
+                   "means unknown, not none.")
+    if over:
+        out.append(f"Registers per thread read up to {int(regs.max()):,} for {over} of {n} "
+                   "kernels: "
+                   "the capture's stat as XProf shows it, not a count (no GPU has more than "
+                   f"{MOST_REGISTERS} a thread): its tracer wrote something else there.")
+    return out
+
+
 class KernelStatsView(View):
     """The top GPU kernels by total time (a chart) and the kernel stats table."""
 
@@ -46,6 +72,7 @@ class KernelStatsView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         table = TableData(prof.kernel_stats, "GPU kernel stats", "kernel_name")
-        return ViewState({"statements": _tensor_core_words(prof.kernel_stats),
+        return ViewState({"statements": _tensor_core_words(prof.kernel_stats)
+                          + _register_words(prof.kernel_stats),
                           "figure": prof.plot.kernels(),
                           "table": with_op_counters(table, prof, "kernel", {"op": "kernel_name"})})
