@@ -168,6 +168,27 @@ def test_without_steps_an_op_is_its_total_over_the_steps(wider):
     assert isinstance(flat, pd.DataFrame)
 
 
+def test_a_pair_with_one_side_without_times_per_step_compares_totals(wider):
+    """Where one run's op has no time per step (its events could not be placed in steps)
+    the pair compares total / steps on both sides: the other side's median was set beside
+    it (H200 nocmdbuf against the transformer capture: 206 deltas were a mean minus a
+    median)."""
+    base, new = wider
+    c = tp.compare(base, new)
+    from tfprof_nb.analysis.findings.comparison import COMPARED, compare as compare_tables
+
+    tables = [{n: p.result(n) for n in COMPARED} for p in (base, new)]
+    tables[1]["op_step_times"] = tables[1]["op_step_times"].iloc[0:0]  # the new run's only
+    mixed = compare_tables(*tables, step_time=c.step_time).ops.reset_index()
+    both = mixed[(mixed.a_op != "") & (mixed.b_op != "")]
+    assert len(both) and (both.per_step == "total / steps").all()
+    totals = [p.result("op_stats_without_idle").set_index("operation").total_self_time_us
+              for p in (base, new)]
+    for row in both.head(5).itertuples():
+        assert row.a == pytest.approx(totals[0][row.a_op] / len(base.steps))
+        assert row.b == pytest.approx(totals[1][row.b_op] / len(new.steps))
+
+
 def test_a_removed_op_and_the_added_op_of_its_name_are_two_bars():
     """H100 -> H200 of one JAX program: XLA's recompile removed 'loop_convert_fusion' and
     added another of that name.  The waterfall draws them as two bars (it drew two bars in one

@@ -55,10 +55,10 @@ def step_matrix(op_steps: pd.DataFrame, steps) -> pd.DataFrame:
 
 
 def _values(rows: pd.DataFrame, matrix: pd.DataFrame, n_steps: int) -> tuple[dict, dict]:
-    """({key: per-step values}, {key: total / steps}) of one run's ops."""
+    """({key: per-step values}, {key: total / steps}) of one run's ops (the totals of every
+    op: a pair one of whose ops has no time per step compares totals on both sides)."""
     per_step = {k: matrix.loc[k].to_numpy(dtype=float) for k in rows.key if k in matrix.index}
-    flat = {k: (t / n_steps if n_steps else np.nan)
-            for k, t in zip(rows.key, rows.total_us) if k not in per_step}
+    flat = {k: (t / n_steps if n_steps else np.nan) for k, t in zip(rows.key, rows.total_us)}
     return per_step, flat
 
 
@@ -116,6 +116,9 @@ def op_changes(rows_a: pd.DataFrame, rows_b: pd.DataFrame, pairs: pd.DataFrame,
         info = info_b.loc[b_key] if b_key else info_a.loc[a_key]
         low, high = _band(interval, a[1], b[1], confidence)
         per = TOTAL if TOTAL in (a[2], b[2]) else MEDIAN
+        if per == TOTAL:  # (one side has no time per step: both compare totals / steps)
+            a = (float(fa.get(a_key, np.nan)) if a_key else 0.0,) + a[1:]
+            b = (float(fb.get(b_key, np.nan)) if b_key else 0.0,) + b[1:]
         out.append({"host_or_device": info.side, "operation": info.op, "kind": info.kind,
                     "program": info.module_key, "a_op": info_a.op.get(a_key, "") if a_key
                     else "", "b_op": info.op if b_key else "", "category": info.category,
