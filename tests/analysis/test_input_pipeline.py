@@ -300,3 +300,24 @@ def test_without_steps_the_input_pipeline_gives_no_verdict():
     assert ip.summary["classification"] == "unknown"
     assert "cannot be told" in ip.summary["next_step"]
     assert repr(ip) == "<InputPipelineAnalysis, XProf's rule (the step-time breakdown): no steps>"
+
+
+def test_a_pods_input_share_says_whose_time_it_is_over():
+    """Two TF workers: XProf's input share is the breakdown host's input over that host's
+    own time in the 138 aligned steps (13.9%), not over the steps' slowest-host time (11.4%):
+    the scope says so, and does not say 'a step's time is its slowest host's' (the mean step
+    time's rule, which keeps it)."""
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_count
+
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    xprof = xprof_count(prof.steps)
+    rows, host = xprof.rows, xprof.rows.host.iloc[0]
+    m = prof.measures
+    own = 100 * rows.input_ms.sum() / rows.duration_ms.sum()
+    assert m.at["input_wait_pct", "value"] == pytest.approx(own)
+    assert f"{own:.1f}" != f"{100 * rows.input_ms.sum() / xprof.step_ms.sum():.1f}"
+    for key in ("input_wait_pct", "all_other_pct"):
+        scope = m.at[key, "scope"]
+        assert f"{host}'s breakdown, over its own time in them" in scope, scope
+        assert "slowest host's" not in scope
+    assert "a step's time is its slowest host's" in m.at["step_time_mean_ms", "scope"]

@@ -216,16 +216,17 @@ def steps_words(steps: pd.DataFrame) -> str:
 INFERRED_FOR_XPROF = "inferred here; XProf itself finds no steps"
 
 
-def xprof_steps_words(steps: pd.DataFrame) -> str:
+def xprof_steps_words(steps: pd.DataFrame, breakdown: bool = False) -> str:
     """The steps XProf's step-time figures count, in words: "the 18 steps XProf counts,
     without the first and last of the 20" (or only the first, or the last, where the window
     cut the other); all of them: :func:`steps_words`; inferred ones: that and
-    :data:`INFERRED_FOR_XPROF`; a pod's: :func:`_pod_words`."""
+    :data:`INFERRED_FOR_XPROF`; a pod's: :func:`_pod_words` (``breakdown``: for a share of
+    XProf's step breakdown, which is one host's over its own time)."""
     if len(steps) and str(steps.source.iloc[0]).startswith("inferred"):
         return f"{steps_words(steps)} {INFERRED_FOR_XPROF}"
     xprof = xprof_count(steps)
     if xprof.pod:
-        return _pod_words(xprof)
+        return _pod_words(xprof, breakdown)
     counted = xprof.rows
     if len(counted) == len(steps):
         return steps_words(steps)
@@ -236,20 +237,24 @@ def xprof_steps_words(steps: pd.DataFrame) -> str:
             f"{int(steps.index.nunique())}")
 
 
-def _pod_words(xprof) -> str:
+def _pod_words(xprof, breakdown: bool = False) -> str:
     """"the 8 steps XProf aligns across 2 hosts (...)": which steps, and whose time and
-    breakdown they take (see steps.xprof_counted)."""
+    breakdown they take (see steps.xprof_counted); ``breakdown``: the words of a share of
+    the breakdown, one host's time over its own steps' time (not the slowest host's)."""
     n, k = len(xprof.step_ms), len(xprof.hosts)
     steps = "no step" if not n else "the step" if n == 1 else f"the {n} steps"
     where = f"XProf aligns across {k} hosts" if k > 1 else f"XProf counts on {xprof.hosts[0]}"
     parts = ["without each host's first and last where it has more than five"]
     if xprof.left_out:
         parts.append(f"{', '.join(xprof.left_out)} left out: no device")
-    if k > 1 and n:
+    if k > 1 and n and not breakdown:
         parts.append("a step's time is its slowest host's")
-    if n:
-        parts.append(f"the breakdown {xprof.rows.host.iloc[0]}'s" if len(xprof.rows) else
-                     "no breakdown: XProf reads the first host's, which has no device")
+    host = xprof.rows.host.iloc[0] if n and len(xprof.rows) else None
+    if n and host is None:
+        parts.append("no breakdown: XProf reads the first host's, which has no device")
+    elif n:
+        parts.append(f"{host}'s breakdown, over its own time in them" if breakdown
+                     else f"the breakdown {host}'s")
     return f"{steps} {where} ({'; '.join(parts)})"
 
 
@@ -328,7 +333,7 @@ MARK_INPUT = ("To have it measured, fetch each batch through tp.Capture's or tp.
 def _input_row(wait: dict, devs: _Devices | None, steps: pd.DataFrame) -> list[dict]:
     if not wait:
         return []
-    over = xprof_steps_words(steps)  # (the steps XProf's figure counts)
+    over = xprof_steps_words(steps, breakdown=True)  # (the steps XProf's figure counts)
     if wait["source"] != "devices" or devs is None:
         return [_row("input_wait_pct", wait["pct"], "steps", rule="xprof",
                      scope=f"{over} (step-time breakdown)")]
@@ -404,7 +409,7 @@ def _xprof_rows(steps: pd.DataFrame, device_type: str) -> list[dict]:
     if steps.empty or xprof_count(steps).rows.empty:
         return []
     verdict = bottleneck_verdicts(steps)
-    scope = f"{xprof_steps_words(steps)} (XProf's step-time breakdown)"
+    scope = f"{xprof_steps_words(steps, breakdown=True)} (XProf's step-time breakdown)"
     out = [_row("all_other_pct", verdict["all_other_pct"], "steps", scope=scope)]
     if device_type == "GPU":
         out.append(_row("kernel_launch_pct", verdict["kernel_launch_pct"], "steps",
