@@ -72,6 +72,7 @@ def _reference(cp: pd.DataFrame) -> pd.DataFrame:
                 out.attrs["devices_busy_share"][c] = \
                     rows.devices_busy_us.sum() / rows.duration_us.sum()
     out.attrs["steps"] = int(cp.step_key.nunique())
+    out.attrs["hosts"] = int(cp.host.nunique())
     out.attrs["sentence"] = bound_sentence(out)
     return out
 
@@ -208,3 +209,16 @@ def test_the_sentence_says_a_category_spread_over_devices_and_one_step_as_one():
         summary.attrs["sentence"]
     bert = tp.load(DATA / "gpu_bert_multiworker").critical_path_summary.attrs["sentence"]
     assert bert.startswith("On its critical path, the step is bound by ")
+
+
+def test_a_pods_sentence_says_its_steps_and_hosts():
+    """Two TF workers: the sentence's shares are over both hosts' 283 steps, and each
+    category's plane is each host's own /host:CPU (one name, two planes): it says so."""
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    cp = prof.critical_path
+    steps = cp[["host", "step"]].drop_duplicates()
+    assert cp.host.nunique() == 2
+    said = prof.critical_path_summary.attrs["sentence"]
+    assert said.startswith(f"On their critical paths, the {len(steps)} steps of the 2 hosts "
+                           "are bound by "), said
+    assert " on each host's /host:CPU" in said and " on /host:CPU" not in said

@@ -80,6 +80,7 @@ def critical_path_summary(critical_path: pd.DataFrame) -> pd.DataFrame:
     out.attrs["planes"] = _planes_of(_decoded(per_plane, values))
     out.attrs["devices_busy_share"] = _busy_shares(cp, cat[0], cats_all)
     out.attrs["steps"] = len(steps)
+    out.attrs["hosts"] = int(cp.host.nunique())
     out.attrs["sentence"] = bound_sentence(out)
     return out
 
@@ -222,12 +223,14 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
     parts = []
     busy = summary.attrs.get("gap_devices_busy_share", float("nan"))
     planes = summary.attrs.get("planes", {})
+    hosts = int(summary.attrs.get("hosts", 1))
+    each = "each host's " if hosts > 1 else ""  # (a plane's name is each host's own)
     for row in cats.itertuples():
-        where = "" if row.category == "idle" else f" on {row.resource}"
+        where = "" if row.category == "idle" else f" on {each}{row.resource}"
         n, top = planes.get(str(row.category), (1, 1.0))
         if row.category != "idle" and n > 1 and top < 0.95:  # (spread over several planes)
             noun = "devices" if str(row.resource).startswith("/device:") else "planes"
-            where = f" on {n} {noun} ({top * 100:.0f}% of it on {row.resource})"
+            where = f" on {n} {noun} ({top * 100:.0f}% of it on {each}{row.resource})"
         share = summary.attrs.get("devices_busy_share", {}).get(str(row.category))
         if share is not None and share >= 0.01:  # (host work while the devices ran)
             where += f" (a device running during {share * 100:.0f}% of it)"
@@ -236,8 +239,10 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
                      "traced event tying it to the path)" if busy >= 0.005 else
                      " (no device was running then)")
         parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{where}")
-    head = "On its critical path, the step is bound by " if summary.attrs.get("steps") == 1 \
-        else "On their critical paths, the steps are bound by "
+    n = summary.attrs.get("steps")
+    head = "On its critical path, the step is bound by " if n == 1 and hosts == 1 \
+        else f"On their critical paths, the {n} steps of the {hosts} hosts are bound by " \
+        if hosts > 1 else "On their critical paths, the steps are bound by "
     return head + ", ".join(parts) + "."
 
 
