@@ -85,12 +85,14 @@ def test_windows_wait_for_the_budget_at_the_default_spacing(jax_step):
     assert said, second.note
     stretch, cost_ms, pct, elapsed_s = (float(g.replace(",", "")) for g in said.groups()[:4])
     assert cost_ms == pytest.approx(max(cost, 0) * 1e3, abs=0.06)
-    assert pct == pytest.approx(100 * cost_ms / 1e3 / elapsed_s, abs=0.06)
+    # (each figure as printed, rounded: elapsed to 10 ms, so over a short spacing the
+    # share recomputed from them is good to a few percent of itself)
+    assert pct == pytest.approx(100 * cost_ms / 1e3 / elapsed_s, rel=0.05, abs=0.06)
     needs = min(pct / DEFAULT_OVERHEAD_PCT, MAX_STRETCH)  # (the wait its cost asks)
     if said.group(5):  # the cost came after that: it opened once measured
         assert stretch > needs and ended_s < second.time_s
     else:
-        assert pct > DEFAULT_OVERHEAD_PCT and stretch == pytest.approx(needs, abs=0.06)
+        assert pct > DEFAULT_OVERHEAD_PCT and stretch == pytest.approx(needs, abs=0.1)
     # the window opened no sooner than the wait said (its figures as printed: rounded)
     assert second.time_s - first.time_s >= (stretch - 0.05) * (elapsed_s - 0.005)
 
