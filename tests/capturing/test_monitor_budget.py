@@ -14,12 +14,13 @@ from tfprof_nb.capturing.monitor_budget import DEFAULT_OVERHEAD_PCT, MAX_STRETCH
 
 from .test_monitor import jax_step  # noqa: F401 (fixture)
 
-_NOTE = re.compile(r"opened ([\d.]+)x the schedule's spacing after the window before"
+_NOTE = re.compile(r"opened ([\d.]+)x the schedule's spacing after window 0"
                    r"(?: \(the most it waits\))?: a window costs ([\d,.]+) ms of training "
-                   r"\(the window before's, as measured\), ([\d.]+)% of the ([\d,.]+) s from "
-                   r"the last one's opening to this one's step on the schedule, and windows "
-                   r"are spaced to cost at most 2% \(max_overhead_pct\)"
-                   r"(; it waited for that cost: the window before's analysis had not ended)?")
+                   r"\(window 0's, as measured\), ([\d.]+)% of the ([\d,.]+) s from window "
+                   r"0's opening to this one's step on the schedule, and windows are spaced to "
+                   r"cost at most 2% \(max_overhead_pct\)"
+                   r"(; it waited for that measure: no window's analysis had ended when it was "
+                   r"due)?")
 
 
 def _two_windows(mon, step, deadline_s: float = 120.0):
@@ -76,9 +77,10 @@ def test_windows_wait_for_the_budget_at_the_default_spacing(jax_step):
         assert cost <= DEFAULT_OVERHEAD_PCT / 100 * (second.time_s - first.time_s) * 1.02
         return
     assert second.first_step > first.first_step + 500
-    if "cost was not measured yet" in second.note:  # its analysis ended after the wait
-        assert re.match(r"opened [78]\.\dx the schedule's spacing after the window before "
-                        r"\(the most it waits\)", second.note), second.note
+    if "cost was measured yet" in second.note:  # its analysis ended after the wait
+        assert re.match(r"opened [78]\.\dx the schedule's spacing after window 0 \(the most "
+                        r"it waits\): no window's cost was measured yet", second.note), \
+            second.note
         assert ended_s > second.time_s
         return
     said = _NOTE.search(second.note)

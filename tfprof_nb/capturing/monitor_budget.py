@@ -96,8 +96,8 @@ class Budget:
             return False
         self._until = now
         self._note = (f"opened {(now - last.time) / (self._due - last.time):.1f}x the "
-                      "schedule's spacing after the window before (the most it waits): that "
-                      "window's cost was not measured yet (its analysis had not ended), and "
+                      f"schedule's spacing after window {last.index} (the most it waits): no "
+                      "window's cost was measured yet (none's analysis had ended), and "
                       f"windows are spaced to cost at most {self.pct:g}% (max_overhead_pct)")
         return True
 
@@ -125,17 +125,18 @@ class Budget:
         if opens - self._due <= 0.02 * elapsed:
             return opens
         most = " (the most it waits)" if wait == MAX_STRETCH * elapsed else ""
-        measured = "the window before's, as measured" if len(self.costs) == 1 \
-            else f"the mean of the last {len(self.costs)} windows measured"
+        which = [str(m[0]) for m in self.measured[-len(self.costs):]]
+        measured = f"window {which[0]}'s, as measured" if len(which) == 1 \
+            else f"the mean of windows {', '.join(which)}"
         self._note = (f"opened {(opens - last.time) / elapsed:.1f}x the schedule's spacing "
-                      f"after the window before{most}: a window costs {cost * 1e3:,.1f} ms of "
-                      f"training ({measured}), {100 * cost / elapsed:.1f}% of the "
-                      f"{elapsed:,.2f} s from the last one's opening to this one's step on "
-                      f"the schedule, and windows are spaced to cost at most {self.pct:g}% "
+                      f"after window {last.index}{most}: a window costs {cost * 1e3:,.1f} ms "
+                      f"of training ({measured}), {100 * cost / elapsed:.1f}% of the "
+                      f"{elapsed:,.2f} s from window {last.index}'s opening to this one's step "
+                      f"on the schedule, and windows are spaced to cost at most {self.pct:g}% "
                       "(max_overhead_pct)")
         if opens > last.time + max(wait, elapsed):
-            self._note += ("; it waited for that cost: the window before's analysis had "
-                           "not ended")
+            self._note += ("; it waited for that measure: no window's analysis had ended when "
+                           "it was due")
         return opens
 
     def take_note(self) -> str:
