@@ -133,6 +133,10 @@ def test_ten_and_twenty_steps_of_one_program(lengths):
         assert ops[side].sum() < 3 * prof.steps.duration_ms.median() * 1e3, side
     assert c.hlo.empty
     _adds_up(c)
+    # XLA on the CPU: XProf's op stats call these ops device ops, its step breakdown their
+    # time host compute; the summary names them for what they are
+    assert (short.hlo_stats.device_type == "CPU").all()
+    assert "ms in the XLA:CPU ops' medians" in repr(c) and "device ops" not in repr(c)
 
 
 def test_a_profile_against_itself(wider):

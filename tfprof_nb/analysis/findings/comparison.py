@@ -201,5 +201,7 @@ def compare(a: dict, b: dict, labels=("a", "b"), step_time: dict | None = None,
            for t, r in zip((a, b), rows)]
     hlo = hlo_diff((a["hlo_identity"][ran[0]], b["hlo_identity"][ran[1]]), ops.reset_index(),
                    tuple(_memory(t, r) for t, r in zip((a, b), rows)))
+    xla_cpu = all(len(t["hlo_stats"]) and (t["hlo_stats"].device_type == "CPU").all()
+                  for t in (a, b))
     return Comparison(_mean_steps(a, b), ops, _kernels(a, b, n_steps), tuple(labels), st,
-                      explained(ops, delta), hlo)
+                      explained(ops, delta, xla_cpu), hlo)

@@ -136,7 +136,8 @@ def op_changes(rows_a: pd.DataFrame, rows_b: pd.DataFrame, pairs: pd.DataFrame,
     return table
 
 
-def explained(ops: pd.DataFrame, step_delta_ms: float | None) -> dict:
+def explained(ops: pd.DataFrame, step_delta_ms: float | None,
+              xla_cpu: bool = False) -> dict:
     """``side`` (the ops that explain the steps: "Device" where a run has device ops, else
     "Host"), ``step_ms`` (the medians' change), ``explained_ms`` (the sum of that side's op
     deltas) and ``unexplained_ms`` (the rest): explained + unexplained = step change."""
@@ -146,7 +147,11 @@ def explained(ops: pd.DataFrame, step_delta_ms: float | None) -> dict:
     total = float(np.nansum(mine.delta.to_numpy(dtype=float))) / 1e3 if len(mine) else 0.0
     # (how many of those deltas are of totals / steps, not of medians: the words say so)
     basis = {"ops": len(mine), "totals": int((mine.per_step == TOTAL).sum()) if len(mine)
-             else 0}
+             else 0,
+             # (XLA on the CPU: XProf's op stats call its ops device ops, its step
+             # breakdown their time host compute: the words name them for what they are)
+             "words": "the XLA:CPU ops'" if xla_cpu and side == "Device"
+             else f"the {side.lower()} ops'"}
     if step_delta_ms is None:
         return {"side": side, "step_ms": None, "explained_ms": total, "unexplained_ms": None,
                 **basis}
@@ -158,10 +163,10 @@ def ops_time_words(ex: dict) -> str:
     """What the explained part sums, in words: "the device ops' medians", or where some ops'
     times per step are totals over the steps (their events could not be placed in steps)
     "the device ops' times per step (210 of 215 are totals / steps, not medians)"."""
-    side = ex["side"].lower()
+    whose = ex.get("words") or f"the {ex['side'].lower()} ops'"
     if not ex.get("totals"):
-        return f"the {side} ops' medians"
+        return f"{whose} medians"
     if ex["totals"] == ex["ops"]:
-        return f"the {side} ops' totals / steps (no op's time per step is known)"
-    return (f"the {side} ops' times per step ({ex['totals']} of {ex['ops']} are totals / "
+        return f"{whose} totals / steps (no op's time per step is known)"
+    return (f"{whose} times per step ({ex['totals']} of {ex['ops']} are totals / "
             "steps, not medians)")
