@@ -258,7 +258,12 @@ def test_compare_chart(cpu, cpu_slowmap_logdir):
     for bar, key in ((a, "a"), (b, "b")):
         np.testing.assert_allclose(bar.y, [comparison.steps.loc[labels_to_col[x], key]
                                            for x in bar.x])
-    assert f"{comparison.speedup:.2f}x" in fig.layout.title.text
+    # the title gives both runs' median step times and which way they went (it gave the
+    # speed-up as "0.07x", which reads either way)
+    st = comparison.step_time
+    pct = 100 * (st["new"] - st["base"]) / st["base"]
+    assert (f"median step time {st['base']:,.3f} -> {st['new']:,.3f} ms (after "
+            f"{abs(pct):.1f}% {'slower' if pct > 0 else 'faster'})") in fig.layout.title.text
 
 
 def test_kernel_labels_are_short_and_distinct(gpu):

@@ -18,7 +18,8 @@ from ...constants import CATEGORY_COLUMNS
 from ..xla.memory.program_memory import programs_table
 from .hlo_diff import HLO_DIFF_COLUMNS, hlo_diff
 from .hlo_identity import module_key
-from .op_changes import CHANGE_COLUMNS, explained, op_changes, ops_time_words, step_matrix
+from .op_changes import (CHANGE_COLUMNS, explained, host_steps, op_changes, ops_time_words,
+                         step_matrix)
 from .op_matching import match_ops, op_rows
 
 __all__ = ["Comparison", "compare", "COMPARED", "WATERFALL_COLUMNS"]
@@ -189,7 +190,7 @@ def compare(a: dict, b: dict, labels=("a", "b"), step_time: dict | None = None,
     (``base``/``new`` ms, band, verdict); ``interval(base, new, confidence)``: the noise band
     of a shift of per-step values (None: no bands)."""
     st = step_time or {}
-    steps = [pd.unique(np.asarray(t["steps"].index, dtype=np.int64)) for t in (a, b)]
+    steps = [host_steps(t["steps"]) for t in (a, b)]  # (a pod's: each host's step)
     n_steps = tuple(len(s) for s in steps)
     rows = [op_rows(t["hlo_stats"], t["hlo_identity"], t["op_stats_without_idle"])
             for t in (a, b)]

@@ -2,7 +2,8 @@
 much of the step-time change the ops explain.
 
 An op's value in a run is the median over the run's steps of its self time in each step
-(:mod:`.op_step_times`; 0 in a step it did not run in), so runs of different lengths compare.
+(:mod:`.op_step_times`; 0 in a step it did not run in), so runs of different lengths compare;
+on a pod over the host steps (each host's step a sample: its op time on that host).
 Its delta is the new median minus the base median; its band the Hodges-Lehmann interval of
 the shift between the two runs' per-step values (the interval ``tp.check`` forms on step
 times, given as ``interval``), at a family-wise 95 %: each op's at ``1 - 5 % / n`` for the
@@ -26,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["CHANGE_COLUMNS", "FAMILY_CONFIDENCE", "NEGLIGIBLE_STEP_PCT", "op_changes",
-           "ops_time_words", "step_matrix", "explained"]
+__all__ = ["CHANGE_COLUMNS", "FAMILY_CONFIDENCE", "NEGLIGIBLE_STEP_PCT", "host_steps",
+           "op_changes", "ops_time_words", "step_matrix", "explained"]
 
 FAMILY_CONFIDENCE = 0.95
 NEGLIGIBLE_STEP_PCT = 1.0  # an op change below this share of the base median step: noise
@@ -38,16 +39,28 @@ MEDIAN, TOTAL = "median of steps", "total / steps"
 NEGLIGIBLE = f"negligible: beyond noise, under {NEGLIGIBLE_STEP_PCT:g} % of a step"
 
 
-def step_matrix(op_steps: pd.DataFrame, steps) -> pd.DataFrame:
-    """Each op's self time (us) in each step (columns: the step numbers ``steps``), keyed as
-    :func:`.op_matching.op_rows` keys ops; empty when no op time lies in the steps."""
-    steps = pd.Index(pd.unique(np.asarray(steps, dtype=np.int64)), name="step")
+def host_steps(steps: pd.DataFrame) -> pd.Index:
+    """The host steps of a step table, each once, as :func:`step_matrix`'s columns:
+    "host|step" (on a pod each host's step is its own sample: hosts that train apart number
+    their steps apart)."""
+    if not len(steps):
+        return pd.Index([], name="step", dtype=object)
+    hosts = steps.host.astype(str).to_numpy() if "host" in steps else np.full(len(steps), "")
+    keys = pd.unique(pd.Series(hosts + "|" + np.asarray(steps.index).astype(str)))
+    return pd.Index(keys, name="step")
+
+
+def step_matrix(op_steps: pd.DataFrame, steps: pd.Index) -> pd.DataFrame:
+    """Each op's self time (us) in each host step (columns: ``steps``, :func:`host_steps`),
+    keyed as :func:`.op_matching.op_rows` keys ops; empty when no op time lies in the
+    steps."""
     if not len(op_steps) or not len(steps):
         return pd.DataFrame(columns=steps, dtype=float)
     xla = op_steps.program_id.to_numpy() >= 0
     key = np.where(xla, "xla|" + op_steps.program_id.astype(str) + "|" + op_steps.op.astype(str),
                    "tf|" + op_steps.side.astype(str) + "|" + op_steps.op.astype(str))
-    frame = pd.DataFrame({"key": key, "step": op_steps.step.to_numpy(),
+    step = op_steps.host.astype(str) + "|" + op_steps.step.astype(str)
+    frame = pd.DataFrame({"key": key, "step": step.to_numpy(),
                           "us": op_steps.self_ps.to_numpy(dtype=float) / 1e6})
     wide = frame.pivot_table(index="key", columns="step", values="us", aggfunc="sum",
                              fill_value=0.0)

@@ -13,8 +13,9 @@ One row per (side, program, op, step) of the events that start inside a step's i
 
 Self time is an event's time minus that of the ops nested in it on its thread (GPU kernels
 do not nest).  Events outside every step are left out, so an op's steps sum to its time
-inside the steps.  On a pod each host's steps take its own events, and the rows of a step
-number are summed over the hosts.
+inside the steps.  On a pod each host's steps take its own events, and each host keeps its
+rows (``host``): hosts that train apart number their steps apart, so one step number's rows
+of two hosts are unrelated steps (:mod:`..steps.per_step`).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ from .first_seen_sums import codes_of, first_seen_sums
 
 __all__ = ["ANALYSES", "OP_STEP_COLUMNS", "host_op_step_times", "combine_op_step_times"]
 
-OP_STEP_COLUMNS = ["side", "program_id", "op", "step", "self_ps"]
+OP_STEP_COLUMNS = ["host", "side", "program_id", "op", "step", "self_ps"]
 _SIDES = np.array(["Host", "Device"], dtype=object)
 
 
 def _empty() -> pd.DataFrame:
-    return pd.DataFrame({"side": pd.Series(dtype=object), "program_id": pd.Series(dtype="int64"),
+    return pd.DataFrame({"host": pd.Series(dtype=object), "side": pd.Series(dtype=object),
+                         "program_id": pd.Series(dtype="int64"),
                          "op": pd.Series(dtype=object), "step": pd.Series(dtype="int64"),
                          "self_ps": pd.Series(dtype="int64")})
 
@@ -193,16 +195,13 @@ def host_op_step_times(hd: HostData, shift_ps: int = 0,
 
 
 def combine_op_step_times(parts: dict) -> pd.DataFrame:
-    """OP_STEP_COLUMNS of every host, a step number's rows summed over the hosts."""
-    tables = [p for p in parts.values() if len(p)]
+    """OP_STEP_COLUMNS of every host, each host's rows its own (a host's rows have one key
+    each already)."""
+    tables = [p.assign(host=host) for host, p in parts.items() if len(p)]
     if not tables:
         return _empty()
-    if len(tables) == 1:  # (a host's rows have one key each already)
-        return tables[0].reset_index(drop=True)[OP_STEP_COLUMNS]
-    out = pd.concat(tables, ignore_index=True)
-    first, sums = first_seen_sums([codes_of(out[c]) for c in OP_STEP_COLUMNS[:-1]],
-                                  out.self_ps.to_numpy())
-    return out.iloc[first].reset_index(drop=True).assign(self_ps=sums)[OP_STEP_COLUMNS]
+    out = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    return out.reset_index(drop=True)[OP_STEP_COLUMNS]
 
 
 ANALYSES = (Analysis("op_step_times", host=host_op_step_times, combine=combine_op_step_times,
