@@ -93,13 +93,24 @@ def test_idle_note_names_xprofs_rule_and_the_pages_measure(name):
     note = idle_note(prof, ops)
     idle = ops[ops.type == "IDLE"].set_index("host_or_device").self_time_pct
     assert note.startswith("IDLE rows, XProf's rule:")
-    assert f"devices {idle['Device']:.1f}%, host {idle['Host']:.1f}%." in note
+    whole = ops[ops.type == "IDLE"].set_index("host_or_device").total_self_time_us / idle
+    assert (f"devices {idle['Device']:.1f}% of {whole['Device'] / 10:,.1f} ms, host "
+            f"{idle['Host']:.1f}% of {whole['Host'] / 10:,.1f} ms.") in note
     label = prof.measures.at["device_idle_pct", "label"]
     for key, words in (("device_idle_pct", f"'{label}', reads "),
                        ("duty_cycle_pct", "The device duty cycle, ")):
         row = prof.measures.loc[key]
         assert f"{words}{row['value']:.1f}% ({row['scope']})" in note, (key, note)
     assert ("any op runs" in note) is ("tpu" in name)
+    # the duty cycle is over the IDLE rows' span only where the spans are one (the TPU):
+    # BERT's IDLE spans all 3 GPUs (623.2 ms), its duty cycle GPU:6's active span (490.5 ms)
+    counted = set(prof.measures.at["duty_cycle_pct", "devices"].split(", "))
+    duty = prof.duty_cycle
+    span = duty[duty.device.str.replace("/device:", "").isin(counted)].span_us.sum() / 1e3
+    alike = bool(abs(span - whole["Device"] / 10) <= 0.01 * whole["Device"] / 10)
+    assert ("is the busy share of such spans" in note) is alike
+    assert ("the two do not add up to 100%" in note) is not alike
+    assert alike is ("bert" not in name)
     # without the IDLE rows, nothing to say
     assert idle_note(prof, typed_op_stats(prof, include_idle=False)) == ""
 

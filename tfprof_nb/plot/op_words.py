@@ -26,21 +26,44 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
         return ""
     side_words = {"Device": "devices", "Host": "host"}
     shares = ", ".join(f"{side_words.get(r.host_or_device, r.host_or_device)} "
-                       f"{r.self_time_pct:.1f}%" for r in idle.itertuples())
+                       f"{r.self_time_pct:.1f}% of {_whole_ms(r):,.1f} ms"
+                       for r in idle.itertuples())
     text = ("IDLE rows, XProf's rule: the time no op runs, as a share of each side's whole "
-            "time over the profile (each device's from its first to its last activity, each "
-            f"host thread's likewise): {shares}.")
-    if (idle.host_or_device == "Device").any():
+            "time over the profile (each device plane's from its first to its last event on "
+            "any line, counter samples and copies too; each host thread's from its first to "
+            f"its last event): {shares}.")
+    device = idle[idle.host_or_device == "Device"]
+    if len(device):
         measures = prof.measures
         own, duty = get(measures, "device_idle_pct"), get(measures, "duty_cycle_pct")
         if own is not None:
             text += (f" The page's own measure, the overview's '{own['label']}', reads "
                      f"{own['value']:.1f}% ({own['scope']}).")
         if duty is not None:
-            text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the "
-                     f"busy share of such spans: the time any {'op' if on_tpu(prof) else 'kernel'}"
-                     " runs, counted once (IDLE subtracts the ops' summed self times).")
+            unit = "op" if on_tpu(prof) else "kernel"
+            whole, span = _whole_ms(device.iloc[0]), _duty_span_ms(prof, duty)
+            alike = abs(whole - span) <= 0.01 * whole
+            text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is "
+                     + (f"the busy share of such spans: the time any {unit} runs, counted "
+                        "once (IDLE subtracts the ops' summed self times)." if alike else
+                        f"the busy share of another span, {span:,.1f} ms "
+                        f"(from the first to the last {unit} or copy of the devices it "
+                        "counts): the two do not add up to 100%."))
     return text
+
+
+def _whole_ms(row) -> float:
+    """The whole time (ms) an IDLE row's share is of."""
+    return float(row.total_self_time_us) / (float(row.self_time_pct) / 100) / 1e3 \
+        if row.self_time_pct else 0.0
+
+
+def _duty_span_ms(prof, duty) -> float:
+    """The active spans (ms) of the devices the duty cycle measure counts."""
+    table = prof.duty_cycle
+    names = {n.strip() for n in str(duty["devices"]).split(",")}
+    mine = table[[str(d).rsplit("/device:", 1)[-1] in names for d in table.device]]
+    return float((mine if len(mine) else table).span_us.sum()) / 1e3
 
 
 def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
