@@ -62,11 +62,12 @@ _WARNING = "sel => (document.querySelector(sel + ' .src-warning') || {}).textCon
 
 def _check_code(blocks: list, lines: pd.DataFrame, moved: bool) -> None:
     """Each located line's time beside its code (the file's own lines, as text); where the
-    script moved since the capture, the hottest lines alone with their recorded function."""
+    script moved since the capture, every located line alone with its recorded function (the
+    block's range and time are the page's table's: they were the 8 hottest lines')."""
     located = lines[lines.no_source == ""]
     shown = {int(r[1]): r for b in blocks for r in b["rows"]}
     if moved:
-        hot = located.head(8).sort_values("line")
+        hot = located.sort_values("line")
         assert len(blocks) == 1 and blocks[0]["note"].startswith(
             "Code not shown: the file changed since the capture: ")
         assert list(shown) == hot.line.tolist()

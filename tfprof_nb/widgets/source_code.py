@@ -117,14 +117,25 @@ def _unshown(file: str, why: str, times: pd.DataFrame, moved: bool = False) -> d
                       for r in times.sort_values("line").itertuples(index=False)]}
 
 
+# the most locations a file whose code is not shown lists (its hottest)
+UNSHOWN_LINES = 100
+
+
+def _located(every: pd.DataFrame) -> pd.DataFrame:
+    """The locations an unshown file lists: all of its located lines (its block's range and
+    time are theirs, as the page's table counts them), its hottest UNSHOWN_LINES where more."""
+    return every.nlargest(UNSHOWN_LINES, "self_time_us") if len(every) > UNSHOWN_LINES \
+        else every
+
+
 def _file_blocks(file: str, hot: pd.DataFrame, every: pd.DataFrame, context: int,
                  captured, moved=None) -> list:
     if moved is not None:  # its lines may have moved: no time beside any of them
-        return [_unshown(file, f"the file changed since the capture: {moved.why()}", hot,
-                         moved=True)]
+        return [_unshown(file, f"the file changed since the capture: {moved.why()}",
+                         _located(every), moved=True)]
     code, origin = read_code(file, captured)
     if code is None:
-        return [_unshown(file, origin, hot)]
+        return [_unshown(file, origin, _located(every))]
     blocks = []
     past = hot[hot.line > len(code)]
     for lo, hi in _windows(hot.line[hot.line <= len(code)].tolist(), context):
