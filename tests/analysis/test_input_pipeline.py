@@ -321,3 +321,10 @@ def test_a_pods_input_share_says_whose_time_it_is_over():
         assert f"{host}'s breakdown, over its own time in them" in scope, scope
         assert "slowest host's" not in scope
     assert "a step's time is its slowest host's" in m.at["step_time_mean_ms", "scope"]
+    # the verdict, XProf's own text ("of the total step time sampled"), says whose time
+    said = prof.overview().verdict["statement"]
+    assert said.startswith("Your program is MODERATELY input-bound because 13.9% of the "
+                           "total step time sampled")
+    assert (f"(XProf's rule: {own:.1f}% over the 138 steps XProf aligns across 2 hosts "
+            f"(without each host's first and last where it has more than five; {host}'s "
+            "breakdown, over its own time in them).)") in said

@@ -150,6 +150,11 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
         text = xprof.get("input_statement", "")
         if row is not None and INFERRED_FOR_XPROF in str(row["scope"]) and text:
             text = f"By XProf's rule on the steps inferred here (XProf itself finds none): {text}"
+        elif row is not None and text and "XProf aligns" in str(row["scope"]):
+            # (a pod's share is one host's breakdown over the aligned steps: its text says
+            # "the total step time sampled", the scope whose)
+            scope = str(row["scope"]).removesuffix(" (step-time breakdown)")
+            text += f" (XProf's rule: {float(row['value']):.1f}% over {scope}.)"
         return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
                 "statement": text}
     pct, (who, one) = float(row["value"]), device_words(row)
