@@ -262,6 +262,9 @@ def test_tpu_capture_shows_its_locations_alone(tmp_path):
             _time_text(us, pct) for us, pct in zip(located.self_time_us, located.self_time_pct)]
         text = page.js("() => document.body.textContent")
         assert "96.5%) of device op time has no source location" in text
+        # its 315 s of op time is 4 TPUs' in a 90 s profile: the summary says so
+        total_ms = lines.attrs["device_op_time_us"] / 1e3
+        assert f"{total_ms:,.3f} ms of device op time, summed over 4 devices;" in text
         assert page.console_errors == []
 
 

@@ -43,14 +43,18 @@ def _cells(files) -> dict:
     return {f: label for f in set(files) if f and (label := cell_label(f))}
 
 
-def _summary(lines: pd.DataFrame, cells: dict) -> str:
-    """What the located rows cover, and the hottest location (a cell by its name)."""
+def _summary(lines: pd.DataFrame, cells: dict, devices: int = 1) -> str:
+    """What the located rows cover, and the hottest location (a cell by its name);
+    ``devices``: how many devices' op time it sums (said where more than one: the sum runs
+    past the profile's length, as the flame's title says)."""
     total_ms = lines.attrs.get("device_op_time_us", 0.0) / 1e3
+    summed = f", summed over {devices} devices" if devices > 1 else ""
     located = _located(lines)
     top = located.iloc[0]
     where = frame_label(cells.get(top.file, top.file), int(top.line), "")
     files = located.file.nunique()
-    return (f"{total_ms:,.3f} ms of device op time; {located.self_time_pct.sum():.1f}% of it "
+    return (f"{total_ms:,.3f} ms of device op time{summed}; "
+            f"{located.self_time_pct.sum():.1f}% of it "
             f"has a location in the code: {_count(len(located), 'line')} in "
             f"{_count(files, 'file')}. Hottest: {where}"
             + (f" ({top.function})" if top.function else "")
@@ -127,7 +131,9 @@ class SourceView(View):
         tree = stack_tree(prof.source_stacks, all_frames=False)
         cells = _cells(tree.file)
         moved = moved_files(lines, prof.source_stacks, prof.stop_time)
-        statements = [_summary(lines, cells)] + [
+        duty = prof.duty_cycle  # (whose op time it sums: as prof.plot.source_flame)
+        devices = int((duty.busy_us > 0).sum()) if len(duty) else 1
+        statements = [_summary(lines, cells, devices)] + [
             f"Note: {r}." for r in lines.attrs.get("reasons", [])] + _left_out(tree)
         return ViewState({
             "statements": statements, "warnings": _moved_warning(lines, moved),
