@@ -168,6 +168,12 @@ def test_step_time_chart_is_titled_as_xprofs_rule(prof):
     whose rule the chart is, not a second verdict on input."""
     fig = prof.plot.step_time()
     assert fig.layout.title.text == "Step-time breakdown (XProf's rule)"
+    # on steps inferred here (TPU v6e), XProf's rule is applied to steps XProf does not find
+    tpu = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    assert tpu.steps.source.iloc[0].startswith("inferred")
+    assert tpu.plot.step_time().layout.title.text == (
+        f"Step-time breakdown (XProf's rule, on the {len(tpu.steps)} steps inferred here: "
+        "XProf itself finds none)")
     drawn = {t.name for t in fig.data if t.type == "bar"}
     row = get(prof.measures, "input_wait_pct")
     if row is not None and row["rule"] == "tfprof" and row["value"] > 0:

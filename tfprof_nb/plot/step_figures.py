@@ -67,6 +67,10 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
     subtitle says so (past MAX_BARS steps, areas: the subtitle alone)."""
     x = _step_labels(steps)
     heading = {"text": plain(title) if title else STEP_TIME_TITLE}
+    if not title and len(steps) and str(steps.source.iloc[0]).startswith("inferred"):
+        n = len(x)
+        heading["text"] = (f"{STEP_TIME_TITLE[:-1]}, on the {n} step{'s' * (n != 1)} inferred "
+                           "here: XProf itself finds none)")
     out = None if counted is None or counted.all() else ~np.asarray(counted, bool)
     if out is not None:
         heading["subtitle"] = {"text": _left_out_words(~out, steps, len(x) <= MAX_BARS)}
