@@ -7,6 +7,8 @@ import numpy as np
 import tfprof_nb as tp
 from tfprof_nb.analysis.tf.data import SLOW_CALL_US
 
+from ..conftest import DATA
+
 
 def test_sequential_map_is_the_bottleneck_of_an_input_bound_pipeline(cpu_slowmap_logdir):
     prof = tp.load(cpu_slowmap_logdir)
@@ -92,3 +94,22 @@ def test_profile_without_tf_data(tmp_path):
     td = tp.load(tmp_path).tf_data
     assert td.pipelines.empty and td.bottlenecks.empty and "pipeline" in td.pipelines.columns
     assert not td.summary["is_input_bound"]
+
+
+def test_the_message_counts_the_slow_pipelines():
+    """Two TF workers, a host pipeline each, both with calls over 50 us: the message counts
+    them and their slow calls (it said 'A tf.data pipeline is slower'), and says the graph
+    draws each one's 20 slowest calls."""
+
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    td = prof.tf_data
+    pipes = td.pipelines
+    assert len(pipes) == 2 and (pipes.slow_calls > 0).all()
+    roots = prof.events[prof.events.name == "Iterator::Root"]
+    assert int((roots.duration_us > SLOW_CALL_US).sum()) == int(pipes.slow_calls.sum())
+    each = ", ".join(f"{int(r.slow_calls):,} of {int(r.calls):,}" for r in pipes.itertuples())
+    assert td.summary["message"] == (
+        f"2 tf.data pipelines have calls slower than 50 us ({each} calls): each slow "
+        "pipeline's bottleneck and a suggestion are listed; its graph draws its 20 slowest "
+        "calls.")
+    assert int(td.graph["rank"].max()) == 19

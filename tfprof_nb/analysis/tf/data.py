@@ -338,9 +338,16 @@ def _summary(pipelines: pd.DataFrame, bottlenecks: pd.DataFrame) -> dict:
     """The verdict and the message, true to what the graph draws: the pipelines there are."""
     worst = float(bottlenecks.max_latency_us.max()) if len(bottlenecks) else 0.0
     if worst > SLOW_CALL_US:
+        slow = pipelines[pipelines.slow_calls > 0] if "slow_calls" in pipelines else pipelines
+        n, of = max(len(slow), 1), len(pipelines)
+        each = ", ".join(f"{int(r.slow_calls):,} of {int(r.calls):,}"
+                         for r in slow.itertuples()) if len(slow) <= 4 else ""
         return {"is_input_bound": True, "message": (
-            f"A tf.data pipeline is slower than {SLOW_CALL_US:.0f} us per call: each slow "
-            "pipeline's bottleneck and a suggestion are listed.")}
+            f"{'A' if n == 1 else n} tf.data pipeline{'s' * (n != 1)}"
+            f"{f' (of {of})' if of > n else ''} {'has' if n == 1 else 'have'} calls slower "
+            f"than {SLOW_CALL_US:.0f} us{f' ({each} calls)' if each else ''}: each slow "
+            "pipeline's bottleneck and a suggestion are listed; its graph draws its "
+            f"{_MAX_EXECUTIONS} slowest calls.")}
     if worst > 0:
         return {"is_input_bound": False, "message": (
             f"No tf.data pipeline is slower than {SLOW_CALL_US:.0f} us per call (the job can "
