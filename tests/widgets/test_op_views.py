@@ -94,7 +94,8 @@ def test_idle_note_names_xprofs_rule_and_the_pages_measure(name):
     idle = ops[ops.type == "IDLE"].set_index("host_or_device").self_time_pct
     assert note.startswith("IDLE rows, XProf's rule:")
     whole = ops[ops.type == "IDLE"].set_index("host_or_device").total_self_time_us / idle
-    assert (f"devices {idle['Device']:.1f}% of {whole['Device'] / 10:,.1f} ms, host "
+    side = "device" if len(prof.duty_cycle) == 1 else "devices"  # (one GPU: the device)
+    assert (f"{side} {idle['Device']:.1f}% of {whole['Device'] / 10:,.1f} ms, host "
             f"{idle['Host']:.1f}% of {whole['Host'] / 10:,.1f} ms.") in note
     label = prof.measures.at["device_idle_pct", "label"]
     for key, words in (("device_idle_pct", f"'{label}', reads "),
@@ -121,14 +122,17 @@ def test_the_table_says_what_its_shares_are_of(name):
     """Host and device rows share the % columns, each a share of its own side's time (each
     side's rows add up to 100): with IDLE of the whole time, without it of the ops' time
     (one op reads 24.7% in one and 21.4% in the other on the TPU): each title says which."""
-    from tfprof_nb.widgets.op_stats_view import SHARE_WORDS_WITH_IDLE, SHARE_WORDS_WITHOUT_IDLE
-
     prof = tp.load(DATA / name)
     state = OpStatsView.state(prof).values
-    for key, words in (("table", SHARE_WORDS_WITH_IDLE),
-                       ("table_without_idle", SHARE_WORDS_WITHOUT_IDLE)):
+    # one GPU on the H200, four TPUs: each named as it is
+    device = "the device's" if "h200" in name else "the devices'"
+    for key, words in (("table", f"(self time %: host rows of the host's whole time, device "
+                                 f"rows of {device} whole time, IDLE included)"),
+                       ("table_without_idle", f"(self time %: host rows of the host's op time, "
+                                              f"device rows of {device} op time, IDLE left "
+                                              "out)")):
         table = state[key]
-        assert table.title.endswith(words)
+        assert table.title.endswith(words), table.title
         sums = table.frame.groupby("host_or_device").self_time_pct.sum()
         sides = {k: v for k, v in sums.to_dict().items() if v > 0}  # (a side of no op time)
         assert sides == {k: pytest.approx(100) for k in sides} and "Device" in sides
@@ -236,3 +240,10 @@ def test_op_table_says_why_kernels_are_not_device_ops(h200, tmp_path):
                         ".map(e => e.textContent)")
         assert shown == [said]
         assert page.console_errors == []
+
+
+def test_a_pods_op_table_names_its_hosts():
+    """Two TF workers, no device: the title names the 2 hosts and no device rows."""
+    state = OpStatsView.state(tp.load(DATA / "tf_two_workers_loaded")).values
+    assert state["table"].title.endswith(
+        "(self time %: host rows of the 2 hosts' whole time, IDLE included)")

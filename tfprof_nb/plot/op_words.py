@@ -24,7 +24,8 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
     idle = ops[ops["type"] == IDLE]
     if idle.empty:
         return ""
-    side_words = {"Device": "devices", "Host": "host"}
+    side_words = {"Device": "device" if len(prof.duty_cycle) == 1 else "devices",
+                  "Host": "host"}
     shares = ", ".join(f"{side_words.get(r.host_or_device, r.host_or_device)} "
                        f"{r.self_time_pct:.1f}% of {_whole_ms(r):,.1f} ms"
                        for r in idle.itertuples())

@@ -18,17 +18,28 @@ from .graph_targets import op_targets
 from .hlo_graph_view import GraphRequests
 from .traits import FigureTrait, TableData, TableTrait
 
-__all__ = ["OpStatsView", "idle_note", "op_stats_title", "typed_op_stats", "JAX_EXECUTION"]
+__all__ = ["OpStatsView", "idle_note", "op_stats_title", "share_words", "typed_op_stats",
+           "JAX_EXECUTION"]
 
 # XProf's eager column in JAX's words: its ops run in a compiled (jitted) program, or eagerly
 JAX_EXECUTION = {"Function": "jit", "Eager": "eager"}
 
 
-# what the op stats table's shares are of
-SHARE_WORDS_WITH_IDLE = ("(self time %: host rows of the host's whole time, device rows of the "
-                         "devices' whole time, IDLE included)")
-SHARE_WORDS_WITHOUT_IDLE = ("(self time %: host rows of the host's op time, device rows of the "
-                            "devices' op time, IDLE left out)")
+def share_words(ops: pd.DataFrame, hosts: int, devices: int, with_idle: bool) -> str:
+    """What the op stats table's shares are of: "(self time %: host rows of the host's whole
+    time, device rows of the devices' whole time, IDLE included)", each side named as the
+    profile has it (``hosts``, ``devices``: how many; a side without rows left out)."""
+    of = "whole time" if with_idle else "op time"
+    sides = set(ops.host_or_device) if len(ops) else set()
+    parts = []
+    if "Host" in sides:
+        parts.append(f"host rows of {'the host' if hosts <= 1 else f'the {hosts} hosts'}"
+                     f"{chr(39) if hosts > 1 else chr(39) + 's'} {of}")
+    if "Device" in sides:
+        parts.append(f"device rows of {'the device' if devices == 1 else 'the devices'}"
+                     f"{chr(39) + 's' if devices == 1 else chr(39)} {of}")
+    idle = "IDLE included" if with_idle else "IDLE left out"
+    return f"(self time %: {', '.join(parts + [idle])})"
 
 
 def op_stats_title(prof) -> str:
@@ -95,8 +106,10 @@ class OpStatsView(View):
     def state(cls, prof) -> ViewState:
         ops, busy = typed_op_stats(prof), typed_op_stats(prof, include_idle=False)
         # (host and device rows share the % columns, each of its own side's time: said)
-        title = f"{op_stats_title(prof)} {SHARE_WORDS_WITH_IDLE}"
-        busy_title = f"{op_stats_title(prof)} {SHARE_WORDS_WITHOUT_IDLE}"
+        hosts = int(prof.planes.host.nunique()) if len(prof.planes) else 1
+        devices = len(prof.duty_cycle)  # (the device planes with activity)
+        title = f"{op_stats_title(prof)} {share_words(ops, hosts, devices, True)}"
+        busy_title = f"{op_stats_title(prof)} {share_words(busy, hosts, devices, False)}"
         return ViewState({
             "pie_with_idle": op_stats_figure(ops),
             "pie_without_idle": op_stats_figure(busy),
