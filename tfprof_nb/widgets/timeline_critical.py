@@ -50,10 +50,8 @@ def _answer(seg: pd.DataFrame, step, row_of_event: np.ndarray, step_index: int,
                        "name": str(r.name), "category": str(r.category)}
                       for r in nodes.head(max_nodes).itertuples()],
             "more": max(len(nodes) - max_nodes, 0),
-            "sentence": sentence.replace("On their critical paths, the steps are bound by",
-                                         f"On its critical path, step {step} is bound by")
-            .replace("On its critical path, the step is bound by",
-                     f"On its critical path, step {step} is bound by")}
+            "sentence": sentence.replace("On its critical path, the step is bound by",
+                                         f"On its critical path, step {step} is bound by")}
 
 
 def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,

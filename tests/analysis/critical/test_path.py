@@ -195,7 +195,8 @@ def test_the_overview_says_what_bounds_the_steps_from_the_summary():
     total = cp.duration_us.sum()
     assert top.duration_us == pytest.approx(cp[cp.category == top.category].duration_us.sum())
     sentence = summary.attrs["sentence"]
-    assert sentence.startswith("On their critical paths, the steps are bound by ")  # (the
+    assert sentence.startswith(f"On their critical paths, the {summary.attrs['steps']} steps "
+                               "are bound by ")  # (the
     # scope first: its shares are of the path, not of the steps' time; the devices' idle and
     # the step breakdown are other measures on the same page)
     assert f"{top.duration_us / total * 100:.0f}% " in sentence and top.resource in sentence

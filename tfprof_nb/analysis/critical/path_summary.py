@@ -5,7 +5,7 @@ One row per category (``level`` "category") and per op (``level`` "op": category
 resource of ``event``/``wait`` segments; idle segments per resource): ``duration_us`` on the
 paths of all steps, ``share`` of the steps' total time, ``steps`` in which it is on the path,
 and, for categories, ``resource``: where most of that category's time is.  Sorted by level,
-then by time.  ``attrs["sentence"]``: what bounds the steps, e.g. "On their critical paths, the
+then by time.  ``attrs["sentence"]``: what bounds the steps, e.g. "On their critical paths, the 20
 steps are bound by 62% device compute on /device:GPU:0, 21% host compute between launches on
 /host:CPU, 9% gaps with no traced event" (the path's ``idle``: not the devices' idle time the
 overview shows); where devices ran during those gaps (the path's ``devices_busy_us``), the
@@ -242,7 +242,7 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
     n = summary.attrs.get("steps")
     head = "On its critical path, the step is bound by " if n == 1 and hosts == 1 \
         else f"On their critical paths, the {n} steps of the {hosts} hosts are bound by " \
-        if hosts > 1 else "On their critical paths, the steps are bound by "
+        if hosts > 1 else f"On their critical paths, the {n} steps are bound by "
     return head + ", ".join(parts) + "."
 
 
