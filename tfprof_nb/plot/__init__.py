@@ -158,12 +158,12 @@ class ProfilePlots:
         outer frames every stack shares (a notebook kernel's) left out but the innermost of
         them, unless ``all_frames``."""
         from ..analysis.xla.source_lines import stack_tree
-        from .source_figures import source_flame_figure
+        from .source_figures import source_flame_figure, summed_devices
 
-        duty, stacks = self._prof.duty_cycle, self._prof.source_stacks
-        devices = int((duty.busy_us > 0).sum()) if len(duty) else 1  # (whose time it sums)
+        stacks = self._prof.source_stacks
         why = "" if len(stacks) else "; ".join(stacks.attrs.get("reasons", []))
-        return source_flame_figure(stack_tree(stacks, all_frames), theme, devices, why)
+        return source_flame_figure(stack_tree(stacks, all_frames), theme,
+                                   summed_devices(self._prof.duty_cycle), why)
 
 
 def _roofline_for(prof, peak_flops_per_s, memory_bw_bytes_per_s):

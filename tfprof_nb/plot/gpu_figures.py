@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.gpu.time import ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW, has_steps
+from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW, has_steps,
+                                 the_steps)
 from ._style import PALETTE, new_figure, plain
 from .step_bars import stacked_per_step
 
@@ -63,9 +64,9 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
             else "each one's active span"
         title = f"Device time over {span} (no steps): busy and idle by cause"
     if left_out:  # (their bars in the steps are all idle)
-        one = dev.step[dev.step >= 0].nunique() == 1
-        title += (f"<br><sup>{plain(left_out)} ran no {'op' if tpu else 'kernel'} in the "
-                  f"step{'' if one else 's'}: idle in {'it' if one else 'them'} throughout "
+        said = the_steps(dev)
+        title += (f"<br><sup>{plain(left_out)} ran no {'op' if tpu else 'kernel'} in {said}: "
+                  f"idle in {'it' if said == 'the step' else 'them'} throughout "
                   "(the page's device figures leave "
                   f"{'them' if ',' in left_out else 'it'} out)</sup>")
     return _stacked_ms(dev, parts, title, "gpu_utilization", theme)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.findings.measure_words import get
+from ..analysis.findings.measures import device_label
 from ..analysis.tf.op_stats import IDLE
 
 __all__ = ["idle_note", "on_tpu", "unattributed_kernels_note"]
@@ -60,10 +61,12 @@ def _whole_ms(row) -> float:
 
 
 def _duty_span_ms(prof, duty) -> float:
-    """The active spans (ms) of the devices the duty cycle measure counts."""
+    """The active spans (ms) of the devices the duty cycle measure counts (named as the
+    measure names them: :func:`device_label`)."""
     table = prof.duty_cycle
-    names = {n.strip() for n in str(duty["devices"]).split(",")}
-    mine = table[[str(d).rsplit("/device:", 1)[-1] in names for d in table.device]]
+    hosts = len(prof.result("environment")["hosts"])
+    names = set(str(duty["devices"]).split(", "))
+    mine = table[[device_label(h, d, hosts) in names for h, d in zip(table.host, table.device)]]
     return float((mine if len(mine) else table).span_us.sum()) / 1e3
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ._style import PALETTE, new_figure, plain, plain_all
 
-__all__ = ["source_flame_figure"]
+__all__ = ["source_flame_figure", "summed_devices"]
 
 _ROW_PX = 26  # px per level of the stack
 _NO_SOURCE_COLOR = "#bab0ac"
@@ -43,6 +43,12 @@ def _colors(tree: pd.DataFrame) -> list:
     colors[(tree.no_source != "").to_numpy()] = _NO_SOURCE_COLOR
     colors[(tree.depth == 0).to_numpy()] = "#d7d7d7"
     return list(colors)
+
+
+def summed_devices(duty: pd.DataFrame) -> int:
+    """How many devices' op time the source figures sum (``prof.duty_cycle``'s busy ones; 1
+    without any): said where more than one, as their times add up beyond the profile."""
+    return int((duty.busy_us > 0).sum()) if len(duty) else 1
 
 
 def source_flame_figure(tree: pd.DataFrame, theme: str = "light", devices: int = 1,

@@ -17,7 +17,7 @@ from ..analysis.findings.measures import (MARK_INPUT, NO_INPUT_EVENTS, active_de
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, cut_step_windows, has_steps,
-                                 step_rows)
+                                 step_rows, the_steps)
 from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
 from ..plot.op_words import on_tpu
 from ._view import View, ViewState
@@ -86,7 +86,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _outside_statement(summary: pd.DataFrame, unit: str, the_steps: str) -> list[str]:
+def _outside_statement(summary: pd.DataFrame, unit: str, steps_said: str) -> list[str]:
     """The devices busy outside every step, said once (their step rows show them idle)."""
     if "outside_steps_busy_ms" not in summary:
         return []
@@ -95,7 +95,7 @@ def _outside_statement(summary: pd.DataFrame, unit: str, the_steps: str) -> list
         return []
     each = [f"{r.device} {r.outside_steps_busy_ms:,.1f} ms "
             f"({_count(int(r.outside_steps_kernels), unit)})" for r in busy.itertuples()]
-    shares = "the step's shares" if the_steps == "the step" else "the steps' shares"
+    shares = "the step's shares" if steps_said == "the step" else "the steps' shares"
     return ["Busy outside every step: " + ", ".join(each) + ". That time is in the "
             f"'outside steps' rows and columns, not in {shares}."]
 
@@ -126,7 +126,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
             "is no launch latency to show."]
     out += [note for note in (excluded_note(prof.measures),) if note]
     out += _outside_statement(summary, "op" if tpu else "kernel",
-                              _the_steps(prof.gpu_utilization))
+                              the_steps(prof.gpu_utilization))
     ends = prof.stragglers
     apart = ends[ends.spread_us > 0] if len(ends) else ends
     if len(apart):
@@ -171,11 +171,6 @@ def _overlap_words(steps: pd.DataFrame) -> str:
             "(the step time the overview averages).")
 
 
-def _the_steps(util: pd.DataFrame) -> str:
-    """"the step" where the device table has one step, else "the steps"."""
-    return "the step" if util.step[util.step >= 0].nunique() == 1 else "the steps"
-
-
 def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
     """What the duty cycle's spans hold outside the steps, which 'Devices idle in the steps'
     does not count: "their active spans hold 13.2 ms outside the steps (32.7% of them), 13.2
@@ -193,16 +188,16 @@ def _outside_span_words(util: pd.DataFrame, duty: pd.DataFrame) -> str:
     wall, idle = float(rows.wall_us.sum()), float(rows.idle_us.sum())
     if not span > 0:
         return ""
-    one, the_steps = len(keys) == 1, _the_steps(util)
+    one, steps_said = len(keys) == 1, the_steps(util)
     out = []
     if wall >= 0.01 * span:
         out.append(f"{'its active span holds' if one else 'their active spans hold'} "
-                   f"{wall / 1e3:,.1f} ms outside {the_steps} ({100 * wall / span:.1f}% of "
+                   f"{wall / 1e3:,.1f} ms outside {steps_said} ({100 * wall / span:.1f}% of "
                    f"{'it' if one else 'them'}), {idle / 1e3:,.1f} ms of it idle, which the "
-                   f"idle time in {the_steps} does not count")
+                   f"idle time in {steps_said} does not count")
     beyond = float(mine_rows[mine_rows.step >= 0].wall_us.sum()) - (span - wall)
     if beyond >= 0.01 * span:  # (steps running on before or after a device's activity)
-        out.append(f"{the_steps} hold{'s' * (the_steps == 'the step')} {beyond / 1e3:,.1f} ms "
+        out.append(f"{steps_said} hold{'s' * (steps_said == 'the step')} {beyond / 1e3:,.1f} ms "
                    "outside "
                    f"{'its active span' if one else 'their active spans'} (before "
                    f"{'its' if one else 'a device' + chr(39) + 's'} first activity or after "

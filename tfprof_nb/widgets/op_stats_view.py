@@ -33,11 +33,11 @@ def share_words(ops: pd.DataFrame, hosts: int, devices: int, with_idle: bool) ->
     sides = set(ops.host_or_device) if len(ops) else set()
     parts = []
     if "Host" in sides:
-        parts.append(f"host rows of {'the host' if hosts <= 1 else f'the {hosts} hosts'}"
-                     f"{chr(39) if hosts > 1 else chr(39) + 's'} {of}")
+        whose = "the host's" if hosts <= 1 else f"the {hosts} hosts'"
+        parts.append(f"host rows of {whose} {of}")
     if "Device" in sides:
-        parts.append(f"device rows of {'the device' if devices == 1 else 'the devices'}"
-                     f"{chr(39) + 's' if devices == 1 else chr(39)} {of}")
+        whose = "the device's" if devices == 1 else "the devices'"
+        parts.append(f"device rows of {whose} {of}")
     idle = "IDLE included" if with_idle else "IDLE left out"
     return f"(self time %: {', '.join(parts + [idle])})"
 

@@ -9,6 +9,7 @@ import pandas as pd
 import traitlets
 
 from ..analysis.xla.source_lines import frame_label, stack_tree
+from ..plot.source_figures import summed_devices
 from ._view import View, ViewState
 from .graph_targets import line_targets
 from .hlo_graph_view import GraphRequests
@@ -131,9 +132,7 @@ class SourceView(View):
         tree = stack_tree(prof.source_stacks, all_frames=False)
         cells = _cells(tree.file)
         moved = moved_files(lines, prof.source_stacks, prof.stop_time)
-        duty = prof.duty_cycle  # (whose op time it sums: as prof.plot.source_flame)
-        devices = int((duty.busy_us > 0).sum()) if len(duty) else 1
-        statements = [_summary(lines, cells, devices)] + [
+        statements = [_summary(lines, cells, summed_devices(prof.duty_cycle))] + [
             f"Note: {r}." for r in lines.attrs.get("reasons", [])] + _left_out(tree)
         return ViewState({
             "statements": statements, "warnings": _moved_warning(lines, moved),

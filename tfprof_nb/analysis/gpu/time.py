@@ -49,7 +49,7 @@ from .launch_latency import launch_tables
 __all__ = ["ALL_STREAMS", "ANALYSES", "CAUSE_COLUMNS", "LAUNCH_GAP_US", "OUTSIDE_STEPS",
            "OVERLAP_COLUMNS", "PROFILE_WINDOW", "UTILIZATION_COLUMNS", "GpuTimePart",
            "concat_parts", "cut_step_windows", "empty_overlap", "empty_utilization", "has_steps",
-           "host_gpu_time", "step_rows"]
+           "host_gpu_time", "step_rows", "the_steps"]
 
 LAUNCH_GAP_US = 10.0
 ALL_STREAMS = "all"  # the stream of a device's own row (busy: any stream computes)
@@ -287,6 +287,12 @@ def has_steps(table: pd.DataFrame) -> bool:
     """Whether a utilization table's rows are over steps (else over each device's active
     span: the profile has no steps)."""
     return bool(len(table)) and bool((table.step >= 0).any())
+
+
+def the_steps(table: pd.DataFrame) -> str:
+    """A utilization table's steps in words: "the step" where it has one, else "the
+    steps"."""
+    return "the step" if table.step[table.step >= 0].nunique() == 1 else "the steps"
 
 
 def empty_utilization() -> pd.DataFrame:

@@ -338,7 +338,7 @@ def _summary(pipelines: pd.DataFrame, bottlenecks: pd.DataFrame) -> dict:
     """The verdict and the message, true to what the graph draws: the pipelines there are."""
     worst = float(bottlenecks.max_latency_us.max()) if len(bottlenecks) else 0.0
     if worst > SLOW_CALL_US:
-        slow = pipelines[pipelines.slow_calls > 0] if "slow_calls" in pipelines else pipelines
+        slow = pipelines[pipelines.slow_calls > 0]
         n, of = max(len(slow), 1), len(pipelines)
         each = ", ".join(f"{int(r.slow_calls):,} of {int(r.calls):,}"
                          for r in slow.itertuples()) if len(slow) <= 4 else ""
