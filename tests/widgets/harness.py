@@ -12,6 +12,7 @@ import base64
 import functools
 import http.server
 import json
+import re
 import shutil
 import socketserver
 import threading
@@ -26,10 +27,13 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><script src="offline.
 </head><body style="margin:0"><div id="root" style="width:1000px"></div>
 <script type="module">
 const state = await (await fetch("state.json")).json();
-// binary buffers arrive apart and go back to their paths, as over the comm
-const buffers = await Promise.all(state.paths.map(async (_, i) =>
-  new DataView(await (await fetch(`buffer${i}.bin`)).arrayBuffer())));
+// binary buffers arrive apart (each its own ArrayBuffer, as a comm message's are split) and go
+// back to their paths; one file holds them all (a request each made a view's page slow)
+const packed = await (await fetch("buffers.bin")).arrayBuffer();
+const buffers = state.sizes.map((n, i) => new DataView(packed.slice(state.starts[i],
+                                                                      state.starts[i] + n)));
 window.tfprofOffline.putBuffers(state.json, state.paths, buffers);
+window.__buffers = buffers;
 const listeners = {};
 window.__changes = [];
 const model = {
@@ -78,6 +82,11 @@ window.__ready = true;
 </script></body></html>"""
 
 
+def outside(allowed: tuple[str, ...]) -> re.Pattern:
+    """A pattern matching every URL that starts with none of ``allowed``."""
+    return re.compile("^(?!" + "|".join(map(re.escape, allowed)) + ")")
+
+
 def guard(page, allowed: tuple[str, ...], blocked: list, console_errors: list,
           dialogs: list) -> None:
     """Block and record every request not starting with one of ``allowed``; record console
@@ -87,9 +96,10 @@ def guard(page, allowed: tuple[str, ...], blocked: list, console_errors: list,
         blocked.append(r.request.url)
         r.abort()
 
-    # only the requests to block pass through Python: routing every request through a handler
-    # (JupyterLab loads hundreds of local chunks) once made a page load outlast 30 s
-    page.route(lambda url: not url.startswith(allowed), block)
+    # only the requests to block pass through Python: a regular expression is matched in the
+    # browser, where a Python predicate had every request (JupyterLab's hundreds of chunks, a
+    # view's hundreds of buffers) go through Playwright's driver and back
+    page.route(outside(allowed), block)
     page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
     page.on("pageerror", lambda e: console_errors.append(str(e)))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -293,10 +303,11 @@ class WidgetPage:
         else:  # a widget's module source (its _module_source): its text
             (tmp_path / "widget.js").write_text(str(bundle))
         plain, paths, buffers = split_buffers(widget_state(widget, live=live))
-        for i, value in enumerate(buffers):
-            (tmp_path / f"buffer{i}.bin").write_bytes(value)
-        (tmp_path / "state.json").write_text(json.dumps({"json": plain, "dark": dark,
-                                                         "paths": paths, "kernel": kernel}))
+        sizes = [memoryview(b).nbytes for b in buffers]
+        (tmp_path / "buffers.bin").write_bytes(b"".join(bytes(b) for b in buffers))
+        (tmp_path / "state.json").write_text(json.dumps({
+            "json": plain, "dark": dark, "paths": paths, "kernel": kernel, "sizes": sizes,
+            "starts": [sum(sizes[:i]) for i in range(len(sizes))]}))
         (tmp_path / "index.html").write_text(PAGE)
         shutil.copy(static_bundle("offline"), tmp_path / "offline.js")
         self.payload_bytes = sum(v.nbytes for v in buffers)
