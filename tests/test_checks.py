@@ -80,8 +80,8 @@ def test_step_time_is_the_median_of_the_steps_table(cpu):
     mean = _row(cpu, max_step_ms=1e6, step_statistic="mean")
     page = cpu.measures.loc["step_time_mean_ms"]
     assert mean.value == page["value"] != pytest.approx(float(d.mean()), rel=1e-9)
-    assert f"average step time {page['value']:.4g} ms ({page['scope']})" in mean.evidence
-    assert f"the average {page['value']:.4g} ({page['scope']})" in row.evidence
+    assert f"average step time {page['value']:.3f} ms ({page['scope']})" in mean.evidence
+    assert f"the average {page['value']:.3f} ms ({page['scope']})" in row.evidence
     assert _row(cpu, max_step_ms=1e6, step_statistic="p90").value == \
         pytest.approx(float(np.percentile(d, 90)))
     assert _row(cpu, max_step_ms=1e6, step_statistic="max").value == float(d.max())
@@ -257,7 +257,7 @@ def test_an_input_bound_run_regresses(cpu, slowmap):
     assert row.status == "failed"
     assert row.value == pytest.approx(100 * (new - base) / base)
     assert row.details["band_low_pct"] > 5 and row.details["band_low_pct"] < row.value
-    assert f"median step time {base:.4g} ms over {len(cpu.steps)} steps in the baseline" \
+    assert f"median step time {base:.3f} ms over {len(cpu.steps)} steps in the baseline" \
         in row.evidence
     assert "noise band +" in row.evidence and "slower than the limit beyond" in row.evidence
     assert _row(cpu, baseline=slowmap, max_regression_pct=5).passed  # faster: no regression

@@ -250,6 +250,23 @@ def test_summary_text_says_what_the_tables_say(cpu_logdir):
     assert tfprof("summary", cpu_logdir, script=True).stdout == text
 
 
+def test_a_pods_breakdown_says_it_is_one_hosts_over_its_own_time():
+    """On a pod the breakdown is one host's (XProf's rule) and its shares are of that host's
+    own time in the aligned steps, not of the mean step (each step at its slowest host): the
+    header says so, as the measures' rows do."""
+    pod = DATA / "tf_two_workers_loaded"
+    text, doc = tfprof("summary", pod).stdout, tfprof_json("summary", pod)
+    st = doc["steps"]
+    assert st["breakdown_scope"] != st["mean_scope"]
+    assert "'s breakdown, over its own time" in st["breakdown_scope"]
+    assert f"Step-time breakdown (mean per step over {st['breakdown_scope']})" in words(text)
+    rows = [r for r in doc["breakdown"] if r["mean_ms"]]
+    own = sum(r["mean_ms"] for r in rows)  # the host's own mean step
+    assert own < st["mean_ms"]  # (the slowest host's is longer)
+    for r in rows:
+        assert r["pct"] == pytest.approx(100 * r["mean_ms"] / own)
+
+
 def test_the_demo_prints_the_summary_command_text(cpu_logdir):
     code = ("import sys, tfprof_nb as tp; from tfprof_nb.demo import print_summary; "
             "print_summary(tp.load(sys.argv[1]))")
@@ -501,6 +518,23 @@ def test_diff_verdict_and_tables_follow_compare():
     assert kernels.kernel_name.tolist() == c.kernels.head(4).index.get_level_values(0).tolist()
     text = tfprof("diff", H100, H200).stdout
     assert doc["verdict"] in text.splitlines() and "Mean step time per category" in text
+
+
+def test_diff_of_a_pod_says_whose_time_each_figure_is():
+    """A pod's median step is each step at its slowest host; the category means are over
+    every host's step in its own time: the page says each one's scope (one of the pod's own
+    hosts as NEW: the median falls 18 %, its mean by 2 %)."""
+    pod = DATA / "tf_two_workers_loaded"
+    host = sorted(pod.glob("*.xplane.pb"))[0]
+    text = tfprof("diff", pod, host).stdout
+    base = tp.load(pod).steps
+    assert "each step its slowest host's time)" in text.splitlines()[3]
+    assert "Mean step time per category (ms), over every step of each run (a pod's: every " \
+        "host's step, in its own time); the verdict above judges the median" in text
+    mean = re.search(r"whole step\s+([0-9.]+)", text)
+    assert float(mean.group(1)) == pytest.approx(base.duration_ms.mean(), abs=1e-3)
+    one = tfprof("diff", host, host).stdout
+    assert "slowest host" not in one.splitlines()[3]
 
 
 def test_diff_of_a_profile_with_itself_and_without_steps():

@@ -60,7 +60,13 @@ def step_change(a_steps, b_steps) -> dict:
     return {"base": base, "new": new,
             "pct": 100 * (new - base) / base if base and new is not None else None,
             "band": band,
-            "verdict": verdict(base, new, len(a_steps), len(b_steps)) + band_words(band)}
+            "verdict": verdict(base, new, len(a_steps), len(b_steps),
+                               pod=max(_hosts(a_steps), _hosts(b_steps)) > 1)
+            + band_words(band)}
+
+
+def _hosts(steps) -> int:
+    return int(steps.host.nunique()) if "host" in steps.columns and len(steps) else 1
 
 
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:
@@ -100,15 +106,18 @@ def band_words(band: dict | None) -> str:
             f"runs' step times): {where} noise")
 
 
-def verdict(base_ms, new_ms, base_steps: int = 1, new_steps: int = 1) -> str:
+def verdict(base_ms, new_ms, base_steps: int = 1, new_steps: int = 1, pod: bool = False
+            ) -> str:
     """One line on the median step time: "NEW is 12.3 % slower per step than BASE (median
-    8.390 ms -> 9.420 ms)", faster, or as fast (within 0.05 %)."""
+    8.390 ms -> 9.420 ms)", faster, or as fast (within 0.05 %); ``pod``: a side has several
+    hosts, whose steps are each at their slowest host's time (said)."""
     missing = [name for name, n in (("BASE", base_steps), ("NEW", new_steps)) if not n]
     if missing or not base_ms:
         return (f"no step time to compare: {' and '.join(missing) or 'BASE'} "
                 f"{'have' if len(missing) > 1 else 'has'} no steps")
     pct = 100 * (new_ms - base_ms) / base_ms
-    medians = f"(median {base_ms:.3f} ms -> {new_ms:.3f} ms)"
+    whose = ", each step its slowest host's time" if pod else ""
+    medians = f"(median {base_ms:.3f} ms -> {new_ms:.3f} ms{whose})"
     if abs(pct) < 0.05:
         return f"NEW is as fast per step as BASE {medians}"
     return f"NEW is {abs(pct):.1f} % {'slower' if pct > 0 else 'faster'} per step than BASE " \

@@ -54,6 +54,21 @@ def test_text_and_an_unchanged_replay(prof):
     assert "train: 10 events" in text and "Note: Durations only" in text
 
 
+def test_the_median_says_its_steps_and_on_a_pod_whose_time():
+    """One host: the steps counted; a pod: each host's steps in their own time (the other
+    pages' step time is a step at its slowest host, longer)."""
+    one = tfprof("what-if", INPUT_BOUND, "--scale", "train=0.5").stdout
+    n = len(tp.load(INPUT_BOUND).steps)
+    assert "ms predicted (-" in one and one.splitlines()[1].endswith(f", of the {n} steps")
+    pod = DATA / "tf_two_workers_loaded"
+    doc = tfprof_json("what-if", pod, "--scale", "input=0")
+    steps = tp.load(pod).steps
+    assert doc["median"]["measured_ms"] == pytest.approx(steps.duration_ms.median())
+    assert doc["median"]["scope"] == f"of the {len(steps)} steps of 2 hosts, each in its " \
+        "own host's time"
+    assert doc["median"]["scope"] in tfprof("what-if", pod, "--scale", "input=0").stdout
+
+
 @pytest.mark.parametrize("scale, words", [("train", "expected KEY=FACTOR"),
                                           ("train=fast", "is not a number"),
                                           ("train=-1", "finite and >= 0")])

@@ -106,15 +106,15 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
     mean = float(page["value"]) if page is not None else float(d.mean())
     value = mean if statistic == "mean" else float(STATISTICS[statistic](d))
     over = np.flatnonzero(d > threshold)
-    mean_words = f"the average {mean:.4g} ({page['scope']})" if page is not None else \
-        f"mean {mean:.4g}"
-    others = [words for k, words in (("median", f"median {np.median(d):.4g}"),
+    mean_words = f"the average {mean:.3f} ms ({page['scope']})" if page is not None else \
+        f"mean {mean:.3f} ms"
+    others = [words for k, words in (("median", f"median {np.median(d):.3f} ms"),
                                      ("mean", mean_words)) if k != statistic]
-    head = f"{statistic} of {_source_words(subject.steps, judged)}: {value:.4g} ms" \
+    head = f"{statistic} of {_source_words(subject.steps, judged)}: {value:.3f} ms" \
         if statistic != "mean" or page is None else \
-        f"average step time {value:.4g} ms ({page['scope']})"
+        f"average step time {value:.3f} ms ({page['scope']})"
     words = (f"{head} ({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: "
-             f"{d.max():.4g} ms); "
+             f"{d.max():.3f} ms); "
              f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")
     if 0 < len(over) <= 5:
         words += f" ({_step_names(steps, over)})"
@@ -247,8 +247,8 @@ def regression(subject: Subject, baseline: Subject, max_pct: float) -> Measure:
         return Measure(None, str(e))
     pod = " (each its slowest host's time)" if max(_hosts(baseline.steps),
                                                      _hosts(subject.steps)) > 1 else ""
-    words = (f"median step time {r.base_median_ms:.4g} ms over {r.base_steps} steps in the "
-             f"baseline, {r.new_median_ms:.4g} ms over {r.new_steps} steps now{pod}: "
+    words = (f"median step time {r.base_median_ms:.3f} ms over {r.base_steps} steps in the "
+             f"baseline, {r.new_median_ms:.3f} ms over {r.new_steps} steps now{pod}: "
              f"{r.change_pct:+.1f}%; noise band {r.low_pct:+.1f}% to {r.high_pct:+.1f}% (the "
              f"{100 * CONFIDENCE:g}% interval of the ratio of new to baseline step times, "
              f"Mann-Whitney); {_verdict(r)}")

@@ -6,6 +6,7 @@ their noise bands), the HLO diff and the kernels; ``--json`` has the same number
 
 from __future__ import annotations
 
+from ..analysis.findings.comparison import MEANS_SCOPE
 from ..analysis.findings.op_changes import ops_time_words
 from ._common import EXIT_OK, CliError, add_command, emit, load_profile
 
@@ -73,7 +74,8 @@ def diff_text(doc: dict) -> str:
     steps = doc["steps"]
     changed = steps[(steps.base_ms != 0) | (steps.new_ms != 0)]
     if len(changed):
-        lines += ["", "Mean step time per category (ms)",
+        lines += ["", f"Mean step time per category (ms), {MEANS_SCOPE}; the verdict "
+                  "above judges the median",
                   _rows(changed, ["category"], "base_ms", "new_ms", "delta_ms", pct=True)]
     ex = doc["explained_ms"]
     if ex.get("unexplained_ms") is not None:

@@ -102,7 +102,8 @@ def _step_stats(steps) -> dict:
             "per_host": step_count_words(steps)[0],
             "hosts": int(steps.host.nunique()), "source": str(steps.source.iloc[0]),
             "mean_ms": float(counted.mean()), "mean_over": len(counted),
-            "mean_scope": xprof_steps_words(steps), "judged": len(judged),
+            "mean_scope": xprof_steps_words(steps),
+            "breakdown_scope": xprof_steps_words(steps, breakdown=True), "judged": len(judged),
             "judged_scope": judged_scope, "median_ms": float(d.median()),
             "std_ms": float(d.std()) if len(d) > 1 else 0.0,
             "min_ms": float(d.min()), "max_ms": float(d.max())}
@@ -172,7 +173,7 @@ def summary_text(doc: dict) -> str:
     """The summary document as text for a terminal (numbers as the document has them,
     rounded)."""
     parts = [_head_text(doc),
-             _breakdown_text(doc["breakdown"], doc["steps"].get("mean_scope", "")),
+             _breakdown_text(doc["breakdown"], doc["steps"].get("breakdown_scope", "")),
              _verdict_text(doc),
              _ops_text("host", doc["top_ops"]["host"]),
              _ops_text("device", doc["top_ops"]["device"]),

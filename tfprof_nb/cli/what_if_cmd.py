@@ -59,7 +59,8 @@ def what_if_document(prof, scale: dict, path_rows: int = 20) -> dict:
     path = w.attrs["critical_path"]
     return {"scale": dict(scale),
             "median": {"measured_ms": measured, "predicted_ms": predicted,
-                       "change": predicted / measured - 1 if measured > 0 else None},
+                       "change": predicted / measured - 1 if measured > 0 else None,
+                       "scope": _median_scope(w)},
             "steps": records(w),
             "matched": {k: {"events": m["nodes"], "measured_ms": m["ms"],
                             "top_names_ms": m["names"]}
@@ -69,6 +70,15 @@ def what_if_document(prof, scale: dict, path_rows: int = 20) -> dict:
             "critical_path_rows": len(path), "notes": list(w.attrs["notes"])}
 
 
+def _median_scope(w) -> str:
+    """Which steps the medians are of: a pod's are each host's steps in its own time (not a
+    step at its slowest host, the other pages' step time)."""
+    hosts = int(w.host.nunique()) if "host" in w.columns and len(w) else 1
+    if hosts > 1:
+        return f"of the {len(w)} steps of {hosts} hosts, each in its own host's time"
+    return f"of the {len(w)} step{'s' * (len(w) != 1)}"
+
+
 def _text(doc: dict) -> str:
     med = doc["median"]
     scale = ", ".join(f"{k} x{v:g}" for k, v in doc["scale"].items())
@@ -76,7 +86,7 @@ def _text(doc: dict) -> str:
     wide = min(max([4] + [len(str(r["host"])) for r in doc["steps"]]), 40)
     lines = [f"What if {scale}:",
              f"  median step {med['measured_ms']:.3f} ms measured -> "
-             f"{med['predicted_ms']:.3f} ms predicted{change}", "",
+             f"{med['predicted_ms']:.3f} ms predicted{change}, {med['scope']}", "",
              f"  {'host':<{wide}} {'step':>6} {'measured_ms':>12} {'predicted_ms':>13}  "
              "range_ms"]
     for r in doc["steps"]:

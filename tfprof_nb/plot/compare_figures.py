@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..analysis.findings.comparison import MEANS_SCOPE
 from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_LABELS, new_figure, plain
 
@@ -16,7 +17,7 @@ def compare_figure(comparison, theme: str = "light"):
     cats = [c for c in CATEGORY_COLUMNS if c in steps.index and
             (steps.loc[c, "a"] or steps.loc[c, "b"])]
     title = f"{a} vs {b}" + _speed_words(comparison, b) + "<br><sup>bars: mean time per step " \
-        "in each category, over every step of each run (a pod's: every host's)</sup>"
+        f"in each category, {MEANS_SCOPE}</sup>"
     fig = new_figure(theme=theme, barmode="group", title={"text": title},
                      xaxis={"title": {"text": "Step-time category"}, "type": "category"},
                      yaxis={"title": {"text": "Mean time per step (ms)"}, "rangemode": "tozero"},

@@ -147,6 +147,10 @@ def _explained_lines(ex: dict) -> list[str]:
             f"ms in {ops_time_words(ex)}, {ex['unexplained_ms']:+.3f} ms unexplained"]
 
 
+# the scope of the comparison's mean time per step in each category (its ``steps`` table)
+MEANS_SCOPE = "over every step of each run (a pod's: every host's step, in its own time)"
+
+
 def _mean_steps(a: dict, b: dict) -> pd.DataFrame:
     cols = ["duration_ms"] + CATEGORY_COLUMNS
 
