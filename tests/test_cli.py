@@ -199,6 +199,9 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
     assert doc["input_bound"]["input_pct"] == ov.input_wait.get("pct")
     assert doc["input_bound"]["statement"] == ov.verdict["statement"]
     assert doc["devices"]["duty_cycle_pct"] == value_of(prof.measures, "duty_cycle_pct")
+    duty = prof.measures.loc["duty_cycle_pct"] if "duty_cycle_pct" in prof.measures.index \
+        else None  # (its scope: whose devices, over which time)
+    assert doc["devices"]["duty_cycle_scope"] == (None if duty is None else duty["scope"])
     assert doc["devices"]["xprof_duty_cycle_pct"] == ov.xprof_device_duty_cycle_pct
     measured = {m["key"]: m["value"] for m in doc["measures"]}
     assert measured == {k: v for k, v in prof.measures.value.items() if pd.notna(v)}
@@ -588,7 +591,7 @@ def test_capture_from_a_running_worker(tmp_path):
     from tfprof_nb.cli.summary import summarise
 
     text = _text({**doc, "summary": summarise(tp.load(run))})
-    assert text.startswith(f"captured 1 host(s), {doc['events']:,} events") and "\n\n" in text
+    assert text.startswith(f"captured 1 host, {doc['events']:,} events") and "\n\n" in text
 
 
 # ---- unusable input -------------------------------------------------------------------------

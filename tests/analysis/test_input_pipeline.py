@@ -83,7 +83,8 @@ def test_overview_environment_and_reasons(gpu_fixture_file, cpu_file):
     assert env["device_type"] == "GPU" and env["device_planes"] == 8
     assert env["device_count"] == env["devices_with_activity"] == 3
     assert env["devices_without_events"] == [f"/device:GPU:{i}" for i in (0, 2, 3, 5, 7)]
-    assert device_text(env) == "3 GPU (5 more without events)"
+    assert device_text(env) == "3 GPUs (5 more without events)"
+    assert device_text({**env, "device_count": 1, "devices_without_events": []}) == "1 GPU"
     assert set(env["devices"].compute_capability) == {"7.0"}
     assert gpu.precision["device_compute_16bit_pct"] > 0
     assert not gpu.top_host_ops.empty

@@ -67,7 +67,8 @@ def run(args) -> int:
 
 
 def _text(doc: dict) -> str:
-    head = f"captured {len(doc['hosts'])} host(s), {doc['events']:,} events: {doc['run']}"
+    n = len(doc["hosts"])
+    head = f"captured {n} host{'s' * (n != 1)}, {doc['events']:,} events: {doc['run']}"
     if "summary" in doc:
         from .summary import summary_text
 

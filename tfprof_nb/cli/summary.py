@@ -13,8 +13,8 @@ import textwrap
 
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.measure_words import (busy_share_words, complement_duty,
-                                               excluded_note, measure_text, spread_words,
-                                               value_of, xprof_words)
+                                               excluded_note, get, measure_text,
+                                               spread_words, value_of, xprof_words)
 from ..analysis.findings.measures import step_count_words, xprof_steps_words
 from ..analysis.findings.overview import device_text
 from ..analysis.steps.per_step import judged_steps
@@ -84,8 +84,15 @@ def _devices(prof, ov) -> dict:
             "text": device_text(env),
             "without_events": list(env["devices_without_events"]),
             "duty_cycle_pct": value_of(prof.measures, "duty_cycle_pct"),
+            "duty_cycle_scope": _scope(prof.measures, "duty_cycle_pct"),
             "xprof_duty_cycle_pct": ov.xprof_device_duty_cycle_pct, "devices": devices,
             "tpu": dict(ov.device)}
+
+
+def _scope(measures, key: str) -> str | None:
+    """The scope of measure ``key`` (whose devices, over which time), as its row says."""
+    row = get(measures, key)
+    return None if row is None else str(row["scope"])
 
 
 def _step_stats(steps) -> dict:

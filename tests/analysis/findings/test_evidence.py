@@ -16,7 +16,7 @@ def test_xprofs_figures_come_last_as_its_rules():
                            "launch_gap_pct": 13.7}, skip=("launch_gap_pct",))
     assert said == ("share of the whole profile's kernel runs (all devices) lasting under "
                     "10 us 23.3 %; XProf's rule gives 'Kernel Launch' 0.0 % (its step "
-                    "breakdown, over the steps it counts)")
+                    "breakdown, over the step time it counts)")
     assert evidence_words({"xprof_all_other_pct": float("nan")}) == ""  # (never "nan")
 
 

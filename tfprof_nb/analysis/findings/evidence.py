@@ -45,12 +45,13 @@ LABELS = {
 }
 # XProf's figures of the same time, said after the finding's own evidence as XProf's rule's
 # (another rule's number, not a second verdict): {key: (its name, its scope)}
+# (its scope in words that fit one step as many: "the step time it counts")
 XPROF_EVIDENCE = {
-    "xprof_kernel_launch_pct": ("'Kernel Launch'", "its step breakdown, over the steps it "
-                                                   "counts"),
+    "xprof_kernel_launch_pct": ("'Kernel Launch'", "its step breakdown, over the step time "
+                                                   "it counts"),
     "xprof_all_other_pct": ("'All Others'", "the host time its step breakdown puts in no "
-                                            "category, over the steps it counts"),
-    "all_other_pct": ("'All Others'", "its step breakdown, over the steps it counts"),
+                                            "category, over the step time it counts"),
+    "all_other_pct": ("'All Others'", "its step breakdown, over the step time it counts"),
 }
 # evidence every finding's own sentence names already (memory findings list their allocators)
 _NAMED_IN_WHAT = frozenset({"allocators"})

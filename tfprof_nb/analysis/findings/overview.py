@@ -110,15 +110,16 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
 
 
 def device_text(env: dict) -> str:
-    """The devices in words, counted where they have events: "3 GPU (5 more without
-    events)", "4 TPU", "CPU only"."""
+    """The devices in words, counted where they have events: "3 GPUs (5 more without
+    events)", "4 TPUs", "1 GPU", "CPU only"."""
     kind, count, idle = env["device_type"], env["device_count"], \
         len(env["devices_without_events"])
     if kind == "CPU":
         return "CPU only"
     if not count:
-        return f"{idle} {kind}, none with events"
-    return f"{count} {kind}" + (f" ({idle} more without events)" if idle else "")
+        return f"{idle} {kind}{'s' * (idle != 1)}, none with events"
+    return f"{count} {kind}{'s' * (count != 1)}" + \
+        (f" ({idle} more without events)" if idle else "")
 
 
 def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFrame]:

@@ -71,7 +71,7 @@ def _input_bound(tf_data, table: pd.DataFrame, out, target: Target):
         what = (f"{who} wait{'s' * one} for input {pct:.1f}% of {'its' if one else 'their'} "
                 f"time {scope_tail(row)}{idle_part_words(table, row)}")
     else:
-        what = f"Steps wait for input {pct:.1f}% of the time"
+        what = f"Steps wait for input {pct:.1f}% of the time, over {row['when']}"
     out.append(Finding("input_bound", what, {"input_wait_pct": pct}, text, _severity(pct),
                        "input_wait_pct"))
 
@@ -219,7 +219,8 @@ def _host_python(table: pd.DataFrame, out, target: Target):
     if pct >= HIGH_SHARE_PCT:
         out.append(Finding(
             "host_overhead", f"{pct:.1f}% of the step time is host work between the ops "
-            "(Python and framework code), XProf's 'All Others'", {"all_other_pct": pct},
+            "(Python and framework code), XProf's 'All Others', over "
+            f"{get(table, 'all_other_pct')['when']}", {"all_other_pct": pct},
             fix("host_overhead", target.framework), "high" if pct >= 30 else "moderate",
             "all_other_pct"))
 

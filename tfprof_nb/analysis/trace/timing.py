@@ -32,7 +32,7 @@ def timing(parts: dict, info: dict, shifts: dict) -> dict:
 
 def summary_text(parts: dict, info: dict, timing: dict) -> str:
     """A few lines describing a profile: hosts, events, duration, planes."""
-    lines = [f"Profile: {len(info)} host(s), {timing['n_events']:,} events, "
+    lines = [f"Profile: {len(info)} host{'s' * (len(info) != 1)}, {timing['n_events']:,} events, "
              f"{timing['duration_us'] / 1e3:,.1f} ms"]
     if timing["start_time"] is not None:
         lines.append(f"  captured {timing['start_time']:%Y-%m-%d %H:%M:%S} UTC")
