@@ -162,7 +162,7 @@ def test_overview_device_figures_equal_xprof(prof):
     assert np.isnan(device["hbm_utilization_pct"])  # no counter in the file (xprof: 0%)
     (note,) = [r for r in prof.overview().reasons if "HBM utilisation counter" in r]
     # the card of a near name and another source is told apart, with its own figure
-    assert note.endswith(f"the card 'HBM bandwidth of its peak', "
+    assert note.endswith(f"the figure 'HBM bandwidth of its peak', "
                          f"{device['hbm_bw_utilization_pct']:.1f}%, is another measure: the "
                          "bandwidth the program reached over the chip's peak, from the roofline")
 

@@ -46,6 +46,20 @@ def test_fusions_with_the_same_ops_are_changed_not_split_and_merged(h200_pair):
         assert len(side) == len(set(side)), side
 
 
+def test_a_rematerialised_computation_says_its_time_is_all_its_instances():
+    """nocmdbuf -> transformer: custom-call.0's computation runs 9 times where it ran 5; the
+    row's time sums all 9 (the op table gives custom-call.0 its own): its words say so."""
+    c = tp.compare(tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb"),
+                   tp.load(DATA / "jax_h200_transformer.xplane.pb"))
+    rows = c.hlo[c.hlo.change == "rematerialised"]
+    (row,) = rows[rows.detail.str.startswith("custom-call.0 ")].itertuples()
+    assert (row.a_count, row.b_count) == (5, 9)
+    assert row.detail == ("custom-call.0 (custom-call) and 8 more of the same computation: "
+                          "computed 9 times, was 5; the time is all 9's")
+    own = c.ops.xs("custom-call.0", level=1).delta.iloc[0]
+    assert row.time_us > own > 0
+
+
 def _identity(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
     """An identity table of one program: (instruction, fingerprint, framework ops)."""
     return pd.DataFrame({"module_key": "p", "hlo_op": [r[0] for r in rows], "opcode": "fusion",

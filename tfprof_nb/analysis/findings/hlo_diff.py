@@ -136,8 +136,10 @@ def _remat_rows(program, a, b, times) -> list[dict]:
         if 0 < na < nb:
             names_a, names_b = a.hlo_op[a.fingerprint == fp], b.hlo_op[b.fingerprint == fp]
             first, opcode = names_b.iloc[0], b.opcode[b.fingerprint == fp].iloc[0]
-            out.append(_row(program, "rematerialised", f"{first} ({opcode}) computed {nb} "
-                            f"times, was {na}", na, nb, _time(names_a, names_b, times)))
+            # (the time is all of theirs; the op table gives each op its own)
+            out.append(_row(program, "rematerialised", f"{first} ({opcode}) and {nb - 1} more "
+                            f"of the same computation: computed {nb} times, was {na}; the "
+                            f"time is all {nb}'s", na, nb, _time(names_a, names_b, times)))
     return out
 
 

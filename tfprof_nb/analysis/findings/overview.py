@@ -164,7 +164,7 @@ def _device_reasons(env: dict, device: dict, counters: dict, reasons: list) -> N
         other = ""
         if "HBM" in missing and pd.notna(device.get("hbm_bw_utilization_pct")):
             # (a card with a near name and another source: say which)
-            other = (f"; the card 'HBM bandwidth of its peak', "
+            other = (f"; the figure 'HBM bandwidth of its peak', "
                      f"{device['hbm_bw_utilization_pct']:.1f}%, is another measure: the "
                      "bandwidth the program reached over the chip's peak, from the roofline")
         reasons.append(f"the host plane has no {' or '.join(missing)} utilisation counter, so "
