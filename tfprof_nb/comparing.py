@@ -51,7 +51,7 @@ def step_change(a_steps, b_steps) -> dict:
     """The change of median step time from ``a_steps`` to ``b_steps`` (on a pod each step
     at its slowest host, as ``tp.check`` judges it): ``base``/``new`` medians (ms), ``pct``,
     the 95 % noise ``band`` (None with too few steps) and the ``verdict`` in words."""
-    from .checks.limit_measures import per_step
+    from .analysis.steps.per_step import host_count, per_step
 
     medians = [float(per_step(s).duration_ms.median()) if len(s) else None
                for s in (a_steps, b_steps)]
@@ -61,12 +61,8 @@ def step_change(a_steps, b_steps) -> dict:
             "pct": 100 * (new - base) / base if base and new is not None else None,
             "band": band,
             "verdict": verdict(base, new, len(a_steps), len(b_steps),
-                               pod=max(_hosts(a_steps), _hosts(b_steps)) > 1)
+                               pod=max(host_count(a_steps), host_count(b_steps)) > 1)
             + band_words(band)}
-
-
-def _hosts(steps) -> int:
-    return int(steps.host.nunique()) if "host" in steps.columns and len(steps) else 1
 
 
 def compare(a, b, labels=("a", "b")) -> DisplayedComparison:

@@ -30,8 +30,8 @@ const state = await (await fetch("state.json")).json();
 // binary buffers arrive apart (each its own ArrayBuffer, as a comm message's are split) and go
 // back to their paths; one file holds them all (a request each made a view's page slow)
 const packed = await (await fetch("buffers.bin")).arrayBuffer();
-const buffers = state.sizes.map((n, i) => new DataView(packed.slice(state.starts[i],
-                                                                      state.starts[i] + n)));
+let start = 0;
+const buffers = state.sizes.map(n => new DataView(packed.slice(start, start += n)));
 window.tfprofOffline.putBuffers(state.json, state.paths, buffers);
 window.__buffers = buffers;
 const listeners = {};
@@ -303,11 +303,10 @@ class WidgetPage:
         else:  # a widget's module source (its _module_source): its text
             (tmp_path / "widget.js").write_text(str(bundle))
         plain, paths, buffers = split_buffers(widget_state(widget, live=live))
-        sizes = [memoryview(b).nbytes for b in buffers]
         (tmp_path / "buffers.bin").write_bytes(b"".join(bytes(b) for b in buffers))
         (tmp_path / "state.json").write_text(json.dumps({
-            "json": plain, "dark": dark, "paths": paths, "kernel": kernel, "sizes": sizes,
-            "starts": [sum(sizes[:i]) for i in range(len(sizes))]}))
+            "json": plain, "dark": dark, "paths": paths, "kernel": kernel,
+            "sizes": [memoryview(b).nbytes for b in buffers]}))
         (tmp_path / "index.html").write_text(PAGE)
         shutil.copy(static_bundle("offline"), tmp_path / "offline.js")
         self.payload_bytes = sum(v.nbytes for v in buffers)

@@ -22,7 +22,7 @@ import pandas as pd
 from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.steps.breakdown import NO_STEPS_WHY
-from ..analysis.steps.per_step import judged_steps, per_step
+from ..analysis.steps.per_step import host_count, judged_steps, per_step
 from ..analysis.tf.memory import LABELS
 from ..plot.memory_figures import human_bytes
 from .regression import CONFIDENCE, step_regression
@@ -67,10 +67,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
-def _hosts(steps: pd.DataFrame) -> int:
-    return int(steps.host.nunique()) if "host" in steps else 1
-
-
 def _source_words(steps: pd.DataFrame, words: str) -> str:
     """The steps judged in ``words`` (:func:`judged_steps`'s: "the 8 steps", on a pod "the
     140 steps of 2 hosts paired as XProf's pod viewer aligns them, ...") and where they come
@@ -82,7 +78,7 @@ def _source_words(steps: pd.DataFrame, words: str) -> str:
 def _step_names(steps: pd.DataFrame, rows) -> str:
     """The steps at positions ``rows``: "step 3", "steps 0, 4", on a pod "step 3 on host"."""
     numbers = [str(steps.index[i]) for i in rows]
-    if _hosts(steps) > 1:
+    if host_count(steps) > 1:
         numbers = [f"{k} on {h}" for k, h in zip(numbers, steps.host.iloc[list(rows)])]
     return f"step{'s' * (len(numbers) > 1)} {', '.join(numbers)}"
 
@@ -245,8 +241,8 @@ def regression(subject: Subject, baseline: Subject, max_pct: float) -> Measure:
                             per_step(subject.steps).duration_ms, max_pct)
     except ValueError as e:
         return Measure(None, str(e))
-    pod = " (each its slowest host's time)" if max(_hosts(baseline.steps),
-                                                     _hosts(subject.steps)) > 1 else ""
+    pod = " (each its slowest host's time)" if max(host_count(baseline.steps),
+                                                     host_count(subject.steps)) > 1 else ""
     words = (f"median step time {r.base_median_ms:.3f} ms over {r.base_steps} steps in the "
              f"baseline, {r.new_median_ms:.3f} ms over {r.new_steps} steps now{pod}: "
              f"{r.change_pct:+.1f}%; noise band {r.low_pct:+.1f}% to {r.high_pct:+.1f}% (the "

@@ -11,6 +11,7 @@ document (:func:`what_if_document`, which the MCP tool returns too).
 
 from __future__ import annotations
 
+from ..analysis.steps.per_step import host_count
 from ._common import EXIT_OK, CliError, add_command, emit, load_profile
 from .formats import records
 
@@ -73,7 +74,7 @@ def what_if_document(prof, scale: dict, path_rows: int = 20) -> dict:
 def _median_scope(w) -> str:
     """Which steps the medians are of: a pod's are each host's steps in its own time (not a
     step at its slowest host, the other pages' step time)."""
-    hosts = int(w.host.nunique()) if "host" in w.columns and len(w) else 1
+    hosts = host_count(w)
     if hosts > 1:
         return f"of the {len(w)} steps of {hosts} hosts, each in its own host's time"
     return f"of the {len(w)} step{'s' * (len(w) != 1)}"

@@ -16,10 +16,11 @@ import pandas as pd
 
 from .xprof_counted import xprof_pod_alignment
 
-__all__ = ["judged_steps", "per_step"]
+__all__ = ["host_count", "judged_steps", "per_step"]
 
 
-def _hosts(steps: pd.DataFrame) -> int:
+def host_count(steps: pd.DataFrame) -> int:
+    """How many hosts a step table has steps of (1 without any, or without a host column)."""
     return int(steps.host.nunique()) if "host" in steps and len(steps) else 1
 
 
@@ -46,7 +47,7 @@ def judged_steps(steps: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     host's time" (by step number: "the 20 step numbers of 2 hosts, each its slowest host's
     time"; where one worker is aligned, its steps alone).  The pod's alignment is made once
     for both."""
-    hosts = _hosts(steps)
+    hosts = host_count(steps)
     if hosts <= 1:
         return steps, _steps_said(len(steps))
     aligned = _aligned(steps)
