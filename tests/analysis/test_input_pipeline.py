@@ -329,3 +329,24 @@ def test_a_pods_input_share_says_whose_time_it_is_over():
     assert (f"(XProf's rule: {own:.1f}% over the 138 steps XProf aligns across 2 hosts "
             f"(without each host's first and last where it has more than five; {host}'s "
             "breakdown, over its own time in them).)") in said
+
+
+def test_a_pods_xprof_share_statements_say_whose_time_they_are_over():
+    """Two TF workers: XProf's 'All Others' statement ("38.6 % of the total step time sampled
+    ...") is the same breakdown host's share over its own time in the aligned steps as the
+    input verdict beside it; it says so as XProf's, with the measure's scope, on the page
+    and in tfprof summary's JSON (it read as the pod's, with no rule or scope)."""
+    from tfprof_nb.cli.summary import summarise
+    from tfprof_nb.widgets.overview_view import overview_statements
+
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    m, ov = prof.measures, prof.overview()
+    other = m.at["all_other_pct", "value"]
+    scope = m.at["all_other_pct", "scope"].removesuffix(" (XProf's step-time breakdown)")
+    assert "XProf aligns across 2 hosts" in scope
+    shares = ov.verdict["xprof_shares"]
+    assert len(shares) == 1 and shares[0].startswith(f"{other:.1f} % of the total step time "
+                                                     "sampled is spent on 'All Others' time")
+    assert shares[0].endswith(f"(XProf's rule: {other:.1f}% over {scope}.)")
+    assert shares[0] in overview_statements(ov)
+    assert summarise(prof)["input_bound"]["other_statements"] == shares

@@ -134,15 +134,12 @@ def _input_bound(ov) -> dict:
     classifies otherwise (``xprof_statement``), XProf's other step-breakdown verdicts where
     they are the page's measures, and the input wait."""
     ib, verdict = ov.input_bound, ov.verdict
-    keys = ("all_other_statement", "kernel_launch_statement", "device_collectives_statement")
-    statements = [ib.get(k, "") for k in keys] if verdict.get("rule") == "xprof" else \
-        [ib.get("device_collectives_statement", "")]
     return {"classification": verdict.get("classification"),
             "input_pct": ov.input_wait.get("pct"),
             "statement": verdict.get("statement", ""),
             "xprof_statement": verdict.get("xprof_statement", ""),
             "xprof_classification": ib.get("classification"),
-            "other_statements": [s for s in statements if s],
+            "other_statements": list(verdict.get("xprof_shares", ())),
             "input_wait": dict(ov.input_wait)}
 
 

@@ -97,12 +97,10 @@ def overview_statements(ov) -> list[str]:
     measure), XProf's where its rule classifies otherwise (as XProf's), XProf's other
     step-breakdown verdicts where they are the page's measures (no device accounting), the
     precision, and the notes (not the inferred steps' one, which the step graph shows)."""
-    ib, verdict = ov.input_bound, ov.verdict
-    xprof_rule = verdict.get("rule") == "xprof"
+    verdict = ov.verdict
     statements = [verdict.get("statement"), verdict.get("xprof_statement"),
                   excluded_note(ov.measures) if len(ov.measures) else "",
-                  ib.get("all_other_statement") if xprof_rule else "",
-                  ib.get("kernel_launch_statement") if xprof_rule else "",
+                  *verdict.get("xprof_shares", ()),
                   ov.precision.get("statement"), getattr(ov, "bound_by", "")]
     # (the inferred steps' note is the step graph's, the no-steps one stands for the chart)
     said_apart = (ov.step_time.get("statement", ""), NO_STEPS_REASON)

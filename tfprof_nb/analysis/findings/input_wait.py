@@ -150,13 +150,10 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
         text = xprof.get("input_statement", "")
         if row is not None and INFERRED_FOR_XPROF in str(row["scope"]) and text:
             text = f"By XProf's rule on the steps inferred here (XProf itself finds none): {text}"
-        elif row is not None and text and "XProf aligns" in str(row["scope"]):
-            # (a pod's share is one host's breakdown over the aligned steps: its text says
-            # "the total step time sampled", the scope whose)
-            scope = str(row["scope"]).removesuffix(" (step-time breakdown)")
-            text += f" (XProf's rule: {float(row['value']):.1f}% over {scope}.)"
+        elif row is not None and text:
+            text += _aligned_scope(row, float(row["value"]))
         return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
-                "statement": text}
+                "statement": text, "xprof_shares": _xprof_shares(measures, xprof, True)}
     pct, (who, one) = float(row["value"]), device_words(row)
     said = f"{who} wait{'s' * one} for input"
     of = f"of {'its' if one else 'their'} time {scope_tail(row)}"
@@ -169,7 +166,8 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
                                f"{of}. {level[3]}")
     else:
         cls, text = "device", f"Your program is NOT input-bound: {said} only {pct:.1f}% {of}."
-    out = {"classification": cls, "rule": "tfprof", "statement": text}
+    out = {"classification": cls, "rule": "tfprof", "statement": text,
+           "xprof_shares": _xprof_shares(measures, xprof, False)}
     word = _xprof_word(xprof)
     if word and (word == "POTENTIALLY" or xprof.get("classification") != cls):
         out["xprof_statement"] = (
@@ -179,6 +177,35 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
             f"in none of its categories, input or Python){_over(measures)}; this page's "
             "verdict reads the devices' own time.")
     return out
+
+
+def _aligned_scope(row, pct: float) -> str:
+    """" (XProf's rule: 38.6% over the 138 steps XProf aligns across 2 hosts (...).)" where
+    the measure ``row`` is a pod's (one host's breakdown over the aligned steps, while
+    XProf's text says "the total step time sampled"); "" elsewhere."""
+    scope = str(row["scope"]) if row is not None else ""
+    if "XProf aligns" not in scope:
+        return ""
+    scope = scope.removesuffix(" (step-time breakdown)").removesuffix(
+        " (XProf's step-time breakdown)")
+    return f" (XProf's rule: {pct:.1f}% over {scope}.)"
+
+
+# XProf's other breakdown verdicts: (its statement, its share)
+_XPROF_SHARES = (("all_other_statement", "all_other_pct"),
+                 ("kernel_launch_statement", "kernel_launch_pct"),
+                 ("device_collectives_statement", "device_collectives_pct"))
+
+
+def _xprof_shares(measures: pd.DataFrame, xprof: dict, xprof_rule: bool) -> list[str]:
+    """XProf's other step-breakdown verdicts the page says ('All Others', kernel launch:
+    only where the page's input measure is XProf's own, beside whose verdict they are; its
+    collectives' always), each with its scope where a pod's breakdown aligns its steps (one
+    breakdown, one scope: the 'All Others' measure's)."""
+    row = get(measures, "all_other_pct")
+    return [xprof[key] + _aligned_scope(row, float(xprof[pct]))
+            for key, pct in _XPROF_SHARES
+            if xprof.get(key) and (xprof_rule or key == "device_collectives_statement")]
 
 
 def _over(measures: pd.DataFrame) -> str:
