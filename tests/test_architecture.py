@@ -23,7 +23,7 @@ PACKAGE = "tfprof_nb"
 # lowest first; each entry: (layer, top-level modules and packages of tfprof_nb in it)
 LAYERS = [
     ("base", ("errors", "_version", "_native", "constants", "_system", "_interrupt",
-              "_progress", "_deprecated", "_error_display")),
+              "_progress", "_deprecated", "_error_display", "_words")),
     ("decoder", ("xspace",)),
     ("analysis", ("analysis",)),
     ("charts and exports", ("plot", "export")),

@@ -285,7 +285,7 @@ def test_several_files_one_unreadable_is_a_warning_line(tmp_path, cpu_file):
     doc = json.loads(run.stdout)
     assert list(doc["profile"]["load_errors"]) == ["broken"]
     warning = [line for line in run.stderr.splitlines() if "warning" in line]
-    assert len(warning) == 1 and warning[0].startswith("tfprof: warning: 1 of 2 host(s)")
+    assert len(warning) == 1 and warning[0].startswith("tfprof: warning: 1 of 2 hosts")
 
 
 # ---- tables --------------------------------------------------------------------------------

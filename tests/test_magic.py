@@ -115,7 +115,7 @@ def test_fit_cell_profiles_the_step_window(executed):
     progress = [o["data"]["text/plain"] for o in executed.cells[2].outputs
                 if o.output_type == "display_data" and "tfprof-progress" in
                 o.get("data", {}).get("text/html", "")]
-    assert any("profiled 3 step(s)" in text for text in progress), progress
+    assert any("profiled 3 steps" in text for text in progress), progress
     res = json.loads(_text(executed.cells[3]))
     assert res["markers"] == [2, 3, 4]
     assert len(res["hosts"]) == 1

@@ -84,9 +84,9 @@ def test_progress_outputs_keep_their_last_state(saved_notebook):
     _, outputs = _outputs(saved_notebook)
     lines = _progress_lines(outputs)
     # each display replaced in place: one output per progress line, holding its end
-    assert any(t.startswith("[tfprof_nb] loaded 1 host(s) (") for t in lines), lines
+    assert any(t.startswith("[tfprof_nb] loaded 1 host (") for t in lines), lines
     assert any(t.startswith("[tfprof_nb] analysed ") for t in lines), lines
-    assert any("profiled 2 step(s) with JAX's profiler" in t for t in lines), lines
+    assert any("profiled 2 steps with JAX's profiler" in t for t in lines), lines
     assert "[tfprof_nb] loaded <i>1</i> host (" in "".join(lines)
     html = "".join(o.data["text/html"] for o in outputs if "text/html" in o.get("data", {}))
     assert "&lt;b&gt;" not in html and "<i>" not in html and "&lt;i&gt;1&lt;/i&gt;" in html
@@ -104,7 +104,7 @@ def test_reopened_notebook_shows_no_widget_error(saved_notebook):
         page.wait_for_selector(".jp-OutputArea-output", timeout=120000)
         # every cell's progress lines shown, the last cell's included
         page.wait_for_function(
-            """() => ['analysed', 'loaded 1 host(s)', 'profiled 2 step(s)',
+            """() => ['analysed', 'loaded 1 host', 'profiled 2 steps',
                       'loaded <i>1</i> host'].every(s => document.querySelector(
                       '.jp-Notebook')?.innerText.includes(s))""", timeout=60000)
         text = page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
@@ -116,4 +116,4 @@ def test_reopened_notebook_shows_no_widget_error(saved_notebook):
     assert mimes and None not in mimes and WIDGET_VIEW not in mimes, mimes
     assert "model not found" not in text and "Error displaying widget" not in text
     assert "Loading widget" not in text
-    assert "loaded 1 host(s)" in text and "profiled 2 step(s)" in text
+    assert "loaded 1 host" in text and "profiled 2 steps" in text

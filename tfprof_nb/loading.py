@@ -11,6 +11,7 @@ import typing
 import warnings
 
 from ._interrupt import short_traceback
+from ._words import counted
 from .errors import LoadWarning
 from .xspace.files import find_profile_files, host_names
 
@@ -57,10 +58,10 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
     a failing step :class:`HostAnalysisError`.  ``strict=True``/``False`` is the old
     spelling of ``on_error="raise"``/``"skip"`` (deprecated).  With ``client`` (a
     ``dask.distributed.Client``) every host is decoded and analysed on a worker and only
-    partial results come back; ``timeout`` (s) bounds each wait for workers.  A profile too large for this machine's
-    free memory fails before decoding, suggesting ``client=``.  ``path`` may be a URL
-    (``s3://``, ``gs://``, ``https://``, any fsspec URL; ``storage_options`` go to its file
-    system): hosts are read through a local cache, on the workers themselves with ``client``.
+    partial results come back; ``timeout`` (s) bounds each wait for workers.  A profile
+    too large for this machine's free memory fails before decoding, suggesting ``client=``.
+    ``path`` may be a URL (``s3://``, ``gs://``, ``https://``, any fsspec URL;
+    ``storage_options`` go to its file system): hosts are read through a local cache, on the workers themselves with ``client``.
 
     Loading (and later analysing) a big profile shows its progress in a notebook once it
     takes more than a second (``progress=False``: never; True: also outside notebooks, as a
@@ -87,8 +88,8 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
     hosts = _open_hosts(named, path, client, on_error=on_error, parallel=parallel,
                         timeout=timeout, progress=progress, window=window, lines=lines)
     if hosts.errors:
-        warnings.warn(f"{len(hosts.errors)} of {len(named)} host(s) could not be read and "
-                      f"are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
+        warnings.warn(f"{len(hosts.errors)} of {counted(len(named), 'host')} could not be read "
+                      f"and are left out: {', '.join(hosts.errors)} (see prof.load_errors)",
                       LoadWarning, stacklevel=2)
     from .profile import Profile
 

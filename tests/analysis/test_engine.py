@@ -107,7 +107,7 @@ def test_too_big_for_this_machine_fails_before_decoding(pod_dir, monkeypatch):
     monkeypatch.setattr(decoding, "available_memory", lambda: 4096)
     with pytest.raises(MemoryError, match="client=") as info:
         tp.load(pod_dir)
-    assert "3 host file(s)" in str(info.value)
+    assert "3 host files" in str(info.value)
 
 
 def test_meanwhile_runs_on_the_calling_thread_while_the_workers_work():

@@ -519,10 +519,10 @@ def test_progress_text_line(capsys):
     shown = WorkProgress(True, delay=0, rate=1e9)
     shown.update(0.25, "loading vm: decoding")
     shown.update(0.5, "loading vm: decoding")
-    shown.finish("loaded 1 host(s)")
+    shown.finish("loaded 1 host")
     err = capsys.readouterr().err
     assert "[tfprof_nb] loading vm: decoding 25%" in err and "decoding 50%" in err
-    assert "loaded 1 host(s) (" in err
+    assert "loaded 1 host (" in err
     quiet = WorkProgress(None, delay=0)  # not a notebook: off by default
     quiet.update(0.5, "x")
     quiet.finish("done")

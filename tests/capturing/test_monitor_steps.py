@@ -73,7 +73,7 @@ def test_tf_loop_of_200_steps(tf, tmp_path):
     assert hist.first_step.tolist() == [1, 51, 101, 151]
     dropped = hist[hist.status == "dropped"]
     assert set(hist.status) <= {"analysed", "dropped"} and hist.status.iloc[0] == "analysed"
-    assert dropped.note.str.match(r"dropped: window\(s\) [0-9, ]+ still waited for their "
+    assert dropped.note.str.match(r"dropped: windows? [0-9, ]+ still waited for (its|their) "
                                   r"analysis \(max_pending=2\)").all()
     assert_timer_covers_the_run(mon, wall)
     assert_windows_in_timer(mon)
@@ -99,7 +99,7 @@ def test_a_window_due_while_analyses_wait_is_dropped(tf):
     hist = mon.wait()
     assert hist.first_step.tolist() == [1, 6, 11, 16]
     assert hist.status.tolist() == ["analysed", "dropped", "dropped", "analysed"]
-    assert (hist.note[1:3] == "dropped: window(s) 0 still waited for their analysis "
+    assert (hist.note[1:3] == "dropped: window 0 still waited for its analysis "
                               "(max_pending=1)").all()
     assert mon.counts["dropped"] == 2 and (hist.steps[1:3] == 0).all()
     with pytest.raises(tp.CaptureError, match="window 1 was dropped: window"):

@@ -95,7 +95,7 @@ def test_saved_copy_is_the_last_state(ran):
                if o.get("metadata", {}).get("tfprof_nb") == "offline-loader"]
     assert len(loaders) == 1
     state = _saved_state(loaders[0]["data"]["text/html"])
-    assert state["status"].startswith(f"{windows} window(s) (")
+    assert state["status"].startswith(f"{windows} window{'s' * (windows != 1)} (")
     assert state["_tfprof_view"] == "MonitorView"
 
 
@@ -116,7 +116,8 @@ def test_reopened_notebook_shows_the_monitor_windows(ran):
             raise
         assert page.evaluate(POINTS) == windows
         status = page.evaluate("() => document.querySelector('.mon-status').textContent")
-        assert status.startswith(f"{windows} window(s) (") and "no window yet" not in status
+        said = f"{windows} window{'s' * (windows != 1)} ("
+        assert status.startswith(said) and "no window yet" not in status
         # the view's place holds the saved view, not Lab's "model not found"
         assert page.evaluate("() => document.querySelector('.tfprof-offline-caption')"
                              ".closest('.jp-OutputArea-output').innerText"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from contextlib import nullcontext
 
+from .._words import counted
 from ..errors import CaptureWarning
 from . import context
 from .backends import check_backend
@@ -105,8 +106,7 @@ class StepWindow:
         if ctx is not None:
             ctx.runs.append(self.run_dir)
             ctx.profiles.append(self.profile)
-        what = f"{self.profiled} step(s)" if exc is None else \
-            f"{self.profiled} step(s) before the error"
+        what = counted(self.profiled, "step") + ("" if exc is None else " before the error")
         self.progress.finish(f"profiled {what} with {_PROFILER_NAMES[self.session.backend]}; "
                              f"files in {self.run_dir}")
         if exc is not None:
@@ -179,8 +179,8 @@ def _attach(exc: BaseException, profile, run_dir, profiled: int) -> None:
     except Exception:  # some exception types refuse new attributes
         pass
     if hasattr(exc, "add_note"):
-        exc.add_note(f"tfprof_nb: the partial profile ({profiled} step(s)) was saved in "
-                     f"{run_dir}; it is attached as .tfprof_profile")
+        exc.add_note(f"tfprof_nb: the partial profile ({counted(profiled, 'step')}) was saved "
+                     f"in {run_dir}; it is attached as .tfprof_profile")
 
 
 class Capture(WindowResults):

@@ -4,6 +4,7 @@ its chart as a plotly Figure, its status in words."""
 
 from __future__ import annotations
 
+from .._words import counted
 from .monitor_chart import ChartFeed
 from .monitor_worker import AnalysisFailed, WorkerUnavailable, ask_chart
 
@@ -60,7 +61,7 @@ class Display:
         counts = self.counts
         total = sum(counts.values())
         said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        windows = f"{total} window(s) ({said})" if total else "no window yet"
+        windows = f"{counted(total, 'window')} ({said})" if total else "no window yet"
         spikes = f"; {period.describe()}" if period is not None else ""
         return (f"{windows} after {self._driver.step} steps{spikes}; "
                 f"{self._schedule.describe()}; files under {self.logdir}")

@@ -200,11 +200,12 @@ class WindowDriver(WindowEnding):
     def _drop(self, first: int, now: float, waiting: list[int]) -> None:
         """The window due at ``first`` is dropped: ``waiting`` windows wait for their
         analysis; the schedule goes on as if it had opened."""
-        which = ", ".join(str(i) for i in waiting)
+        which, one = ", ".join(str(i) for i in waiting), len(waiting) == 1
         undo = self.schedule.state()
         index = self.log.dropped(first, now - self._t0,
-                                 f"dropped: window(s) {which} still waited for their "
-                                 f"analysis (max_pending={self.max_pending})")
+                                 f"dropped: {'window' if one else 'windows'} {which} still "
+                                 f"waited for {'its' if one else 'their'} analysis "
+                                 f"(max_pending={self.max_pending})")
         self.schedule.opened(first, now, counted=False)
         self.budget.take_note()  # (why it waited is moot: it did not open)
         self._dropped = (index, undo)  # undone if this step never runs

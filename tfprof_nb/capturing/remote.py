@@ -8,6 +8,7 @@ import threading
 import time
 from urllib.parse import urlparse
 
+from .._words import counted
 from ..errors import CaptureError
 from .backends import choose_backend, require
 from .options import DEFAULT_SAMPLE_MS, TracerOptions, _check_int
@@ -175,5 +176,6 @@ def _hardware_ports(addrs: list[str], hardware) -> list[int] | None:
         return [default_hardware_port(urlparse(a).port) for a in addrs]
     ports = [_check_int("hardware port", p, 1, 65535) for p in hardware]
     if len(ports) != len(addrs):
-        raise ValueError(f"hardware: {len(ports)} port(s) for {len(addrs)} worker(s)")
+        raise ValueError(f"hardware: {counted(len(ports), 'port')} for "
+                         f"{counted(len(addrs), 'worker')}")
     return ports

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import csr, join_on_keys
+from ..._words import counted
 from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 
@@ -111,7 +112,7 @@ class TfDataAnalysis:
     summary: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        return f"<TfDataAnalysis {len(self.pipelines)} pipeline(s): " \
+        return f"<TfDataAnalysis {counted(len(self.pipelines), 'pipeline')}: " \
                f"{self.summary.get('message', '')}>"
 
 

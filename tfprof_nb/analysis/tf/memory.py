@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..._native.kernels import active_at_peak, inherit_from_allocations, sparse_lookup
+from ..._words import counted
 from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..steps.breakdown import MEMORY_EVENTS, memory_groups
@@ -55,8 +56,8 @@ class MemoryAnalysis:
     breakdown: pd.DataFrame  # prof.memory_breakdown: active allocations at each peak
 
     def __repr__(self) -> str:
-        return (f"<MemoryAnalysis {len(self.summary)} allocator(s), "
-                f"{len(self.timeline)} event(s)>")
+        return (f"<MemoryAnalysis {counted(len(self.summary), 'allocator')}, "
+                f"{counted(len(self.timeline), 'event')}>")
 
 
 @dataclass(frozen=True)

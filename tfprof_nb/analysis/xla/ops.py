@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..._words import counted
 from ...constants import DEVICE_PLANE_PREFIXES, GPU_PLANE_PREFIX
 from ...xspace.hlo_proto import programs_of_space
 from ..runtime.hostdata.host import HOST_PLANE, HostData
@@ -300,15 +301,17 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
     for pid, names in missing.items():
         shown = ", ".join(sorted(names)[:5]) + (" ..." if len(names) > 5 else "")
         if pid < 0:
-            reasons.append(f"{len(names)} XLA op(s) carry no program_id ({shown}): they "
-                           "cannot be matched with an HLO proto")
+            one = len(names) == 1
+            reasons.append(f"{counted(len(names), 'XLA op')} carr{'ies' if one else 'y'} no "
+                           f"program_id ({shown}): {'it' if one else 'they'} cannot be matched "
+                           "with an HLO proto")
         elif pid not in modules:
             reasons.append(f"program {pid} ({module_stat.get(pid, '?')}) has no readable HLO "
                            f"proto: category, expression, framework op and FLOPs of its "
-                           f"{len(names)} op(s) are unknown")
+                           f"{counted(len(names), 'op')} are unknown")
         else:
-            reasons.append(f"{len(names)} op(s) of program {pid} ({modules[pid].name}) "
-                           f"are not in its HLO proto: {shown}")
+            reasons.append(f"{counted(len(names), 'op')} of program {pid} ({modules[pid].name}) "
+                           f"{'is' if len(names) == 1 else 'are'} not in its HLO proto: {shown}")
     there = [c for c in INFO_COLUMNS if c in ops.columns]
     return pd.concat([ops.drop(columns=there) if there else ops, filled], axis=1)
 

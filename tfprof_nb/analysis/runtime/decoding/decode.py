@@ -20,6 +20,7 @@ from ...._interrupt import run_in_threads
 from ...._native import release_free_memory
 from ...._progress import WorkProgress
 from ...._system import available_memory
+from ...._words import counted
 from ....errors import ProfileFormatError
 from ....xspace import read_xspace
 from ....xspace.files import file_size
@@ -63,8 +64,8 @@ def check_memory(files: dict) -> None:
     if need > available:
         scans = scan_hosts(files, worker_threads(len(files)))
         raise MemoryError(
-            f"this profile ({len(sizes)} host file(s), {sum(sizes) / 2**30:.2f} GiB) needs "
-            f"about {need / 2**30:.1f} GiB of memory to load and analyse, and "
+            f"this profile ({counted(len(sizes), 'host file')}, {sum(sizes) / 2**30:.2f} GiB) "
+            f"needs about {need / 2**30:.1f} GiB of memory to load and analyse, and "
             f"{available / 2**30:.1f} GiB are free: load it on a Dask cluster with "
             "tp.load(path, client=dask.distributed.Client(...)), load fewer hosts, or open a "
             "part of it: tp.load(path, window=(start_us, end_us)) and/or lines=[names or "
@@ -160,7 +161,7 @@ def decode_hosts(files: dict[str, Path], on_error: str = "skip", parallel: bool 
     except BaseException:  # a host's error (on_error="raise"), raised as it is
         shown.finish("loading failed", ok=False)
         raise
-    shown.finish(f"loaded {len(names)} host(s)")
+    shown.finish(f"loaded {counted(len(names), 'host')}")
     data, errors = {}, {}
     for name, result in zip(names, results):
         if isinstance(result, BaseException):

@@ -32,6 +32,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 
+from ...._words import counted
 from ....errors import AnalysisWarning, HostAnalysisError
 from ....xspace import XSpaceData
 from .. import registry
@@ -122,6 +123,7 @@ class Hosts(ABC):
             why(pair)
         if own:
             named = ", ".join(f"{host} ({step})" for step, host in own)
-            warnings.warn(f"{len(own)} host step(s) failed and their hosts are left out of "
+            which = "its host is" if len(own) == 1 else "their hosts are"
+            warnings.warn(f"{counted(len(own), 'host step')} failed and {which} left out of "
                           f"what needs them: {named} (see prof.skipped(name))",
                           AnalysisWarning, stacklevel=2)

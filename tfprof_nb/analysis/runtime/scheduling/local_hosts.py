@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from ...._interrupt import run_in_threads
 from ...._progress import WorkProgress
 from ...._system import available_memory
+from ...._words import counted
 from ....xspace import XSpaceData
 from .. import registry
 from ..decoding.decode import worker_threads
@@ -108,7 +109,7 @@ class _LocalBatch:
         except BaseException:
             self.shown.finish("analysis interrupted", ok=False)
             raise
-        self.shown.finish(f"analysed {len(self.todo)} step(s)")
+        self.shown.finish(f"analysed {counted(len(self.todo), 'step')}")
         self.hosts._settle(self.queue.errors(self.todo))
 
     def _work(self, _) -> None:

@@ -1,0 +1,26 @@
+"""Counts in words (tfprof_nb._words): no message says "host(s)"."""
+
+import tfprof_nb
+from tfprof_nb._words import counted
+
+
+def test_a_count_is_singular_only_for_one():
+    assert counted(1, "host") == "1 host"
+    assert counted(0, "step") == "0 steps"
+    assert counted(2, "host file") == "2 host files"
+    assert counted(1_234, "event") == "1,234 events"
+    assert counted(3, "process", "processes") == "3 processes"
+
+
+def test_no_message_in_the_package_says_a_plural_in_brackets():
+    """Every count in a message goes through counted (or says its own plural): no "(s)"
+    in an f-string of the package, but XProf's own name of a group of duplicate HLO ops in
+    the op profile ("fusion.3 and its duplicate(s)", as its tree names the node)."""
+    import re
+    from pathlib import Path
+
+    root = Path(tfprof_nb.__file__).parent
+    said = [f"{p.relative_to(root)}:{i}" for p in root.rglob("*.py")
+            for i, line in enumerate(p.read_text().splitlines(), 1)
+            if re.search(r"""f["'].*[a-z]\(s\)[ "']""", line)]
+    assert said == ["analysis/xla/op_profile.py:161"], said
