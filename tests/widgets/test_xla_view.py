@@ -106,6 +106,34 @@ def test_the_share_s_denominator_is_said():
     (said,) = [s for s in XlaView.state(prof).values["statements"]
                if s.startswith("HLO table self time %")]
     ops_ms = stats.total_self_time_us.sum() / 1e3
-    assert f"of {span_us / 1e3:,.3f} ms, the devices' time from each plane's first" in said
-    assert f"the ops' self time is {ops_ms:,.3f} ms of it ({100e3 * ops_ms / span_us:.1f}%)" \
-        in said
+    assert f"of {span_us / 1e3:,.3f} ms, its device's time from its plane's first" in said
+    assert f"the ops' self time is {ops_ms:,.3f} ms of it ({100e3 * ops_ms / span_us:.1f}%, " \
+        "XProf's rule: ops that overlap add up)" in said
+    # the page's own busy share beside it, over another span (its kernels' and copies')
+    duty = prof.measures.loc["duty_cycle_pct"]
+    kernels_ms = float(prof.duty_cycle.span_us.sum()) / 1e3
+    assert kernels_ms < 0.5 * span_us / 1e3
+    assert (f"The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the busy "
+            f"share of another span, {kernels_ms:,.1f} ms") in said
+
+
+@pytest.mark.parametrize("name, devices", [("jax_h200_nocmdbuf.xplane.pb", 1),
+                                           ("tpu_v6e_jax_inference.xplane.pb", 4)])
+def test_the_ops_share_is_told_from_the_duty_cycle(name, devices):
+    """Where the HLO table's whole time is the duty cycle's span (H200: 35.240 ms; TPU v6e:
+    4 planes' summed), its ops' share (55.5%; 86.6%) sums ops that run at once and the duty
+    cycle (53.5%; 86.5%) counts them once: the sentence gives both and says which is which,
+    and how many planes its whole time sums."""
+    prof = tp.load(DATA / name)
+    stats, duty = prof.hlo_stats, prof.measures.loc["duty_cycle_pct"]
+    total_ms = stats.attrs["total_time_us"] / 1e3
+    assert float(prof.duty_cycle.span_us.sum()) / 1e3 == pytest.approx(total_ms, rel=0.01)
+    share = 100 * stats.total_self_time_us.sum() / 1e3 / total_ms
+    assert f"{share:.1f}" != f"{duty['value']:.1f}"
+    (said,) = [s for s in XlaView.state(prof).values["statements"]
+               if s.startswith("HLO table self time %")]
+    whose = "its device's time" if devices == 1 else f"the {devices} devices' time summed"
+    assert f"of {total_ms:,.3f} ms, {whose}" in said
+    assert (f"({share:.1f}%, XProf's rule: ops that overlap add up). The device duty cycle, "
+            f"{duty['value']:.1f}% ({duty['scope']}), is the busy share of such spans: the "
+            f"time any {'op' if devices == 4 else 'kernel'} runs, counted once") in said

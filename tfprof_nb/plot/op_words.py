@@ -10,7 +10,7 @@ from ..analysis.findings.measure_words import get
 from ..analysis.findings.measures import device_label
 from ..analysis.tf.op_stats import IDLE
 
-__all__ = ["idle_note", "on_tpu", "unattributed_kernels_note"]
+__all__ = ["duty_cycle_beside", "idle_note", "on_tpu", "unattributed_kernels_note"]
 
 
 def on_tpu(prof) -> bool:
@@ -37,21 +37,33 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
     device = idle[idle.host_or_device == "Device"]
     if len(device):
         measures = prof.measures
-        own, duty = get(measures, "device_idle_pct"), get(measures, "duty_cycle_pct")
+        own = get(measures, "device_idle_pct")
         if own is not None:
             text += (f" The page's own measure, the overview's '{own['label']}', reads "
                      f"{own['value']:.1f}% ({own['scope']}).")
-        if duty is not None:
-            unit = "op" if on_tpu(prof) else "kernel"
-            whole, span = _whole_ms(device.iloc[0]), _duty_span_ms(prof, duty)
-            alike = abs(whole - span) <= 0.01 * whole
-            text += (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is "
-                     + (f"the busy share of such spans: the time any {unit} runs, counted "
-                        "once (IDLE subtracts the ops' summed self times)." if alike else
-                        f"the busy share of another span, {span:,.1f} ms "
-                        f"(from the first to the last {unit} or copy of the devices it "
-                        "counts): the two do not add up to 100%."))
+        text += duty_cycle_beside(prof, _whole_ms(device.iloc[0]),
+                                  "IDLE subtracts the ops' summed self times",
+                                  "the two do not add up to 100%")
     return text
+
+
+def duty_cycle_beside(prof, whole_ms: float, summed: str, apart: str = "") -> str:
+    """" The device duty cycle, 53.5% (...), is the busy share of such spans: ..." beside a
+    share of the device planes' whole time (``whole_ms``: from each plane's first to its last
+    event, summed over the planes), which sums the ops' self times (``summed``: how that
+    share uses them): the page's own measure of the devices' busy time, and whether it is
+    over the same span (``apart``: what follows where it is not); "" without it."""
+    duty = get(prof.measures, "duty_cycle_pct")
+    if duty is None:
+        return ""
+    unit = "op" if on_tpu(prof) else "kernel"
+    span = _duty_span_ms(prof, duty)
+    alike = abs(whole_ms - span) <= 0.01 * whole_ms
+    return (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is "
+            + (f"the busy share of such spans: the time any {unit} runs, counted once "
+               f"({summed})." if alike else
+               f"the busy share of another span, {span:,.1f} ms (from the first to the last "
+               f"{unit} or copy of the devices it counts)" + (f": {apart}." if apart else ".")))
 
 
 def _whole_ms(row) -> float:

@@ -9,6 +9,7 @@ import traitlets
 
 from ..analysis.trace.event_rows import event_rows
 from ..analysis.xla.hlo_graph import event_ops
+from ..plot.op_words import duty_cycle_beside
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
 from .op_counter_columns import with_op_counters
@@ -47,27 +48,36 @@ def _statements(prof) -> list[str]:
         out.append("Device peaks unknown (CPU or a device without peak stats): "
                    "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...) "
                    "places the ops against a roofline.")
-    out += _share_denominator(prof.hlo_stats)
+    out += _share_denominator(prof)
     out += [f"Note: {r}" for r in prof.hlo_stats.attrs.get("reasons", [])]
     return out
 
 
-def _share_denominator(stats: pd.DataFrame) -> list[str]:
+def _share_denominator(prof) -> list[str]:
     """What the HLO table's self time % is of (XProf's rule: each device plane's span, from
     its first to its last event of any line, counter samples and copies included, or its op
-    time where longer), with the ops' part of it: the sentence that lets a reader check a
-    share that looks small (an H200 capture's counter samples spread its span to 625 ms for
-    122 ms of ops)."""
+    time where longer; summed over the planes), with the ops' part of it: the sentence that
+    lets a reader check a share that looks small (an H200 capture's counter samples spread
+    its span to 625 ms for 122 ms of ops); beside it the device duty cycle, the page's own
+    busy share, which counts overlapping ops once (the ops' share sums them)."""
+    stats = prof.hlo_stats
     total_us = float(stats.attrs.get("total_time_us", 0.0))
     if not len(stats) or not total_us > 0:
         return []
     ops_us = float(stats.total_self_time_us.sum())
-    devices = stats.device_type.astype(str)
-    where = "the host's" if (devices == "CPU").all() else "the devices'"
-    return [f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {where} time from each "
-            "plane's first to its last event (any line: counter samples and copies too), "
-            f"idle included (XProf's rule); the ops' self time is {ops_us / 1e3:,.3f} ms of "
-            f"it ({100 * ops_us / total_us:.1f}%)."]
+    on_host = (stats.device_type.astype(str) == "CPU").all()
+    devices = len(prof.duty_cycle)
+    where = "the host's time from its plane's" if on_host else \
+        "its device's time from its plane's" if devices == 1 else \
+        f"the {devices} devices' time summed, each from its plane's"
+    text = (f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {where} first to its last "
+            "event (any line: counter samples and copies too), idle included (XProf's rule); "
+            f"the ops' self time is {ops_us / 1e3:,.3f} ms of it "
+            f"({100 * ops_us / total_us:.1f}%, XProf's rule: ops that overlap add up).")
+    if not on_host:
+        text += duty_cycle_beside(prof, total_us / 1e3, "the ops' self times add up ops "
+                                  "that run at once")
+    return [text]
 
 
 def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
@@ -109,8 +119,8 @@ def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
 
 # the HLO table's self time (%) counts the devices' idle time in its whole (XProf's hlo_stats
 # rule), the op stats' (idle box unticked) and the summary's top ops leave it out: said here
-HLO_TABLE_TITLE = ("HLO op stats (self time %: of the devices' whole time, idle included, "
-                   "XProf's rule)")
+HLO_TABLE_TITLE = ("HLO op stats (self time %: of the device planes' whole time, idle "
+                   "included, XProf's rule)")
 
 
 def _hlo_table(prof) -> TableData:
