@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import traitlets
 
+from .._words import counted
+from ..analysis.gpu.activity import is_copy
 from ._view import View, ViewState
 from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
@@ -41,19 +43,46 @@ def _register_words(stats) -> list[str]:
     if not len(stats):
         return []
     regs = stats.registers_per_thread
-    n = len(stats)
+    rows = _rows_words(stats)
     out = []
     zero, over = int((regs == 0).sum()), int((regs > MOST_REGISTERS).sum())
     if zero:
-        out.append(f"Registers per thread read 0 for {zero} of {n} kernels: the capture "
-                   "records no count for them (XProf's kernel stats show 0 too), so that 0 "
-                   "means unknown, not none.")
+        out.append(f"Registers per thread read 0 in {zero} of {rows}: the capture records no "
+                   "count for them (XProf's kernel stats show 0 too), so that 0 means "
+                   "unknown, not none.")
     if over:
-        out.append(f"Registers per thread read up to {int(regs.max()):,} for {over} of {n} "
-                   "kernels: "
+        out.append(f"Registers per thread read up to {int(regs.max()):,} in {over} of {rows}: "
                    "the capture's stat as XProf shows it, not a count (no GPU has more than "
                    f"{MOST_REGISTERS} a thread): its tracer wrote something else there.")
     return out
+
+
+def _rows_words(stats) -> str:
+    """"the table's 12 rows (8 kernels, a row for each launch shape)"; "the table's 3 rows"
+    where each row is a kernel of its own."""
+    kernels = stats.kernel_name.nunique()
+    said = f"the table's {counted(len(stats), 'row')}"
+    return said if kernels == len(stats) else \
+        f"{said} ({counted(kernels, 'kernel')}, a row for each launch shape)"
+
+
+def _copy_words(stats) -> list[str]:
+    """The rows that are copies, not computation: ROCm runs hipMemcpy as kernels
+    (``__amd_rocclr_copyBuffer``), which XProf's kernel stats list, as this table does, while
+    the device figures (the duty cycle's kernels, the GPU tab) count them as copies."""
+    if not len(stats):
+        return []
+    copies = stats[[is_copy(str(n)) for n in stats.kernel_name]]
+    if copies.empty:
+        return []
+    runs = copies.groupby(copies.kernel_name.astype(str), sort=False).occurrences.sum()
+    named = ", ".join(f"{name} ({counted(int(n), 'run')})" for name, n in runs.items())
+    total, them = int(stats.occurrences.sum()), "them" if len(runs) != 1 else "it"
+    return [f"{named}: ROCm's copy kernel{'s' * (len(runs) != 1)} behind hipMemcpy, listed "
+            f"here as XProf's kernel stats list {them}; the device figures (the duty cycle, "
+            f"the GPU tab's kernels) count {them} as copies: their "
+            f"{counted(total - int(runs.sum()), 'kernel run')} are the table's {total:,} "
+            f"without {them}."]
 
 
 class KernelStatsView(View):
@@ -73,6 +102,6 @@ class KernelStatsView(View):
     def state(cls, prof) -> ViewState:
         table = TableData(prof.kernel_stats, "GPU kernel stats", "kernel_name")
         return ViewState({"statements": _tensor_core_words(prof.kernel_stats)
-                          + _register_words(prof.kernel_stats),
+                          + _copy_words(prof.kernel_stats) + _register_words(prof.kernel_stats),
                           "figure": prof.plot.kernels(),
                           "table": with_op_counters(table, prof, "kernel", {"op": "kernel_name"})})

@@ -35,9 +35,9 @@ from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..trace.intervals import Intervals, union
 
 __all__ = ["COMPUTE", "COLLECTIVE", "COPY", "NO_LAUNCH", "DeviceActivity", "device_activity",
-           "device_busy",
-           "host_input_events", "host_waits", "tpu_module_spans", "stream_names",
-           "is_device_plane", "is_collective", "launch_links", "duplicate_launches_reason"]
+           "device_busy", "host_input_events", "host_waits", "tpu_module_spans", "stream_names",
+           "is_device_plane", "is_collective", "is_copy", "launch_links",
+           "duplicate_launches_reason"]
 
 COMPUTE, COLLECTIVE, COPY = 0, 1, 2
 NO_LAUNCH = np.iinfo(np.int64).min  # the launch time of activity without a recorded launch
@@ -59,6 +59,12 @@ _INPUT_HINT_PREFIX = ("iteratorgetnext", "memcpyhto")
 # xprof's off-duty XLA categories (TPU duty cycle): the device waits on the host there
 _OFF_DUTY = {"infeed", "outfeed", "host send", "host send-done", "host recv",
              "host recv-done", "megacore fusion"}
+
+
+def is_copy(name: str) -> bool:
+    """Whether a device event's name is a copy or a set of memory (``COPY``), ROCm's copy
+    and fill kernels included."""
+    return name.lower().startswith(_COPY_PREFIX)
 
 
 def is_collective(name: str) -> bool:
@@ -126,8 +132,7 @@ _FIELDS = ("rows", "device", "stream", "begin", "end", "kind", "launch", "launch
 def _kinds_of(names) -> np.ndarray:
     """Activity kind of each name."""
     kind = np.full(len(names), COMPUTE, np.int8)
-    kind[np.array([n.lower().startswith(_COPY_PREFIX) for n in names], bool)
-         .reshape(-1)] = COPY
+    kind[np.array([is_copy(n) for n in names], bool).reshape(-1)] = COPY
     kind[np.fromiter((is_collective(n) for n in names), bool, len(names))] = COLLECTIVE
     return kind
 
