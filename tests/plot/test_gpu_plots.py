@@ -253,3 +253,24 @@ def test_empty_charts_say_what_is_missing():
     assert not steps.data and [a.text for a in steps.layout.annotations] == \
         ["No steps in this profile"]
     assert prof.plot.gpu_overlap().layout.title.text == "Collectives: none ran in this profile"
+
+
+def test_the_roofline_hover_counts_device_events_and_says_why_an_op_reads_above_its_roof():
+    """H200 (no command buffers): custom-call.18 runs 20 device events for 10 runs of its
+    kernel (a memset beside each), so XProf's rule counts its FLOPs twice and its efficiency
+    reads above 100%: the hover counts 'device events (XProf's occurrences)', not 'calls',
+    and says why the efficiency is above 100% on those points only."""
+    from tfprof_nb.plot.roofline_figures import OVER_THE_ROOF
+
+    prof = tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb")
+    fig = prof.plot.roofline()
+    points = [t for t in fig.data if t.mode == "markers" and t.customdata is not None]
+    rows = [row for t in points for row in t.customdata]
+    assert all("device events (XProf's occurrences)" in t.hovertemplate
+               and "calls" not in t.hovertemplate for t in points)
+    over = [row for row in rows if float(row[5] or 0) > 100]
+    assert over and all(row[6] == OVER_THE_ROOF for row in over)
+    assert all(row[6] == "" for row in rows if float(row[5] or 0) <= 100)
+    table = prof.roofline
+    (call,) = [row for row in over if row[0] == "custom-call.18"]
+    assert call[2] == int(table.loc[table.operation == "custom-call.18", "occurrences"].iloc[0])

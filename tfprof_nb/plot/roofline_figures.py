@@ -13,9 +13,15 @@ __all__ = ["roofline_figure"]
 _GIGA = 1e9
 _MAX_CATEGORIES = 9
 _HOVER = ("<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
-          "%{customdata[2]:,} calls, self time %{customdata[3]:,.1f} us<br>"
+          "%{customdata[2]:,} device events (XProf's occurrences), self time "
+          "%{customdata[3]:,.1f} us<br>"
           "intensity %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s<br>"
-          "bound by %{customdata[4]}, roofline efficiency %{customdata[5]:.1f}%<extra></extra>")
+          "bound by %{customdata[4]}, roofline efficiency %{customdata[5]:.1f}%"
+          "%{customdata[6]}<extra></extra>")
+# where an op reads above its roof: XProf's rule (the table's) counts its FLOPs once for each
+# device event it runs (a memset beside a GEMM's kernel), the XLA tab's statement says which
+OVER_THE_ROOF = ("<br>above 100%: XProf's rule counts the op's FLOPs once for each of its "
+                 "device events")
 
 
 def _roof(peaks, x_lo: float, x_hi: float) -> tuple[list, list]:
@@ -119,4 +125,6 @@ def _custom(part: pd.DataFrame) -> np.ndarray:
     cols = cols.where(cols.notna(), "")
     for col in ("operation", "category", "bound_by"):
         cols[col] = plain_all(cols[col])
+    over = pd.to_numeric(part.roofline_efficiency_pct, errors="coerce").gt(100).to_numpy()
+    cols["over"] = np.where(over, OVER_THE_ROOF, "")
     return cols.to_numpy()
