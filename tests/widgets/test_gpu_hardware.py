@@ -50,11 +50,19 @@ def test_the_table_holds_the_samples_inside_the_steps(prof):
     in_any = np.zeros(len(counters), bool)
     for s, e in zip(start, end):
         in_any |= ((counters.time_us >= s) & (counters.time_us < e)).to_numpy()
-    series = counters[in_any].groupby(["host", "device", "counter"], observed=True).ngroups
+    sizes = counters[in_any].groupby(["host", "device", "counter"], observed=True).size()
+    nvml_memory = sizes[sizes.index.get_level_values("counter").isin(
+        ["memory_used_bytes", "memory_total_bytes"])]
+    assert len(nvml_memory) == 2  # (sampled, not in the table: the note says so, and counts)
+    # the table's counters: each row of a counter's own, not the shares derived from one
+    own = [w for w, u in zip(table.index.get_level_values("what"), table.unit)
+           if u != "% of samples"]
+    assert len(own) == len(sizes) - len(nvml_memory)
     assert view.hardware_notes[0].startswith(
         f"Hardware samples inside the {len(steps)} steps: {int(in_any.sum()):,} of "
-        f"{len(counters):,}, over {series:,} counters (the table's samples column counts "
-        "each one's)")
+        f"{len(counters):,}, over {len(sizes)} counters: the table gives {len(own)} of them "
+        "(its samples column counts each one's), not the device memory NVML sees "
+        f"(memory_total_bytes, memory_used_bytes: {int(nvml_memory.sum())} samples; ")
     assert table.loc[("GPU:0", "SM clock")].samples == int(in_any[
         (counters.counter == "sm_clock_mhz").to_numpy()].sum())
     assert "nvlink_tx_bytes_per_s" in " ".join(view.hardware_notes)  # what NVML could not

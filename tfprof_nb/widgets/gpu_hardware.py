@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.findings.hardware_steps import device_context, hardware_table, samples_in_steps
+from .._words import counted
+from ..analysis.findings.hardware_steps import (NOT_IN_TABLE, device_context, hardware_table,
+                                                samples_in_steps)
 from .hardware_tables import counters_of
 from .traits import TableData
 
@@ -26,18 +28,35 @@ def _sources(counters: pd.DataFrame) -> str:
     return ", ".join(found)
 
 
+def _series_words(inside: pd.DataFrame) -> str:
+    """", over 18 counters: the table's rows give 16 of them (...), not the device memory NVML
+    sees (memory_used_bytes, memory_total_bytes: 32 samples)": how the samples counted relate
+    to the table's rows (a counter's samples column counts its own; a share of a counter's
+    samples is a row of its own, a clock-event reason too)."""
+    if not len(inside):
+        return ""
+    keys = inside.groupby(["host", "device", "counter"], observed=True).size()
+    left = keys[keys.index.get_level_values("counter").astype(str).isin(NOT_IN_TABLE)]
+    said = f", over {counted(len(keys), 'counter')}"
+    if left.empty:
+        return said + " (the table's samples column counts each one's)"
+    names = ", ".join(sorted({str(c) for c in left.index.get_level_values("counter")}))
+    return (f"{said}: the table gives {len(keys) - len(left)} of them (its samples column "
+            f"counts each one's), not the device memory NVML sees ({names}: "
+            f"{counted(int(left.sum()), 'sample')}; the framework's pool, not what the "
+            "program uses)")
+
+
 def _notes(counters: pd.DataFrame, inside: pd.DataFrame, steps: int) -> list[str]:
     """What the table covers, the sampler's period and what it could not sample, and what
     NVML's utilisation is."""
     period = counters.attrs.get("period_ms", {})
     every = ", ".join(f"{h} every {p:g} ms" for h, p in period.items()) if period else ""
     scope = f"inside the {steps} steps" if steps else "over the whole capture (no steps)"
-    series = inside.groupby(["host", "device", "counter"], observed=True).ngroups \
-        if len(inside) else 0
-    out = [f"Hardware samples {scope}: {len(inside):,} of {len(counters):,}, over "
-           f"{series:,} counters (the table's samples column counts each one's) "
-           f"({_sources(counters)}{'; sampler ' + every if every else ''}). Mean and max of "
-           "the samples; what the trace does not record."]
+    out = [f"Hardware samples {scope}: {len(inside):,} of {len(counters):,}"
+           f"{_series_words(inside)} ({_sources(counters)}"
+           f"{'; sampler ' + every if every else ''}). Mean and max of the samples; what the "
+           "trace does not record."]
     for host, missing in counters.attrs.get("notes", {}).items():
         out += [f"{host}: {note}." for note in missing]
     if (counters["counter"].astype(str) == "gpu_util_pct").any():

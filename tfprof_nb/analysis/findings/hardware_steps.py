@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CLOCK_REASONS", "CPU_BUSY_PCT", "CPU_BUSY_WORDS", "CLOCK_LOW_WORDS",
-           "HARDWARE_COLUMNS", "NVML_UTIL_WORDS", "NORMAL_REASONS", "clock_reason_words",
+           "HARDWARE_COLUMNS", "NOT_IN_TABLE", "NVML_UTIL_WORDS", "NORMAL_REASONS",
+           "clock_reason_words",
            "device_context", "hardware_table", "samples_in_steps", "step_means"]
 
 
@@ -68,7 +69,7 @@ _KNOWN = (("sm_clock_mhz", "SM clock"), ("memory_clock_mhz", "memory clock"),
           ("memory_available_bytes", "machine memory available"))
 # counters the table leaves to the trace viewer: the device memory NVML sees is the
 # framework's pool (JAX reserves 75 % of it, TensorFlow all), not what the program uses
-_NOT_IN_TABLE = ("memory_used_bytes", "memory_total_bytes")
+NOT_IN_TABLE = ("memory_used_bytes", "memory_total_bytes")
 
 
 def clock_reason_words(mask: int) -> list[str]:
@@ -200,7 +201,7 @@ def hardware_table(inside: pd.DataFrame, clock: dict | None = None,
     words = dict(_KNOWN)
     out = []
     for (host, device), dev in inside.groupby(["host", "device"], sort=True, observed=True):
-        names = sorted(set(dev["counter"].astype(str)) - set(_NOT_IN_TABLE),
+        names = sorted(set(dev["counter"].astype(str)) - set(NOT_IN_TABLE),
                        key=lambda c: (rank.get(c, len(rank)), c))
         for counter in names:
             rows = dev[dev["counter"].astype(str) == counter]
