@@ -89,3 +89,16 @@ def test_offline_page_draws_the_graph_from_packed_state(h200, tmp_path):
         n = top + int((graph.nodes.parent == "fusion.263").sum())
         page.page.wait_for_function(f"document.querySelectorAll('.hg-node').length === {n}")
         assert page.console_errors == []
+
+
+def test_the_graphs_counts_are_said_in_words(h200):
+    """One op at 0 hops: '1 op within 0 hops of custom-call.18, 0 fused instructions inside
+    its fusion; 1 op has an HLO stats row, its self time ...' (it read '1 ops ... 1 ops
+    have HLO stats rows')."""
+    from tfprof_nb.widgets.hlo_graph_view import _statements
+
+    graph = h200.hlo_graph("custom-call.18", hops=0)
+    (said,) = _statements(graph)
+    assert said.startswith("1 op within 0 hops of custom-call.18, 0 fused instructions "
+                           "inside its fusion; 1 op has an HLO stats row, its self time ")
+    assert "<HloGraph 'custom-call.18'" in repr(graph) and "1 node within 0 hops" in repr(graph)

@@ -15,6 +15,7 @@ import math
 import pandas as pd
 import traitlets
 
+from .._words import counted
 from ..analysis.xla.hlo_graph import (HloGraphData, event_op, find_op, graph_frames,
                                       kernel_ops)
 from ..xspace.hlo_proto import programs_of_space
@@ -38,8 +39,9 @@ class HloGraph(HloGraphData):
 
     def __repr__(self) -> str:
         return (f"<HloGraph {self.center!r} of program {self.program_id} ({self.module}): "
-                f"{int((self.nodes.parent == '').sum())} nodes within {self.hops} hops, "
-                f"{int((self.nodes.parent != '').sum())} fused instructions>")
+                f"{counted(int((self.nodes.parent == '').sum()), 'node')} within "
+                f"{counted(self.hops, 'hop')}, "
+                f"{counted(int((self.nodes.parent != '').sum()), 'fused instruction')}>")
 
 
 def _programs(prof) -> dict:
@@ -100,9 +102,12 @@ def _statements(graph: HloGraphData) -> list[str]:
     nodes = graph.nodes
     top = nodes[nodes.parent == ""]
     timed = top.self_time_us.notna()
-    return [f"{len(top)} ops within {graph.hops} hops of {graph.center}, "
-            f"{len(nodes) - len(top)} fused instructions inside their fusions; "
-            f"{int(timed.sum())} ops have HLO stats rows, their self time "
+    n_timed = int(timed.sum())
+    rows = "op has an HLO stats row, its" if n_timed == 1 else \
+        "ops have HLO stats rows, their"
+    return [f"{counted(len(top), 'op')} within {counted(graph.hops, 'hop')} of "
+            f"{graph.center}, {counted(len(nodes) - len(top), 'fused instruction')} inside "
+            f"{'their fusions' if len(top) != 1 else 'its fusion'}; {n_timed} {rows} self time "
             f"{top.self_time_us.sum():,.1f} us (summed over hosts and devices as HLO stats)."]
 
 
