@@ -274,3 +274,24 @@ def test_the_roofline_hover_counts_device_events_and_says_why_an_op_reads_above_
     table = prof.roofline
     (call,) = [row for row in over if row[0] == "custom-call.18"]
     assert call[2] == int(table.loc[table.operation == "custom-call.18", "occurrences"].iloc[0])
+
+
+def test_launch_latency_names_the_copies_among_its_launches():
+    """BERT: GPU:1 ran no kernel, only copies, yet it has launches in the latency histogram
+    (its copies' launches): the chart's and the table's titles say the launches are kernels,
+    copies and memsets (the chart said 'Kernel launch latency')."""
+    from tfprof_nb.analysis.gpu.activity import is_copy
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(DATA / "gpu_bert_multiworker")
+    ll = prof.launch_latency
+    copies = ll.per_kernel[[is_copy(n) for n in ll.per_kernel.kernel_name.astype(str)]]
+    assert len(copies) and set(copies.kernel_name) >= {"MemcpyD2H", "MemcpyH2D"}
+    gpu1 = prof.duty_cycle[prof.duty_cycle.device == "/device:GPU:1"]
+    assert int(gpu1.kernels.iloc[0]) == 0 and int(gpu1.copies.iloc[0]) > 0
+    hist = ll.histogram
+    assert hist[hist.device.astype(str) == "/device:GPU:1"].launches.sum() > 0
+    assert prof.plot.launch_latency().layout.title.text == \
+        "Launch latency: kernels, copies and memsets"
+    view = GpuUtilizationView.state(prof).values
+    assert view["kernels"].title == "Launch latency per kernel, copy and memset"

@@ -131,10 +131,12 @@ class ProfilePlots:
         return overlap_figure(self._prof.gpu_overlap, theme)
 
     def launch_latency(self, theme: str = "light"):
-        """Histogram of kernel launch latency per device (``prof.launch_latency``)."""
-        from .gpu_figures import launch_latency_figure
+        """Histogram of kernel launch latency per device (``prof.launch_latency``; its
+        title names the copies and memsets where they are among the launches)."""
+        from .gpu_figures import launch_latency_figure, launched_words
 
-        return launch_latency_figure(self._prof.launch_latency.histogram, theme)
+        ll = self._prof.launch_latency
+        return launch_latency_figure(ll.histogram, theme, launched_words(ll.per_kernel))
 
     def launch_queue(self, theme: str = "light"):
         """Kernels launched and not yet started, per device over time."""

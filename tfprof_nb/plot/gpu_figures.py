@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..analysis.gpu.activity import is_copy
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW, has_steps,
                                  the_steps)
 from ._style import PALETTE, new_figure, plain
 from .step_bars import stacked_per_step
 
-__all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "queue_figure",
-           "UTILIZATION_PARTS", "HOST_BOUND_WITH_INPUT"]
+__all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "launched_words",
+           "queue_figure", "UTILIZATION_PARTS", "HOST_BOUND_WITH_INPUT"]
 
 # (column, label, colour) of the stacked busy/idle parts, busy first
 UTILIZATION_PARTS = [
@@ -94,10 +95,21 @@ def _stacked_ms(table: pd.DataFrame, parts, title: str, kind: str, theme: str):
     return fig
 
 
-def launch_latency_figure(histogram: pd.DataFrame, theme: str = "light"):
-    """Launches per latency bin (launch call start to kernel start), one series per device."""
+def launched_words(per_kernel: pd.DataFrame) -> str:
+    """What the launches are: "kernels", or "kernels, copies and memsets" where the launch
+    latency table holds copies (BERT: GPU:1 ran no kernel, only 19 copies)."""
+    names = per_kernel.kernel_name.astype(str) if len(per_kernel) else []
+    return "kernels, copies and memsets" if any(is_copy(n) for n in names) else "kernels"
+
+
+def launch_latency_figure(histogram: pd.DataFrame, theme: str = "light",
+                          launched: str = "kernels"):
+    """Launches per latency bin (launch call start to kernel start), one series per device
+    (``launched``: what they launch, in the title)."""
+    title = "Kernel launch latency" if launched == "kernels" else \
+        f"Launch latency: {launched}"
     fig = new_figure(theme=theme, barmode="group",
-                     title={"text": "Kernel launch latency"},
+                     title={"text": title},
                      xaxis={"title": {"text": "Latency (us)"}, "type": "category"},
                      yaxis={"title": {"text": "Launches"}, "rangemode": "tozero"},
                      meta={"kind": "launch_latency"})

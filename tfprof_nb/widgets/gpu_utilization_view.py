@@ -18,7 +18,7 @@ from ..analysis.findings.measure_words import (excluded_note, get, measure_text,
                                          xprof_words)
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, cut_step_windows, has_steps,
                                  step_rows, the_steps)
-from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
+from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS, launched_words
 from ..plot.op_words import on_tpu
 from ._view import View, ViewState
 from .gpu_hardware import hardware_state
@@ -230,6 +230,13 @@ def _graph_launch_statement(per_kernel: pd.DataFrame) -> list[str]:
             "graph's."]
 
 
+def _latency_table_title(ll) -> str:
+    """"Launch latency per kernel", naming copies and memsets where the table has them."""
+    launched = launched_words(ll.per_kernel)
+    return "Launch latency per kernel" if launched == "kernels" else \
+        "Launch latency per kernel, copy and memset"
+
+
 def _without_one_host(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` without its host column when every row has the same host."""
     return frame.drop(columns="host") if frame.host.nunique() <= 1 else frame
@@ -316,6 +323,6 @@ class GpuUtilizationView(View):
             "latency": _figure_or_none(ll.histogram, plot.launch_latency),
             "queue": _figure_or_none(ll.queue, plot.launch_queue),
             "notes": _notes(prof, tpu),
-            "kernels": TableData(_without_one_host(per_kernel), "Launch latency per kernel",
+            "kernels": TableData(_without_one_host(per_kernel), _latency_table_title(ll),
                                  "kernel_name"),
             **hardware_state(prof)})
