@@ -295,3 +295,19 @@ def test_launch_latency_names_the_copies_among_its_launches():
         "Launch latency: kernels, copies and memsets"
     view = GpuUtilizationView.state(prof).values
     assert view["kernels"].title == "Launch latency per kernel, copy and memset"
+
+
+def test_the_gpu_tabs_sentences_name_devices_as_its_measures_do():
+    """TPU v6e: the duty cycle's sentence names 'TPU:0' (as every measure does); the
+    sentences on the devices busy outside the steps and on the last to finish named the
+    same devices '/device:TPU:0': now each names them one way."""
+    from tfprof_nb.widgets.gpu_utilization_view import GpuUtilizationView
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    said = GpuUtilizationView.state(prof).values["statements"]
+    assert "TPU:0" in prof.measures.at["duty_cycle_pct", "scope"]
+    (outside,) = [s for s in said if s.startswith("Busy outside every step: ")]
+    (last,) = [s for s in said if "last most often: " in s]
+    assert outside.startswith("Busy outside every step: TPU:0 ")
+    assert last.split("last most often: ")[1].startswith("TPU:")
+    assert not any("/device:" in s for s in said), said

@@ -13,7 +13,7 @@ import traitlets
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.input_wait import devices_input_unknown
 from ..analysis.findings.measures import (MARK_INPUT, NO_INPUT_EVENTS, active_device_rows,
-                                          steps_words)
+                                          device_label, steps_words)
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, cut_step_windows, has_steps,
@@ -93,7 +93,8 @@ def _outside_statement(summary: pd.DataFrame, unit: str, steps_said: str) -> lis
     busy = summary[summary.outside_steps_busy_ms > 0]
     if busy.empty:
         return []
-    each = [f"{r.device} {r.outside_steps_busy_ms:,.1f} ms "
+    hosts = summary.host.nunique() if "host" in summary else 1
+    each = [f"{device_label(r.host, r.device, hosts)} {r.outside_steps_busy_ms:,.1f} ms "
             f"({_count(int(r.outside_steps_kernels), unit)})" for r in busy.itertuples()]
     shares = "the step's shares" if steps_said == "the step" else "the steps' shares"
     return ["Busy outside every step: " + ", ".join(each) + ". That time is in the "
@@ -130,8 +131,9 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
     ends = prof.stragglers
     apart = ends[ends.spread_us > 0] if len(ends) else ends
     if len(apart):
-        last = (apart.last_host.astype(str) + " " + apart.last_device.astype(str)
-                if apart.hosts.max() > 1 else apart.last_device.astype(str)).value_counts()
+        hosts = int(apart.hosts.max())  # (the devices named as the measures name them)
+        last = pd.Series([device_label(h, d, hosts) for h, d in
+                          zip(apart.last_host, apart.last_device)]).value_counts()
         out.append(f"Devices finish {len(apart)} of {len(ends)} steps at different times; "
                    f"last most often: {last.index[0]} ({_count(int(last.iloc[0]), 'step')}); "
                    "mean lag "
