@@ -302,3 +302,31 @@ def test_without_steps_the_words_speak_of_the_profile_and_of_one_device_as_one()
     assert left_out_words(idle) == " (GPU:0 left out: no kernel in the profile)"
     statement = prof.overview().verdict["statement"]
     assert statement.endswith("the device figures are over its active span.")
+
+
+def test_the_headers_duration_says_where_the_events_run_outside_it():
+    """BERT: the capture ran 2,646.6 ms (start to stop) but its events run from 128.7 to
+    2,775.3 ms on the profile's time axis, where the memory tab puts GPU_1_bfc's peak at
+    2,775.2 ms: the header says both; an H200 capture's events lie inside its duration and
+    the header gives the duration alone."""
+    from tfprof_nb.widgets.memory_timeline_view import peak_words
+    from tfprof_nb.widgets.overview_view import profile_header
+
+    from ..conftest import DATA
+
+    prof = tp.load(DATA / "gpu_bert_multiworker")
+    events = prof.events
+    first, last = events.start_us.min(), (events.start_us + events.duration_us).max()
+    assert last > prof.duration_us
+    said = dict(map(tuple, profile_header(prof)))["Duration"]
+    assert said == (f"{prof.duration_us / 1e3:,.1f} ms (the capture's start to stop; its "
+                    f"events run from {first / 1e3:,.1f} to {last / 1e3:,.1f} ms on the time "
+                    "axis the pages use)")
+    peaks = prof.memory_summary
+    late = peaks[peaks.peak_time_us > prof.duration_us]
+    assert len(late) and all(first <= t <= last for t in late.peak_time_us)
+    assert any(f"at {late.peak_time_us.iloc[0] / 1e3:,.1f} ms" in s
+               for s in peak_words(peaks, prof.memory_breakdown).values())
+    h200 = tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb")
+    assert dict(map(tuple, profile_header(h200)))["Duration"] == \
+        f"{h200.duration_us / 1e3:,.1f} ms"
