@@ -108,7 +108,7 @@ def test_jax_fragmentation_gets_jax_advice_once(tmp_path):
     # lists the allocators once (the evidence's words do not repeat them)
     assert frag.evidence["highest_fragmentation_pct"] == pytest.approx(45.0)
     assert frag.what.startswith("8 allocators are fragmented at their peak: GPU_0_bfc")
-    assert str(frag).count("GPU_0_bfc") == 1 and "(highest fragmentation 45.0 %)" in str(frag)
+    assert str(frag).count("GPU_0_bfc") == 1 and "(highest fragmentation 45.0%)" in str(frag)
     assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in frag.fix
     assert "XLA_PYTHON_CLIENT_ALLOCATOR=platform" in frag.fix
     assert "TF_GPU_ALLOCATOR" not in _all_text(prof)
@@ -164,7 +164,7 @@ def test_capacity_finding_lists_allocators_with_framework_advice(tmp_path):
     assert cap.evidence["peak_pct"] == pytest.approx(97.0, abs=0.01)
     # two allocators: the figures are the fullest one's, named in the words
     assert cap.evidence["fullest_allocator"] == "GPU_0_bfc"
-    assert "(fullest GPU_0_bfc, peak of capacity 97.0 %" in str(cap)
+    assert "(fullest GPU_0_bfc, peak of capacity 97.0%" in str(cap)
     assert cap.severity == "high" and "XLA_PYTHON_CLIENT_MEM_FRACTION" in cap.fix
     tf = tp.load(write_profile(tmp_path / "tf_cap.xplane.pb", "tensorflow", allocators))
     (cap,) = _findings(tf, "memory_capacity")
@@ -291,7 +291,7 @@ def test_a_findings_text_gives_its_evidence_in_words_with_units(gpu_fixture_file
                 assert f"{value:.1f}%" in f.what and LABELS.get(key, "@") not in said
                 continue
             if key.endswith("_pct"):
-                assert f"{value:.1f} %" in said
+                assert f"{value:.1f}%" in said
             if key in LABELS and key != "top_cause":
                 assert LABELS[key] in said
 

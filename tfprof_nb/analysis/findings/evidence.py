@@ -67,9 +67,9 @@ def _value(key: str, value) -> str:
         return CAUSE_WORDS.get(str(value), str(value).replace("_", " "))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if key.endswith("_pct"):
-            return f"{value:.1f} %"
+            return f"{value:.1f}%"
         if key.endswith("_share"):
-            return f"{100 * value:.1f} %"
+            return f"{100 * value:.1f}%"
         if key.endswith("_us"):
             return f"{value:,.1f} us"
         if key.endswith("_bytes"):
