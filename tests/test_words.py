@@ -24,3 +24,15 @@ def test_no_message_in_the_package_says_a_plural_in_brackets():
             for i, line in enumerate(p.read_text().splitlines(), 1)
             if re.search(r"""f["'].*[a-z]\(s\)[ "']""", line)]
     assert said == ["analysis/xla/op_profile.py:161"], said
+
+
+def test_the_monitors_schedule_is_said_in_words():
+    """A schedule of one step every step after one warm-up step, at most one window: no
+    '1 steps' (the monitor's status said '1 steps profiled every 1 steps after 1 warm-up
+    steps')."""
+    from tfprof_nb.capturing.monitor_schedule import Schedule
+
+    one = Schedule(steps=1, warmup=1, every_steps=1, max_windows=1).describe()
+    assert one == "1 step profiled every 1 step after 1 warm-up step, at most 1 window"
+    many = Schedule(steps=5, warmup=0, every_steps=50, max_windows=3).describe()
+    assert many == "5 steps profiled every 50 steps after 0 warm-up steps, at most 3 windows"

@@ -63,7 +63,7 @@ class Display:
         said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         windows = f"{counted(total, 'window')} ({said})" if total else "no window yet"
         spikes = f"; {period.describe()}" if period is not None else ""
-        return (f"{windows} after {self._driver.step} steps{spikes}; "
+        return (f"{windows} after {counted(self._driver.step, 'step')}{spikes}; "
                 f"{self._schedule.describe()}; files under {self.logdir}")
 
     def _view_state(self) -> dict:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, field
 
+from .._words import counted
 from .options import check_steps
 
 __all__ = ["DEFAULT_EVERY_STEPS", "DEFAULT_MAX_PENDING", "DEFAULT_STEPS", "DEFAULT_WARMUP",
@@ -130,11 +131,12 @@ class Schedule:
 
     def describe(self) -> str:
         """The schedule in words."""
-        every = (f"every {self.every_steps} steps" if self.every_seconds is None
+        every = (f"every {counted(self.every_steps, 'step')}" if self.every_seconds is None
                  else f"every {self.every_seconds:g} s")
         if self.overhead_pct is not None:
             every += (f" (further apart where windows would cost training more than "
                       f"{self.overhead_pct:g}% of its time)")
-        limit = f", at most {self.max_windows} windows" if self.max_windows else ""
-        said = f"{self.steps} steps profiled {every} after {self.warmup} warm-up steps{limit}"
+        limit = f", at most {counted(self.max_windows, 'window')}" if self.max_windows else ""
+        said = (f"{counted(self.steps, 'step')} profiled {every} after "
+                f"{counted(self.warmup, 'warm-up step')}{limit}")
         return f"{said}; stopped: {self.reason}" if self.reason else said
