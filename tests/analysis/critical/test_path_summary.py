@@ -222,3 +222,14 @@ def test_a_pods_sentence_says_its_steps_and_hosts():
     assert said.startswith(f"On their critical paths, the {len(steps)} steps of the 2 hosts "
                            "are bound by "), said
     assert " on each host's /host:CPU" in said and " on /host:CPU" not in said
+
+
+def test_gaps_with_a_device_running_a_little_say_so():
+    """H200 (no command buffers): a device ran during 0.15% of the path's gaps: the sentence
+    says 'under 1%', never 'no device was running then' (it did, by its own figure)."""
+    prof = tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb")
+    summary = prof.critical_path_summary
+    share = summary.attrs["gap_devices_busy_share"]
+    assert 0 < share < 0.005
+    assert ("gaps with no traced event (during under 1% of them a device was running, with "
+            "no traced event tying it to the path)") in summary.attrs["sentence"]

@@ -235,9 +235,9 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
         if share is not None and share >= 0.01:  # (host work while the devices ran)
             where += f" (a device running during {share * 100:.0f}% of it)"
         if row.category == "idle" and not np.isnan(busy):
-            where = (f" (during {busy * 100:.0f}% of them a device was running, with no "
-                     "traced event tying it to the path)" if busy >= 0.005 else
-                     " (no device was running then)")
+            share = f"{busy * 100:.0f}%" if busy >= 0.005 else "under 1%"
+            where = (f" (during {share} of them a device was running, with no traced event "
+                     "tying it to the path)" if busy > 0 else " (no device was running then)")
         parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{where}")
     n = summary.attrs.get("steps")
     head = "On its critical path, the step is bound by " if n == 1 and hosts == 1 \
