@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tfprof_nb as tp
@@ -37,6 +38,23 @@ def test_the_answer_is_the_steps_path_as_timeline_rows():
     assert answer["sentence"].startswith(f"On its critical path, step {step} is bound by ")
     widget.critical_step = -1
     assert widget.critical["nodes"] == []
+
+
+def test_a_pods_step_is_named_with_its_host():
+    """Two TF workers, each with a step 1498: the sentence names the host as the step menu
+    does ('127.0.0.1_24214 step 1498'); online and offline answers alike."""
+    prof = tp.load(GPU.parent / "tf_two_workers_loaded")
+    widget = TraceTimeline(prof)
+    steps = prof.steps
+    both = steps.index[steps.index.duplicated()]  # (step numbers both hosts have)
+    i = int(np.flatnonzero(steps.index == both[0])[0])
+    host, step = steps.host.iloc[i], steps.index[i]
+    assert ((steps.index == step) & (steps.host != host)).any()  # (the other host's too)
+    widget.critical_step = i
+    said = f"On its critical path, {host} step {step} is bound by "
+    assert widget.critical["sentence"].startswith(said)
+    offline = widget._timeline_source()._offline_paths()["paths"]
+    assert offline[str(i)]["sentence"].startswith(said)
 
 
 def test_the_toggle_draws_the_path_of_the_chosen_step(tmp_path):

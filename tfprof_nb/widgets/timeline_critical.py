@@ -38,9 +38,11 @@ def _merged(seg: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
                                 category=("category", "first"))
 
 
-def _answer(seg: pd.DataFrame, step, row_of_event: np.ndarray, step_index: int,
+def _answer(seg: pd.DataFrame, step: str, row_of_event: np.ndarray, step_index: int,
             max_nodes: int) -> dict:
-    """The answer for one step's segments (in order): its nodes, how many more, its sentence."""
+    """The answer for one step's segments (in order): its nodes, how many more, its sentence
+    (``step``: the step as the menu names it, "step 1498" or on a pod
+    "127.0.0.1_24214 step 1498")."""
     ids = seg.event_id.to_numpy(np.int64)
     rows = np.where(ids >= 0, row_of_event[np.maximum(ids, 0)], -1) if len(ids) else ids
     nodes = _merged(seg, rows)
@@ -51,7 +53,7 @@ def _answer(seg: pd.DataFrame, step, row_of_event: np.ndarray, step_index: int,
                       for r in nodes.head(max_nodes).itertuples()],
             "more": max(len(nodes) - max_nodes, 0),
             "sentence": sentence.replace("On its critical path, the step is bound by",
-                                         f"On its critical path, step {step} is bound by")}
+                                         f"On its critical path, {step} is bound by")}
 
 
 def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,
@@ -62,7 +64,13 @@ def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,
     host, step = steps["host"].iloc[step_index], steps.index[step_index]
     cp = prof.critical_path
     seg = cp[(cp.host == host) & (cp.step == step)].sort_values("order")
-    return _answer(seg, step, row_of_event, step_index, MAX_NODES)
+    return _answer(seg, _step_words(steps, host, step), row_of_event, step_index, MAX_NODES)
+
+
+def _step_words(steps: pd.DataFrame, host, step) -> str:
+    """"step 1498", or where the steps are of several hosts "127.0.0.1_24214 step 1498" (each
+    host has a step 1498): the step as the step menu names it."""
+    return f"{host} step {step}" if steps["host"].nunique() > 1 else f"step {step}"
 
 
 def offline_paths(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray) -> dict:
@@ -85,6 +93,7 @@ def offline_paths(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray) ->
         if left <= 0:
             break
         seg = groups.get((host, step), cp.iloc[:0])
-        paths[str(i)] = _answer(seg, step, row_of_event, i, min(MAX_NODES, left))
+        paths[str(i)] = _answer(seg, _step_words(steps, host, step), row_of_event, i,
+                                min(MAX_NODES, left))
         left -= len(paths[str(i)]["nodes"])
     return {"paths": paths, "steps": len(steps)}
