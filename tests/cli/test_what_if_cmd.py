@@ -75,3 +75,26 @@ def test_the_median_says_its_steps_and_on_a_pod_whose_time():
 def test_a_malformed_scale_is_one_line_exit_2(scale, words):
     run = tfprof("what-if", INPUT_BOUND, "--scale", scale, code=2)
     assert words in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_the_matched_time_is_what_the_factor_scales():
+    """Two TF workers: host_compute's events nest (train_step inside train), so the sum of
+    their durations (about 6.4 s on hosts of 1.5 s each) is not what x0.5 halves: the
+    matched time is their own time, each event less its children (the replay's rule, the
+    same as node_self_ms for one name); 'idle' counts the gaps between a thread's events it
+    scales (it said '0 events, 0.000 ms')."""
+    from tfprof_nb.analysis.critical.what_if import node_self_ms
+
+    pod = tp.load(DATA / "tf_two_workers_loaded")
+    doc = tfprof_json("what-if", DATA / "tf_two_workers_loaded", "--scale", "train_step=0.5",
+                      "--scale", "idle=0")
+    step = doc["matched"]["train_step"]
+    assert step["of"] == "events"
+    assert step["measured_ms"] == pytest.approx(float(node_self_ms(pod, "train_step").sum()))
+    events = pod.events
+    whole = events[events.name.astype(str) == "train_step"].duration_us.sum() / 1e3
+    assert step["measured_ms"] < 0.9 * whole  # (its children's time is not its own)
+    idle = doc["matched"]["idle"]
+    assert idle["of"] == "gaps" and idle["events"] > 0 and idle["measured_ms"] > 0
+    text = tfprof("what-if", DATA / "tf_two_workers_loaded", "--scale", "idle=0").stdout
+    assert f"idle: {idle['events']:,} gaps between the events of a thread or stream" in text

@@ -63,7 +63,7 @@ def what_if_document(prof, scale: dict, path_rows: int = 20) -> dict:
                        "change": predicted / measured - 1 if measured > 0 else None,
                        "scope": _median_scope(w)},
             "steps": records(w),
-            "matched": {k: {"events": m["nodes"], "measured_ms": m["ms"],
+            "matched": {k: {"events": m["nodes"], "of": m["of"], "measured_ms": m["ms"],
                             "top_names_ms": m["names"]}
                         for k, m in w.attrs["matched"].items()},
             "sentence": w.attrs["sentence"],
@@ -97,7 +97,9 @@ def _text(doc: dict) -> str:
     lines.append("")
     for key, m in doc["matched"].items():
         top = ", ".join(list(m["top_names_ms"])[:3])
-        lines.append(f"  {key}: {m['events']:,} events, {m['measured_ms']:.3f} ms measured"
+        what = "gaps between the events of a thread or stream, summed over all of them" \
+            if m["of"] == "gaps" else "events, their own time (less their children's)"
+        lines.append(f"  {key}: {m['events']:,} {what}: {m['measured_ms']:,.3f} ms measured"
                      + (f" ({top})" if top else ""))
     if doc["sentence"]:
         lines += ["", "  After the change: " + doc["sentence"]]

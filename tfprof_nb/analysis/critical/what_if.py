@@ -59,30 +59,57 @@ RANGE_NOTE = ("Range: the prediction +/- half the measured steps' interquartile 
 
 def _factors(rg: ReplayGraph, scale: dict, matched: dict) -> tuple[np.ndarray, float]:
     """(factor per node, factor of idle gaps); ``matched`` gets, per key, the nodes' count,
-    their measured time (ms) and their most expensive names."""
+    their measured own time (ms: what the factor scales, a node's duration less its
+    children's) and their most expensive names; for ``idle`` the gaps' count and time."""
     g = rg.graph
     factor, idle = np.ones(len(g)), 1.0
     # each node's name as its place among the distinct name strings, in their sorted order
     names, of_code = np.unique(np.asarray(rg.name_table).astype(str), return_inverse=True)
     inverse = of_code.reshape(-1)[rg.name_codes] if len(g) else np.zeros(0, np.int64)
-    dur = (g.end - g.begin).astype(float)
+    dur = _own_ps(g)
     for key, f in scale.items():
         if key == "idle":
             idle *= f
-            mask = np.zeros(len(g), bool)
+            m = matched.setdefault(key, {"nodes": 0, "ms": 0.0, "names": {}, "of": "gaps"})
+            gaps = _idle_gaps_ps(g)
+            m["nodes"] += len(gaps)
+            m["ms"] += float(gaps.sum()) / 1e9
+            continue
         elif key in CATEGORIES:
             mask = g.category == CATEGORIES.index(key)
         else:
             hit = np.array([fnmatchcase(str(c), key) for c in names], bool)
             mask = hit[inverse] if len(names) else np.zeros(len(g), bool)
         factor[mask] *= f
-        m = matched.setdefault(key, {"nodes": 0, "ms": 0.0, "names": {}})
+        m = matched.setdefault(key, {"nodes": 0, "ms": 0.0, "names": {}, "of": "events"})
         m["nodes"] += int(mask.sum())
         m["ms"] += float(dur[mask].sum()) / 1e9
         for code, ps in pd.Series(dur[mask]).groupby(inverse[mask]).sum().items():
             name = str(names[code])
             m["names"][name] = m["names"].get(name, 0.0) + ps / 1e9
     return factor, idle
+
+
+def _own_ps(g) -> np.ndarray:
+    """float ps: each node's own time, its duration less its children's (what a factor
+    scales: the replay keeps a child's time its own)."""
+    dur = (g.end - g.begin).astype(float)
+    nested = g.parent >= 0
+    inner = np.zeros(len(g))
+    np.add.at(inner, g.parent[nested], dur[nested])
+    return dur - inner
+
+
+def _idle_gaps_ps(g) -> np.ndarray:
+    """int64 ps: the gaps between consecutive top-level events of each resource (what the
+    ``idle`` key scales), those longer than 0."""
+    top = np.flatnonzero(g.parent < 0)
+    if len(top) < 2:
+        return np.zeros(0, np.int64)
+    top = top[np.lexsort((g.begin[top], g.resource[top]))]
+    same = g.resource[top[1:]] == g.resource[top[:-1]]
+    gaps = g.begin[top[1:]] - g.end[top[:-1]]
+    return gaps[same & (gaps > 0)]
 
 
 def _anchor(w: Walker, t: int) -> int:
@@ -235,9 +262,5 @@ def node_self_ms(prof, name: str) -> np.ndarray:
     for rg in prof.result("replay_graph").values():
         if rg is None:
             continue
-        g, nested = rg.graph, rg.graph.parent >= 0
-        inner = np.zeros(len(g))
-        np.add.at(inner, g.parent[nested], (g.end - g.begin)[nested])
-        idx = rg.nodes_named(name)
-        out.append(((g.end - g.begin)[idx] - inner[idx]) / 1e9)
+        out.append(_own_ps(rg.graph)[rg.nodes_named(name)] / 1e9)
     return np.concatenate(out) if out else np.zeros(0)
