@@ -151,7 +151,8 @@ def _source(steps=True):
                            hlo_stats=pd.DataFrame({"hlo_op_name": ["fusion.2", "fusion.3"],
                                                    "category": ["convolution", "loop fusion"]}))
     table = pd.DataFrame({"host": ["b", "a", "a"], "step_name": ["9", "7", "8"],
-                          "start_us": [0.0, 0.0, 0.0], "duration_ms": [0.004, 0.004, 0.01]})
+                          "start_us": [0.0, 0.0, 0.0], "duration_ms": [0.004, 0.004, 0.01]},
+                         index=pd.Index([9, 7, 8], name="step"))
     return SimpleNamespace(prof=prof, event_ids=np.array([1, 2, 0]),
                            steps=table if steps else None)
 
@@ -269,6 +270,21 @@ def test_live_answers_are_the_embedded_rows():
     assert sum(dict(r).get("step") is not None for r in rows) > len(rows) // 2
     assert sum(dict(r).get("category") is not None for r in rows) > 0
     assert source.describe(-1) == {} and source.describe(len(rows)) == {}
+
+
+
+def test_the_step_field_is_the_steps_number_as_the_menu_says_it():
+    """Two TF workers: a step's name is 'train 1503' where the step menu and the critical
+    path say 'step 1503': the field gives the number, the name beside it where it says
+    something else ('1503 (train 1503)')."""
+    prof = tp.load(DATA / "tf_two_workers_loaded")
+    source = TimelineSource(prof)
+    steps = prof.steps
+    assert (steps.step_name.astype(str) != steps.index.astype(str)).all()
+    said = {source.describe(i).get("step") for i in range(0, len(source.event_ids), 97)}
+    said.discard(None)
+    want = {f"{n} ({s})" for n, s in zip(steps.index, steps.step_name.astype(str))}
+    assert said and said <= want, sorted(said - want)[:3]
 
 
 if __name__ == "__main__":

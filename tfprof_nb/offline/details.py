@@ -123,15 +123,17 @@ def _column(col: pd.Series, ids: np.ndarray, texts: TextTable) -> np.ndarray:
 
 def _steps(steps: pd.DataFrame | None, hosts: list[str], host_codes: np.ndarray,
            start: np.ndarray, texts: TextTable) -> np.ndarray:
-    """uint32 text code of the name of the step of each event's host running when it starts
-    (the first such step in the table), :data:`NO_ROW` where none."""
+    """uint32 text code of the step of each event's host running when it starts (the first
+    such step in the table), :data:`NO_ROW` where none: its number, as the step menu names
+    it, with its name where that says something else ("1503 (train 1503)", "3 (jit_f)")."""
     out = np.full(len(start), NO_ROW, np.uint32)
     if steps is None or not len(steps) or not len(start):
         return out
     a_all = steps["start_us"].to_numpy(np.float64)
     b_all = a_all + steps["duration_ms"].to_numpy(np.float64) * 1e3
     step_host = steps["host"].astype(str).to_numpy()
-    names = steps["step_name"].astype(str).to_numpy()
+    names = np.array([str(n) if str(s) == str(n) else f"{n} ({s})"
+                      for n, s in zip(steps.index, steps["step_name"].astype(str))], object)
     for h in np.unique(host_codes).tolist():
         if h < 0:
             continue
