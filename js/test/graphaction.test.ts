@@ -35,7 +35,7 @@ describe("the critical paths an offline page carries", () => {
   it("say which steps they hold for another", () => {
     const answer = shippedCritical(shipped, 4);
     expect([answer.step, answer.nodes]).toEqual([4, []]);
-    expect(answer.sentence).toBe("This page holds the critical paths of the first 1 of 5 steps (a running kernel finds any step's).");
+    expect(answer.sentence).toBe("This page holds the critical paths of the first 1 of the step menu's 5 steps (a running kernel finds any step's).");
   });
 
   it("give the reason a large profile's page carries none", () => {

@@ -28,7 +28,7 @@ export function shippedCritical(shipped: ShippedPaths, step: number): CriticalAn
   const n = Object.keys(shipped.paths).length;
   if (!n && shipped.reason) return { step, nodes: [], more: 0, sentence: shipped.reason };
   return { step, nodes: [], more: 0, sentence: `This page holds the critical paths of the first ${n} of ` +
-    `${shipped.steps} steps (a running kernel finds any step's).` };
+    `the step menu's ${shipped.steps} steps (a running kernel finds any step's).` };
 }
 
 /** The critical path's toggle and sentence (text only: names are user data). */
@@ -37,7 +37,7 @@ export function showCritical(panel: Panel, state: TimelineState): void {
   panel.critical.setAttribute("aria-pressed", String(on));
   panel.critical.style.fontWeight = on ? "bold" : "";
   const c = state.critical;
-  const more = c.more > 0 ? ` (the first ${c.nodes.length} of its events drawn, ${c.more} more)` : "";
+  const more = c.more > 0 ? ` (the first ${c.nodes.length} of its path's segments drawn, ${c.more} more)` : "";
   panel.criticalNote.textContent = on && c.step === state.criticalStep ? c.sentence + more : on ? "finding the critical path…" : "";
 }
 
