@@ -114,11 +114,12 @@ def test_gaps_say_whether_devices_ran_during_them():
     assert len(host) and (host.devices_busy_us <= host.duration_us + 1e-6).all()
     busy = host.devices_busy_us.sum() / host.duration_us.sum()  # (the host's work on the
     assert busy > 0.99 and "on /host:CPU (a device running during 100% of it)" in \
-        tpu.critical_path_summary.attrs["sentence"]  # path while the TPUs ran: said)
+        critical_path_summary(cp).attrs["sentence"]  # path while the TPUs ran: said)
     assert (gaps.devices_busy_us <= gaps.duration_us + 1e-6).all()
     share = gaps.devices_busy_us.sum() / gaps.duration_us.sum()
     assert share > 0.99  # (the module spans of the four TPUs cover the host's waits)
-    sentence = tpu.critical_path_summary.attrs["sentence"]
+    sentence = critical_path_summary(cp).attrs["sentence"]  # (the walk's own words: the
+    # product says none on TPUs, see test_tpu_paths_are_not_told)
     assert (f"gaps with no traced event (during {share * 100:.0f}% of them a device was "
             "running, with no traced event tying it to the path)") in sentence
     bert = tp.load(DATA / "gpu_bert_multiworker")
@@ -202,7 +203,8 @@ def test_the_sentence_says_a_category_spread_over_devices_and_one_step_as_one():
     """TPU v6e: the path's device compute lies on all four TPUs, 29% of it on TPU:2 (the
     sentence said "on /device:TPU:2", as if all of it were); BERT has one step: "On its
     critical path, the step is bound by" (it said "the steps ... their paths")."""
-    summary = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb").critical_path_summary
+    summary = critical_path_summary(
+        tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb").critical_path)
     cp_planes, top = summary.attrs["planes"]["device_compute"]
     assert cp_planes == 4 and top < 0.95
     assert f"device compute on 4 devices ({top * 100:.0f}% of it on /device:TPU:2)" in \
@@ -233,3 +235,25 @@ def test_gaps_with_a_device_running_a_little_say_so():
     assert 0 < share < 0.005
     assert ("gaps with no traced event (during under 1% of them a device was running, with "
             "no traced event tying it to the path)") in summary.attrs["sentence"]
+
+
+
+def test_tpu_paths_are_not_told():
+    """TPU v6e: the walk from a step's end lands on a host thread or a device by chance (no
+    edge ties the host's calls to the TPU programs, and the inferred steps overlap): alike
+    steps read 100% host compute, 100% gaps or 100% device compute. The overview's sentence
+    and the trace viewer's say that the path is not told on TPUs, and why."""
+    from tfprof_nb.analysis.critical.path_summary import TPU_PATH_NOTE
+    from tfprof_nb.widgets.overview_view import overview_statements
+    from tfprof_nb.widgets.timeline_critical import critical_answer, offline_paths
+
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    cp = prof.critical_path
+    top = cp.groupby("step").apply(
+        lambda s: s.groupby("category").duration_us.sum().idxmax(), include_groups=False)
+    assert top.nunique() >= 2  # (alike steps, unlike paths: why none is told)
+    assert prof.critical_path_summary.attrs["sentence"] == TPU_PATH_NOTE + "."
+    assert TPU_PATH_NOTE + "." in overview_statements(prof.overview())
+    rows = np.arange(prof.n_events)
+    assert critical_answer(prof, prof.steps, rows, 1)["sentence"] == TPU_PATH_NOTE + "."
+    assert offline_paths(prof, prof.steps, rows)["reason"] == TPU_PATH_NOTE + "."

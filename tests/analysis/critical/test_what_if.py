@@ -11,6 +11,7 @@ import pytest
 
 import tfprof_nb as tp
 from tests.analysis.critical.test_path import REAL, _kernel, _launch, _space
+from tests.test_cli import tfprof
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HOST, GPU0 = "/host:CPU", "/device:GPU:0"
@@ -104,11 +105,29 @@ def test_notes_and_unmatched_keys(tmp_path):
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
 def test_no_scaling_predicts_every_step_as_measured(path):
+    """The replay itself, on every real capture (TPU's too, which prof.what_if refuses:
+    see test_tpu_steps_are_not_predicted)."""
+    from tfprof_nb.analysis.critical.what_if import what_if
+
     prof = tp.load(path)
-    w = prof.what_if({})
+    w = what_if(prof.result("replay_graph"), prof.event_offsets, {})
     assert len(w) == len(prof.steps)
     assert np.allclose(w.predicted_ms, w.measured_ms, rtol=1e-3, atol=0)
     assert (w.low_ms <= w.predicted_ms).all() and (w.predicted_ms <= w.high_ms).all()
+
+
+def test_tpu_steps_are_not_predicted():
+    """TPU v6e: with no edge between the host's calls and the TPU programs, the replay moved
+    nothing with the devices ('device_compute x0.5: -0.0%'); what_if refuses and says why,
+    and the CLI answers with that error."""
+    from tfprof_nb.analysis.critical.path_summary import TPU_PATH_WHY
+
+    path = DATA / "tpu_v6e_jax_inference.xplane.pb"
+    with pytest.raises(ValueError, match="what_if does not predict TPU steps: ") as err:
+        tp.load(path).what_if({"device_compute": 0.5})
+    assert TPU_PATH_WHY in str(err.value)
+    run = tfprof("what-if", path, "--scale", "device_compute=0.5", code=2)
+    assert "what_if does not predict TPU steps" in run.stderr
 
 
 def test_no_scaling_on_a_tf_cpu_capture(cpu_file):
