@@ -40,6 +40,7 @@ def test_json_is_what_if_predictions(prof):
     assert doc["matched"]["fusion*"]["events"] > 0
     assert re.match(r"On their critical paths, the \d+ steps are bound by ", doc["sentence"])
     assert 0 < len(doc["critical_path"]) <= 20 <= doc["critical_path_rows"]
+    assert doc["critical_path_times"].startswith("replayed: ")  # (not prof.critical_path's)
     assert any("Durations only" in n for n in doc["notes"])
 
 

@@ -68,6 +68,9 @@ def what_if_document(prof, scale: dict, path_rows: int = 20) -> dict:
                         for k, m in w.attrs["matched"].items()},
             "sentence": w.attrs["sentence"],
             "critical_path": records(path.head(path_rows)) if len(path) else [],
+            "critical_path_times": "replayed: start_us is on the profile's time axis as the "
+                                   "replay (durations scaled) places the segment, not as "
+                                   "measured (prof.critical_path)",
             "critical_path_rows": len(path), "notes": list(w.attrs["notes"])}
 
 
