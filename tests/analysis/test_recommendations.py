@@ -244,6 +244,13 @@ def test_mixed_precision_reads_the_matmuls_operand_types(gpu_fixture_file):
     assert share["source"] == "hlo" and share["pct16"] == pytest.approx(100 * half / matmul)
     assert bf16.overview().precision == share and "statement" not in share
     assert not _findings(bf16, "mixed_precision")
+    # XProf's overview says its own 0.0% ("Only 0.0% of device computation is 16 bit"): the
+    # measure carries it as XProf's, beside the HLO's share
+    from tfprof_nb.analysis.findings.measure_words import xprof_words
+
+    row = bf16.measures.loc["matmul_16bit_pct"]
+    assert share["xprof_pct16"] == 0.0 and row["xprof_value"] == 0.0 and row["rule"] == "tfprof"
+    assert xprof_words(row).startswith("XProf's rule gives 0.0% (its overview's 16-bit share")
     # the same profile's matrix multiplications in f32: the finding, with the HLO's evidence
     f32 = bf16.hlo_stats.assign(hlo_op_expression=bf16.hlo_stats.hlo_op_expression
                                 .str.replace("bf16[", "f32[", regex=False))

@@ -433,8 +433,13 @@ def _precision_row(precision: dict, steps: pd.DataFrame) -> list[dict]:
              "operand types in the HLO)") if precision["source"] == "hlo" else \
         (f"the share of the device compute time in {xprof_steps_words(steps)} that is 16 bit "
          "(XProf's step-time breakdown)")
+    xprof = precision.get("xprof_pct16")
+    differs = xprof is not None and f"{xprof:.1f}" != f"{precision['pct16']:.1f}"
+    note = (f"its overview's 16-bit share of the device compute in {xprof_steps_words(steps)}, "
+            "from kernel names, which it reads as 16 bit only for fp16 or half, never bf16") \
+        if differs else ""
     return [_row(precision["evidence_key"], precision["pct16"], "steps", scope=scope,
-                 label=precision["label"],
+                 label=precision["label"], xprof=xprof if differs else None, note=note,
                  rule="tfprof" if precision["source"] == "hlo" else "xprof")]
 
 
