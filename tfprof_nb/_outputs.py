@@ -50,10 +50,10 @@ class ProfileOutputs:
         categories (``"input"``, ``"device_compute"``, ...) or glob patterns of event names to
         factors; one row per step (measured, predicted, range); ``attrs``: matched events,
         notes, the new ``critical_path`` (see ``analysis.critical.what_if``)."""
-        from .analysis.critical.path_summary import TPU_PATH_WHY
+        from .analysis.critical.path_summary import TPU_PATH_WHY, untold_on
         from .analysis.critical.what_if import what_if
 
-        if self.result("environment").get("device_type") == "TPU":
+        if untold_on(self.result("environment")):
             raise ValueError(f"what_if does not predict TPU steps: {TPU_PATH_WHY}, and a replay "
                              "could not move the host's calls with the programs they run.")
         return what_if(self.result("replay_graph"), self.event_offsets, scale)

@@ -61,7 +61,8 @@ def load(path, *, parallel: bool = True, on_error: str = "skip", client=None,
     partial results come back; ``timeout`` (s) bounds each wait for workers.  A profile
     too large for this machine's free memory fails before decoding, suggesting ``client=``.
     ``path`` may be a URL (``s3://``, ``gs://``, ``https://``, any fsspec URL;
-    ``storage_options`` go to its file system): hosts are read through a local cache, on the workers themselves with ``client``.
+    ``storage_options`` go to its file system): hosts are read through a local cache, on the
+    workers themselves with ``client``.
 
     Loading (and later analysing) a big profile shows its progress in a notebook once it
     takes more than a second (``progress=False``: never; True: also outside notebooks, as a

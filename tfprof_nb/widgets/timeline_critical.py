@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.critical.path_summary import TPU_PATH_NOTE, critical_path_summary
+from ..analysis.critical.path_summary import critical_path_summary, untold_on
 from ..analysis.findings.overview import OVERVIEW_PATH_MAX_EVENTS
 
 __all__ = ["MAX_NODES", "OFFLINE_NODES", "critical_answer", "offline_paths"]
@@ -61,8 +61,9 @@ def critical_answer(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray,
     """The path of the step at ``step_index`` (a row of ``steps``) as timeline nodes."""
     if steps is None or not 0 <= step_index < len(steps):
         return {"step": int(step_index), "nodes": [], "more": 0, "sentence": ""}
-    if prof.result("environment").get("device_type") == "TPU":
-        return {"step": int(step_index), "nodes": [], "more": 0, "sentence": TPU_PATH_NOTE + "."}
+    untold = untold_on(prof.result("environment"))
+    if untold:
+        return {"step": int(step_index), "nodes": [], "more": 0, "sentence": untold}
     host, step = steps["host"].iloc[step_index], steps.index[step_index]
     cp = prof.critical_path
     seg = cp[(cp.host == host) & (cp.step == step)].sort_values("order")
@@ -81,11 +82,12 @@ def offline_paths(prof, steps: pd.DataFrame | None, row_of_event: np.ndarray) ->
     steps there are}`` (the page says which steps it holds the path of).  A profile over
     OVERVIEW_PATH_MAX_EVENTS events whose critical path is not computed yet gets none, and a
     ``reason`` the page shows instead: the view's first state does not wait for it; on TPUs
-    none either, the reason saying why (:data:`TPU_PATH_NOTE`)."""
+    none either, the reason saying why (:func:`untold_on`)."""
     if steps is None or not len(steps):
         return {"paths": {}, "steps": 0}
-    if prof.result("environment").get("device_type") == "TPU":
-        return {"paths": {}, "steps": len(steps), "reason": TPU_PATH_NOTE + "."}
+    untold = untold_on(prof.result("environment"))
+    if untold:
+        return {"paths": {}, "steps": len(steps), "reason": untold}
     if prof.n_events > OVERVIEW_PATH_MAX_EVENTS and not prof._results.ready("critical_path"):
         return {"paths": {}, "steps": len(steps), "reason": (
             f"This page holds no critical path: for {prof.n_events / 1e6:.1f} M events it was "

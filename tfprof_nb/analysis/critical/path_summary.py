@@ -26,7 +26,7 @@ from .text_columns import text_codes
 from .walk import beside
 
 __all__ = ["ANALYSES", "SUMMARY_COLUMNS", "TPU_PATH_NOTE", "TPU_PATH_WHY", "critical_path_summary",
-           "bound_sentence"]
+           "bound_sentence", "untold_on"]
 
 # On TPUs the dependency graph has no edge from a host's call to the program it starts (GPUs'
 # launches carry a correlation id, TPU programs none) nor from a program's end to the host
@@ -258,10 +258,15 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
     return head + ", ".join(parts) + "."
 
 
+def untold_on(environment: dict) -> str:
+    """Why no critical path is told for the profile of ``environment`` (``prof.result(
+    "environment")``): :data:`TPU_PATH_NOTE` as a sentence on TPUs; "" elsewhere."""
+    return TPU_PATH_NOTE + "." if environment.get("device_type") == "TPU" else ""
+
+
 def _combine(parts: dict, critical_path: pd.DataFrame, environment: dict) -> pd.DataFrame:
     out = critical_path_summary(critical_path)
-    if environment.get("device_type") == "TPU":
-        out.attrs["sentence"] = TPU_PATH_NOTE + "."
+    out.attrs["sentence"] = untold_on(environment) or out.attrs["sentence"]
     return out
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from ..._native.kernels.critical_kernel import replay_visit
 from .graph import LAUNCH, DepGraph
 
-__all__ = ["Replay", "replay"]
+__all__ = ["Replay", "replay", "siblings"]
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Replay:
     unresolved: int  # points left on a cycle (kept as measured)
 
 
-def _siblings(g: DepGraph) -> tuple[np.ndarray, np.ndarray]:
+def siblings(g: DepGraph) -> tuple[np.ndarray, np.ndarray]:
     """(previous, next) pairs of nodes with the same resource and parent, in graph order."""
     order = np.lexsort((np.arange(len(g)), g.parent, g.resource))
     same = (g.resource[order[1:]] == g.resource[order[:-1]]) & \
@@ -60,7 +60,7 @@ def _constraints(g: DepGraph, node_factor: np.ndarray, idle_factor: float):
     """(src point, dst point, gap scale, is launch) of every constraint (points: 2n, 2n+1)."""
     n = np.arange(len(g))
     child = np.flatnonzero(g.parent >= 0)
-    prev, nxt = _siblings(g)
+    prev, nxt = siblings(g)
     has_s, has_e = np.flatnonzero(g.start_src >= 0), np.flatnonzero(g.end_src >= 0)
     launch = g.start_kind[has_s] == LAUNCH
     inside = g.end[g.start_src[has_s]] > g.begin[has_s]  # (scheduled from inside its source)

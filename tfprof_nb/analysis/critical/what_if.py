@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..._system import available_memory
 from .graph import CATEGORIES
-from .replay import replay
+from .replay import replay, siblings
 from .replay_graph import ReplayGraph
 from .path_summary import critical_path_summary
 from .path import window_order
@@ -101,15 +101,12 @@ def _own_ps(g) -> np.ndarray:
 
 
 def _idle_gaps_ps(g) -> np.ndarray:
-    """int64 ps: the gaps between consecutive top-level events of each resource (what the
-    ``idle`` key scales), those longer than 0."""
-    top = np.flatnonzero(g.parent < 0)
-    if len(top) < 2:
-        return np.zeros(0, np.int64)
-    top = top[np.lexsort((g.begin[top], g.resource[top]))]
-    same = g.resource[top[1:]] == g.resource[top[:-1]]
-    gaps = g.begin[top[1:]] - g.end[top[:-1]]
-    return gaps[same & (gaps > 0)]
+    """int64 ps: the gaps between consecutive top-level events of each resource (the replay's
+    sibling pairs without a parent: what the ``idle`` key scales), those longer than 0."""
+    prev, nxt = siblings(g)
+    top = g.parent[nxt] < 0
+    gaps = g.begin[nxt[top]] - g.end[prev[top]]
+    return gaps[gaps > 0]
 
 
 def _anchor(w: Walker, t: int) -> int:
