@@ -139,7 +139,7 @@ def test_roofline_equals_xprof_where_flops_agree(full):
     agree = (a.flops.fillna(0) == (b.model_flop_rate * b.total_time * 1e3).round()) & \
         (a.memory_accessed_bytes.fillna(0) == (b.measured_memory_bw * 1.073741824
                                                * b.total_time * 1e3).round())
-    assert agree.sum() >= 230
+    assert agree.all()  # (XLA's GPU cost analysis, as XProf runs it)
     agree = agree & (a.index.get_level_values(0) > 0)  # TensorFlow kernels: no FLOPs known (NaN)
     a, b = a[agree], b[agree]
     assert np.allclose(a.flop_rate_flops_per_s / 1e9, b.measured_flop_rate, rtol=1e-9)

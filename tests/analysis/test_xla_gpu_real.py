@@ -57,10 +57,22 @@ def test_hlo_stats_rows_equal_xprof(capture):
         return
     assert len(ours) >= 4 and ours.resolved.all() and (ours.attribution == "stat").all()
     a, b = assert_hlo_rows_equal(ours, ref)
-    # where our cost model and XLA's agree on the FLOPs, the rates agree too
-    same = np.isclose(a.normalized_flop_rate_flops_per_s.fillna(0) / 1e9,
-                      b.normalized_flop_rate, rtol=1e-9)
-    assert same.sum() >= len(a) // 2
+    assert_costs_equal(a, b)
+
+
+def assert_costs_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """FLOP rates, bandwidths, intensity and bound-by of every row equal XProf's: XLA's GPU
+    cost analysis as XProf runs it (:mod:`tfprof_nb.analysis.xla.gpu_cost`)."""
+    for ours, theirs, scale in (("model_flop_rate_flops_per_s", "model_flop_rate", 1e9),
+                                ("normalized_flop_rate_flops_per_s", "normalized_flop_rate",
+                                 1e9),
+                                ("memory_bw_bytes_per_s", "measured_memory_bw", GIB),
+                                ("hbm_bw_bytes_per_s", "hbm_bw", GIB)):
+        np.testing.assert_allclose(a[ours].fillna(0) / scale, b[theirs], rtol=1e-6,
+                                   atol=1e-9, err_msg=ours)
+    np.testing.assert_allclose(a.arithmetic_intensity_flops_per_byte.fillna(0),
+                               b.operational_intensity, rtol=1e-6, atol=1e-9)
+    assert (a.bound_by == b.bound_by).all(), a.index[a.bound_by != b.bound_by].tolist()
 
 
 def test_launch_events_are_not_cpu_ops(capture):
@@ -184,3 +196,19 @@ def test_roofline_times_equal_xprof(capture):
     np.testing.assert_allclose(a.total_time_us, b.total_time, rtol=1e-12)
     np.testing.assert_allclose(a.self_time_pct.iloc[1:] / 100,
                                b.total_self_time_percent.iloc[1:], rtol=1e-9)
+    if path.name in COMMAND_BUFFERS:  # (XProf's program row holds none of the buffer's work)
+        return
+    # every row's rates, intensity, bound-by and efficiencies, the program's row included
+    for ours, theirs, scale in (("flop_rate_flops_per_s", "measured_flop_rate", 1e9),
+                                ("model_flop_rate_flops_per_s", "model_flop_rate", 1e9),
+                                ("memory_bw_bytes_per_s", "measured_memory_bw", GIB),
+                                ("hbm_bw_bytes_per_s", "hbm_bw", GIB),
+                                ("arithmetic_intensity_flops_per_byte",
+                                 "operational_intensity", 1),
+                                ("attainable_flop_rate_flops_per_s", "optimal_flop_rate", 1e9),
+                                ("roofline_efficiency_pct", "roofline_efficiency", 100),
+                                ("compute_efficiency_pct", "compute_efficiency", 100),
+                                ("memory_bw_utilization_pct", "max_mem_bw_utilization", 100)):
+        np.testing.assert_allclose(a[ours].fillna(0) / scale, b[theirs].astype(float),
+                                   rtol=1e-6, atol=1e-9, err_msg=ours)
+    assert (a.bound_by == b.bound_by).all()

@@ -41,7 +41,8 @@ import json
 from ...xspace.hlo_proto import PRIMITIVE_TYPES, HloModule
 from .hlo_text import elements, is_elementwise
 
-__all__ = ["InstructionCost", "CostModel", "GPU_ELEMENTWISE_FLOPS", "shape_bytes"]
+__all__ = ["InstructionCost", "CostModel", "GPU_ELEMENTWISE_FLOPS", "shape_bytes", "dot_flops",
+           "conv_flops", "gemm_dimension_numbers"]
 
 # XLA's GPU cost analysis counts elementwise ops in estimated clock cycles, 3 per element
 # by default; our model counts 1 FLOP per element (see the module docstring).
@@ -123,7 +124,7 @@ class CostModel:
             ops = m.operands(instr)
             if not ops or ops[0] is None:
                 return 0
-            return _dot_flops(ops[0].shape, instr.shape, instr.dot_dimension_numbers)
+            return dot_flops(ops[0].shape, instr.shape, instr.dot_dimension_numbers)
         if op == "convolution":
             return self._conv_flops(instr, instr.shape)
         if op == "custom-call":
@@ -169,7 +170,7 @@ class CostModel:
         if len(ops) < 2 or ops[0] is None or ops[1] is None or \
                 not instr.HasField("convolution_dimension_numbers"):
             return 0
-        return _conv_flops(ops[0].shape, ops[1].shape, out_shape,
+        return conv_flops(ops[0].shape, ops[1].shape, out_shape,
                            instr.convolution_dimension_numbers, instr.window,
                            max(instr.feature_group_count, 1),
                            max(instr.batch_group_count, 1))
@@ -179,11 +180,11 @@ class CostModel:
         out = instr.shape.tuple_shapes[0] if instr.shape.element_type == 13 and \
             len(instr.shape.tuple_shapes) else instr.shape
         if target.startswith(_GEMM_TARGETS):
-            dn = _gemm_dimension_numbers(instr.backend_config)
+            dn = gemm_dimension_numbers(instr.backend_config)
             ops = self.module.operands(instr)
             if dn is None or not ops or ops[0] is None:
                 return 0
-            return _dot_flops(ops[0].shape, out, dn)
+            return dot_flops(ops[0].shape, out, dn)
         if target.startswith(_CONV_TARGET_PREFIX):
             return self._conv_flops(instr, out)
         return 0
@@ -259,7 +260,7 @@ class CostModel:
         return {8: 2, 4: 4}.get(widest, 1)
 
 
-def _dot_flops(lhs_shape, out_shape, dn) -> int:
+def dot_flops(lhs_shape, out_shape, dn) -> int:
     contracted = 1
     for d in dn.lhs_contracting_dimensions if hasattr(dn, "lhs_contracting_dimensions") \
             else dn.get("lhs_contracting_dimensions", []):
@@ -269,7 +270,7 @@ def _dot_flops(lhs_shape, out_shape, dn) -> int:
     return 2 * elements(out_shape) * contracted
 
 
-def _gemm_dimension_numbers(backend_config: bytes) -> dict | None:
+def gemm_dimension_numbers(backend_config: bytes) -> dict | None:
     """The ``dot_dimension_numbers`` of a cuBLAS gemm custom-call's JSON backend config."""
     try:
         config = json.loads(backend_config.decode("utf-8") or "{}")
@@ -292,7 +293,7 @@ def _valid_pairs(in_size, out_size, kernel, stride, pad_low, base_dil, win_dil) 
     return count
 
 
-def _conv_flops(lhs, rhs, out, dn, window, feature_groups: int, batch_groups: int) -> int:
+def conv_flops(lhs, rhs, out, dn, window, feature_groups: int, batch_groups: int) -> int:
     dims = list(window.dimensions)
     spatial = 1
     for i, (ind, outd) in enumerate(zip(dn.input_spatial_dimensions,

@@ -23,7 +23,8 @@ XLA programs show up in three ways:
   on a device, is a launch, not an XLA:CPU op (it stays host time).
 
 Each op is then resolved against the program's HLO proto (``/host:metadata``): category,
-expression, framework op (provenance), source and FLOPs/bytes from :mod:`.hlo_cost`.  Ops that
+expression, framework op (provenance), source and FLOPs/bytes: on GPU by XLA's GPU cost analysis
+as XProf runs it (:mod:`.gpu_cost`), on XLA:CPU by our own model (:mod:`.hlo_cost`).  Ops that
 cannot be resolved (no proto, a proto that does not parse, a name the proto lacks) are kept
 with those columns empty and a reason.
 """
@@ -43,7 +44,8 @@ from ..trace.tf_ops import UNKNOWN, parse_tf_op
 from .command_buffers import ATTRIBUTION, STAT, UNRESOLVED, attribute_kernels, buffer_reasons
 from .device_peaks import peaks_from_plane_stats
 from .fused import fused_children
-from .hlo_cost import GPU_ELEMENTWISE_FLOPS, CostModel
+from .gpu_cost import GpuCostModel
+from .hlo_cost import CostModel
 from .hlo_text import category, expression
 from .tpu import MEMORY_COLUMNS
 
@@ -254,16 +256,17 @@ def _cpu_ops(hd: HostData, hlo, pid_stat, on_device: set):
     return ops, totals, int(launch.sum())
 
 
-def _op_row(module, instr, model: CostModel) -> dict:
+def _op_row(module, instr, model: CostModel | GpuCostModel) -> dict:
     """The instruction columns of op ``instr`` of ``module``."""
     cost = model.cost(instr)
+    hbm = model.hbm_bytes(instr) if isinstance(model, GpuCostModel) else np.nan
     file, line, stack = source_of(module, instr)
     return dict(module=module.name, category=category(module, instr),
                 expression=expression(module, instr), provenance=tf_op_fullname(instr.metadata),
                 deduplicated_name=instr.metadata.deduplicated_name, source_file=file,
                 source_line=line, source_stack=stack, flops=cost.flops,
                 normalized_flops=cost.normalized_flops, bytes_accessed=cost.bytes_accessed,
-                resolved=True)
+                resolved=True, hbm_bytes=hbm)
 
 
 def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
@@ -271,6 +274,7 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
     """``ops`` with the instruction columns filled from the programs' HLO protos (one
     concatenation, not a column at a time: a third of the cost on a monitor's window)."""
     info = {c: [] for c in INFO_COLUMNS}
+    hbm: list = []  # (GPU ops: the HBM bytes XProf's cost analysis keeps)
     models: dict = {}
     missing: dict = {}
     unplaced = ops.attribution.to_numpy() == ATTRIBUTION[UNRESOLVED]
@@ -290,11 +294,12 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
             if row is None:  # (a cost model per call: its memo is not for two threads)
                 key = (device, pid)
                 if key not in models:
-                    models[key] = CostModel(module, GPU_ELEMENTWISE_FLOPS if device == "GPU"
-                                            else 1)
+                    models[key] = GpuCostModel(module) if device == "GPU" else \
+                        CostModel(module)
                 row = rows[name] = _op_row(module, instr, models[key])
         for c in INFO_COLUMNS:
             info[c].append(row[c])
+        hbm.append(row.get("hbm_bytes", np.nan))
     filled = pd.DataFrame({c: pd.Series(info[c], index=ops.index, dtype=object if c not in
                                         ("flops", "normalized_flops", "bytes_accessed")
                                         else float) for c in INFO_COLUMNS}, index=ops.index)
@@ -313,7 +318,12 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
             reasons.append(f"{counted(len(names), 'op')} of program {pid} ({modules[pid].name}) "
                            f"{'is' if len(names) == 1 else 'are'} not in its HLO proto: {shown}")
     there = [c for c in INFO_COLUMNS if c in ops.columns]
-    return pd.concat([ops.drop(columns=there) if there else ops, filled], axis=1)
+    out = pd.concat([ops.drop(columns=there) if there else ops, filled], axis=1)
+    hbm = np.asarray(hbm, dtype=float)
+    if "hbm_bytes" in out.columns:
+        hbm = np.where(np.isnan(hbm), out.hbm_bytes.to_numpy(dtype=float), hbm)
+    out["hbm_bytes"] = hbm
+    return out
 
 
 def host_xla_ops(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> dict:

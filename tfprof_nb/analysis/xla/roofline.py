@@ -6,11 +6,14 @@ devices' total time, idle included, and its FLOPs and bytes the sum over ops (``
 ``call``, ``conditional`` and megacore fusions left out: their work is in the ops they run).
 Then one row per HLO op, by self time.  Rates use the ops' time; arithmetic intensity is
 normalized FLOPs per byte accessed; HBM bandwidth counts an op's HBM bytes (TPU: its memory
-breakdown's; elsewhere all its bytes).  Against the peaks (``attrs["peaks"]``):
+breakdown's; GPU: what XLA's cost analysis keeps per operand and output, which leaves out a
+library call's tuple output; XLA:CPU: all its bytes).  Against the peaks (``attrs["peaks"]``):
 ``compute_efficiency_pct`` (FLOP rate / peak), ``memory_bw_utilization_pct`` (the highest
 memory utilisation: HBM, and on TPUs CMEM and merged VMEM), ``roofline_efficiency_pct`` (the
 larger of the two; XProf's roofline efficiency), ``attainable_flop_rate_flops_per_s``
-(min(peak FLOP rate, intensity x peak bandwidth)) and ``bound_by`` (the resource nearest its
+(the FLOP rate at the roof of the op's bottleneck: its FLOP rate over its roofline efficiency,
+XProf's optimal FLOP rate; min(peak, intensity x peak bandwidth) where HBM bounds all its
+bytes) and ``bound_by`` (the resource nearest its
 limit).  Without peaks these are empty and ``attrs["reasons"]`` says so.
 """
 
@@ -118,7 +121,7 @@ def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks) -> pd
     table["arithmetic_intensity_flops_per_byte"] = ai
     table["bound_by"] = np.where((table.device_type == "CPU") & (label == "HBM"), "Memory",
                                  label)
-    _efficiencies(table, secs, compute, memory, ai, peaks)
+    _efficiencies(table, secs, compute, memory, peaks)
     table["program_id"] = program_id_array(table.program_id)
     out = table[ROOFLINE_COLUMNS].reset_index(drop=True)
     out.attrs["peaks"] = peaks
@@ -127,7 +130,7 @@ def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks) -> pd
     return out
 
 
-def _efficiencies(table, secs, compute, memory, ai, peaks: DevicePeaks) -> None:
+def _efficiencies(table, secs, compute, memory, peaks: DevicePeaks) -> None:
     """Fill the utilisation columns (NaN without peaks)."""
     if not peaks.known:
         for c in ("compute_efficiency_pct", "memory_bw_utilization_pct",
@@ -137,9 +140,11 @@ def _efficiencies(table, secs, compute, memory, ai, peaks: DevicePeaks) -> None:
     mem = _memory_utilization(table, secs, memory, peaks)
     table["compute_efficiency_pct"] = compute * 100
     table["memory_bw_utilization_pct"] = mem * 100
-    table["roofline_efficiency_pct"] = np.maximum(compute, mem) * 100
-    table["attainable_flop_rate_flops_per_s"] = np.minimum(
-        peaks.peak_flops_per_s, ai * peaks.memory_bw_bytes_per_s)
+    efficiency = np.maximum(compute, mem)
+    table["roofline_efficiency_pct"] = efficiency * 100
+    with np.errstate(divide="ignore", invalid="ignore"):  # (XProf's optimal FLOP rate)
+        table["attainable_flop_rate_flops_per_s"] = np.where(
+            efficiency > 0, table.flop_rate_flops_per_s / efficiency, np.nan)
 
 
 def roofline_for(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
