@@ -82,10 +82,11 @@ def test_op_profile_tree_equals_xprof(full, group_by):
             share = m["rawTime"] / root_ps
             assert mine.flop_utilization_pct / 100 * share == pytest.approx(m["flops"],
                                                                            rel=1e-6, abs=1e-15)
-            if m["rawBytesAccessedArray"][0] == mine.memory_accessed_bytes:
-                # (xprof has no HBM bytes for ops whose bytes come from kernel stats)
-                assert mine.memory_bw_utilization_pct / 100 == pytest.approx(
-                    m["bandwidthUtils"][0], rel=1e-6, abs=1e-15)
+            # HBM bytes (none for ops whose bytes come from kernel stats), as XProf
+            assert mine.memory_accessed_bytes == pytest.approx(
+                m.get("rawBytesAccessedArray", [0])[0], rel=1e-9, abs=1e-6), path
+            assert mine.memory_bw_utilization_pct / 100 == pytest.approx(
+                m.get("bandwidthUtils", [0])[0], rel=1e-6, abs=1e-15)
             assert mine.expression == node["xla"]["expression"]
             if mine.kind == "op":  # (a duplicates group's provenance in xprof is erratic)
                 assert mine.provenance == node["xla"]["provenance"]

@@ -212,13 +212,10 @@ class GpuCostModel:
     def _handle(self, instr) -> _Props:
         op = instr.opcode
         ops = self._operands(instr)
-        size = lambda i: _size(ops[i].shape) if i < len(ops) and ops[i] is not None else 0
-        elems = lambda i: elements(ops[i].shape) if i < len(ops) and ops[i] is not None else 0
         if op == "fusion":
             return self._fusion(instr)
-        if op in _NO_DATA:
-            return _Props()
-        if op == "transpose" and self._transpose_is_bitcast(instr, ops):
+        if op in _NO_DATA or op == "async-start" or \
+                (op == "transpose" and self._transpose_is_bitcast(instr, ops)):
             return _Props()
         if op == "tuple":
             return _Props(0, _size(instr.shape), breakdown=False)
@@ -226,87 +223,26 @@ class GpuCostModel:
             flops = cycles_per_element(op, _type_name(instr.shape)) * \
                 _elements_recursive(instr.shape)
             return _Props(flops, self._default_bytes(instr))
-        out = _size(instr.shape)
+        for handler in (self._data_movement, self._reductions, self._compute,
+                        self._control_flow):
+            found = handler(op, instr, ops)
+            if found is not None:
+                return found
+        return _Props(0, self._default_bytes(instr))
+
+    def _data_movement(self, op, instr, ops) -> _Props | None:
+        """Slices, gathers and in-place updates: they read only part of an operand."""
+        out, n = _size(instr.shape), elements(instr.shape)
+        size, elems = _sizes(ops)
         if op == "slice":
-            return _Props(0, _F32(2 * out), {0: _F32(elements(instr.shape) / max(elems(0), 1))},
-                          reads={0: out})
+            return _Props(0, _F32(2 * out), {0: _F32(n / max(elems(0), 1))}, reads={0: out})
         if op in ("dynamic-slice", "gather"):
-            return _Props(0, _F32(2 * out) + _F32(size(1)),
-                          {0: _F32(elements(instr.shape) / max(elems(0), 1))},
+            return _Props(0, _F32(2 * out) + _F32(size(1)), {0: _F32(n / max(elems(0), 1))},
                           reads={0: out, 1: size(1)})
         if op == "dynamic-update-slice":
-            n = elements(instr.shape)
             return _Props(0, _F32(2 * size(1)) + _F32(size(2)),
                           {0: _F32((n - elems(1)) / n) if n else _F32(0)},
                           reads={0: 0, 1: size(1), 2: size(2)}, writes={(): size(1)})
-        if op == "scatter":
-            return self._scatter(instr, ops)
-        if op == "reduce":
-            return self._reduce(instr, ops)
-        if op == "reduce-window":
-            return self._reduce_window(instr, ops)
-        if op == "select-and-scatter":
-            called = self.module.called(instr)
-            src = elems(1)
-            window = math.prod(d.size for d in instr.window.dimensions) \
-                if instr.HasField("window") else 1
-            flops = _F32(0)
-            if len(called) > 1:
-                flops = self._sum(called[0]).flops * _F32(src * max(window - 1, 0)) + \
-                    self._sum(called[1]).flops * _F32(src)
-            return _Props(flops, self._default_bytes(instr))
-        if op == "map":
-            called = self.module.called(instr)
-            flops = self._sum(called[0]).flops * _F32(elements(instr.shape)) if called else 0
-            return _Props(flops, self._default_bytes(instr))
-        if op == "dot":
-            flops = dot_flops(ops[0].shape, instr.shape, instr.dot_dimension_numbers) \
-                if ops and ops[0] is not None else 0
-            return _Props(flops, self._default_bytes(instr))
-        if op == "convolution":
-            return _Props(self._conv(instr, ops, instr.shape), self._default_bytes(instr))
-        if op == "concatenate":
-            dim = instr.dimensions[0] if len(instr.dimensions) else 0
-            straddles = dim > 0 and ops and ops[0] is not None and \
-                ops[0].shape.dimensions[dim] % 32 != 0
-            return _Props((400 if straddles else 6) * _elements_recursive(instr.shape),
-                          self._default_bytes(instr))
-        if op == "sort":
-            n = elems(0)
-            return _Props(n * max(n - 1, 0).bit_length() if n > 1 else 0,
-                          self._default_bytes(instr))
-        if op == "fft":
-            x = ops[0].shape if ops and ops[0] is not None else None
-            logs = math.prod(int(math.log2(n)) if n > 0 else 0 for n in instr.fft_length)
-            return _Props(8 * logs * (elements(_first_of(x)) if x is not None else 0),
-                          self._default_bytes(instr))
-        if op == "custom-call":
-            return self._custom_call(instr, ops)
-        if op in ("all-reduce", "all-reduce-start"):
-            called = self.module.called(instr)
-            root = self.module.root_of(called[0]) if called else None
-            flops = cycles_per_element(root.opcode if root is not None else "",
-                                       _type_name(instr.shape)) * \
-                _elements_recursive(instr.shape)
-            written = sum(_size(s) for _, s in _leaves(instr.shape))
-            nbytes = written if op == "all-reduce-start" else \
-                written + sum(size(i) for i in range(len(ops)))
-            return _Props(flops, nbytes, writes={(): written})
-        if op == "async-start":
-            return _Props()
-        if op == "while":
-            called = self.module.called(instr)
-            sums = [self._sum(c) for c in called]
-            return _Props(sum((s.flops for s in sums), _F32(0)),
-                          sum((s.bytes for s in sums), _F32(0)), breakdown=False)
-        if op == "call":
-            called = self.module.called(instr)
-            s = self._sum(called[0]) if called else _Props()
-            return _Props(s.flops, s.bytes, breakdown=False)
-        if op == "conditional":
-            sums = [self._sum(c) for c in self.module.called(instr)]
-            return _Props(max((s.flops for s in sums), default=0),
-                          max((s.bytes for s in sums), default=0), breakdown=False)
         if op == "triangular-solve":
             a, b = (ops + [None, None])[:2]
             flops = 2 * a.shape.dimensions[-1] * elements(b.shape) \
@@ -319,7 +255,79 @@ class GpuCostModel:
                 if a is not None and len(a.shape.dimensions) else 0
             return _Props(flops, _F32(size(0)), reads={0: size(0) / 2},
                           writes={(): size(0) / 2})
-        return _Props(0, self._default_bytes(instr))
+        return None
+
+    def _reductions(self, op, instr, ops) -> _Props | None:
+        """Ops that apply a computation: FLOPs per application times the applications."""
+        if op == "scatter":
+            return self._scatter(instr, ops)
+        if op == "reduce":
+            return self._reduce(instr, ops)
+        if op == "reduce-window":
+            return self._reduce_window(instr, ops)
+        called = self.module.called(instr)
+        if op == "select-and-scatter":
+            src = _sizes(ops)[1](1)
+            window = math.prod(d.size for d in instr.window.dimensions) \
+                if instr.HasField("window") else 1
+            flops = _F32(0)
+            if len(called) > 1:
+                flops = self._sum(called[0]).flops * _F32(src * max(window - 1, 0)) + \
+                    self._sum(called[1]).flops * _F32(src)
+            return _Props(flops, self._default_bytes(instr))
+        if op == "map":
+            flops = self._sum(called[0]).flops * _F32(elements(instr.shape)) if called else 0
+            return _Props(flops, self._default_bytes(instr))
+        if op in ("all-reduce", "all-reduce-start"):
+            root = self.module.root_of(called[0]) if called else None
+            flops = cycles_per_element(root.opcode if root is not None else "",
+                                       _type_name(instr.shape)) * \
+                _elements_recursive(instr.shape)
+            written = sum(_size(s) for _, s in _leaves(instr.shape))
+            nbytes = written if op == "all-reduce-start" else \
+                written + sum(_size(o.shape) for o in ops if o is not None)
+            return _Props(flops, nbytes, writes={(): written})
+        return None
+
+    def _compute(self, op, instr, ops) -> _Props | None:
+        """Dots, convolutions, library calls, concatenations, sorts and FFTs."""
+        if op == "custom-call":
+            return self._custom_call(instr, ops)
+        first = ops[0].shape if ops and ops[0] is not None else None
+        if op == "dot":
+            flops = dot_flops(first, instr.shape, instr.dot_dimension_numbers) \
+                if first is not None else 0
+        elif op == "convolution":
+            flops = self._conv(instr, ops, instr.shape)
+        elif op == "concatenate":
+            dim = instr.dimensions[0] if len(instr.dimensions) else 0
+            straddles = dim > 0 and first is not None and first.dimensions[dim] % 32 != 0
+            flops = (400 if straddles else 6) * _elements_recursive(instr.shape)
+        elif op == "sort":
+            n = elements(first) if first is not None else 0
+            flops = n * max(n - 1, 0).bit_length() if n > 1 else 0
+        elif op == "fft":
+            logs = math.prod(int(math.log2(n)) if n > 0 else 0 for n in instr.fft_length)
+            flops = 8 * logs * (elements(_first_of(first)) if first is not None else 0)
+        else:
+            return None
+        return _Props(flops, self._default_bytes(instr))
+
+    def _control_flow(self, op, instr, ops) -> _Props | None:
+        """Loops, calls and branches: the computations they run (one trip of a loop)."""
+        called = self.module.called(instr)
+        if op == "while":
+            sums = [self._sum(c) for c in called]
+            return _Props(sum((s.flops for s in sums), _F32(0)),
+                          sum((s.bytes for s in sums), _F32(0)), breakdown=False)
+        if op == "call":
+            s = self._sum(called[0]) if called else _Props()
+            return _Props(s.flops, s.bytes, breakdown=False)
+        if op == "conditional":
+            sums = [self._sum(c) for c in called]
+            return _Props(max((s.flops for s in sums), default=0),
+                          max((s.bytes for s in sums), default=0), breakdown=False)
+        return None
 
     def _transpose_is_bitcast(self, instr, ops) -> bool:
         if not ops or ops[0] is None:
@@ -546,6 +554,16 @@ class GpuCostModel:
                 v = _F32(0) if n == 0 else _F32(np.ceil(v * _F32(n)) / _F32(n))
                 root_util[oid] += v
         return util, flops
+
+
+def _sizes(ops):
+    """(bytes of operand i, elements of operand i): 0 where the operand is missing."""
+    def size(i):
+        return _size(ops[i].shape) if i < len(ops) and ops[i] is not None else 0
+
+    def elems(i):
+        return elements(ops[i].shape) if i < len(ops) and ops[i] is not None else 0
+    return size, elems
 
 
 def _read_bytes(node, util) -> int:

@@ -16,7 +16,8 @@ an ``IDLE`` leaf under the root holds the devices' time without ops.
 Metrics: ``time_us`` (ops: their time; categories and groups: the sum of their ops; programs
 and the root: the sum of the self times below, the root's being the total time when idle is
 included), ``time_pct`` of the root, ``occurrences``, ``flops`` / ``normalized_flops`` /
-``memory_accessed_bytes`` summed, rates, and utilisations in percent: ``flop_utilization_pct``
+``memory_accessed_bytes`` summed (TPU and GPU ops: their HBM bytes, as XProf), rates, and
+utilisations in percent: ``flop_utilization_pct``
 = min(100, normalized FLOP rate / peak FLOP rate) and ``memory_bw_utilization_pct`` =
 min(100, bytes / time / peak bandwidth).  XProf's ``metrics.flops`` is the FLOP utilisation
 times the time fraction; we give the two separately.  Unlike XProf, no level is pruned to
@@ -52,9 +53,10 @@ def _ops(stats: pd.DataFrame) -> pd.DataFrame:
         "time_ps": (stats.total_time_us * 1e6).round().astype(np.int64),
         "self_ps": (stats.total_self_time_us * 1e6).round().astype(np.int64),
         "flops": stats.flops.fillna(0), "normalized_flops": stats.normalized_flops.fillna(0),
-        # TPU: the HBM bytes of the ops' memory breakdowns (none: 0), as XProf's op profile
+        # TPU and GPU: the HBM bytes of the ops' memory breakdowns (none: 0), as XProf's op
+        # profile (on GPU, XLA's cost analysis leaves a library call's tuple output out)
         "memory_accessed_bytes": stats.hbm_bytes.fillna(0).where(
-            stats.device_type == "TPU", stats.memory_accessed_bytes.fillna(0)),
+            stats.device_type != "CPU", stats.memory_accessed_bytes.fillna(0)),
         "expression": stats.hlo_op_expression.where(stats.program_id > 0, ""),
         "provenance": stats.framework_op_name, "dedup": stats.deduplicated_name,
         "tpu": stats.device_type == "TPU"})
