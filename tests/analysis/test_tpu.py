@@ -151,14 +151,20 @@ def test_overview_device_figures_equal_xprof(prof):
     idle_ps = float((duty.span_us - duty.busy_us).sum()) * 1e6
     assert idle_ps == pytest.approx(float(props["idle_time_high_confidence_ps"]), rel=1e-5)
     assert device["duty_cycle_pct"] == prof.overview().xprof_device_duty_cycle_pct
-    # XProf's open-source overview prints 0% here (it has no limits); ours is the
-    # roofline's program row, which xprof's roofline tool computes the same way
+    # ours is the roofline's program row, as xprof's roofline tool gives it; XProf's overview
+    # counts only complete steps' ops and finds no steps here: 0.0%, which the measures carry
+    # as XProf's figure, with why
     program = oracle_frame(TPU, "roofline_model", 0).iloc[0]
     assert program.category == "Program"
     assert device["flop_rate_utilization_pct"] / 100 == pytest.approx(
         program.roofline_efficiency, rel=1e-9)
     assert device["hbm_bw_utilization_pct"] / 100 == pytest.approx(
         program.max_mem_bw_utilization, rel=1e-9)
+    for key, said in (("flop_rate_utilization_pct", "flop_rate_utilization_relative_to_roofline"),
+                      ("hbm_bw_utilization_pct", "memory_bw_utilization_relative_to_hw_limit")):
+        row = prof.measures.loc[key]
+        assert _pct(props[said]) == row.xprof_value == 0.0 < round(row.value, 1)
+        assert "finds no steps here" in row.xprof_note and "Total" in row.scope
     assert np.isnan(device["hbm_utilization_pct"])  # no counter in the file (xprof: 0%)
     (note,) = [r for r in prof.overview().reasons if "HBM utilisation counter" in r]
     # the card of a near name and another source is told apart, with its own figure

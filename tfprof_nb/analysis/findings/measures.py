@@ -455,11 +455,28 @@ _TPU_OF = {"flop_rate_utilization_pct": ": the program's FLOP rate over the rate
            "where the program is memory-bound it equals the bandwidth share"}
 
 
-def _tpu_rows(figures: dict) -> list[dict]:
+# the figures XProf's roofline gives over the whole profile (its Total program row), which its
+# overview counts over the ops of complete steps only
+_ROOFLINE_FIGURES = ("flop_rate_utilization_pct", "hbm_bw_utilization_pct")
+_OVERVIEW_WITHOUT_STEPS = ("its overview's, which counts only the ops of complete steps and "
+                           "finds no steps here; the figure above is its roofline tool's Total "
+                           "row")
+
+
+def _tpu_rows(figures: dict, steps: pd.DataFrame) -> list[dict]:
     scope = f"{figures['cores']} TPU cores, whole profile"
-    return [_row(key, figures[key], "profile", scope=scope + _TPU_OF.get(key, ""),
-                 label=label, rule="xprof")
-            for key, label in _TPU_FIGURES if pd.notna(figures.get(key))]
+    no_steps = not len(steps) or str(steps.source.iloc[0]).startswith("inferred")
+    rows = []
+    for key, label in _TPU_FIGURES:
+        if pd.isna(figures.get(key)):
+            continue
+        roofline = key in _ROOFLINE_FIGURES
+        where = " (XProf's roofline, its Total program row)" if roofline else ""
+        rows.append(_row(key, figures[key], "profile",
+                         scope=scope + where + _TPU_OF.get(key, ""), label=label, rule="xprof",
+                         xprof=0.0 if roofline and no_steps else None,
+                         note=_OVERVIEW_WITHOUT_STEPS if roofline and no_steps else ""))
+    return rows
 
 
 def measures(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
@@ -475,7 +492,7 @@ def measures(parts: dict, steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
             + _idle_rows(devs, steps, tpu_idle if pd.notna(tpu_idle) else None)
             + _duty_row(duty_cycle, devs, hosts)
             + _xprof_rows(steps, environment["device_type"]) + _kernel_rows(duty_cycle, devs)
-            + _precision_row(precision, steps) + (_tpu_rows(figures) if figures else []))
+            + _precision_row(precision, steps) + (_tpu_rows(figures, steps) if figures else []))
     return _table(rows)
 
 

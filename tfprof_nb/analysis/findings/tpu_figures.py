@@ -14,8 +14,9 @@ def device_figures(tpu, xla, roofline: pd.DataFrame, host_ops: tuple,
     """The TPU figures of XProf's overview: duty cycle (``duty_cycle``'s), idle share of
     the cores' time, the host plane's MXU and HBM utilisation counters, and the
     device's FLOP-rate utilisation relative to the roofline and HBM bandwidth relative to
-    its peak over the whole profile (the roofline's program row; XProf's open-source
-    overview shows 0% for these two, having no limits to divide by).  Empty without TPUs."""
+    its peak over the whole profile (the roofline's program row, as XProf's roofline tool gives
+    them; XProf's overview counts only the ops of complete steps, so where it finds no steps it
+    shows 0% for these two).  Empty without TPUs."""
     if tpu is None or not tpu.cores:
         return {}
     totals = xla.totals[xla.totals.device_type == "TPU"]
