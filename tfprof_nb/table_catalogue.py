@@ -88,7 +88,8 @@ CATALOGUE: tuple[TableEntry, ...] = (
        "per step-time category; source says where steps came from (markers, device, "
        "group_id, inferred).", keys=("host", "step"), index_column=True),
     _t("op_stats", "TensorFlow stats: one row per op on the host and devices: occurrences, "
-       "total and self time, self-time % (IDLE included).",
+       "total and self time, self-time % (IDLE included); device ops' FLOP rates, bandwidth, "
+       "intensity, tensor-core share and bound-by, as XProf's.",
        keys=("host_or_device", "type", "operation")),
     _t("kernel_stats", "GPU kernel stats: one row per kernel and op: launch configuration, "
        "occupancy, Tensor Core use, durations (us).",

@@ -309,3 +309,38 @@ def test_steps_line_markers(prof, tmp_path):
     assert steps.index.tolist() == list(range(1000, 1100))
     np.testing.assert_allclose(steps.device_compute_ms.to_numpy(),
                                prof.steps.device_compute_ms.to_numpy(), rtol=1e-12)
+
+
+def test_framework_op_rooflines_equal_xprof(prof):
+    """TPU framework ops: FLOP rates, bandwidth, intensity and bound-by as XProf's framework
+    op stats (no tensor-core share there: the view leaves the column out on TPUs)."""
+    ref = oracle_frame(TPU, "framework_op_stats", 0).set_index(["host_or_device", "operation"])
+    ours = prof.op_stats.set_index(["host_or_device", "operation"])
+    assert ours.index.sort_values().equals(ref.index.sort_values())
+    b = ref.loc[ours.index]
+    np.testing.assert_allclose(ours.flop_rate_flops_per_s / 1e9, b.measured_flop_rate,
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(ours.memory_bw_bytes_per_s / 2**30, b.measured_memory_bw,
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(ours.arithmetic_intensity_flops_per_byte,
+                               b.operational_intensity, rtol=1e-6, atol=1e-9)
+    assert (ours.bound_by == b.bound_by).all() and "HBM" in set(ours.bound_by)
+
+
+def test_tf_gpu_framework_ops_rooflines_equal_xprof():
+    """TensorFlow's own GPU kernels (BERT, no XLA): no FLOPs, bound by nothing known, and the
+    tensor-core share of their kernels' time as XProf's (its table keeps the top 500)."""
+    # (the gpu tests' real capture, read here beside the TPU's: both are XProf parity checks)
+    from ..conftest import DATA
+
+    path = DATA / "gpu_bert_multiworker" / "34.83.195.179_6003.xplane.pb"
+    ref = oracle_frame(path, "framework_op_stats", 0).set_index(["host_or_device",
+                                                                  "operation"])
+    ours = tp.load(path).op_stats.set_index(["host_or_device", "operation"])
+    shared = ref.index.intersection(ours.index)
+    assert len(shared) >= 500
+    a, b = ours.loc[shared], ref.loc[shared]
+    np.testing.assert_allclose(a.tensor_core_pct / 100, b.gpu_tensorcore_utilization,
+                               rtol=1e-6, atol=1e-9)
+    assert (a.bound_by == b.bound_by).all()
+    np.testing.assert_allclose(a.flop_rate_flops_per_s / 1e9, b.measured_flop_rate, atol=1e-9)

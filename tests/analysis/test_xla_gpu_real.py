@@ -245,3 +245,30 @@ def test_op_profile_bytes_equal_xprof(capture):
         key = ("11964", "custom-call.18")
         stats = keyed(prof.hlo_stats, "program_id", "hlo_op_name").loc[key]
         assert stats.memory_accessed_bytes > 4 * ours[(11964, key[1])].memory_accessed_bytes
+
+
+def test_framework_op_rooflines_equal_xprof(capture):
+    """The device framework ops' FLOP rates, bandwidth, intensity, tensor-core share and
+    bound-by equal XProf's framework op stats (their HLO ops' costs summed; all their bytes
+    count for the bound: a framework op keeps no memory breakdown)."""
+    path, prof = capture
+    if path.name in COMMAND_BUFFERS:  # (XProf has no device op there: see above)
+        return
+    ref = oracle_frame(path, "framework_op_stats", 0).set_index(["host_or_device", "operation"])
+    ours = prof.op_stats.set_index(["host_or_device", "operation"])
+    assert ours.index.sort_values().equals(ref.index.sort_values())
+    a, b = ours, ref.loc[ours.index]
+    for mine, theirs, scale in (("flop_rate_flops_per_s", "measured_flop_rate", 1e9),
+                                ("model_flop_rate_flops_per_s", "model_flop_rate", 1e9),
+                                ("memory_bw_bytes_per_s", "measured_memory_bw", GIB),
+                                ("arithmetic_intensity_flops_per_byte",
+                                 "operational_intensity", 1)):
+        np.testing.assert_allclose(a[mine] / scale, b[theirs].astype(float), rtol=1e-6,
+                                   atol=1e-9, err_msg=mine)
+    assert (a.bound_by == b.bound_by).all()
+    tc = a.tensor_core_pct / 100 - b.gpu_tensorcore_utilization.astype(float)
+    odd = tc.index[tc.abs() > 1e-9]  # (the two ck_tile attention kernels: _UNKNOWN_TC_RULE)
+    assert all("te_fused_attn" in op for _, op in odd) and \
+        (len(odd) == 2 if path.name == "mi355x_jax_te_fused_attn.xplane.pb" else not len(odd))
+    assert (a.model_flop_rate_flops_per_s[a.index.get_level_values(0) == "Host"] == 0).all()
+    assert (a.flop_rate_flops_per_s > 0).sum() >= 1

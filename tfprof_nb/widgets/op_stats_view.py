@@ -50,8 +50,11 @@ def op_stats_title(prof) -> str:
 def typed_op_stats(prof, include_idle: bool = True) -> pd.DataFrame:
     """The op stats table as views show it: its device ops typed by the profile's HLO where
     XProf says "Unknown" (:func:`~tfprof_nb.analysis.tf.op_stats.typed_by_hlo`), the eager
-    column said in the profile's framework's words (:func:`execution_words`)."""
+    column said in the profile's framework's words (:func:`execution_words`); the tensor-core
+    share only where the devices are GPUs."""
     table = typed_by_hlo(prof.op_stats_table(include_idle=include_idle), prof.hlo_stats)
+    if prof.result("environment")["device_type"] != "GPU":  # (XProf: GPUs' tensor cores only)
+        table = table.drop(columns=["tensor_core_pct"], errors="ignore")
     return execution_words(table, prof.framework.name)
 
 

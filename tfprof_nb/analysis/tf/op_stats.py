@@ -20,6 +20,7 @@ from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import TF, UNKNOWN, parse_tf_op
 from ..xla.hlo_stats import framework_metrics, op_totals
+from .op_rooflines import ROOFLINE_COLUMNS, with_rooflines
 
 __all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "top_op", "host_op_partial",
            "device_op_partial", "combine_metrics", "combine_device_metrics",
@@ -27,7 +28,8 @@ __all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "top_op", "host_op_
 
 OP_STATS_COLUMNS = ["rank", "host_or_device", "type", "operation", "occurrences",
                     "total_time_us", "avg_time_us", "total_self_time_us", "avg_self_time_us",
-                    "self_time_pct", "cumulative_self_time_pct", "eager"]
+                    "self_time_pct", "cumulative_self_time_pct", "eager",
+                    *ROOFLINE_COLUMNS]
 IDLE = "IDLE"
 
 
@@ -246,11 +248,13 @@ def top_op(device_ops: tuple, host_ops: tuple) -> tuple[str, float]:
     return "", float("nan")
 
 
-def op_stats_table(device_ops: tuple, host_ops: tuple,
-                   include_idle: bool = True) -> pd.DataFrame:
+def op_stats_table(device_ops: tuple, host_ops: tuple, include_idle: bool = True,
+                   rooflines: tuple | None = None) -> pd.DataFrame:
     """The TensorFlow stats table from the device and host metrics ((table, total_ps,
     total_op_ps) each): one row per (side, op), device rows first, each side sorted by self
-    time.  Percentages are of the side's total time, with or without its idle time."""
+    time.  Percentages are of the side's total time, with or without its idle time.
+    ``rooflines``: (hlo_stats, kernel_stats, device peaks) for the roofline columns
+    (:mod:`.op_rooflines`; empty without)."""
     out = []
     for side, (table, total, total_op) in (("Device", device_ops), ("Host", host_ops)):
         if table.empty and total == 0:
@@ -277,7 +281,9 @@ def op_stats_table(device_ops: tuple, host_ops: tuple,
         return pd.DataFrame({c: pd.Series(dtype=object) for c in OP_STATS_COLUMNS})
     result = pd.concat(out, ignore_index=True)
     result.insert(0, "rank", np.arange(1, len(result) + 1))
-    return result[OP_STATS_COLUMNS]
+    if rooflines is not None:
+        result = with_rooflines(result, *rooflines)
+    return result.reindex(columns=OP_STATS_COLUMNS)
 
 
 _OPCODE = re.compile(r" = (?:\([^)]*\)|\S+) ([\w-]+)\(")
@@ -310,18 +316,25 @@ def typed_by_hlo(ops: pd.DataFrame, hlo: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFrame:
-    return op_stats_table(device_ops, host_ops, include_idle=True)
+def _op_stats(parts: dict, device_ops: tuple, host_ops: tuple, hlo_stats: pd.DataFrame,
+              kernel_stats: pd.DataFrame, device_peaks) -> pd.DataFrame:
+    return op_stats_table(device_ops, host_ops, include_idle=True,
+                          rooflines=(hlo_stats, kernel_stats, device_peaks))
 
 
-def _busy_op_stats(parts: dict, device_ops: tuple, host_ops: tuple) -> pd.DataFrame:
-    return op_stats_table(device_ops, host_ops, include_idle=False)
+def _busy_op_stats(parts: dict, device_ops: tuple, host_ops: tuple, hlo_stats: pd.DataFrame,
+                   kernel_stats: pd.DataFrame, device_peaks) -> pd.DataFrame:
+    return op_stats_table(device_ops, host_ops, include_idle=False,
+                          rooflines=(hlo_stats, kernel_stats, device_peaks))
+
+
+_NEEDS = ("device_ops", "host_ops", "hlo_stats", "kernel_stats", "device_peaks")
 
 
 ANALYSES = (
     Analysis("host_ops", host=host_op_partial, combine=combine_metrics),
     Analysis("device_ops", host=device_op_partial, combine=combine_device_metrics,
              needs=("xla",), host_cost=0.5),
-    Analysis("op_stats", combine=_op_stats, needs=("device_ops", "host_ops")),
-    Analysis("op_stats_without_idle", combine=_busy_op_stats, needs=("device_ops", "host_ops")),
+    Analysis("op_stats", combine=_op_stats, needs=_NEEDS),
+    Analysis("op_stats_without_idle", combine=_busy_op_stats, needs=_NEEDS),
 )
