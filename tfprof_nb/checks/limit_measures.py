@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._words import counted
 from ..analysis.findings.measure_words import (get, left_out_words, measure_text, spread_words,
                                          xprof_words)
 from ..analysis.steps.breakdown import NO_STEPS_WHY
@@ -61,10 +62,6 @@ class Measure:
     evidence: str
     details: dict = field(default_factory=dict)
     passed: bool | None = None
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _source_words(steps: pd.DataFrame, words: str) -> str:
@@ -111,7 +108,7 @@ def step_time(subject: Subject, statistic: str, threshold: float) -> Measure:
         f"average step time {value:.3f} ms ({page['scope']})"
     words = (f"{head} ({', '.join(others)}, slowest {_step_names(steps, [int(d.argmax())])}: "
              f"{d.max():.3f} ms); "
-             f"{len(over)} of {_count(len(d), 'step')} over {threshold:g} ms")
+             f"{len(over):,} of {counted(len(d), 'step')} over {threshold:g} ms")
     if 0 < len(over) <= 5:
         words += f" ({_step_names(steps, over)})"
     return Measure(value, words, {"statistic": statistic, "steps": len(d),
@@ -210,7 +207,7 @@ def memory_peak(subject: Subject) -> Measure:
         words += f" of its {human_bytes(float(row.memory_capacity_bytes))} capacity"
     if pd.notna(row.peak_step) and row.peak_step >= 0:
         words += f", in step {int(row.peak_step)}"
-    words += f"; {_count(len(summary), 'allocator')}"
+    words += f"; {counted(len(summary), 'allocator')}"
     return Measure(float(peak), words, {"allocator": name, "allocators": len(summary)})
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from .._words import counted
 from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.input_wait import devices_input_unknown
 from ..analysis.findings.measures import (MARK_INPUT, NO_INPUT_EVENTS, active_device_rows,
@@ -82,10 +83,6 @@ def _finding(f) -> dict:
             "fix": f.fix}
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _outside_statement(summary: pd.DataFrame, unit: str, steps_said: str) -> list[str]:
     """The devices busy outside every step, said once (their step rows show them idle)."""
     if "outside_steps_busy_ms" not in summary:
@@ -95,7 +92,7 @@ def _outside_statement(summary: pd.DataFrame, unit: str, steps_said: str) -> lis
         return []
     hosts = summary.host.nunique() if "host" in summary else 1
     each = [f"{device_label(r.host, r.device, hosts)} {r.outside_steps_busy_ms:,.1f} ms "
-            f"({_count(int(r.outside_steps_kernels), unit)})" for r in busy.itertuples()]
+            f"({counted(int(r.outside_steps_kernels), unit)})" for r in busy.itertuples()]
     shares = "the step's shares" if steps_said == "the step" else "the steps' shares"
     return ["Busy outside every step: " + ", ".join(each) + ". That time is in the "
             f"'outside steps' rows and columns, not in {shares}."]
@@ -135,7 +132,7 @@ def _statements(prof, summary: pd.DataFrame, tpu: bool, input_known: bool) -> li
         last = pd.Series([device_label(h, d, hosts) for h, d in
                           zip(apart.last_host, apart.last_device)]).value_counts()
         out.append(f"Devices finish {len(apart)} of {len(ends)} steps at different times; "
-                   f"last most often: {last.index[0]} ({_count(int(last.iloc[0]), 'step')}); "
+                   f"last most often: {last.index[0]} ({counted(int(last.iloc[0]), 'step')}); "
                    "mean lag "
                    f"behind the median finisher {apart.lag_us.mean():,.1f} us, largest spread "
                    f"{apart.spread_us.max():,.1f} us{_of_its_step(prof.steps, apart)}.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import traitlets
 
+from .._words import counted
 from ..analysis.xla.source_lines import frame_label, stack_tree
 from ..plot.source_figures import summed_devices
 from ._view import View, ViewState
@@ -35,10 +36,6 @@ def _located(lines: pd.DataFrame) -> pd.DataFrame:
     return lines[lines.no_source == ""]
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def _cells(files) -> dict:
     """{file: "In[3]"} of the files that are cells of this kernel's notebook."""
     return {f: label for f in set(files) if f and (label := cell_label(f))}
@@ -56,8 +53,8 @@ def _summary(lines: pd.DataFrame, cells: dict, devices: int = 1) -> str:
     files = located.file.nunique()
     return (f"{total_ms:,.3f} ms of device op time{summed}; "
             f"{located.self_time_pct.sum():.1f}% of it "
-            f"has a location in the code: {_count(len(located), 'line')} in "
-            f"{_count(files, 'file')}. Hottest: {where}"
+            f"has a location in the code: {counted(len(located), 'line')} in "
+            f"{counted(files, 'file')}. Hottest: {where}"
             + (f" ({top.function})" if top.function else "")
             + f", {top.self_time_pct:.1f}% ({top.self_time_us / 1e3:,.3f} ms).")
 
@@ -70,7 +67,7 @@ def _moved_warning(lines: pd.DataFrame, moved: dict) -> list[str]:
     rows = _located(lines)[_located(lines).file.isin(moved)]
     names = "; ".join(f"{f.replace(chr(92), '/').rsplit('/', 1)[-1]}: {m.why(1)}"
                       for f, m in moved.items())
-    return [f"The code changed since the capture: {_count(len(rows), 'line')} with "
+    return [f"The code changed since the capture: {counted(len(rows), 'line')} with "
             f"{rows.self_time_us.sum() / 1e3:,.3f} ms ({rows.self_time_pct.sum():.1f}%) of "
             f"device op time could not be matched to the code as it reads now ({names}). "
             "Their time is shown without code, at the file:line and function the profile "
@@ -83,7 +80,7 @@ def _left_out(tree: pd.DataFrame) -> list[str]:
     if not frames:
         return []
     ends = f"from {frames[0]} to {frames[-1]}" if len(frames) > 1 else frames[0]
-    return [f"The icicle leaves out the {_count(len(frames), 'outer frame')} every stack "
+    return [f"The icicle leaves out the {counted(len(frames), 'outer frame')} every stack "
             f"shares ({ends})."]
 
 
