@@ -194,8 +194,10 @@ def test_roofline_times_equal_xprof(capture):
     a, b = keyed(ours, "program_id", "operation"), keyed(ref, "pid", "operation")
     assert a.index.equals(b.index) and len(a) >= (1 if path.name in COMMAND_BUFFERS else 4)
     np.testing.assert_allclose(a.total_time_us, b.total_time, rtol=1e-12)
-    np.testing.assert_allclose(a.self_time_pct.iloc[1:] / 100,
-                               b.total_self_time_percent.iloc[1:], rtol=1e-9)
+    np.testing.assert_allclose(a.self_time_pct / 100, b.total_self_time_percent, rtol=1e-9)
+    np.testing.assert_allclose(a.total_self_time_us, b.total_self_time, rtol=1e-12)
+    np.testing.assert_allclose(a.cumulative_self_time_pct / 100,
+                               b.cumulative_total_self_time_percent, rtol=1e-9, atol=1e-12)
     if path.name in COMMAND_BUFFERS:  # (XProf's program row holds none of the buffer's work)
         return
     # every row's rates, intensity, bound-by and efficiencies, the program's row included

@@ -16,7 +16,7 @@ from ..plot.op_words import idle_note, unattributed_kernels_note
 from ._view import View, ViewState
 from .graph_targets import op_targets
 from .hlo_graph_view import GraphRequests
-from .traits import FigureTrait, TableData, TableTrait
+from .traits import FigureTrait, TableData, TableTrait, rates_as_shown
 
 __all__ = ["OpStatsView", "idle_note", "op_stats_title", "share_words", "typed_op_stats",
            "JAX_EXECUTION"]
@@ -72,6 +72,12 @@ def execution_words(ops: pd.DataFrame, framework: str) -> pd.DataFrame:
     return out.rename(columns={"eager": "execution"}) if framework == "jax" else out
 
 
+def _table(ops: pd.DataFrame, title: str) -> TableData:
+    """The op stats as the view's table shows them: rates in GFLOP/s and GiB/s, as XProf's."""
+    frame, labels = rates_as_shown(ops)
+    return TableData(frame, title, "operation", labels=labels)
+
+
 def _scopes(prof) -> pd.DataFrame:
     """The name-scope tree as the icicle reads it: scope, parent (missing at the roots), name,
     self time and allocated bytes."""
@@ -117,8 +123,8 @@ class OpStatsView(View):
             "pie_with_idle": op_stats_figure(ops),
             "pie_without_idle": op_stats_figure(busy),
             "scopes": _scopes(prof),
-            "table": TableData(ops, title, "operation"),
-            "table_without_idle": TableData(busy, busy_title, "operation"),
+            "table": _table(ops, title),
+            "table_without_idle": _table(busy, busy_title),
             "idle_note": idle_note(prof, ops),
             "statements": unattributed_kernels_note(prof, ops),
             "graph_targets": op_targets(prof, ops)}, GraphRequests(prof))

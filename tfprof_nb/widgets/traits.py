@@ -14,20 +14,45 @@ import traitlets
 from ..offline.columns import encode_frame
 
 __all__ = ["FigureTrait", "RecordTrait", "TableData", "TableTrait", "column_label",
-           "figure_json", "record_wire"]
+           "figure_json", "record_wire", "rates_as_shown"]
 
 _UNITS = {"us": "us", "ms": "ms", "bytes": "bytes", "pct": "%", "s": "s"}
 
 
+# rate and ratio units named by the column's last words ("flop_rate_flops_per_s")
+_RATES = (("_flops_per_s", "FLOP/s"), ("_bytes_per_s", "bytes/s"),
+          ("_flops_per_byte", "FLOP/byte"))
+
+
 def column_label(name: str) -> str:
     """A column name as a header: words, the unit in parentheses ("total_time_us" ->
-    "total time (us)")."""
+    "total time (us)", "memory_bw_bytes_per_s" -> "memory bw (bytes/s)")."""
+    for suffix, unit_text in _RATES:
+        if str(name).endswith(suffix) and len(str(name)) > len(suffix):
+            return f"{str(name)[:-len(suffix)].replace('_', ' ')} ({unit_text})"
     head, _, unit = str(name).rpartition("_")
     if not head and unit in _UNITS:  # a bare unit ("pct") still says what it is
         return f"share ({_UNITS[unit]})" if unit == "pct" else f"value ({_UNITS[unit]})"
     if head and unit in _UNITS:
         return f"{head.replace('_', ' ')} ({_UNITS[unit]})"
     return str(name).replace("_", " ")
+
+
+# rates shown as XProf's tables show them: GFLOP/s and GiB/s (the DataFrames keep per second)
+_SHOWN_RATES = (("_flops_per_s", 1e9, "GFLOP/s"), ("_bytes_per_s", 2.0**30, "GiB/s"))
+
+
+def rates_as_shown(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """``frame`` with its FLOP/s columns in GFLOP/s and its bytes/s columns in GiB/s (as
+    XProf's tables give them), and the headers that say so (``TableData.labels``)."""
+    out, labels = frame, {}
+    for column in frame.columns:
+        for suffix, scale, unit in _SHOWN_RATES:
+            if str(column).endswith(suffix):
+                out = out.copy() if out is frame else out
+                out[column] = pd.to_numeric(frame[column], errors="coerce") / scale
+                labels[column] = f"{str(column)[:-len(suffix)].replace('_', ' ')} ({unit})"
+    return out, labels
 
 
 @dataclass(frozen=True, eq=False)

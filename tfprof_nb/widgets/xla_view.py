@@ -13,7 +13,7 @@ from ..plot.op_words import duty_cycle_beside
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
 from .op_counter_columns import with_op_counters
-from .traits import FigureTrait, TableData, TableTrait
+from .traits import FigureTrait, TableData, TableTrait, rates_as_shown
 from .xla_memory import ProgramMemorySource, memory_notes, memory_state
 
 __all__ = ["XlaView"]
@@ -130,8 +130,9 @@ def _hlo_table(prof) -> TableData:
     table = stats[[c for c in _HLO_COLUMNS if c in stats.columns]].copy()
     if "program_id" in table:
         table["program_id"] = table.program_id.astype(str)
-    return with_op_counters(TableData(table, HLO_TABLE_TITLE, "hlo_op_name"), prof, "hlo_op",
-                            {"program": "module", "op": "hlo_op_name"})
+    table, labels = rates_as_shown(table)
+    return with_op_counters(TableData(table, HLO_TABLE_TITLE, "hlo_op_name", labels=labels),
+                            prof, "hlo_op", {"program": "module", "op": "hlo_op_name"})
 
 
 class XlaView(View):

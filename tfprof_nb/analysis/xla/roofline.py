@@ -2,7 +2,7 @@
 roofline (XProf's ``roofline_model``, its "Total" step).
 
 The first row is the whole program (category and operation ``Program``): its time is the
-devices' total time, idle included, and its FLOPs and bytes the sum over ops (``while``,
+devices' total time, idle included (its self time 0: the ops below hold it, as in XProf), and its FLOPs and bytes the sum over ops (``while``,
 ``call``, ``conditional`` and megacore fusions left out: their work is in the ops they run).
 Then one row per HLO op, by self time.  Rates use the ops' time; arithmetic intensity is
 normalized FLOPs per byte accessed; HBM bandwidth counts an op's HBM bytes (TPU: its memory
@@ -53,8 +53,8 @@ def _program_row(stats: pd.DataFrame, total_ps: int) -> pd.DataFrame:
         "program_id": pd.Series([-1], dtype=object),
         "device_type": [",".join(sorted(set(stats.device_type)))], "occurrences": [1],
         "total_time_us": [total_ps / 1e6], "avg_time_us": [total_ps / 1e6],
-        "total_self_time_us": [total_ps / 1e6], "self_time_pct": [100.0 if total_ps else 0.0],
-        "cumulative_self_time_pct": [100.0 if total_ps else 0.0],
+        "total_self_time_us": [0.0], "self_time_pct": [0.0],  # (the ops below hold it, as
+        "cumulative_self_time_pct": [0.0],                     # XProf's program row says)
         "flops": [counted.flops.sum()], "normalized_flops": [counted.normalized_flops.sum()],
         "memory_accessed_bytes": [counted.memory_accessed_bytes.sum()],
         "hbm": [counted.hbm_bytes.sum() if any_breakdown
