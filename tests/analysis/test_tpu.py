@@ -133,6 +133,11 @@ def test_roofline_and_peaks_equal_xprof(prof):
     np.testing.assert_allclose(a.memory_bw_utilization_pct / 100, b.max_mem_bw_utilization,
                                rtol=1e-9)
     assert (a.bound_by == b.bound_by).all()
+    for mine, theirs in (("hbm_arithmetic_intensity_flops_per_byte", "hbm_operational_intensity"),
+                         ("bottleneck_arithmetic_intensity_flops_per_byte",
+                          "bottleneck_operational_intensity")):
+        np.testing.assert_allclose(a[mine], b[theirs].astype(float), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.total_self_time_us, b.total_self_time, rtol=1e-12)
 
 
 def _pct(text: str) -> float:

@@ -2,19 +2,20 @@
 roofline (XProf's ``roofline_model``, its "Total" step).
 
 The first row is the whole program (category and operation ``Program``): its time is the
-devices' total time, idle included (its self time 0: the ops below hold it, as in XProf), and its FLOPs and bytes the sum over ops (``while``,
-``call``, ``conditional`` and megacore fusions left out: their work is in the ops they run).
-Then one row per HLO op, by self time.  Rates use the ops' time; arithmetic intensity is
-normalized FLOPs per byte accessed; HBM bandwidth counts an op's HBM bytes (TPU: its memory
-breakdown's; GPU: what XLA's cost analysis keeps per operand and output, which leaves out a
-library call's tuple output; XLA:CPU: all its bytes).  Against the peaks (``attrs["peaks"]``):
-``compute_efficiency_pct`` (FLOP rate / peak), ``memory_bw_utilization_pct`` (the highest
-memory utilisation: HBM, and on TPUs CMEM and merged VMEM), ``roofline_efficiency_pct`` (the
-larger of the two; XProf's roofline efficiency), ``attainable_flop_rate_flops_per_s``
-(the FLOP rate at the roof of the op's bottleneck: its FLOP rate over its roofline efficiency,
-XProf's optimal FLOP rate; min(peak, intensity x peak bandwidth) where HBM bounds all its
-bytes) and ``bound_by`` (the resource nearest its
-limit).  Without peaks these are empty and ``attrs["reasons"]`` says so.
+devices' total time, idle included (its self time 0: the ops below hold it, as in XProf), and
+its FLOPs and bytes the sum over ops (``while``, ``call``, ``conditional`` and megacore fusions
+left out: their work is in the ops they run).  Then one row per HLO op, by self time.  Rates
+use the ops' time; arithmetic intensity is normalized FLOPs per byte accessed (``hbm_...``: per
+HBM byte; ``bottleneck_...``: per byte of the resource that bounds the op, as XProf's); HBM
+bandwidth counts an op's HBM bytes (TPU: its memory breakdown's; GPU: what XLA's cost analysis
+keeps per operand and output, which leaves out a library call's tuple output; XLA:CPU: all its
+bytes).  Against the peaks (``attrs["peaks"]``): ``compute_efficiency_pct`` (FLOP rate /
+peak), ``memory_bw_utilization_pct`` (the highest memory utilisation: HBM, and on TPUs CMEM and
+merged VMEM), ``roofline_efficiency_pct`` (the larger of the two; XProf's roofline
+efficiency), ``attainable_flop_rate_flops_per_s`` (the FLOP rate at the roof of the op's
+bottleneck: its FLOP rate over its roofline efficiency, XProf's optimal FLOP rate; min(peak,
+intensity x peak bandwidth) where HBM bounds all its bytes) and ``bound_by`` (the resource
+nearest its limit).  Without peaks these are empty and ``attrs["reasons"]`` says so.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ ROOFLINE_COLUMNS = [
     "total_time_us", "avg_time_us", "total_self_time_us", "self_time_pct",
     "cumulative_self_time_pct", "flops", "normalized_flops", "memory_accessed_bytes",
     "model_flop_rate_flops_per_s", "flop_rate_flops_per_s", "memory_bw_bytes_per_s",
-    "hbm_bw_bytes_per_s", "arithmetic_intensity_flops_per_byte", "bound_by",
+    "hbm_bw_bytes_per_s", "arithmetic_intensity_flops_per_byte",
+    "hbm_arithmetic_intensity_flops_per_byte", "bottleneck_arithmetic_intensity_flops_per_byte",
+    "bound_by",
     "compute_efficiency_pct", "memory_bw_utilization_pct", "roofline_efficiency_pct",
     "attainable_flop_rate_flops_per_s", "source"]
 _INNER_OPS = ("while", "call", "conditional", "megacore fusion")
@@ -119,6 +122,7 @@ def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks) -> pd
         ai = np.where(table.memory_accessed_bytes > 0,
                       table.normalized_flops / table.memory_accessed_bytes, np.nan)
     table["arithmetic_intensity_flops_per_byte"] = ai
+    _bottleneck_intensity(table, ai, label, on_chip)
     table["bound_by"] = np.where((table.device_type == "CPU") & (label == "HBM"), "Memory",
                                  label)
     _efficiencies(table, secs, compute, memory, peaks)
@@ -128,6 +132,22 @@ def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks) -> pd
     out.attrs["ridge_point_flops_per_byte"] = peaks.ridge_point_flops_per_byte
     out.attrs["reasons"] = list(stats.attrs.get("reasons", []))
     return out
+
+
+def _bottleneck_intensity(table, ai, label, on_chip: dict) -> None:
+    """FLOPs per HBM byte, and per byte of the resource that bounds each row (its arithmetic
+    intensity when compute bounds it; 0 when nothing does), as XProf's roofline gives them."""
+    norm = table.normalized_flops.fillna(0).to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        def per(nbytes):
+            return np.where(nbytes > 0, norm / nbytes, 0.0)
+        hbm = per(table.hbm.fillna(0).to_numpy(float))
+        out = np.where(label == "Compute", np.nan_to_num(ai), 0.0)
+        out = np.where(np.isin(label, ("HBM", "Shm/L1")), hbm, out)
+        for name, nbytes in on_chip.items():
+            out = np.where(label == name, per(nbytes), out)
+    table["hbm_arithmetic_intensity_flops_per_byte"] = hbm
+    table["bottleneck_arithmetic_intensity_flops_per_byte"] = out
 
 
 def _efficiencies(table, secs, compute, memory, peaks: DevicePeaks) -> None:
