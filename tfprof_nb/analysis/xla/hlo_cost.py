@@ -1,4 +1,7 @@
-"""FLOPs and bytes accessed of HLO instructions: our own cost model over the parsed HloProto.
+"""FLOPs and bytes accessed of HLO instructions: our own cost model over the parsed HloProto,
+for XLA:CPU programs (XProf shows no XLA:CPU ops, so there is no reference to follow; GPU
+programs are costed by XLA's GPU cost analysis as XProf runs it: :mod:`.gpu_cost`).  Its
+dot, convolution and shape-size helpers serve both.
 
 Per execution of one instruction:
 
@@ -9,7 +12,7 @@ Per execution of one instruction:
   features per group x the (output position, kernel position) pairs that fall on the input,
   counted per spatial dimension (padding and dilation taken into account).
 * elementwise ops (add, multiply, exp, compare, select, convert, ...): ``elementwise_flops``
-  per output element (1 here; see :data:`GPU_ELEMENTWISE_FLOPS` for XLA's GPU convention).
+  per output element (1 by default).
 * ``reduce``: (input elements - output elements) x the reducer's FLOPs per call;
   ``reduce-window``: output elements x (window elements - 1) x the reducer's FLOPs;
   ``scatter``: update elements x the combiner's FLOPs.
@@ -41,12 +44,9 @@ import json
 from ...xspace.hlo_proto import PRIMITIVE_TYPES, HloModule
 from .hlo_text import elements, is_elementwise
 
-__all__ = ["InstructionCost", "CostModel", "GPU_ELEMENTWISE_FLOPS", "shape_bytes", "dot_flops",
-           "conv_flops", "gemm_dimension_numbers"]
+__all__ = ["InstructionCost", "CostModel", "shape_bytes", "dot_flops", "conv_flops",
+           "gemm_dimension_numbers"]
 
-# XLA's GPU cost analysis counts elementwise ops in estimated clock cycles, 3 per element
-# by default; our model counts 1 FLOP per element (see the module docstring).
-GPU_ELEMENTWISE_FLOPS = 3
 _POINTER_BYTES = 8
 _NO_DATA = frozenset({"bitcast", "parameter", "constant", "get-tuple-element",
                       "after-all", "partition-id", "replica-id", "while", "call",
