@@ -3,10 +3,11 @@
 The hosts' partials (:func:`.ops.host_xla_ops`) are summed per (device type, program, op)
 by the ``xla`` unit (:mod:`.combined`; XProf sums devices too).  Times and occurrences are those of
 the events; percentages are of the devices' total time (each GPU's span, idle included, and the
-XLA:CPU thunks' span).  FLOPs and bytes are per execution from our cost model (:mod:`.hlo_cost`)
-times occurrences, or the events' own ``flops``/``bytes_accessed`` stats where the model has
-nothing.  GPU kernels of TensorFlow ops outside XLA are listed too (program 0, named
-``op/kernel``), as XProf does.
+XLA:CPU thunks' span).  FLOPs and bytes are per execution (GPU: XLA's GPU cost analysis as
+XProf runs it, :mod:`.gpu_cost`; XLA:CPU: our own model, :mod:`.hlo_cost`) times occurrences,
+or the events' own ``flops``/``bytes_accessed`` stats where the model has nothing.  GPU
+kernels of TensorFlow ops outside XLA are listed too (program 0, named ``op/kernel``), as
+XProf does.
 
 Every table carries ``attrs["reasons"]``: a list of sentences saying what is missing and why
 (no HLO protos, a proto that does not parse, unknown device peaks, ...); rows whose op could
