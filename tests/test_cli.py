@@ -36,6 +36,7 @@ from tfprof_nb.analysis.findings.measure_words import excluded_note, value_of
 from tfprof_nb.cli import COMMANDS, main
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START
+from tfprof_nb.cli.summary import TOP_OP_COLUMNS
 from tfprof_nb.cli.tables import table_names
 from tfprof_nb.constants import CATEGORY_COLUMNS
 from tfprof_nb.table_catalogue import queried_entries
@@ -211,9 +212,9 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
     ops = prof.op_stats_table(include_idle=False)
     for side in ("Host", "Device"):
         want = ops[ops.host_or_device == side].head(5)
-        got = pd.DataFrame(doc["top_ops"][side.lower()], columns=list(want.columns.drop(
-            ["rank", "host_or_device", "total_time_us", "avg_time_us", "avg_self_time_us",
-             "cumulative_self_time_pct", "eager"], errors="ignore")))
+        # (the op stats' own columns; not their rates, which the summary leaves out)
+        got = pd.DataFrame(doc["top_ops"][side.lower()], columns=TOP_OP_COLUMNS)
+        assert set(TOP_OP_COLUMNS) <= set(want.columns)
         for col in got.columns:
             assert got[col].tolist() == want[col].tolist(), (side, col)
     assert [(f["kind"], f["severity"], f["what"], f["fix"], f["evidence"])
