@@ -258,15 +258,18 @@ def _cpu_ops(hd: HostData, hlo, pid_stat, on_device: set):
 
 def _op_row(module, instr, model: CostModel | GpuCostModel) -> dict:
     """The instruction columns of op ``instr`` of ``module``."""
-    cost = model.cost(instr)
-    hbm = model.hbm_bytes(instr) if isinstance(model, GpuCostModel) else np.nan
+    try:  # (an HLO the cost model cannot read leaves this op's costs empty, said)
+        cost = model.cost(instr)
+        hbm = model.hbm_bytes(instr) if isinstance(model, GpuCostModel) else np.nan
+        error = ""
+    except Exception as e:  # noqa: BLE001 - any proto content the model trips on
+        cost, hbm, error = (None, None, None), np.nan, f"{type(e).__name__}: {e}"
     file, line, stack = source_of(module, instr)
     return dict(module=module.name, category=category(module, instr),
                 expression=expression(module, instr), provenance=tf_op_fullname(instr.metadata),
                 deduplicated_name=instr.metadata.deduplicated_name, source_file=file,
-                source_line=line, source_stack=stack, flops=cost.flops,
-                normalized_flops=cost.normalized_flops, bytes_accessed=cost.bytes_accessed,
-                resolved=True, hbm_bytes=hbm)
+                source_line=line, source_stack=stack, flops=cost[0], normalized_flops=cost[1],
+                bytes_accessed=cost[2], resolved=True, hbm_bytes=hbm, cost_error=error)
 
 
 def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
@@ -275,6 +278,7 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
     concatenation, not a column at a time: a third of the cost on a monitor's window)."""
     info = {c: [] for c in INFO_COLUMNS}
     hbm: list = []  # (GPU ops: the HBM bytes XProf's cost analysis keeps)
+    costless: dict = {}  # {(program, module, error): ops whose costs could not be computed}
     models: dict = {}
     missing: dict = {}
     unplaced = ops.attribution.to_numpy() == ATTRIBUTION[UNRESOLVED]
@@ -300,6 +304,8 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
         for c in INFO_COLUMNS:
             info[c].append(row[c])
         hbm.append(row.get("hbm_bytes", np.nan))
+        if row.get("cost_error"):
+            costless.setdefault((pid, row["module"], row["cost_error"]), []).append(name)
     filled = pd.DataFrame({c: pd.Series(info[c], index=ops.index, dtype=object if c not in
                                         ("flops", "normalized_flops", "bytes_accessed")
                                         else float) for c in INFO_COLUMNS}, index=ops.index)
@@ -317,12 +323,26 @@ def _resolve(ops: pd.DataFrame, modules: dict, module_stat: dict,
         else:
             reasons.append(f"{counted(len(names), 'op')} of program {pid} ({modules[pid].name}) "
                            f"{'is' if len(names) == 1 else 'are'} not in its HLO proto: {shown}")
+    reasons += _costless_reasons(costless)
     there = [c for c in INFO_COLUMNS if c in ops.columns]
     out = pd.concat([ops.drop(columns=there) if there else ops, filled], axis=1)
     hbm = np.asarray(hbm, dtype=float)
     if "hbm_bytes" in out.columns:
         hbm = np.where(np.isnan(hbm), out.hbm_bytes.to_numpy(dtype=float), hbm)
     out["hbm_bytes"] = hbm
+    return out
+
+
+def _costless_reasons(costless: dict) -> list[str]:
+    """What :func:`_resolve` says of the ops whose costs the model could not compute
+    (``{(program, module, error): op names}``)."""
+    out = []
+    for (pid, module_name, error), names in costless.items():
+        names = sorted(set(names))
+        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        out.append(f"the FLOPs and bytes of {counted(len(names), 'op')} of program {pid} "
+                   f"({module_name}) could not be computed from its HLO proto ({error}): "
+                   f"left empty ({shown})")
     return out
 
 
