@@ -243,9 +243,13 @@ def test_jax_loop_windows_arrive_while_training(jax_step, tmp_path):
     assert hist.note.iloc[-1] in ("", f"{hist.steps.iloc[-1]} of 6 steps: the loop was left "
                                       "(break or an error in the step)")
     assert_rows_match_profiles(mon, complete=False)
-    assert hist.top_op.str.startswith("jit(train_step)").all()  # XLA's ops, on the CPU device
+    # XLA's ops, on the CPU device: each window's top op is a device op of its own profile
+    # (another program's op where the machine ran one in that window: a busy test worker)
+    assert hist.top_op.str.startswith("jit(train_step)").any()
     assert (hist.wall_s > 0).all() and hist.time_s.is_monotonic_increasing
     for index in hist.index:  # each window's hardware samples beside its profile
+        ops = mon.window(index).op_stats
+        assert hist.top_op[index] in set(ops.operation[ops.host_or_device == "Device"])
         (xplane,) = mon.window(index).source
         with open(hardware_path_for(xplane), "rb") as f:
             assert read_hardware(f.read()).meta["period_ms"] == 20
