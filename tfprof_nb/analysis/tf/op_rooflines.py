@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..trace.tf_ops import parse_tf_op
 from ..xla.device_peaks import DevicePeaks, bound_by
+from ..xla.hlo_stats import framework_ops
 
 __all__ = ["ROOFLINE_COLUMNS", "with_rooflines"]
 
@@ -27,21 +27,12 @@ ROOFLINE_COLUMNS = ["flop_rate_flops_per_s", "model_flop_rate_flops_per_s",
 _SUMMED = ["flops", "normalized_flops", "memory_accessed_bytes"]
 
 
-def _framework_op(hlo: pd.DataFrame) -> np.ndarray:
-    """Each HLO op's framework op, as the TensorFlow stats name it (the HLO op where its
-    provenance has no name)."""
-    prov = hlo.framework_op_name.fillna("").astype(str).to_numpy(dtype=object)
-    names = {p: (parse_tf_op(p)[1] if p else "") for p in set(prov)}
-    name = np.array([names[p] for p in prov], dtype=object)
-    return np.where(name == "", hlo.hlo_op_name.astype(str).to_numpy(dtype=object), name)
-
-
 def _costs(hlo: pd.DataFrame) -> pd.DataFrame:
     """FLOPs and bytes per framework op, summed over its HLO ops."""
     if hlo is None or not len(hlo):
         return pd.DataFrame(columns=_SUMMED)
     frame = hlo[[c for c in _SUMMED if c in hlo.columns]].astype(float).copy()
-    frame["op"] = _framework_op(hlo)
+    frame["op"] = framework_ops(hlo.framework_op_name, hlo.hlo_op_name)[0]
     sums = frame.groupby("op", sort=False).sum(min_count=1)
     for c in _SUMMED:
         if c not in sums.columns:

@@ -173,6 +173,20 @@ def op_totals(xla: XlaData, device_type: str) -> tuple[int, int]:
     return int(t.span_ps.sum()), int(t.op_ps.sum())
 
 
+def framework_ops(provenance: pd.Series, hlo_op: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each HLO op's framework op and its type, as XProf's framework op stats name them: the
+    ``op_name`` and ``op_type`` of the ``op_name:op_type`` provenance; where it has no name,
+    the HLO op itself, type "Unknown"."""
+    prov = provenance.fillna("").astype(str).to_numpy(dtype=object)
+    uniq, inverse = np.unique(prov.astype(str), return_inverse=True)
+    parsed = [parse_tf_op(p) if p else None for p in uniq]
+    name = np.array([p[1] if p else "" for p in parsed], dtype=object)[inverse]
+    kind = np.array([(p[2] or "Unknown") if p else "Unknown" for p in parsed],
+                    dtype=object)[inverse]
+    name = np.where(name == "", hlo_op.astype(str).to_numpy(dtype=object), name)
+    return name, kind
+
+
 def framework_metrics(xla: XlaData) -> pd.DataFrame:
     """Device time of XLA ops rolled up into framework ops, as XProf's framework op stats
     do: one row per framework op (``op_name`` of the ``op_name:op_type`` provenance; the HLO
@@ -186,13 +200,7 @@ def framework_metrics(xla: XlaData) -> pd.DataFrame:
                              "time_ps": pd.Series(dtype=np.int64),
                              "self_ps": pd.Series(dtype=np.int64),
                              "eager": pd.Series(dtype=bool)})
-    prov = ops.provenance.fillna("").to_numpy(dtype=object)
-    uniq, inverse = np.unique(prov.astype(str), return_inverse=True)
-    parsed = [parse_tf_op(p) if p else None for p in uniq]
-    name = np.array([p[1] if p else "" for p in parsed], dtype=object)[inverse]
-    kind = np.array([(p[2] or "Unknown") if p else "Unknown" for p in parsed],
-                    dtype=object)[inverse]
-    name = np.where(name == "", ops.hlo_op.to_numpy(dtype=object), name)
+    name, kind = framework_ops(ops.provenance, ops.hlo_op)
     # one row per framework op in first-seen order (numpy: a pandas groupby's fixed cost was
     # most of this function on a monitor's window)
     code, operations = pd.factorize(name, sort=False)
