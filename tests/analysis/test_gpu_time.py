@@ -459,3 +459,27 @@ def test_the_time_after_the_devices_last_kernel_in_a_step_is_host_bound():
     bert = tp.load(DATA / "gpu_bert_multiworker").gpu_utilization  # (a device idle through
     four = bert[(bert.stream == "all") & (bert.step == 0) & (bert.device == "/device:GPU:4")]
     assert four.other_us.iloc[0] == four.wall_us.iloc[0]  # the step keeps no cause)
+
+
+def test_collectives_outside_every_step_are_named_not_denied():
+    """The TPU capture's all-reduces (three per TPU) all ran before its first step: the
+    overlap table (the steps' scope) holds no collective time, and its reason says how much
+    ran outside the steps, on how many devices, instead of "no collectives on any device"
+    (the H200 capture has none at all)."""
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    ev = prof.events
+    ops = ev[ev.plane.astype(str).str.startswith("/device:TPU:")
+             & (ev.line.astype(str) == "XLA Ops")
+             & ev.name.astype(str).str.contains("all-reduce")]
+    assert len(ops) and ops.start_us.max() + ops.duration_us.max() < prof.steps.start_us.min()
+    overlap = prof.gpu_overlap
+    assert not (overlap.collective_us > 0).any()
+    outside = overlap.attrs["collectives_outside"]
+    assert outside["devices"] == ops.plane.nunique() == 4
+    assert outside["ms"] == pytest.approx(ops.duration_us.sum() / 1e3, rel=1e-9)
+    (reason,) = overlap.attrs["reasons"]
+    assert "inside the steps" in reason and f"{outside['ms']:,.1f} ms" in reason
+    assert "on 4 devices" in reason
+    none = tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb").gpu_overlap
+    assert none.attrs["collectives_outside"]["devices"] == 0
+    assert none.attrs["reasons"][0].endswith("on any device")

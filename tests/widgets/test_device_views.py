@@ -141,7 +141,10 @@ def test_tpu_profile_has_a_device_utilisation_tab_without_kernels(tmp_path):
         assert shown.ops.tolist() == prof.duty_cycle.kernels.tolist()
         notes = page.js("() => Array.from(document.querySelectorAll('.gpu-note'))"
                         ".map(n => n.textContent)")
-        assert len(notes) == 1 and "no collective ops" in notes[0]  # no launch latency charts
+        assert len(notes) == 1  # no launch latency charts
+        outside = prof.gpu_overlap.attrs["collectives_outside"]  # (its all-reduces: before)
+        assert (f"no collective ops (all-reduce, all-gather, ...) inside the steps: "
+                f"{outside['ms']:,.1f} ms of them ran outside every step, on 4 TPUs") in notes[0]
         text = page.js("() => Array.from(document.querySelectorAll('.db-statement, .gpu-note, "
                        ".gpu-findings, .tfprof-table')).map(e => e.textContent).join(' ')")
         mxu = prof.overview().device["mxu_utilization_pct"]

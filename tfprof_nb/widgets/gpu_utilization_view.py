@@ -17,6 +17,7 @@ from ..analysis.findings.measures import (MARK_INPUT, NO_INPUT_EVENTS, active_de
                                           device_label, steps_words)
 from ..analysis.findings.measure_words import (excluded_note, get, measure_text, spread_words,
                                          xprof_words)
+from ..analysis.gpu.overlap import no_collectives_words
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, cut_step_windows, has_steps,
                                  step_rows, the_steps)
 from ..plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS, launched_words
@@ -253,7 +254,9 @@ def _notes(prof, tpu: bool) -> dict[str, str]:
         "; ".join(ll.reasons) or "no kernel launches linked to their kernels"
     no_collectives = "; ".join(overlap.attrs.get("reasons", [])) or "no collectives"
     if tpu and overlap.attrs.get("reasons"):
-        no_collectives = "no collective ops (all-reduce, all-gather, ...) on any TPU"
+        no_collectives = no_collectives_words(overlap.attrs.get("collectives_outside", {}),
+                                              "collective ops (all-reduce, all-gather, ...)",
+                                              "TPU")
     return {"overlap": no_collectives, "latency": no_launches, "queue": no_launches}
 
 

@@ -322,8 +322,8 @@ def _finish(table: pd.DataFrame, shift_ps: int) -> pd.DataFrame:
 
 def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int,
                     modules: dict) -> pd.DataFrame:
-    """Per device: kernels, kernels under 10 us, copies, busy and span over the profile
-    (``modules``: :func:`tpu_module_spans`' of the host)."""
+    """Per device: kernels, kernels under 10 us, copies, busy and collective time (each
+    counted once) and span over the profile (``modules``: :func:`tpu_module_spans`' of the host)."""
     rows = []
     for plane in np.unique(act.device).tolist():
         dev = act.of_device(plane)
@@ -337,10 +337,16 @@ def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int,
                      "copies": int((~kern).sum()),
                      "launches_linked": int((dev.launch != NO_LAUNCH).sum()),
                      "busy_us": float((busy[1] - busy[0]).sum() / 1e6),
+                     "collective_us": float(_measure(dev.intervals(dev.kind == COLLECTIVE))),
                      "span_us": (hi - lo) / 1e6, "first_us": (lo + shift_ps) / 1e6})
     return pd.DataFrame(rows, columns=["host", "device", "kernels", "kernels_under_10us",
-                                       "copies", "launches_linked", "busy_us", "span_us",
-                                       "first_us"])
+                                       "copies", "launches_linked", "busy_us", "collective_us",
+                                       "span_us", "first_us"])
+
+
+def _measure(intervals: tuple) -> float:
+    """Microseconds covered by merged ``intervals`` (begins, ends) in ps."""
+    return (intervals[1] - intervals[0]).sum() / 1e6
 
 
 def concat_parts(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
