@@ -10,7 +10,8 @@ from ..analysis.findings.measure_words import get
 from ..analysis.findings.measures import device_label
 from ..analysis.tf.op_stats import IDLE
 
-__all__ = ["duty_cycle_beside", "idle_note", "on_tpu", "unattributed_kernels_note"]
+__all__ = ["duty_cycle_beside", "idle_note", "on_tpu", "plane_span_words",
+           "unattributed_kernels_note"]
 
 
 def on_tpu(prof) -> bool:
@@ -31,9 +32,8 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
                        f"{r.self_time_pct:.1f}% of {_whole_ms(r):,.1f} ms"
                        for r in idle.itertuples())
     text = ("IDLE rows, XProf's rule: the time no op runs, as a share of each side's whole "
-            "time over the profile (each device plane's from its first to its last event on "
-            "any line, counter samples and copies too; each host thread's from its first to "
-            f"its last event): {shares}.")
+            f"time over the profile (each device plane's from its {plane_span_words(prof)}; "
+            f"each host thread's from its first to its last event): {shares}.")
     device = idle[idle.host_or_device == "Device"]
     if len(device):
         measures = prof.measures
@@ -47,23 +47,33 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
     return text
 
 
+def plane_span_words(prof) -> str:
+    """How XProf's rule spans a device plane's whole time (the HLO table's and the IDLE
+    rows' denominator): "first to its last ...", the lines it reads said."""
+    if on_tpu(prof):
+        return "first to its last op or step marker on its XLA Ops and Steps lines (device clock)"
+    return "first to its last event on any line, counter samples and copies too"
+
+
 def duty_cycle_beside(prof, whole_ms: float, summed: str, apart: str = "") -> str:
-    """" The device duty cycle, 53.5% (...), is the busy share of such spans: ..." beside a
-    share of the device planes' whole time (``whole_ms``: from each plane's first to its last
-    event, summed over the planes), which sums the ops' self times (``summed``: how that
-    share uses them): the page's own measure of the devices' busy time, and whether it is
-    over the same span (``apart``: what follows where it is not); "" without it."""
+    """" The device duty cycle, 53.5% (...), is the busy share of the same spans: ..." beside
+    a share of the device planes' whole time (``whole_ms``, :func:`plane_span_words`, summed
+    over the planes), which sums the ops' self times (``summed``: how that share uses them):
+    the page's own measure of the devices' busy time with its busy ms, and its span where
+    that is not the same (``apart``: what follows then); "" without it."""
     duty = get(prof.measures, "duty_cycle_pct")
     if duty is None:
         return ""
-    unit = "op" if on_tpu(prof) else "kernel"
-    span = _duty_span_ms(prof, duty)
-    alike = abs(whole_ms - span) <= 0.01 * whole_ms
-    return (f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is "
-            + (f"the busy share of such spans: the time any {unit} runs, counted once "
-               f"({summed})." if alike else
-               f"the busy share of another span, {span:,.1f} ms (from the first to the last "
-               f"{unit} or copy of the devices it counts)" + (f": {apart}." if apart else ".")))
+    tpu = on_tpu(prof)
+    unit = "op" if tpu else "kernel"
+    span, busy = _duty_span_ms(prof, duty)
+    counted = f"the time any {unit} runs, counted once, {busy:,.1f} ms"
+    head = f" The device duty cycle, {duty['value']:.1f}% ({duty['scope']}), is the busy share"
+    if abs(whole_ms - span) <= 1e-9 * max(whole_ms, 1.0):
+        return f"{head} of the same spans: {counted} ({summed})."
+    return (f"{head} of another span, {span:,.1f} ms (from the first to the last {unit} or "
+            f"{'program run' if tpu else 'copy'} of the devices it counts): {counted}"
+            + (f"; {apart}." if apart else "."))
 
 
 def _whole_ms(row) -> float:
@@ -72,14 +82,15 @@ def _whole_ms(row) -> float:
         if row.self_time_pct else 0.0
 
 
-def _duty_span_ms(prof, duty) -> float:
-    """The active spans (ms) of the devices the duty cycle measure counts (named as the
-    measure names them: :func:`device_label`)."""
+def _duty_span_ms(prof, duty) -> tuple[float, float]:
+    """The active spans and the busy time (ms) of the devices the duty cycle measure counts
+    (named as the measure names them: :func:`device_label`)."""
     table = prof.duty_cycle
     hosts = len(prof.result("environment")["hosts"])
     names = set(str(duty["devices"]).split(", "))
     mine = table[[device_label(h, d, hosts) in names for h, d in zip(table.host, table.device)]]
-    return float((mine if len(mine) else table).span_us.sum()) / 1e3
+    mine = mine if len(mine) else table
+    return float(mine.span_us.sum()) / 1e3, float(mine.busy_us.sum()) / 1e3
 
 
 def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:

@@ -9,7 +9,7 @@ import traitlets
 
 from ..analysis.trace.event_rows import event_rows
 from ..analysis.xla.hlo_graph import event_ops
-from ..plot.op_words import duty_cycle_beside
+from ..plot.op_words import duty_cycle_beside, plane_span_words
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
 from .op_counter_columns import with_op_counters
@@ -55,11 +55,12 @@ def _statements(prof) -> list[str]:
 
 def _share_denominator(prof) -> list[str]:
     """What the HLO table's self time % is of (XProf's rule: each device plane's span, from
-    its first to its last event of any line, counter samples and copies included, or its op
-    time where longer; summed over the planes), with the ops' part of it: the sentence that
-    lets a reader check a share that looks small (an H200 capture's counter samples spread
-    its span to 625 ms for 122 ms of ops); beside it the device duty cycle, the page's own
-    busy share, which counts overlapping ops once (the ops' share sums them)."""
+    its first to its last event of any line, counter samples and copies included (a TPU's:
+    of its ops and step markers), or its op time where longer; summed over the planes), with
+    the ops' part of it: the sentence that lets a reader check a share that looks small (an
+    H200 capture's counter samples spread its span to 625 ms for 122 ms of ops); beside it
+    the device duty cycle, the page's own busy share, which counts overlapping ops once (the
+    ops' share sums them), with its busy time and, where not the same, its span."""
     stats = prof.hlo_stats
     total_us = float(stats.attrs.get("total_time_us", 0.0))
     if not len(stats) or not total_us > 0:
@@ -70,9 +71,9 @@ def _share_denominator(prof) -> list[str]:
     where = "the host's time from its plane's" if on_host else \
         "its device's time from its plane's" if devices == 1 else \
         f"the {devices} devices' time summed, each from its plane's"
-    text = (f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {where} first to its last "
-            "event (any line: counter samples and copies too), idle included (XProf's rule); "
-            f"the ops' self time is {ops_us / 1e3:,.3f} ms of it "
+    text = (f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {where} "
+            f"{plane_span_words(prof)}, idle included (XProf's rule); the ops' self time is "
+            f"{ops_us / 1e3:,.3f} ms of it "
             f"({100 * ops_us / total_us:.1f}%, XProf's rule: ops that overlap add up).")
     if not on_host:
         text += duty_cycle_beside(prof, total_us / 1e3, "the ops' self times add up ops "
