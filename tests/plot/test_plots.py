@@ -293,41 +293,77 @@ def xla_gpu(tmp_path_factory):
 
 
 def test_roofline_places_every_op_with_flops(xla_gpu):
+    """As XProf's chart: each op at its bottleneck intensity (FLOPs per byte of the memory
+    that bounds it), under the HBM roofline and the shared memory/L1 one (the GPU's peaks
+    give both), so that a memory-bound op's height under its roof is its roofline
+    efficiency, the table's."""
     prof = tp.load(xla_gpu / "full.xplane.pb")
     table = prof.roofline
     peaks = table.attrs["peaks"]
     fig = prof.plot.roofline()
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    roof = next(t for t in fig.data if t.name == "Roofline")
+    assert fig.layout.xaxis.title.text.startswith("Bottleneck arithmetic intensity")
+    roof = next(t for t in fig.data if t.name == "Roofline (HBM)")
     # the roof: bandwidth-bound below the ridge, flat at the peak past it
     np.testing.assert_allclose(roof.y[0] * 1e9, roof.x[0] * peaks.memory_bw_bytes_per_s)
     assert roof.y[-1] * 1e9 == pytest.approx(peaks.peak_flops_per_s)
     assert peaks.ridge_point_flops_per_byte in roof.x
-    placed = table[(table.category != "Program") & (table.flop_rate_flops_per_s > 0) &
-                   (table.arithmetic_intensity_flops_per_byte > 0)]
+    shm = next(t for t in fig.data if t.name == "Roofline (Shm/L1)")
+    np.testing.assert_allclose(shm.y[0] * 1e9, shm.x[0] * peaks.shared_memory_bw_bytes_per_s)
+    x = table.bottleneck_arithmetic_intensity_flops_per_byte
+    placed = table[(table.category != "Program") & (table.flop_rate_flops_per_s > 0) & (x > 0)]
     points = [t for t in fig.data if t.mode == "markers" and t.name != "Whole program"]
     assert sum(len(t.x) for t in points) == len(placed)
-    shown = {(row[0], round(y, 6)) for t in points for row, y in zip(t.customdata, t.y)}
-    assert shown == {(op, round(rate / 1e9, 6)) for op, rate in
-                     zip(placed.operation, placed.flop_rate_flops_per_s)}
+    shown = {(row[0], round(x, 9), round(y, 6)) for t in points
+             for row, x, y in zip(t.customdata, t.x, t.y)}
+    assert shown == {(op, round(x, 9), round(rate / 1e9, 6)) for op, x, rate in zip(
+        placed.operation, placed.bottleneck_arithmetic_intensity_flops_per_byte,
+        placed.flop_rate_flops_per_s)}
+    hbm = placed[placed.bound_by == "HBM"]
+    assert len(hbm)
+    under = hbm.flop_rate_flops_per_s / np.minimum(
+        peaks.peak_flops_per_s, hbm.bottleneck_arithmetic_intensity_flops_per_byte
+        * peaks.memory_bw_bytes_per_s)
+    np.testing.assert_allclose(100 * under, hbm.roofline_efficiency_pct, rtol=1e-9)
     star = next(t for t in fig.data if t.name == "Whole program")
     program = table[table.category == "Program"].iloc[0]
-    assert star.x[0] == pytest.approx(program.arithmetic_intensity_flops_per_byte)
+    assert star.x[0] == pytest.approx(program.bottleneck_arithmetic_intensity_flops_per_byte)
+    assert "bottleneck intensity" in star.customdata[0][7]
+
+
+def test_tpu_roofline_draws_xprofs_roofs_and_places_the_program_under_its_own():
+    """TPU v6e (merged VMEM): the HBM roofline and VMEM's read and write ones, as XProf
+    draws them; the whole program at its HBM intensity (0.063 FLOP/byte, not the 0.042 of
+    all its bytes), where its height under the HBM roof is its 4.3% roofline efficiency (at
+    0.042 it read 6.5%)."""
+    prof = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    fig = prof.plot.roofline()
+    assert [t.name for t in fig.data if t.name.startswith("Roofline")] == [
+        "Roofline (HBM)", "Roofline (VMEM Read)", "Roofline (VMEM Write)"]
+    program = prof.roofline.iloc[0]
+    assert program.category == "Program" and program.bound_by == "HBM"
+    star = next(t for t in fig.data if t.name == "Whole program")
+    assert star.x[0] == program.hbm_arithmetic_intensity_flops_per_byte
+    assert star.x[0] != pytest.approx(program.arithmetic_intensity_flops_per_byte, rel=0.1)
+    roof = next(t for t in fig.data if t.name == "Roofline (HBM)")
+    attainable = np.exp(np.interp(np.log(star.x[0]), np.log(roof.x), np.log(roof.y)))
+    assert 100 * star.y[0] / attainable == pytest.approx(program.roofline_efficiency_pct)
 
 
 def test_roofline_without_peaks_says_how_to_get_them(xla_gpu):
     prof = tp.load(xla_gpu / "unknown_gpu.xplane.pb")
     fig = prof.plot.roofline()
-    assert not any(t.name == "Roofline" for t in fig.data)
+    assert not any(t.name.startswith("Roofline") for t in fig.data)
+    assert fig.layout.xaxis.title.text == "Arithmetic intensity (FLOP/byte)"
     assert "set_device_peaks" in fig.layout.annotations[0].text
     with pytest.warns(DeprecationWarning, match="set_device_peaks"):
         fig = prof.plot.roofline(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
-    roof = next(t for t in fig.data if t.name == "Roofline")
+    roof = next(t for t in fig.data if t.name == "Roofline (HBM)")
     assert roof.y[-1] == pytest.approx(1e14 / 1e9)
     with pytest.raises(ValueError, match="both"):
         prof.plot.roofline(peak_flops_per_s=1e14)
     prof.set_device_peaks(peak_flops_per_s=1e14, memory_bw_bytes_per_s=1e12)
-    roof = next(t for t in prof.plot.roofline().data if t.name == "Roofline")
+    roof = next(t for t in prof.plot.roofline().data if t.name == "Roofline (HBM)")
     assert roof.y[-1] == pytest.approx(1e14 / 1e9)
 
 

@@ -468,7 +468,7 @@ def test_xla_tab_of_an_xla_profile(tmp_path_factory, tmp_path, gpu_fixture_file)
         pane = page.js("() => document.querySelector(\"[data-pane='xla']\").textContent")
         assert "ridge point" in pane and "TFLOP/s" in pane
         traces = plot_traces(page.page, "[data-pane='xla']")
-        assert traces[0]["name"] == "Roofline" and traces[-1]["name"] == "Whole program"
+        assert traces[0]["name"] == "Roofline (HBM)" and traces[-1]["name"] == "Whole program"
         nodes = page.js("() => document.querySelectorAll(\"[data-pane='xla'] .icicle-node\")"
                         ".length")
         assert nodes == int((prof.op_profile(include_idle=False).depth > 0).sum())

@@ -78,7 +78,8 @@ class ProfilePlots:
 
     def roofline(self, theme: str = "light", peak_flops_per_s: float | None = None,
                  memory_bw_bytes_per_s: float | None = None):
-        """XLA ops on the device's roofline: arithmetic intensity against achieved FLOP/s
+        """XLA ops on the device's rooflines, as XProf's chart: bottleneck arithmetic
+        intensity (FLOPs per byte of the memory that bounds the op) against achieved FLOP/s
         (``prof.roofline``, against ``prof.device_peaks``: ``prof.set_device_peaks(...)``
         sets them).  The peak arguments are deprecated (they go in the next release)."""
         from .roofline_figures import roofline_figure

@@ -1,21 +1,25 @@
-"""The roofline chart: each HLO op's achieved FLOP rate against its arithmetic intensity, under
-the device's roofline (memory bandwidth slope, then peak compute)."""
+"""The roofline chart, XProf's: each HLO op's achieved FLOP rate against its bottleneck
+arithmetic intensity (FLOPs per byte of the memory that bounds it), under the device's
+rooflines (HBM's, and the on-chip memories' XProf draws: a bandwidth slope, then peak
+compute), so that an op's height under the roof of its bound is its roofline efficiency."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ..analysis.xla.device_peaks import ON_CHIP_MEMORIES
 from ._style import PALETTE, new_figure, plain, plain_all
 
-__all__ = ["roofline_figure"]
+__all__ = ["roofline_figure", "roofs"]
 
 _GIGA = 1e9
 _MAX_CATEGORIES = 9
+_ROOF_COLOURS = ("#e15759", "#b07aa1", "#76b7b2", "#9c755f", "#f28e2b")  # HBM's first
 _HOVER = ("<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
           "%{customdata[2]:,} device events (XProf's occurrences), self time "
           "%{customdata[3]:,.1f} us<br>"
-          "intensity %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s<br>"
+          "%{customdata[7]} %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s<br>"
           "bound by %{customdata[4]}, roofline efficiency %{customdata[5]:.1f}%"
           "%{customdata[6]}<extra></extra>")
 # where an op reads above its roof: XProf's rule (the table's) counts its FLOPs once for each
@@ -24,28 +28,47 @@ OVER_THE_ROOF = ("<br>above 100%: XProf's rule counts the op's FLOPs once for ea
                  "device events")
 
 
-def _roof(peaks, x_lo: float, x_hi: float) -> tuple[list, list]:
-    """The roofline's points (GFLOP/s) from ``x_lo`` to ``x_hi`` FLOP/byte, the ridge
+def _roof(peak_flops: float, bandwidth: float, x_lo: float, x_hi: float) -> tuple[list, list]:
+    """A roofline's points (GFLOP/s) from ``x_lo`` to ``x_hi`` FLOP/byte, its ridge
     included."""
-    ridge = peaks.ridge_point_flops_per_byte
+    ridge = peak_flops / bandwidth
     xs = sorted({x_lo, min(max(ridge, x_lo), x_hi), x_hi})
-    ys = [min(peaks.peak_flops_per_s, x * peaks.memory_bw_bytes_per_s) / _GIGA for x in xs]
+    ys = [min(peak_flops, x * bandwidth) / _GIGA for x in xs]
     return xs, ys
 
 
+def roofs(peaks) -> list[tuple[str, float]]:
+    """(memory, bytes/s) of each roofline XProf's roofline chart draws: HBM's, then a GPU's
+    shared memory/L1, a TPU's VMEM reads and writes (where merged) and CMEM's (where it has
+    one), each with a known bandwidth."""
+    out = [("HBM", peaks.memory_bw_bytes_per_s)]
+    if peaks.shared_memory_bw_bytes_per_s > 0:
+        out.append(("Shm/L1", peaks.shared_memory_bw_bytes_per_s))
+    for name, attr in ON_CHIP_MEMORIES.items():
+        bandwidth = getattr(peaks, f"{attr}_bw_bytes_per_s")
+        if bandwidth > 0 and (attr.startswith("cmem") or peaks.has_merged_vmem):
+            out.append((name, bandwidth))
+    return out
+
+
 def _add_roof(fig, peaks, intensities: np.ndarray) -> None:
-    """The roofline over the ops' intensities and the ridge point (widened 4x either side),
-    and the ridge point's vertical line."""
-    ridge = peaks.ridge_point_flops_per_byte
-    lo = float(min(intensities.min(initial=1.0), ridge) / 4)
-    hi = float(max(intensities.max(initial=1.0), ridge) * 4)
-    xs, ys = _roof(peaks, lo, hi)
-    fig.add_scatter(x=xs, y=ys, mode="lines", name="Roofline",
-                    line={"color": "#e15759", "width": 2},
-                    hovertemplate="attainable %{y:.4g} GFLOP/s at %{x:.3g} FLOP/byte"
-                    "<extra>roofline</extra>")
-    fig.add_scatter(x=[ridge, ridge], y=[min(ys) / 1e3, peaks.peak_flops_per_s / _GIGA],
-                    mode="lines", name=f"Ridge point ({ridge:.3g} FLOP/byte)",
+    """Each roofline (:func:`roofs`) over the ops' intensities and the ridge points (widened
+    4x either side), and HBM's ridge point's vertical line."""
+    memories = roofs(peaks)
+    ridges = [peaks.peak_flops_per_s / bw for _, bw in memories]
+    lo = float(min(intensities.min(initial=1.0), *ridges) / 4)
+    hi = float(max(intensities.max(initial=1.0), *ridges) * 4)
+    for i, (memory, bandwidth) in enumerate(memories):
+        xs, ys = _roof(peaks.peak_flops_per_s, bandwidth, lo, hi)
+        fig.add_scatter(x=xs, y=ys, mode="lines", name=f"Roofline ({memory})",
+                        line={"color": _ROOF_COLOURS[i % len(_ROOF_COLOURS)], "width": 2,
+                              "dash": "solid" if i == 0 else "dash"},
+                        hovertemplate=f"attainable %{{y:.4g}} GFLOP/s at %{{x:.3g}} FLOP per "
+                                      f"{memory} byte<extra>roofline</extra>")
+    ridge = ridges[0]
+    fig.add_scatter(x=[ridge, ridge], y=[lo * peaks.memory_bw_bytes_per_s / _GIGA / 1e3,
+                                         peaks.peak_flops_per_s / _GIGA],
+                    mode="lines", name=f"HBM ridge point ({ridge:.3g} FLOP/byte)",
                     line={"dash": "dot", "width": 1, "color": "#888888"},
                     hovertemplate="ridge point %{x:.3g} FLOP/byte<extra></extra>")
 
@@ -63,7 +86,7 @@ def _add_ops(fig, ops: pd.DataFrame) -> None:
     if len(rest):
         groups.append(("other", rest))
     for i, (category, part) in enumerate(groups):
-        fig.add_scatter(x=part.arithmetic_intensity_flops_per_byte.to_numpy(float),
+        fig.add_scatter(x=part._x.to_numpy(float),
                         y=part.flop_rate_flops_per_s.to_numpy(float) / _GIGA,
                         mode="markers", name=plain(category),
                         marker={"size": part._size.to_numpy(float),
@@ -72,9 +95,19 @@ def _add_ops(fig, ops: pd.DataFrame) -> None:
                         customdata=_custom(part), hovertemplate=_HOVER)
 
 
+def _with_x(table: pd.DataFrame, known: bool) -> pd.DataFrame:
+    """``table`` with each row's place on the x axis (``_x``) and what it is (``_x_is``): as
+    XProf's chart, FLOPs per byte of the row's bottleneck (the memory that bounds it; all its
+    bytes when compute does), or per byte accessed where no peaks are known."""
+    if known and "bottleneck_arithmetic_intensity_flops_per_byte" in table:
+        return table.assign(_x=table.bottleneck_arithmetic_intensity_flops_per_byte,
+                            _x_is="bottleneck intensity")
+    return table.assign(_x=table.arithmetic_intensity_flops_per_byte, _x_is="intensity")
+
+
 def _placed(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows a log-log chart can place (positive intensity and rate)."""
-    return rows[(rows.arithmetic_intensity_flops_per_byte > 0) & (rows.flop_rate_flops_per_s > 0)]
+    return rows[(rows._x > 0) & (rows.flop_rate_flops_per_s > 0)]
 
 
 def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None = None):
@@ -85,14 +118,16 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
     peaks = table.attrs.get("peaks")
     known = bool(peaks is not None and peaks.known)
     name = f" ({plain(peaks.device)})" if known and peaks.device else ""
+    axis = "Bottleneck arithmetic intensity (FLOP per byte of the bounding memory)" \
+        if known else "Arithmetic intensity (FLOP/byte)"
     fig = new_figure(theme=theme, hovermode="closest",
                      title={"text": plain(title) if title else f"Roofline{name}"},
-                     xaxis={"title": {"text": "Arithmetic intensity (FLOP/byte)"},
-                            "type": "log"},
+                     xaxis={"title": {"text": axis}, "type": "log"},
                      yaxis={"title": {"text": "Achieved rate (GFLOP/s)"}, "type": "log"},
                      meta={"kind": "roofline"}, margin={"r": 200},
                      legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
                              "yanchor": "top"})
+    table = _with_x(table, known)
     is_program = table.category == "Program"
     ops, program = _placed(table[~is_program]), table[is_program]
     if ops.empty and not is_program.any():
@@ -101,13 +136,12 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
                            showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
         return fig
     if known:
-        x = np.concatenate([ops.arithmetic_intensity_flops_per_byte.to_numpy(float),
-                            program.arithmetic_intensity_flops_per_byte.to_numpy(float)])
+        x = np.concatenate([ops._x.to_numpy(float), program._x.to_numpy(float)])
         _add_roof(fig, peaks, x[np.isfinite(x) & (x > 0)])
     _add_ops(fig, ops)
     program = _placed(program)
     if len(program):
-        fig.add_scatter(x=program.arithmetic_intensity_flops_per_byte.to_numpy(float),
+        fig.add_scatter(x=program._x.to_numpy(float),
                         y=program.flop_rate_flops_per_s.to_numpy(float) / _GIGA,
                         mode="markers", name="Whole program",
                         marker={"symbol": "star", "size": 16, "color": "#222222"},
@@ -127,4 +161,5 @@ def _custom(part: pd.DataFrame) -> np.ndarray:
         cols[col] = plain_all(cols[col])
     over = pd.to_numeric(part.roofline_efficiency_pct, errors="coerce").gt(100).to_numpy()
     cols["over"] = np.where(over, OVER_THE_ROOF, "")
+    cols["x_is"] = part._x_is.to_numpy(object)
     return cols.to_numpy()
