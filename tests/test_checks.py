@@ -121,7 +121,9 @@ def test_duty_cycle_is_the_overview_figure(gpu, bert):
     # BERT: GPU:1 and GPU:4 ran nothing in the step, and XProf's GPU overview gives no duty
     # cycle to quote beside it
     evidence = _row(bert, min_duty_cycle_pct=0).evidence
-    assert "(GPU:6, over its active span (whole profile) (GPU:1, GPU:4 left out" in evidence
+    assert ("(GPU:6, over its active span (whole profile) (GPU:1, GPU:4 left out: no kernel "
+            "in the step)") in evidence  # (GPU:4 ran 665 kernels: none in the step)
+    assert int(bert.duty_cycle.set_index("device").at["/device:GPU:4", "kernels"]) > 0
     assert "XProf" not in evidence
 
 
@@ -168,6 +170,13 @@ def test_memory_peak_is_the_largest_allocators(bert):
     _both_ways(bert, "max_memory_peak_bytes", row.value)
     tpu = _row(tp.load(TPU), max_memory_peak_bytes=2**40)  # allocators named for people
     assert "TPU 1 (index on host)" in tpu.evidence
+    # when: its time on the profile's axis; the allocator's step id said as that, not as a
+    # step (TPU: its peak at 15,663 ms is before step 0, which starts at 19,500 ms)
+    summary = tp.load(TPU).memory_summary
+    peak = summary.loc[summary.peak_bytes_in_use.idxmax()]  # (the first of the largest)
+    assert (f", at {peak.peak_time_us / 1e3:,.3f} ms (allocator step id "
+            f"{int(peak.peak_step)})") in tpu.evidence
+    assert "in step" not in tpu.evidence
 
 
 # ---- what the profile lacks is unknown -------------------------------------------------------

@@ -253,6 +253,12 @@ def test_empty_charts_say_what_is_missing():
     assert not steps.data and [a.text for a in steps.layout.annotations] == \
         ["No steps in this profile"]
     assert prof.plot.gpu_overlap().layout.title.text == "Collectives: none ran in this profile"
+    # TPU v6e: its 12 all-reduces ran before the first step: none in the steps, not none
+    tpu = tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb")
+    outside = tpu.gpu_overlap.attrs["collectives_outside"]
+    assert tpu.plot.gpu_overlap().layout.title.text == (
+        f"Collectives: none in the steps ({outside['ms']:,.1f} ms ran outside every step, "
+        "on 4 devices)")
 
 
 def test_the_roofline_hover_counts_device_events_and_says_why_an_op_reads_above_its_roof():

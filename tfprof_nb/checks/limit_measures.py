@@ -129,7 +129,7 @@ def _registered(subject: Subject, key: str, what: str, unknown) -> Measure:
     if row is None:
         return Measure(None, unknown(subject))
     parts = [f"{row['label']} {measure_text(row['value'], row['unit'])} ({row['scope']}"
-             f"{left_out_words(row)})",
+             f"{left_out_words(row, table)})",
              spread_words(row), xprof_words(row)]
     details = {"scope": row["scope"], "rule": row["rule"], "devices": int(row["device_count"])}
     if pd.notna(row["xprof_value"]):
@@ -205,8 +205,10 @@ def memory_peak(subject: Subject) -> Measure:
     words = f"largest peak in use: {name}, {human_bytes(peak)} ({peak:,} bytes)"
     if row.memory_capacity_bytes > 0:
         words += f" of its {human_bytes(float(row.memory_capacity_bytes))} capacity"
-    if pd.notna(row.peak_step) and row.peak_step >= 0:
-        words += f", in step {int(row.peak_step)}"
+    if pd.notna(row.peak_time_us):  # (its step_id stat is the allocator's, not a step's)
+        words += f", at {float(row.peak_time_us) / 1e3:,.3f} ms"
+        if pd.notna(row.peak_step) and row.peak_step >= 0:
+            words += f" (allocator step id {int(row.peak_step)})"
     words += f"; {counted(len(summary), 'allocator')}"
     return Measure(float(peak), words, {"allocator": name, "allocators": len(summary)})
 

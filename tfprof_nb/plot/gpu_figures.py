@@ -9,6 +9,7 @@ import pandas as pd
 from ..analysis.gpu.activity import is_copy
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW, has_steps,
                                  the_steps)
+from .._words import counted
 from ._style import PALETTE, new_figure, plain
 from .step_bars import stacked_per_step
 
@@ -79,7 +80,10 @@ def overlap_figure(table: pd.DataFrame, theme: str = "light"):
     title = "Collectives: hidden under compute vs exposed"
     cols = [c for c in ("hidden_us", "exposed_us") if c in table]
     if not len(table) or not table[cols].to_numpy(dtype=float).any():  # (all zero bars)
-        title = "Collectives: none ran in this profile"
+        outside = table.attrs.get("collectives_outside", {})
+        title = "Collectives: none ran in this profile" if not outside.get("devices") else \
+            (f"Collectives: none in the steps ({outside['ms']:,.1f} ms ran outside every "
+             f"step, on {counted(outside['devices'], 'device')})")
     return _stacked_ms(table, (("hidden_us", "Hidden under compute", "#59a14f"),
                                ("exposed_us", "Exposed", "#e15759")),
                        title, "gpu_overlap", theme)

@@ -98,12 +98,19 @@ def idle_part_words(table: pd.DataFrame, row) -> str:
     return f"; that is part of '{idle['label']}', which reads {idle['value']:.1f}%"
 
 
-def left_out_words(row) -> str:
+def left_out_words(row, table: pd.DataFrame | None = None) -> str:
     """Whom a device measure leaves out, as a sentence's last words: " (GPU:1, GPU:4 left
-    out: no kernel in the steps)"; "" when none."""
+    out: no kernel in the steps)"; "" when none.  A measure over the whole profile (the duty
+    cycle) leaves out the devices the step measures of ``table`` do, where it has steps:
+    they ran nothing in the steps, not nothing at all."""
     if not row["excluded"]:
         return ""
-    where = _steps_where(row) if row["time"] != "profile" else "in the profile"
+    by = row
+    idle = get(table, "device_idle_pct") if table is not None else None
+    if row["time"] == "profile" and idle is not None and idle["time"] != "profile" \
+            and idle["excluded"] == row["excluded"]:
+        by = idle
+    where = _steps_where(by) if by["time"] != "profile" else "in the profile"
     return f" ({row['excluded']} left out: no {_unit(row)} {where})"
 
 
