@@ -249,6 +249,13 @@ def test_summary_text_says_what_the_tables_say(cpu_logdir):
         assert words(f"[{f.severity}] {f.what}") in flat and words(f.fix) in flat
     top = prof.op_stats_table(include_idle=False)
     assert top[top.host_or_device == "Host"].operation.iloc[0][:40] in text
+    # its shares are those of the op stats without IDLE, and the heading says so
+    first = top[top.host_or_device == "Host"].iloc[0]
+    (heading,) = [line for line in text.splitlines() if line.startswith("Top host ops")]
+    assert heading.endswith("(% of the host ops' time, IDLE left out; prof.op_stats' % "
+                            "counts IDLE)")
+    (row,) = [line for line in text.splitlines() if line.startswith("   1  ")][:1]
+    assert row.rstrip().endswith(f"{first.self_time_pct:5.1f} %")
     assert "Traceback" not in text and "tfprof_nb]" not in text  # no progress on stdout
     assert tfprof("summary", cpu_logdir, "--progress").stdout == text
     assert tfprof("summary", cpu_logdir, script=True).stdout == text

@@ -272,7 +272,8 @@ def _ops_text(side: str, ops) -> str:
     """The top ops of one side as aligned rows: rank, name, type, count, self time, share."""
     if ops is None or not len(ops):
         return ""
-    lines = [f"Top {side} ops by self time"]
+    lines = [f"Top {side} ops by self time (% of the {side} ops' time, IDLE left out; "
+             "prof.op_stats' % counts IDLE)"]
     names = [_cut(str(o), 56) for o in ops.operation]
     types = [_cut(str(t), 24) for t in ops.type]
     nw, tw = max(map(len, names)), max(map(len, types))
