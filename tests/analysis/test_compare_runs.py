@@ -227,3 +227,23 @@ def test_a_removed_op_and_the_added_op_of_its_name_are_two_bars():
     x = list(waterfall_figure(c).data[0].x)
     assert len(set(x)) == len(x) == len(w)
     _adds_up(c)
+
+
+def test_runs_without_steps_compare_their_totals():
+    """Two MI300X captures without steps: each device op's value is its total self time over
+    the profile (its HLO stats row's; the profile as one step, as the kernels' table counts
+    it), not NaN: the diff printed 'nan ... +nan' for every op beside kernel totals."""
+    base, new = (tp.load(DATA / f) for f in ("mi300x_jax_conv_legacy.xplane.pb",
+                                              "mi300x_jax08_conv.xplane.pb"))
+    assert base.steps.empty and new.steps.empty
+    c = tp.compare(base, new)
+    device = c.ops.loc["Device"]
+    assert len(device) and device.a.notna().all() and device.b.notna().all()
+    assert (device.per_step == "total / steps").all() and device.band_low.isna().all()
+    for prof, side, name in ((base, "a", "a_op"), (new, "b", "b_op")):
+        totals = prof.hlo_stats.groupby("hlo_op_name").total_self_time_us.sum()
+        named = device[device[name] != ""]
+        assert len(named)
+        np.testing.assert_allclose(named[side], totals.reindex(named[name]).to_numpy())
+    kernels = c.kernels  # (the kernels' totals, on the same footing)
+    assert kernels.a.sum() == pytest.approx(base.kernel_stats.total_duration_us.sum())

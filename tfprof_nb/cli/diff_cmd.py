@@ -84,7 +84,8 @@ def diff_text(doc: dict) -> str:
                   f"{ex['unexplained_ms']:+.3f} ms unexplained"]
     if len(doc["ops"]):
         lines += ["", "Ops with the largest change in self time per step (us: the median of "
-                  "steps, else total / steps as the verdict says), matched across recompiles",
+                  "steps, else total / steps as the verdict says; a run without steps: its "
+                  "total), matched across recompiles",
                   _op_rows(doc["ops"])]
     if len(doc["hlo"]):
         lines += ["", "HLO diff (time per step, us)"]
@@ -92,7 +93,8 @@ def diff_text(doc: dict) -> str:
                   + (f" ({r.time_us:+,.3f} us)" if r.time_us == r.time_us else "")
                   for r in doc["hlo"].itertuples()]
     if len(doc["kernels"]):
-        lines += ["", "Kernels with the largest change in time per step (us: total / steps)",
+        lines += ["", "Kernels with the largest change in time per step (us: total / steps; a "
+                  "run without steps: its total)",
                   _rows(doc["kernels"], ["kernel_name"], "base_us", "new_us", "delta_us")]
     return "\n".join(lines)
 

@@ -53,11 +53,12 @@ class ComparisonView(BaseWidget):
             waterfall=waterfall_figure(comparison), figure=compare_figure(comparison),
             ops_delta=_table(_ops_table(comparison), "Ops matched across the runs: self "
                              "time per step (us): the median of the steps, or total / steps "
-                             "where per_step says so; noise band, share of the step change",
+                             "where per_step says so (a run without steps: its total); noise "
+                             "band, share of the step change",
                              "operation"),
             hlo_diff=_table(comparison.hlo, "HLO diff: what changed in the XLA programs "
                             "(time_us: per step)", "program"),
             kernels_delta=_table(kernels, "Kernel time per step (us): total / steps (a "
-                                 "mean), by kernel and the framework op it runs for (an op's "
+                                 "mean; a run without steps: its total), by kernel and the framework op it runs for (an op's "
                                  "fusions launching one kernel add up)", "kernel_name"),
             **kwargs)

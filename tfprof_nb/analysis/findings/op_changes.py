@@ -14,8 +14,8 @@ step time (``floor_us``): a change that small explains nothing of the step time,
 layout of memory or threads moves ops by that much when their own work did not change (a
 band that leaves out 0 but not that: ``negligible``); else ``within noise``.  Where an op's
 time per step cannot be had (the profile has no steps, or its
-events could not be placed in them) its value is its total over the number of steps and it
-has no band (``per_step`` says which).
+events could not be placed in them) its value is its total over the number of steps (a run
+without steps: its total) and it has no band (``per_step`` says which).
 
 The ops of the side that runs the steps' work (the device's: XLA ops and GPU kernels, else
 the host's TensorFlow ops) explain the change: ``explained`` is the sum of their deltas,
@@ -71,7 +71,8 @@ def _values(rows: pd.DataFrame, matrix: pd.DataFrame, n_steps: int) -> tuple[dic
     """({key: per-step values}, {key: total / steps}) of one run's ops (the totals of every
     op: a pair one of whose ops has no time per step compares totals on both sides)."""
     per_step = {k: matrix.loc[k].to_numpy(dtype=float) for k in rows.key if k in matrix.index}
-    flat = {k: (t / n_steps if n_steps else np.nan) for k, t in zip(rows.key, rows.total_us)}
+    flat = {k: t / max(n_steps, 1) for k, t in zip(rows.key, rows.total_us)}  # (no steps:
+    # the profile as one step, its total, as the kernels' table counts it)
     return per_step, flat
 
 
