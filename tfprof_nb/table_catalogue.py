@@ -124,7 +124,8 @@ CATALOGUE: tuple[TableEntry, ...] = (
        "to the wall; step -2: the device's time outside every step, step -1: its active span "
        "on a host without steps.", keys=_HD + ("stream", "step")),
     _t("gpu_overlap", "Per device and step: collective time, the part hidden under compute, "
-       "the exposed part.", keys=_HD + ("step",)),
+       "the exposed part (with none in any step, attrs['collectives_outside']: the ms and "
+       "devices of collectives outside every step).", keys=_HD + ("step",)),
     _t("duty_cycle", "Per device: busy time over its active span (attrs['device_duty_cycle_pct']"
        ": every device with activity combined, XProf's figure on TPUs; the overview's measure "
        "counts the devices active in the steps).", keys=_HD),
