@@ -210,6 +210,7 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
     assert list(devices.get("duty_cycle_pct", [])) == list(prof.duty_cycle.duty_cycle_pct)
     assert doc["devices"]["type"] == ov.environment["device_type"]
     ops = prof.op_stats_table(include_idle=False)
+    assert "IDLE left out" in doc["top_ops_pct_of"]  # (what the shares are of, said)
     for side in ("Host", "Device"):
         want = ops[ops.host_or_device == side].head(5)
         # (the op stats' own columns; not their rates, which the summary leaves out)

@@ -24,6 +24,9 @@ from ..constants import CATEGORY_COLUMNS
 __all__ = ["TOP_OP_COLUMNS", "category_label", "summarise", "summary_text"]
 
 TOP_OP_COLUMNS = ["operation", "type", "occurrences", "total_self_time_us", "self_time_pct"]
+# what the top ops' self_time_pct is a share of (prof.op_stats' counts IDLE too)
+TOP_OPS_PCT_OF = ("the side's op time, IDLE left out (prof.op_stats_table(include_idle=False)); "
+                  "prof.op_stats' self_time_pct counts IDLE")
 _WIDTH = 100  # text lines are wrapped to this many characters
 
 
@@ -44,6 +47,7 @@ def summarise(prof, top: int = 10) -> dict:
         "input_bound": _input_bound(ov),
         "measures": _measures(prof.measures),
         "top_ops": {side.lower(): _top_ops(prof, side, top) for side in ("Host", "Device")},
+        "top_ops_pct_of": TOP_OPS_PCT_OF,
         "findings": [_finding(f) for f in prof.recommendations()],
         "notes": [n for n in (excluded_note(prof.measures),) if n] + list(ov.reasons),
     }
