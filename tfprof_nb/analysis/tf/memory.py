@@ -223,11 +223,13 @@ def _in_time_order(raw: pd.DataFrame) -> pd.DataFrame:
 
 def _breakdown_at_peak(tl: pd.DataFrame, peak: pd.Series, peak_step: int) -> pd.DataFrame:
     """The allocations live at the peak, grouped (with rows for the stack and for heap no
-    live allocation accounts for), largest first."""
+    live allocation accounts for), largest first.  The walk to the peak stops, as the
+    reference's, at the first event whose offset in its own line passes the peak event's
+    offset in its line (events of lines that start apart are not cut at the peak's time)."""
     active, unattributed = active_at_peak(
         tl.is_alloc.to_numpy(), tl.address.to_numpy(np.int64), tl.step.to_numpy(np.int64),
-        tl.time_ps.to_numpy(np.int64), tl.allocation.to_numpy(np.int64), int(peak.time_ps),
-        peak_step)
+        tl.line_offset_ps.to_numpy(np.int64), tl.allocation.to_numpy(np.int64),
+        int(peak.line_offset_ps), peak_step)
     unmapped = int(peak.heap) + unattributed
     items = tl.loc[active, ["tf_op", "allocation", "requested", "region_type", "data_type",
                            "tensor_shape"]].copy()
