@@ -40,8 +40,9 @@ _NVIDIA_TC = ("16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2
               "direct_group", "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832",
               "i8816", "s884", "s1688", "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse_conv",
               "xmma_sparse_gemm", "xmma_warp_specialized_implicit_gemm")
-# XLA's Triton GEMM fusions count on AMD only: XProf marks them on ROCm, not on CUDA
-_AMD_TC = ("mfma", "wmma", "attn_fwd", "gemm_fusion")
+# XLA's Triton GEMM fusions count on AMD only: XProf marks them on ROCm, not on CUDA; ck_tile's
+# attention kernels by their tile shapes' names (the patterns XProf 2.24.2's library holds)
+_AMD_TC = ("mfma", "wmma", "attn_fwd", "gemm_fusion", "TileFmhaShape<", "TileFmhaBwdShape<")
 # Tensile / hipBLASLt GEMMs on matrix cores name their matrix instruction: Cijk_..._MI16x16x16
 _AMD_TC_GEMM = re.compile(r"^(?:Custom_)?Cijk_.*_MI\d+x\d+")
 _TC_OP_SUFFIX = ("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
