@@ -350,3 +350,26 @@ def test_a_pods_xprof_share_statements_say_whose_time_they_are_over():
     assert shares[0].endswith(f"(XProf's rule: {other:.1f}% over {scope}.)")
     assert shares[0] in overview_statements(ov)
     assert summarise(prof)["input_bound"]["other_statements"] == shares
+
+
+@pytest.mark.parametrize("name", ["tf_two_workers_loaded", "tpu_v6e_jax_inference.xplane.pb",
+                                  "gpu_bert_multiworker"])
+def test_xprofs_host_count_is_carried_and_said_where_it_differs(name):
+    """XProf's overview counts distinct machine names (an XSpace's first host name,
+    "localhost" without one: the TPU capture's), ours the hosts' profiles: the two workers
+    ran on one machine, 2 hosts for us, 1 for XProf, and the overview's card says both."""
+    from tfprof_nb.widgets.overview_view import OverviewView
+
+    prof = tp.load(DATA / name)
+    files = sorted((DATA / name).glob("*.xplane.pb")) if (DATA / name).is_dir() \
+        else [DATA / name]
+    props = {k: v for t in run_tool(files if len(files) > 1 else files[0], "overview_page")
+             for k, v in t.get("p", {}).items()}
+    env = prof.overview().environment
+    assert env["xprof_host_count"] == int(props["host_count"])
+    assert env["host_count"] == len(files)
+    (card,) = [c for c in OverviewView.state(prof).values["cards"] if c[0] == "Hosts / devices"]
+    said = f"(XProf: {env['xprof_host_count']} host: it counts distinct machine names)"
+    assert (said in card[1]) is (env["xprof_host_count"] != env["host_count"])
+    if name == "tf_two_workers_loaded":
+        assert (env["host_count"], env["xprof_host_count"]) == (2, 1)

@@ -91,9 +91,18 @@ def _gpu_rows(gpus: pd.DataFrame) -> list[dict]:
     return devices
 
 
+def xprof_host_count(info: dict) -> int:
+    """XProf's overview's host count: the distinct machine names of the hosts' profiles (each
+    its first XSpace host name, "localhost" without one), where ours counts the profiles
+    (two workers on one machine: 2 hosts, XProf's 1)."""
+    return len({(i.get("hostnames") or ["localhost"])[0] for i in info.values()})
+
+
 def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
-    """Hosts, device type, the devices with events (``device_count``) and those without
-    (``devices_without_events``, named), and the GPUs' capabilities from their plane stats."""
+    """Hosts (``host_count``: the profiles; ``xprof_host_count``: XProf's, the distinct
+    machine names), device type, the devices with events (``device_count``) and those
+    without (``devices_without_events``, named), and the GPUs' capabilities from their plane
+    stats."""
     gpus = planes[planes.plane.str.startswith(GPU_PLANE_PREFIX)]
     tpus = planes[planes.plane.str.startswith(TPU_PLANE_PREFIX)]
     device_type = "GPU" if len(gpus) else ("TPU" if len(tpus) else "CPU")
@@ -103,7 +112,8 @@ def run_environment(parts: dict, planes: pd.DataFrame, info: dict) -> dict:
     names = idle.plane.astype(str) if len(hosts) <= 1 else \
         idle.host.astype(str) + " " + idle.plane.astype(str)
     active = int((kind.events > 0).sum())
-    return {"hosts": hosts, "host_count": len(hosts), "device_type": device_type,
+    return {"hosts": hosts, "host_count": len(hosts),
+            "xprof_host_count": xprof_host_count(info), "device_type": device_type,
             "device_count": active, "device_planes": len(kind),
             "devices_without_events": names.tolist(), "devices_with_activity": active,
             "devices": pd.DataFrame(_gpu_rows(gpus))}
