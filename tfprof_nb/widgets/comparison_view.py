@@ -59,6 +59,7 @@ class ComparisonView(BaseWidget):
             hlo_diff=_table(comparison.hlo, "HLO diff: what changed in the XLA programs "
                             "(time_us: per step)", "program"),
             kernels_delta=_table(kernels, "Kernel time per step (us): total / steps (a "
-                                 "mean; a run without steps: its total), by kernel and the framework op it runs for (an op's "
-                                 "fusions launching one kernel add up)", "kernel_name"),
+                                 "mean; a run without steps: its total), by kernel and the "
+                                 "framework op it runs for (an op's fusions launching one "
+                                 "kernel add up)", "kernel_name"),
             **kwargs)
