@@ -146,11 +146,36 @@ def redeliver_swallowed_interrupts() -> None:
         if (isinstance(unraisable.exc_type, type)
                 and issubclass(unraisable.exc_type, KeyboardInterrupt)
                 and threading.current_thread() is threading.main_thread()):
-            threading.Timer(0.005, _thread.interrupt_main).start()
+            _redeliver_later()
             return
         previous(unraisable)
     redeliver.redelivers_interrupts = True
     sys.unraisablehook = redeliver
+
+
+def _interrupt_later(left: threading.Event) -> None:
+    """Interrupt the main thread a moment after it has left the hook (``left`` set); never
+    when it was not set (that delivery was handed to another thread)."""
+    if left.wait(30):
+        time.sleep(0.005)
+        _thread.interrupt_main()
+
+
+def _redeliver_later() -> None:
+    """Hand one interrupt to a thread that delivers it once this hook has returned.  On a
+    loaded machine the main thread can stay in here (starting that thread) past the delay,
+    and an earlier redelivery lands here, in the hook, where it would be lost: it is caught
+    and handed on again, one thread at a time, so that exactly one delivery stays due."""
+    while True:
+        left = threading.Event()
+        try:
+            threading.Thread(target=_interrupt_later, args=(left,), daemon=True,
+                             name="tfprof-redeliver-interrupt").start()
+            left.set()
+            return
+        except KeyboardInterrupt:  # (an earlier delivery: its thread is done, so hand it on)
+            if left.is_set():  # (this one's thread will deliver it)
+                return
 
 
 def _under(token: CancelToken, fn, x):
