@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.xla.device_peaks import ON_CHIP_MEMORIES
+from ..analysis.xla.device_peaks import counted_on_chip
 from ._style import PALETTE, new_figure, plain, plain_all
 
 __all__ = ["roofline_figure", "roofs"]
@@ -44,11 +44,7 @@ def roofs(peaks) -> list[tuple[str, float]]:
     out = [("HBM", peaks.memory_bw_bytes_per_s)]
     if peaks.shared_memory_bw_bytes_per_s > 0:
         out.append(("Shm/L1", peaks.shared_memory_bw_bytes_per_s))
-    for name, attr in ON_CHIP_MEMORIES.items():
-        bandwidth = getattr(peaks, f"{attr}_bw_bytes_per_s")
-        if bandwidth > 0 and (attr.startswith("cmem") or peaks.has_merged_vmem):
-            out.append((name, bandwidth))
-    return out
+    return out + list(counted_on_chip(peaks).items())
 
 
 def _add_roof(fig, peaks, intensities: np.ndarray) -> None:

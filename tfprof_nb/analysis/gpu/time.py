@@ -336,7 +336,7 @@ def _device_summary(hd: HostData, act: DeviceActivity, shift_ps: int,
                      "kernels_under_10us": int((dur < 10_000_000).sum()),
                      "copies": int((~kern).sum()),
                      "launches_linked": int((dev.launch != NO_LAUNCH).sum()),
-                     "busy_us": float((busy[1] - busy[0]).sum() / 1e6),
+                     "busy_us": float(_measure(busy)),
                      "collective_us": float(_measure(dev.intervals(dev.kind == COLLECTIVE))),
                      "span_us": (hi - lo) / 1e6, "first_us": (lo + shift_ps) / 1e6})
     return pd.DataFrame(rows, columns=["host", "device", "kernels", "kernels_under_10us",

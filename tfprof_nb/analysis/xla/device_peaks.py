@@ -20,7 +20,7 @@ from ...constants import GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
 
 __all__ = ["ANALYSES", "DevicePeaks", "user_peaks", "peaks_from_plane_stats", "combine_peaks",
-           "bound_by", "ON_CHIP_MEMORIES"]
+           "bound_by", "counted_on_chip", "ON_CHIP_MEMORIES"]
 
 # FLOPs per SM per cycle, dense: max over fp32/fp16 on CUDA cores and Tensor Cores, by
 # compute capability (major * 1000 + minor * 10); an unlisted one takes the nearest lower.
@@ -158,6 +158,17 @@ def combine_peaks(found: list[DevicePeaks]) -> DevicePeaks:
 
 ON_CHIP_MEMORIES = {"CMEM Read": "cmem_read", "CMEM Write": "cmem_write",
                     "VMEM Read": "vmem_read", "VMEM Write": "vmem_write"}
+
+
+def counted_on_chip(peaks: DevicePeaks) -> dict[str, float]:
+    """{memory: bytes/s} of the on-chip memories XProf's roofline counts:
+    CMEM where the device has a bandwidth for it, VMEM where it also has merged VMEM."""
+    out = {}
+    for name, attr in ON_CHIP_MEMORIES.items():
+        bandwidth = getattr(peaks, f"{attr}_bw_bytes_per_s")
+        if bandwidth > 0 and (attr.startswith("cmem") or peaks.has_merged_vmem):
+            out[name] = bandwidth
+    return out
 
 
 def _ratio(values, peak: float):

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..runtime.unit import Analysis
-from .device_peaks import ON_CHIP_MEMORIES, DevicePeaks, bound_by
+from .device_peaks import ON_CHIP_MEMORIES, DevicePeaks, bound_by, counted_on_chip
 from .hlo_stats import hbm_bytes, hlo_stats_table, on_chip_bytes
 from .combined import XlaData
 from .ops import program_id_array
@@ -89,13 +89,10 @@ def _memory_utilization(table: pd.DataFrame, secs: np.ndarray, memory: np.ndarra
     """The highest memory utilisation of each row: HBM, and the TPU's CMEM (when it has
     one) and VMEM (when merged) as XProf's roofline counts them."""
     best = np.asarray(memory, float)
-    for name, attr in ON_CHIP_MEMORIES.items():
-        peak = getattr(peaks, f"{attr}_bw_bytes_per_s")
-        counts = peak > 0 and (attr.startswith("cmem") or peaks.has_merged_vmem)
-        if counts:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                used = np.where(secs > 0, table[name].fillna(0) / secs, 0.0) / peak
-            best = np.maximum(best, np.nan_to_num(used))
+    for name, peak in counted_on_chip(peaks).items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            used = np.where(secs > 0, table[name].fillna(0) / secs, 0.0) / peak
+        best = np.maximum(best, np.nan_to_num(used))
     return best
 
 
