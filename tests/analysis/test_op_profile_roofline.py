@@ -216,11 +216,28 @@ def test_peaks_from_plane_stats():
 
 
 def test_profile_without_xla(gpu_fixture_file):
-    """A TensorFlow GPU profile without XLA: empty tables with their columns and a reason
-    (xprof's hlo_stats is empty too)."""
+    """A TensorFlow GPU profile without XLA, whose kernels name no op: empty tables with their
+    columns and a reason (xprof's hlo_stats is empty too); the roofline is XProf's program
+    row alone (its Total step): the GPUs' time, all idle, no FLOPs, bound by nothing."""
     prof = tp.load(gpu_fixture_file)
     assert len(oracle_frame(gpu_fixture_file, "hlo_stats")) == 0
     for table in (prof.hlo_stats, prof.op_profile(), prof.roofline):
-        assert table.empty and len(table.columns) >= 19
+        assert len(table.columns) >= 19
         assert any("no XLA ops" in r for r in table.attrs["reasons"])
+    assert prof.hlo_stats.empty and prof.op_profile().empty
+    ref = oracle_frame(gpu_fixture_file, "roofline_model", 0)
+    ref = ref[(ref.step == "Total") & ref.include_infeed_outfeed.astype(bool)]
+    assert list(ref.category) == ["Program"]
+    ours = prof.roofline
+    assert list(ours.category) == ["Program"] and ours.device_type.iloc[0] == "GPU"
+    row, want = ours.iloc[0], ref.iloc[0]
+    assert row.total_time_us == pytest.approx(want.total_time, abs=0.01)
+    assert want.total_time > 0 and row.occurrences == want.occurrences == 1
+    for ours_col, ref_col in (("flop_rate_flops_per_s", "measured_flop_rate"),
+                              ("memory_bw_bytes_per_s", "measured_memory_bw"),
+                              ("roofline_efficiency_pct", "roofline_efficiency")):
+        assert row[ours_col] == want[ref_col] == 0
+    assert row.bound_by == want.bound_by == "Unknown"
     assert prof.device_peaks.known  # the V100 planes' stats still give peaks
+    figure = prof.plot.roofline()  # (nothing to place: said, not drawn)
+    assert not figure.data and "no XLA ops" in figure.layout.annotations[0].text

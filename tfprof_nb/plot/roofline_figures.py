@@ -126,7 +126,7 @@ def roofline_figure(table: pd.DataFrame, theme: str = "light", title: str | None
     table = _with_x(table, known)
     is_program = table.category == "Program"
     ops, program = _placed(table[~is_program]), table[is_program]
-    if ops.empty and not is_program.any():
+    if ops.empty and _placed(program).empty:  # (a program row alone: its time all idle)
         reasons = "; ".join(table.attrs.get("reasons", [])) or "no XLA ops with FLOPs"
         fig.add_annotation(text=f"Nothing to place on the roofline: {plain(reasons)}",
                            showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")

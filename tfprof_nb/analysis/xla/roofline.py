@@ -45,16 +45,18 @@ _INNER_OPS = ("while", "call", "conditional", "megacore fusion")
 _MAX_OPS = 1000
 
 
-def _program_row(stats: pd.DataFrame, total_ps: int) -> pd.DataFrame:
+def _program_row(stats: pd.DataFrame, total_ps: int, device_type: str = "") -> pd.DataFrame:
     """The whole program: the devices' total time, the FLOPs and bytes of the ops that run
     no others (while, call, conditional and megacore fusions left out); HBM bytes from the
-    ops' memory breakdowns when any has one, else all bytes (XProf's rule)."""
+    ops' memory breakdowns when any has one, else all bytes (XProf's rule).  ``device_type``:
+    the devices' type where there are no ops."""
     counted = stats[~stats.category.isin(_INNER_OPS)]
     any_breakdown = counted.hbm_bytes.notna().any()
     frame = pd.DataFrame({
         "rank": [0], "category": ["Program"], "operation": ["Program"],
         "program_id": pd.Series([-1], dtype=object),
-        "device_type": [",".join(sorted(set(stats.device_type)))], "occurrences": [1],
+        "device_type": [",".join(sorted(set(stats.device_type))) or device_type],
+        "occurrences": [1],
         "total_time_us": [total_ps / 1e6], "avg_time_us": [total_ps / 1e6],
         "total_self_time_us": [0.0], "self_time_pct": [0.0],  # (the ops below hold it, as
         "cumulative_self_time_pct": [0.0],                     # XProf's program row says)
@@ -96,13 +98,19 @@ def _memory_utilization(table: pd.DataFrame, secs: np.ndarray, memory: np.ndarra
     return best
 
 
-def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks) -> pd.DataFrame:
+def roofline_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks,
+                   idle_device: str = "") -> pd.DataFrame:
     """The roofline table (ROOFLINE_COLUMNS) of the HLO stats table ``stats`` (made with
     ``peaks``) and the devices' total time; ``attrs``: ``peaks``,
-    ``ridge_point_flops_per_byte`` and ``reasons``."""
+    ``ridge_point_flops_per_byte`` and ``reasons``.  ``idle_device``: the type of devices
+    that ran no op in ``total_ps`` (GPUs whose kernels name no op): the table is then the
+    program row alone, all its time idle, as XProf's."""
     rows = _op_rows(stats)
-    table = pd.concat([_program_row(stats, total_ps), rows], ignore_index=True) \
-        if len(stats) else rows.iloc[:0].copy()
+    if len(stats) or (idle_device and total_ps > 0):
+        table = pd.concat([_program_row(stats, total_ps, idle_device), rows],
+                          ignore_index=True)
+    else:
+        table = rows.iloc[:0].copy()
     time_ps = table.total_time_us.to_numpy(dtype=float) * 1e6
     on_chip = {n: table[n].fillna(0).to_numpy(float) for n in ON_CHIP_MEMORIES}
     rate, bw, compute, memory, label = bound_by(table.normalized_flops.fillna(0),
@@ -169,9 +177,13 @@ def roofline_for(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
     return roofline_table(hlo_stats_table(xla, peaks), xla.total_ps, peaks)
 
 
-def _roofline(parts: dict, xla: XlaData, hlo_stats: pd.DataFrame,
-              device_peaks: DevicePeaks) -> pd.DataFrame:
-    return roofline_table(hlo_stats, xla.total_ps, device_peaks)
+def _roofline(parts: dict, xla: XlaData, hlo_stats: pd.DataFrame, device_peaks: DevicePeaks,
+              device_ops: tuple) -> pd.DataFrame:
+    if len(hlo_stats):
+        return roofline_table(hlo_stats, xla.total_ps, device_peaks)
+    # (no op: the GPU planes' time, which the device side of the op stats counts, all idle)
+    return roofline_table(hlo_stats, device_ops[1], device_peaks, idle_device="GPU")
 
 
-ANALYSES = (Analysis("roofline", combine=_roofline, needs=("xla", "hlo_stats", "device_peaks")),)
+ANALYSES = (Analysis("roofline", combine=_roofline,
+                     needs=("xla", "hlo_stats", "device_peaks", "device_ops")),)
