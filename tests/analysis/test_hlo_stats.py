@@ -197,6 +197,36 @@ def test_jax_cpu_thunks(jax_cpu):
     assert dot.total_time_us == pytest.approx((finish - thunks.start_us).sum(), abs=1e-6)
 
 
+def test_jax_cpu_shares_are_said_of_the_ops_span(jax_cpu):
+    """On CPU the HLO table's shares and the device IDLE row are of the XLA:CPU ops' span on
+    the host (first op's start to last op's end), not the host plane's span, and XProf, which
+    lists no device time on CPU, is not named as their rule."""
+    from tfprof_nb.plot.op_words import idle_note
+    from tfprof_nb.widgets.xla_view import XlaView
+
+    prof = tp.load(jax_cpu)
+    stats = prof.hlo_stats
+    ev = prof.event_stats(["hlo_op"])
+    thunks = ev[ev.hlo_op.notna() & (ev.plane.astype(str) == "/host:CPU")]
+    ends = ev[ev.name.astype(str).str.startswith("end: ")]
+    last = max((thunks.start_us + thunks.duration_us).max(),
+               (ends.start_us + ends.duration_us).max())
+    span_us = last - thunks.start_us.min()
+    plane = ev[ev.plane.astype(str) == "/host:CPU"]
+    plane_us = (plane.start_us + plane.duration_us).max() - plane.start_us.min()
+    assert plane_us > span_us  # (the two spans differ: the sentence must name the right one)
+    total_us = max(span_us, stats.total_self_time_us.sum())
+    assert stats.attrs["total_time_us"] == pytest.approx(total_us, abs=1e-3)
+    (said,) = [s for s in XlaView.state(prof).values["statements"]
+               if s.startswith("HLO table self time %")]
+    assert f"of {total_us / 1e3:,.3f} ms, the XLA:CPU ops' time on the host, from the " \
+        "first op's start to the last op's end" in said
+    assert "XProf" not in said and "plane" not in said
+    note = idle_note(prof, prof.op_stats)
+    assert note.startswith("IDLE rows: ") and "the XLA:CPU ops' time on the host" in note
+    assert "device plane" not in note and "XLA:CPU " in note.split("):")[-1]
+
+
 def test_jax_cpu_while_self_time(jax_cpu):
     """The while thunk runs its body's thunks inside it: self time leaves them out."""
     ours = tp.load(jax_cpu).hlo_stats

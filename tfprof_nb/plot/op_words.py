@@ -10,13 +10,23 @@ from ..analysis.findings.measure_words import get
 from ..analysis.findings.measures import device_label
 from ..analysis.tf.op_stats import IDLE
 
-__all__ = ["duty_cycle_beside", "idle_note", "on_tpu", "plane_span_words",
-           "unattributed_kernels_note"]
+__all__ = ["XLA_CPU_SPAN", "duty_cycle_beside", "idle_note", "on_cpu",
+           "on_tpu", "plane_span_words", "unattributed_kernels_note"]
+
+# the device side's whole time where XLA:CPU runs the ops (no GPU or TPU): the ops' span on
+# the host, not a plane's (XProf's tools list no device time on CPU)
+XLA_CPU_SPAN = ("the XLA:CPU ops' time on the host, from the first op's start to the last op's "
+                "end, or their summed self time where longer")
 
 
 def on_tpu(prof) -> bool:
     """Whether the profile's devices are TPUs (the words then speak of ops, not kernels)."""
     return prof.result("environment")["device_type"] == "TPU"
+
+
+def on_cpu(prof) -> bool:
+    """Whether the profile has no GPU or TPU (its device side, if any, is XLA:CPU's ops)."""
+    return prof.result("environment")["device_type"] == "CPU"
 
 
 def idle_note(prof, ops: pd.DataFrame) -> str:
@@ -26,14 +36,21 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
     idle = ops[ops["type"] == IDLE]
     if idle.empty:
         return ""
-    side_words = {"Device": "device" if len(prof.duty_cycle) == 1 else "devices",
-                  "Host": "host"}
+    side_words = {"Device": "XLA:CPU" if on_cpu(prof) else
+                  "device" if len(prof.duty_cycle) == 1 else "devices", "Host": "host"}
     shares = ", ".join(f"{side_words.get(r.host_or_device, r.host_or_device)} "
                        f"{r.self_time_pct:.1f}% of {_whole_ms(r):,.1f} ms"
                        for r in idle.itertuples())
-    text = ("IDLE rows, XProf's rule: the time no op runs, as a share of each side's whole "
-            f"time over the profile (each device plane's from its {plane_span_words(prof)}; "
-            f"each host thread's from its first to its last event): {shares}.")
+    if on_cpu(prof):  # (XProf's op stats list no device rows on CPU: no rule of its to name)
+        rules = [f"the device side's: {XLA_CPU_SPAN}" if side == "Device" else
+                 "each host thread's from its first to its last event, XProf's rule"
+                 for side in idle.host_or_device]
+        text = ("IDLE rows: the time no op runs, as a share of each side's whole time over the "
+                f"profile ({'; '.join(rules)}): {shares}.")
+    else:
+        text = ("IDLE rows, XProf's rule: the time no op runs, as a share of each side's whole "
+                f"time over the profile (each device plane's from its {plane_span_words(prof)}; "
+                f"each host thread's from its first to its last event): {shares}.")
     device = idle[idle.host_or_device == "Device"]
     if len(device):
         measures = prof.measures

@@ -9,7 +9,7 @@ import traitlets
 
 from ..analysis.trace.event_rows import event_rows
 from ..analysis.xla.hlo_graph import event_ops
-from ..plot.op_words import duty_cycle_beside, plane_span_words
+from ..plot.op_words import XLA_CPU_SPAN, duty_cycle_beside, plane_span_words
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
 from .op_counter_columns import with_op_counters
@@ -68,13 +68,16 @@ def _share_denominator(prof) -> list[str]:
     ops_us = float(stats.total_self_time_us.sum())
     on_host = (stats.device_type.astype(str) == "CPU").all()
     devices = len(prof.duty_cycle)
-    where = "the host's time from its plane's" if on_host else \
-        "its device's time from its plane's" if devices == 1 else \
-        f"the {devices} devices' time summed, each from its plane's"
-    text = (f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {where} "
-            f"{plane_span_words(prof)}, idle included (XProf's rule); the ops' self time is "
-            f"{ops_us / 1e3:,.3f} ms of it "
-            f"({100 * ops_us / total_us:.1f}%, XProf's rule: ops that overlap add up).")
+    if on_host:  # (XProf's XLA tools list nothing on CPU: no XProf rule to name)
+        whole = f"{XLA_CPU_SPAN}, idle included"
+        overlap = "ops that overlap add up"
+    else:
+        where = "its device's time from its plane's" if devices == 1 else \
+            f"the {devices} devices' time summed, each from its plane's"
+        whole = f"{where} {plane_span_words(prof)}, idle included (XProf's rule)"
+        overlap = "XProf's rule: ops that overlap add up"
+    text = (f"HLO table self time %: of {total_us / 1e3:,.3f} ms, {whole}; the ops' self time "
+            f"is {ops_us / 1e3:,.3f} ms of it ({100 * ops_us / total_us:.1f}%, {overlap}).")
     if not on_host:
         text += duty_cycle_beside(prof, total_us / 1e3, "the ops' self times add up ops "
                                   "that run at once")
