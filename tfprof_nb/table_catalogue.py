@@ -113,8 +113,11 @@ CATALOGUE: tuple[TableEntry, ...] = (
     _t("memory_breakdown", "Allocations active at each allocator's peak.", "memory",
        field="breakdown"),
     _t("pod", "Each step's breakdown on every host, the hosts' steps aligned as XProf's pod "
-       "viewer aligns them (step: the first host's number, host_step: the host's own), the "
-       "slowest host marked.", keys=("host", "step")),
+       "viewer aligns them (step: the first host's number, host_step: the host's own, "
+       "xprof_step: the pod viewer's number, bottleneck: its largest category by XProf's "
+       "names), the slowest host marked; steps inferred from a repeated program, which XProf's "
+       "pod viewer does not show, are matched by number (xprof_step empty).",
+       keys=("host", "step")),
     _t("planes", "One row per plane: host, plane, plane_id, lines, events, stats.",
        keys=("host", "plane")),
     _t("lines", "One row per line (thread or stream): host, plane, line, line_id, display "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import pandas as pd
 import pytest
 
 import tfprof_nb as tp
@@ -46,6 +47,7 @@ def test_pod_view_is_xprofs_pod_viewer():
     for k, (step, record) in enumerate(zip(steps, seq)):
         assert record["stepNum"] == k
         ours = pod[pod.step == step]
+        assert (ours.xprof_step == k).all()  # (a pod: XProf numbers the aligned steps from 0)
         # XProf numbers each host's cores from its place in the run (host i: i * 1000 + core)
         cores = sorted(record["podStatsPerCore"].items(), key=lambda kv: int(kv[0]))
         assert ours.host.tolist() == prof.hosts and len(cores) == 2
@@ -53,6 +55,7 @@ def test_pod_view_is_xprofs_pod_viewer():
             assert abs(row.duration_ms * 1e3 - theirs["totalDurationUs"]) < 1e-2
             for cat, us in theirs["stepBreakdownUs"].items():
                 assert abs(row[columns[names[int(cat)]]] * 1e3 - us) < 1e-2, (step, cat)
+            assert row.bottleneck == theirs["bottleneck"], step
     first = pod[pod.host == prof.hosts[0]]
     assert (first.host_step == first.step).all()
     other = pod[pod.host == prof.hosts[1]]
@@ -60,6 +63,38 @@ def test_pod_view_is_xprofs_pod_viewer():
     shared = set(prof.steps[prof.steps.host == prof.hosts[0]].index) & \
         set(prof.steps[prof.steps.host == prof.hosts[1]].index)
     assert len(shared) == 84
+
+
+@pytest.mark.parametrize("name", ["jax_h200_inputbound.xplane.pb", "gpu_bert_multiworker"])
+def test_one_hosts_pod_numbers_and_bottlenecks_are_xprofs(name):
+    """One host: XProf's pod viewer numbers each step by its group id and names its largest
+    category (XProf's names; ties to the last name) as its bottleneck: prof.pod's xprof_step
+    and bottleneck, beside its own step numbers."""
+    from ..conftest import DATA
+    from .oracle import run_tool
+
+    path = DATA / name
+    prof = tp.load(path)
+    files = sorted(path.glob("*.xplane.pb")) if path.is_dir() else path
+    seq = run_tool(files, "pod_viewer")["podStatsSequence"]["podStatsMap"]
+    pod = prof.pod
+    assert len(pod) == len(seq) > 0
+    assert pod.xprof_step.tolist() == [r["stepNum"] for r in seq]
+    assert pod.xprof_step.tolist() == prof.steps.group_id.tolist()
+    assert pod.bottleneck.tolist() == [next(iter(r["podStatsPerCore"].values()))["bottleneck"]
+                                       for r in seq]
+
+
+def test_the_pod_bottleneck_breaks_ties_as_xprof():
+    """XProf sorts (time, name) pairs and takes the last: equal times go to the name last in
+    alphabetical order (a step of zeros: 'Output')."""
+    from tfprof_nb.analysis.steps.pod import _bottleneck
+    from tfprof_nb.constants import CATEGORY_COLUMNS
+
+    rows = pd.DataFrame({c: [0.0, 1.0, 2.0] for c in CATEGORY_COLUMNS})
+    rows.loc[1, "input_ms"] = rows.loc[1, "compilation_ms"] = 3.0
+    rows.loc[2, "device_idle_ms"] = 9.0  # (none of XProf's categories)
+    assert _bottleneck(rows).tolist() == ["Output", "Input", "Output"]
 
 
 def test_a_pods_worker_without_steps_leaves_the_pod_view_empty(tmp_path, cpu_file):
