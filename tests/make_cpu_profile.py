@@ -1,6 +1,6 @@
 """Capture small real CPU profiles with tensorflow-cpu, for the tests (run in a subprocess).
 
-    python tests/make_cpu_profile.py LOGDIR SCENARIO
+    python tests/make_cpu_profile.py LOGDIR SCENARIO [STEPS]
 
 Scenarios:
   loop      custom training loop, tf.profiler.experimental.Trace step markers, tf.data pipeline,
@@ -9,6 +9,8 @@ Scenarios:
   html      a loop whose trace names contain HTML (for escaping tests)
   formula   a loop whose trace names start like spreadsheet formulas (=, +, -, @: for CSV tests)
   slowmap   an input-bound loop: a heavy sequential map and no prefetch
+  epochs    two epochs of the loop, each numbering its steps from 0 (one step number for two
+            steps: tests/data/tf_cpu_epochs.xplane.pb)
 """
 
 from __future__ import annotations
@@ -62,7 +64,9 @@ def main(logdir: str, scenario: str, steps: int = 8) -> None:
                             python_tracer_level=1 if scenario == "python" else 0,
                             device_tracer_level=1).to_tf()
     tf.profiler.experimental.start(logdir, options=options)
-    for step in range(steps):
+    numbers = [*range(steps // 2), *range(steps - steps // 2)] if scenario == "epochs" \
+        else range(steps)
+    for step in numbers:
         with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
             x, y = next(it)
             with contextlib.ExitStack() as names:
@@ -73,4 +77,5 @@ def main(logdir: str, scenario: str, steps: int = 8) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "loop")
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "loop",
+         int(sys.argv[3]) if len(sys.argv) > 3 else 8)

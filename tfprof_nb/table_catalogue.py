@@ -86,7 +86,9 @@ CATALOGUE: tuple[TableEntry, ...] = (
        "events"),
     _t("steps", "One row per step (index step, plus host): duration_ms and one *_ms column "
        "per step-time category; source says where steps came from (markers, device, "
-       "group_id, inferred).", keys=("host", "step"), index_column=True),
+       "group_id, inferred); step is the marker's number, or its group id where markers "
+       "number several steps alike (each epoch from 0).", keys=("host", "step"),
+       index_column=True),
     _t("op_stats", "TensorFlow stats: one row per op on the host and devices: occurrences, "
        "total and self time, self-time % (IDLE included); device ops' FLOP rates, bandwidth, "
        "intensity, tensor-core share and bound-by, as XProf's.",

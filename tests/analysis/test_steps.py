@@ -180,3 +180,29 @@ def test_host_names_are_typed_as_by_their_string_methods():
     assert np.flatnonzero(b._explicit_marker(names)).tolist() == [7, 9, 10]
     assert np.flatnonzero(b._each(names, lambda n: n.startswith(b._NOT_COMPUTE))).tolist() \
         == [11, 12]
+
+
+def test_one_step_number_for_two_steps():
+    """A loop that numbers each epoch's steps from 0 (tests/data/tf_cpu_epochs.xplane.pb: 2 x
+    6 steps): each step keeps a number of its own, its group id (XProf's step number: its pod
+    viewer's), the marker's name beside it; XProf's step table counts 10 of the 12 by place,
+    and every sentence counts 12 steps, not the 6 distinct marker numbers."""
+    from tfprof_nb.analysis.findings.measures import xprof_steps_words
+
+    from ..conftest import DATA
+    from .oracle import run_tool
+
+    path = DATA / "tf_cpu_epochs.xplane.pb"
+    prof = tp.load(path)
+    steps = prof.steps
+    assert steps.index.is_unique and list(steps.index) == list(steps.group_id) == list(range(12))
+    assert list(steps.step_name) == [f"train {i}" for i in range(6)] * 2
+    ref, _ = step_table(path)
+    assert list(ref.stepnum) == list(steps.step_name.iloc[1:-1])
+    np.testing.assert_allclose(ref.stepTimeMs, steps.duration_ms.iloc[1:-1], atol=1e-6)
+    pod = run_tool(path, "pod_viewer")["podStatsSequence"]["podStatsMap"]
+    assert [r["stepNum"] for r in pod] == list(prof.pod.xprof_step) == list(steps.index)
+    assert xprof_steps_words(steps) == "the 10 steps XProf counts, without the first and last " \
+        "of the 12"
+    assert "the 12 steps are bound by" in prof.critical_path_summary.attrs["sentence"]
+    assert not prof.critical_path.duplicated(["host", "step", "order"]).any()

@@ -230,11 +230,10 @@ def xprof_steps_words(steps: pd.DataFrame, breakdown: bool = False) -> str:
     counted = xprof.rows
     if len(counted) == len(steps):
         return steps_words(steps)
-    kept = steps.index.isin(counted.index)
+    kept = np.asarray(xprof.counted, bool)  # (by place: a step number may come twice)
     ends = " and ".join(w for w, gone in (("first", not kept[0]), ("last", not kept[-1]))
                         if gone)
-    return (f"{steps_words(counted)} XProf counts, without the {ends} of the "
-            f"{int(steps.index.nunique())}")
+    return f"{steps_words(counted)} XProf counts, without the {ends} of the {len(steps)}"
 
 
 def _pod_words(xprof, breakdown: bool = False) -> str:

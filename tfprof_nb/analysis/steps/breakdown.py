@@ -505,7 +505,10 @@ def _step_rows(hd, group, spans, events, grouping, well_formed) -> pd.DataFrame:
     else:
         names, steps = gid.astype(str).to_numpy(), gid.to_numpy()
     table.insert(0, "step_name", names)
-    table.index = pd.Index(np.asarray(steps, dtype=np.int64), name="step")
+    steps = np.asarray(steps, dtype=np.int64)
+    if len(np.unique(steps)) < len(steps):  # (markers that number several steps alike: each
+        steps = gid.to_numpy(np.int64)      # epoch from 0) the group ids, XProf's numbers
+    table.index = pd.Index(steps, name="step")
     return table
 
 
@@ -527,6 +530,9 @@ def combine_steps(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     ``train``/``test``/``TraceContext`` name without ``/``, or the ``step_name`` the grouping
     gave a root, which names the step) or ``inferred: repeated
     '<name>'`` (no markers: the repeated top-level call of a tf.function or jitted function).
+    A step's number (the index) is its marker's, or where a host's markers give one number to
+    several steps (a loop that numbers each epoch from 0) its group id, XProf's own step
+    number, so that each step keeps its own (``step_name`` keeps the marker's name).
     """
     tables = [p for p in parts.values() if not p.empty]
     if not tables:
