@@ -257,3 +257,22 @@ def test_tpu_paths_are_not_told():
     rows = np.arange(prof.n_events)
     assert critical_answer(prof, prof.steps, rows, 1)["sentence"] == TPU_PATH_NOTE + "."
     assert offline_paths(prof, prof.steps, rows)["reason"] == TPU_PATH_NOTE + "."
+
+
+def test_compilation_on_the_path_says_where_the_breakdown_puts_it():
+    """Compilation on the path (a first step that compiles) is a category the step-time
+    breakdown never fills (XProf's rule puts the host's compile events in host compute): the
+    sentence says so beside its share, and says nothing where no compilation is on the path."""
+    def summary(categories):
+        out = pd.DataFrame({"level": "category", "category": categories, "name": categories,
+                            "resource": "/host:CPU", "duration_us": [720.0, 280.0][:len(
+                                categories)], "share": [0.72, 0.28][:len(categories)],
+                            "steps": 10})
+        out.attrs.update(steps=10, hosts=1, planes={})
+        return out
+
+    said = bound_sentence(summary(["compilation", "host_compute"]))
+    assert said.startswith("On their critical paths, the 10 steps are bound by 72% compilation"
+                           " on /host:CPU (events named for compiling; the step-time breakdown "
+                           "counts them as host compute, XProf's rule), 28% host compute")
+    assert "XProf" not in bound_sentence(summary(["host_compute"]))

@@ -246,6 +246,9 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
         share = summary.attrs.get("devices_busy_share", {}).get(str(row.category))
         if share is not None and share >= 0.01:  # (host work while the devices ran)
             where += f" (a device running during {share * 100:.0f}% of it)"
+        if row.category == "compilation":  # (a category XProf's step breakdown never fills)
+            where += (" (events named for compiling; the step-time breakdown counts them as "
+                      "host compute, XProf's rule)")
         if row.category == "idle" and not np.isnan(busy):
             share = f"{busy * 100:.0f}%" if busy >= 0.005 else "under 1%"
             where = (f" (during {share} of them a device was running, with no traced event "
