@@ -111,6 +111,9 @@ def test_repr_names_xprofs_rule_where_the_page_measures_otherwise():
     assert f"input {ip.summary['input_pct']:.1f}% of step time" in text
     assert f"{ip.summary['input_pct']:.1f}" != f"{row['value']:.1f}"
     assert "XProf's rule" in text, text
+    # one idle figure: the page's (prof.measures), none beside it in XProf's verdicts (a
+    # former 'idle_pct' there, 100 minus some categories, read 100% on CPU)
+    assert not [k for k in ip.summary if "idle" in k]
 
 
 def test_xprof_figures_count_the_steps_xprof_counts_on_a_jax_gpu_capture():

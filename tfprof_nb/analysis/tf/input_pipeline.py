@@ -87,7 +87,7 @@ def _share_level(value: float, what: str) -> tuple[str, str]:
 _NO_STEPS_VERDICT = {
     "classification": "unknown", "input_statement": NO_STEPS, "input_pct": 0.0,
     "output_pct": 0.0, "device_compute_pct": 0.0, "all_other_pct": 0.0, "kernel_launch_pct": 0.0,
-    "device_collectives_pct": 0.0, "idle_pct": 0.0, "all_other_classification": "no",
+    "device_collectives_pct": 0.0, "all_other_classification": "no",
     "all_other_statement": "", "kernel_launch_classification": "no",
     "kernel_launch_statement": "", "device_collectives_classification": "no",
     "device_collectives_statement": ""}
@@ -110,8 +110,6 @@ def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
            "device_compute_pct": share("device_compute_ms"), "all_other_pct": other_pct,
            "kernel_launch_pct": share("kernel_launch_ms"),
            "device_collectives_pct": share("device_collectives_ms")}
-    out["idle_pct"] = max(0.0, 100 - input_pct - out["output_pct"] - out["device_compute_pct"]
-                          - out["device_collectives_pct"])
     cls, text, reported = _input_verdict(input_pct, other_pct)
     out.update(classification=cls, input_statement=text)
     c, t = ("no", "") if reported else _share_level(other_pct, "'All Others' time.")
