@@ -235,7 +235,7 @@ def test_summary_text_says_what_the_tables_say(cpu_logdir):
     counted = steps.iloc[1:-1]
     assert len(steps) == 8
     assert (f"{len(steps)} steps ({steps.source.iloc[0]}): median {d.median():.3f} ms, min "
-            f"{d.min():.3f}, max {d.max():.3f}") in flat
+            f"{d.min():.3f}, max {d.max():.3f} (std {d.std():.3f}) over all 8;") in flat
     assert (f"mean {counted.duration_ms.mean():.3f} ms over the 6 steps XProf counts, without "
             "the first and last of the 8") in flat
     assert "Step-time breakdown (mean per step over the 6 steps XProf counts" in flat

@@ -202,7 +202,8 @@ def _head_text(doc: dict) -> str:
              f"Devices   {dev['text']}{_device_names(dev['devices'])}"]
     if st["count"]:
         over = "" if st["mean_over"] == st["count"] else f" over {st['mean_scope']}"
-        judged = "" if st["judged"] == st["count"] else f" over {st['judged_scope']}"
+        judged = f" over {st['judged_scope']}" if st["judged"] != st["count"] else \
+            f" over all {st['count']}" if over else ""  # (two scopes on the line: both said)
         lines.append(f"Steps     {_step_count(st)}: median {st['median_ms']:.3f} ms, min "
                      f"{st['min_ms']:.3f}, max {st['max_ms']:.3f} (std {st['std_ms']:.3f})"
                      f"{judged}; "
