@@ -150,8 +150,11 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
         text = xprof.get("input_statement", "")
         if row is not None and INFERRED_FOR_XPROF in str(row["scope"]) and text:
             text = f"By XProf's rule on the steps inferred here (XProf itself finds none): {text}"
-        elif row is not None and text:
-            text += _aligned_scope(row, float(row["value"]))
+        elif row is not None and text:  # (the figure the statement quotes: its input share,
+            # or for POTENTIALLY its 'All Others' share)
+            text += _aligned_scope(row, float(row["value"])) if _xprof_word(xprof) != \
+                "POTENTIALLY" else _aligned_scope(get(measures, "all_other_pct"),
+                                                  float(xprof["all_other_pct"]))
         return {"classification": xprof.get("classification", "unknown"), "rule": "xprof",
                 "statement": text, "xprof_shares": _xprof_shares(measures, xprof, True)}
     pct, (who, one) = float(row["value"]), device_words(row)
