@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -150,8 +151,10 @@ def test_a_multiworker_pods_pod_viewer_and_verdict_are_xprofs():
     number, durations, breakdown and bottleneck, is prof.pod's; XProf's verdict, which quotes
     the 'All Others' share (POTENTIALLY input-bound), is given with that share's scope, not
     with the input wait's figure."""
+    from tfprof_nb.analysis.steps.xprof_counted import xprof_counted_mask
+
     from ..conftest import DATA
-    from .oracle import run_tool
+    from .oracle import run_tool, step_table
 
     run = DATA / "tf_multiworker_ring"
     prof = tp.load(run)
@@ -177,3 +180,22 @@ def test_a_multiworker_pods_pod_viewer_and_verdict_are_xprofs():
         "across 2 hosts (without each host's first and last where it has more than five; " \
         "worker-0's breakdown, over its own time in them).)"
     assert f"{ov.input_bound['input_pct']:.1f}" != f"{other:.1f}"
+    # XProf's step table (its breakdown) holds worker-0's 10 aligned steps alone, its step
+    # times both hosts' slowest: the step chart's subtitle says both
+    ref = step_table(files)[0]
+    counted = prof.steps[xprof_counted_mask(prof.steps)]
+    first, second = (counted[counted.host == h] for h in prof.hosts)
+    assert len(ref) == len(first) == len(second) == 10
+    assert list(ref.stepnum) == list(first.step_name)
+    for theirs, ours in (("infeedTimeMs", "input_ms"), ("hostComputeTimeMs", "host_compute_ms")):
+        np.testing.assert_allclose(ref[theirs], first[ours], atol=1e-6)
+    np.testing.assert_allclose(ref.stepTimeMs, first.duration_ms, atol=1e-6)  # (its rows)
+    slowest = np.maximum(first.duration_ms.to_numpy(), second.duration_ms.to_numpy())
+    assert (slowest > first.duration_ms.to_numpy()).any()  # (its step time: the slowest's)
+    assert ov.step_time["avg_ms"] == pytest.approx(slowest.mean())
+    assert f"{slowest.mean():.1f}" == next(t["p"]["steptime_ms_average"] for t in run_tool(
+        files, "overview_page") if "steptime_ms_average" in t.get("p", {}))
+    subtitle = prof.plot.step_time().layout.title.subtitle.text
+    assert subtitle == ("faded: the 4 of 24 steps XProf's step times leave out (each host's "
+                        "first and last, and those not aligned across the hosts); its "
+                        "breakdown reads worker-0's alone")

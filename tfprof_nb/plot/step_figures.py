@@ -7,6 +7,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from ..analysis.steps.xprof_counted import xprof_count
 from ..constants import CATEGORY_COLUMNS
 from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all, subplots
 from .step_bars import MAX_STEP_TICKS
@@ -52,11 +53,19 @@ def _step_meta(steps: pd.DataFrame) -> dict:
 def _left_out_words(counted: np.ndarray, steps: pd.DataFrame, marked: bool) -> str:
     """The subtitle of a step-time chart some of whose steps XProf's figures leave out."""
     n, k = len(counted), int(counted.sum())
-    why = ("each host's first and last, and those not aligned across the hosts"
-           if steps.host.nunique() > 1 else "the first and last")
+    if steps.host.nunique() < 2:
+        if marked:
+            return f"faded: the {n - k} of {n} steps XProf's figures leave out (the first and last)"
+        return (f"XProf's figures count {k} of these {n} steps (they leave out the first and "
+                "last)")
+    # (a pod: XProf's step times are its aligned steps' slowest host's; its breakdown's shares
+    # read the first host's steps alone)
+    why = "each host's first and last, and those not aligned across the hosts"
+    read = pd.unique(xprof_count(steps).rows.host.astype(str))
+    first = f"; its breakdown reads {plain(read[0])}'s alone" if len(read) == 1 else ""
     if marked:
-        return f"faded: the {n - k} of {n} steps XProf's figures leave out ({why})"
-    return f"XProf's figures count {k} of these {n} steps (they leave out {why})"
+        return f"faded: the {n - k} of {n} steps XProf's step times leave out ({why}){first}"
+    return f"XProf's step times count {k} of these {n} steps (they leave out {why}){first}"
 
 
 def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | None = None,
