@@ -89,11 +89,14 @@ _FIXES.update({
              "communication has independent compute beside it, and send bfloat16.",
     },
     "straggler": {
-        TENSORFLOW: "Look at the slowest host first: its input pipeline (prof.input_pipeline "
-                    "per host), other work on the machine, throttled or slower GPUs; give "
-                    "every worker the same share of data.",
-        JAX: "Look at the slowest host first: its input loading, other work on the machine, "
-             "throttled or slower devices; give every process the same share of data.",
+        # (the host that finishes last, as the finding names it: not prof.pod's slowest,
+        # which is by step duration)
+        TENSORFLOW: "Look at the host that finishes last first: its input pipeline "
+                    "(prof.input_pipeline per host), other work on the machine, throttled or "
+                    "slower GPUs; give every worker the same share of data.",
+        JAX: "Look at the host that finishes last first: its input loading, other work on "
+             "the machine, throttled or slower devices; give every process the same share "
+             "of data.",
     },
 })
 
