@@ -374,5 +374,11 @@ def test_xprofs_host_count_is_carried_and_said_where_it_differs(name):
     (card,) = [c for c in OverviewView.state(prof).values["cards"] if c[0] == "Hosts / devices"]
     said = f"(XProf: {env['xprof_host_count']} host: it counts distinct machine names)"
     assert (said in card[1]) is (env["xprof_host_count"] != env["host_count"])
+    # the CLI's Hosts line says it too (one page, one host figure and XProf's beside it)
+    from tfprof_nb.cli.summary import summarise, summary_text
+
+    hosts_line = next(line for line in summary_text(summarise(prof)).splitlines()
+                      if line.startswith("Hosts"))
+    assert (said in hosts_line) is (env["xprof_host_count"] != env["host_count"])
     if name == "tf_two_workers_loaded":
         assert (env["host_count"], env["xprof_host_count"]) == (2, 1)

@@ -16,7 +16,7 @@ from ..analysis.findings.measure_words import (busy_share_words, complement_duty
                                                excluded_note, get, measure_text,
                                                spread_words, value_of, xprof_words)
 from ..analysis.findings.measures import step_count_words, xprof_steps_words
-from ..analysis.findings.overview import device_text
+from ..analysis.findings.overview import device_text, xprof_hosts_words
 from ..analysis.steps.per_step import judged_steps
 from ..analysis.steps.xprof_counted import xprof_step_ms, xprof_steps
 from ..constants import CATEGORY_COLUMNS
@@ -90,6 +90,7 @@ def _devices(prof, ov) -> dict:
             "duty_cycle_pct": value_of(prof.measures, "duty_cycle_pct"),
             "duty_cycle_scope": _scope(prof.measures, "duty_cycle_pct"),
             "xprof_duty_cycle_pct": ov.xprof_device_duty_cycle_pct, "devices": devices,
+            "xprof_hosts": xprof_hosts_words(env),  # (XProf's host count where it differs)
             "tpu": dict(ov.device)}
 
 
@@ -198,7 +199,7 @@ def _head_text(doc: dict) -> str:
     names = ", ".join(hosts[:6]) + (f" and {len(hosts) - 6} more" if len(hosts) > 6 else "")
     lines = [f"Profile   {p['location']}",
              f"          {p['events']:,} events over {p['duration_ms']:,.1f} ms{when}",
-             f"Hosts     {len(hosts)}: {names}",
+             f"Hosts     {len(hosts)}: {names}{dev.get('xprof_hosts', '')}",
              f"Devices   {dev['text']}{_device_names(dev['devices'])}"]
     if st["count"]:
         over = "" if st["mean_over"] == st["count"] else f" over {st['mean_scope']}"

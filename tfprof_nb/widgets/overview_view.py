@@ -11,7 +11,7 @@ import traitlets
 from .._words import counted
 from ..analysis.findings.measure_words import (busy_share_words, complement_duty, excluded_note,
                                                get, measure_text, spread_words)
-from ..analysis.findings.overview import NO_STEPS_REASON, device_text
+from ..analysis.findings.overview import NO_STEPS_REASON, device_text, xprof_hosts_words
 from ..analysis.steps.breakdown import NO_STEPS_WHY
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
@@ -76,15 +76,6 @@ _SOURCE_WORDS = {"markers": "step markers", "device": "device",
                  "device (TPU Steps line)": "the TPUs' Steps lines"}
 
 
-def _xprof_hosts(env: dict) -> str:
-    """XProf's host count beside ours where its rule gives another (it counts machine names,
-    ours the hosts' profiles); "" where they agree."""
-    theirs = env.get("xprof_host_count")
-    if theirs is None or theirs == env["host_count"]:
-        return ""
-    return f" (XProf: {counted(theirs, 'host')}: it counts distinct machine names)"
-
-
 def _cards(ov) -> list[list[str]]:
     cards = []
     st, table = ov.step_time, ov.measures
@@ -104,7 +95,7 @@ def _cards(ov) -> list[list[str]]:
                      [ov.precision["label"], f"{ov.precision['pct16']:.1f}%"])
     env = ov.environment
     cards.append(["Hosts / devices", f"{env['host_count']} / {device_text(env)}"
-                  + _xprof_hosts(env)])
+                  + xprof_hosts_words(env)])
     # (without steps the duty cycle is the idle share's complement: one card says both)
     duty = complement_duty(table)
     for key in _CARD_MEASURES[1:]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from ..._words import counted
 from ...constants import CATEGORY_COLUMNS, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX
 from ..runtime.unit import Analysis
 from ..steps.breakdown import NO_STEPS_WHY
@@ -89,6 +90,15 @@ def _gpu_rows(gpus: pd.DataFrame) -> list[dict]:
                         "compute_capability": cc, "vendor": st.get("device_vendor"),
                         "events": int(row["events"])})
     return devices
+
+
+def xprof_hosts_words(env: dict) -> str:
+    """XProf's host count beside ours where its rule gives another (it counts machine names,
+    ours the hosts' profiles): " (XProf: 1 host: ...)"; "" where they agree."""
+    theirs = env.get("xprof_host_count")
+    if theirs is None or theirs == env["host_count"]:
+        return ""
+    return f" (XProf: {counted(theirs, 'host')}: it counts distinct machine names)"
 
 
 def xprof_host_count(info: dict) -> int:
