@@ -61,7 +61,8 @@ export interface Lod {
 }
 
 export interface TimelineData {
-  names: string[];
+  names: string[]; // each name code's label (an event's display name, as XProf's viewer)
+  longNames: Record<string, string>; // code -> the event's name, where its label differs
   tracks: Track[];
   segments: Segment[]; // in timeline rows (what details and selection use)
   steps: Step[];
@@ -130,6 +131,7 @@ export interface ModelLike {
 
 interface Meta {
   names?: string[];
+  long_names?: Record<string, string>;
   tracks?: Wire;
   segments?: Wire;
   steps?: Wire;
@@ -151,6 +153,7 @@ export function decode(model: ModelLike): TimelineData {
   const full = meta.lod?.mode !== "overview";
   return {
     names: meta.names ?? [],
+    longNames: meta.long_names ?? {},
     tracks: decodeRows<Track>(meta.tracks),
     segments: decodeRows<Segment>(meta.segments),
     steps: decodeRows<Step>(meta.steps),
@@ -217,13 +220,15 @@ export function colorOf(name: string, dark: boolean): string {
   return dark ? `hsl(${hue}, 55%, 45%)` : `hsl(${hue}, 60%, 70%)`;
 }
 
-/** Indices (into names) of names containing `query`, case-insensitive. */
-export function matchingNames(names: string[], query: string): Set<number> {
+/** Indices (into names) of names containing `query`, case-insensitive: a label or, where
+ * it differs, the event's name (`long`, by code). */
+export function matchingNames(names: string[], query: string,
+  long: Record<string, string> = {}): Set<number> {
   const q = query.trim().toLowerCase();
   const out = new Set<number>();
   if (!q) return out;
   names.forEach((n, i) => {
-    if (n.toLowerCase().includes(q)) out.add(i);
+    if (n.toLowerCase().includes(q) || (long[i] ?? "").toLowerCase().includes(q)) out.add(i);
   });
   return out;
 }

@@ -151,7 +151,8 @@ export function eventDetails(state: Record<string, unknown>, prefix: string, i: 
   if (!data || !facts) return {};
   const seg = segmentOf(data.segments, i);
   const track = seg ? data.tracks[seg.track] : undefined;
-  return Object.fromEntries([["name", data.names[facts.name] ?? ""], ["host", track?.host ?? ""],
+  const name = data.longNames[facts.name] ?? data.names[facts.name] ?? ""; // (its own name)
+  return Object.fromEntries([["name", name], ["host", track?.host ?? ""],
     ["plane", track?.plane ?? ""], ["track", track?.name ?? ""]]);
 }
 

@@ -101,6 +101,17 @@ describe("decode", () => {
     expect(colorOf("MatMul", false)).not.toBe(colorOf("Conv2D", false));
     expect([...matchingNames(["MatMul", "matmul_grad", "Add"], "MATMUL")]).toEqual([0, 1]);
   });
+
+  it("search finds an event by its label or, where that differs, by its own name", () => {
+    // (labels are display names, as XProf's viewer: an HLO op's instruction, a TF op's type)
+    const labels = ["copy-done.4", "Cast", "train"];
+    const long = { "0": "%copy-done.4 = f32[5,1024]{1,0} copy-done(%copy-start.4)",
+      "1": "replica_4/bert/encoder/Cast" };
+    expect([...matchingNames(labels, "f32[5,1024]", long)]).toEqual([0]);
+    expect([...matchingNames(labels, "BERT/encoder", long)]).toEqual([1]);
+    expect([...matchingNames(labels, "cast", long)]).toEqual([1]);
+    expect([...matchingNames(labels, "encoder")]).toEqual([]);
+  });
 });
 
 describe("tiles", () => {

@@ -102,3 +102,42 @@ def test_order_from_plane_and_line_ids_not_from_the_file(tmp_path):
     theirs = _xprof_order(path)
     assert [t for t in ours if t in theirs] == [t for t in theirs if t in ours]
     assert len(set(ours) & set(theirs)) >= 9, theirs  # all but the planes xprof leaves out
+
+
+@pytest.mark.parametrize("name", ["tpu_v6e_jax_inference.xplane.pb", "jax_h200_nocmdbuf.xplane.pb",
+                                  "gpu_bert_multiworker/34.83.195.179_6003.xplane.pb"])
+def test_events_are_labelled_as_in_xprofs_trace_viewer(name):
+    """The trace viewer labels each event as XProf's does: an HLO op by its instruction
+    (``broadcast.2``, not its expression), a TensorFlow op by its display name (``Cast``);
+    every event XProf draws on a track has our label there as often (XProf's step rename
+    ``train N`` and its derived thread-pool regions aside).  Search finds the full name too."""
+    from collections import Counter
+
+    import numpy as np
+
+    from tfprof_nb.widgets.trace_view import timeline_index
+
+    path = DATA / name
+    prof = tp.load(path)
+    index, meta, ids = timeline_index(prof, prof.steps)
+    ev = prof.events.loc[ids]
+    labels = np.asarray(meta["names"], object)[index.name]
+    timed = ev.duration_us.to_numpy() > 0
+    ours = Counter(zip(ev.plane.astype(str)[timed], ev.line.astype(str)[timed], labels[timed]))
+    events = run_tool(path, "trace_viewer")["traceEvents"]
+    process = {e["pid"]: e["args"]["name"] for e in events
+               if e.get("ph") == "M" and e["name"] == "process_name"}
+    thread = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+              if e.get("ph") == "M" and e["name"] == "thread_name"}
+    theirs = Counter((process[e["pid"]], thread[(e["pid"], e["tid"])], e["name"])
+                     for e in events if e.get("ph") == "X")
+    tracks = {(p, t) for p, t, _ in ours}
+    compared = {k: n for k, n in theirs.items() if k[:2] in tracks
+                and not k[2].startswith("train ") and k[2] != "ThreadpoolListener::Region"}
+    assert sum(compared.values()) > 1000
+    assert {k: ours[k] for k in compared} == compared
+    relabelled = meta["long_names"]
+    assert relabelled and all(meta["names"][int(k)] != n for k, n in relabelled.items())
+    code, full = next(iter(relabelled.items()))
+    found = index.named(full[-12:])  # (a piece of the full name only)
+    assert len(found) and (index.name[found] == int(code)).any()

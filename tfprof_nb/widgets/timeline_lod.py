@@ -102,13 +102,15 @@ class TimelineIndex:
     queries without per-event Python."""
 
     def __init__(self, start: np.ndarray, dur: np.ndarray, name: np.ndarray,
-                 seg_lo: np.ndarray, seg_hi: np.ndarray, names: list[str]):
+                 seg_lo: np.ndarray, seg_hi: np.ndarray, names: list[str],
+                 long_names: dict | None = None):
         self.start = np.ascontiguousarray(start, np.float64)
         self.dur = np.ascontiguousarray(dur, np.float32)
         self.name = np.ascontiguousarray(name, np.uint32)
         self.seg_lo = np.ascontiguousarray(seg_lo, np.int64)
         self.seg_hi = np.ascontiguousarray(seg_hi, np.int64)
-        self.names = names
+        self.names = names  # (each code's label: a display name where the event has one)
+        self.long_names = long_names or {}  # (str code -> the name, where the label differs)
         self.t0 = float(self.start.min()) if len(self.start) else 0.0
         self.t1 = float((self.start + self.dur).max()) if len(self.start) else 1.0
 
@@ -180,11 +182,13 @@ class TimelineIndex:
         return self.hits(self.named(query), limit)
 
     def named(self, query: str) -> np.ndarray:
-        """The rows whose name contains ``query`` (case-insensitive), in row order."""
+        """The rows whose name (or label) contains ``query`` (case-insensitive), in row
+        order."""
         q = query.strip().lower()
         if not q:
             return np.empty(0, np.int64)
-        hit = np.array([q in n.lower() for n in self.names] + [False], bool)
+        hit = np.array([q in n.lower() or q in self.long_names.get(str(k), "").lower()
+                        for k, n in enumerate(self.names)] + [False], bool)
         return np.flatnonzero(hit[:-1][self.name]) if hit.any() else np.empty(0, np.int64)
 
     def hits(self, rows: np.ndarray, limit: int = MAX_SEARCH_HITS):

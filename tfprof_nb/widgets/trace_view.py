@@ -9,6 +9,7 @@ import pandas as pd
 import traitlets
 
 from .._native import kernels
+from ..analysis.trace.display_names import display_names
 from ..offline.columns import encode_columns
 from ..offline.details import detail_rows
 from ._view import View, ViewState
@@ -48,7 +49,7 @@ def _empty(columns: dict) -> pd.DataFrame:
 def _empty_meta() -> dict:
     """The timeline's tables (``tracks``, ``segments``, ``steps``: DataFrames, sent as typed
     tables), names, notes, time range and level of detail, for a profile without events."""
-    return {"names": [], "tracks": _empty(_TRACKS), "segments": _empty(_SEGMENTS),
+    return {"names": [], "long_names": {}, "tracks": _empty(_TRACKS), "segments": _empty(_SEGMENTS),
             "steps": _empty(_STEPS), "notes": [], "t0": 0.0, "t1": 1.0,
             "lod": {"mode": "full", "events": 0}}
 
@@ -171,16 +172,33 @@ def timeline_index(prof, steps: pd.DataFrame | None = None, hidden: set = frozen
     change = np.flatnonzero((np.diff(t_sorted) != 0) | (np.diff(d_sorted) != 0)) + 1
     bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
     seg_lo, seg_hi = bounds[:-1], bounds[1:]
-    names = [str(x) for x in ev["name"].cat.categories]
+    label_of, names, long_names = _labels(prof, ev["name"])
     index = TimelineIndex(ev["start_us"].to_numpy()[order], ev["duration_us"].to_numpy()[order],
-                          ev["name"].cat.codes.to_numpy()[order], seg_lo, seg_hi, names)
-    meta = {**_empty_meta(), "names": names,
+                          label_of[ev["name"].cat.codes.to_numpy()[order]], seg_lo, seg_hi,
+                          names, long_names)
+    meta = {**_empty_meta(), "names": names, "long_names": long_names,
             "tracks": _track_table(ev, first_rows, max_depth, position),
             "segments": pd.DataFrame({"track": t_sorted[seg_lo].astype(np.int32),
                                       "depth": d_sorted[seg_lo].astype(np.int32),
                                       "lo": seg_lo, "hi": seg_hi}),
             "steps": _step_rows(steps), "t0": index.t0, "t1": index.t1}
     return index, meta, ev.index.to_numpy()[order]
+
+
+def _labels(prof, names: pd.Series) -> tuple[np.ndarray, list[str], dict]:
+    """Each event name's label, as XProf's viewer labels events (:mod:`..analysis.trace.
+    display_names`): (label code of each name code, the labels, {label code: the names it
+    stands for where they differ from it, one a line}: searched too).  Names of one label
+    share its code (an area's summary sums them in one row, as the page shows them)."""
+    full = [str(x) for x in names.cat.categories]
+    shown = display_names(prof.spaces)
+    codes, labels = pd.factorize(pd.Series([shown.get(n, n) for n in full], dtype=object))
+    long: dict[str, list[str]] = {}
+    for n, code in zip(full, codes):
+        if n != labels[code]:
+            long.setdefault(str(code), []).append(n)
+    return (codes.astype(np.int64), [str(x) for x in labels],
+            {k: "\n".join(v) for k, v in long.items()})
 
 
 def _step_rows(st: pd.DataFrame | None) -> pd.DataFrame:

@@ -85,11 +85,12 @@ export class Search {
    * meanwhile). Else the events named so come from `tiles` (every event, or without a kernel
    * what the tiles hold alone: `partial`); a table row's query searches the row's name.
    */
-  set(query: string, names: string[], tiles: Tile[], ask: boolean, partial: boolean): SearchRequest | null {
+  set(query: string, names: string[], tiles: Tile[], ask: boolean, partial: boolean,
+    long: Record<string, string> = {}): SearchRequest | null {
     this.query = query.trim();
     const row = rowQueryValue(this.query);
     this.rows = null;
-    this.names = row !== null && ask ? new Set() : matchingNames(names, row ?? query);
+    this.names = row !== null && ask ? new Set() : matchingNames(names, row ?? query, long);
     this.hits = [];
     this.pos = -1;
     this.pending = false;

@@ -155,7 +155,8 @@ export class TimelineState extends TimelineView {
    * events whenever there is one. */
   find(query: string): SearchRequest | null {
     const overview = this.data.lod.mode !== "full";
-    const request = this.search.set(query, this.data.names, this.tiles.list, this.kernel, overview && !this.kernel);
+    const request = this.search.set(query, this.data.names, this.tiles.list, this.kernel,
+      overview && !this.kernel, this.data.longNames);
     this.emit("search");
     return request;
   }

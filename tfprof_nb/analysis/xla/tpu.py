@@ -41,6 +41,7 @@ from ...xspace.model import stat_value
 from ...xspace.proto_wire import ProtoWireError, memory_access_bytes
 from ..runtime.hostdata.host import HostData
 from ..runtime.unit import Analysis
+from ..trace.display_names import hlo_instruction
 
 __all__ = ["ANALYSES", "host_tpu", "combine_tpu", "tensor_core_planes", "op_events",
            "op_executions",
@@ -85,7 +86,7 @@ def _metadata_frame(hd: HostData, md_rows: np.ndarray) -> pd.DataFrame:
     names = np.asarray(sp.event_metadata_names, dtype=object)[md_rows]
     display = np.asarray(sp.event_metadata_display_names, dtype=object)[md_rows]
     frame["expression"] = names
-    frame["name"] = np.where(display != "", display, [_op_name(n) for n in names])
+    frame["name"] = np.where(display != "", display, [hlo_instruction(n) for n in names])
     codes = {st.names.index(n): n for n in _MD_STATS if n in st.names}
     md = st.owned_by(1)  # (the metadata's stats: far fewer than the events')
     sel = md[np.isin(st.owner[md], md_rows) & np.isin(st.name_code[md], list(codes))]
@@ -98,12 +99,6 @@ def _metadata_frame(hd: HostData, md_rows: np.ndarray) -> pd.DataFrame:
         if name not in frame:
             frame[name] = pd.Series(None, index=frame.index, dtype=object)
     return frame
-
-
-def _op_name(expression: str) -> str:
-    """The instruction of an HLO text (``%name = ...``), or the text itself."""
-    head = expression.split(" = ", 1)[0]
-    return head[1:] if head.startswith("%") else head
 
 
 def _device_times(hd: HostData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
