@@ -206,3 +206,5 @@ def test_one_step_number_for_two_steps():
         "of the 12"
     assert "the 12 steps are bound by" in prof.critical_path_summary.attrs["sentence"]
     assert not prof.critical_path.duplicated(["host", "step", "order"]).any()
+    assert "no GPU or TPU in this profile: the step-time breakdown's device columns are " \
+        "zero" in prof.overview().reasons  # (no XLA: no device side to speak of)

@@ -133,12 +133,17 @@ class Monitor(Settings, Stepping, Display, KerasHooks):
     @property
     def history(self):
         """One row per window (a DataFrame): ``window``, ``status`` (profiling, pending,
-        analysed, failed, dropped), ``first_step``/``last_step``/``steps``, ``time_s`` (when
-        it began, from the first step), ``wall_s``, ``median_step_ms``, ``vs_baseline_pct`` and
-        ``regressed``, the mean ms per step of each step-time category (``*_ms``),
-        ``input_pct``, ``duty_cycle_pct`` (NaN without a device), ``memory_peak_bytes``
-        (NaN without memory events), ``top_op`` and ``top_op_pct``, ``backend``, ``run``
-        (the window's run directory or URL), ``note`` and ``error``."""
+        analysed, failed, dropped), ``first_step``/``last_step``/``steps`` (its marked steps),
+        ``time_s`` (when its profiler session opened, an unmarked step before ``first_step``;
+        seconds from the run's first step), ``wall_s`` (from its first marked step's start to
+        its last step's end by the loop's clock, the profiler's stop left out),
+        ``median_step_ms``, ``vs_baseline_pct`` and ``regressed``, the mean ms per step of each
+        step-time category (``*_ms``; these over the profile's marked steps), ``input_pct``,
+        ``duty_cycle_pct`` (NaN without a device), ``memory_peak_bytes`` (NaN without memory
+        events), ``top_op`` and ``top_op_pct`` (the op with the most self time over the
+        window's whole profile, the unmarked step too, and its share of its side's op time
+        without IDLE: XProf's TensorFlow stats' rule), ``backend``, ``run`` (the window's run
+        directory or URL), ``note`` and ``error``."""
         return self._log.frame()
 
     @property

@@ -38,7 +38,8 @@ def _step_points(fig, rows: pd.DataFrame, name: str, marker: dict, row: int,
                     mode=mode, name=name, marker=marker, row=row, col=1,
                     customdata=np.column_stack([rows.window.to_numpy(), flags])
                     if len(rows) else None,
-                    hovertemplate="Step %{x}: %{y:.3f} ms<br>%{customdata[1]}"
+                    hovertemplate="Step %{x}: %{y:.3f} ms by the loop's clock<br>"
+                                  "%{customdata[1]}"
                                   "<extra>" + name + "</extra>", **extra)
 
 
@@ -140,8 +141,9 @@ def monitor_figure(history: pd.DataFrame, baseline_ms: float | None = None,
     timed = steps is not None  # (even empty: a view's figure keeps its height as steps come)
     titles = ("Median step time per window",
               "Step-time breakdown per window (mean per step XProf counts, XProf's rule)")
-    if timed:
-        titles = (f"Every step's time{': ' + period if period else ''}",) + titles
+    if timed:  # (the loop's timer: a window's last step holds its profiler's stop, flagged)
+        titles = ("Every step's time, by the loop's clock (the windows' figures below: their "
+                  f"profiles'){': ' + period if period else ''}",) + titles
     fig = subplots(theme, rows=len(titles), cols=1, vertical_spacing=0.2 if not timed else 0.12,
                    row_heights=[0.55, 0.45] if not timed else [0.4, 0.33, 0.27],
                    subplot_titles=titles)

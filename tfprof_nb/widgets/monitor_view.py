@@ -43,7 +43,8 @@ def _table(history: pd.DataFrame) -> TableData:
     frame = history[[c for c in _TABLE if c in history.columns]].copy()
     if "regressed" in frame:
         frame["regressed"] = frame["regressed"].map({True: "yes", False: ""}).astype(str)
-    return TableData(frame, "Windows (click one for its dashboard)", "top_op", 500)
+    return TableData(frame, "Windows (click one for its dashboard; steps and step-time "
+                     "figures: its marked steps; top op: its whole profile)", "top_op", 500)
 
 
 class MonitorView(BaseWidget):

@@ -169,10 +169,14 @@ def _step_summary(steps: pd.DataFrame, reasons: list) -> tuple[dict, pd.DataFram
     return step_time, breakdown
 
 
-def _device_reasons(env: dict, device: dict, counters: dict, reasons: list) -> None:
-    """What the device figures leave out: devices without events, missing TPU counters."""
+def _device_reasons(env: dict, device: dict, counters: dict, reasons: list,
+                    device_ops: bool = False) -> None:
+    """What the device figures leave out: devices without events, missing TPU counters;
+    ``device_ops``: the op tables have a device side (on CPU: the ops XLA runs there)."""
     if env["device_type"] == "CPU":
-        reasons.append("no GPU or TPU in this profile: device-side columns are zero")
+        reasons.append("no GPU or TPU in this profile: the step-time breakdown's device "
+                       "columns are zero" + ("; the ops XLA runs on the CPU are the op tables' "
+                                            "device side" if device_ops else ""))
     idle = env["devices_without_events"]
     if env["device_type"] != "CPU" and idle:
         reasons.append(f"{len(idle)} of the profile's {env['device_planes']} "
@@ -214,7 +218,7 @@ def overview(parts: dict, steps: pd.DataFrame, op_stats_without_idle: pd.DataFra
                        "workloads record them)")
     duty = duty_cycle.attrs.get("device_duty_cycle_pct") if duty_cycle is not None else None
     device = device_figures(tpu, xla, roofline, host_ops, duty)
-    _device_reasons(env, device, tpu.counters if device else {}, reasons)
+    _device_reasons(env, device, tpu.counters if device else {}, reasons, len(top_device) > 0)
     measures = pd.DataFrame() if measures is None else measures
     xprof = bottleneck_verdicts(steps)
     verdict = input_verdict(measures, xprof) if len(measures) else {}
