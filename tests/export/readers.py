@@ -59,7 +59,8 @@ def _annotation_value(a):
 def read_perfetto(path: Path) -> tuple[pd.DataFrame, dict, dict]:
     """(slices, {uuid: (process name, pid)}, {uuid: (thread name, pid, tid)}).
 
-    Slices: uuid, name, ts, dur (ns) and args ({name: value}, string values resolved).
+    Slices: uuid, name, ts, dur (ns), args ({name: value}, string values resolved), flows
+    and ends (the flow ids a slice starts and ends).
     Asserts the sequence rules: one sequence, its first packet clears the incremental
     state, every packet using interned data says it needs it and uses only iids interned
     earlier in the file, every end closes a slice.
@@ -107,6 +108,8 @@ def read_perfetto(path: Path) -> tuple[pd.DataFrame, dict, dict]:
                         value = strings[value]
                     args[keys[a.name_iid]] = value
                 record["args"] = args
+                record["flows"] = list(te.flow_ids)
+                record["ends"] = list(te.terminating_flow_ids)
             else:
                 assert te.type == pb.TrackEvent.TYPE_SLICE_END
             te_packets.append(record)
@@ -121,10 +124,11 @@ def read_perfetto(path: Path) -> tuple[pd.DataFrame, dict, dict]:
         else:
             begin = stacks[r["uuid"]].pop()
             slices.append({"uuid": r["uuid"], "name": begin["name"], "ts": begin["ts"],
-                           "dur": r["ts"] - begin["ts"], "args": begin["args"]})
+                           "dur": r["ts"] - begin["ts"], "args": begin["args"],
+                           "flows": begin["flows"], "ends": begin["ends"]})
     assert not any(stacks.values()), "slices left open"
-    return pd.DataFrame(slices, columns=["uuid", "name", "ts", "dur", "args"]), processes, \
-        threads
+    return pd.DataFrame(slices, columns=["uuid", "name", "ts", "dur", "args", "flows",
+                                         "ends"]), processes, threads
 
 
 def expected_args(prof, event_ids) -> dict:

@@ -159,3 +159,28 @@ def test_gpu_fixture_spans_several_chunks(gpu_fixture_file):
     assert len(chrome._chunk_bounds(bounds, len(content), 8, 3)) > 1
     _, _, rows, _ = perfetto._records(content, track_layout(content))
     assert len(perfetto._chunk_bounds(rows)) > 1
+
+
+def test_links_as_flows(prof, exported):
+    """Every link the trace viewer draws is one flow: an "s" event on its source's thread at
+    its start and an "f" event bound to the enclosing slice ("bp": "e") on its end's thread at
+    its start, with the link's kind as category; ids from 1, each once."""
+    from collections import Counter
+
+    from .test_perfetto import _links
+
+    _, data = exported
+    events = data["traceEvents"]
+    links = _links(prof)
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert starts.keys() == ends.keys() == set(range(1, len(links) + 1))
+    assert all(e["bp"] == "e" and e["cat"] == starts[i]["cat"] for i, e in ends.items())
+    # (event k is the k-th slice: its place is its thread and start)
+    place = [(e["pid"], e["tid"], e["ts"]) for e in events if e["ph"] == "X"]
+
+    def at(flow):
+        return flow["pid"], flow["tid"], flow["ts"]
+
+    got = Counter((at(starts[i]), at(ends[i]), starts[i]["cat"]) for i in starts)
+    assert got == Counter((place[a], place[b], kind) for a, b, kind in links)

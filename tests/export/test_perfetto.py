@@ -128,3 +128,36 @@ def test_steps_annotations(prof, exported):
 def test_smaller_than_json(prof, exported, tmp_path):
     json_size = prof.to_chrome_trace(tmp_path / "t.json").stat().st_size
     assert exported[0].stat().st_size < 0.6 * json_size
+
+
+def _links(prof) -> set:
+    """(source event, end event, kind) of every link the trace viewer draws."""
+    launch, flow = prof.result("launch_links"), prof.result("flow_links")
+    kinds = ("launch", "context", "element")
+    return {(int(a), int(b), "launch") for a, b in zip(launch.launch_event, launch.kernel_event)} \
+        | {(int(a), int(b), kinds[k + 1]) for a, b, k in
+           zip(flow.producer_event, flow.consumer_event, flow.kind)}
+
+
+def test_links_as_flows(prof, exported):
+    """Every link the trace viewer draws (a launch and its kernel, a producer and its
+    consumer) is one flow: its id in the flow_ids of the source's slice and in the
+    terminating_flow_ids of its end's, each id once; the slices are the linked events' (by
+    track, start and name: events alike there are one)."""
+    _, slices, _, _ = exported
+    links = _links(prof)
+    assert links or prof.result("environment")["device_type"] == "CPU"
+    starts = {i: k for k, ids in zip(slices.index, slices.flows) for i in ids}
+    ends = {i: k for k, ids in zip(slices.index, slices.ends) for i in ids}
+    assert sum(map(len, slices.flows)) == sum(map(len, slices.ends)) == len(links)
+    assert starts.keys() == ends.keys() == set(range(1, len(links) + 1))
+    want = expected_slices(prof)
+    place = list(zip(want.process, want.thread, want.name, want.ts))  # (event k: row k)
+    row = slices.assign(process=slices.process, thread=slices.thread)
+
+    def key(k):
+        r = row.loc[k]
+        return r.process, r.thread, r["name"], r.ts
+
+    got = Counter((key(starts[i]), key(ends[i])) for i in starts)
+    assert got == Counter((place[a], place[b]) for a, b, _ in links)

@@ -4,16 +4,19 @@ The file is ``{"displayTimeUnit": "ns", "otherData": {...}, "traceEvents": [...]
 (host, plane) is a process and each line a thread, named by metadata events; each event is a
 complete event (``"ph": "X"``) with its arguments as ``args`` (its own stats, then its event
 metadata's as ``metadata.<name>``: ``analysis.trace.event_arguments``); each host's steps are a
-thread ``Steps`` of its ``/host:CPU`` process. ``ts`` and ``dur`` are microseconds relative to
-the profile start written as the exact decimal of the picoseconds (``12.345678``, trailing
-zeros dropped), so reading them back as floats gives exactly ``prof.events.start_us`` and
-``duration_us``. Stat values keep their type: integers are JSON integers (written as strings
+thread ``Steps`` of its ``/host:CPU`` process; each link the trace viewer draws (a launch and
+its kernel, a producer and its consumer: ``_flows``) is a flow, a ``"ph":"s"`` event at its
+source's start and a ``"ph":"f"`` (``"bp":"e"``) at its end's. ``ts`` and ``dur`` are
+microseconds relative to the profile start written as the exact decimal of the picoseconds
+(``12.345678``, trailing zeros dropped), so reading them back as floats gives exactly
+``prof.events.start_us`` and ``duration_us``. Stat values keep their type: integers are JSON integers (written as strings
 when beyond +-2**53, where JavaScript viewers would round them), doubles are Python's shortest
 round-trip text (``"inf"``/``"nan"`` as strings), strings are strings and bytes their hex
 digits (``<n bytes>`` past ``event_arguments.BYTES_SHOWN``).
 
 The events are written in ``prof.events`` order, a chunk of events at a time built by numpy
-from byte pieces (see ``_bytes``), never one Python object per event.
+from byte pieces (see ``_bytes``), never one Python object per event (the flows, one per link,
+are written after them a line each).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .._version import __version__
 from ._bytes import (BytePool, ChunkPool, Gatherer, decimal_text, fixed_point_text,
                      record_pieces)
 from ._content import DOUBLE, INT, STRING, UINT, trace_content
+from ._flows import FLOW_NAMES, trace_flows
 from ._output import output_file, target_path
 from ._tracks import track_layout
 
@@ -169,6 +173,33 @@ def _chunks(content, layout, pieces: _Pieces, first: bool):
         yield gather(array, starts, lengths)
 
 
+def _us_text(ps: int) -> str:
+    """The exact decimal of ``ps`` / 1e6 (as the slices' ``ts``)."""
+    whole, frac = divmod(abs(ps), 10**6)
+    text = f"{'-' if ps < 0 else ''}{whole}"
+    return f"{text}.{frac:06d}".rstrip("0") if frac else text
+
+
+def _flow_events(content, layout, flows, per_chunk: int = 1 << 15):
+    """Each flow as a start event (``"ph":"s"``) at its source slice's start and an end
+    event (``"ph":"f"``, bound to the enclosing slice) at its end slice's start, both on
+    those slices' threads; chunks of bytes, each event after a comma."""
+    thread = layout.track
+    for lo in range(0, len(flows), per_chunk):
+        parts = []
+        for k, (a, b, kind) in enumerate(zip(flows.src[lo:lo + per_chunk].tolist(),
+                                             flows.dst[lo:lo + per_chunk].tolist(),
+                                             flows.kind[lo:lo + per_chunk].tolist()), lo + 1):
+            cat = FLOW_NAMES[kind]
+            for ph, end, at in (("s", "", a), ("f", '"bp":"e",', b)):
+                t = int(thread[at])
+                parts.append(f',\n{{"ph":"{ph}",{end}"id":{k},"pid":{layout.thread_pid[t]},'
+                             f'"tid":{layout.thread_tid[t]},"ts":'
+                             f'{_us_text(int(content.start_ps[at]))},"cat":"{cat}",'
+                             f'"name":"{cat}"}}')
+        yield "".join(parts).encode()
+
+
 def _metadata_events(layout) -> list[dict]:
     out = []
     for pid, name in zip(layout.process_pid.tolist(), layout.process_names):
@@ -222,5 +253,8 @@ def write_chrome_trace(prof, path, compress: bool | None = None) -> Path:
         write(head)
         for chunk in _chunks(content, layout, pieces, first=not meta):
             write(chunk)
+        if len(content):  # (the arrows: after a slice, always after a comma)
+            for chunk in _flow_events(content, layout, trace_flows(prof)):
+                write(chunk)
         write(b"\n]}\n")
     return target

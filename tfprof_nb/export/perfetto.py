@@ -5,8 +5,9 @@ packets clear the sequence's incremental state and intern every event name, stat
 string stat value (``InternedData``); then come a ``TrackDescriptor`` per process (a (host,
 plane), with a ``ProcessDescriptor``) and per thread (a line, or a host's ``Steps``, with a
 ``ThreadDescriptor``); then each slice as a ``TrackEvent`` ``TYPE_SLICE_BEGIN`` carrying its
-interned name and its arguments as debug annotations (as the Chrome export's), and a
-``TYPE_SLICE_END`` (packets that use interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).
+interned name, its arguments as debug annotations (as the Chrome export's) and its flows'
+ids (``flow_ids`` on the slice a link leaves, ``terminating_flow_ids`` on the one it ends in:
+``_flows``), and a ``TYPE_SLICE_END`` (packets that use interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).
 Timestamps are integer nanoseconds from the profile start (a slice's start and end each rounded
 to the nearest ns; if some event starts before the profile start, every time is shifted so the
 earliest is 0).
@@ -24,6 +25,7 @@ import numpy as np
 
 from ._bytes import BytePool, ChunkPool, Gatherer, record_pieces
 from ._content import DOUBLE, INT, STRING, UINT, trace_content
+from ._flows import trace_flows
 from ._output import output_file, target_path
 from ._protowire import I64, VARINT, field, key, utf8, varint, varint_text
 from ._sequence import slice_sequence
@@ -47,6 +49,11 @@ _EVENT_NAMES, _ANNOTATION_NAMES, _ANNOTATION_STRINGS = 2, 3, 29
 _TD_UUID, _TD_PROCESS, _TD_THREAD = 1, 3, 4
 _PD_PID, _PD_NAME = 1, 6
 _THD_PID, _THD_TID, _THD_NAME = 1, 2, 5
+
+_TE_FLOW_IDS, _TE_TERMINATING_FLOW_IDS = 47, 48  # (repeated fixed64)
+# a flow id's field key, the two bytes of its varint read as a little-endian uint16
+_FLOW_KEY = int.from_bytes(key(_TE_FLOW_IDS, I64), "little")
+_END_FLOW_KEY = int.from_bytes(key(_TE_TERMINATING_FLOW_IDS, I64), "little")
 
 _SEQUENCE = 1
 _PACKET_KEY = key(_PACKET, 2)[0]
@@ -114,11 +121,30 @@ def _nanoseconds(content) -> tuple[np.ndarray, np.ndarray]:
     return begin, end
 
 
+def _flow_fields(flows, n_slices: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """Each slice's flow fields, one after another: its flows' ids as ``flow_ids`` where it is
+    their source, as ``terminating_flow_ids`` where their end (ids from 1, as the Chrome
+    export's); (the bytes, each slice's offset into them and length)."""
+    ids = np.arange(1, len(flows) + 1, dtype=np.uint64)
+    owner = np.concatenate([flows.src, flows.dst])
+    keys = np.concatenate([np.full(len(flows), _FLOW_KEY, np.uint16),
+                           np.full(len(flows), _END_FLOW_KEY, np.uint16)])
+    order = np.argsort(owner, kind="stable")
+    record = np.zeros(len(owner), dtype=[("key", "<u2"), ("id", "<u8")])
+    record["key"] = keys[order]
+    record["id"] = np.concatenate([ids, ids])[order]
+    count = np.bincount(owner, minlength=n_slices).astype(np.int64) * record.itemsize
+    return record.tobytes(), np.cumsum(count) - count, count
+
+
 class _Pieces:
     """Constants and per-track, per-name, per-key and per-value encodings in one pool."""
 
-    def __init__(self, content, layout):
+    def __init__(self, content, layout, flows=None):
         pool = BytePool()
+        if flows is not None:  # (each slice's flow ids: begins carry them)
+            data, offset, self.flow_length = _flow_fields(flows, len(content))
+            self.flow_start = pool.add(data) + offset
         seq = field(_SEQUENCE_ID, _SEQUENCE)
         self.const = {k: (pool.add(v), len(v)) for k, v in {
             # sequence id, flags, then the TrackEvent's key (its length follows)
@@ -216,7 +242,9 @@ def _chunks(content, layout, pieces: _Pieces):
                                (pieces.end_track[0][track], pieces.end_track[1][track]))
         name_s = np.where(is_begin, pieces.name[0][name], 0)
         name_l = np.where(is_begin, pieces.name[1][name], 0)
-        event_len = type_l + name_l + np.bincount(
+        flow_s = np.where(is_begin, pieces.flow_start[sl], 0)
+        flow_l = np.where(is_begin, pieces.flow_length[sl], 0)
+        event_len = type_l + name_l + flow_l + np.bincount(
             owner, weights=ann_l.sum(axis=1), minlength=c).astype(np.int64)
         # TracePacket: timestamp, sequence fields, the TrackEvent's key and length
         ts_text, ts_s, ts_l = varint_text(np.where(is_begin, begin_ns[sl], end_ns[sl]),
@@ -228,7 +256,7 @@ def _chunks(content, layout, pieces: _Pieces):
             [int_text, ts_text, ev_text, pk_text])
         ann_s[ints, 2] += int_at
         head = [(pk_s + pk_at, pk_l), (ts_s + ts_at, ts_l), (mid_s, mid_l),
-                (ev_s + ev_at, ev_l), (type_s, type_l), (name_s, name_l)]
+                (ev_s + ev_at, ev_l), (type_s, type_l), (name_s, name_l), (flow_s, flow_l)]
         none = np.empty((c, 0), np.int64)
         starts, lengths = record_pieces(
             (np.stack([h[0] for h in head], 1), np.stack([h[1] for h in head], 1)),
@@ -246,7 +274,7 @@ def write_perfetto(prof, path) -> Path:
     target = target_path(path, "trace.perfetto-trace")
     content = trace_content(prof)
     layout = track_layout(content)
-    pieces = _Pieces(content, layout)
+    pieces = _Pieces(content, layout, trace_flows(prof))
     with output_file(target, "Perfetto trace") as write:
         write(b"".join(_interned_packets(content)))
         write(b"".join(_descriptor_packets(layout)))
