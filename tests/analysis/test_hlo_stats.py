@@ -225,6 +225,9 @@ def test_jax_cpu_shares_are_said_of_the_ops_span(jax_cpu):
     note = idle_note(prof, prof.op_stats)
     assert note.startswith("IDLE rows: ") and "the XLA:CPU ops' time on the host" in note
     assert "device plane" not in note and "XLA:CPU " in note.split("):")[-1]
+    table = XlaView.state(prof).values["table"]
+    assert table.title.startswith("HLO op stats of XLA:CPU (") and "XProf's rule" not in \
+        table.title
     # the overview's note on CPU says where these device ops come from
     assert "no GPU or TPU in this profile: the step-time breakdown's device columns are zero; " \
         "the ops XLA runs on the CPU are the op tables' device side" in prof.overview().reasons

@@ -147,6 +147,12 @@ def test_unmarked_jax_steps_are_inferred(jax_profiles):
     np.testing.assert_allclose(ends.iloc[:-1], steps.start_us.iloc[1:], atol=1e-3)
     parts = steps[list(CATEGORIES.values())].sum(axis=1)
     np.testing.assert_allclose(parts, steps.duration_ms, rtol=1e-9)
+    # XProf's verdict on these steps says, wherever it is read, that they are inferred here
+    said = "By XProf's rule on the steps inferred here (XProf itself finds none): "
+    for text in (prof.input_pipeline.summary["input_statement"],
+                 prof.overview().input_bound["input_statement"],
+                 prof.overview().verdict["statement"]):
+        assert text.startswith(said) and text.count(said) == 1, text
 
 
 def test_jax_profile_loads_from_its_logdir(jax_profiles):

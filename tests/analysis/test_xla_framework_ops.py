@@ -72,6 +72,10 @@ def test_tf_jit_compile_cpu_framework_ops(tmp_path_factory):
     assert set(host.index) == set(ref_host.index)
     assert np.allclose(host.loc[ref_host.index].total_self_time_us, ref_host.total_self_time,
                        atol=1e-6)
+    # the host rows come first, ranked as xprof ranks them (its table has no device side); the
+    # XLA:CPU rows follow
+    assert list(stats.host_or_device) == ["Host"] * len(host) + ["Device"] * len(ours)
+    assert (host.loc[ref_host.index, "rank"].to_numpy() == ref_host["rank"].to_numpy()).all()
 
 
 def test_jax_cpu_framework_ops(tmp_path_factory):

@@ -125,6 +125,9 @@ def _above_the_peak(prof, peak: float, named: int = 3) -> list[str]:
 # rule), the op stats' (idle box unticked) and the summary's top ops leave it out: said here
 HLO_TABLE_TITLE = ("HLO op stats (self time %: of the device planes' whole time, idle "
                    "included, XProf's rule)")
+# on CPU (XLA:CPU's ops on the host) the table is this page's: XProf's lists no op there
+HLO_TABLE_TITLE_CPU = ("HLO op stats of XLA:CPU (self time %: of the ops' time on the host, idle "
+                       "included; XProf's HLO tools list no op on CPU)")
 
 
 def _hlo_table(prof) -> TableData:
@@ -135,7 +138,9 @@ def _hlo_table(prof) -> TableData:
     if "program_id" in table:
         table["program_id"] = table.program_id.astype(str)
     table, labels = rates_as_shown(table)
-    return with_op_counters(TableData(table, HLO_TABLE_TITLE, "hlo_op_name", labels=labels),
+    on_host = len(stats) and (stats.device_type.astype(str) == "CPU").all()
+    title = HLO_TABLE_TITLE_CPU if on_host else HLO_TABLE_TITLE
+    return with_op_counters(TableData(table, title, "hlo_op_name", labels=labels),
                             prof, "hlo_op", {"program": "module", "op": "hlo_op_name"})
 
 

@@ -148,10 +148,10 @@ def input_verdict(measures: pd.DataFrame, xprof: dict) -> dict:
                 "statement": f"{why} (XProf: '{NO_STEPS}'){over}."}
     if row is None or row["rule"] == "xprof":  # the page's measure is XProf's own
         text = xprof.get("input_statement", "")
-        if row is not None and INFERRED_FOR_XPROF in str(row["scope"]) and text:
-            text = f"By XProf's rule on the steps inferred here (XProf itself finds none): {text}"
-        elif row is not None and text:  # (the figure the statement quotes: its input share,
-            # or for POTENTIALLY its 'All Others' share)
+        # (on steps inferred here XProf's sentence says so itself; elsewhere a pod's scope,
+        # of the figure the statement quotes: its input share, or for POTENTIALLY its 'All
+        # Others' share)
+        if row is not None and text and INFERRED_FOR_XPROF not in str(row["scope"]):
             text += _aligned_scope(row, float(row["value"])) if _xprof_word(xprof) != \
                 "POTENTIALLY" else _aligned_scope(get(measures, "all_other_pct"),
                                                   float(xprof["all_other_pct"]))

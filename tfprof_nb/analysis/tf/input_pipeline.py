@@ -93,6 +93,10 @@ _NO_STEPS_VERDICT = {
     "device_collectives_statement": ""}
 
 
+# what XProf's verdict says on steps inferred here, where XProf itself finds none
+ON_INFERRED_STEPS = "By XProf's rule on the steps inferred here (XProf itself finds none): "
+
+
 def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
     """The reference's input / all-others / kernel-launch / collectives verdicts from steps,
     over the steps it counts (:func:`xprof_steps`: without each host's first and last of more
@@ -111,6 +115,8 @@ def bottleneck_verdicts(steps: pd.DataFrame) -> dict:
            "kernel_launch_pct": share("kernel_launch_ms"),
            "device_collectives_pct": share("device_collectives_ms")}
     cls, text, reported = _input_verdict(input_pct, other_pct)
+    if str(steps.source.iloc[0]).startswith("inferred"):  # (XProf itself has no steps here)
+        text = f"{ON_INFERRED_STEPS}{text}"
     out.update(classification=cls, input_statement=text)
     c, t = ("no", "") if reported else _share_level(other_pct, "'All Others' time.")
     out["all_other_classification"] = c

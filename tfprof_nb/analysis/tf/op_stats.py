@@ -236,6 +236,11 @@ def _ranked(table: pd.DataFrame, denominator) -> tuple[pd.DataFrame, pd.Series]:
     return table, table.self_ps / denominator * 100 if denominator else table.self_ps * 0.0
 
 
+def _xla_cpu_only(hlo_stats: pd.DataFrame) -> bool:
+    """Whether the device side's ops are XLA:CPU's (HLO ops all on the CPU)."""
+    return bool(len(hlo_stats)) and (hlo_stats.device_type.astype(str) == "CPU").all()
+
+
 def top_op(device_ops: tuple, host_ops: tuple) -> tuple[str, float]:
     """The first row of ``op_stats_table(device_ops, host_ops, include_idle=False)`` (the
     device side's op with the most self time where there are device ops, else the host's)
@@ -251,12 +256,16 @@ def top_op(device_ops: tuple, host_ops: tuple) -> tuple[str, float]:
 def op_stats_table(device_ops: tuple, host_ops: tuple, include_idle: bool = True,
                    rooflines: tuple | None = None) -> pd.DataFrame:
     """The TensorFlow stats table from the device and host metrics ((table, total_ps,
-    total_op_ps) each): one row per (side, op), device rows first, each side sorted by self
-    time.  Percentages are of the side's total time, with or without its idle time.
-    ``rooflines``: (hlo_stats, kernel_stats, device peaks) for the roofline columns
-    (:mod:`.op_rooflines`; empty without)."""
+    total_op_ps) each): one row per (side, op), device rows first (XProf's order; where the
+    device side is XLA:CPU's ops, which XProf does not list, host rows first, so that their
+    ranks are XProf's), each side sorted by self time.  Percentages are of the side's total
+    time, with or without its idle time.  ``rooflines``: (hlo_stats, kernel_stats, device
+    peaks) for the roofline columns (:mod:`.op_rooflines`; empty without)."""
     out = []
-    for side, (table, total, total_op) in (("Device", device_ops), ("Host", host_ops)):
+    sides = (("Device", device_ops), ("Host", host_ops))
+    if rooflines is not None and _xla_cpu_only(rooflines[0]):
+        sides = sides[::-1]
+    for side, (table, total, total_op) in sides:
         if table.empty and total == 0:
             continue
         if include_idle:
