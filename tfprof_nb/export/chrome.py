@@ -66,6 +66,10 @@ class _Pieces:
             "first": b'\n{"ph":"X",', "open": b',\n{"ph":"X",', "ts": b',"ts":',
             "dur": b',"dur":', "name": b',"name":', "args": b',"args":{', "comma": b",",
             "close": b"}", "close_args": b"}}", "null": b"null"}.items()}
+        # a flow's opening (start, end) and its kind's category, name and closing brace
+        self.flow_open = pool.add_table([b',\n{"ph":"s","id":', b',\n{"ph":"f","bp":"e","id":'])
+        self.flow_kind = pool.add_table([b',"cat":"%s","name":"%s"}' % (k.encode(), k.encode())
+                                         for k in FLOW_NAMES])
         self.track = pool.add_table([b'"pid":%d,"tid":%d' % (p, t) for p, t in
                                      zip(layout.thread_pid.tolist(),
                                          layout.thread_tid.tolist())])
@@ -173,31 +177,30 @@ def _chunks(content, layout, pieces: _Pieces, first: bool):
         yield gather(array, starts, lengths)
 
 
-def _us_text(ps: int) -> str:
-    """The exact decimal of ``ps`` / 1e6 (as the slices' ``ts``)."""
-    whole, frac = divmod(abs(ps), 10**6)
-    text = f"{'-' if ps < 0 else ''}{whole}"
-    return f"{text}.{frac:06d}".rstrip("0") if frac else text
-
-
-def _flow_events(content, layout, flows, per_chunk: int = 1 << 15):
+def _flow_events(content, layout, pieces: _Pieces, flows, per_chunk: int = 1 << 16):
     """Each flow as a start event (``"ph":"s"``) at its source slice's start and an end
     event (``"ph":"f"``, bound to the enclosing slice) at its end slice's start, both on
-    those slices' threads; chunks of bytes, each event after a comma."""
-    thread = layout.track
+    those slices' threads, its kind as category and name; uint8 chunks, each event after a
+    comma, built from byte pieces as the slices are."""
+    pool, gather = ChunkPool(pieces.static), Gatherer()
     for lo in range(0, len(flows), per_chunk):
-        parts = []
-        for k, (a, b, kind) in enumerate(zip(flows.src[lo:lo + per_chunk].tolist(),
-                                             flows.dst[lo:lo + per_chunk].tolist(),
-                                             flows.kind[lo:lo + per_chunk].tolist()), lo + 1):
-            cat = FLOW_NAMES[kind]
-            for ph, end, at in (("s", "", a), ("f", '"bp":"e",', b)):
-                t = int(thread[at])
-                parts.append(f',\n{{"ph":"{ph}",{end}"id":{k},"pid":{layout.thread_pid[t]},'
-                             f'"tid":{layout.thread_tid[t]},"ts":'
-                             f'{_us_text(int(content.start_ps[at]))},"cat":"{cat}",'
-                             f'"name":"{cat}"}}')
-        yield "".join(parts).encode()
+        hi = min(lo + per_chunk, len(flows))
+        c = hi - lo
+        at = np.concatenate([flows.src[lo:hi], flows.dst[lo:hi]])  # (starts, then ends)
+        ids = np.tile(np.arange(lo + 1, hi + 1, dtype=np.uint64), 2)
+        id_text, id_s, id_l = decimal_text(ids)
+        ts_text, ts_s, ts_l = fixed_point_text(content.start_ps[at])
+        array, (id_at, ts_at) = pool.with_dynamic([id_text, ts_text])
+        track = layout.track[at]
+        kind = np.tile(flows.kind[lo:hi].astype(np.int64), 2)
+        opening = (np.repeat(pieces.flow_open[0], c), np.repeat(pieces.flow_open[1], c))
+        head = [opening, (id_s + id_at, id_l), pieces.c("comma", 2 * c),
+                (pieces.track[0][track], pieces.track[1][track]), pieces.c("ts", 2 * c),
+                (ts_s + ts_at, ts_l), (pieces.flow_kind[0][kind], pieces.flow_kind[1][kind])]
+        order = np.stack([np.arange(c), np.arange(c) + c], 1).ravel()  # (each s, then its f)
+        starts = np.stack([h[0] for h in head], 1)[order]
+        lengths = np.stack([h[1] for h in head], 1)[order]
+        yield gather(array, starts.ravel(), lengths.ravel())
 
 
 def _metadata_events(layout) -> list[dict]:
@@ -254,7 +257,7 @@ def write_chrome_trace(prof, path, compress: bool | None = None) -> Path:
         for chunk in _chunks(content, layout, pieces, first=not meta):
             write(chunk)
         if len(content):  # (the arrows: after a slice, always after a comma)
-            for chunk in _flow_events(content, layout, trace_flows(prof)):
+            for chunk in _flow_events(content, layout, pieces, trace_flows(prof)):
                 write(chunk)
         write(b"\n]}\n")
     return target
