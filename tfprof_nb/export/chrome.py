@@ -9,14 +9,14 @@ its kernel, a producer and its consumer: ``_flows``) is a flow, a ``"ph":"s"`` e
 source's start and a ``"ph":"f"`` (``"bp":"e"``) at its end's. ``ts`` and ``dur`` are
 microseconds relative to the profile start written as the exact decimal of the picoseconds
 (``12.345678``, trailing zeros dropped), so reading them back as floats gives exactly
-``prof.events.start_us`` and ``duration_us``. Stat values keep their type: integers are JSON integers (written as strings
-when beyond +-2**53, where JavaScript viewers would round them), doubles are Python's shortest
-round-trip text (``"inf"``/``"nan"`` as strings), strings are strings and bytes their hex
-digits (``<n bytes>`` past ``event_arguments.BYTES_SHOWN``).
+``prof.events.start_us`` and ``duration_us``. Stat values keep their type: integers are JSON
+integers (written as strings when beyond +-2**53, where JavaScript viewers would round them),
+doubles are Python's shortest round-trip text (``"inf"``/``"nan"`` as strings), strings are
+strings and bytes their hex digits (``<n bytes>`` past ``event_arguments.BYTES_SHOWN``).
 
 The events are written in ``prof.events`` order, a chunk of events at a time built by numpy
-from byte pieces (see ``_bytes``), never one Python object per event (the flows, one per link,
-are written after them a line each).
+from byte pieces (see ``_bytes``), never one Python object per event; the flows, one per
+link, after them, built the same way.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ plane), with a ``ProcessDescriptor``) and per thread (a line, or a host's ``Step
 ``ThreadDescriptor``); then each slice as a ``TrackEvent`` ``TYPE_SLICE_BEGIN`` carrying its
 interned name, its arguments as debug annotations (as the Chrome export's) and its flows'
 ids (``flow_ids`` on the slice a link leaves, ``terminating_flow_ids`` on the one it ends in:
-``_flows``), and a ``TYPE_SLICE_END`` (packets that use interned data say ``SEQ_NEEDS_INCREMENTAL_STATE``).
+``_flows``), and a ``TYPE_SLICE_END`` (packets that use interned data say
+``SEQ_NEEDS_INCREMENTAL_STATE``).
 Timestamps are integer nanoseconds from the profile start (a slice's start and end each rounded
 to the nearest ns; if some event starts before the profile start, every time is shifted so the
 earliest is 0).
