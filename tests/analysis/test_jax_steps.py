@@ -154,7 +154,7 @@ def test_unmarked_jax_steps_are_inferred(jax_profiles):
                  prof.overview().verdict["statement"]):
         assert text.startswith(said) and text.count(said) == 1, text
     assert prof.measures.at["step_time_mean_ms", "scope"] == \
-        "over the 6 steps inferred here (XProf finds none)"  # (the mean's card says so too)
+        "over the 6 steps inferred here; XProf itself finds no steps"  # (the mean's card)
 
 
 def test_jax_profile_loads_from_its_logdir(jax_profiles):

@@ -141,11 +141,11 @@ def _flow_fields(flows, n_slices: int) -> tuple[bytes, np.ndarray, np.ndarray]:
 class _Pieces:
     """Constants and per-track, per-name, per-key and per-value encodings in one pool."""
 
-    def __init__(self, content, layout, flows=None):
+    def __init__(self, content, layout, flows):
         pool = BytePool()
-        if flows is not None:  # (each slice's flow ids: begins carry them)
-            data, offset, self.flow_length = _flow_fields(flows, len(content))
-            self.flow_start = pool.add(data) + offset
+        # each slice's flow ids (its begin carries them)
+        data, offset, self.flow_length = _flow_fields(flows, len(content))
+        self.flow_start = pool.add(data) + offset
         seq = field(_SEQUENCE_ID, _SEQUENCE)
         self.const = {k: (pool.add(v), len(v)) for k, v in {
             # sequence id, flags, then the TrackEvent's key (its length follows)

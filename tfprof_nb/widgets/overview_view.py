@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from .._words import counted
 from ..analysis.findings.measure_words import (busy_share_words, complement_duty, excluded_note,
                                                get, measure_text, spread_words)
 from ..analysis.findings.overview import NO_STEPS_REASON, device_text, xprof_hosts_words

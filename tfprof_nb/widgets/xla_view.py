@@ -9,6 +9,7 @@ import traitlets
 
 from ..analysis.trace.event_rows import event_rows
 from ..analysis.xla.hlo_graph import event_ops
+from ..analysis.xla.hlo_stats import on_xla_cpu
 from ..plot.op_words import XLA_CPU_SPAN, duty_cycle_beside, plane_span_words
 from ._view import View, ViewState
 from .hlo_graph_view import GraphRequests
@@ -66,7 +67,7 @@ def _share_denominator(prof) -> list[str]:
     if not len(stats) or not total_us > 0:
         return []
     ops_us = float(stats.total_self_time_us.sum())
-    on_host = (stats.device_type.astype(str) == "CPU").all()
+    on_host = on_xla_cpu(stats)
     devices = len(prof.duty_cycle)
     if on_host:  # (XProf's XLA tools list nothing on CPU: no XProf rule to name)
         whole = f"{XLA_CPU_SPAN}, idle included"
@@ -138,8 +139,7 @@ def _hlo_table(prof) -> TableData:
     if "program_id" in table:
         table["program_id"] = table.program_id.astype(str)
     table, labels = rates_as_shown(table)
-    on_host = len(stats) and (stats.device_type.astype(str) == "CPU").all()
-    title = HLO_TABLE_TITLE_CPU if on_host else HLO_TABLE_TITLE
+    title = HLO_TABLE_TITLE_CPU if on_xla_cpu(stats) else HLO_TABLE_TITLE
     return with_op_counters(TableData(table, title, "hlo_op_name", labels=labels),
                             prof, "hlo_op", {"program": "module", "op": "hlo_op_name"})
 

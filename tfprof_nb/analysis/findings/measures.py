@@ -285,8 +285,7 @@ def _step_rows(steps: pd.DataFrame) -> list[dict]:
     spread = _step_spread(counted)
     spread.pop("median", None)  # (the median is a measure of its own, over every step)
     mean = _row("step_time_mean_ms", xprof.step_ms.mean(), "steps",
-                scope=f"over {steps_words(steps)} inferred here (XProf finds none)"
-                if inferred else f"over {xprof_steps_words(steps)}",
+                scope=f"over {xprof_steps_words(steps)}",
                 spread=spread, rule="tfprof" if inferred else None)
     # (the median is of the steps tp.check judges: a pod's each at its slowest host)
     judged, words = judged_steps(steps)

@@ -19,7 +19,7 @@ from ...constants import GPU_PLANE_PREFIX
 from ..runtime.hostdata.host import HOST_PLANE, HostData
 from ..runtime.unit import Analysis
 from ..trace.tf_ops import TF, UNKNOWN, parse_tf_op
-from ..xla.hlo_stats import framework_metrics, op_totals
+from ..xla.hlo_stats import framework_metrics, on_xla_cpu, op_totals
 from .op_rooflines import ROOFLINE_COLUMNS, with_rooflines
 
 __all__ = ["ANALYSES", "OP_STATS_COLUMNS", "op_stats_table", "top_op", "host_op_partial",
@@ -236,11 +236,6 @@ def _ranked(table: pd.DataFrame, denominator) -> tuple[pd.DataFrame, pd.Series]:
     return table, table.self_ps / denominator * 100 if denominator else table.self_ps * 0.0
 
 
-def _xla_cpu_only(hlo_stats: pd.DataFrame) -> bool:
-    """Whether the device side's ops are XLA:CPU's (HLO ops all on the CPU)."""
-    return bool(len(hlo_stats)) and (hlo_stats.device_type.astype(str) == "CPU").all()
-
-
 def top_op(device_ops: tuple, host_ops: tuple) -> tuple[str, float]:
     """The first row of ``op_stats_table(device_ops, host_ops, include_idle=False)`` (the
     device side's op with the most self time where there are device ops, else the host's)
@@ -263,7 +258,7 @@ def op_stats_table(device_ops: tuple, host_ops: tuple, include_idle: bool = True
     peaks) for the roofline columns (:mod:`.op_rooflines`; empty without)."""
     out = []
     sides = (("Device", device_ops), ("Host", host_ops))
-    if rooflines is not None and _xla_cpu_only(rooflines[0]):
+    if rooflines is not None and on_xla_cpu(rooflines[0]):
         sides = sides[::-1]
     for side, (table, total, total_op) in sides:
         if table.empty and total == 0:

@@ -32,7 +32,7 @@ from .combined import XlaData
 from .ops import program_id_array
 
 __all__ = ["ANALYSES", "HLO_STATS_COLUMNS", "hlo_stats_table", "framework_metrics", "op_totals",
-           "hbm_bytes", "on_chip_bytes"]
+           "on_xla_cpu", "hbm_bytes", "on_chip_bytes"]
 
 HLO_STATS_COLUMNS = [
     "rank", "device_type", "program_id", "module", "category", "hlo_op_name",
@@ -165,6 +165,12 @@ def hlo_stats_table(xla: XlaData, peaks: DevicePeaks) -> pd.DataFrame:
     out.attrs["total_time_us"] = total / 1e6
     out.attrs["peaks"] = peaks
     return out
+
+
+def on_xla_cpu(stats: pd.DataFrame) -> bool:
+    """Whether the HLO stats table ``stats`` holds ops and all of them ran on XLA:CPU (the
+    device side XProf's tools do not list)."""
+    return bool(len(stats)) and bool((stats.device_type.astype(str) == "CPU").all())
 
 
 def op_totals(xla: XlaData, device_type: str) -> tuple[int, int]:
