@@ -33,6 +33,7 @@ import pytest
 
 import tfprof_nb as tp
 from tfprof_nb.analysis.findings.measure_words import excluded_note, value_of
+from tfprof_nb.plot.op_words import xprof_device_op_notes
 from tfprof_nb.cli import COMMANDS, main
 from tfprof_nb.cli._common import to_jsonable
 from tfprof_nb.cli.formats import FORMULA_START
@@ -222,7 +223,9 @@ def test_summary_numbers_equal_the_dataframes(paths, which):
             for f in doc["findings"]] == _expected_findings(prof)
     assert doc["profile"]["hosts"] == prof.hosts
     assert doc["profile"]["events"] == prof.n_events
-    assert doc["notes"] == [n for n in (excluded_note(prof.measures),) if n] + ov.reasons
+    # (then why the device ops are not XProf's, as the op stats view says)
+    assert doc["notes"] == [n for n in (excluded_note(prof.measures),) if n] + ov.reasons + \
+        xprof_device_op_notes(prof, ops, "summary")
 
 
 def test_summary_text_says_what_the_tables_say(cpu_logdir):

@@ -34,6 +34,12 @@ function fixed3(x: number): string {
 
 /** An integer with every digit, as Python's `str(int(x))` writes it (past 2**53 too, where
  * `String(x)` rounds to 17 digits and writes e+21 from 1e21 on). */
+/** "1 row", "2 rows": a count and its noun, plural where it is not one (`plural`: its
+ * plural where not `noun` + "s"). */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? noun : plural}`;
+}
+
 export function formatInt(x: number | bigint): string {
   return typeof x === "bigint" ? x.toString() : BigInt(Math.trunc(x)).toString();
 }

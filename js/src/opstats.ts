@@ -42,7 +42,14 @@ export function render({ model, el, ctx }: { model: Model; el: HTMLElement; ctx?
     root.append(text("h4", "tp-h", "Name scopes"));
     const metric = document.createElement("select");
     metric.className = "db-scope-metric tp-select";
-    metric.append(new Option("by self time", "time"), new Option("by allocated memory", "bytes"));
+    // (without memory events every scope allocates 0 bytes: an empty chart, so the choice is
+    // offered with why it is not there)
+    const memory = new Option("by allocated memory", "bytes");
+    if (!scopes.some((r) => Number(r.extra.bytes) > 0)) {
+      memory.text = "by allocated memory (no memory events in this profile)";
+      memory.disabled = true;
+    }
+    metric.append(new Option("by self time", "time"), memory);
     const icicle = document.createElement("div");
     const drawIcicle = () => {
       const key = metric.value as "time" | "bytes";

@@ -2,6 +2,7 @@
 // Tables arrive as typed columns (see columns.ts) with a title, a filter column and a page size.
 import { decodeColumns, missing, type Cell, type Field, type Wire } from "./columns";
 import { type ModelLike } from "./model";
+import { counted } from "./format";
 import { ensureStyle } from "./ui";
 
 export interface Column {
@@ -177,7 +178,7 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec, opts: Tab
     const size = spec.page_size ?? 100;
     const pages = Math.max(1, Math.ceil(order.length / size));
     state.page = Math.min(state.page, pages - 1);
-    info.textContent = `${order.length.toLocaleString("en-US")} rows · page ${state.page + 1}/${pages}`;
+    info.textContent = `${counted(order.length, "row")} · page ${state.page + 1}/${pages}`;
     const head = document.createElement("tr");
     for (const c of spec.columns) {
       const th = document.createElement("th");

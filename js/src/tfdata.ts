@@ -3,6 +3,7 @@
 // critical (blocking) path in bold, the bottleneck in red; hover (SVG title) shows start,
 // total and self time and calls; the suggestion for the bottleneck is shown beside.
 import dagre from "@dagrejs/dagre";
+import { counted } from "./format";
 import { type ModelLike, SVG_NS } from "./model";
 import { decodeTable, type TableSpec } from "./table";
 import { viewRoot } from "./ui";
@@ -145,7 +146,7 @@ export function renderTfData(el: HTMLElement, model: ModelLike): () => void {
       };
       g.append(title, rect, line(18, n.name, n.critical),
         line(36, `self ${n.self_us.toFixed(1)} us / total ${n.total_us.toFixed(1)} us`),
-        line(53, `${n.calls} call(s)`));
+        line(53, counted(n.calls, "call")));
       svg.append(g);
     }
     const scroll = document.createElement("div");

@@ -21,7 +21,12 @@ const UNITS: [number, string][] = [[2 ** 30, "GiB"], [2 ** 20, "MiB"], [2 ** 10,
 
 /** Bytes in the largest binary unit they reach (pure; unit-tested). */
 export function humanBytes(bytes: number): string {
-  for (const [size, unit] of UNITS) if (bytes >= size) return `${(bytes / size).toFixed(1)} ${unit}`;
+  // three significant digits, every digit from 100 on: as Python's human_bytes writes them
+  for (const [size, unit] of UNITS) {
+    if (bytes < size) continue;
+    const v = bytes / size;
+    return `${v >= 100 ? Math.round(v).toLocaleString("en-US") : String(Number(v.toPrecision(3)))} ${unit}`;
+  }
   return `${bytes.toLocaleString("en-US")} B`;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatInt, formatUs } from "../src/format";
+import { counted, formatInt, formatUs } from "../src/format";
 import cases from "./details_cases.json";
 
 // Python's texts of each case (tests/widgets/test_event_details.py writes and checks the file):
@@ -32,5 +32,14 @@ describe("the numbers a page writes in an event's details, as Python writes them
     });
     expect(got).toEqual(ints.map((c) => c.text));
     expect(ints.some((c) => c.big !== undefined) && ints.some((c) => c.text === null)).toBe(true);
+  });
+});
+
+describe("a count and its noun", () => {
+  it("is singular for one and plural otherwise, with thousands separated", () => {
+    expect(counted(1, "row")).toBe("1 row");
+    expect(counted(0, "call")).toBe("0 calls");
+    expect(counted(12345, "row")).toBe("12,345 rows");
+    expect(counted(2, "child", "children")).toBe("2 children");
   });
 });

@@ -3,11 +3,14 @@ import { DetailSource, humanBytes, programLabel, type ProgramDetail } from "../s
 
 describe("program memory selector", () => {
   it("labels programs by their peak in binary units, and those without an assignment", () => {
-    expect(humanBytes(21474836512)).toBe("20.0 GiB");
+    expect(humanBytes(21474836512)).toBe("20 GiB");
+    // as Python's human_bytes: three significant digits, every digit from 100 on
+    expect(humanBytes(786.6 * 2 ** 20)).toBe("787 MiB");
+    expect(humanBytes(1000 * 2 ** 20)).toBe("1,000 MiB");
     expect(humanBytes(3 * 2 ** 20 + 2 ** 19)).toBe("3.5 MiB");
     expect(humanBytes(1536)).toBe("1.5 KiB");
     expect(humanBytes(12)).toBe("12 B");
-    expect(programLabel("jit_f(7)", 2 ** 30, true)).toBe("jit_f(7): peak 1.0 GiB");
+    expect(programLabel("jit_f(7)", 2 ** 30, true)).toBe("jit_f(7): peak 1 GiB");
     expect(programLabel("jit_g(9)", null, false)).toBe("jit_g(9): no buffer assignment");
     expect(programLabel("jit_h(3)", null, true)).toBe("jit_h(3)");
   });

@@ -160,7 +160,7 @@ def test_library_kernels_without_a_place_stay_unresolved_with_their_time():
     assert buffer["unresolved_ps"] == hd.duration[rows[lost]].sum()
     (reason,) = cb.buffer_reasons(att.buffers, {pid: module.name})
     share = 100 * hd.duration[rows[lost]].sum() / hd.duration[rows].sum()
-    assert f"{lost.sum():,} of them" in reason and f"{share:.1f} %" in reason
+    assert f"{lost.sum():,} of them" in reason and f"{share:.1f}%" in reason
 
 
 @pytest.mark.parametrize("path", ALL_REAL, ids=lambda p: p.name)
@@ -171,7 +171,7 @@ def test_captures_without_command_buffers_keep_their_stats(path):
     if path.name in COMMAND_BUFFERS:
         assert (_gpu(stats).attribution != "stat").all()
         unresolved = stats[stats.attribution == "unresolved"].total_self_time_us.sum()
-        assert any("command buffer" in r and ("0 % unresolved" in r if not unresolved
+        assert any("command buffer" in r and ("0% unresolved" in r if not unresolved
                                               else "could not be placed" in r)
                    for r in stats.attrs["reasons"])
     else:

@@ -169,6 +169,18 @@ def test_a_profile_against_itself(wider):
     assert "0.000 ms in the host ops' medians" in text
 
 
+def test_runs_without_steps_compare_their_totals_and_say_so():
+    """Neither run has steps (two MI300X captures): each op's values are the runs' totals,
+    and the verdict says that, not "total / steps (no time per step)"."""
+    a, b = (tp.load(DATA / f"mi300x_jax08_{n}.xplane.pb") for n in ("gemm", "conv"))
+    assert a.steps.empty and b.steps.empty
+    c = tp.compare(a, b)
+    assert (c.ops.noise == "no band: the runs' totals (no steps)").all()
+    ops = a.result("op_stats_without_idle")
+    host = ops[ops.host_or_device == "Host"].set_index("operation").total_self_time_us
+    assert c.ops.loc[("Host", "XlaModule"), "a"] == pytest.approx(host["XlaModule"])
+
+
 def test_without_steps_an_op_is_its_total_over_the_steps(wider):
     base, new = wider
     c = tp.compare(base, new)

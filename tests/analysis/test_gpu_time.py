@@ -202,6 +202,26 @@ def test_hosts_that_do_not_step_together_are_not_compared():
     assert not any(f.kind == "straggler" for f in prof.recommendations())
 
 
+def test_a_two_host_straggler_is_measured_against_the_other_host():
+    """Two workers stepping together (tests/data/tf_multiworker_ring): the median of two
+    finishers is halfway between them, which no host is, so the finding measures the last
+    host against the other one, as a share of each step's time (its slowest host's), and says
+    each number once (it read "10 % of a step after the median host (host worker-1, lag
+    behind the median host 9.9%, ...)")."""
+    prof = tp.load(DATA / "tf_multiworker_ring")
+    s = prof.stragglers
+    assert (s.devices == 2).all() and len(s) == 12
+    slowest = (1e3 * prof.steps.duration_ms).groupby(level=0).max()
+    pct = 100 * float((s.spread_us.to_numpy() / slowest[s.step].to_numpy()).mean())
+    (f,) = [f for f in prof.recommendations() if f.kind == "straggler"]
+    assert f.evidence["lag_pct"] == pytest.approx(pct)
+    assert f.what == (f"Host {s.last_host.mode()[0]} finishes last in "
+                      f"{int((s.last_host == s.last_host.mode()[0]).sum())} of the 12 steps "
+                      f"compared across hosts, on average {s.spread_us.mean() / 1e3:,.2f} ms "
+                      f"after the other host: {pct:.1f}% of the step's time")
+    assert str(f) == f"[{f.severity}] {f.what}. Fix: {f.fix}"
+
+
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
 def test_real_captures_sum_to_wall_time(path):
     prof = tp.load(path)

@@ -198,7 +198,7 @@ def test_a_multiworker_pods_pod_viewer_and_verdict_are_xprofs():
     # the straggler is the host that finishes last (worker-1, which sleeps), and the advice
     # names it so: prof.pod's 'slowest' is another rule (the longest step)
     (straggler,) = [f for f in prof.recommendations() if f.kind == "straggler"]
-    assert straggler.what.startswith("Host worker-1 finishes last in 12 of 12 steps")
+    assert straggler.what.startswith("Host worker-1 finishes last in 12 of the 12 steps compared")
     assert "finishes last" in straggler.fix and "slowest" not in straggler.fix
     subtitle = prof.plot.step_time().layout.title.subtitle.text
     assert subtitle == ("faded: the 4 of 24 steps XProf's step times leave out (each host's "

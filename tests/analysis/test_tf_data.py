@@ -110,6 +110,11 @@ def test_the_message_counts_the_slow_pipelines():
     each = ", ".join(f"{int(r.slow_calls):,} of {int(r.calls):,}" for r in pipes.itertuples())
     assert td.summary["message"] == (
         f"2 tf.data pipelines have calls slower than 50 us ({each} calls): each slow "
-        "pipeline's bottleneck and a suggestion are listed; its graph draws its 20 slowest "
-        "calls.")
+        "pipeline's bottleneck and a suggestion are listed; each one's graph draws its 20 "
+        "slowest calls.")
     assert int(td.graph["rank"].max()) == 19
+    # one pipeline of 12 calls (tests/data/tf_cpu_epochs): its graph draws them all, said so
+    # (it read "its 20 slowest calls")
+    small = tp.load(DATA / "tf_cpu_epochs.xplane.pb").tf_data
+    assert int(small.pipelines.calls.iloc[0]) == 12 == int(small.graph["rank"].max()) + 1
+    assert small.summary["message"].endswith("; its graph draws all of its calls.")

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.xla.buffer_words import buffered_kernels, xprof_buffer_words
 
 from .real_xla import (AMD, COMMAND_BUFFERS, GIB, NVIDIA, REAL, assert_hlo_rows_equal,
                        device_rows, keyed, named)
@@ -110,6 +111,32 @@ def test_device_framework_ops_equal_xprof(capture):
     np.testing.assert_allclose(ours.total_self_time_us, ref.total_self_time, rtol=1e-12)
     np.testing.assert_allclose(ours.self_time_pct / 100, ref.device_total_self_time_percent,
                                rtol=1e-9)
+
+
+def test_what_xprofs_tables_show_for_command_buffers_is_said_and_true(capture):
+    """Where kernels ran inside command buffers our op, HLO and kernel tables attribute them to
+    their ops and XProf's do not: each table says what XProf's shows instead, and each claim
+    of those sentences holds in XProf's own output (no HLO row; the devices' op stats IDLE
+    only; every kernel's op XlaModule, none Tensor-Core eligible); the counts are the HLO
+    table's buffered rows.  Captures without command buffers say nothing of them."""
+    path, prof = capture
+    said = {t: xprof_buffer_words(prof.hlo_stats, t) for t in ("op_stats", "hlo_stats",
+                                                               "kernel_stats")}
+    if path.name not in COMMAND_BUFFERS:
+        assert buffered_kernels(prof.hlo_stats) == (0, 0.0) and not any(said.values())
+        return
+    n, us = buffered_kernels(prof.hlo_stats)
+    assert n == prof.hlo_stats.occurrences.sum() and n > 1000
+    assert said["hlo_stats"].startswith(f"XProf's HLO stats have no row for the {n:,} device "
+                                        f"ops (kernels, memsets; {us / 1e3:,.3f} ms) run")
+    assert oracle_frame(path, "hlo_stats").empty
+    assert said["op_stats"].startswith(f"XProf's op stats count the time of the {n:,} device "
+                                       "ops") and "as the devices' IDLE" in said["op_stats"]
+    assert device_rows(oracle_frame(path, "framework_op_stats", 0)).index.tolist() == ["IDLE"]
+    assert "their op reads XlaModule, which no Tensor Core is eligible for" in \
+        said["kernel_stats"]
+    ref = oracle_frame(path, "kernel_stats")
+    assert (ref.op_name == "XlaModule").all() and not ref.is_op_tensor_core_eligible.any()
 
 
 def test_kernel_stats_equal_xprof(capture):

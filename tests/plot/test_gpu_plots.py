@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.plot.step_figures import NO_HOST_SIDE_INPUT
 from tfprof_nb.analysis.findings.measure_words import get
 from tfprof_nb.plot.gpu_figures import HOST_BOUND_WITH_INPUT, UTILIZATION_PARTS
 
@@ -202,7 +203,13 @@ def test_unknown_input_wait_draws_no_input_bars():
     steps = next(t for t in fig.data if t.name == "Step time (input unknown)")
     np.testing.assert_allclose(steps.y, prof.steps.duration_ms)
     assert fig.layout.annotations[0].text == \
-        "Input wait per step (unknown: no input events in the trace)"
+        "Input wait per step (unknown: no input events XProf's rule counts)"
+    # the host-side chart's bars are all 0 ms: it says why instead of an input of no cost
+    assert (prof.input_pipeline.host_side.time_us == 0).all()
+    assert [a.text for a in fig.layout.annotations][2:] == [NO_HOST_SIDE_INPUT]
+    tf = tp.load(DATA / "tf_cpu_epochs.xplane.pb")
+    assert (tf.input_pipeline.host_side.time_us > 0).any()
+    assert NO_HOST_SIDE_INPUT not in [a.text for a in tf.plot.input_pipeline().layout.annotations]
 
 
 def test_the_device_time_titles_scope_fits_what_is_drawn():

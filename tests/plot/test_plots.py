@@ -237,6 +237,11 @@ def test_pod_chart_is_the_mean_per_host(pod):
     col = next(c for c in CATEGORY_COLUMNS if CATEGORY_LABELS[c] == first_bar.name)
     np.testing.assert_allclose(buttons[1].args[0]["y"][0],
                                one[col].reindex(list(first_bar.x)).fillna(0))
+    # the title says whose bars are shown: one step's alone, or back to the mean's
+    assert all(b.method == "update" for b in buttons)
+    assert buttons[1].args[1]["title.text"] == f"Step time per host: s{buttons[1].label[1:]} alone"
+    assert buttons[0].args[1]["title.text"] == fig.layout.title.text
+    assert fig.layout.title.text.startswith("Step time per host: mean of the ")
 
 
 def test_input_pipeline_chart(cpu):
@@ -395,7 +400,20 @@ def test_the_pod_charts_title_says_whose_mean_it_draws():
     bars = sum(float(bar.y[0]) for bar in fig.data)
     page = prof.measures.loc["step_time_mean_ms"]
     assert abs(bars - page["value"]) > 0.5  # (two figures: 8.735 against 7.728 ms)
-    title = fig.layout.title.text
+    title = fig.layout.title.text.replace("<br>", " ")  # (its note wrapped: plotly does not)
     assert title.startswith("Step time per host: mean of the 20 steps (the first and last "
                             "included")
     assert f"{page['value']:.3f} ms" in title and str(page["scope"]) in title
+
+
+def test_bytes_are_written_as_the_pages_javascript_writes_them():
+    """Three significant digits, every digit from 100 on (js/src/xlamemory.ts' humanBytes, whose
+    test holds the same cases): a program's peak read 786.6 MiB in its menu, 787 MiB in its
+    chart's title, and 1,000 MiB read 1e+03 MiB."""
+    from tfprof_nb.plot.memory_figures import human_bytes
+
+    assert human_bytes(21474836512) == "20 GiB"
+    assert human_bytes(786.6 * 2**20) == "787 MiB"
+    assert human_bytes(1000 * 2**20) == "1,000 MiB"
+    assert human_bytes(3 * 2**20 + 2**19) == "3.5 MiB"
+    assert human_bytes(1536) == "1.5 KiB" and human_bytes(12) == "12 B"

@@ -9,6 +9,7 @@ import tfprof_nb as tp
 from tfprof_nb.widgets._base import bundle
 from tfprof_nb.widgets.kernel_stats_view import KernelStatsView
 
+from ..analysis.xla_profiles import oracle_frame
 from ..conftest import DATA
 from .harness import WidgetPage
 
@@ -19,16 +20,21 @@ def test_the_tensor_core_column_says_what_its_rule_cannot_tell(name, tmp_path):
     """H200: cuBLAS's nvjet_* and XLA's gemm_fusion_* kernels of Tensor-Core-eligible ops
     read false by XProf's name rule; the view says how many and that false says only that the
     name does not tell.  BERT (Volta, TensorFlow): no eligible kernel reads false: nothing
-    said."""
+    said of it; its kernels name no op, which the tab says (XProf's op name is blank too)."""
     prof = tp.load(DATA / name)
     stats = prof.kernel_stats
     unknown = stats[stats.is_op_tensor_core_eligible & ~stats.is_kernel_using_tensor_core]
     view = KernelStatsView(prof)
     if unknown.empty:
-        assert view.statements == []
+        assert view.statements == ["The op name is blank on every row: the file's kernels carry "
+                                   "no tf_op or hlo_op stat naming the op they ran for, and "
+                                   "XProf's kernel stats leave it blank too."]
+        assert (oracle_frame(DATA / name, "kernel_stats").op_name == "").all()
         return
     (text,) = view.statements
-    assert f"{len(unknown)} kernels of Tensor-Core-eligible ops read false" in text
+    # (rows, each a kernel here: "(N kernels, ...)" where launch shapes make more rows)
+    assert unknown.kernel_name.is_unique
+    assert f"the table's {len(unknown)} rows of Tensor-Core-eligible ops read false" in text
     assert unknown.kernel_name.iloc[0] in text and "XProf's rule" in text
     with WidgetPage(view, tmp_path, bundle("kernel_stats")) as page:
         page.page.wait_for_selector(".db-statement")
@@ -77,3 +83,9 @@ def test_rocm_copy_kernels_are_said_to_be_copies_elsewhere():
     assert not any("ROCm" in s for s in h200.values["statements"])
     h200 = KernelStatsView.state(tp.load(DATA / "jax_h200_nocmdbuf.xplane.pb"))
     assert not any("Registers" in s for s in h200.values["statements"])
+    # ROCm's fill kernel (hipMemset) is said to be one, not a copy (it read "copy kernel behind
+    # hipMemcpy")
+    mi355 = KernelStatsView.state(tp.load(DATA / "mi355x_jax_te_fused_attn.xplane.pb"))
+    (fill,) = [s for s in mi355.values["statements"] if "ROCm's" in s]
+    assert fill.startswith("__amd_rocclr_fillBufferAligned.kd (20 runs): ROCm's fill kernel "
+                           "behind hipMemset")

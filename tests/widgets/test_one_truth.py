@@ -247,7 +247,8 @@ def test_the_page_verdict_is_ours_and_xprofs_is_labelled():
     potentially = [s for s in statements if "POTENTIALLY" in s]
     assert potentially and all(s.startswith("XProf's rule") for s in potentially)
     assert statements[0].startswith("This page cannot tell whether your program is "
-                                    "input-bound: the host has no input events")
+                                    "input-bound: the host has none of the events XProf's "
+                                    "rule counts as input")
     assert prof.overview().verdict["classification"] == "unknown"
     host = [f for f in prof.recommendations() if f.kind == "host_overhead"]
     assert len(host) == 1 and host[0].measure == "host_wait_pct"

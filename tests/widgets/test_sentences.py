@@ -260,3 +260,55 @@ def test_names_follow_the_profile(said):
         rows = said.states["memory"]["breakdown"].frame
         assert not (rows.data_type == "INVALID").any()
         assert not rows.allocator.astype(str).str.fullmatch(r"\d+").any()
+
+
+# --- command buffers --------------------------------------------------------------------------
+
+def test_every_table_of_buffered_kernels_says_what_xprofs_shows(said):
+    """Where kernels ran inside XLA's command buffers (the H200 captures), every page that
+    lists them by op says XProf's table files them under none: the op stats and the
+    overview's top ops, the XLA tab's HLO table, the GPU kernel stats and ``tfprof summary``;
+    elsewhere no page speaks of it."""
+    from tfprof_nb.analysis.xla.buffer_words import xprof_buffer_words
+    from tfprof_nb.cli.summary import summarise
+
+    hlo = said.prof.hlo_stats
+    words = {t: xprof_buffer_words(hlo, t) for t in ("op_stats", "hlo_stats", "kernel_stats",
+                                                      "summary")}
+    shown = {tab: said.states.get(tab, {}).get("statements", [])
+             for tab in ("overview", "ops", "xla", "kernels")}
+    notes = summarise(said.prof)["notes"]
+    if not words["op_stats"]:
+        assert not any("command buffers" in s and "XProf's" in s
+                       for s in [*sum(shown.values(), []), *notes])
+        return
+    assert words["op_stats"] in shown["overview"] and words["op_stats"] in shown["ops"]
+    assert words["hlo_stats"] in shown["xla"] and words["kernel_stats"] in shown["kernels"]
+    assert words["summary"] in notes
+
+
+# --- findings ---------------------------------------------------------------------------------
+
+def test_a_findings_numbers_are_said_once(said):
+    """A number the finding's sentence quotes is not quoted again, rounded another way, in
+    its evidence (the straggler read "10 % of a step ... lag behind the median host 9.9%")."""
+    from tfprof_nb.analysis.findings.evidence import LABELS
+
+    for f in said.prof.recommendations():
+        text = f.evidence_text()
+        for key, value in f.evidence.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            quoted = any(form in f.what for form in (f"{value:.1f}%", f"{value:.0f} %",
+                                                     f"{value:,.1f} us", f"{value:.1f} %"))
+            if quoted and key in LABELS:
+                assert LABELS[key] not in text, (f.kind, key, f.what, text)
+
+
+def test_the_run_environment_has_no_blank_column(said):
+    """A column the capture fills for no device (BERT's GPU names and vendors) is left out of
+    the run environment, not shown blank on every row."""
+    env = said.states["overview"]["environment"].frame
+    for column in env.columns:
+        values = env[column].astype(str).str.strip()
+        assert not values.isin(["", "None", "nan", "<NA>"]).all(), column

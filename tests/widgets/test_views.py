@@ -367,6 +367,12 @@ def test_pod_viewer_with_two_workers(tmp_path, cpu_file, cpu_python_file):
                    if CATEGORY_LABELS[c] == dash.pod__figure["data"][0]["name"])
         np.testing.assert_allclose(after, one[col].reindex(["worker-0", "worker-1"]).fillna(0))
         assert after != before
+        # the drawn title says the bars are that step's alone (it read "mean of ..." still)
+        title = "[data-pane='pod'] .gtitle"
+        page.page.wait_for_function(f"() => document.querySelector(\"{title}\")?.textContent"
+                                    ".includes('alone')")
+        assert page.js(f"() => document.querySelector(\"{title}\").textContent") == \
+            f"Step time per host: s{options[2][1:]} alone"
         assert page.console_errors == []
 
 
@@ -390,6 +396,24 @@ def test_tf_stats_pies_and_scope_icicle(gpu_fixture_file, tmp_path):
         page.page.select_option(".db-scope-metric", "bytes")
         top = page.js("() => document.querySelector('.icicle-node title').textContent")
         assert top.split(":")[0] in set(prof.scope_stats(side="all").scope)
+        assert page.console_errors == []
+
+
+def test_scopes_by_memory_are_not_offered_without_memory_events(tmp_path):
+    """A CPU TensorFlow capture records no allocations: every scope allocates 0 bytes, whose
+    icicle would be empty, so that choice is disabled with why (it drew a blank area)."""
+    from tfprof_nb.widgets.op_stats_view import OpStatsView
+
+    from ..conftest import DATA
+
+    prof = tp.load(DATA / "tf_cpu_epochs.xplane.pb")
+    assert len(prof.scope_stats(side="all")) and \
+        not (prof.scope_stats(side="all").allocated_bytes > 0).any()
+    with WidgetPage(OpStatsView(prof), tmp_path, bundle("opstats")) as page:
+        page.page.wait_for_selector(".db-scope-metric")
+        option = page.js("() => { const o = document.querySelector('.db-scope-metric "
+                         "option[value=bytes]'); return [o.disabled, o.textContent]; }")
+        assert option == [True, "by allocated memory (no memory events in this profile)"]
         assert page.console_errors == []
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import textwrap
 
-from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.measure_words import (busy_share_words, complement_duty,
                                                excluded_note, get, measure_text,
                                                spread_words, value_of, xprof_words)
@@ -49,8 +48,17 @@ def summarise(prof, top: int = 10) -> dict:
         "top_ops": {side.lower(): _top_ops(prof, side, top) for side in ("Host", "Device")},
         "top_ops_pct_of": TOP_OPS_PCT_OF,
         "findings": [_finding(f) for f in prof.recommendations()],
-        "notes": [n for n in (excluded_note(prof.measures),) if n] + list(ov.reasons),
+        "notes": [n for n in (excluded_note(prof.measures),) if n] + list(ov.reasons)
+        + _device_op_notes(prof),
     }
+
+
+def _device_op_notes(prof) -> list[str]:
+    """Why the device ops listed are not XProf's (kernels naming no op, or run inside XLA's
+    command buffers): the op stats view's notes, which the summary's top ops take too."""
+    from ..plot.op_words import xprof_device_op_notes
+
+    return xprof_device_op_notes(prof, prof.op_stats_table(include_idle=False), "summary")
 
 
 def _profile_facts(prof) -> dict:
@@ -173,7 +181,7 @@ def _top_ops(prof, side: str, top: int):
 def _finding(f) -> dict:
     return {"kind": f.kind, "severity": f.severity, "what": f.what, "measure": f.measure,
             "evidence": dict(f.evidence),
-            "evidence_text": evidence_words(f.evidence, (f.measure,)), "fix": f.fix}
+            "evidence_text": f.evidence_text(), "fix": f.fix}
 
 
 # ---- text ---------------------------------------------------------------------------------

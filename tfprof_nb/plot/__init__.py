@@ -47,12 +47,13 @@ class ProfilePlots:
     def op_stats(self, include_idle: bool = True, theme: str = "light", top: int = 10):
         """Self time by op and by type, host and device, as pies (``prof.op_stats``), with a
         caption saying what the IDLE slices count (XProf's rule, beside the page's own idle
-        measure) and why a device shows no op where its kernels name none."""
+        measure), why a device shows no op where its kernels name none and, where kernels ran
+        inside XLA's command buffers, that XProf files them under no op."""
         from .op_figures import op_stats_figure
-        from .op_words import idle_note, unattributed_kernels_note
+        from .op_words import idle_note, xprof_device_op_notes
 
         ops = self._prof.op_stats_table(include_idle=include_idle)
-        notes = [idle_note(self._prof, ops), *unattributed_kernels_note(self._prof, ops)]
+        notes = [idle_note(self._prof, ops), *xprof_device_op_notes(self._prof, ops)]
         return op_stats_figure(ops, theme, top, notes)
 
     def kernels(self, theme: str = "light", top: int = 20):

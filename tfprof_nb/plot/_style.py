@@ -67,7 +67,27 @@ def base_layout(theme: str = "light", **extra) -> dict:
             layout[key] = {**layout[key], **value}
         else:
             layout[key] = value
+    if "<br>" in str(layout["title"].get("text", "")) and "y" not in extra.get("title", {}):
+        layout["title"].update(MULTILINE_TITLE)
     return layout
+
+
+# where a title of several lines goes: its first line's top a padding below the figure's top
+# (anchored at its top by its first line, such a title rose above the figure and lost half of
+# that line)
+MULTILINE_TITLE = {"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 14}}
+# characters of a title's note a line (plotly does not wrap a title: a long note ran past the
+# figure's right edge)
+NOTE_WIDTH = 110
+
+
+def titled_with_note(title: str, note: str, width: int = NOTE_WIDTH) -> str:
+    """``title`` (markup, its texts escaped already) with ``note`` (plain text, escaped here)
+    below it in small type, wrapped to lines of ``width`` characters."""
+    import textwrap
+
+    lines = textwrap.wrap(note, width, break_long_words=False, break_on_hyphens=False)
+    return f"{title}<br><sup>" + "<br>".join(plain(line) for line in lines) + "</sup>"
 
 
 def new_figure(data=None, theme: str = "light", **layout):

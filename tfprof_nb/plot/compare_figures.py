@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..analysis.findings.comparison import MEANS_SCOPE
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_LABELS, new_figure, plain
+from ._style import CATEGORY_LABELS, new_figure, plain, titled_with_note
 
 __all__ = ["compare_figure", "waterfall_figure"]
 
@@ -16,8 +16,8 @@ def compare_figure(comparison, theme: str = "light"):
     steps = comparison.steps
     cats = [c for c in CATEGORY_COLUMNS if c in steps.index and
             (steps.loc[c, "a"] or steps.loc[c, "b"])]
-    title = f"{a} vs {b}" + _speed_words(comparison, b) + "<br><sup>bars: mean time per step " \
-        f"in each category, {MEANS_SCOPE}</sup>"
+    title = titled_with_note(f"{a} vs {b}" + _speed_words(comparison, b),
+                             f"bars: mean time per step in each category, {MEANS_SCOPE}")
     fig = new_figure(theme=theme, barmode="group", title={"text": title},
                      xaxis={"title": {"text": "Step-time category"}, "type": "category"},
                      yaxis={"title": {"text": "Mean time per step (ms)"}, "rangemode": "tozero"},

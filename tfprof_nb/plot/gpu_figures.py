@@ -10,7 +10,7 @@ from ..analysis.gpu.activity import is_copy
 from ..analysis.gpu.time import (ALL_STREAMS, OUTSIDE_STEPS, PROFILE_WINDOW, has_steps,
                                  the_steps)
 from .._words import counted
-from ._style import PALETTE, new_figure, plain
+from ._style import PALETTE, new_figure, plain, titled_with_note
 from .step_bars import stacked_per_step
 
 __all__ = ["utilization_figure", "overlap_figure", "launch_latency_figure", "launched_words",
@@ -67,10 +67,10 @@ def utilization_figure(table: pd.DataFrame, theme: str = "light", input_known: b
         title = f"Device time over {span} (no steps): busy and idle by cause"
     if left_out:  # (their bars in the steps are all idle)
         said = the_steps(dev)
-        title += (f"<br><sup>{plain(left_out)} ran no {'op' if tpu else 'kernel'} in {said}: "
-                  f"idle in {'it' if said == 'the step' else 'them'} throughout "
-                  "(the page's device figures leave "
-                  f"{'them' if ',' in left_out else 'it'} out)</sup>")
+        title = titled_with_note(title, f"{left_out} ran no {'op' if tpu else 'kernel'} in "
+                                 f"{said}: idle in {'it' if said == 'the step' else 'them'} "
+                                 "throughout (the page's device figures leave "
+                                 f"{'them' if ',' in left_out else 'it'} out)")
     return _stacked_ms(dev, parts, title, "gpu_utilization", theme)
 
 

@@ -27,10 +27,12 @@ _AREAS = (("stack_bytes", "Stack", "#f28e2b", True), ("heap_bytes", "Heap", "#4e
 
 
 def human_bytes(n: float) -> str:
-    """``n`` bytes as B, KiB, MiB or GiB with three significant digits."""
+    """``n`` bytes as B, KiB, MiB or GiB with three significant digits (every digit of a
+    whole number from 100 on: 1,000 MiB, not 1e+03), as the pages' JavaScript writes them."""
     for unit, size in (("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
         if abs(n) >= size:
-            return f"{n / size:.3g} {unit}"
+            v = n / size
+            return f"{v:,.0f} {unit}" if abs(v) >= 100 else f"{v:.3g} {unit}"
     return f"{n:.0f} B"
 
 

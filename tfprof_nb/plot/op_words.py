@@ -9,9 +9,10 @@ import pandas as pd
 from ..analysis.findings.measure_words import get
 from ..analysis.findings.measures import device_label
 from ..analysis.tf.op_stats import IDLE
+from ..analysis.xla.buffer_words import xprof_buffer_words
 
 __all__ = ["XLA_CPU_SPAN", "duty_cycle_beside", "idle_note", "on_cpu",
-           "on_tpu", "plane_span_words", "unattributed_kernels_note"]
+           "on_tpu", "plane_span_words", "unattributed_kernels_note", "xprof_device_op_notes"]
 
 # the device side's whole time where XLA:CPU runs the ops (no GPU or TPU): the ops' span on
 # the host, not a plane's (XProf's tools list no device time on CPU)
@@ -110,10 +111,11 @@ def _duty_span_ms(prof, duty) -> tuple[float, float]:
     return float(mine.span_us.sum()) / 1e3, float(mine.busy_us.sum()) / 1e3
 
 
-def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
+def unattributed_kernels_note(prof, ops: pd.DataFrame, summary: bool = False) -> list[str]:
     """Why the table has no device op although kernels ran: none names the op it ran for (no
     ``tf_op`` stat), and XProf's table files device time by that op (BERT: 1,330 kernels,
-    devices IDLE only); [] where device ops are there or no kernel ran."""
+    devices IDLE only); [] where device ops are there or no kernel ran; ``summary``: said of
+    the summary's top ops (``tfprof summary``), not of a table in a view."""
     duty = prof.duty_cycle
     kernels = int(duty.kernels.sum()) if len(duty) and "kernels" in duty else 0
     device = ops[(ops.host_or_device == "Device") & (ops["type"] != IDLE)]
@@ -123,7 +125,19 @@ def unattributed_kernels_note(prof, ops: pd.DataFrame) -> list[str]:
     if (named != "").any():  # (some kernel names its op: the cause is another one)
         return []
     busy_ms = float(duty.busy_us.sum()) / 1e3
-    return [f"No device op in this table although the devices ran {kernels:,} kernels "
+    where, shown = ("among the top ops", "prof.kernel_stats and prof.gpu_utilization list") \
+        if summary else ("in this table", "The GPU kernel stats and GPU utilisation tabs show")
+    return [f"No device op {where} although the devices ran {kernels:,} kernels "
             f"({busy_ms:,.1f} ms busy): none of them names the op it ran for (the file's kernels "
             "carry no tf_op), and XProf's table files device time by that op, so the devices "
-            "read as IDLE only. The GPU kernel stats and GPU utilisation tabs show the kernels."]
+            f"read as IDLE only. {shown} the kernels."]
+
+
+def xprof_device_op_notes(prof, ops: pd.DataFrame, table: str = "op_stats") -> list[str]:
+    """Why the table's device ops are not XProf's: none of its kernels names an op
+    (:func:`unattributed_kernels_note`), or kernels ran inside XLA's command buffers, which
+    XProf files under no op and this table attributes to theirs (``table``: "op_stats", or
+    "summary" for the summary's top ops)."""
+    buffers = xprof_buffer_words(prof.hlo_stats, table)
+    return unattributed_kernels_note(prof, ops, table == "summary") + \
+        ([buffers] if buffers else [])

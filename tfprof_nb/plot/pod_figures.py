@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all
+from ._style import (CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all,
+                     titled_with_note)
 
 __all__ = ["pod_figure"]
 
@@ -41,8 +42,8 @@ def _title(pod: pd.DataFrame, n_hosts: int, steps: list, bars_ms: float,
         return title
     if n_hosts == 1:
         title += " (the first and last included, as XProf's pod viewer)"
-    return title + (f"<br><sup>The overview's average step time, {page_mean['value']:.3f} ms, "
-                    f"is {plain(page_mean['scope'])}</sup>")
+    return titled_with_note(title, f"The overview's average step time, "
+                                   f"{page_mean['value']:.3f} ms, is {page_mean['scope']}")
 
 
 def pod_figure(pod: pd.DataFrame, theme: str = "light", page_mean: dict | None = None):
@@ -66,14 +67,19 @@ def pod_figure(pod: pd.DataFrame, theme: str = "light", page_mean: dict | None =
                     hovertemplate="%{y:.3f} ms<extra>" + CATEGORY_LABELS[c] + "</extra>")
     if len(steps) > 1:
         table = pod.set_index(["step", "host"])
-        buttons = [{"label": _mean_label(pod, len(steps), len(hosts)), "method": "restyle",
-                    "args": [{"y": [mean[c].to_numpy(float) for c in cats]}]}]
+        # (each entry sets the title too: the bars are one step's, not the mean's)
+        buttons = [{"label": _mean_label(pod, len(steps), len(hosts)), "method": "update",
+                    "args": [{"y": [mean[c].to_numpy(float) for c in cats]},
+                             {"title.text": fig.layout.title.text}]}]
         for s in steps[:_MAX_STEPS_IN_MENU]:
             rows = table.loc[s]  # (by host, in the table's order)
             shown = rows.reindex(hosts)
-            buttons.append({"label": _step_label(rows, s), "method": "restyle",
+            label = _step_label(rows, s)
+            buttons.append({"label": label, "method": "update",
                             "args": [{"y": [np.nan_to_num(shown[c].to_numpy(float))
-                                            for c in cats]}]})
+                                            for c in cats]},
+                                     {"title.text": f"Step time per host: {label[0].lower()}"
+                                                    f"{label[1:]} alone"}]})
         fig.update_layout(updatemenus=[{"buttons": buttons, "x": 1, "xanchor": "right",
                                         "y": 1.15, "yanchor": "top"}])
     return fig

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import textwrap
 
 import numpy as np
 import pandas as pd
 
 from ..analysis.steps.xprof_counted import xprof_count
 from ..constants import CATEGORY_COLUMNS
-from ._style import CATEGORY_COLORS, CATEGORY_LABELS, new_figure, plain, plain_all, subplots
+from ._style import (CATEGORY_COLORS, CATEGORY_LABELS, MULTILINE_TITLE, new_figure, plain,
+                     plain_all, subplots, titled_with_note)
 from .step_bars import MAX_STEP_TICKS
 
 __all__ = ["MAX_BARS", "STEP_TIME_TITLE", "step_time_figure", "input_pipeline_figure",
@@ -113,6 +113,11 @@ def step_time_figure(steps: pd.DataFrame, theme: str = "light", title: str | Non
     return fig
 
 
+# what the host-side chart says where it has no input time (the breakdown reads tf.data's
+# events only)
+NO_HOST_SIDE_INPUT = "No tf.data events: the host-side<br>analysis reads tf.data's events,<br>" \
+    "which this profile has none of"
+
 def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
                           wait: np.ndarray | None = None, source: str = ""):
     """Input wait per step (stacked with the rest of the step) and the host-side breakdown of
@@ -146,6 +151,9 @@ def input_pipeline_figure(ip, steps: pd.DataFrame, theme: str = "light",
     fig.add_bar(x=plain_all(host.category), y=(host.time_us / 1e3).tolist(),
                 name="Host-side input", marker={"color": "#4e79a7"}, showlegend=False,
                 hovertemplate="%{x}: %{y:.3f} ms<extra></extra>", row=1, col=2)
+    if not (host.time_us > 0).any():  # (bars of 0 ms would read as an input of no cost)
+        fig.add_annotation(text=NO_HOST_SIDE_INPUT, xref="x2 domain", yref="y2 domain",
+                           x=0.5, y=0.6, showarrow=False, font={"size": 12})
     fig.update_xaxes(title_text="Step", type="category", nticks=MAX_STEP_TICKS, row=1, col=1)
     if len(steps) and steps.host.nunique() > 1:  # long "host step" labels: slanted to the
         # left, as the right chart's, so that the last one stays clear of that chart's first
@@ -167,8 +175,8 @@ def say_the_pages_input_wait(fig, wait: np.ndarray, steps: pd.DataFrame, row):
     if f"{drawn:.1f}" == f"{row['value']:.1f}":
         return fig
     whose = " of every host" if steps.host.nunique() > 1 else ""
-    said = textwrap.wrap(f"The overview's {row['value']:.1f}% is over {row['scope']}", 150)
-    fig.update_layout(title={"text": f"These bars, every step{whose}: {drawn:.1f}% waiting for "
-                             "input<br><sup>" + "<br>".join(plain(line) for line in said) +
-                             "</sup>"}, margin={"t": 90 + 16 * len(said)})
+    text = titled_with_note(f"These bars, every step{whose}: {drawn:.1f}% waiting for input",
+                            f"The overview's {row['value']:.1f}% is over {row['scope']}")
+    fig.update_layout(title={"text": text, **MULTILINE_TITLE},
+                      margin={"t": 90 + 16 * text.count("<br>")})
     return fig

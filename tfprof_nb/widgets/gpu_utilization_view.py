@@ -11,7 +11,6 @@ import pandas as pd
 import traitlets
 
 from .._words import counted
-from ..analysis.findings.evidence import evidence_words
 from ..analysis.findings.input_wait import devices_input_unknown
 from ..analysis.findings.measures import (MARK_INPUT, NO_INPUT_EVENTS, active_device_rows,
                                           device_label, steps_words)
@@ -80,7 +79,7 @@ def device_summary(utilization: pd.DataFrame, duty_cycle: pd.DataFrame) -> pd.Da
 
 def _finding(f) -> dict:
     return {"severity": f.severity, "what": f.what,
-            "evidence": evidence_words(f.evidence, (f.measure,)),
+            "evidence": f.evidence_text(),
             "fix": f.fix}
 
 

@@ -7,6 +7,7 @@ import traitlets
 
 from .._words import counted
 from ..analysis.gpu.activity import is_copy
+from ..analysis.xla.buffer_words import xprof_buffer_words
 from ._view import View, ViewState
 from .op_counter_columns import with_op_counters
 from .traits import FigureTrait, TableData, TableTrait
@@ -23,13 +24,14 @@ def _tensor_core_words(stats) -> list[str]:
     unknown = stats[stats.is_op_tensor_core_eligible & ~stats.is_kernel_using_tensor_core]
     if unknown.empty:
         return []
-    names = ", ".join(unknown.kernel_name.astype(str).head(2))
-    more = f" and {len(unknown) - 2} more" if len(unknown) > 2 else ""
+    kernels = list(dict.fromkeys(unknown.kernel_name.astype(str)))
+    names = ", ".join(kernels[:2]) + (f" and {len(kernels) - 2} more" if len(kernels) > 2 else "")
+    verb = "reads" if len(unknown) == 1 else "read"
+    whose = "its name carrying" if len(kernels) == 1 else "their names carrying"
     return [f"'Is kernel using tensor core' follows XProf's rule, which reads it from the "
-            f"kernel's name: {len(unknown)} kernel{'s' * (len(unknown) != 1)} of "
-            "Tensor-Core-eligible ops read false "
-            f"({names}{more}), their names carrying none of the patterns it knows; false there "
-            "says only that the name does not tell."]
+            f"kernel's name: {_rows_words(unknown, 'of Tensor-Core-eligible ops')} {verb} "
+            f"false ({names}), {whose} none of the patterns it knows; false there says only "
+            "that the name does not tell."]
 
 
 # no GPU gives a thread more registers (NVIDIA: 255; AMD CDNA: 512 vector registers)
@@ -57,32 +59,47 @@ def _register_words(stats) -> list[str]:
     return out
 
 
-def _rows_words(stats) -> str:
+def _rows_words(stats, of: str = "") -> str:
     """"the table's 12 rows (8 kernels, a row for each launch shape)"; "the table's 3 rows"
-    where each row is a kernel of its own."""
+    where each row is a kernel of its own; ``of``: what the rows are of, said after "rows"
+    ("3 rows of Tensor-Core-eligible ops")."""
     kernels = stats.kernel_name.nunique()
-    said = f"the table's {counted(len(stats), 'row')}"
+    said = f"the table's {counted(len(stats), 'row')}" + (f" {of}" if of else "")
     return said if kernels == len(stats) else \
         f"{said} ({counted(kernels, 'kernel')}, a row for each launch shape)"
 
 
 def _copy_words(stats) -> list[str]:
-    """The rows that are copies, not computation: ROCm runs hipMemcpy as kernels
-    (``__amd_rocclr_copyBuffer``), which XProf's kernel stats list, as this table does, while
-    the device figures (the duty cycle's kernels, the GPU tab) count them as copies."""
+    """The rows that are copies or fills, not computation: ROCm runs hipMemcpy and hipMemset
+    as kernels (``__amd_rocclr_copyBuffer``, ``__amd_rocclr_fillBuffer``), which XProf's
+    kernel stats list, as this table does, while the device figures (the duty cycle's
+    kernels, the GPU tab) count them as copies."""
     if not len(stats):
         return []
     copies = stats[[is_copy(str(n)) for n in stats.kernel_name]]
     if copies.empty:
         return []
     runs = copies.groupby(copies.kernel_name.astype(str), sort=False).occurrences.sum()
+    fills = ["fill" in name.lower() for name in runs.index]
     named = ", ".join(f"{name} ({counted(int(n), 'run')})" for name, n in runs.items())
     total, them = int(stats.occurrences.sum()), "them" if len(runs) != 1 else "it"
-    return [f"{named}: ROCm's copy kernel{'s' * (len(runs) != 1)} behind hipMemcpy, listed "
-            f"here as XProf's kernel stats list {them}; the device figures (the duty cycle, "
-            f"the GPU tab's kernels) count {them} as copies: their "
-            f"{counted(total - int(runs.sum()), 'kernel run')} are the table's {total:,} "
-            f"without {them}."]
+    what = ("fill kernel behind hipMemset" if all(fills) else "copy kernel behind hipMemcpy"
+            if not any(fills) else "copy and fill kernels behind hipMemcpy and hipMemset")
+    what = what.replace("kernel ", "kernels ", 1) if len(runs) != 1 and "and" not in what \
+        else what
+    return [f"{named}: ROCm's {what}, listed here as XProf's kernel stats list {them}; the "
+            f"device figures (the duty cycle, the GPU tab's kernels) count {them} as copies: "
+            f"their {counted(total - int(runs.sum()), 'kernel run')} are the table's "
+            f"{total:,} without {them}."]
+
+
+def _op_name_words(stats) -> list[str]:
+    """Why the op name column is blank on every row: the file's kernels name no op (no
+    ``tf_op`` or ``hlo_op`` stat), and XProf's kernel stats leave it blank too."""
+    if not len(stats) or (stats.op_name.astype(str).str.strip() != "").any():
+        return []
+    return ["The op name is blank on every row: the file's kernels carry no tf_op or hlo_op "
+            "stat naming the op they ran for, and XProf's kernel stats leave it blank too."]
 
 
 class KernelStatsView(View):
@@ -101,7 +118,10 @@ class KernelStatsView(View):
     @classmethod
     def state(cls, prof) -> ViewState:
         table = TableData(prof.kernel_stats, "GPU kernel stats", "kernel_name")
-        return ViewState({"statements": _tensor_core_words(prof.kernel_stats)
-                          + _copy_words(prof.kernel_stats) + _register_words(prof.kernel_stats),
+        buffers = xprof_buffer_words(prof.hlo_stats, "kernel_stats")
+        return ViewState({"statements": ([buffers] if buffers else [])
+                          + _tensor_core_words(prof.kernel_stats)
+                          + _copy_words(prof.kernel_stats) + _register_words(prof.kernel_stats)
+                          + _op_name_words(prof.kernel_stats),
                           "figure": prof.plot.kernels(),
                           "table": with_op_counters(table, prof, "kernel", {"op": "kernel_name"})})

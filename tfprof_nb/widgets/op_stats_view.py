@@ -12,7 +12,7 @@ import traitlets
 
 from ..analysis.tf.op_stats import IDLE, typed_by_hlo
 from ..plot.op_figures import op_stats_figure
-from ..plot.op_words import idle_note, unattributed_kernels_note
+from ..plot.op_words import idle_note, xprof_device_op_notes
 from ._view import View, ViewState
 from .graph_targets import op_targets
 from .hlo_graph_view import GraphRequests
@@ -126,5 +126,5 @@ class OpStatsView(View):
             "table": _table(ops, title),
             "table_without_idle": _table(busy, busy_title),
             "idle_note": idle_note(prof, ops),
-            "statements": unattributed_kernels_note(prof, ops),
+            "statements": xprof_device_op_notes(prof, ops),
             "graph_targets": op_targets(prof, ops)}, GraphRequests(prof))

@@ -12,6 +12,7 @@ from ..analysis.findings.measure_words import (busy_share_words, complement_duty
                                                get, measure_text, spread_words)
 from ..analysis.findings.overview import NO_STEPS_REASON, device_text, xprof_hosts_words
 from ..analysis.steps.breakdown import NO_STEPS_WHY
+from ..analysis.xla.buffer_words import xprof_buffer_words
 from ..constants import TPU_TENSOR_CORE_PLANE
 from ._view import View, ViewState
 from .op_stats_view import typed_op_stats
@@ -136,6 +137,12 @@ def _environment(prof, env) -> TableData:
                          "device", 50)
     devices = devices.sort_values("events", ascending=False, kind="stable",
                                   key=lambda e: e > 0).reset_index(drop=True)
+    # (a column the capture fills for no device, such as BERT's GPU names: left out, not a
+    # blank column that reads as a fault)
+    blank = [c for c in devices.columns if c not in ("host", "device") and
+             devices[c].map(lambda v: v is None or (isinstance(v, float) and v != v)
+                            or str(v).strip() == "").all()]
+    devices = devices.drop(columns=blank)
     title = f"Devices: {device_text(env)}"
     return TableData(devices, title, "device", 50)
 
@@ -163,8 +170,12 @@ class OverviewView(View):
         ops = typed_op_stats(prof)
         top = ops[ops["type"] != "IDLE"].head(10)[["host_or_device", "type", "operation",
                                                    "occurrences", "total_self_time_us"]]
+        # (device ops XProf's overview lists not: say why beside them)
+        buffers = xprof_buffer_words(prof.hlo_stats, "op_stats") \
+            if (top.host_or_device == "Device").any() else ""
         return ViewState({
-            "cards": _cards(ov), "statements": overview_statements(ov),
+            "cards": _cards(ov),
+            "statements": overview_statements(ov) + ([buffers] if buffers else []),
             "step_figure": prof.plot.step_time() if len(steps) else {},
             "step_note": step_note[:1].upper() + step_note[1:] + "." if step_note else "",
             "no_steps": "" if len(steps) else f"No steps: the profile has {NO_STEPS_WHY}.",

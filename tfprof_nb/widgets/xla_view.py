@@ -8,6 +8,7 @@ import pandas as pd
 import traitlets
 
 from ..analysis.trace.event_rows import event_rows
+from ..analysis.xla.buffer_words import xprof_buffer_words
 from ..analysis.xla.hlo_graph import event_ops
 from ..analysis.xla.hlo_stats import on_xla_cpu
 from ..plot.op_words import XLA_CPU_SPAN, duty_cycle_beside, plane_span_words
@@ -50,6 +51,8 @@ def _statements(prof) -> list[str]:
                    "prof.set_device_peaks(peak_flops_per_s=..., memory_bw_bytes_per_s=...) "
                    "places the ops against a roofline.")
     out += _share_denominator(prof)
+    buffers = xprof_buffer_words(prof.hlo_stats, "hlo_stats")
+    out += [buffers] if buffers else []
     out += [f"Note: {r}" for r in prof.hlo_stats.attrs.get("reasons", [])]
     return out
 

@@ -274,5 +274,9 @@ def test_compilation_on_the_path_says_where_the_breakdown_puts_it():
     said = bound_sentence(summary(["compilation", "host_compute"]))
     assert said.startswith("On their critical paths, the 10 steps are bound by 72% compilation"
                            " on /host:CPU (events named for compiling; the step-time breakdown "
-                           "counts them as host compute, XProf's rule), 28% host compute")
+                           "counts them as host compute, XProf's rule), 28% host work (ops, "
+                           "Python and framework code)")
     assert "XProf" not in bound_sentence(summary(["host_compute"]))
+    # (the path's host work is every host event of no other category: not the breakdown's
+    # "Host compute", XProf's ops on the host, which the same page charts)
+    assert "host compute" not in bound_sentence(summary(["host_compute"])).lower()

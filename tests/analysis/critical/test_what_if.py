@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tfprof_nb as tp
+from tfprof_nb.analysis.critical.what_if import INPUT_NOTE
 from tests.analysis.critical.test_path import REAL, _kernel, _launch, _space
 from tests.test_cli import tfprof
 
@@ -97,6 +98,9 @@ def test_notes_and_unmatched_keys(tmp_path):
     notes = " ".join(w.attrs["notes"])
     assert "recompiles" in notes and "'no_such_op*' matched no event" in notes
     assert w.attrs["matched"]["device_compute"]["nodes"] == 1
+    # 'input' is the path's category, not the overview's measure: said where it is scaled
+    assert INPUT_NOTE not in w.attrs["notes"]
+    assert INPUT_NOTE in prof.what_if({"input": 0.5}).attrs["notes"]
     assert list(w.columns) == ["host", "step", "measured_ms", "predicted_ms", "low_ms",
                                "high_ms", "change"]
     with pytest.raises(ValueError):

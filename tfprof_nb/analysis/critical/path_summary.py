@@ -45,7 +45,9 @@ _WORDS = {"device_compute": "device compute", "device_collectives": "collectives
           "device_to_device": "device-to-device copies", "input": "input",
           # (the host's launch calls on the path, not the devices' launch gaps the page shows)
           "output": "device-to-host output", "kernel_launch": "kernel launch calls",
-          "host_compute": "host compute (Python and framework code)",
+          # (not the step-time breakdown's "Host compute", XProf's ops on the host: every host
+          # event of no other category, the ops and the code between them)
+          "host_compute": "host work (ops, Python and framework code)",
           "host_wait": "host waits after the device finished", "compilation": "compilation",
           # (not the devices' idle time the page shows: time on the path no traced event covers)
           "idle": "gaps with no traced event"}

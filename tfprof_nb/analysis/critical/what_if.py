@@ -53,6 +53,12 @@ _TEXT = ("resource", "category", "kind", "name", "waited_on")
 # memory a host's replay takes beyond the analysed profile, per node of its graph (measured:
 # 229-241 bytes on TF CPU hosts of 1.45 M and 10.1 M nodes)
 REPLAY_NODE_BYTES = 256
+# what the "input" key scales: the critical path's category, not the page's input wait
+INPUT_NOTE = ("'input' scales what the critical path counts as input: tf.data's waits and its "
+              "functions' work, infeed and host-to-device copies, a device's copies named H2D "
+              "or HtoD included (XProf's step breakdown counts JAX's MemcpyH2D as device "
+              "compute); it is not the overview's 'Waiting for input', a share of step time "
+              "measured by its own rule.")
 RANGE_NOTE = ("Range: the prediction +/- half the measured steps' interquartile range, times "
               "the predicted/measured ratio of the medians (the run's step-to-step spread).")
 
@@ -223,7 +229,7 @@ def what_if(graphs: dict, event_offsets: dict, scale: dict | None = None) -> pd.
     out["change"] = out.predicted_ms / out.measured_ms - 1
     out = out[WHAT_IF_COLUMNS]
     cp = pd.concat(paths, ignore_index=True) if paths else pd.DataFrame()
-    notes = [RECOMPILE_NOTE, RANGE_NOTE]
+    notes = [RECOMPILE_NOTE, RANGE_NOTE] + ([INPUT_NOTE] if "input" in scale else [])
     notes += [f"{k!r} matched no event." for k, m in matched.items()
               if m["nodes"] == 0 and k != "idle"]
     if unresolved:

@@ -93,7 +93,7 @@ _FIXES.update({
         # which is by step duration)
         TENSORFLOW: "Look at the host that finishes last first: its input pipeline "
                     "(prof.input_pipeline per host), other work on the machine, throttled or "
-                    "slower GPUs; give every worker the same share of data.",
+                    "slower devices; give every worker the same share of data.",
         JAX: "Look at the host that finishes last first: its input loading, other work on "
              "the machine, throttled or slower devices; give every process the same share "
              "of data.",

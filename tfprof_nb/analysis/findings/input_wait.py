@@ -94,7 +94,7 @@ def input_wait_per_step(steps: pd.DataFrame, gpu_utilization: pd.DataFrame,
     if not len(steps):
         return np.empty(0), ""
     if wait.get("no_input_events"):  # (NaN: unknown, not none; the chart draws no bar)
-        return np.full(len(steps), np.nan), "unknown: no input events in the trace"
+        return np.full(len(steps), np.nan), "unknown: no input events XProf's rule counts"
     if wait.get("source") != "devices":
         return steps.input_ms.to_numpy(dtype=float), "step-time breakdown"
     dev = active_devices(gpu_utilization)

@@ -321,9 +321,10 @@ def _step_spread(steps: pd.DataFrame) -> dict:
 
 # why the input wait is unknown where the host has no input events (.input_wait): the
 # measure's scope, the verdict's reason
-NO_INPUT_EVENTS = ("the host has no input events in the trace (tf.data's IteratorGetNext, "
-                   "host-to-device copies, infeed), so input made another way (a Python "
-                   "loader, numpy) is not told apart from the host's other work")
+NO_INPUT_EVENTS = ("the host has none of the events XProf's rule counts as input (tf.data's "
+                   "IteratorGetNext, MemcpyHtoD copies, infeed; not JAX's MemcpyH2D, which "
+                   "it counts as compute), so input made another way (a Python loader, "
+                   "numpy, device_put) is not told apart from the host's other work")
 # how a capture makes that input measurable (tfprof_nb.capturing.backends.INPUT_MARKER)
 MARK_INPUT = ("To have it measured, fetch each batch through tp.Capture's or tp.Monitor's "
               "iterate(), or inside their input() block: the fetch is then traced as input.")

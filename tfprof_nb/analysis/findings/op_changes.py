@@ -95,9 +95,12 @@ def _band(interval, a_steps, b_steps, confidence: float):
         return np.nan, np.nan
 
 
-def _noise(low: float, high: float, how: str, floor_us: float) -> str:
+def _noise(low: float, high: float, how: str, floor_us: float, steps: bool = True) -> str:
+    """The verdict on one op's change; ``steps``: whether the runs have steps (without, the
+    values compared are the runs' totals)."""
     if how == TOTAL:
-        return "no band: total / steps (no time per step)"
+        return "no band: total / steps (no time per step)" if steps else \
+            "no band: the runs' totals (no steps)"
     if low != low:
         return "no band: too few steps"
     if low > floor_us or high < -floor_us:
@@ -139,7 +142,8 @@ def op_changes(rows_a: pd.DataFrame, rows_b: pd.DataFrame, pairs: pd.DataFrame,
                     "matched_by": how, "a": a[0], "b": b[0], "delta": b[0] - a[0],
                     "band_low": low if per == MEDIAN else np.nan,
                     "band_high": high if per == MEDIAN else np.nan,
-                    "noise": _noise(low, high, per, floor_us), "per_step": per})
+                    "noise": _noise(low, high, per, floor_us, any(n_steps)),
+                    "per_step": per})
     table = pd.DataFrame(out, columns=[c for c in CHANGE_COLUMNS if c not in
                                        ("ratio", "share_pct")])
     table["ratio"] = table.b / table.a.where(table.a != 0)

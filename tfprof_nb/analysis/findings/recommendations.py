@@ -36,9 +36,14 @@ class Finding:
     fix: str = ""
     severity: str = "moderate"  # "high" or "moderate"
     measure: str = ""  # the key of prof.measures that ``what`` quotes (evidence_words skips it)
+    said: tuple = ()  # other evidence keys ``what`` quotes (their words left out too)
+
+    def evidence_text(self) -> str:
+        """The evidence in words, without what the finding's sentence already says."""
+        return evidence_words(self.evidence, skip=(self.measure, *self.said))
 
     def __str__(self) -> str:
-        ev = evidence_words(self.evidence, skip=(self.measure,))
+        ev = self.evidence_text()
         return f"[{self.severity}] {self.what}" + (f" ({ev})" if ev else "") + \
             f". Fix: {self.fix}"
 
@@ -139,27 +144,39 @@ def _exposed_collectives(overlap: pd.DataFrame, out, target: Target):
         return
     out.append(Finding(
         "exposed_collectives", f"Collectives leave the devices without compute "
-        f"{exposed_pct:.0f} % of the step time",
+        f"{exposed_pct:.1f}% of the step time",
         {"exposed_pct": exposed_pct,
          "hidden_pct_of_collectives": 100 * float(overlap.hidden_us.sum())
          / float(overlap.collective_us.sum())},
         fix("exposed_collectives", target.framework),
-        "high" if exposed_pct >= 20 else "moderate"))
+        "high" if exposed_pct >= 20 else "moderate",
+        said=("exposed_pct",)))
 
 
 def _stragglers(table: pd.DataFrame, steps: pd.DataFrame, out, target: Target):
+    """The host that finishes the steps compared across hosts last, by how much after the
+    others: the median finisher's end, or the other's where two finish each step (their
+    median is halfway between them, which no host is); the share is of each step's time
+    (its slowest host's), averaged over the compared steps."""
     if not len(table) or table.hosts.max() < 2 or steps.empty:
         return
-    lag_pct = 100 * float(table.lag_us.mean()) / (1e3 * float(steps.duration_ms.mean()))
-    if lag_pct < 5:
+    two = bool((table.devices == 2).all())
+    lag = table.spread_us if two else table.lag_us
+    slowest = (1e3 * steps.duration_ms).groupby(level=0).max()
+    took = slowest.reindex(table.step.to_numpy()).to_numpy(float)
+    lag_pct = 100 * float(np.nanmean(lag.to_numpy(float) / took)) if np.isfinite(took).any() \
+        else float("nan")
+    if not lag_pct >= 5:
         return
     worst = table.last_host.value_counts()
+    other = "the other host" if two else "the median host"
     out.append(Finding(
-        "straggler", f"Host {worst.index[0]} finishes last in {int(worst.iloc[0])} of "
-        f"{len(table)} steps, {lag_pct:.0f} % of a step after the median host",
-        {"host": str(worst.index[0]), "lag_pct": lag_pct,
-         "mean_lag_us": float(table.lag_us.mean())},
-        fix("straggler", target.framework), "high" if lag_pct >= 20 else "moderate"))
+        "straggler", f"Host {worst.index[0]} finishes last in {int(worst.iloc[0])} of the "
+        f"{len(table)} steps compared across hosts, on average {lag.mean() / 1e3:,.2f} ms after "
+        f"{other}: {lag_pct:.1f}% of the step's time",
+        {"host": str(worst.index[0]), "lag_pct": lag_pct, "mean_lag_us": float(lag.mean())},
+        fix("straggler", target.framework), "high" if lag_pct >= 20 else "moderate",
+        said=("host", "lag_pct", "mean_lag_us")))
 
 
 def _mixed_precision(precision: dict, environment: dict, out, target: Target):
@@ -206,11 +223,11 @@ def _command_buffers(hlo: pd.DataFrame, out, target: Target):
     if pct < MODERATE_SHARE_PCT:
         return
     out.append(Finding(
-        "command_buffers", f"{pct:.0f} % of GPU op time ran inside XLA command buffers (CUDA "
+        "command_buffers", f"{pct:.1f}% of GPU op time ran inside XLA command buffers (CUDA "
         "graphs) in kernels that could not be attributed to HLO ops: no HLO op, FLOPs or "
         "framework op for that time",
         {"command_buffer_pct": pct, "command_buffers": int(buffers.hlo_op_name.nunique())},
-        fix("command_buffers", target.framework), "moderate"))
+        fix("command_buffers", target.framework), "moderate", said=("command_buffer_pct",)))
 
 
 def _host_python(table: pd.DataFrame, out, target: Target):
@@ -225,10 +242,17 @@ def _host_python(table: pd.DataFrame, out, target: Target):
             "all_other_pct"))
 
 
+# fragmentation at an allocator's peak matters where that peak holds this much of its
+# capacity at least (or the capacity is unknown): an arena whose peak holds 1% of it has room
+# for any free block it lacks (H100 and MI300X captures: 41-51% fragmented at 0.2-1.3% of
+# the capacity, which memory-saving advice would only slow down)
+FRAGMENTATION_MATTERS_PCT = 50.0
+
+
 def _memory(summary: pd.DataFrame, out, target: Target = Target()):
-    """Allocators peaking near their capacity, and allocators fragmented at their peak: one
-    finding per cause and remedy (device or host allocator), listing every allocator (with
-    its host when there are several) that has it."""
+    """Allocators peaking near their capacity, and allocators fragmented at a peak that holds
+    much of their capacity: one finding per cause and remedy (device or host allocator),
+    listing every allocator (with its host when there are several) that has it."""
     if summary.empty:
         return
     cap = summary.memory_capacity_bytes.to_numpy(dtype=float)
@@ -254,7 +278,8 @@ def _memory(summary: pd.DataFrame, out, target: Target = Target()):
              "peak_bytes": int(worst.peak), "capacity_bytes": int(worst.cap)},
             allocator_fix("memory_capacity", bool(device), target.framework, target.vendors),
             "high"))
-    for device, rows in table[table.frag >= 30].groupby("device", sort=False):
+    tight = (table.peak_pct >= FRAGMENTATION_MATTERS_PCT) | ~(table.cap > 0)
+    for device, rows in table[(table.frag >= 30) & tight].groupby("device", sort=False):
         out.append(Finding(
             "fragmentation", _listing(rows.label, "is fragmented at its peak",
                                       "are fragmented at their peak"),

@@ -343,12 +343,15 @@ def _summary(pipelines: pd.DataFrame, bottlenecks: pd.DataFrame) -> dict:
         n, of = max(len(slow), 1), len(pipelines)
         each = ", ".join(f"{int(r.slow_calls):,} of {int(r.calls):,}"
                          for r in slow.itertuples()) if len(slow) <= 4 else ""
+        whose = "its graph draws" if n == 1 else "each one's graph draws"
+        drawn = f"{whose} all of its calls" if len(slow) and \
+            (slow.calls <= _MAX_EXECUTIONS).all() else \
+            f"{whose} its {_MAX_EXECUTIONS} slowest calls"
         return {"is_input_bound": True, "message": (
             f"{'A' if n == 1 else n} tf.data pipeline{'s' * (n != 1)}"
             f"{f' (of {of})' if of > n else ''} {'has' if n == 1 else 'have'} calls slower "
             f"than {SLOW_CALL_US:.0f} us{f' ({each} calls)' if each else ''}: each slow "
-            "pipeline's bottleneck and a suggestion are listed; its graph draws its "
-            f"{_MAX_EXECUTIONS} slowest calls.")}
+            f"pipeline's bottleneck and a suggestion are listed; {drawn}.")}
     if worst > 0:
         return {"is_input_bound": False, "message": (
             f"No tf.data pipeline is slower than {SLOW_CALL_US:.0f} us per call (the job can "

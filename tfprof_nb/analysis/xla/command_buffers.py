@@ -358,14 +358,14 @@ def buffer_reasons(buffers: list, program_names: dict) -> list[str]:
         text = (f"program {b['program_id']} ({name}) ran {kernels:,} device ops (kernels, "
                 f"memsets) inside the XLA "
                 f"command buffer {b['op']} (CUDA or HIP graphs: their hlo_op names the buffer): "
-                f"attributed to HLO ops by kernel name ({pct['name']:.1f} % of its "
+                f"attributed to HLO ops by kernel name ({pct['name']:.1f}% of its "
                 f"{total / 1e6:,.1f} us) and by position between matched neighbours in the "
-                f"schedule ({pct['position']:.1f} %); ")
+                f"schedule ({pct['position']:.1f}%); ")
         if b["unresolved_kernels"]:
             text += (f"{b['unresolved_kernels']:,} of them ({b['unresolved_ps'] / 1e6:,.1f} us, "
-                     f"{pct['unresolved']:.1f} %) could not be placed and stay in the "
+                     f"{pct['unresolved']:.1f}%) could not be placed and stay in the "
                      f"unresolved row {b['op']}")
         else:
-            text += "every one was placed (0 % unresolved)"
+            text += "every one was placed (0% unresolved)"
         out.append(text)
     return out
