@@ -67,8 +67,11 @@ def base_layout(theme: str = "light", **extra) -> dict:
             layout[key] = {**layout[key], **value}
         else:
             layout[key] = value
-    if "<br>" in str(layout["title"].get("text", "")) and "y" not in extra.get("title", {}):
+    notes = str(layout["title"].get("text", "")).count("<br>")
+    if notes and "y" not in extra.get("title", {}):
         layout["title"].update(MULTILINE_TITLE)
+        if "t" not in extra.get("margin", {}):  # (room for every line above the legend)
+            layout["margin"]["t"] = max(layout["margin"]["t"], 62 + 15 * notes)
     return layout
 
 
