@@ -160,7 +160,7 @@ def _stragglers(table: pd.DataFrame, steps: pd.DataFrame, out, target: Target):
     (its slowest host's), averaged over the compared steps."""
     if not len(table) or table.hosts.max() < 2 or steps.empty:
         return
-    two = bool((table.devices == 2).all())
+    two = bool(((table.devices == 2) & (table.hosts == 2)).all())  # (one finisher a host)
     lag = table.spread_us if two else table.lag_us
     slowest = (1e3 * steps.duration_ms).groupby(level=0).max()
     took = slowest.reindex(table.step.to_numpy()).to_numpy(float)
