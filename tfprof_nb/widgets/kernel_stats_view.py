@@ -83,10 +83,9 @@ def _copy_words(stats) -> list[str]:
     fills = ["fill" in name.lower() for name in runs.index]
     named = ", ".join(f"{name} ({counted(int(n), 'run')})" for name, n in runs.items())
     total, them = int(stats.occurrences.sum()), "them" if len(runs) != 1 else "it"
-    what = ("fill kernel behind hipMemset" if all(fills) else "copy kernel behind hipMemcpy"
-            if not any(fills) else "copy and fill kernels behind hipMemcpy and hipMemset")
-    what = what.replace("kernel ", "kernels ", 1) if len(runs) != 1 and "and" not in what \
-        else what
+    kind, behind = ("fill", "hipMemset") if all(fills) else ("copy", "hipMemcpy") \
+        if not any(fills) else ("copy and fill", "hipMemcpy and hipMemset")
+    what = f"{kind} kernel{'s' * (len(runs) != 1)} behind {behind}"
     return [f"{named}: ROCm's {what}, listed here as XProf's kernel stats list {them}; the "
             f"device figures (the duty cycle, the GPU tab's kernels) count {them} as copies: "
             f"their {counted(total - int(runs.sum()), 'kernel run')} are the table's "

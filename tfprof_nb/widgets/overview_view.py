@@ -140,8 +140,7 @@ def _environment(prof, env) -> TableData:
     # (a column the capture fills for no device, such as BERT's GPU names: left out, not a
     # blank column that reads as a fault)
     blank = [c for c in devices.columns if c not in ("host", "device") and
-             devices[c].map(lambda v: v is None or (isinstance(v, float) and v != v)
-                            or str(v).strip() == "").all()]
+             (devices[c].isna() | (devices[c].astype(str).str.strip() == "")).all()]
     devices = devices.drop(columns=blank)
     title = f"Devices: {device_text(env)}"
     return TableData(devices, title, "device", 50)
