@@ -239,7 +239,7 @@ def jax_twice(tmp_path_factory):
     from .make_compare_profiles import capture
 
     runs = capture(tmp_path_factory.mktemp("jax_twice"), "jax_lengths")
-    return runs["short"], runs["long"]
+    return tp.load(runs["short"]), tp.load(runs["long"])
 
 
 def test_a_run_against_itself_and_a_second_run_pass(cpu, jax_twice):
