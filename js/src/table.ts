@@ -2,7 +2,7 @@
 // Tables arrive as typed columns (see columns.ts) with a title, a filter column and a page size.
 import { decodeColumns, missing, type Cell, type Field, type Wire } from "./columns";
 import { type ModelLike } from "./model";
-import { counted } from "./format";
+import { counted, groupedFixed } from "./format";
 import { ensureStyle } from "./ui";
 
 export interface Column {
@@ -103,10 +103,13 @@ export function toCsv(spec: TableSpec, rows: number[]): string {
   return lines.join("\n") + "\n";
 }
 
-/** A cell as the table shows it: integers and numbers of 100 or more with thousands separators. */
-export function fmt(v: unknown, type: string): string {
+/** A cell as the table shows it: integers and numbers of 100 or more with thousands separators;
+ * a share (a column named `*_pct`) with one decimal, as every sentence writes a percentage (a
+ * table's 63.25 beside a sentence's 63.2% reads as two figures). */
+export function fmt(v: unknown, type: string, name = ""): string {
   if (missing(v)) return "";
   if (type === "number" && typeof v === "number") {
+    if (name.endsWith("_pct") && Number.isFinite(v)) return groupedFixed(v, 1);
     if (Number.isInteger(v)) return v.toLocaleString("en-US");
     // (thousands separated as the integers of the same column are)
     return Math.abs(v) >= 100 ? v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })
@@ -202,7 +205,7 @@ export function renderTable(el: HTMLElement, getSpec: () => TableSpec, opts: Tab
       for (const c of spec.columns) {
         const td = document.createElement("td");
         const v = spec.data[c.name]?.[i];
-        td.textContent = fmt(v, c.type);
+        td.textContent = fmt(v, c.type, c.name);
         if (!opts.onRow) td.title = td.textContent;
         if (c.missingTitle && missing(v)) td.title = c.missingTitle;
         if (c.type === "number") td.className = "tp-num";

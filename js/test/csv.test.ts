@@ -25,6 +25,14 @@ describe("cells as the table shows them", () => {
     expect(fmt(564885712820175.6, "number")).toBe("564,885,712,820,175.6");
     expect(fmt(2013.66, "number")).toBe("2,013.7");
     expect(fmt(12.3456, "number")).toBe("12.35");
+    // a share reads as the sentences write it: 63.2, not 63.25 (whose 63.3 a reader rounds to)
+    expect(fmt(63.2451, "number", "host_bound_pct")).toBe("63.2");
+    expect(fmt(5, "number", "busy_pct")).toBe("5.0");
+    expect(fmt(12.3456, "number", "busy_us")).toBe("12.35");
+    expect(fmt(63.25, "number", "host_bound_pct")).toBe("63.2"); // (an exact tie: to even)
+    expect(fmt(63.75, "number", "host_bound_pct")).toBe("63.8");
+    expect(fmt(12345.67, "number", "x_pct")).toBe("12,345.7");
+    expect(fmt(-0.04, "number", "x_pct")).toBe("-0.0");
     expect(fmt(null, "number")).toBe("");
     expect(fmt("a<b>", "string")).toBe("a<b>");
   });

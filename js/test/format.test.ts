@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { counted, formatInt, formatUs } from "../src/format";
+import { counted, fixed, formatInt, formatUs, groupedFixed } from "../src/format";
 import cases from "./details_cases.json";
 
 // Python's texts of each case (tests/widgets/test_event_details.py writes and checks the file):
@@ -32,6 +32,19 @@ describe("the numbers a page writes in an event's details, as Python writes them
     });
     expect(got).toEqual(ints.map((c) => c.text));
     expect(ints.some((c) => c.big !== undefined) && ints.some((c) => c.text === null)).toBe(true);
+  });
+});
+
+describe("a number with fewer decimals, as Python's f-strings write it", () => {
+  it("rounds exact ties to even (toFixed goes up) and keeps every digit", () => {
+    // [x, decimals, Python's f"{x:.{decimals}f}"]
+    const cases: [number, number, string][] = [[0.25, 1, "0.2"], [0.75, 1, "0.8"], [2.5, 0, "2"],
+      [3.5, 0, "4"], [1.05, 1, "1.1"], [63.25, 1, "63.2"], [-0.25, 1, "-0.2"],
+      [1e22, 1, "10000000000000000000000.0"], [0.0625, 3, "0.062"], [999.95, 1, "1000.0"],
+      [1234567.25, 1, "1234567.2"]];
+    expect(cases.map(([x, d]) => fixed(x, d))).toEqual(cases.map((c) => c[2]));
+    expect(groupedFixed(1234567.25, 1)).toBe("1,234,567.2");
+    expect(groupedFixed(-999.95, 1)).toBe("-1,000.0");
   });
 });
 
