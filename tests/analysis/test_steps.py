@@ -107,6 +107,7 @@ def test_steps_inferred_without_markers(tmp_path):
     steps = tp.load(xplane).steps
     assert len(steps) == 16  # one per batch: every call lies inside the profile window
     assert steps.source.iloc[0].startswith("inferred")
+    assert "batches" not in steps.source.iloc[0]  # (one batch a call: nothing to say)
     assert (steps.host_compute_ms > 0).all()
 
 
@@ -208,3 +209,22 @@ def test_one_step_number_for_two_steps():
     assert not prof.critical_path.duplicated(["host", "step", "order"]).any()
     assert "no GPU or TPU in this profile: the step-time breakdown's device columns are " \
         "zero" in prof.overview().reasons  # (no XLA: no device side to speak of)
+
+
+def test_inferred_steps_say_how_many_batches_each_call_took():
+    """Keras 3's fit with steps_per_execution=4 (tests/data/keras3_steps_per_execution): no
+    step markers, so the steps are the repeated calls of multi_step_on_iterator, each running
+    four training steps; the step source says so, counted from the tf.data root calls that
+    start inside each step."""
+    from ..conftest import DATA
+
+    prof = tp.load(DATA / "keras3_steps_per_execution.xplane.pb")
+    steps, ev = prof.steps, prof.events
+    roots = np.sort(ev.start_us[ev.name == "Iterator::Root"].to_numpy())
+    lo = steps.start_us.to_numpy()
+    hi = lo + steps.duration_ms.to_numpy() * 1e3
+    each = np.searchsorted(roots, hi) - np.searchsorted(roots, lo)
+    assert len(steps) == 12 and set(each.tolist()) == {4}
+    assert steps.source.iloc[0] == (
+        "inferred: repeated 'multi_step_on_iterator'; each call took 4 tf.data batches, so "
+        "one step here is 4 training steps, as Keras's steps_per_execution runs them")

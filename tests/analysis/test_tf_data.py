@@ -118,3 +118,36 @@ def test_the_message_counts_the_slow_pipelines():
     small = tp.load(DATA / "tf_cpu_epochs.xplane.pb").tf_data
     assert int(small.pipelines.calls.iloc[0]) == 12 == int(small.graph["rank"].max()) + 1
     assert small.summary["message"].endswith("; its graph draws all of its calls.")
+
+
+def test_an_id_taken_by_a_later_iterator_is_another_pipeline():
+    """Keras 2's fit with validation data (tests/data/tf_keras2_validation): TensorFlow gave
+    the first epoch's validation iterator and the second epoch's training iterator one id.
+    They are two pipelines, told apart by their dataset (the root calls' ``name`` stat), not
+    one of 20 calls whose bottleneck is a stage the validation pipeline does not have."""
+    prof = tp.load(DATA / "tf_keras2_validation.xplane.pb")
+    pipes = prof.tf_data.pipelines
+    ev = prof.events
+    roots = ev[ev.name == "Iterator::Root"]
+    pairs = prof.stat("id").reindex(roots.index).astype(str) + " " + \
+        prof.stat("name").reindex(roots.index).astype(str)
+    assert len(pipes) == pairs.nunique() == 4 > prof.stat("id").reindex(roots.index).nunique()
+    shared = pipes[pipes.root_id.duplicated(keep=False)]
+    assert len(shared) == 2 and shared.dataset.nunique() == 2
+    counted = pairs.value_counts()
+    for p in pipes.itertuples():
+        assert p.calls == counted[f"{p.root_id} {p.dataset}"]
+    assert f"{len(pipes)} tf.data pipelines have calls slower" in prof.tf_data.summary["message"]
+
+
+def test_a_map_fused_with_its_batch_is_said_sequential_when_it_was():
+    """Keras 3 on a plain ``.map()`` then ``.batch()`` (tests/data/keras3_steps_per_execution):
+    tf.data fused them into MapAndBatch (its ``name`` stat: fused(MapDataset...)); the map
+    still runs one element at a time, so the advice is the sequential map's, not "this
+    parallel map"."""
+    td = tp.load(DATA / "keras3_steps_per_execution.xplane.pb").tf_data
+    assert len(td.bottlenecks) and set(td.bottlenecks.iterator_name) == {"MapAndBatch"}
+    assert set(td.pipelines.dataset) == {"fused(MapDataset:1,BatchDatasetV2:2)"}
+    for text in td.bottlenecks.suggestion_text:
+        assert text.startswith("tf.data fused the .map() with the .batch()")
+        assert "runs sequentially" in text and "parallel map" not in text

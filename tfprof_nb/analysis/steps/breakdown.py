@@ -175,6 +175,27 @@ def _infer_step_roots(hd: HostData, grouping: Grouping) -> tuple[np.ndarray, str
     return rows, name
 
 
+def _batches_words(hd: HostData, table: pd.DataFrame) -> str:
+    """Where each inferred step took more than one tf.data batch (calls of a pipeline's root
+    iterator starting inside it: Keras's ``steps_per_execution`` runs several training steps
+    in one call), what one step here is: "; each call took 4 tf.data batches, ..."; ""
+    otherwise."""
+    roots = hd.name_rows(lambda s: (s.str.startswith("Iterator::") &
+                                    (s.str.count("::") == 1)).to_numpy())
+    if not len(roots) or table.empty:
+        return ""
+    begin = np.sort(hd.begin[roots])
+    lo = table.begin_ps.to_numpy(np.int64)
+    hi = lo + np.rint(table.duration_ms.to_numpy(float) * 1e9).astype(np.int64)
+    counts = np.searchsorted(begin, hi, side="left") - np.searchsorted(begin, lo, side="left")
+    if np.median(counts) <= 1:
+        return ""
+    k, most = int(counts.min()), int(counts.max())
+    took = f"{k}" if k == most else f"{k} to {most}"
+    return (f"; each call took {took} tf.data batches, so one step here is {took} training "
+            "steps, as Keras's steps_per_execution runs them")
+
+
 def _most_repeated(hd: HostData, rows: np.ndarray,
                    min_count: int = 2) -> tuple[np.ndarray, str]:
     """The rows of the name among ``rows`` that occurs at least ``min_count`` times with the
@@ -249,7 +270,8 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
                 grouping = group_events(hd, extra_roots=roots, graph=graph)
                 table = _host_steps(hd, grouping.group, grouping, inferred=roots)
                 source = (f"inferred: repeated '{name}'" if len(roots) > 1 else
-                          f"inferred: the one call of '{name}' in the window")
+                          f"inferred: the one call of '{name}' in the window") + \
+                    _batches_words(hd, table)
     out = _finished(hd, table, source, shift_ps, device=has_device)
     if grouping is not None:  # groups made here: the memory step reads its events' groups
         rows = np.flatnonzero(hd.name_is(*MEMORY_EVENTS))

@@ -62,19 +62,39 @@ def _waiting(name: str, upstream: tuple | None) -> str:
             "tracer level to see them.")
 
 
+_SEQUENTIAL_MAP = ("This map runs sequentially: pass num_parallel_calls=tf.data.AUTOTUNE to "
+                   ".map(), and .cache() after it if the data fits in memory and the map has "
+                   "no randomness.")
+_PARALLEL_MAP = ("This parallel map is still the slowest stage: make sure num_parallel_calls is "
+                 "tf.data.AUTOTUNE, vectorise the function (batch before map), or .cache() its "
+                 "output.")
+
+
+def _map_and_batch(dataset: str) -> str:
+    """What to say of a MapAndBatch stage by the datasets tf.data fused into it (its
+    ``name`` stat, e.g. ``fused(MapDataset:1,BatchDatasetV2:2)``): a plain ``.map()`` runs
+    sequentially there too."""
+    fused = "tf.data fused the .map() with the .batch() after it into this stage. "
+    if dataset.startswith("fused(MapDataset"):
+        return fused + _SEQUENTIAL_MAP
+    if dataset.startswith("fused(ParallelMapDataset"):
+        return fused + _PARALLEL_MAP
+    return ("This map-and-batch stage is the slowest: pass num_parallel_calls=tf.data.AUTOTUNE "
+            "to its .map() if it has none, vectorise the function, or .cache() its output.")
+
+
 def suggestion_for(iterator_name: str, pipeline_has_prefetch: bool = True,
-                   upstream: tuple | None = None) -> str:
+                   upstream: tuple | None = None, dataset: str = "") -> str:
     """What to try when ``iterator_name`` (e.g. "Map", "TFRecord") is the bottleneck;
-    ``upstream`` (see :func:`_waiting`) says whether the stages before it are drawn."""
+    ``upstream`` (see :func:`_waiting`) says whether the stages before it are drawn;
+    ``dataset``: the stage's dataset name (its iterator's ``name`` stat), "" when unknown."""
     name = iterator_name
     if name in ("Map",):
-        text = ("This map runs sequentially: pass num_parallel_calls=tf.data.AUTOTUNE to "
-                ".map(), and .cache() after it if the data fits in memory and the map has no "
-                "randomness.")
-    elif name in ("ParallelMap", "ParallelMapV2", "MapAndBatch"):
-        text = ("This parallel map is still the slowest stage: make sure num_parallel_calls is "
-                "tf.data.AUTOTUNE, vectorise the function (batch before map), or .cache() its "
-                "output.")
+        text = _SEQUENTIAL_MAP
+    elif name in ("ParallelMap", "ParallelMapV2"):
+        text = _PARALLEL_MAP
+    elif name == "MapAndBatch":
+        text = _map_and_batch(dataset)
     elif name in ("Interleave",):
         text = ("Interleave runs sequentially: pass num_parallel_calls=tf.data.AUTOTUNE (and "
                 "deterministic=False if order does not matter).")
@@ -226,8 +246,17 @@ def _execution(root: int, g: _IteratorGraph):
     return stats
 
 
+def _datasets(hd: HostData, rows: np.ndarray) -> list[str]:
+    """The dataset name of each iterator call at ``rows`` (its ``name`` stat: "PrefetchDataset:3",
+    "fused(MapDataset:1,BatchDatasetV2:2)"), "" where it has none."""
+    stat = hd.str_stat("name")
+    codes, hit = stat.lookup(rows)
+    return ["" if t is None else str(t) for t in stat.text(np.where(hit, codes, -1))]
+
+
 def _iterator_meta(hd: HostData, g: _IteratorGraph) -> dict:
-    """{iterator id: parent id, short and long name} from each iterator's first call."""
+    """{iterator id: parent id, short and long name, dataset name} from each iterator's first
+    call."""
     ids = g.ids[g.has_id]
     _, first = np.unique(ids, return_index=True)
     first_pos = np.flatnonzero(g.has_id)[first]
@@ -235,9 +264,9 @@ def _iterator_meta(hd: HostData, g: _IteratorGraph) -> dict:
     pid, has_pid = g.pids[first_pos], g.has_pid[first_pos]
     long_names = hd.name_of(first_rows)
     return {int(i): {"parent_id": int(p) if h else 0, "name": n.split("::")[-1],
-                     "long_name": n}
-            for i, p, h, n in zip(ids[first].tolist(), pid.tolist(), has_pid.tolist(),
-                                  long_names)}
+                     "long_name": n, "dataset": d}
+            for i, p, h, n, d in zip(ids[first].tolist(), pid.tolist(), has_pid.tolist(),
+                                     long_names, _datasets(hd, first_rows))}
 
 
 def host_tf_data(hd: HostData, shift_ps: int = 0):
@@ -254,20 +283,24 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
     is_root = hd.name_table(lambda s: (s.str.count("::") == 1).to_numpy())[code] & \
         g.has_id & ~device_second
     root_pos = np.flatnonzero(is_root)
+    # a pipeline: the calls of one root iterator, told apart by its id and its dataset (an
+    # iterator made after another was freed can get its id: Keras 2's validation iterator
+    # and the next epoch's training one)
     calls = pd.DataFrame({"root_id": g.ids[root_pos], "pos": root_pos,
-                          "dur": g.end[root_pos] - g.begin[root_pos]})
+                          "dur": g.end[root_pos] - g.begin[root_pos],
+                          "dataset": _datasets(hd, g.rows[root_pos])})
     pipelines, graph, bottlenecks = [], [], []
     counters = {"host": 0, "device": 0}
     host = hd.name
-    for root_id, group in calls.groupby("root_id", sort=True):
+    for (root_id, dataset), group in calls.groupby(["root_id", "dataset"], sort=True):
         group = group.sort_values("dur", ascending=False, kind="stable")
         root_id = int(root_id)
         kind = "device" if root_id in device_roots else "host"
         name = f"{kind.capitalize()}:{counters[kind]}"
         counters[kind] += 1
         lat = group.dur.to_numpy() / 1e6
-        pipelines.append({"host": host, "pipeline": name, "root_id": root_id, "kind": kind,
-                          "calls": len(group), "slow_calls": int((lat > SLOW_CALL_US).sum()),
+        pipelines.append({"host": host, "pipeline": name, "root_id": root_id,
+                          "dataset": dataset, "kind": kind, "calls": len(group), "slow_calls": int((lat > SLOW_CALL_US).sum()),
                           "min_latency_us": float(lat.min()),
                           "avg_latency_us": float(lat.mean()),
                           "max_latency_us": float(lat.max())})
@@ -293,7 +326,8 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
                     "iterator_long_name": m["long_name"],
                     "iterator_self_us": stats[bottleneck][2] / 1e6,
                     "suggestion_text": suggestion_for(m["name"], has_prefetch,
-                                                      _upstream(bottleneck, stats, meta))})
+                                                      _upstream(bottleneck, stats, meta),
+                                                      m.get("dataset", ""))})
     return pipelines, graph, bottlenecks
 
 
@@ -323,8 +357,8 @@ def combine_tf_data(parts: dict[str, tuple]) -> TfDataAnalysis:
         graph += g
         bottlenecks += b
     pipelines = pd.DataFrame(pipelines, columns=[
-        "host", "pipeline", "root_id", "kind", "calls", "slow_calls", "min_latency_us",
-        "avg_latency_us", "max_latency_us"])
+        "host", "pipeline", "root_id", "dataset", "kind", "calls", "slow_calls",
+        "min_latency_us", "avg_latency_us", "max_latency_us"])
     graph = pd.DataFrame(graph, columns=[
         "host", "pipeline", "root_id", "rank", "iterator_id", "parent_id", "name", "long_name",
         "start_us", "total_us", "self_us", "calls", "critical", "bottleneck"])
