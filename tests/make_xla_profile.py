@@ -19,6 +19,10 @@ Scenarios:
              bad_hlo.xplane.pb     one program's Hlo Proto bytes are garbage
              unknown_gpu.xplane.pb no clock_rate / core_count / memory_bandwidth stats
            and programs.json (program id -> module name, instruction names).
+  gpu_collectives  gpu's full.xplane.pb and programs.json around two JAX programs compiled
+           for 8 host devices: a mesh-sharded train step (an all-reduce whose replica groups
+           are written by mesh axes) and a ``jax.debug.callback`` (a custom call with a
+           maximal sharding)
 """
 
 from __future__ import annotations
@@ -235,18 +239,62 @@ def _instructions(module_bytes: bytes) -> list[tuple[str, str, bool]]:
             for c in proto.hlo_module.computations for i in c.instructions]
 
 
-def gpu(outdir: str) -> None:
+def _sharded_modules() -> list[tuple[str, bytes]]:
+    """Two JAX programs compiled for 8 host devices (``XLA_FLAGS`` set by the caller before
+    JAX starts): a train step sharded over a mesh, whose gradient all-reduce lists its
+    replica groups by mesh axes, and one with a ``jax.debug.callback``, a custom call with a
+    maximal sharding."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(jax.devices()[:8]), ("data",))
+    rows, whole = NamedSharding(mesh, PartitionSpec("data", None)), NamedSharding(mesh,
+                                                                               PartitionSpec())
+
+    def sharded_step(w, x):
+        grad = jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+        return w - 0.1 * grad
+
+    def with_callback(v):
+        jax.debug.callback(lambda t: None, v.sum())
+        return v * 2.0
+
+    f32 = jnp.float32
+    out = []
+    for fn, args in ((sharded_step, (jax.device_put(jnp.ones((16, 8), f32), whole),
+                                     jax.device_put(jnp.ones((64, 16), f32), rows))),
+                     (with_callback, (jnp.ones((8,), f32),))):
+        exe = jax.jit(fn).lower(*args).compile().runtime_executable()
+        module = exe.hlo_modules()[0]
+        out.append((module.name, _hlo_proto(module.as_serialized_hlo_module_proto())))
+    return out
+
+
+def gpu_collectives(outdir: str) -> None:
+    """``gpu``'s full XSpace around the programs of :func:`_sharded_modules` (8 host
+    devices: this scenario's process sets the flag before JAX starts)."""
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""),
+                                        "--xla_force_host_platform_device_count=8"]).strip()
+    gpu(outdir, _sharded_modules(), variants=("full",))
+
+
+def gpu(outdir: str, modules: list | None = None, variants: tuple = ("full", "no_hlo",
+                                                                     "bad_hlo", "unknown_gpu")
+        ) -> None:
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    modules = _jax_modules() + [_tf_module()]
-    modules.append(_gemm_module(modules[-1][1]))
+    if modules is None:
+        modules = _jax_modules() + [_tf_module()]
+        modules.append(_gemm_module(modules[-1][1]))
     programs = {pid: (name, data) for pid, (name, data) in zip((11, 12, 7, 13), modules)}
     (out / "programs.json").write_text(json.dumps(
         {pid: {"module": name, "instructions": _instructions(data)}
          for pid, (name, data) in programs.items()}))
-    for variant in ("full", "no_hlo", "bad_hlo", "unknown_gpu"):
+    for variant in variants:
         xs = xplane_pb2.XSpace()
         xs.hostnames.append("synthetic")
         if variant != "no_hlo":
@@ -320,4 +368,5 @@ def gpu(outdir: str) -> None:
 if __name__ == "__main__":
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     target, scenario = sys.argv[1], sys.argv[2]
-    {"tf_jit": tf_jit, "jax": jax_cpu, "gpu": gpu}[scenario](target)
+    {"tf_jit": tf_jit, "jax": jax_cpu, "gpu": gpu,
+     "gpu_collectives": gpu_collectives}[scenario](target)

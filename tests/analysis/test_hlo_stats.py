@@ -15,7 +15,8 @@ import pytest
 import tfprof_nb as tp
 from tfprof_nb.xspace.hlo_proto import HloParseError, parse_hlo_proto
 
-from .xla_profiles import make, oracle_frame, programs, xplane
+from ..conftest import DATA
+from .xla_profiles import MAKER, make, oracle_frame, programs, xplane
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +61,23 @@ def test_rows_times_and_text_equal_xprof(gpu, gpu_dir):
     assert set(ours.program_id) == {0, 7, 11, 12, 13}
     assert sum(len(p["instructions"]) for p in programs(gpu_dir).values()) == \
         (ours.program_id > 0).sum() - 1
+
+
+def test_replica_groups_and_shardings_are_written_as_xprof_writes_them(tmp_path_factory):
+    """Programs compiled for 8 devices (make_xla_profile.py gpu_collectives): the all-reduce
+    names its replica groups by mesh axes (mesh['axis_0'=8,...] {'axis_0'}, with
+    use_global_device_ids), parameters carry replicated and tiled (iota) shardings and the
+    debug callback a maximal one inside a tuple; every expression equals xprof's."""
+    path = make(tmp_path_factory, "gpu_collectives") / "full.xplane.pb"
+    ours, ref = tp.load(path).hlo_stats, oracle_frame(path, "hlo_stats")
+    theirs = dict(zip(ref.hlo_op_name, ref.hlo_op_expression))
+    mine = dict(zip(ours.hlo_op_name.astype(str), ours.hlo_op_expression))
+    assert len(theirs) > 20 and {k: mine.get(k) for k in theirs} == theirs
+    said = " ".join(theirs.values())
+    for form in ("replica_groups=mesh['axis_0'=8", "use_global_device_ids=true",
+                 "sharding={replicated}", "sharding={devices=[8,1]<=[8]}",
+                 "sharding={{maximal device=0}}"):
+        assert form in said, form
 
 
 def test_unknown_op_kept_with_reason_where_xprof_drops_it(gpu):
@@ -185,7 +203,9 @@ def test_jax_cpu_thunks(jax_cpu):
     assert set(ours.module) == {"jit_step", "jit_loop"}
     dot = ours[ours.hlo_op_name.str.startswith("dot_general")].iloc[0]
     assert dot.category == "dot" and dot.framework_op_name == "jit(step)/dot_general:"
-    assert dot.occurrences == 3 and dot.source.endswith(".py:58")
+    line = next(i for i, text in enumerate(MAKER.read_text().splitlines(), 1)
+                if "return jnp.sum(y, axis=1), y.T @ x" in text)  # (its dot: y.T @ x)
+    assert dot.occurrences == 3 and dot.source.endswith(f".py:{line}")
     # 128x256 @ 256x128 ... transposed: 2 * 256 * 128 * 128 FLOPs per run
     assert dot.flops == 3 * 2 * 256 * 128 * 128
     ev = prof.event_stats(["hlo_op", "_p", "_c"])
@@ -231,6 +251,22 @@ def test_jax_cpu_shares_are_said_of_the_ops_span(jax_cpu):
     # the overview's note on CPU says where these device ops come from
     assert "no GPU or TPU in this profile: the step-time breakdown's device columns are zero; " \
         "the ops XLA runs on the CPU are the op tables' device side" in prof.overview().reasons
+
+
+def test_an_idle_share_of_zero_still_says_the_time_it_is_of():
+    """Eight XLA:CPU devices whose ops overlap (tests/data/jax_cpu_sharded8): the ops' summed
+    self time outlasts their span, so the device IDLE row is 0 of that sum; its note said "0.0%
+    of 0.0 ms" (the whole worked back from the IDLE row's share), beside the XLA tab's 308.9."""
+    from tfprof_nb.plot.op_words import idle_note
+
+    prof = tp.load(DATA / "jax_cpu_sharded8.xplane.pb")
+    ops = prof.op_stats
+    device = ops[ops.host_or_device == "Device"]
+    (idle,) = device[device["type"] == "IDLE"].itertuples()
+    assert idle.total_self_time_us == 0
+    whole_us = prof.hlo_stats.attrs["total_time_us"]
+    assert whole_us > 0 and whole_us == pytest.approx(device.total_self_time_us.sum(), rel=1e-9)
+    assert f"XLA:CPU 0.0% of {whole_us / 1e3:,.1f} ms" in idle_note(prof, ops)
 
 
 def test_jax_cpu_while_self_time(jax_cpu):

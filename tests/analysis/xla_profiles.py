@@ -24,7 +24,8 @@ _ORACLE: dict = {}
 def make(tmp_path_factory, scenario: str) -> Path:
     """The output directory of ``make_xla_profile.py <dir> <scenario>`` (made once)."""
     if scenario not in _MADE:
-        need = {"jax": ["jax"], "gpu": ["jax", "tensorflow"], "tf_jit": ["tensorflow"]}
+        need = {"jax": ["jax"], "gpu": ["jax", "tensorflow"], "tf_jit": ["tensorflow"],
+                "gpu_collectives": ["jax", "tensorflow"]}
         for module in need[scenario]:
             if importlib.util.find_spec(module) is None:
                 pytest.skip(f"{module} is not installed")

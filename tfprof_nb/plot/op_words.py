@@ -40,7 +40,7 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
     side_words = {"Device": "XLA:CPU" if on_cpu(prof) else
                   "device" if len(prof.duty_cycle) == 1 else "devices", "Host": "host"}
     shares = ", ".join(f"{side_words.get(r.host_or_device, r.host_or_device)} "
-                       f"{r.self_time_pct:.1f}% of {_whole_ms(r):,.1f} ms"
+                       f"{r.self_time_pct:.1f}% of {_whole_ms(ops, r.host_or_device):,.1f} ms"
                        for r in idle.itertuples())
     if on_cpu(prof):  # (XProf's op stats list no device rows on CPU: no rule of its to name)
         rules = [f"the device side's: {XLA_CPU_SPAN}" if side == "Device" else
@@ -59,7 +59,7 @@ def idle_note(prof, ops: pd.DataFrame) -> str:
         if own is not None:
             text += (f" The page's own measure, the overview's '{own['label']}', reads "
                      f"{own['value']:.1f}% ({own['scope']}).")
-        text += duty_cycle_beside(prof, _whole_ms(device.iloc[0]),
+        text += duty_cycle_beside(prof, _whole_ms(ops, "Device"),
                                   "IDLE subtracts the ops' summed self times",
                                   "the two do not add up to 100%")
     return text
@@ -94,10 +94,10 @@ def duty_cycle_beside(prof, whole_ms: float, summed: str, apart: str = "") -> st
             + (f"; {apart}." if apart else "."))
 
 
-def _whole_ms(row) -> float:
-    """The whole time (ms) an IDLE row's share is of."""
-    return float(row.total_self_time_us) / (float(row.self_time_pct) / 100) / 1e3 \
-        if row.self_time_pct else 0.0
+def _whole_ms(ops: pd.DataFrame, side: str) -> float:
+    """The whole time (ms) the shares of a side's rows are of: its rows' self times, IDLE
+    among them (not worked back from the IDLE row's share, which is 0 where IDLE is)."""
+    return float(ops.total_self_time_us[ops.host_or_device == side].sum()) / 1e3
 
 
 def _duty_span_ms(prof, duty) -> tuple[float, float]:

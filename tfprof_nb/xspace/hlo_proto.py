@@ -102,7 +102,11 @@ _SCHEMA = [
         ("comparison_type", 72, _STR, 1, None), ("custom_call_api_version", 77, _I32, 1, None),
         ("constrain_layout", 56, _BOOL, 1, None),
         ("operand_shapes_with_layout", 57, _MSG, 3, "ShapeProto"),
-        ("k", 81, _I64, 1, None), ("largest", 85, _BOOL, 1, None)]),
+        ("k", 81, _I64, 1, None), ("largest", 85, _BOOL, 1, None),
+        ("sharding", 40, _MSG, 1, "OpSharding"),
+        ("collective_device_list", 87, _MSG, 1, "CollectiveDeviceListProto"),
+        ("iota_collective_device_list", 92, _MSG, 1, "IotaReplicaGroupListProto"),
+        ("mesh_axes_replica_group_list", 93, _MSG, 1, "MeshAxesReplicaGroupListProto")]),
     ("ShapeProto", [
         ("element_type", 2, _I32, 1, None), ("dimensions", 3, _I64, 3, None),
         ("tuple_shapes", 4, _MSG, 3, "ShapeProto"), ("layout", 5, _MSG, 1, "LayoutProto"),
@@ -171,6 +175,27 @@ _SCHEMA = [
         ("index_vector_dim", 4, _I64, 1, None), ("input_batching_dims", 5, _I64, 3, None),
         ("scatter_indices_batching_dims", 6, _I64, 3, None)]),
     ("ReplicaGroup", [("replica_ids", 1, _I64, 3, None)]),
+    # the newer ways to write replica groups, and an instruction's sharding
+    ("CollectiveDeviceListProto", [
+        ("replica_groups", 1, _MSG, 3, "ReplicaGroup"),
+        ("iota_replica_group_list", 2, _MSG, 1, "IotaReplicaGroupListProto")]),
+    ("IotaReplicaGroupListProto", [
+        ("num_replica_groups", 1, _I64, 1, None), ("num_devices_per_group", 2, _I64, 1, None),
+        ("iota_reshape_dims", 3, _I64, 3, None), ("iota_transpose_perm", 4, _I32, 3, None)]),
+    ("MeshAxesReplicaGroupListProto", [("mesh", 1, _MSG, 1, "MeshProto"),
+                                       ("axes", 2, _MSG, 3, "AxisRefProto")]),
+    ("MeshProto", [("axes", 1, _MSG, 3, "MeshAxis"), ("device_ids", 2, _I64, 3, None)]),
+    ("MeshAxis", [("name", 1, _STR, 1, None), ("size", 2, _I64, 1, None)]),
+    ("AxisRefProto", [("mesh_axis_index", 1, _I64, 1, None),
+                      ("sub_axis_info", 2, _MSG, 1, "SubAxis")]),
+    ("SubAxis", [("pre_size", 1, _I64, 1, None), ("size", 2, _I64, 1, None)]),
+    ("OpSharding", [
+        ("type", 1, _I32, 1, None), ("tile_assignment_dimensions", 3, _I64, 3, None),
+        ("tile_assignment_devices", 4, _I64, 3, None),
+        ("tuple_shardings", 5, _MSG, 3, "OpSharding"),
+        ("replicate_on_last_tile_dim", 6, _BOOL, 1, None),
+        ("last_tile_dims", 8, _I32, 3, None), ("iota_reshape_dims", 9, _I64, 3, None),
+        ("iota_transpose_perm", 10, _I32, 3, None)]),
     ("ParameterReplication", [("replicated_at_leaf_buffers", 1, _BOOL, 3, None)]),
     ("FrontendAttributes", [("map", 1, _MSG, 3, "FrontendAttributes.MapEntry")]),
     ("StackFrameIndexProto", [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ...xspace.hlo_proto import PRIMITIVE_TYPES, HloModule
+from .device_lists_text import replica_groups_text, sharding_text
 
 __all__ = ["expression", "category", "shape_text", "is_elementwise", "ELEMENTWISE"]
 
@@ -415,11 +416,10 @@ def _collective_attributes(instr) -> tuple[list[str], list[str]]:
     first = [f"channel_id={instr.channel_id}"] \
         if op in _CHANNEL_OPS and instr.channel_id else []
     last = []
-    if op in _REPLICA_GROUP_OPS and len(instr.replica_groups):
-        last.append("replica_groups={" + ",".join(_ints(g.replica_ids)
-                                                  for g in instr.replica_groups) + "}")
-        if instr.use_global_device_ids:
-            last.append("use_global_device_ids=true")
+    if op in _REPLICA_GROUP_OPS:
+        groups = replica_groups_text(instr)
+        last += [f"replica_groups={groups}"] if groups else []
+        last += ["use_global_device_ids=true"] if instr.use_global_device_ids else []
     if op in _HOST_TRANSFER_OPS and instr.is_host_transfer:
         last.append("is_host_transfer=true")
     return first, last
@@ -471,6 +471,8 @@ def expression(module: HloModule, instr) -> str:
         operands = _annotated(parts)
     text = f"%{instr.name} = {shape_text(instr.shape)} {op}({operands})"
     extra = _specific_attributes(module, instr) + _called_attributes(module, instr)
+    if instr.HasField("sharding"):
+        extra.append("sharding=" + sharding_text(instr.sharding))
     attrs = instr.frontend_attributes.map if instr.HasField("frontend_attributes") else {}
     if len(attrs):
         extra.append("frontend_attributes={" + ",".join(
