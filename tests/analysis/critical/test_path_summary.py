@@ -280,3 +280,18 @@ def test_compilation_on_the_path_says_where_the_breakdown_puts_it():
     # (the path's host work is every host event of no other category: not the breakdown's
     # "Host compute", XProf's ops on the host, which the same page charts)
     assert "host compute" not in bound_sentence(summary(["host_compute"])).lower()
+
+
+def test_a_share_few_steps_hold_says_how_few():
+    """Keras 2's fit (tests/data/tf_keras2_validation): the path's gaps lie in a few of the 40
+    steps (the epochs' ends and validation), so the sentence says in how many, counted from
+    the path's own rows; a category every step has is said without a count."""
+    prof = tp.load(DATA / "tf_keras2_validation.xplane.pb")
+    cp, sentence = prof.critical_path, prof.critical_path_summary.attrs["sentence"]
+    n = cp.groupby(["host", "step"]).ngroups
+    idle = cp[cp.category == "idle"].groupby(["host", "step"]).ngroups
+    assert 0 < idle * 2 <= n
+    assert f"gaps with no traced event in {idle} of the {n} steps" in sentence
+    host = cp[cp.category == "host_compute"].groupby(["host", "step"]).ngroups
+    assert host == n and "host work (ops, Python and framework code) on /host:CPU" in sentence
+    assert f"on /host:CPU in {host} of" not in sentence
