@@ -341,3 +341,16 @@ def test_an_idle_cause_says_it_is_part_of_the_devices_idle_time(name):
                           "Device idle in its active span" if one else
                           "Devices idle in their active spans")
     assert f"{part:.1f}%" in host.what
+
+
+def test_a_tf1_session_program_is_advised_in_its_own_words():
+    """A TensorFlow 1 Session.run loop (tests/data/tf1_session_run) has no tf.function nor
+    Keras to advise: its host-overhead fix speaks of sess.run calls; a TF2 capture's keeps
+    the tf.function advice."""
+    session = tp.load(DATA / "tf1_session_run.xplane.pb")
+    assert session.framework.session and session.framework.name == "tensorflow"
+    (f,) = [f for f in session.recommendations() if f.kind == "host_overhead"]
+    assert f.fix.startswith("Do more per sess.run call") and "tf.function," not in f.fix
+    tf2 = tp.load(DATA / "tf_cpu_epochs.xplane.pb")
+    assert not tf2.framework.session
+    assert all("sess.run" not in f.fix for f in tf2.recommendations())

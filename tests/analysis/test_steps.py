@@ -228,3 +228,20 @@ def test_inferred_steps_say_how_many_batches_each_call_took():
     assert steps.source.iloc[0] == (
         "inferred: repeated 'multi_step_on_iterator'; each call took 4 tf.data batches, so "
         "one step here is 4 training steps, as Keras's steps_per_execution runs them")
+
+
+def test_a_tf1_session_loop_has_its_runs_as_steps():
+    """TensorFlow 1's graph mode (tests/data/tf1_session_run: 20 ``sess.run`` calls, no
+    markers): xprof finds no steps; the steps are inferred from the repeated SessionRun, one
+    per call, each spanning its call."""
+    from ..conftest import DATA
+
+    path = DATA / "tf1_session_run.xplane.pb"
+    ref, _ = step_table(path)
+    prof = tp.load(path)
+    steps, ev = prof.steps, prof.events
+    runs = ev[ev.name == "SessionRun"].sort_values("start_us")
+    assert len(ref) == 0 and len(runs) == 20 == len(steps)
+    assert steps.source.iloc[0] == "inferred: repeated 'SessionRun'"
+    np.testing.assert_allclose(steps.start_us.to_numpy(), runs.start_us.to_numpy(), atol=1e-6)
+    assert (steps.duration_ms.to_numpy() * 1e3 >= runs.duration_us.to_numpy() - 1e-3).all()

@@ -1,7 +1,8 @@
 """The suggested fixes of the findings, in the words of the framework that wrote the profile.
 
-:func:`fix` gives the text for a finding ``kind`` and a framework (``"jax"``, ``"tensorflow"``
-or ``"unknown"``, see :mod:`..trace.framework`); TensorFlow's text is the default.  Allocator advice
+:func:`fix` gives the text for a finding ``kind`` and a framework (``"jax"``, ``"tensorflow"``,
+:data:`TF_SESSION` for TensorFlow 1's graph mode, or ``"unknown"``, see :mod:`..trace.framework`);
+TensorFlow's text is the default.  Allocator advice
 also depends on the allocator (device or host) and the GPU vendor: :func:`allocator_fix`.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from ..trace.framework import JAX, TENSORFLOW
 
-__all__ = ["fix", "allocator_fix", "is_device_allocator"]
+__all__ = ["TF_SESSION", "fix", "allocator_fix", "is_device_allocator"]
 
 _FIXES = {
     "input_bound": {
@@ -100,6 +101,20 @@ _FIXES.update({
     },
 })
 
+# TensorFlow 1's graph mode (Session.run, no tf.function): the fixes that differ there
+TF_SESSION = "tensorflow_session"
+_FIXES["input_bound"][TF_SESSION] = (
+    "Overlap input with compute: feed the graph from a tf.data iterator instead of feed_dict, "
+    "end the pipeline with .prefetch(tf.data.AUTOTUNE) and use "
+    "num_parallel_calls=tf.data.AUTOTUNE in map and interleave.")
+_FIXES["launch_bound"][TF_SESSION] = (
+    "Fuse ops with XLA (tf.config.optimizer.set_jit(True), or the session config's "
+    "global_jit_level) and run several steps per sess.run call in a tf.while_loop.")
+_FIXES["host_overhead"][TF_SESSION] = (
+    "Do more per sess.run call: fetch only what the step needs (each fetched tensor is copied "
+    "to Python), feed data from a tf.data iterator instead of feed_dict, and run several steps "
+    "per call in a tf.while_loop, or move the step into a TF2 tf.function.")
+
 _STABLE_SHAPES = "keep tensor shapes stable between steps (pad variable-length batches)."
 _JAX_DEVICE_FRAGMENTATION = (
     "Keep shapes stable between steps (pad or bucket variable-length batches, which also "
@@ -134,5 +149,5 @@ def allocator_fix(cause: str, device: bool, framework: str, vendors: tuple[str, 
     if "amd" in vendors:  # TF_GPU_ALLOCATOR=cuda_malloc_async is CUDA's allocator
         return _STABLE_SHAPES[0].upper() + _STABLE_SHAPES[1:]
     # TF_GPU_ALLOCATOR changes TensorFlow's device allocators only
-    lead = "Try" if framework == TENSORFLOW else "With TensorFlow, try"
+    lead = "Try" if framework in (TENSORFLOW, TF_SESSION) else "With TensorFlow, try"
     return f"{lead} TF_GPU_ALLOCATOR=cuda_malloc_async, and {_STABLE_SHAPES}"

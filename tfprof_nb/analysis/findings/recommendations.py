@@ -19,7 +19,7 @@ from ...constants import (HIGH_SHARE_PCT, HIGHLY_INPUT_BOUND_PCT, MODERATE_SHARE
 from ..runtime.unit import Analysis
 from ..tf.memory import LABELS, MemoryAnalysis
 from ..trace.framework import UNKNOWN, Framework
-from .advice import allocator_fix, fix, is_device_allocator
+from .advice import TF_SESSION, allocator_fix, fix, is_device_allocator
 from .evidence import evidence_words
 from .measure_words import device_words, get, idle_part_words, scope_tail, value_of
 
@@ -306,7 +306,8 @@ def recommendations(parts: dict, kernel_stats: pd.DataFrame, op_stats: pd.DataFr
     GPUs; every share they quote is a row of ``measures`` (:mod:`.measures`), and no two
     findings count the same time: with the GPUs' own accounting, each cause of their idle
     time is one finding, else XProf's step-breakdown shares are."""
-    target = Target(framework.name, framework.gpu_vendors)
+    target = Target(TF_SESSION if framework.session else framework.name,
+                    framework.gpu_vendors)
     out: list[Finding] = []
     _input_bound(tf_data, measures, out, target)
     if get(measures, "host_wait_pct") is not None:

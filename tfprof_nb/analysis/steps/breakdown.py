@@ -60,8 +60,8 @@ __all__ = ["ANALYSES", "NO_STEPS_WHY", "STEP_COLUMNS", "host_steps", "combine_st
            "empty_steps"]
 
 # why a profile has no steps, as every page says it
-NO_STEPS_WHY = ("no step markers, no repeated XLA program on a device and no tf.function or "
-                "jitted call to infer them from")
+NO_STEPS_WHY = ("no step markers, no repeated XLA program on a device and no tf.function, "
+                "Session.run or jitted call to infer them from")
 
 # Event types by priority (higher wins when events overlap).
 (UNKNOWN, HOST_COMPUTE, HOST_COMPILE, HOST_TO_HOST, HOST_TO_DEVICE, HOST_PREPARE,
@@ -77,7 +77,8 @@ STEP_COLUMNS = ["host", "step_name", "group_id", "source", "start_us", "duration
 _NOT_COMPUTE = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 # Calls of a compiled function on the host: a tf.function, a jitted or pmapped JAX function.
 _FUNCTION_CALL = re.compile(r"^(?:EagerLocalExecute: __inference_|PjitFunction\(|PmapFunction\()")
-_FUNCTION_RUN = "FunctionRun"  # TensorFlow's run of a function: a root (``_r``) of its own
+# TensorFlow's run of a function or of a TF1 graph (``Session.run``): a root (``_r``) of its own
+_RUNS = ("FunctionRun", "SessionRun")
 
 
 def _each(names, test) -> np.ndarray:
@@ -133,8 +134,8 @@ def _classify_device(names: pd.Series, shapes: pd.Series) -> np.ndarray:
 def _function_calls(hd: HostData, grouping: Grouping) -> np.ndarray:
     """Rows of the host's calls of compiled functions: tf.function and jitted JAX calls by
     their names, else (a TensorFlow that names its eager calls otherwise) the function runs
-    that start a group of their own, as the reference groups them (``FunctionRun`` roots,
-    tf.data's left out)."""
+    and ``Session.run`` calls that start a group of their own, as the reference groups them
+    (``FunctionRun`` and ``SessionRun`` roots, tf.data's left out)."""
     on_host = hd.plane_is(HOST_PLANE)
     calls = np.flatnonzero(
         hd.name_mask(lambda s: s.str.match(_FUNCTION_CALL).fillna(False).to_numpy()) & on_host)
@@ -143,7 +144,7 @@ def _function_calls(hd: HostData, grouping: Grouping) -> np.ndarray:
     groups = grouping.groups
     runs = groups.root[groups.implicit].to_numpy()
     runs = runs[runs < len(hd)]
-    runs = runs[hd.name_of(runs) == _FUNCTION_RUN]
+    runs = runs[np.isin(hd.name_of(runs), _RUNS)]
     return np.sort(runs[on_host[runs]])
 
 

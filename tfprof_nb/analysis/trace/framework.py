@@ -11,6 +11,8 @@ Signals:
   ``PmapFunction(f)``);
 * TensorFlow: its runtime's host events (``EagerExecute``, ``EagerLocalExecute``,
   ``FunctionRun``, ``SessionRun``, ``ExecutorState::Process``, tf.data's ``Iterator::``);
+* TensorFlow 1's graph mode (``Framework.session``): ``SessionRun`` events and no
+  ``FunctionRun`` or eager call;
 * vendor: the ``device_vendor`` stat of ``/device:GPU:*`` planes (``Nvidia``, ``AMD``), empty
   where an older profiler did not write it.
 """
@@ -32,6 +34,9 @@ _JAX_EVENTS = re.compile(r"^(?:PjitFunction|PmapFunction)\(")
 _TF_EVENTS = re.compile(r"^(?:EagerExecute|EagerLocalExecute|EagerKernelExecute|FunctionRun\b|"
                         r"SessionRun\b|ExecutorState::Process|Iterator::)")
 _JAX_METADATA = ("jax_version", "jaxlib_version")
+# a TF1 graph program: runs of a Session, and no TF2 function or eager call
+_SESSION_RUN = re.compile(r"^SessionRun\b")
+_TF2_CALLS = re.compile(r"^(?:EagerExecute|EagerLocalExecute|FunctionRun\b)")
 
 
 def host_framework(hd: HostData, shift_ps: int = 0) -> dict:
@@ -45,8 +50,11 @@ def host_framework(hd: HostData, shift_ps: int = 0) -> dict:
     tf_names = hd.name_table(lambda s: s.str.match(_TF_EVENTS).fillna(False).to_numpy())
     vendors = [str(sp.plane_stats(i).get("device_vendor", "") or "")
                for i, name in enumerate(sp.plane_names) if name.startswith(GPU_PLANE_PREFIX)]
+    sessions = hd.name_table(lambda s: s.str.match(_SESSION_RUN).fillna(False).to_numpy())
+    tf2 = hd.name_table(lambda s: s.str.match(_TF2_CALLS).fillna(False).to_numpy())
     return {"jax_metadata": bool(jax_metadata), "jax_names": int(jax_names.sum()),
-            "tf_names": int(tf_names.sum()), "gpu_vendors": vendors}
+            "tf_names": int(tf_names.sum()), "gpu_vendors": vendors,
+            "session_names": int(sessions.sum()), "tf2_names": int(tf2.sum())}
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class Framework:
 
     name: str
     gpu_vendors: tuple[str, ...] = ()
+    session: bool = False  # TensorFlow 1's graph mode: Session.run calls, no tf.function
 
 
 def _decide(parts) -> str:
@@ -73,7 +82,10 @@ def _decide(parts) -> str:
 def combine_framework(parts: dict) -> Framework:
     """The framework and GPU vendors of a profile, decided over all hosts."""
     vendors = {(v.strip().lower() or UNKNOWN) for p in parts.values() for v in p["gpu_vendors"]}
-    return Framework(_decide(parts.values()), tuple(sorted(vendors)))
+    name = _decide(parts.values())
+    session = name == TENSORFLOW and any(p.get("session_names") for p in parts.values()) \
+        and not any(p.get("tf2_names") for p in parts.values())
+    return Framework(name, tuple(sorted(vendors)), session)
 
 
 ANALYSES = (Analysis("framework", host=host_framework, combine=combine_framework,
