@@ -269,6 +269,24 @@ def test_an_idle_share_of_zero_still_says_the_time_it_is_of():
     assert f"XLA:CPU 0.0% of {whole_us / 1e3:,.1f} ms" in idle_note(prof, ops)
 
 
+def test_an_op_holding_others_is_under_no_category_of_the_op_profile(jax_cpu):
+    """XLA:CPU's while runs its body's ops inside it: the op profile counts it in its program
+    by its self time and under no category (XProf's rule for ops with children), so the
+    categories add up to the program less the while's own time, not to more than it."""
+    prof = tp.load(jax_cpu)
+    stats = prof.hlo_stats
+    loop = stats[(stats.module == "jit_loop") & (stats.category == "while")]
+    assert len(loop) == 1 and (loop.total_time_us > loop.total_self_time_us).all()
+    tree = prof.op_profile()
+    (program,) = tree[(tree.kind == "program") & tree.name.str.startswith("jit_loop")].itertuples()
+    cats = tree[(tree.kind == "category") & (tree.parent == program.node)]
+    assert "while" not in set(cats.name)
+    mine = stats[stats.module == "jit_loop"]
+    assert program.time_us == pytest.approx(mine.total_self_time_us.sum(), abs=1e-3)
+    assert cats.time_us.sum() == pytest.approx(
+        program.time_us - loop.total_self_time_us.sum(), abs=1e-3)
+
+
 def test_jax_cpu_while_self_time(jax_cpu):
     """The while thunk runs its body's thunks inside it: self time leaves them out."""
     ours = tp.load(jax_cpu).hlo_stats

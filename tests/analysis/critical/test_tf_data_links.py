@@ -77,3 +77,64 @@ def test_input_bound_tf_capture_is_bound_by_input(cpu_slowmap_logdir):
     on_workers = cp[(cp.category == "input") & ~cp.resource.str.endswith("/ python")]
     assert on_workers.duration_us.sum() > 0.25 * cp.duration_us.sum()
     assert "ExecutorState::Process" in set(on_workers.name)  # (the map function's executor)
+
+
+RUNNER = [("MapAndBatchProduce", 1, 1, {}),
+          ("InstantiatedCapturedFunction::RunAsync", 2, 1, {"id": 555}),
+          ("ThreadpoolListener::Record", 2.5, 0, {"_pt": 15, "_p": 1}),
+          ("MapAndBatchProduce", 31, 1, {"element_id": 7})]
+ASYNC_PLANES = {HOST: {
+    "python": [("train", 0, 60, {"group_id": 1, "step_name": "train 1"}),
+               ("Iterator::Root::MapAndBatch", 2, 40, {"id": 100, "group_id": 1}),
+               ("MapAndBatchConsume", 41, 0.5, {"element_id": 7}),
+               ("MatMul", 45, 14, {"group_id": 1})],
+    "tf_data_iterator_resource": RUNNER,
+    "tf_data_private_threadpool/1": [("ThreadpoolListener::StartRegion", 3.5, 0,
+                                      {"_ct": 15, "_c": 1}),
+                                     ("ExecutorState::Process", 4, 24, {"id": 555}),
+                                     ("EagerPyFunc:EagerPyFunc", 5, 20, {}),
+                                     ("ThreadpoolListener::Record", 27.5, 0,
+                                      {"_pt": 15, "_p": 2})],
+    "tf_data_private_threadpool/2": [("ThreadpoolListener::StartRegion", 28.5, 0,
+                                      {"_ct": 15, "_c": 2}),
+                                     ("ExecutorDoneCallback", 29, 3, {"id": 555})]}}
+
+
+def test_a_runner_thread_waits_for_its_async_map_function(tmp_path):
+    """A map's function run with RunAsync returns at once; its runner thread sleeps until the
+    function's done callback (on the pool) wakes it to finish the element.  The path goes
+    through that work (input), not through a 28 us gap with no traced event on the runner."""
+    _, path = _run(tmp_path, ASYNC_PLANES, 0.0)
+    assert path == [
+        (0.0, 1.0, "idle", "idle", "idle"),
+        (1.0, 1.0, "host_compute", "event", "MapAndBatchProduce"),
+        (2.0, 0.5, "input", "event", "InstantiatedCapturedFunction::RunAsync"),
+        (2.5, 1.5, "idle", "wait", "ExecutorState::Process"),  # (queued on the pool)
+        (4.0, 1.0, "input", "event", "ExecutorState::Process"),
+        (5.0, 20.0, "input", "event", "EagerPyFunc:EagerPyFunc"),
+        (25.0, 2.5, "input", "event", "ExecutorState::Process"),
+        (27.5, 1.5, "idle", "wait", "ExecutorDoneCallback"),
+        (29.0, 2.0, "input", "event", "ExecutorDoneCallback"),  # (it wakes the runner)
+        (31.0, 1.0, "input", "event", "MapAndBatchProduce"),
+        (32.0, 9.0, "input", "wait", "MapAndBatchConsume"),
+        (41.0, 0.5, "input", "event", "MapAndBatchConsume"),
+        (41.5, 0.5, "input", "event", "Iterator::Root::MapAndBatch"),
+        (42.0, 3.0, "host_compute", "event", "train"),
+        (45.0, 14.0, "host_compute", "event", "MatMul"),
+        (59.0, 1.0, "host_compute", "event", "train")]
+
+
+def test_keras_over_a_plain_map_is_bound_by_the_maps_work():
+    """Keras 3's fit over a plain ``.map()`` that tf.data runs with RunAsync (tests/data/
+    keras3_steps_per_execution): the step breakdown puts 90% of the steps in input; the path
+    goes through the map's work on tf.data's pool (it read 81% gaps with no traced event
+    before the runner thread's wake-ups)."""
+    from ...conftest import DATA
+
+    prof = tp.load(DATA / "keras3_steps_per_execution.xplane.pb")
+    cp, steps = prof.critical_path, prof.steps
+    share = cp.groupby("category").duration_us.sum() / cp.duration_us.sum()
+    assert steps.input_ms.sum() / steps.duration_ms.sum() > 0.85
+    assert share["input"] > 0.8 and share["idle"] < 0.15
+    on_pool = cp[(cp.category == "input") & cp.resource.str.contains("tf_data_private_thread")]
+    assert on_pool.duration_us.sum() > 0.5 * cp.duration_us.sum()

@@ -30,6 +30,7 @@ import numpy as np
 from ..._native.kernels.critical_kernel import asof_by_id, executor_work, latest_per_target
 from ..._native.kernels.order_kernel import argsort
 from ..runtime.hostdata.host import HostData
+from .async_runs import ASYNC_RUN, wake_after_async_runs
 from .distinct_codes import distinct_codes, sorted_member
 
 __all__ = ["add_executor_waits"]
@@ -41,13 +42,15 @@ _DEPTH = 256  # levels a work event may lie below its executor event
 
 
 def _named(hd: HostData, g, rows: np.ndarray):
-    """(run mask, tf.data run mask, executor mask) of the graph nodes at host ``rows``."""
+    """(run mask, tf.data run mask, executor mask, async run mask) of the graph nodes at host
+    ``rows``."""
     codes, inverse = distinct_codes(hd.name_code[rows], len(hd.names))
     names = [str(n) for n in hd.names[codes]]
     tf_data = np.array([n.startswith(_TF_DATA_RUN) for n in names], bool)
     run = np.array([n == _RUN for n in names], bool) | tf_data
     executor = np.array([n in _EXECUTOR for n in names], bool)
-    return run[inverse], tf_data[inverse], executor[inverse]
+    is_async = np.array([n == ASYNC_RUN for n in names], bool)
+    return run[inverse], tf_data[inverse], executor[inverse], is_async[inverse]
 
 
 def _ranked(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,13 +91,14 @@ def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
     if not len(node):
         return
     step_id, _ = ids.lookup(rows)
-    run, tf_data, executor = _named(hd, g, rows)
+    run, tf_data, executor, is_async = _named(hd, g, rows)
     if not run.any() or not executor.any():
         return
     ex_ids, ex_rank = _ranked(step_id[executor])
     seeds = _seeds(node[executor], ex_rank)
     data = sorted_member(ex_ids, np.unique(step_id[tf_data]))  # (per executor id)
-    _link(g, node[run], step_id[run], (ex_ids, seeds), (data, input_code), context_kind)
+    _link(g, (node[run], is_async[run]), step_id[run], (ex_ids, seeds), (data, input_code),
+          context_kind)
     g.category[node[tf_data]] = input_code
     _dispatch(g, node, step_id, run, executor, context_kind)
 
@@ -162,19 +166,29 @@ def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
     return rank, t, i, dst, floor
 
 
-def _link(g, runs, run_ids, executors: tuple, data: tuple, kind: int) -> None:
+def _link(g, runs: tuple, run_ids, executors: tuple, data: tuple, kind: int) -> None:
     """Each run, and each enclosing event that outlives it while its work still runs, waits
     for the latest-ending work of its id inside it (on another thread): one backward as-of
     lookup of every level's events in the work, by id, in one pass over the nodes that finds
     each node's executor (``executors``: the executors' ids, sorted, and (executor events,
     each one's place among them)); the work of ids with ``data[0]`` (per id) gets category
-    ``data[1]`` on the way."""
+    ``data[1]`` on the way.  ``runs``: (the run nodes, which of them are asynchronous); the
+    same pass finds each asynchronous run's last work event, whose end wakes its thread
+    (:mod:`.async_runs`)."""
+    runs, is_async = runs
     ex_ids, seeds = executors
     at = np.minimum(np.searchsorted(ex_ids, run_ids), len(ex_ids) - 1)
     run_rank = np.where(ex_ids[at] == run_ids, at, -1).astype(np.int32)  # (-1: no work)
     q_rank, q_t, i, dst, floor = _queries(g, runs, run_rank)
+    tail = np.flatnonzero(is_async)  # (their whole work: as of the end of time)
+    if len(tail):
+        q_rank = np.concatenate([q_rank, run_rank[tail]])
+        q_t = np.concatenate([q_t, np.full(len(tail), np.iinfo(np.int64).max)])
     found = executor_work(g.parent, g.end, seeds, _DEPTH, (data[0], data[1], g.category),
                           (q_rank, q_t))
+    if len(tail):
+        found, last_work = found[:len(found) - len(tail)], found[len(found) - len(tail):]
+        wake_after_async_runs(g, runs[tail], last_work, kind)
     hit = found >= 0
     i, dst, floor, src = i[hit], dst[hit], floor[hit], found[hit]
     ok = (g.end[src] > floor) & (g.resource[src] != g.resource[runs[i]])

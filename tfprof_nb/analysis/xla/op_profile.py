@@ -93,14 +93,18 @@ def op_profile_table(stats: pd.DataFrame, total_ps: int, peaks: DevicePeaks,
 
     add("root", "", 0, "root", f"by_{group_by}", ops, time_ps=root_time, occurrences=0)
     children = _fused_by_op(fused)
+    # an op that holds others (a while on XLA:CPU: its body's ops run inside it) counts in
+    # its program by its self time but under no category, XProf's rule (its time is the ops
+    # listed there already)
+    leaves = ops.time_ps <= ops.self_ps
     if group_by == "program":
         for prog, frame in _ordered(ops, "program", "self_ps"):
             pnode = f"root/{prog}"
             add(pnode, "root", 1, "program", prog, frame, time_ps=int(frame.self_ps.sum()),
                 program_id=frame.program_id.iloc[0], occurrences=0)
-            _categories(add, frame, pnode, 2, children)
+            _categories(add, frame[leaves[frame.index]], pnode, 2, children)
     else:
-        _categories(add, ops, "root", 1, children)
+        _categories(add, ops[leaves], "root", 1, children)
     if include_idle:
         add("root/IDLE", "root", 1, "idle", "IDLE", ops.iloc[:0],
             time_ps=max(total_ps - op_time, 0), category="IDLE")
