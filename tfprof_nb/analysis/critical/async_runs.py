@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._native.kernels.critical_kernel import latest_per_target
+from ..._native.kernels.order_kernel import argsort
 
 __all__ = ["ASYNC_RUN", "wake_after_async_runs"]
 
@@ -27,9 +28,12 @@ def _next_top_level(g, resource: int, t: np.ndarray) -> tuple[np.ndarray, np.nda
     """On ``resource`` (nodes sorted by resource, begin): for each time in ``t``, the first
     top-level node starting at or after it (-1 where there is none) and the end of the
     top-level node before that one (the least int64 where there is none)."""
-    lo, hi = np.searchsorted(g.resource, [resource, resource + 1])
+    keys = np.array([resource, resource + 1], g.resource.dtype)  # (not an int64 copy of it)
+    lo, hi = np.searchsorted(g.resource, keys)
     top = lo + np.flatnonzero(g.parent[lo:hi] < 0)
-    at = np.searchsorted(g.begin[top], t, side="left")
+    order = argsort(t)  # (sorted keys search a long array at a fraction of the cost)
+    at = np.empty(len(t), np.int64)
+    at[order] = np.searchsorted(g.begin[top], t[order], side="left")
     found = at < len(top)
     nxt = np.where(found, top[np.minimum(at, len(top) - 1)], -1)
     before = np.where(at > 0, g.end[top[np.maximum(at - 1, 0)]], np.iinfo(np.int64).min)
