@@ -41,3 +41,23 @@ def test_diff_json_and_text_follow_compare(runs):
     assert "wrapped_tanh.1 (was wrapped_tanh)" in text and "same computation" in text
     assert "unexplained" in text and "HLO diff" in text
     assert "jit_train_step: fusions added: wrapped_tanh" in text
+
+
+def test_ops_of_programs_sharing_a_name_are_told_apart():
+    """Two ROCm captures (tests/data/mi300x_jax08_gemm, _conv) whose five programs are all
+    named jit_dot: each removed ``custom-call.1`` is another program's, and the rows say
+    which (``in jit_dot(49)``), from the program ids the HLO stats give; an op whose name
+    no other row shares keeps its plain label."""
+    from ..conftest import DATA
+
+    base, new = DATA / "mi300x_jax08_gemm.xplane.pb", DATA / "mi300x_jax08_conv.xplane.pb"
+    ops = tp.compare(tp.load(base), tp.load(new)).ops.reset_index()
+    calls = ops[ops.operation == "custom-call.1"]
+    hlo = tp.load(base).hlo_stats
+    ran = hlo[hlo.hlo_op_name == "custom-call.1"]
+    assert len(calls) == len(ran) >= 2 and calls.program_name.is_unique
+    assert set(calls.program_name) == {f"{m}({p})" for m, p in zip(ran.module, ran.program_id)}
+    text = tfprof("diff", base, new, "--top", "30").stdout
+    for program in calls.program_name:
+        assert f"Device custom-call.1 in {program} " in text
+    assert "Device cudnn-conv.1 " in text and "cudnn-conv.1 in " not in text

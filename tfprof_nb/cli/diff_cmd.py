@@ -100,9 +100,14 @@ def diff_text(doc: dict) -> str:
 
 
 def _op_rows(ops) -> str:
-    """The op table: name (its base name where renamed), BASE, NEW, delta, band, verdict."""
+    """The op table: name (its base name where renamed; its program where ops of several
+    programs share the name), BASE, NEW, delta, band, verdict."""
+    program = ops.program_name.astype(str)
+    shared = ops.duplicated(["host_or_device", "operation"], keep=False).to_numpy() & \
+        (program != "").to_numpy()
     names = [f"{r.operation} (was {r.base_op})" if r.base_op and r.new_op and
              r.base_op != r.new_op else str(r.operation) for r in ops.itertuples()]
+    names = [f"{n} in {p}" if s else n for n, p, s in zip(names, program, shared)]
     ops = ops.assign(operation=names)
     table = _rows(ops, ["host_or_device", "operation"], "base_us", "new_us", "delta_us")
     lines = table.split("\n")

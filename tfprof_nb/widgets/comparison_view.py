@@ -15,7 +15,7 @@ __all__ = ["ComparisonView"]
 
 _OP_COLUMNS = ["host_or_device", "operation", "a_op", "b_op", "matched_by", "category", "a",
                "b", "delta", "band_low", "band_high", "noise", "share_pct", "per_step",
-               "program"]
+               "program_name"]
 
 
 def _ops_table(comparison) -> pd.DataFrame:

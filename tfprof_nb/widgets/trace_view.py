@@ -23,6 +23,7 @@ from .timeline_links import LINK_KINDS, TimelineLinks
 from .timeline_lod import (OVERVIEW_PX, OVERVIEW_STATE_BUDGET, STATE_BUDGET, Tile, TileTrait,
                            TimelineIndex)
 from .timeline_search import SearchFacets, find_rows, parse_query
+from .timeline_step_labels import relabel_step_markers, step_marker_labels
 from .traits import RecordTrait, record_wire
 
 # packed bytes per event of an offline copy, its details included (see offline.details: texts
@@ -156,7 +157,8 @@ def timeline_index(prof, steps: pd.DataFrame | None = None, hidden: set = frozen
     (names, tracks, segments ``[track, depth, first row, end row]``, ``steps``: a steps table
     or None) and the event id of each row.  Tracks go in XProf's order (device planes
     first); each event goes on the first row of its track free when it starts
-    (``kernels.tl_rows``): nested events by depth, overlapping async ops side by side.
+    (``kernels.tl_rows``): nested events by depth, overlapping async ops side by side; step
+    markers are labelled by their step, as XProf labels them (:mod:`.timeline_step_labels`).
     ``hidden``: (host, plane) of the ``_counters_`` lines left out (drawn as counters)."""
     ev = _without_lines(prof.events, hidden)
     n = len(ev)
@@ -173,9 +175,10 @@ def timeline_index(prof, steps: pd.DataFrame | None = None, hidden: set = frozen
     bounds = np.concatenate([[0], change, [n]]).astype(np.int64)
     seg_lo, seg_hi = bounds[:-1], bounds[1:]
     label_of, names, long_names = _labels(prof, ev["name"])
+    labels = relabel_step_markers(label_of[ev["name"].cat.codes.to_numpy()], names, long_names,
+                                  *step_marker_labels(prof, ev))
     index = TimelineIndex(ev["start_us"].to_numpy()[order], ev["duration_us"].to_numpy()[order],
-                          label_of[ev["name"].cat.codes.to_numpy()[order]], seg_lo, seg_hi,
-                          names, long_names)
+                          labels[order], seg_lo, seg_hi, names, long_names)
     meta = {**_empty_meta(), "names": names, "long_names": long_names,
             "tracks": _track_table(ev, first_rows, max_depth, position),
             "segments": pd.DataFrame({"track": t_sorted[seg_lo].astype(np.int32),

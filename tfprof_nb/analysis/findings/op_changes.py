@@ -32,8 +32,8 @@ __all__ = ["CHANGE_COLUMNS", "FAMILY_CONFIDENCE", "NEGLIGIBLE_STEP_PCT", "host_s
 
 FAMILY_CONFIDENCE = 0.95
 NEGLIGIBLE_STEP_PCT = 1.0  # an op change below this share of the base median step: noise
-CHANGE_COLUMNS = ["host_or_device", "operation", "kind", "program", "a_op", "b_op",
-                  "category", "matched_by", "a", "b", "delta", "ratio", "band_low",
+CHANGE_COLUMNS = ["host_or_device", "operation", "kind", "program", "program_name", "a_op",
+                  "b_op", "category", "matched_by", "a", "b", "delta", "ratio", "band_low",
                   "band_high", "noise", "share_pct", "per_step"]
 MEDIAN, TOTAL = "median of steps", "total / steps"
 NEGLIGIBLE = f"negligible: beyond noise, under {NEGLIGIBLE_STEP_PCT:g} % of a step"
@@ -108,6 +108,13 @@ def _noise(low: float, high: float, how: str, floor_us: float, steps: bool = Tru
     return NEGLIGIBLE if low > 0 or high < 0 else "within noise"
 
 
+def _program(info) -> str:
+    """An XLA op's program as the op profile names it, ``jit_dot(12)`` (its new run's, where
+    it ran in both: programs of one name are told apart by their ids); "" for TensorFlow
+    ops."""
+    return f"{info.module}({info.program_id})" if info.kind == "xla" and info.module else ""
+
+
 def op_changes(rows_a: pd.DataFrame, rows_b: pd.DataFrame, pairs: pd.DataFrame,
                matrices: tuple, n_steps: tuple, step_ms: tuple, interval=None) -> pd.DataFrame:
     """CHANGE_COLUMNS (index: host_or_device, operation; times in us per step): each pair of
@@ -137,7 +144,7 @@ def op_changes(rows_a: pd.DataFrame, rows_b: pd.DataFrame, pairs: pd.DataFrame,
             a = (float(fa.get(a_key, np.nan)) if a_key else 0.0,) + a[1:]
             b = (float(fb.get(b_key, np.nan)) if b_key else 0.0,) + b[1:]
         out.append({"host_or_device": info.side, "operation": info.op, "kind": info.kind,
-                    "program": info.module_key, "a_op": info_a.op.get(a_key, "") if a_key
+                    "program": info.module_key, "program_name": _program(info), "a_op": info_a.op.get(a_key, "") if a_key
                     else "", "b_op": info.op if b_key else "", "category": info.category,
                     "matched_by": how, "a": a[0], "b": b[0], "delta": b[0] - a[0],
                     "band_low": low if per == MEDIAN else np.nan,

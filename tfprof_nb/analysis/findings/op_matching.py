@@ -28,8 +28,8 @@ from .hlo_identity import module_key
 
 __all__ = ["OP_ROW_COLUMNS", "ROUNDS", "match_ops", "op_rows"]
 
-OP_ROW_COLUMNS = ["key", "kind", "side", "program_id", "module_key", "op", "category",
-                  "total_us", "position", "opcode", "kind_of_fusion", "shape", "operands",
+OP_ROW_COLUMNS = ["key", "kind", "side", "program_id", "module", "module_key", "op",
+                  "category", "total_us", "position", "opcode", "kind_of_fusion", "shape", "operands",
                   "framework_op", "source", "fingerprint", "root", "fused_ops"]
 _IDENTITY = ["position", "opcode", "kind_of_fusion", "shape", "operands", "framework_op",
              "source", "fingerprint", "root", "fused_ops"]
@@ -76,7 +76,7 @@ def _tf_rows(op_stats: pd.DataFrame, hlo_stats: pd.DataFrame) -> pd.DataFrame:
                         "op": ops.operation.to_numpy(dtype=object),
                         "category": ops["type"].to_numpy(dtype=object),
                         "total_us": ops.total_self_time_us.to_numpy(dtype=float)})
-    out["kind"], out["program_id"], out["module_key"] = "tf", -1, ""
+    out["kind"], out["program_id"], out["module"], out["module_key"] = "tf", -1, "", ""
     for c in _IDENTITY:
         out[c] = -1 if c == "position" else ""
     out["key"] = "tf|" + out.side + "|" + out.op.astype(str)
