@@ -19,10 +19,11 @@ Scenarios:
              bad_hlo.xplane.pb     one program's Hlo Proto bytes are garbage
              unknown_gpu.xplane.pb no clock_rate / core_count / memory_bandwidth stats
            and programs.json (program id -> module name, instruction names).
-  gpu_collectives  gpu's full.xplane.pb and programs.json around two JAX programs compiled
+  gpu_collectives  gpu's full.xplane.pb and programs.json around three JAX programs compiled
            for 8 host devices: a mesh-sharded train step (an all-reduce whose replica groups
-           are written by mesh axes) and a ``jax.debug.callback`` (a custom call with a
-           maximal sharding)
+           are written by mesh axes), a ``jax.debug.callback`` (a custom call with a maximal
+           sharding) and a sum over a 4x2 mesh of reordered devices beside a callback of
+           seven outputs (replica groups naming a device order, a long tuple sharding)
 """
 
 from __future__ import annotations
@@ -240,10 +241,11 @@ def _instructions(module_bytes: bytes) -> list[tuple[str, str, bool]]:
 
 
 def _sharded_modules() -> list[tuple[str, bytes]]:
-    """Two JAX programs compiled for 8 host devices (``XLA_FLAGS`` set by the caller before
+    """Three JAX programs compiled for 8 host devices (``XLA_FLAGS`` set by the caller before
     JAX starts): a train step sharded over a mesh, whose gradient all-reduce lists its
-    replica groups by mesh axes, and one with a ``jax.debug.callback``, a custom call with a
-    maximal sharding."""
+    replica groups by mesh axes, one with a ``jax.debug.callback``, a custom call with a
+    maximal sharding, and a sum over a 4x2 mesh of devices in another order (its groups
+    name that order) beside a callback whose seven outputs are a long tuple sharding."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -261,11 +263,25 @@ def _sharded_modules() -> list[tuple[str, bytes]]:
         jax.debug.callback(lambda t: None, v.sum())
         return v * 2.0
 
+    # a 4x2 mesh of the devices in another order, summed over its rows (the replica groups
+    # name the mesh's device order), beside a host callback of seven outputs (a tuple
+    # sharding long enough for XLA's index comments)
+    order = np.array(jax.devices()[:8])[[0, 3, 1, 6, 2, 5, 7, 4]].reshape(4, 2)
+    tiles = NamedSharding(Mesh(order, ("x", "y")), PartitionSpec("x", "y"))
+
+    def rows_and_callback(a, b):
+        shapes = tuple(jax.ShapeDtypeStruct((4,), jnp.float32) for _ in range(7))
+        outs = jax.pure_callback(lambda *v: tuple(np.asarray(x) for x in v), shapes,
+                                 *[a[0] * i for i in range(7)])
+        return sum(o.sum() for o in outs) + jnp.sum(b, axis=0).sum()
+
     f32 = jnp.float32
     out = []
     for fn, args in ((sharded_step, (jax.device_put(jnp.ones((16, 8), f32), whole),
                                      jax.device_put(jnp.ones((64, 16), f32), rows))),
-                     (with_callback, (jnp.ones((8,), f32),))):
+                     (with_callback, (jnp.ones((8,), f32),)),
+                     (rows_and_callback, (jnp.ones((8, 4), f32),
+                                          jax.device_put(jnp.ones((8, 8), f32), tiles)))):
         exe = jax.jit(fn).lower(*args).compile().runtime_executable()
         module = exe.hlo_modules()[0]
         out.append((module.name, _hlo_proto(module.as_serialized_hlo_module_proto())))

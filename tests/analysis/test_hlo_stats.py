@@ -64,19 +64,21 @@ def test_rows_times_and_text_equal_xprof(gpu, gpu_dir):
 
 
 def test_replica_groups_and_shardings_are_written_as_xprof_writes_them(tmp_path_factory):
-    """Programs compiled for 8 devices (make_xla_profile.py gpu_collectives): the all-reduce
-    names its replica groups by mesh axes (mesh['axis_0'=8,...] {'axis_0'}, with
-    use_global_device_ids), parameters carry replicated and tiled (iota) shardings and the
-    debug callback a maximal one inside a tuple; every expression equals xprof's."""
+    """Programs compiled for 8 devices (make_xla_profile.py gpu_collectives): the all-reduces
+    name their replica groups by mesh axes (mesh['axis_0'=8,...] {'axis_0'}, with
+    use_global_device_ids; a mesh of reordered devices with its order), parameters carry
+    replicated and tiled (iota) shardings and the debug callback a maximal one inside a
+    tuple; every expression equals xprof's."""
     path = make(tmp_path_factory, "gpu_collectives") / "full.xplane.pb"
     ours, ref = tp.load(path).hlo_stats, oracle_frame(path, "hlo_stats")
-    theirs = dict(zip(ref.hlo_op_name, ref.hlo_op_expression))
-    mine = dict(zip(ours.hlo_op_name.astype(str), ours.hlo_op_expression))
-    assert len(theirs) > 20 and {k: mine.get(k) for k in theirs} == theirs
+    theirs = dict(zip(zip(ref.program_id.astype(int), ref.hlo_op_name), ref.hlo_op_expression))
+    mine = dict(zip(zip(ours.program_id.astype(int), ours.hlo_op_name.astype(str)),
+                    ours.hlo_op_expression))
+    assert len(theirs) > 100 and {k: mine.get(k) for k in theirs} == theirs
     said = " ".join(theirs.values())
     for form in ("replica_groups=mesh['axis_0'=8", "use_global_device_ids=true",
-                 "sharding={replicated}", "sharding={devices=[8,1]<=[8]}",
-                 "sharding={{maximal device=0}}"):
+                 "], device_ids=([4,2]T(1,0)) {'axis_0'}", "sharding={replicated}",
+                 "sharding={devices=[8,1]<=[8]}", "sharding={{maximal device=0}}"):
         assert form in said, form
 
 

@@ -13,8 +13,16 @@ __all__ = ["relabel_step_markers", "step_marker_labels"]
 
 
 def _positions(ev: pd.DataFrame, values: pd.Series) -> tuple[np.ndarray, pd.Series]:
-    """(positions in ``ev`` of the events ``values`` is indexed by, their values)."""
-    at = ev.index.get_indexer(values.index)
+    """(positions in ``ev`` of the events ``values`` is indexed by, their values): a search
+    of the sorted event ids (no hash table of tens of millions of ids)."""
+    ids, wanted = ev.index.to_numpy(), values.index.to_numpy()
+    if not len(ids):
+        return np.empty(0, np.int64), values[:0]
+    if ev.index.is_monotonic_increasing:
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        at = np.where(ids[at] == wanted, at, -1)
+    else:
+        at = ev.index.get_indexer(wanted)
     keep = at >= 0
     return at[keep], values[keep]
 
@@ -47,12 +55,11 @@ def step_marker_labels(prof, ev: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def relabel_step_markers(codes: np.ndarray, names: list[str], long_names: dict,
                          at: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Each event's label code (``codes``) with the events at ``at`` labelled ``labels``,
-    new labels appended to ``names`` and their events' own names to ``long_names`` (in
-    place): the codes, a copy where any changed."""
+    """Each event's label code (``codes``, changed in place) with the events at ``at``
+    labelled ``labels``, new labels appended to ``names`` and their events' own names to
+    ``long_names`` (in place too); returns ``codes``."""
     if not len(at):
         return codes
-    codes = codes.copy()
     own = [names[c] for c in codes[at]]
     index: dict[str, int] = {}
     for pos, label, name in zip(at.tolist(), labels.tolist(), own):

@@ -43,7 +43,8 @@ def _next_top_level(g, resource: int, t: np.ndarray) -> tuple[np.ndarray, np.nda
 def wake_after_async_runs(g, runs: np.ndarray, work: np.ndarray, kind: int) -> None:
     """Start edges from each async run's last work event (``work``: a node per run of
     ``runs``, -1: none found) to the event that its end woke on the run's thread (see the
-    module doc), in place."""
+    module doc), in place; set after the graph's other start edges (a producer's wait for
+    the consumer, when its buffer was full), so that the later of two waits wins."""
     ok = work >= 0
     runs, work = runs[ok], work[ok]
     ok = g.resource[work] != g.resource[runs]
@@ -52,9 +53,14 @@ def wake_after_async_runs(g, runs: np.ndarray, work: np.ndarray, kind: int) -> N
         return
     src, dst = [], []
     resource = g.resource[runs]
-    for r in np.unique(resource).tolist():
-        mine = work[resource == r]
-        nxt, before = _next_top_level(g, int(r), g.begin[mine])
+    order = np.argsort(resource, kind="stable")  # (the runs by resource, once)
+    runs, work, resource = runs[order], work[order], resource[order]
+    bounds = np.flatnonzero(np.diff(resource)) + 1
+    for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, len(resource)].tolist()):
+        mine = work[lo:hi]
+        # (from the run's end: never the run's own enclosing event)
+        since = np.maximum(g.begin[mine], g.end[runs[lo:hi]])
+        nxt, before = _next_top_level(g, int(resource[lo]), since)
         woke = (nxt >= 0) & (before <= g.end[mine])  # (the thread idle when the work ended)
         src.append(mine[woke])
         dst.append(nxt[woke])

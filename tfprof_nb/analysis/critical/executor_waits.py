@@ -30,7 +30,7 @@ import numpy as np
 from ..._native.kernels.critical_kernel import asof_by_id, executor_work, latest_per_target
 from ..._native.kernels.order_kernel import argsort
 from ..runtime.hostdata.host import HostData
-from .async_runs import ASYNC_RUN, wake_after_async_runs
+from .async_runs import ASYNC_RUN
 from .distinct_codes import distinct_codes, sorted_member
 
 __all__ = ["add_executor_waits"]
@@ -77,30 +77,36 @@ def _seeds(nodes: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return nodes[last], ranks[last]
 
 
+_NONE = (np.empty(0, np.int32), np.empty(0, np.int64))
+
+
 def add_executor_waits(g, hd: HostData, node_of: np.ndarray, input_code: int,
-                       context_kind: int) -> None:
+                       context_kind: int) -> tuple[np.ndarray, np.ndarray]:
     """Sets ``end_src`` (kind ``context_kind``) of each run, or its enclosing event, to the
-    latest-ending work of its step id inside it; tf.data's runs and work get ``input_code``."""
+    latest-ending work of its step id inside it; tf.data's runs and work get ``input_code``.
+    Returns (the asynchronous runs, each one's last work event): the wake-ups of
+    :func:`.async_runs.wake_after_async_runs`, set once every other wait is known."""
     ids = hd.int_stat("id")
     if not len(ids):
-        return
+        return _NONE
     rows = np.asarray(ids.rows, np.int64)
     node = node_of[rows]
     if len(node) and node.min() < 0:  # (some rows are no node)
         rows, node = rows[node >= 0], node[node >= 0]
     if not len(node):
-        return
+        return _NONE
     step_id, _ = ids.lookup(rows)
     run, tf_data, executor, is_async = _named(hd, g, rows)
     if not run.any() or not executor.any():
-        return
+        return _NONE
     ex_ids, ex_rank = _ranked(step_id[executor])
     seeds = _seeds(node[executor], ex_rank)
     data = sorted_member(ex_ids, np.unique(step_id[tf_data]))  # (per executor id)
-    _link(g, (node[run], is_async[run]), step_id[run], (ex_ids, seeds), (data, input_code),
-          context_kind)
+    wakes = _link(g, (node[run], is_async[run]), step_id[run], (ex_ids, seeds),
+                  (data, input_code), context_kind)
     g.category[node[tf_data]] = input_code
     _dispatch(g, node, step_id, run, executor, context_kind)
+    return wakes
 
 
 def _dispatch(g, node, step_id, run, executor, kind: int) -> None:
@@ -166,7 +172,8 @@ def _queries(g, runs, run_ids) -> tuple[np.ndarray, ...]:
     return rank, t, i, dst, floor
 
 
-def _link(g, runs: tuple, run_ids, executors: tuple, data: tuple, kind: int) -> None:
+def _link(g, runs: tuple, run_ids, executors: tuple, data: tuple,
+          kind: int) -> tuple[np.ndarray, np.ndarray]:
     """Each run, and each enclosing event that outlives it while its work still runs, waits
     for the latest-ending work of its id inside it (on another thread): one backward as-of
     lookup of every level's events in the work, by id, in one pass over the nodes that finds
@@ -174,7 +181,7 @@ def _link(g, runs: tuple, run_ids, executors: tuple, data: tuple, kind: int) -> 
     each one's place among them)); the work of ids with ``data[0]`` (per id) gets category
     ``data[1]`` on the way.  ``runs``: (the run nodes, which of them are asynchronous); the
     same pass finds each asynchronous run's last work event, whose end wakes its thread
-    (:mod:`.async_runs`)."""
+    (:mod:`.async_runs`): (those runs, those events) are returned."""
     runs, is_async = runs
     ex_ids, seeds = executors
     at = np.minimum(np.searchsorted(ex_ids, run_ids), len(ex_ids) - 1)
@@ -186,9 +193,8 @@ def _link(g, runs: tuple, run_ids, executors: tuple, data: tuple, kind: int) -> 
         q_t = np.concatenate([q_t, np.full(len(tail), np.iinfo(np.int64).max)])
     found = executor_work(g.parent, g.end, seeds, _DEPTH, (data[0], data[1], g.category),
                           (q_rank, q_t))
-    if len(tail):
-        found, last_work = found[:len(found) - len(tail)], found[len(found) - len(tail):]
-        wake_after_async_runs(g, runs[tail], last_work, kind)
+    wakes = runs[tail], found[len(found) - len(tail):]
+    found = found[:len(found) - len(tail)]
     hit = found >= 0
     i, dst, floor, src = i[hit], dst[hit], floor[hit], found[hit]
     ok = (g.end[src] > floor) & (g.resource[src] != g.resource[runs[i]])
@@ -197,3 +203,4 @@ def _link(g, runs: tuple, run_ids, executors: tuple, data: tuple, kind: int) -> 
     src, dst = src[last], dst[last]
     free = g.end_src[dst] < 0
     g.end_src[dst[free]], g.end_kind[dst[free]] = src[free], kind
+    return wakes

@@ -61,6 +61,7 @@ from ..runtime.hostdata.host import HostData
 from ..steps.breakdown import HOST_TO_DEVICE, HOST_WAIT_INPUT, classify_host
 from .back_pressure import add_back_pressure
 from .device_waits import add_device_waits
+from .async_runs import wake_after_async_runs
 from .executor_waits import add_executor_waits
 from .pjrt_waits import add_pjrt_waits
 
@@ -251,9 +252,10 @@ def dependency_graph(hd: HostData, launches: pd.DataFrame | None = None,
     _input_inside_input(g)
     _add_launches(g, node_of, launches)
     _add_flows(g, node_of, flows)
-    add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
+    async_work = add_executor_waits(g, hd, node_of, INPUT, CONTEXT)
     _add_wake_ups(g)
     add_back_pressure(g, ELEMENT)
+    wake_after_async_runs(g, *async_work, CONTEXT)  # (after the waits it may give way to)
     add_pjrt_waits(g, hd, node_of, SYNC)
     add_device_waits(g, hd, DEVICE_COLLECTIVES, COLLECTIVE_WAIT, STREAM_WAIT)
     _add_syncs(g, is_sync)

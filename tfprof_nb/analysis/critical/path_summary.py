@@ -245,10 +245,6 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
         if row.category != "idle" and n > 1 and top < 0.95:  # (spread over several planes)
             noun = "devices" if str(row.resource).startswith("/device:") else "planes"
             where = f" on {n} {noun} ({top * 100:.0f}% of it on {each}{row.resource})"
-        n_steps = summary.attrs.get("steps") or 0
-        in_steps = int(getattr(row, "steps", n_steps) or 0)
-        if n_steps > 1 and 0 < in_steps * 2 <= n_steps:  # (a share few steps hold: step 0's
-            where += f" in {in_steps} of the {n_steps} steps"  # compile, not every step's)
         share = summary.attrs.get("devices_busy_share", {}).get(str(row.category))
         if share is not None and share >= 0.01:  # (host work while the devices ran)
             where += f" (a device running during {share * 100:.0f}% of it)"
@@ -259,7 +255,12 @@ def bound_sentence(summary: pd.DataFrame, top: int = 4) -> str:
             share = f"{busy * 100:.0f}%" if busy >= 0.005 else "under 1%"
             where = (f" (during {share} of them a device was running, with no traced event "
                      "tying it to the path)" if busy > 0 else " (no device was running then)")
-        parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{where}")
+        n_steps = summary.attrs.get("steps") or 0
+        in_steps = int(getattr(row, "steps", n_steps) or 0)
+        few = f" in {in_steps} of the {n_steps} steps" \
+            if n_steps > 1 and 0 < in_steps * 2 <= n_steps else ""  # (step 0's compile)
+        parts.append(f"{row.share * 100:.0f}% {_WORDS.get(row.category, row.category)}{few}"
+                     f"{where}")
     n = summary.attrs.get("steps")
     head = "On its critical path, the step is bound by " if n == 1 and hosts == 1 \
         else f"On their critical paths, the {n} steps of the {hosts} hosts are bound by " \

@@ -144,8 +144,9 @@ def op_changes(rows_a: pd.DataFrame, rows_b: pd.DataFrame, pairs: pd.DataFrame,
             a = (float(fa.get(a_key, np.nan)) if a_key else 0.0,) + a[1:]
             b = (float(fb.get(b_key, np.nan)) if b_key else 0.0,) + b[1:]
         out.append({"host_or_device": info.side, "operation": info.op, "kind": info.kind,
-                    "program": info.module_key, "program_name": _program(info), "a_op": info_a.op.get(a_key, "") if a_key
-                    else "", "b_op": info.op if b_key else "", "category": info.category,
+                    "program": info.module_key, "program_name": _program(info),
+                    "a_op": info_a.op.get(a_key, "") if a_key else "",
+                    "b_op": info.op if b_key else "", "category": info.category,
                     "matched_by": how, "a": a[0], "b": b[0], "delta": b[0] - a[0],
                     "band_low": low if per == MEDIAN else np.nan,
                     "band_high": high if per == MEDIAN else np.nan,

@@ -29,8 +29,8 @@ from .hlo_identity import module_key
 __all__ = ["OP_ROW_COLUMNS", "ROUNDS", "match_ops", "op_rows"]
 
 OP_ROW_COLUMNS = ["key", "kind", "side", "program_id", "module", "module_key", "op",
-                  "category", "total_us", "position", "opcode", "kind_of_fusion", "shape", "operands",
-                  "framework_op", "source", "fingerprint", "root", "fused_ops"]
+                  "category", "total_us", "position", "opcode", "kind_of_fusion", "shape",
+                  "operands", "framework_op", "source", "fingerprint", "root", "fused_ops"]
 _IDENTITY = ["position", "opcode", "kind_of_fusion", "shape", "operands", "framework_op",
              "source", "fingerprint", "root", "fused_ops"]
 ROUNDS = (

@@ -176,25 +176,44 @@ def _infer_step_roots(hd: HostData, grouping: Grouping) -> tuple[np.ndarray, str
     return rows, name
 
 
-def _batches_words(hd: HostData, table: pd.DataFrame) -> str:
-    """Where each inferred step took more than one tf.data batch (calls of a pipeline's root
-    iterator starting inside it: Keras's ``steps_per_execution`` runs several training steps
-    in one call), what one step here is: "; each call took 4 tf.data batches, ..."; ""
-    otherwise."""
+_KERAS_CALLS = ("multi_step_on_iterator", "train_function", "test_function")
+
+
+def _batches_per_call(hd: HostData, table: pd.DataFrame) -> np.ndarray | None:
+    """The tf.data batches each inferred step took of the pipeline it reads most (calls of
+    one root iterator, by its ``id``, starting inside the step: an epoch's new iterator is
+    another pipeline); None unless every step took at least two."""
     roots = hd.name_rows(lambda s: (s.str.startswith("Iterator::") &
                                     (s.str.count("::") == 1)).to_numpy())
     if not len(roots) or table.empty:
-        return ""
-    begin = np.sort(hd.begin[roots])
+        return None
+    ids, has = hd.int_stat("id").lookup(roots)
+    roots, ids = roots[has], ids[has]
     lo = table.begin_ps.to_numpy(np.int64)
     hi = lo + np.rint(table.duration_ms.to_numpy(float) * 1e9).astype(np.int64)
-    counts = np.searchsorted(begin, hi, side="left") - np.searchsorted(begin, lo, side="left")
-    if np.median(counts) <= 1:
+    most = np.zeros(len(table), np.int64)
+    for pipeline in np.unique(ids).tolist():
+        begin = np.sort(hd.begin[roots[ids == pipeline]])
+        counts = np.searchsorted(begin, hi, side="left") - np.searchsorted(begin, lo)
+        np.maximum(most, counts, out=most)
+    return most if most.min() >= 2 else None
+
+
+def _batches_words(hd: HostData, table: pd.DataFrame, name: str) -> str:
+    """Where each inferred step (a call of ``name``) took several batches of one tf.data
+    pipeline, what one step here is: "; each call took 4 tf.data batches, ..." (Keras's
+    ``steps_per_execution`` runs several training steps in one call); "" otherwise."""
+    counts = _batches_per_call(hd, table)
+    if counts is None:
         return ""
     k, most = int(counts.min()), int(counts.max())
     took = f"{k}" if k == most else f"{k} to {most}"
-    return (f"; each call took {took} tf.data batches, so one step here is {took} training "
-            "steps, as Keras's steps_per_execution runs them")
+    each = "each call" if len(table) > 1 else "the call"
+    if not any(call in name for call in _KERAS_CALLS):
+        return f"; {each} took {took} batches of one tf.data pipeline"
+    one = "one step here is" if len(table) > 1 else "this step is"
+    return (f"; {each} took {took} tf.data batches, so {one} {took} training steps, as "
+            "Keras's steps_per_execution runs them")
 
 
 def _most_repeated(hd: HostData, rows: np.ndarray,
@@ -272,7 +291,7 @@ def host_steps(hd: HostData, shift_ps: int = 0, tpu: dict | None = None) -> pd.D
                 table = _host_steps(hd, grouping.group, grouping, inferred=roots)
                 source = (f"inferred: repeated '{name}'" if len(roots) > 1 else
                           f"inferred: the one call of '{name}' in the window") + \
-                    _batches_words(hd, table)
+                    _batches_words(hd, table, name)
     out = _finished(hd, table, source, shift_ps, device=has_device)
     if grouping is not None:  # groups made here: the memory step reads its events' groups
         rows = np.flatnonzero(hd.name_is(*MEMORY_EVENTS))

@@ -221,7 +221,8 @@ def _graph(hd: HostData) -> _IteratorGraph:
 
 def _execution(root: int, g: _IteratorGraph):
     """Per-iterator totals of one root call (a position in ``g``): {iterator id: [start,
-    total, self, blocking, calls]}, walking the call tree depth first (at most 100 levels)."""
+    total, self, blocking, calls, its first call's position]}, walking the call tree depth
+    first (at most 100 levels)."""
     stats: dict = {}
     stack = [(root, True, 0)]
     begin, end = g.begin, g.end
@@ -230,7 +231,7 @@ def _execution(root: int, g: _IteratorGraph):
         if level > 100 or not g.has_id[ev]:
             continue
         iid = int(g.ids[ev])
-        s = stats.setdefault(iid, [int(begin[ev]), 0, 0, False, 0])
+        s = stats.setdefault(iid, [int(begin[ev]), 0, 0, False, 0, ev])
         dur = int(end[ev] - begin[ev])
         s[1] += dur
         own = dur
@@ -255,8 +256,7 @@ def _datasets(hd: HostData, rows: np.ndarray) -> list[str]:
 
 
 def _iterator_meta(hd: HostData, g: _IteratorGraph) -> dict:
-    """{iterator id: parent id, short and long name, dataset name} from each iterator's first
-    call."""
+    """{iterator id: parent id, short and long name} from each iterator's first call."""
     ids = g.ids[g.has_id]
     _, first = np.unique(ids, return_index=True)
     first_pos = np.flatnonzero(g.has_id)[first]
@@ -264,9 +264,9 @@ def _iterator_meta(hd: HostData, g: _IteratorGraph) -> dict:
     pid, has_pid = g.pids[first_pos], g.has_pid[first_pos]
     long_names = hd.name_of(first_rows)
     return {int(i): {"parent_id": int(p) if h else 0, "name": n.split("::")[-1],
-                     "long_name": n, "dataset": d}
-            for i, p, h, n, d in zip(ids[first].tolist(), pid.tolist(), has_pid.tolist(),
-                                     long_names, _datasets(hd, first_rows))}
+                     "long_name": n}
+            for i, p, h, n in zip(ids[first].tolist(), pid.tolist(), has_pid.tolist(),
+                                  long_names)}
 
 
 def host_tf_data(hd: HostData, shift_ps: int = 0):
@@ -300,7 +300,8 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
         counters[kind] += 1
         lat = group.dur.to_numpy() / 1e6
         pipelines.append({"host": host, "pipeline": name, "root_id": root_id,
-                          "dataset": dataset, "kind": kind, "calls": len(group), "slow_calls": int((lat > SLOW_CALL_US).sum()),
+                          "dataset": dataset, "kind": kind, "calls": len(group),
+                          "slow_calls": int((lat > SLOW_CALL_US).sum()),
                           "min_latency_us": float(lat.min()),
                           "avg_latency_us": float(lat.mean()),
                           "max_latency_us": float(lat.max())})
@@ -310,7 +311,7 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
             stats = _execution(pos, g)
             blocking = {i: s for i, s in stats.items() if s[3]}
             bottleneck = max(blocking, key=lambda i: blocking[i][2]) if blocking else None
-            for iid, (start, total, own, block, n_calls) in sorted(stats.items()):
+            for iid, (start, total, own, block, n_calls, _) in sorted(stats.items()):
                 m = meta.get(iid, {"parent_id": 0, "name": "", "long_name": ""})
                 graph.append({"host": host, "pipeline": name, "root_id": root_id, "rank": rank,
                               "iterator_id": iid, "parent_id": m["parent_id"],
@@ -319,16 +320,25 @@ def host_tf_data(hd: HostData, shift_ps: int = 0):
                               "self_us": own / 1e6, "calls": n_calls, "critical": block,
                               "bottleneck": iid == bottleneck})
             if rank == 0 and kind == "host" and bottleneck is not None:
-                m = meta.get(bottleneck, {"name": "", "long_name": ""})
-                bottlenecks.append({
-                    "host": host, "pipeline": name, "root_id": root_id,
-                    "max_latency_us": float(lat.max()), "iterator_name": m["name"],
-                    "iterator_long_name": m["long_name"],
-                    "iterator_self_us": stats[bottleneck][2] / 1e6,
-                    "suggestion_text": suggestion_for(m["name"], has_prefetch,
-                                                      _upstream(bottleneck, stats, meta),
-                                                      m.get("dataset", ""))})
+                bottlenecks.append({"host": host, "pipeline": name, "root_id": root_id,
+                                    "max_latency_us": float(lat.max()),
+                                    **_bottleneck(hd, g, (stats, bottleneck), meta,
+                                                  has_prefetch)})
     return pipelines, graph, bottlenecks
+
+
+def _bottleneck(hd: HostData, g: _IteratorGraph, found: tuple, meta: dict,
+                has_prefetch: bool) -> dict:
+    """The bottleneck row's iterator columns and suggestion (``found``: the slowest call's
+    per-iterator totals and its bottleneck's id)."""
+    stats, bottleneck = found
+    m = meta.get(bottleneck, {"name": "", "long_name": ""})
+    # (the dataset of this call's iterator: a later iterator may have taken the id)
+    dataset = _datasets(hd, g.rows[[stats[bottleneck][5]]])[0]
+    return {"iterator_name": m["name"], "iterator_long_name": m["long_name"],
+            "iterator_self_us": stats[bottleneck][2] / 1e6,
+            "suggestion_text": suggestion_for(m["name"], has_prefetch,
+                                              _upstream(bottleneck, stats, meta), dataset)}
 
 
 def _upstream(iterator: int, stats: dict, meta: dict) -> tuple[bool, list]:

@@ -5,7 +5,8 @@
 Replica groups: an explicit list ``{{0,1},{2,3}}``; an iota list ``[2,4]<=[8]`` (groups,
 devices a group, then the iota's reshape and, when not the identity, ``T(transpose)``); a list
 by mesh axes ``mesh['x'=4,'y'=2] {'x'}`` (the mesh's named axes and sizes, its device order
-when not the plain iota, then the axes the groups span, a sub-axis as ``'x':(1)2``).
+when not the plain iota, ``device_ids=([4,2]T(1,0))``, then the axes the groups span, a
+sub-axis as ``'x':(1)2``).
 
 Shardings: ``{replicated}``, ``{manual}``, ``{unknown}``, ``{unreduced}``, ``{maximal
 device=0}``, a tuple's ``{{...}, {...}}`` and a tiled one ``{devices=[2,1]0,1}`` (or
@@ -26,11 +27,16 @@ def _joined(values) -> str:
     return ",".join(str(int(v)) for v in values)
 
 
-def _iota_text(dims, reshape, perm) -> str:
-    """``[dims]<=[reshape]`` and ``T(perm)`` where the transpose moves something."""
+def _iota_order(reshape, perm) -> str:
+    """``[reshape]`` and ``T(perm)`` where the transpose moves something."""
     perm = [int(p) for p in perm]
     moved = perm and perm != list(range(len(perm)))
-    return f"[{_joined(dims)}]<=[{_joined(reshape)}]" + (f"T({_joined(perm)})" if moved else "")
+    return f"[{_joined(reshape)}]" + (f"T({_joined(perm)})" if moved else "")
+
+
+def _iota_text(dims, reshape, perm) -> str:
+    """``[dims]<=[reshape]`` and ``T(perm)`` where the transpose moves something."""
+    return f"[{_joined(dims)}]<=" + _iota_order(reshape, perm)
 
 
 def _explicit_groups(groups) -> str:
@@ -41,7 +47,10 @@ def _mesh_axes_text(lst) -> str:
     mesh = lst.mesh
     names = [a.name for a in mesh.axes]
     text = "mesh[" + ",".join(f"'{a.name}'={int(a.size)}" for a in mesh.axes) + "]"
-    if len(mesh.device_ids):  # (the plain iota order writes none)
+    if mesh.HasField("iota_device_ids") and len(mesh.iota_device_ids.reshape_dims) > 1:
+        iota = mesh.iota_device_ids  # (an order made by a transpose: [4,2]T(1,0))
+        text += f", device_ids=({_iota_order(iota.reshape_dims, iota.transpose_perm)})"
+    elif len(mesh.device_ids):  # (the plain iota order writes none)
         text += f", device_ids=({_joined(mesh.device_ids)})"
     axes = []
     for ref in lst.axes:
@@ -88,8 +97,10 @@ def _tiled_text(sharding) -> str:
 def sharding_text(sharding) -> str:
     """An OpSharding as XLA prints it (``{maximal device=0}``)."""
     kind = int(sharding.type)
-    if kind == _TUPLE:
-        return "{" + ", ".join(sharding_text(s) for s in sharding.tuple_shardings) + "}"
+    if kind == _TUPLE:  # (XLA's /*index=5*/ before every fifth element)
+        return "{" + ", ".join(f"/*index={i}*/{sharding_text(s)}" if i and i % 5 == 0 else
+                               sharding_text(s)
+                               for i, s in enumerate(sharding.tuple_shardings)) + "}"
     if kind == _MAXIMAL:
         devices = sharding.tile_assignment_devices
         return f"{{maximal device={int(devices[0]) if len(devices) else 0}}}"
