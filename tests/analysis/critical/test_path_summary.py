@@ -207,7 +207,7 @@ def test_the_sentence_says_a_category_spread_over_devices_and_one_step_as_one():
         tp.load(DATA / "tpu_v6e_jax_inference.xplane.pb").critical_path)
     cp_planes, top = summary.attrs["planes"]["device_compute"]
     assert cp_planes == 4 and top < 0.95
-    assert f"device compute on 4 devices ({top * 100:.0f}% of it on /device:TPU:2)" in \
+    assert f" on 4 devices ({top * 100:.0f}% of it on /device:TPU:2)" in \
         summary.attrs["sentence"]
     bert = tp.load(DATA / "gpu_bert_multiworker").critical_path_summary.attrs["sentence"]
     assert bert.startswith("On its critical path, the step is bound by ")
