@@ -1,8 +1,8 @@
 """The trace viewer's labels of step markers, as XProf's viewer labels them: an event that
 carries a ``step_name`` stat (a file grouped while it was captured) by that stat, and a step
 marker of a raw file (a root, ``_r``: ``train`` with ``step_num`` 5) by the step name XProf's
-grouping gives it, ``train 5``.  The event keeps its name for the
-tables, the search and the details."""
+grouping gives it, ``train 5``.  The event keeps its name for the tables, the search and the
+details."""
 
 from __future__ import annotations
 

@@ -31,6 +31,8 @@ def _next_top_level(g, resource: int, t: np.ndarray) -> tuple[np.ndarray, np.nda
     keys = np.array([resource, resource + 1], g.resource.dtype)  # (not an int64 copy of it)
     lo, hi = np.searchsorted(g.resource, keys)
     top = lo + np.flatnonzero(g.parent[lo:hi] < 0)
+    if not len(top):
+        return np.full(len(t), -1, np.int64), np.full(len(t), np.iinfo(np.int64).min)
     order = argsort(t)  # (sorted keys search a long array at a fraction of the cost)
     at = np.empty(len(t), np.int64)
     at[order] = np.searchsorted(g.begin[top], t[order], side="left")
