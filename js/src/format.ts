@@ -13,11 +13,7 @@
  * `toFixed` goes up; all digits of large values; "-0.000", "nan", "inf" as Python has them.
  */
 export function formatUs(x: number): string {
-  return `${fixed3(x)} us`;
-}
-
-function fixed3(x: number): string {
-  return fixed(x, 3);
+  return `${fixed(x, 3)} us`;
 }
 
 /** `x` with `digits` decimals as Python's `f"{x:.{digits}f}"` writes it (digits 0 to 6). */

@@ -2,8 +2,8 @@
 
 :func:`fix` gives the text for a finding ``kind`` and a framework (``"jax"``, ``"tensorflow"``,
 :data:`TF_SESSION` for TensorFlow 1's graph mode, or ``"unknown"``, see :mod:`..trace.framework`);
-TensorFlow's text is the default.  Allocator advice
-also depends on the allocator (device or host) and the GPU vendor: :func:`allocator_fix`.
+TensorFlow's text is the default.  Allocator advice also depends on the allocator (device or
+host) and the GPU vendor: :func:`allocator_fix`.
 """
 
 from __future__ import annotations
